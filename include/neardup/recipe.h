@@ -1,0 +1,132 @@
+// Recipe: the one value type that says how text becomes fingerprints.
+//
+// normalize (NFKC, case folding, punctuation) -> tokenize (word | whitespace |
+// char) -> stopword filter -> shingles of `shingle_width` tokens -> 64-bit
+// feature hash -> sketches (SimHash, MinHash, chunk set).
+//
+// A recipe is serialised canonically (CanonicalJson), and its id is a hash of
+// that form. Every stored fingerprint carries the id of the recipe that made
+// it; mixing fingerprints of different recipes is an error.
+// Frozen: for a given canonical recipe, fingerprints never change between
+// releases or platforms (golden vectors in tests/golden/). A change to any
+// stage that would alter a fingerprint bumps kRecipeFormatVersion.
+// Thread safety: a plain value type.
+#ifndef NEARDUP_RECIPE_H_
+#define NEARDUP_RECIPE_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "neardup/status.h"
+
+namespace neardup {
+
+// Bumped whenever any fingerprint of an existing recipe would change.
+inline constexpr int kRecipeFormatVersion = 1;
+
+struct NormalizationOptions {
+  // Unicode NFKC (compatibility composition). Default true: "ﬁ" == "fi",
+  // full-width == ASCII. Off only for byte-exact compatibility with tools that
+  // do no normalization.
+  bool nfkc = true;
+  // Unicode full case folding. Default true: "Straße" == "STRASSE".
+  bool case_fold = true;
+  // Delete Unicode punctuation (general category P*). Default false: the word
+  // tokenizer already splits on punctuation; the `paper` preset turns it on so
+  // whitespace tokens lose their trailing commas and full stops.
+  bool remove_punctuation = false;
+};
+
+enum class TokenizerKind {
+  kWord,        // maximal runs of Unicode letters, marks and digits
+  kWhitespace,  // split on Unicode white space only (the SimHash FPGA paper)
+  kChar,        // one token per code point, white-space runs as one " " token
+};
+
+enum class FeatureHashKind {
+  kXxh3,   // XXH3-64 with seed (default: fast, high quality)
+  kSdbm,   // sdbm over bytes, 64-bit: h = c + (h << 6) + (h << 16) - h, h0 = seed
+  kFnv1a,  // FNV-1a 64 over bytes; offset basis XOR seed
+};
+
+enum class StopwordsKind {
+  kNone,
+  kEnglish,  // the built-in English list (frozen with kRecipeFormatVersion)
+  kCustom,   // `Recipe::custom_stopwords`
+};
+
+struct SimHashOptions {
+  // 64 or 128. A 128-bit SimHash's high 64 bits equal the 64-bit SimHash.
+  int bits = 64;
+  // Tokens per shingle. Default 3 (see docs/RECIPES.md): unigrams make every
+  // English text share its most frequent words; 3-word shingles keep SimHash
+  // distance proportional to the edit rate.
+  int shingle_width = 3;
+};
+
+struct MinHashOptions {
+  // Hash values per sketch (k), for bottom-k and for k-value sketches.
+  // Default 128: standard error of a Jaccard estimate about 1/sqrt(k) ~ 0.09
+  // at J = 0.5, 1 KiB per sketch.
+  int num_hashes = 128;
+  // Tokens per shingle. Default 5 (word 5-shingles, the usual for near-dup).
+  int shingle_width = 5;
+};
+
+struct ChunkOptions {
+  // Tokens per chunk. Default 5.
+  int shingle_width = 5;
+  // Keep a chunk only when (chunk id % sample_modulus) == 0. Default 1 (all):
+  // larger values shrink indexes by that factor at a cost in accuracy.
+  uint32_t sample_modulus = 1;
+};
+
+struct Recipe {
+  // A preset's name, or "custom". Informational: not part of the id.
+  std::string name = "custom";
+  NormalizationOptions normalization;
+  TokenizerKind tokenizer = TokenizerKind::kWord;
+  StopwordsKind stopwords = StopwordsKind::kNone;
+  // Normalised, sorted, unique. Used only when stopwords == kCustom.
+  std::vector<std::string> custom_stopwords;
+  FeatureHashKind hash = FeatureHashKind::kXxh3;
+  uint64_t seed = 0;
+  SimHashOptions simhash;
+  MinHashOptions minhash;
+  ChunkOptions chunks;
+};
+
+// The names accepted by PresetRecipe, in a stable order.
+std::vector<std::string> PresetNames();
+
+// `default`: word tokens, NFKC + case folding, xxh3, SimHash over 3-shingles,
+//            MinHash and chunks over 5-shingles.
+// `paper`:   reproduces the SimHash FPGA paper: lower case, punctuation
+//            removed, English stopwords removed, whitespace tokens, unigrams
+//            weighted by term frequency, sdbm, 64 bits.
+// `short`:   character 3-grams, for user names, URLs and titles.
+Result<Recipe> PresetRecipe(std::string_view name);
+
+// Checks every parameter; the message names the field, the bound and the value.
+Status ValidateRecipe(const Recipe& recipe);
+
+// One-line JSON with keys in a fixed order and no optional spacing; equal
+// recipes give equal strings. Includes kRecipeFormatVersion; excludes `name`.
+std::string CanonicalJson(const Recipe& recipe);
+
+// Parses a recipe written by CanonicalJson, or by hand (keys in any order,
+// missing keys take the defaults above). Rejects unknown keys, and versions
+// newer than kRecipeFormatVersion.
+Result<Recipe> ParseRecipeJson(std::string_view json);
+
+// 16 lower-case hex digits: XXH3-64 (seed 0) of CanonicalJson(recipe).
+std::string RecipeId(const Recipe& recipe);
+
+std::string_view TokenizerName(TokenizerKind kind);
+std::string_view FeatureHashName(FeatureHashKind kind);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_RECIPE_H_
