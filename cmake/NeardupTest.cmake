@@ -8,6 +8,7 @@ function(neardup_add_test)
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main
                                             neardup_build_flags)
+  target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(${ARG_NAME} PRIVATE
     NEARDUP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   include(GoogleTest)
