@@ -1,0 +1,53 @@
+#include "util/json_writer.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace neardup::internal {
+namespace {
+
+std::string Quoted(std::string_view s) {
+  std::string out;
+  AppendJsonString(&out, s);
+  return out;
+}
+
+TEST(JsonWriterTest, EscapesSpecialCharacters) {
+  EXPECT_EQ(Quoted("plain"), "\"plain\"");
+  EXPECT_EQ(Quoted("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(Quoted("line\nnext\ttab\r"), "\"line\\nnext\\ttab\\r\"");
+  EXPECT_EQ(Quoted(std::string("\x01\x1f", 2)), "\"\\u0001\\u001f\"");
+  EXPECT_EQ(Quoted(std::string("nul\0", 4)), "\"nul\\u0000\"");
+}
+
+TEST(JsonWriterTest, KeepsValidUtf8AndReplacesInvalidBytes) {
+  EXPECT_EQ(Quoted("caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80"),
+            "\"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80\"");
+  EXPECT_EQ(Quoted("\xff"), "\"\\ufffd\"");
+  EXPECT_EQ(Quoted("\xc3"), "\"\\ufffd\"");                        // truncated
+  EXPECT_EQ(Quoted("\xc0\xaf"), "\"\\ufffd\\ufffd\"");             // overlong
+  EXPECT_EQ(Quoted("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // surrogate
+  EXPECT_EQ(Quoted("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+}
+
+TEST(JsonWriterTest, HexIsSixteenDigits) {
+  EXPECT_EQ(Hex64(0), "0000000000000000");
+  EXPECT_EQ(Hex64(0x3aa423c558350ff4ULL), "3aa423c558350ff4");
+  EXPECT_EQ(Hex64(~0ULL), "ffffffffffffffff");
+}
+
+TEST(JsonWriterTest, Doubles) {
+  std::string out;
+  AppendJsonDouble(&out, 0.953125);
+  EXPECT_EQ(out, "0.953125");
+  out.clear();
+  AppendJsonDouble(&out, 1.0);
+  EXPECT_EQ(out, "1");
+  out.clear();
+  AppendJsonDouble(&out, 0.0);
+  EXPECT_EQ(out, "0");
+}
+
+}  // namespace
+}  // namespace neardup::internal
