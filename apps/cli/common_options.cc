@@ -1,0 +1,103 @@
+#include "common_options.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "neardup/stopwords.h"
+
+namespace neardup::cli {
+
+void RecipeFlags::Register(CLI::App* app) {
+  std::string presets;
+  for (const std::string& name : PresetNames()) presets += (presets.empty() ? "" : ", ") + name;
+  auto* preset_option =
+      app->add_option("--preset", preset, "Named recipe: " + presets)->capture_default_str();
+  auto* recipe_option =
+      app->add_option("--recipe", recipe_file, "Recipe JSON file (see `neardup recipe show`)")
+          ->check(CLI::ExistingFile);
+  preset_option->excludes(recipe_option);
+  app->add_option("--stopwords", stopwords_file,
+                  "File of stopwords, one per line, replacing the recipe's list")
+      ->check(CLI::ExistingFile);
+}
+
+Result<Recipe> RecipeFlags::Resolve() const {
+  Recipe recipe;
+  if (!recipe_file.empty()) {
+    std::ifstream in(recipe_file, std::ios::binary);
+    if (!in) return NotFoundError("cannot open recipe file " + recipe_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    Result<Recipe> parsed = ParseRecipeJson(text.str());
+    if (!parsed.ok()) return parsed.status().WithContext(recipe_file);
+    recipe = std::move(parsed).value();
+  } else {
+    NEARDUP_ASSIGN_OR_RETURN(recipe, PresetRecipe(preset));
+  }
+  if (!stopwords_file.empty()) {
+    NEARDUP_ASSIGN_OR_RETURN(recipe.custom_stopwords,
+                             ReadStopwordFile(stopwords_file, recipe.normalization));
+    recipe.stopwords = StopwordsKind::kCustom;
+    recipe.name = "custom";
+  }
+  NEARDUP_RETURN_IF_ERROR(ValidateRecipe(recipe));
+  return recipe;
+}
+
+void InputFlags::Register(CLI::App* app) {
+  app->add_option("inputs", inputs,
+                  "Files, directories (recursive) or - for stdin; .gz and .zst are read "
+                  "transparently; *.jsonl and *.ndjson are read as JSON lines")
+      ->required();
+  app->add_option("--input-format", format, "auto, text or jsonl")
+      ->check(CLI::IsMember({"auto", "text", "jsonl"}))
+      ->capture_default_str();
+  app->add_option("--text-field", text_field, "JSONL field holding the text")
+      ->capture_default_str();
+  app->add_option("--id-field", id_field,
+                  "JSONL field holding the id (absent: <file>:<line> is used)")
+      ->capture_default_str();
+  app->add_option("--max-document-mb", max_document_mb,
+                  "Skip (and report) documents larger than this")
+      ->capture_default_str();
+}
+
+void RunFlags::Register(CLI::App* app) {
+  app->add_option("--threads", threads, "Worker threads (default: all cores)")
+      ->check(CLI::NonNegativeNumber);
+  app->add_flag("--quiet,-q", quiet, "No progress line and no summary on stderr");
+  app->add_flag("--strict", strict, "Exit with code 5 when any record was skipped");
+}
+
+std::unique_ptr<tbb::global_control> RunFlags::LimitThreads() const {
+  if (threads <= 0) return nullptr;
+  return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                               static_cast<size_t>(threads));
+}
+
+void SkipReporter::Report(const SkippedRecord& record) {
+  ++count_;
+  if (quiet_ || count_ > kPrintLimit) return;
+  std::string where = record.source;
+  if (record.line > 0) where += ":" + std::to_string(record.line);
+  if (!record.id.empty()) where += " (id " + record.id + ")";
+  std::fprintf(stderr, "neardup: skipped %s: %s\n", where.c_str(), record.reason.c_str());
+  if (count_ == kPrintLimit) {
+    std::fprintf(stderr, "neardup: further skipped records are counted, not printed\n");
+  }
+}
+
+Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips) {
+  InputOptions options;
+  options.format = flags.format == "jsonl"  ? InputFormat::kJsonl
+                   : flags.format == "text" ? InputFormat::kText
+                                            : InputFormat::kAuto;
+  options.text_field = flags.text_field;
+  options.id_field = flags.id_field;
+  options.max_document_bytes = flags.max_document_mb << 20;
+  options.on_skip = [skips](const SkippedRecord& record) { skips->Report(record); };
+  return DocumentReader::Open(flags.inputs, std::move(options));
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,69 @@
+// Flags shared by the commands that read documents: how to build the recipe,
+// how to read the inputs, and how to run (threads, progress, strictness).
+#ifndef NEARDUP_APPS_CLI_COMMON_OPTIONS_H_
+#define NEARDUP_APPS_CLI_COMMON_OPTIONS_H_
+
+#include <tbb/global_control.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "neardup/document_reader.h"
+#include "neardup/recipe.h"
+#include "neardup/status.h"
+
+namespace neardup::cli {
+
+struct RecipeFlags {
+  std::string preset = "default";
+  std::string recipe_file;
+  std::string stopwords_file;
+
+  void Register(CLI::App* app);
+  // The recipe the flags describe, validated.
+  Result<Recipe> Resolve() const;
+};
+
+struct InputFlags {
+  std::vector<std::string> inputs;
+  std::string format = "auto";
+  std::string text_field = "text";
+  std::string id_field = "id";
+  uint64_t max_document_mb = 2048;
+
+  void Register(CLI::App* app);
+};
+
+struct RunFlags {
+  int threads = 0;
+  bool quiet = false;
+  bool strict = false;
+
+  void Register(CLI::App* app);
+  // Limits oneTBB to `threads` workers for the lifetime of the returned
+  // object (no limit when threads == 0).
+  std::unique_ptr<tbb::global_control> LimitThreads() const;
+};
+
+// Counts skipped records and prints the first few to stderr.
+class SkipReporter {
+ public:
+  explicit SkipReporter(bool quiet) : quiet_(quiet) {}
+  void Report(const SkippedRecord& record);
+  uint64_t count() const { return count_; }
+
+ private:
+  static constexpr uint64_t kPrintLimit = 20;
+  bool quiet_;
+  uint64_t count_ = 0;
+};
+
+// Opens the inputs; skipped records go to `skips`.
+Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips);
+
+}  // namespace neardup::cli
+
+#endif  // NEARDUP_APPS_CLI_COMMON_OPTIONS_H_

@@ -1,0 +1,33 @@
+// neardup: the command-line front end. Flag parsing and routing only; every
+// algorithm lives in the library. Exit codes: exit_codes.h.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+#include "exit_codes.h"
+#include "fingerprint_command.h"
+#include "recipe_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"neardup: find near-duplicate and similar documents, fast", "neardup"};
+  app.set_version_flag("--version", "neardup 0.1.0");
+  app.require_subcommand(1);
+
+  std::function<int()> run;
+  neardup::cli::RegisterFingerprintCommand(&app, &run);
+  neardup::cli::RegisterRecipeCommand(&app, &run);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return neardup::cli::kExitUsage;
+  }
+  return run ? run() : neardup::cli::kExitUsage;
+}

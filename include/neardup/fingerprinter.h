@@ -1,0 +1,76 @@
+// Fingerprinter: turns document texts into sketches under one Recipe.
+//
+// The fingerprint stage sits behind this interface so that another backend
+// (a GPU one) can replace the CPU implementation; every backend must give
+// bit-identical fingerprints for the same recipe (golden vectors in
+// tests/golden/).
+//
+// Per document the CPU backend costs O(bytes) for normalisation and
+// tokenisation, O(features) for SimHash (x bits) and chunks, and
+// O(features + k log k) for MinHash; memory is O(k + chunks) per document plus
+// one normalised copy of the text per worker thread.
+// Thread safety: ComputeBatch is const and may run concurrently.
+#ifndef NEARDUP_FINGERPRINTER_H_
+#define NEARDUP_FINGERPRINTER_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "neardup/minhash.h"
+#include "neardup/recipe.h"
+#include "neardup/simhash.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+// Which sketches to compute; each costs time, so ask only for what is used.
+struct SketchSelection {
+  bool simhash = false;         // 64 or 128 bits (recipe.simhash.bits)
+  bool minhash = false;         // bottom-k, k = recipe.minhash.num_hashes
+  bool kvalue_minhash = false;  // one-permutation k values, for LSH banding
+  bool chunks = false;          // sorted unique 32-bit chunk ids
+};
+
+// All sketches of one document. A field is meaningful only when the
+// selection asked for it.
+struct Fingerprint {
+  // The 64-bit SimHash; for a 128-bit recipe, simhash128.high.
+  uint64_t simhash = 0;
+  SimHash128 simhash128{0, 0};  // set when recipe.simhash.bits == 128
+  BottomKSketch minhash;
+  KValueSketch kvalue_minhash;
+  std::vector<uint32_t> chunks;
+  // Tokens left after the stopword filter; 0 means the document has no
+  // features, and its sketches match nothing.
+  uint64_t num_tokens = 0;
+  // Invalid UTF-8 sequences replaced by U+FFFD before normalisation.
+  uint64_t invalid_utf8_sequences = 0;
+};
+
+class Fingerprinter {
+ public:
+  virtual ~Fingerprinter() = default;
+
+  virtual const Recipe& recipe() const = 0;
+  virtual const SketchSelection& selection() const = 0;
+
+  // Fingerprints texts[i] into (*out)[i], using all cores the calling
+  // context allows (oneTBB). Resizes *out to texts.size().
+  virtual Status ComputeBatch(std::span<const std::string_view> texts,
+                              std::vector<Fingerprint>* out) const = 0;
+
+  // Fingerprints one text on the calling thread.
+  virtual Status Compute(std::string_view text, Fingerprint* out) const = 0;
+};
+
+// The portable CPU backend. Fails on an invalid recipe (ValidateRecipe) or an
+// empty selection.
+Result<std::unique_ptr<Fingerprinter>> CreateCpuFingerprinter(const Recipe& recipe,
+                                                              const SketchSelection& selection);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_FINGERPRINTER_H_

@@ -1,0 +1,153 @@
+// The CPU Fingerprinter: one pass over the text. Tokens are hashed once; each
+// sketch has its own shingle window (their widths may differ), fed from the
+// same token-hash stream.
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include <optional>
+#include <string>
+
+#include "hash/shingle_hasher.h"
+#include "neardup/chunk_set.h"
+#include "neardup/fingerprinter.h"
+#include "text/token_hasher.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+// sdbm and FNV-1a are in the recipe for compatibility with published SimHash
+// implementations; their raw values are far from uniform (short tokens get
+// small sdbm values), which would bias MinHash order statistics and chunk-id
+// sampling. Unigram features of those hashes are therefore passed through the
+// bijective Mix64 before MinHash and chunks. Wider shingles are already mixed
+// by the shingle combiner, and SimHash keeps raw values so the paper's
+// fingerprints are reproduced bit for bit.
+bool NeedsRemix(const Recipe& recipe, int shingle_width) {
+  return recipe.hash != FeatureHashKind::kXxh3 && shingle_width == 1;
+}
+
+// The per-thread working state: builders keep their buffers between documents.
+struct Workspace {
+  explicit Workspace(const Recipe& recipe)
+      : simhash_shingles(recipe.simhash.shingle_width, recipe.seed),
+        minhash_shingles(recipe.minhash.shingle_width, recipe.seed),
+        chunk_shingles(recipe.chunks.shingle_width, recipe.seed),
+        simhash(recipe.simhash.bits),
+        bottom_k(recipe.minhash.num_hashes),
+        kvalue(recipe.minhash.num_hashes, recipe.seed),
+        chunks(recipe.chunks.sample_modulus) {}
+
+  std::string normalized;
+  internal::ShingleHasher simhash_shingles;
+  internal::ShingleHasher minhash_shingles;
+  internal::ShingleHasher chunk_shingles;
+  SimHashAccumulator simhash;
+  BottomKBuilder bottom_k;
+  KValueBuilder kvalue;
+  ChunkSetBuilder chunks;
+};
+
+class CpuFingerprinter final : public Fingerprinter {
+ public:
+  CpuFingerprinter(Recipe recipe, SketchSelection selection, internal::TokenHasher token_hasher)
+      : recipe_(std::move(recipe)),
+        selection_(selection),
+        token_hasher_(std::move(token_hasher)),
+        remix_minhash_(NeedsRemix(recipe_, recipe_.minhash.shingle_width)),
+        remix_chunks_(NeedsRemix(recipe_, recipe_.chunks.shingle_width)),
+        workspaces_([this] { return Workspace(recipe_); }) {}
+
+  const Recipe& recipe() const override { return recipe_; }
+  const SketchSelection& selection() const override { return selection_; }
+
+  Status Compute(std::string_view text, Fingerprint* out) const override {
+    ComputeWith(text, &workspaces_.local(), out);
+    return Status::Ok();
+  }
+
+  Status ComputeBatch(std::span<const std::string_view> texts,
+                      std::vector<Fingerprint>* out) const override {
+    out->resize(texts.size());
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, texts.size()),
+                      [&](const tbb::blocked_range<size_t>& range) {
+                        Workspace& workspace = workspaces_.local();
+                        for (size_t i = range.begin(); i != range.end(); ++i) {
+                          ComputeWith(texts[i], &workspace, &(*out)[i]);
+                        }
+                      });
+    return Status::Ok();
+  }
+
+ private:
+  void ComputeWith(std::string_view text, Workspace* ws, Fingerprint* out) const {
+    const bool want_minhash = selection_.minhash || selection_.kvalue_minhash;
+    ws->simhash.Reset();
+    ws->bottom_k.Reset();
+    ws->kvalue.Reset();
+    ws->chunks.Reset();
+
+    auto add_simhash = [ws](uint64_t feature) { ws->simhash.Add(feature); };
+    auto add_minhash = [this, ws](uint64_t feature) {
+      if (remix_minhash_) feature = internal::Mix64(feature);
+      if (selection_.minhash) ws->bottom_k.Add(feature);
+      if (selection_.kvalue_minhash) ws->kvalue.Add(feature);
+    };
+    auto add_chunk = [this, ws](uint64_t feature) {
+      ws->chunks.Add(remix_chunks_ ? internal::Mix64(feature) : feature);
+    };
+
+    internal::TextStats stats;
+    token_hasher_.ForEachTokenHash(
+        text, &ws->normalized,
+        [&](uint64_t token_hash) {
+          if (selection_.simhash) ws->simhash_shingles.Push(token_hash, add_simhash);
+          if (want_minhash) ws->minhash_shingles.Push(token_hash, add_minhash);
+          if (selection_.chunks) ws->chunk_shingles.Push(token_hash, add_chunk);
+        },
+        &stats);
+    // Finish also resets each window for the next document, so it runs
+    // whether or not the sketch was selected.
+    ws->simhash_shingles.Finish(add_simhash);
+    ws->minhash_shingles.Finish(add_minhash);
+    ws->chunk_shingles.Finish(add_chunk);
+
+    out->num_tokens = stats.tokens;
+    out->invalid_utf8_sequences = stats.invalid_utf8_sequences;
+    if (selection_.simhash) {
+      if (recipe_.simhash.bits == 128) {
+        out->simhash128 = ws->simhash.Finish128();
+        out->simhash = out->simhash128.high;
+      } else {
+        out->simhash = ws->simhash.Finish64();
+      }
+    }
+    if (selection_.minhash) out->minhash = ws->bottom_k.Finish();
+    if (selection_.kvalue_minhash) out->kvalue_minhash = ws->kvalue.Finish();
+    if (selection_.chunks) out->chunks = ws->chunks.Finish();
+  }
+
+  const Recipe recipe_;
+  const SketchSelection selection_;
+  const internal::TokenHasher token_hasher_;
+  const bool remix_minhash_;
+  const bool remix_chunks_;
+  // Thread-local scratch; mutable because reusing buffers is not observable.
+  mutable tbb::enumerable_thread_specific<Workspace> workspaces_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Fingerprinter>> CreateCpuFingerprinter(const Recipe& recipe,
+                                                              const SketchSelection& selection) {
+  NEARDUP_RETURN_IF_ERROR(ValidateRecipe(recipe));
+  if (!selection.simhash && !selection.minhash && !selection.kvalue_minhash && !selection.chunks) {
+    return InvalidArgumentError("no sketch selected: ask for simhash, minhash or chunks");
+  }
+  NEARDUP_ASSIGN_OR_RETURN(internal::TokenHasher token_hasher,
+                           internal::TokenHasher::Create(recipe));
+  return std::unique_ptr<Fingerprinter>(
+      new CpuFingerprinter(recipe, selection, std::move(token_hasher)));
+}
+
+}  // namespace neardup

@@ -1,0 +1,25 @@
+// Writes a document's fingerprints as one JSON object (one JSONL line), the
+// format of `neardup fingerprint`:
+//   {"id":"a.txt","recipe":"<16 hex>","tokens":42,"simhash":"<16 or 32 hex>",
+//    "minhash":["<16 hex>",...],"kminhash":["<16 hex>",...],"chunks":[17,...]}
+// 64-bit values are hex strings because JSON numbers lose precision past
+// 2^53 in most readers; chunk ids are 32-bit and stay numbers. Keys appear
+// only for the selected sketches. A 128-bit SimHash is written high word
+// first.
+#ifndef NEARDUP_ENGINE_FINGERPRINT_JSON_H_
+#define NEARDUP_ENGINE_FINGERPRINT_JSON_H_
+
+#include <string>
+#include <string_view>
+
+#include "neardup/fingerprinter.h"
+
+namespace neardup::internal {
+
+void AppendFingerprintJson(std::string* out, std::string_view id, const Fingerprint& fingerprint,
+                           const SketchSelection& selection, int simhash_bits,
+                           std::string_view recipe_id);
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_ENGINE_FINGERPRINT_JSON_H_

@@ -1,0 +1,250 @@
+// End-to-end tests of the `neardup` binary: real files in, JSON lines out,
+// exit codes and messages for bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("neardup_cli_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs `neardup <args>` through the shell (args are trusted test strings).
+  Run Neardup(const std::string& args) {
+    std::string err_path = (dir_ / "stderr.txt").string();
+    std::string command = std::string(NEARDUP_CLI) + " " + args + " 2>" + err_path;
+    Run run;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) {
+      ADD_FAILURE() << "popen failed for " << command;
+      return run;
+    }
+    char buffer[65536];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
+    int status = pclose(pipe);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    run.err = Read(err_path);
+    return run;
+  }
+
+  std::string Write(const std::string& name, const std::string& content) {
+    std::filesystem::path path = dir_ / name;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << content;
+    return path.string();
+  }
+
+  static std::string Read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  static std::vector<std::string> Lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+    return lines;
+  }
+
+  static std::string Example() { return std::string(NEARDUP_SOURCE_DIR) + "/examples/news.jsonl"; }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(CliTest, HelpOnEveryCommand) {
+  for (const char* args : {"--help", "fingerprint --help", "recipe --help", "recipe show --help"}) {
+    Run run = Neardup(args);
+    EXPECT_EQ(run.exit_code, 0) << args;
+    EXPECT_THAT(run.out, HasSubstr("Usage")) << args;
+  }
+  EXPECT_THAT(Neardup("fingerprint --help").out, HasSubstr("--preset"));
+}
+
+TEST_F(CliTest, FingerprintsTheExampleCorpusInInputOrder) {
+  Run run = Neardup("fingerprint --quiet --simhash --minhash " + Example());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 12u);
+  EXPECT_THAT(lines[0], MatchesRegex("\\{\"id\":\"harbor-wall-1\",\"recipe\":\"[0-9a-f]{16}\","
+                                     "\"tokens\":[0-9]+,\"simhash\":\"[0-9a-f]{16}\","
+                                     "\"minhash\":\\[\"[0-9a-f]{16}\".*\\]\\}"));
+  EXPECT_THAT(lines[11], HasSubstr("\"id\":\"CAF\xc3\x89-REVIEW-SHOUTED\""));
+  EXPECT_TRUE(run.err.empty()) << run.err;
+}
+
+TEST_F(CliTest, OutputIsByteIdenticalWhateverTheThreadCount) {
+  std::string corpus;
+  for (int i = 0; i < 3000; ++i) {
+    corpus += "{\"id\": " + std::to_string(i) + ", \"text\": \"record " + std::to_string(i) +
+              " about subject " + std::to_string(i % 13) + " and more words\"}\n";
+  }
+  std::string path = Write("many.jsonl", corpus);
+  Run one = Neardup("fingerprint -q --simhash --minhash --chunks --threads 1 " + path);
+  Run two = Neardup("fingerprint -q --simhash --minhash --chunks --threads 2 " + path);
+  Run all = Neardup("fingerprint -q --simhash --minhash --chunks " + path);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(Lines(one.out).size(), 3000u);
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_EQ(one.out, all.out);
+  EXPECT_THAT(Lines(one.out)[42], HasSubstr("\"id\":\"42\""));
+}
+
+TEST_F(CliTest, PaperPresetFromStdin) {
+  std::string path = Write("paper.txt", "A school is a school if it has students and teachers");
+  Run run = Neardup("fingerprint -q --preset paper - < " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("\"id\":\"-\""));
+  EXPECT_THAT(run.out, HasSubstr("\"simhash\":\"3aa423c558350ff4\""));
+}
+
+TEST_F(CliTest, DirectoryIdsAreSortedRelativePaths) {
+  Write("tree/b.txt", "second file text");
+  Write("tree/a/z.txt", "nested file text");
+  Write("tree/a/y.txt", "another nested file");
+  Run run = Neardup("fingerprint -q " + (dir_ / "tree").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_THAT(lines[0], HasSubstr("\"id\":\"a/y.txt\""));
+  EXPECT_THAT(lines[1], HasSubstr("\"id\":\"a/z.txt\""));
+  EXPECT_THAT(lines[2], HasSubstr("\"id\":\"b.txt\""));
+}
+
+TEST_F(CliTest, CompressedInputsMatchPlainOnes) {
+  std::string plain = Write("docs.jsonl", Read(Example()));
+  ASSERT_EQ(std::system(("gzip -k -c " + plain + " > " + plain + ".gz").c_str()), 0);
+  ASSERT_EQ(std::system(("zstd -q -c " + plain + " > " + plain + ".zst").c_str()), 0);
+  Run expected = Neardup("fingerprint -q " + plain);
+  ASSERT_EQ(expected.exit_code, 0);
+  EXPECT_EQ(Neardup("fingerprint -q " + plain + ".gz").out, expected.out);
+  EXPECT_EQ(Neardup("fingerprint -q " + plain + ".zst").out, expected.out);
+}
+
+TEST_F(CliTest, TruncatedGzipKeepsEarlierDocumentsAndFailsClearly) {
+  std::string corpus;
+  for (int i = 0; i < 20000; ++i) {
+    corpus += "{\"id\": \"d" + std::to_string(i) + "\", \"text\": \"text number " +
+              std::to_string(i * 7919) + "\"}\n";
+  }
+  std::string plain = Write("big.jsonl", corpus);
+  ASSERT_EQ(std::system(("gzip -c " + plain + " > " + plain + ".gz").c_str()), 0);
+  std::string gz = Read(plain + ".gz");
+  std::string truncated = Write("cut.jsonl.gz", gz.substr(0, gz.size() / 2));
+  Run run = Neardup("fingerprint -q " + truncated);
+  EXPECT_EQ(run.exit_code, 4) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("cut.jsonl.gz"));
+  EXPECT_THAT(run.err, HasSubstr("truncated"));
+  std::vector<std::string> lines = Lines(run.out);
+  EXPECT_GT(lines.size(), 1000u);
+  EXPECT_LT(lines.size(), 20000u);
+  EXPECT_THAT(lines[0], HasSubstr("\"id\":\"d0\""));
+}
+
+TEST_F(CliTest, InvalidJsonLineIsSkippedAndReported) {
+  std::string path = Write("bad.jsonl",
+                           "{\"id\": \"ok1\", \"text\": \"fine\"}\n"
+                           "{\"id\": \"broken\", \"text\": \n"
+                           "{\"id\": \"ok2\", \"text\": \"also fine\"}\n");
+  Run run = Neardup("fingerprint " + path);
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(Lines(run.out).size(), 2u);
+  EXPECT_THAT(run.err, HasSubstr("bad.jsonl:2"));
+  EXPECT_THAT(run.err, HasSubstr("1 records skipped"));
+  EXPECT_EQ(Neardup("fingerprint -q --strict " + path).exit_code, 5);
+}
+
+TEST_F(CliTest, BinaryAndEmptyFilesAreFingerprintedAndCounted) {
+  Write("in/binary.bin", std::string("\x00\xff\xfe\x01garbage\x80\x81", 12));
+  Write("in/empty.txt", "");
+  Run run = Neardup("fingerprint " + (dir_ / "in").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(Lines(run.out).size(), 2u);
+  EXPECT_THAT(run.err, HasSubstr("1 empty, 1 with invalid UTF-8"));
+}
+
+TEST_F(CliTest, HundredMegabyteSingleLine) {
+  std::string text;
+  text.reserve(100u << 20);
+  uint64_t x = 1;
+  while (text.size() < (100u << 20)) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    text += "w" + std::to_string((x >> 33) % 5000) + " ";
+  }
+  std::string path = Write("huge.jsonl", "{\"id\": \"huge\", \"text\": \"" + text + "\"}\n");
+  text.clear();
+  Run run = Neardup("fingerprint -q --minhash " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_THAT(lines[0], HasSubstr("\"id\":\"huge\""));
+  EXPECT_THAT(lines[0], MatchesRegex(".*\"tokens\":1[0-9]{7},.*"));
+}
+
+TEST_F(CliTest, ErrorsHaveClearMessagesAndExitCodes) {
+  Run missing = Neardup("fingerprint " + (dir_ / "nope.jsonl").string());
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_THAT(missing.err, HasSubstr("nope.jsonl"));
+
+  Run preset = Neardup("fingerprint --preset fastest " + Example());
+  EXPECT_EQ(preset.exit_code, 2);
+  EXPECT_THAT(preset.err, HasSubstr("unknown preset \"fastest\""));
+
+  std::string recipe = Write("r.json", "{\"version\": 1, \"simhash\": {\"bits\": 96}}");
+  Run bad_recipe = Neardup("fingerprint --recipe " + recipe + " " + Example());
+  EXPECT_EQ(bad_recipe.exit_code, 2);
+  EXPECT_THAT(bad_recipe.err, HasSubstr("simhash.bits (96) must be 64 or 128"));
+
+  EXPECT_EQ(Neardup("fingerprint").exit_code, 2);
+  EXPECT_EQ(Neardup("no-such-command").exit_code, 2);
+}
+
+TEST_F(CliTest, RecipeShowRoundTripsThroughRecipeFlag) {
+  Run show = Neardup("recipe show --preset short");
+  ASSERT_EQ(show.exit_code, 0);
+  std::string recipe = Write("short.json", show.out);
+  Run by_preset = Neardup("fingerprint -q --preset short " + Example());
+  Run by_file = Neardup("fingerprint -q --recipe " + recipe + " " + Example());
+  ASSERT_EQ(by_file.exit_code, 0) << by_file.err;
+  EXPECT_EQ(by_preset.out, by_file.out);
+}
+
+TEST_F(CliTest, StopwordFileChangesTheRecipe) {
+  std::string stopwords = Write("stop.txt", "# my list\nThe\nof\n\n");
+  Run with = Neardup("fingerprint -q --stopwords " + stopwords + " " + Example());
+  Run without = Neardup("fingerprint -q " + Example());
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_NE(with.out, without.out);
+  Run show = Neardup("recipe show --stopwords " + stopwords);
+  EXPECT_THAT(show.out, HasSubstr("\"stopwords\":[\"of\",\"the\"]"));
+}
+
+}  // namespace
