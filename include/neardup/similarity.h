@@ -1,0 +1,59 @@
+// Similarity of two sketches or sets: the verification step after candidate
+// generation.
+//
+// Empty convention: any similarity involving an empty sketch or set is 0.0
+// (an empty document has no features and is similar to nothing, not even to
+// another empty document). No function returns NaN.
+//
+// Cost: the bottom-k functions are O(k) (a merge walk; JaccardAtLeast
+// usually stops after about k * (1 - threshold) steps on dissimilar pairs);
+// the k-value estimator O(k); set functions O(|A| + |B|). No allocation.
+// Thread safety: pure functions.
+#ifndef NEARDUP_SIMILARITY_H_
+#define NEARDUP_SIMILARITY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "neardup/minhash.h"
+
+namespace neardup {
+
+// The bottom-k estimator of the Jaccard similarity (Broder 1997; Cohen &
+// Kaplan 2007): of the k' = min(k, |A_s ∪ B_s|) smallest values of the union
+// of the two sketches, the fraction present in both. These k' values are
+// exactly the k' smallest hashes of A ∪ B, a uniform sample of it, so the
+// estimate is unbiased, with standard error about sqrt(J(1 - J) / k). Not the
+// Jaccard of the two sketch sets, which is biased low. When both documents
+// have fewer than k distinct features it is their exact Jaccard.
+// REQUIRES: a.k == b.k.
+double EstimateJaccard(const BottomKSketch& a, const BottomKSketch& b);
+
+// Returns exactly EstimateJaccard(a, b) >= threshold, stopping the merge as
+// soon as the threshold can no longer be reached. When it returns true it
+// sets *estimate (if not null) to EstimateJaccard(a, b); when it returns
+// false *estimate is left unchanged. A NaN threshold gives false.
+// REQUIRES: a.k == b.k.
+bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double threshold,
+                    double* estimate);
+
+// The one-permutation estimator: the fraction of positions with equal values.
+// 0.0 if either sketch is empty (KValueSketch::empty).
+// REQUIRES: a.values.size() == b.values.size().
+double EstimateJaccard(const KValueSketch& a, const KValueSketch& b);
+
+// |A ∩ B| of two sets. REQUIRES: both strictly ascending (as ChunkSetBuilder
+// produces).
+size_t IntersectionSize(std::span<const uint32_t> a, std::span<const uint32_t> b);
+
+// |A ∩ B| / |A ∪ B|; 0.0 if either is empty. REQUIRES: strictly ascending.
+double ExactJaccard(std::span<const uint32_t> a, std::span<const uint32_t> b);
+
+// |A ∩ B| / |A|: the fraction of A found in B; asymmetric. 0.0 if either is
+// empty. REQUIRES: strictly ascending.
+double Containment(std::span<const uint32_t> a, std::span<const uint32_t> b);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_SIMILARITY_H_

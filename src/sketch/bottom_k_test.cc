@@ -1,0 +1,99 @@
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "neardup/minhash.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+
+// The definition: sort, drop duplicates, keep the k smallest.
+std::vector<uint64_t> Oracle(std::vector<uint64_t> stream, size_t k) {
+  std::sort(stream.begin(), stream.end());
+  stream.erase(std::unique(stream.begin(), stream.end()), stream.end());
+  if (stream.size() > k) stream.resize(k);
+  return stream;
+}
+
+// A stream of `length` hashes drawn from a pool of about length / 3 values,
+// so most values repeat; includes the extremes 0 and UINT64_MAX.
+std::vector<uint64_t> StreamWithDuplicates(uint64_t seed, size_t length) {
+  internal::SplitMix64 rng(seed);
+  std::vector<uint64_t> pool(length / 3 + 2);
+  for (auto& v : pool) v = rng.Next();
+  pool[0] = 0;
+  pool[1] = UINT64_MAX;
+  std::vector<uint64_t> stream(length);
+  for (auto& v : stream) v = pool[rng.Next() % pool.size()];
+  return stream;
+}
+
+TEST(BottomKTest, EqualsSortUniqueTakeK) {
+  for (int k : {1, 2, 16, 128, 256}) {
+    const size_t uk = static_cast<size_t>(k);
+    for (size_t length : {size_t{0}, size_t{1}, uk / 2, uk, uk + 1, 3 * uk, 40 * uk + 7}) {
+      const std::vector<uint64_t> stream = StreamWithDuplicates(k * 1000 + length, length);
+      BottomKBuilder builder(k);
+      for (uint64_t h : stream) builder.Add(h);
+      const BottomKSketch sketch = builder.Finish();
+      EXPECT_EQ(sketch.k, static_cast<uint32_t>(k));
+      EXPECT_THAT(sketch.values, ElementsAreArray(Oracle(stream, uk)))
+          << "k " << k << " length " << length;
+    }
+  }
+}
+
+TEST(BottomKTest, DescendingAndRepeatedStreams) {
+  // Descending input makes every hash enter the sketch: the worst case.
+  std::vector<uint64_t> descending;
+  for (uint64_t v = 5000; v > 0; --v) descending.push_back(v * 0x9e3779b97f4a7c15ULL >> 8);
+  BottomKBuilder builder(64);
+  for (uint64_t h : descending) builder.Add(h);
+  EXPECT_THAT(builder.Finish().values, ElementsAreArray(Oracle(descending, 64)));
+
+  // One small hash repeated many times fills no more than one slot.
+  builder.Reset();
+  for (int r = 0; r < 10000; ++r) builder.Add(7);
+  builder.Add(3);
+  EXPECT_THAT(builder.Finish().values, ElementsAre(3, 7));
+}
+
+TEST(BottomKTest, OrderDoesNotMatter) {
+  std::vector<uint64_t> stream = StreamWithDuplicates(99, 5000);
+  BottomKBuilder forward(128);
+  for (uint64_t h : stream) forward.Add(h);
+  std::reverse(stream.begin(), stream.end());
+  BottomKBuilder backward(128);
+  for (uint64_t h : stream) backward.Add(h);
+  EXPECT_EQ(forward.Finish(), backward.Finish());
+}
+
+TEST(BottomKTest, FinishContinuesAndResetStartsOver) {
+  const std::vector<uint64_t> stream = StreamWithDuplicates(5, 3000);
+  BottomKBuilder builder(16);
+  for (size_t i = 0; i < 1000; ++i) builder.Add(stream[i]);
+  EXPECT_THAT(
+      builder.Finish().values,
+      ElementsAreArray(Oracle(std::vector<uint64_t>(stream.begin(), stream.begin() + 1000), 16)));
+  for (size_t i = 1000; i < stream.size(); ++i) builder.Add(stream[i]);
+  EXPECT_THAT(builder.Finish().values, ElementsAreArray(Oracle(stream, 16)));
+
+  builder.Reset();
+  EXPECT_TRUE(builder.Finish().values.empty());
+  builder.Add(UINT64_MAX);
+  EXPECT_THAT(builder.Finish().values, ElementsAre(UINT64_MAX));
+}
+
+TEST(BottomKDeathTest, RejectsNonPositiveK) {
+  EXPECT_DEATH(BottomKBuilder(0), "at least 1");
+  EXPECT_DEATH(BottomKBuilder(-3), "at least 1");
+}
+
+}  // namespace
+}  // namespace neardup

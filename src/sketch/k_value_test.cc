@@ -1,0 +1,138 @@
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "neardup/minhash.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+using ::testing::Each;
+using ::testing::ElementsAreArray;
+
+std::vector<uint64_t> RandomFeatures(uint64_t seed, size_t n) {
+  internal::SplitMix64 rng(seed);
+  std::vector<uint64_t> features(n);
+  for (auto& f : features) f = rng.Next();
+  return features;
+}
+
+// The frozen definition from the header, written out plainly.
+std::vector<uint64_t> Reference(const std::vector<uint64_t>& features, uint64_t k, uint64_t seed) {
+  std::vector<bool> filled(k, false);
+  std::vector<uint64_t> mins(k, UINT64_MAX);
+  for (uint64_t h : features) {
+    const auto bin = static_cast<uint64_t>((static_cast<unsigned __int128>(h) * k) >> 64);
+    filled[bin] = true;
+    mins[bin] = std::min(mins[bin], h);
+  }
+  std::vector<uint64_t> values(k);
+  for (uint64_t i = 0; i < k; ++i) {
+    if (filled[i]) {
+      values[i] = mins[i];
+      continue;
+    }
+    uint64_t source = k;
+    for (uint64_t attempt = 1; attempt <= 16 * k; ++attempt) {
+      const uint64_t j =
+          internal::Mix64(internal::Mix64(seed + internal::kGoldenGamma * (i + 1)) ^ attempt) % k;
+      if (filled[j]) {
+        source = j;
+        break;
+      }
+    }
+    if (source == k) {
+      source = (i + 1) % k;
+      while (!filled[source]) source = (source + 1) % k;
+    }
+    values[i] = mins[source];
+  }
+  return values;
+}
+
+TEST(KValueTest, EmptyDocument) {
+  KValueBuilder builder(64, 1);
+  const KValueSketch sketch = builder.Finish();
+  EXPECT_TRUE(sketch.empty);
+  EXPECT_EQ(sketch.values.size(), 64u);
+  EXPECT_THAT(sketch.values, Each(0u));
+}
+
+TEST(KValueTest, MatchesReferenceDefinition) {
+  for (uint64_t k : {1u, 7u, 128u, 256u}) {
+    for (size_t n : {1u, 3u, 50u, 300u, 5000u}) {
+      const std::vector<uint64_t> features = RandomFeatures(k * 31 + n, n);
+      KValueBuilder builder(static_cast<int>(k), 0xfeedULL);
+      for (uint64_t h : features) builder.Add(h);
+      const KValueSketch sketch = builder.Finish();
+      EXPECT_FALSE(sketch.empty);
+      EXPECT_THAT(sketch.values, ElementsAreArray(Reference(features, k, 0xfeedULL)))
+          << "k " << k << " n " << n;
+    }
+  }
+}
+
+TEST(KValueTest, FrozenValues) {
+  // Three features in 8 bins: 5 bins are densified. Pinned: these values
+  // are stored in indexes and must never change.
+  KValueBuilder builder(8, 42);
+  builder.Add(0x1000000000000000ULL);  // bin 0
+  builder.Add(0x9000000000000000ULL);  // bin 4
+  builder.Add(0xf000000000000000ULL);  // bin 7
+  builder.Add(0xf000000000000001ULL);  // bin 7, not its minimum
+  const KValueSketch sketch = builder.Finish();
+  EXPECT_EQ(sketch.values[0], 0x1000000000000000ULL);
+  EXPECT_EQ(sketch.values[4], 0x9000000000000000ULL);
+  EXPECT_EQ(sketch.values[7], 0xf000000000000000ULL);
+  constexpr uint64_t kBin0 = 0x1000000000000000ULL;
+  constexpr uint64_t kBin4 = 0x9000000000000000ULL;
+  constexpr uint64_t kBin7 = 0xf000000000000000ULL;
+  const std::vector<uint64_t> frozen = {kBin0, kBin0, kBin7, kBin7, kBin4, kBin4, kBin4, kBin7};
+  EXPECT_THAT(sketch.values, ElementsAreArray(frozen));
+}
+
+TEST(KValueTest, MaxHashCountsAsAFeature) {
+  KValueBuilder builder(16, 0);
+  builder.Add(UINT64_MAX);
+  const KValueSketch sketch = builder.Finish();
+  EXPECT_FALSE(sketch.empty);
+  EXPECT_THAT(sketch.values, Each(UINT64_MAX));
+}
+
+TEST(KValueTest, OrderResetAndDuplicatesDoNotMatter) {
+  std::vector<uint64_t> features = RandomFeatures(8, 400);
+  KValueBuilder builder(128, 9);
+  for (uint64_t h : features) builder.Add(h);
+  const KValueSketch first = builder.Finish();
+  builder.Reset();
+  EXPECT_TRUE(builder.Finish().empty);
+  for (auto it = features.rbegin(); it != features.rend(); ++it) {
+    builder.Add(*it);
+    builder.Add(*it);
+  }
+  EXPECT_EQ(builder.Finish(), first);
+}
+
+TEST(KValueTest, SeedChangesOnlyDensifiedPositions) {
+  const std::vector<uint64_t> features = RandomFeatures(10, 20);  // sparse: many empty bins
+  KValueBuilder a(128, 1);
+  KValueBuilder b(128, 2);
+  for (uint64_t h : features) {
+    a.Add(h);
+    b.Add(h);
+  }
+  const KValueSketch sa = a.Finish();
+  const KValueSketch sb = b.Finish();
+  EXPECT_NE(sa.values, sb.values);
+  for (uint64_t h : features) {
+    const auto bin = static_cast<size_t>((static_cast<unsigned __int128>(h) * 128) >> 64);
+    EXPECT_EQ(sa.values[bin], sb.values[bin]);
+  }
+}
+
+TEST(KValueDeathTest, RejectsNonPositiveK) { EXPECT_DEATH(KValueBuilder(0, 1), "at least 1"); }
+
+}  // namespace
+}  // namespace neardup

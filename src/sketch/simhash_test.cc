@@ -1,0 +1,165 @@
+#include "neardup/simhash.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+using ::testing::ElementsAreArray;
+
+// The worked example of the SimHash FPGA paper: "school" (weight 2),
+// and two more words, as 64-bit feature hashes.
+constexpr uint64_t kSchool = 0x18a4228558350ef4ULL;
+constexpr uint64_t kWord2 = 0x625419d288d39b38ULL;
+constexpr uint64_t kWord3 = 0xa62ee3cd272141b1ULL;
+constexpr uint64_t kExpectedSimHash = 0x3aa423c558350ff4ULL;
+// The signed sums, most significant bit first.
+const std::vector<int64_t> kExpectedSumsMsbFirst = {
+    -2, -2, 0,  0, 0,  -2, 0,  -4, 0,  -2, 2,  -2, -2, 4, -2, -4, -2, -2, 2,  -2, -2, -4,
+    2,  0,  4,  0, -4, -2, -2, 2,  -2, 2,  -2, 0,  -2, 0, 2,  -2, -2, -2, -2, -2, 2,  2,
+    -4, 0,  -2, 4, -2, -2, -4, -2, 2,  0,  2,  0,  2,  0, 4,  4,  -2, 0,  -4, -2};
+
+std::vector<int64_t> LsbFirst(std::vector<int64_t> msb_first) {
+  return std::vector<int64_t>(msb_first.rbegin(), msb_first.rend());
+}
+
+// The definition, one bit at a time.
+std::vector<int64_t> NaiveSums(const std::vector<uint64_t>& features, int bits) {
+  std::vector<int64_t> sums(bits, 0);
+  for (uint64_t f : features) {
+    for (int i = 0; i < 64; ++i) {
+      if (bits == 64) {
+        sums[i] += ((f >> i) & 1) ? 1 : -1;
+      } else {
+        const uint64_t low = internal::Mix64(f ^ kSimHash128LowSalt);
+        sums[i] += ((low >> i) & 1) ? 1 : -1;
+        sums[64 + i] += ((f >> i) & 1) ? 1 : -1;
+      }
+    }
+  }
+  return sums;
+}
+
+std::vector<uint64_t> RandomFeatures(uint64_t seed, size_t n) {
+  internal::SplitMix64 rng(seed);
+  std::vector<uint64_t> features(n);
+  for (auto& f : features) f = rng.Next();
+  return features;
+}
+
+TEST(SimHashTest, PaperExampleWithRepeatedFeature) {
+  SimHashAccumulator acc(64);
+  acc.Add(kSchool);
+  acc.Add(kSchool);
+  acc.Add(kWord2);
+  acc.Add(kWord3);
+  EXPECT_THAT(acc.sums(), ElementsAreArray(LsbFirst(kExpectedSumsMsbFirst)));
+  EXPECT_EQ(acc.Finish64(), kExpectedSimHash);
+}
+
+TEST(SimHashTest, PaperExampleWithWeight) {
+  SimHashAccumulator acc(64);
+  acc.AddWeighted(kSchool, 2);
+  acc.AddWeighted(kWord2, 1);
+  acc.Add(kWord3);
+  EXPECT_THAT(acc.sums(), ElementsAreArray(LsbFirst(kExpectedSumsMsbFirst)));
+  EXPECT_EQ(acc.Finish64(), kExpectedSimHash);
+}
+
+TEST(SimHashTest, PaperExample128HighWordIsThe64BitSimHash) {
+  SimHashAccumulator acc(128);
+  acc.AddWeighted(kSchool, 2);
+  acc.Add(kWord2);
+  acc.Add(kWord3);
+  const SimHash128 fingerprint = acc.Finish128();
+  EXPECT_EQ(fingerprint.high, kExpectedSimHash);
+  EXPECT_EQ(acc.Finish64(), kExpectedSimHash);
+  const std::vector<int64_t> sums(acc.sums().begin(), acc.sums().end());
+  EXPECT_THAT(std::vector<int64_t>(sums.begin() + 64, sums.end()),
+              ElementsAreArray(LsbFirst(kExpectedSumsMsbFirst)));
+  // Frozen: the low word of the 128-bit expansion.
+  EXPECT_EQ(fingerprint.low, 0x3f57a61ff7099de0ULL);
+}
+
+TEST(SimHashTest, TieGivesOneBit) {
+  SimHashAccumulator acc(64);
+  EXPECT_EQ(acc.Finish64(), ~uint64_t{0});  // no features: every sum is 0
+  acc.Add(0x00000000000000ffULL);
+  acc.Add(0x000000000000ff00ULL);
+  // Bits 0-15 have sum 0 (one +1, one -1); the rest -2.
+  EXPECT_EQ(acc.Finish64(), 0xffffULL);
+}
+
+TEST(SimHashTest, MatchesNaiveSumsAcrossPendingFlushes) {
+  for (int bits : {64, 128}) {
+    for (size_t n : {1u, 254u, 255u, 256u, 1000u}) {
+      const std::vector<uint64_t> features = RandomFeatures(n * 7 + bits, n);
+      SimHashAccumulator acc(bits);
+      for (uint64_t f : features) acc.Add(f);
+      EXPECT_THAT(acc.sums(), ElementsAreArray(NaiveSums(features, bits)))
+          << "bits " << bits << " n " << n;
+      SimHashAccumulator many(bits);
+      many.AddMany(std::span<const uint64_t>(features).first(n / 2));
+      many.AddMany(std::span<const uint64_t>(features).subspan(n / 2));
+      EXPECT_THAT(many.sums(), ElementsAreArray(NaiveSums(features, bits)));
+      if (bits == 128) {
+        EXPECT_EQ(many.Finish128(), acc.Finish128());
+      } else {
+        EXPECT_EQ(many.Finish64(), acc.Finish64());
+      }
+    }
+  }
+}
+
+TEST(SimHashTest, WeightEqualsRepetitionAndNegativeWeightRemoves) {
+  const std::vector<uint64_t> features = RandomFeatures(42, 300);
+  for (int bits : {64, 128}) {
+    SimHashAccumulator repeated(bits);
+    SimHashAccumulator weighted(bits);
+    for (size_t i = 0; i < features.size(); ++i) {
+      const int64_t weight = static_cast<int64_t>(i % 4);
+      for (int64_t r = 0; r < weight; ++r) repeated.Add(features[i]);
+      weighted.AddWeighted(features[i], weight);
+    }
+    EXPECT_THAT(weighted.sums(), ElementsAreArray(repeated.sums()));
+    // Adding then subtracting leaves the sums as they were.
+    const std::vector<int64_t> before(weighted.sums().begin(), weighted.sums().end());
+    weighted.Add(0x123456789abcdefULL);
+    weighted.AddWeighted(0x123456789abcdefULL, -1);
+    EXPECT_THAT(weighted.sums(), ElementsAreArray(before));
+  }
+}
+
+TEST(SimHashTest, FinishKeepsStateAndResetClears) {
+  SimHashAccumulator acc(128);
+  const std::vector<uint64_t> features = RandomFeatures(3, 500);
+  acc.AddMany(features);
+  const SimHash128 first = acc.Finish128();
+  EXPECT_EQ(acc.Finish128(), first);
+  acc.Reset();
+  EXPECT_EQ(acc.Finish128(), (SimHash128{~uint64_t{0}, ~uint64_t{0}}));
+  acc.AddMany(features);
+  EXPECT_EQ(acc.Finish128(), first);
+}
+
+TEST(SimHashTest, HammingDistance) {
+  EXPECT_EQ(HammingDistance(uint64_t{0}, uint64_t{0}), 0);
+  EXPECT_EQ(HammingDistance(uint64_t{0}, ~uint64_t{0}), 64);
+  EXPECT_EQ(HammingDistance(0xf0ULL, 0x0fULL), 8);
+  EXPECT_EQ(HammingDistance(SimHash128{1, 0}, SimHash128{0, 3}), 3);
+  EXPECT_EQ(HammingDistance(SimHash128{~uint64_t{0}, ~uint64_t{0}}, SimHash128{}), 128);
+  EXPECT_NE((SimHash128{1, 2}), (SimHash128{2, 1}));
+}
+
+TEST(SimHashDeathTest, RejectsUnsupportedWidths) {
+  EXPECT_DEATH(SimHashAccumulator(32), "must be 64 or 128");
+  EXPECT_DEATH(SimHashAccumulator(64).Finish128(), "Finish128");
+}
+
+}  // namespace
+}  // namespace neardup
