@@ -19,7 +19,7 @@ TEST(CharClassTest, AsciiTablesMatchUnicodeData) {
     EXPECT_EQ(IsWordCodePoint(c), CategoryIsWord(category)) << static_cast<int>(c);
     EXPECT_EQ(IsPunctuation(c), CategoryIsPunctuation(category)) << static_cast<int>(c);
   }
-  EXPECT_TRUE(IsPunctuation('_'));  // Pc
+  EXPECT_TRUE(IsPunctuation('_'));   // Pc
   EXPECT_FALSE(IsPunctuation('$'));  // Sc
   EXPECT_FALSE(IsPunctuation('+'));  // Sm
 }
@@ -32,23 +32,24 @@ TEST(CharClassTest, WhiteSpaceIsTheWhiteSpaceProperty) {
     bool separator = category == UTF8PROC_CATEGORY_ZS || category == UTF8PROC_CATEGORY_ZL ||
                      category == UTF8PROC_CATEGORY_ZP;
     bool control_space = (c >= 0x09 && c <= 0x0D) || c == 0x85;
-    ASSERT_EQ(IsUnicodeWhiteSpace(c), separator || control_space) << std::hex << static_cast<uint32_t>(c);
+    ASSERT_EQ(IsUnicodeWhiteSpace(c), separator || control_space)
+        << std::hex << static_cast<uint32_t>(c);
     count += IsUnicodeWhiteSpace(c);
   }
-  EXPECT_EQ(count, 25);  // PropList.txt
+  EXPECT_EQ(count, 25);                       // PropList.txt
   EXPECT_FALSE(IsUnicodeWhiteSpace(0x200B));  // zero-width space is Cf
 }
 
 TEST(CharClassTest, NonAsciiCategories) {
-  EXPECT_TRUE(IsWordCodePoint(0xE9));     // é Ll
-  EXPECT_TRUE(IsWordCodePoint(0x301));    // combining acute Mn
-  EXPECT_TRUE(IsWordCodePoint(0x6211));   // 我 Lo
-  EXPECT_TRUE(IsWordCodePoint(0x0663));   // Arabic-Indic three Nd
+  EXPECT_TRUE(IsWordCodePoint(0xE9));      // é Ll
+  EXPECT_TRUE(IsWordCodePoint(0x301));     // combining acute Mn
+  EXPECT_TRUE(IsWordCodePoint(0x6211));    // 我 Lo
+  EXPECT_TRUE(IsWordCodePoint(0x0663));    // Arabic-Indic three Nd
   EXPECT_FALSE(IsWordCodePoint(0x1F355));  // pizza So
-  EXPECT_TRUE(IsPunctuation(0x3002));     // ideographic full stop Po
-  EXPECT_TRUE(IsPunctuation(0xAB));       // « Pi
-  EXPECT_TRUE(IsPunctuation(0x2014));     // em dash Pd
-  EXPECT_FALSE(IsPunctuation(0x20AC));    // € Sc
+  EXPECT_TRUE(IsPunctuation(0x3002));      // ideographic full stop Po
+  EXPECT_TRUE(IsPunctuation(0xAB));        // « Pi
+  EXPECT_TRUE(IsPunctuation(0x2014));      // em dash Pd
+  EXPECT_FALSE(IsPunctuation(0x20AC));     // € Sc
 }
 
 }  // namespace

@@ -51,10 +51,9 @@ std::string Reference(const std::string& valid_utf8, const NormalizationOptions&
   if (o.case_fold) flags |= UTF8PROC_STABLE | UTF8PROC_CASEFOLD;
   if (flags != 0) {
     utf8proc_uint8_t* result = nullptr;
-    utf8proc_ssize_t n =
-        utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(valid_utf8.data()),
-                     static_cast<utf8proc_ssize_t>(valid_utf8.size()), &result,
-                     static_cast<utf8proc_option_t>(flags));
+    utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(valid_utf8.data()),
+                                      static_cast<utf8proc_ssize_t>(valid_utf8.size()), &result,
+                                      static_cast<utf8proc_option_t>(flags));
     EXPECT_GE(n, 0) << utf8proc_errmsg(n);
     mapped.assign(reinterpret_cast<const char*>(result), n < 0 ? 0 : static_cast<size_t>(n));
     std::free(result);
@@ -89,7 +88,7 @@ TEST(NormalizerTest, ComposedDecomposedAndLowerCaseAreEqual) {
 
 TEST(NormalizerTest, CompatibilityAndCaseFolding) {
   const NormalizationOptions both = Options(true, true, false);
-  EXPECT_EQ(Norm("\xEF\xAC\x81", both), "fi");                  // ﬁ ligature
+  EXPECT_EQ(Norm("\xEF\xAC\x81", both), "fi");                           // ﬁ ligature
   EXPECT_EQ(Norm("\xEF\xBC\xA1\xEF\xBC\xA2\xEF\xBC\xA3", both), "abc");  // ＡＢＣ
   EXPECT_EQ(Norm("Stra\xC3\x9F"
                  "e",
@@ -108,7 +107,7 @@ TEST(NormalizerTest, GreekSigmaFoldsToMedialSigma) {
   // Full case folding maps capital and final sigma alike to U+03C3; it is not
   // context-sensitive, so a final sigma does not survive.
   const NormalizationOptions both = Options(true, true, false);
-  const std::string want = "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83";  // οδοσ
+  const std::string want = "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83";      // οδοσ
   EXPECT_EQ(Norm("\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3", both), want);  // ΟΔΟΣ
   EXPECT_EQ(Norm("\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82", both), want);  // οδος
 }
@@ -141,9 +140,10 @@ TEST(NormalizerTest, NfkcRemovesDefaultIgnorables) {
 TEST(NormalizerTest, InvalidUtf8IsReplacedAndCounted) {
   for (const NormalizationOptions& options : AllOptions()) {
     uint64_t invalid = 0;
-    std::string out = Norm("A\xFF"
-                           "B\xED\xA0\x80\xC3",
-                           options, &invalid);
+    std::string out = Norm(
+        "A\xFF"
+        "B\xED\xA0\x80\xC3",
+        options, &invalid);
     EXPECT_EQ(invalid, 5u) << Describe(options);
     std::string a = options.case_fold ? "a" : "A";
     std::string b = options.case_fold ? "b" : "B";
@@ -172,9 +172,10 @@ TEST(NormalizerTest, ReusesOutputCapacity) {
   const char* before = out.data();
   Normalize("Hello, World", Options(true, true, true), &out, nullptr);
   EXPECT_EQ(out, "hello world");
-  Normalize("Gr\xC3\xBC\xC3\x9F"
-            "e",
-            Options(true, true, false), &out, nullptr);
+  Normalize(
+      "Gr\xC3\xBC\xC3\x9F"
+      "e",
+      Options(true, true, false), &out, nullptr);
   EXPECT_EQ(out, "gr\xC3\xBCsse");
   EXPECT_EQ(out.data(), before);
 }
@@ -205,11 +206,34 @@ TEST(NormalizerTest, AsciiFastPathEqualsUtf8procPath) {
 // Multi-script random text: Normalize equals the reference applied to the
 // repaired bytes.
 TEST(NormalizerTest, MatchesReferenceOnRandomUnicode) {
-  const std::vector<std::string> pieces = {
-      "a",  "Z",  " ",  ".",  "!",  "\t", "\xC3\x89",     "e\xCC\x81", "\xC3\x9F",
-      "\xCE\xA3", "\xCF\x82", "\xEF\xAC\x81", "\xEF\xBC\xA1", "\xE6\x88\x91", "\xE3\x80\x82",
-      "\xF0\x9F\x8D\x95", "\xC2\xAD", "\xE2\x80\x8B", "\xE2\x80\xA6", "\xC2\xAB", "\xE1\x84\x80",
-      "\xE1\x85\xA1", "\xEF\xB7\xBA", "\xCC\x88", "\xE2\x84\xAB", "\xC4\xB0", "\xFF", "\xE2\x82"};
+  const std::vector<std::string> pieces = {"a",
+                                           "Z",
+                                           " ",
+                                           ".",
+                                           "!",
+                                           "\t",
+                                           "\xC3\x89",
+                                           "e\xCC\x81",
+                                           "\xC3\x9F",
+                                           "\xCE\xA3",
+                                           "\xCF\x82",
+                                           "\xEF\xAC\x81",
+                                           "\xEF\xBC\xA1",
+                                           "\xE6\x88\x91",
+                                           "\xE3\x80\x82",
+                                           "\xF0\x9F\x8D\x95",
+                                           "\xC2\xAD",
+                                           "\xE2\x80\x8B",
+                                           "\xE2\x80\xA6",
+                                           "\xC2\xAB",
+                                           "\xE1\x84\x80",
+                                           "\xE1\x85\xA1",
+                                           "\xEF\xB7\xBA",
+                                           "\xCC\x88",
+                                           "\xE2\x84\xAB",
+                                           "\xC4\xB0",
+                                           "\xFF",
+                                           "\xE2\x82"};
   SplitMix64 rng(5);
   std::string repaired;
   for (int i = 0; i < 2000; ++i) {

@@ -36,14 +36,12 @@ class StopwordSet {
   // Normalizes each word with `options` (invalid UTF-8 repaired), drops empty
   // results, sorts and removes duplicates. A word containing a separator of
   // the recipe's tokenizer can never match a token.
-  static StopwordSet FromWords(std::vector<std::string> words,
-                               const NormalizationOptions& options);
+  static StopwordSet FromWords(std::vector<std::string> words, const NormalizationOptions& options);
 
   // One word per line (surrounding white space trimmed, CR LF accepted);
   // lines that are blank or whose first non-blank character is '#' are
   // ignored. NotFound if `path` does not exist; IoError if it cannot be read.
-  static Result<StopwordSet> FromFile(const std::string& path,
-                                      const NormalizationOptions& options);
+  static Result<StopwordSet> FromFile(const std::string& path, const NormalizationOptions& options);
 
   bool Contains(std::string_view token) const;
 

@@ -3,10 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,11 +55,21 @@ TEST(StopwordSetTest, EnglishListIsFrozen) {
 
 TEST(StopwordSetTest, FromWordsNormalizesSortsAndDedups) {
   NormalizationOptions options;  // nfkc + case_fold
-  StopwordSet set = StopwordSet::FromWords(
-      {"The", "\xC3\x89" "COLE", "", "the", "E\xCC\x81" "COLE", "\xEF\xAC\x81n"}, options);
-  EXPECT_THAT(set.words(), ElementsAre("fin", "the", "\xC3\xA9" "cole"));  // byte order
+  StopwordSet set = StopwordSet::FromWords({"The",
+                                            "\xC3\x89"
+                                            "COLE",
+                                            "", "the",
+                                            "E\xCC\x81"
+                                            "COLE",
+                                            "\xEF\xAC\x81n"},
+                                           options);
+  EXPECT_THAT(set.words(), ElementsAre("fin", "the",
+                                       "\xC3\xA9"
+                                       "cole"));  // byte order
   EXPECT_TRUE(set.Contains("the"));
-  EXPECT_TRUE(set.Contains("\xC3\xA9" "cole"));
+  EXPECT_TRUE(
+      set.Contains("\xC3\xA9"
+                   "cole"));
   EXPECT_FALSE(set.Contains("The"));  // Contains takes normalized tokens
 
   options.remove_punctuation = true;
@@ -128,7 +138,9 @@ TEST_F(StopwordFileTest, ParsesWordsCommentsAndBlankLines) {
                            "and");  // no final newline
   Result<StopwordSet> set = StopwordSet::FromFile(path, NormalizationOptions());
   ASSERT_TRUE(set.ok()) << set.status();
-  EXPECT_THAT(set->words(), ElementsAre("and", "of", "the", "\xC3\xA9" "cole"));
+  EXPECT_THAT(set->words(), ElementsAre("and", "of", "the",
+                                        "\xC3\xA9"
+                                        "cole"));
 }
 
 TEST_F(StopwordFileTest, EmptyFileGivesEmptySet) {

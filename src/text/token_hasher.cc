@@ -31,8 +31,7 @@ Result<TokenHasher> TokenHasher::Create(const Recipe& recipe) {
       break;
   }
   // Stopwords are words; a kChar token is a code point.
-  hasher.filter_stopwords_ =
-      recipe.tokenizer != TokenizerKind::kChar && !hasher.stopwords_.empty();
+  hasher.filter_stopwords_ = recipe.tokenizer != TokenizerKind::kChar && !hasher.stopwords_.empty();
   return hasher;
 }
 

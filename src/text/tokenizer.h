@@ -36,7 +36,11 @@
 
 namespace neardup::internal {
 
-inline constexpr std::string_view kCharSpaceToken = " ";
+// The kChar white-space token. An inline array has one address program-wide
+// (a string literal need not), so callers may compare token.data() with
+// kCharSpaceToken.data() to tell it from a view into the text.
+inline constexpr char kCharSpaceTokenBytes[] = " ";
+inline constexpr std::string_view kCharSpaceToken(kCharSpaceTokenBytes, 1);
 
 // Calls on_token(std::string_view) for each maximal run of code points for
 // which in_token(char32_t) holds (invalid subparts are never in a token

@@ -21,15 +21,11 @@ std::vector<std::string> Tokens(TokenizerKind kind, std::string_view text) {
   return tokens;
 }
 
-std::vector<std::string> Words(std::string_view text) {
-  return Tokens(TokenizerKind::kWord, text);
-}
+std::vector<std::string> Words(std::string_view text) { return Tokens(TokenizerKind::kWord, text); }
 std::vector<std::string> Spaces(std::string_view text) {
   return Tokens(TokenizerKind::kWhitespace, text);
 }
-std::vector<std::string> Chars(std::string_view text) {
-  return Tokens(TokenizerKind::kChar, text);
-}
+std::vector<std::string> Chars(std::string_view text) { return Tokens(TokenizerKind::kChar, text); }
 
 TEST(WordTokenizerTest, Ascii) {
   EXPECT_THAT(Words("Hello, world! 42x  y2k"), ElementsAre("Hello", "world", "42x", "y2k"));
@@ -52,28 +48,38 @@ TEST(WordTokenizerTest, AccentedLatinAndGreek) {
 
 TEST(WordTokenizerTest, CjkRunIsOneToken) {
   // 我爱北京。你好 : the ideographic full stop (Po) is the only separator.
-  EXPECT_THAT(Words("\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC\xE3\x80\x82"
-                    "\xE4\xBD\xA0\xE5\xA5\xBD"),
-              ElementsAre("\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC",
-                          "\xE4\xBD\xA0\xE5\xA5\xBD"));
+  EXPECT_THAT(
+      Words("\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC\xE3\x80\x82"
+            "\xE4\xBD\xA0\xE5\xA5\xBD"),
+      ElementsAre("\xE6\x88\x91\xE7\x88\xB1\xE5\x8C\x97\xE4\xBA\xAC", "\xE4\xBD\xA0\xE5\xA5\xBD"));
 }
 
 TEST(WordTokenizerTest, EmojiSeparatesAndScriptsMix) {
   // 🍕 (So) separates.
   EXPECT_THAT(Words("I\xF0\x9F\x8D\x95pizza"), ElementsAre("I", "pizza"));
   // Latin, Cyrillic, digits and Han in one run: all L* / N*.
-  EXPECT_THAT(Words("abc\xD0\x94\xD0\x95" "123\xE6\x9D\xB1 x"),
-              ElementsAre("abc\xD0\x94\xD0\x95" "123\xE6\x9D\xB1", "x"));
+  EXPECT_THAT(Words("abc\xD0\x94\xD0\x95"
+                    "123\xE6\x9D\xB1 x"),
+              ElementsAre("abc\xD0\x94\xD0\x95"
+                          "123\xE6\x9D\xB1",
+                          "x"));
   // Non-ASCII digits (Arabic-Indic, Nd) and non-ASCII separators (U+3000).
   EXPECT_THAT(Words("\xD9\xA1\xD9\xA2\xE3\x80\x80z"), ElementsAre("\xD9\xA1\xD9\xA2", "z"));
 }
 
 TEST(WhitespaceTokenizerTest, SplitsOnUnicodeWhiteSpaceOnly) {
   EXPECT_THAT(Spaces("hello, world."), ElementsAre("hello,", "world."));
-  EXPECT_THAT(Spaces(" \t a\nb\xC2\xA0" "c\xE3\x80\x80" "d\xE2\x80\xA8" "e\xC2\x85" "f  "),
+  EXPECT_THAT(Spaces(" \t a\nb\xC2\xA0"
+                     "c\xE3\x80\x80"
+                     "d\xE2\x80\xA8"
+                     "e\xC2\x85"
+                     "f  "),
               ElementsAre("a", "b", "c", "d", "e", "f"));
   // U+200B (zero-width space) is Cf, not White_Space: it stays in the token.
-  EXPECT_THAT(Spaces("a\xE2\x80\x8B" "b"), ElementsAre("a\xE2\x80\x8B" "b"));
+  EXPECT_THAT(Spaces("a\xE2\x80\x8B"
+                     "b"),
+              ElementsAre("a\xE2\x80\x8B"
+                          "b"));
   EXPECT_THAT(Spaces("\xF0\x9F\x8D\x95 \xE6\x88\x91\xE7\x88\xB1"),
               ElementsAre("\xF0\x9F\x8D\x95", "\xE6\x88\x91\xE7\x88\xB1"));
   EXPECT_THAT(Spaces(""), IsEmpty());
@@ -95,7 +101,9 @@ TEST(CharTokenizerTest, CodePointsAndOneSpacePerRun) {
 }
 
 TEST(TokenizerTest, InvalidBytesAreSafe) {
-  const std::string text = "ab\xFF" "cd\xE2\x82";
+  const std::string text =
+      "ab\xFF"
+      "cd\xE2\x82";
   EXPECT_THAT(Words(text), ElementsAre("ab", "cd"));
   EXPECT_THAT(Spaces(text), ElementsAre(text));
   EXPECT_THAT(Chars(text), ElementsAre("a", "b", "\xFF", "c", "d", "\xE2\x82"));
@@ -151,11 +159,28 @@ std::vector<std::string> OracleTokens(TokenizerKind kind, const std::string& tex
 }
 
 TEST(TokenizerTest, MatchesBruteForceOracleOnRandomText) {
-  const std::vector<std::string> pieces = {
-      "a",        "Z",        "7",        " ",        ".",        "_",        "\t",
-      "\n",       "\xC3\xA9", "\xCC\x81", "\xCE\xA3", "\xE6\x88\x91", "\xE3\x80\x82",
-      "\xE3\x80\x80", "\xC2\xA0", "\xE2\x80\x8B", "\xF0\x9F\x8D\x95", "\xD9\xA1", "\xE2\x85\xA0",
-      "\xC2\x85", "\xEF\xBF\xBD", std::string("\0", 1)};
+  const std::vector<std::string> pieces = {"a",
+                                           "Z",
+                                           "7",
+                                           " ",
+                                           ".",
+                                           "_",
+                                           "\t",
+                                           "\n",
+                                           "\xC3\xA9",
+                                           "\xCC\x81",
+                                           "\xCE\xA3",
+                                           "\xE6\x88\x91",
+                                           "\xE3\x80\x82",
+                                           "\xE3\x80\x80",
+                                           "\xC2\xA0",
+                                           "\xE2\x80\x8B",
+                                           "\xF0\x9F\x8D\x95",
+                                           "\xD9\xA1",
+                                           "\xE2\x85\xA0",
+                                           "\xC2\x85",
+                                           "\xEF\xBF\xBD",
+                                           std::string("\0", 1)};
   SplitMix64 rng(11);
   for (int i = 0; i < 3000; ++i) {
     std::string text;

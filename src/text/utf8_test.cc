@@ -101,10 +101,10 @@ TEST(Utf8Test, BoundaryCodePointsAreValid) {
 }
 
 TEST(Utf8Test, IllFormedSequencesAreInvalid) {
-  for (const char* s : {"\x80", "\xBF", "\xC0\xAF", "\xC1\xBF", "\xE0\x80\x80", "\xE0\x9F\xBF",
-                        "\xED\xA0\x80", "\xED\xBF\xBF", "\xF0\x80\x80\x80", "\xF0\x8F\xBF\xBF",
-                        "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF", "\xC3", "\xE2\x82",
-                        "\xF0\x9F\x98"}) {
+  for (const char* s :
+       {"\x80", "\xBF", "\xC0\xAF", "\xC1\xBF", "\xE0\x80\x80", "\xE0\x9F\xBF", "\xED\xA0\x80",
+        "\xED\xBF\xBF", "\xF0\x80\x80\x80", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80",
+        "\xF5\x80\x80\x80", "\xFF", "\xC3", "\xE2\x82", "\xF0\x9F\x98"}) {
     EXPECT_FALSE(IsValidUtf8(s)) << testing::PrintToString(std::string(s));
   }
 }
@@ -120,12 +120,12 @@ TEST(SanitizeUtf8Test, MaximalSubpartsBecomeOneReplacementEach) {
       {"caf\xC3\xA9", "caf\xC3\xA9", 0},
       {"\xE1\x80"
        "A",
-       "~A", 1},                                  // truncated 3-byte form: one subpart
-      {"\xED\xA0\x80", "~~~", 3},                 // surrogate: ED alone, then two strays
-      {"\xC0\xAF", "~~", 2},                      // overlong '/': C0 is never a lead
-      {"\xE0\x80\x80", "~~~", 3},                 // overlong 3-byte form
-      {"\xF4\x90\x80\x80", "~~~~", 4},            // above U+10FFFF
-      {"ab\xF0\x9F\x98", "ab~", 1},               // truncated at the end
+       "~A", 1},                        // truncated 3-byte form: one subpart
+      {"\xED\xA0\x80", "~~~", 3},       // surrogate: ED alone, then two strays
+      {"\xC0\xAF", "~~", 2},            // overlong '/': C0 is never a lead
+      {"\xE0\x80\x80", "~~~", 3},       // overlong 3-byte form
+      {"\xF4\x90\x80\x80", "~~~~", 4},  // above U+10FFFF
+      {"ab\xF0\x9F\x98", "ab~", 1},     // truncated at the end
       {"\xF0\x9F\x98\xF0\x9F\x98\x80", "~\xF0\x9F\x98\x80", 1},
       {"\xFF\xFE", "~~", 2},
       // Unicode ch. 3, Table 3-8 (U+FFFD for maximal subparts).
