@@ -18,15 +18,18 @@
 // 3. remove_punctuation: deletes every code point of general category P*
 //    (after step 2, so compatibility forms such as U+FF01 are caught).
 //
-// ASCII fast path: all-ASCII text is never passed to utf8proc (NFKC leaves
-// ASCII unchanged and no ASCII character is default-ignorable); folding and
-// punctuation use a byte table. normalizer_test.cc proves the fast path equal to
-// the utf8proc path on random ASCII under every option combination.
+// ASCII fast path: ASCII is never passed to utf8proc (NFKC leaves ASCII
+// unchanged and no ASCII character is default-ignorable); folding and
+// punctuation use a byte table. In mixed text only the non-ASCII runs (each
+// with the ASCII character before it, a possible base for a combining mark) go
+// through utf8proc; normalizer.cc explains why splitting there is exact.
+// normalizer_test.cc proves both equal to utf8proc on the whole text: random
+// ASCII and random multi-script text under every option combination.
 //
 // Frozen with kRecipeFormatVersion (and with utf8proc's Unicode version).
-// Cost: O(bytes) for ASCII (one pass, no allocation once *out has capacity);
-// non-ASCII text costs a utf8proc decomposition into a per-thread buffer of
-// 4 bytes per code point. Thread safety: safe to call concurrently (the
+// Cost: O(bytes). ASCII: one pass, no allocation once *out has capacity.
+// Non-ASCII runs: a utf8proc decomposition into a per-thread buffer of 4 bytes
+// per code point (much slower per byte than ASCII). Thread safety: safe to call concurrently (the
 // scratch buffer is thread_local).
 #ifndef NEARDUP_TEXT_NORMALIZER_H_
 #define NEARDUP_TEXT_NORMALIZER_H_

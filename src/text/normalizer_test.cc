@@ -233,12 +233,16 @@ TEST(NormalizerTest, MatchesReferenceOnRandomUnicode) {
                                            "\xE2\x84\xAB",
                                            "\xC4\xB0",
                                            "\xFF",
-                                           "\xE2\x82"};
+                                           "\xE2\x82",
+                                           "A",
+                                           "\xCC\x8A",
+                                           "\xCD\x85",
+                                           "\xE1\x86\xA8"};
   SplitMix64 rng(5);
   std::string repaired;
   for (int i = 0; i < 2000; ++i) {
     std::string s;
-    size_t n = rng.Next() % 20;
+    size_t n = rng.Next() % 40;
     for (size_t k = 0; k < n; ++k) s += pieces[rng.Next() % pieces.size()];
     uint64_t expected_invalid = SanitizeUtf8(s, &repaired);
     for (const NormalizationOptions& options : AllOptions()) {

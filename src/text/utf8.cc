@@ -1,5 +1,6 @@
 #include "text/utf8.h"
 
+#include <bit>
 #include <cstring>
 
 namespace neardup::internal {
@@ -40,6 +41,22 @@ bool IsAscii(std::string_view bytes) {
   unsigned char any = 0;
   for (; p < end; ++p) any |= static_cast<unsigned char>(*p);
   return (any & 0x80) == 0;
+}
+
+size_t FindFirstNonAscii(std::string_view bytes, size_t from) {
+  size_t i = from;
+  if constexpr (std::endian::native == std::endian::little) {
+    // The lowest set high bit marks the first non-ASCII byte of the word.
+    while (bytes.size() - i >= 8) {
+      uint64_t high = LoadWord(bytes.data() + i) & kHighBits;
+      if (high != 0) return i + static_cast<size_t>(std::countr_zero(high)) / 8;
+      i += 8;
+    }
+  }
+  for (; i < bytes.size(); ++i) {
+    if (static_cast<unsigned char>(bytes[i]) >= 0x80) return i;
+  }
+  return bytes.size();
 }
 
 bool IsValidUtf8(std::string_view bytes) {

@@ -33,6 +33,10 @@ inline constexpr std::string_view kReplacementUtf8 = "\xEF\xBF\xBD";
 // True when every byte is < 0x80.
 bool IsAscii(std::string_view bytes);
 
+// Index of the first byte >= 0x80 in bytes[from, size), or bytes.size().
+// REQUIRES: from <= bytes.size().
+size_t FindFirstNonAscii(std::string_view bytes, size_t from);
+
 // True when `bytes` is well-formed UTF-8 (see above).
 bool IsValidUtf8(std::string_view bytes);
 

@@ -89,6 +89,24 @@ TEST(IsAsciiTest, FindsAHighByteAtEveryPosition) {
   EXPECT_TRUE(IsAscii(std::string("\0\x7f\x01", 3)));
 }
 
+TEST(FindFirstNonAsciiTest, EveryPositionAndStart) {
+  for (size_t length = 0; length <= 40; ++length) {
+    std::string s(length, 'x');
+    for (size_t from = 0; from <= length; ++from) {
+      EXPECT_EQ(FindFirstNonAscii(s, from), length);
+    }
+    for (size_t pos = 0; pos < length; ++pos) {
+      std::string t = s;
+      t[pos] = '\xC3';
+      if (pos + 2 < length) t[pos + 2] = '\xFF';  // a later one must not matter
+      for (size_t from = 0; from <= length; ++from) {
+        size_t want = from <= pos ? pos : (pos + 2 < length && from <= pos + 2 ? pos + 2 : length);
+        ASSERT_EQ(FindFirstNonAscii(t, from), want) << length << " " << pos << " " << from;
+      }
+    }
+  }
+}
+
 TEST(Utf8Test, BoundaryCodePointsAreValid) {
   for (const char* s : {"\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80",
                         "\xEF\xBF\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"}) {
