@@ -29,8 +29,9 @@
 // Frozen with kRecipeFormatVersion (and with utf8proc's Unicode version).
 // Cost: O(bytes). ASCII: one pass, no allocation once *out has capacity.
 // Non-ASCII runs: a utf8proc decomposition into a per-thread buffer of 4 bytes
-// per code point (much slower per byte than ASCII). Thread safety: safe to call concurrently (the
-// scratch buffer is thread_local).
+// per code point (much slower per byte than ASCII).
+// Thread safety: safe to call concurrently (the scratch buffer is
+// thread_local).
 #ifndef NEARDUP_TEXT_NORMALIZER_H_
 #define NEARDUP_TEXT_NORMALIZER_H_
 
