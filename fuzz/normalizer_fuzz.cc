@@ -1,0 +1,66 @@
+// Fuzz target: arbitrary bytes -> Normalize under every NormalizationOptions
+// combination -> ForEachToken for every TokenizerKind. Checks that the
+// normalized text is valid UTF-8, that invalid input is counted (and valid
+// input is not), and that every token is non-empty and lies within the
+// normalized text, in order and without overlap (or is the kChar space token).
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "neardup/check.h"
+#include "neardup/recipe.h"
+#include "text/normalizer.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
+
+namespace {
+
+using neardup::NormalizationOptions;
+using neardup::TokenizerKind;
+namespace internal = neardup::internal;
+
+void CheckTokens(TokenizerKind kind, std::string_view text) {
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  const char* previous_end = begin;
+  internal::ForEachToken(kind, text, [&](std::string_view token) {
+    NEARDUP_CHECK(!token.empty()) << "empty token, tokenizer " << static_cast<int>(kind);
+    if (kind == TokenizerKind::kChar && token.data() == internal::kCharSpaceToken.data()) {
+      return;
+    }
+    NEARDUP_CHECK(token.data() >= previous_end && token.data() + token.size() <= end)
+        << "token outside the text or out of order, tokenizer " << static_cast<int>(kind);
+    previous_end = token.data() + token.size();
+  });
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  const bool input_valid = internal::IsValidUtf8(input);
+  std::string normalized;
+  for (int bits = 0; bits < 8; ++bits) {
+    NormalizationOptions options;
+    options.nfkc = (bits & 1) != 0;
+    options.case_fold = (bits & 2) != 0;
+    options.remove_punctuation = (bits & 4) != 0;
+    internal::NormalizeStats stats;
+    internal::Normalize(input, options, &normalized, &stats);
+    NEARDUP_CHECK(internal::IsValidUtf8(normalized)) << "normalized text is not valid UTF-8";
+    NEARDUP_CHECK((stats.invalid_utf8_sequences == 0) == input_valid)
+        << "invalid_utf8_sequences " << stats.invalid_utf8_sequences << " for input that is "
+        << (input_valid ? "valid" : "invalid");
+    for (TokenizerKind kind :
+         {TokenizerKind::kWord, TokenizerKind::kWhitespace, TokenizerKind::kChar}) {
+      CheckTokens(kind, normalized);
+    }
+  }
+  // The tokenizers must also be safe on raw, possibly invalid, bytes.
+  for (TokenizerKind kind :
+       {TokenizerKind::kWord, TokenizerKind::kWhitespace, TokenizerKind::kChar}) {
+    CheckTokens(kind, input);
+  }
+  return 0;
+}

@@ -1,0 +1,260 @@
+#include "text/normalizer.h"
+
+#include <gtest/gtest.h>
+#include <utf8proc.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "text/utf8.h"
+#include "util/mix.h"
+
+namespace neardup::internal {
+namespace {
+
+NormalizationOptions Options(bool nfkc, bool case_fold, bool remove_punctuation) {
+  NormalizationOptions options;
+  options.nfkc = nfkc;
+  options.case_fold = case_fold;
+  options.remove_punctuation = remove_punctuation;
+  return options;
+}
+
+std::vector<NormalizationOptions> AllOptions() {
+  std::vector<NormalizationOptions> all;
+  for (int bits = 0; bits < 8; ++bits) all.push_back(Options(bits & 1, bits & 2, bits & 4));
+  return all;
+}
+
+std::string Describe(const NormalizationOptions& o) {
+  return "nfkc=" + std::to_string(o.nfkc) + " case_fold=" + std::to_string(o.case_fold) +
+         " remove_punctuation=" + std::to_string(o.remove_punctuation);
+}
+
+std::string Norm(std::string_view text, const NormalizationOptions& options,
+                 uint64_t* invalid = nullptr) {
+  std::string out;
+  NormalizeStats stats;
+  Normalize(text, options, &out, &stats);
+  if (invalid != nullptr) *invalid = stats.invalid_utf8_sequences;
+  return out;
+}
+
+// The reference: utf8proc_map on the whole (valid UTF-8) text with the
+// documented flags, then punctuation removed by utf8proc_category. It never
+// takes an ASCII shortcut.
+std::string Reference(const std::string& valid_utf8, const NormalizationOptions& o) {
+  std::string mapped = valid_utf8;
+  int flags = 0;
+  if (o.nfkc) flags |= UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_IGNORE;
+  if (o.case_fold) flags |= UTF8PROC_STABLE | UTF8PROC_CASEFOLD;
+  if (flags != 0) {
+    utf8proc_uint8_t* result = nullptr;
+    utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(valid_utf8.data()),
+                                      static_cast<utf8proc_ssize_t>(valid_utf8.size()), &result,
+                                      static_cast<utf8proc_option_t>(flags));
+    EXPECT_GE(n, 0) << utf8proc_errmsg(n);
+    mapped.assign(reinterpret_cast<const char*>(result), n < 0 ? 0 : static_cast<size_t>(n));
+    std::free(result);
+  }
+  if (!o.remove_punctuation) return mapped;
+  std::string out;
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(mapped.data());
+  utf8proc_ssize_t left = static_cast<utf8proc_ssize_t>(mapped.size());
+  while (left > 0) {
+    utf8proc_int32_t cp;
+    utf8proc_ssize_t n = utf8proc_iterate(p, left, &cp);
+    EXPECT_GT(n, 0);
+    if (n <= 0) break;
+    utf8proc_category_t c = utf8proc_category(cp);
+    if (c < UTF8PROC_CATEGORY_PC || c > UTF8PROC_CATEGORY_PO) {
+      out.append(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
+    }
+    p += n;
+    left -= n;
+  }
+  return out;
+}
+
+TEST(NormalizerTest, ComposedDecomposedAndLowerCaseAreEqual) {
+  const NormalizationOptions options = Options(true, true, false);
+  const std::string want = "caf\xC3\xA9";
+  EXPECT_EQ(Norm("CAF\xC3\x89", options), want);   // É as U+00C9
+  EXPECT_EQ(Norm("CAFE\xCC\x81", options), want);  // E + U+0301
+  EXPECT_EQ(Norm("caf\xC3\xA9", options), want);
+  EXPECT_EQ(Norm("cafe\xCC\x81", options), want);
+}
+
+TEST(NormalizerTest, CompatibilityAndCaseFolding) {
+  const NormalizationOptions both = Options(true, true, false);
+  EXPECT_EQ(Norm("\xEF\xAC\x81", both), "fi");                           // ﬁ ligature
+  EXPECT_EQ(Norm("\xEF\xBC\xA1\xEF\xBC\xA2\xEF\xBC\xA3", both), "abc");  // ＡＢＣ
+  EXPECT_EQ(Norm("Stra\xC3\x9F"
+                 "e",
+                 both),
+            "strasse");
+  EXPECT_EQ(Norm("\xE1\xBA\x9E", both), "ss");  // capital sharp s
+  // Hangul jamo compose under NFKC.
+  EXPECT_EQ(Norm("\xE1\x84\x80\xE1\x85\xA1", Options(true, false, false)), "\xEA\xB0\x80");
+  // U+FDFA expands to 18 code points: the decomposition buffer must grow.
+  EXPECT_EQ(Norm("\xEF\xB7\xBA", Options(true, false, false)),
+            "\xD8\xB5\xD9\x84\xD9\x89 \xD8\xA7\xD9\x84\xD9\x84\xD9\x87 "
+            "\xD8\xB9\xD9\x84\xD9\x8A\xD9\x87 \xD9\x88\xD8\xB3\xD9\x84\xD9\x85");
+}
+
+TEST(NormalizerTest, GreekSigmaFoldsToMedialSigma) {
+  // Full case folding maps capital and final sigma alike to U+03C3; it is not
+  // context-sensitive, so a final sigma does not survive.
+  const NormalizationOptions both = Options(true, true, false);
+  const std::string want = "\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x83";      // οδοσ
+  EXPECT_EQ(Norm("\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3", both), want);  // ΟΔΟΣ
+  EXPECT_EQ(Norm("\xCE\xBF\xCE\xB4\xCE\xBF\xCF\x82", both), want);  // οδος
+}
+
+TEST(NormalizerTest, EachOptionAlone) {
+  // Case folding without NFKC keeps a decomposed form decomposed.
+  EXPECT_EQ(Norm("CAFE\xCC\x81", Options(false, true, false)), "cafe\xCC\x81");
+  // NFKC without folding keeps case; ß has no compatibility decomposition.
+  EXPECT_EQ(Norm("CAFE\xCC\x81 \xC3\x9F", Options(true, false, false)), "CAF\xC3\x89 \xC3\x9F");
+  // Nothing on: bytes unchanged (valid input).
+  EXPECT_EQ(Norm("CAFE\xCC\x81 \xEF\xAC\x81!", Options(false, false, false)),
+            "CAFE\xCC\x81 \xEF\xAC\x81!");
+  // Punctuation only: every P* code point, ASCII or not.
+  EXPECT_EQ(Norm("\xC2\xAB"
+                 "Bonjour!\xC2\xBB \xC2\xBFQu\xC3\xA9? a_b-c $5+1",
+                 Options(false, false, true)),
+            "Bonjour Qu\xC3\xA9 abc $5+1");
+  // NFKC first: U+2026 becomes "..." and U+FF01 becomes "!", both removed.
+  EXPECT_EQ(Norm("Wait\xE2\x80\xA6 no\xEF\xBC\x81", Options(true, true, true)), "wait no");
+}
+
+TEST(NormalizerTest, NfkcRemovesDefaultIgnorables) {
+  const std::string soft_hyphen = "co\xC2\xADoperate";
+  const std::string zero_width_space = "co\xE2\x80\x8Boperate";
+  EXPECT_EQ(Norm(soft_hyphen, Options(true, false, false)), "cooperate");
+  EXPECT_EQ(Norm(zero_width_space, Options(true, true, false)), "cooperate");
+  EXPECT_EQ(Norm(soft_hyphen, Options(false, true, false)), soft_hyphen);
+}
+
+TEST(NormalizerTest, InvalidUtf8IsReplacedAndCounted) {
+  for (const NormalizationOptions& options : AllOptions()) {
+    uint64_t invalid = 0;
+    std::string out = Norm(
+        "A\xFF"
+        "B\xED\xA0\x80\xC3",
+        options, &invalid);
+    EXPECT_EQ(invalid, 5u) << Describe(options);
+    std::string a = options.case_fold ? "a" : "A";
+    std::string b = options.case_fold ? "b" : "B";
+    const std::string r(kReplacementUtf8);
+    EXPECT_EQ(out, a + r + b + r + r + r + r) << Describe(options);
+    EXPECT_TRUE(IsValidUtf8(out));
+  }
+}
+
+TEST(NormalizerTest, EmptyInputAndStats) {
+  std::string out = "previous";
+  NormalizeStats stats;
+  stats.invalid_utf8_sequences = 3;  // added to, not reset
+  for (const NormalizationOptions& options : AllOptions()) {
+    Normalize("", options, &out, &stats);
+    EXPECT_EQ(out, "");
+  }
+  EXPECT_EQ(stats.invalid_utf8_sequences, 3u);
+  Normalize("\xFF", Options(true, true, true), &out, nullptr);  // null stats allowed
+  EXPECT_EQ(out, kReplacementUtf8);
+}
+
+TEST(NormalizerTest, ReusesOutputCapacity) {
+  std::string out;
+  out.reserve(1000);
+  const char* before = out.data();
+  Normalize("Hello, World", Options(true, true, true), &out, nullptr);
+  EXPECT_EQ(out, "hello world");
+  Normalize(
+      "Gr\xC3\xBC\xC3\x9F"
+      "e",
+      Options(true, true, false), &out, nullptr);
+  EXPECT_EQ(out, "gr\xC3\xBCsse");
+  EXPECT_EQ(out.data(), before);
+}
+
+// The ASCII fast path against utf8proc, under all 8 option combinations:
+// (1) against the Reference; (2) against Normalize's own utf8proc path,
+// forced by a trailing "é", which composes with nothing before it and which no
+// option removes or changes.
+TEST(NormalizerTest, AsciiFastPathEqualsUtf8procPath) {
+  SplitMix64 rng(99);
+  const std::string e_acute = "\xC3\xA9";
+  for (int i = 0; i < 3000; ++i) {
+    std::string s(rng.Next() % 64, '\0');
+    for (char& c : s) {
+      uint64_t r = rng.Next();
+      // Half printable, half any ASCII byte (controls and NUL included).
+      c = static_cast<char>(r % 2 ? 0x20 + (r >> 8) % 95 : (r >> 8) % 128);
+    }
+    for (const NormalizationOptions& options : AllOptions()) {
+      const std::string fast = Norm(s, options);
+      ASSERT_EQ(fast, Reference(s, options)) << testing::PrintToString(s) << Describe(options);
+      ASSERT_EQ(fast + e_acute, Norm(s + e_acute, options))
+          << testing::PrintToString(s) << Describe(options);
+    }
+  }
+}
+
+// Multi-script random text: Normalize equals the reference applied to the
+// repaired bytes.
+TEST(NormalizerTest, MatchesReferenceOnRandomUnicode) {
+  const std::vector<std::string> pieces = {"a",
+                                           "Z",
+                                           " ",
+                                           ".",
+                                           "!",
+                                           "\t",
+                                           "\xC3\x89",
+                                           "e\xCC\x81",
+                                           "\xC3\x9F",
+                                           "\xCE\xA3",
+                                           "\xCF\x82",
+                                           "\xEF\xAC\x81",
+                                           "\xEF\xBC\xA1",
+                                           "\xE6\x88\x91",
+                                           "\xE3\x80\x82",
+                                           "\xF0\x9F\x8D\x95",
+                                           "\xC2\xAD",
+                                           "\xE2\x80\x8B",
+                                           "\xE2\x80\xA6",
+                                           "\xC2\xAB",
+                                           "\xE1\x84\x80",
+                                           "\xE1\x85\xA1",
+                                           "\xEF\xB7\xBA",
+                                           "\xCC\x88",
+                                           "\xE2\x84\xAB",
+                                           "\xC4\xB0",
+                                           "\xFF",
+                                           "\xE2\x82",
+                                           "A",
+                                           "\xCC\x8A",
+                                           "\xCD\x85",
+                                           "\xE1\x86\xA8"};
+  SplitMix64 rng(5);
+  std::string repaired;
+  for (int i = 0; i < 2000; ++i) {
+    std::string s;
+    size_t n = rng.Next() % 40;
+    for (size_t k = 0; k < n; ++k) s += pieces[rng.Next() % pieces.size()];
+    uint64_t expected_invalid = SanitizeUtf8(s, &repaired);
+    for (const NormalizationOptions& options : AllOptions()) {
+      uint64_t invalid = 0;
+      std::string out = Norm(s, options, &invalid);
+      ASSERT_EQ(invalid, expected_invalid);
+      ASSERT_EQ(out, Reference(repaired, options))
+          << testing::PrintToString(s) << Describe(options);
+      ASSERT_TRUE(IsValidUtf8(out));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace neardup::internal

@@ -1,0 +1,129 @@
+#include "text/stopwords.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "hash/feature_hash.h"
+#include "text/normalizer.h"
+
+namespace neardup::internal {
+namespace {
+
+// Frozen with kRecipeFormatVersion. Lower-case ASCII letters only (so that no
+// normalization changes them), no contractions (the word tokenizer would split
+// them). Sorted here for review; StopwordSet sorts anyway.
+constexpr const char* kEnglishStopwords[] = {
+    "a",       "about", "above",    "after",      "again",   "against", "all",    "also",
+    "am",      "among", "an",       "and",        "another", "any",     "are",    "around",
+    "as",      "at",    "be",       "because",    "been",    "before",  "being",  "below",
+    "between", "both",  "but",      "by",         "can",     "could",   "did",    "do",
+    "does",    "doing", "down",     "during",     "each",    "either",  "else",   "ever",
+    "every",   "few",   "for",      "from",       "further", "had",     "has",    "have",
+    "having",  "he",    "her",      "here",       "hers",    "herself", "him",    "himself",
+    "his",     "how",   "however",  "i",          "if",      "in",      "into",   "is",
+    "it",      "its",   "itself",   "just",       "least",   "less",    "may",    "me",
+    "might",   "mine",  "more",     "most",       "much",    "must",    "my",     "myself",
+    "neither", "no",    "nor",      "not",        "now",     "of",      "off",    "often",
+    "on",      "once",  "one",      "only",       "onto",    "or",      "other",  "others",
+    "ought",   "our",   "ours",     "ourselves",  "out",     "over",    "own",    "per",
+    "rather",  "same",  "shall",    "she",        "should",  "since",   "so",     "some",
+    "such",    "than",  "that",     "the",        "their",   "theirs",  "them",   "themselves",
+    "then",    "there", "these",    "they",       "this",    "those",   "though", "through",
+    "thus",    "to",    "too",      "toward",     "towards", "under",   "until",  "up",
+    "upon",    "us",    "very",     "was",        "we",      "were",    "what",   "whatever",
+    "when",    "where", "whether",  "which",      "while",   "who",     "whom",   "whose",
+    "why",     "will",  "with",     "within",     "without", "would",   "yet",    "you",
+    "your",    "yours", "yourself", "yourselves",
+};
+
+std::string Trim(std::string_view line) {
+  const char* kBlank = " \t\r\n\v\f";
+  size_t first = line.find_first_not_of(kBlank);
+  if (first == std::string_view::npos) return "";
+  size_t last = line.find_last_not_of(kBlank);
+  return std::string(line.substr(first, last - first + 1));
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+}  // namespace
+
+StopwordSet::StopwordSet(std::vector<std::string> words) : words_(std::move(words)) {
+  size_t num_slots = 8;
+  while (num_slots < 2 * words_.size()) num_slots *= 2;
+  slots_.assign(num_slots, kEmptySlot);
+  mask_ = num_slots - 1;
+  for (uint32_t i = 0; i < words_.size(); ++i) {
+    max_length_ = std::max(max_length_, words_[i].size());
+    uint64_t slot = Xxh3Hash(words_[i], 0) & mask_;
+    while (slots_[slot] != kEmptySlot) slot = (slot + 1) & mask_;
+    slots_[slot] = i;
+  }
+}
+
+StopwordSet StopwordSet::English() {
+  // The list is lower-case ASCII, which every NormalizationOptions maps to
+  // itself; FromWords still sorts it.
+  std::vector<std::string> words(std::begin(kEnglishStopwords), std::end(kEnglishStopwords));
+  return FromWords(std::move(words), NormalizationOptions());
+}
+
+StopwordSet StopwordSet::FromWords(std::vector<std::string> words,
+                                   const NormalizationOptions& options) {
+  std::vector<std::string> normalized;
+  normalized.reserve(words.size());
+  std::string scratch;
+  for (const std::string& word : words) {
+    Normalize(word, options, &scratch, nullptr);
+    if (!scratch.empty()) normalized.push_back(scratch);
+  }
+  std::sort(normalized.begin(), normalized.end());
+  normalized.erase(std::unique(normalized.begin(), normalized.end()), normalized.end());
+  return StopwordSet(std::move(normalized));
+}
+
+Result<StopwordSet> StopwordSet::FromFile(const std::string& path,
+                                          const NormalizationOptions& options) {
+  errno = 0;
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (file == nullptr) {
+    int error = errno;
+    std::string message = "stopword file '" + path + "': " + std::strerror(error);
+    if (error == ENOENT) return NotFoundError(std::move(message));
+    return IoError(std::move(message));
+  }
+  std::string content;
+  char buffer[1 << 14];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) content.append(buffer, n);
+  if (std::ferror(file.get())) {
+    return IoError("stopword file '" + path + "': read failed: " + std::strerror(errno));
+  }
+  std::vector<std::string> words;
+  size_t begin = 0;
+  while (begin < content.size()) {
+    size_t newline = content.find('\n', begin);
+    if (newline == std::string::npos) newline = content.size();
+    std::string word = Trim(std::string_view(content).substr(begin, newline - begin));
+    if (!word.empty() && word[0] != '#') words.push_back(std::move(word));
+    begin = newline + 1;
+  }
+  return FromWords(std::move(words), options);
+}
+
+bool StopwordSet::Contains(std::string_view token) const {
+  if (token.size() > max_length_ || words_.empty()) return false;
+  uint64_t slot = Xxh3Hash(token, 0) & mask_;
+  while (slots_[slot] != kEmptySlot) {
+    if (words_[slots_[slot]] == token) return true;
+    slot = (slot + 1) & mask_;
+  }
+  return false;
+}
+
+}  // namespace neardup::internal
