@@ -91,7 +91,7 @@ class LshIndex {
   // (smaller id, larger id), each once, sorted ascending. Equal band keys are
   // grouped by radix-sorting the keys of all documents, bands_per_pass bands
   // at a time (in parallel): the scratch memory is about bands_per_pass * n *
-  // 32 bytes plus the pairs. Values >= num_bands mean all bands in one pass.
+  // 16 bytes plus the pairs. Values >= num_bands mean all bands in one pass.
   // REQUIRES: bands_per_pass >= 1 (checked, aborts).
   std::vector<std::pair<uint64_t, uint64_t>> AllPairCandidates(int bands_per_pass = 4) const;
 

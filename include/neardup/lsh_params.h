@@ -15,7 +15,8 @@
 //
 // Cost: ChooseLshParams evaluates every (b, r) with b * r <= num_hashes
 // (about num_hashes * ln(num_hashes) pairs) with a 1024-interval Simpson rule
-// on each side of t: about 15 ms for num_hashes = 128, 0.2 s for 1024.
+// on each side of t: about 20 ms for num_hashes = 128, 0.2 s for 1024 and
+// 1.7 s at the maximum, 8192 (one core of the 2-core Xeon in docs/LSH.md).
 // Thread safety: pure functions.
 #ifndef NEARDUP_LSH_PARAMS_H_
 #define NEARDUP_LSH_PARAMS_H_

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "index/lsh_band_key.h"
+#include "index/lsh_huge_page_allocator.h"
 #include "index/lsh_slot_table.h"
 #include "util/mix.h"
 
@@ -30,8 +31,8 @@ struct ChainLink {
 // (the only chain member with prev == kNoSlot).
 struct LshBand {
   SlotTable table;
-  std::vector<uint64_t> keys;     // keys[slot]: this band's key of document `slot`
-  std::vector<ChainLink> links;  // links[slot]: neighbours in its key's chain
+  HugePageVector<uint64_t> keys;    // keys[slot]: this band's key of document `slot`
+  HugePageVector<ChainLink> links;  // links[slot]: neighbours in its key's chain
 };
 
 // Documents occupy dense slots 0..n-1; Remove moves the last document into
@@ -39,8 +40,8 @@ struct LshBand {
 struct LshIndexState {
   LshParams params;
   int num_hashes = 0;
-  std::vector<uint64_t> doc_ids;  // doc_ids[slot]
-  SlotTable id_table;             // Mix64(doc_id) -> slot
+  HugePageVector<uint64_t> doc_ids;  // doc_ids[slot]
+  SlotTable id_table;                // Mix64(doc_id) -> slot
   std::vector<LshBand> bands;
 };
 
@@ -49,6 +50,7 @@ struct LshIndexState {
 namespace {
 
 using internal::ChainLink;
+using internal::HugePageVector;
 using internal::LshBand;
 using internal::LshIndexState;
 using internal::SlotTable;
@@ -63,14 +65,21 @@ constexpr size_t kParallelInsertThreshold = 4096;
 // kInlineBands bands.
 constexpr int kInlineBands = 64;
 
+// Computes the band keys of one sketch and prefetches each band's table
+// position as soon as its key is known, so that the memory accesses overlap
+// the hashing of the following bands.
 class BandKeys {
  public:
-  BandKeys(const LshParams& params, const uint64_t* sketch) {
+  BandKeys(const LshIndexState& state, const uint64_t* sketch) {
+    const LshParams& params = state.params;
     if (params.num_bands > kInlineBands) {
       heap_.resize(params.num_bands);
       keys_ = heap_.data();
     }
-    internal::ComputeBandKeys(params, sketch, keys_);
+    for (int band = 0; band < params.num_bands; ++band) {
+      keys_[band] = internal::BandKey(sketch, params.rows_per_band, band);
+      state.bands[band].table.Prefetch(keys_[band]);
+    }
   }
   uint64_t operator[](int band) const { return keys_[band]; }
 
@@ -155,7 +164,8 @@ struct KeySlot {
 // Appends every pair of documents sharing a key in `band`: the keys are
 // bucketed by their top bits (one counting pass, one scatter), each small
 // bucket is sorted, and runs of equal keys emit their pairs.
-void GroupBand(const LshBand& band, const std::vector<uint64_t>& doc_ids, std::vector<Pair>& out) {
+void GroupBand(const LshBand& band, const HugePageVector<uint64_t>& doc_ids,
+               std::vector<Pair>& out) {
   const size_t n = band.keys.size();
   // About 4..8 keys per bucket; at most 2^16 buckets (256 KiB of counters).
   const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 0, 16);
@@ -252,11 +262,12 @@ Status LshIndex::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
                                   std::to_string(kMaxDocuments) + " documents");
   }
   const int num_bands = s.params.num_bands;
-  const BandKeys keys(s.params, sketch.data());
-  for (int b = 0; b < num_bands; ++b) s.bands[b].table.Prefetch(keys[b]);
+  const uint64_t id_hash = internal::Mix64(doc_id);
+  s.id_table.Prefetch(id_hash);
+  const BandKeys keys(s, sketch.data());
   const uint32_t slot = static_cast<uint32_t>(n);
   const auto [pos, inserted] = s.id_table.FindOrInsert(
-      internal::Mix64(doc_id), slot, [&](uint32_t other) { return s.doc_ids[other] == doc_id; });
+      id_hash, slot, [&](uint32_t other) { return s.doc_ids[other] == doc_id; });
   (void)pos;
   if (!inserted) {
     return InvalidArgumentError("doc_id (" + std::to_string(doc_id) +
@@ -354,9 +365,10 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
           const uint32_t new_slot = static_cast<uint32_t>(slot);
           const uint64_t id = s.doc_ids[slot];
           const bool inserted =
-              s.id_table.FindOrInsert(internal::Mix64(id), new_slot, [&](uint32_t other) {
-                return s.doc_ids[other] == id;
-              }).second;
+              s.id_table
+                  .FindOrInsert(internal::Mix64(id), new_slot,
+                                [&](uint32_t other) { return s.doc_ids[other] == id; })
+                  .second;
           NEARDUP_CHECK(inserted) << "doc_id " << id << " was validated as new";
         }
         continue;
@@ -386,8 +398,8 @@ bool LshIndex::Remove(uint64_t doc_id) {
   if (slot != last) {
     for (LshBand& band : s.bands) MoveSlot(band, last, slot);
     const uint64_t moved_id = s.doc_ids[last];
-    const size_t moved_pos = s.id_table.Find(internal::Mix64(moved_id),
-                                             [&](uint32_t other) { return other == last; });
+    const size_t moved_pos =
+        s.id_table.Find(internal::Mix64(moved_id), [&](uint32_t other) { return other == last; });
     NEARDUP_CHECK(moved_pos != SlotTable::kNotFound) << "doc_id " << moved_id << " lost its slot";
     s.id_table.SetSlotAt(moved_pos, slot);
     s.doc_ids[slot] = moved_id;
@@ -405,8 +417,7 @@ std::vector<uint64_t> LshIndex::Query(std::span<const uint64_t> sketch) const {
   NEARDUP_CHECK(sketch.size() == static_cast<size_t>(s.num_hashes))
       << "sketch size " << sketch.size() << " != num_hashes " << s.num_hashes;
   const int num_bands = s.params.num_bands;
-  const BandKeys keys(s.params, sketch.data());
-  for (int b = 0; b < num_bands; ++b) s.bands[b].table.Prefetch(keys[b]);
+  const BandKeys keys(s, sketch.data());
   std::vector<uint64_t> out;
   for (int b = 0; b < num_bands; ++b) {
     const LshBand& band = s.bands[b];

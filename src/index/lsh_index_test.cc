@@ -14,10 +14,10 @@
 namespace neardup {
 namespace {
 
+using internal::SplitMix64;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-using internal::SplitMix64;
 using Pair = std::pair<uint64_t, uint64_t>;
 using Sketch = std::vector<uint64_t>;
 using Stored = std::map<uint64_t, Sketch>;
@@ -146,8 +146,8 @@ struct Shape {
   int num_hashes;
 };
 
-constexpr Shape kShapes[] = {{1, 1, 1}, {16, 8, 128}, {5, 3, 16}, {2, 10, 20},
-                             {20, 1, 20}, {4, 4, 17},  {9, 13, 128}};
+constexpr Shape kShapes[] = {{1, 1, 1},   {16, 8, 128}, {5, 3, 16},  {2, 10, 20},
+                             {20, 1, 20}, {4, 4, 17},   {9, 13, 128}};
 
 TEST(LshIndexTest, QueryAndAllPairsMatchBruteForce) {
   for (const Shape& shape : kShapes) {
@@ -155,8 +155,8 @@ TEST(LshIndexTest, QueryAndAllPairsMatchBruteForce) {
       SCOPED_TRACE(::testing::Message() << "b=" << shape.num_bands << " r=" << shape.rows_per_band
                                         << " k=" << shape.num_hashes << " alphabet=" << alphabet);
       LshIndex index = MakeIndex({shape.num_bands, shape.rows_per_band}, shape.num_hashes);
-      const Stored stored = MakeCorpus(shape.num_bands * 31 + alphabet, 150, shape.num_hashes,
-                                       alphabet);
+      const Stored stored =
+          MakeCorpus(shape.num_bands * 31 + alphabet, 150, shape.num_hashes, alphabet);
       for (const auto& [id, sketch] : stored) ASSERT_TRUE(index.Insert(id, sketch).ok());
       SplitMix64 rng(7);
       ExpectMatchesBruteForce(index, stored, rng, alphabet);
@@ -274,7 +274,7 @@ TEST(LshIndexTest, OnlyTheBandedValuesCount) {
   // b * r = 6 of 10 values are banded; the last 4 never matter.
   LshIndex index = MakeIndex({2, 3}, 10);
   const Sketch a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  const Sketch b = {9, 9, 9, 4, 5, 6, 0, 0, 0, 0};  // shares band 1
+  const Sketch b = {9, 9, 9, 4, 5, 6, 0, 0, 0, 0};   // shares band 1
   const Sketch c = {4, 5, 6, 1, 2, 3, 7, 8, 9, 10};  // same values, other bands
   const Sketch d = {1, 2, 9, 9, 5, 6, 7, 8, 9, 10};  // one row differs in each band
   ASSERT_TRUE(index.Insert(10, a).ok());
@@ -364,8 +364,9 @@ TEST(LshIndexTest, CreateRejectsBadParams) {
   expect_invalid({-1, 4}, 128, "num_bands (-1)");
   expect_invalid({4, 0}, 128, "rows_per_band (0) must be at least 1");
   expect_invalid({1, 1}, 0, "num_hashes (0) must be at least 1");
-  expect_invalid({17, 8}, 128, "num_bands * rows_per_band (17 * 8 = 136) must be at most "
-                               "num_hashes (128)");
+  expect_invalid({17, 8}, 128,
+                 "num_bands * rows_per_band (17 * 8 = 136) must be at most "
+                 "num_hashes (128)");
   // The product is computed without overflow.
   expect_invalid({1 << 20, 1 << 20}, 128, "1099511627776");
   EXPECT_TRUE(LshIndex::Create({16, 8}, 128).ok());
@@ -379,8 +380,8 @@ TEST(LshIndexTest, InsertRejectsBadInputAndStaysUnchanged) {
   for (size_t size : {0, 7, 9}) {
     const Status status = index.Insert(2, Sketch(size, 1));
     EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-    EXPECT_THAT(status.message(), HasSubstr("sketch size (" + std::to_string(size) +
-                                            ") must equal num_hashes (8)"));
+    EXPECT_THAT(status.message(),
+                HasSubstr("sketch size (" + std::to_string(size) + ") must equal num_hashes (8)"));
   }
   const Status duplicate = index.Insert(1, good);
   EXPECT_EQ(duplicate.code(), StatusCode::kInvalidArgument);
@@ -442,7 +443,7 @@ TEST(LshBandKeyTest, FrozenValues) {
   uint64_t keys[4];
   internal::ComputeBandKeys({4, 2}, values, keys);
   EXPECT_THAT(keys, ElementsAre(571542372673154031u, 11645869314983633522u, 17529667314224397992u,
-                                 1026732178276892045u));
+                                1026732178276892045u));
   // The same values in different bands give different keys.
   const uint64_t same[4] = {9, 9, 9, 9};
   uint64_t same_keys[2];

@@ -118,7 +118,8 @@ void RankCandidates(std::vector<Candidate>& candidates) {
   for (auto it = candidates.begin(); it != candidates.end() && it->error <= limit; ++it) {
     const int64_t it_used = int64_t{it->params.num_bands} * it->params.rows_per_band;
     const int64_t w_used = int64_t{winner->params.num_bands} * winner->params.rows_per_band;
-    if (it_used < w_used || (it_used == w_used && it->params.num_bands < winner->params.num_bands)) {
+    if (it_used < w_used ||
+        (it_used == w_used && it->params.num_bands < winner->params.num_bands)) {
       winner = it;
     }
   }
@@ -187,12 +188,10 @@ std::string ExplainLshParams(const LshParamsChoice& choice, const LshParamsOptio
       out += s == options.threshold ? "  <- threshold\n" : "\n";
     }
   }
-  out += Format(
-      "  False positive area (integral of P(s) over [0, t]):     %.6g  x weight %.3g\n",
-      choice.false_positive_area, options.false_positive_weight);
-  out += Format(
-      "  False negative area (integral of 1 - P(s) over [t, 1]): %.6g  x weight %.3g\n",
-      choice.false_negative_area, options.false_negative_weight);
+  out += Format("  False positive area (integral of P(s) over [0, t]):     %.6g  x weight %.3g\n",
+                choice.false_positive_area, options.false_positive_weight);
+  out += Format("  False negative area (integral of 1 - P(s) over [t, 1]): %.6g  x weight %.3g\n",
+                choice.false_negative_area, options.false_negative_weight);
   out += Format("  Weighted error: %.6g\n", choice.weighted_error);
   if (!ValidateOptions(options).ok()) return out;
   std::vector<Candidate> candidates = EvaluateAll(options);
@@ -205,8 +204,8 @@ std::string ExplainLshParams(const LshParamsChoice& choice, const LshParamsOptio
   int shown = 0;
   for (const Candidate& c : candidates) {
     if (c.params.num_bands == p.num_bands && c.params.rows_per_band == p.rows_per_band) continue;
-    out += Format("    num_bands = %3d, rows_per_band = %3d: weighted error %.6g", c.params.num_bands,
-                  c.params.rows_per_band, c.error);
+    out += Format("    num_bands = %3d, rows_per_band = %3d: weighted error %.6g",
+                  c.params.num_bands, c.params.rows_per_band, c.error);
     out += Format(" (fp %.6g, fn %.6g)\n", c.fp_area, c.fn_area);
     if (++shown == 3) break;
   }

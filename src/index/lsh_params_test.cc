@@ -36,9 +36,9 @@ TEST(ChooseLshParamsTest, MatchesExactKnownAnswers) {
       {0.8, 256, 0.5, 0.5, 17, 15, 0.0260325260425259, 0.0238395645552025},
   };
   for (const KnownChoice& k : known) {
-    SCOPED_TRACE(::testing::Message() << "threshold " << k.threshold << " num_hashes "
-                                      << k.num_hashes << " weights " << k.fp_weight << "/"
-                                      << k.fn_weight);
+    SCOPED_TRACE(::testing::Message()
+                 << "threshold " << k.threshold << " num_hashes " << k.num_hashes << " weights "
+                 << k.fp_weight << "/" << k.fn_weight);
     LshParamsOptions options;
     options.threshold = k.threshold;
     options.num_hashes = k.num_hashes;
@@ -63,8 +63,8 @@ struct BruteForce {
 
 BruteForce BruteForceChoose(const LshParamsOptions& o) {
   constexpr int kSteps = 10000;
-  BruteForce out{{0, 0}, std::numeric_limits<double>::infinity(),
-                 std::numeric_limits<double>::infinity()};
+  BruteForce out{
+      {0, 0}, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   const double t = o.threshold;
   for (int r = 1; r <= o.num_hashes; ++r) {
     const int max_b = o.num_hashes / r;
@@ -126,8 +126,7 @@ TEST(ChooseLshParamsTest, ThresholdAtHalfIsTheCurveMidpoint) {
     EXPECT_NEAR(LshCandidateProbability(choice->params, choice->threshold_at_half), 0.5, 1e-12);
     // The approximation of Mining of Massive Datasets, (1/b)^(1/r), is close.
     EXPECT_NEAR(choice->threshold_at_half,
-                std::pow(1.0 / choice->params.num_bands, 1.0 / choice->params.rows_per_band),
-                0.05);
+                std::pow(1.0 / choice->params.num_bands, 1.0 / choice->params.rows_per_band), 0.05);
   }
 }
 

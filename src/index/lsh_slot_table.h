@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "index/lsh_huge_page_allocator.h"
 #include "neardup/check.h"
 
 namespace neardup::internal {
@@ -121,7 +122,7 @@ class SlotTable {
 
   void Grow(size_t new_capacity) {
     NEARDUP_CHECK(new_capacity <= (size_t{1} << 32)) << "SlotTable capacity " << new_capacity;
-    std::vector<uint64_t> old(new_capacity, kEmpty);
+    HugePageVector<uint64_t> old(new_capacity, kEmpty);
     old.swap(entries_);
     shift_ = 32 - std::countr_zero(new_capacity);
     const size_t mask = new_capacity - 1;
@@ -135,7 +136,7 @@ class SlotTable {
 
   // Invariant: entries_.size() is a power of two >= kMinCapacity and
   // >= 2 * size_; every entry lies in the unbroken run starting at its home.
-  std::vector<uint64_t> entries_;
+  HugePageVector<uint64_t> entries_;
   size_t size_ = 0;
   int shift_;  // 32 - log2(capacity): home = tag >> shift_
 };
