@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <string>
 
 #include "index/lsh_band_key.h"
