@@ -1,0 +1,198 @@
+// LshIndex benchmarks: inserts/s (single thread and InsertBulk on all
+// cores), queries/s against 1M stored sketches, AllPairCandidates on 1M
+// sketches with 1% planted near-duplicates, memory per document.
+//
+// Data: synthetic k = 128 MinHash sketches, a pure function of the document
+// number (SplitMix64, fixed seed), so no data files are needed. Document d is,
+// with probability 1%, a near-duplicate of one of the 1000 documents before
+// it with 10% of its values replaced (Jaccard about 0.8); otherwise random.
+// Args: {num_bands, rows_per_band}: {16, 8} and the threshold-0.8 choice
+// {9, 13}. Run: build/release/bench/lsh_bench
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "neardup/lsh_index.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+using internal::Mix64;
+using internal::SplitMix64;
+
+constexpr int kNumHashes = 128;
+constexpr uint64_t kNumDocs = 1'000'000;
+constexpr uint64_t kBatch = 16384;
+constexpr uint64_t kSeed = 0x15b0;
+
+bool IsPlanted(uint64_t d) { return d > 0 && Mix64(d ^ kSeed) % 100 == 0; }
+
+void MakeSketch(uint64_t d, uint64_t* out) {
+  if (IsPlanted(d)) {
+    const uint64_t base = d - 1 - Mix64(d + kSeed) % std::min<uint64_t>(d, 1000);
+    MakeSketch(base, out);
+    SplitMix64 rng(Mix64(d) ^ 0xc0ffee);
+    for (int i = 0; i < kNumHashes; ++i) {
+      const uint64_t r = rng.Next();
+      if (r % 10 == 0) out[i] = rng.Next();
+    }
+    return;
+  }
+  SplitMix64 rng(Mix64(d ^ kSeed) + kSeed);
+  for (int i = 0; i < kNumHashes; ++i) out[i] = rng.Next();
+}
+
+// Sketches [first, first + count) row-major, and their ids (= d).
+void MakeBatch(uint64_t first, uint64_t count, std::vector<uint64_t>& ids,
+               std::vector<uint64_t>& sketches) {
+  ids.resize(count);
+  sketches.resize(count * kNumHashes);
+  for (uint64_t i = 0; i < count; ++i) {
+    ids[i] = first + i;
+    MakeSketch(first + i, sketches.data() + i * kNumHashes);
+  }
+}
+
+LshIndex MakeIndex(const benchmark::State& state) {
+  Result<LshIndex> index = LshIndex::Create(
+      {static_cast<int>(state.range(0)), static_cast<int>(state.range(1))}, kNumHashes);
+  NEARDUP_CHECK(index.ok()) << index.status();
+  return std::move(index).value();
+}
+
+void ReportMemory(benchmark::State& state, const LshIndex& index) {
+  state.counters["bytes_per_doc"] =
+      static_cast<double>(index.MemoryBytes()) / static_cast<double>(index.size());
+}
+
+// Builds a 1M index from empty with single-threaded Insert calls.
+void BM_Insert(benchmark::State& state) {
+  std::vector<uint64_t> ids, sketches;
+  for (auto _ : state) {
+    state.PauseTiming();
+    LshIndex index = MakeIndex(state);
+    state.ResumeTiming();
+    for (uint64_t first = 0; first < kNumDocs; first += kBatch) {
+      state.PauseTiming();
+      MakeBatch(first, kBatch, ids, sketches);
+      state.ResumeTiming();
+      for (uint64_t i = 0; i < kBatch; ++i) {
+        const Status status =
+            index.Insert(ids[i], std::span(sketches).subspan(i * kNumHashes, kNumHashes));
+        if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+      }
+    }
+    state.PauseTiming();
+    ReportMemory(state, index);
+    index = MakeIndex(state);  // free outside the timed region
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kNumDocs));
+}
+BENCHMARK(BM_Insert)->Args({16, 8})->Args({9, 13})->Unit(benchmark::kMillisecond)->Iterations(2);
+
+// Builds a 1M index from empty with InsertBulk batches of 64K (all cores).
+void BM_InsertBulk(benchmark::State& state) {
+  constexpr uint64_t kBulk = 4 * kBatch;
+  std::vector<uint64_t> ids, sketches;
+  for (auto _ : state) {
+    state.PauseTiming();
+    LshIndex index = MakeIndex(state);
+    state.ResumeTiming();
+    for (uint64_t b = 0; b < kNumDocs / kBulk; ++b) {
+      state.PauseTiming();
+      MakeBatch(b * kBulk, kBulk, ids, sketches);
+      state.ResumeTiming();
+      const Status status = index.InsertBulk(ids, sketches);
+      if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+    }
+    state.PauseTiming();
+    ReportMemory(state, index);
+    index = MakeIndex(state);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kNumDocs / kBulk * kBulk));
+}
+BENCHMARK(BM_InsertBulk)
+    ->Args({16, 8})
+    ->Args({9, 13})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2)
+    ->UseRealTime();
+
+// One 1M index per (b, r), built once with InsertBulk and shared.
+const LshIndex& SharedIndex(const benchmark::State& state) {
+  static std::map<std::pair<int64_t, int64_t>, std::unique_ptr<LshIndex>> cache;
+  auto& slot = cache[{state.range(0), state.range(1)}];
+  if (!slot) {
+    slot = std::make_unique<LshIndex>(MakeIndex(state));
+    std::vector<uint64_t> ids, sketches;
+    for (uint64_t first = 0; first < kNumDocs; first += kBatch) {
+      MakeBatch(first, std::min(kBatch, kNumDocs - first), ids, sketches);
+      NEARDUP_CHECK(slot->InsertBulk(ids, sketches).ok());
+    }
+  }
+  return *slot;
+}
+
+// Queries against 1M stored sketches: half near-duplicates of stored
+// documents (10% of values changed), half unrelated sketches.
+void BM_Query(benchmark::State& state) {
+  const LshIndex& index = SharedIndex(state);
+  constexpr uint64_t kQueries = 16384;
+  std::vector<uint64_t> queries(kQueries * kNumHashes);
+  SplitMix64 rng(kSeed);
+  for (uint64_t q = 0; q < kQueries; ++q) {
+    uint64_t* out = queries.data() + q * kNumHashes;
+    if (q % 2 == 0) {
+      MakeSketch(rng.Next() % kNumDocs, out);
+      for (int i = 0; i < kNumHashes; ++i) {
+        if (rng.Next() % 10 == 0) out[i] = rng.Next();
+      }
+    } else {
+      MakeSketch(kNumDocs + q, out);
+    }
+  }
+  uint64_t q = 0;
+  size_t found = 0;
+  for (auto _ : state) {
+    const std::vector<uint64_t> hits =
+        index.Query(std::span(queries).subspan(q * kNumHashes, kNumHashes));
+    found += hits.size();
+    benchmark::DoNotOptimize(hits.data());
+    q = (q + 1) % kQueries;
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["candidates_per_query"] =
+      static_cast<double>(found) / static_cast<double>(state.iterations());
+  ReportMemory(state, index);
+}
+BENCHMARK(BM_Query)->Args({16, 8})->Args({9, 13});
+
+// All candidate pairs of the 1M index; arg 2 is bands_per_pass.
+void BM_AllPairCandidates(benchmark::State& state) {
+  const LshIndex& index = SharedIndex(state);
+  size_t pairs = 0;
+  for (auto _ : state) {
+    const auto result = index.AllPairCandidates(static_cast<int>(state.range(2)));
+    pairs = result.size();
+    benchmark::DoNotOptimize(result.data());
+  }
+  state.counters["pairs"] = static_cast<double>(pairs);
+}
+BENCHMARK(BM_AllPairCandidates)
+    ->Args({16, 8, 1})
+    ->Args({16, 8, 4})
+    ->Args({16, 8, 16})
+    ->Args({9, 13, 4})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace neardup
+
+BENCHMARK_MAIN();

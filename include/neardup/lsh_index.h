@@ -1,0 +1,109 @@
+// LshIndex: banded locality-sensitive hashing over k-value MinHash sketches
+// (one-permutation hashing, densified), after Indyk and Motwani 1998 and
+// Leskovec, Rajaraman, Ullman, "Mining of Massive Datasets", ch. 3.4.
+//
+// A sketch of num_hashes values is cut into num_bands bands of rows_per_band
+// consecutive values (values past num_bands * rows_per_band are unused). Two
+// documents are candidates when they agree on every value of at least one
+// band; documents with Jaccard similarity s become candidates with probability
+// 1 - (1 - s^r)^b (see neardup/lsh_params.h for choosing b and r). Candidates
+// are not verified here: the caller compares the sketches (or documents).
+//
+// Invariant: each band is stored as a 64-bit band key, XXH3-64 of the band's
+// rows_per_band values (little-endian bytes) seeded with the band index, so a
+// band key is deterministic across processes and runs. Distinct value tuples
+// collide with probability 2^-64 per pair and band; such a collision would
+// only add a candidate, never lose one.
+//
+// Cost, with b bands and n documents:
+//   Insert / Remove / Query: O(b * rows_per_band) to hash the bands, plus
+//     expected O(b) hash-table probes, plus the size of the matching groups
+//     (Query) -- no scan of the stored documents.
+//   AllPairCandidates: O(b * n) radix grouping plus the pairs it emits (a group
+//     of g documents sharing a band key yields g(g-1)/2 pairs, so g exact
+//     duplicates cost g^2/2 pairs).
+//   Memory per document: 8 (id) + b * 16 (band key and chain links) + 16..32
+//     (id table) + b * 16..32 (band tables, load <= 1/2; less when documents
+//     share band keys) bytes: about 530..800 bytes for b = 16. MemoryBytes()
+//     reports the exact figure.
+// At most 2^31 documents.
+//
+// Thread safety: const methods (Query, AllPairCandidates, size, MemoryBytes)
+// may run concurrently with each other; Insert, InsertBulk and Remove need an
+// external lock excluding every other call. InsertBulk and AllPairCandidates
+// use all cores through oneTBB.
+#ifndef NEARDUP_LSH_INDEX_H_
+#define NEARDUP_LSH_INDEX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "neardup/lsh_params.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+namespace internal {
+struct LshIndexState;
+}  // namespace internal
+
+class LshIndex {
+ public:
+  // REQUIRES (else InvalidArgument): num_bands >= 1, rows_per_band >= 1,
+  // num_hashes >= 1, num_bands * rows_per_band <= num_hashes.
+  static Result<LshIndex> Create(LshParams params, int num_hashes);
+
+  LshIndex(LshIndex&&) noexcept;
+  LshIndex& operator=(LshIndex&&) noexcept;
+  ~LshIndex();
+
+  const LshParams& params() const;
+  int num_hashes() const;
+
+  // Stores `sketch` under `doc_id`. InvalidArgument if sketch.size() !=
+  // num_hashes() or doc_id is already present; ResourceExhausted past 2^31
+  // documents. On error the index is unchanged.
+  Status Insert(uint64_t doc_id, std::span<const uint64_t> sketch);
+
+  // Inserts doc_ids[i] with sketch sketches_row_major[i * num_hashes ..
+  // (i + 1) * num_hashes). Same errors as Insert (also for an id repeated in
+  // doc_ids), checked before anything is inserted: on error the index is
+  // unchanged. Large batches hash bands and fill the band tables on all cores.
+  Status InsertBulk(std::span<const uint64_t> doc_ids,
+                    std::span<const uint64_t> sketches_row_major);
+
+  // Removes `doc_id`; false if it is not present.
+  bool Remove(uint64_t doc_id);
+
+  bool Contains(uint64_t doc_id) const;
+
+  // The ids of stored documents that share at least one band key with
+  // `sketch`, sorted ascending and unique (a stored copy of `sketch` itself
+  // is included). REQUIRES: sketch.size() == num_hashes() (a programmer
+  // error: checked, aborts).
+  std::vector<uint64_t> Query(std::span<const uint64_t> sketch) const;
+
+  // Every pair of stored documents that share at least one band key, as
+  // (smaller id, larger id), each once, sorted ascending. Equal band keys are
+  // grouped by radix-sorting the keys of all documents, bands_per_pass bands
+  // at a time (in parallel): the scratch memory is about bands_per_pass * n *
+  // 16 bytes plus the pairs. Values >= num_bands mean all bands in one pass.
+  // REQUIRES: bands_per_pass >= 1 (checked, aborts).
+  std::vector<std::pair<uint64_t, uint64_t>> AllPairCandidates(int bands_per_pass = 4) const;
+
+  size_t size() const;
+  // Bytes held by the index (allocated capacity of all its arrays and tables).
+  size_t MemoryBytes() const;
+
+ private:
+  explicit LshIndex(std::unique_ptr<internal::LshIndexState> state);
+  std::unique_ptr<internal::LshIndexState> state_;
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_LSH_INDEX_H_

@@ -1,0 +1,73 @@
+// HugePageAllocator: a std::allocator replacement for the LSH index's large
+// arrays (hash tables, per-band keys and links) that asks Linux for
+// transparent huge pages on allocations of 4 MiB or more.
+//
+// Why: every insert and query touches one random entry in each band's table;
+// with 4 KiB pages a 1M-document index misses the TLB on nearly all of them
+// and page-faults once per 4 KiB while growing. 2 MiB pages remove most of
+// both (measured in bench/lsh_bench.cc, docs/LSH.md). Where
+// transparent_hugepage is "never", or off Linux, it is a plain aligned
+// allocation.
+// Thread safety: stateless.
+#ifndef NEARDUP_INDEX_LSH_HUGE_PAGE_ALLOCATOR_H_
+#define NEARDUP_INDEX_LSH_HUGE_PAGE_ALLOCATOR_H_
+
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace neardup::internal {
+
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+inline constexpr size_t kHugePageMinAllocation = size_t{4} << 20;
+
+template <typename T>
+class HugePageAllocator {
+ public:
+  using value_type = T;
+
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) {}  // NOLINT: rebinding
+
+  T* allocate(size_t n) {
+    if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kHugePageMinAllocation) {
+      return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
+    }
+    const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    void* p = std::aligned_alloc(kHugePageBytes, rounded);
+    if (p == nullptr) throw std::bad_alloc();
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    // Advice only: failure (e.g. THP disabled) leaves ordinary pages.
+    (void)madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    return static_cast<T*>(p);
+  }
+
+  void deallocate(T* p, size_t n) noexcept {
+    if (n * sizeof(T) < kHugePageMinAllocation) {
+      ::operator delete (p, std::align_val_t{alignof(T)});
+    } else {
+      std::free(p);
+    }
+  }
+
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
+};
+
+template <typename T>
+using HugePageVector = std::vector<T, HugePageAllocator<T>>;
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_INDEX_LSH_HUGE_PAGE_ALLOCATOR_H_

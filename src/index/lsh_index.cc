@@ -1,0 +1,471 @@
+#include "neardup/lsh_index.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "index/lsh_band_key.h"
+#include "index/lsh_huge_page_allocator.h"
+#include "index/lsh_slot_table.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace internal {
+
+// Documents sharing a band key form a doubly linked chain through their
+// slots, so removal is O(1) however many exact duplicates share the key.
+struct ChainLink {
+  uint32_t next;
+  uint32_t prev;
+};
+
+// One band: band key -> head of the chain of slots with that key.
+// Invariant: keys.size() == links.size() == number of documents; the table
+// holds exactly one entry per distinct key, whose slot is the chain head
+// (the only chain member with prev == kNoSlot).
+struct LshBand {
+  SlotTable table;
+  HugePageVector<uint64_t> keys;    // keys[slot]: this band's key of document `slot`
+  HugePageVector<ChainLink> links;  // links[slot]: neighbours in its key's chain
+};
+
+// Documents occupy dense slots 0..n-1; Remove moves the last document into
+// the freed slot so that every array stays dense.
+struct LshIndexState {
+  LshParams params;
+  int num_hashes = 0;
+  HugePageVector<uint64_t> doc_ids;  // doc_ids[slot]
+  SlotTable id_table;                // Mix64(doc_id) -> slot
+  std::vector<LshBand> bands;
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::ChainLink;
+using internal::HugePageVector;
+using internal::LshBand;
+using internal::LshIndexState;
+using internal::SlotTable;
+
+constexpr uint32_t kNoSlot = SlotTable::kNoSlot;
+constexpr size_t kMaxDocuments = SlotTable::kMaxEntries;
+// InsertBulk batches below this size run on the calling thread: the task
+// overhead of oneTBB is not repaid.
+constexpr size_t kParallelInsertThreshold = 4096;
+
+// Band keys of one sketch into a caller buffer, stack-allocated for up to
+// kInlineBands bands.
+constexpr int kInlineBands = 64;
+
+// Computes the band keys of one sketch and prefetches each band's table
+// position as soon as its key is known, so that the memory accesses overlap
+// the hashing of the following bands.
+class BandKeys {
+ public:
+  BandKeys(const LshIndexState& state, const uint64_t* sketch) {
+    const LshParams& params = state.params;
+    if (params.num_bands > kInlineBands) {
+      heap_.resize(params.num_bands);
+      keys_ = heap_.data();
+    }
+    for (int band = 0; band < params.num_bands; ++band) {
+      keys_[band] = internal::BandKey(sketch, params.rows_per_band, band);
+      state.bands[band].table.Prefetch(keys_[band]);
+    }
+  }
+  uint64_t operator[](int band) const { return keys_[band]; }
+
+ private:
+  uint64_t inline_[kInlineBands];
+  std::vector<uint64_t> heap_;
+  uint64_t* keys_ = inline_;
+};
+
+size_t FindHead(const LshBand& band, uint64_t key) {
+  return band.table.Find(key, [&](uint32_t slot) { return band.keys[slot] == key; });
+}
+
+// Links `slot` (whose key is already in band.keys[slot]) at the head of its
+// key's chain.
+void LinkIntoBand(LshBand& band, uint32_t slot) {
+  const uint64_t key = band.keys[slot];
+  const auto [pos, inserted] =
+      band.table.FindOrInsert(key, slot, [&](uint32_t s) { return band.keys[s] == key; });
+  if (inserted) {
+    band.links[slot] = ChainLink{kNoSlot, kNoSlot};
+    return;
+  }
+  const uint32_t head = band.table.SlotAt(pos);
+  band.links[slot] = ChainLink{head, kNoSlot};
+  band.links[head].prev = slot;
+  band.table.SetSlotAt(pos, slot);
+}
+
+size_t FindHeadPosition(const LshBand& band, uint32_t head) {
+  const size_t pos = band.table.Find(band.keys[head], [&](uint32_t s) { return s == head; });
+  NEARDUP_CHECK(pos != SlotTable::kNotFound) << "chain head " << head << " missing from its band";
+  return pos;
+}
+
+void UnlinkFromBand(LshBand& band, uint32_t slot) {
+  const ChainLink link = band.links[slot];
+  if (link.prev == kNoSlot) {
+    const size_t pos = FindHeadPosition(band, slot);
+    if (link.next == kNoSlot) {
+      band.table.EraseAt(pos);
+    } else {
+      band.table.SetSlotAt(pos, link.next);
+    }
+  } else {
+    band.links[link.prev].next = link.next;
+  }
+  if (link.next != kNoSlot) band.links[link.next].prev = link.prev;
+}
+
+// Moves the (linked) document in slot `from` to the free slot `to`.
+void MoveSlot(LshBand& band, uint32_t from, uint32_t to) {
+  const ChainLink link = band.links[from];
+  band.keys[to] = band.keys[from];
+  band.links[to] = link;
+  if (link.prev == kNoSlot) {
+    band.table.SetSlotAt(FindHeadPosition(band, from), to);
+  } else {
+    band.links[link.prev].next = to;
+  }
+  if (link.next != kNoSlot) band.links[link.next].prev = to;
+}
+
+// Runs fn(begin, end) over [0, n), on all cores when `parallel`.
+template <typename Fn>
+void ForRange(size_t n, bool parallel, Fn&& fn) {
+  if (!parallel) {
+    fn(size_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n),
+                    [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); });
+}
+
+using Pair = std::pair<uint64_t, uint64_t>;
+
+struct KeySlot {
+  uint64_t key;
+  uint32_t slot;
+};
+
+// Appends every pair of documents sharing a key in `band`: the keys are
+// bucketed by their top bits (one counting pass, one scatter), each small
+// bucket is sorted, and runs of equal keys emit their pairs.
+void GroupBand(const LshBand& band, const HugePageVector<uint64_t>& doc_ids,
+               std::vector<Pair>& out) {
+  const size_t n = band.keys.size();
+  // About 4..8 keys per bucket; at most 2^16 buckets (256 KiB of counters).
+  const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 0, 16);
+  const auto bucket_of = [bits](uint64_t key) -> size_t {
+    return bits == 0 ? 0 : static_cast<size_t>(key >> (64 - bits));
+  };
+  std::vector<uint32_t> starts((size_t{1} << bits) + 1, 0);
+  for (uint64_t key : band.keys) ++starts[bucket_of(key) + 1];
+  for (size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
+  std::vector<KeySlot> sorted(n);
+  {
+    std::vector<uint32_t> cursor(starts.begin(), starts.end() - 1);
+    for (size_t slot = 0; slot < n; ++slot) {
+      const uint64_t key = band.keys[slot];
+      sorted[cursor[bucket_of(key)]++] = KeySlot{key, static_cast<uint32_t>(slot)};
+    }
+  }
+  std::vector<uint64_t> group;
+  for (size_t b = 0; b + 1 < starts.size(); ++b) {
+    KeySlot* first = sorted.data() + starts[b];
+    KeySlot* last = sorted.data() + starts[b + 1];
+    if (last - first < 2) continue;
+    std::sort(first, last, [](const KeySlot& x, const KeySlot& y) { return x.key < y.key; });
+    for (KeySlot* run = first; run != last;) {
+      KeySlot* run_end = run + 1;
+      while (run_end != last && run_end->key == run->key) ++run_end;
+      if (run_end - run >= 2) {
+        group.clear();
+        for (KeySlot* it = run; it != run_end; ++it) group.push_back(doc_ids[it->slot]);
+        std::sort(group.begin(), group.end());
+        for (size_t i = 0; i < group.size(); ++i) {
+          for (size_t j = i + 1; j < group.size(); ++j) out.emplace_back(group[i], group[j]);
+        }
+      }
+      run = run_end;
+    }
+  }
+}
+
+}  // namespace
+
+LshIndex::LshIndex(std::unique_ptr<internal::LshIndexState> state) : state_(std::move(state)) {}
+LshIndex::LshIndex(LshIndex&&) noexcept = default;
+LshIndex& LshIndex::operator=(LshIndex&&) noexcept = default;
+LshIndex::~LshIndex() = default;
+
+Result<LshIndex> LshIndex::Create(LshParams params, int num_hashes) {
+  if (params.num_bands < 1) {
+    return InvalidArgumentError("num_bands (" + std::to_string(params.num_bands) +
+                                ") must be at least 1");
+  }
+  if (params.rows_per_band < 1) {
+    return InvalidArgumentError("rows_per_band (" + std::to_string(params.rows_per_band) +
+                                ") must be at least 1");
+  }
+  if (num_hashes < 1) {
+    return InvalidArgumentError("num_hashes (" + std::to_string(num_hashes) +
+                                ") must be at least 1");
+  }
+  const int64_t used = int64_t{params.num_bands} * params.rows_per_band;
+  if (used > num_hashes) {
+    return InvalidArgumentError("num_bands * rows_per_band (" + std::to_string(params.num_bands) +
+                                " * " + std::to_string(params.rows_per_band) + " = " +
+                                std::to_string(used) + ") must be at most num_hashes (" +
+                                std::to_string(num_hashes) + ")");
+  }
+  auto state = std::make_unique<LshIndexState>();
+  state->params = params;
+  state->num_hashes = num_hashes;
+  state->bands.resize(params.num_bands);
+  return LshIndex(std::move(state));
+}
+
+const LshParams& LshIndex::params() const { return state_->params; }
+int LshIndex::num_hashes() const { return state_->num_hashes; }
+size_t LshIndex::size() const { return state_->doc_ids.size(); }
+
+bool LshIndex::Contains(uint64_t doc_id) const {
+  const LshIndexState& s = *state_;
+  return s.id_table.Find(internal::Mix64(doc_id), [&](uint32_t slot) {
+    return s.doc_ids[slot] == doc_id;
+  }) != SlotTable::kNotFound;
+}
+
+Status LshIndex::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
+  LshIndexState& s = *state_;
+  if (sketch.size() != static_cast<size_t>(s.num_hashes)) {
+    return InvalidArgumentError("sketch size (" + std::to_string(sketch.size()) +
+                                ") must equal num_hashes (" + std::to_string(s.num_hashes) + ")");
+  }
+  const size_t n = s.doc_ids.size();
+  if (n >= kMaxDocuments) {
+    return ResourceExhaustedError("the LSH index holds its maximum of " +
+                                  std::to_string(kMaxDocuments) + " documents");
+  }
+  const int num_bands = s.params.num_bands;
+  const uint64_t id_hash = internal::Mix64(doc_id);
+  s.id_table.Prefetch(id_hash);
+  const BandKeys keys(s, sketch.data());
+  const uint32_t slot = static_cast<uint32_t>(n);
+  const auto [pos, inserted] = s.id_table.FindOrInsert(
+      id_hash, slot, [&](uint32_t other) { return s.doc_ids[other] == doc_id; });
+  (void)pos;
+  if (!inserted) {
+    return InvalidArgumentError("doc_id (" + std::to_string(doc_id) +
+                                ") is already in the LSH index");
+  }
+  s.doc_ids.push_back(doc_id);
+  for (int b = 0; b < num_bands; ++b) {
+    LshBand& band = s.bands[b];
+    band.keys.push_back(keys[b]);
+    band.links.emplace_back();
+    LinkIntoBand(band, slot);
+  }
+  return Status::Ok();
+}
+
+Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
+                            std::span<const uint64_t> sketches_row_major) {
+  LshIndexState& s = *state_;
+  const size_t k = static_cast<size_t>(s.num_hashes);
+  const size_t m = doc_ids.size();
+  if (sketches_row_major.size() % k != 0 || sketches_row_major.size() / k != m) {
+    return InvalidArgumentError("sketches_row_major size (" +
+                                std::to_string(sketches_row_major.size()) +
+                                ") must equal the number of doc_ids (" + std::to_string(m) +
+                                ") times num_hashes (" + std::to_string(k) + ")");
+  }
+  const size_t base = s.doc_ids.size();
+  if (m > kMaxDocuments - base) {
+    return ResourceExhaustedError("inserting " + std::to_string(m) + " documents into " +
+                                  std::to_string(base) + " would exceed the LSH index maximum of " +
+                                  std::to_string(kMaxDocuments));
+  }
+  if (m == 0) return Status::Ok();
+  const bool parallel = m >= kParallelInsertThreshold;
+
+  // Validate everything before changing anything.
+  {
+    std::vector<uint64_t> sorted_ids(doc_ids.begin(), doc_ids.end());
+    if (parallel) {
+      tbb::parallel_sort(sorted_ids.begin(), sorted_ids.end());
+    } else {
+      std::sort(sorted_ids.begin(), sorted_ids.end());
+    }
+    const auto repeated = std::adjacent_find(sorted_ids.begin(), sorted_ids.end());
+    if (repeated != sorted_ids.end()) {
+      return InvalidArgumentError("doc_ids contains doc_id (" + std::to_string(*repeated) +
+                                  ") more than once");
+    }
+    const auto first_present_in = [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        if (Contains(doc_ids[i])) return i;
+      }
+      return m;
+    };
+    const size_t first_present =
+        parallel ? tbb::parallel_reduce(
+                       tbb::blocked_range<size_t>(0, m), m,
+                       [&](const tbb::blocked_range<size_t>& r, size_t found) {
+                         return std::min(found, first_present_in(r.begin(), r.end()));
+                       },
+                       [](size_t a, size_t b) { return std::min(a, b); })
+                 : first_present_in(0, m);
+    if (first_present != m) {
+      return InvalidArgumentError("doc_id (" + std::to_string(doc_ids[first_present]) +
+                                  ") is already in the LSH index");
+    }
+  }
+
+  const int num_bands = s.params.num_bands;
+  const size_t total = base + m;
+  s.doc_ids.insert(s.doc_ids.end(), doc_ids.begin(), doc_ids.end());
+  for (LshBand& band : s.bands) {
+    band.keys.resize(total);
+    band.links.resize(total);
+  }
+  // Band keys of the new documents, written band-major.
+  ForRange(m, parallel, [&](size_t begin, size_t end) {
+    std::vector<uint64_t> keys(num_bands);
+    for (size_t i = begin; i < end; ++i) {
+      internal::ComputeBandKeys(s.params, sketches_row_major.data() + i * k, keys.data());
+      for (int b = 0; b < num_bands; ++b) s.bands[b].keys[base + i] = keys[b];
+    }
+  });
+  // The id table and each band's table are independent: fill them
+  // concurrently, task `num_bands` being the id table.
+  constexpr size_t kPrefetchDistance = 8;
+  ForRange(num_bands + 1, parallel, [&](size_t begin, size_t end) {
+    for (size_t task = begin; task < end; ++task) {
+      if (task == static_cast<size_t>(num_bands)) {
+        s.id_table.Reserve(total);
+        for (size_t slot = base; slot < total; ++slot) {
+          if (slot + kPrefetchDistance < total) {
+            s.id_table.Prefetch(internal::Mix64(s.doc_ids[slot + kPrefetchDistance]));
+          }
+          const uint32_t new_slot = static_cast<uint32_t>(slot);
+          const uint64_t id = s.doc_ids[slot];
+          const bool inserted =
+              s.id_table
+                  .FindOrInsert(internal::Mix64(id), new_slot,
+                                [&](uint32_t other) { return s.doc_ids[other] == id; })
+                  .second;
+          NEARDUP_CHECK(inserted) << "doc_id " << id << " was validated as new";
+        }
+        continue;
+      }
+      LshBand& band = s.bands[task];
+      band.table.Reserve(total);
+      for (size_t slot = base; slot < total; ++slot) {
+        if (slot + kPrefetchDistance < total) {
+          band.table.Prefetch(band.keys[slot + kPrefetchDistance]);
+        }
+        LinkIntoBand(band, static_cast<uint32_t>(slot));
+      }
+    }
+  });
+  return Status::Ok();
+}
+
+bool LshIndex::Remove(uint64_t doc_id) {
+  LshIndexState& s = *state_;
+  const size_t pos = s.id_table.Find(internal::Mix64(doc_id),
+                                     [&](uint32_t slot) { return s.doc_ids[slot] == doc_id; });
+  if (pos == SlotTable::kNotFound) return false;
+  const uint32_t slot = s.id_table.SlotAt(pos);
+  s.id_table.EraseAt(pos);
+  for (LshBand& band : s.bands) UnlinkFromBand(band, slot);
+  const uint32_t last = static_cast<uint32_t>(s.doc_ids.size() - 1);
+  if (slot != last) {
+    for (LshBand& band : s.bands) MoveSlot(band, last, slot);
+    const uint64_t moved_id = s.doc_ids[last];
+    const size_t moved_pos =
+        s.id_table.Find(internal::Mix64(moved_id), [&](uint32_t other) { return other == last; });
+    NEARDUP_CHECK(moved_pos != SlotTable::kNotFound) << "doc_id " << moved_id << " lost its slot";
+    s.id_table.SetSlotAt(moved_pos, slot);
+    s.doc_ids[slot] = moved_id;
+  }
+  s.doc_ids.pop_back();
+  for (LshBand& band : s.bands) {
+    band.keys.pop_back();
+    band.links.pop_back();
+  }
+  return true;
+}
+
+std::vector<uint64_t> LshIndex::Query(std::span<const uint64_t> sketch) const {
+  const LshIndexState& s = *state_;
+  NEARDUP_CHECK(sketch.size() == static_cast<size_t>(s.num_hashes))
+      << "sketch size " << sketch.size() << " != num_hashes " << s.num_hashes;
+  const int num_bands = s.params.num_bands;
+  const BandKeys keys(s, sketch.data());
+  std::vector<uint64_t> out;
+  for (int b = 0; b < num_bands; ++b) {
+    const LshBand& band = s.bands[b];
+    const size_t pos = FindHead(band, keys[b]);
+    if (pos == SlotTable::kNotFound) continue;
+    for (uint32_t slot = band.table.SlotAt(pos); slot != kNoSlot; slot = band.links[slot].next) {
+      out.push_back(s.doc_ids[slot]);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands_per_pass) const {
+  NEARDUP_CHECK(bands_per_pass >= 1) << "bands_per_pass " << bands_per_pass;
+  const LshIndexState& s = *state_;
+  const int num_bands = s.params.num_bands;
+  const int per_pass = std::min(bands_per_pass, num_bands);
+  std::vector<Pair> result;
+  if (s.doc_ids.size() < 2) return result;
+  std::vector<std::vector<Pair>> band_pairs(per_pass);
+  for (int first = 0; first < num_bands; first += per_pass) {
+    const int count = std::min(per_pass, num_bands - first);
+    tbb::parallel_for(0, count, [&](int i) {
+      band_pairs[i].clear();
+      GroupBand(s.bands[first + i], s.doc_ids, band_pairs[i]);
+    });
+    // Merge this pass's pairs into the sorted, unique result so far.
+    const size_t old_size = result.size();
+    for (int i = 0; i < count; ++i) {
+      result.insert(result.end(), band_pairs[i].begin(), band_pairs[i].end());
+    }
+    tbb::parallel_sort(result.begin() + old_size, result.end());
+    std::inplace_merge(result.begin(), result.begin() + old_size, result.end());
+    result.erase(std::unique(result.begin(), result.end()), result.end());
+  }
+  return result;
+}
+
+size_t LshIndex::MemoryBytes() const {
+  const LshIndexState& s = *state_;
+  size_t bytes = sizeof(LshIndexState) + s.doc_ids.capacity() * sizeof(uint64_t) +
+                 s.id_table.MemoryBytes() + s.bands.capacity() * sizeof(LshBand);
+  for (const LshBand& band : s.bands) {
+    bytes += band.table.MemoryBytes() + band.keys.capacity() * sizeof(uint64_t) +
+             band.links.capacity() * sizeof(ChainLink);
+  }
+  return bytes;
+}
+
+}  // namespace neardup

@@ -1,0 +1,455 @@
+#include "neardup/lsh_index.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "index/lsh_band_key.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+using internal::SplitMix64;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using Pair = std::pair<uint64_t, uint64_t>;
+using Sketch = std::vector<uint64_t>;
+using Stored = std::map<uint64_t, Sketch>;
+
+// Random sketch; `alphabet` > 0 draws values from {0..alphabet-1} so that
+// unrelated sketches share bands by chance too.
+Sketch RandomSketch(SplitMix64& rng, int num_hashes, uint64_t alphabet) {
+  Sketch sketch(num_hashes);
+  for (uint64_t& v : sketch) v = alphabet ? rng.Next() % alphabet : rng.Next();
+  return sketch;
+}
+
+// A near-duplicate: `base` with about `fraction` of its values replaced.
+Sketch NearDuplicate(SplitMix64& rng, const Sketch& base, double fraction) {
+  Sketch copy = base;
+  for (uint64_t& v : copy) {
+    if (static_cast<double>(rng.Next() >> 11) * 0x1.0p-53 < fraction) v = rng.Next();
+  }
+  return copy;
+}
+
+// A corpus where about half of the sketches are near-duplicates (0..30% of
+// values changed, sometimes exact copies) of earlier ones.
+Stored MakeCorpus(uint64_t seed, int count, int num_hashes, uint64_t alphabet,
+                  uint64_t first_id = 1000) {
+  SplitMix64 rng(seed);
+  Stored stored;
+  std::vector<Sketch> made;
+  for (int i = 0; i < count; ++i) {
+    Sketch sketch;
+    if (!made.empty() && rng.Next() % 2 == 0) {
+      const double fraction = static_cast<double>(rng.Next() % 7) * 0.05;
+      sketch = NearDuplicate(rng, made[rng.Next() % made.size()], fraction);
+    } else {
+      sketch = RandomSketch(rng, num_hashes, alphabet);
+    }
+    made.push_back(sketch);
+    // Ids are spread out and unordered relative to insertion.
+    stored[first_id + internal::Mix64(i) % (uint64_t{1} << 40)] = sketch;
+  }
+  return stored;
+}
+
+bool SharesBand(const LshParams& p, const Sketch& a, const Sketch& b) {
+  for (int band = 0; band < p.num_bands; ++band) {
+    const int first = band * p.rows_per_band;
+    if (std::equal(a.begin() + first, a.begin() + first + p.rows_per_band, b.begin() + first)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<uint64_t> BruteQuery(const LshParams& p, const Stored& stored, const Sketch& q) {
+  std::vector<uint64_t> out;
+  for (const auto& [id, sketch] : stored) {
+    if (SharesBand(p, sketch, q)) out.push_back(id);
+  }
+  return out;  // map order: ascending
+}
+
+std::vector<Pair> BrutePairs(const LshParams& p, const Stored& stored) {
+  std::vector<Pair> out;
+  for (auto a = stored.begin(); a != stored.end(); ++a) {
+    for (auto b = std::next(a); b != stored.end(); ++b) {
+      if (SharesBand(p, a->second, b->second)) out.emplace_back(a->first, b->first);
+    }
+  }
+  return out;  // ascending
+}
+
+// An independent oracle for larger corpora: group documents by (band, the
+// band's values) in a std::map.
+std::vector<Pair> GroupingPairs(const LshParams& p, const Stored& stored) {
+  std::map<std::pair<int, Sketch>, std::vector<uint64_t>> groups;
+  for (const auto& [id, sketch] : stored) {
+    for (int band = 0; band < p.num_bands; ++band) {
+      const auto first = sketch.begin() + band * p.rows_per_band;
+      groups[{band, Sketch(first, first + p.rows_per_band)}].push_back(id);
+    }
+  }
+  std::vector<Pair> out;
+  for (const auto& [key, ids] : groups) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      for (size_t j = i + 1; j < ids.size(); ++j) out.emplace_back(ids[i], ids[j]);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+LshIndex MakeIndex(LshParams params, int num_hashes) {
+  Result<LshIndex> index = LshIndex::Create(params, num_hashes);
+  NEARDUP_CHECK(index.ok()) << index.status();
+  return std::move(index).value();
+}
+
+void ExpectMatchesBruteForce(const LshIndex& index, const Stored& stored, SplitMix64& rng,
+                             uint64_t alphabet) {
+  const LshParams& p = index.params();
+  ASSERT_EQ(index.size(), stored.size());
+  for (const auto& [id, sketch] : stored) {
+    EXPECT_TRUE(index.Contains(id));
+    ASSERT_EQ(index.Query(sketch), BruteQuery(p, stored, sketch)) << "stored doc " << id;
+  }
+  for (int i = 0; i < 20; ++i) {
+    const Sketch fresh = RandomSketch(rng, index.num_hashes(), alphabet);
+    ASSERT_EQ(index.Query(fresh), BruteQuery(p, stored, fresh));
+    if (!stored.empty()) {
+      auto it = stored.begin();
+      std::advance(it, rng.Next() % stored.size());
+      const Sketch near = NearDuplicate(rng, it->second, 0.1);
+      ASSERT_EQ(index.Query(near), BruteQuery(p, stored, near));
+    }
+  }
+  const std::vector<Pair> expected = BrutePairs(p, stored);
+  for (int per_pass : {1, 3, p.num_bands, p.num_bands + 7}) {
+    ASSERT_EQ(index.AllPairCandidates(per_pass), expected) << "bands_per_pass " << per_pass;
+  }
+}
+
+struct Shape {
+  int num_bands;
+  int rows_per_band;
+  int num_hashes;
+};
+
+constexpr Shape kShapes[] = {{1, 1, 1},   {16, 8, 128}, {5, 3, 16},  {2, 10, 20},
+                             {20, 1, 20}, {4, 4, 17},   {9, 13, 128}};
+
+TEST(LshIndexTest, QueryAndAllPairsMatchBruteForce) {
+  for (const Shape& shape : kShapes) {
+    for (uint64_t alphabet : {uint64_t{0}, uint64_t{3}}) {
+      SCOPED_TRACE(::testing::Message() << "b=" << shape.num_bands << " r=" << shape.rows_per_band
+                                        << " k=" << shape.num_hashes << " alphabet=" << alphabet);
+      LshIndex index = MakeIndex({shape.num_bands, shape.rows_per_band}, shape.num_hashes);
+      const Stored stored =
+          MakeCorpus(shape.num_bands * 31 + alphabet, 150, shape.num_hashes, alphabet);
+      for (const auto& [id, sketch] : stored) ASSERT_TRUE(index.Insert(id, sketch).ok());
+      SplitMix64 rng(7);
+      ExpectMatchesBruteForce(index, stored, rng, alphabet);
+    }
+  }
+}
+
+TEST(LshIndexTest, MixedInsertAndRemoveMatchBruteForce) {
+  for (const Shape& shape : {Shape{5, 3, 16}, Shape{16, 8, 128}, Shape{3, 2, 6}}) {
+    SCOPED_TRACE(::testing::Message() << "b=" << shape.num_bands << " r=" << shape.rows_per_band);
+    const uint64_t alphabet = shape.num_hashes == 6 ? 2 : 0;
+    LshIndex index = MakeIndex({shape.num_bands, shape.rows_per_band}, shape.num_hashes);
+    SplitMix64 rng(shape.num_bands);
+    Stored stored;
+    std::vector<Sketch> pool;
+    for (int step = 1; step <= 1500; ++step) {
+      const uint64_t op = rng.Next() % 10;
+      if (op < 6 || stored.empty()) {
+        const uint64_t id = rng.Next() % 400;  // small id space: removed ids come back
+        Sketch sketch = (!pool.empty() && rng.Next() % 2)
+                            ? NearDuplicate(rng, pool[rng.Next() % pool.size()], 0.15)
+                            : RandomSketch(rng, shape.num_hashes, alphabet);
+        const Status status = index.Insert(id, sketch);
+        if (stored.contains(id)) {
+          EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+        } else {
+          ASSERT_TRUE(status.ok()) << status;
+          stored[id] = sketch;
+          pool.push_back(sketch);
+        }
+      } else {
+        // Remove a stored id (any slot: first, middle, last) or an absent one.
+        uint64_t id = rng.Next() % 400;
+        if (op < 9) {
+          auto it = stored.begin();
+          std::advance(it, rng.Next() % stored.size());
+          id = it->first;
+        }
+        EXPECT_EQ(index.Remove(id), stored.erase(id) == 1) << "id " << id;
+      }
+      if (step % 250 == 0) ExpectMatchesBruteForce(index, stored, rng, alphabet);
+    }
+    // Drain completely, then refill.
+    while (!stored.empty()) {
+      ASSERT_TRUE(index.Remove(stored.begin()->first));
+      stored.erase(stored.begin());
+    }
+    EXPECT_EQ(index.size(), 0u);
+    EXPECT_TRUE(index.AllPairCandidates().empty());
+    const Stored refill = MakeCorpus(5, 60, shape.num_hashes, alphabet);
+    for (const auto& [id, sketch] : refill) ASSERT_TRUE(index.Insert(id, sketch).ok());
+    ExpectMatchesBruteForce(index, refill, rng, alphabet);
+  }
+}
+
+// Flattens a corpus for InsertBulk.
+void Flatten(const Stored& stored, std::vector<uint64_t>& ids, std::vector<uint64_t>& sketches) {
+  for (const auto& [id, sketch] : stored) {
+    ids.push_back(id);
+    sketches.insert(sketches.end(), sketch.begin(), sketch.end());
+  }
+}
+
+TEST(LshIndexTest, InsertBulkMatchesInsertAndOracle) {
+  const LshParams params{8, 4};
+  const int num_hashes = 33;
+  // 6000 documents take the parallel path; 100 the serial one.
+  for (int count : {100, 6000}) {
+    SCOPED_TRACE(count);
+    const Stored first = MakeCorpus(11, count, num_hashes, 0, 1);
+    const Stored second = MakeCorpus(12, count / 2, num_hashes, 0, uint64_t{1} << 50);
+    LshIndex bulk = MakeIndex(params, num_hashes);
+    LshIndex single = MakeIndex(params, num_hashes);
+    Stored all;
+    for (const Stored* part : {&first, &second}) {
+      std::vector<uint64_t> ids, sketches;
+      Flatten(*part, ids, sketches);
+      // Insertion order must not matter: reverse the ids for the bulk.
+      ASSERT_TRUE(bulk.InsertBulk(ids, sketches).ok());
+      for (auto it = part->rbegin(); it != part->rend(); ++it) {
+        ASSERT_TRUE(single.Insert(it->first, it->second).ok());
+      }
+      all.insert(part->begin(), part->end());
+    }
+    ASSERT_EQ(bulk.size(), all.size());
+    const std::vector<Pair> expected = GroupingPairs(params, all);
+    EXPECT_FALSE(expected.empty());
+    for (int per_pass : {1, 3, 8}) {
+      EXPECT_EQ(bulk.AllPairCandidates(per_pass), expected);
+      EXPECT_EQ(single.AllPairCandidates(per_pass), expected);
+    }
+    SplitMix64 rng(3);
+    for (int i = 0; i < 50; ++i) {
+      auto it = all.begin();
+      std::advance(it, rng.Next() % all.size());
+      const Sketch near = NearDuplicate(rng, it->second, 0.2);
+      const std::vector<uint64_t> want = BruteQuery(params, all, near);
+      EXPECT_EQ(bulk.Query(near), want);
+      EXPECT_EQ(single.Query(near), want);
+    }
+    // Removing from a bulk-built index keeps it consistent.
+    std::vector<uint64_t> removed;
+    for (const auto& [id, sketch] : first) {
+      if (rng.Next() % 3 == 0) removed.push_back(id);
+    }
+    for (uint64_t id : removed) {
+      ASSERT_TRUE(bulk.Remove(id));
+      all.erase(id);
+    }
+    EXPECT_EQ(bulk.AllPairCandidates(2), GroupingPairs(params, all));
+  }
+}
+
+TEST(LshIndexTest, OnlyTheBandedValuesCount) {
+  // b * r = 6 of 10 values are banded; the last 4 never matter.
+  LshIndex index = MakeIndex({2, 3}, 10);
+  const Sketch a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const Sketch b = {9, 9, 9, 4, 5, 6, 0, 0, 0, 0};   // shares band 1
+  const Sketch c = {4, 5, 6, 1, 2, 3, 7, 8, 9, 10};  // same values, other bands
+  const Sketch d = {1, 2, 9, 9, 5, 6, 7, 8, 9, 10};  // one row differs in each band
+  ASSERT_TRUE(index.Insert(10, a).ok());
+  ASSERT_TRUE(index.Insert(20, b).ok());
+  ASSERT_TRUE(index.Insert(30, c).ok());
+  ASSERT_TRUE(index.Insert(40, d).ok());
+  EXPECT_THAT(index.Query(a), ElementsAre(10, 20));
+  EXPECT_THAT(index.Query(c), ElementsAre(30));
+  EXPECT_THAT(index.Query(d), ElementsAre(40));
+  EXPECT_THAT(index.AllPairCandidates(), ElementsAre(Pair{10, 20}));
+}
+
+TEST(LshIndexTest, ExactDuplicatesFormOneGroup) {
+  LshIndex index = MakeIndex({4, 2}, 8);
+  const Sketch same = {1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<Pair> expected;
+  for (uint64_t id = 0; id < 40; ++id) {
+    ASSERT_TRUE(index.Insert(id * 7, same).ok());
+    for (uint64_t other = 0; other < id; ++other) expected.emplace_back(other * 7, id * 7);
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(index.AllPairCandidates(1), expected);
+  EXPECT_EQ(index.Query(same).size(), 40u);
+  // Remove from the middle, the head (last inserted) and the tail of the chain.
+  for (uint64_t id : {20 * 7, 39 * 7, 0}) ASSERT_TRUE(index.Remove(id));
+  EXPECT_EQ(index.Query(same).size(), 37u);
+  EXPECT_EQ(index.AllPairCandidates(3).size(), 37u * 36 / 2);
+}
+
+TEST(LshIndexTest, EmptyIndex) {
+  LshIndex index = MakeIndex({16, 8}, 128);
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_TRUE(index.Query(Sketch(128, 5)).empty());
+  EXPECT_TRUE(index.AllPairCandidates().empty());
+  EXPECT_FALSE(index.Remove(1));
+  EXPECT_FALSE(index.Contains(1));
+  EXPECT_GT(index.MemoryBytes(), 0u);
+  EXPECT_TRUE(index.InsertBulk({}, {}).ok());
+  EXPECT_EQ(index.size(), 0u);
+}
+
+TEST(LshIndexTest, RemoveReportsPresence) {
+  LshIndex index = MakeIndex({2, 2}, 4);
+  ASSERT_TRUE(index.Insert(5, Sketch{1, 2, 3, 4}).ok());
+  EXPECT_FALSE(index.Remove(6));
+  EXPECT_TRUE(index.Remove(5));
+  EXPECT_FALSE(index.Remove(5));
+  EXPECT_TRUE(index.Query(Sketch{1, 2, 3, 4}).empty());
+  // Every 64-bit value is a valid id.
+  ASSERT_TRUE(index.Insert(~uint64_t{0}, Sketch{1, 2, 3, 4}).ok());
+  ASSERT_TRUE(index.Insert(0, Sketch{1, 2, 0, 0}).ok());
+  EXPECT_THAT(index.Query(Sketch{1, 2, 9, 9}), ElementsAre(0, ~uint64_t{0}));
+  EXPECT_THAT(index.AllPairCandidates(), ElementsAre(Pair{0, ~uint64_t{0}}));
+}
+
+TEST(LshIndexTest, MemoryGrowsWithDocuments) {
+  LshIndex index = MakeIndex({16, 8}, 128);
+  const size_t empty = index.MemoryBytes();
+  const Stored stored = MakeCorpus(1, 2000, 128, 0);
+  for (const auto& [id, sketch] : stored) ASSERT_TRUE(index.Insert(id, sketch).ok());
+  const size_t full = index.MemoryBytes();
+  // At least the band keys, links and table entries: 16 bands * 24 bytes.
+  EXPECT_GE(full - empty, 2000u * 16 * 24);
+  EXPECT_LE(full - empty, 2000u * 2000);
+}
+
+TEST(LshIndexTest, MovedIndexKeepsItsContents) {
+  LshIndex index = MakeIndex({2, 2}, 4);
+  ASSERT_TRUE(index.Insert(1, Sketch{1, 2, 3, 4}).ok());
+  ASSERT_TRUE(index.Insert(2, Sketch{1, 2, 5, 6}).ok());
+  LshIndex moved = std::move(index);
+  EXPECT_THAT(moved.AllPairCandidates(), ElementsAre(Pair{1, 2}));
+  LshIndex other = MakeIndex({1, 1}, 1);
+  other = std::move(moved);
+  EXPECT_EQ(other.size(), 2u);
+  EXPECT_EQ(other.num_hashes(), 4);
+}
+
+TEST(LshIndexTest, CreateRejectsBadParams) {
+  const auto expect_invalid = [](LshParams params, int num_hashes, const char* words) {
+    Result<LshIndex> index = LshIndex::Create(params, num_hashes);
+    ASSERT_FALSE(index.ok());
+    EXPECT_EQ(index.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(index.status().message(), HasSubstr(words));
+  };
+  expect_invalid({0, 4}, 128, "num_bands (0) must be at least 1");
+  expect_invalid({-1, 4}, 128, "num_bands (-1)");
+  expect_invalid({4, 0}, 128, "rows_per_band (0) must be at least 1");
+  expect_invalid({1, 1}, 0, "num_hashes (0) must be at least 1");
+  expect_invalid({17, 8}, 128,
+                 "num_bands * rows_per_band (17 * 8 = 136) must be at most "
+                 "num_hashes (128)");
+  // The product is computed without overflow.
+  expect_invalid({1 << 20, 1 << 20}, 128, "1099511627776");
+  EXPECT_TRUE(LshIndex::Create({16, 8}, 128).ok());
+  EXPECT_TRUE(LshIndex::Create({1, 1}, 1).ok());
+}
+
+TEST(LshIndexTest, InsertRejectsBadInputAndStaysUnchanged) {
+  LshIndex index = MakeIndex({4, 2}, 8);
+  const Sketch good = {1, 2, 3, 4, 5, 6, 7, 8};
+  ASSERT_TRUE(index.Insert(1, good).ok());
+  for (size_t size : {0, 7, 9}) {
+    const Status status = index.Insert(2, Sketch(size, 1));
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(),
+                HasSubstr("sketch size (" + std::to_string(size) + ") must equal num_hashes (8)"));
+  }
+  const Status duplicate = index.Insert(1, good);
+  EXPECT_EQ(duplicate.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(duplicate.message(), HasSubstr("doc_id (1) is already in the LSH index"));
+  EXPECT_EQ(index.size(), 1u);
+  EXPECT_THAT(index.Query(good), ElementsAre(1));
+}
+
+TEST(LshIndexTest, InsertBulkRejectsBadInputAndStaysUnchanged) {
+  for (int count : {10, 5000}) {  // the serial and the parallel validation
+    SCOPED_TRACE(count);
+    const int k = 4;
+    LshIndex index = MakeIndex({2, 2}, k);
+    ASSERT_TRUE(index.Insert(3, Sketch{1, 1, 1, 1}).ok());
+    std::vector<uint64_t> ids(count), sketches(static_cast<size_t>(count) * k, 1);
+    for (int i = 0; i < count; ++i) ids[i] = 100 + i;
+
+    Status status = index.InsertBulk(ids, std::span(sketches).first(sketches.size() - 1));
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("must equal the number of doc_ids (" +
+                                            std::to_string(count) + ") times num_hashes (4)"));
+    status = index.InsertBulk(std::span(ids).first(count - 1), sketches);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+
+    std::vector<uint64_t> repeated = ids;
+    repeated[count - 1] = repeated[count / 2];
+    status = index.InsertBulk(repeated, sketches);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(),
+                HasSubstr("doc_id (" + std::to_string(ids[count / 2]) + ") more than once"));
+
+    std::vector<uint64_t> present = ids;
+    present[count / 3] = 3;
+    status = index.InsertBulk(present, sketches);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("doc_id (3) is already in the LSH index"));
+
+    EXPECT_EQ(index.size(), 1u);
+    EXPECT_TRUE(index.AllPairCandidates().empty());
+    EXPECT_THAT(index.Query(Sketch{1, 1, 1, 1}), ElementsAre(3));
+    // The valid batch then goes in whole.
+    ASSERT_TRUE(index.InsertBulk(ids, sketches).ok());
+    EXPECT_EQ(index.size(), static_cast<size_t>(count) + 1);
+    EXPECT_EQ(index.Query(Sketch{1, 1, 1, 1}).size(), static_cast<size_t>(count) + 1);
+  }
+}
+
+TEST(LshIndexDeathTest, QueryWithWrongSketchSizeIsAProgrammerError) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  LshIndex index = MakeIndex({2, 2}, 4);
+  EXPECT_DEATH((void)index.Query(Sketch{1, 2, 3}), "num_hashes");
+  EXPECT_DEATH((void)index.AllPairCandidates(0), "bands_per_pass");
+}
+
+TEST(LshBandKeyTest, FrozenValues) {
+  // Frozen: band keys are XXH3-64 of little-endian values seeded with the band
+  // index. These vectors change only with a deliberate format change.
+  const uint64_t values[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  uint64_t keys[4];
+  internal::ComputeBandKeys({4, 2}, values, keys);
+  EXPECT_THAT(keys, ElementsAre(571542372673154031u, 11645869314983633522u, 17529667314224397992u,
+                                1026732178276892045u));
+  // The same values in different bands give different keys.
+  const uint64_t same[4] = {9, 9, 9, 9};
+  uint64_t same_keys[2];
+  internal::ComputeBandKeys({2, 2}, same, same_keys);
+  EXPECT_NE(same_keys[0], same_keys[1]);
+}
+
+}  // namespace
+}  // namespace neardup
