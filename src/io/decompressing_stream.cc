@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
-#include <vector>
 
 #include "io/byte_stream.h"
 #include "neardup/check.h"
@@ -14,18 +13,18 @@
 namespace neardup::internal {
 namespace {
 
-constexpr size_t kInputBufferBytes = 256 * 1024;
+constexpr size_t kInputBufferBytes = 64 * 1024;
 
 // Shared input side of both decoders: a buffer refilled from the compressed
 // stream, counting the bytes read so errors can give an offset.
 class CompressedInput {
  public:
   explicit CompressedInput(std::unique_ptr<ByteStream> raw)
-      : raw_(std::move(raw)), buffer_(kInputBufferBytes) {}
+      : raw_(std::move(raw)), buffer_(new char[kInputBufferBytes]) {}
 
   // Refills the buffer. Returns false at the end of the compressed stream.
   Result<bool> Refill() {
-    NEARDUP_ASSIGN_OR_RETURN(size_t n, raw_->Read(buffer_.data(), buffer_.size()));
+    NEARDUP_ASSIGN_OR_RETURN(size_t n, raw_->Read(buffer_.get(), kInputBufferBytes));
     if (n == 0) {
       at_end_ = true;
       return false;
@@ -35,7 +34,7 @@ class CompressedInput {
     return true;
   }
 
-  const char* data() const { return buffer_.data(); }
+  const char* data() const { return buffer_.get(); }
   size_t filled() const { return filled_; }
   bool at_end() const { return at_end_; }
   // Offset just past the last byte handed to the decoder when `unconsumed`
@@ -44,7 +43,7 @@ class CompressedInput {
 
  private:
   std::unique_ptr<ByteStream> raw_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;
   size_t filled_ = 0;
   uint64_t bytes_read_ = 0;
   bool at_end_ = false;

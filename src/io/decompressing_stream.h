@@ -5,7 +5,7 @@
 // compressed stream where it was found, after every byte decoded before it
 // has been returned (ByteStream's contract). Trailing bytes after the last
 // gzip member that are not another member are damage too.
-// Cost: a 256 KiB input buffer plus the decoder's window (32 KiB for gzip, up
+// Cost: a 64 KiB input buffer plus the decoder's window (32 KiB for gzip, up
 // to the frame's window size for zstd, 8 MiB for common levels).
 #ifndef NEARDUP_IO_DECOMPRESSING_STREAM_H_
 #define NEARDUP_IO_DECOMPRESSING_STREAM_H_

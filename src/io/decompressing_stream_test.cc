@@ -10,8 +10,8 @@
 namespace neardup::internal {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::Gzip;
+using ::testing::HasSubstr;
 using testing::RandomBytes;
 using testing::ScriptedStream;
 using testing::Zstd;
@@ -39,8 +39,8 @@ Drained Drain(ByteStream* stream, size_t request = 4096) {
 Drained Decompress(const std::string& compressed, Compression expected, size_t piece = 1 << 20,
                    size_t request = 4096) {
   Compression detected;
-  Result<std::unique_ptr<ByteStream>> stream = OpenDecompressed(
-      std::make_unique<ScriptedStream>(compressed, piece), "in.bin", &detected);
+  Result<std::unique_ptr<ByteStream>> stream =
+      OpenDecompressed(std::make_unique<ScriptedStream>(compressed, piece), "in.bin", &detected);
   EXPECT_TRUE(stream.ok()) << stream.status();
   EXPECT_EQ(detected, expected);
   return Drain(stream->get(), request);
@@ -84,9 +84,8 @@ TEST(DecompressingStreamTest, TruncatedGzipGivesDataLossAfterTheIntactPrefix) {
   std::string cut = compressed.substr(0, compressed.size() / 2);
   Drained out = Decompress(cut, Compression::kGzip);
   EXPECT_EQ(out.status.code(), StatusCode::kDataLoss);
-  EXPECT_THAT(out.status.message(),
-              HasSubstr("in.bin: truncated gzip stream at compressed byte " +
-                        std::to_string(cut.size())));
+  EXPECT_THAT(out.status.message(), HasSubstr("in.bin: truncated gzip stream at compressed byte " +
+                                              std::to_string(cut.size())));
   // What was decoded is a true prefix, and most of what the cut kept.
   EXPECT_EQ(out.bytes, data.substr(0, out.bytes.size()));
   EXPECT_GT(out.bytes.size(), data.size() / 3);
@@ -128,9 +127,8 @@ TEST(DecompressingStreamTest, TruncatedZstdGivesDataLossAfterTheIntactPrefix) {
   std::string cut = compressed.substr(0, compressed.size() - 1000);
   Drained out = Decompress(cut, Compression::kZstd);
   EXPECT_EQ(out.status.code(), StatusCode::kDataLoss);
-  EXPECT_THAT(out.status.message(),
-              HasSubstr("in.bin: truncated zstd stream at compressed byte " +
-                        std::to_string(cut.size())));
+  EXPECT_THAT(out.status.message(), HasSubstr("in.bin: truncated zstd stream at compressed byte " +
+                                              std::to_string(cut.size())));
   EXPECT_EQ(out.bytes, data.substr(0, out.bytes.size()));
 }
 
@@ -144,10 +142,10 @@ TEST(DecompressingStreamTest, CorruptZstdGivesDataLoss) {
 TEST(DecompressingStreamTest, ReadErrorOfTheCompressedStreamComesAfterDecodedBytes) {
   std::string data = RandomBytes(300000, 7);
   std::string compressed = Gzip(data);
-  Result<std::unique_ptr<ByteStream>> stream = OpenDecompressed(
-      std::make_unique<ScriptedStream>(compressed.substr(0, compressed.size() / 2), 1 << 16,
-                                       IoError("disk on fire")),
-      "in.bin");
+  Result<std::unique_ptr<ByteStream>> stream =
+      OpenDecompressed(std::make_unique<ScriptedStream>(compressed.substr(0, compressed.size() / 2),
+                                                        1 << 16, IoError("disk on fire")),
+                       "in.bin");
   ASSERT_TRUE(stream.ok());
   Drained out = Drain(stream->get());
   EXPECT_EQ(out.status, IoError("disk on fire"));

@@ -15,9 +15,6 @@
 namespace neardup {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 using internal::testing::Gzip;
 using internal::testing::Ids;
 using internal::testing::RandomBytes;
@@ -27,6 +24,9 @@ using internal::testing::ReadStream;
 using internal::testing::TempDir;
 using internal::testing::Texts;
 using internal::testing::Zstd;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 const char kThreeRecords[] =
     "{\"id\": \"a\", \"text\": \"alpha\"}\n"
@@ -144,8 +144,8 @@ std::string ManyRecords(int count) {
   std::string out;
   for (int i = 0; i < count; ++i) {
     out += "{\"id\": " + std::to_string(i) + ", \"text\": \"record " +
-           std::to_string(static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull) + " " + std::string(i % 50, 'x') +
-           "\"}\n";
+           std::to_string(static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull) + " " +
+           std::string(i % 50, 'x') + "\"}\n";
   }
   return out;
 }
@@ -154,9 +154,9 @@ void ExpectTruncatedAfterIntactRecords(const std::string& path, const std::strin
                                        size_t compressed_size, int total_records) {
   ReadOutcome out = ReadAll({path});
   EXPECT_EQ(out.status.code(), StatusCode::kDataLoss) << out.status;
-  EXPECT_THAT(out.status.message(), HasSubstr(path + ": truncated " + kind +
-                                              " stream at compressed byte " +
-                                              std::to_string(compressed_size)));
+  EXPECT_THAT(out.status.message(),
+              HasSubstr(path + ": truncated " + kind + " stream at compressed byte " +
+                        std::to_string(compressed_size)));
   ASSERT_GT(out.documents.size(), 0u);
   EXPECT_LT(out.documents.size(), static_cast<size_t>(total_records));
   for (size_t i = 0; i < out.documents.size(); ++i) {
@@ -184,10 +184,10 @@ TEST(DocumentReaderTest, TruncatedZstdGivesDataLossAfterIntactDocuments) {
 TEST(DocumentReaderTest, ErrorIsFinal) {
   TempDir dir;
   std::string compressed = Gzip(kThreeRecords);
-  Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open(
-      {dir.Write("t.txt.gz", compressed.substr(0, compressed.size() - 4)),
-       dir.Write("after.txt", "never read")},
-      {});
+  Result<std::unique_ptr<DocumentReader>> reader =
+      DocumentReader::Open({dir.Write("t.txt.gz", compressed.substr(0, compressed.size() - 4)),
+                            dir.Write("after.txt", "never read")},
+                           {});
   ASSERT_TRUE(reader.ok());
   Document doc;
   Result<bool> first = (*reader)->Next(&doc);
@@ -203,8 +203,7 @@ TEST(DocumentReaderTest, DirectoryTreeInSortedOrderWithRelativeIds) {
   dir.Write("corpus/b.txt", "bee");
   dir.Write("corpus/a/z.txt", "zed");
   dir.Write("corpus/a.txt", "ay");
-  dir.Write("corpus/a/records.jsonl",
-            "{\"id\": \"r1\", \"text\": \"one\"}\n{\"text\": \"two\"}\n");
+  dir.Write("corpus/a/records.jsonl", "{\"id\": \"r1\", \"text\": \"one\"}\n{\"text\": \"two\"}\n");
   dir.Write("corpus/a/b/deep.txt.gz", Gzip("deep"));
   dir.Write("corpus/c.jsonl.zst", Zstd("{\"id\": \"r3\", \"text\": \"three\"}\n"));
   std::filesystem::create_symlink(dir.Path("corpus/b.txt"), dir.Path("corpus/d-link.txt"));
@@ -213,8 +212,7 @@ TEST(DocumentReaderTest, DirectoryTreeInSortedOrderWithRelativeIds) {
   EXPECT_TRUE(out.status.ok()) << out.status;
   EXPECT_THAT(Ids(out), ElementsAre("a.txt", "a/b/deep.txt.gz", "r1", "a/records.jsonl:2",
                                     "a/z.txt", "b.txt", "r3", "d-link.txt"));
-  EXPECT_THAT(Texts(out),
-              ElementsAre("ay", "deep", "one", "two", "zed", "bee", "three", "bee"));
+  EXPECT_THAT(Texts(out), ElementsAre("ay", "deep", "one", "two", "zed", "bee", "three", "bee"));
 }
 
 TEST(DocumentReaderTest, FormatOptionOverridesNames) {
@@ -266,7 +264,8 @@ TEST(DocumentReaderTest, HundredMegabyteLineAndFile) {
   TempDir dir;
   std::string text(kSize, 'w');
   for (size_t i = 0; i < kSize; i += 4099) text[i] = ' ';
-  std::string line = "{\"id\": \"big\", \"text\": \"" + text + "\"}\n{\"id\": \"after\", \"text\": \"x\"}";
+  std::string line =
+      "{\"id\": \"big\", \"text\": \"" + text + "\"}\n{\"id\": \"after\", \"text\": \"x\"}";
   std::string jsonl = dir.Write("big.jsonl", line);
   line = std::string();
   std::string txt = dir.Write("big.txt", text);

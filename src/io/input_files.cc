@@ -50,7 +50,8 @@ Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& directory) 
     if (status_ec || !fs::is_regular_file(status)) {
       std::error_code link_ec;
       dangling = entry.is_symlink(link_ec) && !link_ec &&
-                 (status_ec == std::errc::no_such_file_or_directory || status.type() == fs::file_type::not_found);
+                 (status_ec == std::errc::no_such_file_or_directory ||
+                  status.type() == fs::file_type::not_found);
       if (!dangling) continue;
     }
     const std::string& path = entry.path().native();

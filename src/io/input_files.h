@@ -15,8 +15,8 @@ namespace neardup::internal {
 bool IsJsonlName(std::string_view name);
 
 struct DirectoryEntry {
-  std::string path;  // openable: the directory as given joined with `name`
-  std::string name;  // relative to the directory, '/'-separated
+  std::string path;            // openable: the directory as given joined with `name`
+  std::string name;            // relative to the directory, '/'-separated
   bool dangling_link = false;  // a symbolic link whose target does not exist
 };
 

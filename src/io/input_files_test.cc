@@ -34,8 +34,8 @@ std::vector<std::string> Names(const std::vector<DirectoryEntry>& entries) {
 
 TEST(ListDirectoryTest, SortsRelativePathsByteWise) {
   TempDir dir;
-  for (const char* name : {"b.txt", "a/z.txt", "a.txt", "a/b/c.txt", "B.txt", "\xc3\xa9.txt",
-                           "a-b.txt"}) {
+  for (const char* name :
+       {"b.txt", "a/z.txt", "a.txt", "a/b/c.txt", "B.txt", "\xc3\xa9.txt", "a-b.txt"}) {
     dir.Write(std::string("root/") + name, name);
   }
   std::filesystem::create_directories(dir.Path("root/empty/deeper"));

@@ -151,10 +151,10 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
 
   auto walk = [&]() -> error_code {
     od::document document;
-    if (error_code e =
-            parser.iterate(simdjson::padded_string_view(line.data(), line.size(),
-                                                        line.size() + kLinePaddingBytes))
-                .get(document)) {
+    if (error_code e = parser
+                           .iterate(simdjson::padded_string_view(line.data(), line.size(),
+                                                                 line.size() + kLinePaddingBytes))
+                           .get(document)) {
       return e;
     }
     od::json_type root_type;

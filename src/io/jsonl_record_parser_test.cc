@@ -161,7 +161,8 @@ TEST(JsonlRecordParserTest, RejectsInvalidJsonAnywhereInTheLine) {
 }
 
 TEST(JsonlRecordParserTest, DeepNestingIsBoundedNotACrash) {
-  std::string deep = R"({"text": "t", "x": )" + std::string(5000, '[') + std::string(5000, ']') + "}";
+  std::string deep =
+      R"({"text": "t", "x": )" + std::string(5000, '[') + std::string(5000, ']') + "}";
   Parsed p = Parse(deep);
   EXPECT_EQ(p.status.code(), StatusCode::kInvalidArgument);
   std::string fine = R"({"text": "t", "x": )" + std::string(100, '[') + std::string(100, ']') + "}";

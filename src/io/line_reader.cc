@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "neardup/check.h"
 
@@ -11,15 +12,21 @@ LineReader::LineReader(ByteStream* stream, uint64_t max_line_bytes)
     : stream_(stream), max_line_bytes_(max_line_bytes) {}
 
 void LineReader::MakeRoom() {
-  if (capacity_ >= end_ + kBlockBytes + kLinePaddingBytes) return;
+  size_t room = kBlockBytes;
+  // A short stream that says how long it is (a small file, a string) gets a
+  // buffer of its size, not a whole block.
+  if (std::optional<uint64_t> left = stream_->RemainingSizeHint(); left.has_value()) {
+    room = static_cast<size_t>(std::clamp<uint64_t>(*left + 1, 4096, kBlockBytes));
+  }
+  if (capacity_ >= end_ + room + kLinePaddingBytes) return;
   size_t used = end_ - begin_;
-  if (begin_ > 0 && capacity_ >= used + kBlockBytes + kLinePaddingBytes) {
-    // Slide the partial line to the front; cheaper than growing.
+  if (begin_ > 0 && capacity_ >= used + room / 2 + kLinePaddingBytes) {
+    // Slide the partial line to the front; cheaper than growing, and a read
+    // of at least half a block is still a large read.
     std::memmove(buffer_.get(), buffer_.get() + begin_, used);
   } else {
     // Grow geometrically so a line of n bytes costs O(n) copying in total.
-    size_t new_capacity =
-        std::max(2 * capacity_, used + kBlockBytes + kLinePaddingBytes);
+    size_t new_capacity = std::max(2 * capacity_, used + room + kLinePaddingBytes);
     std::unique_ptr<char[]> bigger(new char[new_capacity]);
     if (used > 0) std::memcpy(bigger.get(), buffer_.get() + begin_, used);
     buffer_ = std::move(bigger);
@@ -46,7 +53,8 @@ Result<bool> LineReader::Next(Line* line) {
   while (true) {
     const char* base = buffer_.get();
     if (discarding_) {
-      const void* newline = end_ > begin_ ? std::memchr(base + begin_, '\n', end_ - begin_) : nullptr;
+      const void* newline =
+          end_ > begin_ ? std::memchr(base + begin_, '\n', end_ - begin_) : nullptr;
       size_t stop = newline != nullptr ? static_cast<const char*>(newline) - base : end_;
       discarded_ += stop - begin_;
       if (newline != nullptr && stop > begin_ && base[stop - 1] == '\r') --discarded_;

@@ -5,7 +5,8 @@
 //
 // Every line handed out is followed in memory by at least kLinePaddingBytes
 // readable bytes, so a SIMD parser (simdjson) may read past its end.
-// Cost: one buffer of max(1 MiB, longest line + 1 MiB) plus padding.
+// Cost: one buffer of max(1 MiB, longest line + 1 MiB) plus padding (less for
+// a stream known to be shorter).
 // Thread safety: one thread at a time.
 #ifndef NEARDUP_IO_LINE_READER_H_
 #define NEARDUP_IO_LINE_READER_H_
@@ -48,7 +49,8 @@ class LineReader {
   static constexpr size_t kBlockBytes = 1 << 20;
 
  private:
-  // Makes room for at least kBlockBytes more bytes after end_.
+  // Makes room for at least kBlockBytes / 2 more bytes after end_ (less when
+  // the stream says fewer are left).
   void MakeRoom();
   // Reads into the free space; sets at_eof_ at the end of the stream.
   Status Fill();

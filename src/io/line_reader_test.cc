@@ -46,7 +46,8 @@ Collected Collect(const std::string& data, uint64_t max_line_bytes = 1 << 30,
       EXPECT_EQ(line.length, line.text.size());
       // The padding promise: these bytes must be readable (ASan checks).
       volatile char sink = 0;
-      for (size_t i = 0; i < kLinePaddingBytes; ++i) sink = sink + line.text.data()[line.text.size() + i];
+      for (size_t i = 0; i < kLinePaddingBytes; ++i)
+        sink = sink + line.text.data()[line.text.size() + i];
     }
   }
   return out;
