@@ -31,11 +31,12 @@
 // an id that is neither a string, a number nor null, or is longer than
 // max_document_bytes.
 //
-// Cost: JSONL is streamed: memory is one line (at least 1 MiB of buffer) plus
-// the parser's index of that line (about 6 bytes per byte of the longest line
-// seen; released after lines over 64 MiB). A text document is loaded whole,
-// read in blocks of 1 MiB or more. Directories are listed (all relative paths
-// in memory) when the reader reaches them.
+// Cost: JSONL is streamed: memory is a buffer of the longest line plus 1 MiB
+// (less for a file known to be smaller) and the parser's index of that line
+// (about 6 bytes per byte of the longest line seen; released after lines over
+// 64 MiB). A text document is loaded whole: an uncompressed file in one read,
+// a compressed one into a buffer that doubles. Directories are listed (all
+// relative paths in memory) when the reader reaches them.
 // Thread safety: a reader is used by one thread at a time.
 #ifndef NEARDUP_DOCUMENT_READER_H_
 #define NEARDUP_DOCUMENT_READER_H_
