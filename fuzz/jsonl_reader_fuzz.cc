@@ -1,0 +1,98 @@
+// Fuzzes DocumentReader over outside bytes: as JSONL (with the gzip/zstd
+// detection every stream goes through), also served in small pieces so line
+// and block boundaries fall everywhere, and as gzip members wrapped around
+// the input so the decompressor sees it too. Reads to the end or the first
+// error; must never crash, hang or read out of bounds.
+#include <zlib.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "io/byte_stream.h"
+#include "neardup/check.h"
+#include "neardup/document_reader.h"
+
+namespace {
+
+// Serves its bytes in pieces of `piece` bytes.
+class PiecewiseStream : public neardup::ByteStream {
+ public:
+  PiecewiseStream(std::string data, size_t piece) : data_(std::move(data)), piece_(piece) {}
+  neardup::Result<size_t> Read(char* buffer, size_t size) override {
+    size_t n = std::min({size, piece_, data_.size() - pos_});
+    std::memcpy(buffer, data_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+  std::optional<uint64_t> RemainingSizeHint() const override { return data_.size() - pos_; }
+
+ private:
+  std::string data_;
+  size_t piece_;
+  size_t pos_ = 0;
+};
+
+void ReadToEnd(std::unique_ptr<neardup::ByteStream> stream, neardup::InputFormat format,
+               uint64_t max_document_bytes) {
+  neardup::InputOptions options;
+  options.max_document_bytes = max_document_bytes;
+  uint64_t reported = 0;
+  options.on_skip = [&](const neardup::SkippedRecord& r) {
+    NEARDUP_CHECK(!r.reason.empty());
+    ++reported;
+  };
+  std::unique_ptr<neardup::DocumentReader> reader = neardup::DocumentReader::FromStream(
+      std::move(stream), "fuzz.jsonl", format, std::move(options));
+  neardup::Document doc;
+  while (true) {
+    neardup::Result<bool> next = reader->Next(&doc);
+    if (!next.ok() || !*next) break;
+    NEARDUP_CHECK(doc.text.size() <= max_document_bytes);
+  }
+  NEARDUP_CHECK(reported == reader->records_skipped());
+}
+
+// `data` as one gzip member (fast level: the point is the decoder).
+std::string GzipMember(const uint8_t* data, size_t size) {
+  z_stream z;
+  std::memset(&z, 0, sizeof(z));
+  // Small window and memory level: cheap to set up thousands of times.
+  if (deflateInit2(&z, 1, Z_DEFLATED, 16 + 9, 1, Z_DEFAULT_STRATEGY) != Z_OK) return "";
+  std::string out(deflateBound(&z, size) + 32, '\0');
+  z.next_in = const_cast<Bytef*>(data);
+  z.avail_in = static_cast<uInt>(size);
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  int rc = deflate(&z, Z_FINISH);
+  out.resize(rc == Z_STREAM_END ? z.total_out : 0);
+  deflateEnd(&z);
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string bytes(reinterpret_cast<const char*>(data), size);
+  // Raw bytes: JSONL unless they start with a compression magic.
+  ReadToEnd(neardup::internal::MakeStringStream(bytes), neardup::InputFormat::kJsonl, 1ull << 31);
+  // Same bytes in odd pieces with a small size cap: over-long lines.
+  size_t piece = 1 + (size > 0 ? data[0] % 13 : 0);
+  ReadToEnd(std::make_unique<PiecewiseStream>(bytes, piece), neardup::InputFormat::kJsonl, 64);
+  // As text: one document.
+  ReadToEnd(neardup::internal::MakeStringStream(bytes), neardup::InputFormat::kText, 1ull << 31);
+  // Wrapped in gzip, then cut at a point chosen by the input: complete and
+  // truncated members, plus the input's own bytes as a second "member".
+  std::string gz = GzipMember(data, size);
+  if (!gz.empty()) {
+    size_t cut = size > 1 ? gz.size() - data[1] % (gz.size() / 2 + 1) : gz.size();
+    ReadToEnd(neardup::internal::MakeStringStream(gz.substr(0, cut)), neardup::InputFormat::kJsonl,
+              1ull << 31);
+    ReadToEnd(neardup::internal::MakeStringStream(gz + bytes), neardup::InputFormat::kJsonl,
+              1ull << 31);
+  }
+  return 0;
+}

@@ -1,0 +1,25 @@
+// Document: one unit of text to fingerprint, with the id it is reported under.
+//
+// Documents come from a DocumentReader (neardup/document_reader.h): a text
+// file is one document, a JSONL line is one document. `text` is bytes as
+// read (JSON escapes decoded); it need not be valid UTF-8, normalization
+// deals with that later.
+// Cost: two strings; a reader refills the same Document to reuse capacity.
+// Thread safety: a plain value type.
+#ifndef NEARDUP_DOCUMENT_H_
+#define NEARDUP_DOCUMENT_H_
+
+#include <string>
+
+namespace neardup {
+
+struct Document {
+  // External id: a path, a JSONL id field, or "<source>:<line>" (see
+  // InputOptions in neardup/document_reader.h).
+  std::string id;
+  std::string text;
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_DOCUMENT_H_

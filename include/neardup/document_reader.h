@@ -1,0 +1,146 @@
+// DocumentReader: reads Documents from files, directories, JSONL and stdin,
+// transparently decompressing gzip and zstd.
+//
+// Inputs are read in the order given. Each input is
+//  - "-": standard input;
+//  - a directory: every regular file below it (symbolic links to files are
+//    followed, symbolic links to directories are not), in byte-wise sorted
+//    order of the path relative to the directory; a file's name there is that
+//    relative path with '/' separators;
+//  - anything else (a regular file, a FIFO, /dev/stdin): read as a stream; its
+//    name is the path exactly as given.
+// Compression is detected from the first bytes (gzip 1f 8b, multi-member
+// streams included; zstd 28 b5 2f fd, multi-frame), never from the name. The
+// format of a file (InputFormat::kAuto) is decided by its name with a
+// trailing ".gz" or ".zst" removed: "*.jsonl" and "*.ndjson" (any letter
+// case) are JSONL, anything else is one text document.
+//
+// A text document is the whole file, bytes as-is (binary and invalid UTF-8 are
+// passed through). Its id is the file's name, "-" for stdin.
+//
+// JSONL: one JSON object per line ("\n" or "\r\n"; lines of any length;
+// blank lines ignored; a last line without a newline still counts; a UTF-8 byte
+// order mark at the start of a file is ignored). The text is the string field
+// `text_field` with escapes decoded. The id is the field `id_field`: a string as
+// is, a number as its JSON text (42 -> "42", 1.5e3 -> "1.5e3"); when the field is
+// absent or null the id is "<name>:<line>" (name as above, line 1-based). If a
+// key occurs twice in an object, the last occurrence counts (as in Python's
+// json and JavaScript's JSON.parse). A record is skipped, reported through
+// InputOptions::on_skip and counted, when it is not valid JSON (RFC 8259: any
+// number magnitude is valid), is not an object, has no string text field, has
+// an id that is neither a string, a number nor null, or is longer than
+// max_document_bytes.
+//
+// Cost: JSONL is streamed: memory is a buffer of the longest line plus 1 MiB
+// (less for a file known to be smaller) and the parser's index of that line
+// (about 6 bytes per byte of the longest line seen; released after lines over
+// 64 MiB). A text document is loaded whole: an uncompressed file in one read,
+// a compressed one into a buffer that doubles. Directories are listed (all
+// relative paths in memory) when the reader reaches them.
+// Thread safety: a reader is used by one thread at a time.
+#ifndef NEARDUP_DOCUMENT_READER_H_
+#define NEARDUP_DOCUMENT_READER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "neardup/document.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+enum class InputFormat {
+  kAuto,   // by file name (see above); stdin is text
+  kText,   // every input is one text document per file
+  kJsonl,  // every input, stdin and files inside directories included, is JSONL
+};
+
+// A record or file that was not turned into a Document.
+struct SkippedRecord {
+  std::string source;  // path that can be opened ("dir/sub/a.jsonl"), "-" for stdin
+  uint64_t line = 0;   // 1-based JSONL line; 0 when not line-based
+  std::string id;      // the record's id when known, else empty
+  std::string reason;  // e.g. "invalid JSON: ...", "text field \"text\" is missing"
+};
+
+struct InputOptions {
+  // Default kAuto: JSONL by name, text otherwise.
+  InputFormat format = InputFormat::kAuto;
+  // JSONL field holding the document text. Default "text".
+  std::string text_field = "text";
+  // JSONL field holding the document id. Default "id".
+  std::string id_field = "id";
+  // Larger documents are skipped and reported, never loaded whole. For a text
+  // file the size is the file's (decompressed) size; for JSONL it is the
+  // length of the line, which bounds the text's length (escapes only shrink),
+  // so a line longer than this is skipped even when its text field alone
+  // would fit. Default 2 GiB; lower it to bound memory per document.
+  uint64_t max_document_bytes = 1ull << 31;
+  // Called for each skipped record, in reading order. May be empty.
+  std::function<void(const SkippedRecord&)> on_skip;
+};
+
+// A source of bytes read front to back: a file, stdin, a decompressor, memory.
+class ByteStream {
+ public:
+  virtual ~ByteStream() = default;
+
+  // Reads up to `size` bytes into `buffer` and returns how many were read:
+  // 0 only at the end of the stream. Bytes that were decoded before a failure
+  // are returned first; the failure is returned by the next call. After an
+  // error the stream must not be read again.
+  // REQUIRES: size > 0.
+  virtual Result<size_t> Read(char* buffer, size_t size) = 0;
+
+  // The number of bytes still to come when known in advance (an uncompressed
+  // regular file), else nullopt. A hint: the stream may end up shorter or
+  // longer if the file changes while it is read.
+  virtual std::optional<uint64_t> RemainingSizeHint() const { return std::nullopt; }
+};
+
+class DocumentReader {
+ public:
+  // Checks that every input exists: NotFound naming the first missing path,
+  // IoError when it cannot be examined, InvalidArgument when `inputs` is empty.
+  // Files are opened only when reached.
+  static Result<std::unique_ptr<DocumentReader>> Open(std::vector<std::string> inputs,
+                                                      InputOptions options);
+
+  // Reads one already opened stream (tests, fuzzing, embedding). `source_name`
+  // stands for the path (ids, skip reports, error messages, and the format
+  // when `format` is kAuto). Compression is detected as for files.
+  static std::unique_ptr<DocumentReader> FromStream(std::unique_ptr<ByteStream> stream,
+                                                    std::string source_name, InputFormat format,
+                                                    InputOptions options);
+
+  ~DocumentReader();
+  DocumentReader(const DocumentReader&) = delete;
+  DocumentReader& operator=(const DocumentReader&) = delete;
+
+  // true: *doc holds the next document. false: all inputs are exhausted.
+  // An error (IoError naming the path and the system's reason, NotFound for a
+  // file removed since Open, DataLoss naming the path and the compressed byte
+  // offset of a truncated or corrupt stream) comes only after every document
+  // that was complete before the damage; after an error the reader is
+  // finished and every later call returns the same error.
+  Result<bool> Next(Document* doc);
+
+  // Documents returned so far by Next.
+  uint64_t documents_read() const;
+  // Records reported to on_skip so far.
+  uint64_t records_skipped() const;
+
+ private:
+  class Impl;
+  explicit DocumentReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_DOCUMENT_READER_H_

@@ -1,0 +1,278 @@
+#include "neardup/document_reader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "io/byte_stream.h"
+#include "io/decompressing_stream.h"
+#include "io/input_files.h"
+#include "io/jsonl_record_parser.h"
+#include "io/line_reader.h"
+
+namespace neardup {
+namespace {
+
+// First buffer for a text document whose size is not known in advance (stdin,
+// compressed); it doubles from there, so big documents are read in big blocks
+// while a directory of small compressed files does not zero 1 MiB per file.
+constexpr size_t kTextFirstBlockBytes = size_t{64} << 10;
+
+bool IsBlank(std::string_view line) {
+  return std::all_of(line.begin(), line.end(),
+                     [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+}
+
+std::string TooLargeReason(const char* what, uint64_t size, uint64_t max) {
+  return std::string(what) + " of " + std::to_string(size) + " bytes exceeds max_document_bytes (" +
+         std::to_string(max) + ")";
+}
+
+}  // namespace
+
+class DocumentReader::Impl {
+ public:
+  Impl(std::vector<std::string> inputs, InputOptions options)
+      : inputs_(std::move(inputs)), options_(std::move(options)) {}
+
+  // Makes `stream` the only input (FromStream).
+  void SetStream(std::unique_ptr<ByteStream> stream, std::string name, InputFormat format) {
+    pending_stream_ = std::move(stream);
+    pending_name_ = std::move(name);
+    pending_jsonl_ = format == InputFormat::kJsonl ||
+                     (format == InputFormat::kAuto && internal::IsJsonlName(pending_name_));
+  }
+
+  Result<bool> Next(Document* doc) {
+    if (!error_.ok()) return error_;
+    Result<bool> result = NextDocument(doc);
+    if (!result.ok()) {
+      error_ = result.status();
+      source_ = Source();
+      dir_entries_.clear();
+      return error_;
+    }
+    if (*result) ++documents_read_;
+    return result;
+  }
+
+  uint64_t documents_read() const { return documents_read_; }
+  uint64_t records_skipped() const { return records_skipped_; }
+
+ private:
+  // The file being read. Invariant: lines is set iff jsonl and stream are.
+  struct Source {
+    std::string path;  // for skip reports and errors
+    std::string name;  // for ids
+    bool jsonl = false;
+    std::unique_ptr<ByteStream> stream;
+    std::unique_ptr<internal::LineReader> lines;
+  };
+
+  Result<bool> NextDocument(Document* doc) {
+    while (true) {
+      if (source_.stream == nullptr) {
+        NEARDUP_ASSIGN_OR_RETURN(bool opened, OpenNextSource());
+        if (!opened) return false;
+      }
+      bool got;
+      if (source_.jsonl) {
+        NEARDUP_ASSIGN_OR_RETURN(got, NextJsonlRecord(doc));
+        if (got) return true;
+      } else {
+        NEARDUP_ASSIGN_OR_RETURN(got, ReadTextDocument(doc));
+      }
+      source_ = Source();
+      if (got) return true;
+    }
+  }
+
+  bool IsJsonl(const std::string& name) const {
+    return options_.format == InputFormat::kJsonl ||
+           (options_.format == InputFormat::kAuto && internal::IsJsonlName(name));
+  }
+
+  // Opens the next file of the inputs; false when there is none.
+  Result<bool> OpenNextSource() {
+    while (true) {
+      if (pending_stream_ != nullptr) {
+        NEARDUP_RETURN_IF_ERROR(
+            StartSource(std::move(pending_stream_), pending_name_, pending_name_, pending_jsonl_));
+        return true;
+      }
+      if (next_dir_entry_ < dir_entries_.size()) {
+        internal::DirectoryEntry& entry = dir_entries_[next_dir_entry_++];
+        if (entry.dangling_link) {
+          Skip(entry.path, 0, entry.name, "dangling symbolic link");
+          continue;
+        }
+        NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> raw,
+                                 internal::OpenFileStream(entry.path));
+        bool jsonl = IsJsonl(entry.name);
+        NEARDUP_RETURN_IF_ERROR(
+            StartSource(std::move(raw), std::move(entry.path), std::move(entry.name), jsonl));
+        return true;
+      }
+      dir_entries_.clear();
+      next_dir_entry_ = 0;
+      if (next_input_ == inputs_.size()) return false;
+      const std::string& input = inputs_[next_input_++];
+      if (input == "-") {
+        NEARDUP_RETURN_IF_ERROR(StartSource(internal::OpenStdinStream(), "-", "-",
+                                            options_.format == InputFormat::kJsonl));
+        return true;
+      }
+      struct stat st;
+      if (::stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        NEARDUP_ASSIGN_OR_RETURN(dir_entries_, internal::ListDirectory(input));
+        continue;
+      }
+      NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> raw, internal::OpenFileStream(input));
+      NEARDUP_RETURN_IF_ERROR(StartSource(std::move(raw), input, input, IsJsonl(input)));
+      return true;
+    }
+  }
+
+  Status StartSource(std::unique_ptr<ByteStream> raw, std::string path, std::string name,
+                     bool jsonl) {
+    NEARDUP_ASSIGN_OR_RETURN(source_.stream, internal::OpenDecompressed(std::move(raw), path));
+    source_.path = std::move(path);
+    source_.name = std::move(name);
+    source_.jsonl = jsonl;
+    if (jsonl) {
+      source_.lines =
+          std::make_unique<internal::LineReader>(source_.stream.get(), options_.max_document_bytes);
+      if (parser_ == nullptr) {
+        parser_ =
+            std::make_unique<internal::JsonlRecordParser>(options_.text_field, options_.id_field);
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The next record of the JSONL source; false at its end.
+  Result<bool> NextJsonlRecord(Document* doc) {
+    internal::Line line;
+    while (true) {
+      NEARDUP_ASSIGN_OR_RETURN(bool got, source_.lines->Next(&line));
+      if (!got) return false;
+      if (line.too_long) {
+        Skip(source_.path, line.number, "",
+             TooLargeReason("record", line.length, options_.max_document_bytes));
+        continue;
+      }
+      std::string_view text = line.text;
+      // A UTF-8 byte order mark, as some Windows tools write, is not JSON.
+      if (line.number == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+      if (IsBlank(text)) continue;
+      bool has_id;
+      Status status = parser_->Parse(text, doc, &has_id);
+      if (!status.ok()) {
+        Skip(source_.path, line.number, doc->id, status.message());
+        continue;
+      }
+      if (!has_id) {
+        doc->id = source_.name;
+        doc->id += ':';
+        doc->id += std::to_string(line.number);
+      }
+      return true;
+    }
+  }
+
+  // Reads the whole source as one document; false when it was skipped.
+  Result<bool> ReadTextDocument(Document* doc) {
+    ByteStream* stream = source_.stream.get();
+    const uint64_t max = options_.max_document_bytes;
+    std::optional<uint64_t> hint = stream->RemainingSizeHint();
+    if (hint.has_value() && *hint > max) {
+      Skip(source_.path, 0, source_.name, TooLargeReason("document", *hint, max));
+      return false;
+    }
+    std::string& text = doc->text;
+    // +1: the read that finds the end needs room even when the hint is exact.
+    text.resize(hint.has_value() ? static_cast<size_t>(*hint) + 1 : kTextFirstBlockBytes);
+    uint64_t filled = 0;
+    while (true) {
+      if (filled == text.size()) text.resize(std::max(2 * text.size(), kTextFirstBlockBytes));
+      NEARDUP_ASSIGN_OR_RETURN(size_t n, stream->Read(text.data() + filled, text.size() - filled));
+      if (n == 0) break;
+      filled += n;
+      if (filled > max) {
+        // Count the rest without keeping it.
+        text.resize(kTextFirstBlockBytes);
+        while (true) {
+          NEARDUP_ASSIGN_OR_RETURN(n, stream->Read(text.data(), text.size()));
+          if (n == 0) break;
+          filled += n;
+        }
+        text.clear();
+        Skip(source_.path, 0, source_.name, TooLargeReason("document", filled, max));
+        return false;
+      }
+    }
+    text.resize(filled);
+    doc->id = source_.name;
+    return true;
+  }
+
+  void Skip(const std::string& path, uint64_t line, std::string id, std::string reason) {
+    ++records_skipped_;
+    if (options_.on_skip) {
+      options_.on_skip(SkippedRecord{path, line, std::move(id), std::move(reason)});
+    }
+  }
+
+  std::vector<std::string> inputs_;
+  InputOptions options_;
+  size_t next_input_ = 0;
+  std::vector<internal::DirectoryEntry> dir_entries_;
+  size_t next_dir_entry_ = 0;
+  std::unique_ptr<ByteStream> pending_stream_;
+  std::string pending_name_;
+  bool pending_jsonl_ = false;
+  Source source_;
+  std::unique_ptr<internal::JsonlRecordParser> parser_;
+  Status error_;
+  uint64_t documents_read_ = 0;
+  uint64_t records_skipped_ = 0;
+};
+
+DocumentReader::DocumentReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+DocumentReader::~DocumentReader() = default;
+
+Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(std::vector<std::string> inputs,
+                                                             InputOptions options) {
+  if (inputs.empty()) return InvalidArgumentError("no inputs given (use \"-\" for stdin)");
+  for (const std::string& input : inputs) {
+    if (input == "-") continue;
+    struct stat st;
+    if (::stat(input.c_str(), &st) != 0) {
+      int error = errno;
+      if (error == ENOENT || error == ENOTDIR) {
+        return NotFoundError("input not found: " + input);
+      }
+      return IoError(input + ": cannot examine input: " + std::strerror(error));
+    }
+  }
+  auto impl = std::make_unique<Impl>(std::move(inputs), std::move(options));
+  return std::unique_ptr<DocumentReader>(new DocumentReader(std::move(impl)));
+}
+
+std::unique_ptr<DocumentReader> DocumentReader::FromStream(std::unique_ptr<ByteStream> stream,
+                                                           std::string source_name,
+                                                           InputFormat format,
+                                                           InputOptions options) {
+  auto impl = std::make_unique<Impl>(std::vector<std::string>{}, std::move(options));
+  impl->SetStream(std::move(stream), std::move(source_name), format);
+  return std::unique_ptr<DocumentReader>(new DocumentReader(std::move(impl)));
+}
+
+Result<bool> DocumentReader::Next(Document* doc) { return impl_->Next(doc); }
+uint64_t DocumentReader::documents_read() const { return impl_->documents_read(); }
+uint64_t DocumentReader::records_skipped() const { return impl_->records_skipped(); }
+
+}  // namespace neardup

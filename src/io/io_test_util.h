@@ -1,0 +1,181 @@
+// Helpers for the io tests: a per-test temporary directory, gzip and zstd
+// compression through the libraries' own APIs, and streams that misbehave.
+#ifndef NEARDUP_IO_IO_TEST_UTIL_H_
+#define NEARDUP_IO_IO_TEST_UTIL_H_
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "neardup/document_reader.h"
+
+namespace neardup::internal::testing {
+
+// A fresh directory under the system temp directory, removed at the end.
+class TempDir {
+ public:
+  TempDir() {
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string leaf = std::string("neardup_io_") + info->test_suite_name() + "_" + info->name() +
+                       "_" + std::to_string(std::random_device{}());
+    std::replace(leaf.begin(), leaf.end(), '/', '_');
+    path_ = std::filesystem::temp_directory_path() / leaf;
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  // Writes `contents` to `relative` (parents created) and returns its path.
+  std::string Write(const std::string& relative, const std::string& contents) const {
+    std::filesystem::path p = path_ / relative;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    EXPECT_TRUE(out.good()) << p;
+    return p.string();
+  }
+  std::string Path(const std::string& relative) const { return (path_ / relative).string(); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// One gzip member holding `data`.
+inline std::string Gzip(const std::string& data, int level = 6) {
+  z_stream z;
+  std::memset(&z, 0, sizeof(z));
+  EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// One zstd frame holding `data`.
+inline std::string Zstd(const std::string& data, int level = 3) {
+  std::string out(ZSTD_compressBound(data.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), level);
+  EXPECT_FALSE(ZSTD_isError(n)) << ZSTD_getErrorName(n);
+  out.resize(n);
+  return out;
+}
+
+// Deterministic bytes that compress poorly, so compressed streams are long.
+inline std::string RandomBytes(size_t size, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string out(size, '\0');
+  for (char& c : out) c = static_cast<char>(rng());
+  return out;
+}
+
+// Serves `data` in pieces of at most `piece` bytes, then fails with `error`
+// (or ends cleanly when `error` is OK).
+class ScriptedStream : public ByteStream {
+ public:
+  ScriptedStream(std::string data, size_t piece, Status error = Status::Ok())
+      : data_(std::move(data)), piece_(piece), error_(std::move(error)) {}
+  Result<size_t> Read(char* buffer, size_t size) override {
+    if (pos_ == data_.size()) {
+      if (!error_.ok()) return error_;
+      return size_t{0};
+    }
+    size_t n = std::min({size, piece_, data_.size() - pos_});
+    std::memcpy(buffer, data_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  std::string data_;
+  size_t piece_;
+  size_t pos_ = 0;
+  Status error_;
+};
+
+// Everything a reader yields: documents up to the end or the first error.
+struct ReadOutcome {
+  std::vector<Document> documents;
+  std::vector<SkippedRecord> skipped;
+  Status status;  // OK when the reader reached the end
+};
+
+// Reads all of `inputs` with `options` (its on_skip is replaced).
+inline ReadOutcome ReadAll(std::vector<std::string> inputs, InputOptions options = {}) {
+  ReadOutcome outcome;
+  options.on_skip = [&](const SkippedRecord& r) { outcome.skipped.push_back(r); };
+  Result<std::unique_ptr<DocumentReader>> reader =
+      DocumentReader::Open(std::move(inputs), std::move(options));
+  if (!reader.ok()) {
+    outcome.status = reader.status();
+    return outcome;
+  }
+  Document doc;
+  while (true) {
+    Result<bool> next = (*reader)->Next(&doc);
+    if (!next.ok()) {
+      outcome.status = next.status();
+      break;
+    }
+    if (!*next) break;
+    outcome.documents.push_back(doc);
+  }
+  EXPECT_EQ((*reader)->documents_read(), outcome.documents.size());
+  EXPECT_EQ((*reader)->records_skipped(), outcome.skipped.size());
+  return outcome;
+}
+
+// Reads a stream through FromStream.
+inline ReadOutcome ReadStream(std::unique_ptr<ByteStream> stream, std::string name,
+                              InputFormat format, InputOptions options = {}) {
+  ReadOutcome outcome;
+  options.on_skip = [&](const SkippedRecord& r) { outcome.skipped.push_back(r); };
+  std::unique_ptr<DocumentReader> reader =
+      DocumentReader::FromStream(std::move(stream), std::move(name), format, std::move(options));
+  Document doc;
+  while (true) {
+    Result<bool> next = reader->Next(&doc);
+    if (!next.ok()) {
+      outcome.status = next.status();
+      break;
+    }
+    if (!*next) break;
+    outcome.documents.push_back(doc);
+  }
+  return outcome;
+}
+
+inline std::vector<std::string> Ids(const ReadOutcome& outcome) {
+  std::vector<std::string> ids;
+  for (const Document& d : outcome.documents) ids.push_back(d.id);
+  return ids;
+}
+inline std::vector<std::string> Texts(const ReadOutcome& outcome) {
+  std::vector<std::string> texts;
+  for (const Document& d : outcome.documents) texts.push_back(d.text);
+  return texts;
+}
+
+}  // namespace neardup::internal::testing
+
+#endif  // NEARDUP_IO_IO_TEST_UTIL_H_

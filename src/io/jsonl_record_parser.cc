@@ -1,0 +1,261 @@
+#include "io/jsonl_record_parser.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <utility>
+
+#include "io/line_reader.h"
+
+namespace neardup::internal {
+namespace {
+
+namespace od = simdjson::ondemand;
+using simdjson::error_code;
+
+static_assert(kLinePaddingBytes >= simdjson::SIMDJSON_PADDING,
+              "lines must carry the padding simdjson reads past their end");
+
+// Nesting bound, as simdjson's DOM parser: keeps the recursive walk's stack
+// small whatever the input.
+constexpr int kMaxDepth = 1024;
+// After a line this long, the parser's index is freed rather than kept.
+constexpr size_t kReleaseAfterBytes = size_t{64} << 20;
+
+std::string_view TrimJsonSpace(std::string_view token) {
+  while (!token.empty()) {
+    char c = token.back();
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+    token.remove_suffix(1);
+  }
+  return token;
+}
+
+const char* TypeName(od::json_type type) {
+  switch (type) {
+    case od::json_type::array:
+      return "an array";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::number:
+      return "a number";
+    case od::json_type::string:
+      return "a string";
+    case od::json_type::boolean:
+      return "a boolean";
+    case od::json_type::null:
+      return "null";
+  }
+  return "an unknown value";
+}
+
+// Validates a scalar by its raw token: simdjson's number parser refuses
+// integers beyond 64 bits and doubles beyond ~1.8e308, which JSON allows.
+error_code CheckScalarToken(od::value& value, od::json_type type) {
+  std::string_view token = TrimJsonSpace(value.raw_json_token());
+  switch (type) {
+    case od::json_type::number:
+      return IsJsonNumber(token) ? simdjson::SUCCESS : simdjson::NUMBER_ERROR;
+    case od::json_type::boolean:
+      return token == "true" || token == "false" ? simdjson::SUCCESS : simdjson::T_ATOM_ERROR;
+    case od::json_type::null:
+      return token == "null" ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
+    default:
+      return simdjson::INCORRECT_TYPE;
+  }
+}
+
+// Walks `value` and everything inside it, so that any syntax error is found.
+error_code Validate(od::value value, int depth) {
+  if (depth > kMaxDepth) return simdjson::DEPTH_ERROR;
+  od::json_type type;
+  if (error_code e = value.type().get(type)) return e;
+  switch (type) {
+    case od::json_type::object: {
+      od::object object;
+      if (error_code e = value.get_object().get(object)) return e;
+      for (auto field : object) {
+        std::string_view key;
+        if (error_code e = field.unescaped_key().get(key)) return e;
+        od::value child;
+        if (error_code e = field.value().get(child)) return e;
+        if (error_code e = Validate(child, depth + 1)) return e;
+      }
+      return simdjson::SUCCESS;
+    }
+    case od::json_type::array: {
+      od::array array;
+      if (error_code e = value.get_array().get(array)) return e;
+      for (auto element : array) {
+        od::value child;
+        if (error_code e = element.get(child)) return e;
+        if (error_code e = Validate(child, depth + 1)) return e;
+      }
+      return simdjson::SUCCESS;
+    }
+    case od::json_type::string: {
+      std::string_view unescaped;
+      return value.get_string().get(unescaped);
+    }
+    default:
+      return CheckScalarToken(value, type);
+  }
+}
+
+std::string Quoted(const std::string& field) { return "\"" + field + "\""; }
+
+}  // namespace
+
+struct JsonlRecordParser::State {
+  std::string text_field;
+  std::string id_field;
+  od::parser parser;
+};
+
+JsonlRecordParser::JsonlRecordParser(std::string text_field, std::string id_field)
+    : state_(std::make_unique<State>()) {
+  state_->text_field = std::move(text_field);
+  state_->id_field = std::move(id_field);
+}
+
+JsonlRecordParser::~JsonlRecordParser() = default;
+
+Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_id) {
+  od::parser& parser = state_->parser;
+  doc->id.clear();
+  *has_id = false;
+  if (line.size() > parser.max_capacity()) {
+    return InvalidArgumentError("line of " + std::to_string(line.size()) +
+                                " bytes exceeds the JSON parser's limit of " +
+                                std::to_string(parser.max_capacity()) + " bytes");
+  }
+  if (line.size() > parser.capacity()) {
+    // Grow geometrically: lines that creep upwards would otherwise reallocate
+    // the index each time.
+    size_t capacity = std::min(parser.max_capacity(), std::max(line.size(), 2 * parser.capacity()));
+    if (parser.allocate(capacity) != simdjson::SUCCESS) {
+      return InvalidArgumentError("cannot allocate a JSON index for a line of " +
+                                  std::to_string(line.size()) + " bytes");
+    }
+  }
+
+  std::string_view text;
+  bool text_found = false;
+  od::json_type text_type = od::json_type::string;
+  std::string_view id_token;
+  od::json_type id_type = od::json_type::null;
+  bool id_found = false;
+  std::optional<od::json_type> non_object_root;
+
+  auto walk = [&]() -> error_code {
+    od::document document;
+    if (error_code e = parser
+                           .iterate(simdjson::padded_string_view(line.data(), line.size(),
+                                                                 line.size() + kLinePaddingBytes))
+                           .get(document)) {
+      return e;
+    }
+    od::json_type root_type;
+    if (error_code e = document.type().get(root_type)) return e;
+    if (root_type != od::json_type::object) {
+      non_object_root = root_type;
+      return simdjson::INCORRECT_TYPE;
+    }
+    od::object object;
+    if (error_code e = document.get_object().get(object)) return e;
+    for (auto field : object) {
+      std::string_view key;
+      if (error_code e = field.unescaped_key().get(key)) return e;
+      od::value value;
+      if (error_code e = field.value().get(value)) return e;
+      // The last occurrence of a key counts, as in Python's json module.
+      if (key == state_->text_field || key == state_->id_field) {
+        od::json_type type;
+        if (error_code e = value.type().get(type)) return e;
+        std::string_view string;
+        if (type == od::json_type::string) {
+          if (error_code e = value.get_string().get(string)) return e;
+        } else {
+          if (type == od::json_type::number) string = TrimJsonSpace(value.raw_json_token());
+          if (error_code e = Validate(value, 1)) return e;
+        }
+        // Both names may be the same field.
+        if (key == state_->text_field) {
+          text_found = true;
+          text_type = type;
+          text = string;
+        }
+        if (key == state_->id_field) {
+          id_found = true;
+          id_type = type;
+          id_token = string;
+        }
+      } else if (error_code e = Validate(value, 1)) {
+        return e;
+      }
+    }
+    // Past the object there must be nothing (simdjson 3.0 has no at_end()).
+    if (document.current_location().error() != simdjson::OUT_OF_BOUNDS) {
+      return simdjson::TRAILING_CONTENT;
+    }
+    return simdjson::SUCCESS;
+  };
+
+  error_code error = walk();
+  Status status;
+  if (non_object_root.has_value()) {
+    status = InvalidArgumentError(std::string("not a JSON object: the line is ") +
+                                  TypeName(*non_object_root));
+  } else if (error != simdjson::SUCCESS) {
+    status = InvalidArgumentError(std::string("invalid JSON: ") + simdjson::error_message(error));
+  } else {
+    if (id_found && (id_type == od::json_type::string || id_type == od::json_type::number)) {
+      doc->id.assign(id_token);
+      *has_id = true;
+    }
+    if (id_found && id_type != od::json_type::string && id_type != od::json_type::number &&
+        id_type != od::json_type::null) {
+      status = InvalidArgumentError("id field " + Quoted(state_->id_field) + " is " +
+                                    TypeName(id_type) + ", not a string or a number");
+    } else if (!text_found) {
+      status = InvalidArgumentError("text field " + Quoted(state_->text_field) + " is missing");
+    } else if (text_type != od::json_type::string) {
+      status = InvalidArgumentError("text field " + Quoted(state_->text_field) + " is " +
+                                    TypeName(text_type) + ", not a string");
+    } else {
+      doc->text.assign(text);
+    }
+  }
+  if (line.size() > kReleaseAfterBytes) state_->parser = od::parser();
+  return status;
+}
+
+bool IsJsonNumber(std::string_view token) {
+  size_t i = 0;
+  const size_t n = token.size();
+  auto is_digit = [&](size_t at) { return at < n && token[at] >= '0' && token[at] <= '9'; };
+  if (i < n && token[i] == '-') ++i;
+  if (i < n && token[i] == '0') {
+    ++i;
+  } else if (is_digit(i)) {
+    while (is_digit(i)) ++i;
+  } else {
+    return false;
+  }
+  if (i < n && token[i] == '.') {
+    ++i;
+    if (!is_digit(i)) return false;
+    while (is_digit(i)) ++i;
+  }
+  if (i < n && (token[i] == 'e' || token[i] == 'E')) {
+    ++i;
+    if (i < n && (token[i] == '+' || token[i] == '-')) ++i;
+    if (!is_digit(i)) return false;
+    while (is_digit(i)) ++i;
+  }
+  return i == n;
+}
+
+}  // namespace neardup::internal
