@@ -17,7 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
-struct Run {
+struct CommandResult {
   int exit_code = -1;
   std::string out;
   std::string err;
@@ -35,10 +35,10 @@ class CliTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Runs `neardup <args>` through the shell (args are trusted test strings).
-  Run Neardup(const std::string& args) {
+  CommandResult Neardup(const std::string& args) {
     std::string err_path = (dir_ / "stderr.txt").string();
     std::string command = std::string(NEARDUP_CLI) + " " + args + " 2>" + err_path;
-    Run run;
+    CommandResult run;
     FILE* pipe = popen(command.c_str(), "r");
     if (pipe == nullptr) {
       ADD_FAILURE() << "popen failed for " << command;
@@ -82,7 +82,7 @@ class CliTest : public ::testing::Test {
 
 TEST_F(CliTest, HelpOnEveryCommand) {
   for (const char* args : {"--help", "fingerprint --help", "recipe --help", "recipe show --help"}) {
-    Run run = Neardup(args);
+    CommandResult run = Neardup(args);
     EXPECT_EQ(run.exit_code, 0) << args;
     EXPECT_THAT(run.out, HasSubstr("Usage")) << args;
   }
@@ -90,7 +90,7 @@ TEST_F(CliTest, HelpOnEveryCommand) {
 }
 
 TEST_F(CliTest, FingerprintsTheExampleCorpusInInputOrder) {
-  Run run = Neardup("fingerprint --quiet --simhash --minhash " + Example());
+  CommandResult run = Neardup("fingerprint --quiet --simhash --minhash " + Example());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::vector<std::string> lines = Lines(run.out);
   ASSERT_EQ(lines.size(), 12u);
@@ -108,9 +108,9 @@ TEST_F(CliTest, OutputIsByteIdenticalWhateverTheThreadCount) {
               " about subject " + std::to_string(i % 13) + " and more words\"}\n";
   }
   std::string path = Write("many.jsonl", corpus);
-  Run one = Neardup("fingerprint -q --simhash --minhash --chunks --threads 1 " + path);
-  Run two = Neardup("fingerprint -q --simhash --minhash --chunks --threads 2 " + path);
-  Run all = Neardup("fingerprint -q --simhash --minhash --chunks " + path);
+  CommandResult one = Neardup("fingerprint -q --simhash --minhash --chunks --threads 1 " + path);
+  CommandResult two = Neardup("fingerprint -q --simhash --minhash --chunks --threads 2 " + path);
+  CommandResult all = Neardup("fingerprint -q --simhash --minhash --chunks " + path);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(Lines(one.out).size(), 3000u);
   EXPECT_EQ(one.out, two.out);
@@ -120,7 +120,7 @@ TEST_F(CliTest, OutputIsByteIdenticalWhateverTheThreadCount) {
 
 TEST_F(CliTest, PaperPresetFromStdin) {
   std::string path = Write("paper.txt", "A school is a school if it has students and teachers");
-  Run run = Neardup("fingerprint -q --preset paper - < " + path);
+  CommandResult run = Neardup("fingerprint -q --preset paper - < " + path);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("\"id\":\"-\""));
   EXPECT_THAT(run.out, HasSubstr("\"simhash\":\"3aa423c558350ff4\""));
@@ -130,7 +130,7 @@ TEST_F(CliTest, DirectoryIdsAreSortedRelativePaths) {
   Write("tree/b.txt", "second file text");
   Write("tree/a/z.txt", "nested file text");
   Write("tree/a/y.txt", "another nested file");
-  Run run = Neardup("fingerprint -q " + (dir_ / "tree").string());
+  CommandResult run = Neardup("fingerprint -q " + (dir_ / "tree").string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::vector<std::string> lines = Lines(run.out);
   ASSERT_EQ(lines.size(), 3u);
@@ -143,7 +143,7 @@ TEST_F(CliTest, CompressedInputsMatchPlainOnes) {
   std::string plain = Write("docs.jsonl", Read(Example()));
   ASSERT_EQ(std::system(("gzip -k -c " + plain + " > " + plain + ".gz").c_str()), 0);
   ASSERT_EQ(std::system(("zstd -q -c " + plain + " > " + plain + ".zst").c_str()), 0);
-  Run expected = Neardup("fingerprint -q " + plain);
+  CommandResult expected = Neardup("fingerprint -q " + plain);
   ASSERT_EQ(expected.exit_code, 0);
   EXPECT_EQ(Neardup("fingerprint -q " + plain + ".gz").out, expected.out);
   EXPECT_EQ(Neardup("fingerprint -q " + plain + ".zst").out, expected.out);
@@ -159,7 +159,7 @@ TEST_F(CliTest, TruncatedGzipKeepsEarlierDocumentsAndFailsClearly) {
   ASSERT_EQ(std::system(("gzip -c " + plain + " > " + plain + ".gz").c_str()), 0);
   std::string gz = Read(plain + ".gz");
   std::string truncated = Write("cut.jsonl.gz", gz.substr(0, gz.size() / 2));
-  Run run = Neardup("fingerprint -q " + truncated);
+  CommandResult run = Neardup("fingerprint -q " + truncated);
   EXPECT_EQ(run.exit_code, 4) << run.err;
   EXPECT_THAT(run.err, HasSubstr("cut.jsonl.gz"));
   EXPECT_THAT(run.err, HasSubstr("truncated"));
@@ -174,7 +174,7 @@ TEST_F(CliTest, InvalidJsonLineIsSkippedAndReported) {
                            "{\"id\": \"ok1\", \"text\": \"fine\"}\n"
                            "{\"id\": \"broken\", \"text\": \n"
                            "{\"id\": \"ok2\", \"text\": \"also fine\"}\n");
-  Run run = Neardup("fingerprint " + path);
+  CommandResult run = Neardup("fingerprint " + path);
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_EQ(Lines(run.out).size(), 2u);
   EXPECT_THAT(run.err, HasSubstr("bad.jsonl:2"));
@@ -185,7 +185,7 @@ TEST_F(CliTest, InvalidJsonLineIsSkippedAndReported) {
 TEST_F(CliTest, BinaryAndEmptyFilesAreFingerprintedAndCounted) {
   Write("in/binary.bin", std::string("\x00\xff\xfe\x01garbage\x80\x81", 12));
   Write("in/empty.txt", "");
-  Run run = Neardup("fingerprint " + (dir_ / "in").string());
+  CommandResult run = Neardup("fingerprint " + (dir_ / "in").string());
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(Lines(run.out).size(), 2u);
   EXPECT_THAT(run.err, HasSubstr("1 empty, 1 with invalid UTF-8"));
@@ -201,7 +201,7 @@ TEST_F(CliTest, HundredMegabyteSingleLine) {
   }
   std::string path = Write("huge.jsonl", "{\"id\": \"huge\", \"text\": \"" + text + "\"}\n");
   text.clear();
-  Run run = Neardup("fingerprint -q --minhash " + path);
+  CommandResult run = Neardup("fingerprint -q --minhash " + path);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   std::vector<std::string> lines = Lines(run.out);
   ASSERT_EQ(lines.size(), 1u);
@@ -210,16 +210,16 @@ TEST_F(CliTest, HundredMegabyteSingleLine) {
 }
 
 TEST_F(CliTest, ErrorsHaveClearMessagesAndExitCodes) {
-  Run missing = Neardup("fingerprint " + (dir_ / "nope.jsonl").string());
+  CommandResult missing = Neardup("fingerprint " + (dir_ / "nope.jsonl").string());
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_THAT(missing.err, HasSubstr("nope.jsonl"));
 
-  Run preset = Neardup("fingerprint --preset fastest " + Example());
+  CommandResult preset = Neardup("fingerprint --preset fastest " + Example());
   EXPECT_EQ(preset.exit_code, 2);
   EXPECT_THAT(preset.err, HasSubstr("unknown preset \"fastest\""));
 
   std::string recipe = Write("r.json", "{\"version\": 1, \"simhash\": {\"bits\": 96}}");
-  Run bad_recipe = Neardup("fingerprint --recipe " + recipe + " " + Example());
+  CommandResult bad_recipe = Neardup("fingerprint --recipe " + recipe + " " + Example());
   EXPECT_EQ(bad_recipe.exit_code, 2);
   EXPECT_THAT(bad_recipe.err, HasSubstr("simhash.bits (96) must be 64 or 128"));
 
@@ -228,22 +228,22 @@ TEST_F(CliTest, ErrorsHaveClearMessagesAndExitCodes) {
 }
 
 TEST_F(CliTest, RecipeShowRoundTripsThroughRecipeFlag) {
-  Run show = Neardup("recipe show --preset short");
+  CommandResult show = Neardup("recipe show --preset short");
   ASSERT_EQ(show.exit_code, 0);
   std::string recipe = Write("short.json", show.out);
-  Run by_preset = Neardup("fingerprint -q --preset short " + Example());
-  Run by_file = Neardup("fingerprint -q --recipe " + recipe + " " + Example());
+  CommandResult by_preset = Neardup("fingerprint -q --preset short " + Example());
+  CommandResult by_file = Neardup("fingerprint -q --recipe " + recipe + " " + Example());
   ASSERT_EQ(by_file.exit_code, 0) << by_file.err;
   EXPECT_EQ(by_preset.out, by_file.out);
 }
 
 TEST_F(CliTest, StopwordFileChangesTheRecipe) {
   std::string stopwords = Write("stop.txt", "# my list\nThe\nof\n\n");
-  Run with = Neardup("fingerprint -q --stopwords " + stopwords + " " + Example());
-  Run without = Neardup("fingerprint -q " + Example());
+  CommandResult with = Neardup("fingerprint -q --stopwords " + stopwords + " " + Example());
+  CommandResult without = Neardup("fingerprint -q " + Example());
   ASSERT_EQ(with.exit_code, 0) << with.err;
   EXPECT_NE(with.out, without.out);
-  Run show = Neardup("recipe show --stopwords " + stopwords);
+  CommandResult show = Neardup("recipe show --stopwords " + stopwords);
   EXPECT_THAT(show.out, HasSubstr("\"stopwords\":[\"of\",\"the\"]"));
 }
 
