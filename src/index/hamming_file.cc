@@ -203,15 +203,18 @@ Status SaveRun(const HammingLayout& layout, const HammingRun* run, const std::st
   h.num_ids = run->num_ids();
   h.file_bytes = sections.end;
   h.data_checksum = Checksum(body.data(), body.size());
-  h.header_checksum = Checksum(reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum));
+  h.header_checksum =
+      Checksum(reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum));
 
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return IoError("open " + tmp + ": " + std::strerror(errno));
   Status status = WriteAll(fd, &h, sizeof(h), tmp);
   if (status.ok()) status = WriteAll(fd, body.data(), body.size(), tmp);
-  if (status.ok() && ::fsync(fd) != 0) status = IoError("fsync " + tmp + ": " + std::strerror(errno));
-  if (::close(fd) != 0 && status.ok()) status = IoError("close " + tmp + ": " + std::strerror(errno));
+  if (status.ok() && ::fsync(fd) != 0)
+    status = IoError("fsync " + tmp + ": " + std::strerror(errno));
+  if (::close(fd) != 0 && status.ok())
+    status = IoError("close " + tmp + ": " + std::strerror(errno));
   if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
     status = IoError("rename " + tmp + " to " + path + ": " + std::strerror(errno));
   }
@@ -266,16 +269,18 @@ Result<std::unique_ptr<HammingIndexState>> OpenState(const std::string& path,
   auto state = std::make_unique<HammingIndexState>(index_options);
   const HammingLayout& layout = state->layout;
   if (h.num_tables != static_cast<uint32_t>(layout.num_tables())) return loss("bad table count");
-  if (h.num_fps > h.num_ids || h.num_ids > kMaxHammingEntries || (h.num_fps == 0) != (h.num_ids == 0)) {
+  if (h.num_fps > h.num_ids || h.num_ids > kMaxHammingEntries ||
+      (h.num_fps == 0) != (h.num_ids == 0)) {
     return loss("bad entry counts");
   }
   if (h.run_dir_bits != static_cast<uint32_t>(RunDirectoryBits(h.num_fps))) {
     return loss("bad directory size");
   }
-  Sections sections = ComputeSections(layout, h.num_fps, h.num_ids, static_cast<int>(h.run_dir_bits));
+  Sections sections =
+      ComputeSections(layout, h.num_fps, h.num_ids, static_cast<int>(h.run_dir_bits));
   if (h.file_bytes != sections.end || size != sections.end) {
-    return loss("size " + std::to_string(size) + " bytes, expected " + std::to_string(sections.end) +
-                " (truncated or extended)");
+    return loss("size " + std::to_string(size) + " bytes, expected " +
+                std::to_string(sections.end) + " (truncated or extended)");
   }
   const uint8_t* base = file->bytes();
   if (options.verify_data &&
@@ -293,7 +298,8 @@ Result<std::unique_ptr<HammingIndexState>> OpenState(const std::string& path,
     a.tables[t] = View<uint64_t>(base, sections.tables[t], h.num_fps);
   }
   for (int t = 0; t < layout.num_tables(); ++t) {
-    a.dirs.push_back(View<uint32_t>(base, sections.dirs[t], DirectoryEntries(sections.dir_bits[t])));
+    a.dirs.push_back(
+        View<uint32_t>(base, sections.dirs[t], DirectoryEntries(sections.dir_bits[t])));
   }
   a.dir_bits = sections.dir_bits;
   if (options.verify_data) NEARDUP_RETURN_IF_ERROR(VerifyBody(layout, a, path));

@@ -158,8 +158,10 @@ TEST_F(HammingFileTest, BodyCorruptionIsDetectedOnVerifyAndNeverCrashes) {
     ASSERT_TRUE(opened.ok());
     for (int q = 0; q < 50; ++q) (void)opened->FindAll(rng.Next());
     (void)opened->FindAll(truth.begin()->fingerprint);
-    (void)opened->SelfJoin();
-    (void)opened->Clusters();
+    if (trial % 8 == 0) {  // garbage id ranges can make the join output large
+      (void)opened->SelfJoin();
+      (void)opened->Clusters();
+    }
     (void)opened->Insert({1, 2});
     (void)opened->Remove(*truth.begin());
     opened->Compact();

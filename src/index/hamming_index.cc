@@ -1,6 +1,7 @@
 #include "neardup/hamming_index.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include <tbb/parallel_for.h>
@@ -49,6 +50,41 @@ void FindAllInto(const HammingIndexState& s, uint64_t query, std::vector<ScanHit
   if (out->size() - first > 1) std::sort(out->begin() + first, out->end(), MatchLess);
 }
 
+// Per-batch scratch for FindBatch.
+struct BatchScratch {
+  std::vector<internal::BatchHit> hits;
+  std::array<std::vector<HammingMatch>, internal::kScanBatch> matches;
+};
+
+// FindAllInto for up to kScanBatch queries at once (prefetched probes);
+// afterwards scratch->matches[i] holds query i's sorted matches.
+void FindBatch(const HammingIndexState& s, std::span<const uint64_t> queries,
+               BatchScratch* scratch) {
+  for (size_t i = 0; i < queries.size(); ++i) scratch->matches[i].clear();
+  for (const auto& run : s.runs) {
+    scratch->hits.clear();
+    run->ScanBatch(s.layout, queries, &scratch->hits);
+    for (const internal::BatchHit& hit : scratch->hits) {
+      std::optional<size_t> slot = run->FindFingerprint(hit.fingerprint);
+      if (!slot) continue;  // only in a corrupt mapped file
+      auto [begin, end] = run->IdRange(*slot);
+      for (size_t p = begin; p < end; ++p) {
+        if (!run->IsDead(p)) {
+          scratch->matches[hit.query].push_back(
+              {hit.fingerprint, run->arrays().ids[p], hit.distance});
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < queries.size(); ++i) {
+    std::vector<HammingMatch>& m = scratch->matches[i];
+    if (!s.pending.empty()) {
+      internal::ScanEntries(s.pending, queries[i], s.layout.max_distance(), &m);
+    }
+    if (m.size() > 1) std::sort(m.begin(), m.end(), MatchLess);
+  }
+}
+
 std::optional<HammingMatch> FindFirstOf(const HammingIndexState& s, uint64_t query,
                                         std::vector<ScanHit>* hits,
                                         std::vector<HammingMatch>* scratch) {
@@ -64,9 +100,8 @@ std::optional<HammingMatch> FindFirstOf(const HammingIndexState& s, uint64_t que
 template <typename Fn>
 void ForChunks(size_t n, size_t chunk, Fn fn) {
   const size_t num_chunks = (n + chunk - 1) / chunk;
-  tbb::parallel_for(size_t{0}, num_chunks, [&](size_t c) {
-    fn(c, c * chunk, std::min(n, (c + 1) * chunk));
-  });
+  tbb::parallel_for(size_t{0}, num_chunks,
+                    [&](size_t c) { fn(c, c * chunk, std::min(n, (c + 1) * chunk)); });
 }
 
 void MergeTail(HammingIndexState& s) {
@@ -150,9 +185,8 @@ Result<HammingIndex> HammingIndex::Create(const HammingIndexOptions& options) {
 Result<HammingIndex> HammingIndex::Build(const HammingIndexOptions& options,
                                          std::span<const HammingEntry> entries) {
   NEARDUP_RETURN_IF_ERROR(ValidateHammingIndexOptions(options));
-  std::vector<HammingEntry> sorted(entries.begin(), entries.end());
-  tbb::parallel_sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<HammingEntry> sorted;
+  internal::SortEntries(entries, &sorted);
   NEARDUP_RETURN_IF_ERROR(CheckCapacity(0, sorted.size()));
   auto state = std::make_unique<HammingIndexState>(options);
   state->num_live = sorted.size();
@@ -201,9 +235,8 @@ Result<bool> HammingIndex::Insert(HammingEntry entry) {
 
 Result<size_t> HammingIndex::InsertBulk(std::span<const HammingEntry> entries) {
   HammingIndexState& s = *state_;
-  std::vector<HammingEntry> batch(entries.begin(), entries.end());
-  tbb::parallel_sort(batch.begin(), batch.end());
-  batch.erase(std::unique(batch.begin(), batch.end()), batch.end());
+  std::vector<HammingEntry> batch;
+  internal::SortEntries(entries, &batch);
   std::vector<HammingEntry> pending = s.pending;
   std::sort(pending.begin(), pending.end());
   // 0: new, 1: live already, 2: a tombstone to revive.
@@ -331,11 +364,15 @@ HammingMatchesBulk HammingIndex::FindAllBulk(std::span<const uint64_t> queries) 
   HammingMatchesBulk out;
   out.offsets.assign(queries.size() + 1, 0);
   ForChunks(queries.size(), kChunk, [&](size_t c, size_t begin, size_t end) {
-    std::vector<ScanHit> hits;
+    BatchScratch scratch;
     std::vector<HammingMatch>& matches = chunk_matches[c];
-    for (size_t i = begin; i < end; ++i) {
-      FindAllInto(*state_, queries[i], &hits, &matches);
-      out.offsets[i + 1] = matches.size();  // chunk-local for now
+    for (size_t b = begin; b < end; b += internal::kScanBatch) {
+      const size_t n = std::min(internal::kScanBatch, end - b);
+      FindBatch(*state_, queries.subspan(b, n), &scratch);
+      for (size_t i = 0; i < n; ++i) {
+        matches.insert(matches.end(), scratch.matches[i].begin(), scratch.matches[i].end());
+        out.offsets[b + i + 1] = matches.size();  // chunk-local for now
+      }
     }
   });
   std::vector<size_t> chunk_base(num_chunks + 1, 0);
@@ -361,9 +398,14 @@ std::vector<std::optional<HammingMatch>> HammingIndex::FindFirstBulk(
     std::span<const uint64_t> queries) const {
   std::vector<std::optional<HammingMatch>> out(queries.size());
   ForChunks(queries.size(), 2048, [&](size_t, size_t begin, size_t end) {
-    std::vector<ScanHit> hits;
-    std::vector<HammingMatch> scratch;
-    for (size_t i = begin; i < end; ++i) out[i] = FindFirstOf(*state_, queries[i], &hits, &scratch);
+    BatchScratch scratch;
+    for (size_t b = begin; b < end; b += internal::kScanBatch) {
+      const size_t n = std::min(internal::kScanBatch, end - b);
+      FindBatch(*state_, queries.subspan(b, n), &scratch);
+      for (size_t i = 0; i < n; ++i) {
+        if (!scratch.matches[i].empty()) out[b + i] = scratch.matches[i].front();
+      }
+    }
   });
   return out;
 }

@@ -173,8 +173,7 @@ TEST(HammingIndexTest, EmptyIndexAnswersNothing) {
 
 TEST(HammingIndexTest, ExtremeFingerprintsAndParameters) {
   // All-zero and all-one fingerprints, one block and 64 one-bit blocks.
-  std::vector<HammingEntry> entries = {
-      {0, 1}, {~0ULL, 2}, {1, 3}, {1ULL << 63, 4}, {~0ULL ^ 7, 5}};
+  std::vector<HammingEntry> entries = {{0, 1}, {~0ULL, 2}, {1, 3}, {1ULL << 63, 4}, {~0ULL ^ 7, 5}};
   std::set<HammingEntry> truth(entries.begin(), entries.end());
   for (auto [m, k] : {std::pair{1, 0}, {2, 1}, {64, 1}, {64, 63}, {33, 2}}) {
     auto built = HammingIndex::Build({.num_blocks = m, .max_distance = k}, entries);

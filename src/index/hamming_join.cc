@@ -77,8 +77,9 @@ inline void JoinTaskImpl(const HammingLayout& layout, const HammingRun& run, con
 NEARDUP_POPCNT_CLONES
 void CollectPairs(const HammingLayout& layout, const HammingRun& run, const JoinTask& task,
                   std::vector<FpPair>* out) {
-  JoinTaskImpl(layout, run, task,
-               [&](uint64_t a, uint64_t b, int d) { out->push_back({a, b, d}); });
+  JoinTaskImpl(layout, run, task, [&](uint64_t a, uint64_t b, int d) {
+    out->push_back({a, b, d});
+  });
 }
 
 // Lock-free union-find over slots: links the larger root under the smaller

@@ -36,8 +36,8 @@ Status ValidateHammingIndexOptions(const HammingIndexOptions& options) {
                                 ") must be smaller than num_blocks (" + std::to_string(m) + ")");
   }
   if (HammingNumTables(m, k) == 0) {
-    return InvalidArgumentError("num_tables C(num_blocks " + std::to_string(m) +
-                                ", max_distance " + std::to_string(k) + ") exceeds the limit " +
+    return InvalidArgumentError("num_tables C(num_blocks " + std::to_string(m) + ", max_distance " +
+                                std::to_string(k) + ") exceeds the limit " +
                                 std::to_string(kMaxHammingTables));
   }
   return Status::Ok();

@@ -29,13 +29,11 @@ struct BitMoves {
   int num_moves = 0;
   std::array<Move, 64> moves{};
 
+  // A rotation equals the shift here (the moved bits never wrap), and has no
+  // branch on the direction.
   uint64_t Apply(uint64_t x) const {
     uint64_t out = 0;
-    for (int i = 0; i < num_moves; ++i) {
-      const Move& m = moves[i];
-      uint64_t bits = x & m.mask;
-      out |= m.shift >= 0 ? bits << m.shift : bits >> -m.shift;
-    }
+    for (int i = 0; i < num_moves; ++i) out |= std::rotl(x & moves[i].mask, moves[i].shift);
     return out;
   }
 };

@@ -73,9 +73,8 @@ TEST(HammingLayoutTest, BlocksTilesAndPermutationsAreBijections) {
         for (int b = 0, top = 64; b < m; ++b) {
           top -= layout.block_size(b);
           if ((table.chosen_blocks >> b) & 1) {
-            chosen_bits |= (layout.block_size(b) == 64 ? ~0ULL
-                                                       : ((1ULL << layout.block_size(b)) - 1))
-                           << top;
+            chosen_bits |=
+                (layout.block_size(b) == 64 ? ~0ULL : ((1ULL << layout.block_size(b)) - 1)) << top;
           }
         }
         uint64_t want = table.prefix_bits == 64 ? ~0ULL : ~0ULL << (64 - table.prefix_bits);

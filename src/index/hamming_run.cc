@@ -1,7 +1,12 @@
 #include "index/hamming_run.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
+#include <new>
+#include <type_traits>
 
 #include <tbb/parallel_for.h>
 
@@ -11,13 +16,54 @@
 namespace neardup::internal {
 namespace {
 
+// Allocates arrays of 2 MiB and more on huge pages where the kernel offers
+// them (queries touch random cache lines of tables of many MiB: with 4 KiB
+// pages nearly every probe is also a TLB miss), and leaves elements
+// uninitialised on resize (every element is written before it is read).
+template <typename T>
+struct TableAllocator {
+  using value_type = T;
+  static constexpr size_t kHuge = size_t{1} << 21;
+  TableAllocator() = default;
+  template <typename U>
+  TableAllocator(const TableAllocator<U>&) {}  // NOLINT: rebinding
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
+    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, rounded);
+    if (p == nullptr) throw std::bad_alloc();
+    ::madvise(p, rounded, MADV_HUGEPAGE);  // a hint: failure is harmless
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) {
+    if (n * sizeof(T) < kHuge) {
+      ::operator delete(p);
+    } else {
+      std::free(p);
+    }
+  }
+  template <typename U>
+  void construct(U* p) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  friend bool operator==(const TableAllocator&, const TableAllocator&) { return true; }
+};
+
+template <typename T>
+using TableVector = std::vector<T, TableAllocator<T>>;
+
 // Owned storage of a run built in memory. tables[0] stays empty: table 0 is
 // fps (identity permutation).
 struct OwnedRun {
-  std::vector<uint64_t> fps;
-  std::vector<uint32_t> id_begin;
-  std::vector<uint64_t> ids;
-  std::vector<std::vector<uint64_t>> tables;
+  TableVector<uint64_t> fps;
+  TableVector<uint32_t> id_begin;
+  TableVector<uint64_t> ids;
+  std::vector<TableVector<uint64_t>> tables;
   std::vector<std::vector<uint32_t>> dirs;
 };
 
@@ -37,21 +83,56 @@ std::unique_ptr<HammingRun> FromOwned(std::shared_ptr<OwnedRun> owned, std::vect
   return HammingRun::FromArrays(std::move(arrays), std::move(owned));
 }
 
-// Sorts `in` into `out` by a counting sort on the top `bits` bits (which also
-// yields the directory), then sorts each bucket: buckets hold ~4-8 values, so
-// this is about two linear passes instead of an O(n log n) sort.
-void SortTable(std::span<const uint64_t> in, int bits, std::vector<uint64_t>* out,
+// Sorts a small range in place (buckets hold ~4-8 values).
+template <typename T>
+void InsertionSort(T* first, T* last) {
+  for (T* i = first + 1; i < last; ++i) {
+    T v = *i;
+    T* j = i;
+    while (j > first && v < *(j - 1)) {
+      *j = *(j - 1);
+      --j;
+    }
+    *j = v;
+  }
+}
+
+template <typename T>
+void SortBucket(T* first, T* last) {
+  if (last - first <= 32) {
+    InsertionSort(first, last);
+  } else {
+    std::sort(first, last);
+  }
+}
+
+// Sorts key(in[i]) into `out` by a counting sort on the top `bits` bits
+// (which also yields the directory), then sorts each bucket: about two linear
+// passes instead of an O(n log n) sort. `key` is applied twice per element
+// rather than materialising the keys.
+template <typename T, typename In, typename Key>
+void SortTable(std::span<const In> in, int bits, Key key, TableVector<T>* out,
                std::vector<uint32_t>* dir) {
   const int shift = 64 - bits;
   dir->assign(DirectoryEntries(bits), 0);
-  for (uint64_t v : in) ++(*dir)[(v >> shift) + 1];
+  auto top = [&](const T& v) {
+    if constexpr (std::is_same_v<T, HammingEntry>) {
+      return v.fingerprint >> shift;
+    } else {
+      return v >> shift;
+    }
+  };
+  for (const In& x : in) ++(*dir)[top(key(x)) + 1];
   for (size_t h = 1; h < dir->size(); ++h) (*dir)[h] += (*dir)[h - 1];
   std::vector<uint32_t> next(dir->begin(), dir->end() - 1);
   out->resize(in.size());
-  for (uint64_t v : in) (*out)[next[v >> shift]++] = v;
+  for (const In& x : in) {
+    T v = key(x);
+    (*out)[next[top(v)]++] = v;
+  }
   for (size_t h = 0; h + 1 < dir->size(); ++h) {
     if ((*dir)[h + 1] - (*dir)[h] > 1) {
-      std::sort(out->begin() + (*dir)[h], out->begin() + (*dir)[h + 1]);
+      SortBucket(out->data() + (*dir)[h], out->data() + (*dir)[h + 1]);
     }
   }
 }
@@ -81,7 +162,77 @@ void ScanImpl(const RunArrays& a, const HammingLayout& layout, uint64_t query,
   }
 }
 
+NEARDUP_POPCNT_CLONES
+void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64_t* queries,
+                   size_t num_queries, std::vector<BatchHit>* hits) {
+  const int k = layout.max_distance();
+  const int num_tables = layout.num_tables();
+  const size_t num_fps = a.fps.size();
+  // Per (table, query): the permuted query, then its bucket.
+  thread_local std::vector<uint64_t> permuted;
+  thread_local std::vector<uint32_t> begins, ends;
+  const size_t probes = static_cast<size_t>(num_tables) * num_queries;
+  if (permuted.size() < probes) {
+    permuted.resize(probes);
+    begins.resize(probes);
+    ends.resize(probes);
+  }
+  size_t p = 0;
+  for (int t = 0; t < num_tables; ++t) {
+    const BitMoves& forward = layout.table(t).forward;
+    const int shift = 64 - a.dir_bits[t];
+    const uint32_t* dir = a.dirs[t].data();
+    for (size_t i = 0; i < num_queries; ++i, ++p) {
+      permuted[p] = forward.Apply(queries[i]);
+      __builtin_prefetch(dir + (permuted[p] >> shift));
+    }
+  }
+  p = 0;
+  for (int t = 0; t < num_tables; ++t) {
+    const int shift = 64 - a.dir_bits[t];
+    const uint32_t* dir = a.dirs[t].data();
+    const uint64_t* values = a.tables[t].data();
+    for (size_t i = 0; i < num_queries; ++i, ++p) {
+      const size_t h = permuted[p] >> shift;
+      const uint32_t end = static_cast<uint32_t>(std::min<size_t>(dir[h + 1], num_fps));
+      const uint32_t begin = std::min(dir[h], end);
+      begins[p] = begin;
+      ends[p] = end;
+      if (begin < end) __builtin_prefetch(values + begin);
+    }
+  }
+  p = 0;
+  for (int t = 0; t < num_tables; ++t) {
+    const HammingTable& table = layout.table(t);
+    const uint64_t* values = a.tables[t].data();
+    for (size_t i = 0; i < num_queries; ++i, ++p) {
+      for (size_t s = begins[p]; s < ends[p]; ++s) {
+        const uint64_t diff = values[s] ^ permuted[p];
+        const int distance = std::popcount(diff);
+        if (distance <= k && table.IsCanonical(diff)) {
+          hits->push_back({static_cast<uint32_t>(i), distance, table.inverse.Apply(values[s])});
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void SortEntries(std::span<const HammingEntry> in, std::vector<HammingEntry>* out) {
+  TableVector<HammingEntry> sorted;
+  std::vector<uint32_t> dir;
+  SortTable<HammingEntry, HammingEntry>(
+      in, RunDirectoryBits(in.size()), [](const HammingEntry& e) { return e; }, &sorted, &dir);
+  out->assign(sorted.begin(), sorted.end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+}
+
+void HammingRun::ScanBatch(const HammingLayout& layout, std::span<const uint64_t> queries,
+                           std::vector<BatchHit>* hits) const {
+  if (arrays_.fps.empty() || queries.empty()) return;
+  ScanBatchImpl(arrays_, layout, queries.data(), queries.size(), hits);
+}
 
 int RunDirectoryBits(size_t num_fps) {
   int bits = std::bit_width(num_fps) - 3;
@@ -130,9 +281,9 @@ std::unique_ptr<HammingRun> HammingRun::FromSortedEntries(const HammingLayout& l
       return;
     }
     const BitMoves& forward = layout.table(t).forward;
-    std::vector<uint64_t> permuted(owned->fps.size());
-    for (size_t i = 0; i < permuted.size(); ++i) permuted[i] = forward.Apply(owned->fps[i]);
-    SortTable(permuted, dir_bits[t], &owned->tables[t], &owned->dirs[t]);
+    SortTable<uint64_t, uint64_t>(
+        owned->fps, dir_bits[t], [&](uint64_t fp) { return forward.Apply(fp); }, &owned->tables[t],
+        &owned->dirs[t]);
   });
   return FromOwned(std::move(owned), std::move(dir_bits));
 }
@@ -200,7 +351,7 @@ std::unique_ptr<HammingRun> HammingRun::Merge(const HammingLayout& layout, const
       std::sort(skip.begin(), skip.end());
       std::span<const uint64_t> p = x.tables.empty() ? std::span<const uint64_t>() : x.tables[t];
       std::span<const uint64_t> q = y.tables.empty() ? std::span<const uint64_t>() : y.tables[t];
-      std::vector<uint64_t>& out = owned->tables[t];
+      TableVector<uint64_t>& out = owned->tables[t];
       out.reserve(owned->fps.size());
       size_t pi = 0, qi = 0, si = 0;
       while (pi < p.size() || qi < q.size()) {

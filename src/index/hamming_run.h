@@ -53,6 +53,17 @@ struct ScanHit {
   int distance;
 };
 
+// A hit of ScanBatch: queries[query] is within `distance` of `fingerprint`.
+struct BatchHit {
+  uint32_t query;
+  int distance;
+  uint64_t fingerprint;
+};
+
+// Queries ScanBatch takes at once: enough independent probes in flight to
+// hide memory latency, few enough that their state stays in L1.
+inline constexpr size_t kScanBatch = 16;
+
 class HammingRun {
  public:
   // REQUIRES: `entries` sorted and unique, size <= kMaxHammingEntries.
@@ -88,6 +99,10 @@ class HammingRun {
 
   // Appends every fingerprint within max_distance of `query`, each once.
   void Scan(const HammingLayout& layout, uint64_t query, std::vector<ScanHit>* hits) const;
+  // The same for up to kScanBatch queries at once, with the directory and
+  // table reads of all of them prefetched before any is used.
+  void ScanBatch(const HammingLayout& layout, std::span<const uint64_t> queries,
+                 std::vector<BatchHit>* hits) const;
 
  private:
   RunArrays arrays_;
@@ -95,6 +110,10 @@ class HammingRun {
   std::vector<uint64_t> dead_;  // tombstone bits over ids, empty while none
   size_t num_dead_ = 0;
 };
+
+// `in` sorted and without duplicates (a counting sort on the top bits, then
+// small sorts: linear for hashed fingerprints).
+void SortEntries(std::span<const HammingEntry> in, std::vector<HammingEntry>* out);
 
 // Builds the directory of a sorted table.
 void BuildDirectory(std::span<const uint64_t> table, int bits, std::vector<uint32_t>* dir);

@@ -48,8 +48,8 @@ inline bool MatchOrder(const HammingMatch& a, const HammingMatch& b) {
   return a.fingerprint < b.fingerprint;
 }
 
-inline std::vector<HammingMatch> BruteFindAll(const std::set<HammingEntry>& entries,
-                                              uint64_t query, int max_distance) {
+inline std::vector<HammingMatch> BruteFindAll(const std::set<HammingEntry>& entries, uint64_t query,
+                                              int max_distance) {
   std::vector<HammingMatch> out;
   for (const HammingEntry& e : entries) {
     int d = std::popcount(e.fingerprint ^ query);
