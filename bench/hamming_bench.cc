@@ -77,10 +77,12 @@ void BM_Build(benchmark::State& state) {
   const Data& d = GetData();
   size_t bytes = 0;
   for (auto _ : state) {
+    state.PauseTiming();  // mallinfo2 walks the heap: keep it out of the timing
     size_t before = HeapBytes();
+    state.ResumeTiming();
     HammingIndex index = BuildIndex(static_cast<int>(state.range(0)));
-    bytes = HeapBytes() - before;
     state.PauseTiming();  // freeing is not building
+    bytes = HeapBytes() - before;
     state.counters["index_bytes_per_entry"] =
         static_cast<double>(index.MemoryBytes()) / d.entries.size();
     index = HammingIndex::Create(Options(5)).value();
@@ -242,10 +244,12 @@ void BM_FaissMultiHashAdd(benchmark::State& state) {
   omp_set_num_threads(static_cast<int>(state.range(0)));
   size_t bytes = 0;
   for (auto _ : state) {
-    size_t before = HeapBytes();
-    auto index = FaissMultiHash();
-    bytes = HeapBytes() - before;
     state.PauseTiming();
+    size_t before = HeapBytes();
+    state.ResumeTiming();
+    auto index = FaissMultiHash();
+    state.PauseTiming();
+    bytes = HeapBytes() - before;
     index.reset();
     state.ResumeTiming();
   }
