@@ -1,0 +1,13 @@
+// Compiles a hot function twice, with and without the popcnt instruction
+// (the baseline x86-64 target has none, and std::popcount then becomes a
+// library call); the loader picks the clone for the CPU it runs on.
+#ifndef NEARDUP_INDEX_HAMMING_CPU_H_
+#define NEARDUP_INDEX_HAMMING_CPU_H_
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__POPCNT__)
+#define NEARDUP_POPCNT_CLONES __attribute__((target_clones("default", "popcnt")))
+#else
+#define NEARDUP_POPCNT_CLONES
+#endif
+
+#endif  // NEARDUP_INDEX_HAMMING_CPU_H_
