@@ -34,7 +34,9 @@ std::string LongText() {
   std::string text;
   for (int i = 0; i < 20000; ++i) {
     uint64_t word = rng.Next() % 2000;
-    text += "w" + std::to_string(word) + (i % 17 == 16 ? ". " : " ");
+    text.append("w");
+    text.append(std::to_string(word));
+    text.append(i % 17 == 16 ? ". " : " ");
   }
   return text;
 }
@@ -98,10 +100,14 @@ std::vector<GoldenRecipe> Recipes() {
 
 template <typename T>
 void AppendDigest(std::string* out, const std::vector<T>& values) {
-  out->append("{\"size\":" + std::to_string(values.size()) + ",\"first\":[");
+  out->append("{\"size\":");
+  out->append(std::to_string(values.size()));
+  out->append(",\"first\":[");
   for (size_t i = 0; i < values.size() && i < 3; ++i) {
     if (i > 0) out->push_back(',');
-    out->append("\"" + internal::Hex64(values[i]) + "\"");
+    out->push_back('"');
+    internal::AppendHex64(out, values[i]);
+    out->push_back('"');
   }
   out->append("],\"xxh3\":\"");
   internal::AppendHex64(out, XXH3_64bits(values.data(), values.size() * sizeof(T)));
@@ -117,9 +123,15 @@ std::string GoldenLines() {
     for (const GoldenText& text : Texts()) {
       Fingerprint fp;
       NEARDUP_CHECK(fingerprinter->Compute(text.text, &fp).ok());
-      std::string line = "{\"recipe\":\"" + golden.name + "\",\"recipe_id\":\"" +
-                         RecipeId(golden.recipe) + "\",\"text\":\"" + text.id +
-                         "\",\"tokens\":" + std::to_string(fp.num_tokens) + ",\"simhash\":\"";
+      std::string line = "{\"recipe\":\"";
+      line.append(golden.name);
+      line.append("\",\"recipe_id\":\"");
+      line.append(RecipeId(golden.recipe));
+      line.append("\",\"text\":\"");
+      line.append(text.id);
+      line.append("\",\"tokens\":");
+      line.append(std::to_string(fp.num_tokens));
+      line.append(",\"simhash\":\"");
       if (golden.recipe.simhash.bits == 128) {
         line += internal::Hex64(fp.simhash128.high) + internal::Hex64(fp.simhash128.low);
       } else {

@@ -112,7 +112,7 @@ class CpuFingerprinter final : public Fingerprinter {
     ws->minhash_shingles.Finish(add_minhash);
     ws->chunk_shingles.Finish(add_chunk);
 
-    out->num_tokens = stats.tokens;
+    out->num_tokens = stats.tokens - stats.stopwords_removed;
     out->invalid_utf8_sequences = stats.invalid_utf8_sequences;
     if (selection_.simhash) {
       if (recipe_.simhash.bits == 128) {
