@@ -18,6 +18,11 @@ struct Document {
   // InputOptions in neardup/document_reader.h).
   std::string id;
   std::string text;
+  // The JSONL line the document came from, verbatim (without its line ending
+  // or a leading byte-order mark), when InputOptions::keep_raw_records is set;
+  // empty for text documents and otherwise. `neardup dedup` writes kept
+  // records with it.
+  std::string raw_record;
 };
 
 }  // namespace neardup

@@ -81,6 +81,9 @@ struct InputOptions {
   // so a line longer than this is skipped even when its text field alone
   // would fit. Default 2 GiB; lower it to bound memory per document.
   uint64_t max_document_bytes = 1ull << 31;
+  // Fill Document::raw_record with each JSONL line verbatim. Default false: it
+  // doubles the memory a JSONL document takes.
+  bool keep_raw_records = false;
   // Called for each skipped record, in reading order. May be empty.
   std::function<void(const SkippedRecord&)> on_skip;
 };

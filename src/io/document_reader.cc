@@ -179,6 +179,11 @@ class DocumentReader::Impl {
         doc->id += ':';
         doc->id += std::to_string(line.number);
       }
+      if (options_.keep_raw_records) {
+        doc->raw_record.assign(text);
+      } else {
+        doc->raw_record.clear();
+      }
       return true;
     }
   }
@@ -216,6 +221,7 @@ class DocumentReader::Impl {
     }
     text.resize(filled);
     doc->id = source_.name;
+    doc->raw_record.clear();
     return true;
   }
 

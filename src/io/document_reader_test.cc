@@ -55,6 +55,26 @@ TEST(DocumentReaderTest, CrLfBlankLinesAndNoFinalNewline) {
   EXPECT_THAT(out.skipped, IsEmpty());
 }
 
+TEST(DocumentReaderTest, RawRecordsAreKeptVerbatimOnlyWhenAsked) {
+  TempDir dir;
+  std::string jsonl = dir.Write("x.jsonl",
+                                "\xEF\xBB\xBF{\"id\": \"a\",  \"text\": \"al\\u0070ha\"}\r\n\n"
+                                "{\"text\": \"beta\", \"extra\": [1, 2]}");
+  std::string text = dir.Write("t.txt", "plain text");
+  InputOptions options;
+  options.keep_raw_records = true;
+  ReadOutcome out = ReadAll({jsonl, text}, options);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  ASSERT_EQ(out.documents.size(), 3u);
+  EXPECT_EQ(out.documents[0].raw_record, "{\"id\": \"a\",  \"text\": \"al\\u0070ha\"}");
+  EXPECT_EQ(out.documents[0].text, "alpha");
+  EXPECT_EQ(out.documents[1].raw_record, "{\"text\": \"beta\", \"extra\": [1, 2]}");
+  EXPECT_EQ(out.documents[2].raw_record, "");
+  ReadOutcome plain = ReadAll({jsonl});
+  ASSERT_EQ(plain.documents.size(), 2u);
+  EXPECT_EQ(plain.documents[0].raw_record, "");
+}
+
 TEST(DocumentReaderTest, NumericAndAbsentIdsFallBackToNameAndLine) {
   TempDir dir;
   std::string path = dir.Write("n.jsonl",
