@@ -1,0 +1,86 @@
+// FindNearDuplicatePairs: every pair of documents whose fingerprints say they
+// are near-duplicates, each pair once, verified.
+//
+// - SimHash: a permuted-table Hamming index (Manku et al. 2007) self-join;
+//   pairs within `max_distance` bits of the 64-bit SimHash (for a 128-bit
+//   recipe, its high word, which is the 64-bit SimHash).
+// - MinHash: LSH banding over k-value sketches (bands x rows chosen from the
+//   threshold, see neardup/lsh_params.h) gives candidates; each candidate is
+//   verified with the bottom-k Jaccard estimator (early abort), or with
+//   `verify_exact`, by the exact Jaccard of the two shingle sets for every
+//   candidate whose estimate is within 3 standard errors below the threshold.
+//   The similarity reported is the one that was verified.
+// Documents with no features (num_tokens == 0) are never paired.
+// Output: sorted by (a, b); the same for any thread count.
+// Cost: SimHash O(n * tables) build + join; MinHash O(n * bands) plus one
+// verification per candidate, on all cores. Memory: the index (a few hundred
+// bytes per document) plus the pairs.
+// Thread safety: pure function of its inputs.
+#ifndef NEARDUP_NEAR_DUPLICATES_H_
+#define NEARDUP_NEAR_DUPLICATES_H_
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "neardup/clustering.h"
+#include "neardup/fingerprinter.h"
+#include "neardup/lsh_params.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+enum class NearDuplicateMethod { kSimHash, kMinHash };
+
+Result<NearDuplicateMethod> ParseNearDuplicateMethod(std::string_view name);
+
+struct NearDuplicateOptions {
+  NearDuplicateMethod method = NearDuplicateMethod::kMinHash;
+
+  // SimHash: pairs at Hamming distance <= max_distance (default 3 of 64 bits,
+  // Manku et al.'s choice for web pages) found with num_blocks blocks (default
+  // 6: C(6,3) = 20 tables; 5 builds faster and uses half the memory but
+  // probes more per query).
+  int max_distance = 3;
+  int num_blocks = 6;
+
+  // MinHash: pairs with Jaccard >= threshold (default 0.8). The LSH weights
+  // trade missed pairs (false negatives) against candidates to verify.
+  double threshold = 0.8;
+  double false_positive_weight = 0.5;
+  double false_negative_weight = 0.5;
+  // Verify with exact Jaccard of shingle sets (needs Fingerprint::chunks of
+  // the MinHash shingle width, unsampled: see RecipeForNearDuplicates).
+  bool verify_exact = false;
+};
+
+// The sketches FindNearDuplicatePairs reads for `options`.
+SketchSelection SketchesForNearDuplicates(const NearDuplicateOptions& options);
+
+// `recipe` adjusted so that the fingerprints carry what `options` verify
+// with: exact verification reads chunk sets of the MinHash shingle width,
+// unsampled. The sketches the options compare are unchanged, so fingerprints
+// from either recipe compare equal.
+Recipe RecipeForNearDuplicates(Recipe recipe, const NearDuplicateOptions& options);
+
+struct NearDuplicateReport {
+  uint64_t documents = 0;        // fingerprints given
+  uint64_t empty_documents = 0;  // never paired
+  uint64_t candidates = 0;       // pairs proposed by the index
+  uint64_t exact_checks = 0;     // candidates verified exactly
+  uint64_t pairs = 0;            // verified pairs returned
+  LshParamsChoice lsh;           // MinHash only
+  uint64_t index_bytes = 0;
+};
+
+// REQUIRES: fingerprints computed with SketchesForNearDuplicates(options) and
+// a recipe of num_hashes == recipe.minhash.num_hashes.
+Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerprint> fingerprints,
+                                                        const Recipe& recipe,
+                                                        const NearDuplicateOptions& options,
+                                                        NearDuplicateReport* report = nullptr);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_NEAR_DUPLICATES_H_

@@ -1,0 +1,195 @@
+#include "neardup/near_duplicates.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "neardup/hamming_index.h"
+#include "neardup/lsh_index.h"
+#include "neardup/similarity.h"
+
+namespace neardup {
+namespace {
+
+constexpr size_t kMaxDocuments = std::numeric_limits<uint32_t>::max();
+
+void SortPairs(std::vector<SimilarPair>* pairs) {
+  tbb::parallel_sort(pairs->begin(), pairs->end(), [](const SimilarPair& x, const SimilarPair& y) {
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+  });
+}
+
+Result<std::vector<SimilarPair>> SimHashPairs(std::span<const Fingerprint> fingerprints,
+                                              const NearDuplicateOptions& options,
+                                              NearDuplicateReport* report) {
+  HammingIndexOptions index_options;
+  index_options.num_blocks = options.num_blocks;
+  index_options.max_distance = options.max_distance;
+  std::vector<HammingEntry> entries;
+  entries.reserve(fingerprints.size());
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    if (fingerprints[i].num_tokens == 0) continue;
+    entries.push_back(HammingEntry{fingerprints[i].simhash, i});
+  }
+  NEARDUP_ASSIGN_OR_RETURN(HammingIndex index, HammingIndex::Build(index_options, entries));
+  report->index_bytes = index.MemoryBytes();
+  std::vector<HammingPair> joined = index.SelfJoin();
+  report->candidates = joined.size();
+  std::vector<SimilarPair> pairs;
+  pairs.reserve(joined.size());
+  for (const HammingPair& pair : joined) {
+    uint32_t a = static_cast<uint32_t>(std::min(pair.a.id, pair.b.id));
+    uint32_t b = static_cast<uint32_t>(std::max(pair.a.id, pair.b.id));
+    pairs.push_back(SimilarPair{a, b, 1.0 - pair.distance / 64.0, pair.distance});
+  }
+  SortPairs(&pairs);
+  return pairs;
+}
+
+Result<std::vector<SimilarPair>> MinHashPairs(std::span<const Fingerprint> fingerprints,
+                                              const Recipe& recipe,
+                                              const NearDuplicateOptions& options,
+                                              NearDuplicateReport* report) {
+  const int num_hashes = recipe.minhash.num_hashes;
+  LshParamsOptions lsh_options;
+  lsh_options.threshold = options.threshold;
+  lsh_options.num_hashes = num_hashes;
+  lsh_options.false_positive_weight = options.false_positive_weight;
+  lsh_options.false_negative_weight = options.false_negative_weight;
+  NEARDUP_ASSIGN_OR_RETURN(report->lsh, ChooseLshParams(lsh_options));
+
+  std::vector<uint64_t> ids;
+  std::vector<uint64_t> sketches;
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    const KValueSketch& sketch = fingerprints[i].kvalue_minhash;
+    if (fingerprints[i].num_tokens == 0 || sketch.empty) continue;
+    if (sketch.values.size() != static_cast<size_t>(num_hashes)) {
+      return InvalidArgumentError("document " + std::to_string(i) + " has a k-value sketch of " +
+                                  std::to_string(sketch.values.size()) +
+                                  " values; the recipe says " + std::to_string(num_hashes));
+    }
+    ids.push_back(i);
+    sketches.insert(sketches.end(), sketch.values.begin(), sketch.values.end());
+  }
+  NEARDUP_ASSIGN_OR_RETURN(LshIndex index, LshIndex::Create(report->lsh.params, num_hashes));
+  NEARDUP_RETURN_IF_ERROR(index.InsertBulk(ids, sketches));
+  sketches.clear();
+  sketches.shrink_to_fit();
+  report->index_bytes = index.MemoryBytes();
+  std::vector<std::pair<uint64_t, uint64_t>> candidates = index.AllPairCandidates();
+  report->candidates = candidates.size();
+
+  // Exact verification looks at candidates down to 3 standard errors below
+  // the threshold, so an estimate that fell short by chance is not lost.
+  const double threshold = options.threshold;
+  const double lower_bound =
+      threshold - 3.0 * std::sqrt(threshold * (1.0 - threshold) / num_hashes) - 1.0 / num_hashes;
+
+  struct Local {
+    std::vector<SimilarPair> pairs;
+    uint64_t exact_checks = 0;
+  };
+  tbb::enumerable_thread_specific<Local> locals;
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, candidates.size(), 4096),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      Local& local = locals.local();
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        uint32_t a = static_cast<uint32_t>(candidates[i].first);
+                        uint32_t b = static_cast<uint32_t>(candidates[i].second);
+                        const Fingerprint& x = fingerprints[a];
+                        const Fingerprint& y = fingerprints[b];
+                        if (!options.verify_exact) {
+                          double estimate = 0;
+                          if (JaccardAtLeast(x.minhash, y.minhash, threshold, &estimate)) {
+                            local.pairs.push_back(SimilarPair{a, b, estimate, -1});
+                          }
+                          continue;
+                        }
+                        double estimate = 0;
+                        if (!JaccardAtLeast(x.minhash, y.minhash, lower_bound, &estimate)) continue;
+                        ++local.exact_checks;
+                        double exact = ExactJaccard(x.chunks, y.chunks);
+                        if (exact >= threshold) local.pairs.push_back(SimilarPair{a, b, exact, -1});
+                      }
+                    });
+  std::vector<SimilarPair> pairs;
+  for (Local& local : locals) {
+    pairs.insert(pairs.end(), local.pairs.begin(), local.pairs.end());
+    report->exact_checks += local.exact_checks;
+  }
+  SortPairs(&pairs);
+  return pairs;
+}
+
+Status ValidateOptions(const NearDuplicateOptions& options) {
+  if (options.method == NearDuplicateMethod::kSimHash) {
+    HammingIndexOptions index_options;
+    index_options.num_blocks = options.num_blocks;
+    index_options.max_distance = options.max_distance;
+    return ValidateHammingIndexOptions(index_options);
+  }
+  if (!(options.threshold > 0.0 && options.threshold <= 1.0)) {
+    return InvalidArgumentError("threshold (" + std::to_string(options.threshold) +
+                                ") must be in (0, 1]");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<NearDuplicateMethod> ParseNearDuplicateMethod(std::string_view name) {
+  if (name == "simhash") return NearDuplicateMethod::kSimHash;
+  if (name == "minhash") return NearDuplicateMethod::kMinHash;
+  return InvalidArgumentError("method (\"" + std::string(name) +
+                              "\") must be \"minhash\" or \"simhash\"");
+}
+
+SketchSelection SketchesForNearDuplicates(const NearDuplicateOptions& options) {
+  SketchSelection selection;
+  if (options.method == NearDuplicateMethod::kSimHash) {
+    selection.simhash = true;
+  } else {
+    selection.minhash = true;
+    selection.kvalue_minhash = true;
+    selection.chunks = options.verify_exact;
+  }
+  return selection;
+}
+
+Recipe RecipeForNearDuplicates(Recipe recipe, const NearDuplicateOptions& options) {
+  if (options.method == NearDuplicateMethod::kMinHash && options.verify_exact) {
+    recipe.chunks.shingle_width = recipe.minhash.shingle_width;
+    recipe.chunks.sample_modulus = 1;
+  }
+  return recipe;
+}
+
+Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerprint> fingerprints,
+                                                        const Recipe& recipe,
+                                                        const NearDuplicateOptions& options,
+                                                        NearDuplicateReport* report) {
+  NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
+  if (fingerprints.size() > kMaxDocuments) {
+    return ResourceExhaustedError("too many documents (" + std::to_string(fingerprints.size()) +
+                                  ") for one run; the limit is " + std::to_string(kMaxDocuments));
+  }
+  NearDuplicateReport local_report;
+  if (report == nullptr) report = &local_report;
+  *report = NearDuplicateReport{};
+  report->documents = fingerprints.size();
+  for (const Fingerprint& fp : fingerprints) report->empty_documents += fp.num_tokens == 0;
+
+  Result<std::vector<SimilarPair>> pairs =
+      options.method == NearDuplicateMethod::kSimHash
+          ? SimHashPairs(fingerprints, options, report)
+          : MinHashPairs(fingerprints, recipe, options, report);
+  if (pairs.ok()) report->pairs = pairs->size();
+  return pairs;
+}
+
+}  // namespace neardup
