@@ -16,6 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 
 struct CommandResult {
   int exit_code = -1;
@@ -245,6 +246,91 @@ TEST_F(CliTest, StopwordFileChangesTheRecipe) {
   EXPECT_NE(with.out, without.out);
   CommandResult show = Neardup("recipe show --stopwords " + stopwords);
   EXPECT_THAT(show.out, HasSubstr("\"stopwords\":[\"of\",\"the\"]"));
+}
+
+TEST_F(CliTest, PairsFindThePlantedNearDuplicates) {
+  CommandResult exact =
+      Neardup("pairs -q --threshold 0.6 --verify exact --fn-weight 0.9 " + Example());
+  ASSERT_EQ(exact.exit_code, 0) << exact.err;
+  EXPECT_THAT(
+      exact.out,
+      HasSubstr("{\"a\":\"harbor-wall-1\",\"b\":\"harbor-wall-3\",\"similarity\":0.820896}"));
+  EXPECT_THAT(exact.out, HasSubstr("{\"a\":\"bread-recipe\",\"b\":\"bread-recipe-copy\""));
+  EXPECT_THAT(exact.out,
+              HasSubstr("\"a\":\"caf\xc3\xa9-review\",\"b\":\"CAF\xc3\x89-REVIEW-SHOUTED\","
+                        "\"similarity\":1}"));
+  EXPECT_THAT(exact.out, Not(HasSubstr("weather-report")));
+  CommandResult simhash =
+      Neardup("pairs -q --method simhash --max-distance 6 --blocks 8 " + Example());
+  ASSERT_EQ(simhash.exit_code, 0) << simhash.err;
+  EXPECT_THAT(simhash.out, HasSubstr("{\"a\":\"bread-recipe\",\"b\":\"bread-recipe-copy\","
+                                     "\"distance\":5,\"similarity\":0.921875}"));
+}
+
+TEST_F(CliTest, ClusterRulesDiffer) {
+  // 100 words; b changes 2 of a's words, c changes 2 more of b's: a~b and
+  // b~c (Jaccard of 5-shingles about 0.8) but not a~c (about 0.65).
+  std::vector<std::string> words;
+  for (int i = 0; i < 100; ++i) words.push_back("word" + std::to_string(i));
+  auto text = [&](std::vector<int> changed) {
+    std::vector<std::string> copy = words;
+    for (int i : changed) copy[i] = "changed" + std::to_string(i);
+    std::string out;
+    for (const std::string& w : copy) out += w + " ";
+    return out;
+  };
+  std::string path =
+      Write("chain.jsonl", "{\"id\":\"a\",\"text\":\"" + text({}) +
+                               "\"}\n{\"id\":\"b\",\"text\":\"" + text({20, 70}) +
+                               "\"}\n{\"id\":\"c\",\"text\":\"" + text({20, 70, 45, 95}) + "\"}\n");
+  const std::string flags = "-q --threshold 0.75 --verify exact --fn-weight 0.95 --fp-weight 0.05 ";
+  CommandResult pairs = Neardup("pairs " + flags + path);
+  ASSERT_EQ(pairs.exit_code, 0) << pairs.err;
+  std::vector<std::string> lines = Lines(pairs.out);
+  ASSERT_EQ(lines.size(), 2u) << pairs.out;
+  EXPECT_THAT(lines[0], HasSubstr("\"a\":\"a\",\"b\":\"b\""));
+  EXPECT_THAT(lines[1], HasSubstr("\"a\":\"b\",\"b\":\"c\""));
+  EXPECT_EQ(Neardup("clusters --rule components " + flags + path).out,
+            "{\"cluster\":0,\"ids\":[\"a\",\"b\",\"c\"]}\n");
+  EXPECT_EQ(Neardup("clusters " + flags + path).out, "{\"cluster\":0,\"ids\":[\"a\",\"b\"]}\n");
+}
+
+TEST_F(CliTest, DedupKeepsJsonlRecordsVerbatim) {
+  std::string output = (dir_ / "kept.jsonl").string();
+  CommandResult run = Neardup("dedup -q --threshold 0.6 --verify exact --fn-weight 0.9 -o " +
+                              output + " " + Example());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> kept = Lines(Read(output));
+  std::vector<std::string> input = Lines(Read(Example()));
+  ASSERT_EQ(kept.size(), 7u);    // 12 less harbor-wall-2/3, bread copy, lumen mirror, SHOUTED
+  EXPECT_EQ(kept[0], input[0]);  // harbor-wall-1, verbatim
+  EXPECT_EQ(kept[1], input[3]);  // bread-recipe
+  for (const std::string& line : kept) EXPECT_THAT(line, Not(HasSubstr("SHOUTED")));
+  // The same from stdin (kept in memory) and with --keep longest.
+  CommandResult piped = Neardup(
+      "dedup -q --threshold 0.6 --verify exact --fn-weight 0.9 "
+      "--input-format jsonl - < " +
+      Example());
+  EXPECT_EQ(piped.out, Read(output));
+  CommandResult longest = Neardup(
+      "dedup -q --threshold 0.6 --verify exact --fn-weight 0.9 "
+      "--keep longest " +
+      Example());
+  EXPECT_THAT(longest.out, HasSubstr("harbor-wall-2"));
+  EXPECT_THAT(longest.out, Not(HasSubstr("harbor-wall-1\"")));
+}
+
+TEST_F(CliTest, DedupOfFilesListsKeptAndRemovedIds) {
+  std::string text(Read(Example()));
+  Write("files/one.txt", "the same short note about the meeting on friday at noon in room four");
+  Write("files/two.txt", "the same short note about the meeting on friday at noon in room four");
+  Write("files/three.txt", "an unrelated text about gardening and tomatoes in late summer");
+  CommandResult run = Neardup("dedup -q " + (dir_ / "files").string());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "{\"id\":\"one.txt\",\"kept\":true}\n"
+            "{\"id\":\"three.txt\",\"kept\":true}\n"
+            "{\"id\":\"two.txt\",\"kept\":false,\"duplicate_of\":\"one.txt\"}\n");
 }
 
 }  // namespace

@@ -88,7 +88,8 @@ void SkipReporter::Report(const SkippedRecord& record) {
   }
 }
 
-Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips) {
+Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips,
+                                                   bool keep_raw_records) {
   InputOptions options;
   options.format = flags.format == "jsonl"  ? InputFormat::kJsonl
                    : flags.format == "text" ? InputFormat::kText
@@ -96,6 +97,7 @@ Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, Skip
   options.text_field = flags.text_field;
   options.id_field = flags.id_field;
   options.max_document_bytes = flags.max_document_mb << 20;
+  options.keep_raw_records = keep_raw_records;
   options.on_skip = [skips](const SkippedRecord& record) { skips->Report(record); };
   return DocumentReader::Open(flags.inputs, std::move(options));
 }

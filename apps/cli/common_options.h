@@ -61,8 +61,10 @@ class SkipReporter {
   uint64_t count_ = 0;
 };
 
-// Opens the inputs; skipped records go to `skips`.
-Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips);
+// Opens the inputs; skipped records go to `skips`. With keep_raw_records,
+// documents carry their JSONL line verbatim.
+Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips,
+                                                   bool keep_raw_records = false);
 
 }  // namespace neardup::cli
 

@@ -6,6 +6,7 @@
 
 #include "exit_codes.h"
 #include "fingerprint_command.h"
+#include "near_duplicate_commands.h"
 #include "recipe_command.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
 
   std::function<int()> run;
   neardup::cli::RegisterFingerprintCommand(&app, &run);
+  neardup::cli::RegisterNearDuplicateCommands(&app, &run);
   neardup::cli::RegisterRecipeCommand(&app, &run);
 
   try {

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "neardup/document.h"
 #include "neardup/document_reader.h"
@@ -48,6 +50,29 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               const FingerprintPipelineOptions& options,
                               const FingerprintSink& sink,
                               FingerprintPipelineStats* stats = nullptr);
+
+// Every document of a reader, fingerprinted and kept in memory in input
+// order (texts are not kept). Memory: the selected sketches (about 2 KiB per
+// document for both MinHash kinds at k = 128) plus ids.
+struct FingerprintedCorpus {
+  std::vector<std::string> ids;
+  std::vector<uint64_t> lengths;  // bytes of text
+  std::vector<Fingerprint> fingerprints;
+  // is_jsonl[i]: document i came from a JSONL record (raw_records needs
+  // InputOptions::keep_raw_records to tell).
+  std::vector<bool> is_jsonl;
+  // Filled only when `keep_raw_records` is passed to CollectFingerprints.
+  std::vector<std::string> raw_records;
+};
+
+// Runs the pipeline and appends every document to *corpus. With
+// keep_raw_records, the reader must have been opened with
+// InputOptions::keep_raw_records and the raw JSONL lines are kept too.
+// `on_progress(documents, bytes)` is called after each batch when given.
+Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                           const FingerprintPipelineOptions& options, bool keep_raw_records,
+                           FingerprintedCorpus* corpus, FingerprintPipelineStats* stats = nullptr,
+                           const std::function<void(uint64_t, uint64_t)>& on_progress = {});
 
 }  // namespace neardup
 

@@ -112,4 +112,27 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
   return sink_error.ok() ? read_error : sink_error;
 }
 
+Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                           const FingerprintPipelineOptions& options, bool keep_raw_records,
+                           FingerprintedCorpus* corpus, FingerprintPipelineStats* stats,
+                           const std::function<void(uint64_t, uint64_t)>& on_progress) {
+  uint64_t bytes = 0;
+  return RunFingerprintPipeline(
+      reader, fingerprinter, options,
+      [&](std::span<const Document> documents, std::span<const Fingerprint> fingerprints) {
+        for (size_t i = 0; i < documents.size(); ++i) {
+          const Document& document = documents[i];
+          corpus->ids.push_back(document.id);
+          corpus->lengths.push_back(document.text.size());
+          corpus->fingerprints.push_back(fingerprints[i]);
+          corpus->is_jsonl.push_back(!document.raw_record.empty());
+          if (keep_raw_records) corpus->raw_records.push_back(document.raw_record);
+          bytes += document.text.size();
+        }
+        if (on_progress) on_progress(corpus->ids.size(), bytes);
+        return Status::Ok();
+      },
+      stats);
+}
+
 }  // namespace neardup

@@ -1,0 +1,347 @@
+#include "near_duplicate_commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common_options.h"
+#include "exit_codes.h"
+#include "neardup/clustering.h"
+#include "neardup/fingerprint_pipeline.h"
+#include "neardup/lsh_params.h"
+#include "neardup/near_duplicates.h"
+#include "output.h"
+#include "progress.h"
+#include "util/json_writer.h"
+
+namespace neardup::cli {
+namespace {
+
+enum class Report { kPairs, kClusters, kDedup };
+
+struct NearDuplicateFlags {
+  RecipeFlags recipe;
+  InputFlags input;
+  RunFlags run;
+  std::string method = "minhash";
+  double threshold = 0.8;
+  int max_distance = 3;
+  int num_blocks = 6;
+  std::string verify = "sketch";
+  double false_positive_weight = 0.5;
+  double false_negative_weight = 0.5;
+  bool explain = false;
+  std::string rule = "leader";
+  std::string keep = "first";
+  std::string output = "-";
+};
+
+Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
+  NearDuplicateOptions options;
+  NEARDUP_ASSIGN_OR_RETURN(options.method, ParseNearDuplicateMethod(flags.method));
+  options.threshold = flags.threshold;
+  options.max_distance = flags.max_distance;
+  options.num_blocks = flags.num_blocks;
+  options.false_positive_weight = flags.false_positive_weight;
+  options.false_negative_weight = flags.false_negative_weight;
+  if (flags.verify != "sketch" && flags.verify != "exact") {
+    return InvalidArgumentError("--verify (\"" + flags.verify + "\") must be sketch or exact");
+  }
+  options.verify_exact = flags.verify == "exact";
+  if (options.verify_exact && options.method == NearDuplicateMethod::kSimHash) {
+    return InvalidArgumentError("--verify exact applies to --method minhash only");
+  }
+  return options;
+}
+
+void Explain(const NearDuplicateOptions& options, const Recipe& recipe,
+             const NearDuplicateReport& report) {
+  if (options.method == NearDuplicateMethod::kMinHash) {
+    LshParamsOptions lsh;
+    lsh.threshold = options.threshold;
+    lsh.num_hashes = recipe.minhash.num_hashes;
+    lsh.false_positive_weight = options.false_positive_weight;
+    lsh.false_negative_weight = options.false_negative_weight;
+    std::fprintf(stderr, "%s\n", ExplainLshParams(report.lsh, lsh).c_str());
+  } else {
+    std::fprintf(stderr,
+                 "simhash: Hamming index with %d blocks, max distance %d: C(%d,%d) permuted "
+                 "tables; pairs within %d of 64 bits (similarity >= %.4f)\n",
+                 options.num_blocks, options.max_distance, options.num_blocks,
+                 options.num_blocks - options.max_distance, options.max_distance,
+                 1.0 - options.max_distance / 64.0);
+  }
+  std::fprintf(stderr, "candidates %llu, exact checks %llu, verified pairs %llu, index %.1f MB\n",
+               static_cast<unsigned long long>(report.candidates),
+               static_cast<unsigned long long>(report.exact_checks),
+               static_cast<unsigned long long>(report.pairs),
+               static_cast<double>(report.index_bytes) / 1e6);
+}
+
+Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
+                  OutputFile* out) {
+  std::string line;
+  for (const SimilarPair& pair : pairs) {
+    line.clear();
+    line.append("{\"a\":");
+    internal::AppendJsonString(&line, corpus.ids[pair.a]);
+    line.append(",\"b\":");
+    internal::AppendJsonString(&line, corpus.ids[pair.b]);
+    if (pair.distance >= 0) line.append(",\"distance\":" + std::to_string(pair.distance));
+    line.append(",\"similarity\":");
+    internal::AppendJsonDouble(&line, pair.similarity);
+    line.append("}\n");
+    NEARDUP_RETURN_IF_ERROR(out->Write(line));
+  }
+  return Status::Ok();
+}
+
+// Clusters of two or more, numbered from 0 in order of their first member;
+// members in input order.
+Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint32_t>& cluster_of,
+                     OutputFile* out, uint64_t* num_clusters) {
+  const size_t n = cluster_of.size();
+  std::vector<uint32_t> size(n, 0);
+  for (uint32_t c : cluster_of) ++size[c];
+  std::vector<std::vector<uint32_t>> members(n);
+  for (uint32_t doc = 0; doc < n; ++doc) {
+    if (size[cluster_of[doc]] >= 2) members[cluster_of[doc]].push_back(doc);
+  }
+  std::string line;
+  uint64_t number = 0;
+  for (uint32_t c = 0; c < n; ++c) {
+    if (members[c].empty()) continue;
+    line.clear();
+    line.append("{\"cluster\":" + std::to_string(number++) + ",\"ids\":[");
+    for (size_t i = 0; i < members[c].size(); ++i) {
+      if (i > 0) line.push_back(',');
+      internal::AppendJsonString(&line, corpus.ids[members[c][i]]);
+    }
+    line.append("]}\n");
+    NEARDUP_RETURN_IF_ERROR(out->Write(line));
+  }
+  *num_clusters = number;
+  return Status::Ok();
+}
+
+// The kept corpus: JSONL records verbatim when every document came from
+// JSONL; otherwise one line per document saying whether it was kept.
+Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& corpus,
+                  const std::vector<uint32_t>& cluster_of, const std::vector<bool>& keep,
+                  OutputFile* out) {
+  const size_t n = corpus.ids.size();
+  bool all_jsonl = n > 0;
+  for (size_t i = 0; i < n && all_jsonl; ++i) all_jsonl = corpus.is_jsonl[i];
+  std::string line;
+  if (!all_jsonl) {
+    // The kept document of each cluster, to name in "duplicate_of".
+    std::vector<uint32_t> kept_of(n);
+    for (uint32_t doc = 0; doc < n; ++doc) {
+      if (keep[doc]) kept_of[cluster_of[doc]] = doc;
+    }
+    for (uint32_t doc = 0; doc < n; ++doc) {
+      line.clear();
+      line.append("{\"id\":");
+      internal::AppendJsonString(&line, corpus.ids[doc]);
+      if (keep[doc]) {
+        line.append(",\"kept\":true}\n");
+      } else {
+        line.append(",\"kept\":false,\"duplicate_of\":");
+        internal::AppendJsonString(&line, corpus.ids[kept_of[cluster_of[doc]]]);
+        line.append("}\n");
+      }
+      NEARDUP_RETURN_IF_ERROR(out->Write(line));
+    }
+    return Status::Ok();
+  }
+  if (!corpus.raw_records.empty()) {
+    for (uint32_t doc = 0; doc < n; ++doc) {
+      if (!keep[doc]) continue;
+      NEARDUP_RETURN_IF_ERROR(out->Write(corpus.raw_records[doc]));
+      NEARDUP_RETURN_IF_ERROR(out->Write("\n"));
+    }
+    return Status::Ok();
+  }
+  // A second pass over the inputs yields the same documents in the same
+  // order (the reader is deterministic); it writes the kept lines verbatim
+  // without holding the whole corpus in memory.
+  InputFlags input = flags.input;
+  SkipReporter silent(/*quiet=*/true);
+  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(input, &silent, true);
+  if (!reader.ok()) return reader.status();
+  Document document;
+  size_t ordinal = 0;
+  while (true) {
+    NEARDUP_ASSIGN_OR_RETURN(bool more, (*reader)->Next(&document));
+    if (!more) break;
+    if (ordinal >= n || document.id != corpus.ids[ordinal]) {
+      return FailedPreconditionError("the inputs changed while dedup was reading them (document " +
+                                     std::to_string(ordinal) + ")");
+    }
+    if (keep[ordinal]) {
+      NEARDUP_RETURN_IF_ERROR(out->Write(document.raw_record));
+      NEARDUP_RETURN_IF_ERROR(out->Write("\n"));
+    }
+    ++ordinal;
+  }
+  if (ordinal != n)
+    return FailedPreconditionError("the inputs changed while dedup was reading them");
+  return Status::Ok();
+}
+
+int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
+  auto thread_limit = flags.run.LimitThreads();
+  Result<Recipe> recipe = flags.recipe.Resolve();
+  if (!recipe.ok()) return ReportError(recipe.status());
+  Result<NearDuplicateOptions> options = ResolveOptions(flags);
+  if (!options.ok()) return ReportError(options.status());
+  Result<ClusterRule> rule = ParseClusterRule(flags.rule);
+  if (!rule.ok()) return ReportError(rule.status());
+  Result<KeepRule> keep_rule = ParseKeepRule(flags.keep);
+  if (!keep_rule.ok()) return ReportError(keep_rule.status());
+
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter = CreateCpuFingerprinter(
+      RecipeForNearDuplicates(*recipe, *options), SketchesForNearDuplicates(*options));
+  if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
+
+  const bool dedup = report_kind == Report::kDedup;
+  bool from_stdin = false;
+  for (const std::string& input : flags.input.inputs) from_stdin = from_stdin || input == "-";
+  SkipReporter skips(flags.run.quiet);
+  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips, dedup);
+  if (!reader.ok()) return ReportError(reader.status());
+  Result<OutputFile> output = OutputFile::Open(flags.output);
+  if (!output.ok()) return ReportError(output.status());
+
+  auto started = std::chrono::steady_clock::now();
+  FingerprintedCorpus corpus;
+  Progress progress(flags.run.quiet);
+  Status status = CollectFingerprints(
+      **reader, **fingerprinter, FingerprintPipelineOptions{}, dedup && from_stdin, &corpus,
+      nullptr, [&](uint64_t documents, uint64_t bytes) { progress.Update(documents, bytes); });
+  progress.Finish();
+  if (!status.ok()) return ReportError(status);
+
+  NearDuplicateReport report;
+  Result<std::vector<SimilarPair>> pairs =
+      FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
+  if (!pairs.ok()) return ReportError(pairs.status());
+  if (flags.explain) Explain(*options, *recipe, report);
+
+  std::vector<uint32_t> cluster_of;
+  uint64_t num_clusters = 0;
+  uint64_t kept = corpus.ids.size();
+  if (report_kind == Report::kPairs) {
+    status = WritePairs(corpus, *pairs, &*output);
+  } else {
+    cluster_of = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
+    if (report_kind == Report::kClusters) {
+      status = WriteClusters(corpus, cluster_of, &*output, &num_clusters);
+    } else {
+      std::vector<bool> keep = ChooseKept(cluster_of, corpus.lengths, *keep_rule);
+      kept = 0;
+      for (bool k : keep) kept += k;
+      status = WriteDedup(flags, corpus, cluster_of, keep, &*output);
+    }
+  }
+  Status closed = output->Close();
+  if (status.ok()) status = closed;
+
+  if (!flags.run.quiet) {
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::string what;
+    if (report_kind == Report::kPairs) {
+      what = std::to_string(pairs->size()) + " pairs";
+    } else if (report_kind == Report::kClusters) {
+      what = std::to_string(num_clusters) + " clusters of two or more";
+    } else {
+      what = "kept " + std::to_string(kept) + ", removed " +
+             std::to_string(corpus.ids.size() - kept) + " near-duplicates";
+    }
+    std::fprintf(stderr,
+                 "neardup: %llu documents, %s (%s, recipe %s) in %.2f s; %llu empty, %llu "
+                 "records skipped\n",
+                 static_cast<unsigned long long>(corpus.ids.size()), what.c_str(),
+                 flags.method.c_str(), RecipeId(*recipe).c_str(), seconds,
+                 static_cast<unsigned long long>(report.empty_documents),
+                 static_cast<unsigned long long>(skips.count()));
+  }
+  if (!status.ok()) return ReportError(status);
+  if (flags.run.strict && skips.count() > 0) return kExitSkipped;
+  return kExitOk;
+}
+
+CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, Report kind,
+                     std::function<int()>* run) {
+  auto flags = std::make_shared<NearDuplicateFlags>();
+  CLI::App* command = app->add_subcommand(name, description);
+  flags->recipe.Register(command);
+  flags->input.Register(command);
+  flags->run.Register(command);
+  command->add_option("--method", flags->method, "minhash (Jaccard of shingles) or simhash")
+      ->check(CLI::IsMember({"minhash", "simhash"}))
+      ->capture_default_str();
+  command->add_option("--threshold", flags->threshold, "minhash: Jaccard threshold")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  command
+      ->add_option("--verify", flags->verify,
+                   "minhash: sketch (bottom-k estimate) or exact (Jaccard of shingle sets)")
+      ->check(CLI::IsMember({"sketch", "exact"}))
+      ->capture_default_str();
+  command
+      ->add_option("--fp-weight", flags->false_positive_weight,
+                   "minhash: weight of false positives when choosing LSH bands")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command
+      ->add_option("--fn-weight", flags->false_negative_weight,
+                   "minhash: weight of false negatives when choosing LSH bands")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--max-distance", flags->max_distance, "simhash: Hamming distance, bits")
+      ->capture_default_str();
+  command->add_option("--blocks", flags->num_blocks, "simhash: blocks of the permuted tables")
+      ->capture_default_str();
+  command->add_flag("--explain", flags->explain,
+                    "Explain the index parameters and the candidate counts on stderr");
+  command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
+      ->capture_default_str();
+  if (kind != Report::kPairs) {
+    command
+        ->add_option("--rule", flags->rule,
+                     "leader (each joins the first similar kept document) or components "
+                     "(transitive closure)")
+        ->check(CLI::IsMember({"leader", "components"}))
+        ->capture_default_str();
+  }
+  if (kind == Report::kDedup) {
+    command->add_option("--keep", flags->keep, "Which document of a cluster is kept")
+        ->check(CLI::IsMember({"first", "longest", "shortest"}))
+        ->capture_default_str();
+  }
+  command->callback(
+      [flags, run, kind] { *run = [flags, kind] { return RunNearDuplicates(*flags, kind); }; });
+  return command;
+}
+
+}  // namespace
+
+void RegisterNearDuplicateCommands(CLI::App* app, std::function<int()>* run) {
+  AddCommand(app, "pairs",
+             "Write each verified near-duplicate pair once, a before b in input order: "
+             "{\"a\", \"b\", \"similarity\"} (simhash adds \"distance\")",
+             Report::kPairs, run);
+  AddCommand(app, "clusters",
+             "Group near-duplicates: {\"cluster\": n, \"ids\": [...]} per cluster of two or more",
+             Report::kClusters, run);
+  AddCommand(app, "dedup",
+             "Write the corpus without near-duplicates: JSONL records verbatim, or for file "
+             "inputs one {\"id\", \"kept\", \"duplicate_of\"} line per document",
+             Report::kDedup, run);
+}
+
+}  // namespace neardup::cli
