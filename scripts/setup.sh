@@ -10,5 +10,9 @@ cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)" --target neardup
 
 echo
-echo "== neardup fingerprint --simhash examples/news.jsonl (12 short articles, 4 near-duplicate groups)"
-build/release/neardup fingerprint --simhash examples/news.jsonl
+echo "== neardup clusters --threshold 0.6 examples/news.jsonl"
+echo "   (12 short articles; the republished ones with small edits should group)"
+build/release/neardup clusters --threshold 0.6 examples/news.jsonl
+echo
+echo "== neardup pairs --threshold 0.6 --verify exact examples/news.jsonl"
+build/release/neardup pairs --threshold 0.6 --verify exact examples/news.jsonl
