@@ -28,7 +28,7 @@ struct NearDuplicateFlags {
   std::string method = "minhash";
   double threshold = 0.8;
   int max_distance = 3;
-  int num_blocks = 6;
+  int num_blocks = 0;
   std::string verify = "sketch";
   double false_positive_weight = 0.5;
   double false_negative_weight = 0.5;
@@ -69,8 +69,8 @@ void Explain(const NearDuplicateOptions& options, const Recipe& recipe,
     std::fprintf(stderr,
                  "simhash: Hamming index with %d blocks, max distance %d: C(%d,%d) permuted "
                  "tables; pairs within %d of 64 bits (similarity >= %.4f)\n",
-                 options.num_blocks, options.max_distance, options.num_blocks,
-                 options.num_blocks - options.max_distance, options.max_distance,
+                 report.num_blocks, options.max_distance, report.num_blocks,
+                 report.num_blocks - options.max_distance, options.max_distance,
                  1.0 - options.max_distance / 64.0);
   }
   std::fprintf(stderr, "candidates %llu, exact checks %llu, verified pairs %llu, index %.1f MB\n",
@@ -304,7 +304,9 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
       ->capture_default_str();
   command->add_option("--max-distance", flags->max_distance, "simhash: Hamming distance, bits")
       ->capture_default_str();
-  command->add_option("--blocks", flags->num_blocks, "simhash: blocks of the permuted tables")
+  command
+      ->add_option("--blocks", flags->num_blocks,
+                   "simhash: blocks of the permuted tables (0: chosen for the corpus size)")
       ->capture_default_str();
   command->add_flag("--explain", flags->explain,
                     "Explain the index parameters and the candidate counts on stderr");

@@ -39,11 +39,12 @@ struct NearDuplicateOptions {
   NearDuplicateMethod method = NearDuplicateMethod::kMinHash;
 
   // SimHash: pairs at Hamming distance <= max_distance (default 3 of 64 bits,
-  // Manku et al.'s choice for web pages) found with num_blocks blocks (default
-  // 6: C(6,3) = 20 tables; 5 builds faster and uses half the memory but
-  // probes more per query).
+  // Manku et al.'s choice for web pages), found with num_blocks blocks.
+  // Default 0: chosen by RecommendHammingParameters for the corpus size (5 at
+  // 1M documents: C(5,3) = 10 tables; more blocks mean more tables and memory
+  // but fewer candidates per probe, which pays only for much larger corpora).
   int max_distance = 3;
-  int num_blocks = 6;
+  int num_blocks = 0;
 
   // MinHash: pairs with Jaccard >= threshold (default 0.8). The LSH weights
   // trade missed pairs (false negatives) against candidates to verify.
@@ -71,6 +72,7 @@ struct NearDuplicateReport {
   uint64_t exact_checks = 0;     // candidates verified exactly
   uint64_t pairs = 0;            // verified pairs returned
   LshParamsChoice lsh;           // MinHash only
+  int num_blocks = 0;            // SimHash only: the blocks used
   uint64_t index_bytes = 0;
 };
 

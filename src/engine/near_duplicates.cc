@@ -30,6 +30,12 @@ Result<std::vector<SimilarPair>> SimHashPairs(std::span<const Fingerprint> finge
   HammingIndexOptions index_options;
   index_options.num_blocks = options.num_blocks;
   index_options.max_distance = options.max_distance;
+  if (options.num_blocks == 0) {
+    NEARDUP_ASSIGN_OR_RETURN(HammingRecommendation recommended,
+                             RecommendHammingParameters(options.max_distance, fingerprints.size()));
+    index_options.num_blocks = recommended.num_blocks;
+  }
+  report->num_blocks = index_options.num_blocks;
   std::vector<HammingEntry> entries;
   entries.reserve(fingerprints.size());
   for (size_t i = 0; i < fingerprints.size(); ++i) {
@@ -128,6 +134,9 @@ Result<std::vector<SimilarPair>> MinHashPairs(std::span<const Fingerprint> finge
 
 Status ValidateOptions(const NearDuplicateOptions& options) {
   if (options.method == NearDuplicateMethod::kSimHash) {
+    if (options.num_blocks == 0) {
+      return RecommendHammingParameters(options.max_distance, 1).status();
+    }
     HammingIndexOptions index_options;
     index_options.num_blocks = options.num_blocks;
     index_options.max_distance = options.max_distance;
