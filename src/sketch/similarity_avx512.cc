@@ -42,17 +42,16 @@ __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) PrefixCounts PrefixF
     word3 = _mm512_or_si512(word3, _mm512_sllv_epi64(one, _mm512_sub_epi64(bucket, k192)));
     below += static_cast<size_t>(__builtin_popcount(_mm512_cmple_epu64_mask(y, cut)));
   }
-  const __m512i bitmap = _mm512_set_epi64(
-      0, 0, 0, 0, _mm512_reduce_or_epi64(word3), _mm512_reduce_or_epi64(word2),
-      _mm512_reduce_or_epi64(word1), _mm512_reduce_or_epi64(word0));
+  const __m512i bitmap =
+      _mm512_set_epi64(0, 0, 0, 0, _mm512_reduce_or_epi64(word3), _mm512_reduce_or_epi64(word2),
+                       _mm512_reduce_or_epi64(word1), _mm512_reduce_or_epi64(word0));
   size_t maybe = 0;
   for (size_t i = 0; i < prefix; i += 8) {
     const __m512i x = _mm512_loadu_si512(probe + i);
     // Word (x >> 6) & 3 of the bitmap, rotated right by x mod 64 so the
     // bucket's bit lands in bit 0 (the rotate count is taken mod 64).
-    const __m512i word = _mm512_permutexvar_epi64(_mm512_and_si512(_mm512_srli_epi64(x, 6),
-                                                                   _mm512_set1_epi64(3)),
-                                                  bitmap);
+    const __m512i word = _mm512_permutexvar_epi64(
+        _mm512_and_si512(_mm512_srli_epi64(x, 6), _mm512_set1_epi64(3)), bitmap);
     const __m512i bit = _mm512_rorv_epi64(word, x);
     maybe += static_cast<size_t>(__builtin_popcount(_mm512_test_epi64_mask(bit, one)));
   }

@@ -73,20 +73,19 @@ namespace {
 
 // One branch-free merge step: consumes the smaller head (both when equal).
 // Matches need no counter: after t steps, matches = consumed - t.
-#define NEARDUP_SPLIT_STEP(a, i, b, j) \
-  do {                                 \
-    const uint64_t x = (a)[i];         \
-    const uint64_t y = (b)[j];         \
+#define NEARDUP_SPLIT_STEP(a, i, b, j)  \
+  do {                                  \
+    const uint64_t x = (a)[i];          \
+    const uint64_t y = (b)[j];          \
     (i) += static_cast<size_t>(x <= y); \
     (j) += static_cast<size_t>(y <= x); \
   } while (false)
 
 }  // namespace
 
-WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t nb,
-                         size_t limit) {
-  NEARDUP_CHECK(limit <= kMaxSplitLimit) << "split walk limit (" << limit << ") above "
-                                         << kMaxSplitLimit;
+WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, size_t limit) {
+  NEARDUP_CHECK(limit <= kMaxSplitLimit)
+      << "split walk limit (" << limit << ") above " << kMaxSplitLimit;
   // Cut at the value c = a[p - 1]: every union value <= c precedes every
   // union value > c, so the union's smallest elements are walk 1's (A[0, p)
   // with B[0, q), q = |B <= c|) followed by walk 2's (A[p, na) with
@@ -95,7 +94,7 @@ WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t
   const size_t p = std::min(na, limit) / 2;
   if (p < 8 || nb < 16) return MergeWalkReference(a, na, b, nb, limit);
   const uint64_t cut = a[p - 1];
-  const size_t q = static_cast<size_t>(std::upper_bound(b, b + nb, cut) - b);
+  const size_t q = CountAtMost(b, nb, cut);
 
   // Walk 1 state: i1 in [0, p], j1 in [0, q], s1 steps taken.
   size_t i1 = 0;
