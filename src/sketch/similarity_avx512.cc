@@ -42,9 +42,16 @@ __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) PrefixCounts PrefixF
     word3 = _mm512_or_si512(word3, _mm512_sllv_epi64(one, _mm512_sub_epi64(bucket, k192)));
     below += static_cast<size_t>(__builtin_popcount(_mm512_cmple_epu64_mask(y, cut)));
   }
-  const __m512i bitmap =
-      _mm512_set_epi64(0, 0, 0, 0, _mm512_reduce_or_epi64(word3), _mm512_reduce_or_epi64(word2),
-                       _mm512_reduce_or_epi64(word1), _mm512_reduce_or_epi64(word0));
+  // OR each word's eight lanes together, all four at once: after this,
+  // lanes 0-3 of `bitmap` hold words 0-3 (lanes 4-7 repeat them).
+  const __m512i pair01 =
+      _mm512_or_si512(_mm512_unpacklo_epi64(word0, word1), _mm512_unpackhi_epi64(word0, word1));
+  const __m512i pair23 =
+      _mm512_or_si512(_mm512_unpacklo_epi64(word2, word3), _mm512_unpackhi_epi64(word2, word3));
+  const __m512i half = _mm512_or_si512(_mm512_shuffle_i64x2(pair01, pair23, 0x88),
+                                       _mm512_shuffle_i64x2(pair01, pair23, 0xDD));
+  const __m512i bitmap = _mm512_or_si512(_mm512_shuffle_i64x2(half, half, 0x88),
+                                         _mm512_shuffle_i64x2(half, half, 0xDD));
   size_t maybe = 0;
   for (size_t i = 0; i < prefix; i += 8) {
     const __m512i x = _mm512_loadu_si512(probe + i);
