@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "neardup/check.h"
+#include "sketch/similarity_kernels.h"
 
 namespace neardup {
 namespace {
@@ -20,27 +21,6 @@ namespace {
     i += static_cast<size_t>(x <= y);       \
     j += static_cast<size_t>(y <= x);       \
   } while (false)
-
-struct Walk {
-  size_t steps;    // k': union elements walked
-  size_t matches;  // of those, present in both
-};
-
-// Walks the k' = min(limit, |A ∪ B|) smallest elements of the union of two
-// strictly ascending arrays.
-Walk MergeWalk(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, size_t limit) {
-  size_t i = 0;
-  size_t j = 0;
-  size_t steps = 0;
-  size_t matches = 0;
-  while (i < na && j < nb && steps < limit) {
-    NEARDUP_MERGE_STEP(a, b);
-    ++steps;
-  }
-  // Once one side is exhausted the rest of the union holds no common element.
-  steps = std::min(limit, steps + (na - i) + (nb - j));
-  return Walk{steps, matches};
-}
 
 // The one place the estimate is computed, so EstimateJaccard and
 // JaccardAtLeast agree to the last bit.
@@ -73,8 +53,8 @@ bool Report(double value, double threshold, double* estimate) {
 double EstimateJaccard(const BottomKSketch& a, const BottomKSketch& b) {
   NEARDUP_CHECK(a.k == b.k) << "bottom-k sketches of different k (" << a.k << " and " << b.k << ")";
   if (a.values.empty() || b.values.empty()) return 0.0;
-  const Walk walk =
-      MergeWalk(a.values.data(), a.values.size(), b.values.data(), b.values.size(), a.k);
+  const internal::WalkCount walk = internal::MergeWalkReference(
+      a.values.data(), a.values.size(), b.values.data(), b.values.size(), a.k);
   return Ratio(walk.matches, walk.steps);
 }
 
@@ -98,6 +78,49 @@ bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thres
 
   const uint64_t* av = a.values.data();
   const uint64_t* bv = b.values.data();
+
+  // Prefix bound (docs/JACCARD_KERNEL.md). Take h = min(k / 2, 64) values of
+  // each side (h a multiple of 8) and the cut c = min(a[h-1], b[h-1]); say
+  // c = a[h-1] (A "probes"). The union elements <= c number n_c = alpha +
+  // beta - gamma <= 2h <= k (alpha = h of A, beta = |B <= c| <= h, gamma of
+  // them common), so all are among the union's k smallest (S). The common
+  // elements of S above c are at most
+  //   - the k - n_c elements of S above c,
+  //   - the values of B in (c, t], t >= max(S) any upper bound (t = x[k-1]
+  //     of a side x holding k values), and likewise those of A;
+  // so matches <= gamma + min(k - n_c, |B <= t| - beta, |A <= t| - alpha),
+  // which only grows with gamma, and gamma <= maybe_common (a bucket bitmap
+  // cannot miss a common value). A bound below `needed` proves the pair is
+  // below the threshold.
+  const size_t prefix = std::min<size_t>(k / 2, internal::kMaxPrefix) / 8 * 8;
+  if (prefix >= 8 && na >= prefix && nb >= prefix) {
+    const bool a_probes = av[prefix - 1] <= bv[prefix - 1];
+    const uint64_t* probe = a_probes ? av : bv;
+    const uint64_t* build = a_probes ? bv : av;
+    const size_t n_probe = a_probes ? na : nb;
+    const size_t n_build = a_probes ? nb : na;
+    // t = the smaller k-th value among the full sides (at least one is
+    // full); the full side that gives t has exactly k values <= t.
+    const bool probe_gives_t = n_probe >= k && (n_build < k || probe[k - 1] <= build[k - 1]);
+    const uint64_t t = probe_gives_t ? probe[k - 1] : build[k - 1];
+    const size_t probe_to_t = probe_gives_t ? k : internal::CountAtMost(probe, n_probe, t);
+    const size_t build_to_t = probe_gives_t ? internal::CountAtMost(build, n_build, t) : k;
+    const internal::PrefixCounts counts = internal::BestPrefixFilter()(probe, build, prefix);
+    const size_t gamma = counts.maybe_common;
+    const size_t beta = counts.build_below_cut;
+    const size_t above =
+        std::min({k + gamma - prefix - beta, build_to_t - beta, probe_to_t - prefix});
+    if (gamma + above < needed) return false;
+    // Where the prefix term can fire (k - 2h < needed, e.g. k = 128 at any
+    // threshold above 0), most pairs that pass are similar and need the
+    // whole walk: run it as two interleaved halves, no abort. Otherwise
+    // (large k) the walk with early abort below is the better bet.
+    if (k - 2 * prefix < needed && k <= internal::kMaxSplitLimit) {
+      const internal::WalkCount walk = internal::MergeWalkSplit(av, na, bv, nb, k);
+      return Report(Ratio(walk.matches, walk.steps), threshold, estimate);
+    }
+  }
+
   size_t i = 0;
   size_t j = 0;
   size_t steps = 0;

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "neardup/minhash.h"
+#include "sketch/similarity_kernels.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -131,6 +132,189 @@ TEST(BottomKSimilarityTest, JaccardAtLeastEqualsThresholdedEstimate) {
             << "k " << k << " trial " << trial << " threshold " << threshold << " exact " << exact;
         EXPECT_EQ(estimate, at_least ? exact : -7.0);
         EXPECT_EQ(JaccardAtLeast(b, a, threshold, nullptr), at_least);
+      }
+    }
+  }
+}
+
+// Strictly ascending values of one of several shapes, chosen to reach the
+// kernels' edge cases: the extremes 0 and UINT64_MAX, dense runs (many equal
+// buckets), values that share their low 8 bits, and uniform hashes.
+std::vector<uint64_t> AdversarialValues(internal::SplitMix64& rng, size_t n, int shape) {
+  std::set<uint64_t> values;
+  while (values.size() < n) {
+    uint64_t v = rng.Next();
+    switch (shape) {
+      case 0:
+        break;  // uniform hashes
+      case 1:
+        v %= 4 * n + 1;
+        break;  // dense small integers
+      case 2:
+        v = (v % (2 * n + 1)) << 8;
+        break;  // one bucket only
+      case 3:
+        v = std::numeric_limits<uint64_t>::max() - v % (3 * n + 1);
+        break;  // top
+      default:
+        v = (v & 1) ? v % (n + 1) : std::numeric_limits<uint64_t>::max() - v % (n + 1);
+        break;
+    }
+    values.insert(v);
+  }
+  return std::vector<uint64_t>(values.begin(), values.end());
+}
+
+// `a`, and a copy of it where a share of the values is replaced by others of
+// the same shape (so the two overlap by any amount, including fully).
+std::pair<std::vector<uint64_t>, std::vector<uint64_t>> OverlappingValues(internal::SplitMix64& rng,
+                                                                          size_t na, size_t nb,
+                                                                          int shape) {
+  std::vector<uint64_t> a = AdversarialValues(rng, na, shape);
+  std::vector<uint64_t> fresh = AdversarialValues(rng, nb, shape);
+  const uint64_t keep_percent = rng.Next() % 101;
+  std::set<uint64_t> b;
+  for (size_t i = 0; i < nb; ++i) {
+    const bool keep = i < na && rng.Next() % 100 < keep_percent;
+    b.insert(keep ? a[i] : fresh[i]);
+  }
+  // A kept value may equal a fresh one: top up to exactly nb values.
+  for (uint64_t v : AdversarialValues(rng, 2 * nb, shape)) {
+    if (b.size() == nb) break;
+    b.insert(v);
+  }
+  return {a, std::vector<uint64_t>(b.begin(), b.end())};
+}
+
+TEST(SimilarityKernelsTest, CountAtMostIsUpperBound) {
+  internal::SplitMix64 rng(21);
+  for (size_t n : {0, 1, 2, 3, 7, 8, 63, 64, 65, 128, 1000}) {
+    const std::vector<uint64_t> values = AdversarialValues(rng, n, static_cast<int>(n % 5));
+    std::vector<uint64_t> queries = {0, 1, std::numeric_limits<uint64_t>::max(),
+                                     std::numeric_limits<uint64_t>::max() - 1};
+    for (uint64_t v : values) {
+      queries.push_back(v);
+      queries.push_back(v - 1);
+      queries.push_back(v + 1);
+    }
+    for (uint64_t q : queries) {
+      const auto expected =
+          static_cast<size_t>(std::upper_bound(values.begin(), values.end(), q) - values.begin());
+      ASSERT_EQ(internal::CountAtMost(values.data(), n, q), expected) << "n " << n << " q " << q;
+    }
+  }
+}
+
+TEST(SimilarityKernelsTest, PrefixFilterMatchesDefinitionOnEveryPath) {
+  internal::SplitMix64 rng(22);
+  std::vector<internal::PrefixFilterFn> kernels = {&internal::PrefixFilterScalar,
+                                                   internal::BestPrefixFilter()};
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl")) {
+    kernels.push_back(&internal::PrefixFilterAvx512);
+  }
+#endif
+  for (int trial = 0; trial < 3000; ++trial) {
+    const size_t prefix = 8 * (1 + rng.Next() % 8);
+    auto [probe, build] =
+        OverlappingValues(rng, prefix + rng.Next() % 3, prefix + rng.Next() % 3, trial % 5);
+    if (probe[prefix - 1] > build[prefix - 1]) std::swap(probe, build);
+    const uint64_t cut = probe[prefix - 1];
+    std::set<uint64_t> buckets;
+    size_t below = 0;
+    for (size_t j = 0; j < prefix; ++j) {
+      buckets.insert(build[j] & 255);
+      below += build[j] <= cut;
+    }
+    size_t maybe = 0;
+    size_t common = 0;
+    const std::set<uint64_t> build_prefix(build.begin(), build.begin() + prefix);
+    for (size_t i = 0; i < prefix; ++i) {
+      maybe += buckets.count(probe[i] & 255);
+      common += build_prefix.count(probe[i]);
+    }
+    for (internal::PrefixFilterFn kernel : kernels) {
+      const internal::PrefixCounts counts = kernel(probe.data(), build.data(), prefix);
+      ASSERT_EQ(counts.build_below_cut, below) << "trial " << trial;
+      ASSERT_EQ(counts.maybe_common, maybe) << "trial " << trial;
+      ASSERT_GE(counts.maybe_common, common);  // the bound the rejection rests on
+    }
+  }
+}
+
+TEST(SimilarityKernelsTest, SplitWalkEqualsReferenceWalk) {
+  internal::SplitMix64 rng(23);
+  const size_t sizes[] = {0, 1, 15, 16, 17, 31, 63, 64, 65, 127, 128, 129, 300};
+  for (int trial = 0; trial < 4000; ++trial) {
+    const size_t na = sizes[rng.Next() % std::size(sizes)];
+    const size_t nb = sizes[rng.Next() % std::size(sizes)];
+    const auto [a, b] = OverlappingValues(rng, na, nb, trial % 5);
+    const size_t limits[] = {0, 1, 16, 64, 128, 129, 256, 1000, internal::kMaxSplitLimit};
+    const size_t limit = limits[rng.Next() % std::size(limits)];
+    const internal::WalkCount expected =
+        internal::MergeWalkReference(a.data(), na, b.data(), nb, limit);
+    const internal::WalkCount split = internal::MergeWalkSplit(a.data(), na, b.data(), nb, limit);
+    ASSERT_EQ(split.steps, expected.steps) << "trial " << trial << " na " << na << " nb " << nb;
+    ASSERT_EQ(split.matches, expected.matches)
+        << "trial " << trial << " na " << na << " nb " << nb << " limit " << limit;
+    // Identical arrays: every walked element is common.
+    const internal::WalkCount self = internal::MergeWalkSplit(a.data(), na, a.data(), na, limit);
+    ASSERT_EQ(self.steps, std::min(na, limit));
+    ASSERT_EQ(self.matches, std::min(na, limit));
+  }
+}
+
+// JaccardAtLeast on hand-shaped sketches that reach the rejection bound and
+// the split walk from every side: sizes around the prefix (64) and around k,
+// identical sketches, disjoint value ranges, 0 and UINT64_MAX.
+TEST(BottomKSimilarityTest, JaccardAtLeastEqualsThresholdedEstimateOnAdversarialSketches) {
+  internal::SplitMix64 rng(24);
+  for (uint32_t k : {16u, 64u, 128u, 130u, 256u}) {
+    const size_t sizes[] = {1, 7, 8, 63, 64, 65, k / 2, k - 1, k};
+    for (int trial = 0; trial < 400; ++trial) {
+      const size_t na = std::min<size_t>(sizes[rng.Next() % std::size(sizes)], k);
+      const size_t nb = std::min<size_t>(sizes[rng.Next() % std::size(sizes)], k);
+      auto [av, bv] = OverlappingValues(rng, na, nb, trial % 5);
+      switch (trial % 4) {
+        case 0:
+          break;
+        case 1:
+          bv = av;
+          break;  // identical
+        case 2:   // disjoint ranges: all of A below all of B
+          for (auto& v : av) v >>= 2;
+          for (auto& v : bv) v = (v >> 2) | (uint64_t{3} << 62);
+          break;
+        default:  // the extremes present in both
+          av.front() = 0;
+          bv.front() = 0;
+          av.back() = std::numeric_limits<uint64_t>::max();
+          bv.back() = std::numeric_limits<uint64_t>::max();
+          break;
+      }
+      std::sort(av.begin(), av.end());
+      av.erase(std::unique(av.begin(), av.end()), av.end());
+      std::sort(bv.begin(), bv.end());
+      bv.erase(std::unique(bv.begin(), bv.end()), bv.end());
+      const BottomKSketch a{k, av};
+      const BottomKSketch b{k, bv};
+      const double exact = EstimateJaccard(a, b);
+      ASSERT_EQ(exact, OracleEstimate(a, b));
+      const double thresholds[] = {exact,
+                                   std::nextafter(exact, 2.0),
+                                   std::nextafter(exact, -1.0),
+                                   static_cast<double>(rng.Next() % 1001) / 1000.0,
+                                   0.5,
+                                   1.0};
+      for (double threshold : thresholds) {
+        double estimate = -7.0;
+        const bool at_least = JaccardAtLeast(a, b, threshold, &estimate);
+        ASSERT_EQ(at_least, exact >= threshold)
+            << "k " << k << " trial " << trial << " na " << na << " nb " << nb << " threshold "
+            << threshold << " exact " << exact;
+        ASSERT_EQ(estimate, at_least ? exact : -7.0);
+        ASSERT_EQ(JaccardAtLeast(b, a, threshold, nullptr), at_least);
       }
     }
   }

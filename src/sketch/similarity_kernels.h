@@ -1,0 +1,70 @@
+// Kernels behind JaccardAtLeast (src/sketch/similarity.cc): an exact cheap
+// upper bound on the bottom-k match count that rejects unrelated pairs
+// without a merge walk, and a merge walk split in two independent halves so
+// the two latency chains overlap. docs/JACCARD_KERNEL.md has the argument
+// and the figures. Every function here is pure; results are identical on
+// every path (the SIMD kernel is tested against the scalar one).
+#ifndef NEARDUP_SKETCH_SIMILARITY_KERNELS_H_
+#define NEARDUP_SKETCH_SIMILARITY_KERNELS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace neardup::internal {
+
+// What the prefix filter learns about two sketch prefixes of `prefix`
+// values: `probe` is the side whose last prefix value is the cut
+// c = probe[prefix - 1] (so probe[prefix - 1] <= build[prefix - 1]).
+struct PrefixCounts {
+  // |{x in build[0, prefix) : x <= c}|, exactly.
+  size_t build_below_cut;
+  // An upper bound on |probe[0, prefix) ∩ build[0, prefix)|: the probe
+  // values whose low 8 bits occur among the low 8 bits of build[0, prefix)
+  // (a 256-bit bitmap; a value of A can only be in B if its bucket is).
+  size_t maybe_common;
+};
+
+// The number of low bits that name a bucket of the prefix bitmap.
+inline constexpr int kPrefixBucketBits = 8;
+// The largest prefix the kernels take.
+inline constexpr size_t kMaxPrefix = 64;
+
+// REQUIRES: 0 < prefix <= kMaxPrefix, prefix % 8 == 0, both arrays hold at
+// least `prefix` strictly ascending values, probe[prefix-1] <= build[prefix-1].
+PrefixCounts PrefixFilterScalar(const uint64_t* probe, const uint64_t* build, size_t prefix);
+#if defined(__x86_64__)
+// Same result as PrefixFilterScalar. REQUIRES: the CPU has AVX-512F/BW/VL.
+PrefixCounts PrefixFilterAvx512(const uint64_t* probe, const uint64_t* build, size_t prefix);
+#endif
+
+// |{x in values[0, n) : x <= bound}| of a strictly ascending array, by a
+// branch-free binary search.
+size_t CountAtMost(const uint64_t* values, size_t n, uint64_t bound);
+
+using PrefixFilterFn = PrefixCounts (*)(const uint64_t*, const uint64_t*, size_t);
+// The fastest kernel this CPU runs; chosen once (a function-local static).
+PrefixFilterFn BestPrefixFilter();
+
+// Walks the min(limit, |A ∪ B|) smallest elements of the union of two
+// strictly ascending arrays.
+struct WalkCount {
+  size_t steps;    // union elements walked
+  size_t matches;  // of those, present in both
+};
+
+// The reference: one branch-free merge walk.
+WalkCount MergeWalkReference(const uint64_t* a, size_t na, const uint64_t* b, size_t nb,
+                             size_t limit);
+
+// The same result as MergeWalkReference, computed as two independent walks
+// (values up to a cut, values above it) interleaved in one loop, so each
+// step's load-compare-advance latency overlaps the other walk's.
+// REQUIRES: limit <= 4096 (the second walk's match history lives on the
+// stack).
+WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, size_t limit);
+
+inline constexpr size_t kMaxSplitLimit = 4096;
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_SKETCH_SIMILARITY_KERNELS_H_
