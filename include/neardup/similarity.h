@@ -5,9 +5,12 @@
 // (an empty document has no features and is similar to nothing, not even to
 // another empty document). No function returns NaN.
 //
-// Cost: the bottom-k functions are O(k) (a merge walk; JaccardAtLeast
-// usually stops after about k * (1 - threshold) steps on dissimilar pairs);
-// the k-value estimator O(k); set functions O(|A| + |B|). No allocation.
+// Cost: the bottom-k functions are O(k). JaccardAtLeast first applies an
+// exact upper bound on the matches from the two sketches' smallest values
+// (AVX-512 where present), which rejects most unrelated pairs without a walk;
+// the pairs it cannot reject take a two-way split merge walk
+// (docs/JACCARD_KERNEL.md). The k-value estimator is O(k); set functions
+// O(|A| + |B|). No allocation.
 // Thread safety: pure functions.
 #ifndef NEARDUP_SIMILARITY_H_
 #define NEARDUP_SIMILARITY_H_
