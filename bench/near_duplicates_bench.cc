@@ -171,46 +171,44 @@ void BM_AllPairsMinHash(benchmark::State& state) {
     std::vector<uint64_t> features;
   };
   tbb::enumerable_thread_specific<Builders> builders;
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 1024),
-                    [&](const tbb::blocked_range<size_t>& range) {
-                      Builders& b = builders.local();
-                      for (size_t i = range.begin(); i != range.end(); ++i) {
-                        if (i < num_random) {
-                          features_of(i, &b.features);
-                        } else {
-                          const size_t j = i - num_random;
-                          const size_t source = j * stride;
-                          features_of(source, &b.features);
-                          internal::SplitMix64 rng(internal::Mix64(i) + 1);
-                          const double target = 0.8 + 0.2 * Uniform01(rng);
-                          const double n = static_cast<double>(b.features.size());
-                          const auto replaced =
-                              static_cast<size_t>(n * (1 - target) / (1 + target));
-                          for (size_t f = 0; f < replaced; ++f) b.features[f] = rng.Next();
-                          planted[j] = {static_cast<uint32_t>(source), static_cast<uint32_t>(i),
-                                        (n - replaced) / (n + replaced)};
-                        }
-                        b.bottom_k.Reset();
-                        b.kvalue.Reset();
-                        for (uint64_t f : b.features) {
-                          b.bottom_k.Add(f);
-                          b.kvalue.Add(f);
-                        }
-                        Fingerprint& fp = fps[i];
-                        fp.minhash = b.bottom_k.Finish();
-                        fp.kvalue_minhash = b.kvalue.Finish();
-                        fp.num_tokens = b.features.size();
-                        if (verify_exact) {
-                          fp.chunks.clear();
-                          for (uint64_t f : b.features) {
-                            fp.chunks.push_back(static_cast<uint32_t>(f >> 32));
-                          }
-                          std::sort(fp.chunks.begin(), fp.chunks.end());
-                          fp.chunks.erase(std::unique(fp.chunks.begin(), fp.chunks.end()),
-                                          fp.chunks.end());
-                        }
-                      }
-                    });
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, num_docs, 1024), [&](const tbb::blocked_range<size_t>& range) {
+        Builders& b = builders.local();
+        for (size_t i = range.begin(); i != range.end(); ++i) {
+          if (i < num_random) {
+            features_of(i, &b.features);
+          } else {
+            const size_t j = i - num_random;
+            const size_t source = j * stride;
+            features_of(source, &b.features);
+            internal::SplitMix64 rng(internal::Mix64(i) + 1);
+            const double target = 0.8 + 0.2 * Uniform01(rng);
+            const double n = static_cast<double>(b.features.size());
+            const auto replaced = static_cast<size_t>(n * (1 - target) / (1 + target));
+            for (size_t f = 0; f < replaced; ++f) b.features[f] = rng.Next();
+            planted[j] = {static_cast<uint32_t>(source), static_cast<uint32_t>(i),
+                          (n - replaced) / (n + replaced)};
+          }
+          b.bottom_k.Reset();
+          b.kvalue.Reset();
+          for (uint64_t f : b.features) {
+            b.bottom_k.Add(f);
+            b.kvalue.Add(f);
+          }
+          Fingerprint& fp = fps[i];
+          fp.minhash = b.bottom_k.Finish();
+          fp.kvalue_minhash = b.kvalue.Finish();
+          fp.num_tokens = b.features.size();
+          if (verify_exact) {
+            fp.chunks.clear();
+            for (uint64_t f : b.features) {
+              fp.chunks.push_back(static_cast<uint32_t>(f >> 32));
+            }
+            std::sort(fp.chunks.begin(), fp.chunks.end());
+            fp.chunks.erase(std::unique(fp.chunks.begin(), fp.chunks.end()), fp.chunks.end());
+          }
+        }
+      });
   builders.clear();
 
   Recipe recipe = *PresetRecipe("default");

@@ -273,33 +273,33 @@ GroundTruth ComputeGroundTruth(std::span<const std::string_view> texts) {
     uint64_t sharing = 0;
   };
   tbb::enumerable_thread_specific<Local> locals;
-  tbb::parallel_for(tbb::blocked_range<uint32_t>(0, num_docs, 16),
-                    [&](const tbb::blocked_range<uint32_t>& range) {
-                      Local& local = locals.local();
-                      if (local.shared.empty()) local.shared.assign(num_docs, 0);
-                      for (uint32_t a = range.begin(); a != range.end(); ++a) {
-                        for (uint32_t c : doc_chunks[a]) {
-                          const uint32_t* first = postings.data() + chunk_begin[c];
-                          const uint32_t* last = postings.data() + chunk_begin[c + 1];
-                          for (const uint32_t* p = std::upper_bound(first, last, a); p != last;
-                               ++p) {
-                            if (local.shared[*p]++ == 0) local.touched.push_back(*p);
-                          }
-                        }
-                        const double size_a = static_cast<double>(fps[a].chunks.size());
-                        for (uint32_t b : local.touched) {
-                          const double shared = local.shared[b];
-                          const double jaccard =
-                              shared / (size_a + static_cast<double>(fps[b].chunks.size()) - shared);
-                          if (jaccard >= kKeepJaccard) {
-                            local.pairs.push_back({PairKey(a, b), static_cast<float>(jaccard)});
-                          }
-                          local.shared[b] = 0;
-                        }
-                        local.sharing += local.touched.size();
-                        local.touched.clear();
-                      }
-                    });
+  tbb::parallel_for(
+      tbb::blocked_range<uint32_t>(0, num_docs, 16),
+      [&](const tbb::blocked_range<uint32_t>& range) {
+        Local& local = locals.local();
+        if (local.shared.empty()) local.shared.assign(num_docs, 0);
+        for (uint32_t a = range.begin(); a != range.end(); ++a) {
+          for (uint32_t c : doc_chunks[a]) {
+            const uint32_t* first = postings.data() + chunk_begin[c];
+            const uint32_t* last = postings.data() + chunk_begin[c + 1];
+            for (const uint32_t* p = std::upper_bound(first, last, a); p != last; ++p) {
+              if (local.shared[*p]++ == 0) local.touched.push_back(*p);
+            }
+          }
+          const double size_a = static_cast<double>(fps[a].chunks.size());
+          for (uint32_t b : local.touched) {
+            const double shared = local.shared[b];
+            const double jaccard =
+                shared / (size_a + static_cast<double>(fps[b].chunks.size()) - shared);
+            if (jaccard >= kKeepJaccard) {
+              local.pairs.push_back({PairKey(a, b), static_cast<float>(jaccard)});
+            }
+            local.shared[b] = 0;
+          }
+          local.sharing += local.touched.size();
+          local.touched.clear();
+        }
+      });
   for (Local& local : locals) {
     truth.pairs.insert(truth.pairs.end(), local.pairs.begin(), local.pairs.end());
     truth.pairs_sharing_a_chunk += local.sharing;
@@ -367,7 +367,8 @@ std::vector<CopyPair> CopyPairs(const TestCorpus& corpus, const GroundTruth& tru
     if (corpus.source[i] < 0) continue;
     auto a = static_cast<uint32_t>(corpus.source[i]);
     auto b = static_cast<uint32_t>(i);
-    pairs.push_back({PairKey(a, b), corpus.rate_index[i], ExactJaccard(fps[a].chunks, fps[b].chunks)});
+    pairs.push_back(
+        {PairKey(a, b), corpus.rate_index[i], ExactJaccard(fps[a].chunks, fps[b].chunks)});
   }
   std::sort(pairs.begin(), pairs.end(),
             [](const CopyPair& x, const CopyPair& y) { return x.key < y.key; });
@@ -399,7 +400,8 @@ MethodRun RunMethod(std::span<const Fingerprint> fps, const Recipe& recipe,
                     std::span<const CopyPair> copies) {
   MethodRun run;
   auto start = std::chrono::steady_clock::now();
-  Result<std::vector<SimilarPair>> pairs = FindNearDuplicatePairs(fps, recipe, options, &run.report);
+  Result<std::vector<SimilarPair>> pairs =
+      FindNearDuplicatePairs(fps, recipe, options, &run.report);
   run.seconds = Seconds(start);
   if (!pairs.ok()) {
     std::fprintf(stderr, "FindNearDuplicatePairs: %s\n", pairs.status().ToString().c_str());
@@ -445,8 +447,8 @@ void Main(int argc, char** argv) {
     auto start = std::chrono::steady_clock::now();
     std::vector<Fingerprint> fps =
         FingerprintOrDie(recipe, SketchesForNearDuplicates(options), corpus.texts);
-    fingerprint_times.push_back(Format("minhash k=%d (bottom-k + k-value + chunks): %.2f s", k,
-                                       Seconds(start)));
+    fingerprint_times.push_back(
+        Format("minhash k=%d (bottom-k + k-value + chunks): %.2f s", k, Seconds(start)));
     auto run_minhash = [&](double threshold, bool exact, double fn_weight,
                            std::vector<MethodRun>* out) {
       options.threshold = threshold;
@@ -457,8 +459,8 @@ void Main(int argc, char** argv) {
       run.method = "minhash";
       run.params = Format("t=%.1f k=%d %s", threshold, k, exact ? "exact" : "sketch");
       if (fn_weight != 0.5) run.params += Format(" fn=%.2f", fn_weight);
-      run.lsh = Format("%dx%d", run.report.lsh.params.num_bands,
-                       run.report.lsh.params.rows_per_band);
+      run.lsh =
+          Format("%dx%d", run.report.lsh.params.num_bands, run.report.lsh.params.rows_per_band);
       std::fprintf(stderr, "accuracy: %s %s %.3f s\n", run.method.c_str(), run.params.c_str(),
                    run.seconds);
       out->push_back(std::move(run));
@@ -503,12 +505,13 @@ void Main(int argc, char** argv) {
   std::printf("| %zu | %zu | %zu | %zu (%zu sources x %zu rates) | %.1f |\n\n", num_docs,
               corpus.spam_used, corpus.brown.texts.size(), corpus.synthetic.size(),
               corpus.synthetic.size() / kEditRates.size(), kEditRates.size(), corpus.bytes / 1e6);
-  std::printf("Ground truth: %llu shingles (%llu distinct), %llu pairs share a shingle; "
-              "fingerprint %.2f s, inverted-index join %.2f s.\n\n",
-              static_cast<unsigned long long>(truth.total_chunks),
-              static_cast<unsigned long long>(truth.distinct_chunks),
-              static_cast<unsigned long long>(truth.pairs_sharing_a_chunk),
-              truth.fingerprint_seconds, truth.join_seconds);
+  std::printf(
+      "Ground truth: %llu shingles (%llu distinct), %llu pairs share a shingle; "
+      "fingerprint %.2f s, inverted-index join %.2f s.\n\n",
+      static_cast<unsigned long long>(truth.total_chunks),
+      static_cast<unsigned long long>(truth.distinct_chunks),
+      static_cast<unsigned long long>(truth.pairs_sharing_a_chunk), truth.fingerprint_seconds,
+      truth.join_seconds);
   std::printf("| level L | pairs J >= L | gray band [L-0.05, L) |\n|---:|---:|---:|\n");
   for (double level : kLevels) {
     uint64_t positives = 0, gray = 0;
@@ -540,10 +543,12 @@ void Main(int argc, char** argv) {
   }
 
   std::printf("\n## MinHash at threshold 0.8: LSH weights\n\n");
-  std::printf("fn = false_negative_weight, false_positive_weight = 1 - fn (default 0.5 / 0.5). "
-              "Scored against J >= 0.8, gray band [0.75, 0.8).\n\n");
-  std::printf("| parameters | LSH bxr | P(cand) at J=0.8 / 0.9 | candidates | exact checks | "
-              "pairs | time ms | precision | recall | F1 |\n");
+  std::printf(
+      "fn = false_negative_weight, false_positive_weight = 1 - fn (default 0.5 / 0.5). "
+      "Scored against J >= 0.8, gray band [0.75, 0.8).\n\n");
+  std::printf(
+      "| parameters | LSH bxr | P(cand) at J=0.8 / 0.9 | candidates | exact checks | "
+      "pairs | time ms | precision | recall | F1 |\n");
   std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const MethodRun& run : weight_runs) {
     const Score& s = run.scores[0];
@@ -553,12 +558,13 @@ void Main(int argc, char** argv) {
                 LshCandidateProbability(run.report.lsh.params, 0.9),
                 static_cast<unsigned long long>(run.report.candidates),
                 static_cast<unsigned long long>(run.report.exact_checks),
-                static_cast<unsigned long long>(run.report.pairs), run.seconds * 1e3,
-                s.Precision(), s.Recall(), s.F1());
+                static_cast<unsigned long long>(run.report.pairs), run.seconds * 1e3, s.Precision(),
+                s.Recall(), s.F1());
   }
   std::printf("\n## Synthetic copies found, by edit rate\n\n");
-  std::printf("Each cell: the fraction of (source, copy) pairs reported. Second row: the mean "
-              "exact Jaccard of those pairs.\n\n| method | parameters |");
+  std::printf(
+      "Each cell: the fraction of (source, copy) pairs reported. Second row: the mean "
+      "exact Jaccard of those pairs.\n\n| method | parameters |");
   for (double rate : kEditRates) std::printf(" %g%% |", rate * 100);
   std::printf("\n|---|---|");
   for (size_t r = 0; r < kEditRates.size(); ++r) std::printf("---:|");
