@@ -29,9 +29,12 @@ struct NearDuplicateFlags {
   double threshold = 0.8;
   int max_distance = 3;
   int num_blocks = 0;
-  std::string verify = "sketch";
-  double false_positive_weight = 0.5;
-  double false_negative_weight = 0.5;
+  // Empty: the method's default (exact for minhash, from
+  // NearDuplicateOptions; SimHash pairs are exact Hamming distances anyway).
+  std::string verify;
+  // Defaults from NearDuplicateOptions (chosen in docs/ACCURACY.md).
+  double false_positive_weight = NearDuplicateOptions{}.false_positive_weight;
+  double false_negative_weight = NearDuplicateOptions{}.false_negative_weight;
   bool explain = false;
   std::string rule = "leader";
   std::string keep = "first";
@@ -46,12 +49,17 @@ Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
   options.num_blocks = flags.num_blocks;
   options.false_positive_weight = flags.false_positive_weight;
   options.false_negative_weight = flags.false_negative_weight;
-  if (flags.verify != "sketch" && flags.verify != "exact") {
+  if (options.method == NearDuplicateMethod::kSimHash) {
+    if (!flags.verify.empty()) {
+      return InvalidArgumentError("--verify applies to --method minhash only");
+    }
+    options.verify_exact = false;
+  } else if (flags.verify == "sketch") {
+    options.verify_exact = false;
+  } else if (flags.verify == "exact") {
+    options.verify_exact = true;
+  } else if (!flags.verify.empty()) {
     return InvalidArgumentError("--verify (\"" + flags.verify + "\") must be sketch or exact");
-  }
-  options.verify_exact = flags.verify == "exact";
-  if (options.verify_exact && options.method == NearDuplicateMethod::kSimHash) {
-    return InvalidArgumentError("--verify exact applies to --method minhash only");
   }
   return options;
 }

@@ -69,8 +69,19 @@ Result<std::vector<SimilarPair>> MinHashPairs(std::span<const Fingerprint> finge
   lsh_options.false_negative_weight = options.false_negative_weight;
   NEARDUP_ASSIGN_OR_RETURN(report->lsh, ChooseLshParams(lsh_options));
 
+  NEARDUP_ASSIGN_OR_RETURN(LshIndex index, LshIndex::Create(report->lsh.params, num_hashes));
+  // Sketches are copied into the row-major layout InsertBulk takes a slice at
+  // a time, so the copy stays small (64 Ki documents: 64 MiB at k = 128)
+  // instead of doubling the sketches' memory.
+  constexpr size_t kSliceDocuments = size_t{1} << 16;
   std::vector<uint64_t> ids;
   std::vector<uint64_t> sketches;
+  auto flush = [&]() -> Status {
+    Status status = index.InsertBulk(ids, sketches);
+    ids.clear();
+    sketches.clear();
+    return status;
+  };
   for (size_t i = 0; i < fingerprints.size(); ++i) {
     const KValueSketch& sketch = fingerprints[i].kvalue_minhash;
     if (fingerprints[i].num_tokens == 0 || sketch.empty) continue;
@@ -81,11 +92,9 @@ Result<std::vector<SimilarPair>> MinHashPairs(std::span<const Fingerprint> finge
     }
     ids.push_back(i);
     sketches.insert(sketches.end(), sketch.values.begin(), sketch.values.end());
+    if (ids.size() == kSliceDocuments) NEARDUP_RETURN_IF_ERROR(flush());
   }
-  NEARDUP_ASSIGN_OR_RETURN(LshIndex index, LshIndex::Create(report->lsh.params, num_hashes));
-  NEARDUP_RETURN_IF_ERROR(index.InsertBulk(ids, sketches));
-  sketches.clear();
-  sketches.shrink_to_fit();
+  NEARDUP_RETURN_IF_ERROR(flush());
   report->index_bytes = index.MemoryBytes();
   std::vector<std::pair<uint64_t, uint64_t>> candidates = index.AllPairCandidates();
   report->candidates = candidates.size();

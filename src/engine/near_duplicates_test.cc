@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,7 @@ TEST(NearDuplicatesTest, MinHashPairsEqualBandingPlusVerificationByBruteForce) {
   for (double threshold : {0.5, 0.8}) {
     NearDuplicateOptions options;
     options.threshold = threshold;
+    options.verify_exact = false;
     std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
     NearDuplicateReport report;
     Result<std::vector<SimilarPair>> pairs = FindNearDuplicatePairs(fps, recipe, options, &report);
@@ -141,6 +143,23 @@ TEST(NearDuplicatesTest, ExactVerificationReportsExactJaccard) {
     double exact = ExactJaccard(fps[pair.a].chunks, fps[pair.b].chunks);
     EXPECT_EQ(pair.similarity, exact);
     EXPECT_GE(exact, 0.7);
+  }
+  // Every candidate pair whose estimate and exact Jaccard both reach the
+  // threshold is found (exact verification only adds pairs the estimate
+  // missed).
+  for (uint32_t a = 0; a < fps.size(); ++a) {
+    for (uint32_t b = a + 1; b < fps.size(); ++b) {
+      if (fps[a].num_tokens == 0 || fps[b].num_tokens == 0) continue;
+      if (!SharesABand(fps[a].kvalue_minhash, fps[b].kvalue_minhash, report.lsh.params)) continue;
+      double exact = ExactJaccard(fps[a].chunks, fps[b].chunks);
+      if (EstimateJaccard(fps[a].minhash, fps[b].minhash) >= 0.7 && exact >= 0.7) {
+        EXPECT_TRUE(std::binary_search(pairs->begin(), pairs->end(), SimilarPair{a, b, exact, -1},
+                                       [](const SimilarPair& x, const SimilarPair& y) {
+                                         return x.a != y.a ? x.a < y.a : x.b < y.b;
+                                       }))
+            << a << " " << b;
+      }
+    }
   }
 }
 
