@@ -11,7 +11,7 @@ cmake --build --preset release -j "$(nproc)" --target neardup
 
 echo
 echo "== neardup clusters --threshold 0.6 examples/news.jsonl"
-echo "   (12 short articles; 4 were republished with small edits and should group)"
+echo "   (12 short articles, among them 4 groups of republished or re-cased copies)"
 build/release/neardup clusters --threshold 0.6 examples/news.jsonl
 echo
 echo "== neardup pairs --threshold 0.6 examples/news.jsonl"
