@@ -297,9 +297,9 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
       ->capture_default_str();
   command
       ->add_option("--verify", flags->verify,
-                   "minhash: sketch (bottom-k estimate) or exact (Jaccard of shingle sets)")
-      ->check(CLI::IsMember({"sketch", "exact"}))
-      ->capture_default_str();
+                   "minhash: exact (Jaccard of shingle sets; default) or sketch (bottom-k "
+                   "estimate: less memory, lower recall near the threshold)")
+      ->check(CLI::IsMember({"sketch", "exact"}));
   command
       ->add_option("--fp-weight", flags->false_positive_weight,
                    "minhash: weight of false positives when choosing LSH bands")
