@@ -86,6 +86,21 @@ class ContainmentSearcher {
   std::vector<uint32_t> touched_;  // documents with counts_ > 0
 };
 
+// The documents of `after` whose top-N list may differ from their list in
+// `before`, when `after` is `before` with documents of chunk sets `changed`
+// added or removed (both versions of a modified document belong in
+// `changed`). A document's scores change only through a chunk it shares with
+// a changed document that is counted (df <= max_document_frequency) before
+// or after, since df changes only for the changed documents' chunks; so the
+// answer is every document of `after` in the postings of such a chunk.
+// Documents outside it keep exactly their scores with every other document,
+// which is what lets an incremental top-N update equal a full recomputation.
+// Returns ascending document numbers. Cost: one postings walk per changed
+// chunk in both indexes.
+std::vector<uint32_t> AffectedDocuments(const ChunkIndex& before, const ChunkIndex& after,
+                                        std::span<const std::span<const uint32_t>> changed,
+                                        uint32_t max_document_frequency);
+
 }  // namespace neardup
 
 #endif  // NEARDUP_CONTAINMENT_H_
