@@ -6,8 +6,11 @@
 
 #include "exit_codes.h"
 #include "fingerprint_command.h"
+#include "index_command.h"
 #include "near_duplicate_commands.h"
+#include "query_command.h"
 #include "recipe_command.h"
+#include "similar_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"neardup: find near-duplicate and similar documents, fast", "neardup"};
@@ -18,6 +21,9 @@ int main(int argc, char** argv) {
   neardup::cli::RegisterFingerprintCommand(&app, &run);
   neardup::cli::RegisterNearDuplicateCommands(&app, &run);
   neardup::cli::RegisterRecipeCommand(&app, &run);
+  neardup::cli::RegisterIndexCommand(&app, &run);
+  neardup::cli::RegisterSimilarCommand(&app, &run);
+  neardup::cli::RegisterQueryCommand(&app, &run);
 
   try {
     app.parse(argc, argv);

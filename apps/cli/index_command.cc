@@ -1,0 +1,194 @@
+#include "index_command.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common_options.h"
+#include "exit_codes.h"
+#include "neardup/collection.h"
+#include "neardup/containment_engine.h"
+#include "progress.h"
+
+namespace neardup::cli {
+namespace {
+
+struct CreateFlags {
+  std::string dir;
+  RecipeFlags recipe;
+  uint32_t max_df = CollectionOptions{}.max_document_frequency;
+  bool no_texts = false;
+};
+
+struct AddFlags {
+  std::string dir;
+  InputFlags input;
+  RunFlags run;
+  size_t commit_documents = AddDocumentsOptions{}.commit_documents;
+};
+
+struct RemoveFlags {
+  std::string dir;
+  std::vector<std::string> ids;
+  bool quiet = false;
+};
+
+struct DirFlags {
+  std::string dir;
+  bool quiet = false;
+};
+
+Result<std::unique_ptr<Collection>> OpenForWriting(const std::string& dir) {
+  Collection::OpenOptions options;
+  options.mode = Collection::Mode::kReadWrite;
+  return Collection::Open(dir, options);
+}
+
+int RunCreate(const CreateFlags& flags) {
+  Result<Recipe> recipe = flags.recipe.Resolve();
+  if (!recipe.ok()) return ReportError(recipe.status());
+  CollectionOptions options;
+  options.max_document_frequency = flags.max_df;
+  options.store_texts = !flags.no_texts;
+  Status status = Collection::Create(flags.dir, *recipe, options);
+  if (!status.ok()) return ReportError(status);
+  std::fprintf(stderr, "neardup: created collection %s with recipe %s (%s)\n", flags.dir.c_str(),
+               RecipeId(*recipe).c_str(), recipe->name.c_str());
+  return kExitOk;
+}
+
+int RunAdd(const AddFlags& flags) {
+  auto thread_limit = flags.run.LimitThreads();
+  Result<std::unique_ptr<Collection>> collection = OpenForWriting(flags.dir);
+  if (!collection.ok()) return ReportError(collection.status());
+  SkipReporter skips(flags.run.quiet);
+  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips);
+  if (!reader.ok()) return ReportError(reader.status());
+  AddDocumentsOptions options;
+  options.commit_documents = flags.commit_documents;
+  uint64_t acknowledged = 0;
+  options.on_commit = [&](const CommitResult& result) {
+    acknowledged += result.added + result.modified + result.unchanged;
+  };
+  AddDocumentsStats stats;
+  Status status = AddDocuments(**reader, **collection, options, &stats);
+  if (!flags.run.quiet) {
+    std::fprintf(stderr,
+                 "neardup: %llu documents read: %llu added, %llu modified, %llu unchanged in %llu "
+                 "commits; %llu records skipped\n",
+                 static_cast<unsigned long long>(stats.fingerprint.documents),
+                 static_cast<unsigned long long>(stats.added),
+                 static_cast<unsigned long long>(stats.modified),
+                 static_cast<unsigned long long>(stats.unchanged),
+                 static_cast<unsigned long long>(stats.commits),
+                 static_cast<unsigned long long>(skips.count()));
+  }
+  if (!status.ok()) {
+    if (acknowledged > 0) {
+      std::fprintf(stderr, "neardup: the %llu documents committed before the error are kept\n",
+                   static_cast<unsigned long long>(acknowledged));
+    }
+    return ReportError(status);
+  }
+  if (flags.run.strict && skips.count() > 0) return kExitSkipped;
+  return kExitOk;
+}
+
+int RunRemove(const RemoveFlags& flags) {
+  Result<std::unique_ptr<Collection>> collection = OpenForWriting(flags.dir);
+  if (!collection.ok()) return ReportError(collection.status());
+  Result<CommitResult> result = (*collection)->Commit({}, flags.ids);
+  if (!result.ok()) return ReportError(result.status());
+  if (!flags.quiet) {
+    std::fprintf(stderr, "neardup: removed %llu documents\n",
+                 static_cast<unsigned long long>(result->removed));
+  }
+  return kExitOk;
+}
+
+int RunCompact(const DirFlags& flags) {
+  Result<std::unique_ptr<Collection>> collection = OpenForWriting(flags.dir);
+  if (!collection.ok()) return ReportError(collection.status());
+  Status status = (*collection)->Compact();
+  if (!status.ok()) return ReportError(status);
+  if (!flags.quiet) std::fprintf(stderr, "neardup: compacted %s\n", flags.dir.c_str());
+  return kExitOk;
+}
+
+int RunStats(const DirFlags& flags) {
+  Result<std::unique_ptr<Collection>> collection = Collection::Open(flags.dir, {});
+  if (!collection.ok()) return ReportError(collection.status());
+  Result<CollectionStats> s = (*collection)->Stats();
+  if (!s.ok()) return ReportError(s.status());
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
+  const double per_posting = s->index_postings == 0 ? 0.0
+                                                    : static_cast<double>(s->index_bytes) /
+                                                          static_cast<double>(s->index_postings);
+  std::printf(
+      "{\"recipe\":\"%s\",\"documents\":%llu,\"empty_documents\":%llu,\"segments\":%llu,"
+      "\"segment_rows\":%llu,\"dead_rows\":%llu,\"segment_bytes\":%llu,\"index_keys\":%llu,"
+      "\"index_postings\":%llu,\"index_bytes\":%llu,\"index_bytes_per_posting\":%.3f,"
+      "\"max_document_frequency\":%u,\"boilerplate_keys\":%llu,\"catalog_bytes\":%llu,"
+      "\"memory_bytes\":%llu,\"generation\":%llu,\"similarity_rows\":%llu,"
+      "\"similarity_dirty\":%llu}\n",
+      (*collection)->recipe_id().c_str(), u(s->documents), u(s->empty_documents), u(s->segments),
+      u(s->segment_rows), u(s->dead_rows), u(s->segment_bytes), u(s->index_keys),
+      u(s->index_postings), u(s->index_bytes), per_posting, s->max_document_frequency,
+      u(s->boilerplate_keys), u(s->catalog_bytes), u(s->memory_bytes), u(s->generation),
+      u(s->similarity_rows), u(s->similarity_dirty));
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterIndexCommand(CLI::App* app, std::function<int()>* run) {
+  CLI::App* index = app->add_subcommand(
+      "index", "Manage a persistent collection for containment search (plagiarism, reuse)");
+  index->require_subcommand(1);
+
+  auto create = std::make_shared<CreateFlags>();
+  CLI::App* c = index->add_subcommand("create", "Create an empty collection in DIR");
+  c->add_option("dir", create->dir, "Collection directory (must not exist or be empty)")
+      ->required();
+  create->recipe.Register(c);
+  c->add_option("--max-df", create->max_df,
+                "Chunks found in more than this many documents are ignored for scoring "
+                "(boilerplate); 0: no cap")
+      ->capture_default_str();
+  c->add_flag("--no-texts", create->no_texts,
+              "Do not store document texts (saves space; no matching passages)");
+  c->callback([create, run] { *run = [create] { return RunCreate(*create); }; });
+
+  auto add = std::make_shared<AddFlags>();
+  CLI::App* a = index->add_subcommand(
+      "add", "Add documents; an existing id with changed content is a modification");
+  a->add_option("dir", add->dir, "Collection directory")->required();
+  add->input.Register(a);
+  add->run.Register(a);
+  a->add_option("--commit-every", add->commit_documents,
+                "Documents per commit (each commit is durable when acknowledged)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  a->callback([add, run] { *run = [add] { return RunAdd(*add); }; });
+
+  auto remove = std::make_shared<RemoveFlags>();
+  CLI::App* r = index->add_subcommand("remove", "Remove documents by id (one commit)");
+  r->add_option("dir", remove->dir, "Collection directory")->required();
+  r->add_option("ids", remove->ids, "Document ids")->required();
+  r->add_flag("--quiet,-q", remove->quiet, "No summary on stderr");
+  r->callback([remove, run] { *run = [remove] { return RunRemove(*remove); }; });
+
+  auto compact = std::make_shared<DirFlags>();
+  CLI::App* k = index->add_subcommand("compact", "Merge segments and drop removed documents");
+  k->add_option("dir", compact->dir, "Collection directory")->required();
+  k->add_flag("--quiet,-q", compact->quiet, "No summary on stderr");
+  k->callback([compact, run] { *run = [compact] { return RunCompact(*compact); }; });
+
+  auto stats = std::make_shared<DirFlags>();
+  CLI::App* s = index->add_subcommand("stats", "Print counts, sizes and memory as one JSON line");
+  s->add_option("dir", stats->dir, "Collection directory")->required();
+  s->callback([stats, run] { *run = [stats] { return RunStats(*stats); }; });
+}
+
+}  // namespace neardup::cli

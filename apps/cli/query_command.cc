@@ -1,0 +1,117 @@
+#include "query_command.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "common_options.h"
+#include "exit_codes.h"
+#include "neardup/collection.h"
+#include "neardup/containment_engine.h"
+#include "output.h"
+#include "util/json_writer.h"
+
+namespace neardup::cli {
+namespace {
+
+struct QueryFlags {
+  std::string dir;
+  RecipeFlags recipe;
+  bool recipe_given = false;
+  InputFlags input;
+  RunFlags run;
+  size_t top = 10;
+  double min = 0.1;
+  std::string output = "-";
+};
+
+int RunQuery(const QueryFlags& flags) {
+  auto thread_limit = flags.run.LimitThreads();
+  Result<std::unique_ptr<Collection>> collection = Collection::Open(flags.dir, {});
+  if (!collection.ok()) return ReportError(collection.status());
+  if (flags.recipe_given) {
+    Result<Recipe> recipe = flags.recipe.Resolve();
+    if (!recipe.ok()) return ReportError(recipe.status());
+    Status same = (*collection)->CheckRecipe(*recipe);
+    if (!same.ok()) return ReportError(same);
+  }
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter =
+      CreateCollectionFingerprinter(**collection);
+  if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
+  SkipReporter skips(flags.run.quiet);
+  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips);
+  if (!reader.ok()) return ReportError(reader.status());
+  Result<OutputFile> output = OutputFile::Open(flags.output);
+  if (!output.ok()) return ReportError(output.status());
+
+  QueryOptions options;
+  options.top_n = flags.top;
+  options.min_similarity = flags.min;
+  Status status;
+  Document doc;
+  std::string line;
+  while (status.ok()) {
+    Result<bool> next = (*reader)->Next(&doc);
+    if (!next.ok()) {
+      status = next.status();
+      break;
+    }
+    if (!*next) break;
+    Result<QueryResult> result = QueryDocument(**collection, **fingerprinter, doc.text, options);
+    if (!result.ok()) {
+      status = result.status();
+      break;
+    }
+    line = "{\"query\":";
+    internal::AppendJsonString(&line, doc.id);
+    line += ",\"chunks\":" + std::to_string(result->num_chunks) + ",\"matches\":[";
+    for (size_t i = 0; i < result->matches.size(); ++i) {
+      const QueryMatch& m = result->matches[i];
+      if (i > 0) line.push_back(',');
+      line += "{\"b\":";
+      internal::AppendJsonString(&line, m.id);
+      line += ",\"a_in_b\":";
+      internal::AppendJsonDouble(&line, m.a_in_b);
+      line += ",\"b_in_a\":";
+      internal::AppendJsonDouble(&line, m.b_in_a);
+      line.push_back('}');
+    }
+    line += "]}\n";
+    status = output->Write(line);
+  }
+  Status closed = output->Close();
+  if (status.ok()) status = closed;
+  if (!status.ok()) return ReportError(status);
+  if (flags.run.strict && skips.count() > 0) return kExitSkipped;
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterQueryCommand(CLI::App* app, std::function<int()>* run) {
+  auto flags = std::make_shared<QueryFlags>();
+  CLI::App* command = app->add_subcommand(
+      "query",
+      "Check documents against a collection without adding them: one JSON line per input "
+      "document, {\"query\", \"chunks\", \"matches\": [{\"b\", \"a_in_b\", \"b_in_a\"}]}, best "
+      "first; a_in_b is the fraction of the query found in b");
+  command->add_option("dir", flags->dir, "Collection directory")->required();
+  flags->recipe.Register(command);
+  flags->input.Register(command);
+  flags->run.Register(command);
+  command->add_option("--top", flags->top, "Matches per query document")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--min", flags->min, "Least max(a_in_b, b_in_a) reported")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
+      ->capture_default_str();
+  command->callback([flags, run, command] {
+    // --preset/--recipe only check that the collection was built with them.
+    flags->recipe_given = command->count("--preset") + command->count("--recipe") > 0;
+    *run = [flags] { return RunQuery(*flags); };
+  });
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,134 @@
+#include "similar_command.h"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common_options.h"
+#include "exit_codes.h"
+#include "neardup/collection.h"
+#include "neardup/containment_engine.h"
+#include "output.h"
+#include "util/json_writer.h"
+
+namespace neardup::cli {
+namespace {
+
+struct SimilarFlags {
+  std::string dir;
+  size_t top = 100;
+  double min = 0.1;
+  std::string format = "jsonl";
+  std::string output = "-";
+  bool full = false;
+  RunFlags run;
+};
+
+void AppendCsvField(std::string* out, const std::string& value) {
+  if (value.find_first_of(",\"\r\n") == std::string::npos) {
+    out->append(value);
+    return;
+  }
+  out->push_back('"');
+  for (char c : value) {
+    if (c == '"') out->push_back('"');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
+
+int RunSimilar(const SimilarFlags& flags) {
+  auto thread_limit = flags.run.LimitThreads();
+  Collection::OpenOptions open;
+  open.mode = Collection::Mode::kReadWrite;
+  Result<std::unique_ptr<Collection>> collection = Collection::Open(flags.dir, open);
+  if (!collection.ok()) return ReportError(collection.status());
+  SimilarOptions options;
+  options.top_n = flags.top;
+  options.min_similarity = flags.min;
+  options.force_full = flags.full;
+  SimilarStats stats;
+  Status status = ComputeSimilarities(**collection, options, &stats);
+  if (!status.ok()) return ReportError(status);
+  if (!flags.run.quiet) {
+    std::fprintf(stderr,
+                 "neardup: %s: recomputed %llu documents (%llu rows, %llu postings, %llu "
+                 "boilerplate chunks skipped)\n",
+                 stats.full ? "full recomputation" : "incremental update",
+                 static_cast<unsigned long long>(stats.recomputed),
+                 static_cast<unsigned long long>(stats.rows),
+                 static_cast<unsigned long long>(stats.search.postings_visited),
+                 static_cast<unsigned long long>(stats.search.boilerplate_chunks));
+  }
+
+  Result<std::vector<DocumentInfo>> docs = (*collection)->ListDocuments();
+  if (!docs.ok()) return ReportError(docs.status());
+  std::map<uint32_t, std::string> ids;
+  for (const DocumentInfo& info : *docs) ids[info.doc] = info.id;
+  Result<std::vector<SimilarityRow>> rows = (*collection)->ReadSimilarities();
+  if (!rows.ok()) return ReportError(rows.status());
+  Result<OutputFile> output = OutputFile::Open(flags.output);
+  if (!output.ok()) return ReportError(output.status());
+
+  const bool csv = flags.format == "csv";
+  std::string line;
+  if (csv) status = output->Write("a,b,a_in_b,b_in_a\n");
+  for (const SimilarityRow& row : *rows) {
+    if (!status.ok()) break;
+    line.clear();
+    if (csv) {
+      AppendCsvField(&line, ids[row.a]);
+      line.push_back(',');
+      AppendCsvField(&line, ids[row.b]);
+      line.push_back(',');
+      internal::AppendJsonDouble(&line, row.a_in_b);
+      line.push_back(',');
+      internal::AppendJsonDouble(&line, row.b_in_a);
+    } else {
+      line += "{\"a\":";
+      internal::AppendJsonString(&line, ids[row.a]);
+      line += ",\"b\":";
+      internal::AppendJsonString(&line, ids[row.b]);
+      line += ",\"a_in_b\":";
+      internal::AppendJsonDouble(&line, row.a_in_b);
+      line += ",\"b_in_a\":";
+      internal::AppendJsonDouble(&line, row.b_in_a);
+      line.push_back('}');
+    }
+    line.push_back('\n');
+    status = output->Write(line);
+  }
+  Status closed = output->Close();
+  if (status.ok()) status = closed;
+  if (!status.ok()) return ReportError(status);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run) {
+  auto flags = std::make_shared<SimilarFlags>();
+  CLI::App* command = app->add_subcommand(
+      "similar",
+      "Compute (incrementally when possible) and print every document's top-N most similar "
+      "documents: {\"a\", \"b\", \"a_in_b\", \"b_in_a\"}, grouped by a, best first "
+      "(score max(a_in_b, b_in_a)); a_in_b is the fraction of a's chunks found in b");
+  command->add_option("dir", flags->dir, "Collection directory")->required();
+  command->add_option("--top", flags->top, "Similar documents per document")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--min", flags->min, "Least max(a_in_b, b_in_a) reported")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("--format", flags->format, "jsonl or csv")
+      ->check(CLI::IsMember({"jsonl", "csv"}))
+      ->capture_default_str();
+  command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
+      ->capture_default_str();
+  command->add_flag("--full", flags->full, "Recompute everything, not only what changed");
+  flags->run.Register(command);
+  command->callback([flags, run] { *run = [flags] { return RunSimilar(*flags); }; });
+}
+
+}  // namespace neardup::cli

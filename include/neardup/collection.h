@@ -1,0 +1,230 @@
+// Collection: the persistent, crash-safe store of a document archive for
+// containment search. A collection is a directory:
+//   catalog.db        SQLite: meta (format version, recipe, boilerplate cap,
+//                     counters), documents (external id, name, chunk count,
+//                     content hash, added/modified time, location), the
+//                     manifest (segments, current index file), similarities
+//   data/seg-N.nds    immutable segment files: per document its number,
+//                     chunk set, SimHash and zstd-compressed text
+//   data/index-G.ndi  the inverted chunk index of all live documents
+//                     (neardup/chunk_index.h), rewritten by each commit by
+//                     merging the previous one with the new segment
+//   recipe.json       the recipe, for people (the catalog's copy rules)
+//   LOCK              held (flock) by the one writer
+//
+// Commit protocol: new files are written under fresh names, fsynced and
+// renamed; then one SQLite transaction (WAL, synchronous=FULL) switches the
+// manifest and the catalog. A crash at any point leaves the last committed
+// state readable; files of an unfinished commit are deleted by the next
+// writer. Deleted and modified documents leave dead rows in their segments
+// (tombstones: rows the catalog no longer points to) until Compact.
+//
+// Document numbers: each stored version of a document gets a new number (a
+// counter that never goes back), so the index merge is a pure append and
+// similarities of retired versions are easy to drop. Numbers survive
+// compaction.
+//
+// Cost: Open maps the index and the segments (O(documents) to load the
+// catalog's locations, 8 bytes per document number); a commit of d documents
+// costs their fingerprints' write plus one linear merge of the index
+// (O(all postings)). Memory: the index and segments are memory-mapped.
+// Thread safety: const methods may run concurrently; Commit, Compact and
+// the similarity writes need exclusive access. One writing process per
+// collection (LOCK); any number of read-only openers.
+#ifndef NEARDUP_COLLECTION_H_
+#define NEARDUP_COLLECTION_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "neardup/chunk_index.h"
+#include "neardup/recipe.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+// Bumped whenever the collection's layout changes; a collection with a newer
+// version is refused.
+inline constexpr int kCollectionFormatVersion = 1;
+
+struct CollectionOptions {
+  // Chunks found in more than this many documents are ignored for scoring
+  // (boilerplate). Default 1000: for an archive of theses, text shared by
+  // more than a thousand documents is a template, not reuse. 0: no cap.
+  uint32_t max_document_frequency = 1000;
+  // Default true: keep every text (zstd) for matching passages. false saves
+  // roughly the compressed size of the archive; passages are then unavailable.
+  bool store_texts = true;
+};
+
+// A document to add or modify, already fingerprinted with the collection's
+// recipe (SketchSelection{.simhash = true, .chunks = true}).
+struct IncomingDocument {
+  std::string id;    // external id; the key
+  std::string name;  // where it came from (a path); informational
+  std::string_view text;
+  std::vector<uint32_t> chunks;  // strictly ascending
+  uint64_t simhash = 0;
+};
+
+struct DocumentInfo {
+  uint32_t doc = 0;  // the current version's number
+  std::string id;
+  std::string name;
+  uint32_t num_chunks = 0;
+  std::string content_hash;  // 16 hex digits: XXH3-64 of the text
+  int64_t added_at = 0;      // seconds since the epoch (the clock's)
+  int64_t modified_at = 0;
+};
+
+struct CommitResult {
+  uint64_t added = 0;
+  uint64_t modified = 0;
+  uint64_t unchanged = 0;  // same id and content: nothing written
+  uint64_t removed = 0;
+  uint64_t generation = 0;  // of the manifest after the commit
+};
+
+struct CollectionStats {
+  uint64_t documents = 0;
+  uint64_t empty_documents = 0;  // no chunks
+  uint64_t segments = 0;
+  uint64_t segment_rows = 0;
+  uint64_t dead_rows = 0;  // tombstones awaiting compaction
+  uint64_t segment_bytes = 0;
+  uint64_t index_keys = 0;
+  uint64_t index_postings = 0;
+  uint64_t index_bytes = 0;
+  uint64_t boilerplate_keys = 0;  // keys above the cap
+  uint64_t catalog_bytes = 0;
+  uint64_t memory_bytes = 0;  // mapped index + in-memory tables
+  uint64_t generation = 0;
+  uint32_t max_document_frequency = 0;
+  uint64_t similarity_rows = 0;
+  uint64_t similarity_dirty = 0;
+};
+
+// One stored similarity: b is among a's top-N.
+struct SimilarityRow {
+  uint32_t a = 0;
+  uint32_t b = 0;
+  double a_in_b = 0.0;
+  double b_in_a = 0.0;
+  friend bool operator==(const SimilarityRow&, const SimilarityRow&) = default;
+};
+
+struct SimilarityParams {
+  uint64_t top_n = 100;
+  double min_similarity = 0.0;
+  friend bool operator==(const SimilarityParams&, const SimilarityParams&) = default;
+};
+
+class Collection {
+ public:
+  enum class Mode { kReadOnly, kReadWrite };
+  struct OpenOptions {
+    Mode mode = Mode::kReadOnly;
+    // Seconds since the epoch for added_at / modified_at. Default: the
+    // system clock. Tests pass a fake.
+    std::function<int64_t()> clock;
+  };
+
+  // Creates the directory `dir` (which must not exist, or be empty).
+  // AlreadyExists when it holds anything; InvalidArgument for a bad recipe.
+  static Status Create(const std::string& dir, const Recipe& recipe,
+                       const CollectionOptions& options);
+
+  // NotFound when `dir` is not a collection; FailedPrecondition for a newer
+  // format version or (kReadWrite) when another process holds the writer
+  // lock; DataLoss for damaged files.
+  static Result<std::unique_ptr<Collection>> Open(const std::string& dir,
+                                                  const OpenOptions& options);
+  ~Collection();
+  Collection(const Collection&) = delete;
+  Collection& operator=(const Collection&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  const Recipe& recipe() const { return recipe_; }
+  const std::string& recipe_id() const { return recipe_id_; }
+  uint32_t max_document_frequency() const { return max_document_frequency_; }
+  bool stores_texts() const { return store_texts_; }
+  // FailedPrecondition naming both recipe ids when `recipe` is not the
+  // collection's.
+  Status CheckRecipe(const Recipe& recipe) const;
+
+  // The index of all live documents (numbers as in DocumentInfo::doc).
+  const ChunkIndex& index() const { return index_; }
+
+  // The live document with external id `id`, or nullopt.
+  Result<std::optional<DocumentInfo>> FindDocument(std::string_view id) const;
+  // All live documents, by ascending number.
+  Result<std::vector<DocumentInfo>> ListDocuments() const;
+  // External ids of the given document numbers ("" for an unknown number).
+  Result<std::map<uint32_t, std::string>> ExternalIds(std::span<const uint32_t> docs) const;
+  // Live document numbers, ascending.
+  std::vector<uint32_t> LiveDocuments() const;
+  // The chunk set of a live document (valid until the next Compact).
+  // NotFound for a number that is not live.
+  Result<std::span<const uint32_t>> Chunks(uint32_t doc) const;
+  Result<uint64_t> SimHash(uint32_t doc) const;
+  // NotFound when texts are not stored.
+  Result<std::string> Text(uint32_t doc) const;
+
+  // Adds, modifies and removes documents in one atomic commit. An upsert
+  // whose id exists with the same content is a no-op; with other content it
+  // is a modification (the old version is retired). When an id occurs twice
+  // in `upserts`, the last one counts. NotFound (nothing committed) when a
+  // removed id is not in the collection; InvalidArgument when an id is both
+  // upserted and removed, or chunks are not ascending.
+  // REQUIRES: opened kReadWrite.
+  Result<CommitResult> Commit(std::span<const IncomingDocument> upserts,
+                              std::span<const std::string> removals);
+
+  // Rewrites all live rows into one segment and drops the others (and their
+  // tombstones). Document numbers and similarities are unchanged.
+  Status Compact();
+
+  Result<CollectionStats> Stats() const;
+
+  // Checks every invariant: catalog rows point at segment rows holding the
+  // same number and chunk count, every segment's checksum, and the index
+  // equals one rebuilt from the live rows. DataLoss naming the first breach.
+  Status Verify() const;
+
+  // Stored similarities (neardup/containment.h for the definitions).
+  // The parameters of the stored table, or nullopt when none was computed.
+  Result<std::optional<SimilarityParams>> StoredSimilarityParams() const;
+  // Documents whose top-N may have changed since the table was computed
+  // (recorded by each commit while a table exists), ascending.
+  Result<std::vector<uint32_t>> DirtyDocuments() const;
+  // Replaces the rows of documents `recomputed` (all rows when `full`) with
+  // `rows`, records `params`, and clears the dirty list, in one transaction.
+  Status StoreSimilarities(const SimilarityParams& params, bool full,
+                           std::span<const uint32_t> recomputed,
+                           std::span<const SimilarityRow> rows);
+  // All stored rows: by a ascending, each a's best first.
+  Result<std::vector<SimilarityRow>> ReadSimilarities() const;
+
+ private:
+  class Impl;
+  Collection() = default;
+
+  std::string dir_;
+  Recipe recipe_;
+  std::string recipe_id_;
+  uint32_t max_document_frequency_ = 0;
+  bool store_texts_ = true;
+  ChunkIndex index_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_COLLECTION_H_

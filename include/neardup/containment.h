@@ -1,0 +1,106 @@
+// Asymmetric containment search over a ChunkIndex: which indexed documents
+// share the most chunks with a query document, in both directions.
+//
+//   shared(A, B) = |{c in A ∩ B : df(c) <= max_document_frequency}|
+//   a_in_b       = shared(A, B) / |A|   (how much of A is found in B)
+//   b_in_a       = shared(A, B) / |B|   (how much of B is found in A)
+// where df(c) is the number of indexed documents containing chunk c and |A|,
+// |B| are the full chunk counts (boilerplate chunks stay in the denominators:
+// a document made only of boilerplate is similar to nothing). Capping df
+// (Broder 1997; the "stop-chunk" rule of plagiarism detectors) keeps licence
+// texts, headers and templates from making every document similar to every
+// other; it also bounds the work per query chunk.
+//
+// Ranking (frozen, so results are deterministic and a partial recomputation
+// equals a full one): score = max(a_in_b, b_in_a), descending; ties by the
+// smaller document number. A match needs shared > 0 and score >= min_similarity.
+//
+// Cost of Search: one postings walk, O(sum of the capped postings lengths of
+// the query's chunks) counter increments, then O(candidates) to rank.
+// Memory: 4 bytes per document slot of the index (a counter array reused
+// across searches) plus the candidate list.
+// Thread safety: a ContainmentSearcher holds scratch space; use one per
+// thread. Many searchers may share one index.
+#ifndef NEARDUP_CONTAINMENT_H_
+#define NEARDUP_CONTAINMENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "neardup/chunk_index.h"
+
+namespace neardup {
+
+inline constexpr uint32_t kNoDocument = std::numeric_limits<uint32_t>::max();
+
+struct ContainmentOptions {
+  // Chunks found in more than this many indexed documents are ignored for
+  // scoring. Default 0: no cap (exact containment; slow on archives with
+  // heavy boilerplate). Collections store their own cap.
+  uint32_t max_document_frequency = 0;
+  // Matches returned per query. Default 100.
+  size_t top_n = 100;
+  // Least max(a_in_b, b_in_a) reported. Default 0.0: every document sharing
+  // at least one counted chunk.
+  double min_similarity = 0.0;
+};
+
+struct ContainmentMatch {
+  uint32_t doc = 0;     // the indexed document (B)
+  uint32_t shared = 0;  // shared counted chunks
+  double a_in_b = 0.0;  // shared / |query|
+  double b_in_a = 0.0;  // shared / |B|
+
+  double score() const { return a_in_b > b_in_a ? a_in_b : b_in_a; }
+  friend bool operator==(const ContainmentMatch&, const ContainmentMatch&) = default;
+};
+
+// The ranking order above: true when `a` comes before `b`.
+bool RanksBefore(const ContainmentMatch& a, const ContainmentMatch& b);
+
+struct ContainmentSearchStats {
+  uint64_t postings_visited = 0;    // counter increments
+  uint64_t boilerplate_chunks = 0;  // query chunks skipped by the cap
+  uint64_t candidates = 0;          // documents sharing >= 1 counted chunk
+};
+
+class ContainmentSearcher {
+ public:
+  // `index` must outlive the searcher.
+  explicit ContainmentSearcher(const ChunkIndex& index);
+
+  // The top matches of a query whose chunk set is `query` (strictly
+  // ascending), best first. `exclude_doc` is never returned (pass the query's
+  // own number when it is indexed). `stats` (may be null) is added to.
+  std::vector<ContainmentMatch> Search(std::span<const uint32_t> query,
+                                       const ContainmentOptions& options,
+                                       uint32_t exclude_doc = kNoDocument,
+                                       ContainmentSearchStats* stats = nullptr);
+
+ private:
+  const ChunkIndex* index_;
+  std::vector<uint32_t> counts_;   // Invariant: all zero between searches
+  std::vector<uint32_t> touched_;  // documents with counts_ > 0
+};
+
+// The documents of `after` whose top-N list may differ from their list in
+// `before`, when `after` is `before` with documents of chunk sets `changed`
+// added or removed (both versions of a modified document belong in
+// `changed`). A document's scores change only through a chunk it shares with
+// a changed document that is counted (df <= max_document_frequency) before
+// or after, since df changes only for the changed documents' chunks; so the
+// answer is every document of `after` in the postings of such a chunk.
+// Documents outside it keep exactly their scores with every other document,
+// which is what lets an incremental top-N update equal a full recomputation.
+// Returns ascending document numbers. Cost: one postings walk per changed
+// chunk in both indexes.
+std::vector<uint32_t> AffectedDocuments(const ChunkIndex& before, const ChunkIndex& after,
+                                        std::span<const std::span<const uint32_t>> changed,
+                                        uint32_t max_document_frequency);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_CONTAINMENT_H_

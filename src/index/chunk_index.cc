@@ -1,0 +1,269 @@
+// ChunkIndex: build (bucket sort), merge, lookup and comparison. The file
+// format is in chunk_index_file.cc.
+#include "neardup/chunk_index.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "index/chunk_index_storage.h"
+
+namespace neardup {
+namespace {
+
+using internal::ChunkIndexArrays;
+using internal::kChunkDirectoryBuckets;
+
+constexpr uint64_t kMaxPostings = uint64_t{1} << 40;
+
+// Orders one bucket's postings (chunk << 32 | doc, scattered in ascending doc
+// order) by chunk, keeping doc order within a chunk: a stable LSD radix sort
+// on the two low bytes of the chunk (the bucket fixes the two high bytes).
+void SortBucket(std::span<uint64_t> entries, std::vector<uint64_t>* scratch) {
+  if (entries.size() < 64) {
+    // Every (chunk, doc) pair is distinct, so a comparison sort gives the
+    // same order as the stable radix sort.
+    std::sort(entries.begin(), entries.end());
+    return;
+  }
+  scratch->resize(entries.size());
+  std::span<uint64_t> from = entries;
+  std::span<uint64_t> to(*scratch);
+  for (int shift = 32; shift <= 40; shift += 8) {
+    size_t count[257] = {};
+    for (uint64_t e : from) ++count[((e >> shift) & 0xff) + 1];
+    for (int i = 0; i < 256; ++i) count[i + 1] += count[i];
+    for (uint64_t e : from) to[count[(e >> shift) & 0xff]++] = e;
+    std::swap(from, to);
+  }
+  // Two passes: the sorted data is back in `entries`.
+}
+
+void BuildDirectory(ChunkIndexArrays* arrays) {
+  arrays->directory.assign(kChunkDirectoryBuckets + 1, 0);
+  size_t k = 0;
+  for (size_t b = 0; b < kChunkDirectoryBuckets; ++b) {
+    arrays->directory[b] = static_cast<uint32_t>(k);
+    while (k < arrays->keys.size() && (arrays->keys[k] >> 16) == b) ++k;
+  }
+  arrays->directory[kChunkDirectoryBuckets] = static_cast<uint32_t>(k);
+}
+
+uint64_t CountDocuments(const std::vector<uint32_t>& doc_sizes) {
+  return static_cast<uint64_t>(
+      std::count_if(doc_sizes.begin(), doc_sizes.end(), [](uint32_t s) { return s > 0; }));
+}
+
+}  // namespace
+
+ChunkIndex::ChunkIndex() : ChunkIndex(internal::MakeStorage(ChunkIndexArrays::Empty())) {}
+
+ChunkIndex::ChunkIndex(std::shared_ptr<const internal::ChunkIndexStorage> storage)
+    : storage_(std::move(storage)) {
+  const internal::ChunkIndexViews& v = storage_->views;
+  doc_sizes_ = v.doc_sizes;
+  directory_ = v.directory;
+  keys_ = v.keys;
+  offsets_ = v.offsets;
+  docs_ = v.docs;
+  num_documents_ = v.num_documents;
+}
+
+Result<ChunkIndex> ChunkIndex::Build(std::span<const ChunkDocument> documents) {
+  std::vector<uint32_t> order(documents.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return documents[a].doc < documents[b].doc; });
+  uint64_t total = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const ChunkDocument& d = documents[order[i]];
+    if (i > 0 && documents[order[i - 1]].doc == d.doc) {
+      return InvalidArgumentError("document number " + std::to_string(d.doc) +
+                                  " occurs twice in the chunk index input");
+    }
+    for (size_t j = 1; j < d.chunks.size(); ++j) {
+      if (d.chunks[j - 1] >= d.chunks[j]) {
+        return InvalidArgumentError("chunks of document " + std::to_string(d.doc) +
+                                    " are not strictly ascending at position " + std::to_string(j));
+      }
+    }
+    total += d.chunks.size();
+  }
+  if (total > kMaxPostings) {
+    return OutOfRangeError("postings (" + std::to_string(total) + ") exceed the limit (" +
+                           std::to_string(kMaxPostings) + ")");
+  }
+
+  ChunkIndexArrays arrays;
+  if (!order.empty()) arrays.doc_sizes.assign(size_t{documents[order.back()].doc} + 1, 0);
+  std::vector<uint64_t> bucket_begin(kChunkDirectoryBuckets + 1, 0);
+  for (const ChunkDocument& d : documents) {
+    arrays.doc_sizes[d.doc] = static_cast<uint32_t>(d.chunks.size());
+    for (uint32_t c : d.chunks) ++bucket_begin[(c >> 16) + 1];
+  }
+  for (size_t b = 0; b < kChunkDirectoryBuckets; ++b) bucket_begin[b + 1] += bucket_begin[b];
+
+  // Scatter in ascending document order, so each bucket is doc-ordered.
+  std::vector<uint64_t> entries(total);
+  {
+    std::vector<uint64_t> cursor(bucket_begin.begin(), bucket_begin.end() - 1);
+    for (uint32_t i : order) {
+      const ChunkDocument& d = documents[i];
+      for (uint32_t c : d.chunks) entries[cursor[c >> 16]++] = (uint64_t{c} << 32) | d.doc;
+    }
+  }
+
+  // Sort each bucket and count its distinct keys.
+  std::vector<uint32_t> bucket_keys(kChunkDirectoryBuckets + 1, 0);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, kChunkDirectoryBuckets, 256),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      std::vector<uint64_t> scratch;
+                      for (size_t b = range.begin(); b != range.end(); ++b) {
+                        std::span<uint64_t> bucket(entries.data() + bucket_begin[b],
+                                                   bucket_begin[b + 1] - bucket_begin[b]);
+                        SortBucket(bucket, &scratch);
+                        uint32_t distinct = 0;
+                        for (size_t i = 0; i < bucket.size(); ++i) {
+                          if (i == 0 || (bucket[i] >> 32) != (bucket[i - 1] >> 32)) ++distinct;
+                        }
+                        bucket_keys[b + 1] = distinct;
+                      }
+                    });
+  for (size_t b = 0; b < kChunkDirectoryBuckets; ++b) bucket_keys[b + 1] += bucket_keys[b];
+  const size_t num_keys = bucket_keys[kChunkDirectoryBuckets];
+
+  arrays.keys.resize(num_keys);
+  arrays.offsets.resize(num_keys + 1);
+  arrays.docs.resize(total);
+  arrays.directory.assign(bucket_keys.begin(), bucket_keys.end());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, kChunkDirectoryBuckets, 256),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t b = range.begin(); b != range.end(); ++b) {
+                        size_t k = bucket_keys[b];
+                        for (uint64_t i = bucket_begin[b]; i < bucket_begin[b + 1]; ++i) {
+                          uint32_t chunk = static_cast<uint32_t>(entries[i] >> 32);
+                          if (i == bucket_begin[b] || chunk != (entries[i - 1] >> 32)) {
+                            arrays.keys[k] = chunk;
+                            arrays.offsets[k] = i;
+                            ++k;
+                          }
+                          arrays.docs[i] = static_cast<uint32_t>(entries[i]);
+                        }
+                      }
+                    });
+  arrays.offsets[num_keys] = total;
+  arrays.num_documents = CountDocuments(arrays.doc_sizes);
+  return ChunkIndex(internal::MakeStorage(std::move(arrays)));
+}
+
+Result<ChunkIndex> ChunkIndex::Merge(const ChunkIndex& base, std::span<const uint32_t> removed,
+                                     const ChunkIndex& added) {
+  std::vector<bool> gone(base.num_doc_slots(), false);
+  for (uint32_t d : removed) {
+    if (d < gone.size()) gone[d] = true;
+  }
+  ChunkIndexArrays arrays;
+  arrays.doc_sizes.assign(std::max(base.num_doc_slots(), added.num_doc_slots()), 0);
+  for (size_t d = 0; d < base.num_doc_slots(); ++d) {
+    if (!gone[d]) arrays.doc_sizes[d] = base.doc_sizes_[d];
+  }
+  for (size_t d = 0; d < added.num_doc_slots(); ++d) {
+    if (added.doc_sizes_[d] == 0) continue;
+    if (arrays.doc_sizes[d] != 0) {
+      return InvalidArgumentError("document number " + std::to_string(d) +
+                                  " is added to the chunk index but is already present");
+    }
+    arrays.doc_sizes[d] = added.doc_sizes_[d];
+  }
+  // Trailing empty slots carry no information.
+  while (!arrays.doc_sizes.empty() && arrays.doc_sizes.back() == 0) arrays.doc_sizes.pop_back();
+
+  arrays.keys.reserve(base.num_keys() + added.num_keys());
+  arrays.offsets.reserve(base.num_keys() + added.num_keys() + 1);
+  arrays.docs.reserve(base.num_postings() + added.num_postings());
+  size_t i = 0;
+  size_t j = 0;
+  auto live = [&](uint32_t d) { return d >= gone.size() || !gone[d]; };
+  while (i < base.num_keys() || j < added.num_keys()) {
+    uint32_t key;
+    std::span<const uint32_t> a, b;
+    if (j == added.num_keys() || (i < base.num_keys() && base.keys_[i] < added.keys_[j])) {
+      key = base.keys_[i];
+      a = base.docs_.subspan(base.offsets_[i], base.offsets_[i + 1] - base.offsets_[i]);
+      ++i;
+    } else if (i == base.num_keys() || added.keys_[j] < base.keys_[i]) {
+      key = added.keys_[j];
+      b = added.docs_.subspan(added.offsets_[j], added.offsets_[j + 1] - added.offsets_[j]);
+      ++j;
+    } else {
+      key = base.keys_[i];
+      a = base.docs_.subspan(base.offsets_[i], base.offsets_[i + 1] - base.offsets_[i]);
+      b = added.docs_.subspan(added.offsets_[j], added.offsets_[j + 1] - added.offsets_[j]);
+      ++i;
+      ++j;
+    }
+    const size_t start = arrays.docs.size();
+    size_t x = 0;
+    size_t y = 0;
+    while (x < a.size() || y < b.size()) {
+      if (y == b.size() || (x < a.size() && a[x] < b[y])) {
+        if (live(a[x])) arrays.docs.push_back(a[x]);
+        ++x;
+      } else {
+        arrays.docs.push_back(b[y]);
+        ++y;
+      }
+    }
+    if (arrays.docs.size() > start) {
+      arrays.keys.push_back(key);
+      arrays.offsets.push_back(start);
+    }
+  }
+  arrays.offsets.push_back(arrays.docs.size());
+  BuildDirectory(&arrays);
+  arrays.num_documents = CountDocuments(arrays.doc_sizes);
+  return ChunkIndex(internal::MakeStorage(std::move(arrays)));
+}
+
+std::span<const uint32_t> ChunkIndex::Postings(uint32_t chunk) const {
+  const size_t b = chunk >> 16;
+  // Every range read from a (possibly corrupt, unverified) file is clamped.
+  size_t lo = directory_[b];
+  size_t hi = std::min<size_t>(directory_[b + 1], keys_.size());
+  if (lo >= hi) return {};
+  auto it = std::lower_bound(keys_.begin() + lo, keys_.begin() + hi, chunk);
+  if (it == keys_.begin() + hi || *it != chunk) return {};
+  size_t k = static_cast<size_t>(it - keys_.begin());
+  uint64_t begin = offsets_[k];
+  uint64_t end = std::min<uint64_t>(offsets_[k + 1], docs_.size());
+  if (begin >= end) return {};
+  return docs_.subspan(begin, end - begin);
+}
+
+uint64_t ChunkIndex::MemoryBytes() const {
+  return doc_sizes_.size_bytes() + directory_.size_bytes() + keys_.size_bytes() +
+         offsets_.size_bytes() + docs_.size_bytes();
+}
+
+uint64_t ChunkIndex::CountKeysAbove(uint32_t max_document_frequency) const {
+  uint64_t count = 0;
+  for (size_t k = 0; k < keys_.size(); ++k) {
+    if (offsets_[k + 1] - offsets_[k] > max_document_frequency) ++count;
+  }
+  return count;
+}
+
+bool ChunkIndex::SameContents(const ChunkIndex& other) const {
+  auto trimmed = [](std::span<const uint32_t> s) {
+    while (!s.empty() && s.back() == 0) s = s.first(s.size() - 1);
+    return s;
+  };
+  auto a = trimmed(doc_sizes_);
+  auto b = trimmed(other.doc_sizes_);
+  return std::ranges::equal(a, b) && std::ranges::equal(keys_, other.keys_) &&
+         std::ranges::equal(offsets_, other.offsets_) && std::ranges::equal(docs_, other.docs_);
+}
+
+}  // namespace neardup

@@ -1,0 +1,175 @@
+// The ChunkIndex file: one flat file that is memory-mapped and used in place.
+//
+// Layout (little-endian; every section starts on a 64-byte boundary):
+//   header      128 bytes (FileHeader below)
+//   doc_sizes   num_doc_slots x u32
+//   directory   65537 x u32     keys of top-16-bit bucket b: [dir[b], dir[b+1])
+//   keys        num_keys x u32  ascending
+//   offsets     (num_keys + 1) x u64
+//   docs        num_postings x u32
+// Every size follows from the header, so a file of another length is
+// rejected as truncated; the header has its own checksum, the body one that
+// Open checks unless told not to. Lookups clamp every range read from the
+// body, so even an unverified corrupt body cannot cause an out-of-bounds read.
+#include <bit>
+#include <cstring>
+
+#include "index/chunk_index_io.h"
+#include "index/chunk_index_storage.h"
+#include "neardup/chunk_index.h"
+
+namespace neardup {
+namespace {
+
+using internal::kChunkDirectoryBuckets;
+
+constexpr char kMagic[8] = {'N', 'D', 'C', 'H', 'U', 'N', 'K', 'X'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kAlign = 64;
+
+struct FileHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_bytes;
+  uint64_t num_doc_slots;
+  uint64_t num_keys;
+  uint64_t num_postings;
+  uint64_t num_documents;
+  uint64_t file_bytes;
+  uint64_t data_checksum;  // of bytes [header_bytes, file_bytes)
+  uint64_t reserved[7];
+  uint64_t header_checksum;  // of the bytes before this field
+};
+static_assert(sizeof(FileHeader) == 128);
+static_assert(std::endian::native == std::endian::little, "the file format is little-endian");
+
+uint64_t AlignUp(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+struct Layout {
+  uint64_t doc_sizes, directory, keys, offsets, docs, end;
+};
+
+// REQUIRES: counts small enough not to overflow (checked by the caller).
+Layout ComputeLayout(uint64_t slots, uint64_t keys, uint64_t postings) {
+  Layout l;
+  l.doc_sizes = sizeof(FileHeader);
+  l.directory = AlignUp(l.doc_sizes + 4 * slots);
+  l.keys = AlignUp(l.directory + 4 * (kChunkDirectoryBuckets + 1));
+  l.offsets = AlignUp(l.keys + 4 * keys);
+  l.docs = AlignUp(l.offsets + 8 * (keys + 1));
+  l.end = l.docs + 4 * postings;
+  return l;
+}
+
+uint64_t HeaderChecksum(const FileHeader& h) {
+  return internal::StoredChecksum(
+      {reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum)});
+}
+
+template <class T>
+std::span<const uint8_t> Bytes(std::span<const T> s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size_bytes()};
+}
+
+}  // namespace
+
+Status ChunkIndex::WriteFile(const std::string& path) const {
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<internal::AtomicFileWriter> out,
+                           internal::AtomicFileWriter::Create(path));
+  FileHeader header{};
+  std::memcpy(header.magic, kMagic, sizeof(kMagic));
+  header.version = kVersion;
+  header.header_bytes = sizeof(FileHeader);
+  header.num_doc_slots = doc_sizes_.size();
+  header.num_keys = keys_.size();
+  header.num_postings = docs_.size();
+  header.num_documents = num_documents_;
+  const Layout layout = ComputeLayout(header.num_doc_slots, header.num_keys, header.num_postings);
+  header.file_bytes = layout.end;
+
+  // The header is written twice: a placeholder now, the final one (with the
+  // body checksum, computed while streaming the sections out) at the end.
+  NEARDUP_RETURN_IF_ERROR(out->Append({reinterpret_cast<const uint8_t*>(&header), sizeof(header)}));
+  internal::StreamingChecksum checksum;
+  auto section = [&](std::span<const uint8_t> bytes) -> Status {
+    uint64_t before = out->size();
+    NEARDUP_RETURN_IF_ERROR(out->Append(bytes));
+    NEARDUP_RETURN_IF_ERROR(out->PadTo(kAlign));
+    checksum.Update(bytes);
+    checksum.UpdateZeros(out->size() - before - bytes.size());
+    return Status::Ok();
+  };
+  NEARDUP_RETURN_IF_ERROR(section(Bytes(doc_sizes_)));
+  NEARDUP_RETURN_IF_ERROR(section(Bytes(directory_)));
+  NEARDUP_RETURN_IF_ERROR(section(Bytes(keys_)));
+  NEARDUP_RETURN_IF_ERROR(section(Bytes(offsets_)));
+  // The last section is not padded (file_bytes ends at the last posting).
+  NEARDUP_RETURN_IF_ERROR(out->Append(Bytes(docs_)));
+  checksum.Update(Bytes(docs_));
+  NEARDUP_CHECK(out->size() == layout.end) << out->size() << " != " << layout.end;
+  header.data_checksum = checksum.Digest();
+  header.header_checksum = HeaderChecksum(header);
+  NEARDUP_RETURN_IF_ERROR(
+      out->WriteAt(0, {reinterpret_cast<const uint8_t*>(&header), sizeof(header)}));
+  return out->Commit();
+}
+
+Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpenOptions& options) {
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<internal::MappedFile> file,
+                           internal::MappedFile::Open(path));
+  std::span<const uint8_t> bytes = file->bytes();
+  FileHeader header;
+  if (bytes.size() < sizeof(header)) {
+    return DataLossError("chunk index " + path + " is truncated: " + std::to_string(bytes.size()) +
+                         " bytes, less than the header (128)");
+  }
+  std::memcpy(&header, bytes.data(), sizeof(header));
+  if (std::memcmp(header.magic, kMagic, sizeof(kMagic)) != 0) {
+    return DataLossError(path + " is not a neardup chunk index (bad magic)");
+  }
+  if (HeaderChecksum(header) != header.header_checksum) {
+    return DataLossError("chunk index " + path + " has a corrupt header (checksum mismatch)");
+  }
+  if (header.version > kVersion) {
+    return FailedPreconditionError(
+        "chunk index " + path + " has format version " + std::to_string(header.version) +
+        ", newer than this build supports (" + std::to_string(kVersion) + ")");
+  }
+  constexpr uint64_t kLimit = uint64_t{1} << 40;
+  if (header.num_doc_slots > kLimit || header.num_keys > kLimit || header.num_postings > kLimit) {
+    return DataLossError("chunk index " + path + " has impossible counts in its header");
+  }
+  const Layout layout = ComputeLayout(header.num_doc_slots, header.num_keys, header.num_postings);
+  if (layout.end != bytes.size() || header.file_bytes != bytes.size()) {
+    return DataLossError("chunk index " + path +
+                         " is truncated or extended: " + std::to_string(bytes.size()) +
+                         " bytes, expected " + std::to_string(layout.end));
+  }
+  if (options.verify_checksum &&
+      internal::StoredChecksum(bytes.subspan(sizeof(header))) != header.data_checksum) {
+    return DataLossError("chunk index " + path + " is corrupt (data checksum mismatch)");
+  }
+  auto u32 = [&](uint64_t offset, uint64_t count) {
+    return std::span<const uint32_t>(reinterpret_cast<const uint32_t*>(bytes.data() + offset),
+                                     count);
+  };
+  auto storage = std::make_shared<internal::ChunkIndexStorage>();
+  internal::ChunkIndexViews& v = storage->views;
+  v.doc_sizes = u32(layout.doc_sizes, header.num_doc_slots);
+  v.directory = u32(layout.directory, kChunkDirectoryBuckets + 1);
+  v.keys = u32(layout.keys, header.num_keys);
+  v.offsets = std::span<const uint64_t>(
+      reinterpret_cast<const uint64_t*>(bytes.data() + layout.offsets), header.num_keys + 1);
+  v.docs = u32(layout.docs, header.num_postings);
+  v.num_documents = header.num_documents;
+  // Cheap structural checks, so a corrupt but unverified file cannot make a
+  // lookup index past an array (Postings also clamps).
+  if (v.directory[kChunkDirectoryBuckets] != header.num_keys || v.offsets[0] != 0 ||
+      v.offsets[header.num_keys] != header.num_postings) {
+    return DataLossError("chunk index " + path + " is corrupt (directory or offsets)");
+  }
+  storage->mapping = std::move(file);
+  return ChunkIndex(std::move(storage));
+}
+
+}  // namespace neardup

@@ -1,0 +1,90 @@
+// ContainmentSearcher: the postings walk with a dense counter array.
+#include <algorithm>
+
+#include "neardup/containment.h"
+
+namespace neardup {
+
+bool RanksBefore(const ContainmentMatch& a, const ContainmentMatch& b) {
+  const double sa = a.score();
+  const double sb = b.score();
+  if (sa != sb) return sa > sb;
+  return a.doc < b.doc;
+}
+
+ContainmentSearcher::ContainmentSearcher(const ChunkIndex& index) : index_(&index) {}
+
+std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32_t> query,
+                                                          const ContainmentOptions& options,
+                                                          uint32_t exclude_doc,
+                                                          ContainmentSearchStats* stats) {
+  std::vector<ContainmentMatch> matches;
+  if (query.empty() || options.top_n == 0) return matches;
+  if (counts_.size() < index_->num_doc_slots()) counts_.resize(index_->num_doc_slots(), 0);
+  const uint32_t cap = options.max_document_frequency == 0 ? std::numeric_limits<uint32_t>::max()
+                                                           : options.max_document_frequency;
+  uint64_t visited = 0;
+  uint64_t boilerplate = 0;
+  uint32_t* counts = counts_.data();
+  for (uint32_t chunk : query) {
+    std::span<const uint32_t> postings = index_->Postings(chunk);
+    if (postings.size() > cap) {
+      ++boilerplate;
+      continue;
+    }
+    visited += postings.size();
+    for (uint32_t doc : postings) {
+      // A corrupt unverified file may name a document past doc_sizes.
+      if (doc >= counts_.size()) continue;
+      if (counts[doc]++ == 0) touched_.push_back(doc);
+    }
+  }
+  const double query_size = static_cast<double>(query.size());
+  for (uint32_t doc : touched_) {
+    const uint32_t shared = counts[doc];
+    counts[doc] = 0;
+    if (doc == exclude_doc) continue;
+    const uint32_t size = index_->DocumentSize(doc);
+    if (size == 0) continue;
+    ContainmentMatch m{doc, shared, shared / query_size, shared / static_cast<double>(size)};
+    if (m.score() >= options.min_similarity) matches.push_back(m);
+  }
+  if (stats != nullptr) {
+    stats->postings_visited += visited;
+    stats->boilerplate_chunks += boilerplate;
+    stats->candidates += touched_.size();
+  }
+  touched_.clear();
+  if (matches.size() > options.top_n) {
+    std::nth_element(matches.begin(), matches.begin() + static_cast<ptrdiff_t>(options.top_n),
+                     matches.end(), RanksBefore);
+    matches.resize(options.top_n);
+  }
+  std::sort(matches.begin(), matches.end(), RanksBefore);
+  return matches;
+}
+
+std::vector<uint32_t> AffectedDocuments(const ChunkIndex& before, const ChunkIndex& after,
+                                        std::span<const std::span<const uint32_t>> changed,
+                                        uint32_t max_document_frequency) {
+  const uint64_t cap =
+      max_document_frequency == 0 ? std::numeric_limits<uint64_t>::max() : max_document_frequency;
+  std::vector<bool> seen(after.num_doc_slots(), false);
+  std::vector<uint32_t> affected;
+  for (std::span<const uint32_t> chunks : changed) {
+    for (uint32_t chunk : chunks) {
+      std::span<const uint32_t> now = after.Postings(chunk);
+      if (now.size() > cap && before.Postings(chunk).size() > cap) continue;
+      for (uint32_t doc : now) {
+        if (doc < seen.size() && !seen[doc]) {
+          seen[doc] = true;
+          affected.push_back(doc);
+        }
+      }
+    }
+  }
+  std::sort(affected.begin(), affected.end());
+  return affected;
+}
+
+}  // namespace neardup

@@ -1,0 +1,60 @@
+// Where a ChunkIndex's arrays live: in owned vectors (built or merged in
+// memory) or in a memory-mapped file. Private to the index module.
+#ifndef NEARDUP_INDEX_CHUNK_INDEX_STORAGE_H_
+#define NEARDUP_INDEX_CHUNK_INDEX_STORAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "index/chunk_index_io.h"
+
+namespace neardup::internal {
+
+// The directory has one bucket per value of the top 16 bits of a chunk ID.
+inline constexpr size_t kChunkDirectoryBuckets = size_t{1} << 16;
+
+struct ChunkIndexArrays {
+  std::vector<uint32_t> doc_sizes;
+  std::vector<uint32_t> directory;  // kChunkDirectoryBuckets + 1
+  std::vector<uint32_t> keys;
+  std::vector<uint64_t> offsets;  // keys.size() + 1
+  std::vector<uint32_t> docs;
+  uint64_t num_documents = 0;
+
+  static ChunkIndexArrays Empty() {
+    ChunkIndexArrays arrays;
+    arrays.directory.assign(kChunkDirectoryBuckets + 1, 0);
+    arrays.offsets.assign(1, 0);
+    return arrays;
+  }
+};
+
+struct ChunkIndexViews {
+  std::span<const uint32_t> doc_sizes;
+  std::span<const uint32_t> directory;
+  std::span<const uint32_t> keys;
+  std::span<const uint64_t> offsets;
+  std::span<const uint32_t> docs;
+  uint64_t num_documents = 0;
+};
+
+struct ChunkIndexStorage {
+  ChunkIndexArrays arrays;              // when built in memory
+  std::unique_ptr<MappedFile> mapping;  // when opened from a file
+  ChunkIndexViews views;
+};
+
+inline std::shared_ptr<const ChunkIndexStorage> MakeStorage(ChunkIndexArrays arrays) {
+  auto storage = std::make_shared<ChunkIndexStorage>();
+  storage->arrays = std::move(arrays);
+  const ChunkIndexArrays& a = storage->arrays;
+  storage->views = {a.doc_sizes, a.directory, a.keys, a.offsets, a.docs, a.num_documents};
+  return storage;
+}
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_INDEX_CHUNK_INDEX_STORAGE_H_

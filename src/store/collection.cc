@@ -1,0 +1,433 @@
+// Collection: create, open, reads, stats and verification. Commits,
+// compaction and similarity storage are in collection_commit.cc.
+#include "neardup/collection.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "index/chunk_index_io.h"
+#include "store/collection_impl.h"
+#include "util/json_writer.h"
+
+namespace neardup {
+namespace fs = std::filesystem;
+using internal::ReadMeta;
+using internal::SqliteDb;
+using internal::SqliteTransaction;
+
+namespace internal {
+
+std::string SegmentFileName(uint64_t segment) {
+  return std::string(kDataDir) + "/seg-" + std::to_string(segment) + ".nds";
+}
+
+std::string IndexFileName(uint64_t generation) {
+  return std::string(kDataDir) + "/index-" + std::to_string(generation) + ".ndi";
+}
+
+std::string ContentHash(std::string_view text) {
+  return Hex64(XXH3_64bits(text.data(), text.size()));
+}
+
+Result<std::string> ReadMeta(SqliteDb* db, const std::string& key) {
+  NEARDUP_ASSIGN_OR_RETURN(SqliteStatement select,
+                           db->Prepare("SELECT value FROM meta WHERE key = ?"));
+  select.Bind(1, key);
+  NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row) return NotFoundError("catalog " + db->path() + " has no meta key " + key);
+  std::string value = select.Text(0);
+  select.Reset();
+  return value;
+}
+
+Status WriteMeta(SqliteDb* db, const std::string& key, const std::string& value) {
+  NEARDUP_ASSIGN_OR_RETURN(SqliteStatement upsert,
+                           db->Prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)"));
+  upsert.Bind(1, key).Bind(2, value);
+  return upsert.Run();
+}
+
+}  // namespace internal
+
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents(
+  doc INTEGER PRIMARY KEY,
+  external_id TEXT NOT NULL UNIQUE,
+  name TEXT NOT NULL,
+  num_chunks INTEGER NOT NULL,
+  content_hash TEXT NOT NULL,
+  added_at INTEGER NOT NULL,
+  modified_at INTEGER NOT NULL,
+  segment INTEGER NOT NULL,
+  row INTEGER NOT NULL);
+CREATE TABLE segments(
+  segment INTEGER PRIMARY KEY,
+  file TEXT NOT NULL,
+  num_docs INTEGER NOT NULL,
+  bytes INTEGER NOT NULL);
+CREATE TABLE similarities(
+  a INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  b INTEGER NOT NULL,
+  a_in_b REAL NOT NULL,
+  b_in_a REAL NOT NULL,
+  PRIMARY KEY(a, rank)) WITHOUT ROWID;
+CREATE TABLE similarity_dirty(doc INTEGER PRIMARY KEY);
+)sql";
+
+int64_t SystemClock() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<uint64_t> ParseCount(const std::string& text, const std::string& what) {
+  uint64_t value = 0;
+  if (text.empty() || text.size() > 19)
+    return DataLossError("catalog meta " + what + " is invalid");
+  for (char c : text) {
+    if (c < '0' || c > '9') return DataLossError("catalog meta " + what + " is invalid: " + text);
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return value;
+}
+
+Result<uint64_t> ReadCount(SqliteDb* db, const std::string& key) {
+  NEARDUP_ASSIGN_OR_RETURN(std::string text, ReadMeta(db, key));
+  return ParseCount(text, key);
+}
+
+DocumentInfo ReadDocumentInfo(const internal::SqliteStatement& s) {
+  DocumentInfo info;
+  info.doc = static_cast<uint32_t>(s.Int(0));
+  info.id = s.Text(1);
+  info.name = s.Text(2);
+  info.num_chunks = static_cast<uint32_t>(s.Int(3));
+  info.content_hash = s.Text(4);
+  info.added_at = s.Int(5);
+  info.modified_at = s.Int(6);
+  return info;
+}
+
+constexpr const char* kDocumentColumns =
+    "doc, external_id, name, num_chunks, content_hash, added_at, modified_at";
+
+}  // namespace
+
+Collection::Impl::~Impl() {
+  db.reset();
+  if (lock_fd >= 0) ::close(lock_fd);  // releases the flock
+}
+
+Collection::~Collection() = default;
+
+Status Collection::Create(const std::string& dir, const Recipe& recipe,
+                          const CollectionOptions& options) {
+  NEARDUP_RETURN_IF_ERROR(ValidateRecipe(recipe));
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
+    return AlreadyExistsError("cannot create a collection in " + dir + ": it is not empty");
+  }
+  fs::create_directories(fs::path(dir) / internal::kDataDir, ec);
+  if (ec) return IoError("cannot create " + dir + ": " + ec.message());
+
+  const std::string recipe_json = CanonicalJson(recipe);
+  {
+    NEARDUP_ASSIGN_OR_RETURN(auto out,
+                             internal::AtomicFileWriter::Create((fs::path(dir) / "recipe.json")));
+    NEARDUP_RETURN_IF_ERROR(out->Append(recipe_json + "\n"));
+    NEARDUP_RETURN_IF_ERROR(out->Commit());
+  }
+  NEARDUP_RETURN_IF_ERROR(ChunkIndex().WriteFile(fs::path(dir) / internal::IndexFileName(0)));
+
+  NEARDUP_ASSIGN_OR_RETURN(
+      std::unique_ptr<SqliteDb> db,
+      SqliteDb::Open(fs::path(dir) / internal::kCatalogFile, /*create=*/true, /*read_only=*/false));
+  NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db.get()));
+  NEARDUP_RETURN_IF_ERROR(db->Exec(kSchema));
+  const std::pair<const char*, std::string> meta[] = {
+      {"format_version", std::to_string(kCollectionFormatVersion)},
+      {"recipe", recipe_json},
+      {"recipe_id", RecipeId(recipe)},
+      {"recipe_name", recipe.name},
+      {"max_document_frequency", std::to_string(options.max_document_frequency)},
+      {"store_texts", options.store_texts ? "1" : "0"},
+      {"next_doc", "0"},
+      {"next_segment", "1"},
+      {"generation", "0"},
+      {"index_file", internal::IndexFileName(0)},
+  };
+  for (const auto& [key, value] : meta) {
+    NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db.get(), key, value));
+  }
+  return txn->Commit();
+}
+
+Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
+                                                     const OpenOptions& options) {
+  const fs::path catalog = fs::path(dir) / internal::kCatalogFile;
+  std::error_code ec;
+  if (!fs::exists(catalog, ec)) {
+    return NotFoundError(dir + " is not a neardup collection (no " +
+                         std::string(internal::kCatalogFile) + ")");
+  }
+  std::unique_ptr<Collection> c(new Collection());
+  c->dir_ = dir;
+  c->impl_ = std::make_unique<Impl>();
+  Impl& impl = *c->impl_;
+  impl.writable = options.mode == Mode::kReadWrite;
+  impl.clock = options.clock ? options.clock : SystemClock;
+  if (impl.writable) {
+    std::string lock = (fs::path(dir) / "LOCK").string();
+    impl.lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (impl.lock_fd < 0) return IoError("open " + lock + ": " + std::strerror(errno));
+    if (::flock(impl.lock_fd, LOCK_EX | LOCK_NB) != 0) {
+      return FailedPreconditionError("collection " + dir +
+                                     " is open for writing by another process");
+    }
+  }
+  NEARDUP_ASSIGN_OR_RETURN(impl.db, SqliteDb::Open(catalog, false, !impl.writable));
+  SqliteDb* db = impl.db.get();
+
+  // One read transaction: a consistent snapshot even while a writer commits.
+  NEARDUP_RETURN_IF_ERROR(db->Exec("BEGIN"));
+  struct EndRead {
+    SqliteDb* db;
+    ~EndRead() { db->Exec("COMMIT").IgnoreError(); }
+  } end_read{db};
+
+  Result<std::string> version_text = ReadMeta(db, "format_version");
+  if (!version_text.ok()) {
+    return DataLossError(
+        dir + " is not a complete neardup collection: " + version_text.status().message());
+  }
+  NEARDUP_ASSIGN_OR_RETURN(uint64_t version, ParseCount(*version_text, "format_version"));
+  if (version > static_cast<uint64_t>(kCollectionFormatVersion)) {
+    return FailedPreconditionError(
+        "collection " + dir + " has format version " + std::to_string(version) +
+        ", newer than this neardup supports (" + std::to_string(kCollectionFormatVersion) + ")");
+  }
+  NEARDUP_ASSIGN_OR_RETURN(std::string recipe_json, ReadMeta(db, "recipe"));
+  Result<Recipe> recipe = ParseRecipeJson(recipe_json);
+  if (!recipe.ok()) return recipe.status().WithContext("recipe of collection " + dir);
+  c->recipe_ = std::move(recipe).value();
+  NEARDUP_ASSIGN_OR_RETURN(c->recipe_.name, ReadMeta(db, "recipe_name"));
+  c->recipe_id_ = RecipeId(c->recipe_);
+  NEARDUP_ASSIGN_OR_RETURN(uint64_t cap, ReadCount(db, "max_document_frequency"));
+  c->max_document_frequency_ = static_cast<uint32_t>(cap);
+  NEARDUP_ASSIGN_OR_RETURN(uint64_t store_texts, ReadCount(db, "store_texts"));
+  c->store_texts_ = store_texts != 0;
+  NEARDUP_ASSIGN_OR_RETURN(impl.next_doc, ReadCount(db, "next_doc"));
+  NEARDUP_ASSIGN_OR_RETURN(impl.next_segment, ReadCount(db, "next_segment"));
+  NEARDUP_ASSIGN_OR_RETURN(impl.generation, ReadCount(db, "generation"));
+  NEARDUP_ASSIGN_OR_RETURN(impl.index_file, ReadMeta(db, "index_file"));
+
+  {
+    NEARDUP_ASSIGN_OR_RETURN(auto select, db->Prepare("SELECT segment, file FROM segments"));
+    while (true) {
+      NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      const uint32_t id = static_cast<uint32_t>(select.Int(0));
+      NEARDUP_ASSIGN_OR_RETURN(impl.segments[id],
+                               internal::SegmentReader::Open(fs::path(dir) / select.Text(1)));
+    }
+  }
+  {
+    impl.locations.assign(impl.next_doc, {});
+    NEARDUP_ASSIGN_OR_RETURN(auto select, db->Prepare("SELECT doc, segment, row FROM documents"));
+    while (true) {
+      NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      const uint64_t doc = static_cast<uint64_t>(select.Int(0));
+      const uint32_t segment = static_cast<uint32_t>(select.Int(1));
+      const uint64_t seg_row = static_cast<uint64_t>(select.Int(2));
+      auto it = impl.segments.find(segment);
+      if (doc >= impl.locations.size() || it == impl.segments.end() ||
+          seg_row >= it->second->num_docs() || it->second->doc(seg_row) != doc) {
+        return DataLossError("collection " + dir + ": catalog row for document " +
+                             std::to_string(doc) + " points at a missing segment row");
+      }
+      impl.locations[doc] = {segment, static_cast<uint32_t>(seg_row)};
+    }
+  }
+  // Verified by Verify(); here only the O(1) structural checks, so opening a
+  // large archive does not read the whole index.
+  NEARDUP_ASSIGN_OR_RETURN(
+      c->index_, ChunkIndex::Open(fs::path(dir) / impl.index_file, {.verify_checksum = false}));
+
+  if (impl.writable) {
+    // Files of commits that never reached the manifest.
+    std::set<std::string> keep = {impl.index_file};
+    for (const auto& [id, segment] : impl.segments) {
+      keep.insert(fs::relative(segment->path(), dir).string());
+    }
+    bool removed = false;
+    for (const auto& entry : fs::directory_iterator(fs::path(dir) / internal::kDataDir, ec)) {
+      std::string name = (fs::path(internal::kDataDir) / entry.path().filename()).string();
+      if (keep.count(name) == 0) {
+        fs::remove(entry.path(), ec);
+        removed = true;
+      }
+    }
+    if (removed) {
+      NEARDUP_RETURN_IF_ERROR(internal::FsyncDirectory(fs::path(dir) / internal::kDataDir));
+    }
+  }
+  return c;
+}
+
+Status Collection::CheckRecipe(const Recipe& recipe) const {
+  const std::string id = RecipeId(recipe);
+  if (id == recipe_id_) return Status::Ok();
+  return FailedPreconditionError("recipe " + id + " (" + recipe.name +
+                                 ") is not the recipe of collection " + dir_ + " (" + recipe_id_ +
+                                 ", " + recipe_.name + ")");
+}
+
+Result<std::optional<DocumentInfo>> Collection::FindDocument(std::string_view id) const {
+  NEARDUP_ASSIGN_OR_RETURN(auto select,
+                           impl_->db->Prepare(std::string("SELECT ") + kDocumentColumns +
+                                              " FROM documents WHERE external_id = ?"));
+  select.Bind(1, id);
+  NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+  if (!row) return std::optional<DocumentInfo>();
+  DocumentInfo info = ReadDocumentInfo(select);
+  select.Reset();
+  return std::optional<DocumentInfo>(std::move(info));
+}
+
+Result<std::vector<DocumentInfo>> Collection::ListDocuments() const {
+  NEARDUP_ASSIGN_OR_RETURN(auto select,
+                           impl_->db->Prepare(std::string("SELECT ") + kDocumentColumns +
+                                              " FROM documents ORDER BY doc"));
+  std::vector<DocumentInfo> docs;
+  while (true) {
+    NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    docs.push_back(ReadDocumentInfo(select));
+  }
+  return docs;
+}
+
+Result<std::map<uint32_t, std::string>> Collection::ExternalIds(
+    std::span<const uint32_t> docs) const {
+  NEARDUP_ASSIGN_OR_RETURN(auto select,
+                           impl_->db->Prepare("SELECT external_id FROM documents WHERE doc = ?"));
+  std::map<uint32_t, std::string> ids;
+  for (uint32_t doc : docs) {
+    if (ids.count(doc)) continue;
+    select.Bind(1, int64_t{doc});
+    NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+    ids[doc] = row ? select.Text(0) : std::string();
+    select.Reset();
+  }
+  return ids;
+}
+
+std::vector<uint32_t> Collection::LiveDocuments() const {
+  std::vector<uint32_t> docs;
+  for (size_t d = 0; d < impl_->locations.size(); ++d) {
+    if (impl_->locations[d].segment != 0) docs.push_back(static_cast<uint32_t>(d));
+  }
+  return docs;
+}
+
+Result<std::span<const uint32_t>> Collection::Chunks(uint32_t doc) const {
+  const Impl::Location* at = impl_->Find(doc);
+  if (at == nullptr)
+    return NotFoundError("document number " + std::to_string(doc) + " is not live");
+  return impl_->segments.at(at->segment)->chunks(at->row);
+}
+
+Result<uint64_t> Collection::SimHash(uint32_t doc) const {
+  const Impl::Location* at = impl_->Find(doc);
+  if (at == nullptr)
+    return NotFoundError("document number " + std::to_string(doc) + " is not live");
+  return impl_->segments.at(at->segment)->simhash(at->row);
+}
+
+Result<std::string> Collection::Text(uint32_t doc) const {
+  const Impl::Location* at = impl_->Find(doc);
+  if (at == nullptr)
+    return NotFoundError("document number " + std::to_string(doc) + " is not live");
+  if (!store_texts_) return NotFoundError("collection " + dir_ + " does not store texts");
+  return impl_->segments.at(at->segment)->Text(at->row);
+}
+
+Result<CollectionStats> Collection::Stats() const {
+  CollectionStats s;
+  s.generation = impl_->generation;
+  s.max_document_frequency = max_document_frequency_;
+  s.segments = impl_->segments.size();
+  for (const auto& [id, segment] : impl_->segments) {
+    s.segment_rows += segment->num_docs();
+    s.segment_bytes += segment->file_bytes();
+  }
+  s.documents = LiveDocuments().size();
+  s.empty_documents = s.documents - index_.num_documents();
+  s.dead_rows = s.segment_rows - s.documents;
+  s.index_keys = index_.num_keys();
+  s.index_postings = index_.num_postings();
+  std::error_code ec;
+  s.index_bytes = fs::file_size(fs::path(dir_) / impl_->index_file, ec);
+  s.boilerplate_keys =
+      max_document_frequency_ == 0 ? 0 : index_.CountKeysAbove(max_document_frequency_);
+  for (const char* file : {"catalog.db", "catalog.db-wal"}) {
+    uint64_t size = fs::file_size(fs::path(dir_) / file, ec);
+    if (!ec) s.catalog_bytes += size;
+  }
+  s.memory_bytes = index_.MemoryBytes() + impl_->locations.size() * sizeof(Impl::Location);
+  NEARDUP_ASSIGN_OR_RETURN(auto count_rows,
+                           impl_->db->Prepare("SELECT COUNT(*) FROM similarities"));
+  NEARDUP_ASSIGN_OR_RETURN(bool row, count_rows.Step());
+  if (row) s.similarity_rows = static_cast<uint64_t>(count_rows.Int(0));
+  count_rows.Reset();
+  NEARDUP_ASSIGN_OR_RETURN(auto count_dirty,
+                           impl_->db->Prepare("SELECT COUNT(*) FROM similarity_dirty"));
+  NEARDUP_ASSIGN_OR_RETURN(row, count_dirty.Step());
+  if (row) s.similarity_dirty = static_cast<uint64_t>(count_dirty.Int(0));
+  count_dirty.Reset();
+  return s;
+}
+
+Status Collection::Verify() const {
+  for (const auto& [id, segment] : impl_->segments) {
+    NEARDUP_RETURN_IF_ERROR(segment->VerifyChecksum());
+  }
+  NEARDUP_RETURN_IF_ERROR(
+      ChunkIndex::Open(fs::path(dir_) / impl_->index_file, {.verify_checksum = true}).status());
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<DocumentInfo> docs, ListDocuments());
+  std::vector<ChunkDocument> live;
+  for (const DocumentInfo& info : docs) {
+    NEARDUP_ASSIGN_OR_RETURN(std::span<const uint32_t> chunks, Chunks(info.doc));
+    if (chunks.size() != info.num_chunks) {
+      return DataLossError("collection " + dir_ + ": document " + info.id + " has " +
+                           std::to_string(chunks.size()) + " chunks in its segment, " +
+                           std::to_string(info.num_chunks) + " in the catalog");
+    }
+    live.push_back({info.doc, chunks});
+  }
+  if (docs.size() != LiveDocuments().size()) {
+    return DataLossError("collection " + dir_ + ": catalog and locations disagree");
+  }
+  Result<ChunkIndex> rebuilt = ChunkIndex::Build(live);
+  if (!rebuilt.ok()) return DataLossError("collection " + dir_ + ": " + rebuilt.status().message());
+  if (!rebuilt->SameContents(index_)) {
+    return DataLossError("collection " + dir_ +
+                         ": the chunk index differs from one rebuilt from the segments");
+  }
+  return Status::Ok();
+}
+
+}  // namespace neardup

@@ -1,0 +1,370 @@
+// Collection writes: the commit protocol (segment and index files first,
+// then one catalog transaction), compaction and the similarity table.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <unordered_map>
+
+#include "neardup/collection.h"
+#include "neardup/containment.h"
+#include "store/collection_impl.h"
+
+namespace neardup {
+namespace fs = std::filesystem;
+using internal::SqliteTransaction;
+using internal::WriteMeta;
+
+namespace {
+
+constexpr uint64_t kMaxDocumentNumber = 0xfffffffeull;  // kNoDocument is reserved
+
+// Removes files written by a commit that did not reach the catalog.
+struct FileCleanup {
+  std::vector<fs::path> paths;
+  bool keep = false;
+  ~FileCleanup() {
+    if (keep) return;
+    std::error_code ec;
+    for (const fs::path& p : paths) fs::remove(p, ec);
+  }
+};
+
+Status RequireWritable(bool writable, const std::string& dir) {
+  if (writable) return Status::Ok();
+  return FailedPreconditionError("collection " + dir + " was opened read-only");
+}
+
+}  // namespace
+
+Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upserts,
+                                        std::span<const std::string> removals) {
+  Impl& impl = *impl_;
+  NEARDUP_RETURN_IF_ERROR(RequireWritable(impl.writable, dir_));
+  CommitResult result;
+  result.generation = impl.generation;
+
+  // The last occurrence of an id counts; new numbers follow input order.
+  std::unordered_map<std::string_view, size_t> last;
+  for (size_t i = 0; i < upserts.size(); ++i) last[upserts[i].id] = i;
+  std::set<std::string_view> removed_ids(removals.begin(), removals.end());
+  for (size_t i = 0; i < upserts.size(); ++i) {
+    const IncomingDocument& d = upserts[i];
+    if (last[d.id] != i) continue;
+    if (removed_ids.count(d.id)) {
+      return InvalidArgumentError("document " + d.id + " is both added and removed in one commit");
+    }
+    for (size_t j = 1; j < d.chunks.size(); ++j) {
+      if (d.chunks[j - 1] >= d.chunks[j]) {
+        return InvalidArgumentError("chunks of document " + d.id + " are not strictly ascending");
+      }
+    }
+  }
+
+  struct Pending {
+    const IncomingDocument* doc;
+    uint32_t number = 0;
+    std::optional<DocumentInfo> old;  // set for a modification
+    std::string content_hash;
+  };
+  std::vector<Pending> pending;
+  std::vector<uint32_t> retired;  // old numbers of modified and removed documents
+  for (size_t i = 0; i < upserts.size(); ++i) {
+    const IncomingDocument& d = upserts[i];
+    if (last[d.id] != i) continue;
+    Pending p{&d, 0, std::nullopt, internal::ContentHash(d.text)};
+    NEARDUP_ASSIGN_OR_RETURN(p.old, FindDocument(d.id));
+    if (p.old.has_value() && p.old->content_hash == p.content_hash &&
+        p.old->num_chunks == d.chunks.size()) {
+      ++result.unchanged;
+      continue;
+    }
+    if (p.old.has_value()) {
+      retired.push_back(p.old->doc);
+      ++result.modified;
+    } else {
+      ++result.added;
+    }
+    pending.push_back(std::move(p));
+  }
+  for (std::string_view id : removed_ids) {
+    NEARDUP_ASSIGN_OR_RETURN(std::optional<DocumentInfo> info, FindDocument(id));
+    if (!info.has_value()) {
+      return NotFoundError("document " + std::string(id) + " is not in collection " + dir_);
+    }
+    retired.push_back(info->doc);
+    ++result.removed;
+  }
+  if (pending.empty() && retired.empty()) return result;
+  if (impl.next_doc + pending.size() > kMaxDocumentNumber) {
+    return ResourceExhaustedError("collection " + dir_ + " has used all document numbers (" +
+                                  std::to_string(kMaxDocumentNumber) + ")");
+  }
+
+  const uint64_t generation = impl.generation + 1;
+  const uint64_t segment_id = impl.next_segment;
+  uint64_t next_doc = impl.next_doc;
+  for (Pending& p : pending) p.number = static_cast<uint32_t>(next_doc++);
+
+  FileCleanup cleanup;
+  std::vector<ChunkDocument> added_docs;
+  uint64_t segment_bytes = 0;
+  if (!pending.empty()) {
+    std::vector<internal::SegmentRow> rows;
+    for (const Pending& p : pending) {
+      rows.push_back({p.number, p.doc->chunks, p.doc->simhash, p.doc->text, {}});
+      added_docs.push_back({p.number, p.doc->chunks});
+    }
+    const fs::path path = fs::path(dir_) / internal::SegmentFileName(segment_id);
+    cleanup.paths.push_back(path);
+    NEARDUP_ASSIGN_OR_RETURN(segment_bytes, internal::WriteSegmentFile(path, rows, store_texts_));
+  }
+  NEARDUP_ASSIGN_OR_RETURN(ChunkIndex added, ChunkIndex::Build(added_docs));
+  NEARDUP_ASSIGN_OR_RETURN(ChunkIndex merged, ChunkIndex::Merge(index_, retired, added));
+  const std::string index_file = internal::IndexFileName(generation);
+  cleanup.paths.push_back(fs::path(dir_) / index_file);
+  NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file));
+
+  // Documents whose stored top-N may change (only while a table exists).
+  NEARDUP_ASSIGN_OR_RETURN(std::optional<SimilarityParams> params, StoredSimilarityParams());
+  std::vector<uint32_t> dirty;
+  if (params.has_value()) {
+    std::vector<std::span<const uint32_t>> changed;
+    for (uint32_t doc : retired) {
+      NEARDUP_ASSIGN_OR_RETURN(std::span<const uint32_t> chunks, Chunks(doc));
+      changed.push_back(chunks);
+    }
+    for (const ChunkDocument& d : added_docs) changed.push_back(d.chunks);
+    dirty = AffectedDocuments(index_, merged, changed, max_document_frequency_);
+    for (const ChunkDocument& d : added_docs) dirty.push_back(d.doc);
+  }
+
+  // The switch: one transaction.
+  internal::SqliteDb* db = impl.db.get();
+  NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db));
+  const int64_t now = impl.clock();
+  if (!pending.empty()) {
+    NEARDUP_ASSIGN_OR_RETURN(
+        auto insert_segment,
+        db->Prepare("INSERT INTO segments(segment, file, num_docs, bytes) VALUES(?, ?, ?, ?)"));
+    insert_segment.Bind(1, static_cast<int64_t>(segment_id))
+        .Bind(2, internal::SegmentFileName(segment_id))
+        .Bind(3, static_cast<int64_t>(pending.size()))
+        .Bind(4, static_cast<int64_t>(segment_bytes));
+    NEARDUP_RETURN_IF_ERROR(insert_segment.Run());
+  }
+  {
+    NEARDUP_ASSIGN_OR_RETURN(auto remove_doc, db->Prepare("DELETE FROM documents WHERE doc = ?"));
+    NEARDUP_ASSIGN_OR_RETURN(auto remove_rows,
+                             db->Prepare("DELETE FROM similarities WHERE a = ?1 OR b = ?1"));
+    for (uint32_t doc : retired) {
+      remove_doc.Bind(1, int64_t{doc});
+      NEARDUP_RETURN_IF_ERROR(remove_doc.Run());
+      remove_rows.Bind(1, int64_t{doc});
+      NEARDUP_RETURN_IF_ERROR(remove_rows.Run());
+    }
+  }
+  {
+    NEARDUP_ASSIGN_OR_RETURN(
+        auto insert_doc,
+        db->Prepare("INSERT INTO documents(doc, external_id, name, num_chunks, content_hash, "
+                    "added_at, modified_at, segment, row) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    for (size_t row = 0; row < pending.size(); ++row) {
+      const Pending& p = pending[row];
+      insert_doc.Bind(1, int64_t{p.number})
+          .Bind(2, p.doc->id)
+          .Bind(3, p.doc->name)
+          .Bind(4, static_cast<int64_t>(p.doc->chunks.size()))
+          .Bind(5, p.content_hash)
+          .Bind(6, p.old.has_value() ? p.old->added_at : now)
+          .Bind(7, now)
+          .Bind(8, static_cast<int64_t>(segment_id))
+          .Bind(9, static_cast<int64_t>(row));
+      NEARDUP_RETURN_IF_ERROR(insert_doc.Run());
+    }
+  }
+  {
+    NEARDUP_ASSIGN_OR_RETURN(auto insert_dirty,
+                             db->Prepare("INSERT OR IGNORE INTO similarity_dirty(doc) VALUES(?)"));
+    for (uint32_t doc : dirty) {
+      insert_dirty.Bind(1, int64_t{doc});
+      NEARDUP_RETURN_IF_ERROR(insert_dirty.Run());
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "next_doc", std::to_string(next_doc)));
+  NEARDUP_RETURN_IF_ERROR(
+      WriteMeta(db, "next_segment", std::to_string(segment_id + (pending.empty() ? 0 : 1))));
+  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "generation", std::to_string(generation)));
+  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "index_file", index_file));
+  NEARDUP_RETURN_IF_ERROR(txn->Commit());
+  cleanup.keep = true;
+
+  // Committed: bring the in-memory state along.
+  if (!pending.empty()) {
+    Result<std::unique_ptr<internal::SegmentReader>> reader =
+        internal::SegmentReader::Open(fs::path(dir_) / internal::SegmentFileName(segment_id));
+    if (!reader.ok()) return reader.status().WithContext("reopening the committed segment");
+    impl.segments[static_cast<uint32_t>(segment_id)] = std::move(reader).value();
+    impl.next_segment = segment_id + 1;
+  }
+  impl.locations.resize(next_doc);
+  for (uint32_t doc : retired) impl.locations[doc] = {};
+  for (size_t row = 0; row < pending.size(); ++row) {
+    impl.locations[pending[row].number] = {static_cast<uint32_t>(segment_id),
+                                           static_cast<uint32_t>(row)};
+  }
+  // Segments whose rows are all dead stay until Compact (readers may map them).
+  std::error_code ec;
+  fs::remove(fs::path(dir_) / impl.index_file, ec);
+  impl.index_file = index_file;
+  impl.generation = generation;
+  impl.next_doc = next_doc;
+  index_ = std::move(merged);
+  result.generation = generation;
+  return result;
+}
+
+Status Collection::Compact() {
+  Impl& impl = *impl_;
+  NEARDUP_RETURN_IF_ERROR(RequireWritable(impl.writable, dir_));
+  const std::vector<uint32_t> live = LiveDocuments();
+  uint64_t rows_total = 0;
+  for (const auto& [id, segment] : impl.segments) rows_total += segment->num_docs();
+  if (impl.segments.size() <= 1 && rows_total == live.size()) return Status::Ok();
+
+  const uint64_t segment_id = impl.next_segment;
+  FileCleanup cleanup;
+  uint64_t segment_bytes = 0;
+  if (!live.empty()) {
+    std::vector<internal::SegmentRow> rows;
+    for (uint32_t doc : live) {
+      const Impl::Location& at = impl.locations[doc];
+      const internal::SegmentReader& from = *impl.segments.at(at.segment);
+      rows.push_back(
+          {doc, from.chunks(at.row), from.simhash(at.row), {}, from.compressed_text(at.row)});
+    }
+    const fs::path path = fs::path(dir_) / internal::SegmentFileName(segment_id);
+    cleanup.paths.push_back(path);
+    // Texts are copied as compressed frames, never recompressed.
+    NEARDUP_ASSIGN_OR_RETURN(segment_bytes, internal::WriteSegmentFile(path, rows, false));
+  }
+
+  internal::SqliteDb* db = impl.db.get();
+  NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db));
+  NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM segments"));
+  if (!live.empty()) {
+    NEARDUP_ASSIGN_OR_RETURN(
+        auto insert_segment,
+        db->Prepare("INSERT INTO segments(segment, file, num_docs, bytes) VALUES(?, ?, ?, ?)"));
+    insert_segment.Bind(1, static_cast<int64_t>(segment_id))
+        .Bind(2, internal::SegmentFileName(segment_id))
+        .Bind(3, static_cast<int64_t>(live.size()))
+        .Bind(4, static_cast<int64_t>(segment_bytes));
+    NEARDUP_RETURN_IF_ERROR(insert_segment.Run());
+    NEARDUP_ASSIGN_OR_RETURN(
+        auto move_doc, db->Prepare("UPDATE documents SET segment = ?, row = ? WHERE doc = ?"));
+    for (size_t row = 0; row < live.size(); ++row) {
+      move_doc.Bind(1, static_cast<int64_t>(segment_id))
+          .Bind(2, static_cast<int64_t>(row))
+          .Bind(3, int64_t{live[row]});
+      NEARDUP_RETURN_IF_ERROR(move_doc.Run());
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "next_segment", std::to_string(segment_id + 1)));
+  NEARDUP_RETURN_IF_ERROR(txn->Commit());
+  cleanup.keep = true;
+
+  std::vector<fs::path> old_files;
+  for (const auto& [id, segment] : impl.segments) old_files.push_back(segment->path());
+  impl.segments.clear();
+  impl.next_segment = segment_id + 1;
+  if (!live.empty()) {
+    Result<std::unique_ptr<internal::SegmentReader>> reader =
+        internal::SegmentReader::Open(fs::path(dir_) / internal::SegmentFileName(segment_id));
+    if (!reader.ok()) return reader.status().WithContext("reopening the compacted segment");
+    impl.segments[static_cast<uint32_t>(segment_id)] = std::move(reader).value();
+    for (size_t row = 0; row < live.size(); ++row) {
+      impl.locations[live[row]] = {static_cast<uint32_t>(segment_id), static_cast<uint32_t>(row)};
+    }
+  }
+  std::error_code ec;
+  for (const fs::path& p : old_files) fs::remove(p, ec);
+  return internal::FsyncDirectory(fs::path(dir_) / internal::kDataDir);
+}
+
+Result<std::optional<SimilarityParams>> Collection::StoredSimilarityParams() const {
+  Result<std::string> top = internal::ReadMeta(impl_->db.get(), "similar_top_n");
+  if (!top.ok()) {
+    if (top.status().code() == StatusCode::kNotFound) return std::optional<SimilarityParams>();
+    return top.status();
+  }
+  NEARDUP_ASSIGN_OR_RETURN(std::string min, internal::ReadMeta(impl_->db.get(), "similar_min"));
+  SimilarityParams params;
+  params.top_n = std::stoull(*top);
+  params.min_similarity = std::stod(min);
+  return std::optional<SimilarityParams>(params);
+}
+
+Result<std::vector<uint32_t>> Collection::DirtyDocuments() const {
+  NEARDUP_ASSIGN_OR_RETURN(auto select,
+                           impl_->db->Prepare("SELECT doc FROM similarity_dirty ORDER BY doc"));
+  std::vector<uint32_t> docs;
+  while (true) {
+    NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    docs.push_back(static_cast<uint32_t>(select.Int(0)));
+  }
+  return docs;
+}
+
+Status Collection::StoreSimilarities(const SimilarityParams& params, bool full,
+                                     std::span<const uint32_t> recomputed,
+                                     std::span<const SimilarityRow> rows) {
+  NEARDUP_RETURN_IF_ERROR(RequireWritable(impl_->writable, dir_));
+  internal::SqliteDb* db = impl_->db.get();
+  NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db));
+  if (full) {
+    NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM similarities"));
+  } else {
+    NEARDUP_ASSIGN_OR_RETURN(auto remove, db->Prepare("DELETE FROM similarities WHERE a = ?"));
+    for (uint32_t doc : recomputed) {
+      remove.Bind(1, int64_t{doc});
+      NEARDUP_RETURN_IF_ERROR(remove.Run());
+    }
+  }
+  NEARDUP_ASSIGN_OR_RETURN(
+      auto insert,
+      db->Prepare("INSERT INTO similarities(a, rank, b, a_in_b, b_in_a) VALUES(?, ?, ?, ?, ?)"));
+  int64_t rank = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rank = (i > 0 && rows[i - 1].a == rows[i].a) ? rank + 1 : 0;
+    insert.Bind(1, int64_t{rows[i].a})
+        .Bind(2, rank)
+        .Bind(3, int64_t{rows[i].b})
+        .Bind(4, rows[i].a_in_b)
+        .Bind(5, rows[i].b_in_a);
+    NEARDUP_RETURN_IF_ERROR(insert.Run());
+  }
+  NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM similarity_dirty"));
+  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "similar_top_n", std::to_string(params.top_n)));
+  // 17 significant digits: the double round-trips exactly.
+  char min[64];
+  std::snprintf(min, sizeof(min), "%.17g", params.min_similarity);
+  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "similar_min", min));
+  return txn->Commit();
+}
+
+Result<std::vector<SimilarityRow>> Collection::ReadSimilarities() const {
+  NEARDUP_ASSIGN_OR_RETURN(
+      auto select,
+      impl_->db->Prepare("SELECT a, b, a_in_b, b_in_a FROM similarities ORDER BY a, rank"));
+  std::vector<SimilarityRow> rows;
+  while (true) {
+    NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    rows.push_back({static_cast<uint32_t>(select.Int(0)), static_cast<uint32_t>(select.Int(1)),
+                    select.Double(2), select.Double(3)});
+  }
+  return rows;
+}
+
+}  // namespace neardup

@@ -1,0 +1,259 @@
+#include "neardup/collection.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "neardup/containment.h"
+#include "store/collection_impl.h"
+#include "store/sqlite_db.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Synthetic fingerprints: the chunks of a text are the Mix64 of its words'
+// positions in a tiny vocabulary (no Fingerprinter needed at this layer).
+std::vector<uint32_t> ChunksOf(const std::string& text) {
+  std::set<uint32_t> chunks;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    uint64_t h = 0;
+    for (size_t i = start; i < end; ++i) h = internal::Mix64(h + static_cast<uint8_t>(text[i]));
+    if (end > start) chunks.insert(static_cast<uint32_t>(h));
+    start = end + 1;
+  }
+  return {chunks.begin(), chunks.end()};
+}
+
+struct Owned {
+  std::string id, text;
+};
+
+std::vector<IncomingDocument> Incoming(const std::vector<Owned>& docs) {
+  std::vector<IncomingDocument> out;
+  for (const Owned& d : docs) {
+    out.push_back({d.id, d.id + ".txt", d.text, ChunksOf(d.text), internal::Mix64(d.text.size())});
+  }
+  return out;
+}
+
+class CollectionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("neardup_collection_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Dir() const { return (dir_ / "c").string(); }
+
+  std::unique_ptr<Collection> CreateAndOpen(CollectionOptions options = {}) {
+    Status created = Collection::Create(Dir(), *PresetRecipe("default"), options);
+    EXPECT_TRUE(created.ok()) << created;
+    return OpenRw();
+  }
+  std::unique_ptr<Collection> OpenRw() {
+    Collection::OpenOptions options;
+    options.mode = Collection::Mode::kReadWrite;
+    options.clock = [this] { return now_; };
+    Result<std::unique_ptr<Collection>> c = Collection::Open(Dir(), options);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+  CommitResult Commit(Collection* c, const std::vector<Owned>& docs,
+                      std::vector<std::string> removals = {}) {
+    Result<CommitResult> r = c->Commit(Incoming(docs), removals);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommitResult{};
+  }
+
+  std::filesystem::path dir_;
+  int64_t now_ = 1000;
+};
+
+TEST_F(CollectionTest, CreateOpenAndRecipeChecks) {
+  auto c = CreateAndOpen({.max_document_frequency = 7, .store_texts = true});
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->max_document_frequency(), 7u);
+  EXPECT_EQ(c->recipe().name, "default");
+  EXPECT_TRUE(c->CheckRecipe(*PresetRecipe("default")).ok());
+  Status other = c->CheckRecipe(*PresetRecipe("paper"));
+  EXPECT_EQ(other.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.message(), HasSubstr(c->recipe_id()));
+  EXPECT_THAT(other.message(), HasSubstr(RecipeId(*PresetRecipe("paper"))));
+
+  EXPECT_EQ(Collection::Create(Dir(), *PresetRecipe("default"), {}).code(),
+            StatusCode::kAlreadyExists);
+  Result<std::unique_ptr<Collection>> missing = Collection::Open((dir_ / "nope").string(), {});
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("not a neardup collection"));
+}
+
+TEST_F(CollectionTest, OneWriterAtATimeAndReadOnlyCannotWrite) {
+  auto writer = CreateAndOpen();
+  Collection::OpenOptions rw;
+  rw.mode = Collection::Mode::kReadWrite;
+  Result<std::unique_ptr<Collection>> second = Collection::Open(Dir(), rw);
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(), HasSubstr("open for writing"));
+  Result<std::unique_ptr<Collection>> reader = Collection::Open(Dir(), {});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  Result<CommitResult> r = (*reader)->Commit(Incoming({{"a", "x y"}}), {});
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CollectionTest, NewerFormatVersionIsRefused) {
+  CreateAndOpen().reset();
+  {
+    auto db = internal::SqliteDb::Open((std::filesystem::path(Dir()) / "catalog.db").string(),
+                                       false, false);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(internal::WriteMeta(db->get(), "format_version", "99").ok());
+  }
+  Result<std::unique_ptr<Collection>> c = Collection::Open(Dir(), {});
+  EXPECT_EQ(c.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(c.status().message(), HasSubstr("format version 99"));
+}
+
+TEST_F(CollectionTest, AddModifyUnchangedRemove) {
+  auto c = CreateAndOpen();
+  CommitResult r = Commit(c.get(), {{"a", "one two three"}, {"b", "two three four"}});
+  EXPECT_EQ(r.added, 2u);
+  EXPECT_EQ(r.generation, 1u);
+  now_ = 2000;
+  r = Commit(c.get(), {{"a", "one two three"}, {"b", "two three five six"}, {"c", "seven"}});
+  EXPECT_EQ(r.unchanged, 1u);
+  EXPECT_EQ(r.modified, 1u);
+  EXPECT_EQ(r.added, 1u);
+
+  Result<std::optional<DocumentInfo>> b = c->FindDocument("b");
+  ASSERT_TRUE(b.ok() && b->has_value());
+  EXPECT_EQ((*b)->num_chunks, 4u);
+  EXPECT_EQ((*b)->added_at, 1000);
+  EXPECT_EQ((*b)->modified_at, 2000);
+  EXPECT_EQ((*b)->name, "b.txt");
+  EXPECT_EQ(*c->Text((*b)->doc), "two three five six");
+  EXPECT_EQ(c->Chunks((*b)->doc)->size(), 4u);
+  EXPECT_EQ(c->index().num_documents(), 3u);
+
+  // A removal of an unknown id commits nothing.
+  std::vector<std::string> unknown = {"a", "zz"};
+  Result<CommitResult> bad = c->Commit({}, unknown);
+  EXPECT_EQ(bad.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(bad.status().message(), HasSubstr("zz"));
+  EXPECT_TRUE(c->FindDocument("a")->has_value());
+
+  r = Commit(c.get(), {}, {"a"});
+  EXPECT_EQ(r.removed, 1u);
+  EXPECT_FALSE(c->FindDocument("a")->has_value());
+  EXPECT_TRUE(c->Verify().ok()) << c->Verify();
+
+  // Nothing to do: no new generation.
+  EXPECT_EQ(Commit(c.get(), {{"c", "seven"}}).generation, r.generation);
+
+  // The state survives reopening.
+  c.reset();
+  c = OpenRw();
+  ASSERT_NE(c, nullptr);
+  Result<std::vector<DocumentInfo>> docs = c->ListDocuments();
+  ASSERT_TRUE(docs.ok());
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_EQ((*docs)[0].id, "b");
+  EXPECT_EQ((*docs)[1].id, "c");
+  EXPECT_TRUE(c->Verify().ok()) << c->Verify();
+  Result<CollectionStats> stats = c->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->documents, 2u);
+  EXPECT_EQ(stats->dead_rows, 2u);  // old b and removed a
+  EXPECT_EQ(stats->segments, 2u);
+}
+
+TEST_F(CollectionTest, BadInputIsRejected) {
+  auto c = CreateAndOpen();
+  std::vector<IncomingDocument> docs = Incoming({{"a", "x y z"}});
+  std::swap(docs[0].chunks[0], docs[0].chunks[1]);
+  EXPECT_EQ(c->Commit(docs, {}).status().code(), StatusCode::kInvalidArgument);
+  Commit(c.get(), {{"a", "x"}});
+  std::vector<std::string> removals = {"a"};
+  Result<CommitResult> both = c->Commit(Incoming({{"a", "y"}}), removals);
+  EXPECT_THAT(both.status().message(), HasSubstr("both added and removed"));
+  // The last occurrence of an id in one commit counts.
+  Commit(c.get(), {{"d", "first"}, {"d", "second version"}});
+  EXPECT_EQ(*c->Text((*c->FindDocument("d"))->doc), "second version");
+}
+
+TEST_F(CollectionTest, CompactionDropsTombstonesAndKeepsEverything) {
+  auto c = CreateAndOpen();
+  for (int i = 0; i < 5; ++i) {
+    Commit(c.get(), {{"doc" + std::to_string(i), "w" + std::to_string(i) + " common words"},
+                     {"x", "version " + std::to_string(i)}});
+  }
+  Commit(c.get(), {}, {"doc1"});
+  Result<std::vector<DocumentInfo>> before = c->ListDocuments();
+  ASSERT_TRUE(before.ok());
+  ASSERT_TRUE(c->Compact().ok());
+  Result<CollectionStats> stats = c->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->segments, 1u);
+  EXPECT_EQ(stats->dead_rows, 0u);
+  EXPECT_EQ(
+      std::distance(std::filesystem::directory_iterator(std::filesystem::path(Dir()) / "data"),
+                    std::filesystem::directory_iterator()),
+      2);  // one segment, one index
+  EXPECT_TRUE(c->Verify().ok()) << c->Verify();
+  Result<std::vector<DocumentInfo>> after = c->ListDocuments();
+  ASSERT_EQ(after->size(), before->size());
+  for (size_t i = 0; i < after->size(); ++i) EXPECT_EQ((*after)[i].doc, (*before)[i].doc);
+  EXPECT_EQ(*c->Text((*c->FindDocument("x"))->doc), "version 4");
+  c.reset();
+  c = OpenRw();
+  EXPECT_TRUE(c->Verify().ok());
+  EXPECT_TRUE(c->Compact().ok());  // nothing to do
+}
+
+TEST_F(CollectionTest, WriterRemovesFilesOfUnfinishedCommits) {
+  CreateAndOpen().reset();
+  std::filesystem::path junk = std::filesystem::path(Dir()) / "data" / "seg-77.nds";
+  std::ofstream(junk) << "half written";
+  std::filesystem::path tmp = std::filesystem::path(Dir()) / "data" / "index-9.ndi.tmp";
+  std::ofstream(tmp) << "half written";
+  auto c = OpenRw();
+  EXPECT_FALSE(std::filesystem::exists(junk));
+  EXPECT_FALSE(std::filesystem::exists(tmp));
+  EXPECT_TRUE(c->Verify().ok());
+}
+
+TEST_F(CollectionTest, SimilarityRowsAndDirtyTracking) {
+  auto c = CreateAndOpen({.max_document_frequency = 0});
+  Commit(c.get(), {{"a", "p q r s"}, {"b", "p q"}, {"c", "x y"}});
+  EXPECT_FALSE(c->StoredSimilarityParams()->has_value());
+  std::vector<SimilarityRow> rows = {{0, 1, 0.5, 1.0}, {1, 0, 1.0, 0.5}};
+  std::vector<uint32_t> all = {0, 1, 2};
+  ASSERT_TRUE(c->StoreSimilarities({10, 0.0}, true, all, rows).ok());
+  EXPECT_EQ(*c->ReadSimilarities(), rows);
+  EXPECT_EQ(**c->StoredSimilarityParams(), (SimilarityParams{10, 0.0}));
+
+  // Adding a document sharing "x" dirties c and the new one, not a or b.
+  Commit(c.get(), {{"d", "x z"}});
+  EXPECT_THAT(*c->DirtyDocuments(), ElementsAre(2, 3));
+  // Removing a dirties b (it listed a) and drops every row naming a.
+  Commit(c.get(), {}, {"a"});
+  EXPECT_THAT(*c->DirtyDocuments(), ElementsAre(1, 2, 3));
+  EXPECT_TRUE(c->ReadSimilarities()->empty());
+}
+
+}  // namespace
+}  // namespace neardup

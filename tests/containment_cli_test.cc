@@ -1,0 +1,171 @@
+// End-to-end tests of `neardup index`, `neardup similar` and `neardup query`.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class ContainmentCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("neardup_containment_cli_test_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Runs `neardup <args>` through the shell (args are trusted test strings).
+  CommandResult Neardup(const std::string& args) {
+    std::string err_path = (dir_ / "stderr.txt").string();
+    std::string command = std::string(NEARDUP_CLI) + " " + args + " 2>" + err_path;
+    CommandResult run;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) {
+      ADD_FAILURE() << "popen failed for " << command;
+      return run;
+    }
+    char buffer[65536];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
+    int status = pclose(pipe);
+    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(err_path, std::ios::binary);
+    run.err.assign(std::istreambuf_iterator<char>(in), {});
+    return run;
+  }
+
+  std::string Write(const std::string& name, const std::string& content) {
+    std::filesystem::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << content;
+    return path.string();
+  }
+
+  static std::vector<std::string> Lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+    return lines;
+  }
+
+  std::string Collection() const { return (dir_ / "archive").string(); }
+  static std::string Example() { return std::string(NEARDUP_SOURCE_DIR) + "/examples/news.jsonl"; }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(ContainmentCliTest, HelpOnEveryCommand) {
+  for (const char* args :
+       {"index --help", "index create --help", "index add --help", "index remove --help",
+        "index compact --help", "index stats --help", "similar --help", "query --help"}) {
+    CommandResult run = Neardup(args);
+    EXPECT_EQ(run.exit_code, 0) << args;
+    EXPECT_THAT(run.out, HasSubstr("Usage")) << args;
+  }
+}
+
+TEST_F(ContainmentCliTest, CreateAddSimilarQueryStats) {
+  ASSERT_EQ(Neardup("index create " + Collection()).exit_code, 0);
+  CommandResult add = Neardup("index add " + Collection() + " " + Example());
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_THAT(add.err, HasSubstr("12 added"));
+
+  CommandResult similar = Neardup("similar -q " + Collection() + " --top 2 --min 0.5");
+  ASSERT_EQ(similar.exit_code, 0) << similar.err;
+  std::vector<std::string> lines = Lines(similar.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_THAT(lines[0], MatchesRegex("\\{\"a\":\"harbor-wall-1\",\"b\":\"harbor-wall-[23]\","
+                                     "\"a_in_b\":[0-9.]+,\"b_in_a\":[0-9.]+\\}"));
+  EXPECT_THAT(similar.out, HasSubstr("{\"a\":\"bread-recipe\",\"b\":\"bread-recipe-copy\""));
+
+  CommandResult csv = Neardup("similar -q " + Collection() + " --top 2 --min 0.5 --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  std::vector<std::string> csv_lines = Lines(csv.out);
+  ASSERT_EQ(csv_lines.size(), lines.size() + 1);
+  EXPECT_EQ(csv_lines[0], "a,b,a_in_b,b_in_a");
+
+  std::string query_file =
+      Write("q.jsonl", "{\"id\":\"q1\",\"text\":\"nothing at all in common zebra quantum\"}\n");
+  CommandResult query =
+      Neardup("query " + Collection() + " --top 1 " + Example() + " " + query_file);
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  std::vector<std::string> q = Lines(query.out);
+  ASSERT_EQ(q.size(), 13u);
+  EXPECT_THAT(q[0],
+              MatchesRegex("\\{\"query\":\"harbor-wall-1\",\"chunks\":[0-9]+,\"matches\":"
+                           "\\[\\{\"b\":\"harbor-wall-1\",\"a_in_b\":1,\"b_in_a\":1\\}\\]\\}"));
+  EXPECT_THAT(q[12], MatchesRegex("\\{\"query\":\"q1\",\"chunks\":[0-9]+,\"matches\":\\[\\]\\}"));
+
+  CommandResult stats = Neardup("index stats " + Collection());
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr("\"documents\":12,"));
+  EXPECT_THAT(stats.out, HasSubstr("\"similarity_rows\":"));
+}
+
+TEST_F(ContainmentCliTest, IncrementalSimilarEqualsFull) {
+  ASSERT_EQ(Neardup("index create --max-df 3 " + Collection()).exit_code, 0);
+  ASSERT_EQ(Neardup("index add -q " + Collection() + " " + Example()).exit_code, 0);
+  ASSERT_EQ(Neardup("similar -q " + Collection() + " --min 0.01").exit_code, 0);
+
+  std::string changes = Write(
+      "changes.jsonl",
+      "{\"id\":\"harbor-wall-2\",\"text\":\"a completely rewritten story about the harbor\"}\n"
+      "{\"id\":\"new-doc\",\"text\":\"the harbor wall collapsed after the storm surge\"}\n");
+  CommandResult add = Neardup("index add " + Collection() + " " + changes);
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_THAT(add.err, HasSubstr("1 added, 1 modified"));
+  ASSERT_EQ(Neardup("index remove -q " + Collection() + " bread-recipe").exit_code, 0);
+  ASSERT_EQ(Neardup("index compact -q " + Collection()).exit_code, 0);
+
+  CommandResult incremental = Neardup("similar " + Collection() + " --min 0.01");
+  ASSERT_EQ(incremental.exit_code, 0) << incremental.err;
+  EXPECT_THAT(incremental.err, HasSubstr("incremental update"));
+  CommandResult full = Neardup("similar " + Collection() + " --min 0.01 --full");
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_THAT(full.err, HasSubstr("full recomputation"));
+  EXPECT_EQ(incremental.out, full.out);
+  EXPECT_THAT(full.out, ::testing::Not(HasSubstr("\"bread-recipe\"")));
+}
+
+TEST_F(ContainmentCliTest, ErrorsAreClear) {
+  CommandResult missing = Neardup("similar " + (dir_ / "nothing").string());
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_THAT(missing.err, HasSubstr("not a neardup collection"));
+
+  ASSERT_EQ(Neardup("index create " + Collection()).exit_code, 0);
+  CommandResult again = Neardup("index create " + Collection());
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_THAT(again.err, HasSubstr("not empty"));
+
+  CommandResult remove = Neardup("index remove " + Collection() + " no-such-id");
+  EXPECT_EQ(remove.exit_code, 3);
+  EXPECT_THAT(remove.err, HasSubstr("no-such-id"));
+
+  CommandResult recipe = Neardup("query " + Collection() + " --preset paper " + Example());
+  EXPECT_EQ(recipe.exit_code, 2);
+  EXPECT_THAT(recipe.err, HasSubstr("is not the recipe of collection"));
+
+  EXPECT_EQ(Neardup("similar " + Collection() + " --top 0").exit_code, 2);
+  EXPECT_EQ(Neardup("similar " + Collection() + " --min 2").exit_code, 2);
+}
+
+}  // namespace
