@@ -22,7 +22,7 @@ struct Document {
   // or a leading byte-order mark), when InputOptions::keep_raw_records is set;
   // empty for text documents and otherwise. `neardup dedup` writes kept
   // records with it.
-  std::string raw_record;
+  std::string raw_record = {};
 };
 
 }  // namespace neardup
