@@ -8,7 +8,9 @@
 
 namespace neardup::internal {
 
-ShingleBatch::ShingleBatch(uint64_t seed) : leading_(ShingleHasher::LeadingCoefficient(seed)) {
+ShingleBatch::ShingleBatch(uint64_t seed)
+    : leading_(ShingleHasher::LeadingCoefficient(seed)),
+      leading_times_p_(leading_ * kShingleMultiplier) {
   raw_.fill(0);
   mixed_.fill(0);
 }
@@ -47,8 +49,9 @@ void ShingleBatch::HornerWindows(size_t first, uint64_t* out) const {
   // history_ + k]; for k >= first the start is >= 0.
   const uint64_t* m = mixed_.data() + (history_ + first + 1 - kWidth);
   for (size_t k = 0; k < batch_ - first; ++k) {
-    uint64_t acc = leading_;
-    for (int j = 0; j < kWidth; ++j) acc = acc * kShingleMultiplier + m[k + j];
+    // h_0 * P is a constant: one multiply fewer per window.
+    uint64_t acc = leading_times_p_ + m[k];
+    for (int j = 1; j < kWidth; ++j) acc = acc * kShingleMultiplier + m[k + j];
     out[k] = Mix64(acc);
   }
 }

@@ -157,7 +157,7 @@ template <class OnBatch>
 void TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scratch,
                                         OnBatch&& on_batch, TextStats* stats) const {
   NormalizeStats normalize_stats;
-  Normalize(text, normalization_, scratch, &normalize_stats);
+  Normalize(text, normalization_, scratch, &normalize_stats, path_);
   if (stats != nullptr) {
     stats->bytes += text.size();
     stats->invalid_utf8_sequences += normalize_stats.invalid_utf8_sequences;

@@ -163,17 +163,23 @@ uint64_t TokenScanner::ClassifyNonAscii(uint64_t high, uint64_t mask) {
 
 size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
   NEARDUP_DCHECK(capacity >= kMaxTokensPerBlock);
+  // The cursor lives in locals for the loop: stores through `out` could
+  // otherwise alias the members and force a reload per token.
   size_t n = 0;
+  size_t pos = pos_;
+  bool in_token = in_token_;
+  size_t token_begin = token_begin_;
+  const size_t size = text_.size();
   while (!done_ && capacity - n >= kMaxTokensPerBlock) {
-    const size_t remaining = text_.size() - pos_;
+    const size_t remaining = size - pos;
     uint64_t mask;
     uint64_t high;
     if (remaining >= kBlock) {
-      mask = classify_(text_.data() + pos_, &high);
+      mask = classify_(text_.data() + pos, &high);
     } else {
       // The tail: classify a zero-padded copy, then drop the padding.
       alignas(64) char padded[kBlock] = {};
-      if (remaining > 0) std::memcpy(padded, text_.data() + pos_, remaining);
+      if (remaining > 0) std::memcpy(padded, text_.data() + pos, remaining);
       mask = classify_(padded, &high);
       const uint64_t valid = remaining == 0 ? 0 : BitRange(0, static_cast<uint32_t>(remaining));
       mask &= valid;
@@ -186,29 +192,43 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
       high &= ~bits;
       spill_length_ = 0;
     }
-    if (high != 0) mask = ClassifyNonAscii(high, mask);
+    if (high != 0) {
+      pos_ = pos;
+      mask = ClassifyNonAscii(high, mask);
+    }
 
     // Bit i of `edges`: a token starts (mask bit set) or ends (clear) at i.
-    uint64_t edges = mask ^ ((mask << 1) | static_cast<uint64_t>(in_token_));
-    while (edges != 0) {
-      const size_t at = pos_ + static_cast<size_t>(__builtin_ctzll(edges));
+    // Edges alternate; handle them in pairs when the block opens no token.
+    uint64_t edges = mask ^ ((mask << 1) | static_cast<uint64_t>(in_token));
+    if (in_token && edges != 0) {
+      out[n++] = TokenSpan{token_begin, pos + static_cast<size_t>(__builtin_ctzll(edges)) -
+                                            token_begin};
       edges &= edges - 1;
-      if (!in_token_) {
-        token_begin_ = at;
-      } else {
-        out[n++] = TokenSpan{token_begin_, at - token_begin_};
+      in_token = false;
+    }
+    while (edges != 0) {
+      const size_t begin = pos + static_cast<size_t>(__builtin_ctzll(edges));
+      edges &= edges - 1;
+      if (edges == 0) {  // the token runs past this block
+        token_begin = begin;
+        in_token = true;
+        break;
       }
-      in_token_ = !in_token_;
+      const size_t end = pos + static_cast<size_t>(__builtin_ctzll(edges));
+      edges &= edges - 1;
+      out[n++] = TokenSpan{begin, end - begin};
     }
     if (remaining <= kBlock) {
-      if (in_token_) out[n++] = TokenSpan{token_begin_, text_.size() - token_begin_};
-      in_token_ = false;
+      if (in_token) out[n++] = TokenSpan{token_begin, size - token_begin};
+      in_token = false;
       done_ = true;
     } else {
-      in_token_ = (mask >> 63) != 0;
-      pos_ += kBlock;
+      pos += kBlock;
     }
   }
+  pos_ = pos;
+  in_token_ = in_token;
+  token_begin_ = token_begin;
   return n;
 }
 
