@@ -110,7 +110,11 @@ void AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool a
   char* const begin = out->data() + old_size;
   char* dst = begin;
   if (!drop_punctuation) {
-    for (char ch : text) *dst++ = kAsciiFolded[static_cast<unsigned char>(ch)];
+    // Arithmetic, not a table: the compiler vectorizes this form.
+    for (char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      *dst++ = static_cast<char>(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+    }
   } else {
     // Branch-free: every byte is written, a punctuation byte is overwritten
     // by the next (dst never passes the input position, so it stays in range).
