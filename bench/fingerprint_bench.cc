@@ -106,14 +106,9 @@ void AllCores(benchmark::State& state, const char* preset, int shingles) {
   Run(state, preset, shingles, -1);
 }
 
-#define NEARDUP_FINGERPRINT_ARGS(b) \
-  b->ArgName("sketch")              \
-      ->Arg(kSimHash)               \
-      ->Arg(kMinHash)               \
-      ->Arg(kKValue)                \
-      ->Arg(kChunks)                \
-      ->Arg(kAll)                   \
-      ->Unit(benchmark::kMillisecond)
+#define NEARDUP_FINGERPRINT_ARGS(b)                                                                \
+  b->ArgName("sketch")->Arg(kSimHash)->Arg(kMinHash)->Arg(kKValue)->Arg(kChunks)->Arg(kAll)->Unit( \
+      benchmark::kMillisecond)
 #define NEARDUP_FINGERPRINT_BENCH(fn, preset, shingles, name) \
   NEARDUP_FINGERPRINT_ARGS(BENCHMARK_CAPTURE(fn, name, preset, shingles))
 #define NEARDUP_FINGERPRINT_BENCH_WALL(fn, preset, shingles, name) \

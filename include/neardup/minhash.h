@@ -86,8 +86,8 @@ class BottomKBuilder {
   // The largest held hash once k_ are held, else UINT64_MAX.
   uint64_t limit_ = UINT64_MAX;
   std::vector<uint64_t> scratch_;
-  std::vector<uint64_t> sorted_;          // Flush's bucket-sort output
-  std::vector<uint32_t> bucket_starts_;   // Flush's bucket offsets
+  std::vector<uint64_t> sorted_;         // Flush's bucket-sort output
+  std::vector<uint32_t> bucket_starts_;  // Flush's bucket offsets
 };
 
 // k positions of one-permutation MinHash with optimal densification.

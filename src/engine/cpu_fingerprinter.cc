@@ -151,7 +151,8 @@ class CpuFingerprinter final : public Fingerprinter {
           size_t simhash_count = 0;
           if (selection_.simhash) {
             simhash_count = shingles.Features(simhash_width, ws->simhash_features.data());
-            ws->simhash.AddMany(std::span<const uint64_t>(ws->simhash_features.data(), simhash_count));
+            ws->simhash.AddMany(
+                std::span<const uint64_t>(ws->simhash_features.data(), simhash_count));
           }
           if (want_minhash) {
             const uint64_t* features = ws->simhash_features.data();

@@ -55,9 +55,9 @@ class ShingleBatch {
   void HornerWindows(size_t first, uint64_t* out) const;
   void HornerWindows(int width, size_t first, uint64_t* out) const;
 
-  uint64_t leading_;  // h_0 = ShingleHasher::LeadingCoefficient(seed)
+  uint64_t leading_;          // h_0 = ShingleHasher::LeadingCoefficient(seed)
   uint64_t leading_times_p_;  // h_0 * kShingleMultiplier
-  uint64_t count_ = 0;  // tokens of the document so far, the batch included
+  uint64_t count_ = 0;        // tokens of the document so far, the batch included
   // Invariant: raw_[0, history_ + batch_) are the last tokens of the document,
   // the batch at [history_, history_ + batch_); mixed_[i] = Mix64(raw_[i]).
   // history_ = min(kHistory, tokens before the batch).

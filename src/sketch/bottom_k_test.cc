@@ -114,8 +114,7 @@ TEST(BottomKTest, ThresholdSelectionEqualsOracleOnHardStreams) {
     for (const std::vector<uint64_t>& stream : streams) {
       BottomKBuilder builder(k);
       for (uint64_t v : stream) builder.Add(v);
-      EXPECT_THAT(builder.Finish().values,
-                  ElementsAreArray(Oracle(stream, static_cast<size_t>(k))))
+      EXPECT_THAT(builder.Finish().values, ElementsAreArray(Oracle(stream, static_cast<size_t>(k))))
           << "k " << k << " stream of " << stream.size();
     }
   }

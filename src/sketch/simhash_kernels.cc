@@ -36,12 +36,10 @@ __attribute__((target("avx2"))) void CountBitsAvx2(const uint64_t* values, size_
                                                    uint64_t* lanes) {
   // Counter byte k of a 32-byte half tests bit k % 8 of value byte k / 8
   // (pshufb works within 128-bit lanes; the broadcast fills both).
-  const __m256i select_lo =
-      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3,
-                       3, 3, 3, 3, 3, 3, 3);
-  const __m256i select_hi =
-      _mm256_setr_epi8(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7,
-                       7, 7, 7, 7, 7, 7, 7);
+  const __m256i select_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2,
+                                             2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i select_hi = _mm256_setr_epi8(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6,
+                                             6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7);
   const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
   __m256i acc_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes));
   __m256i acc_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes + 4));
@@ -72,9 +70,7 @@ __attribute__((target("avx512f,avx512bw"))) void CountBitsAvx512(const uint64_t*
 }
 
 bool HasAvx2() { return __builtin_cpu_supports("avx2"); }
-bool HasAvx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-}
+bool HasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
 #endif
 
 }  // namespace

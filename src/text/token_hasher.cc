@@ -31,9 +31,8 @@ size_t HashSpansFiltered(bool filter, std::string_view text, const TokenSpan* sp
 
 }  // namespace
 
-size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* spans,
-                              size_t num_spans, uint64_t* out, uint64_t* tokens,
-                              uint64_t* removed) const {
+size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* spans, size_t num_spans,
+                              uint64_t* out, uint64_t* tokens, uint64_t* removed) const {
   size_t n = 0;
   switch (hash_) {
     case FeatureHashKind::kXxh3:

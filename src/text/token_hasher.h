@@ -146,8 +146,8 @@ void TokenHasher::RunReference(std::string_view normalized, OnHash& on_hash,
       return;
     case FeatureHashKind::kFnv1a:
       Run(
-          normalized, [](std::string_view t, uint64_t seed) { return Fnv1aHash(t, seed); },
-          on_hash, stats);
+          normalized, [](std::string_view t, uint64_t seed) { return Fnv1aHash(t, seed); }, on_hash,
+          stats);
       return;
   }
   NEARDUP_CHECK(false) << "unknown FeatureHashKind " << static_cast<int>(hash_);

@@ -156,21 +156,33 @@ namespace {
 // multi-byte UTF-8 (letters, marks, white space, Han), truncated and invalid
 // sequences, upper case and punctuation.
 std::string RandomText(SplitMix64* rng, size_t length) {
-  static const char* const kPieces[] = {
-      " ",  "\t", "\n", "a",  "Z",  "9",  "'",  ".",  ",",  "-",  "_",  "!",
-      "\xC3\xA9",              // é
-      "\xCC\x81",              // combining acute
-      "\xC2\xA0",              // no-break space
-      "\xE3\x80\x80",          // ideographic space
-      "\xE4\xB8\xAD",          // 中
-      "\xF0\x9F\x98\x80",      // emoji
-      "\xEF\xBC\xA1",          // fullwidth A
-      "\xE2\x80\x8B",          // zero-width space
-      "\xC3",                  // truncated
-      "\x80",                  // lone continuation
-      "\xFF",                  // never valid
-      "\xED\xA0\x80",          // surrogate
-      "word", "Straße", "co\xC2\xADoperate"};
+  static const char* const kPieces[] = {" ",
+                                        "\t",
+                                        "\n",
+                                        "a",
+                                        "Z",
+                                        "9",
+                                        "'",
+                                        ".",
+                                        ",",
+                                        "-",
+                                        "_",
+                                        "!",
+                                        "\xC3\xA9",          // é
+                                        "\xCC\x81",          // combining acute
+                                        "\xC2\xA0",          // no-break space
+                                        "\xE3\x80\x80",      // ideographic space
+                                        "\xE4\xB8\xAD",      // 中
+                                        "\xF0\x9F\x98\x80",  // emoji
+                                        "\xEF\xBC\xA1",      // fullwidth A
+                                        "\xE2\x80\x8B",      // zero-width space
+                                        "\xC3",              // truncated
+                                        "\x80",              // lone continuation
+                                        "\xFF",              // never valid
+                                        "\xED\xA0\x80",      // surrogate
+                                        "word",
+                                        "Straße",
+                                        "co\xC2\xADoperate"};
   std::string text;
   while (text.size() < length) {
     const uint64_t r = rng->Next();
@@ -233,8 +245,13 @@ Stream RunPath(const TokenHasher& hasher, std::string_view text, bool batch) {
 
 TEST(TokenHasherDifferentialTest, EveryPathEqualsTheReference) {
   SplitMix64 rng(2024);
-  std::vector<std::string> texts = {"", " ", "a", std::string(64, 'x'), std::string(63, 'x') + " ",
-                                    " " + std::string(64, 'y'), std::string(1000, 'z'),
+  std::vector<std::string> texts = {"",
+                                    " ",
+                                    "a",
+                                    std::string(64, 'x'),
+                                    std::string(63, 'x') + " ",
+                                    " " + std::string(64, 'y'),
+                                    std::string(1000, 'z'),
                                     "The quick brown fox, jumps over the lazy dog!"};
   for (size_t length : {1, 5, 31, 63, 64, 65, 127, 128, 129, 300, 1000, 4000}) {
     for (int i = 0; i < 3; ++i) texts.push_back(RandomText(&rng, length));

@@ -70,7 +70,8 @@ __attribute__((target("avx2"))) uint32_t Classify32Avx2(const char* p, uint32_t*
   // White space: \t \n \v \f \r (9..13) and space.
   const __m256i controls = LessThanAvx2(_mm256_sub_epi8(v, _mm256_set1_epi8(9)), 5);
   const __m256i space = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(' '));
-  const uint32_t white = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(controls, space)));
+  const uint32_t white =
+      static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(controls, space)));
   return ~white & ~*high;
 }
 
@@ -85,7 +86,7 @@ __attribute__((target("avx2"))) uint64_t ClassifyAvx2(const char* block, uint64_
 
 template <bool kWord>
 __attribute__((target("avx512f,avx512bw"))) uint64_t ClassifyAvx512(const char* block,
-                                                                   uint64_t* high) {
+                                                                    uint64_t* high) {
   const __m512i v = _mm512_loadu_si512(block);
   const __mmask64 h = _mm512_movepi8_mask(v);
   *high = h;
@@ -201,8 +202,8 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
     // Edges alternate; handle them in pairs when the block opens no token.
     uint64_t edges = mask ^ ((mask << 1) | static_cast<uint64_t>(in_token));
     if (in_token && edges != 0) {
-      out[n++] = TokenSpan{token_begin, pos + static_cast<size_t>(__builtin_ctzll(edges)) -
-                                            token_begin};
+      out[n++] =
+          TokenSpan{token_begin, pos + static_cast<size_t>(__builtin_ctzll(edges)) - token_begin};
       edges &= edges - 1;
       in_token = false;
     }

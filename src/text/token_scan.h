@@ -60,10 +60,10 @@ class TokenScanner {
   ClassifyFn classify_;
   bool word_;  // kWord; else kWhitespace
   std::string_view text_;
-  size_t pos_ = 0;             // start of the next block
-  bool in_token_ = false;      // the byte before pos_ is in a token
-  size_t token_begin_ = 0;     // start of the open token when in_token_
-  uint32_t spill_length_ = 0;  // leading bytes of the next block that belong
+  size_t pos_ = 0;               // start of the next block
+  bool in_token_ = false;        // the byte before pos_ is in a token
+  size_t token_begin_ = 0;       // start of the open token when in_token_
+  uint32_t spill_length_ = 0;    // leading bytes of the next block that belong
   bool spill_in_token_ = false;  // to a code point of this one, and its class
   bool done_ = false;
 };
