@@ -1,12 +1,18 @@
 // Fingerprint throughput on real text: MB/s for each preset and sketch, on one
-// thread (Compute per document) and on all cores (ComputeBatch).
+// thread (Compute per document; bytes_per_second from the thread's CPU time,
+// so other load on a shared machine does not count) and on 1, 2 and all
+// cores (ComputeBatch in a oneTBB arena of that many threads; wall time).
+// NEARDUP_CPU_PATH=reference|portable|avx2|avx512 picks the implementation
+// (hash/cpu_path.h).
 //
 // Data: the SpamAssassin bodies fetched by scripts/fetch_corpora.sh
 // (cache/corpora/spamassassin.jsonl), or any JSONL file named by
 // NEARDUP_BENCH_CORPUS. Run:
 //   scripts/fetch_corpora.sh
-//   build/release/bench/fingerprint_bench --benchmark_min_time=1s
+//   build/release/bench/fingerprint_bench --benchmark_min_time=1
+// docs/FINGERPRINT_SPEED.md has the figures.
 #include <benchmark/benchmark.h>
+#include <tbb/task_arena.h>
 
 #include <cstdlib>
 #include <string>
@@ -60,7 +66,7 @@ SketchSelection Select(int sketch) {
   return s;
 }
 
-void Run(benchmark::State& state, const char* preset, int minhash_shingles, bool batch) {
+void Run(benchmark::State& state, const char* preset, int minhash_shingles, int threads) {
   const Corpus& corpus = LoadCorpus();
   Recipe recipe = *PresetRecipe(preset);
   if (minhash_shingles > 0) recipe.minhash.shingle_width = minhash_shingles;
@@ -68,10 +74,13 @@ void Run(benchmark::State& state, const char* preset, int minhash_shingles, bool
       std::move(CreateCpuFingerprinter(recipe, Select(static_cast<int>(state.range(0))))).value();
   std::vector<Fingerprint> out;
   Fingerprint one;
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
   for (auto _ : state) {
-    if (batch) {
-      Status s = fingerprinter->ComputeBatch(corpus.views, &out);
-      benchmark::DoNotOptimize(out.data());
+    if (threads != 0) {
+      arena.execute([&] {
+        Status s = fingerprinter->ComputeBatch(corpus.views, &out);
+        benchmark::DoNotOptimize(out.data());
+      });
     } else {
       for (std::string_view text : corpus.views) {
         Status s = fingerprinter->Compute(text, &one);
@@ -83,30 +92,39 @@ void Run(benchmark::State& state, const char* preset, int minhash_shingles, bool
   state.counters["docs"] = static_cast<double>(corpus.texts.size());
 }
 
+// Compute on the calling thread; throughput per CPU second.
 void SingleThread(benchmark::State& state, const char* preset, int shingles) {
-  Run(state, preset, shingles, false);
+  Run(state, preset, shingles, 0);
+}
+void OneThreadBatch(benchmark::State& state, const char* preset, int shingles) {
+  Run(state, preset, shingles, 1);
+}
+void TwoThreads(benchmark::State& state, const char* preset, int shingles) {
+  Run(state, preset, shingles, 2);
 }
 void AllCores(benchmark::State& state, const char* preset, int shingles) {
-  Run(state, preset, shingles, true);
+  Run(state, preset, shingles, -1);
 }
 
+#define NEARDUP_FINGERPRINT_ARGS(b)                                                                \
+  b->ArgName("sketch")->Arg(kSimHash)->Arg(kMinHash)->Arg(kKValue)->Arg(kChunks)->Arg(kAll)->Unit( \
+      benchmark::kMillisecond)
 #define NEARDUP_FINGERPRINT_BENCH(fn, preset, shingles, name) \
-  BENCHMARK_CAPTURE(fn, name, preset, shingles)               \
-      ->ArgName("sketch")                                     \
-      ->Arg(kSimHash)                                         \
-      ->Arg(kMinHash)                                         \
-      ->Arg(kKValue)                                          \
-      ->Arg(kChunks)                                          \
-      ->Arg(kAll)                                             \
-      ->Unit(benchmark::kMillisecond)                         \
-      ->UseRealTime()
+  NEARDUP_FINGERPRINT_ARGS(BENCHMARK_CAPTURE(fn, name, preset, shingles))
+#define NEARDUP_FINGERPRINT_BENCH_WALL(fn, preset, shingles, name) \
+  NEARDUP_FINGERPRINT_ARGS(BENCHMARK_CAPTURE(fn, name, preset, shingles))->UseRealTime()
 
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "default", 0, default);
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "default", 3, default_minhash_k3);
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "paper", 0, paper);
+NEARDUP_FINGERPRINT_BENCH(SingleThread, "paper", 3, paper_minhash_k3);
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "short", 0, short);
-NEARDUP_FINGERPRINT_BENCH(AllCores, "default", 0, default);
-NEARDUP_FINGERPRINT_BENCH(AllCores, "paper", 0, paper);
+NEARDUP_FINGERPRINT_BENCH_WALL(OneThreadBatch, "default", 0, default);
+NEARDUP_FINGERPRINT_BENCH_WALL(OneThreadBatch, "paper", 0, paper);
+NEARDUP_FINGERPRINT_BENCH_WALL(TwoThreads, "default", 0, default);
+NEARDUP_FINGERPRINT_BENCH_WALL(TwoThreads, "paper", 0, paper);
+NEARDUP_FINGERPRINT_BENCH_WALL(AllCores, "default", 0, default);
+NEARDUP_FINGERPRINT_BENCH_WALL(AllCores, "paper", 0, paper);
 
 }  // namespace
 }  // namespace neardup

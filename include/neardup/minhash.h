@@ -19,8 +19,9 @@
 // their values never change between releases or platforms.
 //
 // Cost: BottomKBuilder::Add is O(1) for the typical hash (one compare once k
-// distinct hashes are held) and O(log k) amortised for the few that enter the
-// sketch; memory O(k) (about 24k bytes). KValueBuilder::Add is O(1) (one
+// distinct hashes are held) and O(1) expected amortised for those that enter
+// the sketch (a linear-time selection per 4k of them); memory O(k) (about 56k
+// bytes). KValueBuilder::Add is O(1) (one
 // multiply, one min); Finish is O(k) plus densification of empty bins,
 // expected O(k * empty / filled) probes; memory O(k) (about 9k bytes).
 // Thread safety: builders are not thread-safe, use one per thread; sketches
@@ -46,10 +47,13 @@ struct BottomKSketch {
 };
 
 // Streams the feature hashes of one document into a BottomKSketch.
-// Implementation: accepted hashes wait in a buffer of k entries; a full
-// buffer is sorted and merged into the held sketch (dropping duplicates and
-// everything past the k-th), after which any hash greater than the k-th
-// smallest held is rejected by a single compare.
+// Implementation: accepted hashes wait in a buffer of 4k entries; a full
+// buffer and the held sketch are reduced to the k smallest distinct values
+// (Flush), after which any hash greater than the k-th smallest held is
+// rejected by a single compare. Flush relies on the hashes being uniform
+// only for speed, never for its result: it keeps the values below a
+// threshold that should leave a little more than k of them, bucket-sorts
+// those, and falls back to all values when fewer than k distinct remain.
 class BottomKBuilder {
  public:
   // REQUIRES: k >= 1.
@@ -82,6 +86,8 @@ class BottomKBuilder {
   // The largest held hash once k_ are held, else UINT64_MAX.
   uint64_t limit_ = UINT64_MAX;
   std::vector<uint64_t> scratch_;
+  std::vector<uint64_t> sorted_;         // Flush's bucket-sort output
+  std::vector<uint32_t> bucket_starts_;  // Flush's bucket offsets
 };
 
 // k positions of one-permutation MinHash with optimal densification.

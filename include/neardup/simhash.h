@@ -17,6 +17,8 @@
 //
 // Cost: Add is O(1) amortised (a few table lookups: votes are counted in
 // byte-wide lanes and folded into the 64-bit sums every 255 features);
+// AddMany counts with AVX-512BW or AVX2 where the CPU has them (3 to 10
+// instructions per feature);
 // AddWeighted is O(bits). Memory: a fixed ~1.3 KB per accumulator, no heap.
 // Thread safety: an accumulator is not thread-safe, not even its const
 // methods (sums() folds pending votes); use one per thread. HammingDistance is
@@ -26,6 +28,7 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 
@@ -93,6 +96,9 @@ class SimHashAccumulator {
   void Flush() const;
 
   int bits_;
+  // AddMany's vote counter (src/sketch/simhash_kernels.h), chosen at
+  // construction from the CPU's features; every choice counts the same.
+  void (*count_bits_)(const uint64_t* values, size_t count, uint64_t* lanes);
   // ones_[word][byte] holds eight 8-bit counters: lane j of byte b counts the
   // pending features whose bit 8*b + j is 1. Invariant: every lane <=
   // num_pending_ <= kMaxPending.

@@ -1,12 +1,24 @@
 // The CPU Fingerprinter: one pass over the text. Tokens are hashed once; each
-// sketch has its own shingle window (their widths may differ), fed from the
-// same token-hash stream.
+// sketch has its own shingle width (they may differ), fed from the same
+// token-hash stream.
+//
+// Two implementations with identical output (hash/cpu_path.h): the reference
+// path pushes each token hash through one ShingleHasher per sketch and each
+// feature into the sketch; the batched path (every other CpuPath) takes the
+// token hashes in batches from the block tokenizer, computes the features of
+// each shingle width once per batch (ShingleBatch: Mix64 of a token shared by
+// all widths, a sketch reusing another's features when their widths match)
+// and hands each sketch an array (SimHash counts with AVX-512BW/AVX2).
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
+#include <array>
 #include <optional>
+#include <span>
 #include <string>
 
+#include "hash/cpu_path.h"
+#include "hash/shingle_batch.h"
 #include "hash/shingle_hasher.h"
 #include "neardup/chunk_set.h"
 #include "neardup/fingerprinter.h"
@@ -36,7 +48,8 @@ struct Workspace {
         simhash(recipe.simhash.bits),
         bottom_k(recipe.minhash.num_hashes),
         kvalue(recipe.minhash.num_hashes, recipe.seed),
-        chunks(recipe.chunks.sample_modulus) {}
+        chunks(recipe.chunks.sample_modulus),
+        shingles(recipe.seed) {}
 
   std::string normalized;
   internal::ShingleHasher simhash_shingles;
@@ -46,6 +59,11 @@ struct Workspace {
   BottomKBuilder bottom_k;
   KValueBuilder kvalue;
   ChunkSetBuilder chunks;
+  // The batched path's state.
+  internal::ShingleBatch shingles;
+  std::array<uint64_t, internal::ShingleBatch::kMaxBatch> simhash_features;
+  std::array<uint64_t, internal::ShingleBatch::kMaxBatch> minhash_features;
+  std::array<uint64_t, internal::ShingleBatch::kMaxBatch> chunk_features;
 };
 
 class CpuFingerprinter final : public Fingerprinter {
@@ -81,37 +99,16 @@ class CpuFingerprinter final : public Fingerprinter {
 
  private:
   void ComputeWith(std::string_view text, Workspace* ws, Fingerprint* out) const {
-    const bool want_minhash = selection_.minhash || selection_.kvalue_minhash;
     ws->simhash.Reset();
     ws->bottom_k.Reset();
     ws->kvalue.Reset();
     ws->chunks.Reset();
-
-    auto add_simhash = [ws](uint64_t feature) { ws->simhash.Add(feature); };
-    auto add_minhash = [this, ws](uint64_t feature) {
-      if (remix_minhash_) feature = internal::Mix64(feature);
-      if (selection_.minhash) ws->bottom_k.Add(feature);
-      if (selection_.kvalue_minhash) ws->kvalue.Add(feature);
-    };
-    auto add_chunk = [this, ws](uint64_t feature) {
-      ws->chunks.Add(remix_chunks_ ? internal::Mix64(feature) : feature);
-    };
-
     internal::TextStats stats;
-    token_hasher_.ForEachTokenHash(
-        text, &ws->normalized,
-        [&](uint64_t token_hash) {
-          if (selection_.simhash) ws->simhash_shingles.Push(token_hash, add_simhash);
-          if (want_minhash) ws->minhash_shingles.Push(token_hash, add_minhash);
-          if (selection_.chunks) ws->chunk_shingles.Push(token_hash, add_chunk);
-        },
-        &stats);
-    // Finish also resets each window for the next document, so it runs
-    // whether or not the sketch was selected.
-    ws->simhash_shingles.Finish(add_simhash);
-    ws->minhash_shingles.Finish(add_minhash);
-    ws->chunk_shingles.Finish(add_chunk);
-
+    if (token_hasher_.path() == internal::CpuPath::kReference) {
+      AddFeaturesReference(text, ws, &stats);
+    } else {
+      AddFeaturesBatched(text, ws, &stats);
+    }
     out->num_tokens = stats.tokens - stats.stopwords_removed;
     out->invalid_utf8_sequences = stats.invalid_utf8_sequences;
     if (selection_.simhash) {
@@ -125,6 +122,107 @@ class CpuFingerprinter final : public Fingerprinter {
     if (selection_.minhash) out->minhash = ws->bottom_k.Finish();
     if (selection_.kvalue_minhash) out->kvalue_minhash = ws->kvalue.Finish();
     if (selection_.chunks) out->chunks = ws->chunks.Finish();
+  }
+
+  void AddMinHashFeatures(const uint64_t* features, size_t count, Workspace* ws) const {
+    if (selection_.minhash) {
+      for (size_t i = 0; i < count; ++i) ws->bottom_k.Add(features[i]);
+    }
+    if (selection_.kvalue_minhash) {
+      for (size_t i = 0; i < count; ++i) ws->kvalue.Add(features[i]);
+    }
+  }
+
+  void AddFeaturesBatched(std::string_view text, Workspace* ws, internal::TextStats* stats) const {
+    const bool want_minhash = selection_.minhash || selection_.kvalue_minhash;
+    const int simhash_width = recipe_.simhash.shingle_width;
+    const int minhash_width = recipe_.minhash.shingle_width;
+    const int chunk_width = recipe_.chunks.shingle_width;
+    // The minhash features equal the SimHash ones when the widths match and
+    // no remix applies.
+    const bool minhash_reuses =
+        selection_.simhash && minhash_width == simhash_width && !remix_minhash_;
+    internal::ShingleBatch& shingles = ws->shingles;
+    shingles.Reset();
+    token_hasher_.ForEachTokenHashBatch(
+        text, &ws->normalized,
+        [&](std::span<const uint64_t> token_hashes) {
+          shingles.Append(token_hashes);
+          size_t simhash_count = 0;
+          if (selection_.simhash) {
+            simhash_count = shingles.Features(simhash_width, ws->simhash_features.data());
+            ws->simhash.AddMany(
+                std::span<const uint64_t>(ws->simhash_features.data(), simhash_count));
+          }
+          if (want_minhash) {
+            const uint64_t* features = ws->simhash_features.data();
+            size_t count = simhash_count;
+            if (!minhash_reuses) {
+              features = ws->minhash_features.data();
+              count = shingles.Features(minhash_width, ws->minhash_features.data());
+              if (remix_minhash_) {
+                for (size_t i = 0; i < count; ++i) {
+                  ws->minhash_features[i] = internal::Mix64(ws->minhash_features[i]);
+                }
+              }
+            }
+            AddMinHashFeatures(features, count, ws);
+          }
+          if (selection_.chunks) {
+            const size_t count = shingles.Features(chunk_width, ws->chunk_features.data());
+            for (size_t i = 0; i < count; ++i) {
+              const uint64_t feature = ws->chunk_features[i];
+              ws->chunks.Add(remix_chunks_ ? internal::Mix64(feature) : feature);
+            }
+          }
+        },
+        stats);
+    // A document shorter than a width still has one feature of that width.
+    if (selection_.simhash) {
+      if (std::optional<uint64_t> f = shingles.ShortDocumentFeature(simhash_width)) {
+        ws->simhash.Add(*f);
+      }
+    }
+    if (want_minhash) {
+      if (std::optional<uint64_t> f = shingles.ShortDocumentFeature(minhash_width)) {
+        const uint64_t feature = remix_minhash_ ? internal::Mix64(*f) : *f;
+        AddMinHashFeatures(&feature, 1, ws);
+      }
+    }
+    if (selection_.chunks) {
+      if (std::optional<uint64_t> f = shingles.ShortDocumentFeature(chunk_width)) {
+        ws->chunks.Add(remix_chunks_ ? internal::Mix64(*f) : *f);
+      }
+    }
+  }
+
+  void AddFeaturesReference(std::string_view text, Workspace* ws,
+                            internal::TextStats* stats) const {
+    const bool want_minhash = selection_.minhash || selection_.kvalue_minhash;
+
+    auto add_simhash = [ws](uint64_t feature) { ws->simhash.Add(feature); };
+    auto add_minhash = [this, ws](uint64_t feature) {
+      if (remix_minhash_) feature = internal::Mix64(feature);
+      if (selection_.minhash) ws->bottom_k.Add(feature);
+      if (selection_.kvalue_minhash) ws->kvalue.Add(feature);
+    };
+    auto add_chunk = [this, ws](uint64_t feature) {
+      ws->chunks.Add(remix_chunks_ ? internal::Mix64(feature) : feature);
+    };
+
+    token_hasher_.ForEachTokenHash(
+        text, &ws->normalized,
+        [&](uint64_t token_hash) {
+          if (selection_.simhash) ws->simhash_shingles.Push(token_hash, add_simhash);
+          if (want_minhash) ws->minhash_shingles.Push(token_hash, add_minhash);
+          if (selection_.chunks) ws->chunk_shingles.Push(token_hash, add_chunk);
+        },
+        stats);
+    // Finish also resets each window for the next document, so it runs
+    // whether or not the sketch was selected.
+    ws->simhash_shingles.Finish(add_simhash);
+    ws->minhash_shingles.Finish(add_minhash);
+    ws->chunk_shingles.Finish(add_chunk);
   }
 
   const Recipe recipe_;

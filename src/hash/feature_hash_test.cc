@@ -1,4 +1,6 @@
 #include "hash/feature_hash.h"
+#include "hash/xxh3_inline.h"
+#include "util/mix.h"
 
 #include <gtest/gtest.h>
 
@@ -55,6 +57,21 @@ TEST(FeatureHashTest, SeedChangesValue) {
   EXPECT_NE(Xxh3Hash("school", 0), Xxh3Hash("school", 1));
   EXPECT_NE(SdbmHash("school", 0), SdbmHash("school", 1));
   EXPECT_NE(Fnv1aHash("school", 0), Fnv1aHash("school", 1));
+}
+
+TEST(Xxh3InlineTest, EqualsTheLibraryAtEveryLengthAndSeed) {
+  SplitMix64 rng(1);
+  std::string bytes(300, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng.Next());
+  for (uint64_t seed : {uint64_t{0}, uint64_t{1}, uint64_t{42}, rng.Next(), ~uint64_t{0}}) {
+    for (size_t length = 0; length <= bytes.size(); ++length) {
+      for (size_t offset : {size_t{0}, size_t{3}}) {
+        if (offset + length > bytes.size()) continue;
+        const std::string_view s = std::string_view(bytes).substr(offset, length);
+        ASSERT_EQ(Xxh3HashInline(s, seed), Xxh3Hash(s, seed)) << length << " " << seed;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -90,6 +90,36 @@ TEST(BottomKTest, FinishContinuesAndResetStartsOver) {
   EXPECT_THAT(builder.Finish().values, ElementsAre(UINT64_MAX));
 }
 
+TEST(BottomKTest, ThresholdSelectionEqualsOracleOnHardStreams) {
+  // Streams that defeat Flush's uniform-hash threshold guess or its bucket
+  // sort: clustered values, few distinct values, small integers, ascending.
+  internal::SplitMix64 rng(99);
+  std::vector<std::vector<uint64_t>> streams;
+  std::vector<uint64_t> clustered(5000);
+  for (auto& v : clustered) v = UINT64_MAX - (rng.Next() % 3000);
+  streams.push_back(clustered);
+  std::vector<uint64_t> few(5000);
+  for (auto& v : few) v = rng.Next() % 2 == 0 ? rng.Next() : 12345;  // half one value
+  streams.push_back(few);
+  std::vector<uint64_t> tiny(5000);
+  for (auto& v : tiny) v = rng.Next() % 200;  // fewer distinct than k
+  streams.push_back(tiny);
+  std::vector<uint64_t> ascending(3000);
+  for (size_t i = 0; i < ascending.size(); ++i) ascending[i] = i << 50;
+  streams.push_back(ascending);
+  std::vector<uint64_t> uniform(20000);
+  for (auto& v : uniform) v = rng.Next();
+  streams.push_back(uniform);
+  for (int k : {1, 7, 128, 256}) {
+    for (const std::vector<uint64_t>& stream : streams) {
+      BottomKBuilder builder(k);
+      for (uint64_t v : stream) builder.Add(v);
+      EXPECT_THAT(builder.Finish().values, ElementsAreArray(Oracle(stream, static_cast<size_t>(k))))
+          << "k " << k << " stream of " << stream.size();
+    }
+  }
+}
+
 TEST(BottomKDeathTest, RejectsNonPositiveK) {
   EXPECT_DEATH(BottomKBuilder(0), "at least 1");
   EXPECT_DEATH(BottomKBuilder(-3), "at least 1");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "neardup/check.h"
+#include "sketch/simhash_kernels.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -21,7 +22,8 @@ constexpr std::array<uint64_t, 256> kByteToLanes = MakeByteToLanes();
 
 }  // namespace
 
-SimHashAccumulator::SimHashAccumulator(int bits) : bits_(bits) {
+SimHashAccumulator::SimHashAccumulator(int bits)
+    : bits_(bits), count_bits_(internal::BestSimHashKernel().count_bits) {
   NEARDUP_CHECK(bits == 64 || bits == 128) << "SimHash bits (" << bits << ") must be 64 or 128";
 }
 
@@ -41,18 +43,17 @@ void SimHashAccumulator::Add(uint64_t feature) {
 }
 
 void SimHashAccumulator::AddMany(std::span<const uint64_t> features) {
-  // The same votes as Add() in a loop, with the 64/128 choice hoisted.
+  // The same votes as Add() in a loop, counted by the kernel, at most
+  // kMaxPending at a time so no 8-bit lane overflows.
   size_t pos = 0;
   while (pos < features.size()) {
     const size_t room = static_cast<size_t>(kMaxPending - num_pending_);
     const size_t n = std::min(room, features.size() - pos);
-    if (bits_ == 64) {
-      for (size_t i = 0; i < n; ++i) AddVotes(0, features[pos + i]);
-    } else {
-      for (size_t i = 0; i < n; ++i) {
-        AddVotes(0, features[pos + i]);
-        AddVotes(1, LowWord(features[pos + i]));
-      }
+    count_bits_(features.data() + pos, n, ones_[0].data());
+    if (bits_ == 128) {
+      uint64_t low[kMaxPending];
+      for (size_t i = 0; i < n; ++i) low[i] = LowWord(features[pos + i]);
+      count_bits_(low, n, ones_[1].data());
     }
     pos += n;
     num_pending_ += static_cast<int>(n);

@@ -1,6 +1,10 @@
 #include "neardup/simhash.h"
+#include "sketch/simhash_kernels.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -159,6 +163,60 @@ TEST(SimHashTest, HammingDistance) {
 TEST(SimHashDeathTest, RejectsUnsupportedWidths) {
   EXPECT_DEATH(SimHashAccumulator(32), "must be 64 or 128");
   EXPECT_DEATH(SimHashAccumulator(64).Finish128(), "Finish128");
+}
+
+TEST(SimHashKernelTest, EveryKernelCountsLikeTheScalarOne) {
+  std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
+  ASSERT_FALSE(kernels.empty());
+  ASSERT_EQ(kernels[0].name, "scalar");
+  internal::SplitMix64 rng(5);
+  std::vector<uint64_t> values(255);
+  for (auto& v : values) v = rng.Next();
+  values[0] = 0;
+  values[1] = ~uint64_t{0};
+  values[2] = 0x8000000000000001ULL;
+  for (size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{100}, size_t{255}}) {
+    std::array<uint64_t, 8> want{};
+    kernels[0].count_bits(values.data(), count, want.data());
+    // The definition: lane j of word b counts bit 8b + j.
+    for (int bit = 0; bit < 64; ++bit) {
+      uint64_t ones = 0;
+      for (size_t i = 0; i < count; ++i) ones += (values[i] >> bit) & 1;
+      ASSERT_EQ((want[bit / 8] >> (8 * (bit % 8))) & 0xff, ones) << "bit " << bit;
+    }
+    for (const internal::SimHashKernel& kernel : kernels) {
+      std::array<uint64_t, 8> got{};
+      kernel.count_bits(values.data(), count, got.data());
+      EXPECT_EQ(got, want) << kernel.name << " count " << count;
+    }
+  }
+  // Counting onto non-zero lanes adds.
+  for (const internal::SimHashKernel& kernel : kernels) {
+    std::array<uint64_t, 8> got{};
+    kernel.count_bits(values.data(), 100, got.data());
+    kernel.count_bits(values.data() + 100, 155, got.data());
+    std::array<uint64_t, 8> want{};
+    kernels[0].count_bits(values.data(), 255, want.data());
+    EXPECT_EQ(got, want) << kernel.name;
+  }
+}
+
+TEST(SimHashKernelTest, AddManyEqualsAddOneByOne) {
+  // AddMany uses the best kernel, Add the scalar table; 64 and 128 bits,
+  // across several 255-feature flushes.
+  internal::SplitMix64 rng(8);
+  std::vector<uint64_t> features(1000);
+  for (auto& f : features) f = rng.Next();
+  for (int bits : {64, 128}) {
+    SimHashAccumulator one_by_one(bits);
+    SimHashAccumulator many(bits);
+    for (uint64_t f : features) one_by_one.Add(f);
+    many.Add(features[0]);  // an odd start, so AddMany flushes mid-span
+    many.AddMany(std::span<const uint64_t>(features).subspan(1, 700));
+    many.AddMany(std::span<const uint64_t>(features).subspan(701));
+    EXPECT_TRUE(std::equal(many.sums().begin(), many.sums().end(), one_by_one.sums().begin()));
+    EXPECT_EQ(many.Finish64(), one_by_one.Finish64());
+  }
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 #include <array>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "neardup/check.h"
 #include "text/char_class.h"
 #include "text/utf8.h"
@@ -27,21 +31,98 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
+// kAsciiFolded[c]: c with A-Z mapped to a-z. kAsciiIsPunctuation[c]: 1 for
+// ASCII P*.
+constexpr std::array<char, 128> kAsciiFolded = [] {
+  std::array<char, 128> table{};
+  for (int c = 0; c < 128; ++c) table[c] = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return table;
+}();
+constexpr std::array<uint8_t, 128> kAsciiIsPunctuation = [] {
+  std::array<uint8_t, 128> table{};
+  for (int c = 0; c < 128; ++c) table[c] = (kAsciiClass[c] & kAsciiPunctuationBit) != 0;
+  return table;
+}();
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NEARDUP_HAVE_AVX512_NORMALIZE 1
+
+bool HasAvx512Vbmi2() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
+}
+
+// The AVX-512 form of the ASCII copy. REQUIRES: `text` is ASCII; `dst` has
+// room for text.size() + 64 bytes. Returns the bytes written.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t AppendAsciiAvx512(
+    std::string_view text, bool fold, bool drop_punctuation, char* dst) {
+  const __m512i table_lo = _mm512_loadu_si512(kAsciiIsPunctuation.data());
+  const __m512i table_hi = _mm512_loadu_si512(kAsciiIsPunctuation.data() + 64);
+  char* const begin = dst;
+  const char* p = text.data();
+  size_t remaining = text.size();
+  while (remaining > 0) {
+    const size_t n = remaining < 64 ? remaining : 64;
+    const __mmask64 valid = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+    __m512i v = _mm512_maskz_loadu_epi8(valid, p);  // masked: never reads past the end
+    if (fold) {
+      const __mmask64 upper =
+          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
+      v = _mm512_mask_add_epi8(v, upper, v, _mm512_set1_epi8(0x20));
+    }
+    if (drop_punctuation) {
+      // Byte i of the permute is the table entry for the low 7 bits of v[i].
+      const __m512i punct = _mm512_permutex2var_epi8(table_lo, v, table_hi);
+      const __mmask64 keep = _mm512_testn_epi8_mask(punct, punct) & valid;
+      _mm512_storeu_si512(dst, _mm512_maskz_compress_epi8(keep, v));
+      dst += __builtin_popcountll(keep);
+    } else {
+      _mm512_storeu_si512(dst, v);
+      dst += n;
+    }
+    p += n;
+    remaining -= n;
+  }
+  return static_cast<size_t>(dst - begin);
+}
+#endif
+
 // Appends the ASCII path's form of ASCII `text`: `fold` maps A-Z to a-z,
-// `drop_punctuation` deletes ASCII P*.
-void AppendAscii(std::string_view text, bool fold, bool drop_punctuation, std::string* out) {
+// `drop_punctuation` deletes ASCII P*. `avx512`: CPU has AVX-512 VBMI2.
+void AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool avx512,
+                 std::string* out) {
   if (!fold && !drop_punctuation) {
     out->append(text);
     return;
   }
   const size_t old_size = out->size();
+#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
+  if (avx512) {
+    out->resize(old_size + text.size() + 64);
+    const size_t written = AppendAsciiAvx512(text, fold, drop_punctuation, out->data() + old_size);
+    out->resize(old_size + written);
+    return;
+  }
+#else
+  (void)avx512;
+#endif
   out->resize(old_size + text.size());
   char* const begin = out->data() + old_size;
   char* dst = begin;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (drop_punctuation && (kAsciiClass[c] & kAsciiPunctuationBit)) continue;
-    *dst++ = (fold && c >= 'A' && c <= 'Z') ? static_cast<char>(c + ('a' - 'A')) : ch;
+  if (!drop_punctuation) {
+    // Arithmetic, not a table: the compiler vectorizes this form.
+    for (char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      *dst++ = static_cast<char>(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+    }
+  } else {
+    // Branch-free: every byte is written, a punctuation byte is overwritten
+    // by the next (dst never passes the input position, so it stays in range).
+    for (char ch : text) {
+      const auto c = static_cast<unsigned char>(ch);
+      *dst = fold ? kAsciiFolded[c] : ch;
+      dst += 1 - kAsciiIsPunctuation[c];
+    }
   }
   out->resize(old_size + static_cast<size_t>(dst - begin));
 }
@@ -101,10 +182,16 @@ void AppendUtf8proc(std::string_view text, utf8proc_option_t flags, bool drop_pu
 }  // namespace
 
 void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
-               NormalizeStats* stats) {
+               NormalizeStats* stats, CpuPath path) {
   out->clear();
+#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
+  const bool avx512 = path == CpuPath::kAvx512 && HasAvx512Vbmi2();
+#else
+  const bool avx512 = false;
+  (void)path;
+#endif
   if (IsAscii(text)) {
-    AppendAscii(text, options.case_fold, options.remove_punctuation, out);
+    AppendAscii(text, options.case_fold, options.remove_punctuation, avx512, out);
     return;
   }
   Scratch& scratch = ThreadScratch();
@@ -136,7 +223,7 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
     const size_t ascii_end =
         (non_ascii < valid.size() && non_ascii > pos) ? non_ascii - 1 : non_ascii;
     AppendAscii(valid.substr(pos, ascii_end - pos), options.case_fold, options.remove_punctuation,
-                out);
+                avx512, out);
     if (non_ascii == valid.size()) break;
     size_t next_ascii = non_ascii;
     while (next_ascii < valid.size() && static_cast<unsigned char>(valid[next_ascii]) >= 0x80) {

@@ -26,6 +26,11 @@
 // normalizer_test.cc proves both equal to utf8proc on the whole text: random
 // ASCII and random multi-script text under every option combination.
 //
+// The ASCII runs are copied by a branch-free byte loop, or with path kAvx512
+// on a CPU with AVX-512 VBMI2, 64 bytes at a time (fold with a masked add,
+// punctuation by a 128-entry byte permute, deletion by vpcompressb); every
+// path gives the same bytes (normalizer_test.cc).
+//
 // Frozen with kRecipeFormatVersion (and with utf8proc's Unicode version).
 // Cost: O(bytes). ASCII: one pass, no allocation once *out has capacity.
 // Non-ASCII runs: a utf8proc decomposition into a per-thread buffer of 4 bytes
@@ -39,6 +44,7 @@
 #include <string>
 #include <string_view>
 
+#include "hash/cpu_path.h"
 #include "neardup/recipe.h"
 
 namespace neardup::internal {
@@ -49,9 +55,11 @@ struct NormalizeStats {
 };
 
 // Replaces *out with the normalized form of `text` (valid UTF-8), reusing
-// *out's capacity. `stats` may be null.
+// *out's capacity. `stats` may be null. `path` picks the ASCII copy loop
+// (kAvx512 uses AVX-512 VBMI2 only where the CPU has it; any other value the
+// portable loop); the output does not depend on it.
 void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
-               NormalizeStats* stats);
+               NormalizeStats* stats, CpuPath path = CpuPath::kReference);
 
 }  // namespace neardup::internal
 

@@ -7,7 +7,7 @@
 // changing it changes every fingerprint of a recipe using it. It holds only
 // lower-case ASCII letters, so every NormalizationOptions leaves it unchanged.
 //
-// Cost: Contains is one XXH3 of the token and usually one comparison (an
+// Cost: Contains is one cheap hash of the token and usually one comparison (an
 // open-addressing table at most half full); tokens longer than the longest
 // word are rejected before hashing. Memory: the words plus 4 bytes per slot.
 // Thread safety: const methods may run concurrently.
@@ -56,7 +56,7 @@ class StopwordSet {
   static constexpr uint32_t kEmptySlot = UINT32_MAX;
 
   std::vector<std::string> words_;
-  // Open addressing with linear probing: slots_[Xxh3Hash(w, 0) & mask_] onwards
+  // Open addressing with linear probing: slots_[SlotHash(w) & mask_] onwards
   // holds the index of w in words_. Invariant: at most half the slots used.
   std::vector<uint32_t> slots_;
   uint64_t mask_ = 0;

@@ -2,10 +2,68 @@
 
 #include <utility>
 
+#include "hash/xxh3_inline.h"
+
 namespace neardup::internal {
+namespace {
+
+// The hash loop of the scanner path, one instantiation per hash kind so the
+// hash is inlined.
+template <bool kFilter, class Hash>
+size_t HashSpansWith(std::string_view text, const TokenSpan* spans, size_t num_spans,
+                     const StopwordSet& stopwords, uint64_t seed, Hash hash, uint64_t* out) {
+  size_t n = 0;
+  for (size_t i = 0; i < num_spans; ++i) {
+    const std::string_view token(text.data() + spans[i].begin, spans[i].length);
+    if (kFilter && stopwords.Contains(token)) continue;
+    out[n++] = hash(token, seed);
+  }
+  return n;
+}
+
+template <class Hash>
+size_t HashSpansFiltered(bool filter, std::string_view text, const TokenSpan* spans,
+                         size_t num_spans, const StopwordSet& stopwords, uint64_t seed, Hash hash,
+                         uint64_t* out) {
+  return filter ? HashSpansWith<true>(text, spans, num_spans, stopwords, seed, hash, out)
+                : HashSpansWith<false>(text, spans, num_spans, stopwords, seed, hash, out);
+}
+
+}  // namespace
+
+size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* spans, size_t num_spans,
+                              uint64_t* out, uint64_t* tokens, uint64_t* removed) const {
+  size_t n = 0;
+  switch (hash_) {
+    case FeatureHashKind::kXxh3:
+      n = HashSpansFiltered(
+          filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
+          [](std::string_view t, uint64_t seed) { return Xxh3HashInline(t, seed); }, out);
+      break;
+    case FeatureHashKind::kSdbm:
+      n = HashSpansFiltered(
+          filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
+          [](std::string_view t, uint64_t seed) { return SdbmHash(t, seed); }, out);
+      break;
+    case FeatureHashKind::kFnv1a:
+      n = HashSpansFiltered(
+          filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
+          [](std::string_view t, uint64_t seed) { return Fnv1aHash(t, seed); }, out);
+      break;
+  }
+  *tokens += num_spans;
+  *removed += num_spans - n;
+  return n;
+}
 
 Result<TokenHasher> TokenHasher::Create(const Recipe& recipe) {
+  return Create(recipe, DetectCpuPath());
+}
+
+Result<TokenHasher> TokenHasher::Create(const Recipe& recipe, CpuPath path) {
+  NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
   TokenHasher hasher;
+  hasher.path_ = path;
   hasher.normalization_ = recipe.normalization;
   hasher.tokenizer_ = recipe.tokenizer;
   hasher.hash_ = recipe.hash;

@@ -6,6 +6,11 @@
 // the recipe's stopwords are ignored (a code point is not a word).
 // Frozen with kRecipeFormatVersion: the hashes for a recipe never change.
 //
+// Two implementations with identical output (hash/cpu_path.h): the reference
+// (ForEachToken and one hash call per token) and, for kWord and kWhitespace,
+// the block scanner (text/token_scan.h) feeding a hash loop over token spans.
+// The path is chosen at Create; kChar always takes the reference.
+//
 // Cost: O(bytes) per text; no allocation per token (tokens are views into
 // the caller's scratch string). Thread safety: const; ForEachTokenHash may
 // run concurrently on one TokenHasher, each caller with its own scratch.
@@ -14,14 +19,17 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "hash/cpu_path.h"
 #include "hash/feature_hash.h"
 #include "neardup/recipe.h"
 #include "neardup/status.h"
 #include "text/normalizer.h"
 #include "text/stopwords.h"
+#include "text/token_scan.h"
 #include "text/tokenizer.h"
 
 namespace neardup::internal {
@@ -39,7 +47,13 @@ class TokenHasher {
   // Uses recipe.normalization, tokenizer, stopwords (with custom_stopwords),
   // hash and seed. InvalidArgument if stopwords == kCustom and
   // custom_stopwords is empty (or normalizes to nothing).
+  // The path is DetectCpuPath().
   static Result<TokenHasher> Create(const Recipe& recipe);
+  // REQUIRES: CpuSupports(path).
+  static Result<TokenHasher> Create(const Recipe& recipe, CpuPath path);
+
+  // The most token hashes passed to one on_batch call.
+  static constexpr size_t kBatchCapacity = 256;
 
   // Calls on_hash(uint64_t) for each surviving token of `text`, in order.
   // *scratch receives the normalized text (its capacity is reused). `stats`
@@ -47,6 +61,14 @@ class TokenHasher {
   template <class OnHash>
   void ForEachTokenHash(std::string_view text, std::string* scratch, OnHash&& on_hash,
                         TextStats* stats) const;
+
+  // The same hashes as ForEachTokenHash, passed in order as
+  // on_batch(std::span<const uint64_t>) calls of 1 to kBatchCapacity hashes.
+  template <class OnBatch>
+  void ForEachTokenHashBatch(std::string_view text, std::string* scratch, OnBatch&& on_batch,
+                             TextStats* stats) const;
+
+  CpuPath path() const { return path_; }
 
   // The stopwords in force (empty for kNone and for kChar tokens).
   const StopwordSet* stopwords() const { return filter_stopwords_ ? &stopwords_ : nullptr; }
@@ -57,6 +79,22 @@ class TokenHasher {
   template <class Hash, class OnHash>
   void Run(std::string_view normalized, Hash hash, OnHash& on_hash, TextStats* stats) const;
 
+  // The reference path after normalization.
+  template <class OnHash>
+  void RunReference(std::string_view normalized, OnHash& on_hash, TextStats* stats) const;
+
+  // Whether the block scanner handles this recipe.
+  bool UsesScanner() const {
+    return path_ != CpuPath::kReference && tokenizer_ != TokenizerKind::kChar;
+  }
+
+  // Hashes the tokens spans[0, num_spans) of `normalized` that are not
+  // stopwords into out[], returning their number; counts into *tokens and
+  // *removed.
+  size_t HashSpans(std::string_view normalized, const TokenSpan* spans, size_t num_spans,
+                   uint64_t* out, uint64_t* tokens, uint64_t* removed) const;
+
+  CpuPath path_ = CpuPath::kReference;
   NormalizationOptions normalization_;
   TokenizerKind tokenizer_ = TokenizerKind::kWord;
   FeatureHashKind hash_ = FeatureHashKind::kXxh3;
@@ -92,33 +130,85 @@ void TokenHasher::Run(std::string_view normalized, Hash hash, OnHash& on_hash,
 }
 
 template <class OnHash>
+void TokenHasher::RunReference(std::string_view normalized, OnHash& on_hash,
+                               TextStats* stats) const {
+  // One switch per text, not per token.
+  switch (hash_) {
+    case FeatureHashKind::kXxh3:
+      Run(
+          normalized, [](std::string_view t, uint64_t seed) { return Xxh3Hash(t, seed); }, on_hash,
+          stats);
+      return;
+    case FeatureHashKind::kSdbm:
+      Run(
+          normalized, [](std::string_view t, uint64_t seed) { return SdbmHash(t, seed); }, on_hash,
+          stats);
+      return;
+    case FeatureHashKind::kFnv1a:
+      Run(
+          normalized, [](std::string_view t, uint64_t seed) { return Fnv1aHash(t, seed); }, on_hash,
+          stats);
+      return;
+  }
+  NEARDUP_CHECK(false) << "unknown FeatureHashKind " << static_cast<int>(hash_);
+}
+
+template <class OnBatch>
+void TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scratch,
+                                        OnBatch&& on_batch, TextStats* stats) const {
+  NormalizeStats normalize_stats;
+  Normalize(text, normalization_, scratch, &normalize_stats, path_);
+  if (stats != nullptr) {
+    stats->bytes += text.size();
+    stats->invalid_utf8_sequences += normalize_stats.invalid_utf8_sequences;
+  }
+  uint64_t hashes[kBatchCapacity];
+  if (!UsesScanner()) {
+    size_t n = 0;
+    auto on_hash = [&](uint64_t hash) {
+      hashes[n++] = hash;
+      if (n == kBatchCapacity) {
+        on_batch(std::span<const uint64_t>(hashes, n));
+        n = 0;
+      }
+    };
+    RunReference(*scratch, on_hash, stats);
+    if (n > 0) on_batch(std::span<const uint64_t>(hashes, n));
+    return;
+  }
+  TokenScanner scanner(tokenizer_, path_, *scratch);
+  TokenSpan spans[kBatchCapacity];
+  uint64_t tokens = 0;
+  uint64_t removed = 0;
+  while (const size_t num_spans = scanner.Next(spans, kBatchCapacity)) {
+    const size_t n = HashSpans(*scratch, spans, num_spans, hashes, &tokens, &removed);
+    if (n > 0) on_batch(std::span<const uint64_t>(hashes, n));
+  }
+  if (stats != nullptr) {
+    stats->tokens += tokens;
+    stats->stopwords_removed += removed;
+  }
+}
+
+template <class OnHash>
 void TokenHasher::ForEachTokenHash(std::string_view text, std::string* scratch, OnHash&& on_hash,
                                    TextStats* stats) const {
+  if (UsesScanner()) {
+    ForEachTokenHashBatch(
+        text, scratch,
+        [&](std::span<const uint64_t> hashes) {
+          for (uint64_t hash : hashes) on_hash(hash);
+        },
+        stats);
+    return;
+  }
   NormalizeStats normalize_stats;
   Normalize(text, normalization_, scratch, &normalize_stats);
   if (stats != nullptr) {
     stats->bytes += text.size();
     stats->invalid_utf8_sequences += normalize_stats.invalid_utf8_sequences;
   }
-  // One switch per text, not per token.
-  switch (hash_) {
-    case FeatureHashKind::kXxh3:
-      Run(
-          *scratch, [](std::string_view t, uint64_t seed) { return Xxh3Hash(t, seed); }, on_hash,
-          stats);
-      return;
-    case FeatureHashKind::kSdbm:
-      Run(
-          *scratch, [](std::string_view t, uint64_t seed) { return SdbmHash(t, seed); }, on_hash,
-          stats);
-      return;
-    case FeatureHashKind::kFnv1a:
-      Run(
-          *scratch, [](std::string_view t, uint64_t seed) { return Fnv1aHash(t, seed); }, on_hash,
-          stats);
-      return;
-  }
-  NEARDUP_CHECK(false) << "unknown FeatureHashKind " << static_cast<int>(hash_);
+  RunReference(*scratch, on_hash, stats);
 }
 
 }  // namespace neardup::internal

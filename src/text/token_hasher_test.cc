@@ -3,10 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
+#include "hash/cpu_path.h"
 #include "hash/feature_hash.h"
+#include "text/token_scan.h"
+#include "util/mix.h"
 
 namespace neardup::internal {
 namespace {
@@ -140,6 +144,167 @@ TEST(TokenHasherTest, HostileInput) {
   std::vector<uint64_t> hashes = Hashes(*hasher, binary, &stats);
   EXPECT_FALSE(hashes.empty());
   EXPECT_GT(stats.invalid_utf8_sequences, 2u);
+}
+
+}  // namespace
+}  // namespace neardup::internal
+
+namespace neardup::internal {
+namespace {
+
+// Random bytes biased towards what stresses the block scanner: separators,
+// multi-byte UTF-8 (letters, marks, white space, Han), truncated and invalid
+// sequences, upper case and punctuation.
+std::string RandomText(SplitMix64* rng, size_t length) {
+  static const char* const kPieces[] = {" ",
+                                        "\t",
+                                        "\n",
+                                        "a",
+                                        "Z",
+                                        "9",
+                                        "'",
+                                        ".",
+                                        ",",
+                                        "-",
+                                        "_",
+                                        "!",
+                                        "\xC3\xA9",          // é
+                                        "\xCC\x81",          // combining acute
+                                        "\xC2\xA0",          // no-break space
+                                        "\xE3\x80\x80",      // ideographic space
+                                        "\xE4\xB8\xAD",      // 中
+                                        "\xF0\x9F\x98\x80",  // emoji
+                                        "\xEF\xBC\xA1",      // fullwidth A
+                                        "\xE2\x80\x8B",      // zero-width space
+                                        "\xC3",              // truncated
+                                        "\x80",              // lone continuation
+                                        "\xFF",              // never valid
+                                        "\xED\xA0\x80",      // surrogate
+                                        "word",
+                                        "Straße",
+                                        "co\xC2\xADoperate"};
+  std::string text;
+  while (text.size() < length) {
+    const uint64_t r = rng->Next();
+    if (r % 4 == 0) {
+      text.push_back(static_cast<char>(rng->Next()));  // any byte
+    } else if (r % 4 == 1) {
+      text.append(std::string(1 + rng->Next() % 70, static_cast<char>('a' + rng->Next() % 26)));
+    } else {
+      text.append(kPieces[rng->Next() % (sizeof(kPieces) / sizeof(kPieces[0]))]);
+    }
+  }
+  return text;
+}
+
+std::vector<Recipe> DifferentialRecipes() {
+  std::vector<Recipe> recipes;
+  for (TokenizerKind tokenizer : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
+    for (FeatureHashKind hash :
+         {FeatureHashKind::kXxh3, FeatureHashKind::kSdbm, FeatureHashKind::kFnv1a}) {
+      for (int norm = 0; norm < 8; ++norm) {
+        Recipe recipe;
+        recipe.tokenizer = tokenizer;
+        recipe.hash = hash;
+        recipe.seed = 17;
+        recipe.normalization.nfkc = norm & 1;
+        recipe.normalization.case_fold = norm & 2;
+        recipe.normalization.remove_punctuation = norm & 4;
+        recipe.stopwords = norm % 3 == 0 ? StopwordsKind::kEnglish : StopwordsKind::kNone;
+        recipes.push_back(recipe);
+      }
+    }
+  }
+  recipes.push_back(PaperRecipe());
+  return recipes;
+}
+
+struct Stream {
+  std::vector<uint64_t> hashes;
+  TextStats stats;
+  std::string normalized;
+};
+
+Stream RunPath(const TokenHasher& hasher, std::string_view text, bool batch) {
+  Stream s;
+  if (batch) {
+    hasher.ForEachTokenHashBatch(
+        text, &s.normalized,
+        [&](std::span<const uint64_t> hashes) {
+          EXPECT_FALSE(hashes.empty());
+          EXPECT_LE(hashes.size(), TokenHasher::kBatchCapacity);
+          s.hashes.insert(s.hashes.end(), hashes.begin(), hashes.end());
+        },
+        &s.stats);
+  } else {
+    hasher.ForEachTokenHash(
+        text, &s.normalized, [&](uint64_t h) { s.hashes.push_back(h); }, &s.stats);
+  }
+  return s;
+}
+
+TEST(TokenHasherDifferentialTest, EveryPathEqualsTheReference) {
+  SplitMix64 rng(2024);
+  std::vector<std::string> texts = {"",
+                                    " ",
+                                    "a",
+                                    std::string(64, 'x'),
+                                    std::string(63, 'x') + " ",
+                                    " " + std::string(64, 'y'),
+                                    std::string(1000, 'z'),
+                                    "The quick brown fox, jumps over the lazy dog!"};
+  for (size_t length : {1, 5, 31, 63, 64, 65, 127, 128, 129, 300, 1000, 4000}) {
+    for (int i = 0; i < 3; ++i) texts.push_back(RandomText(&rng, length));
+  }
+  // A multi-byte code point straddling each offset around a block boundary.
+  for (size_t offset = 58; offset < 70; ++offset) {
+    texts.push_back(std::string(offset, 'q') + "\xE4\xB8\xAD" + "\xC2\xA0" + "tail");
+  }
+  for (const Recipe& recipe : DifferentialRecipes()) {
+    Result<TokenHasher> reference = TokenHasher::Create(recipe, CpuPath::kReference);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    for (CpuPath path : SupportedCpuPaths()) {
+      Result<TokenHasher> fast = TokenHasher::Create(recipe, path);
+      ASSERT_TRUE(fast.ok()) << fast.status();
+      for (const std::string& text : texts) {
+        const Stream want = RunPath(*reference, text, false);
+        for (bool batch : {false, true}) {
+          const Stream got = RunPath(*fast, text, batch);
+          ASSERT_EQ(got.normalized, want.normalized) << CpuPathName(path);
+          ASSERT_EQ(got.hashes, want.hashes)
+              << CpuPathName(path) << " batch " << batch << " tokenizer "
+              << static_cast<int>(recipe.tokenizer) << " text of " << text.size();
+          EXPECT_EQ(got.stats.tokens, want.stats.tokens);
+          EXPECT_EQ(got.stats.stopwords_removed, want.stats.stopwords_removed);
+          EXPECT_EQ(got.stats.invalid_utf8_sequences, want.stats.invalid_utf8_sequences);
+          EXPECT_EQ(got.stats.bytes, want.stats.bytes);
+        }
+      }
+    }
+  }
+}
+
+TEST(TokenScannerTest, SpansEqualForEachTokenOnEveryPath) {
+  SplitMix64 rng(77);
+  for (int round = 0; round < 200; ++round) {
+    const std::string text = RandomText(&rng, rng.Next() % 700);
+    for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
+      std::vector<std::string_view> want;
+      ForEachToken(kind, text, [&](std::string_view t) { want.push_back(t); });
+      for (CpuPath path : SupportedCpuPaths()) {
+        if (path == CpuPath::kReference) continue;
+        TokenScanner scanner(kind, path, text);
+        std::vector<std::string_view> got;
+        TokenSpan spans[TokenScanner::kMaxTokensPerBlock];  // the smallest capacity
+        while (const size_t n = scanner.Next(spans, TokenScanner::kMaxTokensPerBlock)) {
+          for (size_t i = 0; i < n; ++i) {
+            got.push_back(std::string_view(text).substr(spans[i].begin, spans[i].length));
+          }
+        }
+        ASSERT_EQ(got, want) << CpuPathName(path) << " round " << round;
+      }
+    }
+  }
 }
 
 }  // namespace

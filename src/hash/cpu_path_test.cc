@@ -1,0 +1,53 @@
+#include "hash/cpu_path.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace neardup::internal {
+namespace {
+
+TEST(CpuPathTest, NamesRoundTrip) {
+  for (CpuPath path : {CpuPath::kReference, CpuPath::kPortable, CpuPath::kAvx2, CpuPath::kAvx512}) {
+    EXPECT_EQ(ParseCpuPath(CpuPathName(path)), path);
+  }
+  EXPECT_EQ(ParseCpuPath("sse9"), std::nullopt);
+  EXPECT_EQ(ParseCpuPath(""), std::nullopt);
+}
+
+TEST(CpuPathTest, PortablePathsAlwaysSupported) {
+  EXPECT_TRUE(CpuSupports(CpuPath::kReference));
+  EXPECT_TRUE(CpuSupports(CpuPath::kPortable));
+  std::vector<CpuPath> paths = SupportedCpuPaths();
+  ASSERT_GE(paths.size(), 2u);
+  EXPECT_EQ(paths[0], CpuPath::kReference);
+  EXPECT_EQ(paths[1], CpuPath::kPortable);
+  for (CpuPath path : paths) EXPECT_TRUE(CpuSupports(path));
+  // AVX-512 implies AVX2 on every x86 CPU that has it.
+  if (CpuSupports(CpuPath::kAvx512)) {
+    EXPECT_TRUE(CpuSupports(CpuPath::kAvx2));
+  }
+}
+
+TEST(CpuPathTest, EnvironmentLowersButNeverRaisesTheChoice) {
+  const char* saved = std::getenv("NEARDUP_CPU_PATH");
+  std::string saved_value = saved != nullptr ? saved : "";
+  ::unsetenv("NEARDUP_CPU_PATH");
+  const CpuPath best = DetectCpuPath();
+  EXPECT_NE(best, CpuPath::kReference);  // the reference is only ever forced
+  EXPECT_TRUE(CpuSupports(best));
+  for (CpuPath path : SupportedCpuPaths()) {
+    ::setenv("NEARDUP_CPU_PATH", std::string(CpuPathName(path)).c_str(), 1);
+    EXPECT_EQ(DetectCpuPath(), path <= best ? path : best) << CpuPathName(path);
+  }
+  ::setenv("NEARDUP_CPU_PATH", "no-such-path", 1);
+  EXPECT_EQ(DetectCpuPath(), best);
+  if (saved != nullptr) {
+    ::setenv("NEARDUP_CPU_PATH", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("NEARDUP_CPU_PATH");
+  }
+}
+
+}  // namespace
+}  // namespace neardup::internal

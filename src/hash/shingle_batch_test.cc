@@ -1,0 +1,94 @@
+#include "hash/shingle_batch.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "hash/shingle_hasher.h"
+#include "util/mix.h"
+
+namespace neardup::internal {
+namespace {
+
+// All features of a document by ShingleHasher, the reference.
+std::vector<uint64_t> Reference(const std::vector<uint64_t>& tokens, int width, uint64_t seed) {
+  std::vector<uint64_t> features;
+  ShingleHasher hasher(width, seed);
+  auto emit = [&](uint64_t f) { features.push_back(f); };
+  for (uint64_t t : tokens) hasher.Push(t, emit);
+  hasher.Finish(emit);
+  return features;
+}
+
+// The same by ShingleBatch, appending batches of the given sizes in turn.
+std::vector<uint64_t> Batched(ShingleBatch* batch, const std::vector<uint64_t>& tokens, int width,
+                              const std::vector<size_t>& batch_sizes) {
+  std::vector<uint64_t> features;
+  std::vector<uint64_t> out(ShingleBatch::kMaxBatch);
+  batch->Reset();
+  size_t pos = 0;
+  size_t turn = 0;
+  while (pos < tokens.size()) {
+    const size_t n = std::min(batch_sizes[turn++ % batch_sizes.size()], tokens.size() - pos);
+    batch->Append(std::span<const uint64_t>(tokens.data() + pos, n));
+    const size_t count = batch->Features(width, out.data());
+    features.insert(features.end(), out.begin(), out.begin() + static_cast<ptrdiff_t>(count));
+    pos += n;
+  }
+  if (std::optional<uint64_t> f = batch->ShortDocumentFeature(width)) features.push_back(*f);
+  return features;
+}
+
+TEST(ShingleBatchTest, EqualsShingleHasherForEveryWidthLengthAndBatching) {
+  SplitMix64 rng(7);
+  const std::vector<std::vector<size_t>> batchings = {{1}, {3}, {64}, {256}, {5, 256, 1, 77}};
+  for (uint64_t seed : {uint64_t{0}, uint64_t{42}}) {
+    ShingleBatch batch(seed);  // reused across documents: Reset must forget
+    for (size_t length : {0, 1, 2, 3, 4, 5, 6, 63, 64, 65, 127, 300, 1000}) {
+      std::vector<uint64_t> tokens(length);
+      for (uint64_t& t : tokens) t = rng.Next() >> (rng.Next() % 64);  // small values too
+      for (int width : {1, 2, 3, 4, 5, 6, 9, 17, 63, 64}) {
+        const std::vector<uint64_t> want = Reference(tokens, width, seed);
+        for (const std::vector<size_t>& sizes : batchings) {
+          ASSERT_EQ(Batched(&batch, tokens, width, sizes), want)
+              << "seed " << seed << " length " << length << " width " << width << " batch "
+              << sizes[0];
+        }
+      }
+    }
+  }
+}
+
+TEST(ShingleBatchTest, SeveralWidthsFromOneStream) {
+  SplitMix64 rng(9);
+  std::vector<uint64_t> tokens(700);
+  for (uint64_t& t : tokens) t = rng.Next();
+  ShingleBatch batch(3);
+  std::vector<uint64_t> out(ShingleBatch::kMaxBatch);
+  std::vector<uint64_t> w3, w5;
+  for (size_t pos = 0; pos < tokens.size(); pos += 200) {
+    const size_t n = std::min<size_t>(200, tokens.size() - pos);
+    batch.Append(std::span<const uint64_t>(tokens.data() + pos, n));
+    size_t c = batch.Features(3, out.data());
+    w3.insert(w3.end(), out.begin(), out.begin() + static_cast<ptrdiff_t>(c));
+    c = batch.Features(5, out.data());
+    w5.insert(w5.end(), out.begin(), out.begin() + static_cast<ptrdiff_t>(c));
+  }
+  EXPECT_EQ(w3, Reference(tokens, 3, 3));
+  EXPECT_EQ(w5, Reference(tokens, 5, 3));
+}
+
+TEST(ShingleBatchTest, ShortDocumentFeatureIsCombine) {
+  ShingleBatch batch(11);
+  EXPECT_EQ(batch.ShortDocumentFeature(3), std::nullopt);  // no tokens
+  const std::vector<uint64_t> tokens = {5, 6};
+  batch.Append(tokens);
+  EXPECT_EQ(batch.ShortDocumentFeature(3), ShingleHasher::Combine(tokens, 11));
+  EXPECT_EQ(batch.ShortDocumentFeature(2), std::nullopt);  // a full window exists
+  batch.Reset();
+  batch.Append(std::span<const uint64_t>(tokens.data(), 1));
+  EXPECT_EQ(batch.ShortDocumentFeature(5), 5u);  // a single token is its own feature
+}
+
+}  // namespace
+}  // namespace neardup::internal

@@ -1,0 +1,100 @@
+#include "sketch/simhash_kernels.h"
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace neardup::internal {
+namespace {
+
+// kByteToLanes[x] has lane j equal to bit j of x: adding it to a word of
+// eight 8-bit counters counts the eight bits of x at once.
+constexpr std::array<uint64_t, 256> MakeByteToLanes() {
+  std::array<uint64_t, 256> table{};
+  for (int x = 0; x < 256; ++x) {
+    for (int j = 0; j < 8; ++j) table[x] |= static_cast<uint64_t>((x >> j) & 1) << (8 * j);
+  }
+  return table;
+}
+constexpr std::array<uint64_t, 256> kByteToLanes = MakeByteToLanes();
+
+void CountBitsScalar(const uint64_t* values, size_t count, uint64_t* lanes) {
+  for (size_t i = 0; i < count; ++i) {
+    const uint64_t value = values[i];
+    for (int b = 0; b < 8; ++b) lanes[b] += kByteToLanes[(value >> (8 * b)) & 0xff];
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NEARDUP_HAVE_X86_KERNELS 1
+
+__attribute__((target("avx2"))) void CountBitsAvx2(const uint64_t* values, size_t count,
+                                                   uint64_t* lanes) {
+  // Counter byte k of a 32-byte half tests bit k % 8 of value byte k / 8
+  // (pshufb works within 128-bit lanes; the broadcast fills both).
+  const __m256i select_lo = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2,
+                                             2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+  const __m256i select_hi = _mm256_setr_epi8(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6,
+                                             6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7);
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
+  __m256i acc_lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes));
+  __m256i acc_hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes + 4));
+  for (size_t i = 0; i < count; ++i) {
+    const __m256i v = _mm256_set1_epi64x(static_cast<int64_t>(values[i]));
+    const __m256i lo = _mm256_and_si256(_mm256_shuffle_epi8(v, select_lo), bit);
+    const __m256i hi = _mm256_and_si256(_mm256_shuffle_epi8(v, select_hi), bit);
+    // cmpeq gives -1 where the bit is set; subtracting adds 1.
+    acc_lo = _mm256_sub_epi8(acc_lo, _mm256_cmpeq_epi8(lo, bit));
+    acc_hi = _mm256_sub_epi8(acc_hi, _mm256_cmpeq_epi8(hi, bit));
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes), acc_lo);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(lanes + 4), acc_hi);
+}
+
+__attribute__((target("avx512f,avx512bw"))) void CountBitsAvx512(const uint64_t* values,
+                                                                 size_t count, uint64_t* lanes) {
+  // Two accumulators halve the dependency chain of the byte subtractions.
+  __m512i acc0 = _mm512_loadu_si512(lanes);
+  __m512i acc1 = _mm512_setzero_si512();
+  size_t i = 0;
+  for (; i + 2 <= count; i += 2) {
+    acc0 = _mm512_sub_epi8(acc0, _mm512_movm_epi8(static_cast<__mmask64>(values[i])));
+    acc1 = _mm512_sub_epi8(acc1, _mm512_movm_epi8(static_cast<__mmask64>(values[i + 1])));
+  }
+  if (i < count) acc0 = _mm512_sub_epi8(acc0, _mm512_movm_epi8(static_cast<__mmask64>(values[i])));
+  _mm512_storeu_si512(lanes, _mm512_add_epi8(acc0, acc1));
+}
+
+bool HasAvx2() { return __builtin_cpu_supports("avx2"); }
+bool HasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
+#endif
+
+}  // namespace
+
+std::vector<SimHashKernel> SupportedSimHashKernels() {
+  std::vector<SimHashKernel> kernels = {{"scalar", &CountBitsScalar}};
+#ifdef NEARDUP_HAVE_X86_KERNELS
+  if (HasAvx2()) kernels.push_back({"avx2", &CountBitsAvx2});
+  if (HasAvx512()) kernels.push_back({"avx512", &CountBitsAvx512});
+#endif
+  return kernels;
+}
+
+SimHashKernel BestSimHashKernel() {
+  std::vector<SimHashKernel> kernels = SupportedSimHashKernels();
+  size_t best = kernels.size() - 1;
+  if (const char* forced = std::getenv("NEARDUP_CPU_PATH"); forced != nullptr) {
+    std::string_view name = forced;
+    if (name == "reference" || name == "portable") name = "scalar";
+    for (size_t i = 0; i < best; ++i) {
+      if (kernels[i].name == name) best = i;
+    }
+  }
+  return kernels[best];
+}
+
+}  // namespace neardup::internal

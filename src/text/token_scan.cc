@@ -1,0 +1,236 @@
+#include "text/token_scan.h"
+
+#include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "neardup/check.h"
+#include "text/char_class.h"
+#include "text/utf8.h"
+
+namespace neardup::internal {
+namespace {
+
+constexpr size_t kBlock = 64;
+
+// Byte tables of the portable classifier: 1 where an ASCII byte is a token
+// byte, 0 for separators and bytes >= 0x80 (classified separately).
+template <bool kWord>
+constexpr std::array<uint8_t, 256> MakeTokenByteTable() {
+  std::array<uint8_t, 256> table{};
+  for (int c = 0; c < 128; ++c) {
+    if (kWord) {
+      table[c] = (kAsciiClass[c] & kAsciiWordBit) != 0;
+    } else {
+      table[c] = (kAsciiClass[c] & kAsciiWhiteSpaceBit) == 0;
+    }
+  }
+  return table;
+}
+constexpr std::array<uint8_t, 256> kWordByte = MakeTokenByteTable<true>();
+constexpr std::array<uint8_t, 256> kNonSpaceByte = MakeTokenByteTable<false>();
+
+template <bool kWord>
+uint64_t ClassifyPortable(const char* block, uint64_t* high) {
+  const auto* s = reinterpret_cast<const unsigned char*>(block);
+  const std::array<uint8_t, 256>& table = kWord ? kWordByte : kNonSpaceByte;
+  uint64_t mask = 0;
+  uint64_t h = 0;
+  for (size_t i = 0; i < kBlock; ++i) {
+    mask |= static_cast<uint64_t>(table[s[i]]) << i;
+    h |= static_cast<uint64_t>(s[i] >> 7) << i;
+  }
+  *high = h;
+  return mask;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NEARDUP_HAVE_X86_PATHS 1
+
+// x <u bound, bytewise, as 0xFF/0x00: min(x, bound - 1) == x.
+__attribute__((target("avx2"))) inline __m256i LessThanAvx2(__m256i x, char bound) {
+  return _mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8(static_cast<char>(bound - 1))), x);
+}
+
+template <bool kWord>
+__attribute__((target("avx2"))) uint32_t Classify32Avx2(const char* p, uint32_t* high) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  *high = static_cast<uint32_t>(_mm256_movemask_epi8(v));
+  __m256i token;
+  if (kWord) {
+    const __m256i digit = LessThanAvx2(_mm256_sub_epi8(v, _mm256_set1_epi8('0')), 10);
+    const __m256i folded = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+    const __m256i alpha = LessThanAvx2(_mm256_sub_epi8(folded, _mm256_set1_epi8('a')), 26);
+    token = _mm256_or_si256(digit, alpha);
+    return static_cast<uint32_t>(_mm256_movemask_epi8(token));
+  }
+  // White space: \t \n \v \f \r (9..13) and space.
+  const __m256i controls = LessThanAvx2(_mm256_sub_epi8(v, _mm256_set1_epi8(9)), 5);
+  const __m256i space = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(' '));
+  const uint32_t white =
+      static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(controls, space)));
+  return ~white & ~*high;
+}
+
+template <bool kWord>
+__attribute__((target("avx2"))) uint64_t ClassifyAvx2(const char* block, uint64_t* high) {
+  uint32_t high_lo, high_hi;
+  const uint64_t lo = Classify32Avx2<kWord>(block, &high_lo);
+  const uint64_t hi = Classify32Avx2<kWord>(block + 32, &high_hi);
+  *high = high_lo | (static_cast<uint64_t>(high_hi) << 32);
+  return lo | (hi << 32);
+}
+
+template <bool kWord>
+__attribute__((target("avx512f,avx512bw"))) uint64_t ClassifyAvx512(const char* block,
+                                                                    uint64_t* high) {
+  const __m512i v = _mm512_loadu_si512(block);
+  const __mmask64 h = _mm512_movepi8_mask(v);
+  *high = h;
+  if (kWord) {
+    const __mmask64 digit =
+        _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
+    const __m512i folded = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+    const __mmask64 alpha = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(folded, _mm512_set1_epi8('a')),
+                                                   _mm512_set1_epi8(26));
+    return digit | alpha;
+  }
+  const __mmask64 controls =
+      _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(9)), _mm512_set1_epi8(5));
+  const __mmask64 space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(' '));
+  return ~(controls | space | h);
+}
+#endif
+
+TokenScanner::ClassifyFn ChooseClassifier(bool word, CpuPath path) {
+  switch (path) {
+    case CpuPath::kReference:
+      break;
+    case CpuPath::kPortable:
+      return word ? &ClassifyPortable<true> : &ClassifyPortable<false>;
+#ifdef NEARDUP_HAVE_X86_PATHS
+    case CpuPath::kAvx2:
+      return word ? &ClassifyAvx2<true> : &ClassifyAvx2<false>;
+    case CpuPath::kAvx512:
+      return word ? &ClassifyAvx512<true> : &ClassifyAvx512<false>;
+#else
+    case CpuPath::kAvx2:
+    case CpuPath::kAvx512:
+      break;
+#endif
+  }
+  NEARDUP_CHECK(false) << "TokenScanner: no block classifier for path " << CpuPathName(path);
+  return nullptr;
+}
+
+// Bits [from, to) of a 64-bit mask, 0 <= from < to <= 64.
+inline uint64_t BitRange(uint32_t from, uint32_t to) {
+  const uint64_t upto = to >= 64 ? ~uint64_t{0} : (uint64_t{1} << to) - 1;
+  return upto & ~((uint64_t{1} << from) - 1);
+}
+
+}  // namespace
+
+TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text)
+    : word_(kind == TokenizerKind::kWord), text_(text) {
+  NEARDUP_CHECK(kind == TokenizerKind::kWord || kind == TokenizerKind::kWhitespace)
+      << "TokenScanner handles kWord and kWhitespace, not " << static_cast<int>(kind);
+  NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
+  classify_ = ChooseClassifier(word_, path);
+}
+
+uint64_t TokenScanner::ClassifyNonAscii(uint64_t high, uint64_t mask) {
+  const char* const block = text_.data() + pos_;
+  const char* const end = text_.data() + text_.size();
+  while (high != 0) {
+    const auto i = static_cast<uint32_t>(__builtin_ctzll(high));
+    const DecodedCodePoint d = DecodeUtf8(block + i, end);
+    const bool in_token = word_ ? (d.valid && IsNonAsciiWordCodePoint(d.code_point))
+                                : (!d.valid || !IsUnicodeWhiteSpace(d.code_point));
+    const uint32_t stop = i + d.length;
+    const uint64_t bits = BitRange(i, stop > 64 ? 64 : stop);
+    if (in_token) mask |= bits;
+    high &= ~bits;
+    if (stop > 64) {
+      spill_length_ = stop - 64;
+      spill_in_token_ = in_token;
+    }
+  }
+  return mask;
+}
+
+size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
+  NEARDUP_DCHECK(capacity >= kMaxTokensPerBlock);
+  // The cursor lives in locals for the loop: stores through `out` could
+  // otherwise alias the members and force a reload per token.
+  size_t n = 0;
+  size_t pos = pos_;
+  bool in_token = in_token_;
+  size_t token_begin = token_begin_;
+  const size_t size = text_.size();
+  while (!done_ && capacity - n >= kMaxTokensPerBlock) {
+    const size_t remaining = size - pos;
+    uint64_t mask;
+    uint64_t high;
+    if (remaining >= kBlock) {
+      mask = classify_(text_.data() + pos, &high);
+    } else {
+      // The tail: classify a zero-padded copy, then drop the padding.
+      alignas(64) char padded[kBlock] = {};
+      if (remaining > 0) std::memcpy(padded, text_.data() + pos, remaining);
+      mask = classify_(padded, &high);
+      const uint64_t valid = remaining == 0 ? 0 : BitRange(0, static_cast<uint32_t>(remaining));
+      mask &= valid;
+      high &= valid;
+    }
+    if (spill_length_ > 0) {
+      // Continuation bytes of a code point that began in the previous block.
+      const uint64_t bits = BitRange(0, spill_length_);
+      mask = spill_in_token_ ? (mask | bits) : (mask & ~bits);
+      high &= ~bits;
+      spill_length_ = 0;
+    }
+    if (high != 0) {
+      pos_ = pos;
+      mask = ClassifyNonAscii(high, mask);
+    }
+
+    // Bit i of `edges`: a token starts (mask bit set) or ends (clear) at i.
+    // Edges alternate; handle them in pairs when the block opens no token.
+    uint64_t edges = mask ^ ((mask << 1) | static_cast<uint64_t>(in_token));
+    if (in_token && edges != 0) {
+      out[n++] =
+          TokenSpan{token_begin, pos + static_cast<size_t>(__builtin_ctzll(edges)) - token_begin};
+      edges &= edges - 1;
+      in_token = false;
+    }
+    while (edges != 0) {
+      const size_t begin = pos + static_cast<size_t>(__builtin_ctzll(edges));
+      edges &= edges - 1;
+      if (edges == 0) {  // the token runs past this block
+        token_begin = begin;
+        in_token = true;
+        break;
+      }
+      const size_t end = pos + static_cast<size_t>(__builtin_ctzll(edges));
+      edges &= edges - 1;
+      out[n++] = TokenSpan{begin, end - begin};
+    }
+    if (remaining <= kBlock) {
+      if (in_token) out[n++] = TokenSpan{token_begin, size - token_begin};
+      in_token = false;
+      done_ = true;
+    } else {
+      pos += kBlock;
+    }
+  }
+  pos_ = pos;
+  in_token_ = in_token;
+  token_begin_ = token_begin;
+  return n;
+}
+
+}  // namespace neardup::internal

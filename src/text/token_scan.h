@@ -1,0 +1,73 @@
+// TokenScanner: the kWord and kWhitespace tokenizers (text/tokenizer.h) as a
+// block scanner. Each 64-byte block of the text becomes a 64-bit mask with
+// bit i set when byte i belongs to a token; the token boundaries are the set
+// bits of mask ^ (mask << 1), visited with count-trailing-zeros. ASCII bytes
+// are classified 64 (AVX-512BW), 32 (AVX2) or 1 (portable) at a time; each
+// non-ASCII code point is decoded and classified exactly as ForEachRun does,
+// its class copied to all its bytes (and carried into the next block when it
+// straddles the boundary).
+//
+// The tokens are exactly those of ForEachToken for the same kind, in the same
+// order, for any bytes (invalid UTF-8 included): token_scan_test.cc and
+// token_hasher_test.cc compare every path with it on random bytes and text.
+//
+// Cost: O(bytes); about 0.1 instructions per ASCII byte for the mask
+// (AVX-512) plus a few per token; a decode and a category lookup per
+// non-ASCII code point. No allocation.
+// Thread safety: a scanner is one cursor over one text; use one per thread.
+#ifndef NEARDUP_TEXT_TOKEN_SCAN_H_
+#define NEARDUP_TEXT_TOKEN_SCAN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "hash/cpu_path.h"
+#include "neardup/recipe.h"
+
+namespace neardup::internal {
+
+// A token: text.substr(begin, length).
+struct TokenSpan {
+  size_t begin;
+  size_t length;
+};
+
+class TokenScanner {
+ public:
+  // At most this many tokens end in one block (each needs a separator after
+  // it), plus the last token of the text.
+  static constexpr size_t kMaxTokensPerBlock = 33;
+
+  // REQUIRES: kind is kWord or kWhitespace; path is not kReference and
+  // CpuSupports(path). `text` must outlive the scanner.
+  TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text);
+
+  // Writes the next tokens to out[0, n) and returns n; 0 means the text is
+  // done. Stops between blocks, so n <= capacity.
+  // REQUIRES: capacity >= kMaxTokensPerBlock.
+  size_t Next(TokenSpan* out, size_t capacity);
+
+  // Which byte classifier runs: ASCII token bits of 64 bytes, and in *high the
+  // bytes >= 0x80. Exposed for tests.
+  using ClassifyFn = uint64_t (*)(const char* block, uint64_t* high);
+
+ private:
+  // Adds the bits of the non-ASCII code points starting at the `high` bytes
+  // of the block at pos_.
+  uint64_t ClassifyNonAscii(uint64_t high, uint64_t mask);
+
+  ClassifyFn classify_;
+  bool word_;  // kWord; else kWhitespace
+  std::string_view text_;
+  size_t pos_ = 0;               // start of the next block
+  bool in_token_ = false;        // the byte before pos_ is in a token
+  size_t token_begin_ = 0;       // start of the open token when in_token_
+  uint32_t spill_length_ = 0;    // leading bytes of the next block that belong
+  bool spill_in_token_ = false;  // to a code point of this one, and its class
+  bool done_ = false;
+};
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_TEXT_TOKEN_SCAN_H_
