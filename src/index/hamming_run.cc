@@ -320,6 +320,7 @@ std::unique_ptr<HammingRun> HammingRun::FromSortedEntries(const HammingLayout& l
   auto owned = std::make_shared<OwnedRun>();
   owned->ids.resize(entries.size());
   owned->id_begin.reserve(entries.size() + 1);
+  owned->fps.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     NEARDUP_DCHECK(i == 0 || entries[i - 1] < entries[i]);
     if (i == 0 || entries[i].fingerprint != entries[i - 1].fingerprint) {
