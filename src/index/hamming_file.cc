@@ -49,7 +49,7 @@ struct FileHeader {
   uint64_t reserved[7];
   uint64_t header_checksum;  // of the bytes before this field
 };
-static_assert(sizeof(FileHeader) == 128);
+static_assert(sizeof(FileHeader) == kHammingHeaderBytes);
 static_assert(std::endian::native == std::endian::little, "the file format is little-endian");
 
 constexpr uint64_t kPrime1 = 0x9e3779b185ebca87ULL;
@@ -170,6 +170,18 @@ Status VerifyBody(const HammingLayout& layout, const RunArrays& a, const std::st
 }
 
 }  // namespace
+
+void ResealHammingFile(std::span<uint8_t> image, bool data_too) {
+  if (image.size() < sizeof(FileHeader)) return;
+  FileHeader h;
+  std::memcpy(&h, image.data(), sizeof(h));
+  if (data_too) {
+    h.data_checksum = Checksum(image.data() + sizeof(h), image.size() - sizeof(h));
+  }
+  h.header_checksum =
+      Checksum(reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum));
+  std::memcpy(image.data(), &h, sizeof(h));
+}
 
 Status SaveRun(const HammingLayout& layout, const HammingRun* run, const std::string& path) {
   std::unique_ptr<HammingRun> empty;
