@@ -186,8 +186,8 @@ inline uint16_t FragmentMask(const HammingLayout& layout, int t, int line_bits) 
 // one, reading only line `h` unless an entry may share the leading blocks.
 // Clamps every index read from the line (a corrupt mapped file).
 template <typename OnHit>
-inline void ProbeLine(const HammingLine* lines, size_t h, const uint64_t* values, size_t num_fps,
-                      uint64_t permuted, int line_bits, uint16_t fragment_mask,
+inline void ProbeLine(std::span<const HammingLine> lines, size_t h, const uint64_t* values,
+                      size_t num_fps, uint64_t permuted, int line_bits, uint16_t fragment_mask,
                       const HammingTable& table, int k, OnHit&& on_hit) {
   const HammingLine& line = lines[h];
   uint32_t candidates = FragmentMatches(line, LineFragment(permuted, line_bits), fragment_mask);
@@ -195,7 +195,7 @@ inline void ProbeLine(const HammingLine* lines, size_t h, const uint64_t* values
   if (!overflow) candidates &= (uint32_t{1} << line.count) - 1;
   if (candidates == 0 && !overflow) return;
   const size_t begin = std::min<size_t>(line.begin, num_fps);
-  const size_t end = overflow ? std::max(begin, std::min<size_t>(lines[h + 1].begin, num_fps))
+  const size_t end = overflow ? std::max(begin, LineEnd(lines, h, num_fps))
                               : std::min(begin + line.count, num_fps);
   auto check = [&](size_t s) {
     const uint64_t diff = values[s] ^ permuted;
@@ -246,7 +246,7 @@ void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64
   p = 0;
   for (int t = 0; t < num_tables; ++t) {
     const HammingTable& table = layout.table(t);
-    const HammingLine* lines = a.lines[t].data();
+    const std::span<const HammingLine> lines = a.lines[t];
     const uint64_t* values = a.tables[t].data();
     const int line_bits = a.line_bits[t];
     const uint16_t fragment_mask = FragmentMask(layout, t, line_bits);
@@ -451,7 +451,7 @@ size_t HammingRun::MemoryBytes() const {
 std::optional<size_t> HammingRun::FindFingerprint(uint64_t fingerprint) const {
   if (arrays_.fps.empty()) return std::nullopt;
   const size_t h = fingerprint >> (64 - arrays_.line_bits[0]);
-  const size_t end = std::min<size_t>(arrays_.lines[0][h + 1].begin, arrays_.fps.size());
+  const size_t end = LineEnd(arrays_.lines[0], h, arrays_.fps.size());
   const size_t begin = std::min<size_t>(arrays_.lines[0][h].begin, end);
   auto it = std::lower_bound(arrays_.fps.begin() + begin, arrays_.fps.begin() + end, fingerprint);
   if (it == arrays_.fps.begin() + end || *it != fingerprint) return std::nullopt;

@@ -44,8 +44,9 @@ static_assert(sizeof(HammingLine) == 64);
 // id_begin has fps.size() + 1 non-decreasing entries ending at ids.size();
 // the ids of each fingerprint are sorted and unique; tables[t] holds
 // table(t).forward(fp) for every fp, sorted; tables[0] is fps (identity
-// permutation); lines[t] has 2^line_bits[t] + 1 lines as BuildLines makes
-// them from tables[t] (the last one only marks the end). A mapped file may
+// permutation); lines[t] has 2^line_bits[t] lines as BuildLines makes
+// them from tables[t] (line h ends where line h + 1 begins, the last one at
+// the end of the table). A mapped file may
 // break any of these but the sizes: readers clamp every index they take from
 // the data, so a corrupt body gives wrong answers, never an out-of-bounds
 // read.
@@ -69,8 +70,14 @@ inline int TableLineBits(const HammingLayout& layout, int run_bits, int t) {
   return run_bits < layout.table(t).prefix_bits ? run_bits : layout.table(t).prefix_bits;
 }
 
-// Lines of one table's directory.
-inline size_t NumLines(int bits) { return (size_t{1} << bits) + 1; }
+// Lines of one table's directory (exactly 2^bits: no end marker, so that a
+// directory of 4 MiB stays on two huge pages rather than three).
+inline size_t NumLines(int bits) { return size_t{1} << bits; }
+
+// The slot where line h ends, clamped to the table (a corrupt mapped file).
+inline size_t LineEnd(std::span<const HammingLine> lines, size_t h, size_t table_size) {
+  return h + 1 < lines.size() && lines[h + 1].begin < table_size ? lines[h + 1].begin : table_size;
+}
 
 // The 16 bits of `value` just below its top `bits` bits. REQUIRES: bits <= 48.
 inline uint16_t LineFragment(uint64_t value, int bits) {
