@@ -7,7 +7,8 @@
 //   id_begin   (num_fps + 1) x u32  ids of fps[i] are ids[id_begin[i], id_begin[i+1])
 //   ids        num_ids x u64
 //   tables     for t = 1..num_tables-1: num_fps x u64, permuted and sorted
-//   dirs       for t = 0..num_tables-1: (2^bits(t) + 1) x u32
+//   lines      for t = 0..num_tables-1: (2^bits(t) + 1) x 64-byte HammingLine
+//              (29 x u16 fragments, u16 count, u32 begin)
 // Every size follows from the header, so a file whose length differs is
 // rejected (truncation); the header has its own checksum (bit flips); the body
 // has a checksum checked only with HammingOpenOptions::verify_data, so that
@@ -28,7 +29,9 @@ namespace neardup::internal {
 namespace {
 
 constexpr char kMagic[8] = {'N', 'D', 'H', 'A', 'M', 'I', 'D', 'X'};
-constexpr uint32_t kVersion = 1;
+// Version 2: 64-byte directory lines with fragments (version 1 had u32
+// bucket offsets).
+constexpr uint32_t kVersion = 2;
 constexpr size_t kAlign = 64;
 
 struct FileHeader {
@@ -38,7 +41,7 @@ struct FileHeader {
   uint32_t num_blocks;
   uint32_t max_distance;
   uint32_t num_tables;
-  uint32_t run_dir_bits;
+  uint32_t run_line_bits;
   uint64_t num_fps;
   uint64_t num_ids;
   uint64_t file_bytes;
@@ -46,7 +49,7 @@ struct FileHeader {
   uint64_t reserved[7];
   uint64_t header_checksum;  // of the bytes before this field
 };
-static_assert(sizeof(FileHeader) == 128);
+static_assert(sizeof(FileHeader) == kHammingHeaderBytes);
 static_assert(std::endian::native == std::endian::little, "the file format is little-endian");
 
 constexpr uint64_t kPrime1 = 0x9e3779b185ebca87ULL;
@@ -75,8 +78,8 @@ size_t AlignUp(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 struct Sections {
   size_t fps, id_begin, ids;
   std::vector<size_t> tables;  // [0] unused
-  std::vector<size_t> dirs;
-  std::vector<int> dir_bits;
+  std::vector<size_t> lines;
+  std::vector<int> line_bits;
   size_t end;
 };
 
@@ -97,9 +100,9 @@ Sections ComputeSections(const HammingLayout& layout, uint64_t num_fps, uint64_t
     pos = AlignUp(pos + num_fps * 8);
   }
   for (int t = 0; t < layout.num_tables(); ++t) {
-    s.dir_bits.push_back(TableDirectoryBits(layout, run_bits, t));
-    s.dirs.push_back(pos);
-    pos = AlignUp(pos + DirectoryEntries(s.dir_bits.back()) * 4);
+    s.line_bits.push_back(TableLineBits(layout, run_bits, t));
+    s.lines.push_back(pos);
+    pos = AlignUp(pos + NumLines(s.line_bits.back()) * sizeof(HammingLine));
   }
   s.end = pos;
   return s;
@@ -151,14 +154,15 @@ Status VerifyBody(const HammingLayout& layout, const RunArrays& a, const std::st
       if (a.ids[p - 1] >= a.ids[p]) return bad("ids not sorted at " + std::to_string(p));
     }
   }
-  std::vector<uint32_t> dir;
+  std::vector<HammingLine> lines;
   for (int t = 0; t < layout.num_tables(); ++t) {
     std::span<const uint64_t> values = a.tables[t];
     for (size_t i = 1; i < values.size(); ++i) {
       if (values[i - 1] >= values[i]) return bad("table " + std::to_string(t) + " not sorted");
     }
-    BuildDirectory(values, a.dir_bits[t], &dir);
-    if (!std::equal(dir.begin(), dir.end(), a.dirs[t].begin())) {
+    lines.resize(NumLines(a.line_bits[t]));
+    BuildLines(values, a.line_bits[t], lines);
+    if (std::memcmp(lines.data(), a.lines[t].data(), a.lines[t].size_bytes()) != 0) {
       return bad("directory of table " + std::to_string(t) + " is wrong");
     }
   }
@@ -167,6 +171,18 @@ Status VerifyBody(const HammingLayout& layout, const RunArrays& a, const std::st
 
 }  // namespace
 
+void ResealHammingFile(std::span<uint8_t> image, bool data_too) {
+  if (image.size() < sizeof(FileHeader)) return;
+  FileHeader h;
+  std::memcpy(&h, image.data(), sizeof(h));
+  if (data_too) {
+    h.data_checksum = Checksum(image.data() + sizeof(h), image.size() - sizeof(h));
+  }
+  h.header_checksum =
+      Checksum(reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum));
+  std::memcpy(image.data(), &h, sizeof(h));
+}
+
 Status SaveRun(const HammingLayout& layout, const HammingRun* run, const std::string& path) {
   std::unique_ptr<HammingRun> empty;
   if (run == nullptr) {
@@ -174,7 +190,7 @@ Status SaveRun(const HammingLayout& layout, const HammingRun* run, const std::st
     run = empty.get();
   }
   const RunArrays& a = run->arrays();
-  const int run_bits = RunDirectoryBits(run->num_fps());
+  const int run_bits = RunLineBits(run->num_fps());
   Sections sections = ComputeSections(layout, run->num_fps(), run->num_ids(), run_bits);
   // Assemble the body in memory section by section, checksum it, then write.
   std::vector<uint8_t> body(sections.end - sizeof(FileHeader), 0);
@@ -188,8 +204,8 @@ Status SaveRun(const HammingLayout& layout, const HammingRun* run, const std::st
     put(sections.tables[t], a.tables[t].data(), a.tables[t].size_bytes());
   }
   for (int t = 0; t < layout.num_tables(); ++t) {
-    NEARDUP_CHECK(a.dir_bits[t] == sections.dir_bits[t]);
-    put(sections.dirs[t], a.dirs[t].data(), a.dirs[t].size_bytes());
+    NEARDUP_CHECK(a.line_bits[t] == sections.line_bits[t]);
+    put(sections.lines[t], a.lines[t].data(), a.lines[t].size_bytes());
   }
   FileHeader h{};
   std::memcpy(h.magic, kMagic, sizeof(kMagic));
@@ -198,7 +214,7 @@ Status SaveRun(const HammingLayout& layout, const HammingRun* run, const std::st
   h.num_blocks = static_cast<uint32_t>(layout.num_blocks());
   h.max_distance = static_cast<uint32_t>(layout.max_distance());
   h.num_tables = static_cast<uint32_t>(layout.num_tables());
-  h.run_dir_bits = static_cast<uint32_t>(run_bits);
+  h.run_line_bits = static_cast<uint32_t>(run_bits);
   h.num_fps = run->num_fps();
   h.num_ids = run->num_ids();
   h.file_bytes = sections.end;
@@ -273,11 +289,11 @@ Result<std::unique_ptr<HammingIndexState>> OpenState(const std::string& path,
       (h.num_fps == 0) != (h.num_ids == 0)) {
     return loss("bad entry counts");
   }
-  if (h.run_dir_bits != static_cast<uint32_t>(RunDirectoryBits(h.num_fps))) {
+  if (h.run_line_bits != static_cast<uint32_t>(RunLineBits(h.num_fps))) {
     return loss("bad directory size");
   }
   Sections sections =
-      ComputeSections(layout, h.num_fps, h.num_ids, static_cast<int>(h.run_dir_bits));
+      ComputeSections(layout, h.num_fps, h.num_ids, static_cast<int>(h.run_line_bits));
   if (h.file_bytes != sections.end || size != sections.end) {
     return loss("size " + std::to_string(size) + " bytes, expected " +
                 std::to_string(sections.end) + " (truncated or extended)");
@@ -298,10 +314,9 @@ Result<std::unique_ptr<HammingIndexState>> OpenState(const std::string& path,
     a.tables[t] = View<uint64_t>(base, sections.tables[t], h.num_fps);
   }
   for (int t = 0; t < layout.num_tables(); ++t) {
-    a.dirs.push_back(
-        View<uint32_t>(base, sections.dirs[t], DirectoryEntries(sections.dir_bits[t])));
+    a.lines.push_back(View<HammingLine>(base, sections.lines[t], NumLines(sections.line_bits[t])));
   }
-  a.dir_bits = sections.dir_bits;
+  a.line_bits = sections.line_bits;
   if (options.verify_data) NEARDUP_RETURN_IF_ERROR(VerifyBody(layout, a, path));
   state->num_live = h.num_ids;
   state->runs.push_back(HammingRun::FromArrays(std::move(a), std::move(file)));

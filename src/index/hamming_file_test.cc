@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -166,6 +167,54 @@ TEST_F(HammingFileTest, BodyCorruptionIsDetectedOnVerifyAndNeverCrashes) {
     (void)opened->Remove(*truth.begin());
     opened->Compact();
     (void)opened->FindAll(1);
+  }
+}
+
+// The seeds of fuzz/hamming_file_fuzz.cc: small valid indexes of the current
+// format and truncations of them. Fails when the committed seeds are stale
+// (e.g. after a format change); NEARDUP_WRITE_FUZZ_SEEDS=1 rewrites them.
+TEST_F(HammingFileTest, FuzzSeedsAreCurrent) {
+  const std::filesystem::path corpus = std::filesystem::path(__FILE__).parent_path() / ".." / ".." /
+                                       "fuzz" / "corpus" / "hamming_file_fuzz";
+  if (!std::filesystem::is_directory(corpus)) GTEST_SKIP() << "no source tree at " << corpus;
+  const bool write = std::getenv("NEARDUP_WRITE_FUZZ_SEEDS") != nullptr;
+  struct Seed {
+    std::string name;
+    int num_blocks, max_distance;
+    size_t count;
+    bool clustered;
+  };
+  const std::vector<Seed> seeds = {{"empty_m2_k1", 2, 1, 0, false},
+                                   {"three_m6_k3", 6, 3, 3, false},
+                                   {"clustered_m4_k2", 4, 2, 60, true},
+                                   {"clustered_m3_k1", 3, 1, 200, true}};
+  for (const Seed& seed : seeds) {
+    SCOPED_TRACE(seed.name);
+    std::vector<uint64_t> fps = testing::MakeFingerprints(seed.count, seed.clustered, 2, 7);
+    std::vector<HammingEntry> entries;
+    for (size_t i = 0; i < fps.size(); ++i) entries.push_back({fps[i], i % 50});
+    auto index = HammingIndex::Build(
+        {.num_blocks = seed.num_blocks, .max_distance = seed.max_distance}, entries);
+    ASSERT_TRUE(index.ok());
+    ASSERT_TRUE(index->Save(Path("seed.ndh")).ok());
+    const std::string bytes = ReadAll(Path("seed.ndh"));
+    std::vector<std::pair<std::string, std::string>> files = {{seed.name + ".ndh", bytes}};
+    if (seed.count == 60) {  // truncations: inside the header, after it, one byte short
+      for (size_t size : {size_t{100}, size_t{192}, bytes.size() - 1}) {
+        files.push_back(
+            {seed.name + "_cut" + std::to_string(size) + ".ndh", bytes.substr(0, size)});
+      }
+    }
+    for (const auto& [name, content] : files) {
+      const std::string path = (corpus / name).string();
+      if (write) WriteAll(path, content);
+      EXPECT_EQ(ReadAll(path), content)
+          << path << " is stale: rerun with NEARDUP_WRITE_FUZZ_SEEDS=1";
+    }
+    auto opened =
+        HammingIndex::Open((corpus / (seed.name + ".ndh")).string(), {.verify_data = true});
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    EXPECT_EQ(opened->size(), index->size());
   }
 }
 

@@ -68,11 +68,11 @@ Result<HammingRecommendation> RecommendHammingParameters(int max_distance, uint6
     double cost = probes + candidates / 8;
     if (cost < best_cost) {
       best_cost = cost;
-      // Directory: 4 bytes per bucket, ~4-8 entries per bucket.
+      // Directory: a 64-byte line per 10-20 entries, ~4.8 bytes per entry.
       best = HammingRecommendation{.num_blocks = m,
                                    .max_distance = max_distance,
                                    .num_tables = tables,
-                                   .bytes_per_entry = 8.0 * probes + 12 + 0.75 * probes,
+                                   .bytes_per_entry = 8.0 * probes + 12 + 4.8 * probes,
                                    .expected_probes = probes,
                                    .expected_candidates = candidates};
     }

@@ -8,6 +8,10 @@
 #include <new>
 #include <type_traits>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <tbb/parallel_for.h>
 
 #include "index/hamming_cpu.h"
@@ -29,7 +33,7 @@ struct TableAllocator {
   TableAllocator(const TableAllocator<U>&) {}  // NOLINT: rebinding
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
-    if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
+    if (bytes < kHuge) return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
     const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
     void* p = std::aligned_alloc(kHuge, rounded);
     if (p == nullptr) throw std::bad_alloc();
@@ -38,7 +42,7 @@ struct TableAllocator {
   }
   void deallocate(T* p, size_t n) {
     if (n * sizeof(T) < kHuge) {
-      ::operator delete(p);
+      ::operator delete (p, std::align_val_t{alignof(T)});
     } else {
       std::free(p);
     }
@@ -64,24 +68,27 @@ struct OwnedRun {
   TableVector<uint32_t> id_begin;
   TableVector<uint64_t> ids;
   std::vector<TableVector<uint64_t>> tables;
-  std::vector<std::vector<uint32_t>> dirs;
+  std::vector<TableVector<HammingLine>> lines;
 };
 
-std::unique_ptr<HammingRun> FromOwned(std::shared_ptr<OwnedRun> owned, std::vector<int> dir_bits) {
+std::unique_ptr<HammingRun> FromOwned(std::shared_ptr<OwnedRun> owned, std::vector<int> line_bits) {
   RunArrays arrays;
   arrays.fps = owned->fps;
   arrays.id_begin = owned->id_begin;
   arrays.ids = owned->ids;
-  arrays.tables.resize(owned->dirs.size());
-  arrays.dirs.resize(owned->dirs.size());
-  for (size_t t = 0; t < owned->dirs.size(); ++t) {
+  arrays.tables.resize(owned->lines.size());
+  arrays.lines.resize(owned->lines.size());
+  for (size_t t = 0; t < owned->lines.size(); ++t) {
     arrays.tables[t] = t == 0 ? std::span<const uint64_t>(owned->fps)
                               : std::span<const uint64_t>(owned->tables[t]);
-    arrays.dirs[t] = owned->dirs[t];
+    arrays.lines[t] = owned->lines[t];
   }
-  arrays.dir_bits = std::move(dir_bits);
+  arrays.line_bits = std::move(line_bits);
   return HammingRun::FromArrays(std::move(arrays), std::move(owned));
 }
+
+// Bits of the counting sort of a table: ~4-8 entries per bucket.
+int SortBits(size_t n) { return std::clamp(static_cast<int>(std::bit_width(n)) - 3, 1, 28); }
 
 // Sorts a small range in place (buckets hold ~4-8 values).
 template <typename T>
@@ -114,7 +121,7 @@ template <typename T, typename In, typename Key>
 void SortTable(std::span<const In> in, int bits, Key key, TableVector<T>* out,
                std::vector<uint32_t>* dir) {
   const int shift = 64 - bits;
-  dir->assign(DirectoryEntries(bits), 0);
+  dir->assign((size_t{1} << bits) + 1, 0);
   auto top = [&](const T& v) {
     if constexpr (std::is_same_v<T, HammingEntry>) {
       return v.fingerprint >> shift;
@@ -137,82 +144,121 @@ void SortTable(std::span<const In> in, int bits, Key key, TableVector<T>* out,
   }
 }
 
-// The scan of HammingRun::Scan, compiled twice: with the popcnt instruction
-// and without (the baseline x86-64 target has none), chosen at load time.
-NEARDUP_POPCNT_CLONES
-void ScanImpl(const RunArrays& a, const HammingLayout& layout, uint64_t query,
-              std::vector<ScanHit>* hits) {
-  const int k = layout.max_distance();
-  const size_t num_fps = a.fps.size();
-  for (int t = 0; t < layout.num_tables(); ++t) {
-    const HammingTable& table = layout.table(t);
-    const uint64_t permuted = table.forward.Apply(query);
-    const size_t h = permuted >> (64 - a.dir_bits[t]);
-    const uint32_t* dir = a.dirs[t].data();
-    const size_t begin = dir[h];
-    const size_t end = std::min<size_t>(dir[h + 1], num_fps);
-    const uint64_t* values = a.tables[t].data();
-    for (size_t s = begin; s < end; ++s) {
-      const uint64_t diff = values[s] ^ permuted;
-      const int distance = std::popcount(diff);
-      if (distance <= k && table.IsCanonical(diff)) {
-        hits->push_back({table.inverse.Apply(values[s]), distance});
-      }
-    }
+// A bit per fragment slot of `line` (0..kLineFragments-1) whose fragment
+// equals `query_fragment` under `fragment_mask`. Slots past the line's
+// entries may be set (they repeat the last fragment): callers mask them.
+inline uint32_t FragmentMatches(const HammingLine& line, uint16_t query_fragment,
+                                uint16_t fragment_mask) {
+#if defined(__SSE2__)
+  const __m128i q = _mm_set1_epi16(static_cast<short>(query_fragment & fragment_mask));
+  const __m128i m = _mm_set1_epi16(static_cast<short>(fragment_mask));
+  const __m128i zero = _mm_setzero_si128();
+  const __m128i* chunks = reinterpret_cast<const __m128i*>(&line);
+  auto equal = [&](int c) {
+    return _mm_cmpeq_epi16(_mm_and_si128(_mm_xor_si128(_mm_load_si128(chunks + c), q), m), zero);
+  };
+  // The last chunk holds fragments 24..28, then count and begin.
+  const __m128i fragments_of_last = _mm_setr_epi16(-1, -1, -1, -1, -1, 0, 0, 0);
+  const __m128i low = _mm_packs_epi16(equal(0), equal(1));
+  const __m128i high = _mm_packs_epi16(equal(2), _mm_and_si128(equal(3), fragments_of_last));
+  return static_cast<uint32_t>(_mm_movemask_epi8(low)) |
+         (static_cast<uint32_t>(_mm_movemask_epi8(high)) << 16);
+#else
+  uint32_t out = 0;
+  for (int i = 0; i < kLineFragments; ++i) {
+    out |= static_cast<uint32_t>(((line.fragment[i] ^ query_fragment) & fragment_mask) == 0) << i;
+  }
+  return out;
+#endif
+}
+
+// The mask of the fragment bits that lie within table t's leading blocks:
+// entries whose fragment differs from the query's under it cannot share the
+// query's leading blocks. Zero when the line bits cover the leading blocks
+// (every entry of the line shares them).
+inline uint16_t FragmentMask(const HammingLayout& layout, int t, int line_bits) {
+  const int bits = std::min(16, layout.table(t).prefix_bits - line_bits);
+  return bits <= 0 ? 0 : static_cast<uint16_t>(0xFFFF << (16 - bits));
+}
+
+// Calls on_hit(value, distance) for each entry of table `values` within k of
+// `permuted` that shares its leading blocks and whose canonical table is this
+// one, reading only line `h` unless an entry may share the leading blocks.
+// Clamps every index read from the line (a corrupt mapped file).
+template <typename OnHit>
+inline void ProbeLine(std::span<const HammingLine> lines, size_t h, const uint64_t* values,
+                      size_t num_fps, uint64_t permuted, int line_bits, uint16_t fragment_mask,
+                      const HammingTable& table, int k, OnHit&& on_hit) {
+  const HammingLine& line = lines[h];
+  uint32_t candidates = FragmentMatches(line, LineFragment(permuted, line_bits), fragment_mask);
+  const bool overflow = line.count > kLineFragments;
+  if (!overflow) candidates &= (uint32_t{1} << line.count) - 1;
+  if (candidates == 0 && !overflow) return;
+  const size_t begin = std::min<size_t>(line.begin, num_fps);
+  const size_t end = overflow ? std::max(begin, LineEnd(lines, h, num_fps))
+                              : std::min(begin + line.count, num_fps);
+  auto check = [&](size_t s) {
+    const uint64_t diff = values[s] ^ permuted;
+    const int distance = std::popcount(diff);
+    if (distance <= k && table.IsCanonical(diff)) on_hit(values[s], distance);
+  };
+  for (; candidates != 0; candidates &= candidates - 1) {
+    const size_t s = begin + static_cast<size_t>(std::countr_zero(candidates));
+    if (s < end) check(s);
+  }
+  if (overflow) {
+    for (size_t s = begin + kLineFragments; s < end; ++s) check(s);
   }
 }
 
+// The scan of HammingRun::ScanBatch, compiled twice: with the popcnt
+// instruction and without (the baseline x86-64 target has none), chosen at
+// load time. A first pass permutes every (table, query) probe and finds its
+// line; the second reads the lines in the same order with each one
+// prefetched kAhead probes before it is read (software pipelining: a steady
+// number of misses in flight rather than bursts).
 NEARDUP_POPCNT_CLONES
 void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64_t* queries,
                    size_t num_queries, std::vector<BatchHit>* hits) {
+  constexpr size_t kAhead = 16;
   const int k = layout.max_distance();
   const int num_tables = layout.num_tables();
   const size_t num_fps = a.fps.size();
-  // Per (table, query): the permuted query, then its bucket.
-  thread_local std::vector<uint64_t> permuted;
-  thread_local std::vector<uint32_t> begins, ends;
-  const size_t probes = static_cast<size_t>(num_tables) * num_queries;
-  if (permuted.size() < probes) {
-    permuted.resize(probes);
-    begins.resize(probes);
-    ends.resize(probes);
-  }
+  struct Probe {
+    uint64_t permuted;
+    size_t line;
+  };
+  thread_local std::vector<Probe> probes;
+  const size_t num_probes = static_cast<size_t>(num_tables) * num_queries;
+  if (probes.size() < num_probes) probes.resize(num_probes);
   size_t p = 0;
   for (int t = 0; t < num_tables; ++t) {
     const BitMoves& forward = layout.table(t).forward;
-    const int shift = 64 - a.dir_bits[t];
-    const uint32_t* dir = a.dirs[t].data();
+    const int shift = 64 - a.line_bits[t];
     for (size_t i = 0; i < num_queries; ++i, ++p) {
-      permuted[p] = forward.Apply(queries[i]);
-      __builtin_prefetch(dir + (permuted[p] >> shift));
+      const uint64_t permuted = forward.Apply(queries[i]);
+      probes[p] = {permuted, static_cast<size_t>(permuted >> shift)};
     }
   }
-  p = 0;
-  for (int t = 0; t < num_tables; ++t) {
-    const int shift = 64 - a.dir_bits[t];
-    const uint32_t* dir = a.dirs[t].data();
-    const uint64_t* values = a.tables[t].data();
-    for (size_t i = 0; i < num_queries; ++i, ++p) {
-      const size_t h = permuted[p] >> shift;
-      const uint32_t end = static_cast<uint32_t>(std::min<size_t>(dir[h + 1], num_fps));
-      const uint32_t begin = std::min(dir[h], end);
-      begins[p] = begin;
-      ends[p] = end;
-      if (begin < end) __builtin_prefetch(values + begin);
-    }
+  for (p = 0; p < std::min(kAhead, num_probes); ++p) {
+    __builtin_prefetch(a.lines[p / num_queries].data() + probes[p].line);
   }
   p = 0;
   for (int t = 0; t < num_tables; ++t) {
     const HammingTable& table = layout.table(t);
+    const std::span<const HammingLine> lines = a.lines[t];
     const uint64_t* values = a.tables[t].data();
+    const int line_bits = a.line_bits[t];
+    const uint16_t fragment_mask = FragmentMask(layout, t, line_bits);
     for (size_t i = 0; i < num_queries; ++i, ++p) {
-      for (size_t s = begins[p]; s < ends[p]; ++s) {
-        const uint64_t diff = values[s] ^ permuted[p];
-        const int distance = std::popcount(diff);
-        if (distance <= k && table.IsCanonical(diff)) {
-          hits->push_back({static_cast<uint32_t>(i), distance, table.inverse.Apply(values[s])});
-        }
+      if (p + kAhead < num_probes) {
+        const size_t ahead = p + kAhead;
+        __builtin_prefetch(a.lines[ahead / num_queries].data() + probes[ahead].line);
       }
+      ProbeLine(lines, probes[p].line, values, num_fps, probes[p].permuted, line_bits,
+                fragment_mask, table, k, [&](uint64_t value, int distance) {
+                  hits->push_back({static_cast<uint32_t>(i), distance, table.inverse.Apply(value)});
+                });
     }
   }
 }
@@ -223,7 +269,7 @@ void SortEntries(std::span<const HammingEntry> in, std::vector<HammingEntry>* ou
   TableVector<HammingEntry> sorted;
   std::vector<uint32_t> dir;
   SortTable<HammingEntry, HammingEntry>(
-      in, RunDirectoryBits(in.size()), [](const HammingEntry& e) { return e; }, &sorted, &dir);
+      in, SortBits(in.size()), [](const HammingEntry& e) { return e; }, &sorted, &dir);
   out->assign(sorted.begin(), sorted.end());
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
@@ -234,16 +280,30 @@ void HammingRun::ScanBatch(const HammingLayout& layout, std::span<const uint64_t
   ScanBatchImpl(arrays_, layout, queries.data(), queries.size(), hits);
 }
 
-int RunDirectoryBits(size_t num_fps) {
-  int bits = std::bit_width(num_fps) - 3;
-  return std::clamp(bits, 1, 28);
+int RunLineBits(size_t num_fps) {
+  int bits = 1;
+  while (bits < 28 && num_fps > (size_t{20} << bits)) ++bits;
+  return bits;
 }
 
-void BuildDirectory(std::span<const uint64_t> table, int bits, std::vector<uint32_t>* dir) {
+void BuildLines(std::span<const uint64_t> table, int bits, std::span<HammingLine> lines) {
+  NEARDUP_CHECK(lines.size() == NumLines(bits) && table.size() <= kMaxHammingEntries);
   const int shift = 64 - bits;
-  dir->assign(DirectoryEntries(bits), 0);
-  for (uint64_t v : table) ++(*dir)[(v >> shift) + 1];
-  for (size_t h = 1; h < dir->size(); ++h) (*dir)[h] += (*dir)[h - 1];
+  const size_t n = table.size();
+  size_t s = 0;
+  for (size_t h = 0; h < lines.size(); ++h) {
+    HammingLine& line = lines[h];
+    size_t e = s;
+    while (e < n && (table[e] >> shift) == h) ++e;
+    line.begin = static_cast<uint32_t>(s);
+    line.count = static_cast<uint16_t>(std::min<size_t>(e - s, kLineFragments + 1));
+    uint16_t last = 0;
+    for (size_t i = 0; i < kLineFragments; ++i) {
+      if (s + i < e) last = LineFragment(table[s + i], bits);
+      line.fragment[i] = last;
+    }
+    s = e;
+  }
 }
 
 std::unique_ptr<HammingRun> HammingRun::FromArrays(RunArrays arrays,
@@ -260,6 +320,7 @@ std::unique_ptr<HammingRun> HammingRun::FromSortedEntries(const HammingLayout& l
   auto owned = std::make_shared<OwnedRun>();
   owned->ids.resize(entries.size());
   owned->id_begin.reserve(entries.size() + 1);
+  owned->fps.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     NEARDUP_DCHECK(i == 0 || entries[i - 1] < entries[i]);
     if (i == 0 || entries[i].fingerprint != entries[i - 1].fingerprint) {
@@ -269,23 +330,26 @@ std::unique_ptr<HammingRun> HammingRun::FromSortedEntries(const HammingLayout& l
     owned->ids[i] = entries[i].id;
   }
   owned->id_begin.push_back(static_cast<uint32_t>(entries.size()));
-  const int run_bits = RunDirectoryBits(owned->fps.size());
+  const int run_bits = RunLineBits(owned->fps.size());
   const int num_tables = layout.num_tables();
-  std::vector<int> dir_bits(num_tables);
-  for (int t = 0; t < num_tables; ++t) dir_bits[t] = TableDirectoryBits(layout, run_bits, t);
+  std::vector<int> line_bits(num_tables);
+  for (int t = 0; t < num_tables; ++t) line_bits[t] = TableLineBits(layout, run_bits, t);
   owned->tables.resize(num_tables);
-  owned->dirs.resize(num_tables);
+  owned->lines.resize(num_tables);
+  const int sort_bits = SortBits(owned->fps.size());
   tbb::parallel_for(0, num_tables, [&](int t) {
-    if (t == 0) {
-      BuildDirectory(owned->fps, dir_bits[0], &owned->dirs[0]);
-      return;
+    if (t > 0) {
+      const BitMoves& forward = layout.table(t).forward;
+      thread_local std::vector<uint32_t> buckets;
+      SortTable<uint64_t, uint64_t>(
+          owned->fps, sort_bits, [&](uint64_t fp) { return forward.Apply(fp); }, &owned->tables[t],
+          &buckets);
     }
-    const BitMoves& forward = layout.table(t).forward;
-    SortTable<uint64_t, uint64_t>(
-        owned->fps, dir_bits[t], [&](uint64_t fp) { return forward.Apply(fp); }, &owned->tables[t],
-        &owned->dirs[t]);
+    owned->lines[t].resize(NumLines(line_bits[t]));
+    BuildLines(t == 0 ? std::span<const uint64_t>(owned->fps) : owned->tables[t], line_bits[t],
+               owned->lines[t]);
   });
-  return FromOwned(std::move(owned), std::move(dir_bits));
+  return FromOwned(std::move(owned), std::move(line_bits));
 }
 
 std::unique_ptr<HammingRun> HammingRun::Merge(const HammingLayout& layout, const HammingRun& a,
@@ -337,12 +401,12 @@ std::unique_ptr<HammingRun> HammingRun::Merge(const HammingLayout& layout, const
   NEARDUP_CHECK(owned->ids.size() <= kMaxHammingEntries);
   owned->id_begin.push_back(static_cast<uint32_t>(owned->ids.size()));
 
-  const int run_bits = RunDirectoryBits(owned->fps.size());
+  const int run_bits = RunLineBits(owned->fps.size());
   const int num_tables = layout.num_tables();
-  std::vector<int> dir_bits(num_tables);
-  for (int t = 0; t < num_tables; ++t) dir_bits[t] = TableDirectoryBits(layout, run_bits, t);
+  std::vector<int> line_bits(num_tables);
+  for (int t = 0; t < num_tables; ++t) line_bits[t] = TableLineBits(layout, run_bits, t);
   owned->tables.resize(num_tables);
-  owned->dirs.resize(num_tables);
+  owned->lines.resize(num_tables);
   tbb::parallel_for(0, num_tables, [&](int t) {
     if (t > 0) {
       const BitMoves& forward = layout.table(t).forward;
@@ -369,25 +433,26 @@ std::unique_ptr<HammingRun> HammingRun::Merge(const HammingLayout& layout, const
         out.push_back(v);
       }
     }
-    BuildDirectory(t == 0 ? std::span<const uint64_t>(owned->fps) : owned->tables[t], dir_bits[t],
-                   &owned->dirs[t]);
+    owned->lines[t].resize(NumLines(line_bits[t]));
+    BuildLines(t == 0 ? std::span<const uint64_t>(owned->fps) : owned->tables[t], line_bits[t],
+               owned->lines[t]);
   });
-  return FromOwned(std::move(owned), std::move(dir_bits));
+  return FromOwned(std::move(owned), std::move(line_bits));
 }
 
 size_t HammingRun::MemoryBytes() const {
   size_t bytes = arrays_.fps.size_bytes() + arrays_.id_begin.size_bytes() +
                  arrays_.ids.size_bytes() + dead_.size() * sizeof(uint64_t);
   for (size_t t = 1; t < arrays_.tables.size(); ++t) bytes += arrays_.tables[t].size_bytes();
-  for (const auto& dir : arrays_.dirs) bytes += dir.size_bytes();
+  for (const auto& lines : arrays_.lines) bytes += lines.size_bytes();
   return bytes;
 }
 
 std::optional<size_t> HammingRun::FindFingerprint(uint64_t fingerprint) const {
   if (arrays_.fps.empty()) return std::nullopt;
-  const size_t h = fingerprint >> (64 - arrays_.dir_bits[0]);
-  const size_t end = std::min<size_t>(arrays_.dirs[0][h + 1], arrays_.fps.size());
-  const size_t begin = std::min<size_t>(arrays_.dirs[0][h], end);
+  const size_t h = fingerprint >> (64 - arrays_.line_bits[0]);
+  const size_t end = LineEnd(arrays_.lines[0], h, arrays_.fps.size());
+  const size_t begin = std::min<size_t>(arrays_.lines[0][h].begin, end);
   auto it = std::lower_bound(arrays_.fps.begin() + begin, arrays_.fps.begin() + end, fingerprint);
   if (it == arrays_.fps.begin() + end || *it != fingerprint) return std::nullopt;
   return static_cast<size_t>(it - arrays_.fps.begin());
@@ -426,7 +491,10 @@ void HammingRun::Revive(size_t pos) {
 void HammingRun::Scan(const HammingLayout& layout, uint64_t query,
                       std::vector<ScanHit>* hits) const {
   if (arrays_.fps.empty()) return;
-  ScanImpl(arrays_, layout, query, hits);
+  thread_local std::vector<BatchHit> batch_hits;
+  batch_hits.clear();
+  ScanBatchImpl(arrays_, layout, &query, 1, &batch_hits);
+  for (const BatchHit& hit : batch_hits) hits->push_back({hit.fingerprint, hit.distance});
 }
 
 }  // namespace neardup::internal

@@ -17,36 +17,72 @@
 
 namespace neardup::internal {
 
+// One cache line of a table's directory (Manku et al.'s "prefix" lookup made
+// direct-mapped): the entries of the table whose top `line_bits` bits equal
+// the line's index start at slot `begin`, and `fragment[i]` holds the 16 bits
+// just below the line bits of entry begin + i. A probe reads this one line
+// and compares the query's fragment with every stored one at once (the
+// fragments cover the table's leading blocks, or their first 16 bits beyond
+// the line bits), so for a query with no entry under its leading blocks --
+// nearly every probe of a random query -- a table costs one cache miss and
+// the table values are never touched.
+inline constexpr int kLineFragments = 29;
+struct alignas(64) HammingLine {
+  // Slots past the line's entries repeat the last fragment (zero when the
+  // line is empty), so that a line's bytes follow from the table alone.
+  uint16_t fragment[kLineFragments];
+  // Entries of the line, saturated at kLineFragments + 1: past that, the end
+  // is the next line's `begin` and entries past the fragments are compared
+  // directly.
+  uint16_t count;
+  uint32_t begin;
+};
+static_assert(sizeof(HammingLine) == 64);
+
 // Views of a run's arrays (owned vectors or a mapped file).
 // Invariant (for runs this library built): fps is sorted and unique;
 // id_begin has fps.size() + 1 non-decreasing entries ending at ids.size();
 // the ids of each fingerprint are sorted and unique; tables[t] holds
 // table(t).forward(fp) for every fp, sorted; tables[0] is fps (identity
-// permutation); dirs[t][h] is the first slot of tables[t] whose top
-// dir_bits[t] bits are >= h, and dirs[t] has 2^dir_bits[t] + 1 entries. A
-// mapped file may break any of these but the sizes: readers clamp every index
-// they take from the data, so a corrupt body gives wrong answers, never an
-// out-of-bounds read.
+// permutation); lines[t] has 2^line_bits[t] lines as BuildLines makes
+// them from tables[t] (line h ends where line h + 1 begins, the last one at
+// the end of the table). A mapped file may
+// break any of these but the sizes: readers clamp every index they take from
+// the data, so a corrupt body gives wrong answers, never an out-of-bounds
+// read.
 struct RunArrays {
   std::span<const uint64_t> fps;
   std::span<const uint32_t> id_begin;
   std::span<const uint64_t> ids;
   std::vector<std::span<const uint64_t>> tables;
-  std::vector<std::span<const uint32_t>> dirs;
-  std::vector<int> dir_bits;
+  std::vector<std::span<const HammingLine>> lines;
+  std::vector<int> line_bits;
 };
 
-// Directory bits for a run of `num_fps` fingerprints: ~4-8 per bucket.
-int RunDirectoryBits(size_t num_fps);
+// Line bits for a run of `num_fps` fingerprints: the fewest with at most 20
+// entries per line on average (10-20: a line overflows its 29 fragments
+// rarely, and costs 3.2-6.4 bytes per entry).
+int RunLineBits(size_t num_fps);
 
-// min(run_bits, prefix bits of table t): a bucket then always holds every
+// min(run_bits, prefix bits of table t): a line then always holds every
 // entry that shares the table's leading blocks.
-inline int TableDirectoryBits(const HammingLayout& layout, int run_bits, int t) {
+inline int TableLineBits(const HammingLayout& layout, int run_bits, int t) {
   return run_bits < layout.table(t).prefix_bits ? run_bits : layout.table(t).prefix_bits;
 }
 
-// Bytes of the directory of one table.
-inline size_t DirectoryEntries(int bits) { return (size_t{1} << bits) + 1; }
+// Lines of one table's directory (exactly 2^bits: no end marker, so that a
+// directory of 4 MiB stays on two huge pages rather than three).
+inline size_t NumLines(int bits) { return size_t{1} << bits; }
+
+// The slot where line h ends, clamped to the table (a corrupt mapped file).
+inline size_t LineEnd(std::span<const HammingLine> lines, size_t h, size_t table_size) {
+  return h + 1 < lines.size() && lines[h + 1].begin < table_size ? lines[h + 1].begin : table_size;
+}
+
+// The 16 bits of `value` just below its top `bits` bits. REQUIRES: bits <= 48.
+inline uint16_t LineFragment(uint64_t value, int bits) {
+  return static_cast<uint16_t>(value >> (48 - bits));
+}
 
 struct ScanHit {
   uint64_t fingerprint;
@@ -60,9 +96,10 @@ struct BatchHit {
   uint64_t fingerprint;
 };
 
-// Queries ScanBatch takes at once: enough independent probes in flight to
-// hide memory latency, few enough that their state stays in L1.
-inline constexpr size_t kScanBatch = 16;
+// Queries ScanBatch takes at once: enough probes to keep a steady stream of
+// prefetches ahead of the probe being read, few enough that their state
+// stays in L1.
+inline constexpr size_t kScanBatch = 32;
 
 class HammingRun {
  public:
@@ -99,8 +136,8 @@ class HammingRun {
 
   // Appends every fingerprint within max_distance of `query`, each once.
   void Scan(const HammingLayout& layout, uint64_t query, std::vector<ScanHit>* hits) const;
-  // The same for up to kScanBatch queries at once, with the directory and
-  // table reads of all of them prefetched before any is used.
+  // The same for up to kScanBatch queries at once, each directory line
+  // prefetched a few probes before it is read.
   void ScanBatch(const HammingLayout& layout, std::span<const uint64_t> queries,
                  std::vector<BatchHit>* hits) const;
 
@@ -115,8 +152,9 @@ class HammingRun {
 // small sorts: linear for hashed fingerprints).
 void SortEntries(std::span<const HammingEntry> in, std::vector<HammingEntry>* out);
 
-// Builds the directory of a sorted table.
-void BuildDirectory(std::span<const uint64_t> table, int bits, std::vector<uint32_t>* dir);
+// Fills `lines` (NumLines(bits) of them) with the directory of a sorted
+// table. REQUIRES: table.size() <= kMaxHammingEntries, bits <= 28.
+void BuildLines(std::span<const uint64_t> table, int bits, std::span<HammingLine> lines);
 
 }  // namespace neardup::internal
 

@@ -4,6 +4,7 @@
 #ifndef NEARDUP_INDEX_HAMMING_STATE_H_
 #define NEARDUP_INDEX_HAMMING_STATE_H_
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
@@ -45,6 +46,15 @@ HammingClusters ClustersOfRun(const HammingLayout& layout, const HammingRun& run
 Status SaveRun(const HammingLayout& layout, const HammingRun* run, const std::string& path);
 Result<std::unique_ptr<HammingIndexState>> OpenState(const std::string& path,
                                                      const HammingOpenOptions& options);
+
+// Bytes of the file header.
+inline constexpr size_t kHammingHeaderBytes = 128;
+
+// Recomputes, in a file image, the header checksum and (with `data_too`) the
+// body checksum, so that a mutated image gets past the checksums to the
+// structural checks behind them (for the fuzz target). No-op on an image
+// shorter than the header.
+void ResealHammingFile(std::span<uint8_t> image, bool data_too);
 
 }  // namespace neardup::internal
 
