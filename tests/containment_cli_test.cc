@@ -110,15 +110,53 @@ TEST_F(ContainmentCliTest, CreateAddSimilarQueryStats) {
   ASSERT_EQ(query.exit_code, 0) << query.err;
   std::vector<std::string> q = Lines(query.out);
   ASSERT_EQ(q.size(), 13u);
-  EXPECT_THAT(q[0],
-              MatchesRegex("\\{\"query\":\"harbor-wall-1\",\"chunks\":[0-9]+,\"matches\":"
-                           "\\[\\{\"b\":\"harbor-wall-1\",\"a_in_b\":1,\"b_in_a\":1\\}\\]\\}"));
+  EXPECT_THAT(q[0], MatchesRegex("\\{\"query\":\"harbor-wall-1\",\"chunks\":[0-9]+,\"matches\":"
+                                 "\\[\\{\"b\":\"harbor-wall-1\",\"a_in_b\":1,\"b_in_a\":1,"
+                                 "\"passages\":\\[\\{\"query\":\\[[0-9]+,[0-9]+\\],\"match\":\\["
+                                 "[0-9]+,[0-9]+\\]\\}\\]\\}\\]\\}"));
   EXPECT_THAT(q[12], MatchesRegex("\\{\"query\":\"q1\",\"chunks\":[0-9]+,\"matches\":\\[\\]\\}"));
 
   CommandResult stats = Neardup("index stats " + Collection());
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_THAT(stats.out, HasSubstr("\"documents\":12,"));
   EXPECT_THAT(stats.out, HasSubstr("\"similarity_rows\":"));
+}
+
+// A new document pastes two paragraphs of an archived one: `query` reports
+// them as passages, byte offsets into both original texts.
+TEST_F(ContainmentCliTest, QueryReportsPastedParagraphsAsPassages) {
+  const std::string p1 =
+      "The r\u00e9sum\u00e9 of the expedition lists seven glaciers measured every spring";
+  const std::string p2 = "Harbour cranes were replaced in the winter of the flood year";
+  const std::string p3 = "Ice cores from the northern ridge were stored at minus thirty degrees";
+  const std::string archived = "Opening words of the thesis. " + p1 + ". " + p2 + ". " + p3 + ".";
+  ASSERT_EQ(Neardup("index create " + Collection()).exit_code, 0);
+  std::string input = Write("archive.jsonl", "{\"id\":\"thesis\",\"text\":\"" + archived +
+                                                 "\"}\n{\"id\":\"other\",\"text\":\"bread "
+                                                 "with rye flour and salt and water\"}\n");
+  ASSERT_EQ(Neardup("index add -q " + Collection() + " " + input).exit_code, 0);
+  const std::string query = "A new essay begins here! " + p1 + " and in between, " + p3 + " END";
+  std::string query_file = Write("query.jsonl", "{\"id\":\"essay\",\"text\":\"" + query + "\"}\n");
+  CommandResult run = Neardup("query " + Collection() + " " + query_file);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+
+  // Offsets are bytes of the decoded UTF-8 (each \u00e9 is 2 bytes).
+  auto decode = [](std::string s) {
+    for (size_t at; (at = s.find("\\u00e9")) != std::string::npos;) s.replace(at, 6, "\xC3\xA9");
+    return s;
+  };
+  const std::string q = decode(query), a = decode(archived), d1 = decode(p1), d3 = decode(p3);
+  auto range = [](const std::string& text, const std::string& part) {
+    const size_t begin = text.find(part);
+    return "[" + std::to_string(begin) + "," + std::to_string(begin + part.size()) + "]";
+  };
+  EXPECT_THAT(run.out,
+              HasSubstr("\"passages\":[{\"query\":" + range(q, d1) + ",\"match\":" + range(a, d1) +
+                        "},{\"query\":" + range(q, d3) + ",\"match\":" + range(a, d3) + "}]"))
+      << run.out;
+  CommandResult none = Neardup("query " + Collection() + " --passages 0 " + query_file);
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_THAT(none.out, ::testing::Not(HasSubstr("passages")));
 }
 
 TEST_F(ContainmentCliTest, IncrementalSimilarEqualsFull) {
@@ -163,6 +201,13 @@ TEST_F(ContainmentCliTest, ErrorsAreClear) {
   CommandResult recipe = Neardup("query " + Collection() + " --preset paper " + Example());
   EXPECT_EQ(recipe.exit_code, 2);
   EXPECT_THAT(recipe.err, HasSubstr("is not the recipe of collection"));
+
+  const std::string bare = (dir_ / "bare").string();
+  ASSERT_EQ(Neardup("index create --no-texts " + bare).exit_code, 0);
+  EXPECT_EQ(Neardup("query " + bare + " " + Example()).exit_code, 0);
+  CommandResult passages = Neardup("query " + bare + " --passages 1 " + Example());
+  EXPECT_NE(passages.exit_code, 0);
+  EXPECT_THAT(passages.err, HasSubstr("does not store texts"));
 
   EXPECT_EQ(Neardup("similar " + Collection() + " --top 0").exit_code, 2);
   EXPECT_EQ(Neardup("similar " + Collection() + " --min 2").exit_code, 2);

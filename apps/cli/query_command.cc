@@ -22,6 +22,8 @@ struct QueryFlags {
   RunFlags run;
   size_t top = 10;
   double min = 0.1;
+  size_t passages = 3;
+  bool passages_given = false;
   std::string output = "-";
 };
 
@@ -47,6 +49,10 @@ int RunQuery(const QueryFlags& flags) {
   QueryOptions options;
   options.top_n = flags.top;
   options.min_similarity = flags.min;
+  // Passages by default where the texts are stored; asked for explicitly
+  // on a --no-texts collection they are an error (QueryDocument's).
+  options.passages_top =
+      (flags.passages_given || (*collection)->stores_texts()) ? flags.passages : 0;
   Status status;
   Document doc;
   std::string line;
@@ -74,6 +80,17 @@ int RunQuery(const QueryFlags& flags) {
       internal::AppendJsonDouble(&line, m.a_in_b);
       line += ",\"b_in_a\":";
       internal::AppendJsonDouble(&line, m.b_in_a);
+      if (i < options.passages_top) {
+        line += ",\"passages\":[";
+        for (size_t j = 0; j < m.passages.size(); ++j) {
+          const Passage& p = m.passages[j];
+          if (j > 0) line.push_back(',');
+          line += "{\"query\":[" + std::to_string(p.query_begin) + "," +
+                  std::to_string(p.query_end) + "],\"match\":[" + std::to_string(p.match_begin) +
+                  "," + std::to_string(p.match_end) + "]}";
+        }
+        line.push_back(']');
+      }
       line.push_back('}');
     }
     line += "]}\n";
@@ -94,7 +111,9 @@ void RegisterQueryCommand(CLI::App* app, std::function<int()>* run) {
       "query",
       "Check documents against a collection without adding them: one JSON line per input "
       "document, {\"query\", \"chunks\", \"matches\": [{\"b\", \"a_in_b\", \"b_in_a\"}]}, best "
-      "first; a_in_b is the fraction of the query found in b");
+      "first; a_in_b is the fraction of the query found in b. The best --passages matches also get "
+      "\"passages\": [{\"query\": [begin, end], \"match\": [begin, end]}], BYTE offsets "
+      "(half-open) into the original UTF-8 of the query and of the stored match");
   command->add_option("dir", flags->dir, "Collection directory")->required();
   flags->recipe.Register(command);
   flags->input.Register(command);
@@ -105,11 +124,18 @@ void RegisterQueryCommand(CLI::App* app, std::function<int()>* run) {
   command->add_option("--min", flags->min, "Least max(a_in_b, b_in_a) reported")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  command
+      ->add_option("--passages", flags->passages,
+                   "Matches (best first) that get their matching passages; 0: none. Needs "
+                   "stored texts (default 3, or 0 on a --no-texts collection)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
   command->callback([flags, run, command] {
     // --preset/--recipe only check that the collection was built with them.
     flags->recipe_given = command->count("--preset") + command->count("--recipe") > 0;
+    flags->passages_given = command->count("--passages") > 0;
     *run = [flags] { return RunQuery(*flags); };
   });
 }

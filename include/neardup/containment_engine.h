@@ -8,7 +8,10 @@
 //    the documents whose list may have changed are recomputed
 //    (AffectedDocuments, recorded by each commit); the table then equals a
 //    full recomputation.
-//  - QueryDocument: checks a document against the archive without adding it.
+//  - QueryDocument: checks a document against the archive without adding it,
+//    optionally with the matching passages of its top matches.
+//  - MatchingPassages: where two texts share counted chunks, as runs of byte
+//    ranges in both (see below).
 //
 // Cost: AddDocuments is the fingerprinting cost plus one index merge per
 // commit (make commits large). A full ComputeSimilarities is one
@@ -90,12 +93,25 @@ Result<std::vector<SimilarityRow>> ComputeAllSimilarities(const Collection& coll
 Status ComputeSimilarities(Collection& collection, const SimilarOptions& options,
                            SimilarStats* stats = nullptr);
 
+// A matching passage: bytes [query_begin, query_end) of the query text and
+// bytes [match_begin, match_end) of the match's stored text (BYTE offsets
+// into the original UTF-8, half-open; slice the original texts with them).
+struct Passage {
+  uint32_t query_begin = 0;
+  uint32_t query_end = 0;
+  uint32_t match_begin = 0;
+  uint32_t match_end = 0;
+  uint32_t chunks = 0;  // shared chunk occurrences merged into this passage
+  friend bool operator==(const Passage&, const Passage&) = default;
+};
+
 struct QueryMatch {
   uint32_t doc = 0;
   std::string id;  // external id
   uint32_t shared = 0;
-  double a_in_b = 0.0;  // how much of the query is found in the match
-  double b_in_a = 0.0;  // how much of the match is found in the query
+  double a_in_b = 0.0;            // how much of the query is found in the match
+  double b_in_a = 0.0;            // how much of the match is found in the query
+  std::vector<Passage> passages;  // for the first QueryOptions::passages_top matches
 };
 
 struct QueryResult {
@@ -107,12 +123,32 @@ struct QueryResult {
 struct QueryOptions {
   size_t top_n = 10;            // Default 10.
   double min_similarity = 0.1;  // Default 0.1.
+  // The best this many matches get their passages. Default 0: none (each
+  // costs a decompression and a position-aware chunking of the match's text,
+  // a few times the fingerprinting cost). FailedPrecondition when > 0 and the
+  // collection does not store texts.
+  size_t passages_top = 0;
 };
 
 // Checks one text against the archive (the collection's boilerplate cap
 // applies). `fingerprinter` must be CreateCollectionFingerprinter's.
 Result<QueryResult> QueryDocument(const Collection& collection, const Fingerprinter& fingerprinter,
                                   std::string_view text, const QueryOptions& options);
+
+// The passages of `query_text` found in the stored text of live document
+// `match_doc`. A chunk occurrence of the query pairs with an occurrence of
+// the same chunk in the match when the chunk is counted (df <= the
+// collection's cap, as in the score). Pairs are chained into runs in text
+// order: a pair extends a run when it moves forward in both texts and its
+// window overlaps or touches the run's last window in both (gap of at most
+// shingle_width * (sample_modulus - 1) tokens, so sampled recipes still give
+// whole passages). A passage is the union of its windows' byte ranges.
+// Passages come sorted by query_begin, then match_begin. A chunk repeated
+// more than 64 times in the match pairs with its first 64 occurrences only.
+// NotFound when the document is not live; FailedPrecondition when texts are
+// not stored; the errors of chunking (texts >= 4 GiB).
+Result<std::vector<Passage>> MatchingPassages(const Collection& collection,
+                                              std::string_view query_text, uint32_t match_doc);
 
 }  // namespace neardup
 

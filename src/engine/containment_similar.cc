@@ -7,6 +7,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "engine/containment_passages.h"
 #include "neardup/containment_engine.h"
 
 namespace neardup {
@@ -115,6 +116,11 @@ Status ComputeSimilarities(Collection& collection, const SimilarOptions& options
 Result<QueryResult> QueryDocument(const Collection& collection, const Fingerprinter& fingerprinter,
                                   std::string_view text, const QueryOptions& options) {
   NEARDUP_RETURN_IF_ERROR(collection.CheckRecipe(fingerprinter.recipe()));
+  if (options.passages_top > 0 && !collection.stores_texts()) {
+    return FailedPreconditionError("collection " + collection.dir() +
+                                   " does not store texts (created with --no-texts): matching "
+                                   "passages are unavailable");
+  }
   if (!fingerprinter.selection().chunks) {
     return InvalidArgumentError("the query fingerprinter does not compute chunks");
   }
@@ -130,8 +136,10 @@ Result<QueryResult> QueryDocument(const Collection& collection, const Fingerprin
   for (const ContainmentMatch& m : matches) docs.push_back(m.doc);
   NEARDUP_ASSIGN_OR_RETURN(auto ids, collection.ExternalIds(docs));
   for (const ContainmentMatch& m : matches) {
-    result.matches.push_back({m.doc, ids[m.doc], m.shared, m.a_in_b, m.b_in_a});
+    result.matches.push_back({m.doc, ids[m.doc], m.shared, m.a_in_b, m.b_in_a, {}});
   }
+  NEARDUP_RETURN_IF_ERROR(
+      internal::AddPassages(collection, text, options.passages_top, &result.matches));
   return result;
 }
 

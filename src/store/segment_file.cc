@@ -191,7 +191,12 @@ Result<std::string> SegmentReader::Text(size_t row) const {
   std::string_view frame = compressed_text(row);
   if (frame.empty()) return NotFoundError("segment " + path() + " holds no text for this document");
   unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
-  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > (1ull << 40)) {
+  // No zstd frame expands by more than about 2^15 (an RLE block: 4 bytes for
+  // 128 KiB), so a larger declared size is damage, refused before it is
+  // allocated (found by store_file_fuzz).
+  const unsigned long long max_size = (frame.size() << 15) + (1u << 17);
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > max_size ||
+      size > (1ull << 40)) {
     return DataLossError("segment " + path() + " holds a corrupt text frame");
   }
   std::string text(size, '\0');

@@ -99,5 +99,27 @@ TEST_F(SegmentFileTest, DamageIsDetected) {
   EXPECT_EQ(SegmentReader::Open(Path("none.nds")).status().code(), StatusCode::kNotFound);
 }
 
+// A text frame whose header declares an impossible decompressed size (here
+// 2^39 bytes from a frame of a few dozen) is DataLoss, not an allocation of
+// that size (store_file_fuzz).
+TEST_F(SegmentFileTest, ImpossibleTextSizeIsDataLoss) {
+  std::vector<uint32_t> a = {1, 2, 3};
+  const std::string text = "a text long enough for a frame of some twenty bytes or more";
+  std::vector<SegmentRow> rows = {{0, a, 1, text, {}}};
+  ASSERT_TRUE(WriteSegmentFile(Path("s.nds"), rows, true).ok());
+  std::string bytes = ReadAll(Path("s.nds"));
+  const size_t magic = bytes.find("\x28\xB5\x2F\xFD");
+  ASSERT_NE(magic, std::string::npos);
+  ASSERT_LT(magic + 13, bytes.size());
+  // Frame header descriptor: 8-byte content size, single segment.
+  bytes[magic + 4] = static_cast<char>(0xE0);
+  const uint64_t declared = uint64_t{1} << 39;
+  for (int i = 0; i < 8; ++i) bytes[magic + 5 + i] = static_cast<char>(declared >> (8 * i));
+  WriteAll(Path("big.nds"), bytes);
+  Result<std::unique_ptr<SegmentReader>> segment = SegmentReader::Open(Path("big.nds"));
+  ASSERT_TRUE(segment.ok()) << segment.status();
+  EXPECT_EQ((*segment)->Text(0).status().code(), StatusCode::kDataLoss);
+}
+
 }  // namespace
 }  // namespace neardup::internal

@@ -1,0 +1,372 @@
+// The containment engine on a synthetic archive built from real text.
+//
+// Archive: NEARDUP_CONTAINMENT_BENCH_DOCS documents (default 100000), each a
+// window of 150..600 words of a real text (cache/corpora/brown.jsonl and
+// spamassassin.jsonl, texts of >= 100 words), word-edited at a rate uniform
+// in [0, 10%] (insertions, deletions, substitutions from the corpus
+// vocabulary, bench/accuracy/synthetic_text.h), and in a quarter of them a
+// pasted passage of 40..120 words of another text. Windows of one source
+// overlap, so documents share text the way an archive with reuse does.
+// Seeded: the same archive every run. `default` recipe (word 5-shingles).
+//
+// BM_Fingerprint              chunk sets + SimHash of the archive (all cores)
+// BM_IndexBuild               ChunkIndex::Build of the archive's chunk sets;
+//                             postings per CPU-second (process CPU time, so a
+//                             loaded machine does not flatter or hurt it)
+// BM_CollectionIngest         Collection commits of 20000 documents (segments
+//                             with zstd texts, index merge, SQLite catalog)
+// BM_FullTopN                 ComputeSimilarities, full: top 10, min 0.1
+// BM_IncrementalAdd1000       commit of 1000 new documents, then the
+//                             incremental ComputeSimilarities
+// BM_Query/<eighths>          1000 new documents checked against an index of
+//                             the first <eighths>/8 of the archive:
+//                             fingerprint + ContainmentSearcher::Search
+//                             (cap 1000, top 10); p50 / p99 per query
+// BM_QueryCollection/<top>    QueryDocument on the collection (external ids
+//                             from SQLite) with passages for the best <top>
+// Every benchmark reports the peak RSS of the process so far (getrusage).
+// Run:
+//   cmake --build --preset release --target containment_bench
+//   build/release/bench/containment_bench
+// Figures: docs/CONTAINMENT.md.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "accuracy/synthetic_text.h"
+#include "neardup/collection.h"
+#include "neardup/containment.h"
+#include "neardup/containment_engine.h"
+#include "neardup/fingerprinter.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+using accuracy::EditWords;
+using accuracy::SplitWords;
+using accuracy::Uniform01;
+using accuracy::UniformBelow;
+
+constexpr uint32_t kCap = 1000;
+constexpr size_t kQueries = 1000;
+constexpr size_t kIncremental = 1000;
+
+size_t ArchiveDocs() {
+  const char* env = std::getenv("NEARDUP_CONTAINMENT_BENCH_DOCS");
+  return env != nullptr ? static_cast<size_t>(std::strtoull(env, nullptr, 10)) : 100000;
+}
+
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double PeakRssMiB() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+}
+
+class TextMaker {
+ public:
+  TextMaker() {
+    for (const char* name : {"brown", "spamassassin"}) {
+      accuracy::LoadedCorpus corpus = accuracy::LoadJsonlOrDie(std::string(NEARDUP_SOURCE_DIR) +
+                                                               "/cache/corpora/" + name + ".jsonl");
+      for (std::string& text : corpus.texts) sources_.push_back(std::move(text));
+    }
+    for (const std::string& text : sources_) {
+      std::vector<std::string_view> words = SplitWords(text);
+      if (words.size() < 100) continue;
+      vocabulary_.insert(vocabulary_.end(), words.begin(), words.end());
+      words_.push_back(std::move(words));
+    }
+  }
+
+  std::string Make(internal::SplitMix64& rng) const {
+    const auto& source = words_[UniformBelow(rng, words_.size())];
+    const size_t length = std::min<size_t>(source.size(), 150 + UniformBelow(rng, 451));
+    const size_t start = UniformBelow(rng, source.size() - length + 1);
+    std::vector<std::string_view> window(source.begin() + start, source.begin() + start + length);
+    if (Uniform01(rng) < 0.25) {
+      const auto& other = words_[UniformBelow(rng, words_.size())];
+      const size_t paste = std::min<size_t>(other.size(), 40 + UniformBelow(rng, 81));
+      const size_t from = UniformBelow(rng, other.size() - paste + 1);
+      const size_t at = UniformBelow(rng, window.size() + 1);
+      window.insert(window.begin() + at, other.begin() + from, other.begin() + from + paste);
+    }
+    return EditWords(window, 0.1 * Uniform01(rng), vocabulary_, rng);
+  }
+
+ private:
+  std::vector<std::string> sources_;
+  std::vector<std::vector<std::string_view>> words_;
+  std::vector<std::string_view> vocabulary_;
+};
+
+struct Archive {
+  TextMaker maker;
+  std::vector<std::string> texts;
+  std::vector<std::string> extra;    // the incremental add
+  std::vector<std::string> queries;  // never added
+  std::unique_ptr<Fingerprinter> fingerprinter;
+  std::vector<Fingerprint> fingerprints;
+  std::filesystem::path dir;
+  std::unique_ptr<Collection> collection;
+};
+
+Archive& TheArchive() {
+  static Archive* archive = [] {
+    auto* a = new Archive;
+    internal::SplitMix64 rng(20240601);
+    const size_t docs = ArchiveDocs();
+    a->texts.reserve(docs);
+    for (size_t i = 0; i < docs; ++i) a->texts.push_back(a->maker.Make(rng));
+    for (size_t i = 0; i < kIncremental; ++i) a->extra.push_back(a->maker.Make(rng));
+    for (size_t i = 0; i < kQueries; ++i) a->queries.push_back(a->maker.Make(rng));
+    Recipe recipe = *PresetRecipe("default");
+    a->fingerprinter =
+        std::move(CreateCpuFingerprinter(recipe, {.simhash = true, .chunks = true})).value();
+    a->dir = std::filesystem::temp_directory_path() /
+             ("neardup_containment_bench_" + std::to_string(getpid()));
+    std::filesystem::remove_all(a->dir);
+    return a;
+  }();
+  return *archive;
+}
+
+void ReportCommon(benchmark::State& state, double cpu_seconds) {
+  state.counters["cpu_s"] = cpu_seconds;
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+
+void BM_Fingerprint(benchmark::State& state) {
+  Archive& a = TheArchive();
+  uint64_t bytes = 0;
+  for (const std::string& t : a.texts) bytes += t.size();
+  std::vector<std::string_view> views(a.texts.begin(), a.texts.end());
+  double cpu = 0;
+  for (auto _ : state) {
+    const double c0 = CpuSeconds();
+    if (!a.fingerprinter->ComputeBatch(views, &a.fingerprints).ok()) std::abort();
+    cpu += CpuSeconds() - c0;
+  }
+  uint64_t postings = 0;
+  for (const Fingerprint& f : a.fingerprints) postings += f.chunks.size();
+  state.counters["docs"] = static_cast<double>(a.texts.size());
+  state.counters["MB_text"] = static_cast<double>(bytes) / 1e6;
+  state.counters["postings"] = static_cast<double>(postings);
+  state.counters["MB_per_cpu_s"] = static_cast<double>(bytes) / 1e6 / cpu;
+  ReportCommon(state, cpu);
+}
+
+void BM_IndexBuild(benchmark::State& state) {
+  Archive& a = TheArchive();
+  std::vector<ChunkDocument> docs;
+  for (size_t i = 0; i < a.fingerprints.size(); ++i) {
+    docs.push_back({static_cast<uint32_t>(i), a.fingerprints[i].chunks});
+  }
+  double cpu = 0;
+  uint64_t postings = 0, bytes = 0;
+  for (auto _ : state) {
+    const double c0 = CpuSeconds();
+    Result<ChunkIndex> index = ChunkIndex::Build(docs);
+    cpu += CpuSeconds() - c0;
+    if (!index.ok()) std::abort();
+    postings = index->num_postings();
+    bytes = index->MemoryBytes();
+  }
+  state.counters["postings"] = static_cast<double>(postings);
+  state.counters["postings_per_cpu_s"] =
+      static_cast<double>(postings) * static_cast<double>(state.iterations()) / cpu;
+  state.counters["bytes_per_posting"] = static_cast<double>(bytes) / static_cast<double>(postings);
+  ReportCommon(state, cpu / static_cast<double>(state.iterations()));
+}
+
+std::vector<IncomingDocument> Incoming(const std::vector<std::string>& texts,
+                                       const std::vector<Fingerprint>& fingerprints, size_t begin,
+                                       size_t end, const std::string& prefix) {
+  std::vector<IncomingDocument> out;
+  for (size_t i = begin; i < end; ++i) {
+    out.push_back({prefix + std::to_string(i), "", texts[i], fingerprints[i].chunks,
+                   fingerprints[i].simhash});
+  }
+  return out;
+}
+
+void BM_CollectionIngest(benchmark::State& state) {
+  Archive& a = TheArchive();
+  double cpu = 0;
+  for (auto _ : state) {
+    const double c0 = CpuSeconds();
+    if (!Collection::Create(a.dir.string(), a.fingerprinter->recipe(), {}).ok()) std::abort();
+    a.collection = std::move(Collection::Open(a.dir.string(),
+                                              {.mode = Collection::Mode::kReadWrite, .clock = {}}))
+                       .value();
+    for (size_t begin = 0; begin < a.texts.size(); begin += 20000) {
+      const size_t end = std::min(a.texts.size(), begin + 20000);
+      if (!a.collection->Commit(Incoming(a.texts, a.fingerprints, begin, end, "d"), {}).ok()) {
+        std::abort();
+      }
+    }
+    cpu += CpuSeconds() - c0;
+  }
+  CollectionStats stats = *a.collection->Stats();
+  state.counters["index_file_bytes_per_posting"] =
+      static_cast<double>(stats.index_bytes) / static_cast<double>(stats.index_postings);
+  state.counters["segment_MB"] = static_cast<double>(stats.segment_bytes) / 1e6;
+  state.counters["boilerplate_keys"] = static_cast<double>(stats.boilerplate_keys);
+  ReportCommon(state, cpu);
+}
+
+void BM_FullTopN(benchmark::State& state) {
+  Archive& a = TheArchive();
+  double cpu = 0;
+  SimilarStats stats;
+  for (auto _ : state) {
+    const double c0 = CpuSeconds();
+    if (!ComputeSimilarities(*a.collection,
+                             {.top_n = 10, .min_similarity = 0.1, .force_full = true}, &stats)
+             .ok()) {
+      std::abort();
+    }
+    cpu += CpuSeconds() - c0;
+  }
+  state.counters["rows"] = static_cast<double>(stats.rows);
+  state.counters["postings_visited"] = static_cast<double>(stats.search.postings_visited);
+  state.counters["postings_per_cpu_s"] = static_cast<double>(stats.search.postings_visited) / cpu;
+  ReportCommon(state, cpu);
+}
+
+void BM_IncrementalAdd1000(benchmark::State& state) {
+  Archive& a = TheArchive();
+  std::vector<Fingerprint> fingerprints;
+  std::vector<std::string_view> views(a.extra.begin(), a.extra.end());
+  if (!a.fingerprinter->ComputeBatch(views, &fingerprints).ok()) std::abort();
+  double cpu = 0, commit_s = 0, similar_s = 0;
+  SimilarStats stats;
+  for (auto _ : state) {
+    const double c0 = CpuSeconds();
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!a.collection->Commit(Incoming(a.extra, fingerprints, 0, a.extra.size(), "x"), {}).ok()) {
+      std::abort();
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!ComputeSimilarities(*a.collection, {.top_n = 10, .min_similarity = 0.1}, &stats).ok()) {
+      std::abort();
+    }
+    const auto t2 = std::chrono::steady_clock::now();
+    cpu += CpuSeconds() - c0;
+    commit_s += std::chrono::duration<double>(t1 - t0).count();
+    similar_s += std::chrono::duration<double>(t2 - t1).count();
+  }
+  state.counters["commit_s"] = commit_s;
+  state.counters["similar_s"] = similar_s;
+  state.counters["recomputed"] = static_cast<double>(stats.recomputed);
+  state.counters["incremental"] = stats.full ? 0 : 1;
+  ReportCommon(state, cpu);
+}
+
+double Percentile(std::vector<double> values, double q) {
+  std::sort(values.begin(), values.end());
+  return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1))];
+}
+
+void BM_Query(benchmark::State& state) {
+  Archive& a = TheArchive();
+  const size_t n = a.fingerprints.size() * static_cast<size_t>(state.range(0)) / 8;
+  std::vector<ChunkDocument> docs;
+  for (size_t i = 0; i < n; ++i)
+    docs.push_back({static_cast<uint32_t>(i), a.fingerprints[i].chunks});
+  ChunkIndex index = std::move(ChunkIndex::Build(docs)).value();
+  ContainmentSearcher searcher(index);
+  ContainmentOptions options{.max_document_frequency = kCap, .top_n = 10, .min_similarity = 0.1};
+  std::vector<double> latencies, search_only;
+  ContainmentSearchStats stats;
+  Fingerprint f;
+  for (auto _ : state) {
+    for (const std::string& q : a.queries) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!a.fingerprinter->Compute(q, &f).ok()) std::abort();
+      const auto t1 = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(searcher.Search(f.chunks, options, kNoDocument, &stats));
+      const auto t2 = std::chrono::steady_clock::now();
+      latencies.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+      search_only.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    }
+  }
+  state.counters["docs"] = static_cast<double>(n);
+  state.counters["postings"] = static_cast<double>(index.num_postings());
+  state.counters["p50_ms"] = Percentile(latencies, 0.5);
+  state.counters["p99_ms"] = Percentile(latencies, 0.99);
+  state.counters["search_p50_ms"] = Percentile(search_only, 0.5);
+  state.counters["search_p99_ms"] = Percentile(search_only, 0.99);
+  state.counters["visited_per_query"] =
+      static_cast<double>(stats.postings_visited) / static_cast<double>(latencies.size());
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+
+void BM_QueryCollection(benchmark::State& state) {
+  Archive& a = TheArchive();
+  QueryOptions options{
+      .top_n = 10, .min_similarity = 0.1, .passages_top = static_cast<size_t>(state.range(0))};
+  std::vector<double> latencies;
+  for (auto _ : state) {
+    for (size_t i = 0; i < 200; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Result<QueryResult> r = QueryDocument(*a.collection, *a.fingerprinter, a.queries[i], options);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!r.ok()) std::abort();
+      latencies.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+  }
+  state.counters["p50_ms"] = Percentile(latencies, 0.5);
+  state.counters["p99_ms"] = Percentile(latencies, 0.99);
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+
+void Cleanup(benchmark::State& state) {
+  for (auto _ : state) {
+    Archive& a = TheArchive();
+    a.collection.reset();
+    std::filesystem::remove_all(a.dir);
+  }
+}
+
+BENCHMARK(BM_Fingerprint)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_IndexBuild)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CollectionIngest)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FullTopN)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_IncrementalAdd1000)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_QueryCollection)
+    ->Arg(0)
+    ->Arg(3)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Query)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(Cleanup)->Iterations(1);
+
+}  // namespace
+}  // namespace neardup
+
+BENCHMARK_MAIN();
