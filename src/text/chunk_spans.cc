@@ -22,7 +22,7 @@ Result<ChunkSpanExtractor> ChunkSpanExtractor::Create(const Recipe& recipe) {
 }
 
 Result<std::vector<ChunkSpan>> ChunkSpanExtractor::Extract(std::string_view text) const {
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<TokenSpan> tokens, spanner_.Tokens(text));
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<SourceTokenSpan> tokens, spanner_.Tokens(text));
   std::vector<ChunkSpan> chunks;
   ShingleHasher shingles(shingle_width_, seed_);
   auto add = [&](uint64_t feature, uint32_t first, uint32_t last) {

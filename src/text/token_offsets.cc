@@ -109,16 +109,16 @@ Result<TokenSpanner> TokenSpanner::Create(const Recipe& recipe) {
   return TokenSpanner(recipe, std::move(hasher));
 }
 
-Result<std::vector<TokenSpan>> TokenSpanner::Tokens(std::string_view text) const {
+Result<std::vector<SourceTokenSpan>> TokenSpanner::Tokens(std::string_view text) const {
   NormalizedText normalized;
   NEARDUP_RETURN_IF_ERROR(NormalizeWithOffsets(text, normalization_, &normalized));
   const StopwordSet* stopwords = hasher_.stopwords();
-  std::vector<TokenSpan> tokens;
+  std::vector<SourceTokenSpan> tokens;
   const char* const base = normalized.text.data();
   uint32_t previous_end = 0;
   ForEachToken(tokenizer_, normalized.text, [&](std::string_view token) {
     if (stopwords != nullptr && stopwords->Contains(token)) return;
-    TokenSpan span;
+    SourceTokenSpan span;
     span.hash = HashFeatureBytes(hash_, token, seed_);
     if (token.data() == kCharSpaceToken.data()) {
       span.begin = span.end = previous_end;

@@ -58,7 +58,7 @@ Status NormalizeWithOffsets(std::string_view text, const NormalizationOptions& o
 // A surviving token: its feature hash (as TokenHasher gives it) and its
 // range in the original text. A kChar white-space token has the empty range
 // at the end of the token before it.
-struct TokenSpan {
+struct SourceTokenSpan {
   uint64_t hash = 0;
   uint32_t begin = 0;
   uint32_t end = 0;
@@ -72,7 +72,7 @@ class TokenSpanner {
 
   // The surviving tokens of `text`, in order (the sequence TokenHasher's
   // ForEachTokenHash calls on_hash with). Errors of NormalizeWithOffsets.
-  Result<std::vector<TokenSpan>> Tokens(std::string_view text) const;
+  Result<std::vector<SourceTokenSpan>> Tokens(std::string_view text) const;
 
  private:
   TokenSpanner(const Recipe& recipe, TokenHasher hasher)

@@ -56,7 +56,10 @@ TEST(NormalizeWithOffsetsTest, KnownOffsets) {
   options.remove_punctuation = true;
   NormalizedText out;
   // "Hi, Straße!" : ß (bytes 8..9) folds to "ss", both bytes mapped to it.
-  ASSERT_TRUE(NormalizeWithOffsets("Hi, Stra\xC3\x9F" "e!", options, &out).ok());
+  ASSERT_TRUE(NormalizeWithOffsets("Hi, Stra\xC3\x9F"
+                                   "e!",
+                                   options, &out)
+                  .ok());
   EXPECT_EQ(out.text, "hi strasse");
   EXPECT_THAT(out.source_begin, ElementsAre(0, 1, 3, 4, 5, 6, 7, 8, 8, 10));
   EXPECT_THAT(out.source_end, ElementsAre(1, 2, 4, 5, 6, 7, 8, 10, 10, 11));
@@ -67,8 +70,13 @@ TEST(NormalizeWithOffsetsTest, KnownOffsets) {
   EXPECT_THAT(out.source_begin, ElementsAre(0, 1, 2, 3, 3));
   EXPECT_THAT(out.source_end, ElementsAre(1, 2, 3, 6, 6));
   // Invalid bytes become U+FFFD mapped to the invalid byte.
-  ASSERT_TRUE(NormalizeWithOffsets("a\xFF" "b", options, &out).ok());
-  EXPECT_EQ(out.text, "a\xEF\xBF\xBD" "b");
+  ASSERT_TRUE(NormalizeWithOffsets("a\xFF"
+                                   "b",
+                                   options, &out)
+                  .ok());
+  EXPECT_EQ(out.text,
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_THAT(out.source_begin, ElementsAre(0, 1, 1, 1, 2));
   EXPECT_THAT(out.source_end, ElementsAre(1, 2, 2, 2, 3));
 }
@@ -119,10 +127,10 @@ TEST(TokenSpannerTest, HashesEqualTokenHasher) {
       std::string scratch;
       hasher->ForEachTokenHash(
           text, &scratch, [&](uint64_t h) { expected.push_back(h); }, nullptr);
-      Result<std::vector<TokenSpan>> tokens = spanner->Tokens(text);
+      Result<std::vector<SourceTokenSpan>> tokens = spanner->Tokens(text);
       ASSERT_TRUE(tokens.ok()) << tokens.status();
       std::vector<uint64_t> actual;
-      for (const TokenSpan& t : *tokens) {
+      for (const SourceTokenSpan& t : *tokens) {
         actual.push_back(t.hash);
         ASSERT_LE(t.begin, t.end);
         ASSERT_LE(t.end, text.size());
@@ -137,10 +145,10 @@ TEST(TokenSpannerTest, SlicesOfTheOriginalNormalizeToTheTokens) {
   Result<TokenSpanner> spanner = TokenSpanner::Create(recipe);
   ASSERT_TRUE(spanner.ok());
   const std::string text = "  \xC2\xABHello\xC2\xBB, W\xC3\x96RLD!  \xEF\xAC\x81le 42";
-  Result<std::vector<TokenSpan>> tokens = spanner->Tokens(text);
+  Result<std::vector<SourceTokenSpan>> tokens = spanner->Tokens(text);
   ASSERT_TRUE(tokens.ok());
   std::vector<std::string> slices;
-  for (const TokenSpan& t : *tokens) slices.push_back(text.substr(t.begin, t.end - t.begin));
+  for (const SourceTokenSpan& t : *tokens) slices.push_back(text.substr(t.begin, t.end - t.begin));
   EXPECT_THAT(slices, ElementsAre("Hello", "W\xC3\x96RLD", "\xEF\xAC\x81le", "42"));
 }
 
@@ -149,7 +157,7 @@ TEST(TokenSpannerTest, CharSpaceTokenIsEmptyAfterThePreviousToken) {
   recipe.tokenizer = TokenizerKind::kChar;
   Result<TokenSpanner> spanner = TokenSpanner::Create(recipe);
   ASSERT_TRUE(spanner.ok());
-  Result<std::vector<TokenSpan>> tokens = spanner->Tokens("a  b");
+  Result<std::vector<SourceTokenSpan>> tokens = spanner->Tokens("a  b");
   ASSERT_TRUE(tokens.ok());
   ASSERT_EQ(tokens->size(), 3u);
   EXPECT_EQ((*tokens)[1].begin, 1u);
