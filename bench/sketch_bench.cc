@@ -156,6 +156,30 @@ void BM_BottomKJaccardAtLeast(benchmark::State& state) {
 }
 BENCHMARK(BM_BottomKJaccardAtLeast)->Arg(50)->Arg(80);
 
+// The same pairs through JaccardAtLeastBatch, 4096 pairs a call.
+void BM_BottomKJaccardAtLeastBatch(benchmark::State& state) {
+  const PairData& data = Pairs();
+  const double threshold = static_cast<double>(state.range(0)) / 100.0;
+  std::vector<const BottomKSketch*> left;
+  std::vector<const BottomKSketch*> right;
+  for (const auto& [x, y] : data.pairs) {
+    left.push_back(&data.sketches[x]);
+    right.push_back(&data.sketches[y]);
+  }
+  std::vector<uint8_t> accepted(left.size());
+  std::vector<double> estimates(left.size());
+  int64_t hits = 0;
+  for (auto _ : state) {
+    hits += static_cast<int64_t>(
+        JaccardAtLeastBatch(left, right, threshold, accepted, estimates));
+    benchmark::DoNotOptimize(estimates.data());
+  }
+  state.counters["hit_rate"] =
+      static_cast<double>(hits) / static_cast<double>(state.iterations() * data.pairs.size());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(data.pairs.size()));
+}
+BENCHMARK(BM_BottomKJaccardAtLeastBatch)->Arg(50)->Arg(80);
+
 void BM_KValueEstimateJaccard(benchmark::State& state) {
   std::vector<KValueSketch> sketches;
   for (uint64_t d = 0; d < 256; ++d) {

@@ -41,6 +41,19 @@ double EstimateJaccard(const BottomKSketch& a, const BottomKSketch& b);
 bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double threshold,
                     double* estimate);
 
+// JaccardAtLeast over many pairs: for each i, accepted[i] =
+// JaccardAtLeast(*a[i], *b[i], threshold, ...) and, where accepted[i] is 1,
+// estimates[i] = EstimateJaccard(*a[i], *b[i]) (other entries of estimates are
+// left unchanged; an empty `estimates` is not written). Returns the number of
+// accepted pairs. Same results as the one-pair call; faster on many pairs
+// because the sketches of the pairs a few places ahead are prefetched while
+// the current pair is decided, so their cache misses overlap its work.
+// REQUIRES: a.size() == b.size() == accepted.size(), estimates empty or of
+// the same size, a[i]->k == b[i]->k (all checked, abort).
+size_t JaccardAtLeastBatch(std::span<const BottomKSketch* const> a,
+                           std::span<const BottomKSketch* const> b, double threshold,
+                           std::span<uint8_t> accepted, std::span<double> estimates);
+
 // The one-permutation estimator: the fraction of positions with equal values.
 // 0.0 if either sketch is empty (KValueSketch::empty).
 // REQUIRES: a.values.size() == b.values.size().
