@@ -134,17 +134,20 @@ bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thres
     const uint64_t* build = a_probes ? bv : av;
     const size_t n_probe = a_probes ? na : nb;
     const size_t n_build = a_probes ? nb : na;
+    const internal::PrefixCounts counts = internal::BestPrefixFilter()(probe, build, prefix);
+    const size_t gamma = counts.maybe_common;
+    const size_t beta = counts.build_below_cut;
+    // The first term needs no search and rejects most unrelated pairs of
+    // similar size; only the rest pay for the binary search (a chain of
+    // dependent loads, often cache misses on large sketch sets).
+    if (gamma + (k + gamma - prefix - beta) < needed) return false;
     // t = the smaller k-th value among the full sides (at least one is
     // full); the full side that gives t has exactly k values <= t.
     const bool probe_gives_t = n_probe >= k && (n_build < k || probe[k - 1] <= build[k - 1]);
     const uint64_t t = probe_gives_t ? probe[k - 1] : build[k - 1];
     const size_t probe_to_t = probe_gives_t ? k : internal::CountAtMost(probe, n_probe, t);
     const size_t build_to_t = probe_gives_t ? internal::CountAtMost(build, n_build, t) : k;
-    const internal::PrefixCounts counts = internal::BestPrefixFilter()(probe, build, prefix);
-    const size_t gamma = counts.maybe_common;
-    const size_t beta = counts.build_below_cut;
-    const size_t above =
-        std::min({k + gamma - prefix - beta, build_to_t - beta, probe_to_t - prefix});
+    const size_t above = std::min(build_to_t - beta, probe_to_t - prefix);
     if (gamma + above < needed) return false;
     // Where the prefix term can fire (k - 2h < needed, e.g. k = 128 at any
     // threshold above 0), most pairs that pass are similar and need the
