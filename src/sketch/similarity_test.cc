@@ -330,8 +330,8 @@ TEST(BottomKSimilarityTest, JaccardAtLeastOnShortSketchesEqualsThresholdedEstima
     for (int trial = 0; trial < 600; ++trial) {
       const size_t na = 1 + rng.Next() % (k - 1);
       const size_t spread = trial % 3 == 0 ? k - 1 : 1 + na / 8;
-      const size_t nb = std::clamp<size_t>(na + rng.Next() % (2 * spread + 1), spread, na + spread) -
-                        spread + 1;
+      const size_t nb =
+          std::clamp<size_t>(na + rng.Next() % (2 * spread + 1), spread, na + spread) - spread + 1;
       auto [av, bv] = OverlappingValues(rng, na, std::min<size_t>(nb, k - 1), trial % 5);
       const BottomKSketch a{k, av};
       const BottomKSketch b{k, bv};
