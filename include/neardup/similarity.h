@@ -9,9 +9,13 @@
 // exact upper bound on the matches from the two sketches' smallest values
 // (AVX-512 where present), which rejects most unrelated pairs without a walk;
 // the pairs it cannot reject take a two-way split merge walk
-// (docs/JACCARD_KERNEL.md). The k-value estimator is O(k); set functions
-// O(|A| + |B|). No allocation.
-// Thread safety: pure functions.
+// (docs/JACCARD_KERNEL.md). Two sketches shorter than k are first rejected
+// in O(1) when their sizes differ too much (J <= min/max). On large sketch
+// sets the check is bound by memory (about 1 KB read per pair):
+// JaccardAtLeastBatch prefetches ahead. The k-value estimator is O(k); set
+// functions O(|A| + |B|). No allocation.
+// Thread safety: pure functions (JaccardAtLeast keeps a per-thread cache of
+// the last threshold's match count; results never depend on it).
 #ifndef NEARDUP_SIMILARITY_H_
 #define NEARDUP_SIMILARITY_H_
 
