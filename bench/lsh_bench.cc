@@ -95,6 +95,69 @@ void BM_Insert(benchmark::State& state) {
 }
 BENCHMARK(BM_Insert)->Args({16, 8})->Args({9, 13})->Unit(benchmark::kMillisecond)->Iterations(2);
 
+// BM_Insert after Reserve(1M) (outside the timed region): what the inserts
+// cost without growing arrays and tables.
+void BM_InsertReserved(benchmark::State& state) {
+  std::vector<uint64_t> ids, sketches;
+  for (auto _ : state) {
+    state.PauseTiming();
+    LshIndex index = MakeIndex(state);
+    NEARDUP_CHECK(index.Reserve(kNumDocs).ok());
+    state.ResumeTiming();
+    for (uint64_t first = 0; first < kNumDocs; first += kBatch) {
+      state.PauseTiming();
+      MakeBatch(first, kBatch, ids, sketches);
+      state.ResumeTiming();
+      for (uint64_t i = 0; i < kBatch; ++i) {
+        const Status status =
+            index.Insert(ids[i], std::span(sketches).subspan(i * kNumHashes, kNumHashes));
+        if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+      }
+    }
+    state.PauseTiming();
+    ReportMemory(state, index);
+    index = MakeIndex(state);  // free outside the timed region
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kNumDocs));
+}
+BENCHMARK(BM_InsertReserved)
+    ->Args({16, 8})
+    ->Args({9, 13})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+
+// Builds a 1M index from empty with InsertBulk batches of 4000 documents:
+// below the parallel threshold, so on the calling thread only. The batched
+// path fills one band table at a time with prefetches 8 documents ahead.
+void BM_InsertBulkOneThread(benchmark::State& state) {
+  constexpr uint64_t kSmallBulk = 4000;
+  std::vector<uint64_t> ids, sketches;
+  for (auto _ : state) {
+    state.PauseTiming();
+    LshIndex index = MakeIndex(state);
+    state.ResumeTiming();
+    for (uint64_t first = 0; first + kSmallBulk <= kNumDocs; first += kSmallBulk) {
+      state.PauseTiming();
+      MakeBatch(first, kSmallBulk, ids, sketches);
+      state.ResumeTiming();
+      const Status status = index.InsertBulk(ids, sketches);
+      if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+    }
+    state.PauseTiming();
+    ReportMemory(state, index);
+    index = MakeIndex(state);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() *
+                          static_cast<int64_t>(kNumDocs / kSmallBulk * kSmallBulk));
+}
+BENCHMARK(BM_InsertBulkOneThread)
+    ->Args({16, 8})
+    ->Args({9, 13})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+
 // Builds a 1M index from empty with InsertBulk batches of 64K (all cores).
 void BM_InsertBulk(benchmark::State& state) {
   constexpr uint64_t kBulk = 4 * kBatch;

@@ -83,16 +83,18 @@ BENCHMARK(BM_KValueAdd)->Arg(100)->Arg(1000)->Arg(10000);
 // 1024 documents of 100..5000 distinct features (log-uniform) and 4096
 // candidate pairs among them: 90% unrelated (Jaccard ~0, what most LSH
 // candidates and all-pairs scans are), 10% near-duplicates (Jaccard ~0.6-0.9).
+// LargePairs: the same shape with 16384 documents (about 17 MB of sketches,
+// beyond the L2 cache, as on a real corpus) and 65536 pairs.
 struct PairData {
   std::vector<BottomKSketch> sketches;
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
 };
 
-const PairData& Pairs() {
-  static const PairData data = [] {
+PairData MakePairData(size_t num_docs, size_t num_pairs) {
+  const size_t kDocs = num_docs;
+  {
     PairData d;
     internal::SplitMix64 rng(11);
-    constexpr size_t kDocs = 1024;
     std::vector<std::vector<uint64_t>> docs;
     for (size_t i = 0; i < kDocs; ++i) {
       const double u = static_cast<double>(rng.Next() >> 11) / 9007199254740992.0;
@@ -113,7 +115,7 @@ const PairData& Pairs() {
       for (uint64_t f : doc) builder.Add(f);
       d.sketches.push_back(builder.Finish());
     }
-    for (size_t p = 0; p < 4096; ++p) {
+    for (size_t p = 0; p < num_pairs; ++p) {
       if (p % 10 == 0) {
         const auto even = static_cast<uint32_t>(rng.Next() % (kDocs / 2) * 2);
         d.pairs.emplace_back(even, even + 1);
@@ -123,7 +125,16 @@ const PairData& Pairs() {
       }
     }
     return d;
-  }();
+  }
+}
+
+const PairData& Pairs() {
+  static const PairData data = MakePairData(1024, 4096);
+  return data;
+}
+
+const PairData& LargePairs() {
+  static const PairData data = MakePairData(16384, 65536);
   return data;
 }
 
@@ -139,8 +150,9 @@ void BM_BottomKEstimateJaccard(benchmark::State& state) {
 }
 BENCHMARK(BM_BottomKEstimateJaccard);
 
+// Args: threshold x 100, and 1 for LargePairs.
 void BM_BottomKJaccardAtLeast(benchmark::State& state) {
-  const PairData& data = Pairs();
+  const PairData& data = state.range(1) != 0 ? LargePairs() : Pairs();
   const double threshold = static_cast<double>(state.range(0)) / 100.0;
   int64_t hits = 0;
   for (auto _ : state) {
@@ -154,7 +166,34 @@ void BM_BottomKJaccardAtLeast(benchmark::State& state) {
       static_cast<double>(hits) / static_cast<double>(state.iterations() * data.pairs.size());
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(data.pairs.size()));
 }
-BENCHMARK(BM_BottomKJaccardAtLeast)->Arg(50)->Arg(80);
+BENCHMARK(BM_BottomKJaccardAtLeast)->Args({50, 0})->Args({80, 0})->Args({50, 1})->Args({80, 1});
+
+// The same pairs through JaccardAtLeastBatch, all pairs in one call.
+void BM_BottomKJaccardAtLeastBatch(benchmark::State& state) {
+  const PairData& data = state.range(1) != 0 ? LargePairs() : Pairs();
+  const double threshold = static_cast<double>(state.range(0)) / 100.0;
+  std::vector<const BottomKSketch*> left;
+  std::vector<const BottomKSketch*> right;
+  for (const auto& [x, y] : data.pairs) {
+    left.push_back(&data.sketches[x]);
+    right.push_back(&data.sketches[y]);
+  }
+  std::vector<uint8_t> accepted(left.size());
+  std::vector<double> estimates(left.size());
+  int64_t hits = 0;
+  for (auto _ : state) {
+    hits += static_cast<int64_t>(JaccardAtLeastBatch(left, right, threshold, accepted, estimates));
+    benchmark::DoNotOptimize(estimates.data());
+  }
+  state.counters["hit_rate"] =
+      static_cast<double>(hits) / static_cast<double>(state.iterations() * data.pairs.size());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(data.pairs.size()));
+}
+BENCHMARK(BM_BottomKJaccardAtLeastBatch)
+    ->Args({50, 0})
+    ->Args({80, 0})
+    ->Args({50, 1})
+    ->Args({80, 1});
 
 void BM_KValueEstimateJaccard(benchmark::State& state) {
   std::vector<KValueSketch> sketches;

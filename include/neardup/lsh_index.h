@@ -76,6 +76,15 @@ class LshIndex {
   Status InsertBulk(std::span<const uint64_t> doc_ids,
                     std::span<const uint64_t> sketches_row_major);
 
+  // Makes room for num_documents documents in total (stored ones included)
+  // so that inserting up to that many never grows an array or a table: no
+  // copying, no rehashing and no first-touch page faults of the discarded
+  // smaller buffers during the inserts. Allocates about MemoryBytes() of a
+  // full index up front (the band tables are sized for one distinct key per
+  // document per band). A no-op when the index already has the room.
+  // ResourceExhausted above 2^31 documents.
+  Status Reserve(size_t num_documents);
+
   // Removes `doc_id`; false if it is not present.
   bool Remove(uint64_t doc_id);
 

@@ -385,6 +385,23 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
   return Status::Ok();
 }
 
+Status LshIndex::Reserve(size_t num_documents) {
+  LshIndexState& s = *state_;
+  if (num_documents > kMaxDocuments) {
+    return ResourceExhaustedError("cannot reserve " + std::to_string(num_documents) +
+                                  " documents: the LSH index holds at most " +
+                                  std::to_string(kMaxDocuments));
+  }
+  s.doc_ids.reserve(num_documents);
+  s.id_table.Reserve(num_documents);
+  for (LshBand& band : s.bands) {
+    band.keys.reserve(num_documents);
+    band.links.reserve(num_documents);
+    band.table.Reserve(num_documents);
+  }
+  return Status::Ok();
+}
+
 bool LshIndex::Remove(uint64_t doc_id) {
   LshIndexState& s = *state_;
   const size_t pos = s.id_table.Find(internal::Mix64(doc_id),

@@ -341,6 +341,41 @@ TEST(LshIndexTest, MemoryGrowsWithDocuments) {
   EXPECT_LE(full - empty, 2000u * 2000);
 }
 
+// Reserve makes room up front: inserting up to the reserved count changes
+// no capacity (MemoryBytes stays put), the index answers as the oracle, and
+// a Reserve below the current room, or on a non-empty index, is harmless.
+TEST(LshIndexTest, ReserveAvoidsGrowthAndKeepsResults) {
+  for (const Shape& shape : {Shape{16, 8, 128}, Shape{5, 3, 16}}) {
+    SCOPED_TRACE(::testing::Message() << "b=" << shape.num_bands << " r=" << shape.rows_per_band);
+    const Stored stored = MakeCorpus(shape.num_bands + 5, 600, shape.num_hashes, 0);
+    LshIndex index = MakeIndex({shape.num_bands, shape.rows_per_band}, shape.num_hashes);
+    ASSERT_TRUE(index.Reserve(stored.size()).ok());
+    const size_t reserved = index.MemoryBytes();
+    size_t inserted = 0;
+    for (const auto& [id, sketch] : stored) {
+      ASSERT_TRUE(index.Insert(id, sketch).ok());
+      ASSERT_EQ(index.MemoryBytes(), reserved) << "after " << ++inserted << " inserts";
+      if (inserted == 300) {
+        ASSERT_TRUE(index.Reserve(10).ok());  // below the room: no-op
+      }
+    }
+    SplitMix64 rng(3);
+    ExpectMatchesBruteForce(index, stored, rng, 0);
+    // Growing a filled index keeps its contents.
+    ASSERT_TRUE(index.Reserve(5000).ok());
+    EXPECT_GT(index.MemoryBytes(), reserved);
+    ExpectMatchesBruteForce(index, stored, rng, 0);
+  }
+}
+
+TEST(LshIndexTest, ReserveRejectsMoreThanTheMaximum) {
+  LshIndex index = MakeIndex({4, 4}, 16);
+  const Status status = index.Reserve((size_t{1} << 31) + 1);
+  EXPECT_EQ(status.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(), HasSubstr("2147483649"));
+  EXPECT_EQ(index.MemoryBytes(), MakeIndex({4, 4}, 16).MemoryBytes());
+}
+
 TEST(LshIndexTest, MovedIndexKeepsItsContents) {
   LshIndex index = MakeIndex({2, 2}, 4);
   ASSERT_TRUE(index.Insert(1, Sketch{1, 2, 3, 4}).ok());

@@ -320,6 +320,100 @@ TEST(BottomKSimilarityTest, JaccardAtLeastEqualsThresholdedEstimateOnAdversarial
   }
 }
 
+// Both sketches shorter than k (short documents): the size-ratio and prefix
+// bounds of the small-pair path must never reject a pair at or above the
+// threshold. Sizes are close (where the bounds are tight) and far apart,
+// the union below and above k, overlaps from none to all.
+TEST(BottomKSimilarityTest, JaccardAtLeastOnShortSketchesEqualsThresholdedEstimate) {
+  internal::SplitMix64 rng(31);
+  for (uint32_t k : {64u, 128u, 256u}) {
+    for (int trial = 0; trial < 600; ++trial) {
+      const size_t na = 1 + rng.Next() % (k - 1);
+      const size_t spread = trial % 3 == 0 ? k - 1 : 1 + na / 8;
+      const size_t nb =
+          std::clamp<size_t>(na + rng.Next() % (2 * spread + 1), spread, na + spread) - spread + 1;
+      auto [av, bv] = OverlappingValues(rng, na, std::min<size_t>(nb, k - 1), trial % 5);
+      const BottomKSketch a{k, av};
+      const BottomKSketch b{k, bv};
+      ASSERT_LT(a.values.size(), k);
+      ASSERT_LT(b.values.size(), k);
+      const double exact = EstimateJaccard(a, b);
+      ASSERT_EQ(exact, OracleEstimate(a, b));
+      const double m = static_cast<double>(std::min(a.values.size(), b.values.size()));
+      const double big = static_cast<double>(std::max(a.values.size(), b.values.size()));
+      const double thresholds[] = {exact,
+                                   std::nextafter(exact, 2.0),
+                                   std::nextafter(exact, -1.0),
+                                   m / big,
+                                   std::nextafter(m / big, 2.0),
+                                   static_cast<double>(rng.Next() % 1001) / 1000.0,
+                                   0.5,
+                                   0.8};
+      for (double threshold : thresholds) {
+        double estimate = -7.0;
+        const bool at_least = JaccardAtLeast(a, b, threshold, &estimate);
+        ASSERT_EQ(at_least, exact >= threshold)
+            << "k " << k << " trial " << trial << " na " << a.values.size() << " nb "
+            << b.values.size() << " threshold " << threshold << " exact " << exact;
+        ASSERT_EQ(estimate, at_least ? exact : -7.0);
+        ASSERT_EQ(JaccardAtLeast(b, a, threshold, nullptr), at_least);
+      }
+    }
+  }
+}
+
+// The batch call gives, pair by pair, what the one-pair call gives, and
+// leaves the estimates of rejected pairs alone.
+TEST(BottomKSimilarityTest, JaccardAtLeastBatchEqualsOnePairCalls) {
+  internal::SplitMix64 rng(8);
+  for (int k : {16, 128}) {
+    std::vector<BottomKSketch> left;
+    std::vector<BottomKSketch> right;
+    for (int trial = 0; trial < 400; ++trial) {
+      const Pair pair = RandomPair(rng, static_cast<size_t>(k));
+      left.push_back(SketchOf(pair.a, k));
+      right.push_back(SketchOf(pair.b, k));
+    }
+    std::vector<const BottomKSketch*> pa;
+    std::vector<const BottomKSketch*> pb;
+    for (size_t i = 0; i < left.size(); ++i) {
+      pa.push_back(&left[i]);
+      pb.push_back(&right[i]);
+    }
+    for (double threshold : {0.0, 0.3, 0.5, 0.8, 1.0}) {
+      std::vector<uint8_t> accepted(pa.size(), 7);
+      std::vector<double> estimates(pa.size(), -7.0);
+      const size_t count = JaccardAtLeastBatch(pa, pb, threshold, accepted, estimates);
+      size_t expected_count = 0;
+      for (size_t i = 0; i < pa.size(); ++i) {
+        double estimate = -7.0;
+        const bool ok = JaccardAtLeast(left[i], right[i], threshold, &estimate);
+        ASSERT_EQ(accepted[i], ok ? 1 : 0) << "pair " << i << " threshold " << threshold;
+        ASSERT_EQ(estimates[i], estimate) << "pair " << i << " threshold " << threshold;
+        expected_count += ok ? 1 : 0;
+      }
+      EXPECT_EQ(count, expected_count);
+      EXPECT_GT(count, 0u);
+      // Without estimates: the same decisions.
+      std::vector<uint8_t> again(pa.size(), 7);
+      EXPECT_EQ(JaccardAtLeastBatch(pa, pb, threshold, again, {}), count);
+      EXPECT_EQ(again, accepted);
+    }
+  }
+  EXPECT_EQ(JaccardAtLeastBatch({}, {}, 0.5, {}, {}), 0u);
+}
+
+TEST(BottomKSimilarityDeathTest, BatchRejectsMismatchedSpans) {
+  const BottomKSketch a{4, {1}};
+  const BottomKSketch* one[] = {&a};
+  const BottomKSketch* two[] = {&a, &a};
+  uint8_t accepted[2];
+  double estimates[2];
+  EXPECT_DEATH(JaccardAtLeastBatch(one, two, 0.5, std::span(accepted, 1), {}), "different sizes");
+  EXPECT_DEATH(JaccardAtLeastBatch(two, two, 0.5, accepted, std::span(estimates, 1)),
+               "estimates size");
+}
+
 TEST(BottomKSimilarityDeathTest, RejectsDifferentK) {
   const BottomKSketch a{4, {1}};
   const BottomKSketch b{8, {1}};
