@@ -70,6 +70,9 @@ Result<std::vector<SimilarPair>> MinHashPairs(std::span<const Fingerprint> finge
   NEARDUP_ASSIGN_OR_RETURN(report->lsh, ChooseLshParams(lsh_options));
 
   NEARDUP_ASSIGN_OR_RETURN(LshIndex index, LshIndex::Create(report->lsh.params, num_hashes));
+  // Sized once for every document: no table regrowth (and its transient
+  // doubling) while inserting.
+  NEARDUP_RETURN_IF_ERROR(index.Reserve(fingerprints.size() - report->empty_documents));
   // Sketches are copied into the row-major layout InsertBulk takes a slice at
   // a time, so the copy stays small (64 Ki documents: 64 MiB at k = 128)
   // instead of doubling the sketches' memory.
