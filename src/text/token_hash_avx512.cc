@@ -47,9 +47,9 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i Set(uint64_t v) {
   return _mm512_set1_epi64(static_cast<long long>(v));
 }
 
-// The high 64 bits of the 128-bit products a * b, per lane, from four
-// 32x32->64 multiplies (vpmuludq).
-NEARDUP_AVX512_XXH3_TARGET inline __m512i MulHigh64(__m512i a, __m512i b) {
+// XXH3_mul128_fold64 per lane: the low and high 64 bits of the 128-bit
+// product a * b, xored, from four 32x32->64 multiplies (vpmuludq).
+NEARDUP_AVX512_XXH3_TARGET inline __m512i Mul128Fold64(__m512i a, __m512i b) {
   const __m512i low32 = Set(0xffffffffULL);
   const __m512i a_hi = _mm512_srli_epi64(a, 32);
   const __m512i b_hi = _mm512_srli_epi64(b, 32);
@@ -57,12 +57,16 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i MulHigh64(__m512i a, __m512i b) {
   const __m512i lh = _mm512_mul_epu32(a, b_hi);
   const __m512i hl = _mm512_mul_epu32(a_hi, b);
   const __m512i hh = _mm512_mul_epu32(a_hi, b_hi);
-  // mid < 3 * 2^32: the carry into the high half.
+  // mid < 3 * 2^32: bits 32..63 of the product and the carry into the high half.
   const __m512i mid =
       _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, low32)),
                        _mm512_and_si512(hl, low32));
-  return _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
-                          _mm512_add_epi64(_mm512_srli_epi64(lh, 32), _mm512_srli_epi64(hl, 32)));
+  const __m512i high =
+      _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
+                       _mm512_add_epi64(_mm512_srli_epi64(lh, 32), _mm512_srli_epi64(hl, 32)));
+  // low = (mid << 32) | (ll & low32).
+  const __m512i low = _mm512_ternarylogic_epi64(_mm512_slli_epi64(mid, 32), ll, low32, 0xF8);
+  return _mm512_xor_si512(low, high);
 }
 
 NEARDUP_AVX512_XXH3_TARGET void Xxh3SpansAvx512Impl(std::string_view text, const TokenSpan* spans,
@@ -115,34 +119,40 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3SpansAvx512Impl(std::string_view text, const
     const __m512i combined =
         _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
                         _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
-    __m512i h13 = _mm512_xor_si512(combined, bitflip13);
-    h13 = _mm512_mullo_epi64(XorShift(h13, 33), prime64_2);
-    h13 = _mm512_mullo_epi64(XorShift(h13, 29), prime64_3);
-    h13 = XorShift(h13, 32);
+    const __m512i x13 = _mm512_xor_si512(combined, bitflip13);
 
-    // 4-8 bytes: input64 = last4 + (first4 << 32), then rrmxmx.
+    // 4-8 bytes: input64 = last4 + (first4 << 32).
     const __m512i input64 = _mm512_add_epi64(
         _mm512_srli_epi64(last8, 32), _mm512_slli_epi64(_mm512_and_si512(first8, low32), 32));
-    __m512i h48 = _mm512_xor_si512(input64, bitflip48);
-    h48 = _mm512_xor_si512(h48,
-                           _mm512_xor_si512(_mm512_rol_epi64(h48, 49), _mm512_rol_epi64(h48, 24)));
-    h48 = _mm512_mullo_epi64(h48, prime_mx2);
-    h48 = _mm512_xor_si512(h48, _mm512_add_epi64(_mm512_srli_epi64(h48, 35), len));
-    h48 = XorShift(_mm512_mullo_epi64(h48, prime_mx2), 28);
+    const __m512i x48 = _mm512_xor_si512(input64, bitflip48);
+
+    // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
+    //   x = pre(x); x *= c1; x ^= (x >> s1) + a; x *= c2; x ^= x >> s2
+    // so both run in one chain with per-lane constants, two multiplies.
+    const __mmask8 short13 = _mm512_cmple_epu64_mask(len, Set(3));
+    const __m512i pre13 = XorShift(x13, 33);
+    const __m512i pre48 =
+        _mm512_ternarylogic_epi64(x48, _mm512_rol_epi64(x48, 49), _mm512_rol_epi64(x48, 24), 0x96);
+    __m512i h18 = _mm512_mask_blend_epi64(short13, pre48, pre13);
+    h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_2));
+    h18 = _mm512_xor_si512(
+        h18,
+        _mm512_add_epi64(_mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(35), Set(29))),
+                         _mm512_maskz_mov_epi64(static_cast<__mmask8>(~short13), len)));
+    h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_3));
+    h18 = _mm512_xor_si512(
+        h18, _mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(28), Set(32))));
 
     // 9-16 bytes.
     const __m512i input_lo = _mm512_xor_si512(first8, bitflip1);
     const __m512i input_hi = _mm512_xor_si512(last8, bitflip2);
-    const __m512i fold =
-        _mm512_xor_si512(_mm512_mullo_epi64(input_lo, input_hi), MulHigh64(input_lo, input_hi));
+    const __m512i fold = Mul128Fold64(input_lo, input_hi);
     __m512i h916 = _mm512_add_epi64(_mm512_add_epi64(len, _mm512_shuffle_epi8(input_lo, bswap)),
                                     _mm512_add_epi64(input_hi, fold));
     h916 = XorShift(_mm512_mullo_epi64(XorShift(h916, 37), prime_avalanche), 32);
 
-    const __mmask8 short13 = _mm512_cmple_epu64_mask(len, Set(3));
-    const __mmask8 short48 = _mm512_cmple_epu64_mask(len, Set(8));
-    __m512i h = _mm512_mask_blend_epi64(short48, h916, h48);
-    h = _mm512_mask_blend_epi64(short13, h, h13);
+    const __mmask8 short18 = _mm512_cmple_epu64_mask(len, Set(8));
+    const __m512i h = _mm512_mask_blend_epi64(short18, h916, h18);
     _mm512_storeu_si512(out + i, h);
     if (ok != 0xff) {
       for (unsigned lane = 0; lane < 8; ++lane) {
