@@ -41,7 +41,7 @@ bool NeedsRemix(const Recipe& recipe, int shingle_width) {
 
 // The per-thread working state: builders keep their buffers between documents.
 struct Workspace {
-  explicit Workspace(const Recipe& recipe)
+  Workspace(const Recipe& recipe, internal::CpuPath path)
       : simhash_shingles(recipe.simhash.shingle_width, recipe.seed),
         minhash_shingles(recipe.minhash.shingle_width, recipe.seed),
         chunk_shingles(recipe.chunks.shingle_width, recipe.seed),
@@ -49,7 +49,7 @@ struct Workspace {
         bottom_k(recipe.minhash.num_hashes),
         kvalue(recipe.minhash.num_hashes, recipe.seed),
         chunks(recipe.chunks.sample_modulus),
-        shingles(recipe.seed) {}
+        shingles(recipe.seed, path) {}
 
   std::string normalized;
   internal::ShingleHasher simhash_shingles;
@@ -74,7 +74,7 @@ class CpuFingerprinter final : public Fingerprinter {
         token_hasher_(std::move(token_hasher)),
         remix_minhash_(NeedsRemix(recipe_, recipe_.minhash.shingle_width)),
         remix_chunks_(NeedsRemix(recipe_, recipe_.chunks.shingle_width)),
-        workspaces_([this] { return Workspace(recipe_); }) {}
+        workspaces_([this] { return Workspace(recipe_, token_hasher_.path()); }) {}
 
   const Recipe& recipe() const override { return recipe_; }
   const SketchSelection& selection() const override { return selection_; }

@@ -14,7 +14,7 @@ bool CpuSupports(CpuPath path) {
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
     case CpuPath::kAvx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("bmi2");
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("bmi2");
 #else
     case CpuPath::kAvx2:
     case CpuPath::kAvx512:

@@ -6,11 +6,70 @@
 #include "neardup/check.h"
 #include "util/mix.h"
 
-namespace neardup::internal {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NEARDUP_HAVE_AVX512_SHINGLES 1
+#endif
 
-ShingleBatch::ShingleBatch(uint64_t seed)
-    : leading_(ShingleHasher::LeadingCoefficient(seed)),
+namespace neardup::internal {
+namespace {
+
+#ifdef NEARDUP_HAVE_AVX512_SHINGLES
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own
+// _mm512_srli_epi64 "may be used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define NEARDUP_AVX512DQ_TARGET __attribute__((target("avx512f,avx512dq")))
+
+NEARDUP_AVX512DQ_TARGET inline __m512i Mix64Avx512(__m512i x) {
+  x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 30));
+  x = _mm512_mullo_epi64(x, _mm512_set1_epi64(static_cast<long long>(0xbf58476d1ce4e5b9ULL)));
+  x = _mm512_xor_si512(x, _mm512_srli_epi64(x, 27));
+  x = _mm512_mullo_epi64(x, _mm512_set1_epi64(static_cast<long long>(0x94d049bb133111ebULL)));
+  return _mm512_xor_si512(x, _mm512_srli_epi64(x, 31));
+}
+
+// The lanes [0, count) of a vector of 8, count >= 1.
+inline __mmask8 Lanes(size_t count) {
+  return count >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << count) - 1);
+}
+
+// out[i] = Mix64(in[i]) for i < n.
+NEARDUP_AVX512DQ_TARGET void Mix64ManyAvx512(const uint64_t* in, size_t n, uint64_t* out) {
+  for (size_t i = 0; i < n; i += 8) {
+    const __mmask8 lanes = Lanes(n - i);
+    const __m512i x = _mm512_maskz_loadu_epi64(lanes, in + i);
+    _mm512_mask_storeu_epi64(out + i, lanes, Mix64Avx512(x));
+  }
+}
+
+// HornerWindows<kWidth> eight windows at a time: lane k of a vector holds
+// the window starting at m[k].
+template <int kWidth>
+NEARDUP_AVX512DQ_TARGET void HornerAvx512(const uint64_t* m, size_t count, uint64_t leading_times_p,
+                                          uint64_t* out) {
+  const __m512i p = _mm512_set1_epi64(static_cast<long long>(kShingleMultiplier));
+  const __m512i first = _mm512_set1_epi64(static_cast<long long>(leading_times_p));
+  for (size_t k = 0; k < count; k += 8) {
+    const __mmask8 lanes = Lanes(count - k);
+    __m512i acc = _mm512_add_epi64(first, _mm512_maskz_loadu_epi64(lanes, m + k));
+    for (int j = 1; j < kWidth; ++j) {
+      acc =
+          _mm512_add_epi64(_mm512_mullo_epi64(acc, p), _mm512_maskz_loadu_epi64(lanes, m + k + j));
+    }
+    _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(acc));
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+}  // namespace
+
+ShingleBatch::ShingleBatch(uint64_t seed, CpuPath path)
+    : avx512_(path == CpuPath::kAvx512),
+      leading_(ShingleHasher::LeadingCoefficient(seed)),
       leading_times_p_(leading_ * kShingleMultiplier) {
+  NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
   raw_.fill(0);
   mixed_.fill(0);
 }
@@ -36,10 +95,15 @@ void ShingleBatch::Append(std::span<const uint64_t> token_hashes) {
   batch_ = token_hashes.size();
   uint64_t* raw = raw_.data() + history_;
   uint64_t* mixed = mixed_.data() + history_;
-  for (size_t i = 0; i < batch_; ++i) {
-    raw[i] = token_hashes[i];
-    mixed[i] = Mix64(token_hashes[i]);
+  std::memcpy(raw, token_hashes.data(), batch_ * sizeof(uint64_t));
+#ifdef NEARDUP_HAVE_AVX512_SHINGLES
+  if (avx512_) {
+    Mix64ManyAvx512(raw, batch_, mixed);
+    count_ += batch_;
+    return;
   }
+#endif
+  for (size_t i = 0; i < batch_; ++i) mixed[i] = Mix64(raw[i]);
   count_ += batch_;
 }
 
@@ -48,6 +112,12 @@ void ShingleBatch::HornerWindows(size_t first, uint64_t* out) const {
   // The window ending at batch token k is mixed_[history_ + k + 1 - kWidth,
   // history_ + k]; for k >= first the start is >= 0.
   const uint64_t* m = mixed_.data() + (history_ + first + 1 - kWidth);
+#ifdef NEARDUP_HAVE_AVX512_SHINGLES
+  if (avx512_) {
+    HornerAvx512<kWidth>(m, batch_ - first, leading_times_p_, out);
+    return;
+  }
+#endif
   for (size_t k = 0; k < batch_ - first; ++k) {
     // h_0 * P is a constant: one multiply fewer per window.
     uint64_t acc = leading_times_p_ + m[k];

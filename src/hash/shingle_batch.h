@@ -10,6 +10,9 @@
 // dependency, so consecutive windows overlap in the pipeline.
 // shingle_batch_test.cc checks every width against ShingleHasher.
 //
+// On CpuPath::kAvx512 the Mix64 and the windows run 8 lanes per instruction
+// (AVX-512DQ vpmullq); every path gives the same values.
+//
 // Cost: per token one Mix64, per feature `width` multiply-adds and one Mix64.
 // Memory: about 5 KB. Thread safety: one per thread.
 #ifndef NEARDUP_HASH_SHINGLE_BATCH_H_
@@ -21,6 +24,7 @@
 #include <optional>
 #include <span>
 
+#include "hash/cpu_path.h"
 #include "hash/shingle_hasher.h"
 
 namespace neardup::internal {
@@ -30,7 +34,8 @@ class ShingleBatch {
   // The most token hashes one Append may add.
   static constexpr size_t kMaxBatch = 256;
 
-  explicit ShingleBatch(uint64_t seed);
+  // REQUIRES: CpuSupports(path).
+  explicit ShingleBatch(uint64_t seed, CpuPath path = DetectCpuPath());
 
   // Adds the next token hashes of the document. REQUIRES: size <= kMaxBatch.
   void Append(std::span<const uint64_t> token_hashes);
@@ -55,6 +60,7 @@ class ShingleBatch {
   void HornerWindows(size_t first, uint64_t* out) const;
   void HornerWindows(int width, size_t first, uint64_t* out) const;
 
+  bool avx512_;               // path is CpuPath::kAvx512
   uint64_t leading_;          // h_0 = ShingleHasher::LeadingCoefficient(seed)
   uint64_t leading_times_p_;  // h_0 * kShingleMultiplier
   uint64_t count_ = 0;        // tokens of the document so far, the batch included

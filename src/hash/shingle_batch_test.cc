@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "hash/cpu_path.h"
 #include "hash/shingle_hasher.h"
 #include "util/mix.h"
 
@@ -43,16 +44,18 @@ TEST(ShingleBatchTest, EqualsShingleHasherForEveryWidthLengthAndBatching) {
   SplitMix64 rng(7);
   const std::vector<std::vector<size_t>> batchings = {{1}, {3}, {64}, {256}, {5, 256, 1, 77}};
   for (uint64_t seed : {uint64_t{0}, uint64_t{42}}) {
-    ShingleBatch batch(seed);  // reused across documents: Reset must forget
-    for (size_t length : {0, 1, 2, 3, 4, 5, 6, 63, 64, 65, 127, 300, 1000}) {
-      std::vector<uint64_t> tokens(length);
-      for (uint64_t& t : tokens) t = rng.Next() >> (rng.Next() % 64);  // small values too
-      for (int width : {1, 2, 3, 4, 5, 6, 9, 17, 63, 64}) {
-        const std::vector<uint64_t> want = Reference(tokens, width, seed);
-        for (const std::vector<size_t>& sizes : batchings) {
-          ASSERT_EQ(Batched(&batch, tokens, width, sizes), want)
-              << "seed " << seed << " length " << length << " width " << width << " batch "
-              << sizes[0];
+    for (CpuPath path : SupportedCpuPaths()) {
+      ShingleBatch batch(seed, path);  // reused across documents: Reset must forget
+      for (size_t length : {0, 1, 2, 3, 4, 5, 6, 63, 64, 65, 127, 300, 1000}) {
+        std::vector<uint64_t> tokens(length);
+        for (uint64_t& t : tokens) t = rng.Next() >> (rng.Next() % 64);  // small values too
+        for (int width : {1, 2, 3, 4, 5, 6, 9, 17, 63, 64}) {
+          const std::vector<uint64_t> want = Reference(tokens, width, seed);
+          for (const std::vector<size_t>& sizes : batchings) {
+            ASSERT_EQ(Batched(&batch, tokens, width, sizes), want)
+                << CpuPathName(path) << " seed " << seed << " length " << length << " width "
+                << width << " batch " << sizes[0];
+          }
         }
       }
     }
@@ -63,19 +66,21 @@ TEST(ShingleBatchTest, SeveralWidthsFromOneStream) {
   SplitMix64 rng(9);
   std::vector<uint64_t> tokens(700);
   for (uint64_t& t : tokens) t = rng.Next();
-  ShingleBatch batch(3);
-  std::vector<uint64_t> out(ShingleBatch::kMaxBatch);
-  std::vector<uint64_t> w3, w5;
-  for (size_t pos = 0; pos < tokens.size(); pos += 200) {
-    const size_t n = std::min<size_t>(200, tokens.size() - pos);
-    batch.Append(std::span<const uint64_t>(tokens.data() + pos, n));
-    size_t c = batch.Features(3, out.data());
-    w3.insert(w3.end(), out.begin(), out.begin() + static_cast<ptrdiff_t>(c));
-    c = batch.Features(5, out.data());
-    w5.insert(w5.end(), out.begin(), out.begin() + static_cast<ptrdiff_t>(c));
+  for (CpuPath path : SupportedCpuPaths()) {
+    ShingleBatch batch(3, path);
+    std::vector<uint64_t> out(ShingleBatch::kMaxBatch);
+    std::vector<uint64_t> w3, w5;
+    for (size_t pos = 0; pos < tokens.size(); pos += 200) {
+      const size_t n = std::min<size_t>(200, tokens.size() - pos);
+      batch.Append(std::span<const uint64_t>(tokens.data() + pos, n));
+      size_t c = batch.Features(3, out.data());
+      w3.insert(w3.end(), out.begin(), out.begin() + static_cast<ptrdiff_t>(c));
+      c = batch.Features(5, out.data());
+      w5.insert(w5.end(), out.begin(), out.begin() + static_cast<ptrdiff_t>(c));
+    }
+    EXPECT_EQ(w3, Reference(tokens, 3, 3));
+    EXPECT_EQ(w5, Reference(tokens, 5, 3));
   }
-  EXPECT_EQ(w3, Reference(tokens, 3, 3));
-  EXPECT_EQ(w5, Reference(tokens, 5, 3));
 }
 
 TEST(ShingleBatchTest, ShortDocumentFeatureIsCombine) {

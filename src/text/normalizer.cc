@@ -52,8 +52,11 @@ bool HasAvx512Vbmi2() {
          __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
 }
 
-// The AVX-512 form of the ASCII copy. REQUIRES: `text` is ASCII; `dst` has
-// room for text.size() + 64 bytes. Returns the bytes written.
+constexpr size_t kNotAscii = ~size_t{0};
+
+// The AVX-512 form of the ASCII copy. REQUIRES: `dst` has room for
+// text.size() + 64 bytes. Returns the bytes written, or kNotAscii as soon as
+// a byte >= 0x80 is seen (the ASCII check and the copy in one pass).
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t AppendAsciiAvx512(
     std::string_view text, bool fold, bool drop_punctuation, char* dst) {
   const __m512i table_lo = _mm512_loadu_si512(kAsciiIsPunctuation.data());
@@ -65,6 +68,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t Append
     const size_t n = remaining < 64 ? remaining : 64;
     const __mmask64 valid = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
     __m512i v = _mm512_maskz_loadu_epi8(valid, p);  // masked: never reads past the end
+    if (_mm512_movepi8_mask(v) != 0) return kNotAscii;
     if (fold) {
       const __mmask64 upper =
           _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
@@ -89,19 +93,25 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t Append
 
 // Appends the ASCII path's form of ASCII `text`: `fold` maps A-Z to a-z,
 // `drop_punctuation` deletes ASCII P*. `avx512`: CPU has AVX-512 VBMI2.
-void AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool avx512,
+// Returns false, leaving *out as it was, when `text` is not ASCII after all
+// (checked only on the AVX-512 path, where the check comes free).
+bool AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool avx512,
                  std::string* out) {
   if (!fold && !drop_punctuation) {
     out->append(text);
-    return;
+    return true;
   }
   const size_t old_size = out->size();
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
   if (avx512) {
     out->resize(old_size + text.size() + 64);
     const size_t written = AppendAsciiAvx512(text, fold, drop_punctuation, out->data() + old_size);
+    if (written == kNotAscii) {
+      out->resize(old_size);
+      return false;
+    }
     out->resize(old_size + written);
-    return;
+    return true;
   }
 #else
   (void)avx512;
@@ -125,6 +135,7 @@ void AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool a
     }
   }
   out->resize(old_size + static_cast<size_t>(dst - begin));
+  return true;
 }
 
 // Copies valid UTF-8 `text` to *out without its punctuation.
@@ -190,7 +201,10 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
   const bool avx512 = false;
   (void)path;
 #endif
-  if (IsAscii(text)) {
+  if (avx512 && (options.case_fold || options.remove_punctuation)) {
+    // One pass: the copy gives up at the first non-ASCII byte.
+    if (AppendAscii(text, options.case_fold, options.remove_punctuation, avx512, out)) return;
+  } else if (IsAscii(text)) {
     AppendAscii(text, options.case_fold, options.remove_punctuation, avx512, out);
     return;
   }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "hash/xxh3_inline.h"
+#include "text/token_hash_avx512.h"
 
 namespace neardup::internal {
 namespace {
@@ -34,6 +35,24 @@ size_t HashSpansFiltered(bool filter, std::string_view text, const TokenSpan* sp
 size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* spans, size_t num_spans,
                               uint64_t* out, uint64_t* tokens, uint64_t* removed) const {
   size_t n = 0;
+  if (hash_ == FeatureHashKind::kXxh3 && path_ == CpuPath::kAvx512) {
+    // Drop the stopwords first, then hash eight tokens per vector.
+    if (filter_stopwords_) {
+      TokenSpan kept[kBatchCapacity];
+      NEARDUP_DCHECK(num_spans <= kBatchCapacity);
+      for (size_t i = 0; i < num_spans; ++i) {
+        kept[n] = spans[i];
+        n += !stopwords_.Contains(normalized.substr(spans[i].begin, spans[i].length));
+      }
+      Xxh3SpansAvx512(normalized, kept, n, seed_, out);
+    } else {
+      n = num_spans;
+      Xxh3SpansAvx512(normalized, spans, n, seed_, out);
+    }
+    *tokens += num_spans;
+    *removed += num_spans - n;
+    return n;
+  }
   switch (hash_) {
     case FeatureHashKind::kXxh3:
       n = HashSpansFiltered(

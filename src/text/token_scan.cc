@@ -103,6 +103,51 @@ __attribute__((target("avx512f,avx512bw"))) uint64_t ClassifyAvx512(const char* 
   const __mmask64 space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(' '));
   return ~(controls | space | h);
 }
+
+// The tokens whose start and end edges are both in `edges` (bit i: an edge at
+// pos + i; the lowest edge is a start, they alternate), written to out[] as
+// spans, eight per step: vpcompressb turns the edge bits into their indices,
+// vpermb spreads the even (start) and odd (end) indices into 64-bit lanes.
+// Returns the number of tokens; when the number of edges is odd, the last is
+// the start of a token left open, returned in *open_begin.
+// REQUIRES: room for the count rounded up to 8 at out (whole groups are
+// stored).
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t EmitTokensAvx512(
+    uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin) {
+  const int count = __builtin_popcountll(edges);
+  const size_t tokens = static_cast<size_t>(count) / 2;
+  alignas(64) uint8_t index[64];
+  const __m512i iota = _mm512_set_epi8(
+      63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
+      40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
+      17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i edge_index = _mm512_maskz_compress_epi8(edges, iota);
+  // Byte 8j of `pick` selects index 2j (starts) or 2j + 1 (ends) of a group.
+  const __m512i pick_start = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i pick_end = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+  const __mmask64 low_bytes = 0x0101010101010101ULL;
+  const __m512i base = _mm512_set1_epi64(static_cast<long long>(pos));
+  const __m512i interleave_lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+  const __m512i interleave_hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+  for (size_t group = 0; group * 8 < tokens; ++group) {
+    const __m512i offset = _mm512_set1_epi8(static_cast<char>(group * 16));
+    const __m512i starts =
+        _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_start, offset), edge_index);
+    const __m512i ends =
+        _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_end, offset), edge_index);
+    const __m512i begin = _mm512_add_epi64(base, starts);
+    const __m512i length = _mm512_sub_epi64(ends, starts);
+    TokenSpan* dst = out + group * 8;
+    _mm512_storeu_si512(dst, _mm512_permutex2var_epi64(begin, interleave_lo, length));
+    _mm512_storeu_si512(dst + 4, _mm512_permutex2var_epi64(begin, interleave_hi, length));
+  }
+  if (count & 1) {
+    _mm512_store_si512(index, edge_index);
+    *open = true;
+    *open_begin = pos + index[count - 1];
+  }
+  return tokens;
+}
 #endif
 
 TokenScanner::ClassifyFn ChooseClassifier(bool word, CpuPath path) {
@@ -140,6 +185,8 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
       << "TokenScanner handles kWord and kWhitespace, not " << static_cast<int>(kind);
   NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
   classify_ = ChooseClassifier(word_, path);
+  compress_ = path == CpuPath::kAvx512 && __builtin_cpu_supports("avx512vbmi") &&
+              __builtin_cpu_supports("avx512vbmi2");
 }
 
 uint64_t TokenScanner::ClassifyNonAscii(uint64_t high, uint64_t mask) {
@@ -207,6 +254,12 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
       edges &= edges - 1;
       in_token = false;
     }
+#ifdef NEARDUP_HAVE_X86_PATHS
+    if (compress_) {
+      n += EmitTokensAvx512(edges, pos, out + n, &in_token, &token_begin);
+      edges = 0;
+    }
+#endif
     while (edges != 0) {
       const size_t begin = pos + static_cast<size_t>(__builtin_ctzll(edges));
       edges &= edges - 1;

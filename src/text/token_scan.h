@@ -58,7 +58,8 @@ class TokenScanner {
   uint64_t ClassifyNonAscii(uint64_t high, uint64_t mask);
 
   ClassifyFn classify_;
-  bool word_;  // kWord; else kWhitespace
+  bool word_;      // kWord; else kWhitespace
+  bool compress_;  // tokens from edge bits with AVX-512 VBMI2 vpcompressb
   std::string_view text_;
   size_t pos_ = 0;               // start of the next block
   bool in_token_ = false;        // the byte before pos_ is in a token

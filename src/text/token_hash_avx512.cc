@@ -1,0 +1,180 @@
+#include "text/token_hash_avx512.h"
+
+#include <cstring>
+
+#include "hash/xxh3_inline.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NEARDUP_HAVE_AVX512_XXH3 1
+#endif
+
+namespace neardup::internal {
+namespace {
+
+uint64_t ReadSecret64(size_t offset) {
+  uint64_t v;
+  std::memcpy(&v, XXH3_kSecret + offset, sizeof(v));
+  return v;  // little-endian: x86 only uses this file's vector path
+}
+
+uint32_t ReadSecret32(size_t offset) {
+  uint32_t v;
+  std::memcpy(&v, XXH3_kSecret + offset, sizeof(v));
+  return v;
+}
+
+void ScalarSpans(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
+                 uint64_t* out) {
+  for (size_t i = 0; i < num_spans; ++i) {
+    out[i] = Xxh3HashInline(text.substr(spans[i].begin, spans[i].length), seed);
+  }
+}
+
+#ifdef NEARDUP_HAVE_AVX512_XXH3
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own
+// _mm512_srli_epi64 "may be used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#define NEARDUP_AVX512_XXH3_TARGET __attribute__((target("avx512f,avx512bw,avx512dq")))
+
+NEARDUP_AVX512_XXH3_TARGET inline __m512i XorShift(__m512i v, int shift) {
+  return _mm512_xor_si512(v, _mm512_srli_epi64(v, shift));
+}
+
+NEARDUP_AVX512_XXH3_TARGET inline __m512i Set(uint64_t v) {
+  return _mm512_set1_epi64(static_cast<long long>(v));
+}
+
+// XXH3_mul128_fold64 per lane: the low and high 64 bits of the 128-bit
+// product a * b, xored, from four 32x32->64 multiplies (vpmuludq).
+NEARDUP_AVX512_XXH3_TARGET inline __m512i Mul128Fold64(__m512i a, __m512i b) {
+  const __m512i low32 = Set(0xffffffffULL);
+  const __m512i a_hi = _mm512_srli_epi64(a, 32);
+  const __m512i b_hi = _mm512_srli_epi64(b, 32);
+  const __m512i ll = _mm512_mul_epu32(a, b);
+  const __m512i lh = _mm512_mul_epu32(a, b_hi);
+  const __m512i hl = _mm512_mul_epu32(a_hi, b);
+  const __m512i hh = _mm512_mul_epu32(a_hi, b_hi);
+  // mid < 3 * 2^32: bits 32..63 of the product and the carry into the high half.
+  const __m512i mid =
+      _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32), _mm512_and_si512(lh, low32)),
+                       _mm512_and_si512(hl, low32));
+  const __m512i high =
+      _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(mid, 32)),
+                       _mm512_add_epi64(_mm512_srli_epi64(lh, 32), _mm512_srli_epi64(hl, 32)));
+  // low = (mid << 32) | (ll & low32).
+  const __m512i low = _mm512_ternarylogic_epi64(_mm512_slli_epi64(mid, 32), ll, low32, 0xF8);
+  return _mm512_xor_si512(low, high);
+}
+
+NEARDUP_AVX512_XXH3_TARGET void Xxh3SpansAvx512Impl(std::string_view text, const TokenSpan* spans,
+                                                    size_t num_spans, uint64_t seed,
+                                                    uint64_t* out) {
+  static_assert(sizeof(TokenSpan) == 16 && sizeof(size_t) == 8);
+  // Seed-dependent constants of the three length classes (XXH3_len_*_64b).
+  const __m512i bitflip13 = Set(static_cast<uint64_t>(ReadSecret32(0) ^ ReadSecret32(4)) + seed);
+  const uint64_t seed48 =
+      seed ^ (static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
+  const __m512i bitflip48 = Set((ReadSecret64(8) ^ ReadSecret64(16)) - seed48);
+  const __m512i bitflip1 = Set((ReadSecret64(24) ^ ReadSecret64(32)) + seed);
+  const __m512i bitflip2 = Set((ReadSecret64(40) ^ ReadSecret64(48)) - seed);
+  const __m512i prime64_2 = Set(XXH_PRIME64_2);
+  const __m512i prime64_3 = Set(XXH_PRIME64_3);
+  const __m512i prime_mx2 = Set(0x9FB21C651E98DF25ULL);
+  const __m512i prime_avalanche = Set(0x165667919E3779F9ULL);
+  const __m512i byte = Set(0xff);
+  const __m512i low32 = Set(0xffffffffULL);
+  const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+  // vpshufb pattern reversing the bytes of each 64-bit lane.
+  const __m512i bswap =
+      _mm512_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                      14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4,
+                      5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i size = Set(text.size());
+  const auto* base = reinterpret_cast<const long long*>(text.data());
+
+  size_t i = 0;
+  for (; i + 8 <= num_spans; i += 8) {
+    const __m512i a = _mm512_loadu_si512(spans + i);
+    const __m512i b = _mm512_loadu_si512(spans + i + 4);
+    const __m512i begin = _mm512_permutex2var_epi64(a, even, b);
+    const __m512i len = _mm512_permutex2var_epi64(a, odd, b);
+    // Lanes whose first and last 8 bytes lie inside the text, 1 <= len <= 16.
+    const __m512i end = _mm512_add_epi64(begin, len);
+    __mmask8 ok = _mm512_cmpge_epu64_mask(end, Set(8));
+    ok &= _mm512_cmple_epu64_mask(_mm512_add_epi64(begin, Set(8)), size);
+    ok &= _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(1)), Set(15));
+    const __m512i first8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), ok, begin, base, 1);
+    const __m512i last8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), ok,
+                                                      _mm512_sub_epi64(end, Set(8)), base, 1);
+
+    // 1-3 bytes: combined = c1 << 16 | c2 << 24 | c3 | len << 8.
+    const __m512i c1 = _mm512_and_si512(first8, byte);
+    const __m512i c2 = _mm512_and_si512(
+        _mm512_srlv_epi64(first8, _mm512_slli_epi64(_mm512_srli_epi64(len, 1), 3)), byte);
+    const __m512i c3 = _mm512_srli_epi64(last8, 56);
+    const __m512i combined =
+        _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
+                        _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
+    const __m512i x13 = _mm512_xor_si512(combined, bitflip13);
+
+    // 4-8 bytes: input64 = last4 + (first4 << 32).
+    const __m512i input64 = _mm512_add_epi64(
+        _mm512_srli_epi64(last8, 32), _mm512_slli_epi64(_mm512_and_si512(first8, low32), 32));
+    const __m512i x48 = _mm512_xor_si512(input64, bitflip48);
+
+    // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
+    //   x = pre(x); x *= c1; x ^= (x >> s1) + a; x *= c2; x ^= x >> s2
+    // so both run in one chain with per-lane constants, two multiplies.
+    const __mmask8 short13 = _mm512_cmple_epu64_mask(len, Set(3));
+    const __m512i pre13 = XorShift(x13, 33);
+    const __m512i pre48 =
+        _mm512_ternarylogic_epi64(x48, _mm512_rol_epi64(x48, 49), _mm512_rol_epi64(x48, 24), 0x96);
+    __m512i h18 = _mm512_mask_blend_epi64(short13, pre48, pre13);
+    h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_2));
+    h18 = _mm512_xor_si512(
+        h18,
+        _mm512_add_epi64(_mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(35), Set(29))),
+                         _mm512_maskz_mov_epi64(static_cast<__mmask8>(~short13), len)));
+    h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_3));
+    h18 = _mm512_xor_si512(
+        h18, _mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(28), Set(32))));
+
+    // 9-16 bytes.
+    const __m512i input_lo = _mm512_xor_si512(first8, bitflip1);
+    const __m512i input_hi = _mm512_xor_si512(last8, bitflip2);
+    const __m512i fold = Mul128Fold64(input_lo, input_hi);
+    __m512i h916 = _mm512_add_epi64(_mm512_add_epi64(len, _mm512_shuffle_epi8(input_lo, bswap)),
+                                    _mm512_add_epi64(input_hi, fold));
+    h916 = XorShift(_mm512_mullo_epi64(XorShift(h916, 37), prime_avalanche), 32);
+
+    const __mmask8 short18 = _mm512_cmple_epu64_mask(len, Set(8));
+    const __m512i h = _mm512_mask_blend_epi64(short18, h916, h18);
+    _mm512_storeu_si512(out + i, h);
+    if (ok != 0xff) {
+      for (unsigned lane = 0; lane < 8; ++lane) {
+        if ((ok >> lane & 1) == 0) ScalarSpans(text, spans + i + lane, 1, seed, out + i + lane);
+      }
+    }
+  }
+  ScalarSpans(text, spans + i, num_spans - i, seed, out + i);
+}
+
+#pragma GCC diagnostic pop
+#endif  // NEARDUP_HAVE_AVX512_XXH3
+
+}  // namespace
+
+void Xxh3SpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
+                     uint64_t* out) {
+#ifdef NEARDUP_HAVE_AVX512_XXH3
+  Xxh3SpansAvx512Impl(text, spans, num_spans, seed, out);
+#else
+  ScalarSpans(text, spans, num_spans, seed, out);
+#endif
+}
+
+}  // namespace neardup::internal

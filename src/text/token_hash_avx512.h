@@ -1,0 +1,34 @@
+// XXH3-64 of many short tokens at once with AVX-512 (F, BW, DQ): eight
+// tokens per vector, the three short-input length classes of XXH3 (1-3, 4-8
+// and 9-16 bytes) all computed and the right one selected per lane, so a
+// token's length costs no branch. Each token's bytes come from two 64-bit
+// gathers (its first and last 8 bytes). Tokens longer than 16 bytes, empty
+// ones, and ones within 8 bytes of either end of the text (where a gather
+// would read outside it) take the scalar Xxh3HashInline.
+//
+// The values are exactly XXH3_64bits_withSeed's (xxHash 0.8):
+// token_hasher_test.cc checks every length 0..300, many seeds, and random
+// text against the library.
+//
+// Cost: about 9 vector instructions per token for tokens of <= 16 bytes.
+// Thread safety: a pure function.
+#ifndef NEARDUP_TEXT_TOKEN_HASH_AVX512_H_
+#define NEARDUP_TEXT_TOKEN_HASH_AVX512_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "text/token_scan.h"
+
+namespace neardup::internal {
+
+// out[i] = XXH3_64bits_withSeed(text.substr(spans[i].begin, spans[i].length),
+// seed) for i < num_spans.
+// REQUIRES: CpuSupports(CpuPath::kAvx512); every span lies inside `text`.
+void Xxh3SpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
+                     uint64_t* out);
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_TEXT_TOKEN_HASH_AVX512_H_

@@ -1,0 +1,92 @@
+#include "text/token_hash_avx512.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "hash/cpu_path.h"
+#include "hash/feature_hash.h"
+#include "util/mix.h"
+
+namespace neardup::internal {
+namespace {
+
+// Xxh3Hash calls the library's XXH3_64bits_withSeed.
+void ExpectSpansMatchLibrary(const std::string& text, const std::vector<TokenSpan>& spans,
+                             uint64_t seed) {
+  std::vector<uint64_t> got(spans.size());
+  Xxh3SpansAvx512(text, spans.data(), spans.size(), seed, got.data());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    ASSERT_EQ(got[i],
+              Xxh3Hash(std::string_view(text).substr(spans[i].begin, spans[i].length), seed))
+        << "span " << spans[i].begin << "+" << spans[i].length << " seed " << seed;
+  }
+}
+
+std::vector<uint64_t> TestSeeds() {
+  std::vector<uint64_t> seeds = {0, 1, 42, 0xffffffffULL, 0x8000000000000001ULL, ~uint64_t{0}};
+  SplitMix64 rng(6);
+  for (int i = 0; i < 6; ++i) seeds.push_back(rng.Next());
+  return seeds;
+}
+
+std::string RandomBytes(size_t size, uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::string text(size, '\0');
+  for (char& c : text) c = static_cast<char>(rng.Next());
+  return text;
+}
+
+TEST(Xxh3SpansAvx512Test, EveryLength0To300MatchesTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  const std::string text = RandomBytes(340, 1);
+  for (uint64_t seed : TestSeeds()) {
+    std::vector<TokenSpan> spans;
+    // Every length at offsets near the start (the gather guard), in the
+    // middle, and ending at the last byte (the guard at the end).
+    for (size_t length = 0; length <= 300; ++length) {
+      for (size_t begin : {size_t{0}, size_t{3}, size_t{8}, size_t{13}, size_t{20}}) {
+        spans.push_back({begin, length});
+      }
+      spans.push_back({text.size() - length, length});
+    }
+    ExpectSpansMatchLibrary(text, spans, seed);
+  }
+}
+
+TEST(Xxh3SpansAvx512Test, ShortTokensAtEveryOffsetMatchTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  const std::string text = RandomBytes(200, 2);
+  for (uint64_t seed : TestSeeds()) {
+    std::vector<TokenSpan> spans;
+    for (size_t begin = 0; begin < text.size(); ++begin) {
+      for (size_t length = 0; length <= 17 && begin + length <= text.size(); ++length) {
+        spans.push_back({begin, length});
+      }
+    }
+    // Odd counts leave a scalar tail after the groups of eight.
+    for (size_t count : {spans.size(), spans.size() - 3, size_t{7}, size_t{0}}) {
+      ExpectSpansMatchLibrary(text, std::vector<TokenSpan>(spans.begin(), spans.begin() + count),
+                              seed);
+    }
+  }
+}
+
+TEST(Xxh3SpansAvx512Test, RandomSpansOfShortTextsMatchTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  SplitMix64 rng(3);
+  for (int round = 0; round < 200; ++round) {
+    const std::string text = RandomBytes(1 + rng.Next() % 40, rng.Next());
+    std::vector<TokenSpan> spans;
+    for (int i = 0; i < 24; ++i) {
+      const size_t begin = rng.Next() % text.size();
+      const size_t length = rng.Next() % (text.size() - begin + 1);
+      spans.push_back({begin, length});
+    }
+    ExpectSpansMatchLibrary(text, spans, rng.Next());
+  }
+}
+
+}  // namespace
+}  // namespace neardup::internal
