@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include "index/hamming_cpu.h"
@@ -141,6 +142,86 @@ void SortTable(std::span<const In> in, int bits, Key key, TableVector<T>* out,
     if ((*dir)[h + 1] - (*dir)[h] > 1) {
       SortBucket(out->data() + (*dir)[h], out->data() + (*dir)[h + 1]);
     }
+  }
+}
+
+// Values PermuteChunk handles at once: its output stays in L1 while every
+// move of the permutation is applied to it.
+constexpr size_t kPermuteChunk = 512;
+
+// out[i] = moves.Apply(in[i]) for i < n, one move at a time over the whole
+// chunk: the same mask and shift for every lane, so the loops vectorise (a
+// rotation becomes a shift: the moved bits never wrap).
+// REQUIRES: n <= kPermuteChunk.
+NEARDUP_AVX2_CLONES
+void PermuteChunk(const uint64_t* __restrict in, size_t n, const BitMoves& moves,
+                  uint64_t* __restrict out) {
+  for (size_t i = 0; i < n; ++i) out[i] = 0;
+  for (int m = 0; m < moves.num_moves; ++m) {
+    const uint64_t mask = moves.moves[m].mask;
+    const int shift = moves.moves[m].shift;
+    if (shift >= 0) {
+      for (size_t i = 0; i < n; ++i) out[i] |= (in[i] & mask) << shift;
+    } else {
+      const int right = -shift;
+      for (size_t i = 0; i < n; ++i) out[i] |= (in[i] & mask) >> right;
+    }
+  }
+}
+
+// Bits of each digit of the radix sort of a table, and the digits sorted:
+// the top 24 bits, least significant digit first. 256 buckets per pass keep
+// the scatter's write streams in L1 (a counting sort on ~17 top bits
+// scatters to 128K places: a cache miss per value).
+constexpr int kDigitBits = 8;
+constexpr int kNumDigits = 3;
+constexpr int kRadixBits = kDigitBits * kNumDigits;
+
+// Sorts forward(fps[i]) into out[0, fps.size()). The values are permuted
+// once, a chunk at a time, into `scratch` while all digits are counted; an
+// LSD radix sort on the top kRadixBits bits (digits with a single bucket
+// skipped) moves them between scratch and out, and a last pass sorts the runs
+// that share those bits (for random values nearly all of length one).
+// REQUIRES: scratch and out hold fps.size() values.
+void SortPermuted(std::span<const uint64_t> fps, const BitMoves& forward, uint64_t* scratch,
+                  uint64_t* out) {
+  const size_t n = fps.size();
+  if (n == 0) return;
+  uint32_t count[kNumDigits][1 << kDigitBits] = {};
+  auto digit = [](uint64_t v, int d) {
+    return static_cast<size_t>(v >> (64 - kRadixBits + d * kDigitBits)) &
+           ((size_t{1} << kDigitBits) - 1);
+  };
+  for (size_t i = 0; i < n; i += kPermuteChunk) {
+    const size_t len = std::min(kPermuteChunk, n - i);
+    PermuteChunk(fps.data() + i, len, forward, scratch + i);
+    for (size_t j = i; j < i + len; ++j) {
+      for (int d = 0; d < kNumDigits; ++d) ++count[d][digit(scratch[j], d)];
+    }
+  }
+  uint64_t* src = scratch;
+  uint64_t* dst = out;
+  for (int d = 0; d < kNumDigits; ++d) {
+    if (count[d][digit(src[0], d)] == n) continue;  // one bucket: already in order
+    uint32_t next[1 << kDigitBits];
+    uint32_t sum = 0;
+    for (size_t b = 0; b < (size_t{1} << kDigitBits); ++b) {
+      next[b] = sum;
+      sum += count[d][b];
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t v = src[i];
+      dst[next[digit(v, d)]++] = v;
+    }
+    std::swap(src, dst);
+  }
+  if (src != out) std::copy(src, src + n, out);
+  const int shift = 64 - kRadixBits;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && (out[j] >> shift) == (out[i] >> shift)) ++j;
+    if (j - i > 1) SortBucket(out + i, out + j);
+    i = j;
   }
 }
 
@@ -336,14 +417,16 @@ std::unique_ptr<HammingRun> HammingRun::FromSortedEntries(const HammingLayout& l
   for (int t = 0; t < num_tables; ++t) line_bits[t] = TableLineBits(layout, run_bits, t);
   owned->tables.resize(num_tables);
   owned->lines.resize(num_tables);
-  const int sort_bits = SortBits(owned->fps.size());
+  const size_t num_fps = owned->fps.size();
+  // Permuted values of the table being sorted, one array per thread (not
+  // value-initialised: every slot is written before it is read).
+  tbb::enumerable_thread_specific<std::unique_ptr<uint64_t[]>> scratch;
   tbb::parallel_for(0, num_tables, [&](int t) {
     if (t > 0) {
-      const BitMoves& forward = layout.table(t).forward;
-      thread_local std::vector<uint32_t> buckets;
-      SortTable<uint64_t, uint64_t>(
-          owned->fps, sort_bits, [&](uint64_t fp) { return forward.Apply(fp); }, &owned->tables[t],
-          &buckets);
+      std::unique_ptr<uint64_t[]>& mine = scratch.local();
+      if (mine == nullptr) mine.reset(new uint64_t[num_fps]);
+      owned->tables[t].resize(num_fps);
+      SortPermuted(owned->fps, layout.table(t).forward, mine.get(), owned->tables[t].data());
     }
     owned->lines[t].resize(NumLines(line_bits[t]));
     BuildLines(t == 0 ? std::span<const uint64_t>(owned->fps) : owned->tables[t], line_bits[t],
