@@ -88,9 +88,6 @@ std::unique_ptr<HammingRun> FromOwned(std::shared_ptr<OwnedRun> owned, std::vect
   return HammingRun::FromArrays(std::move(arrays), std::move(owned));
 }
 
-// Bits of the counting sort of a table: ~4-8 entries per bucket.
-int SortBits(size_t n) { return std::clamp(static_cast<int>(std::bit_width(n)) - 3, 1, 28); }
-
 // Sorts a small range in place (buckets hold ~4-8 values).
 template <typename T>
 void InsertionSort(T* first, T* last) {
@@ -111,37 +108,6 @@ void SortBucket(T* first, T* last) {
     InsertionSort(first, last);
   } else {
     std::sort(first, last);
-  }
-}
-
-// Sorts key(in[i]) into `out` by a counting sort on the top `bits` bits
-// (which also yields the directory), then sorts each bucket: about two linear
-// passes instead of an O(n log n) sort. `key` is applied twice per element
-// rather than materialising the keys.
-template <typename T, typename In, typename Key>
-void SortTable(std::span<const In> in, int bits, Key key, TableVector<T>* out,
-               std::vector<uint32_t>* dir) {
-  const int shift = 64 - bits;
-  dir->assign((size_t{1} << bits) + 1, 0);
-  auto top = [&](const T& v) {
-    if constexpr (std::is_same_v<T, HammingEntry>) {
-      return v.fingerprint >> shift;
-    } else {
-      return v >> shift;
-    }
-  };
-  for (const In& x : in) ++(*dir)[top(key(x)) + 1];
-  for (size_t h = 1; h < dir->size(); ++h) (*dir)[h] += (*dir)[h - 1];
-  std::vector<uint32_t> next(dir->begin(), dir->end() - 1);
-  out->resize(in.size());
-  for (const In& x : in) {
-    T v = key(x);
-    (*out)[next[top(v)]++] = v;
-  }
-  for (size_t h = 0; h + 1 < dir->size(); ++h) {
-    if ((*dir)[h + 1] - (*dir)[h] > 1) {
-      SortBucket(out->data() + (*dir)[h], out->data() + (*dir)[h + 1]);
-    }
   }
 }
 
@@ -178,58 +144,71 @@ constexpr int kDigitBits = 12;
 constexpr int kNumDigits = 2;
 constexpr int kRadixBits = kDigitBits * kNumDigits;
 
-// Sorts forward(fps[i]) into out[0, fps.size()). The values are permuted
-// once, a chunk at a time, into `scratch` while all digits are counted; an
-// LSD radix sort on the top kRadixBits bits (digits with a single bucket
-// skipped) moves them between scratch and out, and a last pass sorts the runs
-// that share those bits (for random values nearly all of length one).
-// REQUIRES: scratch and out hold fps.size() values.
-void SortPermuted(std::span<const uint64_t> fps, const BitMoves& forward, uint64_t* scratch,
-                  uint64_t* out) {
-  const size_t n = fps.size();
-  if (n == 0) return;
-  constexpr size_t kBuckets = size_t{1} << kDigitBits;
-  std::vector<uint32_t> counts(kNumDigits * kBuckets, 0);
-  auto count = [&](int d) { return counts.data() + d * kBuckets; };
-  auto digit = [](uint64_t v, int d) {
-    return static_cast<size_t>(v >> (64 - kRadixBits + d * kDigitBits)) &
-           ((size_t{1} << kDigitBits) - 1);
-  };
-  // Where the permuted values go: the array from which an even number of
-  // passes ends in `out`.
-  uint64_t* const first = kNumDigits % 2 == 0 ? out : scratch;
-  for (size_t i = 0; i < n; i += kPermuteChunk) {
-    const size_t len = std::min(kPermuteChunk, n - i);
-    PermuteChunk(fps.data() + i, len, forward, first + i);
-    for (size_t j = i; j < i + len; ++j) {
-      for (int d = 0; d < kNumDigits; ++d) ++count(d)[digit(first[j], d)];
-    }
+constexpr size_t kBuckets = size_t{1} << kDigitBits;
+
+// The key of the radix sort: a table value, or an entry's fingerprint.
+inline uint64_t SortKey(uint64_t v) { return v; }
+inline uint64_t SortKey(const HammingEntry& e) { return e.fingerprint; }
+
+// Digit d (0: least significant) of the top kRadixBits bits of `key`.
+inline size_t Digit(uint64_t key, int d) {
+  return static_cast<size_t>(key >> (64 - kRadixBits + d * kDigitBits)) & (kBuckets - 1);
+}
+
+// Adds the digits of keys to `counts` (kNumDigits x kBuckets).
+template <typename T>
+void CountDigits(const T* values, size_t n, uint32_t* counts) {
+  for (size_t i = 0; i < n; ++i) {
+    for (int d = 0; d < kNumDigits; ++d) ++counts[d * kBuckets + Digit(SortKey(values[i]), d)];
   }
-  uint64_t* src = first;
-  uint64_t* dst = first == out ? scratch : out;
+}
+
+// Sorts data[0, n) by operator<: an LSD radix sort on the top kRadixBits
+// bits of the keys (digits with a single bucket skipped) moves the values to
+// scratch and back, then a last pass sorts the runs that share those bits
+// (for hashed keys nearly all of length one). `counts` holds CountDigits of
+// the data and is clobbered. REQUIRES: scratch holds n values.
+template <typename T>
+void RadixSortTop(T* data, T* scratch, size_t n, uint32_t* counts) {
+  if (n == 0) return;
+  T* src = data;
+  T* dst = scratch;
   for (int d = 0; d < kNumDigits; ++d) {
-    if (count(d)[digit(src[0], d)] == n) continue;  // one bucket: already in order
-    uint32_t* next = count(d);                      // becomes the next slot of each bucket
+    uint32_t* next = counts + d * kBuckets;              // becomes the next slot of each bucket
+    if (next[Digit(SortKey(src[0]), d)] == n) continue;  // one bucket: already in order
     uint32_t sum = 0;
     for (size_t b = 0; b < kBuckets; ++b) {
       const uint32_t c = next[b];
       next[b] = sum;
       sum += c;
     }
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t v = src[i];
-      dst[next[digit(v, d)]++] = v;
-    }
+    for (size_t i = 0; i < n; ++i) dst[next[Digit(SortKey(src[i]), d)]++] = src[i];
     std::swap(src, dst);
   }
-  if (src != out) std::copy(src, src + n, out);
+  if (src != data) std::copy(src, src + n, data);
   const int shift = 64 - kRadixBits;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
-    while (j < n && (out[j] >> shift) == (out[i] >> shift)) ++j;
-    if (j - i > 1) SortBucket(out + i, out + j);
+    while (j < n && (SortKey(data[j]) >> shift) == (SortKey(data[i]) >> shift)) ++j;
+    if (j - i > 1) SortBucket(data + i, data + j);
     i = j;
   }
+}
+
+// Sorts forward(fps[i]) into out[0, fps.size()): the values are permuted
+// once, a chunk at a time, into `out` while their digits are counted (the
+// chunk is still in L1), then radix sorted through `scratch`.
+// REQUIRES: scratch and out hold fps.size() values.
+void SortPermuted(std::span<const uint64_t> fps, const BitMoves& forward, uint64_t* scratch,
+                  uint64_t* out) {
+  const size_t n = fps.size();
+  std::vector<uint32_t> counts(kNumDigits * kBuckets, 0);
+  for (size_t i = 0; i < n; i += kPermuteChunk) {
+    const size_t len = std::min(kPermuteChunk, n - i);
+    PermuteChunk(fps.data() + i, len, forward, out + i);
+    CountDigits(out + i, len, counts.data());
+  }
+  RadixSortTop(out, scratch, n, counts.data());
 }
 
 // A bit per fragment slot of `line` (0..kLineFragments-1) whose fragment
@@ -354,11 +333,11 @@ void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64
 }  // namespace
 
 void SortEntries(std::span<const HammingEntry> in, std::vector<HammingEntry>* out) {
-  TableVector<HammingEntry> sorted;
-  std::vector<uint32_t> dir;
-  SortTable<HammingEntry, HammingEntry>(
-      in, SortBits(in.size()), [](const HammingEntry& e) { return e; }, &sorted, &dir);
-  out->assign(sorted.begin(), sorted.end());
+  out->assign(in.begin(), in.end());
+  std::vector<uint32_t> counts(kNumDigits * kBuckets, 0);
+  CountDigits(out->data(), out->size(), counts.data());
+  std::unique_ptr<HammingEntry[]> scratch(new HammingEntry[in.size()]);
+  RadixSortTop(out->data(), scratch.get(), out->size(), counts.data());
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
