@@ -336,8 +336,8 @@ void SortEntries(std::span<const HammingEntry> in, std::vector<HammingEntry>* ou
   out->assign(in.begin(), in.end());
   std::vector<uint32_t> counts(kNumDigits * kBuckets, 0);
   CountDigits(out->data(), out->size(), counts.data());
-  std::unique_ptr<HammingEntry[]> scratch(new HammingEntry[in.size()]);
-  RadixSortTop(out->data(), scratch.get(), out->size(), counts.data());
+  TableVector<HammingEntry> scratch(in.size());  // on huge pages: fewer faults
+  RadixSortTop(out->data(), scratch.data(), out->size(), counts.data());
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
@@ -405,13 +405,13 @@ std::unique_ptr<HammingRun> HammingRun::FromSortedEntries(const HammingLayout& l
   const size_t num_fps = owned->fps.size();
   // Permuted values of the table being sorted, one array per thread (not
   // value-initialised: every slot is written before it is read).
-  tbb::enumerable_thread_specific<std::unique_ptr<uint64_t[]>> scratch;
+  tbb::enumerable_thread_specific<TableVector<uint64_t>> scratch;
   tbb::parallel_for(0, num_tables, [&](int t) {
     if (t > 0) {
-      std::unique_ptr<uint64_t[]>& mine = scratch.local();
-      if (mine == nullptr) mine.reset(new uint64_t[num_fps]);
+      TableVector<uint64_t>& mine = scratch.local();
+      mine.resize(num_fps);
       owned->tables[t].resize(num_fps);
-      SortPermuted(owned->fps, layout.table(t).forward, mine.get(), owned->tables[t].data());
+      SortPermuted(owned->fps, layout.table(t).forward, mine.data(), owned->tables[t].data());
     }
     owned->lines[t].resize(NumLines(line_bits[t]));
     BuildLines(t == 0 ? std::span<const uint64_t>(owned->fps) : owned->tables[t], line_bits[t],
