@@ -21,7 +21,8 @@
 // Cost (U = distinct fingerprints, N = entries, T = C(m, k) tables):
 //   memory about 8*T + 12 bytes per entry plus directory lines of 3.2-6.4
 //   bytes per entry per table (see MemoryBytes() and docs/HAMMING_INDEX.md);
-//   Build O(N log N) split across cores; a query O(T) probes plus the entries
+//   Build O(T N) for hashed fingerprints (a radix sort per table; O(T N log N)
+//   at worst), split across cores; a query O(T) probes plus the entries
 //   sharing its leading blocks (about N * 2^-(64 (m-k)/m) per table for random
 //   fingerprints); Insert/Remove amortised O(T log N) element moves (a small
 //   unsorted buffer, then sorted runs merged geometrically, never a re-sort;

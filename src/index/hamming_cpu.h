@@ -10,4 +10,12 @@
 #define NEARDUP_POPCNT_CLONES
 #endif
 
+// Compiles a loop that GCC vectorises twice, for SSE2 (the baseline) and for
+// AVX2 (four 64-bit lanes).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__AVX2__)
+#define NEARDUP_AVX2_CLONES __attribute__((target_clones("default", "avx2")))
+#else
+#define NEARDUP_AVX2_CLONES
+#endif
+
 #endif  // NEARDUP_INDEX_HAMMING_CPU_H_

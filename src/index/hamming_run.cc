@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
 #include "index/hamming_cpu.h"
@@ -87,9 +88,6 @@ std::unique_ptr<HammingRun> FromOwned(std::shared_ptr<OwnedRun> owned, std::vect
   return HammingRun::FromArrays(std::move(arrays), std::move(owned));
 }
 
-// Bits of the counting sort of a table: ~4-8 entries per bucket.
-int SortBits(size_t n) { return std::clamp(static_cast<int>(std::bit_width(n)) - 3, 1, 28); }
-
 // Sorts a small range in place (buckets hold ~4-8 values).
 template <typename T>
 void InsertionSort(T* first, T* last) {
@@ -113,35 +111,104 @@ void SortBucket(T* first, T* last) {
   }
 }
 
-// Sorts key(in[i]) into `out` by a counting sort on the top `bits` bits
-// (which also yields the directory), then sorts each bucket: about two linear
-// passes instead of an O(n log n) sort. `key` is applied twice per element
-// rather than materialising the keys.
-template <typename T, typename In, typename Key>
-void SortTable(std::span<const In> in, int bits, Key key, TableVector<T>* out,
-               std::vector<uint32_t>* dir) {
-  const int shift = 64 - bits;
-  dir->assign((size_t{1} << bits) + 1, 0);
-  auto top = [&](const T& v) {
-    if constexpr (std::is_same_v<T, HammingEntry>) {
-      return v.fingerprint >> shift;
+// Values PermuteChunk handles at once: its output stays in L1 while every
+// move of the permutation is applied to it.
+constexpr size_t kPermuteChunk = 512;
+
+// out[i] = moves.Apply(in[i]) for i < n, one move at a time over the whole
+// chunk: the same mask and shift for every lane, so the loops vectorise (a
+// rotation becomes a shift: the moved bits never wrap).
+// REQUIRES: n <= kPermuteChunk.
+NEARDUP_AVX2_CLONES
+void PermuteChunk(const uint64_t* __restrict in, size_t n, const BitMoves& moves,
+                  uint64_t* __restrict out) {
+  for (size_t i = 0; i < n; ++i) out[i] = 0;
+  for (int m = 0; m < moves.num_moves; ++m) {
+    const uint64_t mask = moves.moves[m].mask;
+    const int shift = moves.moves[m].shift;
+    if (shift >= 0) {
+      for (size_t i = 0; i < n; ++i) out[i] |= (in[i] & mask) << shift;
     } else {
-      return v >> shift;
-    }
-  };
-  for (const In& x : in) ++(*dir)[top(key(x)) + 1];
-  for (size_t h = 1; h < dir->size(); ++h) (*dir)[h] += (*dir)[h - 1];
-  std::vector<uint32_t> next(dir->begin(), dir->end() - 1);
-  out->resize(in.size());
-  for (const In& x : in) {
-    T v = key(x);
-    (*out)[next[top(v)]++] = v;
-  }
-  for (size_t h = 0; h + 1 < dir->size(); ++h) {
-    if ((*dir)[h + 1] - (*dir)[h] > 1) {
-      SortBucket(out->data() + (*dir)[h], out->data() + (*dir)[h + 1]);
+      const int right = -shift;
+      for (size_t i = 0; i < n; ++i) out[i] |= (in[i] & mask) >> right;
     }
   }
+}
+
+// Bits of each digit of the radix sort of a table, and the digits sorted:
+// the top 24 bits, least significant digit first. 4096 buckets per pass keep
+// the scatter's write streams (256 KiB) in L2, where a counting sort on ~17
+// top bits scatters to 128K places, a cache miss per value. Measured (1M
+// random values, one core): 2 x 12 bits ~15% faster than 3 x 8.
+constexpr int kDigitBits = 12;
+constexpr int kNumDigits = 2;
+constexpr int kRadixBits = kDigitBits * kNumDigits;
+
+constexpr size_t kBuckets = size_t{1} << kDigitBits;
+
+// The key of the radix sort: a table value, or an entry's fingerprint.
+inline uint64_t SortKey(uint64_t v) { return v; }
+inline uint64_t SortKey(const HammingEntry& e) { return e.fingerprint; }
+
+// Digit d (0: least significant) of the top kRadixBits bits of `key`.
+inline size_t Digit(uint64_t key, int d) {
+  return static_cast<size_t>(key >> (64 - kRadixBits + d * kDigitBits)) & (kBuckets - 1);
+}
+
+// Adds the digits of keys to `counts` (kNumDigits x kBuckets).
+template <typename T>
+void CountDigits(const T* values, size_t n, uint32_t* counts) {
+  for (size_t i = 0; i < n; ++i) {
+    for (int d = 0; d < kNumDigits; ++d) ++counts[d * kBuckets + Digit(SortKey(values[i]), d)];
+  }
+}
+
+// Sorts data[0, n) by operator<: an LSD radix sort on the top kRadixBits
+// bits of the keys (digits with a single bucket skipped) moves the values to
+// scratch and back, then a last pass sorts the runs that share those bits
+// (for hashed keys nearly all of length one). `counts` holds CountDigits of
+// the data and is clobbered. REQUIRES: scratch holds n values.
+template <typename T>
+void RadixSortTop(T* data, T* scratch, size_t n, uint32_t* counts) {
+  if (n == 0) return;
+  T* src = data;
+  T* dst = scratch;
+  for (int d = 0; d < kNumDigits; ++d) {
+    uint32_t* next = counts + d * kBuckets;              // becomes the next slot of each bucket
+    if (next[Digit(SortKey(src[0]), d)] == n) continue;  // one bucket: already in order
+    uint32_t sum = 0;
+    for (size_t b = 0; b < kBuckets; ++b) {
+      const uint32_t c = next[b];
+      next[b] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; ++i) dst[next[Digit(SortKey(src[i]), d)]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != data) std::copy(src, src + n, data);
+  const int shift = 64 - kRadixBits;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && (SortKey(data[j]) >> shift) == (SortKey(data[i]) >> shift)) ++j;
+    if (j - i > 1) SortBucket(data + i, data + j);
+    i = j;
+  }
+}
+
+// Sorts forward(fps[i]) into out[0, fps.size()): the values are permuted
+// once, a chunk at a time, into `out` while their digits are counted (the
+// chunk is still in L1), then radix sorted through `scratch`.
+// REQUIRES: scratch and out hold fps.size() values.
+void SortPermuted(std::span<const uint64_t> fps, const BitMoves& forward, uint64_t* scratch,
+                  uint64_t* out) {
+  const size_t n = fps.size();
+  std::vector<uint32_t> counts(kNumDigits * kBuckets, 0);
+  for (size_t i = 0; i < n; i += kPermuteChunk) {
+    const size_t len = std::min(kPermuteChunk, n - i);
+    PermuteChunk(fps.data() + i, len, forward, out + i);
+    CountDigits(out + i, len, counts.data());
+  }
+  RadixSortTop(out, scratch, n, counts.data());
 }
 
 // A bit per fragment slot of `line` (0..kLineFragments-1) whose fragment
@@ -266,11 +333,11 @@ void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64
 }  // namespace
 
 void SortEntries(std::span<const HammingEntry> in, std::vector<HammingEntry>* out) {
-  TableVector<HammingEntry> sorted;
-  std::vector<uint32_t> dir;
-  SortTable<HammingEntry, HammingEntry>(
-      in, SortBits(in.size()), [](const HammingEntry& e) { return e; }, &sorted, &dir);
-  out->assign(sorted.begin(), sorted.end());
+  out->assign(in.begin(), in.end());
+  std::vector<uint32_t> counts(kNumDigits * kBuckets, 0);
+  CountDigits(out->data(), out->size(), counts.data());
+  TableVector<HammingEntry> scratch(in.size());  // on huge pages: fewer faults
+  RadixSortTop(out->data(), scratch.data(), out->size(), counts.data());
   out->erase(std::unique(out->begin(), out->end()), out->end());
 }
 
@@ -297,11 +364,10 @@ void BuildLines(std::span<const uint64_t> table, int bits, std::span<HammingLine
     while (e < n && (table[e] >> shift) == h) ++e;
     line.begin = static_cast<uint32_t>(s);
     line.count = static_cast<uint16_t>(std::min<size_t>(e - s, kLineFragments + 1));
-    uint16_t last = 0;
-    for (size_t i = 0; i < kLineFragments; ++i) {
-      if (s + i < e) last = LineFragment(table[s + i], bits);
-      line.fragment[i] = last;
-    }
+    const size_t filled = std::min<size_t>(e - s, kLineFragments);
+    for (size_t i = 0; i < filled; ++i) line.fragment[i] = LineFragment(table[s + i], bits);
+    const uint16_t last = filled == 0 ? 0 : line.fragment[filled - 1];
+    for (size_t i = filled; i < kLineFragments; ++i) line.fragment[i] = last;
     s = e;
   }
 }
@@ -336,14 +402,16 @@ std::unique_ptr<HammingRun> HammingRun::FromSortedEntries(const HammingLayout& l
   for (int t = 0; t < num_tables; ++t) line_bits[t] = TableLineBits(layout, run_bits, t);
   owned->tables.resize(num_tables);
   owned->lines.resize(num_tables);
-  const int sort_bits = SortBits(owned->fps.size());
+  const size_t num_fps = owned->fps.size();
+  // Permuted values of the table being sorted, one array per thread (not
+  // value-initialised: every slot is written before it is read).
+  tbb::enumerable_thread_specific<TableVector<uint64_t>> scratch;
   tbb::parallel_for(0, num_tables, [&](int t) {
     if (t > 0) {
-      const BitMoves& forward = layout.table(t).forward;
-      thread_local std::vector<uint32_t> buckets;
-      SortTable<uint64_t, uint64_t>(
-          owned->fps, sort_bits, [&](uint64_t fp) { return forward.Apply(fp); }, &owned->tables[t],
-          &buckets);
+      TableVector<uint64_t>& mine = scratch.local();
+      mine.resize(num_fps);
+      owned->tables[t].resize(num_fps);
+      SortPermuted(owned->fps, layout.table(t).forward, mine.data(), owned->tables[t].data());
     }
     owned->lines[t].resize(NumLines(line_bits[t]));
     BuildLines(t == 0 ? std::span<const uint64_t>(owned->fps) : owned->tables[t], line_bits[t],
