@@ -135,16 +135,17 @@ Status ParseIntObject(element value, std::string_view name, Assign assign) {
     int64_t number = 0;
     std::string where = std::string(name) + "." + std::string(field.key);
     NEARDUP_RETURN_IF_ERROR(ParseInt(field.value, where, &number));
+    if (number < 0 || number > INT32_MAX) {
+      return InvalidArgumentError(where + " (" + std::to_string(number) +
+                                  ") must be between 0 and " + std::to_string(INT32_MAX));
+    }
     if (!assign(field.key, number)) return UnknownKey(name, field.key);
   }
   return Status::Ok();
 }
 
-// Stores `number` into `*field` when it fits an int; out-of-int values are
-// clamped to a value ValidateRecipe rejects with the field's name.
-void AssignInt(int* field, int64_t number) {
-  *field = static_cast<int>(std::clamp<int64_t>(number, -1, 1 << 30));
-}
+// REQUIRES: 0 <= number <= INT32_MAX (checked by ParseIntObject).
+void AssignInt(int* field, int64_t number) { *field = static_cast<int>(number); }
 
 }  // namespace
 
@@ -373,8 +374,7 @@ Result<Recipe> ParseRecipeJson(std::string_view json) {
               return true;
             }
             if (k == "sample_modulus") {
-              recipe.chunks.sample_modulus =
-                  static_cast<uint32_t>(std::clamp<int64_t>(v, 0, UINT32_MAX));
+              recipe.chunks.sample_modulus = static_cast<uint32_t>(v);
               return true;
             }
             return false;
