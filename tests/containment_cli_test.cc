@@ -1,8 +1,10 @@
 // End-to-end tests of `neardup index`, `neardup similar` and `neardup query`.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cli_test_util.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -16,61 +18,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using neardup::testing::CommandResult;
 
-class ContainmentCliTest : public ::testing::Test {
+class ContainmentCliTest : public neardup::testing::CliTestBase {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_containment_cli_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  // Runs `neardup <args>` through the shell (args are trusted test strings).
-  CommandResult Neardup(const std::string& args) {
-    std::string err_path = (dir_ / "stderr.txt").string();
-    std::string command = std::string(NEARDUP_CLI) + " " + args + " 2>" + err_path;
-    CommandResult run;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (pipe == nullptr) {
-      ADD_FAILURE() << "popen failed for " << command;
-      return run;
-    }
-    char buffer[65536];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) run.out.append(buffer, n);
-    int status = pclose(pipe);
-    run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(err_path, std::ios::binary);
-    run.err.assign(std::istreambuf_iterator<char>(in), {});
-    return run;
-  }
-
-  std::string Write(const std::string& name, const std::string& content) {
-    std::filesystem::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << content;
-    return path.string();
-  }
-
-  static std::vector<std::string> Lines(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) lines.push_back(line);
-    return lines;
-  }
-
   std::string Collection() const { return (dir_ / "archive").string(); }
-  static std::string Example() { return std::string(NEARDUP_SOURCE_DIR) + "/examples/news.jsonl"; }
-
-  std::filesystem::path dir_;
 };
 
 TEST_F(ContainmentCliTest, HelpOnEveryCommand) {

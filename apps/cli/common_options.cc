@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "exit_codes.h"
 #include "neardup/stopwords.h"
 
 namespace neardup::cli {
@@ -86,6 +87,12 @@ void SkipReporter::Report(const SkippedRecord& record) {
   if (count_ == kPrintLimit) {
     std::fprintf(stderr, "neardup: further skipped records are counted, not printed\n");
   }
+}
+
+int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipReporter& skips) {
+  if (!status.ok()) return ReportError(status);
+  if (run.strict && skips.count() > 0) return kExitSkipped;
+  return kExitOk;
 }
 
 Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips,

@@ -61,6 +61,11 @@ class SkipReporter {
   uint64_t count_ = 0;
 };
 
+// The exit code of a command that read inputs: the error's (reported on
+// stderr), else kExitSkipped when --strict was given and records were
+// skipped, else kExitOk.
+int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipReporter& skips);
+
 // Opens the inputs; skipped records go to `skips`. With keep_raw_records,
 // documents carry their JSONL line verbatim.
 Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips,

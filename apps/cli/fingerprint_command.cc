@@ -88,9 +88,7 @@ int RunFingerprint(const FingerprintFlags& flags) {
                  static_cast<unsigned long long>(stats.documents_with_invalid_utf8),
                  static_cast<unsigned long long>(skips.count()));
   }
-  if (!status.ok()) return ReportError(status);
-  if (flags.run.strict && skips.count() > 0) return kExitSkipped;
-  return kExitOk;
+  return ExitCodeAfterReading(status, flags.run, skips);
 }
 
 }  // namespace

@@ -84,15 +84,11 @@ int RunAdd(const AddFlags& flags) {
                  static_cast<unsigned long long>(stats.commits),
                  static_cast<unsigned long long>(skips.count()));
   }
-  if (!status.ok()) {
-    if (acknowledged > 0) {
-      std::fprintf(stderr, "neardup: the %llu documents committed before the error are kept\n",
-                   static_cast<unsigned long long>(acknowledged));
-    }
-    return ReportError(status);
+  if (!status.ok() && acknowledged > 0) {
+    std::fprintf(stderr, "neardup: the %llu documents committed before the error are kept\n",
+                 static_cast<unsigned long long>(acknowledged));
   }
-  if (flags.run.strict && skips.count() > 0) return kExitSkipped;
-  return kExitOk;
+  return ExitCodeAfterReading(status, flags.run, skips);
 }
 
 int RunRemove(const RemoveFlags& flags) {

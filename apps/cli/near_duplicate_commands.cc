@@ -277,9 +277,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
                  static_cast<unsigned long long>(report.empty_documents),
                  static_cast<unsigned long long>(skips.count()));
   }
-  if (!status.ok()) return ReportError(status);
-  if (flags.run.strict && skips.count() > 0) return kExitSkipped;
-  return kExitOk;
+  return ExitCodeAfterReading(status, flags.run, skips);
 }
 
 CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, Report kind,

@@ -98,9 +98,7 @@ int RunQuery(const QueryFlags& flags) {
   }
   Status closed = output->Close();
   if (status.ok()) status = closed;
-  if (!status.ok()) return ReportError(status);
-  if (flags.run.strict && skips.count() > 0) return kExitSkipped;
-  return kExitOk;
+  return ExitCodeAfterReading(status, flags.run, skips);
 }
 
 }  // namespace
