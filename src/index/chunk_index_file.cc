@@ -119,22 +119,8 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
                            internal::MappedFile::Open(path));
   std::span<const uint8_t> bytes = file->bytes();
   FileHeader header;
-  if (bytes.size() < sizeof(header)) {
-    return DataLossError("chunk index " + path + " is truncated: " + std::to_string(bytes.size()) +
-                         " bytes, less than the header (128)");
-  }
-  std::memcpy(&header, bytes.data(), sizeof(header));
-  if (std::memcmp(header.magic, kMagic, sizeof(kMagic)) != 0) {
-    return DataLossError(path + " is not a neardup chunk index (bad magic)");
-  }
-  if (HeaderChecksum(header) != header.header_checksum) {
-    return DataLossError("chunk index " + path + " has a corrupt header (checksum mismatch)");
-  }
-  if (header.version > kVersion) {
-    return FailedPreconditionError(
-        "chunk index " + path + " has format version " + std::to_string(header.version) +
-        ", newer than this build supports (" + std::to_string(kVersion) + ")");
-  }
+  NEARDUP_RETURN_IF_ERROR(internal::ReadFlatFileHeader("chunk index", path, bytes, kMagic, kVersion,
+                                                       HeaderChecksum, &header));
   constexpr uint64_t kLimit = uint64_t{1} << 40;
   if (header.num_doc_slots > kLimit || header.num_keys > kLimit || header.num_postings > kLimit) {
     return DataLossError("chunk index " + path + " has impossible counts in its header");

@@ -1,12 +1,14 @@
 // File helpers shared by the chunk index and the collection store: a
 // read-only memory mapping, an atomic file writer (temporary file, fsync,
-// rename, fsync of the directory) and the 64-bit checksum of stored files.
+// rename, fsync of the directory), the 64-bit checksum of stored files and
+// the checks every flat file's header goes through.
 // Thread safety: a MappedFile is immutable; a writer is used by one thread.
 #ifndef NEARDUP_INDEX_CHUNK_INDEX_IO_H_
 #define NEARDUP_INDEX_CHUNK_INDEX_IO_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -89,6 +91,37 @@ class AtomicFileWriter {
 
 // fsyncs a directory so that renames and unlinks in it are durable.
 Status FsyncDirectory(const std::string& dir);
+
+// Copies the header at the start of `bytes` into *header and checks what
+// every flat file shares, in the order that gives the clearest message:
+// size, magic, header checksum, version. `kind` names the file in messages
+// ("segment", "chunk index"). Header must begin with `char magic[8]` and hold
+// `uint32_t version` and `uint64_t header_checksum`; `checksum(header)`
+// computes the latter. Truncation, bad magic and a bad checksum are DataLoss;
+// a version above `max_version` is FailedPrecondition.
+template <typename Header, typename Checksum>
+Status ReadFlatFileHeader(std::string_view kind, const std::string& path,
+                          std::span<const uint8_t> bytes, const char (&magic)[8],
+                          uint32_t max_version, Checksum checksum, Header* header) {
+  const std::string name = std::string(kind) + " " + path;
+  if (bytes.size() < sizeof(Header)) {
+    return DataLossError(name + " is truncated: " + std::to_string(bytes.size()) +
+                         " bytes, less than the header (" + std::to_string(sizeof(Header)) + ")");
+  }
+  std::memcpy(header, bytes.data(), sizeof(Header));
+  if (std::memcmp(header->magic, magic, sizeof(magic)) != 0) {
+    return DataLossError(path + " is not a neardup " + std::string(kind) + " (bad magic)");
+  }
+  if (checksum(*header) != header->header_checksum) {
+    return DataLossError(name + " has a corrupt header (checksum mismatch)");
+  }
+  if (header->version > max_version) {
+    return FailedPreconditionError(name + " has format version " + std::to_string(header->version) +
+                                   ", newer than this build supports (" +
+                                   std::to_string(max_version) + ")");
+  }
+  return Status::Ok();
+}
 
 }  // namespace neardup::internal
 

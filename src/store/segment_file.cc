@@ -132,22 +132,8 @@ Result<std::unique_ptr<SegmentReader>> SegmentReader::Open(const std::string& pa
   NEARDUP_ASSIGN_OR_RETURN(reader->file_, MappedFile::Open(path));
   std::span<const uint8_t> bytes = reader->file_->bytes();
   SegmentHeader header;
-  if (bytes.size() < sizeof(header)) {
-    return DataLossError("segment " + path + " is truncated: " + std::to_string(bytes.size()) +
-                         " bytes, less than the header (128)");
-  }
-  std::memcpy(&header, bytes.data(), sizeof(header));
-  if (std::memcmp(header.magic, kMagic, sizeof(kMagic)) != 0) {
-    return DataLossError(path + " is not a neardup segment (bad magic)");
-  }
-  if (HeaderChecksum(header) != header.header_checksum) {
-    return DataLossError("segment " + path + " has a corrupt header (checksum mismatch)");
-  }
-  if (header.version > kSegmentFormatVersion) {
-    return FailedPreconditionError(
-        "segment " + path + " has format version " + std::to_string(header.version) +
-        ", newer than this build supports (" + std::to_string(kSegmentFormatVersion) + ")");
-  }
+  NEARDUP_RETURN_IF_ERROR(ReadFlatFileHeader("segment", path, bytes, kMagic, kSegmentFormatVersion,
+                                             HeaderChecksum, &header));
   constexpr uint64_t kLimit = uint64_t{1} << 40;
   if (header.num_docs > kLimit || header.num_chunks > kLimit || header.text_bytes > kLimit) {
     return DataLossError("segment " + path + " has impossible counts in its header");
