@@ -275,6 +275,7 @@ void BM_IncrementalAdd1000(benchmark::State& state) {
   state.counters["commit_s"] = commit_s;
   state.counters["similar_s"] = similar_s;
   state.counters["recomputed"] = static_cast<double>(stats.recomputed);
+  state.counters["merged"] = static_cast<double>(stats.merged);
   state.counters["incremental"] = stats.full ? 0 : 1;
   ReportCommon(state, cpu);
 }

@@ -53,10 +53,11 @@ int RunSimilar(const SimilarFlags& flags) {
   if (!status.ok()) return ReportError(status);
   if (!flags.run.quiet) {
     std::fprintf(stderr,
-                 "neardup: %s: recomputed %llu documents (%llu rows, %llu postings, %llu "
-                 "boilerplate chunks skipped)\n",
+                 "neardup: %s: recomputed %llu documents, merged new scores into %llu "
+                 "(%llu rows written, %llu postings, %llu boilerplate chunks skipped)\n",
                  stats.full ? "full recomputation" : "incremental update",
                  static_cast<unsigned long long>(stats.recomputed),
+                 static_cast<unsigned long long>(stats.merged),
                  static_cast<unsigned long long>(stats.rows),
                  static_cast<unsigned long long>(stats.search.postings_visited),
                  static_cast<unsigned long long>(stats.search.boilerplate_chunks));

@@ -52,7 +52,9 @@ namespace neardup {
 
 // Bumped whenever the collection's layout changes; a collection with a newer
 // version is refused.
-inline constexpr int kCollectionFormatVersion = 1;
+// Version 2 added `similarity_added` and an index on similarities(b); a
+// version 1 collection is upgraded when opened for writing.
+inline constexpr int kCollectionFormatVersion = 2;
 
 struct CollectionOptions {
   // Chunks found in more than this many documents are ignored for scoring
@@ -108,7 +110,8 @@ struct CollectionStats {
   uint64_t generation = 0;
   uint32_t max_document_frequency = 0;
   uint64_t similarity_rows = 0;
-  uint64_t similarity_dirty = 0;
+  uint64_t similarity_dirty = 0;  // lists to recompute
+  uint64_t similarity_added = 0;  // documents whose scores are still to be merged
 };
 
 // One stored similarity: b is among a's top-N.
@@ -201,14 +204,22 @@ class Collection {
   // Stored similarities (neardup/containment.h for the definitions).
   // The parameters of the stored table, or nullopt when none was computed.
   Result<std::optional<SimilarityParams>> StoredSimilarityParams() const;
-  // Documents whose top-N may have changed since the table was computed
-  // (recorded by each commit while a table exists), ascending.
+  // Documents whose top-N list must be recomputed since the table was
+  // computed (recorded by each commit while a table exists: documents
+  // sharing a chunk that crossed the boilerplate cap, and documents that
+  // listed a retired document), ascending.
   Result<std::vector<uint32_t>> DirtyDocuments() const;
-  // Replaces the rows of documents `recomputed` (all rows when `full`) with
-  // `rows`, records `params`, and clears the dirty list, in one transaction.
+  // Documents added (new versions included) since the table was computed,
+  // ascending; some may have been retired since. Their own lists are
+  // computed, and their scores merged into the lists of the others.
+  Result<std::vector<uint32_t>> AddedSinceSimilarities() const;
+  // Replaces the rows of documents `replaced` (all rows when `full`) with
+  // `rows` (grouped by a, each group best first), records `params`, and
+  // clears the dirty and added lists, in one transaction.
   Status StoreSimilarities(const SimilarityParams& params, bool full,
-                           std::span<const uint32_t> recomputed,
-                           std::span<const SimilarityRow> rows);
+                           std::span<const uint32_t> replaced, std::span<const SimilarityRow> rows);
+  // The stored rows of `docs` (ascending): by a ascending, each a's best first.
+  Result<std::vector<SimilarityRow>> ReadSimilarities(std::span<const uint32_t> docs) const;
   // All stored rows: by a ascending, each a's best first.
   Result<std::vector<SimilarityRow>> ReadSimilarities() const;
 

@@ -73,8 +73,8 @@ class ContainmentSearcher {
   explicit ContainmentSearcher(const ChunkIndex& index);
 
   // The top matches of a query whose chunk set is `query` (strictly
-  // ascending), best first. `exclude_doc` is never returned (pass the query's
-  // own number when it is indexed). `stats` (may be null) is added to.
+  // ascending), best first (every match when options.top_n is SIZE_MAX). `exclude_doc` is never
+  // returned (pass the query's own number when it is indexed). `stats` (may be null) is added to.
   std::vector<ContainmentMatch> Search(std::span<const uint32_t> query,
                                        const ContainmentOptions& options,
                                        uint32_t exclude_doc = kNoDocument,
@@ -86,20 +86,22 @@ class ContainmentSearcher {
   std::vector<uint32_t> touched_;  // documents with counts_ > 0
 };
 
-// The documents of `after` whose top-N list may differ from their list in
-// `before`, when `after` is `before` with documents of chunk sets `changed`
-// added or removed (both versions of a modified document belong in
-// `changed`). A document's scores change only through a chunk it shares with
-// a changed document that is counted (df <= max_document_frequency) before
-// or after, since df changes only for the changed documents' chunks; so the
-// answer is every document of `after` in the postings of such a chunk.
-// Documents outside it keep exactly their scores with every other document,
-// which is what lets an incremental top-N update equal a full recomputation.
-// Returns ascending document numbers. Cost: one postings walk per changed
-// chunk in both indexes.
-std::vector<uint32_t> AffectedDocuments(const ChunkIndex& before, const ChunkIndex& after,
-                                        std::span<const std::span<const uint32_t>> changed,
-                                        uint32_t max_document_frequency);
+// The documents of `after` whose scores with UNCHANGED documents may differ
+// from `before`, when `after` is `before` with documents of chunk sets
+// `changed` added or removed (both versions of a modified document belong in
+// `changed`). df changes only for the changed documents' chunks, so a score
+// between two unchanged documents changes only when they share such a chunk
+// whose counted status (df <= max_document_frequency) differs before and
+// after; the answer is every document of `after` in the postings of such a
+// chunk. Every other unchanged document keeps exactly its scores with every
+// other unchanged document: its top-N list changes only by the new
+// documents' scores (merged in) and by losing a retired document it listed
+// (which forces a recomputation). That is what lets an incremental top-N
+// update equal a full recomputation. Returns ascending document numbers.
+// Cost: one postings walk per changed chunk in both indexes.
+std::vector<uint32_t> CapCrossingDocuments(const ChunkIndex& before, const ChunkIndex& after,
+                                           std::span<const std::span<const uint32_t>> changed,
+                                           uint32_t max_document_frequency);
 
 }  // namespace neardup
 

@@ -5,9 +5,11 @@
 //  - ComputeSimilarities: every live document's top-N most similar
 //    documents (neardup/containment.h for the scores and the ranking),
 //    stored in the collection. After adds, modifications and removals only
-//    the documents whose list may have changed are recomputed
-//    (AffectedDocuments, recorded by each commit); the table then equals a
-//    full recomputation.
+//    what changed is computed: the new documents' lists (one search each,
+//    whose scores are also merged into the lists they enter), and the lists
+//    that lost a retired document or share a chunk that crossed the
+//    boilerplate cap (CapCrossingDocuments); the table then equals a full
+//    recomputation.
 //  - QueryDocument: checks a document against the archive without adding it,
 //    optionally with the matching passages of its top matches.
 //  - MatchingPassages: where two texts share counted chunks, as runs of byte
@@ -77,7 +79,8 @@ struct SimilarOptions {
 
 struct SimilarStats {
   bool full = false;        // a full recomputation (else incremental)
-  uint64_t recomputed = 0;  // documents whose list was computed
+  uint64_t recomputed = 0;  // documents whose list was computed from scratch
+  uint64_t merged = 0;      // lists updated by merging in new documents' scores
   uint64_t rows = 0;        // rows written
   ContainmentSearchStats search;
 };

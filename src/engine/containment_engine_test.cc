@@ -175,6 +175,67 @@ TEST_F(ContainmentEngineTest, IncrementalUpdatesEqualAFullRecomputation) {
   EXPECT_FALSE(ComputeSimilarities(*c, {3, 1.5, false}).ok());
 }
 
+// Random rounds of adds, modifications (texts of other documents, so scores
+// tie and lists reorder) and removals, one to three commits between updates,
+// with and without a cap and with short lists (so new scores both enter and
+// miss lists): after every update the table equals a full recomputation.
+TEST_F(ContainmentEngineTest, RandomIncrementalRoundsEqualAFullRecomputation) {
+  for (uint32_t cap : {0u, 5u}) {
+    SCOPED_TRACE("cap " + std::to_string(cap));
+    std::filesystem::remove_all(dir_ / "c");
+    auto c = Create(cap);
+    std::vector<Document> docs = Corpus(11, 30, "d");
+    Add(c.get(), docs);
+    const SimilarOptions options{3, 0.02, false};
+    ASSERT_TRUE(ComputeSimilarities(*c, options).ok());
+    internal::SplitMix64 rng(cap + 1);
+    std::vector<std::string> live;
+    for (const Document& d : docs) live.push_back(d.id);
+    uint64_t merged = 0;
+    uint64_t recomputed = 0;
+    uint64_t live_total = 0;
+    for (int round = 0; round < 12; ++round) {
+      SCOPED_TRACE("round " + std::to_string(round));
+      const int commits = 1 + static_cast<int>(rng.Next() % 3);
+      for (int k = 0; k < commits; ++k) {
+        std::vector<Document> upserts;
+        std::vector<Document> fresh =
+            Corpus(100 + static_cast<uint64_t>(round * 3 + k), 4,
+                   "r" + std::to_string(round) + "_" + std::to_string(k) + "_");
+        for (const Document& d : fresh) {
+          if (rng.Next() % 2 == 0) {
+            upserts.push_back(d);
+            live.push_back(d.id);
+          }
+        }
+        if (rng.Next() % 2 == 0 && !live.empty()) {  // a modification
+          const std::string& id = live[rng.Next() % live.size()];
+          upserts.push_back(
+              {id, docs[rng.Next() % docs.size()].text + " m" + std::to_string(round)});
+        }
+        Add(c.get(), upserts);
+        if (rng.Next() % 3 == 0 && live.size() > 5) {  // a removal
+          const size_t i = rng.Next() % live.size();
+          std::vector<std::string> removal = {live[i]};
+          std::erase(live, live[i]);
+          ASSERT_TRUE(c->Commit({}, removal).ok());
+        }
+      }
+      SimilarStats stats;
+      ASSERT_TRUE(ComputeSimilarities(*c, options, &stats).ok());
+      EXPECT_FALSE(stats.full);
+      merged += stats.merged;
+      recomputed += stats.recomputed;
+      live_total += c->LiveDocuments().size();
+      Result<std::vector<SimilarityRow>> full = ComputeAllSimilarities(*c, options);
+      ASSERT_TRUE(full.ok());
+      ASSERT_EQ(*c->ReadSimilarities(), *full);
+    }
+    EXPECT_GT(merged, 0u);
+    EXPECT_LT(recomputed * 2, live_total);  // far less than recomputing everything
+  }
+}
+
 TEST_F(ContainmentEngineTest, QueryFindsPastedPassagesWithoutAddingThem) {
   auto c = Create(1000);
   std::vector<Document> docs = Corpus(4, 20, "d");

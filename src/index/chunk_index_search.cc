@@ -64,27 +64,27 @@ std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32
   return matches;
 }
 
-std::vector<uint32_t> AffectedDocuments(const ChunkIndex& before, const ChunkIndex& after,
-                                        std::span<const std::span<const uint32_t>> changed,
-                                        uint32_t max_document_frequency) {
-  const uint64_t cap =
-      max_document_frequency == 0 ? std::numeric_limits<uint64_t>::max() : max_document_frequency;
+std::vector<uint32_t> CapCrossingDocuments(const ChunkIndex& before, const ChunkIndex& after,
+                                           std::span<const std::span<const uint32_t>> changed,
+                                           uint32_t max_document_frequency) {
+  std::vector<uint32_t> crossing;
+  if (max_document_frequency == 0) return crossing;  // no cap: nothing crosses
+  const uint64_t cap = max_document_frequency;
   std::vector<bool> seen(after.num_doc_slots(), false);
-  std::vector<uint32_t> affected;
   for (std::span<const uint32_t> chunks : changed) {
     for (uint32_t chunk : chunks) {
       std::span<const uint32_t> now = after.Postings(chunk);
-      if (now.size() > cap && before.Postings(chunk).size() > cap) continue;
+      if ((now.size() <= cap) == (before.Postings(chunk).size() <= cap)) continue;
       for (uint32_t doc : now) {
         if (doc < seen.size() && !seen[doc]) {
           seen[doc] = true;
-          affected.push_back(doc);
+          crossing.push_back(doc);
         }
       }
     }
   }
-  std::sort(affected.begin(), affected.end());
-  return affected;
+  std::sort(crossing.begin(), crossing.end());
+  return crossing;
 }
 
 }  // namespace neardup

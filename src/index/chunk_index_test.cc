@@ -238,6 +238,64 @@ TEST(ChunkIndexTest, MergeEqualsARebuild) {
   EXPECT_EQ(none->num_doc_slots(), 0u);
 }
 
+// The definition, by brute force: every document after the change that
+// holds a changed chunk whose document frequency is on different sides of
+// the cap before and after.
+std::vector<uint32_t> CapCrossingOracle(const Docs& before, const Docs& after,
+                                        const std::vector<std::vector<uint32_t>>& changed,
+                                        uint32_t cap) {
+  auto df = [](const Docs& docs, uint32_t chunk) {
+    size_t n = 0;
+    for (const auto& [doc, chunks] : docs)
+      n += std::binary_search(chunks.begin(), chunks.end(), chunk);
+    return n;
+  };
+  std::set<uint32_t> crossing;
+  for (const std::vector<uint32_t>& chunks : changed) {
+    for (uint32_t chunk : chunks) {
+      if ((df(before, chunk) <= cap) == (df(after, chunk) <= cap)) continue;
+      for (const auto& [doc, doc_chunks] : after) {
+        if (std::binary_search(doc_chunks.begin(), doc_chunks.end(), chunk)) crossing.insert(doc);
+      }
+    }
+  }
+  return {crossing.begin(), crossing.end()};
+}
+
+TEST(ChunkIndexTest, CapCrossingDocumentsEqualsBruteForce) {
+  const Docs before_docs = RandomDocs(8, 120);
+  const ChunkIndex before = BuildOrDie(before_docs);
+  Docs after_docs = before_docs;
+  std::vector<std::vector<uint32_t>> changed;
+  std::vector<uint32_t> removed;
+  for (const auto& [doc, chunks] : before_docs) {
+    if (doc % 5 == 0) {
+      removed.push_back(doc);
+      changed.push_back(chunks);
+      after_docs.erase(doc);
+    }
+  }
+  const Docs added = RandomDocs(9, 30, 1);
+  for (const auto& [doc, chunks] : added) {
+    after_docs[doc] = chunks;
+    changed.push_back(chunks);
+  }
+  Result<ChunkIndex> after = ChunkIndex::Merge(before, removed, BuildOrDie(added));
+  ASSERT_TRUE(after.ok());
+  std::vector<std::span<const uint32_t>> spans(changed.begin(), changed.end());
+  bool some_crossed = false;
+  for (uint32_t cap : {0u, 3u, 10u, 25u, 60u}) {
+    std::vector<uint32_t> got = CapCrossingDocuments(before, *after, spans, cap);
+    // No cap counts every chunk: nothing crosses.
+    const std::vector<uint32_t> want =
+        cap == 0 ? std::vector<uint32_t>()
+                 : CapCrossingOracle(before_docs, after_docs, changed, cap);
+    EXPECT_EQ(got, want) << "cap " << cap;
+    some_crossed = some_crossed || !got.empty();
+  }
+  EXPECT_TRUE(some_crossed);
+}
+
 TEST(ChunkIndexTest, MergeRejectsADocumentThatIsStillPresent) {
   Docs docs = {{3, {1, 2}}};
   Result<ChunkIndex> merged = ChunkIndex::Merge(BuildOrDie(docs), {}, BuildOrDie(docs));

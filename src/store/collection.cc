@@ -86,6 +86,12 @@ CREATE TABLE similarities(
 CREATE TABLE similarity_dirty(doc INTEGER PRIMARY KEY);
 )sql";
 
+// Added in format version 2 (also run to upgrade a version 1 catalog).
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE IF NOT EXISTS similarity_added(doc INTEGER PRIMARY KEY);
+CREATE INDEX IF NOT EXISTS similarities_by_b ON similarities(b);
+)sql";
+
 int64_t SystemClock() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -156,6 +162,7 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
       SqliteDb::Open(fs::path(dir) / internal::kCatalogFile, /*create=*/true, /*read_only=*/false));
   NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db.get()));
   NEARDUP_RETURN_IF_ERROR(db->Exec(kSchema));
+  NEARDUP_RETURN_IF_ERROR(db->Exec(kSchemaV2));
   const std::pair<const char*, std::string> meta[] = {
       {"format_version", std::to_string(kCollectionFormatVersion)},
       {"recipe", recipe_json},
@@ -218,6 +225,15 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
         "collection " + dir + " has format version " + std::to_string(version) +
         ", newer than this neardup supports (" + std::to_string(kCollectionFormatVersion) + ")");
   }
+  if (version < 2 && impl.writable) {
+    // Upgrade: version 1's dirty list (every document sharing a counted
+    // chunk with a changed one, the new ones included) is a superset of what
+    // version 2 recomputes, so it stays valid as it is.
+    NEARDUP_RETURN_IF_ERROR(db->Exec(kSchemaV2));
+    NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db, "format_version", "2"));
+    version = 2;
+  }
+  impl.format_version = version;
   NEARDUP_ASSIGN_OR_RETURN(std::string recipe_json, ReadMeta(db, "recipe"));
   Result<Recipe> recipe = ParseRecipeJson(recipe_json);
   if (!recipe.ok()) return recipe.status().WithContext("recipe of collection " + dir);
@@ -398,6 +414,13 @@ Result<CollectionStats> Collection::Stats() const {
   NEARDUP_ASSIGN_OR_RETURN(row, count_dirty.Step());
   if (row) s.similarity_dirty = static_cast<uint64_t>(count_dirty.Int(0));
   count_dirty.Reset();
+  if (impl_->format_version >= 2) {  // a version 1 catalog opened read-only has no such table
+    NEARDUP_ASSIGN_OR_RETURN(auto count_added,
+                             impl_->db->Prepare("SELECT COUNT(*) FROM similarity_added"));
+    NEARDUP_ASSIGN_OR_RETURN(row, count_added.Step());
+    if (row) s.similarity_added = static_cast<uint64_t>(count_added.Int(0));
+    count_added.Reset();
+  }
   return s;
 }
 

@@ -124,7 +124,10 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
   cleanup.paths.push_back(fs::path(dir_) / index_file);
   NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file));
 
-  // Documents whose stored top-N may change (only while a table exists).
+  // Lists to recompute (only while a table exists): documents sharing a
+  // chunk that crossed the cap; those listing a retired document are found
+  // in the transaction below. The added documents' scores are merged into
+  // the other lists by the next ComputeSimilarities.
   NEARDUP_ASSIGN_OR_RETURN(std::optional<SimilarityParams> params, StoredSimilarityParams());
   std::vector<uint32_t> dirty;
   if (params.has_value()) {
@@ -134,8 +137,7 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
       changed.push_back(chunks);
     }
     for (const ChunkDocument& d : added_docs) changed.push_back(d.chunks);
-    dirty = AffectedDocuments(index_, merged, changed, max_document_frequency_);
-    for (const ChunkDocument& d : added_docs) dirty.push_back(d.doc);
+    dirty = CapCrossingDocuments(index_, merged, changed, max_document_frequency_);
   }
 
   // The switch: one transaction.
@@ -154,11 +156,21 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
   }
   {
     NEARDUP_ASSIGN_OR_RETURN(auto remove_doc, db->Prepare("DELETE FROM documents WHERE doc = ?"));
+    NEARDUP_ASSIGN_OR_RETURN(auto listers, db->Prepare("SELECT a FROM similarities WHERE b = ?"));
     NEARDUP_ASSIGN_OR_RETURN(auto remove_rows,
                              db->Prepare("DELETE FROM similarities WHERE a = ?1 OR b = ?1"));
     for (uint32_t doc : retired) {
       remove_doc.Bind(1, int64_t{doc});
       NEARDUP_RETURN_IF_ERROR(remove_doc.Run());
+      // A list that loses a document must be recomputed: its next entry
+      // was never stored.
+      listers.Bind(1, int64_t{doc});
+      while (true) {
+        NEARDUP_ASSIGN_OR_RETURN(bool row, listers.Step());
+        if (!row) break;
+        dirty.push_back(static_cast<uint32_t>(listers.Int(0)));
+      }
+      listers.Reset();
       remove_rows.Bind(1, int64_t{doc});
       NEARDUP_RETURN_IF_ERROR(remove_rows.Run());
     }
@@ -188,6 +200,14 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     for (uint32_t doc : dirty) {
       insert_dirty.Bind(1, int64_t{doc});
       NEARDUP_RETURN_IF_ERROR(insert_dirty.Run());
+    }
+    if (params.has_value()) {
+      NEARDUP_ASSIGN_OR_RETURN(auto insert_added,
+                               db->Prepare("INSERT INTO similarity_added(doc) VALUES(?)"));
+      for (const ChunkDocument& d : added_docs) {
+        insert_added.Bind(1, int64_t{d.doc});
+        NEARDUP_RETURN_IF_ERROR(insert_added.Run());
+      }
     }
   }
   NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "next_doc", std::to_string(next_doc)));
@@ -304,9 +324,10 @@ Result<std::optional<SimilarityParams>> Collection::StoredSimilarityParams() con
   return std::optional<SimilarityParams>(params);
 }
 
-Result<std::vector<uint32_t>> Collection::DirtyDocuments() const {
-  NEARDUP_ASSIGN_OR_RETURN(auto select,
-                           impl_->db->Prepare("SELECT doc FROM similarity_dirty ORDER BY doc"));
+namespace {
+
+Result<std::vector<uint32_t>> ReadDocumentList(internal::SqliteDb* db, const char* sql) {
+  NEARDUP_ASSIGN_OR_RETURN(auto select, db->Prepare(sql));
   std::vector<uint32_t> docs;
   while (true) {
     NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
@@ -316,8 +337,19 @@ Result<std::vector<uint32_t>> Collection::DirtyDocuments() const {
   return docs;
 }
 
+}  // namespace
+
+Result<std::vector<uint32_t>> Collection::DirtyDocuments() const {
+  return ReadDocumentList(impl_->db.get(), "SELECT doc FROM similarity_dirty ORDER BY doc");
+}
+
+Result<std::vector<uint32_t>> Collection::AddedSinceSimilarities() const {
+  if (impl_->format_version < 2) return std::vector<uint32_t>();  // read-only version 1
+  return ReadDocumentList(impl_->db.get(), "SELECT doc FROM similarity_added ORDER BY doc");
+}
+
 Status Collection::StoreSimilarities(const SimilarityParams& params, bool full,
-                                     std::span<const uint32_t> recomputed,
+                                     std::span<const uint32_t> replaced,
                                      std::span<const SimilarityRow> rows) {
   NEARDUP_RETURN_IF_ERROR(RequireWritable(impl_->writable, dir_));
   internal::SqliteDb* db = impl_->db.get();
@@ -326,7 +358,7 @@ Status Collection::StoreSimilarities(const SimilarityParams& params, bool full,
     NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM similarities"));
   } else {
     NEARDUP_ASSIGN_OR_RETURN(auto remove, db->Prepare("DELETE FROM similarities WHERE a = ?"));
-    for (uint32_t doc : recomputed) {
+    for (uint32_t doc : replaced) {
       remove.Bind(1, int64_t{doc});
       NEARDUP_RETURN_IF_ERROR(remove.Run());
     }
@@ -345,6 +377,7 @@ Status Collection::StoreSimilarities(const SimilarityParams& params, bool full,
     NEARDUP_RETURN_IF_ERROR(insert.Run());
   }
   NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM similarity_dirty"));
+  NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM similarity_added"));
   NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "similar_top_n", std::to_string(params.top_n)));
   // 17 significant digits: the double round-trips exactly.
   char min[64];
@@ -352,6 +385,15 @@ Status Collection::StoreSimilarities(const SimilarityParams& params, bool full,
   NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "similar_min", min));
   return txn->Commit();
 }
+
+namespace {
+
+SimilarityRow ReadSimilarityRow(const internal::SqliteStatement& select) {
+  return {static_cast<uint32_t>(select.Int(0)), static_cast<uint32_t>(select.Int(1)),
+          select.Double(2), select.Double(3)};
+}
+
+}  // namespace
 
 Result<std::vector<SimilarityRow>> Collection::ReadSimilarities() const {
   NEARDUP_ASSIGN_OR_RETURN(
@@ -361,8 +403,25 @@ Result<std::vector<SimilarityRow>> Collection::ReadSimilarities() const {
   while (true) {
     NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
     if (!row) break;
-    rows.push_back({static_cast<uint32_t>(select.Int(0)), static_cast<uint32_t>(select.Int(1)),
-                    select.Double(2), select.Double(3)});
+    rows.push_back(ReadSimilarityRow(select));
+  }
+  return rows;
+}
+
+Result<std::vector<SimilarityRow>> Collection::ReadSimilarities(
+    std::span<const uint32_t> docs) const {
+  NEARDUP_ASSIGN_OR_RETURN(
+      auto select, impl_->db->Prepare(
+                       "SELECT a, b, a_in_b, b_in_a FROM similarities WHERE a = ? ORDER BY rank"));
+  std::vector<SimilarityRow> rows;
+  for (uint32_t doc : docs) {
+    select.Bind(1, int64_t{doc});
+    while (true) {
+      NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+      if (!row) break;
+      rows.push_back(ReadSimilarityRow(select));
+    }
+    select.Reset();
   }
   return rows;
 }

@@ -35,7 +35,8 @@ class Collection::Impl {
   // Indexed by document number; segment 0 for numbers that are not live.
   std::vector<Location> locations;
   uint64_t generation = 0;
-  std::string index_file;  // relative to dir, e.g. "data/index-3.ndi"
+  uint64_t format_version = 0;  // of the catalog as opened
+  std::string index_file;       // relative to dir, e.g. "data/index-3.ndi"
   uint64_t next_doc = 0;
   uint64_t next_segment = 1;
 

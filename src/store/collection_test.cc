@@ -246,13 +246,64 @@ TEST_F(CollectionTest, SimilarityRowsAndDirtyTracking) {
   EXPECT_EQ(*c->ReadSimilarities(), rows);
   EXPECT_EQ(**c->StoredSimilarityParams(), (SimilarityParams{10, 0.0}));
 
-  // Adding a document sharing "x" dirties c and the new one, not a or b.
+  EXPECT_EQ(*c->ReadSimilarities(std::vector<uint32_t>{1, 2}),
+            (std::vector<SimilarityRow>{{1, 0, 1.0, 0.5}}));
+
+  // Adding a document records it as added; without a cap no list needs a
+  // recomputation (its scores are merged later).
   Commit(c.get(), {{"d", "x z"}});
-  EXPECT_THAT(*c->DirtyDocuments(), ElementsAre(2, 3));
+  EXPECT_THAT(*c->DirtyDocuments(), ElementsAre());
+  EXPECT_THAT(*c->AddedSinceSimilarities(), ElementsAre(3));
   // Removing a dirties b (it listed a) and drops every row naming a.
   Commit(c.get(), {}, {"a"});
-  EXPECT_THAT(*c->DirtyDocuments(), ElementsAre(1, 2, 3));
+  EXPECT_THAT(*c->DirtyDocuments(), ElementsAre(1));
+  EXPECT_THAT(*c->AddedSinceSimilarities(), ElementsAre(3));
   EXPECT_TRUE(c->ReadSimilarities()->empty());
+  EXPECT_EQ(c->Stats()->similarity_dirty, 1u);
+  EXPECT_EQ(c->Stats()->similarity_added, 1u);
+  // Storing clears both lists.
+  ASSERT_TRUE(c->StoreSimilarities({10, 0.0}, false, std::vector<uint32_t>{1}, {}).ok());
+  EXPECT_THAT(*c->DirtyDocuments(), ElementsAre());
+  EXPECT_THAT(*c->AddedSinceSimilarities(), ElementsAre());
+}
+
+TEST_F(CollectionTest, DocumentsSharingAChunkThatCrossesTheCapAreDirty) {
+  auto c = CreateAndOpen({.max_document_frequency = 2});
+  Commit(c.get(), {{"a", "p q"}, {"b", "p r"}, {"c", "s t"}});
+  ASSERT_TRUE(c->StoreSimilarities({10, 0.0}, true, std::vector<uint32_t>{0, 1, 2}, {}).ok());
+  // A third document with "p" takes it above the cap: a and b lose a shared chunk.
+  Commit(c.get(), {{"d", "p u"}});
+  EXPECT_THAT(*c->DirtyDocuments(), ElementsAre(0, 1, 3));
+  EXPECT_THAT(*c->AddedSinceSimilarities(), ElementsAre(3));
+}
+
+TEST_F(CollectionTest, Version1CatalogIsUpgradedWhenOpenedForWriting) {
+  {
+    auto c = CreateAndOpen();
+    Commit(c.get(), {{"a", "p q"}});
+  }
+  {
+    auto db = internal::SqliteDb::Open((std::filesystem::path(Dir()) / "catalog.db").string(),
+                                       false, false);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("DROP INDEX similarities_by_b; DROP TABLE similarity_added").ok());
+    ASSERT_TRUE(internal::WriteMeta(db->get(), "format_version", "1").ok());
+  }
+  {
+    Result<std::unique_ptr<Collection>> reader = Collection::Open(Dir(), {});
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    EXPECT_THAT(*(*reader)->AddedSinceSimilarities(), ElementsAre());
+    EXPECT_TRUE((*reader)->Stats().ok());
+  }
+  auto c = OpenRw();
+  ASSERT_TRUE(c->StoreSimilarities({10, 0.0}, true, std::vector<uint32_t>{0}, {}).ok());
+  Commit(c.get(), {{"b", "p r"}});
+  EXPECT_THAT(*c->AddedSinceSimilarities(), ElementsAre(1));
+  c.reset();
+  auto db =
+      internal::SqliteDb::Open((std::filesystem::path(Dir()) / "catalog.db").string(), false, true);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*internal::ReadMeta(db->get(), "format_version"), "2");
 }
 
 }  // namespace
