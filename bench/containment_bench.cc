@@ -18,6 +18,7 @@
 // BM_FullTopN                 ComputeSimilarities, full: top 10, min 0.1
 // BM_IncrementalAdd1000       commit of 1000 new documents, then the
 //                             incremental ComputeSimilarities
+// BM_IncrementalModify1000    the same for new texts of 1000 archive documents
 // BM_Query/<eighths>          1000 new documents checked against an index of
 //                             the first <eighths>/8 of the archive:
 //                             fingerprint + ContainmentSearcher::Search
@@ -43,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "accuracy/synthetic_text.h"
+#include "accuracy/archive_text.h"
 #include "neardup/collection.h"
 #include "neardup/containment.h"
 #include "neardup/containment_engine.h"
@@ -52,11 +53,6 @@
 
 namespace neardup {
 namespace {
-
-using accuracy::EditWords;
-using accuracy::SplitWords;
-using accuracy::Uniform01;
-using accuracy::UniformBelow;
 
 constexpr uint32_t kCap = 1000;
 constexpr size_t kQueries = 1000;
@@ -79,45 +75,8 @@ double PeakRssMiB() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
 }
 
-class TextMaker {
- public:
-  TextMaker() {
-    for (const char* name : {"brown", "spamassassin"}) {
-      accuracy::LoadedCorpus corpus = accuracy::LoadJsonlOrDie(std::string(NEARDUP_SOURCE_DIR) +
-                                                               "/cache/corpora/" + name + ".jsonl");
-      for (std::string& text : corpus.texts) sources_.push_back(std::move(text));
-    }
-    for (const std::string& text : sources_) {
-      std::vector<std::string_view> words = SplitWords(text);
-      if (words.size() < 100) continue;
-      vocabulary_.insert(vocabulary_.end(), words.begin(), words.end());
-      words_.push_back(std::move(words));
-    }
-  }
-
-  std::string Make(internal::SplitMix64& rng) const {
-    const auto& source = words_[UniformBelow(rng, words_.size())];
-    const size_t length = std::min<size_t>(source.size(), 150 + UniformBelow(rng, 451));
-    const size_t start = UniformBelow(rng, source.size() - length + 1);
-    std::vector<std::string_view> window(source.begin() + start, source.begin() + start + length);
-    if (Uniform01(rng) < 0.25) {
-      const auto& other = words_[UniformBelow(rng, words_.size())];
-      const size_t paste = std::min<size_t>(other.size(), 40 + UniformBelow(rng, 81));
-      const size_t from = UniformBelow(rng, other.size() - paste + 1);
-      const size_t at = UniformBelow(rng, window.size() + 1);
-      window.insert(window.begin() + at, other.begin() + from, other.begin() + from + paste);
-    }
-    return EditWords(window, 0.1 * Uniform01(rng), vocabulary_, rng);
-  }
-
- private:
-  std::vector<std::string> sources_;
-  std::vector<std::vector<std::string_view>> words_;
-  std::vector<std::string_view> vocabulary_;
-};
-
 struct Archive {
-  TextMaker maker;
+  accuracy::ArchiveTextMaker maker;
   std::vector<std::string> texts;
   std::vector<std::string> extra;    // the incremental add
   std::vector<std::string> queries;  // never added
@@ -145,6 +104,48 @@ Archive& TheArchive() {
     return a;
   }();
   return *archive;
+}
+
+// Benchmarks run in declaration order and build on each other's state;
+// these build what is missing, so any --benchmark_filter subset runs.
+std::vector<Fingerprint>& Fingerprints(Archive& a) {
+  if (a.fingerprints.empty()) {
+    std::vector<std::string_view> views(a.texts.begin(), a.texts.end());
+    if (!a.fingerprinter->ComputeBatch(views, &a.fingerprints).ok()) std::abort();
+  }
+  return a.fingerprints;
+}
+
+std::vector<IncomingDocument> Incoming(const std::vector<std::string>& texts,
+                                       const std::vector<Fingerprint>& fingerprints, size_t begin,
+                                       size_t end, const std::string& prefix) {
+  std::vector<IncomingDocument> out;
+  for (size_t i = begin; i < end; ++i) {
+    out.push_back({prefix + std::to_string(i), "", texts[i], fingerprints[i].chunks,
+                   fingerprints[i].simhash});
+  }
+  return out;
+}
+
+void Ingest(Archive& a) {
+  std::filesystem::remove_all(a.dir);
+  a.collection.reset();
+  if (!Collection::Create(a.dir.string(), a.fingerprinter->recipe(), {}).ok()) std::abort();
+  a.collection = std::move(Collection::Open(a.dir.string(),
+                                            {.mode = Collection::Mode::kReadWrite, .clock = {}}))
+                     .value();
+  const std::vector<Fingerprint>& fingerprints = Fingerprints(a);
+  for (size_t begin = 0; begin < a.texts.size(); begin += 20000) {
+    const size_t end = std::min(a.texts.size(), begin + 20000);
+    if (!a.collection->Commit(Incoming(a.texts, fingerprints, begin, end, "d"), {}).ok()) {
+      std::abort();
+    }
+  }
+}
+
+Collection& TheCollection(Archive& a) {
+  if (a.collection == nullptr) Ingest(a);
+  return *a.collection;
 }
 
 void ReportCommon(benchmark::State& state, double cpu_seconds) {
@@ -175,8 +176,9 @@ void BM_Fingerprint(benchmark::State& state) {
 void BM_IndexBuild(benchmark::State& state) {
   Archive& a = TheArchive();
   std::vector<ChunkDocument> docs;
-  for (size_t i = 0; i < a.fingerprints.size(); ++i) {
-    docs.push_back({static_cast<uint32_t>(i), a.fingerprints[i].chunks});
+  const std::vector<Fingerprint>& fingerprints = Fingerprints(a);
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    docs.push_back({static_cast<uint32_t>(i), fingerprints[i].chunks});
   }
   double cpu = 0;
   uint64_t postings = 0, bytes = 0;
@@ -195,32 +197,12 @@ void BM_IndexBuild(benchmark::State& state) {
   ReportCommon(state, cpu / static_cast<double>(state.iterations()));
 }
 
-std::vector<IncomingDocument> Incoming(const std::vector<std::string>& texts,
-                                       const std::vector<Fingerprint>& fingerprints, size_t begin,
-                                       size_t end, const std::string& prefix) {
-  std::vector<IncomingDocument> out;
-  for (size_t i = begin; i < end; ++i) {
-    out.push_back({prefix + std::to_string(i), "", texts[i], fingerprints[i].chunks,
-                   fingerprints[i].simhash});
-  }
-  return out;
-}
-
 void BM_CollectionIngest(benchmark::State& state) {
   Archive& a = TheArchive();
   double cpu = 0;
   for (auto _ : state) {
     const double c0 = CpuSeconds();
-    if (!Collection::Create(a.dir.string(), a.fingerprinter->recipe(), {}).ok()) std::abort();
-    a.collection = std::move(Collection::Open(a.dir.string(),
-                                              {.mode = Collection::Mode::kReadWrite, .clock = {}}))
-                       .value();
-    for (size_t begin = 0; begin < a.texts.size(); begin += 20000) {
-      const size_t end = std::min(a.texts.size(), begin + 20000);
-      if (!a.collection->Commit(Incoming(a.texts, a.fingerprints, begin, end, "d"), {}).ok()) {
-        std::abort();
-      }
-    }
+    Ingest(a);
     cpu += CpuSeconds() - c0;
   }
   CollectionStats stats = *a.collection->Stats();
@@ -237,7 +219,7 @@ void BM_FullTopN(benchmark::State& state) {
   SimilarStats stats;
   for (auto _ : state) {
     const double c0 = CpuSeconds();
-    if (!ComputeSimilarities(*a.collection,
+    if (!ComputeSimilarities(TheCollection(a),
                              {.top_n = 10, .min_similarity = 0.1, .force_full = true}, &stats)
              .ok()) {
       std::abort();
@@ -250,23 +232,33 @@ void BM_FullTopN(benchmark::State& state) {
   ReportCommon(state, cpu);
 }
 
-void BM_IncrementalAdd1000(benchmark::State& state) {
+// A commit of `texts` under `ids` (new ids add, existing ones modify), then
+// the incremental ComputeSimilarities (after a full one when no table is
+// stored yet).
+void RunIncremental(benchmark::State& state, const std::vector<std::string>& ids,
+                    const std::vector<std::string>& texts) {
   Archive& a = TheArchive();
+  Collection& collection = TheCollection(a);
+  const SimilarOptions options{.top_n = 10, .min_similarity = 0.1};
+  if (!collection.StoredSimilarityParams()->has_value() &&
+      !ComputeSimilarities(collection, options).ok()) {
+    std::abort();
+  }
   std::vector<Fingerprint> fingerprints;
-  std::vector<std::string_view> views(a.extra.begin(), a.extra.end());
+  std::vector<std::string_view> views(texts.begin(), texts.end());
   if (!a.fingerprinter->ComputeBatch(views, &fingerprints).ok()) std::abort();
+  std::vector<IncomingDocument> incoming;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    incoming.push_back({ids[i], "", texts[i], fingerprints[i].chunks, fingerprints[i].simhash});
+  }
   double cpu = 0, commit_s = 0, similar_s = 0;
   SimilarStats stats;
   for (auto _ : state) {
     const double c0 = CpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
-    if (!a.collection->Commit(Incoming(a.extra, fingerprints, 0, a.extra.size(), "x"), {}).ok()) {
-      std::abort();
-    }
+    if (!collection.Commit(incoming, {}).ok()) std::abort();
     const auto t1 = std::chrono::steady_clock::now();
-    if (!ComputeSimilarities(*a.collection, {.top_n = 10, .min_similarity = 0.1}, &stats).ok()) {
-      std::abort();
-    }
+    if (!ComputeSimilarities(collection, options, &stats).ok()) std::abort();
     const auto t2 = std::chrono::steady_clock::now();
     cpu += CpuSeconds() - c0;
     commit_s += std::chrono::duration<double>(t1 - t0).count();
@@ -280,6 +272,27 @@ void BM_IncrementalAdd1000(benchmark::State& state) {
   ReportCommon(state, cpu);
 }
 
+void BM_IncrementalAdd1000(benchmark::State& state) {
+  const std::vector<std::string>& texts = TheArchive().extra;
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < texts.size(); ++i) ids.push_back("x" + std::to_string(i));
+  RunIncremental(state, ids, texts);
+}
+
+// 1000 archive documents spread over the archive get new texts: each old
+// version is retired, so every list that held one is recomputed.
+void BM_IncrementalModify1000(benchmark::State& state) {
+  Archive& a = TheArchive();
+  internal::SplitMix64 rng(77);
+  const size_t step = std::max<size_t>(1, a.texts.size() / kIncremental);
+  std::vector<std::string> ids, texts;
+  for (size_t i = 0; i < a.texts.size() && ids.size() < kIncremental; i += step) {
+    ids.push_back("d" + std::to_string(i));
+    texts.push_back(a.maker.Make(rng));
+  }
+  RunIncremental(state, ids, texts);
+}
+
 double Percentile(std::vector<double> values, double q) {
   std::sort(values.begin(), values.end());
   return values[static_cast<size_t>(q * static_cast<double>(values.size() - 1))];
@@ -287,7 +300,7 @@ double Percentile(std::vector<double> values, double q) {
 
 void BM_Query(benchmark::State& state) {
   Archive& a = TheArchive();
-  const size_t n = a.fingerprints.size() * static_cast<size_t>(state.range(0)) / 8;
+  const size_t n = Fingerprints(a).size() * static_cast<size_t>(state.range(0)) / 8;
   std::vector<ChunkDocument> docs;
   for (size_t i = 0; i < n; ++i)
     docs.push_back({static_cast<uint32_t>(i), a.fingerprints[i].chunks});
@@ -327,7 +340,8 @@ void BM_QueryCollection(benchmark::State& state) {
   for (auto _ : state) {
     for (size_t i = 0; i < 200; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      Result<QueryResult> r = QueryDocument(*a.collection, *a.fingerprinter, a.queries[i], options);
+      Result<QueryResult> r =
+          QueryDocument(TheCollection(a), *a.fingerprinter, a.queries[i], options);
       const auto t1 = std::chrono::steady_clock::now();
       if (!r.ok()) std::abort();
       latencies.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
@@ -351,6 +365,7 @@ BENCHMARK(BM_IndexBuild)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealT
 BENCHMARK(BM_CollectionIngest)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_FullTopN)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_IncrementalAdd1000)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_IncrementalModify1000)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_QueryCollection)
     ->Arg(0)
     ->Arg(3)
