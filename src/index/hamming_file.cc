@@ -13,15 +13,10 @@
 // rejected (truncation); the header has its own checksum (bit flips); the body
 // has a checksum checked only with HammingOpenOptions::verify_data, so that
 // opening stays O(1). Readers clamp every index taken from the body.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <bit>
-#include <cerrno>
 #include <cstring>
 
+#include "index/chunk_index_io.h"
 #include "index/hamming_state.h"
 #include "util/mix.h"
 
@@ -73,6 +68,10 @@ uint64_t Checksum(const uint8_t* data, size_t size) {
   return h;
 }
 
+uint64_t HeaderChecksum(const FileHeader& h) {
+  return Checksum(reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum));
+}
+
 size_t AlignUp(size_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
 struct Sections {
@@ -107,33 +106,6 @@ Sections ComputeSections(const HammingLayout& layout, uint64_t num_fps, uint64_t
   s.end = pos;
   return s;
 }
-
-Status WriteAll(int fd, const void* data, size_t size, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError("write " + path + ": " + std::strerror(errno));
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
-class MappedFile {
- public:
-  MappedFile(void* data, size_t size) : data_(data), size_(size) {}
-  ~MappedFile() { ::munmap(data_, size_); }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const uint8_t* bytes() const { return static_cast<const uint8_t*>(data_); }
-
- private:
-  void* data_;
-  size_t size_;
-};
 
 template <typename T>
 std::span<const T> View(const uint8_t* base, size_t offset, size_t count) {
@@ -178,8 +150,7 @@ void ResealHammingFile(std::span<uint8_t> image, bool data_too) {
   if (data_too) {
     h.data_checksum = Checksum(image.data() + sizeof(h), image.size() - sizeof(h));
   }
-  h.header_checksum =
-      Checksum(reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum));
+  h.header_checksum = HeaderChecksum(h);
   std::memcpy(image.data(), &h, sizeof(h));
 }
 
@@ -219,23 +190,12 @@ Status SaveRun(const HammingLayout& layout, const HammingRun* run, const std::st
   h.num_ids = run->num_ids();
   h.file_bytes = sections.end;
   h.data_checksum = Checksum(body.data(), body.size());
-  h.header_checksum =
-      Checksum(reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum));
+  h.header_checksum = HeaderChecksum(h);
 
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("open " + tmp + ": " + std::strerror(errno));
-  Status status = WriteAll(fd, &h, sizeof(h), tmp);
-  if (status.ok()) status = WriteAll(fd, body.data(), body.size(), tmp);
-  if (status.ok() && ::fsync(fd) != 0)
-    status = IoError("fsync " + tmp + ": " + std::strerror(errno));
-  if (::close(fd) != 0 && status.ok())
-    status = IoError("close " + tmp + ": " + std::strerror(errno));
-  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    status = IoError("rename " + tmp + " to " + path + ": " + std::strerror(errno));
-  }
-  if (!status.ok()) ::unlink(tmp.c_str());
-  return status;
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> out, AtomicFileWriter::Create(path));
+  NEARDUP_RETURN_IF_ERROR(out->Append({reinterpret_cast<const uint8_t*>(&h), sizeof(h)}));
+  NEARDUP_RETURN_IF_ERROR(out->Append(body));
+  return out->Commit();
 }
 
 Result<std::unique_ptr<HammingIndexState>> OpenState(const std::string& path,
@@ -243,38 +203,21 @@ Result<std::unique_ptr<HammingIndexState>> OpenState(const std::string& path,
   auto loss = [&](const std::string& what) {
     return DataLossError("HammingIndex file " + path + ": " + what);
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return NotFoundError("HammingIndex file " + path + " does not exist");
-    return IoError("open " + path + ": " + std::strerror(errno));
+  Result<std::unique_ptr<MappedFile>> mapped = MappedFile::Open(path);
+  if (!mapped.ok()) {
+    if (mapped.status().code() == StatusCode::kNotFound) {
+      return NotFoundError("HammingIndex file " + path + " does not exist");
+    }
+    return mapped.status();
   }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    Status s = IoError("stat " + path + ": " + std::strerror(errno));
-    ::close(fd);
-    return s;
-  }
-  const size_t size = static_cast<size_t>(st.st_size);
-  if (size < sizeof(FileHeader)) {
-    ::close(fd);
-    return loss("truncated: " + std::to_string(size) + " bytes, the header alone needs " +
-                std::to_string(sizeof(FileHeader)));
-  }
-  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (data == MAP_FAILED) return IoError("mmap " + path + ": " + std::strerror(errno));
-  auto file = std::make_shared<MappedFile>(data, size);
-
+  std::shared_ptr<const MappedFile> file = std::move(mapped).value();
+  const size_t size = file->bytes().size();
   FileHeader h;
-  std::memcpy(&h, file->bytes(), sizeof(h));
-  if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) return loss("bad magic");
-  if (h.header_checksum !=
-      Checksum(reinterpret_cast<const uint8_t*>(&h), offsetof(FileHeader, header_checksum))) {
-    return loss("header checksum mismatch");
-  }
+  NEARDUP_RETURN_IF_ERROR(ReadFlatFileHeader("HammingIndex file", path, file->bytes(), kMagic,
+                                             kVersion, HeaderChecksum, &h));
   if (h.version != kVersion) {
-    return loss("format version " + std::to_string(h.version) + " (this build reads " +
-                std::to_string(kVersion) + ")");
+    return loss("format version " + std::to_string(h.version) + " is no longer read (this build " +
+                "reads " + std::to_string(kVersion) + "): rebuild the index");
   }
   if (h.header_bytes != sizeof(FileHeader)) return loss("bad header size");
   HammingIndexOptions index_options{.num_blocks = static_cast<int>(h.num_blocks),
@@ -298,7 +241,7 @@ Result<std::unique_ptr<HammingIndexState>> OpenState(const std::string& path,
     return loss("size " + std::to_string(size) + " bytes, expected " +
                 std::to_string(sections.end) + " (truncated or extended)");
   }
-  const uint8_t* base = file->bytes();
+  const uint8_t* base = file->bytes().data();
   if (options.verify_data &&
       Checksum(base + sizeof(FileHeader), size - sizeof(FileHeader)) != h.data_checksum) {
     return loss("data checksum mismatch");

@@ -174,8 +174,8 @@ TEST_F(HammingFileTest, BodyCorruptionIsDetectedOnVerifyAndNeverCrashes) {
 // format and truncations of them. Fails when the committed seeds are stale
 // (e.g. after a format change); NEARDUP_WRITE_FUZZ_SEEDS=1 rewrites them.
 TEST_F(HammingFileTest, FuzzSeedsAreCurrent) {
-  const std::filesystem::path corpus = std::filesystem::path(__FILE__).parent_path() / ".." / ".." /
-                                       "fuzz" / "corpus" / "hamming_file_fuzz";
+  const std::filesystem::path corpus =
+      std::filesystem::path(NEARDUP_SOURCE_DIR) / "fuzz" / "corpus" / "hamming_file_fuzz";
   if (!std::filesystem::is_directory(corpus)) GTEST_SKIP() << "no source tree at " << corpus;
   const bool write = std::getenv("NEARDUP_WRITE_FUZZ_SEEDS") != nullptr;
   struct Seed {
