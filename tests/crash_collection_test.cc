@@ -3,7 +3,10 @@
 // pipe; the parent kills it with SIGKILL at a random moment, then checks that
 // the collection opens, passes Verify, and holds exactly the state after the
 // last acknowledged commit or the one after it (the commit in flight may or
-// may not have reached the catalog) -- never less, never a mixture.
+// may not have reached the catalog) -- never less, never a mixture. The
+// child also brings the similarity table up to date every fourth step, so
+// kills land inside those transactions too; after each kill an incremental
+// update must still equal a full recomputation.
 //
 // The child is this test binary re-executed (fork + exec), so it starts with
 // a fresh process image: oneTBB's worker pool is not fork-safe.
@@ -24,12 +27,14 @@
 #include <vector>
 
 #include "neardup/collection.h"
+#include "neardup/containment_engine.h"
 #include "util/mix.h"
 
 namespace neardup {
 namespace {
 
 constexpr int kStepsPerChild = 200;
+const SimilarOptions kSimilar{.top_n = 5, .min_similarity = 0.05};
 
 std::vector<uint32_t> ChunksOf(const std::string& text) {
   std::set<uint32_t> chunks;
@@ -97,6 +102,7 @@ std::map<std::string, std::string> Expected(int last) {
     for (auto& [id, text] : step.upserts) docs.push_back({id, id, text, ChunksOf(text), 0});
     if (!(*c)->Commit(docs, step.removals).ok()) _exit(3);
     if (write(fd, &s, sizeof(s)) != sizeof(s)) _exit(4);
+    if (s % 4 == 3 && !ComputeSimilarities(**c, kSimilar).ok()) _exit(6);
   }
   _exit(0);
 }
@@ -125,6 +131,7 @@ TEST(CrashCollectionTest, SigkillAtRandomPointsLosesNoAcknowledgedCommit) {
   internal::SplitMix64 rng(42);
   int last_state = -1;  // the collection holds steps [0, last_state]
   int kills = 0;
+  int incremental_checks = 0;
   for (int round = 0; round < 8; ++round) {
     int pipe_fds[2];
     ASSERT_EQ(pipe(pipe_fds), 0);
@@ -167,7 +174,16 @@ TEST(CrashCollectionTest, SigkillAtRandomPointsLosesNoAcknowledgedCommit) {
           << "round " << round << ": the collection lost acknowledged step " << acked;
       last_state = acked + 1;
     }
+    // The similarity bookkeeping survived the kill: the incremental update
+    // (a full one when the table was never stored) equals a recomputation.
+    SimilarStats stats;
+    ASSERT_TRUE(ComputeSimilarities(**c, kSimilar, &stats).ok()) << "round " << round;
+    if (!stats.full) ++incremental_checks;
+    Result<std::vector<SimilarityRow>> full = ComputeAllSimilarities(**c, kSimilar);
+    ASSERT_TRUE(full.ok());
+    ASSERT_EQ(*(*c)->ReadSimilarities(), *full) << "round " << round;
   }
+  EXPECT_GE(incremental_checks, 6);
   EXPECT_GE(kills, 6);
   EXPECT_GT(last_state, 8);
   std::filesystem::remove_all(dir);
