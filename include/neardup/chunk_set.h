@@ -10,8 +10,10 @@
 // Broder 1997 "MOD_m" sampling); sample_modulus == 1 keeps all.
 //
 // Frozen: chunk IDs are stored; ChunkId and the sampling rule never change.
-// Cost: Add is O(1) amortised; Finish sorts: O(n log n) for n sampled
-// occurrences. Memory: 4 bytes per sampled occurrence until Finish.
+// Cost: Add is O(1) amortised; Finish sorts the n sampled occurrences in
+// O(n) expected (chunk IDs are hash values, uniform: a bucket pass on the top
+// bits leaves about one ID per bucket), O(n log n) at worst. Memory: 12 bytes
+// per sampled occurrence (IDs, scratch, buckets), kept for the next document.
 // Thread safety: a builder is not thread-safe; use one per thread.
 #ifndef NEARDUP_CHUNK_SET_H_
 #define NEARDUP_CHUNK_SET_H_
@@ -46,6 +48,8 @@ class ChunkSetBuilder {
  private:
   uint32_t sample_modulus_;
   std::vector<uint32_t> ids_;
+  std::vector<uint32_t> scratch_;  // Finish's buffers, reused across documents
+  std::vector<uint32_t> bucket_starts_;
 };
 
 }  // namespace neardup

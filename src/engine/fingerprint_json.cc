@@ -1,5 +1,7 @@
 #include "engine/fingerprint_json.h"
 
+#include <charconv>
+
 #include "util/json_writer.h"
 
 namespace neardup::internal {
@@ -14,6 +16,21 @@ void AppendHexArray(std::string* out, const std::vector<uint64_t>& values) {
     out->push_back('"');
   }
   out->push_back(']');
+}
+
+// "v0,v1,...": written in place (a chunk set has thousands of values; one
+// resize, then std::to_chars, instead of a string per value).
+void AppendDecimalList(std::string* out, const std::vector<uint32_t>& values) {
+  constexpr size_t kMaxDigits = 10;  // UINT32_MAX
+  const size_t start = out->size();
+  out->resize(start + values.size() * (kMaxDigits + 1));
+  char* p = out->data() + start;
+  char* const end = out->data() + out->size();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) *p++ = ',';
+    p = std::to_chars(p, end, values[i]).ptr;
+  }
+  out->resize(static_cast<size_t>(p - out->data()));
 }
 
 }  // namespace
@@ -51,10 +68,7 @@ void AppendFingerprintJson(std::string* out, std::string_view id, const Fingerpr
   }
   if (selection.chunks) {
     out->append(",\"chunks\":[");
-    for (size_t i = 0; i < fingerprint.chunks.size(); ++i) {
-      if (i > 0) out->push_back(',');
-      out->append(std::to_string(fingerprint.chunks[i]));
-    }
+    AppendDecimalList(out, fingerprint.chunks);
     out->push_back(']');
   }
   out->push_back('}');

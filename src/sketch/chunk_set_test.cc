@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -55,6 +56,42 @@ TEST(ChunkSetTest, FinishContinues) {
   EXPECT_THAT(builder.Finish(), ElementsAre(9u));
   builder.Add(uint64_t{2} << 32);
   EXPECT_THAT(builder.Finish(), ElementsAre(2u, 9u));
+}
+
+// Finish's bucket pass against std::set, one builder reused across
+// documents: sizes around the small-input cut (64) and the powers of two
+// that set the bucket count, uniform IDs, IDs crowded into one bucket (the
+// std::sort fallback), IDs just under one bucket's limit, many duplicates,
+// the extremes 0 and UINT32_MAX, and descending input.
+TEST(ChunkSetTest, FinishEqualsASetForEveryShapeOfInput) {
+  internal::SplitMix64 rng(5);
+  ChunkSetBuilder builder;
+  auto check = [&](const std::vector<uint32_t>& ids, const std::string& what) {
+    builder.Reset();
+    for (uint32_t id : ids) builder.Add((uint64_t{id} << 32) | (rng.Next() & 0xffffffffu));
+    const std::set<uint32_t> expected(ids.begin(), ids.end());
+    EXPECT_THAT(builder.Finish(), ElementsAreArray(expected)) << what << ", n = " << ids.size();
+  };
+  for (size_t n : {0, 1, 2, 63, 64, 65, 127, 128, 129, 1000, 4095, 4096, 4097, 50000}) {
+    std::vector<uint32_t> uniform, crowded, near_limit, repeated, descending;
+    for (size_t i = 0; i < n; ++i) {
+      uniform.push_back(static_cast<uint32_t>(rng.Next()));
+      crowded.push_back(0x80000000u | static_cast<uint32_t>(rng.Next() % 1000));
+      // 32 IDs per bucket of the top bits (the most the bucket pass takes).
+      near_limit.push_back(static_cast<uint32_t>((i / 32) << 20) | static_cast<uint32_t>(i % 32));
+      repeated.push_back(static_cast<uint32_t>(rng.Next() % (n / 4 + 1)) * 0x9e3779b1u);
+      descending.push_back(static_cast<uint32_t>(0xffffffffu - i * 7919u));
+    }
+    if (n > 2) {
+      uniform[0] = 0;
+      uniform[1] = 0xffffffffu;
+    }
+    check(uniform, "uniform");
+    check(crowded, "crowded into one bucket");
+    check(near_limit, "32 per bucket");
+    check(repeated, "repeated");
+    check(descending, "descending");
+  }
 }
 
 TEST(ChunkSetDeathTest, RejectsZeroModulus) { EXPECT_DEATH(ChunkSetBuilder(0), "at least 1"); }
