@@ -26,6 +26,7 @@ struct AddFlags {
   InputFlags input;
   RunFlags run;
   size_t commit_documents = AddDocumentsOptions{}.commit_documents;
+  double commit_growth = AddDocumentsOptions{}.commit_growth;
 };
 
 struct RemoveFlags {
@@ -67,6 +68,7 @@ int RunAdd(const AddFlags& flags) {
   if (!reader.ok()) return ReportError(reader.status());
   AddDocumentsOptions options;
   options.commit_documents = flags.commit_documents;
+  options.commit_growth = flags.commit_growth;
   uint64_t acknowledged = 0;
   options.on_commit = [&](const CommitResult& result) {
     acknowledged += result.added + result.modified + result.unchanged;
@@ -163,9 +165,14 @@ void RegisterIndexCommand(CLI::App* app, std::function<int()>* run) {
   add->input.Register(a);
   add->run.Register(a);
   a->add_option("--commit-every", add->commit_documents,
-                "Documents per commit (each commit is durable when acknowledged)")
+                "Documents per commit, at least (each commit is durable when acknowledged)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  a->add_option("--commit-growth", add->commit_growth,
+                "Commits also grow to this fraction of the indexed documents (each commit "
+                "rewrites the index, so a bulk load stays linear); 0: fixed-size commits")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
   a->callback([add, run] { *run = [add] { return RunAdd(*add); }; });
 
   auto remove = std::make_shared<RemoveFlags>();

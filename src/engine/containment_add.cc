@@ -1,4 +1,5 @@
 // AddDocuments: the fingerprint pipeline feeding batched collection commits.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,9 +23,28 @@ Status AddDocuments(DocumentReader& reader, Collection& collection,
   std::vector<std::string> texts;  // owned by the batch being committed
   std::vector<IncomingDocument> batch;
   size_t batch_bytes = 0;
+  // The limits of the commit being filled (they grow with the collection).
+  size_t limit_documents = 0;
+  size_t limit_bytes = 0;
+  auto set_limits = [&] {
+    const double grown = options.commit_growth *
+                         static_cast<double>(collection.index().num_documents()) /
+                         static_cast<double>(std::max<size_t>(1, options.commit_documents));
+    const double factor = std::max(1.0, grown);
+    limit_documents = static_cast<size_t>(static_cast<double>(options.commit_documents) * factor);
+    limit_bytes =
+        std::max(options.commit_bytes,
+                 std::min(options.max_commit_bytes,
+                          static_cast<size_t>(static_cast<double>(options.commit_bytes) * factor)));
+  };
+  set_limits();
 
   auto commit = [&]() -> Status {
     if (batch.empty()) return Status::Ok();
+    // The views into `texts` are set only now, once the vector stops
+    // growing (growing moves the strings, and a moved short string lives at
+    // a new address).
+    for (size_t i = 0; i < batch.size(); ++i) batch[i].text = texts[i];
     NEARDUP_ASSIGN_OR_RETURN(CommitResult result, collection.Commit(batch, {}));
     local.added += result.added;
     local.modified += result.modified;
@@ -34,34 +54,28 @@ Status AddDocuments(DocumentReader& reader, Collection& collection,
     batch.clear();
     texts.clear();
     batch_bytes = 0;
+    set_limits();
     return Status::Ok();
   };
 
   Status status = RunFingerprintPipeline(
       reader, *fingerprinter, FingerprintPipelineOptions{},
       [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
+        // Document by document, so a commit holds at most its limits even
+        // when the pipeline hands over a larger batch.
         for (size_t i = 0; i < docs.size(); ++i) {
           texts.push_back(docs[i].text);
           batch_bytes += docs[i].text.size();
-        }
-        // The views into `texts` are set just before the commit, once the
-        // vector stops growing (growing moves the strings, and a moved short
-        // string lives at a new address).
-        for (size_t i = 0; i < docs.size(); ++i) {
           batch.push_back(
               {docs[i].id, docs[i].id, {}, fingerprints[i].chunks, fingerprints[i].simhash});
-        }
-        if (batch.size() >= options.commit_documents || batch_bytes >= options.commit_bytes) {
-          for (size_t i = 0; i < batch.size(); ++i) batch[i].text = texts[i];
-          return commit();
+          if (batch.size() >= limit_documents || batch_bytes >= limit_bytes) {
+            NEARDUP_RETURN_IF_ERROR(commit());
+          }
         }
         return Status::Ok();
       },
       &local.fingerprint);
-  if (status.ok()) {
-    for (size_t i = 0; i < batch.size(); ++i) batch[i].text = texts[i];
-    status = commit();
-  }
+  if (status.ok()) status = commit();
   if (stats != nullptr) *stats = local;
   return status;
 }

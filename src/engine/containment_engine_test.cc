@@ -79,6 +79,7 @@ class ContainmentEngineTest : public ::testing::Test {
     ASSERT_TRUE(reader.ok());
     AddDocumentsOptions options;
     options.commit_documents = commit_documents;
+    options.commit_growth = 0;  // small fixed commits: many commits to check
     AddDocumentsStats stats;
     Status status = AddDocuments(**reader, *c, options, &stats);
     ASSERT_TRUE(status.ok()) << status;
@@ -88,6 +89,46 @@ class ContainmentEngineTest : public ::testing::Test {
   std::filesystem::path dir_;
   int inputs_ = 0;
 };
+
+TEST_F(ContainmentEngineTest, CommitsGrowWithTheCollection) {
+  auto c = Create(0);
+  std::vector<Document> docs = Corpus(21, 400, "d");
+  std::string path = (dir_ / "bulk.jsonl").string();
+  {
+    std::ofstream out(path);
+    for (const Document& d : docs)
+      out << "{\"id\":\"" << d.id << "\",\"text\":\"" << d.text << "\"}\n";
+  }
+  auto add = [&](double growth) {
+    std::filesystem::remove_all(dir_ / "c");
+    c = Create(0);
+    Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open({path}, {});
+    EXPECT_TRUE(reader.ok());
+    AddDocumentsOptions options;
+    options.commit_documents = 10;
+    options.commit_growth = growth;
+    std::vector<uint64_t> sizes;
+    options.on_commit = [&](const CommitResult& r) { sizes.push_back(r.added); };
+    AddDocumentsStats stats;
+    EXPECT_TRUE(AddDocuments(**reader, *c, options, &stats).ok());
+    EXPECT_EQ(stats.added, 400u);
+    EXPECT_EQ(c->LiveDocuments().size(), 400u);
+    return sizes;
+  };
+  // Fixed: 40 commits of 10.
+  EXPECT_EQ(add(0).size(), 40u);
+  // Growth 0.5: each commit is at least half the collection so far (after
+  // the first commits of the minimum size), so the count is logarithmic.
+  std::vector<uint64_t> sizes = add(0.5);
+  EXPECT_LE(sizes.size(), 12u);
+  uint64_t before = 0;
+  for (uint64_t size : sizes) {
+    if (before + size < 400) {
+      EXPECT_GE(size, std::max<uint64_t>(10, before / 2)) << before;
+    }
+    before += size;
+  }
+}
 
 TEST_F(ContainmentEngineTest, UncappedScoresAreExactContainmentOfFingerprints) {
   auto c = Create(0);
