@@ -274,6 +274,22 @@ TEST_F(ContainmentEngineTest, RandomIncrementalRoundsEqualAFullRecomputation) {
     }
     EXPECT_GT(merged, 0u);
     EXPECT_LT(recomputed * 2, live_total);  // far less than recomputing everything
+
+    // More added documents than one search block (512): the new scores are
+    // pruned per list between blocks.
+    Add(c.get(), Corpus(999, 1100, "bulk"), 2000);
+    SimilarStats stats;
+    ASSERT_TRUE(ComputeSimilarities(*c, options, &stats).ok());
+    EXPECT_FALSE(stats.full);
+    // With the cap, 1100 documents push nearly every shared chunk across it,
+    // so every old list is recomputed; without, the shared boilerplate
+    // gives each list that holds it ~370 new scores over three blocks.
+    if (cap == 0) {
+      EXPECT_GT(stats.merged, 0u);
+    }
+    Result<std::vector<SimilarityRow>> full = ComputeAllSimilarities(*c, options);
+    ASSERT_TRUE(full.ok());
+    ASSERT_EQ(*c->ReadSimilarities(), *full);
   }
 }
 

@@ -113,11 +113,6 @@ Status IncrementalRows(const Collection& collection, std::span<const uint32_t> r
                        std::span<const uint32_t> added, const SimilarOptions& options,
                        std::vector<uint32_t>* replaced, std::vector<SimilarityRow>* rows,
                        SimilarStats* stats) {
-  // Every score of an added document, not only its top-N: each may enter
-  // another document's list.
-  NEARDUP_ASSIGN_OR_RETURN(auto added_matches,
-                           SearchAll(collection, added, std::numeric_limits<size_t>::max(),
-                                     options.min_similarity, stats));
   std::vector<uint32_t> own;  // documents whose lists are computed from scratch
   std::set_union(recompute.begin(), recompute.end(), added.begin(), added.end(),
                  std::back_inserter(own));
@@ -127,18 +122,40 @@ Status IncrementalRows(const Collection& collection, std::span<const uint32_t> r
   NEARDUP_ASSIGN_OR_RETURN(auto searched_matches, SearchAll(collection, searched, options.top_n,
                                                             options.min_similarity, stats));
 
+  // Every score of an added document, not only its top-N: each may enter
+  // another document's list. Searched a block at a time, keeping only each
+  // other document's best top_n new scores, so memory stays bounded by the
+  // lists, not by the pairs (without a cap one document can score with
+  // most of the archive).
+  constexpr size_t kBlock = 512;
+  const auto by_list_then_rank = [](const MergeCandidate& x, const MergeCandidate& y) {
+    if (x.a != y.a) return x.a < y.a;
+    return RanksBefore(x.match, y.match);
+  };
+  std::vector<std::vector<ContainmentMatch>> added_lists(added.size());
   std::vector<MergeCandidate> candidates;
-  for (size_t i = 0; i < added.size(); ++i) {
-    for (const ContainmentMatch& m : added_matches[i]) {
-      if (std::binary_search(own.begin(), own.end(), m.doc)) continue;
-      candidates.push_back({m.doc, {added[i], m.shared, m.b_in_a, m.a_in_b}});
+  for (size_t begin = 0; begin < added.size(); begin += kBlock) {
+    const std::span<const uint32_t> block =
+        added.subspan(begin, std::min(kBlock, added.size() - begin));
+    NEARDUP_ASSIGN_OR_RETURN(auto matches,
+                             SearchAll(collection, block, std::numeric_limits<size_t>::max(),
+                                       options.min_similarity, stats));
+    for (size_t i = 0; i < block.size(); ++i) {
+      for (const ContainmentMatch& m : matches[i]) {
+        if (std::binary_search(own.begin(), own.end(), m.doc)) continue;
+        candidates.push_back({m.doc, {block[i], m.shared, m.b_in_a, m.a_in_b}});
+      }
+      matches[i].resize(std::min(matches[i].size(), options.top_n));  // best first
+      added_lists[begin + i] = std::move(matches[i]);
     }
+    std::sort(candidates.begin(), candidates.end(), by_list_then_rank);
+    size_t kept = 0;
+    for (size_t i = 0, run = 0; i < candidates.size(); ++i) {
+      run = (i > 0 && candidates[i].a == candidates[i - 1].a) ? run + 1 : 0;
+      if (run < options.top_n) candidates[kept++] = candidates[i];
+    }
+    candidates.resize(kept);
   }
-  std::sort(candidates.begin(), candidates.end(),
-            [](const MergeCandidate& x, const MergeCandidate& y) {
-              if (x.a != y.a) return x.a < y.a;
-              return RanksBefore(x.match, y.match);
-            });
   std::vector<uint32_t> merge_docs;
   for (const MergeCandidate& c : candidates) {
     if (merge_docs.empty() || merge_docs.back() != c.a) merge_docs.push_back(c.a);
@@ -158,7 +175,7 @@ Status IncrementalRows(const Collection& collection, std::span<const uint32_t> r
       const uint32_t doc = own[own_i++];
       replaced->push_back(doc);
       if (next_added < added.size() && added[next_added] == doc) {
-        AppendRows(doc, added_matches[next_added++], options.top_n, rows);
+        AppendRows(doc, added_lists[next_added++], options.top_n, rows);
       } else {
         AppendRows(doc, searched_matches[next_searched++], options.top_n, rows);
       }
