@@ -146,10 +146,16 @@ TEST(CrashCollectionTest, SigkillAtRandomPointsLosesNoAcknowledgedCommit) {
       _exit(5);
     }
     close(pipe_fds[1]);
-    // Wait for a first acknowledgement, then kill after a random delay.
+    // Wait for 2-4 acknowledgements (so every round makes progress however
+    // slow the machine: a sanitizer build on a loaded CI runner), then kill
+    // after a random delay, which lands in a commit or a similarity update.
     int acked = last_state;
     int step;
-    if (read(pipe_fds[0], &step, sizeof(step)) == sizeof(step)) acked = step;
+    const int wait_for = 2 + static_cast<int>(rng.Next() % 3);
+    for (int k = 0; k < wait_for; ++k) {
+      if (read(pipe_fds[0], &step, sizeof(step)) != sizeof(step)) break;
+      acked = step;
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(rng.Next() % 40000));
     kill(child, SIGKILL);
     int status = 0;
@@ -185,7 +191,7 @@ TEST(CrashCollectionTest, SigkillAtRandomPointsLosesNoAcknowledgedCommit) {
   }
   EXPECT_GE(incremental_checks, 6);
   EXPECT_GE(kills, 6);
-  EXPECT_GT(last_state, 8);
+  EXPECT_GE(last_state, 15);  // at least two acknowledged steps per round
   std::filesystem::remove_all(dir);
 }
 
