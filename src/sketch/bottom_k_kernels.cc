@@ -1,0 +1,184 @@
+#include "sketch/bottom_k_kernels.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace neardup::internal {
+namespace {
+
+size_t FilterAtMostPortable(const uint64_t* values, size_t count, uint64_t limit, uint64_t* out) {
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i) {
+    out[n] = values[i];
+    n += values[i] <= limit;
+  }
+  return n;
+}
+
+// Sorts a[0, n) by insertion: fast for the nearly sorted output of the
+// bucket pass, where each value moves past at most a few others.
+void InsertionSort(uint64_t* a, size_t n) {
+  for (size_t i = 1; i < n; ++i) {
+    const uint64_t v = a[i];
+    size_t j = i;
+    while (j > 0 && a[j - 1] > v) {
+      a[j] = a[j - 1];
+      --j;
+    }
+    a[j] = v;
+  }
+}
+
+// A counting sort on the top bits of the values into about two buckets per
+// value, then an insertion sort that only moves values within their bucket.
+// Linear expected time for uniform values (the feature hashes); input
+// crowding more than 64 values into a bucket goes to std::sort instead, so
+// no input is quadratic.
+void BucketSort(uint64_t* values, size_t n, uint64_t* scratch) {
+  if (n <= 32) {
+    InsertionSort(values, n);
+    return;
+  }
+  uint64_t max_value = 0;
+  for (size_t i = 0; i < n; ++i) max_value = std::max(max_value, values[i]);
+  // 2^bucket_bits >= 2n: with half a value per bucket few values move in
+  // the insertion sort (each move is a mispredicted branch), at the price of
+  // a longer prefix sum; measured best against n and 4n buckets.
+  const int bucket_bits = std::bit_width(n - 1) + 1;
+  const int value_bits = std::bit_width(max_value);
+  const int shift = value_bits > bucket_bits ? value_bits - bucket_bits : 0;
+  const size_t num_buckets = size_t{1} << bucket_bits;
+  // scratch: n values of output, then num_buckets + 1 bucket offsets.
+  uint64_t* out = scratch;
+  uint32_t* starts = reinterpret_cast<uint32_t*>(scratch + n);
+  std::memset(starts, 0, (num_buckets + 1) * sizeof(uint32_t));
+  uint32_t* count = starts + 1;
+  uint32_t most = 0;
+  for (size_t i = 0; i < n; ++i) most = std::max(most, ++count[values[i] >> shift]);
+  // Clustered (non-uniform) input would make the insertion sort quadratic.
+  if (most > 64) {
+    std::sort(values, values + n);
+    return;
+  }
+  for (size_t b = 1; b <= num_buckets; ++b) starts[b] += starts[b - 1];
+  uint32_t* next = starts;  // next free slot of bucket b: starts[b], advanced
+  for (size_t i = 0; i < n; ++i) out[next[values[i] >> shift]++] = values[i];
+  // Values are grouped by bucket in order; sort within buckets.
+  InsertionSort(out, n);
+  std::memcpy(values, out, n * sizeof(uint64_t));
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NEARDUP_HAVE_X86_KERNELS 1
+
+// kCompress4[mask] lists, as pairs of 32-bit lanes, the 64-bit lanes set in
+// the 4-bit mask, in order: the permutation that packs them to the front.
+constexpr std::array<std::array<int32_t, 8>, 16> MakeCompress4() {
+  std::array<std::array<int32_t, 8>, 16> table{};
+  for (int mask = 0; mask < 16; ++mask) {
+    int n = 0;
+    for (int lane = 0; lane < 4; ++lane) {
+      if ((mask >> lane) & 1) {
+        table[mask][2 * n] = 2 * lane;
+        table[mask][2 * n + 1] = 2 * lane + 1;
+        ++n;
+      }
+    }
+  }
+  return table;
+}
+alignas(32) constexpr std::array<std::array<int32_t, 8>, 16> kCompress4 = MakeCompress4();
+
+__attribute__((target("avx2,popcnt"))) size_t FilterAtMostAvx2(const uint64_t* values, size_t count,
+                                                               uint64_t limit, uint64_t* out) {
+  // AVX2 compares signed: flipping the sign bits of both sides makes it
+  // unsigned.
+  const __m256i sign = _mm256_set1_epi64x(static_cast<int64_t>(0x8000000000000000ULL));
+  const __m256i bound = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<int64_t>(limit)), sign);
+  size_t n = 0;
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(values + i));
+    const __m256i over = _mm256_cmpgt_epi64(_mm256_xor_si256(v, sign), bound);
+    const unsigned keep =
+        ~static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(over))) & 15;
+    const __m256i perm =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(kCompress4[keep].data()));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + n), _mm256_permutevar8x32_epi32(v, perm));
+    n += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  for (; i < count; ++i) {
+    out[n] = values[i];
+    n += values[i] <= limit;
+  }
+  return n;
+}
+
+#define NEARDUP_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,popcnt")))
+
+NEARDUP_AVX512_TARGET size_t FilterAtMostAvx512(const uint64_t* values, size_t count,
+                                                uint64_t limit, uint64_t* out) {
+  const __m512i bound = _mm512_set1_epi64(static_cast<long long>(limit));
+  size_t n = 0;
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m512i v = _mm512_loadu_si512(values + i);
+    const __mmask8 keep = _mm512_cmple_epu64_mask(v, bound);
+    _mm512_mask_compressstoreu_epi64(out + n, keep, v);
+    n += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  if (i < count) {
+    const __mmask8 lanes = static_cast<__mmask8>((1u << (count - i)) - 1);
+    const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
+    const __mmask8 keep = _mm512_mask_cmple_epu64_mask(lanes, v, bound);
+    _mm512_mask_compressstoreu_epi64(out + n, keep, v);
+    n += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  return n;
+}
+
+bool HasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"); }
+bool HasAvx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("popcnt");
+}
+#endif
+
+}  // namespace
+
+size_t SortScratchSize(size_t count) {
+  // BucketSort: count values, then up to 4 * count + 1 32-bit offsets.
+  return 3 * count + 8;
+}
+
+std::vector<BottomKKernel> SupportedBottomKKernels() {
+  std::vector<BottomKKernel> kernels = {{"portable", &FilterAtMostPortable, &BucketSort}};
+#ifdef NEARDUP_HAVE_X86_KERNELS
+  if (HasAvx2()) kernels.push_back({"avx2", &FilterAtMostAvx2, &BucketSort});
+  if (HasAvx512()) kernels.push_back({"avx512", &FilterAtMostAvx512, &BucketSort});
+#endif
+  return kernels;
+}
+
+BottomKKernel BestBottomKKernel() {
+  std::vector<BottomKKernel> kernels = SupportedBottomKKernels();
+  size_t best = kernels.size() - 1;
+  if (const char* forced = std::getenv("NEARDUP_CPU_PATH"); forced != nullptr) {
+    std::string_view name = forced;
+    if (name == "reference") name = "portable";
+    for (size_t i = 0; i < best; ++i) {
+      if (kernels[i].name == name) best = i;
+    }
+  }
+  return kernels[best];
+}
+
+}  // namespace neardup::internal
