@@ -99,7 +99,8 @@ class BottomKBuilder {
   std::vector<uint64_t> sort_scratch_;  // the sort kernel's scratch
   // The kernels (src/sketch/bottom_k_kernels.h), chosen at construction
   // from the CPU's features; every choice gives the same sketch.
-  size_t (*filter_at_most_)(const uint64_t* values, size_t count, uint64_t limit, uint64_t* out);
+  size_t (*filter_in_range_)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                             uint64_t* out);
   void (*sort_ascending_)(uint64_t* values, size_t count, uint64_t* scratch);
 };
 

@@ -26,6 +26,23 @@ size_t UniqueSorted(uint64_t* a, size_t n) {
   return m;
 }
 
+// Merges the ascending a[0, na) and b[0, nb) into out, returning na + nb.
+// The choice of side is a conditional move, not a branch.
+size_t MergeSorted(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, uint64_t* out) {
+  size_t i = 0;
+  size_t j = 0;
+  size_t k = 0;
+  while (i < na && j < nb) {
+    const bool from_a = a[i] <= b[j];
+    out[k++] = from_a ? a[i] : b[j];
+    i += from_a;
+    j += !from_a;
+  }
+  while (i < na) out[k++] = a[i++];
+  while (j < nb) out[k++] = b[j++];
+  return k;
+}
+
 }  // namespace
 
 BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
@@ -38,7 +55,7 @@ BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
   work_.resize(k_ + capacity_ + internal::kFilterSlack);
   sort_scratch_.resize(internal::SortScratchSize(k_ + capacity_));
   const internal::BottomKKernel kernel = internal::BestBottomKKernel();
-  filter_at_most_ = kernel.filter_at_most;
+  filter_in_range_ = kernel.filter_in_range;
   sort_ascending_ = kernel.sort_ascending;
 }
 
@@ -50,7 +67,7 @@ void BottomKBuilder::AddMany(std::span<const uint64_t> hashes) {
     // left), flushing first when that much room is not free.
     if (capacity_ - num_pending_ < std::min(left, capacity_ / 4)) Flush();
     const size_t take = std::min(left, capacity_ - num_pending_);
-    num_pending_ += filter_at_most_(next, take, limit_, pending_.data() + num_pending_);
+    num_pending_ += filter_in_range_(next, take, 0, limit_, pending_.data() + num_pending_);
     next += take;
     left -= take;
   }
@@ -74,20 +91,39 @@ void BottomKBuilder::Flush() {
     threshold = static_cast<uint64_t>(
         (static_cast<unsigned __int128>(max_value) * static_cast<uint64_t>(target)) / total);
   }
+  // Rounds over the value ranges [first, last], ascending: each round's
+  // values are all above the previous rounds' (so duplicates stay within a
+  // round), until k distinct are found or the range reaches UINT64_MAX.
+  uint64_t first = 0;
+  uint64_t last = threshold;
   uint64_t* work = work_.data();
-  size_t n = 0;
+  uint64_t* scratch = sort_scratch_.data();
+  size_t n = 0;        // work[0, n): the distinct values below `first`
+  size_t held_at = 0;  // held_[0, held_at) are in work already
   while (true) {
-    // The values <= threshold: a prefix of held_, and the pending ones.
-    n = static_cast<size_t>(std::upper_bound(held_.begin(), held_.end(), threshold) -
-                            held_.begin());
-    std::copy(held_.begin(), held_.begin() + static_cast<std::ptrdiff_t>(n), work);
-    n += filter_at_most_(pending_.data(), num_pending_, threshold, work + n);
-    sort_ascending_(work, n, sort_scratch_.data());
-    n = UniqueSorted(work, n);
-    // Enough distinct values below the threshold: the k smallest overall are
-    // among them. Otherwise retry with every value.
-    if (n >= k_ || threshold == UINT64_MAX) break;
-    threshold = UINT64_MAX;
+    // held_ is ascending: its values in the range are a slice.
+    const size_t held_end = static_cast<size_t>(
+        std::upper_bound(held_.begin() + static_cast<std::ptrdiff_t>(held_at), held_.end(), last) -
+        held_.begin());
+    uint64_t* round = work + n;
+    size_t count = filter_in_range_(pending_.data(), num_pending_, first, last, round);
+    sort_ascending_(round, count, scratch);
+    if (held_end > held_at) {
+      // The held slice is sorted already: merge rather than sort it again.
+      count = MergeSorted(held_.data() + held_at, held_end - held_at, round, count, scratch);
+      std::copy(scratch, scratch + count, round);
+    }
+    n += UniqueSorted(round, count);
+    held_at = held_end;
+    if (n >= k_ || last == UINT64_MAX) break;
+    // Too few (duplicates, or bad luck): extend the range by the density
+    // seen so far, with the same margin.
+    first = last + 1;
+    const unsigned __int128 next =
+        n == 0 ? ~static_cast<unsigned __int128>(0)
+               : static_cast<unsigned __int128>(last) * static_cast<uint64_t>(1.25 * target) / n;
+    last = next > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(next);
+    if (last < first) last = UINT64_MAX;
   }
   held_.assign(work, work + std::min<size_t>(n, k_));
   num_pending_ = 0;

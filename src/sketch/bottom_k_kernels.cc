@@ -13,11 +13,14 @@
 namespace neardup::internal {
 namespace {
 
-size_t FilterAtMostPortable(const uint64_t* values, size_t count, uint64_t limit, uint64_t* out) {
+// first <= v <= last iff v - first <= last - first, modulo 2^64: one compare.
+size_t FilterInRangePortable(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                             uint64_t* out) {
+  const uint64_t width = last - first;
   size_t n = 0;
   for (size_t i = 0; i < count; ++i) {
     out[n] = values[i];
-    n += values[i] <= limit;
+    n += values[i] - first <= width;
   }
   return n;
 }
@@ -36,11 +39,17 @@ void InsertionSort(uint64_t* a, size_t n) {
   }
 }
 
+// counts[0, num) becomes its inclusive prefix sums.
+void PrefixSumsPortable(uint32_t* counts, size_t num) {
+  for (size_t b = 1; b < num; ++b) counts[b] += counts[b - 1];
+}
+
 // A counting sort on the top bits of the values into about two buckets per
 // value, then an insertion sort that only moves values within their bucket.
 // Linear expected time for uniform values (the feature hashes); input
 // crowding more than 64 values into a bucket goes to std::sort instead, so
 // no input is quadratic.
+template <void (*kPrefixSums)(uint32_t*, size_t)>
 void BucketSort(uint64_t* values, size_t n, uint64_t* scratch) {
   if (n <= 32) {
     InsertionSort(values, n);
@@ -54,7 +63,7 @@ void BucketSort(uint64_t* values, size_t n, uint64_t* scratch) {
   const int bucket_bits = std::bit_width(n - 1) + 1;
   const int value_bits = std::bit_width(max_value);
   const int shift = value_bits > bucket_bits ? value_bits - bucket_bits : 0;
-  const size_t num_buckets = size_t{1} << bucket_bits;
+  const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 16
   // scratch: n values of output, then num_buckets + 1 bucket offsets.
   uint64_t* out = scratch;
   uint32_t* starts = reinterpret_cast<uint32_t*>(scratch + n);
@@ -67,7 +76,8 @@ void BucketSort(uint64_t* values, size_t n, uint64_t* scratch) {
     std::sort(values, values + n);
     return;
   }
-  for (size_t b = 1; b <= num_buckets; ++b) starts[b] += starts[b - 1];
+  // starts[b] = the values in buckets before b.
+  kPrefixSums(count, num_buckets);
   uint32_t* next = starts;  // next free slot of bucket b: starts[b], advanced
   for (size_t i = 0; i < n; ++i) out[next[values[i] >> shift]++] = values[i];
   // Values are grouped by bucket in order; sort within buckets.
@@ -96,17 +106,21 @@ constexpr std::array<std::array<int32_t, 8>, 16> MakeCompress4() {
 }
 alignas(32) constexpr std::array<std::array<int32_t, 8>, 16> kCompress4 = MakeCompress4();
 
-__attribute__((target("avx2,popcnt"))) size_t FilterAtMostAvx2(const uint64_t* values, size_t count,
-                                                               uint64_t limit, uint64_t* out) {
+__attribute__((target("avx2,popcnt"))) size_t FilterInRangeAvx2(const uint64_t* values,
+                                                                size_t count, uint64_t first,
+                                                                uint64_t last, uint64_t* out) {
   // AVX2 compares signed: flipping the sign bits of both sides makes it
   // unsigned.
   const __m256i sign = _mm256_set1_epi64x(static_cast<int64_t>(0x8000000000000000ULL));
-  const __m256i bound = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<int64_t>(limit)), sign);
+  const uint64_t width = last - first;
+  const __m256i base = _mm256_set1_epi64x(static_cast<int64_t>(first));
+  const __m256i bound = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<int64_t>(width)), sign);
   size_t n = 0;
   size_t i = 0;
   for (; i + 4 <= count; i += 4) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(values + i));
-    const __m256i over = _mm256_cmpgt_epi64(_mm256_xor_si256(v, sign), bound);
+    const __m256i offset = _mm256_sub_epi64(v, base);
+    const __m256i over = _mm256_cmpgt_epi64(_mm256_xor_si256(offset, sign), bound);
     const unsigned keep =
         ~static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(over))) & 15;
     const __m256i perm =
@@ -116,33 +130,60 @@ __attribute__((target("avx2,popcnt"))) size_t FilterAtMostAvx2(const uint64_t* v
   }
   for (; i < count; ++i) {
     out[n] = values[i];
-    n += values[i] <= limit;
+    n += values[i] - first <= width;
   }
   return n;
 }
 
 #define NEARDUP_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,popcnt")))
 
-NEARDUP_AVX512_TARGET size_t FilterAtMostAvx512(const uint64_t* values, size_t count,
-                                                uint64_t limit, uint64_t* out) {
-  const __m512i bound = _mm512_set1_epi64(static_cast<long long>(limit));
+NEARDUP_AVX512_TARGET size_t FilterInRangeAvx512(const uint64_t* values, size_t count,
+                                                 uint64_t first, uint64_t last, uint64_t* out) {
+  const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
+  const __m512i bound = _mm512_set1_epi64(static_cast<long long>(last - first));
   size_t n = 0;
   size_t i = 0;
   for (; i + 8 <= count; i += 8) {
     const __m512i v = _mm512_loadu_si512(values + i);
-    const __mmask8 keep = _mm512_cmple_epu64_mask(v, bound);
+    const __mmask8 keep = _mm512_cmple_epu64_mask(_mm512_sub_epi64(v, base), bound);
     _mm512_mask_compressstoreu_epi64(out + n, keep, v);
     n += static_cast<size_t>(__builtin_popcount(keep));
   }
   if (i < count) {
     const __mmask8 lanes = static_cast<__mmask8>((1u << (count - i)) - 1);
     const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
-    const __mmask8 keep = _mm512_mask_cmple_epu64_mask(lanes, v, bound);
+    const __mmask8 keep = _mm512_mask_cmple_epu64_mask(lanes, _mm512_sub_epi64(v, base), bound);
     _mm512_mask_compressstoreu_epi64(out + n, keep, v);
     n += static_cast<size_t>(__builtin_popcount(keep));
   }
   return n;
 }
+
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own
+// _mm512_alignr_epi32 "is used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// PrefixSumsPortable 16 counts per vector: log-step shifted adds within the
+// vector, plus the running total of the vectors before. REQUIRES: num is a
+// multiple of 16.
+NEARDUP_AVX512_TARGET void PrefixSumsAvx512(uint32_t* counts, size_t num) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i last = _mm512_set1_epi32(15);
+  __m512i carry = zero;
+  for (size_t b = 0; b < num; b += 16) {
+    __m512i x = _mm512_loadu_si512(counts + b);
+    // alignr(x, 0, 16 - s) moves lane i - s to lane i, zeros below s.
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 15));
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 14));
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 12));
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 8));
+    x = _mm512_add_epi32(x, carry);
+    _mm512_storeu_si512(counts + b, x);
+    carry = _mm512_permutexvar_epi32(last, x);
+  }
+}
+#pragma GCC diagnostic pop
 
 bool HasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"); }
 bool HasAvx512() {
@@ -160,10 +201,12 @@ size_t SortScratchSize(size_t count) {
 }
 
 std::vector<BottomKKernel> SupportedBottomKKernels() {
-  std::vector<BottomKKernel> kernels = {{"portable", &FilterAtMostPortable, &BucketSort}};
+  std::vector<BottomKKernel> kernels = {
+      {"portable", &FilterInRangePortable, &BucketSort<PrefixSumsPortable>}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
-  if (HasAvx2()) kernels.push_back({"avx2", &FilterAtMostAvx2, &BucketSort});
-  if (HasAvx512()) kernels.push_back({"avx512", &FilterAtMostAvx512, &BucketSort});
+  if (HasAvx2()) kernels.push_back({"avx2", &FilterInRangeAvx2, &BucketSort<PrefixSumsPortable>});
+  if (HasAvx512())
+    kernels.push_back({"avx512", &FilterInRangeAvx512, &BucketSort<PrefixSumsAvx512>});
 #endif
   return kernels;
 }

@@ -2,7 +2,7 @@
 // rejects most feature hashes with one compare, and the sort of the few
 // that survive it.
 //
-// FilterAtMost copies the values <= limit, in order, without a branch on the
+// FilterInRange copies the values in [first, last], in order, without a branch on the
 // data: the portable kernel stores every value and advances the output by
 // the compare's result; AVX2 compares four values per instruction and packs
 // the survivors with a permutation from a 16-entry table; AVX-512 compares
@@ -13,7 +13,7 @@
 //
 // Every kernel gives the same output (bottom_k_test.cc runs each one the CPU
 // supports against the portable one and against std::sort).
-// Cost: FilterAtMost about 3 instructions per value portable, 1 per value
+// Cost: FilterInRange about 3 instructions per value portable, 1 per value
 // AVX2, under 1 AVX-512. Thread safety: pure functions.
 #ifndef NEARDUP_SKETCH_BOTTOM_K_KERNELS_H_
 #define NEARDUP_SKETCH_BOTTOM_K_KERNELS_H_
@@ -25,11 +25,12 @@
 
 namespace neardup::internal {
 
-// Writes the values[i] <= limit to out[0, r), in order, and returns r.
-// REQUIRES: out has room for count + kFilterSlack values (kernels may store
-// whole vectors past the last kept value); out does not overlap values.
-using BottomKFilterFn = size_t (*)(const uint64_t* values, size_t count, uint64_t limit,
-                                   uint64_t* out);
+// Writes the values[i] in [first, last] to out[0, r), in order, and returns
+// r. REQUIRES: first <= last; out has room for count + kFilterSlack values
+// (kernels may store whole vectors past the last kept value); out does not
+// overlap values.
+using BottomKFilterFn = size_t (*)(const uint64_t* values, size_t count, uint64_t first,
+                                   uint64_t last, uint64_t* out);
 inline constexpr size_t kFilterSlack = 8;
 
 // Sorts values[0, count) ascending. `scratch` has room for
@@ -38,7 +39,7 @@ using BottomKSortFn = void (*)(uint64_t* values, size_t count, uint64_t* scratch
 
 struct BottomKKernel {
   std::string_view name;  // "portable", "avx2", "avx512"
-  BottomKFilterFn filter_at_most;
+  BottomKFilterFn filter_in_range;
   BottomKSortFn sort_ascending;
 };
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -172,15 +173,20 @@ TEST(BottomKKernelTest, EveryKernelFiltersAndSortsLikeTheDefinition) {
   for (const internal::BottomKKernel& kernel : kernels) {
     SCOPED_TRACE(kernel.name);
     for (const std::vector<uint64_t>& input : KernelInputs()) {
-      for (uint64_t limit : {uint64_t{0}, uint64_t{25}, rng.Next(), UINT64_MAX - 500, UINT64_MAX}) {
+      const uint64_t r = rng.Next();
+      const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
+          {0, 0},   {0, 25},    {0, r},          {0, UINT64_MAX - 500},    {0, UINT64_MAX},
+          {10, 30}, {r / 2, r}, {r, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}, {26, UINT64_MAX}};
+      for (const auto& [first, last] : ranges) {
         std::vector<uint64_t> expected;
         for (uint64_t v : input) {
-          if (v <= limit) expected.push_back(v);
+          if (v >= first && v <= last) expected.push_back(v);
         }
         std::vector<uint64_t> out(input.size() + internal::kFilterSlack);
-        const size_t kept = kernel.filter_at_most(input.data(), input.size(), limit, out.data());
+        const size_t kept =
+            kernel.filter_in_range(input.data(), input.size(), first, last, out.data());
         out.resize(kept);
-        EXPECT_EQ(out, expected) << "size " << input.size() << " limit " << limit;
+        EXPECT_EQ(out, expected) << "size " << input.size() << " range " << first << ".." << last;
       }
       std::vector<uint64_t> sorted = input;
       std::vector<uint64_t> scratch(internal::SortScratchSize(input.size()));
