@@ -77,19 +77,15 @@ void BottomKBuilder::AddMany(std::span<const uint64_t> hashes) {
 void BottomKBuilder::Flush() {
   if (num_pending_ == 0) return;
   const size_t total = held_.size() + num_pending_;
-  // Every value is <= limit_; below the k-th held they are uniform hashes, so
-  // about total * t / max_value of them are <= t: aim for a margin of three
-  // standard deviations over k. Below 1.25 times that, take every value.
+  // Every value is <= limit_ (UINT64_MAX before k are held); below it they
+  // are uniform hashes, so about total * t / limit_ of them are <= t: aim
+  // for a margin of three standard deviations over k. Below 1.25 times that,
+  // take every value. (Non-uniform input only costs more rounds.)
   const double target = k_ + 3.0 * std::sqrt(static_cast<double>(k_)) + 8.0;
   uint64_t threshold = UINT64_MAX;
   if (static_cast<double>(total) > 1.25 * target) {
-    uint64_t max_value = limit_;
-    if (max_value == UINT64_MAX) {
-      max_value = held_.empty() ? 0 : held_.back();
-      for (size_t i = 0; i < num_pending_; ++i) max_value = std::max(max_value, pending_[i]);
-    }
     threshold = static_cast<uint64_t>(
-        (static_cast<unsigned __int128>(max_value) * static_cast<uint64_t>(target)) / total);
+        (static_cast<unsigned __int128>(limit_) * static_cast<uint64_t>(target)) / total);
   }
   // Rounds over the value ranges [first, last], ascending: each round's
   // values are all above the previous rounds' (so duplicates stay within a
