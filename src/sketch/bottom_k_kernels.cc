@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -44,6 +45,46 @@ void PrefixSumsPortable(uint32_t* counts, size_t num) {
   for (size_t b = 1; b < num; ++b) counts[b] += counts[b - 1];
 }
 
+// InsertionSort for input where almost every value moves by at most one
+// place (the bucket pass's output: a move means an earlier value of the same
+// bucket is larger). The last two sorted values stay in registers and the
+// zero-or-one-move case is conditional moves, not the inner loop's
+// mispredicted exit; a value moving two or more places (a bucket of three,
+// a few per hundred values) takes the ordinary loop.
+void InsertionSortNearlySorted(uint64_t* a, size_t n) {
+  if (n < 3) {
+    InsertionSort(a, n);
+    return;
+  }
+  if (a[0] > a[1]) std::swap(a[0], a[1]);
+  uint64_t before_last = a[0];
+  uint64_t last = a[1];
+  for (size_t i = 2; i < n; ++i) {
+    const uint64_t v = a[i];
+    const bool past_last = last > v;
+    const bool past_before_last = before_last > v;
+    if (past_before_last) {
+      // Two or more places: shift the larger ones up.
+      size_t j = i;
+      while (j > 0 && a[j - 1] > v) {
+        a[j] = a[j - 1];
+        --j;
+      }
+      a[j] = v;
+      before_last = a[i - 1];
+      last = a[i];
+      continue;
+    }
+    // v goes after before_last: either last, v or v, last.
+    const uint64_t middle = past_last ? v : last;
+    const uint64_t top = past_last ? last : v;
+    a[i - 1] = middle;
+    a[i] = top;
+    before_last = middle;
+    last = top;
+  }
+}
+
 // A counting sort on the top bits of the values into about two buckets per
 // value, then an insertion sort that only moves values within their bucket.
 // Linear expected time for uniform values (the feature hashes); input
@@ -81,7 +122,7 @@ void BucketSort(uint64_t* values, size_t n, uint64_t* scratch) {
   uint32_t* next = starts;  // next free slot of bucket b: starts[b], advanced
   for (size_t i = 0; i < n; ++i) out[next[values[i] >> shift]++] = values[i];
   // Values are grouped by bucket in order; sort within buckets.
-  InsertionSort(out, n);
+  InsertionSortNearlySorted(out, n);
   std::memcpy(values, out, n * sizeof(uint64_t));
 }
 
