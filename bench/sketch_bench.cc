@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "neardup/chunk_set.h"
@@ -67,6 +68,22 @@ void BM_BottomKAdd(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(features.size()));
 }
 BENCHMARK(BM_BottomKAdd)->Arg(100)->Arg(1000)->Arg(10000);
+
+// AddMany in batches of 256, as the fingerprinter calls it.
+void BM_BottomKAddMany(benchmark::State& state) {
+  const std::vector<uint64_t> features = RandomFeatures(2, static_cast<size_t>(state.range(0)));
+  BottomKBuilder builder(128);
+  for (auto _ : state) {
+    builder.Reset();
+    for (size_t at = 0; at < features.size(); at += 256) {
+      builder.AddMany(std::span<const uint64_t>(features.data() + at,
+                                                std::min<size_t>(256, features.size() - at)));
+    }
+    benchmark::DoNotOptimize(builder.Finish());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(features.size()));
+}
+BENCHMARK(BM_BottomKAddMany)->Arg(100)->Arg(1000)->Arg(10000);
 
 void BM_KValueAdd(benchmark::State& state) {
   const std::vector<uint64_t> features = RandomFeatures(3, static_cast<size_t>(state.range(0)));
