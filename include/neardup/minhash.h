@@ -22,7 +22,7 @@
 // distinct hashes are held) and O(1) expected amortised for those that enter
 // the sketch (a linear-time selection per 4k of them); AddMany makes the
 // compare branch-free (8 hashes per instruction with AVX-512); memory O(k)
-// (about 160k bytes). KValueBuilder::Add is O(1) (one
+// (about 200k bytes). KValueBuilder::Add is O(1) (one
 // multiply, one min); Finish is O(k) plus densification of empty bins,
 // expected O(k * empty / filled) probes; memory O(k) (about 9k bytes).
 // Thread safety: builders are not thread-safe, use one per thread; sketches
@@ -55,7 +55,8 @@ struct BottomKSketch {
 // rejected by a single compare. Flush relies on the hashes being uniform
 // only for speed, never for its result: it keeps the values below a
 // threshold that should leave a little more than k of them, bucket-sorts
-// those, and falls back to all values when fewer than k distinct remain.
+// those, and while fewer than k distinct are found extends the range by the
+// density seen (up to every value).
 class BottomKBuilder {
  public:
   // REQUIRES: k >= 1.
