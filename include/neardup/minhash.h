@@ -102,7 +102,8 @@ class BottomKBuilder {
   // from the CPU's features; every choice gives the same sketch.
   size_t (*filter_in_range_)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
                              uint64_t* out);
-  void (*sort_ascending_)(uint64_t* values, size_t count, uint64_t* scratch);
+  void (*sort_ascending_)(uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                          uint64_t* scratch);
 };
 
 // k positions of one-permutation MinHash with optimal densification.

@@ -103,7 +103,7 @@ void BottomKBuilder::Flush() {
         held_.begin());
     uint64_t* round = work + n;
     size_t count = filter_in_range_(pending_.data(), num_pending_, first, last, round);
-    sort_ascending_(round, count, scratch);
+    sort_ascending_(round, count, first, last, scratch);
     if (held_end > held_at) {
       // The held slice is sorted already: merge rather than sort it again.
       count = MergeSorted(held_.data() + held_at, held_end - held_at, round, count, scratch);

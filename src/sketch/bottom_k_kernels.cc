@@ -50,15 +50,18 @@ void PrefixSumsPortable(uint32_t* counts, size_t num) {
 // bucket is larger). The last two sorted values stay in registers and the
 // zero-or-one-move case is conditional moves, not the inner loop's
 // mispredicted exit; a value moving two or more places (a bucket of three,
-// a few per hundred values) takes the ordinary loop.
-void InsertionSortNearlySorted(uint64_t* a, size_t n) {
+// a few per hundred values) takes the ordinary loop. Gives up (returns
+// false, a[] permuted) after 8n moves of that loop, so clustered input is
+// never quadratic.
+bool InsertionSortNearlySorted(uint64_t* a, size_t n) {
   if (n < 3) {
     InsertionSort(a, n);
-    return;
+    return true;
   }
   if (a[0] > a[1]) std::swap(a[0], a[1]);
   uint64_t before_last = a[0];
   uint64_t last = a[1];
+  size_t budget = 8 * n;
   for (size_t i = 2; i < n; ++i) {
     const uint64_t v = a[i];
     const bool past_last = last > v;
@@ -71,6 +74,8 @@ void InsertionSortNearlySorted(uint64_t* a, size_t n) {
         --j;
       }
       a[j] = v;
+      if (i - j > budget) return false;
+      budget -= i - j;
       before_last = a[i - 1];
       last = a[i];
       continue;
@@ -83,46 +88,40 @@ void InsertionSortNearlySorted(uint64_t* a, size_t n) {
     before_last = middle;
     last = top;
   }
+  return true;
 }
 
-// A counting sort on the top bits of the values into about two buckets per
-// value, then an insertion sort that only moves values within their bucket.
-// Linear expected time for uniform values (the feature hashes); input
-// crowding more than 64 values into a bucket goes to std::sort instead, so
-// no input is quadratic.
+// A counting sort on the top bits of value - first into about two buckets
+// per value, then an insertion pass that only moves values within their
+// bucket. Linear expected time for values spread uniformly over [first,
+// last] (the feature hashes); the range comes from the caller, so no pass
+// looks for the maximum. Clustered input goes to std::sort once the
+// insertion pass has made 8n moves.
 template <void (*kPrefixSums)(uint32_t*, size_t)>
-void BucketSort(uint64_t* values, size_t n, uint64_t* scratch) {
+void BucketSort(uint64_t* values, size_t n, uint64_t first, uint64_t last, uint64_t* scratch) {
   if (n <= 32) {
     InsertionSort(values, n);
     return;
   }
-  uint64_t max_value = 0;
-  for (size_t i = 0; i < n; ++i) max_value = std::max(max_value, values[i]);
   // 2^bucket_bits >= 2n: with half a value per bucket few values move in
-  // the insertion sort (each move is a mispredicted branch), at the price of
-  // a longer prefix sum; measured best against n and 4n buckets.
+  // the insertion pass, at the price of a longer prefix sum; measured best
+  // against n and 4n buckets.
   const int bucket_bits = std::bit_width(n - 1) + 1;
-  const int value_bits = std::bit_width(max_value);
-  const int shift = value_bits > bucket_bits ? value_bits - bucket_bits : 0;
+  const int range_bits = std::bit_width(last - first);
+  const int shift = range_bits > bucket_bits ? range_bits - bucket_bits : 0;
   const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 16
   // scratch: n values of output, then num_buckets + 1 bucket offsets.
   uint64_t* out = scratch;
   uint32_t* starts = reinterpret_cast<uint32_t*>(scratch + n);
   std::memset(starts, 0, (num_buckets + 1) * sizeof(uint32_t));
   uint32_t* count = starts + 1;
-  uint32_t most = 0;
-  for (size_t i = 0; i < n; ++i) most = std::max(most, ++count[values[i] >> shift]);
-  // Clustered (non-uniform) input would make the insertion sort quadratic.
-  if (most > 64) {
-    std::sort(values, values + n);
-    return;
-  }
+  for (size_t i = 0; i < n; ++i) ++count[(values[i] - first) >> shift];
   // starts[b] = the values in buckets before b.
   kPrefixSums(count, num_buckets);
   uint32_t* next = starts;  // next free slot of bucket b: starts[b], advanced
-  for (size_t i = 0; i < n; ++i) out[next[values[i] >> shift]++] = values[i];
+  for (size_t i = 0; i < n; ++i) out[next[(values[i] - first) >> shift]++] = values[i];
   // Values are grouped by bucket in order; sort within buckets.
-  InsertionSortNearlySorted(out, n);
+  if (!InsertionSortNearlySorted(out, n)) std::sort(out, out + n);
   std::memcpy(values, out, n * sizeof(uint64_t));
 }
 

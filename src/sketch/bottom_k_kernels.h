@@ -34,9 +34,11 @@ using BottomKFilterFn = size_t (*)(const uint64_t* values, size_t count, uint64_
                                    uint64_t last, uint64_t* out);
 inline constexpr size_t kFilterSlack = 8;
 
-// Sorts values[0, count) ascending. `scratch` has room for
-// SortScratchSize(count) values.
-using BottomKSortFn = void (*)(uint64_t* values, size_t count, uint64_t* scratch);
+// Sorts values[0, count) ascending. REQUIRES: every value is in [first,
+// last] (the bound sizes the buckets; uniform values over it sort in linear
+// time); `scratch` has room for SortScratchSize(count) values.
+using BottomKSortFn = void (*)(uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                               uint64_t* scratch);
 
 struct BottomKKernel {
   std::string_view name;  // "portable", "avx2", "avx512"
