@@ -10,12 +10,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "neardup/chunk_set.h"
 #include "neardup/minhash.h"
 #include "neardup/simhash.h"
 #include "neardup/similarity.h"
+#include "sketch/bottom_k_kernels.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -67,6 +70,43 @@ void BM_BottomKAdd(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(features.size()));
 }
 BENCHMARK(BM_BottomKAdd)->Arg(100)->Arg(1000)->Arg(10000);
+
+// AddMany in batches of 256, as the fingerprinter calls it.
+void BM_BottomKAddMany(benchmark::State& state) {
+  const std::vector<uint64_t> features = RandomFeatures(2, static_cast<size_t>(state.range(0)));
+  BottomKBuilder builder(128);
+  for (auto _ : state) {
+    builder.Reset();
+    for (size_t at = 0; at < features.size(); at += 256) {
+      builder.AddMany(std::span<const uint64_t>(features.data() + at,
+                                                std::min<size_t>(256, features.size() - at)));
+    }
+    benchmark::DoNotOptimize(builder.Finish());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(features.size()));
+}
+BENCHMARK(BM_BottomKAddMany)->Arg(100)->Arg(1000)->Arg(10000);
+
+// The sort inside BottomKBuilder's flush (the best kernel this CPU runs;
+// NEARDUP_CPU_PATH lowers it), on n uniform values of a known range, 64
+// different inputs in turn.
+void BM_BottomKSort(benchmark::State& state) {
+  const auto n = static_cast<size_t>(state.range(0));
+  const std::vector<uint64_t> inputs = RandomFeatures(4, 64 * n);
+  const internal::BottomKKernel kernel = internal::BestBottomKKernel();
+  std::vector<uint64_t> values(n);
+  std::vector<uint64_t> scratch(internal::SortScratchSize(n));
+  size_t round = 0;
+  for (auto _ : state) {
+    const uint64_t* input = inputs.data() + (round++ % 64) * n;
+    std::copy(input, input + n, values.begin());
+    kernel.sort_ascending(values.data(), n, 0, UINT64_MAX, scratch.data());
+    benchmark::DoNotOptimize(values.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.SetLabel(std::string(kernel.name));
+}
+BENCHMARK(BM_BottomKSort)->Arg(40)->Arg(170)->Arg(400);
 
 void BM_KValueAdd(benchmark::State& state) {
   const std::vector<uint64_t> features = RandomFeatures(3, static_cast<size_t>(state.range(0)));

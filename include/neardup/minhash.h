@@ -20,8 +20,9 @@
 //
 // Cost: BottomKBuilder::Add is O(1) for the typical hash (one compare once k
 // distinct hashes are held) and O(1) expected amortised for those that enter
-// the sketch (a linear-time selection per 4k of them); memory O(k) (about 56k
-// bytes). KValueBuilder::Add is O(1) (one
+// the sketch (a linear-time selection per 4k of them); AddMany makes the
+// compare branch-free (8 hashes per instruction with AVX-512); memory O(k)
+// (about 200k bytes). KValueBuilder::Add is O(1) (one
 // multiply, one min); Finish is O(k) plus densification of empty bins,
 // expected O(k * empty / filled) probes; memory O(k) (about 9k bytes).
 // Thread safety: builders are not thread-safe, use one per thread; sketches
@@ -31,6 +32,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace neardup {
@@ -53,7 +55,8 @@ struct BottomKSketch {
 // rejected by a single compare. Flush relies on the hashes being uniform
 // only for speed, never for its result: it keeps the values below a
 // threshold that should leave a little more than k of them, bucket-sorts
-// those, and falls back to all values when fewer than k distinct remain.
+// those, and while fewer than k distinct are found extends the range by the
+// density seen (up to every value).
 class BottomKBuilder {
  public:
   // REQUIRES: k >= 1.
@@ -63,8 +66,13 @@ class BottomKBuilder {
     // Invariant: every hash > limit_ is greater than k distinct held hashes.
     if (hash > limit_) return;
     pending_[num_pending_] = hash;
-    if (++num_pending_ == pending_.size()) Flush();
+    if (++num_pending_ == capacity_) Flush();
   }
+
+  // Add() of each hash; the fast path for a document's features: the
+  // compare against the limit runs without a branch per hash, with AVX2 or
+  // AVX-512 where the CPU has them (src/sketch/bottom_k_kernels.h).
+  void AddMany(std::span<const uint64_t> hashes);
 
   // The sketch of all hashes added since construction or Reset(). The
   // builder keeps its state: more Add() calls extend the same document.
@@ -80,14 +88,22 @@ class BottomKBuilder {
   uint32_t k_;
   // Invariant: strictly ascending, size <= k_.
   std::vector<uint64_t> held_;
-  // pending_[0, num_pending_) are hashes <= limit_ not yet merged.
+  // pending_[0, num_pending_) are hashes <= limit_ not yet merged;
+  // num_pending_ < capacity_ between calls. pending_ has a few values of
+  // slack past capacity_ for the kernels' whole-vector stores.
   std::vector<uint64_t> pending_;
+  size_t capacity_;
   size_t num_pending_ = 0;
   // The largest held hash once k_ are held, else UINT64_MAX.
   uint64_t limit_ = UINT64_MAX;
-  std::vector<uint64_t> scratch_;
-  std::vector<uint64_t> sorted_;         // Flush's bucket-sort output
-  std::vector<uint32_t> bucket_starts_;  // Flush's bucket offsets
+  std::vector<uint64_t> work_;          // Flush's selected values
+  std::vector<uint64_t> sort_scratch_;  // the sort kernel's scratch
+  // The kernels (src/sketch/bottom_k_kernels.h), chosen at construction
+  // from the CPU's features; every choice gives the same sketch.
+  size_t (*filter_in_range_)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                             uint64_t* out);
+  void (*sort_ascending_)(uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                          uint64_t* scratch);
 };
 
 // k positions of one-permutation MinHash with optimal densification.

@@ -126,7 +126,7 @@ class CpuFingerprinter final : public Fingerprinter {
 
   void AddMinHashFeatures(const uint64_t* features, size_t count, Workspace* ws) const {
     if (selection_.minhash) {
-      for (size_t i = 0; i < count; ++i) ws->bottom_k.Add(features[i]);
+      ws->bottom_k.AddMany(std::span<const uint64_t>(features, count));
     }
     if (selection_.kvalue_minhash) {
       for (size_t i = 0; i < count; ++i) ws->kvalue.Add(features[i]);

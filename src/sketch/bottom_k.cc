@@ -4,101 +4,124 @@
 
 #include "neardup/check.h"
 #include "neardup/minhash.h"
+#include "sketch/bottom_k_kernels.h"
 
 namespace neardup {
 namespace {
 
-// Sorts `values`, all <= max_value, ascending: a counting sort on the top
-// bits into about one bucket per value, then an insertion sort that only
-// moves values within their bucket. Linear expected time for uniform values
-// (the feature hashes); input crowding more than 64 values into a bucket is
-// handed to std::sort instead. `out` and `starts` are scratch.
-void BucketSort(std::vector<uint64_t>* values, uint64_t max_value, std::vector<uint64_t>* out,
-                std::vector<uint32_t>* starts) {
-  const size_t n = values->size();
-  if (n <= 32) {
-    std::sort(values->begin(), values->end());
-    return;
-  }
-  const int bucket_bits = std::bit_width(n - 1);  // 2^bucket_bits >= n
-  const int value_bits = std::bit_width(max_value);
-  const int shift = value_bits > bucket_bits ? value_bits - bucket_bits : 0;
-  const size_t num_buckets = size_t{1} << bucket_bits;
-  starts->assign(num_buckets + 1, 0);
-  uint32_t* count = starts->data() + 1;
-  for (uint64_t v : *values) ++count[v >> shift];
-  // Clustered (non-uniform) input would make the insertion sort quadratic.
-  if (*std::max_element(count, count + num_buckets) > 64) {
-    std::sort(values->begin(), values->end());
-    return;
-  }
-  for (size_t b = 1; b <= num_buckets; ++b) (*starts)[b] += (*starts)[b - 1];
-  out->resize(n);
-  uint32_t* next = starts->data();  // next free slot of bucket b: starts[b], advanced
-  for (uint64_t v : *values) (*out)[next[v >> shift]++] = v;
-  // Values are grouped by bucket in order; sort within buckets.
-  uint64_t* a = out->data();
+// Drops repeats from the ascending a[0, n) and returns the new length,
+// without a branch on the data.
+size_t UniqueSorted(uint64_t* a, size_t n) {
+  if (n == 0) return 0;
+  // a[i] repeats a kept value iff it equals a[i - 1]: compare in registers,
+  // not with the value just stored.
+  size_t m = 1;
+  uint64_t previous = a[0];
   for (size_t i = 1; i < n; ++i) {
     const uint64_t v = a[i];
-    size_t j = i;
-    while (j > 0 && a[j - 1] > v) {
-      a[j] = a[j - 1];
-      --j;
-    }
-    a[j] = v;
+    a[m] = v;
+    m += v != previous;
+    previous = v;
   }
-  values->swap(*out);
+  return m;
+}
+
+// Merges the ascending a[0, na) and b[0, nb) into out, returning na + nb.
+// The choice of side is a conditional move, not a branch.
+size_t MergeSorted(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, uint64_t* out) {
+  size_t i = 0;
+  size_t j = 0;
+  size_t k = 0;
+  while (i < na && j < nb) {
+    const bool from_a = a[i] <= b[j];
+    out[k++] = from_a ? a[i] : b[j];
+    i += from_a;
+    j += !from_a;
+  }
+  while (i < na) out[k++] = a[i++];
+  while (j < nb) out[k++] = b[j++];
+  return k;
 }
 
 }  // namespace
 
 BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
   NEARDUP_CHECK(k >= 1) << "bottom-k sketch size k (" << k << ") must be at least 1";
-  held_.reserve(k_);
-  scratch_.reserve(k_);
   // A buffer of 4k pending hashes: each flush is linear in its input, so
   // O(1) amortised per accepted hash, and flushes are rare.
-  pending_.resize(std::max<size_t>(4 * static_cast<size_t>(k_), 64));
+  capacity_ = std::max<size_t>(4 * static_cast<size_t>(k_), 64);
+  held_.reserve(k_);
+  pending_.resize(capacity_ + internal::kFilterSlack);
+  work_.resize(k_ + capacity_ + internal::kFilterSlack);
+  sort_scratch_.resize(internal::SortScratchSize(k_ + capacity_));
+  const internal::BottomKKernel kernel = internal::BestBottomKKernel();
+  filter_in_range_ = kernel.filter_in_range;
+  sort_ascending_ = kernel.sort_ascending;
+}
+
+void BottomKBuilder::AddMany(std::span<const uint64_t> hashes) {
+  const uint64_t* next = hashes.data();
+  size_t left = hashes.size();
+  while (left > 0) {
+    // Filter at least a quarter of the buffer per call (or all that is
+    // left), flushing first when that much room is not free.
+    if (capacity_ - num_pending_ < std::min(left, capacity_ / 4)) Flush();
+    const size_t take = std::min(left, capacity_ - num_pending_);
+    num_pending_ += filter_in_range_(next, take, 0, limit_, pending_.data() + num_pending_);
+    next += take;
+    left -= take;
+  }
+  if (num_pending_ == capacity_) Flush();
 }
 
 void BottomKBuilder::Flush() {
-  const size_t total = held_.size() + num_pending_;
   if (num_pending_ == 0) return;
-  // Every value is <= limit_; below the k-th held they are uniform hashes, so
-  // about total * t / max_value of them are <= t. Aim for a margin over k.
-  uint64_t max_value = limit_;
-  if (max_value == UINT64_MAX) {
-    max_value = held_.empty() ? 0 : held_.back();
-    for (size_t i = 0; i < num_pending_; ++i) max_value = std::max(max_value, pending_[i]);
-  }
-  const double target = 1.25 * k_ + 4.0 * std::sqrt(static_cast<double>(k_)) + 16.0;
-  uint64_t threshold = max_value;
-  if (static_cast<double>(total) > 1.5 * target) {
+  const size_t total = held_.size() + num_pending_;
+  // Every value is <= limit_ (UINT64_MAX before k are held); below it they
+  // are uniform hashes, so about total * t / limit_ of them are <= t: aim
+  // for a margin of three standard deviations over k. Below 1.25 times that,
+  // take every value. (Non-uniform input only costs more rounds.)
+  const double target = k_ + 3.0 * std::sqrt(static_cast<double>(k_)) + 8.0;
+  uint64_t threshold = UINT64_MAX;
+  if (static_cast<double>(total) > 1.25 * target) {
     threshold = static_cast<uint64_t>(
-        (static_cast<unsigned __int128>(max_value) * static_cast<uint64_t>(target)) / total);
+        (static_cast<unsigned __int128>(limit_) * static_cast<uint64_t>(target)) / total);
   }
+  // Rounds over the value ranges [first, last], ascending: each round's
+  // values are all above the previous rounds' (so duplicates stay within a
+  // round), until k distinct are found or the range reaches UINT64_MAX.
+  uint64_t first = 0;
+  uint64_t last = threshold;
+  uint64_t* work = work_.data();
+  uint64_t* scratch = sort_scratch_.data();
+  size_t n = 0;        // work[0, n): the distinct values below `first`
+  size_t held_at = 0;  // held_[0, held_at) are in work already
   while (true) {
-    // The values <= threshold, without branches on the data.
-    scratch_.resize(total);
-    size_t n = 0;
-    for (uint64_t v : held_) {
-      scratch_[n] = v;
-      n += v <= threshold;
+    // held_ is ascending: its values in the range are a slice.
+    const size_t held_end = static_cast<size_t>(
+        std::upper_bound(held_.begin() + static_cast<std::ptrdiff_t>(held_at), held_.end(), last) -
+        held_.begin());
+    uint64_t* round = work + n;
+    size_t count = filter_in_range_(pending_.data(), num_pending_, first, last, round);
+    sort_ascending_(round, count, first, last, scratch);
+    if (held_end > held_at) {
+      // The held slice is sorted already: merge rather than sort it again.
+      count = MergeSorted(held_.data() + held_at, held_end - held_at, round, count, scratch);
+      std::copy(scratch, scratch + count, round);
     }
-    for (size_t i = 0; i < num_pending_; ++i) {
-      scratch_[n] = pending_[i];
-      n += pending_[i] <= threshold;
-    }
-    scratch_.resize(n);
-    BucketSort(&scratch_, threshold, &sorted_, &bucket_starts_);
-    scratch_.erase(std::unique(scratch_.begin(), scratch_.end()), scratch_.end());
-    // Enough distinct values below the threshold: the k smallest overall are
-    // among them. Otherwise retry with every value.
-    if (scratch_.size() >= k_ || threshold == max_value) break;
-    threshold = max_value;
+    n += UniqueSorted(round, count);
+    held_at = held_end;
+    if (n >= k_ || last == UINT64_MAX) break;
+    // Too few (duplicates, or bad luck): extend the range by the density
+    // seen so far, with the same margin.
+    first = last + 1;
+    const unsigned __int128 next =
+        n == 0 ? ~static_cast<unsigned __int128>(0)
+               : static_cast<unsigned __int128>(last) * static_cast<uint64_t>(1.25 * target) / n;
+    last = next > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(next);
+    if (last < first) last = UINT64_MAX;
   }
-  if (scratch_.size() > k_) scratch_.resize(k_);
-  held_.swap(scratch_);
+  held_.assign(work, work + std::min<size_t>(n, k_));
   num_pending_ = 0;
   if (held_.size() == k_) limit_ = held_.back();
 }

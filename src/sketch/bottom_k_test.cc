@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "neardup/minhash.h"
+#include "sketch/bottom_k_kernels.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -116,6 +118,89 @@ TEST(BottomKTest, ThresholdSelectionEqualsOracleOnHardStreams) {
       for (uint64_t v : stream) builder.Add(v);
       EXPECT_THAT(builder.Finish().values, ElementsAreArray(Oracle(stream, static_cast<size_t>(k))))
           << "k " << k << " stream of " << stream.size();
+    }
+  }
+}
+
+TEST(BottomKTest, AddManyEqualsOracleInAnyBatching) {
+  internal::SplitMix64 rng(7);
+  for (int k : {1, 5, 128, 300}) {
+    for (size_t length : {size_t{0}, size_t{3}, size_t{200}, size_t{1000}, size_t{20000}}) {
+      const std::vector<uint64_t> stream = StreamWithDuplicates(k + length, length);
+      BottomKBuilder builder(k);
+      // Batches of random sizes up to 700, so some overflow the buffer.
+      size_t at = 0;
+      while (at < stream.size()) {
+        const size_t take = std::min<size_t>(stream.size() - at, rng.Next() % 700);
+        builder.AddMany(std::span<const uint64_t>(stream.data() + at, take));
+        at += take;
+        if (rng.Next() % 4 == 0 && at < stream.size()) builder.Add(stream[at++]);
+      }
+      EXPECT_THAT(builder.Finish().values, ElementsAreArray(Oracle(stream, static_cast<size_t>(k))))
+          << "k " << k << " length " << length;
+    }
+  }
+}
+
+// Inputs for the kernels: uniform, small integers (many equal), clustered at
+// the top of the range, and with the extremes.
+std::vector<std::vector<uint64_t>> KernelInputs() {
+  internal::SplitMix64 rng(11);
+  std::vector<std::vector<uint64_t>> inputs;
+  for (size_t length : {0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 100, 170, 255, 256, 257, 700, 5000}) {
+    std::vector<uint64_t> uniform(length), small(length), top(length);
+    for (size_t i = 0; i < length; ++i) {
+      uniform[i] = rng.Next();
+      small[i] = rng.Next() % 50;
+      top[i] = UINT64_MAX - rng.Next() % 1000;
+    }
+    if (length > 2) {
+      uniform[0] = 0;
+      uniform[1] = UINT64_MAX;
+    }
+    inputs.push_back(uniform);
+    inputs.push_back(small);
+    inputs.push_back(top);
+  }
+  return inputs;
+}
+
+TEST(BottomKKernelTest, EveryKernelFiltersAndSortsLikeTheDefinition) {
+  const std::vector<internal::BottomKKernel> kernels = internal::SupportedBottomKKernels();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_EQ(kernels.front().name, "portable");
+  internal::SplitMix64 rng(3);
+  for (const internal::BottomKKernel& kernel : kernels) {
+    SCOPED_TRACE(kernel.name);
+    for (const std::vector<uint64_t>& input : KernelInputs()) {
+      const uint64_t r = rng.Next();
+      const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
+          {0, 0},   {0, 25},    {0, r},          {0, UINT64_MAX - 500},    {0, UINT64_MAX},
+          {10, 30}, {r / 2, r}, {r, UINT64_MAX}, {UINT64_MAX, UINT64_MAX}, {26, UINT64_MAX}};
+      for (const auto& [first, last] : ranges) {
+        std::vector<uint64_t> expected;
+        for (uint64_t v : input) {
+          if (v >= first && v <= last) expected.push_back(v);
+        }
+        std::vector<uint64_t> out(input.size() + internal::kFilterSlack);
+        const size_t kept =
+            kernel.filter_in_range(input.data(), input.size(), first, last, out.data());
+        out.resize(kept);
+        EXPECT_EQ(out, expected) << "size " << input.size() << " range " << first << ".." << last;
+      }
+      std::vector<uint64_t> expected = input;
+      std::sort(expected.begin(), expected.end());
+      // The whole range, and the tightest bound (all values clustered at
+      // the top or bottom of the whole range defeat the buckets).
+      std::vector<std::pair<uint64_t, uint64_t>> bounds = {{0, UINT64_MAX}};
+      if (!input.empty()) bounds.emplace_back(expected.front(), expected.back());
+      for (const auto& [first, last] : bounds) {
+        std::vector<uint64_t> sorted = input;
+        std::vector<uint64_t> scratch(internal::SortScratchSize(input.size()));
+        kernel.sort_ascending(sorted.data(), sorted.size(), first, last, scratch.data());
+        EXPECT_EQ(sorted, expected)
+            << "size " << input.size() << " bound " << first << ".." << last;
+      }
     }
   }
 }

@@ -1,16 +1,18 @@
 // XXH3-64 of many short tokens at once with AVX-512 (F, BW, DQ): eight
-// tokens per vector, the three short-input length classes of XXH3 (1-3, 4-8
-// and 9-16 bytes) all computed and the right one selected per lane, so a
-// token's length costs no branch. Each token's bytes come from two 64-bit
-// gathers (its first and last 8 bytes). Tokens longer than 16 bytes, empty
-// ones, and ones within 8 bytes of either end of the text (where a gather
-// would read outside it) take the scalar Xxh3HashInline.
+// tokens per vector. A first pass hashes the 1-3- and 4-8-byte tokens in one
+// branch-free chain (the two classes' avalanches have the same shape, with
+// per-lane constants) and lists the 9-16-byte ones, which a second pass
+// hashes eight per vector and writes back by index. Each token's bytes come
+// from two 64-bit gathers (its first and last 8 bytes). Tokens longer than
+// 16 bytes, empty ones, and ones within 8 bytes of either end of the text
+// (where a gather would read outside it) take the scalar Xxh3HashInline.
 //
 // The values are exactly XXH3_64bits_withSeed's (xxHash 0.8):
 // token_hasher_test.cc checks every length 0..300, many seeds, and random
 // text against the library.
 //
-// Cost: about 9 vector instructions per token for tokens of <= 16 bytes.
+// Cost: about 7 vector instructions per token of 1-8 bytes; a 9-16-byte
+// token costs as many again in the second pass.
 // Thread safety: a pure function.
 #ifndef NEARDUP_TEXT_TOKEN_HASH_AVX512_H_
 #define NEARDUP_TEXT_TOKEN_HASH_AVX512_H_

@@ -65,7 +65,7 @@ TEST(Xxh3SpansAvx512Test, ShortTokensAtEveryOffsetMatchTheLibrary) {
         spans.push_back({begin, length});
       }
     }
-    // Odd counts leave a scalar tail after the groups of eight.
+    // Odd counts leave a partial group after the groups of eight.
     for (size_t count : {spans.size(), spans.size() - 3, size_t{7}, size_t{0}}) {
       ExpectSpansMatchLibrary(text, std::vector<TokenSpan>(spans.begin(), spans.begin() + count),
                               seed);
@@ -83,6 +83,23 @@ TEST(Xxh3SpansAvx512Test, RandomSpansOfShortTextsMatchTheLibrary) {
       const size_t begin = rng.Next() % text.size();
       const size_t length = rng.Next() % (text.size() - begin + 1);
       spans.push_back({begin, length});
+    }
+    ExpectSpansMatchLibrary(text, spans, rng.Next());
+  }
+}
+
+TEST(Xxh3SpansAvx512Test, ManyMixedSpansAcrossChunksMatchTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  // Thousands of spans of all short length classes in random order: the
+  // 9-16-byte tokens are hashed in a second pass and written back by index,
+  // in chunks of 256 spans.
+  SplitMix64 rng(8);
+  const std::string text = RandomBytes(5000, 9);
+  for (size_t count : {size_t{255}, size_t{256}, size_t{257}, size_t{3001}}) {
+    std::vector<TokenSpan> spans;
+    for (size_t i = 0; i < count; ++i) {
+      const size_t length = rng.Next() % 21;
+      spans.push_back({rng.Next() % (text.size() - length + 1), length});
     }
     ExpectSpansMatchLibrary(text, spans, rng.Next());
   }

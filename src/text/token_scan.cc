@@ -209,7 +209,33 @@ uint64_t TokenScanner::ClassifyNonAscii(uint64_t high, uint64_t mask) {
   return mask;
 }
 
-size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
+namespace {
+
+// The tokens of a block from its edge bits, one count-trailing-zeros per
+// edge: Emit for the paths without VBMI2. Same contract as EmitTokensAvx512.
+size_t EmitTokensScalar(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
+                        size_t* open_begin) {
+  size_t n = 0;
+  while (edges != 0) {
+    const size_t begin = pos + static_cast<size_t>(__builtin_ctzll(edges));
+    edges &= edges - 1;
+    if (edges == 0) {  // the token runs past this block
+      *open_begin = begin;
+      *open = true;
+      break;
+    }
+    const size_t end = pos + static_cast<size_t>(__builtin_ctzll(edges));
+    edges &= edges - 1;
+    out[n++] = TokenSpan{begin, end - begin};
+  }
+  return n;
+}
+
+}  // namespace
+
+template <class Classify, class Emit>
+__attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, size_t capacity,
+                                                                Classify classify, Emit emit) {
   NEARDUP_DCHECK(capacity >= kMaxTokensPerBlock);
   // The cursor lives in locals for the loop: stores through `out` could
   // otherwise alias the members and force a reload per token.
@@ -223,12 +249,12 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
     uint64_t mask;
     uint64_t high;
     if (remaining >= kBlock) {
-      mask = classify_(text_.data() + pos, &high);
+      mask = classify(text_.data() + pos, &high);
     } else {
       // The tail: classify a zero-padded copy, then drop the padding.
       alignas(64) char padded[kBlock] = {};
       if (remaining > 0) std::memcpy(padded, text_.data() + pos, remaining);
-      mask = classify_(padded, &high);
+      mask = classify(padded, &high);
       const uint64_t valid = remaining == 0 ? 0 : BitRange(0, static_cast<uint32_t>(remaining));
       mask &= valid;
       high &= valid;
@@ -254,24 +280,7 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
       edges &= edges - 1;
       in_token = false;
     }
-#ifdef NEARDUP_HAVE_X86_PATHS
-    if (compress_) {
-      n += EmitTokensAvx512(edges, pos, out + n, &in_token, &token_begin);
-      edges = 0;
-    }
-#endif
-    while (edges != 0) {
-      const size_t begin = pos + static_cast<size_t>(__builtin_ctzll(edges));
-      edges &= edges - 1;
-      if (edges == 0) {  // the token runs past this block
-        token_begin = begin;
-        in_token = true;
-        break;
-      }
-      const size_t end = pos + static_cast<size_t>(__builtin_ctzll(edges));
-      edges &= edges - 1;
-      out[n++] = TokenSpan{begin, end - begin};
-    }
+    n += emit(edges, pos, out + n, &in_token, &token_begin);
     if (remaining <= kBlock) {
       if (in_token) out[n++] = TokenSpan{token_begin, size - token_begin};
       in_token = false;
@@ -285,5 +294,44 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
   token_begin_ = token_begin;
   return n;
 }
+
+size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
+#ifdef NEARDUP_HAVE_X86_PATHS
+  if (compress_) return NextAvx512(out, capacity);
+#endif
+  return Scan(out, capacity, classify_, &EmitTokensScalar);
+}
+
+#ifdef NEARDUP_HAVE_X86_PATHS
+#define NEARDUP_VBMI2_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2")))
+
+namespace {
+
+// Function objects (not pointers) so that Scan inlines them.
+template <bool kWord>
+struct ClassifyBlockAvx512 {
+  NEARDUP_VBMI2_TARGET uint64_t operator()(const char* block, uint64_t* high) const {
+    return ClassifyAvx512<kWord>(block, high);
+  }
+};
+
+struct EmitBlockAvx512 {
+  NEARDUP_VBMI2_TARGET size_t operator()(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
+                                         size_t* open_begin) const {
+    return EmitTokensAvx512(edges, pos, out, open, open_begin);
+  }
+};
+
+}  // namespace
+
+NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
+  return word_ ? Scan(out, capacity, ClassifyBlockAvx512<true>(), EmitBlockAvx512())
+               : Scan(out, capacity, ClassifyBlockAvx512<false>(), EmitBlockAvx512());
+}
+#else
+size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
+  return Scan(out, capacity, classify_, &EmitTokensScalar);
+}
+#endif
 
 }  // namespace neardup::internal

@@ -57,6 +57,15 @@ class TokenScanner {
   // of the block at pos_.
   uint64_t ClassifyNonAscii(uint64_t high, uint64_t mask);
 
+  // The block loop of Next with a byte classifier and a token emitter as
+  // function objects, so that each path's instantiation inlines both (the
+  // AVX-512 one makes no call per block).
+  template <class Classify, class Emit>
+  size_t Scan(TokenSpan* out, size_t capacity, Classify classify, Emit emit);
+
+  // Next on AVX-512 VBMI2 (compress_).
+  size_t NextAvx512(TokenSpan* out, size_t capacity);
+
   ClassifyFn classify_;
   bool word_;      // kWord; else kWhitespace
   bool compress_;  // tokens from edge bits with AVX-512 VBMI2 vpcompressb

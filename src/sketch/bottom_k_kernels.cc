@@ -1,0 +1,267 @@
+#include "sketch/bottom_k_kernels.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace neardup::internal {
+namespace {
+
+// first <= v <= last iff v - first <= last - first, modulo 2^64: one compare.
+size_t FilterInRangePortable(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                             uint64_t* out) {
+  const uint64_t width = last - first;
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i) {
+    out[n] = values[i];
+    n += values[i] - first <= width;
+  }
+  return n;
+}
+
+// Sorts a[0, n) by insertion: fast for the nearly sorted output of the
+// bucket pass, where each value moves past at most a few others.
+void InsertionSort(uint64_t* a, size_t n) {
+  for (size_t i = 1; i < n; ++i) {
+    const uint64_t v = a[i];
+    size_t j = i;
+    while (j > 0 && a[j - 1] > v) {
+      a[j] = a[j - 1];
+      --j;
+    }
+    a[j] = v;
+  }
+}
+
+// counts[0, num) becomes its inclusive prefix sums.
+void PrefixSumsPortable(uint32_t* counts, size_t num) {
+  for (size_t b = 1; b < num; ++b) counts[b] += counts[b - 1];
+}
+
+// InsertionSort for input where almost every value moves by at most one
+// place (the bucket pass's output: a move means an earlier value of the same
+// bucket is larger). The last two sorted values stay in registers and the
+// zero-or-one-move case is conditional moves, not the inner loop's
+// mispredicted exit; a value moving two or more places (a bucket of three,
+// a few per hundred values) takes the ordinary loop. Gives up (returns
+// false, a[] permuted) after 8n moves of that loop, so clustered input is
+// never quadratic.
+bool InsertionSortNearlySorted(uint64_t* a, size_t n) {
+  if (n < 3) {
+    InsertionSort(a, n);
+    return true;
+  }
+  if (a[0] > a[1]) std::swap(a[0], a[1]);
+  uint64_t before_last = a[0];
+  uint64_t last = a[1];
+  size_t budget = 8 * n;
+  for (size_t i = 2; i < n; ++i) {
+    const uint64_t v = a[i];
+    const bool past_last = last > v;
+    const bool past_before_last = before_last > v;
+    if (past_before_last) {
+      // Two or more places: shift the larger ones up.
+      size_t j = i;
+      while (j > 0 && a[j - 1] > v) {
+        a[j] = a[j - 1];
+        --j;
+      }
+      a[j] = v;
+      if (i - j > budget) return false;
+      budget -= i - j;
+      before_last = a[i - 1];
+      last = a[i];
+      continue;
+    }
+    // v goes after before_last: either last, v or v, last.
+    const uint64_t middle = past_last ? v : last;
+    const uint64_t top = past_last ? last : v;
+    a[i - 1] = middle;
+    a[i] = top;
+    before_last = middle;
+    last = top;
+  }
+  return true;
+}
+
+// A counting sort on the top bits of value - first into about two buckets
+// per value, then an insertion pass that only moves values within their
+// bucket. Linear expected time for values spread uniformly over [first,
+// last] (the feature hashes); the range comes from the caller, so no pass
+// looks for the maximum. Clustered input goes to std::sort once the
+// insertion pass has made 8n moves.
+template <void (*kPrefixSums)(uint32_t*, size_t)>
+void BucketSort(uint64_t* values, size_t n, uint64_t first, uint64_t last, uint64_t* scratch) {
+  if (n <= 32) {
+    InsertionSort(values, n);
+    return;
+  }
+  // 2^bucket_bits >= 2n: with half a value per bucket few values move in
+  // the insertion pass, at the price of a longer prefix sum; measured best
+  // against n and 4n buckets.
+  const int bucket_bits = std::bit_width(n - 1) + 1;
+  const int range_bits = std::bit_width(last - first);
+  const int shift = range_bits > bucket_bits ? range_bits - bucket_bits : 0;
+  const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 16
+  // scratch: n values of output, then num_buckets + 1 bucket offsets.
+  uint64_t* out = scratch;
+  uint32_t* starts = reinterpret_cast<uint32_t*>(scratch + n);
+  std::memset(starts, 0, (num_buckets + 1) * sizeof(uint32_t));
+  uint32_t* count = starts + 1;
+  for (size_t i = 0; i < n; ++i) ++count[(values[i] - first) >> shift];
+  // starts[b] = the values in buckets before b.
+  kPrefixSums(count, num_buckets);
+  uint32_t* next = starts;  // next free slot of bucket b: starts[b], advanced
+  for (size_t i = 0; i < n; ++i) out[next[(values[i] - first) >> shift]++] = values[i];
+  // Values are grouped by bucket in order; sort within buckets.
+  if (!InsertionSortNearlySorted(out, n)) std::sort(out, out + n);
+  std::memcpy(values, out, n * sizeof(uint64_t));
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NEARDUP_HAVE_X86_KERNELS 1
+
+// kCompress4[mask] lists, as pairs of 32-bit lanes, the 64-bit lanes set in
+// the 4-bit mask, in order: the permutation that packs them to the front.
+constexpr std::array<std::array<int32_t, 8>, 16> MakeCompress4() {
+  std::array<std::array<int32_t, 8>, 16> table{};
+  for (int mask = 0; mask < 16; ++mask) {
+    int n = 0;
+    for (int lane = 0; lane < 4; ++lane) {
+      if ((mask >> lane) & 1) {
+        table[mask][2 * n] = 2 * lane;
+        table[mask][2 * n + 1] = 2 * lane + 1;
+        ++n;
+      }
+    }
+  }
+  return table;
+}
+alignas(32) constexpr std::array<std::array<int32_t, 8>, 16> kCompress4 = MakeCompress4();
+
+__attribute__((target("avx2,popcnt"))) size_t FilterInRangeAvx2(const uint64_t* values,
+                                                                size_t count, uint64_t first,
+                                                                uint64_t last, uint64_t* out) {
+  // AVX2 compares signed: flipping the sign bits of both sides makes it
+  // unsigned.
+  const __m256i sign = _mm256_set1_epi64x(static_cast<int64_t>(0x8000000000000000ULL));
+  const uint64_t width = last - first;
+  const __m256i base = _mm256_set1_epi64x(static_cast<int64_t>(first));
+  const __m256i bound = _mm256_xor_si256(_mm256_set1_epi64x(static_cast<int64_t>(width)), sign);
+  size_t n = 0;
+  size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(values + i));
+    const __m256i offset = _mm256_sub_epi64(v, base);
+    const __m256i over = _mm256_cmpgt_epi64(_mm256_xor_si256(offset, sign), bound);
+    const unsigned keep =
+        ~static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(over))) & 15;
+    const __m256i perm =
+        _mm256_load_si256(reinterpret_cast<const __m256i*>(kCompress4[keep].data()));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + n), _mm256_permutevar8x32_epi32(v, perm));
+    n += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  for (; i < count; ++i) {
+    out[n] = values[i];
+    n += values[i] - first <= width;
+  }
+  return n;
+}
+
+#define NEARDUP_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,popcnt")))
+
+NEARDUP_AVX512_TARGET size_t FilterInRangeAvx512(const uint64_t* values, size_t count,
+                                                 uint64_t first, uint64_t last, uint64_t* out) {
+  const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
+  const __m512i bound = _mm512_set1_epi64(static_cast<long long>(last - first));
+  size_t n = 0;
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m512i v = _mm512_loadu_si512(values + i);
+    const __mmask8 keep = _mm512_cmple_epu64_mask(_mm512_sub_epi64(v, base), bound);
+    _mm512_mask_compressstoreu_epi64(out + n, keep, v);
+    n += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  if (i < count) {
+    const __mmask8 lanes = static_cast<__mmask8>((1u << (count - i)) - 1);
+    const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
+    const __mmask8 keep = _mm512_mask_cmple_epu64_mask(lanes, _mm512_sub_epi64(v, base), bound);
+    _mm512_mask_compressstoreu_epi64(out + n, keep, v);
+    n += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  return n;
+}
+
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own
+// _mm512_alignr_epi32 "is used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// PrefixSumsPortable 16 counts per vector: log-step shifted adds within the
+// vector, plus the running total of the vectors before. REQUIRES: num is a
+// multiple of 16.
+NEARDUP_AVX512_TARGET void PrefixSumsAvx512(uint32_t* counts, size_t num) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i last = _mm512_set1_epi32(15);
+  __m512i carry = zero;
+  for (size_t b = 0; b < num; b += 16) {
+    __m512i x = _mm512_loadu_si512(counts + b);
+    // alignr(x, 0, 16 - s) moves lane i - s to lane i, zeros below s.
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 15));
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 14));
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 12));
+    x = _mm512_add_epi32(x, _mm512_alignr_epi32(x, zero, 8));
+    x = _mm512_add_epi32(x, carry);
+    _mm512_storeu_si512(counts + b, x);
+    carry = _mm512_permutexvar_epi32(last, x);
+  }
+}
+#pragma GCC diagnostic pop
+
+bool HasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"); }
+bool HasAvx512() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("popcnt");
+}
+#endif
+
+}  // namespace
+
+size_t SortScratchSize(size_t count) {
+  // BucketSort: count values, then up to 4 * count + 1 32-bit offsets.
+  return 3 * count + 8;
+}
+
+std::vector<BottomKKernel> SupportedBottomKKernels() {
+  std::vector<BottomKKernel> kernels = {
+      {"portable", &FilterInRangePortable, &BucketSort<PrefixSumsPortable>}};
+#ifdef NEARDUP_HAVE_X86_KERNELS
+  if (HasAvx2()) kernels.push_back({"avx2", &FilterInRangeAvx2, &BucketSort<PrefixSumsPortable>});
+  if (HasAvx512())
+    kernels.push_back({"avx512", &FilterInRangeAvx512, &BucketSort<PrefixSumsAvx512>});
+#endif
+  return kernels;
+}
+
+BottomKKernel BestBottomKKernel() {
+  std::vector<BottomKKernel> kernels = SupportedBottomKKernels();
+  size_t best = kernels.size() - 1;
+  if (const char* forced = std::getenv("NEARDUP_CPU_PATH"); forced != nullptr) {
+    std::string_view name = forced;
+    if (name == "reference") name = "portable";
+    for (size_t i = 0; i < best; ++i) {
+      if (kernels[i].name == name) best = i;
+    }
+  }
+  return kernels[best];
+}
+
+}  // namespace neardup::internal
