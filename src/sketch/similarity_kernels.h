@@ -65,6 +65,22 @@ WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t
 
 inline constexpr size_t kMaxSplitLimit = 4096;
 
+// The one place the bottom-k estimate is computed, so EstimateJaccard and
+// every JaccardAtLeast path agree to the last bit. Correctly rounded, so
+// monotone in `matches`: the kernels compare bounds through it exactly.
+inline double Ratio(size_t matches, size_t steps) {
+  return steps == 0 ? 0.0 : static_cast<double>(matches) / static_cast<double>(steps);
+}
+
+// JaccardAtLeast's result for an exact estimate `value`.
+inline bool Report(double value, double threshold, double* estimate) {
+  if (value >= threshold) {
+    if (estimate != nullptr) *estimate = value;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace neardup::internal
 
 #endif  // NEARDUP_SKETCH_SIMILARITY_KERNELS_H_
