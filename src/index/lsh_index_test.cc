@@ -455,6 +455,9 @@ TEST(LshIndexTest, InsertBulkRejectsBadInputAndStaysUnchanged) {
     EXPECT_THAT(status.message(), HasSubstr("doc_id (3) is already in the LSH index"));
 
     EXPECT_EQ(index.size(), 1u);
+    // The serial path inserts ids before it finds the bad one: all undone.
+    for (uint64_t id : ids) EXPECT_FALSE(index.Contains(id));
+    EXPECT_TRUE(index.Contains(3));
     EXPECT_TRUE(index.AllPairCandidates().empty());
     EXPECT_THAT(index.Query(Sketch{1, 1, 1, 1}), ElementsAre(3));
     // The valid batch then goes in whole.
