@@ -93,8 +93,10 @@ size_t FindHead(const LshBand& band, uint64_t key) {
 }
 
 // Links `slot` (whose key is already in band.keys[slot]) at the head of its
-// key's chain.
-void LinkIntoBand(LshBand& band, uint32_t slot) {
+// key's chain. Always inlined: as a call it spent about a quarter of its
+// instructions saving registers, and the bulk passes run it once per band
+// and document (about 5% of InsertBulk's time at b = 16).
+__attribute__((always_inline)) inline void LinkIntoBand(LshBand& band, uint32_t slot) {
   const uint64_t key = band.keys[slot];
   const auto [pos, inserted] =
       band.table.FindOrInsert(key, slot, [&](uint32_t s) { return band.keys[s] == key; });
