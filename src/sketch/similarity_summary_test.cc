@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "neardup/minhash.h"
 #include "neardup/similarity.h"
+#include "sketch/similarity_kernels.h"
 #include "sketch/similarity_test_util.h"
 #include "util/mix.h"
 
@@ -94,6 +95,11 @@ TEST(BottomKSummaryTest, MaxCommonValuesBoundsTheIntersection) {
       const BottomKSketch b = SketchOf(pair.b, k);
       const size_t bound = MaxCommonValues(SummarizeBottomK(a), SummarizeBottomK(b));
       ASSERT_EQ(bound, DefinitionBound(a, b)) << "k " << k << " trial " << trial;
+      for (internal::SummaryKernel kernel : internal::SupportedSummaryKernels()) {
+        ASSERT_EQ(internal::MaxCommonValuesWith(kernel, SummarizeBottomK(a), SummarizeBottomK(b)),
+                  bound)
+            << "kernel " << static_cast<int>(kernel);
+      }
       ASSERT_GE(bound, TrueCommon(a, b)) << "k " << k << " trial " << trial;
       ASSERT_EQ(MaxCommonValues(SummarizeBottomK(b), SummarizeBottomK(a)), bound);
     }
@@ -238,6 +244,16 @@ TEST(BottomKSummaryTest, JaccardAtLeastPairsEqualsOnePairCalls) {
       std::vector<uint8_t> again(pairs.size(), 7);
       EXPECT_EQ(JaccardAtLeastPairs(pointers, summaries, pairs, threshold, again, {}), count);
       EXPECT_EQ(again, accepted);
+      // Every filter kernel this CPU runs gives the same decisions and estimates.
+      for (internal::SummaryKernel kernel : internal::SupportedSummaryKernels()) {
+        std::vector<uint8_t> by_kernel(pairs.size(), 7);
+        std::vector<double> kernel_estimates(pairs.size(), -7.0);
+        EXPECT_EQ(internal::JaccardAtLeastPairsWith(kernel, pointers, summaries, pairs, threshold,
+                                                    by_kernel, kernel_estimates),
+                  count);
+        EXPECT_EQ(by_kernel, accepted) << "kernel " << static_cast<int>(kernel);
+        EXPECT_EQ(kernel_estimates, estimates) << "kernel " << static_cast<int>(kernel);
+      }
     }
   }
   uint8_t none[1];
