@@ -75,14 +75,30 @@ class BandKeys {
       heap_.resize(params.num_bands);
       keys_ = heap_.data();
     }
-    for (int band = 0; band < params.num_bands; ++band) {
-      keys_[band] = internal::BandKey(sketch, params.rows_per_band, band);
-      state.bands[band].table.Prefetch(keys_[band]);
+    switch (params.rows_per_band) {
+      case 8:
+        HashAndPrefetch<8>(state, sketch);
+        break;
+      case 13:
+        HashAndPrefetch<13>(state, sketch);
+        break;
+      default:
+        HashAndPrefetch<0>(state, sketch);
     }
   }
   uint64_t operator[](int band) const { return keys_[band]; }
 
  private:
+  // kRows > 0: rows_per_band known at compile time (see ComputeBandKeys).
+  template <int kRows>
+  void HashAndPrefetch(const LshIndexState& state, const uint64_t* sketch) {
+    const int rows = kRows > 0 ? kRows : state.params.rows_per_band;
+    for (int band = 0; band < state.params.num_bands; ++band) {
+      keys_[band] = internal::BandKey(sketch, rows, band);
+      state.bands[band].table.Prefetch(keys_[band]);
+    }
+  }
+
   uint64_t inline_[kInlineBands];
   std::vector<uint64_t> heap_;
   uint64_t* keys_ = inline_;

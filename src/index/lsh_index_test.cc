@@ -474,6 +474,22 @@ TEST(LshIndexDeathTest, QueryWithWrongSketchSizeIsAProgrammerError) {
   EXPECT_DEATH((void)index.AllPairCandidates(0), "bands_per_pass");
 }
 
+// The specialised loops (rows 8 and 13) give the generic BandKey's keys.
+TEST(LshBandKeyTest, SpecialisedShapesGiveTheGenericKeys) {
+  SplitMix64 rng(5);
+  std::vector<uint64_t> sketch(256);
+  for (uint64_t& v : sketch) v = rng.Next();
+  for (int rows = 1; rows <= 16; ++rows) {
+    const int bands = 256 / rows;
+    std::vector<uint64_t> keys(bands);
+    internal::ComputeBandKeys({bands, rows}, sketch.data(), keys.data());
+    for (int band = 0; band < bands; ++band) {
+      ASSERT_EQ(keys[band], internal::BandKey(sketch.data(), rows, band))
+          << "rows " << rows << " band " << band;
+    }
+  }
+}
+
 TEST(LshBandKeyTest, FrozenValues) {
   // Frozen: band keys are XXH3-64 of little-endian values seeded with the band
   // index. These vectors change only with a deliberate format change.
