@@ -78,9 +78,12 @@ void BM_Insert(benchmark::State& state) {
     state.ResumeTiming();
     for (uint64_t first = 0; first < kNumDocs; first += kBatch) {
       state.PauseTiming();
-      MakeBatch(first, kBatch, ids, sketches);
+      // Exactly kNumDocs in all (the last batch is shorter), so the count
+      // matches items_per_second and stays within Reserve(kNumDocs).
+      const uint64_t count = std::min(kBatch, kNumDocs - first);
+      MakeBatch(first, count, ids, sketches);
       state.ResumeTiming();
-      for (uint64_t i = 0; i < kBatch; ++i) {
+      for (uint64_t i = 0; i < count; ++i) {
         const Status status =
             index.Insert(ids[i], std::span(sketches).subspan(i * kNumHashes, kNumHashes));
         if (!status.ok()) state.SkipWithError(status.ToString().c_str());
@@ -106,9 +109,12 @@ void BM_InsertReserved(benchmark::State& state) {
     state.ResumeTiming();
     for (uint64_t first = 0; first < kNumDocs; first += kBatch) {
       state.PauseTiming();
-      MakeBatch(first, kBatch, ids, sketches);
+      // Exactly kNumDocs in all (the last batch is shorter), so the count
+      // matches items_per_second and stays within Reserve(kNumDocs).
+      const uint64_t count = std::min(kBatch, kNumDocs - first);
+      MakeBatch(first, count, ids, sketches);
       state.ResumeTiming();
-      for (uint64_t i = 0; i < kBatch; ++i) {
+      for (uint64_t i = 0; i < count; ++i) {
         const Status status =
             index.Insert(ids[i], std::span(sketches).subspan(i * kNumHashes, kNumHashes));
         if (!status.ok()) state.SkipWithError(status.ToString().c_str());
