@@ -5,6 +5,9 @@
 //   (cache/corpora/spamassassin.jsonl, `default` recipe): 90% random pairs of
 //   real bodies, 10% pairs of a body and a synthetic near-duplicate of it
 //   (word edits at 1%, 2%, 5% or 10%, bench/accuracy/synthetic_text.h).
+// BM_JaccardAtLeastRealSketchesSummaries/threshold/pairs_api: the same pairs
+//   with a BottomKSummary per sketch (one-pair call, or JaccardAtLeastPairs);
+//   BM_SummarizeRealSketches: the one-time cost of those summaries.
 // BM_AllPairsMinHash/docs/exact/fn_weight_pct: FindNearDuplicatePairs
 //   (MinHash, threshold 0.8, k = 128, all cores; verification by sketch or
 //   exact; LSH false_negative_weight in percent, false_positive_weight the
@@ -124,6 +127,73 @@ void BM_JaccardAtLeastRealSketches(benchmark::State& state) {
   state.counters["near_dup_fraction"] = data.near_duplicate_fraction;
 }
 BENCHMARK(BM_JaccardAtLeastRealSketches)->Arg(50)->Arg(80);
+
+// The same pairs with a BottomKSummary per sketch (computed once, outside
+// the timed loop: BM_SummarizeRealSketches is that cost). Arg 1: 0 = the
+// one-pair call with summaries, 1 = JaccardAtLeastPairs over all pairs (what
+// FindNearDuplicatePairs' verification calls).
+void BM_JaccardAtLeastRealSketchesSummaries(benchmark::State& state) {
+  const SketchPairs& data = RealSketchPairs();
+  const double threshold = static_cast<double>(state.range(0)) / 100.0;
+  std::vector<const BottomKSketch*> pointers;
+  std::vector<BottomKSummary> summaries;
+  for (const BottomKSketch& s : data.sketches) {
+    pointers.push_back(&s);
+    summaries.push_back(SummarizeBottomK(s));
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> pairs(data.pairs.begin(), data.pairs.end());
+  std::vector<uint8_t> accepted(pairs.size());
+  std::vector<double> estimates(pairs.size());
+  uint64_t num_accepted = 0;
+  for (auto _ : state) {
+    if (state.range(1) == 0) {
+      for (const auto& [a, b] : data.pairs) {
+        double estimate = 0;
+        num_accepted += JaccardAtLeast(data.sketches[a], summaries[a], data.sketches[b],
+                                       summaries[b], threshold, &estimate);
+        benchmark::DoNotOptimize(estimate);
+      }
+    } else {
+      num_accepted +=
+          JaccardAtLeastPairs(pointers, summaries, pairs, threshold, accepted, estimates);
+      benchmark::DoNotOptimize(estimates.data());
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * data.pairs.size()));
+  state.counters["accepted_fraction"] = static_cast<double>(num_accepted) /
+                                        static_cast<double>(state.iterations() * data.pairs.size());
+  state.counters["sketches"] = static_cast<double>(data.sketches.size());
+  // The share of pairs the summaries cannot reject (those read the values).
+  uint64_t passed = 0;
+  for (const auto& [a, b] : data.pairs) {
+    const size_t most = std::max(summaries[a].size, summaries[b].size);
+    const size_t bound = std::min<size_t>(std::min(summaries[a].size, summaries[b].size),
+                                          MaxCommonValues(summaries[a], summaries[b]));
+    passed += most > 0 && static_cast<double>(bound) / static_cast<double>(most) >= threshold;
+  }
+  state.counters["summary_pass_fraction"] =
+      static_cast<double>(passed) / static_cast<double>(data.pairs.size());
+}
+BENCHMARK(BM_JaccardAtLeastRealSketchesSummaries)
+    ->ArgNames({"threshold", "pairs_api"})
+    ->Args({50, 0})
+    ->Args({50, 1})
+    ->Args({80, 0})
+    ->Args({80, 1});
+
+// The one-time cost of the summaries: sketches summarised per second.
+void BM_SummarizeRealSketches(benchmark::State& state) {
+  const SketchPairs& data = RealSketchPairs();
+  std::vector<BottomKSummary> summaries(data.sketches.size());
+  for (auto _ : state) {
+    for (size_t i = 0; i < data.sketches.size(); ++i) {
+      summaries[i] = SummarizeBottomK(data.sketches[i]);
+    }
+    benchmark::DoNotOptimize(summaries.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * data.sketches.size()));
+}
+BENCHMARK(BM_SummarizeRealSketches);
 
 // Current resident set, bytes (Linux /proc/self/statm).
 double ResidentBytes() {

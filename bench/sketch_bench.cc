@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "neardup/chunk_set.h"
@@ -234,6 +235,50 @@ BENCHMARK(BM_BottomKJaccardAtLeastBatch)
     ->Args({80, 0})
     ->Args({50, 1})
     ->Args({80, 1});
+
+// The same pairs with a BottomKSummary per sketch (computed once, outside
+// the timed loop; BM_SummarizeBottomK is that cost), through
+// JaccardAtLeastPairs. Args: threshold x 100, and 1 for LargePairs.
+void BM_BottomKJaccardAtLeastPairs(benchmark::State& state) {
+  const PairData& data = state.range(1) != 0 ? LargePairs() : Pairs();
+  const double threshold = static_cast<double>(state.range(0)) / 100.0;
+  std::vector<const BottomKSketch*> pointers;
+  std::vector<BottomKSummary> summaries;
+  for (const BottomKSketch& s : data.sketches) {
+    pointers.push_back(&s);
+    summaries.push_back(SummarizeBottomK(s));
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> pairs(data.pairs.begin(), data.pairs.end());
+  std::vector<uint8_t> accepted(pairs.size());
+  std::vector<double> estimates(pairs.size());
+  int64_t hits = 0;
+  for (auto _ : state) {
+    hits += static_cast<int64_t>(
+        JaccardAtLeastPairs(pointers, summaries, pairs, threshold, accepted, estimates));
+    benchmark::DoNotOptimize(estimates.data());
+  }
+  state.counters["hit_rate"] =
+      static_cast<double>(hits) / static_cast<double>(state.iterations() * data.pairs.size());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(data.pairs.size()));
+}
+BENCHMARK(BM_BottomKJaccardAtLeastPairs)
+    ->Args({50, 0})
+    ->Args({80, 0})
+    ->Args({50, 1})
+    ->Args({80, 1});
+
+void BM_SummarizeBottomK(benchmark::State& state) {
+  const PairData& data = Pairs();
+  std::vector<BottomKSummary> summaries(data.sketches.size());
+  for (auto _ : state) {
+    for (size_t i = 0; i < data.sketches.size(); ++i) {
+      summaries[i] = SummarizeBottomK(data.sketches[i]);
+    }
+    benchmark::DoNotOptimize(summaries.data());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(data.sketches.size()));
+}
+BENCHMARK(BM_SummarizeBottomK);
 
 void BM_KValueEstimateJaccard(benchmark::State& state) {
   std::vector<KValueSketch> sketches;

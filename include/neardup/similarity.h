@@ -12,16 +12,18 @@
 // (docs/JACCARD_KERNEL.md). Two sketches shorter than k are first rejected
 // in O(1) when their sizes differ too much (J <= min/max). On large sketch
 // sets the check is bound by memory (about 1 KB read per pair):
-// JaccardAtLeastBatch prefetches ahead. The k-value estimator is O(k); set
-// functions O(|A| + |B|). No allocation.
-// Thread safety: pure functions (JaccardAtLeast keeps a per-thread cache of
-// the last threshold's match count; results never depend on it).
+// JaccardAtLeastBatch prefetches ahead. With a BottomKSummary per sketch
+// (64 bytes, computed once) most unrelated pairs are rejected from two cache
+// lines, and JaccardAtLeastPairs overlaps the misses of many pairs. The k-value estimator is O(k);
+// set functions O(|A| + |B|). No allocation. Thread safety: pure functions (JaccardAtLeast keeps a
+// per-thread cache of the last threshold's match count; results never depend on it).
 #ifndef NEARDUP_SIMILARITY_H_
 #define NEARDUP_SIMILARITY_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 
 #include "neardup/minhash.h"
 
@@ -56,6 +58,69 @@ bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thres
 // the same size, a[i]->k == b[i]->k (all checked, abort).
 size_t JaccardAtLeastBatch(std::span<const BottomKSketch* const> a,
                            std::span<const BottomKSketch* const> b, double threshold,
+                           std::span<uint8_t> accepted, std::span<double> estimates);
+
+// A 64-byte summary of a bottom-k sketch, computed once per sketch
+// (SummarizeBottomK, O(n)) and kept beside it, that lets a pair be rejected
+// from one cache line per sketch instead of about 1 KB of values. Each value
+// falls in one of kBottomKSummaryBuckets buckets (multiply-shift of its low
+// 32 bits); `buckets` marks the occupied ones. A value common to both
+// sketches lies in a bucket occupied in both, so
+//   |A ∩ B| <= popcount(a.buckets & b.buckets) + min(a.excess, b.excess)
+// (each common bucket holds at most 1 + its extra values of one side, and a
+// side's extra values total its `excess`). Since the estimate is at most
+// |A ∩ B| / max(|A|, |B|) (the union's k' >= max(|A|, |B|)), this rejects
+// exactly: no pair at or above the threshold is ever rejected. For k = 128,
+// two unrelated full sketches give a bound of about 44 common values (the
+// threshold 0.5 needs 64). docs/JACCARD_KERNEL.md has the argument and the
+// figures. Not frozen: recompute it from the sketch, never store it on disk.
+inline constexpr size_t kBottomKSummaryBuckets = 448;
+struct alignas(64) BottomKSummary {
+  // Bit (i % 64) of word i / 64 is set iff some value falls in bucket i.
+  uint64_t buckets[kBottomKSummaryBuckets / 64] = {};
+  // values.size() of the sketch.
+  uint32_t size = 0;
+  // size minus the number of occupied buckets (values sharing a bucket).
+  uint32_t excess = 0;
+
+  friend bool operator==(const BottomKSummary& a, const BottomKSummary& b) = default;
+};
+static_assert(sizeof(BottomKSummary) == 64);
+
+// The summary of `sketch`. REQUIRES: sketch.values.size() <= UINT32_MAX
+// (always true: it is at most sketch.k).
+BottomKSummary SummarizeBottomK(const BottomKSketch& sketch);
+
+// An upper bound on |A_s ∩ B_s| (the values the two sketches share), from
+// the summaries alone. Exposed for tests and for callers that filter.
+size_t MaxCommonValues(const BottomKSummary& a, const BottomKSummary& b);
+
+// JaccardAtLeast(a, b, threshold, estimate), with the same result, that
+// first rejects from the summaries (one cache line each) and only reads the
+// values of a pair that passes; those are walked in full (no second filter:
+// on typical data they are near-duplicates).
+// REQUIRES: a.k == b.k (checked on the pairs the summaries cannot reject),
+// summary_a == SummarizeBottomK(a), summary_b == SummarizeBottomK(b).
+bool JaccardAtLeast(const BottomKSketch& a, const BottomKSummary& summary_a, const BottomKSketch& b,
+                    const BottomKSummary& summary_b, double threshold, double* estimate);
+
+// The pairs form of the summary check, for verifying many candidate pairs
+// over one set of sketches: for each i with (x, y) = pairs[i],
+// accepted[i] = JaccardAtLeast(*sketches[x], *sketches[y], threshold, ...),
+// and where accepted, estimates[i] = EstimateJaccard(*sketches[x],
+// *sketches[y]) (other entries left unchanged; an empty `estimates` is not
+// written). Returns the number accepted. Runs in two stages per block of
+// pairs: the summary test over the block (summaries prefetched ahead), then
+// the walks of the pairs left, with their values prefetched ahead, so the
+// cache misses of different pairs overlap.
+// REQUIRES: summaries.size() == sketches.size(), summaries[i] ==
+// SummarizeBottomK(*sketches[i]), every index in `pairs` below
+// sketches.size(), accepted.size() == pairs.size(), estimates empty or of the
+// same size (all but the summaries' contents checked, abort), and equal k in
+// each pair (checked on the pairs the summaries cannot reject).
+size_t JaccardAtLeastPairs(std::span<const BottomKSketch* const> sketches,
+                           std::span<const BottomKSummary> summaries,
+                           std::span<const std::pair<uint64_t, uint64_t>> pairs, double threshold,
                            std::span<uint8_t> accepted, std::span<double> estimates);
 
 // The one-permutation estimator: the fraction of positions with equal values.

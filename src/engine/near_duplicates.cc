@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "neardup/hamming_index.h"
 #include "neardup/lsh_index.h"
@@ -108,30 +111,47 @@ Result<std::vector<SimilarPair>> MinHashPairs(std::span<const Fingerprint> finge
   const double lower_bound =
       threshold - 3.0 * std::sqrt(threshold * (1.0 - threshold) / num_hashes) - 1.0 / num_hashes;
 
+  // One BottomKSummary per document (64 bytes, O(k) each, computed once):
+  // JaccardAtLeastPairs rejects most candidates from the two summaries
+  // without reading their values.
+  std::vector<const BottomKSketch*> bottom_k(fingerprints.size());
+  std::vector<BottomKSummary> summaries(fingerprints.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, fingerprints.size(), 4096),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        bottom_k[i] = &fingerprints[i].minhash;
+                        summaries[i] = SummarizeBottomK(fingerprints[i].minhash);
+                      }
+                    });
+
   struct Local {
     std::vector<SimilarPair> pairs;
     uint64_t exact_checks = 0;
+    std::vector<uint8_t> accepted;
+    std::vector<double> estimates;
   };
   tbb::enumerable_thread_specific<Local> locals;
+  const double sketch_threshold = options.verify_exact ? lower_bound : threshold;
   tbb::parallel_for(tbb::blocked_range<size_t>(0, candidates.size(), 4096),
                     [&](const tbb::blocked_range<size_t>& range) {
                       Local& local = locals.local();
-                      for (size_t i = range.begin(); i != range.end(); ++i) {
-                        uint32_t a = static_cast<uint32_t>(candidates[i].first);
-                        uint32_t b = static_cast<uint32_t>(candidates[i].second);
-                        const Fingerprint& x = fingerprints[a];
-                        const Fingerprint& y = fingerprints[b];
+                      const std::span<const std::pair<uint64_t, uint64_t>> block(
+                          candidates.data() + range.begin(), range.size());
+                      local.accepted.resize(block.size());
+                      local.estimates.resize(block.size());
+                      JaccardAtLeastPairs(bottom_k, summaries, block, sketch_threshold,
+                                          local.accepted, local.estimates);
+                      for (size_t i = 0; i < block.size(); ++i) {
+                        if (local.accepted[i] == 0) continue;
+                        const auto a = static_cast<uint32_t>(block[i].first);
+                        const auto b = static_cast<uint32_t>(block[i].second);
                         if (!options.verify_exact) {
-                          double estimate = 0;
-                          if (JaccardAtLeast(x.minhash, y.minhash, threshold, &estimate)) {
-                            local.pairs.push_back(SimilarPair{a, b, estimate, -1});
-                          }
+                          local.pairs.push_back(SimilarPair{a, b, local.estimates[i], -1});
                           continue;
                         }
-                        double estimate = 0;
-                        if (!JaccardAtLeast(x.minhash, y.minhash, lower_bound, &estimate)) continue;
                         ++local.exact_checks;
-                        double exact = ExactJaccard(x.chunks, y.chunks);
+                        const double exact =
+                            ExactJaccard(fingerprints[a].chunks, fingerprints[b].chunks);
                         if (exact >= threshold) local.pairs.push_back(SimilarPair{a, b, exact, -1});
                       }
                     });

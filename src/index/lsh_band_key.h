@@ -36,11 +36,28 @@ inline uint64_t BandKey(const uint64_t* values, int rows_per_band, int band) {
   }
 }
 
-// keys[b] = BandKey(sketch, rows_per_band, b) for every band.
+// BandKeys with rows_per_band known at compile time: XXH3's length
+// dispatch folds away and the band's reads get fixed offsets. The same
+// function of the same bytes, so the same keys (tested against BandKey).
+template <int kRows>
+inline void ComputeBandKeysFixed(int num_bands, const uint64_t* sketch, uint64_t* keys) {
+  for (int band = 0; band < num_bands; ++band) keys[band] = BandKey(sketch, kRows, band);
+}
+
+// keys[b] = BandKey(sketch, rows_per_band, b) for every band. The shapes
+// ChooseLshParams picks for 128 hashes at the usual thresholds (b = 16,
+// r = 8 and b = 9, r = 13) take a specialised loop.
 // REQUIRES: sketch holds num_bands * rows_per_band values; keys num_bands.
 inline void ComputeBandKeys(const LshParams& params, const uint64_t* sketch, uint64_t* keys) {
-  for (int band = 0; band < params.num_bands; ++band) {
-    keys[band] = BandKey(sketch, params.rows_per_band, band);
+  switch (params.rows_per_band) {
+    case 8:
+      return ComputeBandKeysFixed<8>(params.num_bands, sketch, keys);
+    case 13:
+      return ComputeBandKeysFixed<13>(params.num_bands, sketch, keys);
+    default:
+      for (int band = 0; band < params.num_bands; ++band) {
+        keys[band] = BandKey(sketch, params.rows_per_band, band);
+      }
   }
 }
 

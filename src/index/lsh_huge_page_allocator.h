@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdlib>
 #include <new>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #if defined(__linux__)
@@ -57,6 +59,19 @@ class HugePageAllocator {
     } else {
       std::free(p);
     }
+  }
+
+  // Default-initialises (no zero fill for the trivial element types here)
+  // when resize() or emplace_back() adds elements without a value: the index
+  // writes every such element before reading it, and InsertBulk's resize
+  // would otherwise write each new key and link twice.
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 
   template <typename U>

@@ -75,14 +75,30 @@ class BandKeys {
       heap_.resize(params.num_bands);
       keys_ = heap_.data();
     }
-    for (int band = 0; band < params.num_bands; ++band) {
-      keys_[band] = internal::BandKey(sketch, params.rows_per_band, band);
-      state.bands[band].table.Prefetch(keys_[band]);
+    switch (params.rows_per_band) {
+      case 8:
+        HashAndPrefetch<8>(state, sketch);
+        break;
+      case 13:
+        HashAndPrefetch<13>(state, sketch);
+        break;
+      default:
+        HashAndPrefetch<0>(state, sketch);
     }
   }
   uint64_t operator[](int band) const { return keys_[band]; }
 
  private:
+  // kRows > 0: rows_per_band known at compile time (see ComputeBandKeys).
+  template <int kRows>
+  void HashAndPrefetch(const LshIndexState& state, const uint64_t* sketch) {
+    const int rows = kRows > 0 ? kRows : state.params.rows_per_band;
+    for (int band = 0; band < state.params.num_bands; ++band) {
+      keys_[band] = internal::BandKey(sketch, rows, band);
+      state.bands[band].table.Prefetch(keys_[band]);
+    }
+  }
+
   uint64_t inline_[kInlineBands];
   std::vector<uint64_t> heap_;
   uint64_t* keys_ = inline_;
@@ -93,8 +109,10 @@ size_t FindHead(const LshBand& band, uint64_t key) {
 }
 
 // Links `slot` (whose key is already in band.keys[slot]) at the head of its
-// key's chain.
-void LinkIntoBand(LshBand& band, uint32_t slot) {
+// key's chain. Always inlined: as a call it spent about a quarter of its
+// instructions saving registers, and the bulk passes run it once per band
+// and document (about 5% of InsertBulk's time at b = 16).
+__attribute__((always_inline)) inline void LinkIntoBand(LshBand& band, uint32_t slot) {
   const uint64_t key = band.keys[slot];
   const auto [pos, inserted] =
       band.table.FindOrInsert(key, slot, [&](uint32_t s) { return band.keys[s] == key; });
@@ -204,6 +222,45 @@ void GroupBand(const LshBand& band, const HugePageVector<uint64_t>& doc_ids,
   }
 }
 
+// The id pass of a serial InsertBulk: appends doc_ids and inserts each into
+// the id table (prefetched a few ids ahead), which doubles as the
+// duplicate check. On a repeated or present id it undoes the ids inserted so
+// far and fails, leaving the contents as they were (the id table may keep
+// its grown capacity, as after Reserve). No sort and no second lookup per id,
+// which the parallel path's up-front validation needs.
+Status InsertIdsSerial(LshIndexState& s, std::span<const uint64_t> doc_ids) {
+  // As in the band passes of InsertBulk: 24 ahead measured 10-15% faster than
+  // 8 on 1M documents (a table miss costs about 0.1 µs on this VM's L3).
+  constexpr size_t kPrefetchDistance = 24;
+  const size_t base = s.doc_ids.size();
+  const size_t m = doc_ids.size();
+  s.id_table.Reserve(base + m);
+  s.doc_ids.insert(s.doc_ids.end(), doc_ids.begin(), doc_ids.end());
+  for (size_t i = 0; i < m; ++i) {
+    if (i + kPrefetchDistance < m) {
+      s.id_table.Prefetch(internal::Mix64(doc_ids[i + kPrefetchDistance]));
+    }
+    const uint64_t id = doc_ids[i];
+    const auto [pos, inserted] =
+        s.id_table.FindOrInsert(internal::Mix64(id), static_cast<uint32_t>(base + i),
+                                [&](uint32_t other) { return s.doc_ids[other] == id; });
+    if (inserted) continue;
+    const bool in_batch = s.id_table.SlotAt(pos) >= base;
+    for (size_t j = 0; j < i; ++j) {
+      const auto undo_slot = static_cast<uint32_t>(base + j);
+      const size_t undo = s.id_table.Find(internal::Mix64(doc_ids[j]),
+                                          [&](uint32_t slot) { return slot == undo_slot; });
+      NEARDUP_CHECK(undo != SlotTable::kNotFound) << "doc_id " << doc_ids[j] << " lost";
+      s.id_table.EraseAt(undo);
+    }
+    s.doc_ids.resize(base);
+    return InvalidArgumentError(
+        in_batch ? "doc_ids contains doc_id (" + std::to_string(id) + ") more than once"
+                 : "doc_id (" + std::to_string(id) + ") is already in the LSH index");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 LshIndex::LshIndex(std::unique_ptr<internal::LshIndexState> state) : state_(std::move(state)) {}
@@ -302,42 +359,35 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
   if (m == 0) return Status::Ok();
   const bool parallel = m >= kParallelInsertThreshold;
 
-  // Validate everything before changing anything.
-  {
+  if (!parallel) {
+    NEARDUP_RETURN_IF_ERROR(InsertIdsSerial(s, doc_ids));
+  } else {
+    // Validate everything before changing anything.
     std::vector<uint64_t> sorted_ids(doc_ids.begin(), doc_ids.end());
-    if (parallel) {
-      tbb::parallel_sort(sorted_ids.begin(), sorted_ids.end());
-    } else {
-      std::sort(sorted_ids.begin(), sorted_ids.end());
-    }
+    tbb::parallel_sort(sorted_ids.begin(), sorted_ids.end());
     const auto repeated = std::adjacent_find(sorted_ids.begin(), sorted_ids.end());
     if (repeated != sorted_ids.end()) {
       return InvalidArgumentError("doc_ids contains doc_id (" + std::to_string(*repeated) +
                                   ") more than once");
     }
-    const auto first_present_in = [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) {
-        if (Contains(doc_ids[i])) return i;
-      }
-      return m;
-    };
-    const size_t first_present =
-        parallel ? tbb::parallel_reduce(
-                       tbb::blocked_range<size_t>(0, m), m,
-                       [&](const tbb::blocked_range<size_t>& r, size_t found) {
-                         return std::min(found, first_present_in(r.begin(), r.end()));
-                       },
-                       [](size_t a, size_t b) { return std::min(a, b); })
-                 : first_present_in(0, m);
+    const size_t first_present = tbb::parallel_reduce(
+        tbb::blocked_range<size_t>(0, m), m,
+        [&](const tbb::blocked_range<size_t>& r, size_t found) {
+          for (size_t i = r.begin(); i < r.end(); ++i) {
+            if (Contains(doc_ids[i])) return std::min(found, i);
+          }
+          return found;
+        },
+        [](size_t a, size_t b) { return std::min(a, b); });
     if (first_present != m) {
       return InvalidArgumentError("doc_id (" + std::to_string(doc_ids[first_present]) +
                                   ") is already in the LSH index");
     }
+    s.doc_ids.insert(s.doc_ids.end(), doc_ids.begin(), doc_ids.end());
   }
 
   const int num_bands = s.params.num_bands;
   const size_t total = base + m;
-  s.doc_ids.insert(s.doc_ids.end(), doc_ids.begin(), doc_ids.end());
   for (LshBand& band : s.bands) {
     band.keys.resize(total);
     band.links.resize(total);
@@ -351,9 +401,11 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
     }
   });
   // The id table and each band's table are independent: fill them
-  // concurrently, task `num_bands` being the id table.
-  constexpr size_t kPrefetchDistance = 8;
-  ForRange(num_bands + 1, parallel, [&](size_t begin, size_t end) {
+  // concurrently, task `num_bands` being the id table (filled already on the
+  // serial path). Prefetches run 24 documents ahead: a miss into a 16 MB
+  // table costs about 0.1 µs here, and 24 measured 10-15% faster than 8.
+  constexpr size_t kPrefetchDistance = 24;
+  ForRange(num_bands + (parallel ? 1 : 0), parallel, [&](size_t begin, size_t end) {
     for (size_t task = begin; task < end; ++task) {
       if (task == static_cast<size_t>(num_bands)) {
         s.id_table.Reserve(total);

@@ -455,6 +455,9 @@ TEST(LshIndexTest, InsertBulkRejectsBadInputAndStaysUnchanged) {
     EXPECT_THAT(status.message(), HasSubstr("doc_id (3) is already in the LSH index"));
 
     EXPECT_EQ(index.size(), 1u);
+    // The serial path inserts ids before it finds the bad one: all undone.
+    for (uint64_t id : ids) EXPECT_FALSE(index.Contains(id));
+    EXPECT_TRUE(index.Contains(3));
     EXPECT_TRUE(index.AllPairCandidates().empty());
     EXPECT_THAT(index.Query(Sketch{1, 1, 1, 1}), ElementsAre(3));
     // The valid batch then goes in whole.
@@ -469,6 +472,22 @@ TEST(LshIndexDeathTest, QueryWithWrongSketchSizeIsAProgrammerError) {
   LshIndex index = MakeIndex({2, 2}, 4);
   EXPECT_DEATH((void)index.Query(Sketch{1, 2, 3}), "num_hashes");
   EXPECT_DEATH((void)index.AllPairCandidates(0), "bands_per_pass");
+}
+
+// The specialised loops (rows 8 and 13) give the generic BandKey's keys.
+TEST(LshBandKeyTest, SpecialisedShapesGiveTheGenericKeys) {
+  SplitMix64 rng(5);
+  std::vector<uint64_t> sketch(256);
+  for (uint64_t& v : sketch) v = rng.Next();
+  for (int rows = 1; rows <= 16; ++rows) {
+    const int bands = 256 / rows;
+    std::vector<uint64_t> keys(bands);
+    internal::ComputeBandKeys({bands, rows}, sketch.data(), keys.data());
+    for (int band = 0; band < bands; ++band) {
+      ASSERT_EQ(keys[band], internal::BandKey(sketch.data(), rows, band))
+          << "rows " << rows << " band " << band;
+    }
+  }
 }
 
 TEST(LshBandKeyTest, FrozenValues) {

@@ -22,11 +22,8 @@ namespace {
     j += static_cast<size_t>(y <= x);       \
   } while (false)
 
-// The one place the estimate is computed, so EstimateJaccard and
-// JaccardAtLeast agree to the last bit.
-double Ratio(size_t matches, size_t steps) {
-  return steps == 0 ? 0.0 : static_cast<double>(matches) / static_cast<double>(steps);
-}
+using internal::Ratio;
+using internal::Report;
 
 // The smallest m in [0, k] with Ratio(m, k) >= threshold, or k + 1 if none.
 size_t MinMatches(double threshold, size_t k) {
@@ -54,14 +51,6 @@ size_t CachedMinMatches(double threshold, size_t k) {
     last = Last{threshold, k, MinMatches(threshold, k)};
   }
   return last.needed;
-}
-
-bool Report(double value, double threshold, double* estimate) {
-  if (value >= threshold) {
-    if (estimate != nullptr) *estimate = value;
-    return true;
-  }
-  return false;
 }
 
 // Both sketches hold fewer than k values (short documents). The estimate is

@@ -9,6 +9,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace neardup {
+struct BottomKSketch;
+struct BottomKSummary;
+}  // namespace neardup
 
 namespace neardup::internal {
 
@@ -64,6 +72,36 @@ WalkCount MergeWalkReference(const uint64_t* a, size_t na, const uint64_t* b, si
 WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, size_t limit);
 
 inline constexpr size_t kMaxSplitLimit = 4096;
+
+// The kernels of the BottomKSummary test (src/sketch/similarity_summary.cc);
+// every one gives the same results. kBest is the one the public calls use.
+enum class SummaryKernel { kPortable, kPopcnt, kAvx512, kBest };
+// kPortable, then those this CPU runs.
+std::vector<SummaryKernel> SupportedSummaryKernels();
+// MaxCommonValues / JaccardAtLeastPairs through one kernel, for tests.
+// REQUIRES: the CPU runs `kernel` (checked, abort).
+size_t MaxCommonValuesWith(SummaryKernel kernel, const BottomKSummary& a, const BottomKSummary& b);
+size_t JaccardAtLeastPairsWith(SummaryKernel kernel, std::span<const BottomKSketch* const> sketches,
+                               std::span<const BottomKSummary> summaries,
+                               std::span<const std::pair<uint64_t, uint64_t>> pairs,
+                               double threshold, std::span<uint8_t> accepted,
+                               std::span<double> estimates);
+
+// The one place the bottom-k estimate is computed, so EstimateJaccard and
+// every JaccardAtLeast path agree to the last bit. Correctly rounded, so
+// monotone in `matches`: the kernels compare bounds through it exactly.
+inline double Ratio(size_t matches, size_t steps) {
+  return steps == 0 ? 0.0 : static_cast<double>(matches) / static_cast<double>(steps);
+}
+
+// JaccardAtLeast's result for an exact estimate `value`.
+inline bool Report(double value, double threshold, double* estimate) {
+  if (value >= threshold) {
+    if (estimate != nullptr) *estimate = value;
+    return true;
+  }
+  return false;
+}
 
 }  // namespace neardup::internal
 
