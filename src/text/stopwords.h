@@ -14,6 +14,7 @@
 #ifndef NEARDUP_TEXT_STOPWORDS_H_
 #define NEARDUP_TEXT_STOPWORDS_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,6 +24,44 @@
 #include "neardup/status.h"
 
 namespace neardup::internal {
+
+// The set's words of 1..kMaxLength bytes in a perfect hash table, for probes
+// of eight tokens per vector (text/sdbm_avx512.h). A token's key is two
+// 64-bit words that determine its bytes and length:
+//   KeyA: its first min(n, 8) bytes, little-endian, zero-padded;
+//   KeyB: n in the low byte, and for n > 8 bytes 8..n-1 in the top n - 8
+//         bytes (they never overlap the low byte since n <= 15).
+// The slot of a key comes from the unseeded sdbm of the token (which the
+// sdbm kernel computes anyway) and its length (leading NUL bytes add nothing
+// to sdbm; in the top bits, a length changes the bucket for any odd
+// multiplier): h = (SdbmHash(token, 0) ^ (n << 60)) * multiplier,
+// slot = ((h >> 20) & slot_mask) ^ displacement[h >> 58] (hash and
+// displace: each of the 64 buckets got the displacement that puts all its
+// words in free slots). Empty slots hold the key (0, 0), which no token of
+// 1 or more bytes has. So a token of 1..kMaxLength bytes is in the set iff
+// the two words at its slot equal its key: one probe, no compare loop.
+struct StopwordProbeTable {
+  static constexpr size_t kMaxLength = 15;
+  static constexpr int kBucketBits = 6;
+  static constexpr int kSlotShift = 20;
+
+  static uint64_t KeyA(std::string_view token);
+  static uint64_t KeyB(std::string_view token);
+  // SdbmHash(token, 0) ^ (token.size() << 60).
+  static uint64_t HashInput(std::string_view token);
+  // REQUIRES: `hash` is HashInput(token).
+  uint32_t Slot(uint64_t hash) const {
+    const uint64_t h = hash * multiplier;
+    return (static_cast<uint32_t>(h >> kSlotShift) & slot_mask) ^
+           displacement[h >> (64 - kBucketBits)];
+  }
+  bool Contains(std::string_view token) const;
+
+  uint64_t multiplier = 0;
+  uint32_t slot_mask = 0;
+  std::array<uint16_t, 1 << kBucketBits> displacement{};
+  std::vector<uint64_t> keys;  // slot s: keys[2s] = KeyA, keys[2s + 1] = KeyB
+};
 
 class StopwordSet {
  public:
@@ -45,6 +84,14 @@ class StopwordSet {
 
   bool Contains(std::string_view token) const;
 
+  // The vector probe table of the words of 1..StopwordProbeTable::kMaxLength
+  // bytes, or null when none was built (more than kMaxProbeWords such words,
+  // or no perfect hash found: callers then use Contains). Tokens longer than
+  // kMaxLength must still be checked with Contains when max_length() allows.
+  const StopwordProbeTable* probe_table() const { return probe_.keys.empty() ? nullptr : &probe_; }
+  size_t max_length() const { return max_length_; }
+  static constexpr size_t kMaxProbeWords = 1024;
+
   // Sorted, unique, non-empty.
   const std::vector<std::string>& words() const { return words_; }
   bool empty() const { return words_.empty(); }
@@ -61,6 +108,7 @@ class StopwordSet {
   std::vector<uint32_t> slots_;
   uint64_t mask_ = 0;
   size_t max_length_ = 0;
+  StopwordProbeTable probe_;
 };
 
 }  // namespace neardup::internal
