@@ -12,7 +12,11 @@
 namespace neardup::internal {
 namespace {
 
-constexpr uint64_t kSdbmMultiplier = 65599;  // h * 65599 = (h << 6) + (h << 16) - h
+constexpr uint64_t kSdbmMultiplier = 65599;
+
+// SdbmSpansImpl takes at most this many spans per call (its deferred list
+// lives on the stack).
+constexpr size_t kMaxSpans = 256;  // h * 65599 = (h << 6) + (h << 16) - h
 
 // kPowers[k] = P^k mod 2^64.
 constexpr std::array<uint64_t, 65> kPowers = [] {
@@ -110,9 +114,15 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
                                          size_t num_spans, uint64_t seed,
                                          const StopwordSet* stopwords, uint64_t* out) {
   static_assert(sizeof(TokenSpan) == 16 && sizeof(size_t) == 8);
+  constexpr size_t kShort = StopwordProbeTable::kMaxLength;
   const StopwordProbeTable* table = stopwords != nullptr ? stopwords->probe_table() : nullptr;
+  // Tokens longer than this are never stopwords: their hash is computed
+  // after the loop (deferred), with no branch in it.
+  const size_t never_stop =
+      stopwords != nullptr && stopwords->max_length() > kShort ? stopwords->max_length() : kShort;
   const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
   const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+  const __m512i iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   const __m512i ones = Set(~uint64_t{0});
   const __m512i size = Set(text.size());
   // P^0..P^7 (weight of the first 8 bytes of a token of 8 + k bytes), and
@@ -125,17 +135,24 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
   // The probe table's constants (unused without a table).
   __m512i multiplier = _mm512_setzero_si512();
   __m512i slot_mask = _mm512_setzero_si512();
+  __m512i slot_shift = _mm512_setzero_si512();
   __m512i displacement_lo = _mm512_setzero_si512();
   __m512i displacement_hi = _mm512_setzero_si512();
   const long long* keys = nullptr;
   if (table != nullptr) {
     multiplier = Set(table->multiplier);
     slot_mask = Set(table->slot_mask);
+    slot_shift = Set(32 - StopwordProbeTable::kBucketBits - table->slot_bits);
     displacement_lo = _mm512_loadu_si512(table->displacement.data());
     displacement_hi = _mm512_loadu_si512(table->displacement.data() + 32);
     keys = reinterpret_cast<const long long*>(table->keys.data());
   }
   const auto* base = reinterpret_cast<const long long*>(text.data());
+  // The deferred tokens: where their hash goes in out[], and their spans.
+  alignas(64) uint64_t deferred_at[kMaxSpans + 8];
+  alignas(64) uint64_t deferred_begin[kMaxSpans + 8];
+  alignas(64) uint64_t deferred_length[kMaxSpans + 8];
+  size_t num_deferred = 0;
 
   size_t n = 0;
   size_t i = 0;
@@ -146,8 +163,9 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
     const __m512i len = _mm512_permutex2var_epi64(a, odd, b);
     // Lanes of 1..15 bytes whose first 8 bytes lie inside the text (a token
     // of more than 8 bytes then has its last 8 inside it too).
-    __mmask8 ok = _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(1)), Set(14));
+    __mmask8 ok = _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(1)), Set(kShort - 1));
     ok &= _mm512_cmple_epu64_mask(_mm512_add_epi64(begin, Set(8)), size);
+    const __mmask8 deferred = _mm512_cmpgt_epu64_mask(len, Set(never_stop));
     const __mmask8 long_lanes = _mm512_cmpgt_epu64_mask(len, Set(8)) & ok;
     const __m512i first8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), ok, begin, base, 1);
     const __m512i last8 = _mm512_mask_i64gather_epi64(
@@ -161,29 +179,19 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
     const __m512i key_a = _mm512_and_si512(first8, _mm512_srlv_epi64(ones, shift));
     const __m512i tail = _mm512_and_si512(
         last8, _mm512_sllv_epi64(ones, _mm512_slli_epi64(_mm512_sub_epi64(Set(16), len), 3)));
-    const __m512i low_part =
-        _mm512_mask_blend_epi64(long_lanes, _mm512_sllv_epi64(key_a, shift), tail);
-    const __m512i high_part = _mm512_maskz_mov_epi64(long_lanes, first8);
-    // Unseeded sdbm: the first 8 bytes of a long token weigh P^(n - 8) more.
-    const __m512i unseeded = _mm512_add_epi64(
-        _mm512_mullo_epi64(Sdbm8(high_part),
-                           _mm512_permutexvar_epi64(_mm512_sub_epi64(len, Set(8)), high_weights)),
-        Sdbm8(low_part));
-    const __m512i hash =
-        _mm512_add_epi64(unseeded, _mm512_permutex2var_epi64(seed_lo, len, seed_hi));
 
     __mmask8 stop = 0;
     if (table != nullptr) {
       const __m512i key_b = _mm512_or_si512(len, _mm512_maskz_mov_epi64(long_lanes, tail));
-      const __m512i h =
-          _mm512_mullo_epi64(_mm512_xor_si512(unseeded, _mm512_slli_epi64(len, 60)), multiplier);
-      const __m512i bucket = _mm512_srli_epi64(h, 64 - StopwordProbeTable::kBucketBits);
+      const __m512i x = _mm512_xor_si512(key_a, key_b);
+      // Low dword of each lane: the 32-bit hash (vpmuludq reads low dwords).
+      const __m512i h = _mm512_mul_epu32(_mm512_xor_si512(x, _mm512_srli_epi64(x, 32)), multiplier);
+      const __m512i bucket = _mm512_srli_epi32(h, 32 - StopwordProbeTable::kBucketBits);
       // Word 0 of each lane: displacement[bucket].
       const __m512i displacement =
           _mm512_maskz_permutex2var_epi16(0x11111111, displacement_lo, bucket, displacement_hi);
-      const __m512i slot = _mm512_xor_si512(
-          _mm512_and_si512(_mm512_srli_epi64(h, StopwordProbeTable::kSlotShift), slot_mask),
-          displacement);
+      const __m512i slot = _mm512_ternarylogic_epi64(_mm512_srlv_epi32(h, slot_shift), slot_mask,
+                                                     displacement, 0x6A);  // (a & b) ^ c
       const __m512i index = _mm512_slli_epi64(slot, 1);
       const __m512i want_a =
           _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), ok, index, keys, 8);
@@ -193,12 +201,24 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
              _mm512_mask_cmpeq_epi64_mask(ok, want_b, key_b);
     }
 
-    __m512i kept_hash = hash;
-    if (ok != 0xff) {
+    const __m512i low_part =
+        _mm512_mask_blend_epi64(long_lanes, _mm512_sllv_epi64(key_a, shift), tail);
+    const __m512i high_part = _mm512_maskz_mov_epi64(long_lanes, first8);
+    // Unseeded sdbm: the first 8 bytes of a long token weigh P^(n - 8) more.
+    const __m512i unseeded = _mm512_add_epi64(
+        _mm512_mullo_epi64(Sdbm8(high_part),
+                           _mm512_permutexvar_epi64(_mm512_sub_epi64(len, Set(8)), high_weights)),
+        Sdbm8(low_part));
+    __m512i hash = _mm512_add_epi64(unseeded, _mm512_permutex2var_epi64(seed_lo, len, seed_hi));
+
+    // Lanes neither computed nor deferred: at the edges of the text, or long
+    // but possibly a stopword (rare): scalar.
+    const auto slow = static_cast<__mmask8>(~(ok | deferred));
+    if (slow != 0) {
       alignas(64) uint64_t lanes[8];
       _mm512_store_si512(lanes, hash);
       for (unsigned lane = 0; lane < 8; ++lane) {
-        if ((ok >> lane & 1) != 0) continue;
+        if ((slow >> lane & 1) == 0) continue;
         const TokenSpan& span = spans[i + lane];
         const std::string_view token = text.substr(span.begin, span.length);
         lanes[lane] = SdbmLong(token.data(), token.size(), seed);
@@ -206,12 +226,22 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
           stop = static_cast<__mmask8>(stop | (1u << lane));
         }
       }
-      kept_hash = _mm512_load_si512(lanes);
+      hash = _mm512_load_si512(lanes);
     }
     const auto keep = static_cast<__mmask8>(~stop);
+    // A deferred lane's place in out[]: n plus the kept lanes before it.
+    const __m512i at = _mm512_add_epi64(Set(n), _mm512_maskz_expand_epi64(keep, iota));
+    _mm512_storeu_si512(deferred_at + num_deferred, _mm512_maskz_compress_epi64(deferred, at));
+    _mm512_storeu_si512(deferred_begin + num_deferred,
+                        _mm512_maskz_compress_epi64(deferred, begin));
+    _mm512_storeu_si512(deferred_length + num_deferred, _mm512_maskz_compress_epi64(deferred, len));
+    num_deferred += static_cast<size_t>(__builtin_popcount(deferred));
     // n <= i, so the whole store stays inside out[0, i + 8).
-    _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(keep, kept_hash));
+    _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(keep, hash));
     n += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  for (size_t k = 0; k < num_deferred; ++k) {
+    out[deferred_at[k]] = SdbmLong(text.data() + deferred_begin[k], deferred_length[k], seed);
   }
   for (; i < num_spans; ++i) {
     const std::string_view token = text.substr(spans[i].begin, spans[i].length);
@@ -238,7 +268,12 @@ bool HaveSdbmAvx512() {
 size_t SdbmSpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans,
                        uint64_t seed, const StopwordSet* stopwords, uint64_t* out) {
 #ifdef NEARDUP_HAVE_SDBM_AVX512
-  return SdbmSpansImpl(text, spans, num_spans, seed, stopwords, out);
+  size_t n = 0;
+  for (size_t start = 0; start < num_spans; start += kMaxSpans) {
+    const size_t count = num_spans - start < kMaxSpans ? num_spans - start : kMaxSpans;
+    n += SdbmSpansImpl(text, spans + start, count, seed, stopwords, out + n);
+  }
+  return n;
 #else
   size_t n = 0;
   for (size_t i = 0; i < num_spans; ++i) {

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <memory>
 
-#include "hash/feature_hash.h"
 #include "text/normalizer.h"
 
 namespace neardup::internal {
@@ -82,10 +81,11 @@ uint64_t SplitMix(uint64_t x) {
 
 // Hash and displace (Belazzougui, Botelho, Dietzfelbinger 2009, "Hash,
 // displace, and compress", without the compression): words fall into 64
-// buckets by the top bits of sdbm * multiplier; buckets, largest first, each
+// buckets by the top bits of their 32-bit hash; buckets, largest first, each
 // get the smallest displacement (XORed into the word's position) that puts
 // all their words in free slots. Returns false when no multiplier of a few
-// tried works at any table size up to 4096 slots.
+// tried works at any table size up to 2^kMaxSlotBits slots (then callers use
+// the scalar Contains, which is always exact).
 bool BuildProbeTable(const std::vector<std::string>& words, StopwordProbeTable* table) {
   std::vector<std::string_view> fit;
   for (const std::string& w : words) {
@@ -93,18 +93,23 @@ bool BuildProbeTable(const std::vector<std::string>& words, StopwordProbeTable* 
   }
   if (fit.empty() || fit.size() > StopwordSet::kMaxProbeWords) return false;
   constexpr int kBuckets = 1 << StopwordProbeTable::kBucketBits;
-  size_t num_slots = 64;
-  while (num_slots < 4 * fit.size()) num_slots *= 2;
-  for (; num_slots <= 4096; num_slots *= 2) {
+  int slot_bits = 6;
+  while ((size_t{1} << slot_bits) < 4 * fit.size()) ++slot_bits;
+  for (; slot_bits <= StopwordProbeTable::kMaxSlotBits; ++slot_bits) {
+    const size_t num_slots = size_t{1} << slot_bits;
     for (uint64_t attempt = 0; attempt < 64; ++attempt) {
       StopwordProbeTable t;
-      t.multiplier = SplitMix(attempt) | 1;
+      t.multiplier = static_cast<uint32_t>(SplitMix(attempt)) | 1;
+      t.slot_bits = slot_bits;
       t.slot_mask = static_cast<uint32_t>(num_slots - 1);
+      // With zero displacements Slot() is the position; the bucket is the
+      // index of the displacement it reads.
       std::vector<std::vector<uint32_t>> bucket_positions(kBuckets);
       for (std::string_view w : fit) {
-        const uint64_t h = StopwordProbeTable::HashInput(w) * t.multiplier;
-        bucket_positions[h >> (64 - StopwordProbeTable::kBucketBits)].push_back(
-            static_cast<uint32_t>(h >> StopwordProbeTable::kSlotShift) & t.slot_mask);
+        const uint32_t position = t.Slot(w);
+        const uint64_t x = StopwordProbeTable::KeyA(w) ^ StopwordProbeTable::KeyB(w);
+        const uint32_t h = static_cast<uint32_t>(x ^ (x >> 32)) * t.multiplier;
+        bucket_positions[h >> (32 - StopwordProbeTable::kBucketBits)].push_back(position);
       }
       std::vector<int> order(kBuckets);
       for (int b = 0; b < kBuckets; ++b) order[b] = b;
@@ -137,7 +142,7 @@ bool BuildProbeTable(const std::vector<std::string>& words, StopwordProbeTable* 
       if (!ok) continue;
       t.keys.assign(2 * num_slots, 0);
       for (std::string_view w : fit) {
-        const uint32_t slot = t.Slot(StopwordProbeTable::HashInput(w));
+        const uint32_t slot = t.Slot(w);
         t.keys[2 * slot] = StopwordProbeTable::KeyA(w);
         t.keys[2 * slot + 1] = StopwordProbeTable::KeyB(w);
       }
@@ -168,10 +173,6 @@ StopwordSet::StopwordSet(std::vector<std::string> words) : words_(std::move(word
   BuildProbeTable(words_, &probe_);
 }
 
-uint64_t StopwordProbeTable::HashInput(std::string_view token) {
-  return SdbmHash(token, 0) ^ (static_cast<uint64_t>(token.size()) << 60);
-}
-
 uint64_t StopwordProbeTable::KeyA(std::string_view token) {
   uint64_t a = 0;
   std::memcpy(&a, token.data(), std::min<size_t>(token.size(), 8));
@@ -190,7 +191,7 @@ uint64_t StopwordProbeTable::KeyB(std::string_view token) {
 
 bool StopwordProbeTable::Contains(std::string_view token) const {
   if (token.empty() || token.size() > kMaxLength) return false;
-  const uint32_t slot = Slot(HashInput(token));
+  const uint32_t slot = Slot(token);
   return keys[2 * slot] == KeyA(token) && keys[2 * slot + 1] == KeyB(token);
 }
 

@@ -31,34 +31,33 @@ namespace neardup::internal {
 //   KeyA: its first min(n, 8) bytes, little-endian, zero-padded;
 //   KeyB: n in the low byte, and for n > 8 bytes 8..n-1 in the top n - 8
 //         bytes (they never overlap the low byte since n <= 15).
-// The slot of a key comes from the unseeded sdbm of the token (which the
-// sdbm kernel computes anyway) and its length (leading NUL bytes add nothing
-// to sdbm; in the top bits, a length changes the bucket for any odd
-// multiplier): h = (SdbmHash(token, 0) ^ (n << 60)) * multiplier,
-// slot = ((h >> 20) & slot_mask) ^ displacement[h >> 58] (hash and
+// Its slot: x = KeyA ^ KeyB folded to 32 bits, h = x * multiplier mod 2^32,
+// slot = (bits [26 - slot_bits, 26) of h) ^ displacement[h >> 26] (hash and
 // displace: each of the 64 buckets got the displacement that puts all its
-// words in free slots). Empty slots hold the key (0, 0), which no token of
-// 1 or more bytes has. So a token of 1..kMaxLength bytes is in the set iff
-// the two words at its slot equal its key: one probe, no compare loop.
+// words in free slots). Only a 32x32-bit multiply from the key words, so a
+// vector probe does not wait for the token's hash. Empty slots hold the key
+// (0, 0), which no token of 1 or more bytes has. So a token of
+// 1..kMaxLength bytes is in the set iff the two words at its slot equal its
+// key: one probe, no compare loop.
 struct StopwordProbeTable {
   static constexpr size_t kMaxLength = 15;
   static constexpr int kBucketBits = 6;
-  static constexpr int kSlotShift = 20;
+  static constexpr int kMaxSlotBits = 12;
 
   static uint64_t KeyA(std::string_view token);
   static uint64_t KeyB(std::string_view token);
-  // SdbmHash(token, 0) ^ (token.size() << 60).
-  static uint64_t HashInput(std::string_view token);
-  // REQUIRES: `hash` is HashInput(token).
-  uint32_t Slot(uint64_t hash) const {
-    const uint64_t h = hash * multiplier;
-    return (static_cast<uint32_t>(h >> kSlotShift) & slot_mask) ^
-           displacement[h >> (64 - kBucketBits)];
+  // REQUIRES: 1 <= token.size() <= kMaxLength.
+  uint32_t Slot(std::string_view token) const {
+    const uint64_t x = KeyA(token) ^ KeyB(token);
+    const uint32_t h = static_cast<uint32_t>(x ^ (x >> 32)) * multiplier;
+    return ((h >> (32 - kBucketBits - slot_bits)) & slot_mask) ^
+           displacement[h >> (32 - kBucketBits)];
   }
   bool Contains(std::string_view token) const;
 
-  uint64_t multiplier = 0;
-  uint32_t slot_mask = 0;
+  uint32_t multiplier = 0;  // odd
+  int slot_bits = 0;
+  uint32_t slot_mask = 0;  // (1 << slot_bits) - 1
   std::array<uint16_t, 1 << kBucketBits> displacement{};
   std::vector<uint64_t> keys;  // slot s: keys[2s] = KeyA, keys[2s + 1] = KeyB
 };
