@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -198,6 +200,57 @@ TEST(SimHashKernelTest, EveryKernelCountsLikeTheScalarOne) {
     std::array<uint64_t, 8> want{};
     kernels[0].count_bits(values.data(), 255, want.data());
     EXPECT_EQ(got, want) << kernel.name;
+  }
+}
+
+TEST(SimHashKernelTest, EveryCountAndSaturatedLanes) {
+  // Every count 0..255 (the GFNI kernel takes eight values per step and
+  // masks the rest), onto lanes that already hold counts, and 255 all-ones
+  // values (every lane reaches 255, the most a lane may hold).
+  std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
+  internal::SplitMix64 rng(12);
+  std::vector<uint64_t> values(255);
+  for (auto& v : values) v = rng.Next();
+  for (size_t count = 0; count <= 255; ++count) {
+    std::array<uint64_t, 8> want{};
+    kernels[0].count_bits(values.data(), count, want.data());
+    for (const internal::SimHashKernel& kernel : kernels) {
+      std::array<uint64_t, 8> got{};
+      kernel.count_bits(values.data(), count, got.data());
+      ASSERT_EQ(got, want) << kernel.name << " count " << count;
+    }
+  }
+  const std::vector<uint64_t> all_ones(255, ~uint64_t{0});
+  for (const internal::SimHashKernel& kernel : kernels) {
+    std::array<uint64_t, 8> got{};
+    kernel.count_bits(all_ones.data(), 13, got.data());
+    kernel.count_bits(all_ones.data(), 242, got.data());
+    for (uint64_t lanes : got) EXPECT_EQ(lanes, ~uint64_t{0}) << kernel.name;
+  }
+}
+
+TEST(SimHashKernelTest, CpuPathLowersTheKernel) {
+  const std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
+  const char* saved = std::getenv("NEARDUP_CPU_PATH");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  for (const char* path : {"reference", "portable", "avx2", "avx512"}) {
+    setenv("NEARDUP_CPU_PATH", path, 1);
+    const internal::SimHashKernel best = internal::BestSimHashKernel();
+    // The last supported kernel of that path or a lower one.
+    std::string_view want = "scalar";
+    for (const internal::SimHashKernel& kernel : kernels) {
+      const std::string_view p = path;
+      const bool allowed = kernel.cpu_path == "portable" ||
+                           (kernel.cpu_path == "avx2" && (p == "avx2" || p == "avx512")) ||
+                           (kernel.cpu_path == "avx512" && p == "avx512");
+      if (allowed) want = kernel.name;
+    }
+    EXPECT_EQ(best.name, want) << path;
+  }
+  if (saved != nullptr) {
+    setenv("NEARDUP_CPU_PATH", saved_value.c_str(), 1);
+  } else {
+    unsetenv("NEARDUP_CPU_PATH");
   }
 }
 
