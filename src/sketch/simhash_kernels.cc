@@ -29,8 +29,53 @@ void CountBitsScalar(const uint64_t* values, size_t count, uint64_t* lanes) {
   }
 }
 
+void FoldScalar(uint64_t* lanes, int64_t num_pending, int64_t* sums) {
+  for (int b = 0; b < 8; ++b) {
+    for (int j = 0; j < 8; ++j) {
+      const auto ones = static_cast<int64_t>((lanes[b] >> (8 * j)) & 0xff);
+      sums[8 * b + j] += 2 * ones - num_pending;
+    }
+    lanes[b] = 0;
+  }
+}
+
+uint64_t SignBitsScalar(const int64_t* sums) {
+  uint64_t bits = 0;
+  for (int k = 0; k < 64; ++k) bits |= static_cast<uint64_t>(sums[k] >= 0) << k;
+  return bits;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NEARDUP_HAVE_X86_KERNELS 1
+
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own intrinsics
+// "is used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Lane k is byte k of the lanes on little-endian x86: 8 widened per step.
+__attribute__((target("avx512f"))) void FoldAvx512(uint64_t* lanes, int64_t num_pending,
+                                                   int64_t* sums) {
+  const __m512i pending = _mm512_set1_epi64(num_pending);
+  for (int b = 0; b < 8; ++b) {
+    const __m512i ones =
+        _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<__m128i*>(lanes + b)));
+    const __m512i votes = _mm512_sub_epi64(_mm512_slli_epi64(ones, 1), pending);
+    _mm512_storeu_si512(sums + 8 * b, _mm512_add_epi64(_mm512_loadu_si512(sums + 8 * b), votes));
+  }
+  _mm512_storeu_si512(lanes, _mm512_setzero_si512());
+}
+
+__attribute__((target("avx512f"))) uint64_t SignBitsAvx512(const int64_t* sums) {
+  uint64_t bits = 0;
+  for (int b = 0; b < 8; ++b) {
+    const __mmask8 nonnegative =
+        _mm512_cmpge_epi64_mask(_mm512_loadu_si512(sums + 8 * b), _mm512_setzero_si512());
+    bits |= static_cast<uint64_t>(nonnegative) << (8 * b);
+  }
+  return bits;
+}
+#pragma GCC diagnostic pop
 
 __attribute__((target("avx2"))) void CountBitsAvx2(const uint64_t* values, size_t count,
                                                    uint64_t* lanes) {
@@ -117,11 +162,14 @@ bool HasAvx512Gfni() {
 }  // namespace
 
 std::vector<SimHashKernel> SupportedSimHashKernels() {
-  std::vector<SimHashKernel> kernels = {{"scalar", "portable", &CountBitsScalar}};
+  std::vector<SimHashKernel> kernels = {
+      {"scalar", "portable", &CountBitsScalar, &FoldScalar, &SignBitsScalar}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
-  if (HasAvx2()) kernels.push_back({"avx2", "avx2", &CountBitsAvx2});
-  if (HasAvx512()) kernels.push_back({"avx512bw", "avx512", &CountBitsAvx512});
-  if (HasAvx512Gfni()) kernels.push_back({"avx512gfni", "avx512", &CountBitsAvx512Gfni});
+  if (HasAvx2()) kernels.push_back({"avx2", "avx2", &CountBitsAvx2, &FoldScalar, &SignBitsScalar});
+  if (HasAvx512())
+    kernels.push_back({"avx512bw", "avx512", &CountBitsAvx512, &FoldAvx512, &SignBitsAvx512});
+  if (HasAvx512Gfni())
+    kernels.push_back({"avx512gfni", "avx512", &CountBitsAvx512Gfni, &FoldAvx512, &SignBitsAvx512});
 #endif
   return kernels;
 }

@@ -33,11 +33,18 @@
 namespace neardup::internal {
 
 using SimHashCountBitsFn = void (*)(const uint64_t* values, size_t count, uint64_t* lanes);
+// sums[k] += 2 * lane k - num_pending for the 64 lanes (lane k: counter of
+// bit k, in the layout above), then every lane = 0.
+using SimHashFoldFn = void (*)(uint64_t* lanes, int64_t num_pending, int64_t* sums);
+// Bit k is sums[k] >= 0, k < 64.
+using SimHashSignBitsFn = uint64_t (*)(const int64_t* sums);
 
 struct SimHashKernel {
   std::string_view name;      // "scalar", "avx2", "avx512bw", "avx512gfni"
   std::string_view cpu_path;  // the CpuPath it belongs to: "portable", "avx2", "avx512"
   SimHashCountBitsFn count_bits;
+  SimHashFoldFn fold;
+  SimHashSignBitsFn sign_bits;
 };
 
 // The kernels this CPU runs, scalar first.

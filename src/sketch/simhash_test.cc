@@ -229,6 +229,37 @@ TEST(SimHashKernelTest, EveryCountAndSaturatedLanes) {
   }
 }
 
+TEST(SimHashKernelTest, EveryKernelFoldsAndSignsLikeTheScalarOne) {
+  const std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
+  internal::SplitMix64 rng(13);
+  for (int round = 0; round < 100; ++round) {
+    std::array<uint64_t, 8> lanes;
+    for (auto& l : lanes) l = rng.Next();
+    std::array<int64_t, 64> sums;
+    // Sums around zero (the sign bit's edge) and far from it.
+    for (auto& s : sums) {
+      s = round % 2 == 0 ? static_cast<int64_t>(rng.Next() % 7) - 3
+                         : static_cast<int64_t>(rng.Next() >> 2) - (int64_t{1} << 61);
+    }
+    const int64_t pending = static_cast<int64_t>(rng.Next() % 256);
+    std::array<uint64_t, 8> want_lanes = lanes;
+    std::array<int64_t, 64> want_sums = sums;
+    kernels[0].fold(want_lanes.data(), pending, want_sums.data());
+    EXPECT_EQ(want_lanes, (std::array<uint64_t, 8>{}));
+    EXPECT_EQ(want_sums[9], sums[9] + 2 * static_cast<int64_t>((lanes[1] >> 8) & 0xff) - pending);
+    const uint64_t want_bits = kernels[0].sign_bits(want_sums.data());
+    for (int k = 0; k < 64; ++k) ASSERT_EQ((want_bits >> k) & 1, want_sums[k] >= 0 ? 1u : 0u);
+    for (const internal::SimHashKernel& kernel : kernels) {
+      std::array<uint64_t, 8> got_lanes = lanes;
+      std::array<int64_t, 64> got_sums = sums;
+      kernel.fold(got_lanes.data(), pending, got_sums.data());
+      EXPECT_EQ(got_lanes, want_lanes) << kernel.name;
+      EXPECT_EQ(got_sums, want_sums) << kernel.name;
+      EXPECT_EQ(kernel.sign_bits(got_sums.data()), want_bits) << kernel.name;
+    }
+  }
+}
+
 TEST(SimHashKernelTest, CpuPathLowersTheKernel) {
   const std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
   const char* saved = std::getenv("NEARDUP_CPU_PATH");
