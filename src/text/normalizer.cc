@@ -52,23 +52,32 @@ bool HasAvx512Vbmi2() {
          __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
 }
 
-constexpr size_t kNotAscii = ~size_t{0};
+constexpr size_t kPrefetchBytes = 1024;
 
 // The AVX-512 form of the ASCII copy. REQUIRES: `dst` has room for
-// text.size() + 64 bytes. Returns the bytes written, or kNotAscii as soon as
-// a byte >= 0x80 is seen (the ASCII check and the copy in one pass).
+// text.size() + 64 bytes. Copies `text` up to the first 64-byte block that
+// holds a byte >= 0x80 (the ASCII check and the copy in one pass), sets
+// *consumed to the bytes copied (all of them for ASCII text) and returns the
+// bytes written.
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t AppendAsciiAvx512(
-    std::string_view text, bool fold, bool drop_punctuation, char* dst) {
+    std::string_view text, bool fold, bool drop_punctuation, char* dst, size_t* consumed) {
   const __m512i table_lo = _mm512_loadu_si512(kAsciiIsPunctuation.data());
   const __m512i table_hi = _mm512_loadu_si512(kAsciiIsPunctuation.data() + 64);
   char* const begin = dst;
   const char* p = text.data();
   size_t remaining = text.size();
+  // The text is usually not in cache (a new document): ask for its first
+  // lines at once rather than one miss at a time until the hardware
+  // prefetcher has seen the stream.
+  for (size_t ahead = 0; ahead < remaining && ahead < kPrefetchBytes; ahead += 64) {
+    _mm_prefetch(p + ahead, _MM_HINT_T0);
+  }
   while (remaining > 0) {
+    if (remaining > kPrefetchBytes) _mm_prefetch(p + kPrefetchBytes, _MM_HINT_T0);
     const size_t n = remaining < 64 ? remaining : 64;
     const __mmask64 valid = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
     __m512i v = _mm512_maskz_loadu_epi8(valid, p);  // masked: never reads past the end
-    if (_mm512_movepi8_mask(v) != 0) return kNotAscii;
+    if (_mm512_movepi8_mask(v) != 0) break;
     if (fold) {
       const __mmask64 upper =
           _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
@@ -87,35 +96,35 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t Append
     p += n;
     remaining -= n;
   }
+  *consumed = text.size() - remaining;
   return static_cast<size_t>(dst - begin);
 }
 #endif
 
-// Appends the ASCII path's form of ASCII `text`: `fold` maps A-Z to a-z,
-// `drop_punctuation` deletes ASCII P*. `avx512`: CPU has AVX-512 VBMI2.
-// Returns false, leaving *out as it was, when `text` is not ASCII after all
-// (checked only on the AVX-512 path, where the check comes free).
-bool AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool avx512,
-                 std::string* out) {
-  if (!fold && !drop_punctuation) {
-    out->append(text);
-    return true;
-  }
+// Appends the ASCII path's form of `text`: `fold` maps A-Z to a-z,
+// `drop_punctuation` deletes ASCII P*. Returns the bytes of `text` it
+// consumed. `avx512` (the CPU has AVX-512 VBMI2): stops at the first 64-byte
+// block with a byte >= 0x80, so any text may be passed; otherwise REQUIRES:
+// `text` is ASCII (all of it is consumed).
+size_t AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool avx512,
+                   std::string* out) {
   const size_t old_size = out->size();
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
   if (avx512) {
     out->resize(old_size + text.size() + 64);
-    const size_t written = AppendAsciiAvx512(text, fold, drop_punctuation, out->data() + old_size);
-    if (written == kNotAscii) {
-      out->resize(old_size);
-      return false;
-    }
+    size_t consumed = 0;
+    const size_t written =
+        AppendAsciiAvx512(text, fold, drop_punctuation, out->data() + old_size, &consumed);
     out->resize(old_size + written);
-    return true;
+    return consumed;
   }
 #else
   (void)avx512;
 #endif
+  if (!fold && !drop_punctuation) {
+    out->append(text);
+    return text.size();
+  }
   out->resize(old_size + text.size());
   char* const begin = out->data() + old_size;
   char* dst = begin;
@@ -135,12 +144,11 @@ bool AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool a
     }
   }
   out->resize(old_size + static_cast<size_t>(dst - begin));
-  return true;
+  return text.size();
 }
 
-// Copies valid UTF-8 `text` to *out without its punctuation.
-void DropPunctuation(std::string_view text, std::string* out) {
-  out->clear();
+// Appends valid UTF-8 `text` to *out without its punctuation.
+void AppendWithoutPunctuation(std::string_view text, std::string* out) {
   const char* p = text.data();
   const char* end = p + text.size();
   while (p < end) {
@@ -190,22 +198,13 @@ void AppendUtf8proc(std::string_view text, utf8proc_option_t flags, bool drop_pu
   out->resize(old_size + static_cast<size_t>(dst - begin));
 }
 
-}  // namespace
-
-void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
-               NormalizeStats* stats, CpuPath path) {
-  out->clear();
-#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
-  const bool avx512 = path == CpuPath::kAvx512 && HasAvx512Vbmi2();
-#else
-  const bool avx512 = false;
-  (void)path;
-#endif
-  if (avx512 && (options.case_fold || options.remove_punctuation)) {
-    // One pass: the copy gives up at the first non-ASCII byte.
-    if (AppendAscii(text, options.case_fold, options.remove_punctuation, avx512, out)) return;
-  } else if (IsAscii(text)) {
-    AppendAscii(text, options.case_fold, options.remove_punctuation, avx512, out);
+// The reference path (CpuPath::kReference): the whole text validated and
+// repaired first, then split at ASCII characters as in Normalize. Kept as
+// the definition the run-by-run path is tested against.
+void NormalizeReference(std::string_view text, const NormalizationOptions& options,
+                        std::string* out, NormalizeStats* stats) {
+  if (IsAscii(text)) {
+    AppendAscii(text, options.case_fold, options.remove_punctuation, false, out);
     return;
   }
   Scratch& scratch = ThreadScratch();
@@ -217,19 +216,12 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
   }
   if (!options.nfkc && !options.case_fold) {
     if (options.remove_punctuation) {
-      DropPunctuation(valid, out);
+      AppendWithoutPunctuation(valid, out);
     } else {
       out->assign(valid);
     }
     return;
   }
-
-  // Mostly-ASCII text: only the non-ASCII runs go through utf8proc, each with
-  // the ASCII character before it (a base that a combining mark may compose
-  // with). Splitting there is exact: every step is per code point except
-  // canonical reordering and composition, which never cross the start of an
-  // ASCII character (ASCII characters are starters that compose with nothing
-  // before them), nor an ASCII character with an ASCII character before it.
   const utf8proc_option_t flags = Utf8procOptions(options);
   size_t pos = 0;
   while (pos < valid.size()) {
@@ -237,7 +229,7 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
     const size_t ascii_end =
         (non_ascii < valid.size() && non_ascii > pos) ? non_ascii - 1 : non_ascii;
     AppendAscii(valid.substr(pos, ascii_end - pos), options.case_fold, options.remove_punctuation,
-                avx512, out);
+                false, out);
     if (non_ascii == valid.size()) break;
     size_t next_ascii = non_ascii;
     while (next_ascii < valid.size() && static_cast<unsigned char>(valid[next_ascii]) >= 0x80) {
@@ -246,6 +238,81 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
     AppendUtf8proc(valid.substr(ascii_end, next_ascii - ascii_end), flags,
                    options.remove_punctuation, &scratch.code_points, out);
     pos = next_ascii;
+  }
+}
+
+}  // namespace
+
+void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
+               NormalizeStats* stats, CpuPath path) {
+  out->clear();
+#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
+  const bool avx512 = path == CpuPath::kAvx512 && HasAvx512Vbmi2();
+#else
+  const bool avx512 = false;
+  (void)path;
+#endif
+  const bool fold = options.case_fold;
+  const bool drop = options.remove_punctuation;
+  if (path == CpuPath::kReference) {
+    NormalizeReference(text, options, out, stats);
+    return;
+  }
+  size_t pos = 0;
+  if (avx512) {
+    // One pass for ASCII text; other text continues below from the block
+    // where the first byte >= 0x80 is.
+    pos = AppendAscii(text, fold, drop, avx512, out);
+  } else if (IsAscii(text)) {
+    AppendAscii(text, fold, drop, avx512, out);
+    return;
+  }
+  if (pos == text.size()) return;
+
+  // Text with bytes >= 0x80: ASCII stretches take the ASCII copy; each
+  // maximal run of bytes >= 0x80 is validated (and repaired) on its own and
+  // normalized on its own. Both are exact:
+  // - UTF-8 validity and the maximal invalid subparts (utf8.h) never cross
+  //   an ASCII byte (it is never part of a multi-byte sequence), so
+  //   repairing the runs one by one repairs the whole text.
+  // - Unicode normalization is per code point except canonical reordering
+  //   and composition, which never cross the start of an ASCII character
+  //   (ASCII characters are starters that compose with nothing before them),
+  //   nor an ASCII character with an ASCII character before it. So each run
+  //   goes through utf8proc with the ASCII character before it (a base that
+  //   a combining mark may compose with), whose ASCII output is taken back.
+  Scratch& scratch = ThreadScratch();
+  const bool unicode = options.nfkc || options.case_fold;
+  const utf8proc_option_t flags = Utf8procOptions(options);
+  while (pos < text.size()) {
+    const size_t run = FindFirstNonAscii(text, pos);
+    AppendAscii(text.substr(pos, run - pos), fold, drop, avx512, out);
+    if (run == text.size()) break;
+    size_t run_end = run;
+    while (run_end < text.size() && static_cast<unsigned char>(text[run_end]) >= 0x80) ++run_end;
+    // With the base character in front when there is one.
+    const size_t base = unicode && run > 0 ? 1 : 0;
+    std::string_view segment = text.substr(run - base, run_end - run + base);
+    if (!IsValidUtf8(segment.substr(base))) {
+      const uint64_t replaced = SanitizeUtf8(segment.substr(base), &scratch.sanitized);
+      if (stats != nullptr) stats->invalid_utf8_sequences += replaced;
+      if (base != 0) scratch.sanitized.insert(scratch.sanitized.begin(), text[run - 1]);
+      segment = scratch.sanitized;
+    }
+    if (!unicode) {
+      if (drop) {
+        AppendWithoutPunctuation(segment, out);
+      } else {
+        out->append(segment);
+      }
+    } else {
+      // text[run - 1] is ASCII and the last byte of *out unless dropped.
+      if (base != 0 && !(drop && kAsciiIsPunctuation[static_cast<unsigned char>(text[run - 1])])) {
+        out->pop_back();
+      }
+      AppendUtf8proc(segment, flags, drop, &scratch.code_points, out);
+    }
+    pos = run_end;
   }
 
   if (scratch.code_points.size() > kMaxRetainedCodePoints) {
