@@ -198,6 +198,124 @@ void AppendUtf8proc(std::string_view text, utf8proc_option_t flags, bool drop_pu
   out->resize(old_size + static_cast<size_t>(dst - begin));
 }
 
+// Context-free code points. A BMP code point X is context-free for a choice
+// of (nfkc, case_fold) when
+//   - X has canonical combining class 0 and is not the second code point of
+//     any canonical composition (utf8proc's comb_index marks those with bit
+//     15; Hangul jamo, composed algorithmically, are excluded by range),
+//   - the decomposition of X under the options (compatibility, case fold,
+//     ignorables removed; not composed) is not empty and starts with such a
+//     code point, and
+//   - the whole normalization of X alone is one code point.
+// Then no reordering or composition crosses the start of X (as for an ASCII
+// character), so the text splits exactly before X; and when the code point
+// after X is context-free too (or ASCII), X alone is a unit whose output is
+// the table's code point. Everything else still goes through utf8proc, with
+// the context-free code point before it as its base.
+// kContextFree bit: entry = output code point | punctuation bit; 0 = not.
+constexpr uint32_t kContextFree = uint32_t{1} << 31;
+constexpr uint32_t kOutputIsPunctuation = uint32_t{1} << 30;
+
+bool MayComposeAsSecond(utf8proc_int32_t cp) {
+  if ((cp >= 0x1100 && cp <= 0x11FF) || (cp >= 0xA960 && cp <= 0xA97F) ||
+      (cp >= 0xD7B0 && cp <= 0xD7FF)) {
+    return true;  // Hangul jamo
+  }
+  const utf8proc_property_t* property = utf8proc_get_property(cp);
+  return property->comb_index != UINT16_MAX && (property->comb_index & 0x8000) != 0;
+}
+
+bool IsStarterThatComposesWithNothingBefore(utf8proc_int32_t cp) {
+  return utf8proc_get_property(cp)->combining_class == 0 && !MayComposeAsSecond(cp);
+}
+
+std::vector<uint32_t> BuildContextFreeTable(utf8proc_option_t flags) {
+  std::vector<uint32_t> table(0x10000, 0);
+  // The decomposition normalization starts from (utf8proc decomposes only
+  // with COMPOSE or DECOMPOSE set).
+  const auto decompose_flags = static_cast<utf8proc_option_t>(
+      (flags & UTF8PROC_COMPOSE) != 0 ? (flags & ~UTF8PROC_COMPOSE) | UTF8PROC_DECOMPOSE : flags);
+  utf8proc_int32_t buffer[32];
+  for (utf8proc_int32_t cp = 0x80; cp < 0x10000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    if (!IsStarterThatComposesWithNothingBefore(cp)) continue;
+    int boundclass = UTF8PROC_BOUNDCLASS_START;
+    utf8proc_ssize_t n = utf8proc_decompose_char(cp, buffer, 32, decompose_flags, &boundclass);
+    if (n < 1 || n > 32 || !IsStarterThatComposesWithNothingBefore(buffer[0])) continue;
+    boundclass = UTF8PROC_BOUNDCLASS_START;
+    n = utf8proc_decompose_char(cp, buffer, 32, flags, &boundclass);
+    if (n < 1 || n > 32) continue;
+    n = utf8proc_normalize_utf32(buffer, n, flags);
+    if (n != 1) continue;
+    table[cp] = static_cast<uint32_t>(buffer[0]) | kContextFree |
+                (IsPunctuation(static_cast<char32_t>(buffer[0])) ? kOutputIsPunctuation : 0);
+  }
+  return table;
+}
+
+// The table for the options' (nfkc, case_fold), built once per process on
+// first use (about 64K utf8proc lookups).
+const std::vector<uint32_t>& ContextFreeTable(const NormalizationOptions& options) {
+  // One static per branch: only the tables in use are built.
+  if (options.nfkc && options.case_fold) {
+    static const std::vector<uint32_t> both = BuildContextFreeTable(Utf8procOptions({true, true}));
+    return both;
+  }
+  if (options.nfkc) {
+    static const std::vector<uint32_t> nfkc = BuildContextFreeTable(Utf8procOptions({true, false}));
+    return nfkc;
+  }
+  static const std::vector<uint32_t> fold = BuildContextFreeTable(Utf8procOptions({false, true}));
+  return fold;
+}
+
+// Appends the normalization of valid UTF-8 `run` (no ASCII), whose code
+// points before its first context-free one go through utf8proc with `base`
+// (the text before the run, empty or the ASCII character whose output the
+// caller took back).
+void AppendRun(std::string_view base, std::string_view run, const std::vector<uint32_t>& table,
+               utf8proc_option_t flags, bool drop_punctuation, Scratch* scratch, std::string* out) {
+  const char* const begin = run.data();
+  const char* const end = begin + run.size();
+  // The current unit: [unit, p), utf8proc'd at the next context-free code
+  // point; `unit_is_free` while it is one context-free code point.
+  const char* unit = begin;
+  bool unit_is_free = false;
+  uint32_t unit_entry = 0;
+  bool first_unit = true;
+  auto flush = [&](const char* unit_end) {
+    if (unit_is_free) {
+      if (!(drop_punctuation && (unit_entry & kOutputIsPunctuation))) {
+        AppendUtf8(static_cast<char32_t>(unit_entry & 0x1FFFFF), out);
+      }
+    } else if (first_unit && !base.empty()) {
+      // base + the leading non-context-free code points, contiguous in the
+      // caller's text.
+      AppendUtf8proc(std::string_view(base.data(), static_cast<size_t>(unit_end - base.data())),
+                     flags, drop_punctuation, &scratch->code_points, out);
+    } else if (unit_end > unit) {
+      AppendUtf8proc(std::string_view(unit, static_cast<size_t>(unit_end - unit)), flags,
+                     drop_punctuation, &scratch->code_points, out);
+    }
+    first_unit = false;
+  };
+  const char* p = begin;
+  while (p < end) {
+    const DecodedCodePoint d = DecodeUtf8(p, end);
+    const uint32_t entry = d.code_point < 0x10000 ? table[d.code_point] : 0;
+    if (entry & kContextFree) {
+      flush(p);
+      unit = p;
+      unit_is_free = true;
+      unit_entry = entry;
+    } else {
+      unit_is_free = false;
+    }
+    p += d.length;
+  }
+  flush(end);
+}
+
 // The reference path (CpuPath::kReference): the whole text validated and
 // repaired first, then split at ASCII characters as in Normalize. Kept as
 // the definition the run-by-run path is tested against.
@@ -310,7 +428,13 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
       if (base != 0 && !(drop && kAsciiIsPunctuation[static_cast<unsigned char>(text[run - 1])])) {
         out->pop_back();
       }
-      AppendUtf8proc(segment, flags, drop, &scratch.code_points, out);
+      if (segment.data() != scratch.sanitized.data()) {
+        // Code point by code point where the table allows (AppendRun).
+        AppendRun(segment.substr(0, base), segment.substr(base), ContextFreeTable(options), flags,
+                  drop, &scratch, out);
+      } else {
+        AppendUtf8proc(segment, flags, drop, &scratch.code_points, out);
+      }
     }
     pos = run_end;
   }

@@ -269,3 +269,68 @@ TEST(NormalizerTest, MatchesReferenceOnRandomUnicode) {
 
 }  // namespace
 }  // namespace neardup::internal
+
+namespace neardup::internal {
+namespace {
+
+// Every BMP code point between combining marks and Hangul jamo (which
+// compose or reorder with what is before them): the run-by-run path, with
+// its table of context-free code points, against utf8proc on the whole text.
+TEST(NormalizerTest, EveryBmpCodePointInContextMatchesReference) {
+  const std::vector<NormalizationOptions> unicode = {
+      Options(true, false, false), Options(false, true, true), Options(true, true, false)};
+  for (char32_t cp = 0x80; cp < 0x10000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    std::string x;
+    AppendUtf8(cp, &x);
+    // e X (acute) X (jamo V) (diaeresis) X X
+    const std::string s = "e" + x + "\xCC\x81" + x + "\xE1\x85\xA1\xCC\x88" + x + x;
+    for (const NormalizationOptions& options : unicode) {
+      ASSERT_EQ(Norm(s, options, nullptr, CpuPath::kPortable), Reference(s, options))
+          << "U+" << std::hex << static_cast<uint32_t>(cp) << " " << Describe(options) << " "
+          << testing::PrintToString(s);
+    }
+  }
+}
+
+// Random code points of every kind, marks and jamo among them.
+TEST(NormalizerTest, RandomCodePointsMatchReference) {
+  SplitMix64 rng(31);
+  for (int i = 0; i < 3000; ++i) {
+    std::string s;
+    const size_t n = rng.Next() % 30;
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t r = rng.Next();
+      char32_t cp;
+      switch (r % 6) {
+        case 0:
+          cp = 0x300 + (r >> 8) % 0x70;  // combining diacritics
+          break;
+        case 1:
+          cp = 0x1100 + (r >> 8) % 0x100;  // jamo
+          break;
+        case 2:
+          cp = 0xAC00 + (r >> 8) % 0x2BA4;  // Hangul syllables
+          break;
+        case 3:
+          cp = static_cast<char32_t>(0x20 + (r >> 8) % 0x5F);  // ASCII
+          break;
+        default:
+          cp = static_cast<char32_t>(0x80 + (r >> 8) % (0x30000 - 0x80));
+          break;
+      }
+      if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xE9;
+      AppendUtf8(cp, &s);
+    }
+    for (const NormalizationOptions& options : AllOptions()) {
+      const std::string want = Reference(s, options);
+      for (CpuPath path : SupportedCpuPaths()) {
+        ASSERT_EQ(Norm(s, options, nullptr, path), want)
+            << testing::PrintToString(s) << Describe(options) << CpuPathName(path);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace neardup::internal
