@@ -206,21 +206,27 @@ void AppendUtf8proc(std::string_view text, utf8proc_option_t flags, bool drop_pu
 //   - the decomposition of X under the options (compatibility, case fold,
 //     ignorables removed; not composed) is not empty and starts with such a
 //     code point, and
-//   - the whole normalization of X alone is one code point.
+//   - the whole normalization of X alone is at most 15 bytes.
 // Then no reordering or composition crosses the start of X (as for an ASCII
 // character), so the text splits exactly before X; and when the code point
 // after X is context-free too (or ASCII), X alone is a unit whose output is
-// the table's code point. Everything else still goes through utf8proc, with
-// the context-free code point before it as its base.
-// kContextFree bit: entry = output code point | punctuation bit; 0 = not.
+// the table's bytes. Everything else still goes through utf8proc, with the
+// context-free code point before it as its base.
+struct ContextFreeTable {
+  // entries[cp]: kContextFree | punctuation bit | length << 26 | offset of
+  // the output bytes in `bytes`; 0 = not context-free.
+  std::vector<uint32_t> entries;
+  std::string bytes;
+};
 constexpr uint32_t kContextFree = uint32_t{1} << 31;
-constexpr uint32_t kOutputIsPunctuation = uint32_t{1} << 30;
+constexpr uint32_t kOutputHasPunctuation = uint32_t{1} << 30;
+constexpr int kLengthShift = 26;
+constexpr uint32_t kOffsetMask = (uint32_t{1} << kLengthShift) - 1;
 
 bool MayComposeAsSecond(utf8proc_int32_t cp) {
-  if ((cp >= 0x1100 && cp <= 0x11FF) || (cp >= 0xA960 && cp <= 0xA97F) ||
-      (cp >= 0xD7B0 && cp <= 0xD7FF)) {
-    return true;  // Hangul jamo
-  }
+  // Hangul vowel and trailing jamo compose (algorithmically) with what is
+  // before them; leading jamo only with what follows.
+  if ((cp >= 0x1160 && cp <= 0x11FF) || (cp >= 0xD7B0 && cp <= 0xD7FF)) return true;
   const utf8proc_property_t* property = utf8proc_get_property(cp);
   return property->comb_index != UINT16_MAX && (property->comb_index & 0x8000) != 0;
 }
@@ -229,13 +235,15 @@ bool IsStarterThatComposesWithNothingBefore(utf8proc_int32_t cp) {
   return utf8proc_get_property(cp)->combining_class == 0 && !MayComposeAsSecond(cp);
 }
 
-std::vector<uint32_t> BuildContextFreeTable(utf8proc_option_t flags) {
-  std::vector<uint32_t> table(0x10000, 0);
+ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags) {
+  ContextFreeTable table;
+  table.entries.assign(0x10000, 0);
   // The decomposition normalization starts from (utf8proc decomposes only
   // with COMPOSE or DECOMPOSE set).
   const auto decompose_flags = static_cast<utf8proc_option_t>(
       (flags & UTF8PROC_COMPOSE) != 0 ? (flags & ~UTF8PROC_COMPOSE) | UTF8PROC_DECOMPOSE : flags);
   utf8proc_int32_t buffer[32];
+  std::string output;
   for (utf8proc_int32_t cp = 0x80; cp < 0x10000; ++cp) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
     if (!IsStarterThatComposesWithNothingBefore(cp)) continue;
@@ -246,26 +254,35 @@ std::vector<uint32_t> BuildContextFreeTable(utf8proc_option_t flags) {
     n = utf8proc_decompose_char(cp, buffer, 32, flags, &boundclass);
     if (n < 1 || n > 32) continue;
     n = utf8proc_normalize_utf32(buffer, n, flags);
-    if (n != 1) continue;
-    table[cp] = static_cast<uint32_t>(buffer[0]) | kContextFree |
-                (IsPunctuation(static_cast<char32_t>(buffer[0])) ? kOutputIsPunctuation : 0);
+    if (n < 1) continue;
+    output.clear();
+    bool punctuation = false;
+    for (utf8proc_ssize_t i = 0; i < n; ++i) {
+      AppendUtf8(static_cast<char32_t>(buffer[i]), &output);
+      punctuation |= IsPunctuation(static_cast<char32_t>(buffer[i]));
+    }
+    if (output.size() > 15) continue;
+    table.entries[cp] = kContextFree | (punctuation ? kOutputHasPunctuation : 0) |
+                        static_cast<uint32_t>(output.size()) << kLengthShift |
+                        static_cast<uint32_t>(table.bytes.size());
+    table.bytes += output;
   }
   return table;
 }
 
 // The table for the options' (nfkc, case_fold), built once per process on
 // first use (about 64K utf8proc lookups).
-const std::vector<uint32_t>& ContextFreeTable(const NormalizationOptions& options) {
+const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options) {
   // One static per branch: only the tables in use are built.
   if (options.nfkc && options.case_fold) {
-    static const std::vector<uint32_t> both = BuildContextFreeTable(Utf8procOptions({true, true}));
+    static const ContextFreeTable both = BuildContextFreeTable(Utf8procOptions({true, true}));
     return both;
   }
   if (options.nfkc) {
-    static const std::vector<uint32_t> nfkc = BuildContextFreeTable(Utf8procOptions({true, false}));
+    static const ContextFreeTable nfkc = BuildContextFreeTable(Utf8procOptions({true, false}));
     return nfkc;
   }
-  static const std::vector<uint32_t> fold = BuildContextFreeTable(Utf8procOptions({false, true}));
+  static const ContextFreeTable fold = BuildContextFreeTable(Utf8procOptions({false, true}));
   return fold;
 }
 
@@ -273,7 +290,7 @@ const std::vector<uint32_t>& ContextFreeTable(const NormalizationOptions& option
 // points before its first context-free one go through utf8proc with `base`
 // (the text before the run, empty or the ASCII character whose output the
 // caller took back).
-void AppendRun(std::string_view base, std::string_view run, const std::vector<uint32_t>& table,
+void AppendRun(std::string_view base, std::string_view run, const ContextFreeTable& table,
                utf8proc_option_t flags, bool drop_punctuation, Scratch* scratch, std::string* out) {
   const char* const begin = run.data();
   const char* const end = begin + run.size();
@@ -284,10 +301,9 @@ void AppendRun(std::string_view base, std::string_view run, const std::vector<ui
   uint32_t unit_entry = 0;
   bool first_unit = true;
   auto flush = [&](const char* unit_end) {
-    if (unit_is_free) {
-      if (!(drop_punctuation && (unit_entry & kOutputIsPunctuation))) {
-        AppendUtf8(static_cast<char32_t>(unit_entry & 0x1FFFFF), out);
-      }
+    if (unit_is_free && !(drop_punctuation && (unit_entry & kOutputHasPunctuation))) {
+      out->append(table.bytes.data() + (unit_entry & kOffsetMask),
+                  (unit_entry >> kLengthShift) & 0xF);
     } else if (first_unit && !base.empty()) {
       // base + the leading non-context-free code points, contiguous in the
       // caller's text.
@@ -302,7 +318,7 @@ void AppendRun(std::string_view base, std::string_view run, const std::vector<ui
   const char* p = begin;
   while (p < end) {
     const DecodedCodePoint d = DecodeUtf8(p, end);
-    const uint32_t entry = d.code_point < 0x10000 ? table[d.code_point] : 0;
+    const uint32_t entry = d.code_point < 0x10000 ? table.entries[d.code_point] : 0;
     if (entry & kContextFree) {
       flush(p);
       unit = p;
@@ -430,8 +446,8 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
       }
       if (segment.data() != scratch.sanitized.data()) {
         // Code point by code point where the table allows (AppendRun).
-        AppendRun(segment.substr(0, base), segment.substr(base), ContextFreeTable(options), flags,
-                  drop, &scratch, out);
+        AppendRun(segment.substr(0, base), segment.substr(base), ContextFreeTableFor(options),
+                  flags, drop, &scratch, out);
       } else {
         AppendUtf8proc(segment, flags, drop, &scratch.code_points, out);
       }
