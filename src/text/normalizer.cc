@@ -379,7 +379,6 @@ void NormalizeReference(std::string_view text, const NormalizationOptions& optio
 
 void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
                NormalizeStats* stats, CpuPath path) {
-  out->clear();
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
   const bool avx512 = path == CpuPath::kAvx512 && HasAvx512Vbmi2();
 #else
@@ -389,17 +388,26 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
   const bool fold = options.case_fold;
   const bool drop = options.remove_punctuation;
   if (path == CpuPath::kReference) {
+    out->clear();
     NormalizeReference(text, options, out, stats);
     return;
   }
   size_t pos = 0;
+#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
   if (avx512) {
     // One pass for ASCII text; other text continues below from the block
-    // where the first byte >= 0x80 is.
-    pos = AppendAscii(text, fold, drop, avx512, out);
-  } else if (IsAscii(text)) {
-    AppendAscii(text, fold, drop, avx512, out);
-    return;
+    // where the first byte >= 0x80 is. The bytes *out already holds (the
+    // previous text's) serve as room: resize zero-fills only what it adds.
+    if (out->size() < text.size() + 64) out->resize(text.size() + 64);
+    out->resize(AppendAsciiAvx512(text, fold, drop, out->data(), &pos));
+  }
+#endif
+  if (!avx512) {
+    out->clear();
+    if (IsAscii(text)) {
+      AppendAscii(text, fold, drop, avx512, out);
+      return;
+    }
   }
   if (pos == text.size()) return;
 

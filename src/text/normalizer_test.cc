@@ -178,6 +178,17 @@ TEST(NormalizerTest, ReusesOutputCapacity) {
       Options(true, true, false), &out, nullptr);
   EXPECT_EQ(out, "gr\xC3\xBCsse");
   EXPECT_EQ(out.data(), before);
+  // Whatever *out held before (longer or shorter text, on every path) is
+  // replaced.
+  for (CpuPath path : SupportedCpuPaths()) {
+    for (const char* text : {"short", "", "\xC3\x89t\xC3\xA9", "A"}) {
+      out.assign(300, 'x');
+      Normalize(text, Options(true, true, false), &out, nullptr, path);
+      EXPECT_EQ(out, Norm(text, Options(true, true, false))) << CpuPathName(path);
+      Normalize(std::string(200, 'Q') + text, Options(true, true, true), &out, nullptr, path);
+      EXPECT_EQ(out, std::string(200, 'q') + Norm(text, Options(true, true, true)));
+    }
+  }
 }
 
 // The ASCII fast path against utf8proc, under all 8 option combinations:
