@@ -82,6 +82,16 @@ NEARDUP_SDBM_TARGET inline __m512i Sdbm8(__m512i x) {
   return _mm512_add_epi64(_mm512_mullo_epi64(q0, Set(kPowers[4])), q1);
 }
 
+// The sum of the eight lanes mod 2^64 (GCC's _mm512_reduce_add_epi64 adds as
+// signed integers, which the sanitizers report as overflow).
+NEARDUP_SDBM_TARGET inline uint64_t ReduceAdd(__m512i v) {
+  const __m256i half = _mm256_add_epi64(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  const __m128i quarter =
+      _mm_add_epi64(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(quarter)) +
+         static_cast<uint64_t>(_mm_extract_epi64(quarter, 1));
+}
+
 NEARDUP_SDBM_TARGET uint64_t SdbmLong(const char* p, size_t n, uint64_t seed) {
   // The bytes as 8-byte chunks of a sequence padded in front to a multiple of
   // 8 (the padding is zero, which adds nothing): chunk k of the sequence is
@@ -103,8 +113,7 @@ NEARDUP_SDBM_TARGET uint64_t SdbmLong(const char* p, size_t n, uint64_t seed) {
     const __m512i v = _mm512_maskz_loadu_epi8(load, start + g);
     const __m512i weights = _mm512_maskz_loadu_epi64(static_cast<__mmask8>((1u << chunks) - 1),
                                                      kChunkWeights.data() + 8 - chunks);
-    const uint64_t step =
-        static_cast<uint64_t>(_mm512_reduce_add_epi64(_mm512_mullo_epi64(Sdbm8(v), weights)));
+    const uint64_t step = ReduceAdd(_mm512_mullo_epi64(Sdbm8(v), weights));
     h = h * kPowers[8 * chunks] + step;
   }
   return seed == 0 ? h : h + seed * Power(n);
