@@ -17,9 +17,12 @@
 // (StopwordProbeTable in text/stopwords.h), keyed by the unseeded sdbm the
 // lane has already computed: two gathers and two compares, no branch.
 //
-// Tokens within 8 bytes of the start or end of the text (where a gather
-// could leave it) and tokens over 15 bytes take SdbmHashAvx512 and
-// StopwordSet::Contains; so do the last num_spans % 8 tokens.
+// Tokens over 15 bytes are hashed 64 bytes per step after the loop (when the
+// set has no word that long they cannot be stopwords, so the loop only notes
+// where their hash goes); tokens whose first 8 bytes would run past the end
+// of the text (where a gather could leave it), empty tokens, and long tokens
+// that could be stopwords take SdbmHashAvx512 and StopwordSet::Contains in
+// the loop; so do the last num_spans % 8 tokens.
 // sdbm_avx512_test.cc checks every length 0..300 at every alignment, random
 // bytes and seeds, and the stopword decision against Contains.
 //

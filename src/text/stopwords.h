@@ -9,7 +9,9 @@
 //
 // Cost: Contains is one cheap hash of the token and usually one comparison (an
 // open-addressing table at most half full); tokens longer than the longest
-// word are rejected before hashing. Memory: the words plus 4 bytes per slot.
+// word are rejected before hashing. The probe table (StopwordProbeTable, for
+// vector probes) is built once per set: 16 bytes per slot, 1024 slots for
+// the English list. Memory: the words plus 4 bytes per slot.
 // Thread safety: const methods may run concurrently.
 #ifndef NEARDUP_TEXT_STOPWORDS_H_
 #define NEARDUP_TEXT_STOPWORDS_H_
