@@ -291,7 +291,8 @@ const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options)
 // (the text before the run, empty or the ASCII character whose output the
 // caller took back).
 void AppendRun(std::string_view base, std::string_view run, const ContextFreeTable& table,
-               utf8proc_option_t flags, bool drop_punctuation, Scratch* scratch, std::string* out) {
+               utf8proc_option_t flags, bool fold, bool drop_punctuation, Scratch* scratch,
+               std::string* out) {
   const char* const begin = run.data();
   const char* const end = begin + run.size();
   // The current unit: [unit, p), utf8proc'd at the next context-free code
@@ -304,6 +305,13 @@ void AppendRun(std::string_view base, std::string_view run, const ContextFreeTab
     if (unit_is_free && !(drop_punctuation && (unit_entry & kOutputHasPunctuation))) {
       out->append(table.bytes.data() + (unit_entry & kOffsetMask),
                   (unit_entry >> kLengthShift) & 0xF);
+    } else if (first_unit && !base.empty() && unit_end == begin) {
+      // The run starts with a context-free code point: the base is alone,
+      // its ASCII output is put back.
+      const auto c = static_cast<unsigned char>(base[0]);
+      if (!(drop_punctuation && kAsciiIsPunctuation[c])) {
+        out->push_back(fold ? kAsciiFolded[c] : static_cast<char>(c));
+      }
     } else if (first_unit && !base.empty()) {
       // base + the leading non-context-free code points, contiguous in the
       // caller's text.
@@ -455,7 +463,7 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
       if (segment.data() != scratch.sanitized.data()) {
         // Code point by code point where the table allows (AppendRun).
         AppendRun(segment.substr(0, base), segment.substr(base), ContextFreeTableFor(options),
-                  flags, drop, &scratch, out);
+                  flags, fold, drop, &scratch, out);
       } else {
         AppendUtf8proc(segment, flags, drop, &scratch.code_points, out);
       }
