@@ -147,6 +147,22 @@ size_t AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool
   return text.size();
 }
 
+// AppendAscii for a stretch of ASCII text between two runs of bytes >= 0x80:
+// those are mostly a space or a few characters, for which the vector copy's
+// setup and its 64 bytes of room cost more than a byte loop.
+void AppendAsciiStretch(std::string_view text, bool fold, bool drop_punctuation, bool avx512,
+                        std::string* out) {
+  if (text.size() >= 32) {
+    AppendAscii(text, fold, drop_punctuation, avx512, out);
+    return;
+  }
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (drop_punctuation && kAsciiIsPunctuation[c]) continue;
+    out->push_back(fold ? kAsciiFolded[c] : ch);
+  }
+}
+
 // Appends valid UTF-8 `text` to *out without its punctuation.
 void AppendWithoutPunctuation(std::string_view text, std::string* out) {
   const char* p = text.data();
@@ -286,15 +302,17 @@ const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options)
   return fold;
 }
 
-// Appends the normalization of valid UTF-8 `run` (no ASCII), whose code
-// points before its first context-free one go through utf8proc with `base`
-// (the text before the run, empty or the ASCII character whose output the
-// caller took back).
-void AppendRun(std::string_view base, std::string_view run, const ContextFreeTable& table,
-               utf8proc_option_t flags, bool fold, bool drop_punctuation, Scratch* scratch,
-               std::string* out) {
-  const char* const begin = run.data();
-  const char* const end = begin + run.size();
+// Appends the normalization of the run of bytes >= 0x80 that starts at
+// `begin` (it ends at the first ASCII byte or at `text_end`) and returns its
+// end; its code points before the first context-free one go through
+// utf8proc with `base` (the text before the run, empty or the ASCII
+// character whose output the caller took back). Returns null, having
+// appended part of the run, when the run is not valid UTF-8 (the caller
+// then truncates *out and repairs the run): validation and normalization in
+// one decode.
+const char* AppendRun(std::string_view base, const char* begin, const char* text_end,
+                      const ContextFreeTable& table, utf8proc_option_t flags, bool fold,
+                      bool drop_punctuation, Scratch* scratch, std::string* out) {
   // The current unit: [unit, p), utf8proc'd at the next context-free code
   // point; `unit_is_free` while it is one context-free code point.
   const char* unit = begin;
@@ -324,8 +342,9 @@ void AppendRun(std::string_view base, std::string_view run, const ContextFreeTab
     first_unit = false;
   };
   const char* p = begin;
-  while (p < end) {
-    const DecodedCodePoint d = DecodeUtf8(p, end);
+  while (p < text_end && static_cast<unsigned char>(*p) >= 0x80) {
+    const DecodedCodePoint d = DecodeUtf8(p, text_end);
+    if (!d.valid) return nullptr;
     const uint32_t entry = d.code_point < 0x10000 ? table.entries[d.code_point] : 0;
     if (entry & kContextFree) {
       flush(p);
@@ -337,7 +356,8 @@ void AppendRun(std::string_view base, std::string_view run, const ContextFreeTab
     }
     p += d.length;
   }
-  flush(end);
+  flush(p);
+  return p;
 }
 
 // The reference path (CpuPath::kReference): the whole text validated and
@@ -436,12 +456,28 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
   const utf8proc_option_t flags = Utf8procOptions(options);
   while (pos < text.size()) {
     const size_t run = FindFirstNonAscii(text, pos);
-    AppendAscii(text.substr(pos, run - pos), fold, drop, avx512, out);
+    AppendAsciiStretch(text.substr(pos, run - pos), fold, drop, avx512, out);
     if (run == text.size()) break;
+    const size_t base = unicode && run > 0 ? 1 : 0;
+    if (unicode) {
+      // text[run - 1] is ASCII and the last byte of *out unless dropped.
+      if (base != 0 && !(drop && kAsciiIsPunctuation[static_cast<unsigned char>(text[run - 1])])) {
+        out->pop_back();
+      }
+      // Code point by code point where the table allows (AppendRun).
+      const size_t mark = out->size();
+      const char* end =
+          AppendRun(text.substr(run - base, base), text.data() + run, text.data() + text.size(),
+                    ContextFreeTableFor(options), flags, fold, drop, &scratch, out);
+      if (end != nullptr) {
+        pos = static_cast<size_t>(end - text.data());
+        continue;
+      }
+      out->resize(mark);  // invalid UTF-8: repaired below
+    }
     size_t run_end = run;
     while (run_end < text.size() && static_cast<unsigned char>(text[run_end]) >= 0x80) ++run_end;
     // With the base character in front when there is one.
-    const size_t base = unicode && run > 0 ? 1 : 0;
     std::string_view segment = text.substr(run - base, run_end - run + base);
     if (!IsValidUtf8(segment.substr(base))) {
       const uint64_t replaced = SanitizeUtf8(segment.substr(base), &scratch.sanitized);
@@ -456,17 +492,7 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
         out->append(segment);
       }
     } else {
-      // text[run - 1] is ASCII and the last byte of *out unless dropped.
-      if (base != 0 && !(drop && kAsciiIsPunctuation[static_cast<unsigned char>(text[run - 1])])) {
-        out->pop_back();
-      }
-      if (segment.data() != scratch.sanitized.data()) {
-        // Code point by code point where the table allows (AppendRun).
-        AppendRun(segment.substr(0, base), segment.substr(base), ContextFreeTableFor(options),
-                  flags, fold, drop, &scratch, out);
-      } else {
-        AppendUtf8proc(segment, flags, drop, &scratch.code_points, out);
-      }
+      AppendUtf8proc(segment, flags, drop, &scratch.code_points, out);
     }
     pos = run_end;
   }
