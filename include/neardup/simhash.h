@@ -99,6 +99,10 @@ class SimHashAccumulator {
   // AddMany's vote counter (src/sketch/simhash_kernels.h), chosen at
   // construction from the CPU's features; every choice counts the same.
   void (*count_bits_)(const uint64_t* values, size_t count, uint64_t* lanes);
+  // The same kernel's fold of 64 lanes into sums (zeroing the lanes) and its
+  // sign bits of 64 sums.
+  void (*fold_)(uint64_t* lanes, int64_t num_pending, int64_t* sums);
+  uint64_t (*sign_bits_)(const int64_t* sums);
   // ones_[word][byte] holds eight 8-bit counters: lane j of byte b counts the
   // pending features whose bit 8*b + j is 1. Invariant: every lane <=
   // num_pending_ <= kMaxPending.

@@ -74,6 +74,10 @@ class CpuFingerprinter final : public Fingerprinter {
         token_hasher_(std::move(token_hasher)),
         remix_minhash_(NeedsRemix(recipe_, recipe_.minhash.shingle_width)),
         remix_chunks_(NeedsRemix(recipe_, recipe_.chunks.shingle_width)),
+        unigrams_only_((!selection_.simhash || recipe_.simhash.shingle_width == 1) &&
+                       (!(selection_.minhash || selection_.kvalue_minhash) ||
+                        recipe_.minhash.shingle_width == 1) &&
+                       (!selection_.chunks || recipe_.chunks.shingle_width == 1)),
         workspaces_([this] { return Workspace(recipe_, token_hasher_.path()); }) {}
 
   const Recipe& recipe() const override { return recipe_; }
@@ -147,31 +151,33 @@ class CpuFingerprinter final : public Fingerprinter {
     token_hasher_.ForEachTokenHashBatch(
         text, &ws->normalized,
         [&](std::span<const uint64_t> token_hashes) {
-          shingles.Append(token_hashes);
-          size_t simhash_count = 0;
+          // With unigrams only the features are the token hashes: no
+          // ShingleBatch (whose Append mixes every token for wider windows).
+          if (!unigrams_only_) shingles.Append(token_hashes);
+          auto features_of = [&](int width, uint64_t* buffer) -> std::span<const uint64_t> {
+            if (unigrams_only_) return token_hashes;
+            return std::span<const uint64_t>(buffer, shingles.Features(width, buffer));
+          };
+          std::span<const uint64_t> simhash_features;
           if (selection_.simhash) {
-            simhash_count = shingles.Features(simhash_width, ws->simhash_features.data());
-            ws->simhash.AddMany(
-                std::span<const uint64_t>(ws->simhash_features.data(), simhash_count));
+            simhash_features = features_of(simhash_width, ws->simhash_features.data());
+            ws->simhash.AddMany(simhash_features);
           }
           if (want_minhash) {
-            const uint64_t* features = ws->simhash_features.data();
-            size_t count = simhash_count;
+            std::span<const uint64_t> features = simhash_features;
             if (!minhash_reuses) {
-              features = ws->minhash_features.data();
-              count = shingles.Features(minhash_width, ws->minhash_features.data());
+              features = features_of(minhash_width, ws->minhash_features.data());
               if (remix_minhash_) {
-                for (size_t i = 0; i < count; ++i) {
-                  ws->minhash_features[i] = internal::Mix64(ws->minhash_features[i]);
+                for (size_t i = 0; i < features.size(); ++i) {
+                  ws->minhash_features[i] = internal::Mix64(features[i]);
                 }
+                features = std::span<const uint64_t>(ws->minhash_features.data(), features.size());
               }
             }
-            AddMinHashFeatures(features, count, ws);
+            AddMinHashFeatures(features.data(), features.size(), ws);
           }
           if (selection_.chunks) {
-            const size_t count = shingles.Features(chunk_width, ws->chunk_features.data());
-            for (size_t i = 0; i < count; ++i) {
-              const uint64_t feature = ws->chunk_features[i];
+            for (const uint64_t feature : features_of(chunk_width, ws->chunk_features.data())) {
               ws->chunks.Add(remix_chunks_ ? internal::Mix64(feature) : feature);
             }
           }
@@ -230,6 +236,10 @@ class CpuFingerprinter final : public Fingerprinter {
   const internal::TokenHasher token_hasher_;
   const bool remix_minhash_;
   const bool remix_chunks_;
+  // Every selected sketch has shingle width 1 (a document then has no
+  // short-document feature either: ShingleBatch::ShortDocumentFeature(1) is
+  // always empty).
+  const bool unigrams_only_;
   // Thread-local scratch; mutable because reusing buffers is not observable.
   mutable tbb::enumerable_thread_specific<Workspace> workspaces_;
 };

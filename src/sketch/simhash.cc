@@ -22,8 +22,11 @@ constexpr std::array<uint64_t, 256> kByteToLanes = MakeByteToLanes();
 
 }  // namespace
 
-SimHashAccumulator::SimHashAccumulator(int bits)
-    : bits_(bits), count_bits_(internal::BestSimHashKernel().count_bits) {
+SimHashAccumulator::SimHashAccumulator(int bits) : bits_(bits) {
+  const internal::SimHashKernel kernel = internal::BestSimHashKernel();
+  count_bits_ = kernel.count_bits;
+  fold_ = kernel.fold;
+  sign_bits_ = kernel.sign_bits;
   NEARDUP_CHECK(bits == 64 || bits == 128) << "SimHash bits (" << bits << ") must be 64 or 128";
 }
 
@@ -78,24 +81,13 @@ void SimHashAccumulator::AddWeighted(uint64_t feature, int64_t weight) {
 
 void SimHashAccumulator::Flush() const {
   if (num_pending_ == 0) return;
-  const int64_t n = num_pending_;
   // A pending feature adds +1 where its bit is 1 and -1 where it is 0:
   // sum += ones - (n - ones) = 2 * ones - n.
-  auto fold = [&](int word, int offset) {
-    for (int b = 0; b < 8; ++b) {
-      const uint64_t lanes = ones_[word][b];
-      for (int j = 0; j < 8; ++j) {
-        const int64_t ones = static_cast<int64_t>((lanes >> (8 * j)) & 0xff);
-        sums_[offset + 8 * b + j] += 2 * ones - n;
-      }
-    }
-    ones_[word].fill(0);
-  };
   if (bits_ == 64) {
-    fold(0, 0);
+    fold_(ones_[0].data(), num_pending_, sums_.data());
   } else {
-    fold(0, 64);
-    fold(1, 0);
+    fold_(ones_[0].data(), num_pending_, sums_.data() + 64);
+    fold_(ones_[1].data(), num_pending_, sums_.data());
   }
   num_pending_ = 0;
 }
@@ -106,30 +98,22 @@ std::span<const int64_t> SimHashAccumulator::sums() const {
 }
 
 uint64_t SimHashAccumulator::Finish64() const {
-  const std::span<const int64_t> s = sums();
-  const int offset = bits_ == 128 ? 64 : 0;
-  uint64_t fingerprint = 0;
-  for (int i = 0; i < 64; ++i) {
-    fingerprint |= static_cast<uint64_t>(s[offset + i] >= 0) << i;
-  }
-  return fingerprint;
+  Flush();
+  return sign_bits_(sums_.data() + (bits_ == 128 ? 64 : 0));
 }
 
 SimHash128 SimHashAccumulator::Finish128() const {
   NEARDUP_CHECK(bits_ == 128) << "Finish128 on a " << bits_ << "-bit SimHashAccumulator";
-  const std::span<const int64_t> s = sums();
-  SimHash128 fingerprint;
-  for (int i = 0; i < 64; ++i) {
-    fingerprint.low |= static_cast<uint64_t>(s[i] >= 0) << i;
-    fingerprint.high |= static_cast<uint64_t>(s[64 + i] >= 0) << i;
-  }
-  return fingerprint;
+  Flush();
+  return SimHash128{sign_bits_(sums_.data() + 64), sign_bits_(sums_.data())};
 }
 
 void SimHashAccumulator::Reset() {
-  for (auto& word : ones_) word.fill(0);
+  // A 64-bit accumulator uses ones_[0] and sums_[0, 64) only.
+  ones_[0].fill(0);
+  if (bits_ == 128) ones_[1].fill(0);
+  std::fill_n(sums_.begin(), bits_, 0);
   num_pending_ = 0;
-  sums_.fill(0);
 }
 
 }  // namespace neardup

@@ -29,8 +29,53 @@ void CountBitsScalar(const uint64_t* values, size_t count, uint64_t* lanes) {
   }
 }
 
+void FoldScalar(uint64_t* lanes, int64_t num_pending, int64_t* sums) {
+  for (int b = 0; b < 8; ++b) {
+    for (int j = 0; j < 8; ++j) {
+      const auto ones = static_cast<int64_t>((lanes[b] >> (8 * j)) & 0xff);
+      sums[8 * b + j] += 2 * ones - num_pending;
+    }
+    lanes[b] = 0;
+  }
+}
+
+uint64_t SignBitsScalar(const int64_t* sums) {
+  uint64_t bits = 0;
+  for (int k = 0; k < 64; ++k) bits |= static_cast<uint64_t>(sums[k] >= 0) << k;
+  return bits;
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NEARDUP_HAVE_X86_KERNELS 1
+
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own intrinsics
+// "is used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Lane k is byte k of the lanes on little-endian x86: 8 widened per step.
+__attribute__((target("avx512f"))) void FoldAvx512(uint64_t* lanes, int64_t num_pending,
+                                                   int64_t* sums) {
+  const __m512i pending = _mm512_set1_epi64(num_pending);
+  for (int b = 0; b < 8; ++b) {
+    const __m512i ones =
+        _mm512_cvtepu8_epi64(_mm_loadl_epi64(reinterpret_cast<__m128i*>(lanes + b)));
+    const __m512i votes = _mm512_sub_epi64(_mm512_slli_epi64(ones, 1), pending);
+    _mm512_storeu_si512(sums + 8 * b, _mm512_add_epi64(_mm512_loadu_si512(sums + 8 * b), votes));
+  }
+  _mm512_storeu_si512(lanes, _mm512_setzero_si512());
+}
+
+__attribute__((target("avx512f"))) uint64_t SignBitsAvx512(const int64_t* sums) {
+  uint64_t bits = 0;
+  for (int b = 0; b < 8; ++b) {
+    const __mmask8 nonnegative =
+        _mm512_cmpge_epi64_mask(_mm512_loadu_si512(sums + 8 * b), _mm512_setzero_si512());
+    bits |= static_cast<uint64_t>(nonnegative) << (8 * b);
+  }
+  return bits;
+}
+#pragma GCC diagnostic pop
 
 __attribute__((target("avx2"))) void CountBitsAvx2(const uint64_t* values, size_t count,
                                                    uint64_t* lanes) {
@@ -69,29 +114,79 @@ __attribute__((target("avx512f,avx512bw"))) void CountBitsAvx512(const uint64_t*
   _mm512_storeu_si512(lanes, _mm512_add_epi8(acc0, acc1));
 }
 
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own
+// _mm512_permutexvar_epi8 "may be used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// See simhash_kernels.h: eight values per step, no work per value.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni"))) void CountBitsAvx512Gfni(
+    const uint64_t* values, size_t count, uint64_t* lanes) {
+  // Byte 8b + r of the transposed vector is byte b of value r.
+  alignas(64) static constexpr std::array<uint8_t, 64> kTranspose = [] {
+    std::array<uint8_t, 64> index{};
+    for (int b = 0; b < 8; ++b) {
+      for (int r = 0; r < 8; ++r) index[8 * b + r] = static_cast<uint8_t>(8 * r + b);
+    }
+    return index;
+  }();
+  const __m512i transpose = _mm512_load_si512(kTranspose.data());
+  // Input byte k = 1 << k: output bit i is bit k of matrix row 7 - i.
+  const __m512i columns = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ULL));
+  __m512i acc = _mm512_loadu_si512(lanes);
+  size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m512i matrices = _mm512_permutexvar_epi8(transpose, _mm512_loadu_si512(values + i));
+    const __m512i bits = _mm512_gf2p8affine_epi64_epi8(columns, matrices, 0);
+    acc = _mm512_add_epi8(acc, _mm512_popcnt_epi8(bits));
+  }
+  if (i < count) {
+    // Missing values load as zero and count nothing.
+    const auto rest = static_cast<__mmask8>((1u << (count - i)) - 1);
+    const __m512i matrices =
+        _mm512_permutexvar_epi8(transpose, _mm512_maskz_loadu_epi64(rest, values + i));
+    const __m512i bits = _mm512_gf2p8affine_epi64_epi8(columns, matrices, 0);
+    acc = _mm512_add_epi8(acc, _mm512_popcnt_epi8(bits));
+  }
+  _mm512_storeu_si512(lanes, acc);
+}
+#pragma GCC diagnostic pop
+
 bool HasAvx2() { return __builtin_cpu_supports("avx2"); }
 bool HasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
+bool HasAvx512Gfni() {
+  return HasAvx512() && __builtin_cpu_supports("avx512vbmi") &&
+         __builtin_cpu_supports("avx512bitalg") && __builtin_cpu_supports("gfni");
+}
 #endif
 
 }  // namespace
 
 std::vector<SimHashKernel> SupportedSimHashKernels() {
-  std::vector<SimHashKernel> kernels = {{"scalar", &CountBitsScalar}};
+  std::vector<SimHashKernel> kernels = {
+      {"scalar", "portable", &CountBitsScalar, &FoldScalar, &SignBitsScalar}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
-  if (HasAvx2()) kernels.push_back({"avx2", &CountBitsAvx2});
-  if (HasAvx512()) kernels.push_back({"avx512", &CountBitsAvx512});
+  if (HasAvx2()) kernels.push_back({"avx2", "avx2", &CountBitsAvx2, &FoldScalar, &SignBitsScalar});
+  if (HasAvx512())
+    kernels.push_back({"avx512bw", "avx512", &CountBitsAvx512, &FoldAvx512, &SignBitsAvx512});
+  if (HasAvx512Gfni())
+    kernels.push_back({"avx512gfni", "avx512", &CountBitsAvx512Gfni, &FoldAvx512, &SignBitsAvx512});
 #endif
   return kernels;
 }
 
 SimHashKernel BestSimHashKernel() {
+  // Kernels are listed slowest path first; rank a path name for lowering.
+  auto rank = [](std::string_view path) {
+    if (path == "avx512") return 3;
+    if (path == "avx2") return 2;
+    return 1;  // "portable", and "reference"
+  };
   std::vector<SimHashKernel> kernels = SupportedSimHashKernels();
   size_t best = kernels.size() - 1;
   if (const char* forced = std::getenv("NEARDUP_CPU_PATH"); forced != nullptr) {
-    std::string_view name = forced;
-    if (name == "reference" || name == "portable") name = "scalar";
-    for (size_t i = 0; i < best; ++i) {
-      if (kernels[i].name == name) best = i;
+    const std::string_view name = forced;
+    if (name == "reference" || name == "portable" || name == "avx2" || name == "avx512") {
+      while (best > 0 && rank(kernels[best].cpu_path) > rank(name)) --best;
     }
   }
   return kernels[best];

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -198,6 +200,88 @@ TEST(SimHashKernelTest, EveryKernelCountsLikeTheScalarOne) {
     std::array<uint64_t, 8> want{};
     kernels[0].count_bits(values.data(), 255, want.data());
     EXPECT_EQ(got, want) << kernel.name;
+  }
+}
+
+TEST(SimHashKernelTest, EveryCountAndSaturatedLanes) {
+  // Every count 0..255 (the GFNI kernel takes eight values per step and
+  // masks the rest), onto lanes that already hold counts, and 255 all-ones
+  // values (every lane reaches 255, the most a lane may hold).
+  std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
+  internal::SplitMix64 rng(12);
+  std::vector<uint64_t> values(255);
+  for (auto& v : values) v = rng.Next();
+  for (size_t count = 0; count <= 255; ++count) {
+    std::array<uint64_t, 8> want{};
+    kernels[0].count_bits(values.data(), count, want.data());
+    for (const internal::SimHashKernel& kernel : kernels) {
+      std::array<uint64_t, 8> got{};
+      kernel.count_bits(values.data(), count, got.data());
+      ASSERT_EQ(got, want) << kernel.name << " count " << count;
+    }
+  }
+  const std::vector<uint64_t> all_ones(255, ~uint64_t{0});
+  for (const internal::SimHashKernel& kernel : kernels) {
+    std::array<uint64_t, 8> got{};
+    kernel.count_bits(all_ones.data(), 13, got.data());
+    kernel.count_bits(all_ones.data(), 242, got.data());
+    for (uint64_t lanes : got) EXPECT_EQ(lanes, ~uint64_t{0}) << kernel.name;
+  }
+}
+
+TEST(SimHashKernelTest, EveryKernelFoldsAndSignsLikeTheScalarOne) {
+  const std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
+  internal::SplitMix64 rng(13);
+  for (int round = 0; round < 100; ++round) {
+    std::array<uint64_t, 8> lanes;
+    for (auto& l : lanes) l = rng.Next();
+    std::array<int64_t, 64> sums;
+    // Sums around zero (the sign bit's edge) and far from it.
+    for (auto& s : sums) {
+      s = round % 2 == 0 ? static_cast<int64_t>(rng.Next() % 7) - 3
+                         : static_cast<int64_t>(rng.Next() >> 2) - (int64_t{1} << 61);
+    }
+    const int64_t pending = static_cast<int64_t>(rng.Next() % 256);
+    std::array<uint64_t, 8> want_lanes = lanes;
+    std::array<int64_t, 64> want_sums = sums;
+    kernels[0].fold(want_lanes.data(), pending, want_sums.data());
+    EXPECT_EQ(want_lanes, (std::array<uint64_t, 8>{}));
+    EXPECT_EQ(want_sums[9], sums[9] + 2 * static_cast<int64_t>((lanes[1] >> 8) & 0xff) - pending);
+    const uint64_t want_bits = kernels[0].sign_bits(want_sums.data());
+    for (int k = 0; k < 64; ++k) ASSERT_EQ((want_bits >> k) & 1, want_sums[k] >= 0 ? 1u : 0u);
+    for (const internal::SimHashKernel& kernel : kernels) {
+      std::array<uint64_t, 8> got_lanes = lanes;
+      std::array<int64_t, 64> got_sums = sums;
+      kernel.fold(got_lanes.data(), pending, got_sums.data());
+      EXPECT_EQ(got_lanes, want_lanes) << kernel.name;
+      EXPECT_EQ(got_sums, want_sums) << kernel.name;
+      EXPECT_EQ(kernel.sign_bits(got_sums.data()), want_bits) << kernel.name;
+    }
+  }
+}
+
+TEST(SimHashKernelTest, CpuPathLowersTheKernel) {
+  const std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
+  const char* saved = std::getenv("NEARDUP_CPU_PATH");
+  const std::string saved_value = saved != nullptr ? saved : "";
+  for (const char* path : {"reference", "portable", "avx2", "avx512"}) {
+    setenv("NEARDUP_CPU_PATH", path, 1);
+    const internal::SimHashKernel best = internal::BestSimHashKernel();
+    // The last supported kernel of that path or a lower one.
+    std::string_view want = "scalar";
+    for (const internal::SimHashKernel& kernel : kernels) {
+      const std::string_view p = path;
+      const bool allowed = kernel.cpu_path == "portable" ||
+                           (kernel.cpu_path == "avx2" && (p == "avx2" || p == "avx512")) ||
+                           (kernel.cpu_path == "avx512" && p == "avx512");
+      if (allowed) want = kernel.name;
+    }
+    EXPECT_EQ(best.name, want) << path;
+  }
+  if (saved != nullptr) {
+    setenv("NEARDUP_CPU_PATH", saved_value.c_str(), 1);
+  } else {
+    unsetenv("NEARDUP_CPU_PATH");
   }
 }
 

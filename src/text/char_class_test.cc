@@ -54,3 +54,23 @@ TEST(CharClassTest, NonAsciiCategories) {
 
 }  // namespace
 }  // namespace neardup::internal
+
+namespace neardup::internal {
+namespace {
+
+// The BMP bitsets against utf8proc_category for every code point (and a
+// few above the BMP, which ask utf8proc directly).
+TEST(CharClassTest, EveryCodePointMatchesUtf8procCategory) {
+  for (char32_t c = 0x80; c < 0x110000; c += c < 0x10000 ? 1 : 97) {
+    const utf8proc_category_t category = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+    ASSERT_EQ(IsNonAsciiWordCodePoint(c),
+              category >= UTF8PROC_CATEGORY_LU && category <= UTF8PROC_CATEGORY_NO)
+        << std::hex << static_cast<uint32_t>(c);
+    ASSERT_EQ(IsNonAsciiPunctuation(c),
+              category >= UTF8PROC_CATEGORY_PC && category <= UTF8PROC_CATEGORY_PO)
+        << std::hex << static_cast<uint32_t>(c);
+  }
+}
+
+}  // namespace
+}  // namespace neardup::internal

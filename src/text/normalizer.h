@@ -26,10 +26,18 @@
 // normalizer_test.cc proves both equal to utf8proc on the whole text: random
 // ASCII and random multi-script text under every option combination.
 //
+// Text with bytes >= 0x80 is validated (and repaired) one maximal run of
+// such bytes at a time, never as a whole: ASCII stretches cost only the
+// copy. (The reference path, CpuPath::kReference, validates the whole text
+// first, as the first version did; normalizer.cc explains why both are
+// exact.)
+//
 // The ASCII runs are copied by a branch-free byte loop, or with path kAvx512
 // on a CPU with AVX-512 VBMI2, 64 bytes at a time (fold with a masked add,
-// punctuation by a 128-entry byte permute, deletion by vpcompressb); every
-// path gives the same bytes (normalizer_test.cc).
+// punctuation by a 128-entry byte permute, deletion by vpcompressb; the
+// first lines of the text are prefetched at once); every path gives the same
+// bytes (normalizer_test.cc runs each path against utf8proc on the whole
+// text).
 //
 // Frozen with kRecipeFormatVersion (and with utf8proc's Unicode version).
 // Cost: O(bytes). ASCII: one pass, no allocation once *out has capacity.

@@ -33,10 +33,10 @@ std::string Describe(const NormalizationOptions& o) {
 }
 
 std::string Norm(std::string_view text, const NormalizationOptions& options,
-                 uint64_t* invalid = nullptr) {
+                 uint64_t* invalid = nullptr, CpuPath path = CpuPath::kReference) {
   std::string out;
   NormalizeStats stats;
-  Normalize(text, options, &out, &stats);
+  Normalize(text, options, &out, &stats, path);
   if (invalid != nullptr) *invalid = stats.invalid_utf8_sequences;
   return out;
 }
@@ -178,6 +178,17 @@ TEST(NormalizerTest, ReusesOutputCapacity) {
       Options(true, true, false), &out, nullptr);
   EXPECT_EQ(out, "gr\xC3\xBCsse");
   EXPECT_EQ(out.data(), before);
+  // Whatever *out held before (longer or shorter text, on every path) is
+  // replaced.
+  for (CpuPath path : SupportedCpuPaths()) {
+    for (const char* text : {"short", "", "\xC3\x89t\xC3\xA9", "A"}) {
+      out.assign(300, 'x');
+      Normalize(text, Options(true, true, false), &out, nullptr, path);
+      EXPECT_EQ(out, Norm(text, Options(true, true, false))) << CpuPathName(path);
+      Normalize(std::string(200, 'Q') + text, Options(true, true, true), &out, nullptr, path);
+      EXPECT_EQ(out, std::string(200, 'q') + Norm(text, Options(true, true, true)));
+    }
+  }
 }
 
 // The ASCII fast path against utf8proc, under all 8 option combinations:
@@ -197,8 +208,10 @@ TEST(NormalizerTest, AsciiFastPathEqualsUtf8procPath) {
     for (const NormalizationOptions& options : AllOptions()) {
       const std::string fast = Norm(s, options);
       ASSERT_EQ(fast, Reference(s, options)) << testing::PrintToString(s) << Describe(options);
-      ASSERT_EQ(fast + e_acute, Norm(s + e_acute, options))
-          << testing::PrintToString(s) << Describe(options);
+      for (CpuPath path : SupportedCpuPaths()) {
+        ASSERT_EQ(fast + e_acute, Norm(s + e_acute, options, nullptr, path))
+            << testing::PrintToString(s) << Describe(options) << CpuPathName(path);
+      }
     }
   }
 }
@@ -242,16 +255,90 @@ TEST(NormalizerTest, MatchesReferenceOnRandomUnicode) {
   std::string repaired;
   for (int i = 0; i < 2000; ++i) {
     std::string s;
+    // Half the texts start with an ASCII stretch of 0..139 bytes, so the
+    // first byte >= 0x80 falls at every offset of the 64-byte blocks of the
+    // AVX-512 copy, after a letter or a punctuation mark.
+    if (i % 2 == 1) {
+      const size_t ascii = rng.Next() % 140;
+      for (size_t k = 0; k < ascii; ++k) s += "aB.,( "[rng.Next() % 6];
+    }
     size_t n = rng.Next() % 40;
     for (size_t k = 0; k < n; ++k) s += pieces[rng.Next() % pieces.size()];
     uint64_t expected_invalid = SanitizeUtf8(s, &repaired);
     for (const NormalizationOptions& options : AllOptions()) {
-      uint64_t invalid = 0;
-      std::string out = Norm(s, options, &invalid);
-      ASSERT_EQ(invalid, expected_invalid);
-      ASSERT_EQ(out, Reference(repaired, options))
-          << testing::PrintToString(s) << Describe(options);
-      ASSERT_TRUE(IsValidUtf8(out));
+      const std::string want = Reference(repaired, options);
+      for (CpuPath path : SupportedCpuPaths()) {
+        uint64_t invalid = 0;
+        std::string out = Norm(s, options, &invalid, path);
+        ASSERT_EQ(invalid, expected_invalid) << CpuPathName(path);
+        ASSERT_EQ(out, want) << testing::PrintToString(s) << Describe(options) << CpuPathName(path);
+        ASSERT_TRUE(IsValidUtf8(out));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace neardup::internal
+
+namespace neardup::internal {
+namespace {
+
+// Every BMP code point between combining marks and Hangul jamo (which
+// compose or reorder with what is before them): the run-by-run path, with
+// its table of context-free code points, against utf8proc on the whole text.
+TEST(NormalizerTest, EveryBmpCodePointInContextMatchesReference) {
+  const std::vector<NormalizationOptions> unicode = {
+      Options(true, false, false), Options(false, true, true), Options(true, true, false)};
+  for (char32_t cp = 0x80; cp < 0x10000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    std::string x;
+    AppendUtf8(cp, &x);
+    // e X (acute) X (jamo V) (diaeresis) X X
+    const std::string s = "e" + x + "\xCC\x81" + x + "\xE1\x85\xA1\xCC\x88" + x + x;
+    for (const NormalizationOptions& options : unicode) {
+      ASSERT_EQ(Norm(s, options, nullptr, CpuPath::kPortable), Reference(s, options))
+          << "U+" << std::hex << static_cast<uint32_t>(cp) << " " << Describe(options) << " "
+          << testing::PrintToString(s);
+    }
+  }
+}
+
+// Random code points of every kind, marks and jamo among them.
+TEST(NormalizerTest, RandomCodePointsMatchReference) {
+  SplitMix64 rng(31);
+  for (int i = 0; i < 3000; ++i) {
+    std::string s;
+    const size_t n = rng.Next() % 30;
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t r = rng.Next();
+      char32_t cp;
+      switch (r % 6) {
+        case 0:
+          cp = 0x300 + (r >> 8) % 0x70;  // combining diacritics
+          break;
+        case 1:
+          cp = 0x1100 + (r >> 8) % 0x100;  // jamo
+          break;
+        case 2:
+          cp = 0xAC00 + (r >> 8) % 0x2BA4;  // Hangul syllables
+          break;
+        case 3:
+          cp = static_cast<char32_t>(0x20 + (r >> 8) % 0x5F);  // ASCII
+          break;
+        default:
+          cp = static_cast<char32_t>(0x80 + (r >> 8) % (0x30000 - 0x80));
+          break;
+      }
+      if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xE9;
+      AppendUtf8(cp, &s);
+    }
+    for (const NormalizationOptions& options : AllOptions()) {
+      const std::string want = Reference(s, options);
+      for (CpuPath path : SupportedCpuPaths()) {
+        ASSERT_EQ(Norm(s, options, nullptr, path), want)
+            << testing::PrintToString(s) << Describe(options) << CpuPathName(path);
+      }
     }
   }
 }

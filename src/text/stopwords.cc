@@ -71,6 +71,88 @@ uint64_t SlotHash(std::string_view word) {
   return h ^ (h >> 29);
 }
 
+// SplitMix64's output function: the multipliers tried for the probe table.
+uint64_t SplitMix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Hash and displace (Belazzougui, Botelho, Dietzfelbinger 2009, "Hash,
+// displace, and compress", without the compression): words fall into 64
+// buckets by the top bits of their 32-bit hash; buckets, largest first, each
+// get the smallest displacement (XORed into the word's position) that puts
+// all their words in free slots. Returns false when no multiplier of a few
+// tried works at any table size up to 2^kMaxSlotBits slots (then callers use
+// the scalar Contains, which is always exact).
+bool BuildProbeTable(const std::vector<std::string>& words, StopwordProbeTable* table) {
+  std::vector<std::string_view> fit;
+  for (const std::string& w : words) {
+    if (!w.empty() && w.size() <= StopwordProbeTable::kMaxLength) fit.push_back(w);
+  }
+  if (fit.empty() || fit.size() > StopwordSet::kMaxProbeWords) return false;
+  constexpr int kBuckets = 1 << StopwordProbeTable::kBucketBits;
+  int slot_bits = 6;
+  while ((size_t{1} << slot_bits) < 4 * fit.size()) ++slot_bits;
+  for (; slot_bits <= StopwordProbeTable::kMaxSlotBits; ++slot_bits) {
+    const size_t num_slots = size_t{1} << slot_bits;
+    for (uint64_t attempt = 0; attempt < 64; ++attempt) {
+      StopwordProbeTable t;
+      t.multiplier = static_cast<uint32_t>(SplitMix(attempt)) | 1;
+      t.slot_bits = slot_bits;
+      t.slot_mask = static_cast<uint32_t>(num_slots - 1);
+      // With zero displacements Slot() is the position; the bucket is the
+      // index of the displacement it reads.
+      std::vector<std::vector<uint32_t>> bucket_positions(kBuckets);
+      for (std::string_view w : fit) {
+        const uint32_t position = t.Slot(w);
+        const uint64_t x = StopwordProbeTable::KeyA(w) ^ StopwordProbeTable::KeyB(w);
+        const uint32_t h = static_cast<uint32_t>(x ^ (x >> 32)) * t.multiplier;
+        bucket_positions[h >> (32 - StopwordProbeTable::kBucketBits)].push_back(position);
+      }
+      std::vector<int> order(kBuckets);
+      for (int b = 0; b < kBuckets; ++b) order[b] = b;
+      std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+        return bucket_positions[x].size() > bucket_positions[y].size();
+      });
+      std::vector<bool> used(num_slots, false);
+      bool ok = true;
+      for (int b : order) {
+        const std::vector<uint32_t>& positions = bucket_positions[b];
+        if (positions.empty()) break;
+        bool placed = false;
+        for (uint32_t d = 0; d < num_slots && !placed; ++d) {
+          bool free = true;
+          for (size_t i = 0; i < positions.size() && free; ++i) {
+            free = !used[positions[i] ^ d];
+            // Two words of a bucket at one position collide for every d.
+            for (size_t j = 0; j < i && free; ++j) free = positions[j] != positions[i];
+          }
+          if (!free) continue;
+          for (uint32_t position : positions) used[position ^ d] = true;
+          t.displacement[b] = static_cast<uint16_t>(d);
+          placed = true;
+        }
+        if (!placed) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+      t.keys.assign(2 * num_slots, 0);
+      for (std::string_view w : fit) {
+        const uint32_t slot = t.Slot(w);
+        t.keys[2 * slot] = StopwordProbeTable::KeyA(w);
+        t.keys[2 * slot + 1] = StopwordProbeTable::KeyB(w);
+      }
+      *table = std::move(t);
+      return true;
+    }
+  }
+  return false;
+}
+
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
@@ -88,6 +170,29 @@ StopwordSet::StopwordSet(std::vector<std::string> words) : words_(std::move(word
     while (slots_[slot] != kEmptySlot) slot = (slot + 1) & mask_;
     slots_[slot] = i;
   }
+  BuildProbeTable(words_, &probe_);
+}
+
+uint64_t StopwordProbeTable::KeyA(std::string_view token) {
+  uint64_t a = 0;
+  std::memcpy(&a, token.data(), std::min<size_t>(token.size(), 8));
+  return a;
+}
+
+uint64_t StopwordProbeTable::KeyB(std::string_view token) {
+  uint64_t b = token.size();
+  if (token.size() > 8) {
+    uint64_t rest = 0;  // bytes 8..n-1
+    std::memcpy(&rest, token.data() + 8, token.size() - 8);
+    b |= rest << (8 * (16 - token.size()));
+  }
+  return b;
+}
+
+bool StopwordProbeTable::Contains(std::string_view token) const {
+  if (token.empty() || token.size() > kMaxLength) return false;
+  const uint32_t slot = Slot(token);
+  return keys[2 * slot] == KeyA(token) && keys[2 * slot + 1] == KeyB(token);
 }
 
 StopwordSet StopwordSet::English() {

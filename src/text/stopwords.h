@@ -9,11 +9,14 @@
 //
 // Cost: Contains is one cheap hash of the token and usually one comparison (an
 // open-addressing table at most half full); tokens longer than the longest
-// word are rejected before hashing. Memory: the words plus 4 bytes per slot.
+// word are rejected before hashing. The probe table (StopwordProbeTable, for
+// vector probes) is built once per set: 16 bytes per slot, 1024 slots for
+// the English list. Memory: the words plus 4 bytes per slot.
 // Thread safety: const methods may run concurrently.
 #ifndef NEARDUP_TEXT_STOPWORDS_H_
 #define NEARDUP_TEXT_STOPWORDS_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -23,6 +26,43 @@
 #include "neardup/status.h"
 
 namespace neardup::internal {
+
+// The set's words of 1..kMaxLength bytes in a perfect hash table, for probes
+// of eight tokens per vector (text/sdbm_avx512.h). A token's key is two
+// 64-bit words that determine its bytes and length:
+//   KeyA: its first min(n, 8) bytes, little-endian, zero-padded;
+//   KeyB: n in the low byte, and for n > 8 bytes 8..n-1 in the top n - 8
+//         bytes (they never overlap the low byte since n <= 15).
+// Its slot: x = KeyA ^ KeyB folded to 32 bits, h = x * multiplier mod 2^32,
+// slot = (bits [26 - slot_bits, 26) of h) ^ displacement[h >> 26] (hash and
+// displace: each of the 64 buckets got the displacement that puts all its
+// words in free slots). Only a 32x32-bit multiply from the key words, so a
+// vector probe does not wait for the token's hash. Empty slots hold the key
+// (0, 0), which no token of 1 or more bytes has. So a token of
+// 1..kMaxLength bytes is in the set iff the two words at its slot equal its
+// key: one probe, no compare loop.
+struct StopwordProbeTable {
+  static constexpr size_t kMaxLength = 15;
+  static constexpr int kBucketBits = 6;
+  static constexpr int kMaxSlotBits = 12;
+
+  static uint64_t KeyA(std::string_view token);
+  static uint64_t KeyB(std::string_view token);
+  // REQUIRES: 1 <= token.size() <= kMaxLength.
+  uint32_t Slot(std::string_view token) const {
+    const uint64_t x = KeyA(token) ^ KeyB(token);
+    const uint32_t h = static_cast<uint32_t>(x ^ (x >> 32)) * multiplier;
+    return ((h >> (32 - kBucketBits - slot_bits)) & slot_mask) ^
+           displacement[h >> (32 - kBucketBits)];
+  }
+  bool Contains(std::string_view token) const;
+
+  uint32_t multiplier = 0;  // odd
+  int slot_bits = 0;
+  uint32_t slot_mask = 0;  // (1 << slot_bits) - 1
+  std::array<uint16_t, 1 << kBucketBits> displacement{};
+  std::vector<uint64_t> keys;  // slot s: keys[2s] = KeyA, keys[2s + 1] = KeyB
+};
 
 class StopwordSet {
  public:
@@ -45,6 +85,14 @@ class StopwordSet {
 
   bool Contains(std::string_view token) const;
 
+  // The vector probe table of the words of 1..StopwordProbeTable::kMaxLength
+  // bytes, or null when none was built (more than kMaxProbeWords such words,
+  // or no perfect hash found: callers then use Contains). Tokens longer than
+  // kMaxLength must still be checked with Contains when max_length() allows.
+  const StopwordProbeTable* probe_table() const { return probe_.keys.empty() ? nullptr : &probe_; }
+  size_t max_length() const { return max_length_; }
+  static constexpr size_t kMaxProbeWords = 1024;
+
   // Sorted, unique, non-empty.
   const std::vector<std::string>& words() const { return words_; }
   bool empty() const { return words_.empty(); }
@@ -61,6 +109,7 @@ class StopwordSet {
   std::vector<uint32_t> slots_;
   uint64_t mask_ = 0;
   size_t max_length_ = 0;
+  StopwordProbeTable probe_;
 };
 
 }  // namespace neardup::internal

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "hash/xxh3_inline.h"
+#include "text/sdbm_avx512.h"
 #include "text/token_hash_avx512.h"
 
 namespace neardup::internal {
@@ -49,6 +50,15 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
       n = num_spans;
       Xxh3SpansAvx512(normalized, spans, n, seed_, out);
     }
+    *tokens += num_spans;
+    *removed += num_spans - n;
+    return n;
+  }
+  if (hash_ == FeatureHashKind::kSdbm && path_ == CpuPath::kAvx512 &&
+      (!filter_stopwords_ || stopwords_.probe_table() != nullptr)) {
+    // sdbm and the stopword probe, eight tokens per vector (text/sdbm_avx512.h).
+    n = SdbmSpansAvx512(normalized, spans, num_spans, seed_,
+                        filter_stopwords_ ? &stopwords_ : nullptr, out);
     *tokens += num_spans;
     *removed += num_spans - n;
     return n;

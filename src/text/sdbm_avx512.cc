@@ -1,0 +1,305 @@
+#include "text/sdbm_avx512.h"
+
+#include <array>
+
+#include "hash/feature_hash.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define NEARDUP_HAVE_SDBM_AVX512 1
+#endif
+
+namespace neardup::internal {
+namespace {
+
+constexpr uint64_t kSdbmMultiplier = 65599;
+
+// SdbmSpansImpl takes at most this many spans per call (its deferred list
+// lives on the stack).
+constexpr size_t kMaxSpans = 256;  // h * 65599 = (h << 6) + (h << 16) - h
+
+// kPowers[k] = P^k mod 2^64.
+constexpr std::array<uint64_t, 65> kPowers = [] {
+  std::array<uint64_t, 65> powers{};
+  uint64_t p = 1;
+  for (uint64_t& x : powers) {
+    x = p;
+    p *= kSdbmMultiplier;
+  }
+  return powers;
+}();
+
+// P^n mod 2^64 for any n, by squaring.
+uint64_t Power(uint64_t n) {
+  uint64_t result = 1;
+  uint64_t base = kSdbmMultiplier;
+  while (n != 0) {
+    if (n & 1) result *= base;
+    base *= base;
+    n >>= 1;
+  }
+  return result;
+}
+
+#ifdef NEARDUP_HAVE_SDBM_AVX512
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own shift
+// intrinsics "may be used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#define NEARDUP_SDBM_TARGET __attribute__((target("avx512f,avx512bw,avx512dq")))
+
+NEARDUP_SDBM_TARGET inline __m512i Set(uint64_t v) {
+  return _mm512_set1_epi64(static_cast<long long>(v));
+}
+
+// Per 64-bit lane x with bytes b_0 (lowest) .. b_7: sum_j b_j * P^(7-j),
+// the sdbm of the 8 bytes with seed 0 (zero bytes in front add nothing, so a
+// short token right-aligned in the lane gives its own sdbm).
+//   p_k = b_2k * P + b_2k+1 = (b_2k << 16) + (63 * b_2k + b_2k+1) < 2^24,
+//   q_0 = p_0 * P^2 + p_1,  q_1 = p_2 * P^2 + p_3  (P^2 = 2^32 + 8261505),
+//   result = q_0 * P^4 + q_1.
+NEARDUP_SDBM_TARGET inline __m512i Sdbm8(__m512i x) {
+  const __m512i even_bytes = _mm512_and_si512(x, Set(0x00FF00FF00FF00FFULL));
+  // Word k: 63 * b_2k + b_2k+1 (unsigned bytes times signed bytes, <= 16320).
+  const __m512i t = _mm512_maddubs_epi16(x, _mm512_set1_epi16(0x013F));
+  // Dwords (p_0, p_2) and (p_1, p_3) of each lane.
+  const __m512i low_words = Set(0x0000FFFF0000FFFFULL);
+  const __m512i high_words = Set(0xFFFF0000FFFF0000ULL);
+  const __m512i p_even =
+      _mm512_ternarylogic_epi64(t, _mm512_slli_epi32(even_bytes, 16), low_words, 0xEC);
+  const __m512i p_odd =
+      _mm512_ternarylogic_epi64(_mm512_srli_epi32(t, 16), even_bytes, high_words, 0xF8);
+  const __m512i p2_low = Set(8261505);
+  const __m512i low32 = Set(0xFFFFFFFFULL);
+  const __m512i q0 = _mm512_add_epi64(
+      _mm512_add_epi64(_mm512_slli_epi64(p_even, 32), _mm512_mul_epu32(p_even, p2_low)),
+      _mm512_and_si512(p_odd, low32));
+  const __m512i q1 =
+      _mm512_add_epi64(_mm512_add_epi64(_mm512_andnot_si512(low32, p_even),
+                                        _mm512_mul_epu32(_mm512_srli_epi64(p_even, 32), p2_low)),
+                       _mm512_srli_epi64(p_odd, 32));
+  return _mm512_add_epi64(_mm512_mullo_epi64(q0, Set(kPowers[4])), q1);
+}
+
+// The sum of the eight lanes mod 2^64 (GCC's _mm512_reduce_add_epi64 adds as
+// signed integers, which the sanitizers report as overflow).
+NEARDUP_SDBM_TARGET inline uint64_t ReduceAdd(__m512i v) {
+  const __m256i half = _mm256_add_epi64(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  const __m128i quarter =
+      _mm_add_epi64(_mm256_castsi256_si128(half), _mm256_extracti128_si256(half, 1));
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(quarter)) +
+         static_cast<uint64_t>(_mm_extract_epi64(quarter, 1));
+}
+
+NEARDUP_SDBM_TARGET uint64_t SdbmLong(const char* p, size_t n, uint64_t seed) {
+  // The bytes as 8-byte chunks of a sequence padded in front to a multiple of
+  // 8 (the padding is zero, which adds nothing): chunk k of the sequence is
+  // weighted by P^(8 * (chunks after it)).
+  const size_t pad = (8 - (n & 7)) & 7;
+  const size_t total = n + pad;
+  const char* const start = p - pad;  // never read: those bytes are masked
+  // kChunkWeights[8 - c + k] = P^(8 * (c - 1 - k)) for the c chunks of a step.
+  alignas(64) static constexpr std::array<uint64_t, 8> kChunkWeights = {
+      kPowers[56], kPowers[48], kPowers[40], kPowers[32],
+      kPowers[24], kPowers[16], kPowers[8],  kPowers[0]};
+  uint64_t h = 0;
+  for (size_t g = 0; g < total; g += 64) {
+    const size_t bytes = total - g < 64 ? total - g : 64;
+    const size_t chunks = bytes / 8;
+    __mmask64 load = bytes == 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1;
+    if (g == 0) load &= ~((__mmask64{1} << pad) - 1);
+    // Masked: bytes outside the token are neither read nor faulted on.
+    const __m512i v = _mm512_maskz_loadu_epi8(load, start + g);
+    const __m512i weights = _mm512_maskz_loadu_epi64(static_cast<__mmask8>((1u << chunks) - 1),
+                                                     kChunkWeights.data() + 8 - chunks);
+    const uint64_t step = ReduceAdd(_mm512_mullo_epi64(Sdbm8(v), weights));
+    h = h * kPowers[8 * chunks] + step;
+  }
+  return seed == 0 ? h : h + seed * Power(n);
+}
+
+NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan* spans,
+                                         size_t num_spans, uint64_t seed,
+                                         const StopwordSet* stopwords, uint64_t* out) {
+  static_assert(sizeof(TokenSpan) == 16 && sizeof(size_t) == 8);
+  constexpr size_t kShort = StopwordProbeTable::kMaxLength;
+  const StopwordProbeTable* table = stopwords != nullptr ? stopwords->probe_table() : nullptr;
+  // Tokens longer than this are never stopwords: their hash is computed
+  // after the loop (deferred), with no branch in it.
+  const size_t never_stop =
+      stopwords != nullptr && stopwords->max_length() > kShort ? stopwords->max_length() : kShort;
+  const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+  const __m512i iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i ones = Set(~uint64_t{0});
+  const __m512i size = Set(text.size());
+  // P^0..P^7 (weight of the first 8 bytes of a token of 8 + k bytes), and
+  // seed * P^n for n = 0..15.
+  const __m512i high_weights = _mm512_loadu_si512(kPowers.data());
+  alignas(64) std::array<uint64_t, 16> seed_terms;
+  for (size_t n = 0; n < 16; ++n) seed_terms[n] = seed * kPowers[n];
+  const __m512i seed_lo = _mm512_load_si512(seed_terms.data());
+  const __m512i seed_hi = _mm512_load_si512(seed_terms.data() + 8);
+  // The probe table's constants (unused without a table).
+  __m512i multiplier = _mm512_setzero_si512();
+  __m512i slot_mask = _mm512_setzero_si512();
+  __m512i slot_shift = _mm512_setzero_si512();
+  __m512i displacement_lo = _mm512_setzero_si512();
+  __m512i displacement_hi = _mm512_setzero_si512();
+  const long long* keys = nullptr;
+  if (table != nullptr) {
+    multiplier = Set(table->multiplier);
+    slot_mask = Set(table->slot_mask);
+    slot_shift = Set(32 - StopwordProbeTable::kBucketBits - table->slot_bits);
+    displacement_lo = _mm512_loadu_si512(table->displacement.data());
+    displacement_hi = _mm512_loadu_si512(table->displacement.data() + 32);
+    keys = reinterpret_cast<const long long*>(table->keys.data());
+  }
+  const auto* base = reinterpret_cast<const long long*>(text.data());
+  // The deferred tokens: where their hash goes in out[], and their spans.
+  alignas(64) uint64_t deferred_at[kMaxSpans + 8];
+  alignas(64) uint64_t deferred_begin[kMaxSpans + 8];
+  alignas(64) uint64_t deferred_length[kMaxSpans + 8];
+  size_t num_deferred = 0;
+
+  size_t n = 0;
+  size_t i = 0;
+  for (; i + 8 <= num_spans; i += 8) {
+    const __m512i a = _mm512_loadu_si512(spans + i);
+    const __m512i b = _mm512_loadu_si512(spans + i + 4);
+    const __m512i begin = _mm512_permutex2var_epi64(a, even, b);
+    const __m512i len = _mm512_permutex2var_epi64(a, odd, b);
+    // Lanes of 1..15 bytes whose first 8 bytes lie inside the text (a token
+    // of more than 8 bytes then has its last 8 inside it too).
+    __mmask8 ok = _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(1)), Set(kShort - 1));
+    ok &= _mm512_cmple_epu64_mask(_mm512_add_epi64(begin, Set(8)), size);
+    const __mmask8 deferred = _mm512_cmpgt_epu64_mask(len, Set(never_stop));
+    const __mmask8 long_lanes = _mm512_cmpgt_epu64_mask(len, Set(8)) & ok;
+    const __m512i first8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), ok, begin, base, 1);
+    const __m512i last8 = _mm512_mask_i64gather_epi64(
+        _mm512_setzero_si512(), long_lanes, _mm512_sub_epi64(_mm512_add_epi64(begin, len), Set(8)),
+        base, 1);
+
+    // Short lanes: the token's bytes (key_a), right-aligned for Sdbm8. Long
+    // lanes: the first 8 bytes whole, and bytes 8..n-1 at the top of last8.
+    const __m512i shift =
+        _mm512_sub_epi64(Set(64), _mm512_slli_epi64(_mm512_min_epu64(len, Set(8)), 3));
+    const __m512i key_a = _mm512_and_si512(first8, _mm512_srlv_epi64(ones, shift));
+    const __m512i tail = _mm512_and_si512(
+        last8, _mm512_sllv_epi64(ones, _mm512_slli_epi64(_mm512_sub_epi64(Set(16), len), 3)));
+
+    __mmask8 stop = 0;
+    if (table != nullptr) {
+      const __m512i key_b = _mm512_or_si512(len, _mm512_maskz_mov_epi64(long_lanes, tail));
+      const __m512i x = _mm512_xor_si512(key_a, key_b);
+      // Low dword of each lane: the 32-bit hash (vpmuludq reads low dwords).
+      const __m512i h = _mm512_mul_epu32(_mm512_xor_si512(x, _mm512_srli_epi64(x, 32)), multiplier);
+      const __m512i bucket = _mm512_srli_epi32(h, 32 - StopwordProbeTable::kBucketBits);
+      // Word 0 of each lane: displacement[bucket].
+      const __m512i displacement =
+          _mm512_maskz_permutex2var_epi16(0x11111111, displacement_lo, bucket, displacement_hi);
+      const __m512i slot = _mm512_ternarylogic_epi64(_mm512_srlv_epi32(h, slot_shift), slot_mask,
+                                                     displacement, 0x6A);  // (a & b) ^ c
+      const __m512i index = _mm512_slli_epi64(slot, 1);
+      const __m512i want_a =
+          _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), ok, index, keys, 8);
+      const __m512i want_b =
+          _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), ok, index, keys + 1, 8);
+      stop = _mm512_mask_cmpeq_epi64_mask(ok, want_a, key_a) &
+             _mm512_mask_cmpeq_epi64_mask(ok, want_b, key_b);
+    }
+
+    const __m512i low_part =
+        _mm512_mask_blend_epi64(long_lanes, _mm512_sllv_epi64(key_a, shift), tail);
+    const __m512i high_part = _mm512_maskz_mov_epi64(long_lanes, first8);
+    // Unseeded sdbm: the first 8 bytes of a long token weigh P^(n - 8) more.
+    const __m512i unseeded = _mm512_add_epi64(
+        _mm512_mullo_epi64(Sdbm8(high_part),
+                           _mm512_permutexvar_epi64(_mm512_sub_epi64(len, Set(8)), high_weights)),
+        Sdbm8(low_part));
+    __m512i hash = _mm512_add_epi64(unseeded, _mm512_permutex2var_epi64(seed_lo, len, seed_hi));
+
+    // Lanes neither computed nor deferred: at the edges of the text, or long
+    // but possibly a stopword (rare): scalar.
+    const auto slow = static_cast<__mmask8>(~(ok | deferred));
+    if (slow != 0) {
+      alignas(64) uint64_t lanes[8];
+      _mm512_store_si512(lanes, hash);
+      for (unsigned lane = 0; lane < 8; ++lane) {
+        if ((slow >> lane & 1) == 0) continue;
+        const TokenSpan& span = spans[i + lane];
+        const std::string_view token = text.substr(span.begin, span.length);
+        lanes[lane] = SdbmLong(token.data(), token.size(), seed);
+        if (stopwords != nullptr && stopwords->Contains(token)) {
+          stop = static_cast<__mmask8>(stop | (1u << lane));
+        }
+      }
+      hash = _mm512_load_si512(lanes);
+    }
+    const auto keep = static_cast<__mmask8>(~stop);
+    // A deferred lane's place in out[]: n plus the kept lanes before it.
+    const __m512i at = _mm512_add_epi64(Set(n), _mm512_maskz_expand_epi64(keep, iota));
+    _mm512_storeu_si512(deferred_at + num_deferred, _mm512_maskz_compress_epi64(deferred, at));
+    _mm512_storeu_si512(deferred_begin + num_deferred,
+                        _mm512_maskz_compress_epi64(deferred, begin));
+    _mm512_storeu_si512(deferred_length + num_deferred, _mm512_maskz_compress_epi64(deferred, len));
+    num_deferred += static_cast<size_t>(__builtin_popcount(deferred));
+    // n <= i, so the whole store stays inside out[0, i + 8).
+    _mm512_storeu_si512(out + n, _mm512_maskz_compress_epi64(keep, hash));
+    n += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  for (size_t k = 0; k < num_deferred; ++k) {
+    out[deferred_at[k]] = SdbmLong(text.data() + deferred_begin[k], deferred_length[k], seed);
+  }
+  for (; i < num_spans; ++i) {
+    const std::string_view token = text.substr(spans[i].begin, spans[i].length);
+    if (stopwords != nullptr && stopwords->Contains(token)) continue;
+    out[n++] = SdbmLong(token.data(), token.size(), seed);
+  }
+  return n;
+}
+
+#pragma GCC diagnostic pop
+#endif  // NEARDUP_HAVE_SDBM_AVX512
+
+}  // namespace
+
+bool HaveSdbmAvx512() {
+#ifdef NEARDUP_HAVE_SDBM_AVX512
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+
+size_t SdbmSpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans,
+                       uint64_t seed, const StopwordSet* stopwords, uint64_t* out) {
+#ifdef NEARDUP_HAVE_SDBM_AVX512
+  size_t n = 0;
+  for (size_t start = 0; start < num_spans; start += kMaxSpans) {
+    const size_t count = num_spans - start < kMaxSpans ? num_spans - start : kMaxSpans;
+    n += SdbmSpansImpl(text, spans + start, count, seed, stopwords, out + n);
+  }
+  return n;
+#else
+  size_t n = 0;
+  for (size_t i = 0; i < num_spans; ++i) {
+    const std::string_view token = text.substr(spans[i].begin, spans[i].length);
+    if (stopwords != nullptr && stopwords->Contains(token)) continue;
+    out[n++] = SdbmHash(token, seed);
+  }
+  return n;
+#endif
+}
+
+uint64_t SdbmHashAvx512(std::string_view bytes, uint64_t seed) {
+#ifdef NEARDUP_HAVE_SDBM_AVX512
+  return SdbmLong(bytes.data(), bytes.size(), seed);
+#else
+  return SdbmHash(bytes, seed);
+#endif
+}
+
+}  // namespace neardup::internal
