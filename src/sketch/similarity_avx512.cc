@@ -78,16 +78,24 @@ __attribute__((target("avx512f,avx512bw,avx512vl,popcnt"))) PrefixCounts PrefixF
 // order, so their ranks increase and only the last one of a block needs
 // testing.
 // The lanes of `va` (valid lanes `a_valid`) equal to one of bb[0, 8).
-// Each B value is broadcast from memory (a load, not a shuffle), and a tree
-// of KORs keeps the masks in mask registers.
+// Each B value is broadcast from memory (a load, not a shuffle). The
+// "equal to none" masks are chained through the compares' write masks (two
+// chains of four), so combining them costs no KOR: the KORs competed with
+// the compares for the two vector ports.
 __attribute__((target("avx512f,avx512dq"), always_inline)) inline __mmask8 EqualToAny8(
     __mmask8 a_valid, __m512i va, const uint64_t* bb) {
-  auto eq = [&](int r) __attribute__((target("avx512f,avx512dq"), always_inline)) {
-    return _mm512_mask_cmpeq_epu64_mask(a_valid, va,
-                                        _mm512_set1_epi64(static_cast<long long>(bb[r])));
+  auto bcast = [&](int r) __attribute__((target("avx512f,avx512dq"), always_inline)) {
+    return _mm512_set1_epi64(static_cast<long long>(bb[r]));
   };
-  return _kor_mask8(_kor_mask8(_kor_mask8(eq(0), eq(1)), _kor_mask8(eq(2), eq(3))),
-                    _kor_mask8(_kor_mask8(eq(4), eq(5)), _kor_mask8(eq(6), eq(7))));
+  __mmask8 none1 = _mm512_mask_cmpneq_epu64_mask(a_valid, va, bcast(0));
+  __mmask8 none2 = _mm512_mask_cmpneq_epu64_mask(a_valid, va, bcast(4));
+  none1 = _mm512_mask_cmpneq_epu64_mask(none1, va, bcast(1));
+  none2 = _mm512_mask_cmpneq_epu64_mask(none2, va, bcast(5));
+  none1 = _mm512_mask_cmpneq_epu64_mask(none1, va, bcast(2));
+  none2 = _mm512_mask_cmpneq_epu64_mask(none2, va, bcast(6));
+  none1 = _mm512_mask_cmpneq_epu64_mask(none1, va, bcast(3));
+  none2 = _mm512_mask_cmpneq_epu64_mask(none2, va, bcast(7));
+  return _kandn_mask8(_kand_mask8(none1, none2), a_valid);
 }
 
 // The union rank of a common value: a[ia + lane], found in the B block at
