@@ -88,7 +88,7 @@ bool SmallPairAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thr
     if (bound < needed) return false;
   }
   if (a.k > internal::kMaxSplitLimit) return Report(EstimateJaccard(a, b), threshold, estimate);
-  const internal::WalkCount walk = internal::MergeWalkSplit(av, na, bv, nb, a.k);
+  const internal::WalkCount walk = internal::BestMergeWalk()(av, na, bv, nb, a.k);
   return Report(Ratio(walk.matches, walk.steps), threshold, estimate);
 }
 
@@ -160,10 +160,10 @@ bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thres
     if (gamma + above < needed) return false;
     // Where the prefix term can fire (k - 2h < needed, e.g. k = 128 at any
     // threshold above 0), most pairs that pass are similar and need the
-    // whole walk: run it as two interleaved halves, no abort. Otherwise
+    // whole walk: run the fastest exact walk, no abort. Otherwise
     // (large k) the walk with early abort below is the better bet.
     if (k - 2 * prefix < needed && k <= internal::kMaxSplitLimit) {
-      const internal::WalkCount walk = internal::MergeWalkSplit(av, na, bv, nb, k);
+      const internal::WalkCount walk = internal::BestMergeWalk()(av, na, bv, nb, k);
       return Report(Ratio(walk.matches, walk.steps), threshold, estimate);
     }
   }

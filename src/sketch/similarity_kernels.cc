@@ -150,4 +150,32 @@ WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t
 
 #undef NEARDUP_SPLIT_STEP
 
+namespace {
+#if defined(__x86_64__)
+bool HasAvx512Walk() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("popcnt");
+}
+#endif
+}  // namespace
+
+MergeWalkFn BestMergeWalk() {
+  static const MergeWalkFn best = [] {
+#if defined(__x86_64__)
+    if (HasAvx512Walk()) return &MergeWalkAvx512;
+#endif
+    return &MergeWalkSplit;
+  }();
+  return best;
+}
+
+std::vector<MergeWalkFn> SupportedMergeWalks() {
+  std::vector<MergeWalkFn> walks = {&MergeWalkSplit};
+#if defined(__x86_64__)
+  if (HasAvx512Walk()) walks.push_back(&MergeWalkAvx512);
+#endif
+  return walks;
+}
+
 }  // namespace neardup::internal

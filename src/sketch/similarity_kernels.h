@@ -73,6 +73,20 @@ WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t
 
 inline constexpr size_t kMaxSplitLimit = 4096;
 
+#if defined(__x86_64__)
+// The same result as MergeWalkReference, by an AVX-512 block intersection
+// that finds the common values with their indices and counts those whose
+// union rank is below `limit`. REQUIRES: the CPU has AVX-512F/DQ and POPCNT.
+WalkCount MergeWalkAvx512(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, size_t limit);
+#endif
+
+using MergeWalkFn = WalkCount (*)(const uint64_t*, size_t, const uint64_t*, size_t, size_t);
+// The fastest exact walk this CPU runs (MergeWalkAvx512, else
+// MergeWalkSplit); chosen once. REQUIRES: limit <= kMaxSplitLimit.
+MergeWalkFn BestMergeWalk();
+// MergeWalkSplit first, then the walks this CPU runs; for tests.
+std::vector<MergeWalkFn> SupportedMergeWalks();
+
 // The kernels of the BottomKSummary test (src/sketch/similarity_summary.cc);
 // every one gives the same results. kBest is the one the public calls use.
 enum class SummaryKernel { kPortable, kPopcnt, kAvx512, kBest };

@@ -67,8 +67,9 @@ bool WalkPair(const BottomKSketch& a, const BottomKSketch& b, double threshold, 
   NEARDUP_CHECK(a.k == b.k) << "bottom-k sketches of different k (" << a.k << " and " << b.k << ")";
   if (a.values.empty() || b.values.empty()) return internal::Report(0.0, threshold, estimate);
   if (a.k > internal::kMaxSplitLimit) return JaccardAtLeast(a, b, threshold, estimate);
-  const internal::WalkCount walk = internal::MergeWalkSplit(a.values.data(), a.values.size(),
-                                                            b.values.data(), b.values.size(), a.k);
+  static const internal::MergeWalkFn walk_fn = internal::BestMergeWalk();
+  const internal::WalkCount walk =
+      walk_fn(a.values.data(), a.values.size(), b.values.data(), b.values.size(), a.k);
   return internal::Report(internal::Ratio(walk.matches, walk.steps), threshold, estimate);
 }
 

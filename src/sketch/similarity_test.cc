@@ -183,6 +183,47 @@ TEST(SimilarityKernelsTest, SplitWalkEqualsReferenceWalk) {
   }
 }
 
+// Every exact walk this CPU runs (the split walk, the AVX-512 block
+// intersection) against the reference walk: sizes around the 8-value blocks
+// and around the limits, overlaps from none to all, identical arrays, and
+// the extremes 0 and UINT64_MAX in both.
+TEST(SimilarityKernelsTest, EveryMergeWalkEqualsReferenceWalk) {
+  internal::SplitMix64 rng(25);
+  const size_t sizes[] = {0, 1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 300};
+  const std::vector<internal::MergeWalkFn> walks = internal::SupportedMergeWalks();
+  for (int trial = 0; trial < 6000; ++trial) {
+    const size_t na = sizes[rng.Next() % std::size(sizes)];
+    const size_t nb = sizes[rng.Next() % std::size(sizes)];
+    auto [a, b] = OverlappingValues(rng, na, nb, trial % 5);
+    if (trial % 7 == 6 && na > 1 && nb > 1) {
+      a.front() = 0;
+      b.front() = 0;
+      a.back() = std::numeric_limits<uint64_t>::max();
+      b.back() = std::numeric_limits<uint64_t>::max();
+      std::sort(a.begin(), a.end());
+      a.erase(std::unique(a.begin(), a.end()), a.end());
+      std::sort(b.begin(), b.end());
+      b.erase(std::unique(b.begin(), b.end()), b.end());
+    }
+    const size_t limits[] = {
+        0, 1, 7, 8, 16, 63, 64, 100, 128, 129, 256, 1000, internal::kMaxSplitLimit};
+    const size_t limit = limits[rng.Next() % std::size(limits)];
+    const internal::WalkCount expected =
+        internal::MergeWalkReference(a.data(), a.size(), b.data(), b.size(), limit);
+    for (size_t w = 0; w < walks.size(); ++w) {
+      const internal::WalkCount got = walks[w](a.data(), a.size(), b.data(), b.size(), limit);
+      ASSERT_EQ(got.steps, expected.steps) << "walk " << w << " trial " << trial << " na "
+                                           << a.size() << " nb " << b.size() << " limit " << limit;
+      ASSERT_EQ(got.matches, expected.matches)
+          << "walk " << w << " trial " << trial << " na " << a.size() << " nb " << b.size()
+          << " limit " << limit;
+      const internal::WalkCount self = walks[w](a.data(), a.size(), a.data(), a.size(), limit);
+      ASSERT_EQ(self.steps, std::min(a.size(), limit));
+      ASSERT_EQ(self.matches, std::min(a.size(), limit));
+    }
+  }
+}
+
 // JaccardAtLeast on hand-shaped sketches that reach the rejection bound and
 // the split walk from every side: sizes around the prefix (64) and around k,
 // identical sketches, disjoint value ranges, 0 and UINT64_MAX.
