@@ -135,13 +135,16 @@ BENCHMARK(BM_InsertReserved)
 
 // Builds a 1M index from empty with InsertBulk batches of 4000 documents:
 // below the parallel threshold, so on the calling thread only. The batched
-// path fills one band table at a time with prefetches 8 documents ahead.
-void BM_InsertBulkOneThread(benchmark::State& state) {
+// path fills one band table at a time with prefetches ahead. With
+// `reserve`, after Reserve(1M) (outside the timed region), as
+// FindNearDuplicatePairs builds its index: no array and table growth.
+void RunInsertBulkOneThread(benchmark::State& state, bool reserve) {
   constexpr uint64_t kSmallBulk = 4000;
   std::vector<uint64_t> ids, sketches;
   for (auto _ : state) {
     state.PauseTiming();
     LshIndex index = MakeIndex(state);
+    if (reserve) NEARDUP_CHECK(index.Reserve(kNumDocs).ok());
     state.ResumeTiming();
     for (uint64_t first = 0; first + kSmallBulk <= kNumDocs; first += kSmallBulk) {
       state.PauseTiming();
@@ -157,39 +160,16 @@ void BM_InsertBulkOneThread(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() *
                           static_cast<int64_t>(kNumDocs / kSmallBulk * kSmallBulk));
+}
+void BM_InsertBulkOneThread(benchmark::State& state) { RunInsertBulkOneThread(state, false); }
+void BM_InsertBulkOneThreadReserved(benchmark::State& state) {
+  RunInsertBulkOneThread(state, true);
 }
 BENCHMARK(BM_InsertBulkOneThread)
     ->Args({16, 8})
     ->Args({9, 13})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
-
-// BM_InsertBulkOneThread after Reserve(1M) (outside the timed region), as
-// FindNearDuplicatePairs builds its index: the single-thread batched insert
-// without array and table growth.
-void BM_InsertBulkOneThreadReserved(benchmark::State& state) {
-  constexpr uint64_t kSmallBulk = 4000;
-  std::vector<uint64_t> ids, sketches;
-  for (auto _ : state) {
-    state.PauseTiming();
-    LshIndex index = MakeIndex(state);
-    NEARDUP_CHECK(index.Reserve(kNumDocs).ok());
-    state.ResumeTiming();
-    for (uint64_t first = 0; first + kSmallBulk <= kNumDocs; first += kSmallBulk) {
-      state.PauseTiming();
-      MakeBatch(first, kSmallBulk, ids, sketches);
-      state.ResumeTiming();
-      const Status status = index.InsertBulk(ids, sketches);
-      if (!status.ok()) state.SkipWithError(status.ToString().c_str());
-    }
-    state.PauseTiming();
-    ReportMemory(state, index);
-    index = MakeIndex(state);
-    state.ResumeTiming();
-  }
-  state.SetItemsProcessed(state.iterations() *
-                          static_cast<int64_t>(kNumDocs / kSmallBulk * kSmallBulk));
-}
 BENCHMARK(BM_InsertBulkOneThreadReserved)
     ->Args({16, 8})
     ->Args({9, 13})
