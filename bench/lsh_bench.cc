@@ -69,43 +69,15 @@ void ReportMemory(benchmark::State& state, const LshIndex& index) {
       static_cast<double>(index.MemoryBytes()) / static_cast<double>(index.size());
 }
 
-// Builds a 1M index from empty with single-threaded Insert calls.
-void BM_Insert(benchmark::State& state) {
-  std::vector<uint64_t> ids, sketches;
-  for (auto _ : state) {
-    state.PauseTiming();
-    LshIndex index = MakeIndex(state);
-    state.ResumeTiming();
-    for (uint64_t first = 0; first < kNumDocs; first += kBatch) {
-      state.PauseTiming();
-      // Exactly kNumDocs in all (the last batch is shorter), so the count
-      // matches items_per_second and stays within Reserve(kNumDocs).
-      const uint64_t count = std::min(kBatch, kNumDocs - first);
-      MakeBatch(first, count, ids, sketches);
-      state.ResumeTiming();
-      for (uint64_t i = 0; i < count; ++i) {
-        const Status status =
-            index.Insert(ids[i], std::span(sketches).subspan(i * kNumHashes, kNumHashes));
-        if (!status.ok()) state.SkipWithError(status.ToString().c_str());
-      }
-    }
-    state.PauseTiming();
-    ReportMemory(state, index);
-    index = MakeIndex(state);  // free outside the timed region
-    state.ResumeTiming();
-  }
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kNumDocs));
-}
-BENCHMARK(BM_Insert)->Args({16, 8})->Args({9, 13})->Unit(benchmark::kMillisecond)->Iterations(2);
-
-// BM_Insert after Reserve(1M) (outside the timed region): what the inserts
+// Builds a 1M index from empty with single-threaded Insert calls. With
+// `reserve`, after Reserve(1M) (outside the timed region): what the inserts
 // cost without growing arrays and tables.
-void BM_InsertReserved(benchmark::State& state) {
+void RunInsert(benchmark::State& state, bool reserve) {
   std::vector<uint64_t> ids, sketches;
   for (auto _ : state) {
     state.PauseTiming();
     LshIndex index = MakeIndex(state);
-    NEARDUP_CHECK(index.Reserve(kNumDocs).ok());
+    if (reserve) NEARDUP_CHECK(index.Reserve(kNumDocs).ok());
     state.ResumeTiming();
     for (uint64_t first = 0; first < kNumDocs; first += kBatch) {
       state.PauseTiming();
@@ -127,6 +99,9 @@ void BM_InsertReserved(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kNumDocs));
 }
+void BM_Insert(benchmark::State& state) { RunInsert(state, false); }
+void BM_InsertReserved(benchmark::State& state) { RunInsert(state, true); }
+BENCHMARK(BM_Insert)->Args({16, 8})->Args({9, 13})->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_InsertReserved)
     ->Args({16, 8})
     ->Args({9, 13})
