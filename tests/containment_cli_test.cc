@@ -119,21 +119,28 @@ TEST_F(ContainmentCliTest, IncrementalSimilarEqualsFull) {
   std::string changes = Write(
       "changes.jsonl",
       "{\"id\":\"harbor-wall-2\",\"text\":\"a completely rewritten story about the harbor\"}\n"
-      "{\"id\":\"new-doc\",\"text\":\"the harbor wall collapsed after the storm surge\"}\n");
+      "{\"id\":\"new-doc\",\"text\":\"the harbor wall collapsed after the storm surge\"}\n"
+      // Quotes the weather report (no other document shares it): its score
+      // is merged into weather-report's stored list, not recomputed.
+      "{\"id\":\"weather-quote\",\"text\":\"Our readers asked about the forecast. Heavy rain "
+      "is expected across the northern valleys tonight, with up to sixty millimetres in the "
+      "hills by Thursday morning, says the weather service.\"}\n");
   CommandResult add = Neardup("index add " + Collection() + " " + changes);
   ASSERT_EQ(add.exit_code, 0) << add.err;
-  EXPECT_THAT(add.err, HasSubstr("1 added, 1 modified"));
+  EXPECT_THAT(add.err, HasSubstr("2 added, 1 modified"));
   ASSERT_EQ(Neardup("index remove -q " + Collection() + " bread-recipe").exit_code, 0);
   ASSERT_EQ(Neardup("index compact -q " + Collection()).exit_code, 0);
 
   CommandResult incremental = Neardup("similar " + Collection() + " --min 0.01");
   ASSERT_EQ(incremental.exit_code, 0) << incremental.err;
   EXPECT_THAT(incremental.err, HasSubstr("incremental update"));
+  EXPECT_THAT(incremental.err, ::testing::Not(HasSubstr("merged new scores into 0 ")));
   CommandResult full = Neardup("similar " + Collection() + " --min 0.01 --full");
   ASSERT_EQ(full.exit_code, 0) << full.err;
   EXPECT_THAT(full.err, HasSubstr("full recomputation"));
   EXPECT_EQ(incremental.out, full.out);
   EXPECT_THAT(full.out, ::testing::Not(HasSubstr("\"bread-recipe\"")));
+  EXPECT_THAT(full.out, HasSubstr("{\"a\":\"weather-report\",\"b\":\"weather-quote\""));
 }
 
 TEST_F(ContainmentCliTest, ErrorsAreClear) {
