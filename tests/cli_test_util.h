@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "util/temp_dir_test_util.h"
+
 namespace neardup::testing {
 
 struct CommandResult {
@@ -26,16 +28,6 @@ struct CommandResult {
 
 class CliTestBase : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_cli_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name() + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Runs `neardup <args>` through the shell (args are trusted test strings).
   CommandResult Neardup(const std::string& args) {
     std::string err_path = (dir_ / "stderr.txt").string();
@@ -79,7 +71,8 @@ class CliTestBase : public ::testing::Test {
 
   static std::string Example() { return std::string(NEARDUP_SOURCE_DIR) + "/examples/news.jsonl"; }
 
-  std::filesystem::path dir_;
+  neardup::internal::testing::TempDir temp_;  // removed after each test
+  std::filesystem::path dir_ = temp_.dir();
 };
 
 }  // namespace neardup::testing

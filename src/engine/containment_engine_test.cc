@@ -2,13 +2,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "neardup/similarity.h"
 #include "util/mix.h"
+#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
@@ -48,15 +48,6 @@ std::vector<Document> Corpus(uint64_t seed, int count, const std::string& prefix
 
 class ContainmentEngineTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_containment_engine_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::unique_ptr<Collection> Create(uint32_t cap) {
     std::string path = (dir_ / "c").string();
     EXPECT_TRUE(Collection::Create(path, *PresetRecipe("default"),
@@ -86,7 +77,8 @@ class ContainmentEngineTest : public ::testing::Test {
     EXPECT_EQ(stats.fingerprint.documents, docs.size());
   }
 
-  std::filesystem::path dir_;
+  neardup::internal::testing::TempDir temp_;  // removed after each test
+  std::filesystem::path dir_ = temp_.dir();
   int inputs_ = 0;
 };
 

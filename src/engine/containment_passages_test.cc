@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "neardup/containment_engine.h"
+#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
@@ -69,14 +69,6 @@ TEST(ChainPassagesTest, UncountedChunksAndRepeatsInTheMatch) {
 
 class MatchingPassagesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_passages_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::unique_ptr<Collection> CreateWith(const std::vector<Document>& docs, bool store_texts) {
     const std::string path = (dir_ / "c").string();
     EXPECT_TRUE(Collection::Create(path, *PresetRecipe("default"),
@@ -97,7 +89,8 @@ class MatchingPassagesTest : public ::testing::Test {
     return std::move(c).value();
   }
 
-  std::filesystem::path dir_;
+  neardup::internal::testing::TempDir temp_;  // removed after each test
+  std::filesystem::path dir_ = temp_.dir();
 };
 
 // The archived document's paragraphs 1 and 3 are pasted into a new text

@@ -1,9 +1,9 @@
 #include "neardup/fingerprint_pipeline.h"
+#include "util/temp_dir_test_util.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,15 +17,6 @@ using ::testing::ElementsAreArray;
 
 class FingerprintPipelineTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_pipeline_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string WriteJsonl(int count) {
     std::string path = (dir_ / "docs.jsonl").string();
     std::ofstream out(path);
@@ -48,7 +39,8 @@ class FingerprintPipelineTest : public ::testing::Test {
     return std::move(CreateCpuFingerprinter(*PresetRecipe("default"), selection)).value();
   }
 
-  std::filesystem::path dir_;
+  neardup::internal::testing::TempDir temp_;  // removed after each test
+  std::filesystem::path dir_ = temp_.dir();
 };
 
 TEST_F(FingerprintPipelineTest, DeliversEveryDocumentInInputOrder) {

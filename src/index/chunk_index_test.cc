@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -15,9 +14,13 @@
 #include "neardup/containment.h"
 #include "neardup/similarity.h"
 #include "util/mix.h"
+#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
+
+using neardup::internal::testing::ReadFileBytes;
+using neardup::internal::testing::WriteFileBytes;
 
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
@@ -100,16 +103,9 @@ void ExpectPostingsMatch(const ChunkIndex& index, const Docs& docs) {
 
 class ChunkIndexFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_chunk_index_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
-  std::filesystem::path dir_;
+  neardup::internal::testing::TempDir temp_;  // removed after each test
+  std::filesystem::path dir_ = temp_.dir();
 };
 
 TEST(ChunkIndexTest, EmptyIndexFindsNothing) {
@@ -328,31 +324,23 @@ TEST_F(ChunkIndexFileTest, RoundTripIsIdentical) {
   EXPECT_EQ(empty->num_keys(), 0u);
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-void WriteAll(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
 TEST_F(ChunkIndexFileTest, DamagedFilesAreClearErrors) {
   ASSERT_TRUE(BuildOrDie(RandomDocs(7, 50)).WriteFile(Path("a.idx")).ok());
-  const std::string good = ReadAll(Path("a.idx"));
+  const std::string good = ReadFileBytes(Path("a.idx"));
 
   EXPECT_EQ(ChunkIndex::Open(Path("missing.idx")).status().code(), StatusCode::kNotFound);
 
-  WriteAll(Path("t.idx"), good.substr(0, good.size() - 3));
+  WriteFileBytes(Path("t.idx"), good.substr(0, good.size() - 3));
   Result<ChunkIndex> truncated = ChunkIndex::Open(Path("t.idx"));
   EXPECT_EQ(truncated.status().code(), StatusCode::kDataLoss);
   EXPECT_THAT(truncated.status().message(), HasSubstr("truncated"));
 
-  WriteAll(Path("h.idx"), good.substr(0, 60));
+  WriteFileBytes(Path("h.idx"), good.substr(0, 60));
   EXPECT_EQ(ChunkIndex::Open(Path("h.idx")).status().code(), StatusCode::kDataLoss);
 
   std::string flipped = good;
   flipped[good.size() - 5] ^= 0x10;
-  WriteAll(Path("f.idx"), flipped);
+  WriteFileBytes(Path("f.idx"), flipped);
   Result<ChunkIndex> corrupt = ChunkIndex::Open(Path("f.idx"));
   EXPECT_EQ(corrupt.status().code(), StatusCode::kDataLoss);
   EXPECT_THAT(corrupt.status().message(), HasSubstr("checksum"));
@@ -367,11 +355,11 @@ TEST_F(ChunkIndexFileTest, DamagedFilesAreClearErrors) {
 
   std::string header = good;
   header[20] ^= 1;  // a count inside the checksummed header
-  WriteAll(Path("c.idx"), header);
+  WriteFileBytes(Path("c.idx"), header);
   EXPECT_THAT(ChunkIndex::Open(Path("c.idx")).status().message(), HasSubstr("corrupt header"));
 
-  WriteAll(Path("m.idx"),
-           "not an index at all, but long enough to hold a header......" + std::string(100, 'x'));
+  WriteFileBytes(Path("m.idx"), "not an index at all, but long enough to hold a header......" +
+                                    std::string(100, 'x'));
   EXPECT_THAT(ChunkIndex::Open(Path("m.idx")).status().message(), HasSubstr("bad magic"));
 }
 

@@ -1,4 +1,3 @@
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,31 +10,19 @@
 
 #include "index/hamming_test_util.h"
 #include "neardup/hamming_index.h"
+#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
+
+using neardup::internal::testing::ReadFileBytes;
+using neardup::internal::testing::WriteFileBytes;
 
 using ::testing::HasSubstr;
 
 class HammingFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_hamming_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  static std::string ReadAll(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  static void WriteAll(const std::string& path, const std::string& bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << bytes;
-  }
 
   HammingIndex MakeIndex(std::set<HammingEntry>* truth) {
     std::vector<uint64_t> fps = testing::MakeFingerprints(3000, true, 3, 42);
@@ -52,7 +39,8 @@ class HammingFileTest : public ::testing::Test {
     return index;
   }
 
-  std::filesystem::path dir_;
+  neardup::internal::testing::TempDir temp_;  // removed after each test
+  std::filesystem::path dir_ = temp_.dir();
 };
 
 TEST_F(HammingFileTest, RoundTripAnswersTheSame) {
@@ -111,26 +99,26 @@ TEST_F(HammingFileTest, MissingFileIsNotFound) {
 TEST_F(HammingFileTest, TruncatedOrExtendedFileIsDataLoss) {
   std::set<HammingEntry> truth;
   ASSERT_TRUE(MakeIndex(&truth).Save(Path("index.ndh")).ok());
-  const std::string bytes = ReadAll(Path("index.ndh"));
+  const std::string bytes = ReadFileBytes(Path("index.ndh"));
   for (size_t size : {size_t{0}, size_t{1}, size_t{64}, size_t{127}, size_t{128}, size_t{200},
                       bytes.size() / 2, bytes.size() - 64, bytes.size() - 1}) {
-    WriteAll(Path("cut.ndh"), bytes.substr(0, size));
+    WriteFileBytes(Path("cut.ndh"), bytes.substr(0, size));
     auto opened = HammingIndex::Open(Path("cut.ndh"));
     ASSERT_EQ(opened.status().code(), StatusCode::kDataLoss) << size;
     EXPECT_THAT(opened.status().message(), HasSubstr("cut.ndh"));
   }
-  WriteAll(Path("long.ndh"), bytes + std::string(64, '\0'));
+  WriteFileBytes(Path("long.ndh"), bytes + std::string(64, '\0'));
   EXPECT_EQ(HammingIndex::Open(Path("long.ndh")).status().code(), StatusCode::kDataLoss);
 }
 
 TEST_F(HammingFileTest, EveryHeaderByteFlipIsDataLoss) {
   std::set<HammingEntry> truth;
   ASSERT_TRUE(MakeIndex(&truth).Save(Path("index.ndh")).ok());
-  const std::string bytes = ReadAll(Path("index.ndh"));
+  const std::string bytes = ReadFileBytes(Path("index.ndh"));
   for (size_t pos = 0; pos < 128; ++pos) {
     std::string bad = bytes;
     bad[pos] = static_cast<char>(bad[pos] ^ 0x10);
-    WriteAll(Path("bad.ndh"), bad);
+    WriteFileBytes(Path("bad.ndh"), bad);
     EXPECT_EQ(HammingIndex::Open(Path("bad.ndh")).status().code(), StatusCode::kDataLoss) << pos;
   }
 }
@@ -138,7 +126,7 @@ TEST_F(HammingFileTest, EveryHeaderByteFlipIsDataLoss) {
 TEST_F(HammingFileTest, BodyCorruptionIsDetectedOnVerifyAndNeverCrashes) {
   std::set<HammingEntry> truth;
   ASSERT_TRUE(MakeIndex(&truth).Save(Path("index.ndh")).ok());
-  const std::string bytes = ReadAll(Path("index.ndh"));
+  const std::string bytes = ReadFileBytes(Path("index.ndh"));
   internal::SplitMix64 rng(5);
   for (int trial = 0; trial < 40; ++trial) {
     std::string bad = bytes;
@@ -151,7 +139,7 @@ TEST_F(HammingFileTest, BodyCorruptionIsDetectedOnVerifyAndNeverCrashes) {
       size_t at = 128 + rng.Next() % (bad.size() - 1200);
       for (size_t i = 0; i < 1024; ++i) bad[at + i] = static_cast<char>(0xff);
     }
-    WriteAll(Path("bad.ndh"), bad);
+    WriteFileBytes(Path("bad.ndh"), bad);
     auto verified = HammingIndex::Open(Path("bad.ndh"), {.verify_data = true});
     EXPECT_EQ(verified.status().code(), StatusCode::kDataLoss);
     // Without verification the answers may be wrong, but nothing crashes.
@@ -197,7 +185,7 @@ TEST_F(HammingFileTest, FuzzSeedsAreCurrent) {
         {.num_blocks = seed.num_blocks, .max_distance = seed.max_distance}, entries);
     ASSERT_TRUE(index.ok());
     ASSERT_TRUE(index->Save(Path("seed.ndh")).ok());
-    const std::string bytes = ReadAll(Path("seed.ndh"));
+    const std::string bytes = ReadFileBytes(Path("seed.ndh"));
     std::vector<std::pair<std::string, std::string>> files = {{seed.name + ".ndh", bytes}};
     if (seed.count == 60) {  // truncations: inside the header, after it, one byte short
       for (size_t size : {size_t{100}, size_t{192}, bytes.size() - 1}) {
@@ -207,8 +195,8 @@ TEST_F(HammingFileTest, FuzzSeedsAreCurrent) {
     }
     for (const auto& [name, content] : files) {
       const std::string path = (corpus / name).string();
-      if (write) WriteAll(path, content);
-      EXPECT_EQ(ReadAll(path), content)
+      if (write) WriteFileBytes(path, content);
+      EXPECT_EQ(ReadFileBytes(path), content)
           << path << " is stale: rerun with NEARDUP_WRITE_FUZZ_SEEDS=1";
     }
     auto opened =

@@ -1,4 +1,4 @@
-// Helpers for the io tests: a per-test temporary directory, gzip and zstd
+// Helpers for the io tests (TempDir: util/temp_dir_test_util.h): gzip and zstd
 // compression through the libraries' own APIs, and streams that misbehave.
 #ifndef NEARDUP_IO_IO_TEST_UTIL_H_
 #define NEARDUP_IO_IO_TEST_UTIL_H_
@@ -18,43 +18,9 @@
 
 #include "gtest/gtest.h"
 #include "neardup/document_reader.h"
+#include "util/temp_dir_test_util.h"
 
 namespace neardup::internal::testing {
-
-// A fresh directory under the system temp directory, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string leaf = std::string("neardup_io_") + info->test_suite_name() + "_" + info->name() +
-                       "_" + std::to_string(std::random_device{}());
-    std::replace(leaf.begin(), leaf.end(), '/', '_');
-    path_ = std::filesystem::temp_directory_path() / leaf;
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  // Writes `contents` to `relative` (parents created) and returns its path.
-  std::string Write(const std::string& relative, const std::string& contents) const {
-    std::filesystem::path p = path_ / relative;
-    std::filesystem::create_directories(p.parent_path());
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    EXPECT_TRUE(out.good()) << p;
-    return p.string();
-  }
-  std::string Path(const std::string& relative) const { return (path_ / relative).string(); }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
 
 // One gzip member holding `data`.
 inline std::string Gzip(const std::string& data, int level = 6) {

@@ -2,7 +2,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +12,7 @@
 #include "store/collection_impl.h"
 #include "store/sqlite_db.h"
 #include "util/mix.h"
+#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
@@ -50,14 +50,6 @@ std::vector<IncomingDocument> Incoming(const std::vector<Owned>& docs) {
 
 class CollectionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_collection_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string Dir() const { return (dir_ / "c").string(); }
 
   std::unique_ptr<Collection> CreateAndOpen(CollectionOptions options = {}) {
@@ -80,7 +72,8 @@ class CollectionTest : public ::testing::Test {
     return r.ok() ? *r : CommitResult{};
   }
 
-  std::filesystem::path dir_;
+  neardup::internal::testing::TempDir temp_;  // removed after each test
+  std::filesystem::path dir_ = temp_.dir();
   int64_t now_ = 1000;
 };
 

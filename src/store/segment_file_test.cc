@@ -1,8 +1,8 @@
 #include "store/segment_file.h"
+#include "util/temp_dir_test_util.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -10,30 +10,18 @@
 namespace neardup::internal {
 namespace {
 
+using neardup::internal::testing::ReadFileBytes;
+using neardup::internal::testing::WriteFileBytes;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 class SegmentFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("neardup_segment_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
-  std::filesystem::path dir_;
+  neardup::internal::testing::TempDir temp_;  // removed after each test
+  std::filesystem::path dir_ = temp_.dir();
 };
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-void WriteAll(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 TEST_F(SegmentFileTest, RoundTripsRowsAndTexts) {
   std::vector<uint32_t> a = {1, 5, 9}, b = {}, c = {7};
@@ -78,23 +66,23 @@ TEST_F(SegmentFileTest, DamageIsDetected) {
   std::vector<uint32_t> a = {1, 2, 3};
   std::vector<SegmentRow> rows = {{0, a, 1, "text one", {}}, {1, a, 2, "text two", {}}};
   ASSERT_TRUE(WriteSegmentFile(Path("s.nds"), rows, true).ok());
-  const std::string good = ReadAll(Path("s.nds"));
+  const std::string good = ReadFileBytes(Path("s.nds"));
 
-  WriteAll(Path("t.nds"), good.substr(0, good.size() - 1));
+  WriteFileBytes(Path("t.nds"), good.substr(0, good.size() - 1));
   EXPECT_THAT(SegmentReader::Open(Path("t.nds")).status().message(), HasSubstr("truncated"));
-  WriteAll(Path("h.nds"), good.substr(0, 10));
+  WriteFileBytes(Path("h.nds"), good.substr(0, 10));
   EXPECT_EQ(SegmentReader::Open(Path("h.nds")).status().code(), StatusCode::kDataLoss);
 
   std::string flipped = good;
   flipped[good.size() - 3] ^= 0x40;  // inside the last zstd frame
-  WriteAll(Path("f.nds"), flipped);
+  WriteFileBytes(Path("f.nds"), flipped);
   Result<std::unique_ptr<SegmentReader>> f = SegmentReader::Open(Path("f.nds"));
   ASSERT_TRUE(f.ok());
   EXPECT_EQ((*f)->VerifyChecksum().code(), StatusCode::kDataLoss);
 
   std::string header = good;
   header[16] ^= 1;
-  WriteAll(Path("c.nds"), header);
+  WriteFileBytes(Path("c.nds"), header);
   EXPECT_THAT(SegmentReader::Open(Path("c.nds")).status().message(), HasSubstr("corrupt header"));
   EXPECT_EQ(SegmentReader::Open(Path("none.nds")).status().code(), StatusCode::kNotFound);
 }
@@ -107,7 +95,7 @@ TEST_F(SegmentFileTest, ImpossibleTextSizeIsDataLoss) {
   const std::string text = "a text long enough for a frame of some twenty bytes or more";
   std::vector<SegmentRow> rows = {{0, a, 1, text, {}}};
   ASSERT_TRUE(WriteSegmentFile(Path("s.nds"), rows, true).ok());
-  std::string bytes = ReadAll(Path("s.nds"));
+  std::string bytes = ReadFileBytes(Path("s.nds"));
   const size_t magic = bytes.find("\x28\xB5\x2F\xFD");
   ASSERT_NE(magic, std::string::npos);
   ASSERT_LT(magic + 13, bytes.size());
@@ -115,7 +103,7 @@ TEST_F(SegmentFileTest, ImpossibleTextSizeIsDataLoss) {
   bytes[magic + 4] = static_cast<char>(0xE0);
   const uint64_t declared = uint64_t{1} << 39;
   for (int i = 0; i < 8; ++i) bytes[magic + 5 + i] = static_cast<char>(declared >> (8 * i));
-  WriteAll(Path("big.nds"), bytes);
+  WriteFileBytes(Path("big.nds"), bytes);
   Result<std::unique_ptr<SegmentReader>> segment = SegmentReader::Open(Path("big.nds"));
   ASSERT_TRUE(segment.ok()) << segment.status();
   EXPECT_EQ((*segment)->Text(0).status().code(), StatusCode::kDataLoss);
