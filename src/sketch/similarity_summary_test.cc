@@ -25,6 +25,8 @@ using testing_util::OverlappingValues;
 using testing_util::Pair;
 using testing_util::RandomPair;
 using testing_util::SketchOf;
+using testing_util::SketchOfValues;
+using testing_util::ThresholdsAround;
 
 size_t TrueCommon(const BottomKSketch& a, const BottomKSketch& b) {
   std::set<uint64_t> in_a(a.values.begin(), a.values.end());
@@ -145,17 +147,9 @@ TEST(BottomKSummaryTest, JaccardAtLeastEqualsThresholdedEstimateOnRandomPairs) {
       const BottomKSketch b = SketchOf(pair.b, k);
       const double exact = EstimateJaccard(a, b);
       const double m_over_k = std::round(exact * k) / k;
-      const double thresholds[] = {static_cast<double>(rng.Next() % 1001) / 1000.0,
-                                   exact,
-                                   std::nextafter(exact, 2.0),
-                                   std::nextafter(exact, -1.0),
-                                   m_over_k,
-                                   0.0,
-                                   -0.5,
-                                   0.5,
-                                   1.0,
-                                   1.5,
-                                   std::numeric_limits<double>::quiet_NaN()};
+      const std::vector<double> thresholds = ThresholdsAround(
+          rng, exact,
+          {m_over_k, 0.0, -0.5, 0.5, 1.0, 1.5, std::numeric_limits<double>::quiet_NaN()});
       ExpectSameDecisions(a, b, thresholds);
     }
   }
@@ -177,23 +171,13 @@ TEST(BottomKSummaryTest, JaccardAtLeastEqualsThresholdedEstimateOnAdversarialSke
         for (auto& v : av) v <<= 32;
         for (auto& v : bv) v <<= 32;
       }
-      std::sort(av.begin(), av.end());
-      av.erase(std::unique(av.begin(), av.end()), av.end());
-      std::sort(bv.begin(), bv.end());
-      bv.erase(std::unique(bv.begin(), bv.end()), bv.end());
-      const BottomKSketch a{k, av};
-      const BottomKSketch b{k, bv};
+      const BottomKSketch a = SketchOfValues(av, k);
+      const BottomKSketch b = SketchOfValues(bv, k);
       const double exact = EstimateJaccard(a, b);
-      const double small = static_cast<double>(std::min(av.size(), bv.size()));
-      const double big = static_cast<double>(std::max(av.size(), bv.size()));
-      const double thresholds[] = {exact,
-                                   std::nextafter(exact, 2.0),
-                                   std::nextafter(exact, -1.0),
-                                   big > 0 ? small / big : 0.0,
-                                   static_cast<double>(rng.Next() % 1001) / 1000.0,
-                                   0.5,
-                                   0.8,
-                                   1.0};
+      const double small = static_cast<double>(std::min(a.values.size(), b.values.size()));
+      const double big = static_cast<double>(std::max(a.values.size(), b.values.size()));
+      const std::vector<double> thresholds =
+          ThresholdsAround(rng, exact, {big > 0 ? small / big : 0.0, 0.5, 0.8, 1.0});
       ExpectSameDecisions(a, b, thresholds);
     }
   }

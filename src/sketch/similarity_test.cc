@@ -24,6 +24,8 @@ using testing_util::OverlappingValues;
 using testing_util::Pair;
 using testing_util::RandomPair;
 using testing_util::SketchOf;
+using testing_util::SketchOfValues;
+using testing_util::ThresholdsAround;
 
 TEST(BottomKSimilarityTest, EstimateMatchesDefinition) {
   internal::SplitMix64 rng(1);
@@ -82,16 +84,8 @@ TEST(BottomKSimilarityTest, JaccardAtLeastEqualsThresholdedEstimate) {
       // Random thresholds, thresholds exactly at attainable values, and
       // values just around them.
       const double m_over_k = std::round(exact * k) / k;
-      const double thresholds[] = {static_cast<double>(rng.Next() % 1001) / 1000.0,
-                                   exact,
-                                   std::nextafter(exact, 2.0),
-                                   std::nextafter(exact, -1.0),
-                                   m_over_k,
-                                   0.0,
-                                   -0.5,
-                                   1.0,
-                                   1.5,
-                                   std::numeric_limits<double>::quiet_NaN()};
+      const std::vector<double> thresholds = ThresholdsAround(
+          rng, exact, {m_over_k, 0.0, -0.5, 1.0, 1.5, std::numeric_limits<double>::quiet_NaN()});
       for (double threshold : thresholds) {
         double estimate = -7.0;
         const bool at_least = JaccardAtLeast(a, b, threshold, &estimate);
@@ -252,20 +246,11 @@ TEST(BottomKSimilarityTest, JaccardAtLeastEqualsThresholdedEstimateOnAdversarial
           bv.back() = std::numeric_limits<uint64_t>::max();
           break;
       }
-      std::sort(av.begin(), av.end());
-      av.erase(std::unique(av.begin(), av.end()), av.end());
-      std::sort(bv.begin(), bv.end());
-      bv.erase(std::unique(bv.begin(), bv.end()), bv.end());
-      const BottomKSketch a{k, av};
-      const BottomKSketch b{k, bv};
+      const BottomKSketch a = SketchOfValues(av, k);
+      const BottomKSketch b = SketchOfValues(bv, k);
       const double exact = EstimateJaccard(a, b);
       ASSERT_EQ(exact, OracleEstimate(a, b));
-      const double thresholds[] = {exact,
-                                   std::nextafter(exact, 2.0),
-                                   std::nextafter(exact, -1.0),
-                                   static_cast<double>(rng.Next() % 1001) / 1000.0,
-                                   0.5,
-                                   1.0};
+      const std::vector<double> thresholds = ThresholdsAround(rng, exact, {0.5, 1.0});
       for (double threshold : thresholds) {
         double estimate = -7.0;
         const bool at_least = JaccardAtLeast(a, b, threshold, &estimate);
@@ -300,14 +285,8 @@ TEST(BottomKSimilarityTest, JaccardAtLeastOnShortSketchesEqualsThresholdedEstima
       ASSERT_EQ(exact, OracleEstimate(a, b));
       const double m = static_cast<double>(std::min(a.values.size(), b.values.size()));
       const double big = static_cast<double>(std::max(a.values.size(), b.values.size()));
-      const double thresholds[] = {exact,
-                                   std::nextafter(exact, 2.0),
-                                   std::nextafter(exact, -1.0),
-                                   m / big,
-                                   std::nextafter(m / big, 2.0),
-                                   static_cast<double>(rng.Next() % 1001) / 1000.0,
-                                   0.5,
-                                   0.8};
+      const std::vector<double> thresholds =
+          ThresholdsAround(rng, exact, {m / big, std::nextafter(m / big, 2.0), 0.5, 0.8});
       for (double threshold : thresholds) {
         double estimate = -7.0;
         const bool at_least = JaccardAtLeast(a, b, threshold, &estimate);

@@ -4,7 +4,9 @@
 #define NEARDUP_SKETCH_SIMILARITY_TEST_UTIL_H_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <utility>
@@ -14,6 +16,25 @@
 #include "util/mix.h"
 
 namespace neardup::testing_util {
+
+// A sketch holding exactly `values` (sorted and de-duplicated here): for
+// sketches shaped by hand, not through a builder.
+inline BottomKSketch SketchOfValues(std::vector<uint64_t> values, uint32_t k) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  return BottomKSketch{k, std::move(values)};
+}
+
+// Thresholds that probe a decision whose estimate is `exact`: exact itself,
+// the doubles next to it on both sides, one random value in [0, 1], then
+// `extra` (the test's own boundary values).
+inline std::vector<double> ThresholdsAround(internal::SplitMix64& rng, double exact,
+                                            std::initializer_list<double> extra) {
+  std::vector<double> thresholds = {exact, std::nextafter(exact, 2.0), std::nextafter(exact, -1.0),
+                                    static_cast<double>(rng.Next() % 1001) / 1000.0};
+  thresholds.insert(thresholds.end(), extra.begin(), extra.end());
+  return thresholds;
+}
 
 inline BottomKSketch SketchOf(const std::vector<uint64_t>& features, int k) {
   BottomKBuilder builder(k);

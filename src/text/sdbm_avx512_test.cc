@@ -7,24 +7,11 @@
 
 #include "hash/feature_hash.h"
 #include "text/stopwords.h"
+#include "text/token_kernel_test_util.h"
 #include "util/mix.h"
 
 namespace neardup::internal {
 namespace {
-
-std::vector<uint64_t> TestSeeds() {
-  std::vector<uint64_t> seeds = {0, 1, 17, 0xffffffffULL, 0x8000000000000001ULL, ~uint64_t{0}};
-  SplitMix64 rng(6);
-  for (int i = 0; i < 4; ++i) seeds.push_back(rng.Next());
-  return seeds;
-}
-
-std::string RandomBytes(size_t size, uint64_t seed) {
-  SplitMix64 rng(seed);
-  std::string text(size, '\0');
-  for (char& c : text) c = static_cast<char>(rng.Next());
-  return text;
-}
 
 // The scalar definition: SdbmHash of each span not in `stopwords`.
 std::vector<uint64_t> Expected(const std::string& text, const std::vector<TokenSpan>& spans,
@@ -50,8 +37,8 @@ void ExpectSpans(const std::string& text, const std::vector<TokenSpan>& spans, u
 
 TEST(SdbmAvx512Test, EveryLength0To300AtEveryAlignmentMatchesSdbmHash) {
   if (!HaveSdbmAvx512()) GTEST_SKIP() << "no AVX-512";
-  const std::string text = RandomBytes(400, 1);
-  for (uint64_t seed : TestSeeds()) {
+  const std::string text = testing::RandomTokenBytes(400, 1);
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) {
     for (size_t length = 0; length <= 300; ++length) {
       for (size_t begin = 0; begin < 80 && begin + length <= text.size(); begin += 1 + begin / 8) {
         const std::string_view token = std::string_view(text).substr(begin, length);
@@ -66,8 +53,8 @@ TEST(SdbmAvx512Test, EveryLength0To300AtEveryAlignmentMatchesSdbmHash) {
 
 TEST(SdbmAvx512Test, SpansOfEveryLengthAndOffsetMatchSdbmHash) {
   if (!HaveSdbmAvx512()) GTEST_SKIP() << "no AVX-512";
-  const std::string text = RandomBytes(200, 2);
-  for (uint64_t seed : TestSeeds()) {
+  const std::string text = testing::RandomTokenBytes(200, 2);
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) {
     std::vector<TokenSpan> spans;
     for (size_t begin = 0; begin < text.size(); ++begin) {
       for (size_t length = 0; length <= 40 && begin + length <= text.size(); ++length) {
@@ -86,7 +73,7 @@ TEST(SdbmAvx512Test, RandomSpansOfShortTextsMatchSdbmHash) {
   if (!HaveSdbmAvx512()) GTEST_SKIP() << "no AVX-512";
   SplitMix64 rng(3);
   for (int round = 0; round < 300; ++round) {
-    const std::string text = RandomBytes(1 + rng.Next() % 40, rng.Next());
+    const std::string text = testing::RandomTokenBytes(1 + rng.Next() % 40, rng.Next());
     std::vector<TokenSpan> spans;
     for (int i = 0; i < 24; ++i) {
       const size_t begin = rng.Next() % text.size();
@@ -130,7 +117,7 @@ std::string StopwordText(const StopwordSet& set, SplitMix64* rng, std::vector<To
         w = w + w;
         break;
       case 6:
-        w = RandomBytes(1 + rng->Next() % 24, rng->Next());
+        w = testing::RandomTokenBytes(1 + rng->Next() % 24, rng->Next());
         break;
       default:
         break;  // the stopword itself
@@ -153,7 +140,7 @@ TEST(SdbmAvx512Test, EnglishStopwordFilterMatchesContains) {
   if (!HaveSdbmAvx512()) GTEST_SKIP() << "no AVX-512";
   const StopwordSet english = StopwordSet::English();
   ASSERT_NE(english.probe_table(), nullptr);
-  for (uint64_t seed : TestSeeds()) ExpectFilterMatchesContains(english, seed);
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) ExpectFilterMatchesContains(english, seed);
   // Every word, alone and at the start and end of the text (the guards).
   for (const std::string& word : english.words()) {
     for (const std::string& text : {word, word + " x", "x " + word, std::string(20, 'x') + word}) {
@@ -179,10 +166,11 @@ TEST(SdbmAvx512Test, CustomStopwordFilterMatchesContains) {
                                     std::string(40, 's'),
                                     "\xC3\xA9t\xC3\xA9"};
   SplitMix64 rng(9);
-  for (int i = 0; i < 60; ++i) words.push_back(RandomBytes(1 + rng.Next() % 20, rng.Next()));
+  for (int i = 0; i < 60; ++i)
+    words.push_back(testing::RandomTokenBytes(1 + rng.Next() % 20, rng.Next()));
   const StopwordSet set = StopwordSet::FromWords(words, raw);
   ASSERT_NE(set.probe_table(), nullptr);
-  for (uint64_t seed : TestSeeds()) ExpectFilterMatchesContains(set, seed);
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) ExpectFilterMatchesContains(set, seed);
 }
 
 TEST(StopwordProbeTableTest, AgreesWithContains) {
@@ -194,7 +182,7 @@ TEST(StopwordProbeTableTest, AgreesWithContains) {
     std::vector<std::string> words;
     const size_t count = 1 + rng.Next() % 300;
     for (size_t i = 0; i < count; ++i)
-      words.push_back(RandomBytes(1 + rng.Next() % 16, rng.Next()));
+      words.push_back(testing::RandomTokenBytes(1 + rng.Next() % 16, rng.Next()));
     const StopwordSet set = StopwordSet::FromWords(words, raw);
     const StopwordProbeTable* table = set.probe_table();
     ASSERT_NE(table, nullptr) << count << " words";

@@ -7,6 +7,7 @@
 
 #include "hash/cpu_path.h"
 #include "hash/feature_hash.h"
+#include "text/token_kernel_test_util.h"
 #include "util/mix.h"
 
 namespace neardup::internal {
@@ -24,24 +25,10 @@ void ExpectSpansMatchLibrary(const std::string& text, const std::vector<TokenSpa
   }
 }
 
-std::vector<uint64_t> TestSeeds() {
-  std::vector<uint64_t> seeds = {0, 1, 42, 0xffffffffULL, 0x8000000000000001ULL, ~uint64_t{0}};
-  SplitMix64 rng(6);
-  for (int i = 0; i < 6; ++i) seeds.push_back(rng.Next());
-  return seeds;
-}
-
-std::string RandomBytes(size_t size, uint64_t seed) {
-  SplitMix64 rng(seed);
-  std::string text(size, '\0');
-  for (char& c : text) c = static_cast<char>(rng.Next());
-  return text;
-}
-
 TEST(Xxh3SpansAvx512Test, EveryLength0To300MatchesTheLibrary) {
   if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
-  const std::string text = RandomBytes(340, 1);
-  for (uint64_t seed : TestSeeds()) {
+  const std::string text = testing::RandomTokenBytes(340, 1);
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) {
     std::vector<TokenSpan> spans;
     // Every length at offsets near the start (the gather guard), in the
     // middle, and ending at the last byte (the guard at the end).
@@ -57,8 +44,8 @@ TEST(Xxh3SpansAvx512Test, EveryLength0To300MatchesTheLibrary) {
 
 TEST(Xxh3SpansAvx512Test, ShortTokensAtEveryOffsetMatchTheLibrary) {
   if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
-  const std::string text = RandomBytes(200, 2);
-  for (uint64_t seed : TestSeeds()) {
+  const std::string text = testing::RandomTokenBytes(200, 2);
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) {
     std::vector<TokenSpan> spans;
     for (size_t begin = 0; begin < text.size(); ++begin) {
       for (size_t length = 0; length <= 17 && begin + length <= text.size(); ++length) {
@@ -77,7 +64,7 @@ TEST(Xxh3SpansAvx512Test, RandomSpansOfShortTextsMatchTheLibrary) {
   if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
   SplitMix64 rng(3);
   for (int round = 0; round < 200; ++round) {
-    const std::string text = RandomBytes(1 + rng.Next() % 40, rng.Next());
+    const std::string text = testing::RandomTokenBytes(1 + rng.Next() % 40, rng.Next());
     std::vector<TokenSpan> spans;
     for (int i = 0; i < 24; ++i) {
       const size_t begin = rng.Next() % text.size();
@@ -94,7 +81,7 @@ TEST(Xxh3SpansAvx512Test, ManyMixedSpansAcrossChunksMatchTheLibrary) {
   // 9-16-byte tokens are hashed in a second pass and written back by index,
   // in chunks of 256 spans.
   SplitMix64 rng(8);
-  const std::string text = RandomBytes(5000, 9);
+  const std::string text = testing::RandomTokenBytes(5000, 9);
   for (size_t count : {size_t{255}, size_t{256}, size_t{257}, size_t{3001}}) {
     std::vector<TokenSpan> spans;
     for (size_t i = 0; i < count; ++i) {
