@@ -166,7 +166,6 @@ Status IncrementalRows(const Collection& collection, std::span<const uint32_t> r
   // Both document lists are ascending, and so are the rows written.
   size_t next_added = 0, next_searched = 0, next_candidate = 0, next_stored = 0;
   std::vector<ContainmentMatch> list;
-  std::vector<SimilarityRow> old;
   size_t own_i = 0, merge_i = 0;
   while (own_i < own.size() || merge_i < merge_docs.size()) {
     const bool take_own =
@@ -183,19 +182,19 @@ Status IncrementalRows(const Collection& collection, std::span<const uint32_t> r
     }
     const uint32_t doc = merge_docs[merge_i++];
     list.clear();
-    old.clear();
+    const size_t old_begin = next_stored;  // doc's stored list, best first
     while (next_stored < stored.size() && stored[next_stored].a == doc) {
       const SimilarityRow& r = stored[next_stored++];
-      old.push_back(r);
       list.push_back({r.b, 0, r.a_in_b, r.b_in_a});
     }
+    const size_t old_size = next_stored - old_begin;
     while (next_candidate < candidates.size() && candidates[next_candidate].a == doc) {
       list.push_back(candidates[next_candidate++].match);
     }
     std::sort(list.begin(), list.end(), RanksBefore);
     if (list.size() > options.top_n) list.resize(options.top_n);
-    bool same = list.size() == old.size();
-    for (size_t i = 0; same && i < list.size(); ++i) same = list[i].doc == old[i].b;
+    bool same = list.size() == old_size;
+    for (size_t i = 0; same && i < list.size(); ++i) same = list[i].doc == stored[old_begin + i].b;
     if (same) continue;  // every new score ranked below the list's last entry
     replaced->push_back(doc);
     AppendRows(doc, list, options.top_n, rows);

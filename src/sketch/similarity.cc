@@ -53,6 +53,25 @@ size_t CachedMinMatches(double threshold, size_t k) {
   return last.needed;
 }
 
+// The prefix filter over the first `prefix` values of both sides; the side
+// whose prefix ends lower probes (its last prefix value is the cut c).
+struct PrefixFilter {
+  const uint64_t* probe;
+  const uint64_t* build;
+  size_t n_probe;
+  size_t n_build;
+  internal::PrefixCounts counts;
+};
+
+PrefixFilter RunPrefixFilter(const uint64_t* av, size_t na, const uint64_t* bv, size_t nb,
+                             size_t prefix) {
+  const bool a_probes = av[prefix - 1] <= bv[prefix - 1];
+  PrefixFilter f{
+      a_probes ? av : bv, a_probes ? bv : av, a_probes ? na : nb, a_probes ? nb : na, {}};
+  f.counts = internal::BestPrefixFilter()(f.probe, f.build, prefix);
+  return f;
+}
+
 // Both sketches hold fewer than k values (short documents). The estimate is
 // matches / k' with k' = min(k, |A ∪ B|) >= max(na, nb) = M (the union holds
 // the larger side, and k > M), and matches <= |A ∩ B|. So the estimate is at
@@ -77,14 +96,9 @@ bool SmallPairAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thr
   const uint64_t* bv = b.values.data();
   const size_t prefix = std::min({na, nb, internal::kMaxPrefix}) / 8 * 8;
   if (prefix >= 8 && needed > 0) {
-    const bool a_probes = av[prefix - 1] <= bv[prefix - 1];
-    const uint64_t* probe = a_probes ? av : bv;
-    const uint64_t* build = a_probes ? bv : av;
-    const size_t n_probe = a_probes ? na : nb;
-    const size_t n_build = a_probes ? nb : na;
-    const internal::PrefixCounts counts = internal::BestPrefixFilter()(probe, build, prefix);
+    const PrefixFilter f = RunPrefixFilter(av, na, bv, nb, prefix);
     const size_t bound =
-        counts.maybe_common + std::min(n_probe - prefix, n_build - counts.build_below_cut);
+        f.counts.maybe_common + std::min(f.n_probe - prefix, f.n_build - f.counts.build_below_cut);
     if (bound < needed) return false;
   }
   if (a.k > internal::kMaxSplitLimit) return Report(EstimateJaccard(a, b), threshold, estimate);
@@ -138,14 +152,13 @@ bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thres
   const size_t wanted = (k - needed + 8 + 7) / 8 * 8;
   const size_t prefix = std::min<size_t>({k / 2, internal::kMaxPrefix, wanted}) / 8 * 8;
   if (prefix >= 8 && na >= prefix && nb >= prefix) {
-    const bool a_probes = av[prefix - 1] <= bv[prefix - 1];
-    const uint64_t* probe = a_probes ? av : bv;
-    const uint64_t* build = a_probes ? bv : av;
-    const size_t n_probe = a_probes ? na : nb;
-    const size_t n_build = a_probes ? nb : na;
-    const internal::PrefixCounts counts = internal::BestPrefixFilter()(probe, build, prefix);
-    const size_t gamma = counts.maybe_common;
-    const size_t beta = counts.build_below_cut;
+    const PrefixFilter f = RunPrefixFilter(av, na, bv, nb, prefix);
+    const uint64_t* probe = f.probe;
+    const uint64_t* build = f.build;
+    const size_t n_probe = f.n_probe;
+    const size_t n_build = f.n_build;
+    const size_t gamma = f.counts.maybe_common;
+    const size_t beta = f.counts.build_below_cut;
     // The first term needs no search and rejects most unrelated pairs of
     // similar size; only the rest pay for the binary search (a chain of
     // dependent loads, often cache misses on large sketch sets).
