@@ -3,7 +3,9 @@
 // the translated manual pages (UTF-8 in nine languages), when
 // scripts/fetch_corpora.sh and scripts/make_i18n_corpus.sh have made them;
 // skipped otherwise. Every preset, every sketch, both shingle widths the
-// bench measures.
+// bench measures. A seeded synthetic corpus in many scripts runs everywhere
+// (CI has no cache/corpora), so the UTF-8 paths are compared end to end on
+// every build.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -15,9 +17,12 @@
 #include "hash/cpu_path.h"
 #include "neardup/document_reader.h"
 #include "neardup/fingerprinter.h"
+#include "util/mix.h"
 
 namespace neardup {
 namespace {
+
+using internal::SplitMix64;
 
 // Per corpus: the first kFirstDocuments documents and the first
 // kNonAsciiDocuments further ones with a byte >= 0x80 (every code path,
@@ -71,9 +76,8 @@ std::vector<Fingerprint> Compute(const Recipe& recipe, internal::CpuPath path,
   return out;
 }
 
-void ExpectEveryPathEqualsReference(const std::string& corpus) {
-  const std::vector<std::string> texts = LoadCorpus(corpus);
-  if (texts.empty()) GTEST_SKIP() << corpus << " not found (scripts/fetch_corpora.sh)";
+void ExpectEveryPathEqualsReference(const std::string& corpus,
+                                    const std::vector<std::string>& texts) {
   for (const std::string& preset : PresetNames()) {
     for (int minhash_width : {0, 3}) {
       Recipe recipe = *PresetRecipe(preset);
@@ -97,12 +101,121 @@ void ExpectEveryPathEqualsReference(const std::string& corpus) {
   }
 }
 
+void ExpectEveryPathEqualsReferenceOn(const std::string& corpus) {
+  const std::vector<std::string> texts = LoadCorpus(corpus);
+  if (texts.empty()) GTEST_SKIP() << corpus << " not found (scripts/fetch_corpora.sh)";
+  ExpectEveryPathEqualsReference(corpus, texts);
+}
+
 TEST(CpuPathsCorpusTest, SpamAssassinEveryPathEqualsReference) {
-  ExpectEveryPathEqualsReference("spamassassin.jsonl");
+  ExpectEveryPathEqualsReferenceOn("spamassassin.jsonl");
 }
 
 TEST(CpuPathsCorpusTest, TranslatedManPagesEveryPathEqualsReference) {
-  ExpectEveryPathEqualsReference("manpages_i18n.jsonl");
+  ExpectEveryPathEqualsReferenceOn("manpages_i18n.jsonl");
+}
+
+void AppendUtf8(char32_t cp, std::string* out) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// The letters of one writing system, as code point ranges, with the marks
+// that may follow a letter (combining or spacing) and the code points that
+// normalization changes (compatibility forms, case, composition).
+struct Script {
+  std::vector<std::pair<char32_t, char32_t>> letters;
+  std::vector<std::pair<char32_t, char32_t>> marks;
+};
+
+const std::vector<Script>& Scripts() {
+  static const std::vector<Script> scripts = {
+      {{{'a', 'z'}, {'A', 'Z'}}, {}},                            // ASCII English
+      {{{'a', 'z'}, {0xC0, 0xD6}, {0xD8, 0xF6}, {0xF8, 0xFF}},   // Latin-1 (German, French)
+       {{0x300, 0x36F}}},                                        // + combining diacritics
+      {{{0x100, 0x17F}, {0x1C4, 0x1CC}, {0x1E00, 0x1EFF}}, {}},  // Latin Extended, titlecase
+      {{{0x391, 0x3A9}, {0x3B1, 0x3C9}, {0x386, 0x38F}}, {{0x301, 0x301}}},  // Greek
+      {{{0x400, 0x45F}}, {{0x306, 0x306}}},                                  // Cyrillic
+      {{{0x5D0, 0x5EA}}, {{0x5B0, 0x5BD}}},                                  // Hebrew, points
+      {{{0x627, 0x64A}}, {{0x64B, 0x652}}},                                  // Arabic, harakat
+      {{{0x905, 0x939}}, {{0x93E, 0x94D}}},                                  // Devanagari
+      {{{0xE01, 0xE2E}}, {{0xE31, 0xE3A}}},                                  // Thai
+      {{{0x3041, 0x3096}, {0x30A1, 0x30FA}}, {{0x3099, 0x309A}}},            // kana, voicing marks
+      {{{0xFF66, 0xFF9D}}, {{0xFF9E, 0xFF9F}}},                              // halfwidth katakana
+      {{{0x4E00, 0x9FFF}}, {}},                                              // CJK
+      {{{0x20000, 0x2A6DF}}, {}},                                    // CJK extension B (4 bytes)
+      {{{0xAC00, 0xD7A3}}, {}},                                      // Hangul syllables
+      {{{0x1100, 0x1112}, {0x1161, 0x1175}, {0x11A8, 0x11C2}}, {}},  // conjoining jamo
+      {{{0xFF21, 0xFF3A}, {0xFF41, 0xFF5A}, {0xFF10, 0xFF19}}, {}},  // fullwidth Latin, digits
+      {{{0xFB00, 0xFB06}, {0x2160, 0x217F}, {0x2460, 0x2473}, {0x2122, 0x2126}, {0x212A, 0x212B}},
+       {}},                                                              // compatibility letters
+      {{{0x1F600, 0x1F64F}, {0x1F300, 0x1F3FF}}, {{0x1F3FB, 0x1F3FF}}},  // emoji, skin tones
+      {{{0x10400, 0x1044F}}, {}},  // Deseret (supplementary, cased)
+  };
+  return scripts;
+}
+
+char32_t Pick(const std::vector<std::pair<char32_t, char32_t>>& ranges, SplitMix64* rng) {
+  const auto& [first, last] = ranges[rng->Next() % ranges.size()];
+  return first + static_cast<char32_t>(rng->Next() % (last - first + 1));
+}
+
+// Separators and punctuation between words, ASCII and not.
+constexpr char32_t kSeparators[] = {' ',    ' ',    ' ',    ' ',    '\n',   '\t',   ',',
+                                    '.',    '-',    '\'',   '"',    '(',    ')',    0xA0,
+                                    0x2003, 0x3000, 0x2014, 0x201C, 0x201D, 0x3001, 0x3002,
+                                    0xBF,   0xA1,   0x200B, 0xAD,   0x2028, 0xFEFF, 0x85};
+
+// A document of about `bytes` bytes: sentences whose words mostly come from
+// one script (as text in one language does), some ASCII words between them,
+// digits, mixed case, and now and then an invalid or truncated sequence.
+std::string SyntheticDocument(SplitMix64* rng, size_t bytes) {
+  const std::vector<Script>& scripts = Scripts();
+  std::string text;
+  const Script* script = &scripts[rng->Next() % scripts.size()];
+  while (text.size() < bytes) {
+    const uint64_t r = rng->Next() % 1000;
+    if (r < 30) script = &scripts[rng->Next() % scripts.size()];  // a new sentence
+    const Script& word_script = r % 7 == 0 ? scripts[0] : *script;
+    const int letters = 1 + static_cast<int>(rng->Next() % (rng->Next() % 4 == 0 ? 30 : 9));
+    for (int i = 0; i < letters; ++i) {
+      AppendUtf8(Pick(word_script.letters, rng), &text);
+      if (!word_script.marks.empty() && rng->Next() % 5 == 0) {
+        AppendUtf8(Pick(word_script.marks, rng), &text);
+      }
+    }
+    if (r < 2) {
+      static const char* const kInvalid[] = {
+          "\x80",         "\xFF",         "\xC3",     "\xE4\xB8",
+          "\xED\xA0\x80", "\xF0\x9F\x98", "\xC0\xAF", "\xF4\x90\x80\x80"};
+      text.append(kInvalid[rng->Next() % std::size(kInvalid)]);
+    }
+    AppendUtf8(kSeparators[rng->Next() % std::size(kSeparators)], &text);
+  }
+  return text;
+}
+
+// Runs on every machine: 160 seeded documents of 0 to ~8 KB in 19 scripts.
+TEST(CpuPathsCorpusTest, SyntheticMultilingualEveryPathEqualsReference) {
+  SplitMix64 rng(20261123);
+  std::vector<std::string> texts = {""};
+  for (int i = 0; i < 160; ++i) {
+    texts.push_back(SyntheticDocument(&rng, rng.Next() % (i % 8 == 0 ? 8192 : 1500)));
+  }
+  ExpectEveryPathEqualsReference("synthetic multilingual", texts);
 }
 
 }  // namespace
