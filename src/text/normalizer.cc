@@ -3,6 +3,7 @@
 #include <utf8proc.h>
 
 #include <array>
+#include <cstring>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -11,6 +12,7 @@
 
 #include "neardup/check.h"
 #include "text/char_class.h"
+#include "text/normalizer_block.h"
 #include "text/utf8.h"
 
 namespace neardup::internal {
@@ -181,9 +183,39 @@ utf8proc_option_t Utf8procOptions(const NormalizationOptions& options) {
   return static_cast<utf8proc_option_t>(flags);
 }
 
-// Appends utf8proc's normalization of valid UTF-8 `text`.
-void AppendUtf8proc(std::string_view text, utf8proc_option_t flags, bool drop_punctuation,
-                    std::vector<utf8proc_int32_t>* buffer, std::string* out) {
+// Writes through a raw pointer into *out's bytes (its size is the room),
+// growing it on demand; Finish() trims *out to what was written.
+class OutputCursor {
+ public:
+  // Writes after the first `used` bytes of *out. REQUIRES: used <= size.
+  OutputCursor(std::string* out, size_t used)
+      : dst(out->data() + used), out_(out), limit_(out->data() + out->size()) {}
+
+  // Ensures room for `n` more bytes at dst.
+  void Reserve(size_t n) {
+    if (static_cast<size_t>(limit_ - dst) < n) Grow(n);
+  }
+  void Finish() { out_->resize(static_cast<size_t>(dst - out_->data())); }
+
+  char* dst;
+
+ private:
+  void Grow(size_t n) {
+    const auto used = static_cast<size_t>(dst - out_->data());
+    // Geometric, so that growing is amortized O(1) per byte.
+    out_->resize(used + n + used / 2);
+    dst = out_->data() + used;
+    limit_ = out_->data() + out_->size();
+  }
+
+  std::string* out_;
+  char* limit_;
+};
+
+// utf8proc's normalization of valid UTF-8 `text` into *buffer; returns the
+// number of code points.
+size_t Utf8procCodePoints(std::string_view text, utf8proc_option_t flags,
+                          std::vector<utf8proc_int32_t>* buffer) {
   // A first guess of one code point per byte; decompositions can expand
   // further (U+FDFA is 18 code points under NFKC), then we retry at the size
   // utf8proc asks for.
@@ -201,17 +233,39 @@ void AppendUtf8proc(std::string_view text, utf8proc_option_t flags, bool drop_pu
   }
   count = utf8proc_normalize_utf32(buffer->data(), count, flags);
   NEARDUP_CHECK(count >= 0) << "utf8proc_normalize_utf32: " << utf8proc_errmsg(count);
+  return static_cast<size_t>(count);
+}
 
-  const size_t old_size = out->size();
-  out->resize(old_size + static_cast<size_t>(count) * 4);
-  auto* const begin = reinterpret_cast<utf8proc_uint8_t*>(out->data() + old_size);
-  auto* dst = begin;
-  for (utf8proc_ssize_t i = 0; i < count; ++i) {
-    const utf8proc_int32_t cp = (*buffer)[i];
+// Encodes code_points[0, count) at dst (room for 4 bytes each), without
+// punctuation when asked; returns the bytes written.
+size_t EncodeCodePoints(const utf8proc_int32_t* code_points, size_t count, bool drop_punctuation,
+                        char* dst) {
+  auto* const begin = reinterpret_cast<utf8proc_uint8_t*>(dst);
+  auto* p = begin;
+  for (size_t i = 0; i < count; ++i) {
+    const utf8proc_int32_t cp = code_points[i];
     if (drop_punctuation && IsPunctuation(static_cast<char32_t>(cp))) continue;
-    dst += utf8proc_encode_char(cp, dst);
+    p += utf8proc_encode_char(cp, p);
   }
-  out->resize(old_size + static_cast<size_t>(dst - begin));
+  return static_cast<size_t>(p - begin);
+}
+
+// Appends utf8proc's normalization of valid UTF-8 `text`.
+void AppendUtf8proc(std::string_view text, utf8proc_option_t flags, bool drop_punctuation,
+                    std::vector<utf8proc_int32_t>* buffer, std::string* out) {
+  const size_t count = Utf8procCodePoints(text, flags, buffer);
+  const size_t old_size = out->size();
+  out->resize(old_size + count * 4);
+  const size_t written =
+      EncodeCodePoints(buffer->data(), count, drop_punctuation, out->data() + old_size);
+  out->resize(old_size + written);
+}
+
+void AppendUtf8proc(std::string_view text, utf8proc_option_t flags, bool drop_punctuation,
+                    std::vector<utf8proc_int32_t>* buffer, OutputCursor* out) {
+  const size_t count = Utf8procCodePoints(text, flags, buffer);
+  out->Reserve(count * 4);
+  out->dst += EncodeCodePoints(buffer->data(), count, drop_punctuation, out->dst);
 }
 
 // Context-free code points. A BMP code point X is context-free for a choice
@@ -233,6 +287,10 @@ struct ContextFreeTable {
   // the output bytes in `bytes`; 0 = not context-free.
   std::vector<uint32_t> entries;
   std::string bytes;
+  // The block tables (text/normalizer_block.h) of the context-free code
+  // points whose output fits in their own bytes: [0] keeps punctuation, [1]
+  // removes it (remove_punctuation).
+  std::vector<uint32_t> block_entries[2];
 };
 constexpr uint32_t kContextFree = uint32_t{1} << 31;
 constexpr uint32_t kOutputHasPunctuation = uint32_t{1} << 30;
@@ -254,6 +312,8 @@ bool IsStarterThatComposesWithNothingBefore(utf8proc_int32_t cp) {
 ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags) {
   ContextFreeTable table;
   table.entries.assign(0x10000, 0);
+  table.block_entries[0].assign(0x10000, 0);
+  table.block_entries[1].assign(0x10000, 0);
   // The decomposition normalization starts from (utf8proc decomposes only
   // with COMPOSE or DECOMPOSE set).
   const auto decompose_flags = static_cast<utf8proc_option_t>(
@@ -282,7 +342,26 @@ ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags) {
                         static_cast<uint32_t>(output.size()) << kLengthShift |
                         static_cast<uint32_t>(table.bytes.size());
     table.bytes += output;
+    for (int drop = 0; drop < 2; ++drop) {
+      std::string kept;
+      for (utf8proc_ssize_t i = 0; i < n; ++i) {
+        if (drop == 0 || !IsPunctuation(static_cast<char32_t>(buffer[i]))) {
+          AppendUtf8(static_cast<char32_t>(buffer[i]), &kept);
+        }
+      }
+      const size_t sequence_length = cp < 0x800 ? 2 : 3;
+      if (kept.size() > sequence_length) continue;
+      uint32_t entry = cp < 0x800 ? kBlockValid2 : kBlockValid3;
+      for (size_t i = 0; i < kept.size(); ++i) {
+        entry |= uint32_t{static_cast<unsigned char>(kept[i])} << (8 * i);
+        entry |= kBlockLength1 << i;
+      }
+      table.block_entries[drop][cp] = entry;
+    }
   }
+  // An invalid subpart becomes U+FFFD: the code point loop takes it as a
+  // split point (a starter that composes with nothing before it).
+  NEARDUP_CHECK(table.entries[kReplacementCharacter] & kContextFree);
   return table;
 }
 
@@ -302,62 +381,142 @@ const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options)
   return fold;
 }
 
-// Appends the normalization of the run of bytes >= 0x80 that starts at
-// `begin` (it ends at the first ASCII byte or at `text_end`) and returns its
-// end; its code points before the first context-free one go through
-// utf8proc with `base` (the text before the run, empty or the ASCII
-// character whose output the caller took back). Returns null, having
-// appended part of the run, when the run is not valid UTF-8 (the caller
-// then truncates *out and repairs the run): validation and normalization in
-// one decode.
-const char* AppendRun(std::string_view base, const char* begin, const char* text_end,
-                      const ContextFreeTable& table, utf8proc_option_t flags, bool fold,
-                      bool drop_punctuation, Scratch* scratch, std::string* out) {
-  // The current unit: [unit, p), utf8proc'd at the next context-free code
-  // point; `unit_is_free` while it is one context-free code point.
-  const char* unit = begin;
-  bool unit_is_free = false;
-  uint32_t unit_entry = 0;
-  bool first_unit = true;
-  auto flush = [&](const char* unit_end) {
-    if (unit_is_free && !(drop_punctuation && (unit_entry & kOutputHasPunctuation))) {
-      out->append(table.bytes.data() + (unit_entry & kOffsetMask),
-                  (unit_entry >> kLengthShift) & 0xF);
-    } else if (first_unit && !base.empty() && unit_end == begin) {
-      // The run starts with a context-free code point: the base is alone,
-      // its ASCII output is put back.
-      const auto c = static_cast<unsigned char>(base[0]);
-      if (!(drop_punctuation && kAsciiIsPunctuation[c])) {
-        out->push_back(fold ? kAsciiFolded[c] : static_cast<char>(c));
+// What the code point loop needs.
+struct UnitContext {
+  const ContextFreeTable* table;
+  const uint32_t* block_entries;  // table->block_entries[drop_punctuation]
+  utf8proc_option_t flags;
+  bool fold;
+  bool drop_punctuation;
+  Scratch* scratch;
+  NormalizeStats* stats;
+};
+
+// The code point loop. Normalizes [p, end) unit by unit from the split point
+// p and returns the split point after the first unit that ends at or after
+// `stop`. A unit starts at a split point, an ASCII character, a context-free
+// code point or an invalid subpart (U+FFFD, a starter that composes with
+// nothing before it), and runs to the next one; alone, each of them is its
+// table's output (ASCII: folded or dropped), anything longer goes through
+// utf8proc. An ASCII stretch is copied up to its last character (a possible
+// base for what follows). Validates as it decodes.
+const char* NormalizeUnits(const char* p, const char* end, const char* stop, const UnitContext& ctx,
+                           OutputCursor* out) {
+  const bool fold = ctx.fold;
+  const bool drop = ctx.drop_punctuation;
+  do {
+    if (static_cast<unsigned char>(*p) < 0x80) {
+      const auto remaining = static_cast<size_t>(end - p);
+      const size_t ascii = FindFirstNonAscii(std::string_view(p, remaining), 1);
+      const char* stretch_end = ascii == remaining ? end : p + ascii - 1;
+      if (stretch_end > p) {
+        out->Reserve(static_cast<size_t>(stretch_end - p));
+        char* dst = out->dst;
+        // Branch-free: a dropped byte is overwritten by the next.
+        for (; p < stretch_end; ++p) {
+          const auto c = static_cast<unsigned char>(*p);
+          *dst = fold ? kAsciiFolded[c] : static_cast<char>(c);
+          dst += drop ? 1 - kAsciiIsPunctuation[c] : 1;
+        }
+        out->dst = dst;
+        continue;
       }
-    } else if (first_unit && !base.empty()) {
-      // base + the leading non-context-free code points, contiguous in the
-      // caller's text.
-      AppendUtf8proc(std::string_view(base.data(), static_cast<size_t>(unit_end - base.data())),
-                     flags, drop_punctuation, &scratch->code_points, out);
-    } else if (unit_end > unit) {
-      AppendUtf8proc(std::string_view(unit, static_cast<size_t>(unit_end - unit)), flags,
-                     drop_punctuation, &scratch->code_points, out);
     }
-    first_unit = false;
-  };
-  const char* p = begin;
-  while (p < text_end && static_cast<unsigned char>(*p) >= 0x80) {
-    const DecodedCodePoint d = DecodeUtf8(p, text_end);
-    if (!d.valid) return nullptr;
-    const uint32_t entry = d.code_point < 0x10000 ? table.entries[d.code_point] : 0;
-    if (entry & kContextFree) {
-      flush(p);
-      unit = p;
-      unit_is_free = true;
-      unit_entry = entry;
-    } else {
-      unit_is_free = false;
+    const char* const unit = p;
+    const DecodedCodePoint first = DecodeUtf8(p, end);
+    p += first.length;
+    while (p < end && static_cast<unsigned char>(*p) >= 0x80) {
+      const DecodedCodePoint d = DecodeUtf8(p, end);
+      if (!d.valid ||
+          (d.code_point < 0x10000 && (ctx.table->entries[d.code_point] & kContextFree))) {
+        break;
+      }
+      p += d.length;
     }
-    p += d.length;
-  }
-  flush(p);
+    const bool alone = p == unit + first.length;
+    if (!first.valid) {
+      if (ctx.stats != nullptr) ++ctx.stats->invalid_utf8_sequences;
+      if (alone) {
+        out->Reserve(kReplacementUtf8.size());
+        std::memcpy(out->dst, kReplacementUtf8.data(), kReplacementUtf8.size());
+        out->dst += kReplacementUtf8.size();
+      } else {
+        std::string& repaired = ctx.scratch->sanitized;
+        repaired.assign(kReplacementUtf8);
+        repaired.append(unit + first.length, p);
+        AppendUtf8proc(repaired, ctx.flags, drop, &ctx.scratch->code_points, out);
+      }
+      continue;
+    }
+    if (alone) {
+      const char32_t cp = first.code_point;
+      if (cp < 0x80) {
+        if (!(drop && kAsciiIsPunctuation[cp])) {
+          out->Reserve(1);
+          *out->dst++ = fold ? kAsciiFolded[cp] : static_cast<char>(cp);
+        }
+        continue;
+      }
+      if (cp < 0x10000) {
+        const uint32_t block = ctx.block_entries[cp];
+        if (block != 0) {
+          out->Reserve(3);
+          out->dst[0] = static_cast<char>(block);
+          out->dst[1] = static_cast<char>(block >> 8);
+          out->dst[2] = static_cast<char>(block >> 16);
+          out->dst += BlockEntryLength(block);
+          continue;
+        }
+        const uint32_t entry = ctx.table->entries[cp];
+        if ((entry & kContextFree) && !(drop && (entry & kOutputHasPunctuation))) {
+          const size_t length = (entry >> kLengthShift) & 0xF;
+          out->Reserve(length);
+          std::memcpy(out->dst, ctx.table->bytes.data() + (entry & kOffsetMask), length);
+          out->dst += length;
+          continue;
+        }
+      }
+    }
+    AppendUtf8proc(std::string_view(unit, static_cast<size_t>(p - unit)), ctx.flags, drop,
+                   &ctx.scratch->code_points, out);
+  } while (p < end && p < stop);
   return p;
+}
+
+// Normalize with nfkc or case_fold: *out holds the first `used` bytes of
+// the output, those of text[0, pos); pos is a split point. The block kernel
+// where the CPU has it, the code point loop where it stops.
+void NormalizeUnicode(std::string_view text, size_t pos, const NormalizationOptions& options,
+                      bool block, std::string* out, size_t used, NormalizeStats* stats) {
+  const ContextFreeTable& table = ContextFreeTableFor(options);
+  const bool drop = options.remove_punctuation;
+  const UnitContext ctx{&table,
+                        table.block_entries[drop ? 1 : 0].data(),
+                        Utf8procOptions(options),
+                        options.case_fold,
+                        drop,
+                        &ThreadScratch(),
+                        stats};
+  OutputCursor cursor(out, used);
+  const char* p = text.data() + pos;
+  const char* const end = text.data() + text.size();
+  while (p < end) {
+    if (block) {
+      cursor.Reserve(static_cast<size_t>(end - p) + 64);
+      p = NormalizeBlocksAvx512(p, end, ctx.block_entries, options.case_fold, drop, &cursor.dst);
+      if (p == end) break;
+      // The next unit needs the code point loop.
+      p = NormalizeUnits(p, end, p + 1, ctx, &cursor);
+    } else {
+      p = NormalizeUnits(p, end, end, ctx, &cursor);
+    }
+  }
+  cursor.Finish();
+  Scratch& scratch = *ctx.scratch;
+  if (scratch.code_points.size() > kMaxRetainedCodePoints) {
+    std::vector<utf8proc_int32_t>().swap(scratch.code_points);
+  }
+  if (scratch.sanitized.capacity() > kMaxRetainedCodePoints) std::string().swap(scratch.sanitized);
 }
 
 // The reference path (CpuPath::kReference): the whole text validated and
@@ -420,6 +579,7 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
     NormalizeReference(text, options, out, stats);
     return;
   }
+  const bool unicode = options.nfkc || options.case_fold;
   size_t pos = 0;
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
   if (avx512) {
@@ -427,7 +587,22 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
     // where the first byte >= 0x80 is. The bytes *out already holds (the
     // previous text's) serve as room: resize zero-fills only what it adds.
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
-    out->resize(AppendAsciiAvx512(text, fold, drop, out->data(), &pos));
+    size_t written = AppendAsciiAvx512(text, fold, drop, out->data(), &pos);
+    if (pos == text.size()) {
+      out->resize(written);
+      return;
+    }
+    if (unicode) {
+      // The last ASCII character may be the base of what follows: it is
+      // taken back so that the text splits before it.
+      if (pos > 0) {
+        --pos;
+        if (!(drop && kAsciiIsPunctuation[static_cast<unsigned char>(text[pos])])) --written;
+      }
+      NormalizeUnicode(text, pos, options, HasBlockNormalizer(), out, written, stats);
+      return;
+    }
+    out->resize(written);
   }
 #endif
   if (!avx512) {
@@ -436,69 +611,38 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
       AppendAscii(text, fold, drop, avx512, out);
       return;
     }
+    if (unicode) {
+      out->resize(text.size() + 64);
+      NormalizeUnicode(text, 0, options, false, out, 0, stats);
+      return;
+    }
   }
   if (pos == text.size()) return;
 
-  // Text with bytes >= 0x80: ASCII stretches take the ASCII copy; each
+  // Neither NFKC nor case folding: ASCII stretches take the ASCII copy; each
   // maximal run of bytes >= 0x80 is validated (and repaired) on its own and
-  // normalized on its own. Both are exact:
-  // - UTF-8 validity and the maximal invalid subparts (utf8.h) never cross
-  //   an ASCII byte (it is never part of a multi-byte sequence), so
-  //   repairing the runs one by one repairs the whole text.
-  // - Unicode normalization is per code point except canonical reordering
-  //   and composition, which never cross the start of an ASCII character
-  //   (ASCII characters are starters that compose with nothing before them),
-  //   nor an ASCII character with an ASCII character before it. So each run
-  //   goes through utf8proc with the ASCII character before it (a base that
-  //   a combining mark may compose with), whose ASCII output is taken back.
+  // copied, without its punctuation when asked. Exact, since UTF-8 validity
+  // and the maximal invalid subparts (utf8.h) never cross an ASCII byte (it
+  // is never part of a multi-byte sequence).
   Scratch& scratch = ThreadScratch();
-  const bool unicode = options.nfkc || options.case_fold;
-  const utf8proc_option_t flags = Utf8procOptions(options);
   while (pos < text.size()) {
     const size_t run = FindFirstNonAscii(text, pos);
     AppendAsciiStretch(text.substr(pos, run - pos), fold, drop, avx512, out);
     if (run == text.size()) break;
-    const size_t base = unicode && run > 0 ? 1 : 0;
-    if (unicode) {
-      // text[run - 1] is ASCII and the last byte of *out unless dropped.
-      if (base != 0 && !(drop && kAsciiIsPunctuation[static_cast<unsigned char>(text[run - 1])])) {
-        out->pop_back();
-      }
-      // Code point by code point where the table allows (AppendRun).
-      const size_t mark = out->size();
-      const char* end =
-          AppendRun(text.substr(run - base, base), text.data() + run, text.data() + text.size(),
-                    ContextFreeTableFor(options), flags, fold, drop, &scratch, out);
-      if (end != nullptr) {
-        pos = static_cast<size_t>(end - text.data());
-        continue;
-      }
-      out->resize(mark);  // invalid UTF-8: repaired below
-    }
     size_t run_end = run;
     while (run_end < text.size() && static_cast<unsigned char>(text[run_end]) >= 0x80) ++run_end;
-    // With the base character in front when there is one.
-    std::string_view segment = text.substr(run - base, run_end - run + base);
-    if (!IsValidUtf8(segment.substr(base))) {
-      const uint64_t replaced = SanitizeUtf8(segment.substr(base), &scratch.sanitized);
+    std::string_view segment = text.substr(run, run_end - run);
+    if (!IsValidUtf8(segment)) {
+      const uint64_t replaced = SanitizeUtf8(segment, &scratch.sanitized);
       if (stats != nullptr) stats->invalid_utf8_sequences += replaced;
-      if (base != 0) scratch.sanitized.insert(scratch.sanitized.begin(), text[run - 1]);
       segment = scratch.sanitized;
     }
-    if (!unicode) {
-      if (drop) {
-        AppendWithoutPunctuation(segment, out);
-      } else {
-        out->append(segment);
-      }
+    if (drop) {
+      AppendWithoutPunctuation(segment, out);
     } else {
-      AppendUtf8proc(segment, flags, drop, &scratch.code_points, out);
+      out->append(segment);
     }
     pos = run_end;
-  }
-
-  if (scratch.code_points.size() > kMaxRetainedCodePoints) {
-    std::vector<utf8proc_int32_t>().swap(scratch.code_points);
   }
   if (scratch.sanitized.capacity() > kMaxRetainedCodePoints) std::string().swap(scratch.sanitized);
 }

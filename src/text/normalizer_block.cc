@@ -1,0 +1,237 @@
+#include "text/normalizer_block.h"
+
+#include <array>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "text/char_class.h"
+
+namespace neardup::internal {
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// GCC 12 warns that the _mm512_undefined_epi32() inside its own intrinsics
+// "may be used uninitialized": a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace {
+
+// 1 for ASCII P*, as the normalizer's byte table.
+constexpr std::array<uint8_t, 128> kAsciiPunctuationByte = [] {
+  std::array<uint8_t, 128> table{};
+  for (int c = 0; c < 128; ++c) table[c] = (kAsciiClass[c] & kAsciiPunctuationBit) != 0;
+  return table;
+}();
+
+// vpermb indices: kShift1[i] = i + 1, kShift2[i] = i + 2 (the byte after and
+// two after each position; what wraps around is never used: only sequences
+// complete in the window are decoded).
+constexpr std::array<uint8_t, 64> ShiftIndex(int by) {
+  std::array<uint8_t, 64> index{};
+  for (int i = 0; i < 64; ++i) index[i] = static_cast<uint8_t>((i + by) & 63);
+  return index;
+}
+constexpr std::array<uint8_t, 64> kShift1 = ShiftIndex(1);
+constexpr std::array<uint8_t, 64> kShift2 = ShiftIndex(2);
+
+// vpermt2b indices over two vectors of 16 gathered entries each: lane i gets
+// byte `byte` of entry i (entries 16..31 come from the second vector).
+constexpr std::array<uint8_t, 64> EntryByteIndex(int byte) {
+  std::array<uint8_t, 64> index{};
+  for (int i = 0; i < 64; ++i) index[i] = static_cast<uint8_t>((4 * (i & 31) + byte) & 127);
+  return index;
+}
+constexpr std::array<uint8_t, 64> kEntryByte0 = EntryByteIndex(0);
+constexpr std::array<uint8_t, 64> kEntryByte1 = EntryByteIndex(1);
+constexpr std::array<uint8_t, 64> kEntryByte2 = EntryByteIndex(2);
+constexpr std::array<uint8_t, 64> kEntryByte3 = EntryByteIndex(3);
+
+constexpr size_t kPrefetchDistance = 1024;
+
+#define NEARDUP_BLOCK_TARGET                                                               \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,lzcnt," \
+                        "popcnt")))
+
+NEARDUP_BLOCK_TARGET inline __m512i Load(const std::array<uint8_t, 64>& bytes) {
+  return _mm512_loadu_si512(bytes.data());
+}
+
+// Positions 0..bit (inclusive) of a 64-bit mask. REQUIRES: bit < 64.
+inline uint64_t UpTo(unsigned bit) { return ~uint64_t{0} >> (63 - bit); }
+
+}  // namespace
+
+bool HasBlockNormalizer() {
+  static const bool supported =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
+      __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
+      __builtin_cpu_supports("popcnt");
+  return supported;
+}
+
+NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char* end,
+                                                       const uint32_t* entries, bool fold,
+                                                       bool drop_punctuation, char** dst) {
+  const __m512i punct_lo = _mm512_loadu_si512(kAsciiPunctuationByte.data());
+  const __m512i punct_hi = _mm512_loadu_si512(kAsciiPunctuationByte.data() + 64);
+  const __m512i shift1 = Load(kShift1);
+  const __m512i shift2 = Load(kShift2);
+  const __m512i entry_byte0 = Load(kEntryByte0);
+  const __m512i entry_byte1 = Load(kEntryByte1);
+  const __m512i entry_byte2 = Load(kEntryByte2);
+  const __m512i entry_byte3 = Load(kEntryByte3);
+  const __m512i low6 = _mm512_set1_epi16(0x3F);
+  char* out = *dst;
+  while (p < end) {
+    const size_t remaining = static_cast<size_t>(end - p);
+    if (remaining > kPrefetchDistance) _mm_prefetch(p + kPrefetchDistance, _MM_HINT_T0);
+    const size_t n = remaining < 64 ? remaining : 64;
+    const uint64_t valid = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(valid, p);  // never reads past the end
+    const uint64_t high = _mm512_movepi8_mask(v);
+    const uint64_t ascii = valid & ~high;
+    // Whether the text splits right after the window (its end, or ASCII).
+    const bool split_after = n < 64 || remaining == 64 || static_cast<signed char>(p[64]) >= 0;
+
+    // The ASCII bytes' output: folded, punctuation not kept. Bytes >= 0x80
+    // are never in 'A'..'Z'; their punctuation lookups are masked off.
+    __m512i bytes = v;
+    if (fold) {
+      const __mmask64 upper =
+          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
+      bytes = _mm512_mask_add_epi8(bytes, upper, bytes, _mm512_set1_epi8(0x20));
+    }
+    uint64_t keep = ascii;
+    if (drop_punctuation) {
+      const __m512i punct = _mm512_permutex2var_epi8(punct_lo, v, punct_hi);
+      keep &= _mm512_testn_epi8_mask(punct, punct);
+    }
+
+    // cut: the bytes this window commits; p + cut is a split point.
+    unsigned cut;
+    if (high == 0) {
+      cut = split_after ? static_cast<unsigned>(n) : static_cast<unsigned>(n) - 1;
+    } else {
+      const uint64_t cont =
+          _mm512_mask_cmplt_epu8_mask(high, v, _mm512_set1_epi8(static_cast<char>(0xC0)));
+      const uint64_t lead2 = _mm512_cmplt_epu8_mask(
+          _mm512_sub_epi8(v, _mm512_set1_epi8(static_cast<char>(0xC2))), _mm512_set1_epi8(30));
+      const uint64_t lead3 = _mm512_cmplt_epu8_mask(
+          _mm512_sub_epi8(v, _mm512_set1_epi8(static_cast<char>(0xE0))), _mm512_set1_epi8(16));
+      // Sequences whose bytes all lie in the window.
+      const uint64_t lead2_in = lead2 & (valid >> 1);
+      const uint64_t lead3_in = lead3 & (valid >> 2);
+      const uint64_t claimed = ((lead2_in | lead3_in) << 1) | (lead3_in << 2);
+      const uint64_t missing = claimed & ~cont;
+      // Where the structure may be broken (or cannot be checked here): C0,
+      // C1, F0..FF (4-byte forms take the code point loop), a continuation
+      // byte no lead claims, a lead whose claimed bytes are not all
+      // continuation bytes (marked at or before the lead), a sequence that
+      // runs past the window. Everything before the first such position is
+      // well-formed 2- and 3-byte sequences and ASCII.
+      const uint64_t broken = (high & ~cont & ~lead2 & ~lead3) | (cont & ~claimed) |
+                              (missing >> 1) | (missing >> 2) | (lead2 & ~lead2_in) |
+                              (lead3 & ~lead3_in);
+      unsigned first_problem = broken != 0 ? static_cast<unsigned>(_tzcnt_u64(broken)) : 64;
+      const uint64_t leads =
+          (lead2_in | lead3_in) & (first_problem == 64 ? ~uint64_t{0} : UpTo(first_problem) >> 1);
+      uint64_t splittable = ascii;
+      if (leads != 0) {
+        // At most 32 sequences (each at least 2 bytes): packed in lead order.
+        const uint64_t lead3_used = lead3_in & leads;
+        const uint64_t is3 = _pext_u64(lead3_used, leads);
+        const unsigned count = static_cast<unsigned>(_mm_popcnt_u64(leads));
+        const __m512i b0 = _mm512_maskz_compress_epi8(leads, v);
+        const __m512i b1 = _mm512_maskz_compress_epi8(leads, _mm512_permutexvar_epi8(shift1, v));
+        const __m512i b2 = _mm512_maskz_compress_epi8(leads, _mm512_permutexvar_epi8(shift2, v));
+        const __m512i w0 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(b0));
+        const __m512i w1 = _mm512_and_si512(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(b1)), low6);
+        const __m512i w2 = _mm512_and_si512(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(b2)), low6);
+        const __m512i cp2 = _mm512_or_si512(
+            _mm512_slli_epi16(_mm512_and_si512(w0, _mm512_set1_epi16(0x1F)), 6), w1);
+        // 16-bit lanes drop the lead's 0xE0 bits.
+        const __m512i cp3 = _mm512_or_si512(
+            _mm512_or_si512(_mm512_slli_epi16(w0, 12), _mm512_slli_epi16(w1, 6)), w2);
+        const __m512i cp = _mm512_mask_blend_epi16(static_cast<__mmask32>(is3), cp2, cp3);
+        // Lanes past `count` hold code point 0, whose entry is 0.
+        const __m512i g0 =
+            _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(cp)), entries, 4);
+        __m512i g1 = _mm512_setzero_si512();
+        if (count > 16) {
+          g1 = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(cp, 1)),
+                                      entries, 4);
+        }
+        const __m512i flags = _mm512_permutex2var_epi8(g0, entry_byte3, g1);
+        const uint64_t lanes = (uint64_t{1} << count) - 1;
+        const uint64_t usable =
+            ((_mm512_test_epi8_mask(flags,
+                                    _mm512_set1_epi8(static_cast<char>(kBlockValid2 >> 24))) &
+              ~is3) |
+             (_mm512_test_epi8_mask(flags,
+                                    _mm512_set1_epi8(static_cast<char>(kBlockValid3 >> 24))) &
+              is3)) &
+            lanes;
+        const uint64_t usable_leads = _pdep_u64(usable, leads);
+        const uint64_t unusable = leads & ~usable_leads;
+        if (unusable != 0) {
+          const auto first_unusable = static_cast<unsigned>(_tzcnt_u64(unusable));
+          if (first_unusable < first_problem) first_problem = first_unusable;
+        }
+        splittable |= usable_leads;
+        // The output bytes in place of each sequence's bytes; the bytes past
+        // its output length are not kept.
+        bytes =
+            _mm512_mask_expand_epi8(bytes, leads, _mm512_permutex2var_epi8(g0, entry_byte0, g1));
+        bytes = _mm512_mask_expand_epi8(bytes, leads << 1,
+                                        _mm512_permutex2var_epi8(g0, entry_byte1, g1));
+        bytes = _mm512_mask_expand_epi8(
+            bytes, lead3_used << 2,
+            _mm512_maskz_compress_epi8(is3, _mm512_permutex2var_epi8(g0, entry_byte2, g1)));
+        keep |= _pdep_u64(_mm512_test_epi8_mask(
+                              flags, _mm512_set1_epi8(static_cast<char>(kBlockLength1 >> 24))),
+                          leads) |
+                _pdep_u64(_mm512_test_epi8_mask(
+                              flags, _mm512_set1_epi8(static_cast<char>(kBlockLength2 >> 24))),
+                          leads)
+                    << 1 |
+                _pdep_u64(_mm512_test_epi8_mask(
+                              flags, _mm512_set1_epi8(static_cast<char>(kBlockLength3 >> 24))),
+                          leads)
+                    << 2;
+      }
+      if (first_problem == 64 && split_after) {
+        cut = static_cast<unsigned>(n);
+      } else {
+        // The last split point at or before the first problem: every code
+        // point before it is usable and complete.
+        const uint64_t candidates =
+            splittable & (first_problem == 64 ? ~uint64_t{0} : UpTo(first_problem));
+        cut = candidates != 0 ? 63 - static_cast<unsigned>(_lzcnt_u64(candidates)) : 0;
+      }
+    }
+    if (cut == 0) break;
+    keep &= cut == 64 ? ~uint64_t{0} : (uint64_t{1} << cut) - 1;
+    _mm512_storeu_si512(out, _mm512_maskz_compress_epi8(keep, bytes));
+    out += _mm_popcnt_u64(keep);
+    p += cut;
+  }
+  *dst = out;
+  return p;
+}
+
+#pragma GCC diagnostic pop
+
+#else
+
+bool HasBlockNormalizer() { return false; }
+
+const char* NormalizeBlocksAvx512(const char* p, const char*, const uint32_t*, bool, bool, char**) {
+  return p;
+}
+
+#endif
+
+}  // namespace neardup::internal
