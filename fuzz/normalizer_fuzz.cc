@@ -3,11 +3,14 @@
 // normalized text is valid UTF-8, that invalid input is counted (and valid
 // input is not), and that every token is non-empty and lies within the
 // normalized text, in order and without overlap (or is the kChar space token).
+// Every CPU path this machine runs (the AVX-512 block kernel, the code point
+// loop) must give the reference path's bytes and invalid count.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "hash/cpu_path.h"
 #include "neardup/check.h"
 #include "neardup/recipe.h"
 #include "text/normalizer.h"
@@ -55,6 +58,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (TokenizerKind kind :
          {TokenizerKind::kWord, TokenizerKind::kWhitespace, TokenizerKind::kChar}) {
       CheckTokens(kind, normalized);
+    }
+    for (internal::CpuPath path : internal::SupportedCpuPaths()) {
+      internal::NormalizeStats path_stats;
+      std::string path_normalized = "left over";
+      internal::Normalize(input, options, &path_normalized, &path_stats, path);
+      NEARDUP_CHECK(path_normalized == normalized)
+          << "path " << internal::CpuPathName(path) << " differs from the reference";
+      NEARDUP_CHECK(path_stats.invalid_utf8_sequences == stats.invalid_utf8_sequences)
+          << "path " << internal::CpuPathName(path) << " counts "
+          << path_stats.invalid_utf8_sequences << " invalid subparts, the reference "
+          << stats.invalid_utf8_sequences;
     }
   }
   // The tokenizers must also be safe on raw, possibly invalid, bytes.

@@ -345,3 +345,162 @@ TEST(NormalizerTest, RandomCodePointsMatchReference) {
 
 }  // namespace
 }  // namespace neardup::internal
+
+namespace neardup::internal {
+namespace {
+
+// Every path (the block kernel on kAvx512) against the reference on the
+// repaired text, with the same count of invalid subparts.
+void ExpectAllPathsMatchReference(const std::string& s,
+                                  const std::vector<NormalizationOptions>& all_options) {
+  std::string repaired;
+  const uint64_t expected_invalid = SanitizeUtf8(s, &repaired);
+  for (const NormalizationOptions& options : all_options) {
+    const std::string want = Reference(repaired, options);
+    for (CpuPath path : SupportedCpuPaths()) {
+      uint64_t invalid = 0;
+      const std::string got = Norm(s, options, &invalid, path);
+      ASSERT_EQ(got, want) << testing::PrintToString(s) << " " << Describe(options) << " "
+                           << CpuPathName(path);
+      ASSERT_EQ(invalid, expected_invalid)
+          << testing::PrintToString(s) << " " << Describe(options) << " " << CpuPathName(path);
+    }
+  }
+}
+
+// Every BMP code point repeated past several 64-byte windows of the block
+// kernel, at every offset of the window, next to ASCII, itself and the
+// context-free code points of other lengths.
+TEST(NormalizerTest, EveryBmpCodePointAcrossWindowsMatchesReference) {
+  const std::vector<NormalizationOptions> options = {
+      Options(true, true, false), Options(true, true, true), Options(true, false, false),
+      Options(false, true, true)};
+  for (char32_t cp = 0x80; cp < 0x10000; ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    std::string x;
+    AppendUtf8(cp, &x);
+    std::string s(cp % 64, 'A');
+    for (int k = 0; k < 5; ++k) {
+      s += x;
+      s += x;
+      s += " \xC3\xA9";  // é
+      s += x;
+      s += "\xE4\xB8\xAD"
+           "Ab.";  // 中
+    }
+    ExpectAllPathsMatchReference(s, options);
+  }
+}
+
+// Invalid UTF-8 (lone continuation bytes, bytes that never occur, truncated
+// and overlong forms, surrogates) and 4-byte forms at every position of a
+// text of 2- and 3-byte sequences and ASCII; and every prefix of the text,
+// so sequences are cut at the end of the text.
+TEST(NormalizerTest, InvalidSequencesAtEveryPositionMatchReference) {
+  const std::string text =
+      "Gr\xC3\xBC\xC3\x9F"
+      "e \xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 \xE4\xB8\xAD\xE6\x96\x87 "
+      "\xEA\xB0\x80\xEB\x82\x98 caf\xC3\xA9, \xC2\xAB\xC3\x89T\xC3\x89\xC2\xBB "
+      "\xE3\x81\x82\xE3\x82\xA2\xEF\xBC\xA1 \xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3 "
+      "na\xC3\xAFve \xE2\x80\x9Cquoted\xE2\x80\x9D\xE2\x80\xA6 end";
+  const std::vector<std::string> inserts = {"\x80",
+                                            "\xBF",
+                                            "\xC0",
+                                            "\xC1\xBF",
+                                            "\xF5",
+                                            "\xFF",
+                                            "\xC3",
+                                            "\xE2\x82",
+                                            "\xE4\xB8",
+                                            "\xF0\x9F\x8D",
+                                            "\xED\xA0\x80",
+                                            "\xE0\x80\x80",
+                                            "\xE0\x9F\xBF",
+                                            "\xF0\x80\x80\x80",
+                                            "\xF4\x90\x80\x80",
+                                            "\xF0\x9F\x8D\x95",
+                                            "\xCC\x81",
+                                            "\xE1\x85\xA1",
+                                            "\xC3\x83\x80"};
+  const std::vector<NormalizationOptions> all = AllOptions();
+  for (size_t offset : {size_t{0}, size_t{37}, size_t{64}}) {
+    const std::string padded = std::string(offset, 'x') + text;
+    for (size_t i = 0; i <= padded.size(); ++i) {
+      for (const std::string& insert : inserts) {
+        ExpectAllPathsMatchReference(padded.substr(0, i) + insert + padded.substr(i), all);
+      }
+      // A byte overwritten: sequences broken in the middle.
+      std::string broken = padded;
+      if (i < broken.size()) {
+        broken[i] = '\x80';
+        ExpectAllPathsMatchReference(broken, all);
+        broken[i] = 'q';
+        ExpectAllPathsMatchReference(broken, all);
+      }
+      ExpectAllPathsMatchReference(padded.substr(0, i), all);
+    }
+  }
+}
+
+// Long texts of words from many scripts, so that the block kernel runs many
+// windows and hands over to the code point loop and back: combining marks,
+// code points whose output is longer than they are, 4-byte forms and invalid
+// bytes among context-free words.
+TEST(NormalizerTest, LongMixedTextsMatchReference) {
+  const std::vector<std::string> common = {
+      " ",
+      "  ",
+      "\n",
+      "the",
+      "Stra\xC3\x9F"
+      "e",
+      "\xC3\xBC"
+      "ber",
+      "\xC3\x89T\xC3\x89",
+      "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82",
+      "\xCE\x9F\xCE\x94\xCE\x9F\xCE\xA3",
+      "\xE4\xB8\xAD\xE6\x96\x87\xE5\xAD\x97",
+      "\xEA\xB0\x80\xEB\x82\x98\xEB\x8B\xA4",
+      "\xE3\x81\x82\xE3\x82\xA2\xE3\x80\x82",
+      "\xC2\xAB",
+      "\xC2\xBB",
+      "\xE2\x80\x99",
+      "\xE2\x80\xA6",
+      ",",
+      "(x)",
+      "\xEF\xBC\xA1\xEF\xBC\x88",
+      "\xC2\xA0",
+  };
+  const std::vector<std::string> rare = {"e\xCC\x81",
+                                         "\xCC\x88",
+                                         "\xE1\x84\x80\xE1\x85\xA1",
+                                         "\xEF\xAC\x81",
+                                         "\xC2\xBD",
+                                         "\xEF\xB7\xBA",
+                                         "\xF0\x9F\x8D\x95",
+                                         "\xF0\xA0\x80\x80",
+                                         "\xFF",
+                                         "\xE2\x82",
+                                         "\x80",
+                                         "\xC2\xAD",
+                                         "\xE2\x80\x8B",
+                                         "\xC4\xB0",
+                                         "\xE2\x84\xAB",
+                                         "\xE3\x82\x99",
+                                         "\xEF\xBE\x9E"};
+  SplitMix64 rng(77);
+  for (int i = 0; i < 400; ++i) {
+    std::string s;
+    const size_t pieces = 20 + rng.Next() % 300;
+    const uint64_t rare_per_256 = rng.Next() % 24;
+    for (size_t k = 0; k < pieces; ++k) {
+      const uint64_t r = rng.Next();
+      s += (r & 255) < rare_per_256 ? rare[(r >> 8) % rare.size()]
+                                    : common[(r >> 8) % common.size()];
+    }
+    ExpectAllPathsMatchReference(s, AllOptions());
+  }
+}
+
+}  // namespace
+}  // namespace neardup::internal
