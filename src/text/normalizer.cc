@@ -290,7 +290,7 @@ struct ContextFreeTable {
   // The block tables (text/normalizer_block.h) of the context-free code
   // points whose output fits in their own bytes: [0] keeps punctuation, [1]
   // removes it (remove_punctuation).
-  std::vector<uint32_t> block_entries[2];
+  BlockTable block[2];
 };
 constexpr uint32_t kContextFree = uint32_t{1} << 31;
 constexpr uint32_t kOutputHasPunctuation = uint32_t{1} << 30;
@@ -312,8 +312,8 @@ bool IsStarterThatComposesWithNothingBefore(utf8proc_int32_t cp) {
 ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags) {
   ContextFreeTable table;
   table.entries.assign(0x10000, 0);
-  table.block_entries[0].assign(0x10000, 0);
-  table.block_entries[1].assign(0x10000, 0);
+  table.block[0].entries.assign(0x10000, 0);
+  table.block[1].entries.assign(0x10000, 0);
   // The decomposition normalization starts from (utf8proc decomposes only
   // with COMPOSE or DECOMPOSE set).
   const auto decompose_flags = static_cast<utf8proc_option_t>(
@@ -356,12 +356,14 @@ ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags) {
         entry |= uint32_t{static_cast<unsigned char>(kept[i])} << (8 * i);
         entry |= kBlockLength1 << i;
       }
-      table.block_entries[drop][cp] = entry;
+      table.block[drop].entries[cp] = entry;
     }
   }
   // An invalid subpart becomes U+FFFD: the code point loop takes it as a
   // split point (a starter that composes with nothing before it).
   NEARDUP_CHECK(table.entries[kReplacementCharacter] & kContextFree);
+  FillIdentityBitmaps(&table.block[0]);
+  FillIdentityBitmaps(&table.block[1]);
   return table;
 }
 
@@ -384,7 +386,7 @@ const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options)
 // What the code point loop needs.
 struct UnitContext {
   const ContextFreeTable* table;
-  const uint32_t* block_entries;  // table->block_entries[drop_punctuation]
+  const BlockTable* block;  // table->block[drop_punctuation]
   utf8proc_option_t flags;
   bool fold;
   bool drop_punctuation;
@@ -404,34 +406,65 @@ const char* NormalizeUnits(const char* p, const char* end, const char* stop, con
                            OutputCursor* out) {
   const bool fold = ctx.fold;
   const bool drop = ctx.drop_punctuation;
+  const uint32_t* const block_entries = ctx.block->entries.data();
+  const uint32_t* const entries = ctx.table->entries.data();
+  // The code point at p when the previous unit's end was found by decoding
+  // it (each code point is decoded once), with its block entry.
+  bool decoded = false;
+  DecodedCodePoint first{};
+  uint32_t first_block = 0;
   do {
-    if (static_cast<unsigned char>(*p) < 0x80) {
-      const auto remaining = static_cast<size_t>(end - p);
-      const size_t ascii = FindFirstNonAscii(std::string_view(p, remaining), 1);
-      const char* stretch_end = ascii == remaining ? end : p + ascii - 1;
-      if (stretch_end > p) {
-        out->Reserve(static_cast<size_t>(stretch_end - p));
-        char* dst = out->dst;
-        // Branch-free: a dropped byte is overwritten by the next.
-        for (; p < stretch_end; ++p) {
-          const auto c = static_cast<unsigned char>(*p);
-          *dst = fold ? kAsciiFolded[c] : static_cast<char>(c);
-          dst += drop ? 1 - kAsciiIsPunctuation[c] : 1;
+    if (!decoded) {
+      if (static_cast<unsigned char>(*p) < 0x80) {
+        const auto remaining = static_cast<size_t>(end - p);
+        const size_t ascii = FindFirstNonAscii(std::string_view(p, remaining), 1);
+        const char* stretch_end = ascii == remaining ? end : p + ascii - 1;
+        if (stretch_end > p) {
+          out->Reserve(static_cast<size_t>(stretch_end - p));
+          char* dst = out->dst;
+          if (!drop) {
+            // Arithmetic, not a table: the compiler vectorizes this form.
+            for (; p < stretch_end; ++p) {
+              const auto c = static_cast<unsigned char>(*p);
+              *dst++ = static_cast<char>(fold && c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+            }
+          } else {
+            // Branch-free: a dropped byte is overwritten by the next.
+            for (; p < stretch_end; ++p) {
+              const auto c = static_cast<unsigned char>(*p);
+              *dst = fold ? kAsciiFolded[c] : static_cast<char>(c);
+              dst += 1 - kAsciiIsPunctuation[c];
+            }
+          }
+          out->dst = dst;
+          continue;
         }
-        out->dst = dst;
-        continue;
       }
+      first = DecodeUtf8(p, end);
+      first_block = first.valid && first.code_point >= 0x80 && first.code_point < 0x10000
+                        ? block_entries[first.code_point]
+                        : 0;
     }
+    decoded = false;
     const char* const unit = p;
-    const DecodedCodePoint first = DecodeUtf8(p, end);
     p += first.length;
+    DecodedCodePoint next{};
+    uint32_t next_block = 0;
     while (p < end && static_cast<unsigned char>(*p) >= 0x80) {
-      const DecodedCodePoint d = DecodeUtf8(p, end);
-      if (!d.valid ||
-          (d.code_point < 0x10000 && (ctx.table->entries[d.code_point] & kContextFree))) {
+      next = DecodeUtf8(p, end);
+      if (!next.valid) {
+        decoded = true;
         break;
       }
-      p += d.length;
+      if (next.code_point < 0x10000) {
+        // A block entry implies a context-free code point.
+        next_block = block_entries[next.code_point];
+        if (next_block != 0 || (entries[next.code_point] & kContextFree)) {
+          decoded = true;
+          break;
+        }
+      }
+      p += next.length;
     }
     const bool alone = p == unit + first.length;
     if (!first.valid) {
@@ -446,39 +479,32 @@ const char* NormalizeUnits(const char* p, const char* end, const char* stop, con
         repaired.append(unit + first.length, p);
         AppendUtf8proc(repaired, ctx.flags, drop, &ctx.scratch->code_points, out);
       }
-      continue;
-    }
-    if (alone) {
-      const char32_t cp = first.code_point;
-      if (cp < 0x80) {
-        if (!(drop && kAsciiIsPunctuation[cp])) {
-          out->Reserve(1);
-          *out->dst++ = fold ? kAsciiFolded[cp] : static_cast<char>(cp);
-        }
-        continue;
+    } else if (alone && first_block != 0) {
+      out->Reserve(3);
+      out->dst[0] = static_cast<char>(first_block);
+      out->dst[1] = static_cast<char>(first_block >> 8);
+      out->dst[2] = static_cast<char>(first_block >> 16);
+      out->dst += BlockEntryLength(first_block);
+    } else if (alone && first.code_point < 0x80) {
+      const char32_t c = first.code_point;
+      if (!(drop && kAsciiIsPunctuation[c])) {
+        out->Reserve(1);
+        *out->dst++ = fold ? kAsciiFolded[c] : static_cast<char>(c);
       }
-      if (cp < 0x10000) {
-        const uint32_t block = ctx.block_entries[cp];
-        if (block != 0) {
-          out->Reserve(3);
-          out->dst[0] = static_cast<char>(block);
-          out->dst[1] = static_cast<char>(block >> 8);
-          out->dst[2] = static_cast<char>(block >> 16);
-          out->dst += BlockEntryLength(block);
-          continue;
-        }
-        const uint32_t entry = ctx.table->entries[cp];
-        if ((entry & kContextFree) && !(drop && (entry & kOutputHasPunctuation))) {
-          const size_t length = (entry >> kLengthShift) & 0xF;
-          out->Reserve(length);
-          std::memcpy(out->dst, ctx.table->bytes.data() + (entry & kOffsetMask), length);
-          out->dst += length;
-          continue;
-        }
+    } else {
+      const uint32_t entry = first.code_point < 0x10000 ? entries[first.code_point] : 0;
+      if (alone && (entry & kContextFree) && !(drop && (entry & kOutputHasPunctuation))) {
+        const size_t length = (entry >> kLengthShift) & 0xF;
+        out->Reserve(length);
+        std::memcpy(out->dst, ctx.table->bytes.data() + (entry & kOffsetMask), length);
+        out->dst += length;
+      } else {
+        AppendUtf8proc(std::string_view(unit, static_cast<size_t>(p - unit)), ctx.flags, drop,
+                       &ctx.scratch->code_points, out);
       }
     }
-    AppendUtf8proc(std::string_view(unit, static_cast<size_t>(p - unit)), ctx.flags, drop,
-                   &ctx.scratch->code_points, out);
+    first = next;
+    first_block = next_block;
   } while (p < end && p < stop);
   return p;
 }
@@ -491,7 +517,7 @@ void NormalizeUnicode(std::string_view text, size_t pos, const NormalizationOpti
   const ContextFreeTable& table = ContextFreeTableFor(options);
   const bool drop = options.remove_punctuation;
   const UnitContext ctx{&table,
-                        table.block_entries[drop ? 1 : 0].data(),
+                        &table.block[drop ? 1 : 0],
                         Utf8procOptions(options),
                         options.case_fold,
                         drop,
@@ -503,7 +529,7 @@ void NormalizeUnicode(std::string_view text, size_t pos, const NormalizationOpti
   while (p < end) {
     if (block) {
       cursor.Reserve(static_cast<size_t>(end - p) + 64);
-      p = NormalizeBlocksAvx512(p, end, ctx.block_entries, options.case_fold, drop, &cursor.dst);
+      p = NormalizeBlocksAvx512(p, end, *ctx.block, options.case_fold, drop, &cursor.dst);
       if (p == end) break;
       // The next unit needs the code point loop.
       p = NormalizeUnits(p, end, p + 1, ctx, &cursor);

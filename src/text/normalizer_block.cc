@@ -10,6 +10,28 @@
 
 namespace neardup::internal {
 
+void FillIdentityBitmaps(BlockTable* table) {
+  auto unchanged = [&](uint32_t cp) {
+    const uint32_t entry = table->entries[cp];
+    if (entry == 0) return false;
+    const uint32_t length = cp < 0x800 ? 2 : 3;
+    const uint32_t bytes = length == 2 ? (0xC0 | (cp >> 6)) | (0x80 | (cp & 0x3F)) << 8
+                                       : (0xE0 | (cp >> 12)) | (0x80 | ((cp >> 6) & 0x3F)) << 8 |
+                                             (0x80 | (cp & 0x3F)) << 16;
+    return BlockEntryLength(entry) == length && (entry & 0xFFFFFF) == bytes;
+  };
+  table->identity_low.fill(0);
+  table->identity_pages.fill(0);
+  for (uint32_t cp = 0x80; cp < 0x480; ++cp) {
+    if (unchanged(cp)) table->identity_low[(cp - 0x80) / 16] |= uint16_t{1} << ((cp - 0x80) % 16);
+  }
+  for (uint32_t page = 0x800 / 64; page < 0x10000 / 64; ++page) {
+    bool all = true;
+    for (uint32_t cp = page * 64; cp < page * 64 + 64 && all; ++cp) all = unchanged(cp);
+    if (all) table->identity_pages[page / 16] |= uint16_t{1} << (page % 16);
+  }
+}
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // GCC 12 warns that the _mm512_undefined_epi32() inside its own intrinsics
 // "may be used uninitialized": a false positive.
@@ -50,9 +72,10 @@ constexpr std::array<uint8_t, 64> kEntryByte3 = EntryByteIndex(3);
 
 constexpr size_t kPrefetchDistance = 1024;
 
-#define NEARDUP_BLOCK_TARGET                                                               \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,lzcnt," \
-                        "popcnt")))
+#define NEARDUP_BLOCK_TARGET                                                    \
+  __attribute__((                                                               \
+      target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vbmi2,bmi,bmi2,lzcnt," \
+             "popcnt")))
 
 NEARDUP_BLOCK_TARGET inline __m512i Load(const std::array<uint8_t, 64>& bytes) {
   return _mm512_loadu_si512(bytes.data());
@@ -73,8 +96,15 @@ bool HasBlockNormalizer() {
 }
 
 NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char* end,
-                                                       const uint32_t* entries, bool fold,
+                                                       const BlockTable& table, bool fold,
                                                        bool drop_punctuation, char** dst) {
+  const uint32_t* const entries = table.entries.data();
+  const __m512i identity_low_a = _mm512_loadu_si512(table.identity_low.data());
+  const __m512i identity_low_b = _mm512_loadu_si512(table.identity_low.data() + 32);
+  const __m512i identity_pages_a = _mm512_loadu_si512(table.identity_pages.data());
+  const __m512i identity_pages_b = _mm512_loadu_si512(table.identity_pages.data() + 32);
+  const __m512i one16 = _mm512_set1_epi16(1);
+  const __m512i low4 = _mm512_set1_epi16(15);
   const __m512i punct_lo = _mm512_loadu_si512(kAsciiPunctuationByte.data());
   const __m512i punct_hi = _mm512_loadu_si512(kAsciiPunctuationByte.data() + 64);
   const __m512i shift1 = Load(kShift1);
@@ -156,51 +186,78 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
         const __m512i cp3 = _mm512_or_si512(
             _mm512_or_si512(_mm512_slli_epi16(w0, 12), _mm512_slli_epi16(w1, 6)), w2);
         const __m512i cp = _mm512_mask_blend_epi16(static_cast<__mmask32>(is3), cp2, cp3);
-        // Lanes past `count` hold code point 0, whose entry is 0.
-        const __m512i g0 =
-            _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(cp)), entries, 4);
-        __m512i g1 = _mm512_setzero_si512();
-        if (count > 16) {
-          g1 = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(cp, 1)),
-                                      entries, 4);
-        }
-        const __m512i flags = _mm512_permutex2var_epi8(g0, entry_byte3, g1);
         const uint64_t lanes = (uint64_t{1} << count) - 1;
-        const uint64_t usable =
-            ((_mm512_test_epi8_mask(flags,
-                                    _mm512_set1_epi8(static_cast<char>(kBlockValid2 >> 24))) &
-              ~is3) |
-             (_mm512_test_epi8_mask(flags,
-                                    _mm512_set1_epi8(static_cast<char>(kBlockValid3 >> 24))) &
-              is3)) &
-            lanes;
-        const uint64_t usable_leads = _pdep_u64(usable, leads);
-        const uint64_t unusable = leads & ~usable_leads;
-        if (unusable != 0) {
-          const auto first_unusable = static_cast<unsigned>(_tzcnt_u64(unusable));
-          if (first_unusable < first_problem) first_problem = first_unusable;
+        // Unchanged code points (BlockTable's bitmaps): 16-bit lookups in
+        // registers.
+        const __m512i low_offset = _mm512_sub_epi16(cp, _mm512_set1_epi16(0x80));
+        const __m512i low_word = _mm512_permutex2var_epi16(
+            identity_low_a, _mm512_srli_epi16(low_offset, 4), identity_low_b);
+        const __m512i low_bit = _mm512_srlv_epi16(low_word, _mm512_and_si512(low_offset, low4));
+        const __m512i page_word = _mm512_permutex2var_epi16(
+            identity_pages_a, _mm512_srli_epi16(cp, 10), identity_pages_b);
+        const __m512i page_bit =
+            _mm512_srlv_epi16(page_word, _mm512_and_si512(_mm512_srli_epi16(cp, 6), low4));
+        const uint64_t unchanged =
+            (_mm512_test_epi16_mask(low_bit, one16) &
+             _mm512_cmplt_epu16_mask(low_offset, _mm512_set1_epi16(0x400)) & ~is3) |
+            (_mm512_test_epi16_mask(page_bit, one16) & is3);
+        if ((lanes & ~unchanged) == 0) {
+          // Every sequence stays as it is: no gather.
+          splittable |= leads;
+          keep |= leads | leads << 1 | lead3_used << 2;
+        } else {
+          // Lanes past `count` hold code point 0, whose entry is 0. Most
+          // windows of Latin text have at most four sequences: a 4-lane gather.
+          const __m512i index0 = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(cp));
+          __m512i g0;
+          __m512i g1 = _mm512_setzero_si512();
+          if (count <= 4) {
+            g0 = _mm512_zextsi128_si512(_mm_i32gather_epi32(reinterpret_cast<const int*>(entries),
+                                                            _mm512_castsi512_si128(index0), 4));
+          } else {
+            g0 = _mm512_i32gather_epi32(index0, entries, 4);
+            if (count > 16) {
+              g1 = _mm512_i32gather_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(cp, 1)),
+                                          entries, 4);
+            }
+          }
+          const __m512i flags = _mm512_permutex2var_epi8(g0, entry_byte3, g1);
+          const uint64_t usable =
+              ((_mm512_test_epi8_mask(flags,
+                                      _mm512_set1_epi8(static_cast<char>(kBlockValid2 >> 24))) &
+                ~is3) |
+               (_mm512_test_epi8_mask(flags,
+                                      _mm512_set1_epi8(static_cast<char>(kBlockValid3 >> 24))) &
+                is3)) &
+              lanes;
+          const uint64_t usable_leads = _pdep_u64(usable, leads);
+          const uint64_t unusable = leads & ~usable_leads;
+          if (unusable != 0) {
+            const auto first_unusable = static_cast<unsigned>(_tzcnt_u64(unusable));
+            if (first_unusable < first_problem) first_problem = first_unusable;
+          }
+          splittable |= usable_leads;
+          // The output bytes in place of each sequence's bytes; the bytes past
+          // its output length are not kept.
+          bytes =
+              _mm512_mask_expand_epi8(bytes, leads, _mm512_permutex2var_epi8(g0, entry_byte0, g1));
+          bytes = _mm512_mask_expand_epi8(bytes, leads << 1,
+                                          _mm512_permutex2var_epi8(g0, entry_byte1, g1));
+          bytes = _mm512_mask_expand_epi8(
+              bytes, lead3_used << 2,
+              _mm512_maskz_compress_epi8(is3, _mm512_permutex2var_epi8(g0, entry_byte2, g1)));
+          keep |= _pdep_u64(_mm512_test_epi8_mask(
+                                flags, _mm512_set1_epi8(static_cast<char>(kBlockLength1 >> 24))),
+                            leads) |
+                  _pdep_u64(_mm512_test_epi8_mask(
+                                flags, _mm512_set1_epi8(static_cast<char>(kBlockLength2 >> 24))),
+                            leads)
+                      << 1 |
+                  _pdep_u64(_mm512_test_epi8_mask(
+                                flags, _mm512_set1_epi8(static_cast<char>(kBlockLength3 >> 24))),
+                            leads)
+                      << 2;
         }
-        splittable |= usable_leads;
-        // The output bytes in place of each sequence's bytes; the bytes past
-        // its output length are not kept.
-        bytes =
-            _mm512_mask_expand_epi8(bytes, leads, _mm512_permutex2var_epi8(g0, entry_byte0, g1));
-        bytes = _mm512_mask_expand_epi8(bytes, leads << 1,
-                                        _mm512_permutex2var_epi8(g0, entry_byte1, g1));
-        bytes = _mm512_mask_expand_epi8(
-            bytes, lead3_used << 2,
-            _mm512_maskz_compress_epi8(is3, _mm512_permutex2var_epi8(g0, entry_byte2, g1)));
-        keep |= _pdep_u64(_mm512_test_epi8_mask(
-                              flags, _mm512_set1_epi8(static_cast<char>(kBlockLength1 >> 24))),
-                          leads) |
-                _pdep_u64(_mm512_test_epi8_mask(
-                              flags, _mm512_set1_epi8(static_cast<char>(kBlockLength2 >> 24))),
-                          leads)
-                    << 1 |
-                _pdep_u64(_mm512_test_epi8_mask(
-                              flags, _mm512_set1_epi8(static_cast<char>(kBlockLength3 >> 24))),
-                          leads)
-                    << 2;
       }
       if (first_problem == 64 && split_after) {
         cut = static_cast<unsigned>(n);

@@ -34,8 +34,10 @@
 #ifndef NEARDUP_TEXT_NORMALIZER_BLOCK_H_
 #define NEARDUP_TEXT_NORMALIZER_BLOCK_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace neardup::internal {
 
@@ -50,6 +52,24 @@ inline uint32_t BlockEntryLength(uint32_t entry) {
   return ((entry >> 24) & 1) + ((entry >> 25) & 1) + ((entry >> 26) & 1);
 }
 
+// The block table with two bitmaps of the code points it leaves unchanged
+// (entry output == the code point's own bytes), so that a window whose
+// sequences are all unchanged needs no gather: lowercase Latin, Greek and
+// Cyrillic letters, most CJK, kana and Hangul.
+struct BlockTable {
+  std::vector<uint32_t> entries;  // 65536 entries, as above
+  // Bit (cp - 0x80) % 16 of identity_low[(cp - 0x80) / 16], for cp in
+  // [U+0080, U+0480): cp is unchanged.
+  std::array<uint16_t, 64> identity_low{};
+  // Bit (cp / 64) % 16 of identity_pages[cp / 1024]: the 64 code points
+  // from cp & ~63 are all unchanged. Zero below U+0800 (so a code point
+  // decoded from an overlong 3-byte form is never in it).
+  std::array<uint16_t, 64> identity_pages{};
+};
+
+// Sets table->identity_low and identity_pages from table->entries.
+void FillIdentityBitmaps(BlockTable* table);
+
 // Whether this build and CPU run NormalizeBlocksAvx512.
 bool HasBlockNormalizer();
 
@@ -57,13 +77,11 @@ bool HasBlockNormalizer();
 // (see above) and returns where it stopped: `end`, or a split point where
 // the code point loop must take over (a code point without a usable entry,
 // a 4-byte sequence or invalid UTF-8 within the next few bytes). Advances
-// *dst past the output written. `entries`: the block table for the options,
-// 65536 entries. `fold` maps ASCII A-Z to a-z; `drop_punctuation` removes
-// ASCII punctuation (the table already holds the rest).
-// REQUIRES: HasBlockNormalizer(); p is a split point (the start of the
-// text, or a position before which the text splits, normalizer.cc);
-// *dst has room for (end - p) + 64 bytes.
-const char* NormalizeBlocksAvx512(const char* p, const char* end, const uint32_t* entries,
+// *dst past the output written. `table`: the block table for the options. `fold` maps ASCII A-Z to
+// a-z; `drop_punctuation` removes ASCII punctuation (the table already holds the rest). REQUIRES:
+// HasBlockNormalizer(); p is a split point (the start of the text, or a position before which the
+// text splits, normalizer.cc); *dst has room for (end - p) + 64 bytes.
+const char* NormalizeBlocksAvx512(const char* p, const char* end, const BlockTable& table,
                                   bool fold, bool drop_punctuation, char** dst);
 
 }  // namespace neardup::internal
