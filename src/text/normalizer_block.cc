@@ -84,6 +84,18 @@ NEARDUP_BLOCK_TARGET inline __m512i Load(const std::array<uint8_t, 64>& bytes) {
 // Positions 0..bit (inclusive) of a 64-bit mask. REQUIRES: bit < 64.
 inline uint64_t UpTo(unsigned bit) { return ~uint64_t{0} >> (63 - bit); }
 
+// The bytes a window of n bytes commits: all of them when nothing in it is a
+// problem and the text splits after it (split_after), else up to the last
+// split point (a set bit of `splittable`) at or before the first problem
+// (64: none); 0 when there is none.
+NEARDUP_BLOCK_TARGET inline unsigned CutAt(unsigned first_problem, uint64_t splittable, size_t n,
+                                           bool split_after) {
+  if (first_problem == 64 && split_after) return static_cast<unsigned>(n);
+  const uint64_t candidates =
+      splittable & (first_problem == 64 ? ~uint64_t{0} : UpTo(first_problem));
+  return candidates != 0 ? 63 - static_cast<unsigned>(_lzcnt_u64(candidates)) : 0;
+}
+
 }  // namespace
 
 bool HasBlockNormalizer() {
@@ -165,10 +177,14 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
       const uint64_t broken = (high & ~cont & ~lead2 & ~lead3) | (cont & ~claimed) |
                               (missing >> 1) | (missing >> 2) | (lead2 & ~lead2_in) |
                               (lead3 & ~lead3_in);
-      unsigned first_problem = broken != 0 ? static_cast<unsigned>(_tzcnt_u64(broken)) : 64;
+      const unsigned first_problem = broken != 0 ? static_cast<unsigned>(_tzcnt_u64(broken)) : 64;
       const uint64_t leads =
           (lead2_in | lead3_in) & (first_problem == 64 ? ~uint64_t{0} : UpTo(first_problem) >> 1);
-      uint64_t splittable = ascii;
+      // The cut as if every sequence had a usable entry: it depends on the
+      // bytes only, so the next window's loads need not wait for this
+      // window's gather. Checked below (a sequence without one, at or before
+      // the cut, is rare).
+      cut = CutAt(first_problem, ascii | leads, n, split_after);
       if (leads != 0) {
         // At most 32 sequences (each at least 2 bytes): packed in lead order.
         const uint64_t lead3_used = lead3_in & leads;
@@ -203,7 +219,6 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
             (_mm512_test_epi16_mask(page_bit, one16) & is3);
         if ((lanes & ~unchanged) == 0) {
           // Every sequence stays as it is: no gather.
-          splittable |= leads;
           keep |= leads | leads << 1 | lead3_used << 2;
         } else {
           // Lanes past `count` hold code point 0, whose entry is 0. Most
@@ -232,11 +247,11 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
               lanes;
           const uint64_t usable_leads = _pdep_u64(usable, leads);
           const uint64_t unusable = leads & ~usable_leads;
-          if (unusable != 0) {
+          if ((unusable & (cut >= 64 ? ~uint64_t{0} : UpTo(cut))) != 0) {
             const auto first_unusable = static_cast<unsigned>(_tzcnt_u64(unusable));
-            if (first_unusable < first_problem) first_problem = first_unusable;
+            cut = CutAt(first_unusable < first_problem ? first_unusable : first_problem,
+                        ascii | usable_leads, n, split_after);
           }
-          splittable |= usable_leads;
           // The output bytes in place of each sequence's bytes; the bytes past
           // its output length are not kept.
           bytes =
@@ -258,15 +273,6 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
                             leads)
                       << 2;
         }
-      }
-      if (first_problem == 64 && split_after) {
-        cut = static_cast<unsigned>(n);
-      } else {
-        // The last split point at or before the first problem: every code
-        // point before it is usable and complete.
-        const uint64_t candidates =
-            splittable & (first_problem == 64 ? ~uint64_t{0} : UpTo(first_problem));
-        cut = candidates != 0 ? 63 - static_cast<unsigned>(_lzcnt_u64(candidates)) : 0;
       }
     }
     if (cut == 0) break;
