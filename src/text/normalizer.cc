@@ -396,12 +396,21 @@ struct UnitContext {
 
 // The code point loop. Normalizes [p, end) unit by unit from the split point
 // p and returns the split point after the first unit that ends at or after
-// `stop`. A unit starts at a split point, an ASCII character, a context-free
-// code point or an invalid subpart (U+FFFD, a starter that composes with
-// nothing before it), and runs to the next one; alone, each of them is its
-// table's output (ASCII: folded or dropped), anything longer goes through
-// utf8proc. An ASCII stretch is copied up to its last character (a possible
-// base for what follows). Validates as it decodes.
+// `stop`. A unit starts at an ASCII character, a context-free code point or
+// an invalid subpart, and runs to the next one. Exact:
+// - Unicode normalization is per code point except canonical reordering
+//   and composition, which never cross the start of a starter that composes
+//   with nothing before it: an ASCII character, a context-free code point,
+//   or U+FFFD, which replaces an invalid subpart (the reference repairs the
+//   whole text first; the maximal subparts are found by the same decoder
+//   whether it runs on the whole text or from a split point, since a
+//   split point is never inside a sequence). So the text splits there and
+//   each unit normalizes alone.
+// - A unit of one such character is its table's output (ASCII: folded or
+//   dropped; U+FFFD: itself); anything longer goes through utf8proc (an
+//   invalid subpart first replaced by U+FFFD).
+// An ASCII stretch is copied up to its last character (a possible base for
+// what follows). Validates as it decodes.
 const char* NormalizeUnits(const char* p, const char* end, const char* stop, const UnitContext& ctx,
                            OutputCursor* out) {
   const bool fold = ctx.fold;
