@@ -502,5 +502,17 @@ TEST(NormalizerTest, LongMixedTextsMatchReference) {
   }
 }
 
+// Outputs much longer than the input (U+FDFA is 33 bytes under NFKC), so
+// the output room grows while the block kernel and the code point loop take
+// turns.
+TEST(NormalizerTest, LongExpansionsMatchReference) {
+  std::string s;
+  for (int i = 0; i < 3000; ++i) {
+    s += i % 7 == 0 ? "\xEF\xB7\xBA" : "\xC2\xBD";
+    if (i % 5 == 0) s += "abc \xD0\x9F\xD1\x80\xD0\xB8 ";
+  }
+  ExpectAllPathsMatchReference(s, AllOptions());
+}
+
 }  // namespace
 }  // namespace neardup::internal
