@@ -47,15 +47,14 @@ constexpr std::array<uint8_t, 128> kAsciiPunctuationByte = [] {
   return table;
 }();
 
-// vpermb indices: kShift1[i] = i + 1, kShift2[i] = i + 2 (the byte after and
-// two after each position; what wraps around is never used: only sequences
-// complete in the window are decoded).
+// vpermb indices: kShift2[i] = i + 2, the byte two after each position
+// (what wraps around is never used: only sequences complete in the window
+// are decoded).
 constexpr std::array<uint8_t, 64> ShiftIndex(int by) {
   std::array<uint8_t, 64> index{};
   for (int i = 0; i < 64; ++i) index[i] = static_cast<uint8_t>((i + by) & 63);
   return index;
 }
-constexpr std::array<uint8_t, 64> kShift1 = ShiftIndex(1);
 constexpr std::array<uint8_t, 64> kShift2 = ShiftIndex(2);
 
 // vpermt2b indices over two vectors of 16 gathered entries each: lane i gets
@@ -119,7 +118,6 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
   const __m512i low4 = _mm512_set1_epi16(15);
   const __m512i punct_lo = _mm512_loadu_si512(kAsciiPunctuationByte.data());
   const __m512i punct_hi = _mm512_loadu_si512(kAsciiPunctuationByte.data() + 64);
-  const __m512i shift1 = Load(kShift1);
   const __m512i shift2 = Load(kShift2);
   const __m512i entry_byte0 = Load(kEntryByte0);
   const __m512i entry_byte1 = Load(kEntryByte1);
@@ -191,7 +189,8 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
         const uint64_t is3 = _pext_u64(lead3_used, leads);
         const unsigned count = static_cast<unsigned>(_mm_popcnt_u64(leads));
         const __m512i b0 = _mm512_maskz_compress_epi8(leads, v);
-        const __m512i b1 = _mm512_maskz_compress_epi8(leads, _mm512_permutexvar_epi8(shift1, v));
+        // Every lead's second byte follows it: the same order as the leads.
+        const __m512i b1 = _mm512_maskz_compress_epi8(leads << 1, v);
         const __m512i b2 = _mm512_maskz_compress_epi8(leads, _mm512_permutexvar_epi8(shift2, v));
         const __m512i w0 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(b0));
         const __m512i w1 = _mm512_and_si512(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(b1)), low6);
