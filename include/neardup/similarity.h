@@ -16,7 +16,8 @@
 // (64 bytes, computed once) most unrelated pairs are rejected from two cache
 // lines, and JaccardAtLeastPairs overlaps the misses of many pairs. The k-value estimator is O(k);
 // set functions O(|A| + |B|). No allocation. Thread safety: pure functions (JaccardAtLeast keeps a
-// per-thread cache of the last threshold's match count; results never depend on it).
+// per-thread cache of the last threshold's match count, JaccardAtLeastPairs one of the last
+// threshold's match counts per sketch size up to 256; results never depend on them).
 #ifndef NEARDUP_SIMILARITY_H_
 #define NEARDUP_SIMILARITY_H_
 

@@ -101,6 +101,12 @@ size_t JaccardAtLeastPairsWith(SummaryKernel kernel, std::span<const BottomKSket
                                double threshold, std::span<uint8_t> accepted,
                                std::span<double> estimates);
 
+// The summary test's decision for a bound of `bound` common values when
+// the larger side holds `most` > 0 values: the integer form the pairs call
+// uses (a per-thread table of the fewest matches per size, or the division
+// above its range). Equals !(Ratio(bound, most) >= threshold); for tests.
+bool SummaryBoundRejects(size_t bound, size_t most, double threshold);
+
 // The one place the bottom-k estimate is computed, so EstimateJaccard and
 // every JaccardAtLeast path agree to the last bit. Correctly rounded, so
 // monotone in `matches`: the kernels compare bounds through it exactly.

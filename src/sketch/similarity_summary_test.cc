@@ -187,7 +187,8 @@ TEST(BottomKSummaryTest, JaccardAtLeastEqualsThresholdedEstimateOnAdversarialSke
 // longer than one internal block, repeated and self pairs, empty sketches.
 TEST(BottomKSummaryTest, JaccardAtLeastPairsEqualsOnePairCalls) {
   internal::SplitMix64 rng(46);
-  for (int k : {16, 128}) {
+  // k = 300: sizes above the pairs call's table take the division.
+  for (int k : {16, 128, 300}) {
     std::vector<BottomKSketch> sketches;
     for (int d = 0; d < 300; ++d) {
       const Pair pair = RandomPair(rng, static_cast<size_t>(k));
@@ -207,7 +208,10 @@ TEST(BottomKSummaryTest, JaccardAtLeastPairsEqualsOnePairCalls) {
       pairs.emplace_back(rng.Next() % sketches.size(), rng.Next() % sketches.size());
     }
     pairs.emplace_back(sketches.size() - 1, sketches.size() - 1);
-    for (double threshold : {-1.0, 0.0, 0.3, 0.5, 0.8, 1.0}) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double exact = EstimateJaccard(sketches[0], sketches[1]);
+    for (double threshold : {-1.0, 0.0, 0.3, 0.5, 0.8, 1.0, 1.5, nan, exact,
+                             std::nextafter(exact, 2.0), std::nextafter(exact, -1.0)}) {
       std::vector<uint8_t> accepted(pairs.size(), 7);
       std::vector<double> estimates(pairs.size(), -7.0);
       const size_t count =
@@ -224,7 +228,9 @@ TEST(BottomKSummaryTest, JaccardAtLeastPairsEqualsOnePairCalls) {
         expected_count += ok ? 1 : 0;
       }
       EXPECT_EQ(count, expected_count);
-      EXPECT_GT(count, 0u);
+      if (threshold <= exact) {
+        EXPECT_GT(count, 0u);
+      }
       std::vector<uint8_t> again(pairs.size(), 7);
       EXPECT_EQ(JaccardAtLeastPairs(pointers, summaries, pairs, threshold, again, {}), count);
       EXPECT_EQ(again, accepted);
@@ -242,6 +248,41 @@ TEST(BottomKSummaryTest, JaccardAtLeastPairsEqualsOnePairCalls) {
   }
   uint8_t none[1];
   EXPECT_EQ(JaccardAtLeastPairs({}, {}, {}, 0.5, std::span(none, 0), {}), 0u);
+}
+
+// The pairs call's integer form of the summary test (a table of the fewest
+// matches per size, the division above it) against the division, for every
+// bound and size up to past the table, at thresholds on, just above and just
+// below every ratio of a few sizes, and at the edges (0, -0, 1, above 1,
+// negative, NaN, infinities).
+TEST(BottomKSummaryTest, IntegerBoundTestEqualsDivision) {
+  std::vector<double> thresholds = {0.0,
+                                    -0.0,
+                                    1.0,
+                                    1.5,
+                                    -1.0,
+                                    std::numeric_limits<double>::quiet_NaN(),
+                                    std::numeric_limits<double>::infinity(),
+                                    -std::numeric_limits<double>::infinity(),
+                                    std::numeric_limits<double>::denorm_min(),
+                                    std::nextafter(1.0, 0.0)};
+  for (size_t most : {3u, 7u, 100u, 127u, 128u, 129u, 255u, 256u, 257u, 300u}) {
+    for (size_t m = 0; m <= most; ++m) {
+      const double ratio = internal::Ratio(m, most);
+      thresholds.push_back(ratio);
+      thresholds.push_back(std::nextafter(ratio, 2.0));
+      thresholds.push_back(std::nextafter(ratio, -1.0));
+    }
+  }
+  for (double threshold : thresholds) {
+    for (size_t most = 1; most <= 300; ++most) {
+      for (size_t bound = 0; bound <= most; ++bound) {
+        ASSERT_EQ(internal::SummaryBoundRejects(bound, most, threshold),
+                  !(internal::Ratio(bound, most) >= threshold))
+            << "bound " << bound << " most " << most << " threshold " << threshold;
+      }
+    }
+  }
 }
 
 TEST(BottomKSummaryDeathTest, PairsRejectsBadArguments) {
