@@ -96,11 +96,14 @@ bool InsertionSortNearlySorted(uint64_t* a, size_t n) {
 // bucket. Linear expected time for values spread uniformly over [first,
 // last] (the feature hashes); the range comes from the caller, so no pass
 // looks for the maximum. Clustered input goes to std::sort once the
-// insertion pass has made 8n moves.
+// insertion pass has made 8n moves. Out of place: the scatter writes the
+// caller's output directly (no copy back).
 template <void (*kPrefixSums)(uint32_t*, size_t)>
-void BucketSort(uint64_t* values, size_t n, uint64_t first, uint64_t last, uint64_t* scratch) {
+void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last, uint64_t* out,
+                uint64_t* scratch) {
   if (n <= 32) {
-    InsertionSort(values, n);
+    std::memcpy(out, values, n * sizeof(uint64_t));
+    InsertionSort(out, n);
     return;
   }
   // 2^bucket_bits >= 2n: with half a value per bucket few values move in
@@ -110,9 +113,8 @@ void BucketSort(uint64_t* values, size_t n, uint64_t first, uint64_t last, uint6
   const int range_bits = std::bit_width(last - first);
   const int shift = range_bits > bucket_bits ? range_bits - bucket_bits : 0;
   const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 16
-  // scratch: n values of output, then num_buckets + 1 bucket offsets.
-  uint64_t* out = scratch;
-  uint32_t* starts = reinterpret_cast<uint32_t*>(scratch + n);
+  // scratch: num_buckets + 1 bucket offsets.
+  uint32_t* starts = reinterpret_cast<uint32_t*>(scratch);
   std::memset(starts, 0, (num_buckets + 1) * sizeof(uint32_t));
   uint32_t* count = starts + 1;
   for (size_t i = 0; i < n; ++i) ++count[(values[i] - first) >> shift];
@@ -122,7 +124,6 @@ void BucketSort(uint64_t* values, size_t n, uint64_t first, uint64_t last, uint6
   for (size_t i = 0; i < n; ++i) out[next[(values[i] - first) >> shift]++] = values[i];
   // Values are grouped by bucket in order; sort within buckets.
   if (!InsertionSortNearlySorted(out, n)) std::sort(out, out + n);
-  std::memcpy(values, out, n * sizeof(uint64_t));
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -236,8 +237,8 @@ bool HasAvx512() {
 }  // namespace
 
 size_t SortScratchSize(size_t count) {
-  // BucketSort: count values, then up to 4 * count + 1 32-bit offsets.
-  return 3 * count + 8;
+  // BucketSort: up to 4 * count + 1 32-bit offsets.
+  return 2 * count + 8;
 }
 
 std::vector<BottomKKernel> SupportedBottomKKernels() {

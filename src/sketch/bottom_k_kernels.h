@@ -34,11 +34,12 @@ using BottomKFilterFn = size_t (*)(const uint64_t* values, size_t count, uint64_
                                    uint64_t last, uint64_t* out);
 inline constexpr size_t kFilterSlack = 8;
 
-// Sorts values[0, count) ascending. REQUIRES: every value is in [first,
-// last] (the bound sizes the buckets; uniform values over it sort in linear
-// time); `scratch` has room for SortScratchSize(count) values.
-using BottomKSortFn = void (*)(uint64_t* values, size_t count, uint64_t first, uint64_t last,
-                               uint64_t* scratch);
+// Writes values[0, count) to out[0, count), ascending. REQUIRES: every value
+// is in [first, last] (the bound sizes the buckets; uniform values over it
+// sort in linear time); out has room for count values and overlaps neither
+// values nor scratch; `scratch` has room for SortScratchSize(count) values.
+using BottomKSortFn = void (*)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                               uint64_t* out, uint64_t* scratch);
 
 struct BottomKKernel {
   std::string_view name;  // "portable", "avx2", "avx512"
