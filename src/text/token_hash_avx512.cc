@@ -104,7 +104,6 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
       _mm512_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
                       14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4,
                       5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-  const __m512i size = Set(text.size());
   const auto* base = reinterpret_cast<const long long*>(text.data());
 
   // Indices (into spans) of the 9-16-byte tokens and of the scalar ones.
@@ -128,10 +127,11 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
     const __m512i b = _mm512_loadu_si512(group + 4);
     const __m512i begin = _mm512_permutex2var_epi64(a, even, b);
     const __m512i len = _mm512_permutex2var_epi64(a, odd, b);
-    // Lanes whose first and last 8 bytes lie inside the text, 1 <= len <= 16.
+    // Lanes with 1 <= len <= 16 whose last 8 bytes lie inside the text
+    // (end >= 8; a span lies inside the text, so end <= size). The first 8
+    // bytes of a 9-16-byte token then lie inside it too.
     const __m512i end = _mm512_add_epi64(begin, len);
     __mmask8 ok = valid & _mm512_cmpge_epu64_mask(end, Set(8));
-    ok &= _mm512_cmple_epu64_mask(_mm512_add_epi64(begin, Set(8)), size);
     ok &= _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(1)), Set(15));
     const __mmask8 short18 = ok & _mm512_cmple_epu64_mask(len, Set(8));
     const __m512i index = _mm512_add_epi64(Set(i), lane_index);
@@ -142,10 +142,15 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
     _mm512_mask_compressstoreu_epi64(slow + num_slow, slow_lanes, index);
     num_slow += static_cast<size_t>(__builtin_popcount(slow_lanes));
 
-    const __m512i first8 =
-        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), short18, begin, base, 1);
+    // One gather: a token of at most 8 bytes lies within the 8 bytes that
+    // end at its end, so its first bytes are those shifted down by 8 - len
+    // bytes (the bytes above the token then read as zero, and nothing below
+    // uses them: the 1-3-byte class takes bytes 0, len / 2 and len - 1, the
+    // 4-8-byte class bytes 0-3 and the last 4).
     const __m512i last8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), short18,
                                                       _mm512_sub_epi64(end, Set(8)), base, 1);
+    const __m512i first8 =
+        _mm512_srlv_epi64(last8, _mm512_slli_epi64(_mm512_sub_epi64(Set(8), len), 3));
 
     // 1-3 bytes: combined = c1 << 16 | c2 << 24 | c3 | len << 8.
     const __m512i c1 = _mm512_and_si512(first8, byte);
