@@ -41,7 +41,8 @@ void InsertionSort(uint64_t* a, size_t n) {
 }
 
 // counts[0, num) becomes its inclusive prefix sums.
-void PrefixSumsPortable(uint32_t* counts, size_t num) {
+template <typename Count>
+void PrefixSumsPortable(Count* counts, size_t num) {
   for (size_t b = 1; b < num; ++b) counts[b] += counts[b - 1];
 }
 
@@ -91,14 +92,33 @@ bool InsertionSortNearlySorted(uint64_t* a, size_t n) {
   return true;
 }
 
+// Writes values[0, n) to out grouped by bucket (value - first) >> shift,
+// buckets ascending, each in input order: a counting pass, prefix sums of
+// the counts, a scatter. Count holds any count up to n and any offset.
+template <typename Count, void (*kPrefixSums)(Count*, size_t)>
+void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift,
+                     size_t num_buckets, uint64_t* out, uint64_t* scratch) {
+  // scratch: num_buckets + 1 bucket offsets.
+  Count* starts = reinterpret_cast<Count*>(scratch);
+  std::memset(starts, 0, (num_buckets + 1) * sizeof(Count));
+  Count* count = starts + 1;
+  for (size_t i = 0; i < n; ++i) ++count[(values[i] - first) >> shift];
+  // starts[b] = the values in buckets before b.
+  kPrefixSums(count, num_buckets);
+  Count* next = starts;  // next free slot of bucket b: starts[b], advanced
+  for (size_t i = 0; i < n; ++i) out[next[(values[i] - first) >> shift]++] = values[i];
+}
+
 // A counting sort on the top bits of value - first into about two buckets
 // per value, then an insertion pass that only moves values within their
 // bucket. Linear expected time for values spread uniformly over [first,
 // last] (the feature hashes); the range comes from the caller, so no pass
 // looks for the maximum. Clustered input goes to std::sort once the
 // insertion pass has made 8n moves. Out of place: the scatter writes the
-// caller's output directly (no copy back).
-template <void (*kPrefixSums)(uint32_t*, size_t)>
+// caller's output directly (no copy back). Below 256 values (most sorts
+// here) the counts and offsets fit in bytes: a quarter of the memory to
+// clear and to prefix-sum.
+template <void (*kPrefixSums32)(uint32_t*, size_t), void (*kPrefixSums8)(uint8_t*, size_t)>
 void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last, uint64_t* out,
                 uint64_t* scratch) {
   if (n <= 32) {
@@ -112,16 +132,12 @@ void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last,
   const int bucket_bits = std::bit_width(n - 1) + 1;
   const int range_bits = std::bit_width(last - first);
   const int shift = range_bits > bucket_bits ? range_bits - bucket_bits : 0;
-  const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 16
-  // scratch: num_buckets + 1 bucket offsets.
-  uint32_t* starts = reinterpret_cast<uint32_t*>(scratch);
-  std::memset(starts, 0, (num_buckets + 1) * sizeof(uint32_t));
-  uint32_t* count = starts + 1;
-  for (size_t i = 0; i < n; ++i) ++count[(values[i] - first) >> shift];
-  // starts[b] = the values in buckets before b.
-  kPrefixSums(count, num_buckets);
-  uint32_t* next = starts;  // next free slot of bucket b: starts[b], advanced
-  for (size_t i = 0; i < n; ++i) out[next[(values[i] - first) >> shift]++] = values[i];
+  const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 64
+  if (n <= 255) {
+    ScatterByBucket<uint8_t, kPrefixSums8>(values, n, first, shift, num_buckets, out, scratch);
+  } else {
+    ScatterByBucket<uint32_t, kPrefixSums32>(values, n, first, shift, num_buckets, out, scratch);
+  }
   // Values are grouped by bucket in order; sort within buckets.
   if (!InsertionSortNearlySorted(out, n)) std::sort(out, out + n);
 }
@@ -224,6 +240,33 @@ NEARDUP_AVX512_TARGET void PrefixSumsAvx512(uint32_t* counts, size_t num) {
     carry = _mm512_permutexvar_epi32(last, x);
   }
 }
+// PrefixSumsPortable of byte counts, 64 per vector: log-step byte shifts
+// within each 128-bit lane, then the totals of the lanes below, then the
+// running total of the vectors before. REQUIRES: num is a multiple of 64;
+// every prefix sum is below 256 (the caller's counts add up to at most 255).
+NEARDUP_AVX512_TARGET void PrefixSumsBytesAvx512(uint8_t* counts, size_t num) {
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i byte15 = _mm512_set1_epi8(15);
+  __m512i carry = zero;
+  for (size_t b = 0; b < num; b += 64) {
+    __m512i x = _mm512_loadu_si512(counts + b);
+    x = _mm512_add_epi8(x, _mm512_bslli_epi128(x, 1));
+    x = _mm512_add_epi8(x, _mm512_bslli_epi128(x, 2));
+    x = _mm512_add_epi8(x, _mm512_bslli_epi128(x, 4));
+    x = _mm512_add_epi8(x, _mm512_bslli_epi128(x, 8));
+    // Each 128-bit lane's total in all its bytes; then lane i gets the sum
+    // of lanes 0..i-1 (alignr by 2 and 4 64-bit words: one and two lanes up).
+    const __m512i totals = _mm512_shuffle_epi8(x, byte15);
+    __m512i below = _mm512_alignr_epi64(totals, zero, 6);
+    below = _mm512_add_epi8(below, _mm512_alignr_epi64(below, zero, 6));
+    below = _mm512_add_epi8(below, _mm512_alignr_epi64(below, zero, 4));
+    x = _mm512_add_epi8(_mm512_add_epi8(x, below), carry);
+    _mm512_storeu_si512(counts + b, x);
+    // The last byte, in every byte.
+    carry =
+        _mm512_shuffle_i64x2(_mm512_shuffle_epi8(x, byte15), _mm512_shuffle_epi8(x, byte15), 0xff);
+  }
+}
 #pragma GCC diagnostic pop
 
 bool HasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"); }
@@ -243,11 +286,17 @@ size_t SortScratchSize(size_t count) {
 
 std::vector<BottomKKernel> SupportedBottomKKernels() {
   std::vector<BottomKKernel> kernels = {
-      {"portable", &FilterInRangePortable, &BucketSort<PrefixSumsPortable>}};
+      {"portable", &FilterInRangePortable,
+       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
-  if (HasAvx2()) kernels.push_back({"avx2", &FilterInRangeAvx2, &BucketSort<PrefixSumsPortable>});
-  if (HasAvx512())
-    kernels.push_back({"avx512", &FilterInRangeAvx512, &BucketSort<PrefixSumsAvx512>});
+  if (HasAvx2()) {
+    kernels.push_back({"avx2", &FilterInRangeAvx2,
+                       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>});
+  }
+  if (HasAvx512()) {
+    kernels.push_back(
+        {"avx512", &FilterInRangeAvx512, &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512>});
+  }
 #endif
   return kernels;
 }
