@@ -91,7 +91,8 @@ class BottomKBuilder {
 
   uint32_t k_;
   // Invariant: held_[0, num_held_) is strictly ascending, num_held_ <= k_.
-  // Flush writes the new held values to next_held_ and swaps the two.
+  // Flush writes the new held values to next_held_ and swaps the two (each
+  // has a few values of slack past k_ for the kernels' whole-vector stores).
   std::vector<uint64_t> held_;
   std::vector<uint64_t> next_held_;
   size_t num_held_ = 0;
@@ -112,6 +113,7 @@ class BottomKBuilder {
                              uint64_t* out);
   void (*sort_ascending_)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
                           uint64_t* out, uint64_t* scratch);
+  size_t (*unique_)(const uint64_t* values, size_t count, uint64_t* out, size_t room);
 };
 
 // k positions of one-permutation MinHash with optimal densification.

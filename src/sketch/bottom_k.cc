@@ -57,8 +57,8 @@ BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
   // A buffer of 4k pending hashes: each flush is linear in its input, so
   // O(1) amortised per accepted hash, and flushes are rare.
   capacity_ = std::max<size_t>(4 * static_cast<size_t>(k_), 64);
-  held_.resize(k_);
-  next_held_.resize(k_);
+  held_.resize(k_ + internal::kUniqueSlack);
+  next_held_.resize(k_ + internal::kUniqueSlack);
   pending_.resize(capacity_ + internal::kFilterSlack);
   work_.resize(capacity_ + internal::kFilterSlack);
   sorted_.resize(capacity_);
@@ -66,6 +66,7 @@ BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
   const internal::BottomKKernel kernel = internal::BestBottomKKernel();
   filter_in_range_ = kernel.filter_in_range;
   sort_ascending_ = kernel.sort_ascending;
+  unique_ = kernel.unique;
 }
 
 void BottomKBuilder::AddMany(std::span<const uint64_t> hashes) {
@@ -120,7 +121,11 @@ void BottomKBuilder::Flush() {
     sort_ascending_(round, count, first, last, sorted, sort_scratch_.data());
     // The held slice is sorted already: merge rather than sort it again,
     // stopping at k values.
-    n += MergeUnique(held + held_at, held_end - held_at, sorted, count, next_held + n, k_ - n);
+    if (held_end > held_at) {
+      n += MergeUnique(held + held_at, held_end - held_at, sorted, count, next_held + n, k_ - n);
+    } else {
+      n += unique_(sorted, count, next_held + n, k_ - n);
+    }
     held_at = held_end;
     if (n >= k_ || last == UINT64_MAX) break;
     // Too few (duplicates, or bad luck): extend the range by the density

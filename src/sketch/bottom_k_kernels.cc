@@ -26,6 +26,22 @@ size_t FilterInRangePortable(const uint64_t* values, size_t count, uint64_t firs
   return n;
 }
 
+size_t UniquePortable(const uint64_t* values, size_t count, uint64_t* out, size_t room) {
+  if (count == 0) return 0;
+  uint64_t previous = values[0];
+  out[0] = previous;
+  size_t m = 1;
+  // out[m] is written before m advances past it, so m < room bounds every
+  // store; whether a value repeats is flag arithmetic, not a branch.
+  for (size_t i = 1; i < count && m < room; ++i) {
+    const uint64_t v = values[i];
+    out[m] = v;
+    m += v != previous;
+    previous = v;
+  }
+  return m;
+}
+
 // Sorts a[0, n) by insertion: fast for the nearly sorted output of the
 // bucket pass, where each value moves past at most a few others.
 void InsertionSort(uint64_t* a, size_t n) {
@@ -216,6 +232,33 @@ NEARDUP_AVX512_TARGET size_t FilterInRangeAvx512(const uint64_t* values, size_t 
   return n;
 }
 
+// UniquePortable eight values per step: a value is kept iff it differs from
+// the one before it (an overlapping load), the kept ones packed with
+// vpcompressq and stored as a whole vector (out has kUniqueSlack of room).
+// The loop-carried chain is the output count (a popcount and an add per
+// eight values) instead of one add per value.
+NEARDUP_AVX512_TARGET size_t UniqueAvx512(const uint64_t* values, size_t count, uint64_t* out,
+                                          size_t room) {
+  if (count == 0) return 0;
+  out[0] = values[0];
+  size_t m = 1;
+  size_t i = 1;
+  for (; i + 8 <= count && m < room; i += 8) {
+    const __m512i v = _mm512_loadu_si512(values + i);
+    const __mmask8 keep = _mm512_cmpneq_epu64_mask(v, _mm512_loadu_si512(values + i - 1));
+    _mm512_storeu_si512(out + m, _mm512_maskz_compress_epi64(keep, v));
+    m += static_cast<size_t>(__builtin_popcount(keep));
+  }
+  uint64_t previous = values[i - 1];
+  for (; i < count && m < room; ++i) {
+    const uint64_t v = values[i];
+    out[m] = v;
+    m += v != previous;
+    previous = v;
+  }
+  return std::min(m, room);
+}
+
 // GCC 12 warns that the _mm512_undefined_epi32() inside its own
 // _mm512_alignr_epi32 "is used uninitialized": a false positive.
 #pragma GCC diagnostic push
@@ -287,15 +330,16 @@ size_t SortScratchSize(size_t count) {
 std::vector<BottomKKernel> SupportedBottomKKernels() {
   std::vector<BottomKKernel> kernels = {
       {"portable", &FilterInRangePortable,
-       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>}};
+       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>, &UniquePortable}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
   if (HasAvx2()) {
     kernels.push_back({"avx2", &FilterInRangeAvx2,
-                       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>});
+                       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>,
+                       &UniquePortable});
   }
   if (HasAvx512()) {
-    kernels.push_back(
-        {"avx512", &FilterInRangeAvx512, &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512>});
+    kernels.push_back({"avx512", &FilterInRangeAvx512,
+                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512>, &UniqueAvx512});
   }
 #endif
   return kernels;

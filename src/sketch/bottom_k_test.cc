@@ -226,6 +226,36 @@ TEST(BottomKKernelTest, EveryKernelFiltersAndSortsLikeTheDefinition) {
   }
 }
 
+TEST(BottomKKernelTest, EveryKernelDropsRepeatsLikeStdUnique) {
+  const std::vector<internal::BottomKKernel> kernels = internal::SupportedBottomKKernels();
+  internal::SplitMix64 rng(5);
+  std::vector<std::vector<uint64_t>> inputs = KernelInputs();
+  // Runs of repeats of every length across the vector boundaries.
+  for (size_t length : {size_t{9}, size_t{16}, size_t{17}, size_t{64}, size_t{300}}) {
+    std::vector<uint64_t> runs;
+    while (runs.size() < length) runs.insert(runs.end(), 1 + rng.Next() % 10, rng.Next());
+    inputs.push_back(runs);
+  }
+  for (const internal::BottomKKernel& kernel : kernels) {
+    SCOPED_TRACE(kernel.name);
+    for (std::vector<uint64_t> input : inputs) {
+      std::sort(input.begin(), input.end());
+      std::vector<uint64_t> distinct = input;
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      for (size_t room : {size_t{1}, size_t{2}, size_t{7}, size_t{8}, size_t{9}, size_t{128},
+                          distinct.size(), input.size() + 1}) {
+        if (room == 0) continue;
+        std::vector<uint64_t> out(room + internal::kUniqueSlack);
+        const size_t kept = kernel.unique(input.data(), input.size(), out.data(), room);
+        out.resize(kept);
+        const std::vector<uint64_t> want(distinct.begin(),
+                                         distinct.begin() + std::min(room, distinct.size()));
+        EXPECT_EQ(out, want) << "size " << input.size() << " room " << room;
+      }
+    }
+  }
+}
+
 TEST(BottomKDeathTest, RejectsNonPositiveK) {
   EXPECT_DEATH(BottomKBuilder(0), "at least 1");
   EXPECT_DEATH(BottomKBuilder(-3), "at least 1");
