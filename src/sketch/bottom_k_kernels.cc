@@ -213,8 +213,9 @@ __attribute__((target("avx2,popcnt"))) size_t FilterInRangeAvx2(const uint64_t* 
 NEARDUP_AVX512_TARGET size_t FilterInRangeAvx512(const uint64_t* values, size_t count,
                                                  uint64_t first, uint64_t last, uint64_t* out) {
   if (first == 0 && last == UINT64_MAX) {
-    // Every value passes (a document's features until k are held): a copy;
-    // a compressing store to memory is several times slower than a store.
+    // Every value passes (a document's features until k are held): a copy,
+    // with no compare and no chain of output counts (3% on BM_BottomKAddMany
+    // of 100 and 1000 features).
     std::memcpy(out, values, count * sizeof(uint64_t));
     return count;
   }
