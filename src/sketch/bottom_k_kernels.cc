@@ -59,7 +59,13 @@ void InsertionSort(uint64_t* a, size_t n) {
 // counts[0, num) becomes its inclusive prefix sums.
 template <typename Count>
 void PrefixSumsPortable(Count* counts, size_t num) {
-  for (size_t b = 1; b < num; ++b) counts[b] += counts[b - 1];
+  // The running sum in a register: with byte counts (which may alias
+  // anything) counts[b - 1] would be loaded again after every store.
+  Count sum = 0;
+  for (size_t b = 0; b < num; ++b) {
+    sum = static_cast<Count>(sum + counts[b]);
+    counts[b] = sum;
+  }
 }
 
 // InsertionSort for input where almost every value moves by at most one
