@@ -117,18 +117,25 @@ bool InsertionSortNearlySorted(uint64_t* a, size_t n) {
 // Writes values[0, n) to out grouped by bucket (value - first) >> shift,
 // buckets ascending, each in input order: a counting pass, prefix sums of
 // the counts, a scatter. Count holds any count up to n and any offset.
-template <typename Count, void (*kPrefixSums)(Count*, size_t)>
+template <typename Count, typename Index, void (*kPrefixSums)(Count*, size_t)>
 void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift,
                      size_t num_buckets, uint64_t* out, uint64_t* scratch) {
-  // scratch: num_buckets + 1 bucket offsets.
+  // scratch: num_buckets + 1 bucket offsets, then n bucket numbers.
   Count* starts = reinterpret_cast<Count*>(scratch);
   std::memset(starts, 0, (num_buckets + 1) * sizeof(Count));
   Count* count = starts + 1;
-  for (size_t i = 0; i < n; ++i) ++count[(values[i] - first) >> shift];
+  // The bucket of every value first, in a loop the compiler vectorizes, so
+  // the counting and scattering loops start each read-modify-write from an
+  // address one load away.
+  // Index holds any bucket number (below num_buckets).
+  Index* bucket =
+      reinterpret_cast<Index*>(scratch + (num_buckets + 1) * sizeof(Count) / sizeof(uint64_t) + 1);
+  for (size_t i = 0; i < n; ++i) bucket[i] = static_cast<Index>((values[i] - first) >> shift);
+  for (size_t i = 0; i < n; ++i) ++count[bucket[i]];
   // starts[b] = the values in buckets before b.
   kPrefixSums(count, num_buckets);
   Count* next = starts;  // next free slot of bucket b: starts[b], advanced
-  for (size_t i = 0; i < n; ++i) out[next[(values[i] - first) >> shift]++] = values[i];
+  for (size_t i = 0; i < n; ++i) out[next[bucket[i]]++] = values[i];
 }
 
 // A counting sort on the top bits of value - first into about two buckets
@@ -156,9 +163,11 @@ void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last,
   const int shift = range_bits > bucket_bits ? range_bits - bucket_bits : 0;
   const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 64
   if (n <= 255) {
-    ScatterByBucket<uint8_t, kPrefixSums8>(values, n, first, shift, num_buckets, out, scratch);
+    ScatterByBucket<uint8_t, uint16_t, kPrefixSums8>(values, n, first, shift, num_buckets, out,
+                                                     scratch);
   } else {
-    ScatterByBucket<uint32_t, kPrefixSums32>(values, n, first, shift, num_buckets, out, scratch);
+    ScatterByBucket<uint32_t, uint32_t, kPrefixSums32>(values, n, first, shift, num_buckets, out,
+                                                       scratch);
   }
   // Values are grouped by bucket in order; sort within buckets.
   if (!InsertionSortNearlySorted(out, n)) std::sort(out, out + n);
@@ -336,8 +345,9 @@ bool HasAvx512() {
 }  // namespace
 
 size_t SortScratchSize(size_t count) {
-  // BucketSort: up to 4 * count + 1 32-bit offsets.
-  return 2 * count + 8;
+  // BucketSort: up to 4 * count + 1 32-bit offsets, then count 32-bit
+  // bucket indices.
+  return 3 * count + 8;
 }
 
 std::vector<BottomKKernel> SupportedBottomKKernels() {
