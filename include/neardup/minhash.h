@@ -78,6 +78,10 @@ class BottomKBuilder {
   // builder keeps its state: more Add() calls extend the same document.
   BottomKSketch Finish();
 
+  // Finish() into *out, reusing the capacity of out->values (no allocation
+  // once it has held k values).
+  void Finish(BottomKSketch* out);
+
   // Starts a new document.
   void Reset();
 
@@ -86,8 +90,12 @@ class BottomKBuilder {
   void Flush();
 
   uint32_t k_;
-  // Invariant: strictly ascending, size <= k_.
+  // Invariant: held_[0, num_held_) is strictly ascending, num_held_ <= k_.
+  // Flush writes the new held values to next_held_ and swaps the two (each
+  // has a few values of slack past k_ for the kernels' whole-vector stores).
   std::vector<uint64_t> held_;
+  std::vector<uint64_t> next_held_;
+  size_t num_held_ = 0;
   // pending_[0, num_pending_) are hashes <= limit_ not yet merged;
   // num_pending_ < capacity_ between calls. pending_ has a few values of
   // slack past capacity_ for the kernels' whole-vector stores.
@@ -97,13 +105,15 @@ class BottomKBuilder {
   // The largest held hash once k_ are held, else UINT64_MAX.
   uint64_t limit_ = UINT64_MAX;
   std::vector<uint64_t> work_;          // Flush's selected values
+  std::vector<uint64_t> sorted_;        // the sort's output
   std::vector<uint64_t> sort_scratch_;  // the sort kernel's scratch
   // The kernels (src/sketch/bottom_k_kernels.h), chosen at construction
   // from the CPU's features; every choice gives the same sketch.
   size_t (*filter_in_range_)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
                              uint64_t* out);
-  void (*sort_ascending_)(uint64_t* values, size_t count, uint64_t first, uint64_t last,
-                          uint64_t* scratch);
+  void (*sort_ascending_)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                          uint64_t* out, uint64_t* scratch);
+  size_t (*unique_)(const uint64_t* values, size_t count, uint64_t* out, size_t room);
 };
 
 // k positions of one-permutation MinHash with optimal densification.

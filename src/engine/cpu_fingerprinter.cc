@@ -123,7 +123,7 @@ class CpuFingerprinter final : public Fingerprinter {
         out->simhash = ws->simhash.Finish64();
       }
     }
-    if (selection_.minhash) out->minhash = ws->bottom_k.Finish();
+    if (selection_.minhash) ws->bottom_k.Finish(&out->minhash);
     if (selection_.kvalue_minhash) out->kvalue_minhash = ws->kvalue.Finish();
     if (selection_.chunks) out->chunks = ws->chunks.Finish();
   }

@@ -34,13 +34,22 @@ inline __mmask8 Lanes(size_t count) {
   return count >= 8 ? static_cast<__mmask8>(0xff) : static_cast<__mmask8>((1u << count) - 1);
 }
 
+// Calls body(k, lanes) for k = 0, 8, 16, ... < count with the lanes of
+// [k, count): whole vectors first, with a constant mask (no per-iteration
+// mask arithmetic: these loops are bound by how many iterations fit in the
+// out-of-order window, so every uop per iteration counts), then the tail.
+template <typename Body>
+NEARDUP_AVX512DQ_TARGET inline void ForEachVector(size_t count, Body body) {
+  size_t k = 0;
+  for (; k + 8 <= count; k += 8) body(k, static_cast<__mmask8>(0xff));
+  if (k < count) body(k, Lanes(count - k));
+}
+
 // out[i] = Mix64(in[i]) for i < n.
 NEARDUP_AVX512DQ_TARGET void Mix64ManyAvx512(const uint64_t* in, size_t n, uint64_t* out) {
-  for (size_t i = 0; i < n; i += 8) {
-    const __mmask8 lanes = Lanes(n - i);
-    const __m512i x = _mm512_maskz_loadu_epi64(lanes, in + i);
-    _mm512_mask_storeu_epi64(out + i, lanes, Mix64Avx512(x));
-  }
+  ForEachVector(n, [&](size_t i, __mmask8 lanes) NEARDUP_AVX512DQ_TARGET {
+    _mm512_mask_storeu_epi64(out + i, lanes, Mix64Avx512(_mm512_maskz_loadu_epi64(lanes, in + i)));
+  });
 }
 
 // HornerWindows<kWidth> eight windows at a time: lane k of a vector holds
@@ -59,6 +68,89 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512(const uint64_t* m, size_t count, uint6
     }
     _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(acc));
   }
+}
+// Widths 3-5 on AVX-512 regroup the Horner sum (the same value modulo
+// 2^64) so that a window's multiplies are independent or shared between
+// windows, instead of one chain of `width` dependent multiplies (vpmullq
+// has a latency of 15 cycles; the chain, not the multiplier's throughput,
+// bounded the loop). With P = kShingleMultiplier, c = h_0 (so
+// leading_times_p = c P) and the window starting at m_0:
+//   width 3:  c P^3 + m_0 P^2 + m_1 P + m_2
+//             = (m_0 P^2 + c P^3) + (m_1 P + m_2)        2 independent
+// and with the pair sums B_j = m_j P + m_(j+1), one multiply per token
+// shared by the two windows that use it:
+//   width 4:  c P^4 + m_0 P^3 + ... + m_3 = B_0 P^2 + (B_2 + c P^4)
+//   width 5:  c P^5 + m_0 P^4 + ... + m_4
+//             = (B_0 P^3 + c P^5) + (B_2 P + m_4)        2 independent
+// so width 5 takes 3 multiplies per window instead of 4, width 4 takes 2
+// instead of 3, and no chain is longer than two multiplies.
+NEARDUP_AVX512DQ_TARGET inline __m512i Set64(uint64_t v) {
+  return _mm512_set1_epi64(static_cast<long long>(v));
+}
+
+template <>
+NEARDUP_AVX512DQ_TARGET void HornerAvx512<3>(const uint64_t* m, size_t count,
+                                             uint64_t leading_times_p, uint64_t* out) {
+  constexpr uint64_t kP = kShingleMultiplier;
+  const __m512i p = Set64(kP);
+  const __m512i p2 = Set64(kP * kP);
+  const __m512i leading_p3 = Set64(leading_times_p * kP * kP);
+  ForEachVector(count, [&](size_t k, __mmask8 lanes) NEARDUP_AVX512DQ_TARGET {
+    const __m512i head = _mm512_add_epi64(
+        _mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, m + k), p2), leading_p3);
+    const __m512i tail =
+        _mm512_add_epi64(_mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, m + k + 1), p),
+                         _mm512_maskz_loadu_epi64(lanes, m + k + 2));
+    _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(_mm512_add_epi64(head, tail)));
+  });
+}
+
+// pairs[j] = B_j = m_j P + m_(j+1) for j < num_pairs (whole vectors are
+// written: pairs has room for num_pairs rounded up to 8).
+NEARDUP_AVX512DQ_TARGET inline void PairSumsAvx512(const uint64_t* m, size_t num_pairs,
+                                                   uint64_t* pairs) {
+  const __m512i p = Set64(kShingleMultiplier);
+  ForEachVector(num_pairs, [&](size_t k, __mmask8 lanes) NEARDUP_AVX512DQ_TARGET {
+    _mm512_store_si512(
+        pairs + k, _mm512_add_epi64(_mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, m + k), p),
+                                    _mm512_maskz_loadu_epi64(lanes, m + k + 1)));
+  });
+}
+
+template <>
+NEARDUP_AVX512DQ_TARGET void HornerAvx512<4>(const uint64_t* m, size_t count,
+                                             uint64_t leading_times_p, uint64_t* out) {
+  constexpr uint64_t kP = kShingleMultiplier;
+  const __m512i p2 = Set64(kP * kP);
+  const __m512i leading_p4 = Set64(leading_times_p * kP * kP * kP);
+  // B_j for j < count + 2 (windows read B_k and B_(k+2)).
+  alignas(64) uint64_t pairs[ShingleBatch::kMaxBatch + 16];
+  PairSumsAvx512(m, count + 2, pairs);
+  ForEachVector(count, [&](size_t k, __mmask8 lanes) NEARDUP_AVX512DQ_TARGET {
+    const __m512i head = _mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k), p2);
+    const __m512i tail =
+        _mm512_add_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k + 2), leading_p4);
+    _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(_mm512_add_epi64(head, tail)));
+  });
+}
+
+template <>
+NEARDUP_AVX512DQ_TARGET void HornerAvx512<5>(const uint64_t* m, size_t count,
+                                             uint64_t leading_times_p, uint64_t* out) {
+  constexpr uint64_t kP = kShingleMultiplier;
+  const __m512i p = Set64(kP);
+  const __m512i p3 = Set64(kP * kP * kP);
+  const __m512i leading_p5 = Set64(leading_times_p * kP * kP * kP * kP);
+  alignas(64) uint64_t pairs[ShingleBatch::kMaxBatch + 16];
+  PairSumsAvx512(m, count + 2, pairs);
+  ForEachVector(count, [&](size_t k, __mmask8 lanes) NEARDUP_AVX512DQ_TARGET {
+    const __m512i head = _mm512_add_epi64(
+        _mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k), p3), leading_p5);
+    const __m512i tail =
+        _mm512_add_epi64(_mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k + 2), p),
+                         _mm512_maskz_loadu_epi64(lanes, m + k + 4));
+    _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(_mm512_add_epi64(head, tail)));
+  });
 }
 #pragma GCC diagnostic pop
 #endif

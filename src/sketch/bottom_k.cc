@@ -9,38 +9,45 @@
 namespace neardup {
 namespace {
 
-// Drops repeats from the ascending a[0, n) and returns the new length,
-// without a branch on the data.
-size_t UniqueSorted(uint64_t* a, size_t n) {
-  if (n == 0) return 0;
-  // a[i] repeats a kept value iff it equals a[i - 1]: compare in registers,
-  // not with the value just stored.
+// Writes the distinct values of the ascending a[0, na) and b[0, nb) to
+// out, ascending, until `room` are written, and returns their number. One
+// pass instead of a merge and then a dedup; the choice of side and whether
+// the value repeats the last one kept are flag arithmetic, not branches.
+// REQUIRES: room >= 1; out overlaps neither input.
+size_t MergeUnique(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, uint64_t* out,
+                   size_t room) {
+  if (na + nb == 0) return 0;
+  size_t i = 0;
+  size_t j = 0;
+  uint64_t previous = nb == 0 || (na > 0 && a[0] <= b[0]) ? a[i++] : b[j++];
+  out[0] = previous;
   size_t m = 1;
-  uint64_t previous = a[0];
-  for (size_t i = 1; i < n; ++i) {
+  // out[m] is written before m advances past it, so m < room bounds every
+  // store.
+  while (i < na && j < nb && m < room) {
+    const uint64_t x = a[i];
+    const uint64_t y = b[j];
+    const bool from_a = x <= y;
+    const uint64_t v = from_a ? x : y;
+    i += from_a;
+    j += !from_a;
+    out[m] = v;
+    m += v != previous;
+    previous = v;
+  }
+  for (; i < na && m < room; ++i) {
     const uint64_t v = a[i];
-    a[m] = v;
+    out[m] = v;
+    m += v != previous;
+    previous = v;
+  }
+  for (; j < nb && m < room; ++j) {
+    const uint64_t v = b[j];
+    out[m] = v;
     m += v != previous;
     previous = v;
   }
   return m;
-}
-
-// Merges the ascending a[0, na) and b[0, nb) into out, returning na + nb.
-// The choice of side is a conditional move, not a branch.
-size_t MergeSorted(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, uint64_t* out) {
-  size_t i = 0;
-  size_t j = 0;
-  size_t k = 0;
-  while (i < na && j < nb) {
-    const bool from_a = a[i] <= b[j];
-    out[k++] = from_a ? a[i] : b[j];
-    i += from_a;
-    j += !from_a;
-  }
-  while (i < na) out[k++] = a[i++];
-  while (j < nb) out[k++] = b[j++];
-  return k;
 }
 
 }  // namespace
@@ -50,13 +57,16 @@ BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
   // A buffer of 4k pending hashes: each flush is linear in its input, so
   // O(1) amortised per accepted hash, and flushes are rare.
   capacity_ = std::max<size_t>(4 * static_cast<size_t>(k_), 64);
-  held_.reserve(k_);
+  held_.resize(k_ + internal::kUniqueSlack);
+  next_held_.resize(k_ + internal::kUniqueSlack);
   pending_.resize(capacity_ + internal::kFilterSlack);
-  work_.resize(k_ + capacity_ + internal::kFilterSlack);
-  sort_scratch_.resize(internal::SortScratchSize(k_ + capacity_));
+  work_.resize(capacity_ + internal::kFilterSlack);
+  sorted_.resize(capacity_);
+  sort_scratch_.resize(internal::SortScratchSize(capacity_));
   const internal::BottomKKernel kernel = internal::BestBottomKKernel();
   filter_in_range_ = kernel.filter_in_range;
   sort_ascending_ = kernel.sort_ascending;
+  unique_ = kernel.unique;
 }
 
 void BottomKBuilder::AddMany(std::span<const uint64_t> hashes) {
@@ -76,7 +86,7 @@ void BottomKBuilder::AddMany(std::span<const uint64_t> hashes) {
 
 void BottomKBuilder::Flush() {
   if (num_pending_ == 0) return;
-  const size_t total = held_.size() + num_pending_;
+  const size_t total = num_held_ + num_pending_;
   // Every value is <= limit_ (UINT64_MAX before k are held); below it they
   // are uniform hashes, so about total * t / limit_ of them are <= t: aim
   // for a margin of three standard deviations over k. Below 1.25 times that,
@@ -92,24 +102,30 @@ void BottomKBuilder::Flush() {
   // round), until k distinct are found or the range reaches UINT64_MAX.
   uint64_t first = 0;
   uint64_t last = threshold;
-  uint64_t* work = work_.data();
-  uint64_t* scratch = sort_scratch_.data();
-  size_t n = 0;        // work[0, n): the distinct values below `first`
-  size_t held_at = 0;  // held_[0, held_at) are in work already
+  const uint64_t* held = held_.data();
+  uint64_t* next_held = next_held_.data();
+  uint64_t* sorted = sorted_.data();
+  size_t n = 0;        // next_held[0, n): the k or fewer smallest distinct values below `first`
+  size_t held_at = 0;  // held[0, held_at) have been merged already
   while (true) {
-    // held_ is ascending: its values in the range are a slice.
-    const size_t held_end = static_cast<size_t>(
-        std::upper_bound(held_.begin() + static_cast<std::ptrdiff_t>(held_at), held_.end(), last) -
-        held_.begin());
-    uint64_t* round = work + n;
-    size_t count = filter_in_range_(pending_.data(), num_pending_, first, last, round);
-    sort_ascending_(round, count, first, last, scratch);
-    if (held_end > held_at) {
-      // The held slice is sorted already: merge rather than sort it again.
-      count = MergeSorted(held_.data() + held_at, held_end - held_at, round, count, scratch);
-      std::copy(scratch, scratch + count, round);
+    // held is ascending: its values in the range are a slice.
+    const size_t held_end =
+        static_cast<size_t>(std::upper_bound(held + held_at, held + num_held_, last) - held);
+    // A range that covers every value needs no filter pass.
+    const uint64_t* round = pending_.data();
+    size_t count = num_pending_;
+    if (first != 0 || last != UINT64_MAX) {
+      count = filter_in_range_(pending_.data(), num_pending_, first, last, work_.data());
+      round = work_.data();
     }
-    n += UniqueSorted(round, count);
+    sort_ascending_(round, count, first, last, sorted, sort_scratch_.data());
+    // The held slice is sorted already: merge rather than sort it again,
+    // stopping at k values.
+    if (held_end > held_at) {
+      n += MergeUnique(held + held_at, held_end - held_at, sorted, count, next_held + n, k_ - n);
+    } else {
+      n += unique_(sorted, count, next_held + n, k_ - n);
+    }
     held_at = held_end;
     if (n >= k_ || last == UINT64_MAX) break;
     // Too few (duplicates, or bad luck): extend the range by the density
@@ -121,18 +137,26 @@ void BottomKBuilder::Flush() {
     last = next > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(next);
     if (last < first) last = UINT64_MAX;
   }
-  held_.assign(work, work + std::min<size_t>(n, k_));
+  held_.swap(next_held_);
+  num_held_ = n;
   num_pending_ = 0;
-  if (held_.size() == k_) limit_ = held_.back();
+  if (num_held_ == k_) limit_ = held_[k_ - 1];
 }
 
 BottomKSketch BottomKBuilder::Finish() {
+  BottomKSketch sketch;
+  Finish(&sketch);
+  return sketch;
+}
+
+void BottomKBuilder::Finish(BottomKSketch* out) {
   Flush();
-  return BottomKSketch{k_, held_};
+  out->k = k_;
+  out->values.assign(held_.data(), held_.data() + num_held_);
 }
 
 void BottomKBuilder::Reset() {
-  held_.clear();
+  num_held_ = 0;
   num_pending_ = 0;
   limit_ = UINT64_MAX;
 }

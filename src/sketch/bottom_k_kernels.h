@@ -8,7 +8,10 @@
 // instruction and packs the survivors with a permutation from a 16-entry
 // table; AVX-512 compares eight and packs them with vpcompressq.
 // SortAscending is a bucket sort on the top bits (linear for the uniform
-// feature hashes); AVX-512 computes its bucket offsets 16 per instruction.
+// feature hashes); AVX-512 computes its bucket offsets 16 (or 64 byte
+// counts) per instruction. Unique drops repeats from sorted values: portable
+// one value per step (flag arithmetic, no branch), AVX-512 eight (compare
+// with the values shifted by one, compress).
 // (A bitonic network on AVX-512 was measured no faster for 16-400 values:
 // it is bound by its permutation latency.)
 //
@@ -34,16 +37,27 @@ using BottomKFilterFn = size_t (*)(const uint64_t* values, size_t count, uint64_
                                    uint64_t last, uint64_t* out);
 inline constexpr size_t kFilterSlack = 8;
 
-// Sorts values[0, count) ascending. REQUIRES: every value is in [first,
-// last] (the bound sizes the buckets; uniform values over it sort in linear
-// time); `scratch` has room for SortScratchSize(count) values.
-using BottomKSortFn = void (*)(uint64_t* values, size_t count, uint64_t first, uint64_t last,
-                               uint64_t* scratch);
+// Writes values[0, count) to out[0, count), ascending. REQUIRES: every value
+// is in [first, last] (the bound sizes the buckets; uniform values over it
+// sort in linear time); out has room for count values and overlaps neither
+// values nor scratch; `scratch` has room for SortScratchSize(count) values.
+using BottomKSortFn = void (*)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
+                               uint64_t* out, uint64_t* scratch);
+
+// Writes the distinct values of the ascending values[0, count) to out,
+// ascending, until `room` are written, and returns their number (at most
+// room). REQUIRES: room >= 1; out has room for room + kUniqueSlack values
+// (kernels may store whole vectors past the last kept value) and does not
+// overlap values.
+using BottomKUniqueFn = size_t (*)(const uint64_t* values, size_t count, uint64_t* out,
+                                   size_t room);
+inline constexpr size_t kUniqueSlack = 8;
 
 struct BottomKKernel {
   std::string_view name;  // "portable", "avx2", "avx512"
   BottomKFilterFn filter_in_range;
   BottomKSortFn sort_ascending;
+  BottomKUniqueFn unique;
 };
 
 // The scratch values SortAscending needs for `count` values.

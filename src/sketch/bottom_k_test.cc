@@ -92,6 +92,26 @@ TEST(BottomKTest, FinishContinuesAndResetStartsOver) {
   EXPECT_THAT(builder.Finish().values, ElementsAre(UINT64_MAX));
 }
 
+TEST(BottomKTest, FinishIntoReplacesTheOldValues) {
+  const std::vector<uint64_t> stream = StreamWithDuplicates(6, 2000);
+  BottomKBuilder builder(32);
+  BottomKSketch sketch{7, {1, 2, 3}};
+  for (uint64_t h : stream) builder.Add(h);
+  builder.Finish(&sketch);
+  EXPECT_EQ(sketch.k, 32u);
+  EXPECT_THAT(sketch.values, ElementsAreArray(Oracle(stream, 32)));
+  // A shorter sketch into the same object (its capacity is reused).
+  builder.Reset();
+  builder.Add(9);
+  builder.Add(4);
+  builder.Add(9);
+  builder.Finish(&sketch);
+  EXPECT_THAT(sketch.values, ElementsAre(4, 9));
+  builder.Reset();
+  builder.Finish(&sketch);
+  EXPECT_TRUE(sketch.values.empty());
+}
+
 TEST(BottomKTest, ThresholdSelectionEqualsOracleOnHardStreams) {
   // Streams that defeat Flush's uniform-hash threshold guess or its bucket
   // sort: clustered values, few distinct values, small integers, ascending.
@@ -195,11 +215,42 @@ TEST(BottomKKernelTest, EveryKernelFiltersAndSortsLikeTheDefinition) {
       std::vector<std::pair<uint64_t, uint64_t>> bounds = {{0, UINT64_MAX}};
       if (!input.empty()) bounds.emplace_back(expected.front(), expected.back());
       for (const auto& [first, last] : bounds) {
-        std::vector<uint64_t> sorted = input;
+        std::vector<uint64_t> sorted(input.size());
         std::vector<uint64_t> scratch(internal::SortScratchSize(input.size()));
-        kernel.sort_ascending(sorted.data(), sorted.size(), first, last, scratch.data());
+        kernel.sort_ascending(input.data(), input.size(), first, last, sorted.data(),
+                              scratch.data());
         EXPECT_EQ(sorted, expected)
             << "size " << input.size() << " bound " << first << ".." << last;
+      }
+    }
+  }
+}
+
+TEST(BottomKKernelTest, EveryKernelDropsRepeatsLikeStdUnique) {
+  const std::vector<internal::BottomKKernel> kernels = internal::SupportedBottomKKernels();
+  internal::SplitMix64 rng(5);
+  std::vector<std::vector<uint64_t>> inputs = KernelInputs();
+  // Runs of repeats of every length across the vector boundaries.
+  for (size_t length : {size_t{9}, size_t{16}, size_t{17}, size_t{64}, size_t{300}}) {
+    std::vector<uint64_t> runs;
+    while (runs.size() < length) runs.insert(runs.end(), 1 + rng.Next() % 10, rng.Next());
+    inputs.push_back(runs);
+  }
+  for (const internal::BottomKKernel& kernel : kernels) {
+    SCOPED_TRACE(kernel.name);
+    for (std::vector<uint64_t> input : inputs) {
+      std::sort(input.begin(), input.end());
+      std::vector<uint64_t> distinct = input;
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      for (size_t room : {size_t{1}, size_t{2}, size_t{7}, size_t{8}, size_t{9}, size_t{128},
+                          distinct.size(), input.size() + 1}) {
+        if (room == 0) continue;
+        std::vector<uint64_t> out(room + internal::kUniqueSlack);
+        const size_t kept = kernel.unique(input.data(), input.size(), out.data(), room);
+        out.resize(kept);
+        const std::vector<uint64_t> want(distinct.begin(),
+                                         distinct.begin() + std::min(room, distinct.size()));
+        EXPECT_EQ(out, want) << "size " << input.size() << " room " << room;
       }
     }
   }

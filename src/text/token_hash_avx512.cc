@@ -73,6 +73,115 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i Mul128Fold64(__m512i a, __m512i b) {
 // The spans one Xxh3ChunkAvx512 call takes (the size of its index lists).
 constexpr size_t kChunk = 256;
 
+// One group of eight spans (fewer at the end of a chunk) after the first
+// pass's fetch.
+struct ShortGroup {
+  __m512i len;
+  __m512i last8;     // the 8 bytes that end at each short lane's end
+  __mmask8 short18;  // 1-8 bytes, and end >= 8
+};
+
+// Loads spans [i, i + 8) (the last, partial group padded with empty spans,
+// masked out), appends the indices of the 9-16-byte tokens to mid and of
+// those for the scalar routine to slow, and gathers the bytes of the 1-8-byte
+// ones.
+NEARDUP_AVX512_XXH3_TARGET inline ShortGroup FetchGroup(const TokenSpan* spans, size_t i,
+                                                        size_t num_spans, const long long* base,
+                                                        uint64_t* mid, size_t* num_mid,
+                                                        uint64_t* slow, size_t* num_slow) {
+  static_assert(sizeof(TokenSpan) == 16 && sizeof(size_t) == 8);
+  const TokenSpan* group = spans + i;
+  __mmask8 valid = 0xff;
+  TokenSpan tail[8];
+  if (num_spans - i < 8) {
+    const size_t count = num_spans - i;
+    for (size_t lane = 0; lane < 8; ++lane)
+      tail[lane] = lane < count ? group[lane] : TokenSpan{0, 0};
+    group = tail;
+    valid = static_cast<__mmask8>((1u << count) - 1);
+  }
+  const __m512i a = _mm512_loadu_si512(group);
+  const __m512i b = _mm512_loadu_si512(group + 4);
+  const __m512i begin =
+      _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
+  ShortGroup g;
+  g.len = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
+  // Lanes with 1 <= len <= 16 whose last 8 bytes lie inside the text
+  // (end >= 8; a span lies inside the text, so end <= size). The first 8
+  // bytes of a 9-16-byte token then lie inside it too.
+  const __m512i end = _mm512_add_epi64(begin, g.len);
+  __mmask8 ok = valid & _mm512_cmpge_epu64_mask(end, Set(8));
+  ok &= _mm512_cmple_epu64_mask(_mm512_sub_epi64(g.len, Set(1)), Set(15));
+  g.short18 = ok & _mm512_cmple_epu64_mask(g.len, Set(8));
+  const __m512i index = _mm512_add_epi64(Set(i), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+  const __mmask8 mid_lanes = ok & static_cast<__mmask8>(~g.short18);
+  const __mmask8 slow_lanes = valid & static_cast<__mmask8>(~ok);
+  _mm512_mask_compressstoreu_epi64(mid + *num_mid, mid_lanes, index);
+  *num_mid += static_cast<size_t>(__builtin_popcount(mid_lanes));
+  _mm512_mask_compressstoreu_epi64(slow + *num_slow, slow_lanes, index);
+  *num_slow += static_cast<size_t>(__builtin_popcount(slow_lanes));
+  // One gather: a token of at most 8 bytes lies within the 8 bytes that
+  // end at its end (HashShort takes its first bytes from them).
+  g.last8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), g.short18,
+                                        _mm512_sub_epi64(end, Set(8)), base, 1);
+  return g;
+}
+
+// XXH3 of the 1-8-byte lanes of a group.
+NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, uint64_t seed) {
+  // Seed-dependent constants of the two length classes (XXH3_len_1to3_64b,
+  // XXH3_len_4to8_64b); loop-invariant once inlined.
+  const __m512i bitflip13 = Set(static_cast<uint64_t>(ReadSecret32(0) ^ ReadSecret32(4)) + seed);
+  const uint64_t seed48 =
+      seed ^ (static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
+  const __m512i bitflip48 = Set((ReadSecret64(8) ^ ReadSecret64(16)) - seed48);
+  const __m512i prime64_2 = Set(XXH_PRIME64_2);
+  const __m512i prime64_3 = Set(XXH_PRIME64_3);
+  const __m512i prime_mx2 = Set(0x9FB21C651E98DF25ULL);
+  const __m512i byte = Set(0xff);
+  const __m512i low32 = Set(0xffffffffULL);
+  const __m512i len = g.len;
+  const __m512i last8 = g.last8;
+  // The token's first bytes: last8 shifted down by 8 - len bytes (the
+  // bytes above the token then read as zero, and nothing below uses them:
+  // the 1-3-byte class takes bytes 0, len / 2 and len - 1, the 4-8-byte
+  // class bytes 0-3 and the last 4).
+  const __m512i first8 =
+      _mm512_srlv_epi64(last8, _mm512_slli_epi64(_mm512_sub_epi64(Set(8), len), 3));
+
+  // 1-3 bytes: combined = c1 << 16 | c2 << 24 | c3 | len << 8.
+  const __m512i c1 = _mm512_and_si512(first8, byte);
+  const __m512i c2 = _mm512_and_si512(
+      _mm512_srlv_epi64(first8, _mm512_slli_epi64(_mm512_srli_epi64(len, 1), 3)), byte);
+  const __m512i c3 = _mm512_srli_epi64(last8, 56);
+  const __m512i combined =
+      _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
+                      _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
+  const __m512i x13 = _mm512_xor_si512(combined, bitflip13);
+
+  // 4-8 bytes: input64 = last4 + (first4 << 32).
+  const __m512i input64 = _mm512_add_epi64(_mm512_srli_epi64(last8, 32),
+                                           _mm512_slli_epi64(_mm512_and_si512(first8, low32), 32));
+  const __m512i x48 = _mm512_xor_si512(input64, bitflip48);
+
+  // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
+  //   x = pre(x); x *= c1; x ^= (x >> s1) + a; x *= c2; x ^= x >> s2
+  // so both run in one chain with per-lane constants, two multiplies.
+  const __mmask8 short13 = _mm512_cmple_epu64_mask(len, Set(3));
+  const __m512i pre13 = XorShift(x13, 33);
+  const __m512i pre48 =
+      _mm512_ternarylogic_epi64(x48, _mm512_rol_epi64(x48, 49), _mm512_rol_epi64(x48, 24), 0x96);
+  __m512i h18 = _mm512_mask_blend_epi64(short13, pre48, pre13);
+  h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_2));
+  h18 = _mm512_xor_si512(
+      h18,
+      _mm512_add_epi64(_mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(35), Set(29))),
+                       _mm512_maskz_mov_epi64(static_cast<__mmask8>(~short13), len)));
+  h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_3));
+  return _mm512_xor_si512(
+      h18, _mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(28), Set(32))));
+}
+
 // Xxh3SpansAvx512 of at most kChunk spans, in two passes. The first takes
 // eight spans per vector and hashes the 1-3- and 4-8-byte tokens (44% and
 // 47% of the words of the SpamAssassin bodies), listing the indices of the
@@ -82,29 +191,14 @@ constexpr size_t kChunk = 256;
 // its multiplies on the rare class.
 NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const TokenSpan* spans,
                                                 size_t num_spans, uint64_t seed, uint64_t* out) {
-  static_assert(sizeof(TokenSpan) == 16 && sizeof(size_t) == 8);
-  // Seed-dependent constants of the three length classes (XXH3_len_*_64b).
-  const __m512i bitflip13 = Set(static_cast<uint64_t>(ReadSecret32(0) ^ ReadSecret32(4)) + seed);
-  const uint64_t seed48 =
-      seed ^ (static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
-  const __m512i bitflip48 = Set((ReadSecret64(8) ^ ReadSecret64(16)) - seed48);
   const __m512i bitflip1 = Set((ReadSecret64(24) ^ ReadSecret64(32)) + seed);
   const __m512i bitflip2 = Set((ReadSecret64(40) ^ ReadSecret64(48)) - seed);
-  const __m512i prime64_2 = Set(XXH_PRIME64_2);
-  const __m512i prime64_3 = Set(XXH_PRIME64_3);
-  const __m512i prime_mx2 = Set(0x9FB21C651E98DF25ULL);
   const __m512i prime_avalanche = Set(0x165667919E3779F9ULL);
-  const __m512i byte = Set(0xff);
-  const __m512i low32 = Set(0xffffffffULL);
-  const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-  const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
-  const __m512i lane_index = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   // vpshufb pattern reversing the bytes of each 64-bit lane.
   const __m512i bswap =
       _mm512_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
                       14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4,
                       5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
-  const __m512i size = Set(text.size());
   const auto* base = reinterpret_cast<const long long*>(text.data());
 
   // Indices (into spans) of the 9-16-byte tokens and of the scalar ones.
@@ -112,73 +206,21 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
   alignas(64) uint64_t slow[kChunk];
   size_t num_mid = 0;
   size_t num_slow = 0;
-  for (size_t i = 0; i < num_spans; i += 8) {
-    const TokenSpan* group = spans + i;
-    __mmask8 valid = 0xff;
-    TokenSpan tail[8];
-    if (num_spans - i < 8) {
-      // The last, partial group: padded with empty spans, masked out.
-      const size_t count = num_spans - i;
-      for (size_t lane = 0; lane < 8; ++lane)
-        tail[lane] = lane < count ? group[lane] : TokenSpan{0, 0};
-      group = tail;
-      valid = static_cast<__mmask8>((1u << count) - 1);
+  // Software-pipelined by one group: each step issues the gather of the
+  // next group before hashing the one fetched in the step before. The loop
+  // is bound by how many groups the out-of-order window holds (the gather
+  // and the two dependent vpmullq make a long chain per group); uops that
+  // would wait for a gather now arrive after it.
+  if (num_spans > 0) {
+    ShortGroup fetched = FetchGroup(spans, 0, num_spans, base, mid, &num_mid, slow, &num_slow);
+    size_t at = 0;
+    for (size_t i = 8; i < num_spans; i += 8) {
+      const ShortGroup next = FetchGroup(spans, i, num_spans, base, mid, &num_mid, slow, &num_slow);
+      _mm512_mask_storeu_epi64(out + at, fetched.short18, HashShort(fetched, seed));
+      fetched = next;
+      at = i;
     }
-    const __m512i a = _mm512_loadu_si512(group);
-    const __m512i b = _mm512_loadu_si512(group + 4);
-    const __m512i begin = _mm512_permutex2var_epi64(a, even, b);
-    const __m512i len = _mm512_permutex2var_epi64(a, odd, b);
-    // Lanes whose first and last 8 bytes lie inside the text, 1 <= len <= 16.
-    const __m512i end = _mm512_add_epi64(begin, len);
-    __mmask8 ok = valid & _mm512_cmpge_epu64_mask(end, Set(8));
-    ok &= _mm512_cmple_epu64_mask(_mm512_add_epi64(begin, Set(8)), size);
-    ok &= _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(1)), Set(15));
-    const __mmask8 short18 = ok & _mm512_cmple_epu64_mask(len, Set(8));
-    const __m512i index = _mm512_add_epi64(Set(i), lane_index);
-    const __mmask8 mid_lanes = ok & static_cast<__mmask8>(~short18);
-    const __mmask8 slow_lanes = valid & static_cast<__mmask8>(~ok);
-    _mm512_mask_compressstoreu_epi64(mid + num_mid, mid_lanes, index);
-    num_mid += static_cast<size_t>(__builtin_popcount(mid_lanes));
-    _mm512_mask_compressstoreu_epi64(slow + num_slow, slow_lanes, index);
-    num_slow += static_cast<size_t>(__builtin_popcount(slow_lanes));
-
-    const __m512i first8 =
-        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), short18, begin, base, 1);
-    const __m512i last8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), short18,
-                                                      _mm512_sub_epi64(end, Set(8)), base, 1);
-
-    // 1-3 bytes: combined = c1 << 16 | c2 << 24 | c3 | len << 8.
-    const __m512i c1 = _mm512_and_si512(first8, byte);
-    const __m512i c2 = _mm512_and_si512(
-        _mm512_srlv_epi64(first8, _mm512_slli_epi64(_mm512_srli_epi64(len, 1), 3)), byte);
-    const __m512i c3 = _mm512_srli_epi64(last8, 56);
-    const __m512i combined =
-        _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
-                        _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
-    const __m512i x13 = _mm512_xor_si512(combined, bitflip13);
-
-    // 4-8 bytes: input64 = last4 + (first4 << 32).
-    const __m512i input64 = _mm512_add_epi64(
-        _mm512_srli_epi64(last8, 32), _mm512_slli_epi64(_mm512_and_si512(first8, low32), 32));
-    const __m512i x48 = _mm512_xor_si512(input64, bitflip48);
-
-    // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
-    //   x = pre(x); x *= c1; x ^= (x >> s1) + a; x *= c2; x ^= x >> s2
-    // so both run in one chain with per-lane constants, two multiplies.
-    const __mmask8 short13 = _mm512_cmple_epu64_mask(len, Set(3));
-    const __m512i pre13 = XorShift(x13, 33);
-    const __m512i pre48 =
-        _mm512_ternarylogic_epi64(x48, _mm512_rol_epi64(x48, 49), _mm512_rol_epi64(x48, 24), 0x96);
-    __m512i h18 = _mm512_mask_blend_epi64(short13, pre48, pre13);
-    h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_2));
-    h18 = _mm512_xor_si512(
-        h18,
-        _mm512_add_epi64(_mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(35), Set(29))),
-                         _mm512_maskz_mov_epi64(static_cast<__mmask8>(~short13), len)));
-    h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_3));
-    h18 = _mm512_xor_si512(
-        h18, _mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(28), Set(32))));
-    _mm512_mask_storeu_epi64(out + i, short18, h18);
+    _mm512_mask_storeu_epi64(out + at, fetched.short18, HashShort(fetched, seed));
   }
 
   // 9-16 bytes, eight listed tokens per vector.

@@ -2,10 +2,12 @@
 // tokens per vector. A first pass hashes the 1-3- and 4-8-byte tokens in one
 // branch-free chain (the two classes' avalanches have the same shape, with
 // per-lane constants) and lists the 9-16-byte ones, which a second pass
-// hashes eight per vector and writes back by index. Each token's bytes come
-// from two 64-bit gathers (its first and last 8 bytes). Tokens longer than
-// 16 bytes, empty ones, and ones within 8 bytes of either end of the text
-// (where a gather would read outside it) take the scalar Xxh3HashInline.
+// hashes eight per vector and writes back by index. A 1-8-byte token's
+// bytes come from one 64-bit gather (the 8 bytes ending at its end, which
+// hold it), a 9-16-byte token's from two (its first and last 8 bytes).
+// Tokens longer than 16 bytes, empty ones, and ones ending in the first 8
+// bytes of the text (where the gather would read before it) take the
+// scalar Xxh3HashInline.
 //
 // The values are exactly XXH3_64bits_withSeed's (xxHash 0.8):
 // token_hasher_test.cc checks every length 0..300, many seeds, and random
