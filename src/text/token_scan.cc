@@ -9,7 +9,7 @@
 
 #include "neardup/check.h"
 #include "text/char_class.h"
-#include "text/utf8.h"
+#include "text/non_ascii_class.h"
 
 namespace neardup::internal {
 namespace {
@@ -185,28 +185,9 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
       << "TokenScanner handles kWord and kWhitespace, not " << static_cast<int>(kind);
   NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
   classify_ = ChooseClassifier(word_, path);
+  // kAvx512 implies BMI2 (CpuSupports), which ClassifyNonAsciiAvx512 needs too.
   compress_ = path == CpuPath::kAvx512 && __builtin_cpu_supports("avx512vbmi") &&
               __builtin_cpu_supports("avx512vbmi2");
-}
-
-uint64_t TokenScanner::ClassifyNonAscii(uint64_t high, uint64_t mask) {
-  const char* const block = text_.data() + pos_;
-  const char* const end = text_.data() + text_.size();
-  while (high != 0) {
-    const auto i = static_cast<uint32_t>(__builtin_ctzll(high));
-    const DecodedCodePoint d = DecodeUtf8(block + i, end);
-    const bool in_token = word_ ? (d.valid && IsNonAsciiWordCodePoint(d.code_point))
-                                : (!d.valid || !IsUnicodeWhiteSpace(d.code_point));
-    const uint32_t stop = i + d.length;
-    const uint64_t bits = BitRange(i, stop > 64 ? 64 : stop);
-    if (in_token) mask |= bits;
-    high &= ~bits;
-    if (stop > 64) {
-      spill_length_ = stop - 64;
-      spill_in_token_ = in_token;
-    }
-  }
-  return mask;
 }
 
 namespace {
@@ -233,7 +214,7 @@ size_t EmitTokensScalar(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
 
 }  // namespace
 
-template <class Classify, class Emit>
+template <bool kBlockNonAscii, class Classify, class Emit>
 __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, size_t capacity,
                                                                 Classify classify, Emit emit) {
   NEARDUP_DCHECK(capacity >= kMaxTokensPerBlock);
@@ -259,16 +240,23 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
       mask &= valid;
       high &= valid;
     }
-    if (spill_length_ > 0) {
+    const uint32_t spill_length = spill_length_;
+    if (spill_length > 0) {
       // Continuation bytes of a code point that began in the previous block.
-      const uint64_t bits = BitRange(0, spill_length_);
+      const uint64_t bits = BitRange(0, spill_length);
       mask = spill_in_token_ ? (mask | bits) : (mask & ~bits);
       high &= ~bits;
       spill_length_ = 0;
     }
     if (high != 0) {
-      pos_ = pos;
-      mask = ClassifyNonAscii(high, mask);
+      NonAsciiBlockClass non_ascii;
+      if (!kBlockNonAscii || !ClassifyNonAsciiAvx512(word_, text_.data() + pos, remaining,
+                                                     spill_length, &non_ascii)) {
+        non_ascii = ClassifyNonAsciiScalar(word_, text_.data() + pos, remaining, high);
+      }
+      mask |= non_ascii.token_bits;
+      spill_length_ = non_ascii.spill_length;
+      spill_in_token_ = non_ascii.spill_in_token;
     }
 
     // Bit i of `edges`: a token starts (mask bit set) or ends (clear) at i.
@@ -299,7 +287,7 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
 #ifdef NEARDUP_HAVE_X86_PATHS
   if (compress_) return NextAvx512(out, capacity);
 #endif
-  return Scan(out, capacity, classify_, &EmitTokensScalar);
+  return Scan<false>(out, capacity, classify_, &EmitTokensScalar);
 }
 
 #ifdef NEARDUP_HAVE_X86_PATHS
@@ -325,12 +313,12 @@ struct EmitBlockAvx512 {
 }  // namespace
 
 NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
-  return word_ ? Scan(out, capacity, ClassifyBlockAvx512<true>(), EmitBlockAvx512())
-               : Scan(out, capacity, ClassifyBlockAvx512<false>(), EmitBlockAvx512());
+  return word_ ? Scan<true>(out, capacity, ClassifyBlockAvx512<true>(), EmitBlockAvx512())
+               : Scan<true>(out, capacity, ClassifyBlockAvx512<false>(), EmitBlockAvx512());
 }
 #else
 size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
-  return Scan(out, capacity, classify_, &EmitTokensScalar);
+  return Scan<false>(out, capacity, classify_, &EmitTokensScalar);
 }
 #endif
 
