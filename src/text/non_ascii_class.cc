@@ -60,6 +60,50 @@ NonAsciiBlockClass ClassifyNonAsciiScalar(bool word, const char* block, size_t a
 
 namespace {
 
+// The in-register lookup tables of the kWord block kernel, built once from
+// the BMP word bitset.
+// Invariant: class bytes 0x00 and 0xFF mean the whole page of 256 code
+// points is of that class; 1..kSlots name a page copied to slot_bits;
+// kGatherPage (any other mixed page) sends the code point to a gather.
+constexpr int kSlots = 4;
+constexpr uint8_t kGatherPage = 0x80;
+// The mixed 3-byte pages most text uses: general punctuation, superscripts
+// and currency (U+2000..); CJK punctuation and kana (U+3000..); Devanagari
+// (U+0900..); Thai (U+0E00..). Other mixed pages are gathered.
+constexpr uint8_t kSlotPages[kSlots] = {0x20, 0x30, 0x09, 0x0E};
+
+struct LookupTables {
+  // Bytes 0..255 of the bitset: code points 0..0x7FF, 8 per byte.
+  alignas(64) uint8_t two_byte[256];
+  alignas(64) uint8_t page_class[256];
+  // kSlots pages of 32 bytes.
+  alignas(64) uint8_t slot_bits[kSlots * 32];
+
+  LookupTables() {
+    const auto* bits = reinterpret_cast<const uint8_t*>(BmpWordBitset());
+    for (int i = 0; i < 256; ++i) two_byte[i] = bits[i];
+    for (int page = 0; page < 256; ++page) {
+      bool all = true;
+      bool none = true;
+      for (int i = 0; i < 32; ++i) {
+        all = all && bits[page * 32 + i] == 0xFF;
+        none = none && bits[page * 32 + i] == 0;
+      }
+      page_class[page] = all ? 0xFF : none ? 0 : kGatherPage;
+    }
+    for (int slot = 0; slot < kSlots; ++slot) {
+      const int page = kSlotPages[slot];
+      for (int i = 0; i < 32; ++i) slot_bits[slot * 32 + i] = bits[page * 32 + i];
+      if (page_class[page] == kGatherPage) page_class[page] = static_cast<uint8_t>(slot + 1);
+    }
+  }
+};
+
+const LookupTables& Tables() {
+  static const LookupTables tables;
+  return tables;
+}
+
 // Byte i of the result: byte i + shift of the 128 bytes (block, next).
 NEARDUP_NON_ASCII_TARGET inline __m512i ShiftIn(__m512i block, __m512i next, int shift) {
   const __m512i iota = _mm512_set_epi8(
@@ -71,6 +115,50 @@ NEARDUP_NON_ASCII_TARGET inline __m512i ShiftIn(__m512i block, __m512i next, int
 
 NEARDUP_NON_ASCII_TARGET inline __m512i Bytes(int c) {
   return _mm512_set1_epi8(static_cast<char>(c));
+}
+
+// Selects bits: (a & mask) | (b & ~mask), bytewise.
+NEARDUP_NON_ASCII_TARGET inline __m512i Select(__m512i a, __m512i b, int mask) {
+  return _mm512_ternarylogic_epi32(a, b, Bytes(mask), 0xE4);
+}
+
+// table[index] for 64 byte indexes into a 256-byte table.
+NEARDUP_NON_ASCII_TARGET inline __m512i Lookup256(const uint8_t* table, __m512i index) {
+  const __m512i low = _mm512_permutex2var_epi8(_mm512_load_si512(table), index,
+                                               _mm512_load_si512(table + 64));
+  const __m512i high = _mm512_permutex2var_epi8(_mm512_load_si512(table + 128), index,
+                                                _mm512_load_si512(table + 192));
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high);
+}
+
+// The class bits of the 3-byte code points in the byte lanes `lanes`
+// (compressed lead, second and third bytes in b0, b1, b2), from the BMP
+// bitset with 32-bit gathers: the pages no slot holds.
+NEARDUP_NON_ASCII_TARGET uint64_t GatherClasses(__m512i b0, __m512i b1, __m512i b2,
+                                                uint64_t lanes) {
+  const __m512i low6 = _mm512_set1_epi16(0x3F);
+  const auto* bitset = reinterpret_cast<const int*>(BmpWordBitset());
+  uint64_t classes = 0;
+  // Lanes 0..31 (at most 32 code points per block), 16 per gather.
+  for (int half = 0; half < 2; ++half) {
+    const auto mask = static_cast<__mmask16>(lanes >> (16 * half));
+    if (mask == 0) continue;
+    const __m512i w0 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(b0, half));
+    const __m512i w1 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(b1, half));
+    const __m512i w2 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(b2, half));
+    // 1110xxxx 10yyyyyy 10zzzzzz -> xxxxyyyyyyzzzzzz.
+    const __m512i cp = _mm512_or_si512(
+        _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(w0, _mm512_set1_epi32(0x0F)), 12),
+                        _mm512_slli_epi32(_mm512_and_si512(w1, low6), 6)),
+        _mm512_and_si512(w2, low6));
+    const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask,
+                                                      _mm512_srli_epi32(cp, 5), bitset, 4);
+    const __mmask16 set = _mm512_mask_test_epi32_mask(
+        mask, _mm512_srlv_epi32(words, _mm512_and_si512(cp, _mm512_set1_epi32(31))),
+        _mm512_set1_epi32(1));
+    classes |= static_cast<uint64_t>(set) << (16 * half);
+  }
+  return classes;
 }
 
 // kWhitespace: the token bits from the byte patterns of the White_Space code
@@ -187,39 +275,41 @@ NEARDUP_NON_ASCII_TARGET bool ClassifyNonAsciiAvx512(bool word, const char* bloc
     const __m512i b0 = _mm512_permutexvar_epi8(index, v);
     const __m512i b1 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(1)), next);
     const __m512i b2 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(2)), next);
-    const __m512i w0 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(b0));
-    const __m512i w1 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(b1));
-    const __m512i w2 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(b2));
-    const __m512i low6 = _mm512_set1_epi16(0x3F);
-    const __m512i t1 = _mm512_slli_epi16(_mm512_and_si512(w1, low6), 6);
-    // 110xxxxx 10yyyyyy -> xxxxxyyyyyy; 1110xxxx 10yyyyyy 10zzzzzz ->
-    // xxxxyyyyyyzzzzzz (the shift by 12 drops the lead's top bits).
-    const __m512i cp2 = _mm512_or_si512(
-        _mm512_slli_epi16(_mm512_and_si512(w0, _mm512_set1_epi16(0x1F)), 6), _mm512_and_si512(w1, low6));
-    const __m512i cp3 = _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi16(w0, 12), t1),
-                                        _mm512_and_si512(w2, low6));
-    const auto is3 = static_cast<__mmask32>(_pext_u64(lead3, lead23));
-    const __m512i cp = _mm512_mask_blend_epi16(is3, cp2, cp3);
-    // The class bit of each: bit cp % 32 of 32-bit word cp / 32 of the bitset.
     const int count = __builtin_popcountll(lead23);
-    const auto* bitset = reinterpret_cast<const int*>(BmpWordBitset());
-    const __m512i low_cp = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(cp));
-    const __m512i bit31 = _mm512_set1_epi32(31);
-    const __m512i one = _mm512_set1_epi32(1);
-    const __mmask16 low_lanes = count >= 16 ? 0xFFFF : static_cast<__mmask16>((1u << count) - 1);
-    const __m512i low_words = _mm512_mask_i32gather_epi32(
-        _mm512_setzero_si512(), low_lanes, _mm512_srli_epi32(low_cp, 5), bitset, 4);
-    uint32_t classes = _mm512_test_epi32_mask(
-        _mm512_srlv_epi32(low_words, _mm512_and_si512(low_cp, bit31)), one);
-    if (count > 16) {
-      const __m512i high_cp = _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(cp, 1));
-      const auto high_lanes = static_cast<__mmask16>((1u << (count - 16)) - 1);
-      const __m512i high_words = _mm512_mask_i32gather_epi32(
-          _mm512_setzero_si512(), high_lanes, _mm512_srli_epi32(high_cp, 5), bitset, 4);
-      classes |= static_cast<uint32_t>(_mm512_test_epi32_mask(
-                     _mm512_srlv_epi32(high_words, _mm512_and_si512(high_cp, bit31)), one))
-                 << 16;
-    }
+    const uint64_t lanes = (uint64_t{1} << count) - 1;  // count <= 32
+    const uint64_t is3 = _pext_u64(lead3, lead23);
+    const LookupTables& tables = Tables();
+    // Byte lanes, one code point each. The byte shifts are 16-bit shifts
+    // whose bits from the neighbouring byte the select masks drop.
+    // 2 bytes: 110xxxxx 10yyyyyy, code point xxxxxyyyyyy < 0x800: byte
+    // xxxxxyyy of the bitset, bit yyy.
+    const __m512i two_index = Select(_mm512_slli_epi16(b0, 3), _mm512_srli_epi16(b1, 3), 0xF8);
+    const __m512i two_byte = Lookup256(tables.two_byte, two_index);
+    // 3 bytes: 1110xxxx 10yyyyyy 10zzzzzz: page xxxxyyyy (code point >> 8),
+    // whose class byte is all ones or zeros when the whole page is one class,
+    // else a slot of the in-register pages (1..kSlots) or kGatherPage.
+    const __m512i page = Select(_mm512_slli_epi16(b0, 4), _mm512_srli_epi16(b1, 2), 0xF0);
+    const __m512i page_class = Lookup256(tables.page_class, page);
+    const uint64_t gather = _mm512_mask_cmpeq_epi8_mask(is3 & lanes, page_class, Bytes(kGatherPage));
+    const uint64_t slotted =
+        _mm512_mask_cmplt_epu8_mask(is3, _mm512_sub_epi8(page_class, Bytes(1)), Bytes(kSlots));
+    // In a slot: byte (slot << 5) | yyzzz of the slot table, bit zzz.
+    const __m512i in_page = _mm512_and_si512(
+        Select(_mm512_slli_epi16(b1, 3), _mm512_srli_epi16(b2, 3), 0x18), Bytes(0x1F));
+    const __m512i slot_index =
+        Select(_mm512_slli_epi16(_mm512_sub_epi8(page_class, Bytes(1)), 5), in_page, 0x60);
+    const __m512i slot_byte = _mm512_permutex2var_epi8(
+        _mm512_load_si512(tables.slot_bits), slot_index, _mm512_load_si512(tables.slot_bits + 64));
+    // The byte to test, and the bit (the last byte's low three bits).
+    __m512i class_byte = _mm512_maskz_mov_epi8(~gather, page_class);
+    class_byte = _mm512_mask_mov_epi8(class_byte, slotted, slot_byte);
+    class_byte = _mm512_mask_mov_epi8(class_byte, ~is3, two_byte);
+    const __m512i last = _mm512_mask_mov_epi8(b1, is3, b2);
+    const __m512i bit = _mm512_shuffle_epi8(
+        _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ULL)),
+        _mm512_and_si512(last, Bytes(7)));
+    uint64_t classes = _mm512_test_epi8_mask(class_byte, bit) & lanes;
+    if (gather != 0) classes |= GatherClasses(b0, b1, b2, gather);
     token_leads = _pdep_u64(classes, lead23);
   }
   NonAsciiBlockClass result;
