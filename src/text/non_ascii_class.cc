@@ -213,6 +213,9 @@ NEARDUP_NON_ASCII_TARGET bool ClassifyNonAsciiAvx512(bool word, const char* bloc
                                                      size_t available, uint32_t spill_length,
                                                      NonAsciiBlockClass* out) {
   NEARDUP_DCHECK(available >= 1 && spill_length <= 3 && spill_length < available);
+  // First: the first call builds the tables, and a call with vectors live
+  // would make the compiler keep them on the stack.
+  const LookupTables& tables = Tables();
   // Bytes past the text are zero (ASCII): masked loads never read them.
   __m512i v;
   __m512i next = _mm512_setzero_si512();
@@ -278,7 +281,6 @@ NEARDUP_NON_ASCII_TARGET bool ClassifyNonAsciiAvx512(bool word, const char* bloc
     const int count = __builtin_popcountll(lead23);
     const uint64_t lanes = (uint64_t{1} << count) - 1;  // count <= 32
     const uint64_t is3 = _pext_u64(lead3, lead23);
-    const LookupTables& tables = Tables();
     // Byte lanes, one code point each. The byte shifts are 16-bit shifts
     // whose bits from the neighbouring byte the select masks drop.
     // 2 bytes: 110xxxxx 10yyyyyy, code point xxxxxyyyyyy < 0x800: byte
