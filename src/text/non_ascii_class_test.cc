@@ -113,8 +113,8 @@ void ExpectSameTokens(std::string_view text, const std::string& what) {
 // contexts: next to each other, between ASCII letters, between spaces.
 TEST(NonAsciiClassTest, EveryBmpCodePointAtEveryOffset) {
   if (!HaveBlockKernel()) GTEST_SKIP() << "no AVX-512 VBMI2";
-  for (std::string_view context : {std::string_view(), std::string_view("a"),
-                                   std::string_view(" ")}) {
+  for (std::string_view context :
+       {std::string_view(), std::string_view("a"), std::string_view(" ")}) {
     std::string all;
     for (char32_t c = 0x80; c < 0x10000; ++c) {
       if (c >= 0xD800 && c <= 0xDFFF) continue;
@@ -125,8 +125,8 @@ TEST(NonAsciiClassTest, EveryBmpCodePointAtEveryOffset) {
     // block offset (and each 2- or 3-byte one across every block edge).
     for (size_t shift = 0; shift < kBlock; ++shift) {
       const std::string text = std::string(shift, 'x') + all;
-      ExpectSameClasses(text, "shift " + std::to_string(shift) + " context '" +
-                                  std::string(context) + "'");
+      ExpectSameClasses(
+          text, "shift " + std::to_string(shift) + " context '" + std::string(context) + "'");
     }
   }
 }
@@ -138,8 +138,8 @@ TEST(NonAsciiClassTest, WhiteSpaceAndNearMissesAcrossBlockEdges) {
   std::vector<char32_t> code_points;
   for (char32_t c = 0x80; c < 0x10000; ++c) {
     if (IsUnicodeWhiteSpace(c)) {
-      for (char32_t near : {char32_t(c - 1), c, char32_t(c + 1), char32_t(c ^ 0x40),
-                            char32_t(c ^ 0x1000)}) {
+      for (char32_t near :
+           {char32_t(c - 1), c, char32_t(c + 1), char32_t(c ^ 0x40), char32_t(c ^ 0x1000)}) {
         if (near >= 0x80 && !(near >= 0xD800 && near <= 0xDFFF)) code_points.push_back(near);
       }
     }
@@ -161,9 +161,9 @@ TEST(NonAsciiClassTest, WhiteSpaceAndNearMissesAcrossBlockEdges) {
 TEST(NonAsciiClassTest, RandomMixesOfSequenceLengths) {
   if (!HaveBlockKernel()) GTEST_SKIP() << "no AVX-512 VBMI2";
   SplitMix64 rng(2026);
-  const std::vector<char32_t> special = {0x85,   0xA0,   0x1680, 0x2000, 0x200A, 0x2028, 0x2029,
-                                         0x202F, 0x205F, 0x3000, 0xFFFD, 0xFEFF, 0x10000,
-                                         0x1F600, 0x20000, 0x10FFFF, 0x1D400, 0xE0001};
+  const std::vector<char32_t> special = {0x85,    0xA0,    0x1680,  0x2000,   0x200A,  0x2028,
+                                         0x2029,  0x202F,  0x205F,  0x3000,   0xFFFD,  0xFEFF,
+                                         0x10000, 0x1F600, 0x20000, 0x10FFFF, 0x1D400, 0xE0001};
   auto random_code_point = [&]() -> char32_t {
     switch (rng.Next() % 6) {
       case 0:
@@ -201,13 +201,32 @@ TEST(NonAsciiClassTest, RandomMixesOfSequenceLengths) {
 // with the scalar version, at every offset around the block edges.
 TEST(NonAsciiClassTest, InvalidSequencesKeepTheScalarBehaviour) {
   if (!HaveBlockKernel()) GTEST_SKIP() << "no AVX-512 VBMI2";
-  const std::vector<std::string> invalid = {
-      "\x80",         "\xBF",         "\xC0\x80",     "\xC1\xBF",     "\xC2",
-      "\xC2\x41",     "\xE0\x80\x80", "\xE0\x9F\xBF", "\xE0\xA0",     "\xE1\x80",
-      "\xE1\x80\x41", "\xED\xA0\x80", "\xED\xBF\xBF", "\xEF\xBF",     "\xF0\x80\x80\x80",
-      "\xF0\x8F\xBF\xBF", "\xF0\x90\x80", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80",
-      "\xFF",         "\xFE",         "\xC2\xA0\x80", "\xE3\x80\x80\x80", "\xC3\xA9\xA9",
-      "\xE2\x80",     "\xE2\x80\xE2\x80\x80"};
+  const std::vector<std::string> invalid = {"\x80",
+                                            "\xBF",
+                                            "\xC0\x80",
+                                            "\xC1\xBF",
+                                            "\xC2",
+                                            "\xC2\x41",
+                                            "\xE0\x80\x80",
+                                            "\xE0\x9F\xBF",
+                                            "\xE0\xA0",
+                                            "\xE1\x80",
+                                            "\xE1\x80\x41",
+                                            "\xED\xA0\x80",
+                                            "\xED\xBF\xBF",
+                                            "\xEF\xBF",
+                                            "\xF0\x80\x80\x80",
+                                            "\xF0\x8F\xBF\xBF",
+                                            "\xF0\x90\x80",
+                                            "\xF4\x90\x80\x80",
+                                            "\xF5\x80\x80\x80",
+                                            "\xFF",
+                                            "\xFE",
+                                            "\xC2\xA0\x80",
+                                            "\xE3\x80\x80\x80",
+                                            "\xC3\xA9\xA9",
+                                            "\xE2\x80",
+                                            "\xE2\x80\xE2\x80\x80"};
   for (const std::string& bad : invalid) {
     for (size_t offset = 0; offset < 2 * kBlock + 4; ++offset) {
       for (std::string_view after : {"", "\xC3\xA9", "\x80", " ", "\xE4\xB8\xAD"}) {

@@ -10,6 +10,7 @@
 #include "neardup/check.h"
 #include "text/char_class.h"
 #include "text/non_ascii_class.h"
+#include "text/non_ascii_class_avx512_inl.h"
 
 namespace neardup::internal {
 namespace {
@@ -212,11 +213,18 @@ size_t EmitTokensScalar(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
   return n;
 }
 
+// The paths without a block kernel for bytes >= 0x80.
+struct NoBlockNonAscii {
+  bool operator()(const char*, size_t, uint32_t, NonAsciiBlockClass*) const { return false; }
+};
+
 }  // namespace
 
-template <bool kBlockNonAscii, class Classify, class Emit>
+template <class Classify, class NonAscii, class Emit>
 __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, size_t capacity,
-                                                                Classify classify, Emit emit) {
+                                                                Classify classify,
+                                                                NonAscii non_ascii_block,
+                                                                Emit emit) {
   NEARDUP_DCHECK(capacity >= kMaxTokensPerBlock);
   // The cursor lives in locals for the loop: stores through `out` could
   // otherwise alias the members and force a reload per token.
@@ -250,8 +258,7 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
     }
     if (high != 0) {
       NonAsciiBlockClass non_ascii;
-      if (!kBlockNonAscii || !ClassifyNonAsciiAvx512(word_, text_.data() + pos, remaining,
-                                                     spill_length, &non_ascii)) {
+      if (!non_ascii_block(text_.data() + pos, remaining, spill_length, &non_ascii)) {
         non_ascii = ClassifyNonAsciiScalar(word_, text_.data() + pos, remaining, high);
       }
       mask |= non_ascii.token_bits;
@@ -287,11 +294,12 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
 #ifdef NEARDUP_HAVE_X86_PATHS
   if (compress_) return NextAvx512(out, capacity);
 #endif
-  return Scan<false>(out, capacity, classify_, &EmitTokensScalar);
+  return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 
 #ifdef NEARDUP_HAVE_X86_PATHS
-#define NEARDUP_VBMI2_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2")))
+#define NEARDUP_VBMI2_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2")))
 
 namespace {
 
@@ -300,6 +308,16 @@ template <bool kWord>
 struct ClassifyBlockAvx512 {
   NEARDUP_VBMI2_TARGET uint64_t operator()(const char* block, uint64_t* high) const {
     return ClassifyAvx512<kWord>(block, high);
+  }
+};
+
+// The block kernel of text/non_ascii_class.h, inlined into the block loop.
+template <bool kWord>
+struct NonAsciiBlockAvx512 {
+  const non_ascii_avx512::LookupTables* tables;
+  NEARDUP_VBMI2_TARGET bool operator()(const char* block, size_t available, uint32_t spill_length,
+                                       NonAsciiBlockClass* out) const {
+    return non_ascii_avx512::ClassifyBlock<kWord>(block, available, spill_length, *tables, out);
   }
 };
 
@@ -313,12 +331,15 @@ struct EmitBlockAvx512 {
 }  // namespace
 
 NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
-  return word_ ? Scan<true>(out, capacity, ClassifyBlockAvx512<true>(), EmitBlockAvx512())
-               : Scan<true>(out, capacity, ClassifyBlockAvx512<false>(), EmitBlockAvx512());
+  const non_ascii_avx512::LookupTables* tables = &non_ascii_avx512::Tables();
+  return word_ ? Scan(out, capacity, ClassifyBlockAvx512<true>(), NonAsciiBlockAvx512<true>{tables},
+                      EmitBlockAvx512())
+               : Scan(out, capacity, ClassifyBlockAvx512<false>(),
+                      NonAsciiBlockAvx512<false>{tables}, EmitBlockAvx512());
 }
 #else
 size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
-  return Scan<false>(out, capacity, classify_, &EmitTokensScalar);
+  return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 #endif
 

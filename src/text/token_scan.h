@@ -57,11 +57,13 @@ class TokenScanner {
  private:
   // The block loop of Next with a byte classifier and a token emitter as
   // function objects, so that each path's instantiation inlines both (the
-  // AVX-512 one makes no call per ASCII block). kBlockNonAscii: blocks with
-  // bytes >= 0x80 go to ClassifyNonAsciiAvx512 (text/non_ascii_class.h)
-  // first, else to ClassifyNonAsciiScalar.
-  template <bool kBlockNonAscii, class Classify, class Emit>
-  size_t Scan(TokenSpan* out, size_t capacity, Classify classify, Emit emit);
+  // AVX-512 one makes no call per block). Blocks with bytes >= 0x80 go to
+  // non_ascii_block (the AVX-512 block kernel of text/non_ascii_class.h, or
+  // one that declines every block), and to ClassifyNonAsciiScalar where it
+  // declines.
+  template <class Classify, class NonAscii, class Emit>
+  size_t Scan(TokenSpan* out, size_t capacity, Classify classify, NonAscii non_ascii_block,
+              Emit emit);
 
   // Next on AVX-512 VBMI2 (compress_).
   size_t NextAvx512(TokenSpan* out, size_t capacity);

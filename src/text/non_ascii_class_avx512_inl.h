@@ -1,0 +1,288 @@
+// The AVX-512 block kernel of text/non_ascii_class.h as an inline function,
+// for the block loop of the tokenizer (token_scan.cc), which inlines it so
+// that its constants and tables stay out of the per-block path, and for
+// non_ascii_class.cc, whose ClassifyNonAsciiAvx512 is the same code out of
+// line (the one the tests call). Private to those two files; x86-64 only.
+#ifndef NEARDUP_TEXT_NON_ASCII_CLASS_AVX512_INL_H_
+#define NEARDUP_TEXT_NON_ASCII_CLASS_AVX512_INL_H_
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NEARDUP_HAVE_NON_ASCII_AVX512 1
+
+// GCC 12 warns that the _mm512_undefined_* placeholders inside its own
+// intrinsic headers are uninitialized (GCC bug 105593), which -Werror turns
+// into a build failure; the warning is about the header, not this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "text/char_class.h"
+#include "text/non_ascii_class.h"
+#include "text/utf8.h"
+
+#define NEARDUP_NON_ASCII_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2")))
+
+namespace neardup::internal::non_ascii_avx512 {
+
+constexpr size_t kBlock = 64;
+
+// Bits [from, to) of a 64-bit mask, 0 <= from <= to <= 64.
+inline uint64_t BitRange(uint32_t from, uint32_t to) {
+  const uint64_t upto = to >= 64 ? ~uint64_t{0} : (uint64_t{1} << to) - 1;
+  return from >= 64 ? 0 : upto & ~((uint64_t{1} << from) - 1);
+}
+
+// The in-register lookup tables of the kWord block kernel, built once from
+// the BMP word bitset.
+// Invariant: class bytes 0x00 and 0xFF mean the whole page of 256 code
+// points is of that class; 1..kSlots name a page copied to slot_bits;
+// kGatherPage (any other mixed page) sends the code point to a gather.
+constexpr int kSlots = 4;
+constexpr uint8_t kGatherPage = 0x80;
+// The mixed 3-byte pages most text uses: general punctuation, superscripts
+// and currency (U+2000..); CJK punctuation and kana (U+3000..); Devanagari
+// (U+0900..); Thai (U+0E00..). Other mixed pages are gathered.
+constexpr uint8_t kSlotPages[kSlots] = {0x20, 0x30, 0x09, 0x0E};
+
+struct LookupTables {
+  // Bytes 0..255 of the bitset: code points 0..0x7FF, 8 per byte.
+  alignas(64) uint8_t two_byte[256];
+  alignas(64) uint8_t page_class[256];
+  // kSlots pages of 32 bytes.
+  alignas(64) uint8_t slot_bits[kSlots * 32];
+
+  // Built from BmpWordBitset().
+  LookupTables();
+};
+
+// The tables, built on first use. Thread-safe (a function-local static).
+const LookupTables& Tables();
+
+// Byte i of the result: byte i + shift of the 128 bytes (block, next).
+NEARDUP_NON_ASCII_TARGET inline __m512i ShiftIn(__m512i block, __m512i next, int shift) {
+  const __m512i iota = _mm512_set_epi8(
+      63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
+      40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
+      17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  return _mm512_permutex2var_epi8(block, _mm512_add_epi8(iota, _mm512_set1_epi8(shift)), next);
+}
+
+NEARDUP_NON_ASCII_TARGET inline __m512i Bytes(int c) {
+  return _mm512_set1_epi8(static_cast<char>(c));
+}
+
+// Selects bits: (a & mask) | (b & ~mask), bytewise.
+NEARDUP_NON_ASCII_TARGET inline __m512i Select(__m512i a, __m512i b, int mask) {
+  return _mm512_ternarylogic_epi32(a, b, Bytes(mask), 0xE4);
+}
+
+// table[index] for 64 byte indexes into a 256-byte table.
+NEARDUP_NON_ASCII_TARGET inline __m512i Lookup256(const uint8_t* table, __m512i index) {
+  const __m512i low =
+      _mm512_permutex2var_epi8(_mm512_load_si512(table), index, _mm512_load_si512(table + 64));
+  const __m512i high = _mm512_permutex2var_epi8(_mm512_load_si512(table + 128), index,
+                                                _mm512_load_si512(table + 192));
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high);
+}
+
+// The class bits of the 3-byte code points in the byte lanes `lanes`
+// (compressed lead, second and third bytes in b0, b1, b2), from the BMP
+// bitset with 32-bit gathers: the pages no slot holds.
+NEARDUP_NON_ASCII_TARGET uint64_t GatherClasses(__m512i b0, __m512i b1, __m512i b2, uint64_t lanes);
+
+// kWhitespace: the token bits from the byte patterns of the White_Space code
+// points (see the header). `v1`, `v2`: the block's bytes shifted by 1 and 2.
+NEARDUP_NON_ASCII_TARGET inline NonAsciiBlockClass WhitespaceClass(__m512i v, __m512i v1,
+                                                                   __m512i v2,
+                                                                   uint32_t spill_length) {
+  // U+0085, U+00A0: C2 85, C2 A0.
+  const __mmask64 c2 = _mm512_cmpeq_epi8_mask(v, Bytes(0xC2));
+  const __mmask64 white2 = _mm512_mask_cmpeq_epi8_mask(c2, v1, Bytes(0x85)) |
+                           _mm512_mask_cmpeq_epi8_mask(c2, v1, Bytes(0xA0));
+  // U+1680: E1 9A 80.
+  __mmask64 e1 = _mm512_cmpeq_epi8_mask(v, Bytes(0xE1));
+  e1 = _mm512_mask_cmpeq_epi8_mask(e1, v1, Bytes(0x9A));
+  // U+2000..U+200A, U+2028, U+2029, U+202F: E2 80 80..8A, E2 80 A8, A9, AF;
+  // U+205F: E2 81 9F.
+  const __mmask64 e2 = _mm512_cmpeq_epi8_mask(v, Bytes(0xE2));
+  const __mmask64 e2_80 = _mm512_mask_cmpeq_epi8_mask(e2, v1, Bytes(0x80));
+  const __mmask64 e2_81 = _mm512_mask_cmpeq_epi8_mask(e2, v1, Bytes(0x81));
+  // U+3000: E3 80 80.
+  __mmask64 e3 = _mm512_cmpeq_epi8_mask(v, Bytes(0xE3));
+  e3 = _mm512_mask_cmpeq_epi8_mask(e3, v1, Bytes(0x80));
+  // Third bytes: 80 (E1 9A, E2 80, E3 80), 81..8A, A8, A9, AF (E2 80), 9F (E2 81).
+  const __mmask64 third_80 = _mm512_cmpeq_epi8_mask(v2, Bytes(0x80));
+  const __mmask64 third_81_8a =
+      _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v2, Bytes(0x81)), Bytes(0x8A - 0x81 + 1));
+  const __mmask64 third_a8_a9 = _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v2, Bytes(0xA8)), Bytes(2));
+  const __mmask64 third_af = _mm512_cmpeq_epi8_mask(v2, Bytes(0xAF));
+  const __mmask64 third_9f = _mm512_cmpeq_epi8_mask(v2, Bytes(0x9F));
+  const __mmask64 white3 = ((e1 | e2_80 | e3) & third_80) |
+                           (e2_80 & (third_81_8a | third_a8_a9 | third_af)) | (e2_81 & third_9f);
+  const __mmask64 white = white2 | (white2 << 1) | white3 | (white3 << 1) | (white3 << 2);
+  NonAsciiBlockClass result;
+  result.token_bits = _mm512_movepi8_mask(v) & ~white & ~BitRange(0, spill_length);
+  // A White_Space code point that runs past the block: its bytes in the next
+  // block are not in a token. Any other unit that runs past the end has its
+  // bytes there in a token, which they also are as continuation bytes
+  // classified on their own (an invalid subpart is in a token), so the spill
+  // is left 0 for them.
+  if ((white2 | white3) >> 62 != 0) {
+    result.spill_length = static_cast<uint32_t>(white2 >> 63) +
+                          static_cast<uint32_t>(white3 >> 63) * 2 +
+                          static_cast<uint32_t>((white3 >> 62) & 1);
+    result.spill_in_token = false;
+  }
+  return result;
+}
+
+template <bool kWord>
+NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t available,
+                                                   uint32_t spill_length,
+                                                   const LookupTables& tables,
+                                                   NonAsciiBlockClass* out) {
+  NEARDUP_DCHECK(available >= 1 && spill_length <= 3 && spill_length < available);
+  // Bytes past the text are zero (ASCII): masked loads never read them.
+  __m512i v;
+  __m512i next = _mm512_setzero_si512();
+  if (available >= kBlock) {
+    v = _mm512_loadu_si512(block);
+    if (available > kBlock) {
+      const size_t more = available - kBlock;
+      next = _mm512_maskz_loadu_epi8((__mmask64{1} << (more < 3 ? more : 3)) - 1, block + kBlock);
+    }
+  } else {
+    v = _mm512_maskz_loadu_epi8((__mmask64{1} << available) - 1, block);
+  }
+  const __m512i v1 = ShiftIn(v, next, 1);
+  if constexpr (!kWord) {
+    *out = WhitespaceClass(v, v1, ShiftIn(v, next, 2), spill_length);
+    return true;
+  }
+
+  // Well-formedness (utf8.h, Table 3-7): the continuation bytes 80..BF are
+  // exactly those the leads C2..F4 (and the previous block's spill) call
+  // for; the ones past the block that the leads call for are there; the
+  // second bytes after E0, ED, F0 and F4 are in their narrower ranges. The
+  // bytes C0, C1, F5..FF need no test: each is a one-byte invalid subpart
+  // outside any token in ForEachRun, and gets no token bit here either; a
+  // continuation byte after one is called for by no lead, so the block is
+  // declined.
+  const uint64_t cont = _mm512_cmplt_epi8_mask(v, Bytes(0xC0));  // signed: 80..BF
+  const uint64_t lead =
+      _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, Bytes(0xC2)), Bytes(0xF4 - 0xC2 + 1));
+  const uint64_t lead34 = lead & _mm512_cmpge_epu8_mask(v, Bytes(0xE0));
+  const uint64_t lead4 = lead & _mm512_cmpge_epu8_mask(v, Bytes(0xF0));
+  const uint64_t wanted = BitRange(0, spill_length) | (lead << 1) | (lead34 << 2) | (lead4 << 3);
+  const uint64_t wanted_next = (lead >> 63) | (lead34 >> 62) | (lead4 >> 61);
+  const uint64_t cont_next = _mm512_cmplt_epi8_mask(next, Bytes(0xC0)) & 7;
+  // Second bytes: E0 A0..BF, ED 80..9F, F0 90..BF, F4 80..8F.
+  const __mmask64 e0 = _mm512_cmpeq_epi8_mask(v, Bytes(0xE0));
+  const __mmask64 ed = _mm512_cmpeq_epi8_mask(v, Bytes(0xED));
+  const __mmask64 f0 = _mm512_cmpeq_epi8_mask(v, Bytes(0xF0));
+  const __mmask64 f4 = _mm512_cmpeq_epi8_mask(v, Bytes(0xF4));
+  const uint64_t bad_second = _mm512_mask_cmplt_epu8_mask(e0, v1, Bytes(0xA0)) |
+                              _mm512_mask_cmpgt_epu8_mask(ed, v1, Bytes(0x9F)) |
+                              _mm512_mask_cmplt_epu8_mask(f0, v1, Bytes(0x90)) |
+                              _mm512_mask_cmpgt_epu8_mask(f4, v1, Bytes(0x8F));
+  if (cont != wanted || (wanted_next & ~cont_next) != 0 || bad_second != 0) {
+    return false;
+  }
+
+  // The 2- and 3-byte code points: compress their lead positions (at most 32:
+  // each takes two bytes of the block but one at byte 63), fetch their bytes,
+  // assemble the code points in 16-bit lanes.
+  const uint64_t lead23 = lead & ~lead4;
+  const uint64_t lead3 = lead34 & ~lead4;
+  uint64_t token_leads = 0;
+  if (lead23 != 0) {
+    const __m512i iota = _mm512_set_epi8(
+        63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
+        40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
+        17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i index = _mm512_maskz_compress_epi8(lead23, iota);
+    const __m512i b0 = _mm512_permutexvar_epi8(index, v);
+    const __m512i b1 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(1)), next);
+    const __m512i b2 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(2)), next);
+    const int count = __builtin_popcountll(lead23);
+    const uint64_t lanes = (uint64_t{1} << count) - 1;  // count <= 32
+    const uint64_t is3 = _pext_u64(lead3, lead23);
+    // Byte lanes, one code point each. The byte shifts are 16-bit shifts
+    // whose bits from the neighbouring byte the select masks drop.
+    // 2 bytes: 110xxxxx 10yyyyyy, code point xxxxxyyyyyy < 0x800: byte
+    // xxxxxyyy of the bitset, bit yyy.
+    const __m512i two_index = Select(_mm512_slli_epi16(b0, 3), _mm512_srli_epi16(b1, 3), 0xF8);
+    const __m512i two_byte = Lookup256(tables.two_byte, two_index);
+    // 3 bytes: 1110xxxx 10yyyyyy 10zzzzzz: page xxxxyyyy (code point >> 8),
+    // whose class byte is all ones or zeros when the whole page is one class,
+    // else a slot of the in-register pages (1..kSlots) or kGatherPage.
+    const __m512i page = Select(_mm512_slli_epi16(b0, 4), _mm512_srli_epi16(b1, 2), 0xF0);
+    const __m512i page_class = Lookup256(tables.page_class, page);
+    const uint64_t gather =
+        _mm512_mask_cmpeq_epi8_mask(is3 & lanes, page_class, Bytes(kGatherPage));
+    const uint64_t slotted =
+        _mm512_mask_cmplt_epu8_mask(is3, _mm512_sub_epi8(page_class, Bytes(1)), Bytes(kSlots));
+    // In a slot: byte (slot << 5) | yyzzz of the slot table, bit zzz.
+    const __m512i in_page = _mm512_and_si512(
+        Select(_mm512_slli_epi16(b1, 3), _mm512_srli_epi16(b2, 3), 0x18), Bytes(0x1F));
+    const __m512i slot_index =
+        Select(_mm512_slli_epi16(_mm512_sub_epi8(page_class, Bytes(1)), 5), in_page, 0x60);
+    const __m512i slot_byte = _mm512_permutex2var_epi8(
+        _mm512_load_si512(tables.slot_bits), slot_index, _mm512_load_si512(tables.slot_bits + 64));
+    // The byte to test, and the bit (the last byte's low three bits).
+    __m512i class_byte = _mm512_maskz_mov_epi8(~gather, page_class);
+    class_byte = _mm512_mask_mov_epi8(class_byte, slotted, slot_byte);
+    class_byte = _mm512_mask_mov_epi8(class_byte, ~is3, two_byte);
+    const __m512i last = _mm512_mask_mov_epi8(b1, is3, b2);
+    const __m512i bit =
+        _mm512_shuffle_epi8(_mm512_set1_epi64(static_cast<long long>(0x8040201008040201ULL)),
+                            _mm512_and_si512(last, Bytes(7)));
+    uint64_t classes = _mm512_test_epi8_mask(class_byte, bit) & lanes;
+    if (gather != 0) classes |= GatherClasses(b0, b1, b2, gather);
+    token_leads = _pdep_u64(classes, lead23);
+  }
+  NonAsciiBlockClass result;
+  result.token_bits = token_leads | (token_leads << 1) | ((token_leads & lead3) << 2);
+  // The code point that runs past the block, if any (leads at 62 or 63).
+  if ((lead23 >> 62) != 0) {
+    const uint32_t at = (lead23 >> 63) != 0 ? 63 : 62;
+    const uint32_t length = ((lead3 >> at) & 1) != 0 ? 3 : 2;
+    if (at + length > kBlock) {
+      result.spill_length = at + length - static_cast<uint32_t>(kBlock);
+      result.spill_in_token = ((token_leads >> at) & 1) != 0;
+    }
+  }
+  // Code points above the BMP (emoji, CJK extension B, ...): rare; one scalar
+  // lookup each, their bytes known to be well-formed.
+  for (uint64_t rest = lead4; rest != 0; rest &= rest - 1) {
+    const auto at = static_cast<uint32_t>(__builtin_ctzll(rest));
+    const DecodedCodePoint d = DecodeUtf8(block + at, block + available);
+    const uint32_t stop = at + 4;
+    if (IsNonAsciiWordCodePoint(d.code_point)) {
+      result.token_bits |= BitRange(at, stop > kBlock ? static_cast<uint32_t>(kBlock) : stop);
+    }
+    if (stop > kBlock) {
+      result.spill_length = stop - static_cast<uint32_t>(kBlock);
+      result.spill_in_token = IsNonAsciiWordCodePoint(d.code_point);
+    }
+  }
+  *out = result;
+  return true;
+}
+
+}  // namespace neardup::internal::non_ascii_avx512
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#endif  // x86-64
+
+#endif  // NEARDUP_TEXT_NON_ASCII_CLASS_AVX512_INL_H_
