@@ -183,15 +183,19 @@ NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t ava
   const uint64_t wanted = BitRange(0, spill_length) | (lead << 1) | (lead34 << 2) | (lead4 << 3);
   const uint64_t wanted_next = (lead >> 63) | (lead34 >> 62) | (lead4 >> 61);
   const uint64_t cont_next = _mm512_cmplt_epi8_mask(next, Bytes(0xC0)) & 7;
-  // Second bytes: E0 A0..BF, ED 80..9F, F0 90..BF, F4 80..8F.
-  const __mmask64 e0 = _mm512_cmpeq_epi8_mask(v, Bytes(0xE0));
-  const __mmask64 ed = _mm512_cmpeq_epi8_mask(v, Bytes(0xED));
-  const __mmask64 f0 = _mm512_cmpeq_epi8_mask(v, Bytes(0xF0));
-  const __mmask64 f4 = _mm512_cmpeq_epi8_mask(v, Bytes(0xF4));
-  const uint64_t bad_second = _mm512_mask_cmplt_epu8_mask(e0, v1, Bytes(0xA0)) |
-                              _mm512_mask_cmpgt_epu8_mask(ed, v1, Bytes(0x9F)) |
-                              _mm512_mask_cmplt_epu8_mask(f0, v1, Bytes(0x90)) |
-                              _mm512_mask_cmpgt_epu8_mask(f4, v1, Bytes(0x8F));
+  // Second bytes: E0 A0..BF, ED 80..9F, F0 90..BF, F4 80..8F (no test for
+  // blocks of 2-byte code points only: Latin, Greek, Cyrillic text).
+  uint64_t bad_second = 0;
+  if (lead34 != 0) {
+    const __mmask64 e0 = _mm512_cmpeq_epi8_mask(v, Bytes(0xE0));
+    const __mmask64 ed = _mm512_cmpeq_epi8_mask(v, Bytes(0xED));
+    const __mmask64 f0 = _mm512_cmpeq_epi8_mask(v, Bytes(0xF0));
+    const __mmask64 f4 = _mm512_cmpeq_epi8_mask(v, Bytes(0xF4));
+    bad_second = _mm512_mask_cmplt_epu8_mask(e0, v1, Bytes(0xA0)) |
+                 _mm512_mask_cmpgt_epu8_mask(ed, v1, Bytes(0x9F)) |
+                 _mm512_mask_cmplt_epu8_mask(f0, v1, Bytes(0x90)) |
+                 _mm512_mask_cmpgt_epu8_mask(f4, v1, Bytes(0x8F));
+  }
   if (cont != wanted || (wanted_next & ~cont_next) != 0 || bad_second != 0) {
     return false;
   }
@@ -210,7 +214,6 @@ NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t ava
     const __m512i index = _mm512_maskz_compress_epi8(lead23, iota);
     const __m512i b0 = _mm512_permutexvar_epi8(index, v);
     const __m512i b1 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(1)), next);
-    const __m512i b2 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(2)), next);
     const int count = __builtin_popcountll(lead23);
     const uint64_t lanes = (uint64_t{1} << count) - 1;  // count <= 32
     const uint64_t is3 = _pext_u64(lead3, lead23);
@@ -220,27 +223,35 @@ NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t ava
     // xxxxxyyy of the bitset, bit yyy.
     const __m512i two_index = Select(_mm512_slli_epi16(b0, 3), _mm512_srli_epi16(b1, 3), 0xF8);
     const __m512i two_byte = Lookup256(tables.two_byte, two_index);
-    // 3 bytes: 1110xxxx 10yyyyyy 10zzzzzz: page xxxxyyyy (code point >> 8),
-    // whose class byte is all ones or zeros when the whole page is one class,
-    // else a slot of the in-register pages (1..kSlots) or kGatherPage.
-    const __m512i page = Select(_mm512_slli_epi16(b0, 4), _mm512_srli_epi16(b1, 2), 0xF0);
-    const __m512i page_class = Lookup256(tables.page_class, page);
-    const uint64_t gather =
-        _mm512_mask_cmpeq_epi8_mask(is3 & lanes, page_class, Bytes(kGatherPage));
-    const uint64_t slotted =
-        _mm512_mask_cmplt_epu8_mask(is3, _mm512_sub_epi8(page_class, Bytes(1)), Bytes(kSlots));
-    // In a slot: byte (slot << 5) | yyzzz of the slot table, bit zzz.
-    const __m512i in_page = _mm512_and_si512(
-        Select(_mm512_slli_epi16(b1, 3), _mm512_srli_epi16(b2, 3), 0x18), Bytes(0x1F));
-    const __m512i slot_index =
-        Select(_mm512_slli_epi16(_mm512_sub_epi8(page_class, Bytes(1)), 5), in_page, 0x60);
-    const __m512i slot_byte = _mm512_permutex2var_epi8(
-        _mm512_load_si512(tables.slot_bits), slot_index, _mm512_load_si512(tables.slot_bits + 64));
     // The byte to test, and the bit (the last byte's low three bits).
-    __m512i class_byte = _mm512_maskz_mov_epi8(~gather, page_class);
-    class_byte = _mm512_mask_mov_epi8(class_byte, slotted, slot_byte);
-    class_byte = _mm512_mask_mov_epi8(class_byte, ~is3, two_byte);
-    const __m512i last = _mm512_mask_mov_epi8(b1, is3, b2);
+    __m512i class_byte = two_byte;
+    __m512i last = b1;
+    uint64_t gather = 0;
+    __m512i b2 = b1;
+    if (is3 != 0) {
+      b2 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(2)), next);
+      // 3 bytes: 1110xxxx 10yyyyyy 10zzzzzz: page xxxxyyyy (code point >> 8),
+      // whose class byte is all ones or zeros when the whole page is one
+      // class, else a slot of the in-register pages (1..kSlots) or
+      // kGatherPage.
+      const __m512i page = Select(_mm512_slli_epi16(b0, 4), _mm512_srli_epi16(b1, 2), 0xF0);
+      const __m512i page_class = Lookup256(tables.page_class, page);
+      gather = _mm512_mask_cmpeq_epi8_mask(is3, page_class, Bytes(kGatherPage));
+      const uint64_t slotted =
+          _mm512_mask_cmplt_epu8_mask(is3, _mm512_sub_epi8(page_class, Bytes(1)), Bytes(kSlots));
+      // In a slot: byte (slot << 5) | yyzzz of the slot table, bit zzz.
+      const __m512i in_page = _mm512_and_si512(
+          Select(_mm512_slli_epi16(b1, 3), _mm512_srli_epi16(b2, 3), 0x18), Bytes(0x1F));
+      const __m512i slot_index =
+          Select(_mm512_slli_epi16(_mm512_sub_epi8(page_class, Bytes(1)), 5), in_page, 0x60);
+      const __m512i slot_byte =
+          _mm512_permutex2var_epi8(_mm512_load_si512(tables.slot_bits), slot_index,
+                                   _mm512_load_si512(tables.slot_bits + 64));
+      __m512i three_byte = _mm512_maskz_mov_epi8(~gather, page_class);
+      three_byte = _mm512_mask_mov_epi8(three_byte, slotted, slot_byte);
+      class_byte = _mm512_mask_mov_epi8(two_byte, is3, three_byte);
+      last = _mm512_mask_mov_epi8(b1, is3, b2);
+    }
     const __m512i bit =
         _mm512_shuffle_epi8(_mm512_set1_epi64(static_cast<long long>(0x8040201008040201ULL)),
                             _mm512_and_si512(last, Bytes(7)));
