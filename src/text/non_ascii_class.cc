@@ -16,10 +16,13 @@ inline uint64_t BitRange(uint32_t from, uint32_t to) {
   return from >= 64 ? 0 : upto & ~((uint64_t{1} << from) - 1);
 }
 
-// The class ForEachRun gives a decoded unit (code point or invalid subpart).
-inline bool InToken(bool word, const DecodedCodePoint& d) {
-  return word ? (d.valid && IsNonAsciiWordCodePoint(d.code_point))
-              : (!d.valid || !IsUnicodeWhiteSpace(d.code_point));
+// The class ForEachRun gives a decoded unit (code point or invalid subpart);
+// `word_bits` is BmpWordBitset(), fetched once per block.
+inline bool InToken(bool word, const uint64_t* word_bits, const DecodedCodePoint& d) {
+  if (!word) return !d.valid || !IsUnicodeWhiteSpace(d.code_point);
+  if (!d.valid) return false;
+  if (d.code_point < 0x10000) return (word_bits[d.code_point / 64] >> (d.code_point % 64)) & 1;
+  return IsNonAsciiWordCodePoint(d.code_point);
 }
 
 }  // namespace
@@ -28,10 +31,11 @@ NonAsciiBlockClass ClassifyNonAsciiScalar(bool word, const char* block, size_t a
                                           uint64_t high) {
   NonAsciiBlockClass result;
   const char* const end = block + available;
+  const uint64_t* const word_bits = word ? BmpWordBitset() : nullptr;
   while (high != 0) {
     const auto i = static_cast<uint32_t>(__builtin_ctzll(high));
     const DecodedCodePoint d = DecodeUtf8(block + i, end);
-    const bool in_token = InToken(word, d);
+    const bool in_token = InToken(word, word_bits, d);
     const uint32_t stop = i + d.length;
     const uint64_t bits = BitRange(i, stop > kBlock ? kBlock : stop);
     if (in_token) result.token_bits |= bits;
