@@ -76,29 +76,41 @@ const LookupTables& Tables() {
   return tables;
 }
 
+namespace {
+
+// GatherClasses for the lanes of `mask` among the 16 lowest byte lanes.
+NEARDUP_NON_ASCII_TARGET __mmask16 GatherSixteen(__m512i b0, __m512i b1, __m512i b2,
+                                                 __mmask16 mask) {
+  const __m512i low6 = _mm512_set1_epi32(0x3F);
+  const auto* bitset = reinterpret_cast<const int*>(BmpWordBitset());
+  const __m512i w0 = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(b0));
+  const __m512i w1 = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(b1));
+  const __m512i w2 = _mm512_cvtepu8_epi32(_mm512_castsi512_si128(b2));
+  // 1110xxxx 10yyyyyy 10zzzzzz -> xxxxyyyyyyzzzzzz.
+  const __m512i cp = _mm512_or_si512(
+      _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(w0, _mm512_set1_epi32(0x0F)), 12),
+                      _mm512_slli_epi32(_mm512_and_si512(w1, low6), 6)),
+      _mm512_and_si512(w2, low6));
+  const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask,
+                                                    _mm512_srli_epi32(cp, 5), bitset, 4);
+  return _mm512_mask_test_epi32_mask(
+      mask, _mm512_srlv_epi32(words, _mm512_and_si512(cp, _mm512_set1_epi32(31))),
+      _mm512_set1_epi32(1));
+}
+
+}  // namespace
+
 NEARDUP_NON_ASCII_TARGET uint64_t GatherClasses(__m512i b0, __m512i b1, __m512i b2,
                                                 uint64_t lanes) {
-  const __m512i low6 = _mm512_set1_epi16(0x3F);
-  const auto* bitset = reinterpret_cast<const int*>(BmpWordBitset());
-  uint64_t classes = 0;
   // Lanes 0..31 (at most 32 code points per block), 16 per gather.
-  for (int half = 0; half < 2; ++half) {
-    const auto mask = static_cast<__mmask16>(lanes >> (16 * half));
-    if (mask == 0) continue;
-    const __m512i w0 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(b0, half));
-    const __m512i w1 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(b1, half));
-    const __m512i w2 = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(b2, half));
-    // 1110xxxx 10yyyyyy 10zzzzzz -> xxxxyyyyyyzzzzzz.
-    const __m512i cp = _mm512_or_si512(
-        _mm512_or_si512(_mm512_slli_epi32(_mm512_and_si512(w0, _mm512_set1_epi32(0x0F)), 12),
-                        _mm512_slli_epi32(_mm512_and_si512(w1, low6), 6)),
-        _mm512_and_si512(w2, low6));
-    const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask,
-                                                      _mm512_srli_epi32(cp, 5), bitset, 4);
-    const __mmask16 set = _mm512_mask_test_epi32_mask(
-        mask, _mm512_srlv_epi32(words, _mm512_and_si512(cp, _mm512_set1_epi32(31))),
-        _mm512_set1_epi32(1));
-    classes |= static_cast<uint64_t>(set) << (16 * half);
+  uint64_t classes = GatherSixteen(b0, b1, b2, static_cast<__mmask16>(lanes));
+  if ((lanes >> 16) != 0) {
+    // Lanes 16..31 moved down to 0..15.
+    const __m512i zero = _mm512_setzero_si512();
+    classes |= static_cast<uint64_t>(GatherSixteen(
+                   _mm512_alignr_epi32(zero, b0, 4), _mm512_alignr_epi32(zero, b1, 4),
+                   _mm512_alignr_epi32(zero, b2, 4), static_cast<__mmask16>(lanes >> 16)))
+               << 16;
   }
   return classes;
 }
