@@ -92,9 +92,9 @@ NEARDUP_NON_ASCII_TARGET inline __m512i Lookup256(const uint8_t* table, __m512i 
   return _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high);
 }
 
-// The class bits of the 3-byte code points in the byte lanes `lanes`
-// (compressed lead, second and third bytes in b0, b1, b2), from the BMP
-// bitset with 32-bit gathers: the pages no slot holds.
+// The class bits of the 3-byte code points in the byte lanes `lanes` (at
+// most the lowest 32; their lead, second and third bytes in b0, b1, b2),
+// from the BMP bitset with 32-bit gathers: the pages no slot holds.
 NEARDUP_NON_ASCII_TARGET uint64_t GatherClasses(__m512i b0, __m512i b1, __m512i b2, uint64_t lanes);
 
 // kWhitespace: the token bits from the byte patterns of the White_Space code
@@ -200,64 +200,53 @@ NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t ava
     return false;
   }
 
-  // The 2- and 3-byte code points: compress their lead positions (at most 32:
-  // each takes two bytes of the block but one at byte 63), fetch their bytes,
-  // assemble the code points in 16-bit lanes.
+  // The 2- and 3-byte code points, classified in place: every byte lane
+  // computes the lookup as if a lead stood there, and the leads' lanes are
+  // kept. The byte shifts are 16-bit shifts whose bits from the neighbouring
+  // byte the select masks drop.
   const uint64_t lead23 = lead & ~lead4;
   const uint64_t lead3 = lead34 & ~lead4;
-  uint64_t token_leads = 0;
-  if (lead23 != 0) {
-    const __m512i iota = _mm512_set_epi8(
-        63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
-        40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
-        17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const __m512i index = _mm512_maskz_compress_epi8(lead23, iota);
-    const __m512i b0 = _mm512_permutexvar_epi8(index, v);
-    const __m512i b1 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(1)), next);
-    const int count = __builtin_popcountll(lead23);
-    const uint64_t lanes = (uint64_t{1} << count) - 1;  // count <= 32
-    const uint64_t is3 = _pext_u64(lead3, lead23);
-    // Byte lanes, one code point each. The byte shifts are 16-bit shifts
-    // whose bits from the neighbouring byte the select masks drop.
-    // 2 bytes: 110xxxxx 10yyyyyy, code point xxxxxyyyyyy < 0x800: byte
-    // xxxxxyyy of the bitset, bit yyy.
-    const __m512i two_index = Select(_mm512_slli_epi16(b0, 3), _mm512_srli_epi16(b1, 3), 0xF8);
-    const __m512i two_byte = Lookup256(tables.two_byte, two_index);
-    // The byte to test, and the bit (the last byte's low three bits).
-    __m512i class_byte = two_byte;
-    __m512i last = b1;
-    uint64_t gather = 0;
-    __m512i b2 = b1;
-    if (is3 != 0) {
-      b2 = _mm512_permutex2var_epi8(v, _mm512_add_epi8(index, Bytes(2)), next);
-      // 3 bytes: 1110xxxx 10yyyyyy 10zzzzzz: page xxxxyyyy (code point >> 8),
-      // whose class byte is all ones or zeros when the whole page is one
-      // class, else a slot of the in-register pages (1..kSlots) or
-      // kGatherPage.
-      const __m512i page = Select(_mm512_slli_epi16(b0, 4), _mm512_srli_epi16(b1, 2), 0xF0);
-      const __m512i page_class = Lookup256(tables.page_class, page);
-      gather = _mm512_mask_cmpeq_epi8_mask(is3, page_class, Bytes(kGatherPage));
-      const uint64_t slotted =
-          _mm512_mask_cmplt_epu8_mask(is3, _mm512_sub_epi8(page_class, Bytes(1)), Bytes(kSlots));
-      // In a slot: byte (slot << 5) | yyzzz of the slot table, bit zzz.
-      const __m512i in_page = _mm512_and_si512(
-          Select(_mm512_slli_epi16(b1, 3), _mm512_srli_epi16(b2, 3), 0x18), Bytes(0x1F));
-      const __m512i slot_index =
-          Select(_mm512_slli_epi16(_mm512_sub_epi8(page_class, Bytes(1)), 5), in_page, 0x60);
-      const __m512i slot_byte =
-          _mm512_permutex2var_epi8(_mm512_load_si512(tables.slot_bits), slot_index,
-                                   _mm512_load_si512(tables.slot_bits + 64));
-      __m512i three_byte = _mm512_maskz_mov_epi8(~gather, page_class);
-      three_byte = _mm512_mask_mov_epi8(three_byte, slotted, slot_byte);
-      class_byte = _mm512_mask_mov_epi8(two_byte, is3, three_byte);
-      last = _mm512_mask_mov_epi8(b1, is3, b2);
-    }
-    const __m512i bit =
-        _mm512_shuffle_epi8(_mm512_set1_epi64(static_cast<long long>(0x8040201008040201ULL)),
-                            _mm512_and_si512(last, Bytes(7)));
-    uint64_t classes = _mm512_test_epi8_mask(class_byte, bit) & lanes;
-    if (gather != 0) classes |= GatherClasses(b0, b1, b2, gather);
-    token_leads = _pdep_u64(classes, lead23);
+  // 2 bytes: 110xxxxx 10yyyyyy, code point xxxxxyyyyyy < 0x800: byte
+  // xxxxxyyy of the bitset, bit yyy.
+  const __m512i two_index = Select(_mm512_slli_epi16(v, 3), _mm512_srli_epi16(v1, 3), 0xF8);
+  __m512i class_byte = Lookup256(tables.two_byte, two_index);
+  // The bit to test is the low three bits of the code point's last byte.
+  __m512i last = v1;
+  uint64_t gather = 0;
+  __m512i v2 = v1;
+  if (lead3 != 0) {
+    v2 = ShiftIn(v, next, 2);
+    // 3 bytes: 1110xxxx 10yyyyyy 10zzzzzz: page xxxxyyyy (code point >> 8),
+    // whose class byte is all ones or zeros when the whole page is one
+    // class, else a slot of the in-register pages (1..kSlots) or
+    // kGatherPage.
+    const __m512i page = Select(_mm512_slli_epi16(v, 4), _mm512_srli_epi16(v1, 2), 0xF0);
+    const __m512i page_class = Lookup256(tables.page_class, page);
+    gather = _mm512_mask_cmpeq_epi8_mask(lead3, page_class, Bytes(kGatherPage));
+    const uint64_t slotted =
+        _mm512_mask_cmplt_epu8_mask(lead3, _mm512_sub_epi8(page_class, Bytes(1)), Bytes(kSlots));
+    // In a slot: byte (slot << 5) | yyzzz of the slot table, bit zzz.
+    const __m512i in_page = _mm512_and_si512(
+        Select(_mm512_slli_epi16(v1, 3), _mm512_srli_epi16(v2, 3), 0x18), Bytes(0x1F));
+    const __m512i slot_index =
+        Select(_mm512_slli_epi16(_mm512_sub_epi8(page_class, Bytes(1)), 5), in_page, 0x60);
+    const __m512i slot_byte = _mm512_permutex2var_epi8(
+        _mm512_load_si512(tables.slot_bits), slot_index, _mm512_load_si512(tables.slot_bits + 64));
+    __m512i three_byte = _mm512_maskz_mov_epi8(~gather, page_class);
+    three_byte = _mm512_mask_mov_epi8(three_byte, slotted, slot_byte);
+    class_byte = _mm512_mask_mov_epi8(class_byte, lead3, three_byte);
+    last = _mm512_mask_mov_epi8(v1, lead3, v2);
+  }
+  const __m512i bit =
+      _mm512_shuffle_epi8(_mm512_set1_epi64(static_cast<long long>(0x8040201008040201ULL)),
+                          _mm512_and_si512(last, Bytes(7)));
+  uint64_t token_leads = _mm512_mask_test_epi8_mask(lead23, class_byte, bit);
+  if (gather != 0) {
+    // At most 21 (3 bytes each): their bytes compressed into the low lanes.
+    const uint64_t gathered = GatherClasses(
+        _mm512_maskz_compress_epi8(gather, v), _mm512_maskz_compress_epi8(gather, v1),
+        _mm512_maskz_compress_epi8(gather, v2), (uint64_t{1} << __builtin_popcountll(gather)) - 1);
+    token_leads |= _pdep_u64(gathered, gather);
   }
   NonAsciiBlockClass result;
   result.token_bits = token_leads | (token_leads << 1) | ((token_leads & lead3) << 2);
