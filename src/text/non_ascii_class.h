@@ -10,12 +10,18 @@
 // - ClassifyNonAsciiAvx512 classifies the whole block in registers:
 //   kWord: the block is checked to be well-formed UTF-8 (lead bytes by mask,
 //     each lead's continuation bytes by shifted masks, the second-byte ranges
-//     of E0 ED F0 F4 by a byte permute); the 2- and 3-byte lead positions are
-//     compressed (vpcompressb), their bytes fetched with byte permutes, the
-//     code points assembled in 16-bit lanes and their class bits gathered
-//     from the BMP word bitset (16 per vpgatherdd); pdep puts each class back
-//     on its lead and shifts spread it over the continuation bytes. 4-byte
-//     code points (above the BMP) take the scalar lookup one at a time.
+//     of E0 ED F0 F4 by compares). Then every byte lane is classified in place
+//     as if a lead stood there, from the lead and the next two bytes (the
+//     block shifted by one and two with vpermt2b): a 2-byte code point
+//     (< U+0800) tests its bit in the first 256 bytes of the BMP word bitset
+//     (four registers, two vpermi2b); a 3-byte one looks its page (code point
+//     >> 8) up in a 256-byte page table (two vpermi2b): a page all of one
+//     class answers at once, one of the four mixed pages kept in registers
+//     (U+2000, U+3000, U+0900, U+0E00: punctuation, kana, Devanagari, Thai)
+//     tests its bit there (one vpermi2b), any other mixed page is gathered
+//     from the bitset (vpgatherdd, rare). The lead lanes' answers, shifted
+//     over their continuation bytes, are the token bits. 4-byte code points
+//     (above the BMP) take the scalar lookup one at a time.
 //     A block that is not well-formed returns false: the caller runs the
 //     scalar version, so invalid UTF-8 keeps the scalar behaviour exactly.
 //   kWhitespace: no decode: every lead byte >= 0xC2 starts a code point in
@@ -27,9 +33,11 @@
 // non_ascii_class_test.cc compares both on every BMP code point at every
 // block offset, random mixes of 1-4 byte sequences and random bytes.
 //
-// Cost (AVX-512): about 50 instructions and one or two gathers per kWord
-// block with bytes >= 0x80, whatever their number; about 30 instructions per
-// kWhitespace block. The scalar version: a decode and a lookup per code point.
+// Cost (AVX-512): about 50 (2-byte code points only) to 75 vector and mask
+// instructions per kWord block with bytes >= 0x80, whatever their number,
+// plus two gathers for a block with code points of the rarer mixed pages;
+// about 35 per kWhitespace block. The scalar version: a decode and a lookup
+// per code point.
 // Thread safety: pure functions.
 #ifndef NEARDUP_TEXT_NON_ASCII_CLASS_H_
 #define NEARDUP_TEXT_NON_ASCII_CLASS_H_
@@ -65,7 +73,12 @@ NonAsciiBlockClass ClassifyNonAsciiScalar(bool word, const char* block, size_t a
 // is the previous block's (the first bytes of this block that are not to be
 // classified here, all continuation bytes). Returns false, leaving *out
 // unspecified, when word and the block's bytes are not well-formed UTF-8 (the
-// caller then runs ClassifyNonAsciiScalar on the same block).
+// caller then runs ClassifyNonAsciiScalar on the same block). One
+// difference in the spill, which gives the same tokens: for kWhitespace, a
+// unit in a token that runs past the block gets spill_length 0, because its
+// bytes in the next block are continuation bytes, and those classified on
+// their own (by either version: a lone continuation byte is an invalid
+// subpart) are in a token too.
 // REQUIRES: a CPU with AVX-512 F, BW, VBMI, VBMI2 and BMI2; available >= 1;
 // spill_length <= 3 and spill_length < available.
 bool ClassifyNonAsciiAvx512(bool word, const char* block, size_t available, uint32_t spill_length,

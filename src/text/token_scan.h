@@ -13,9 +13,9 @@
 // token_hasher_test.cc compare every path with it on random bytes and text.
 //
 // Cost: O(bytes); about 0.1 instructions per ASCII byte for the mask
-// (AVX-512) plus a few per token; for a block with bytes >= 0x80, about 50
-// more instructions and a gather or two (AVX-512 VBMI2), else a decode and a
-// lookup per non-ASCII code point. No allocation.
+// (AVX-512) plus a few per token; for a block with bytes >= 0x80, 35-75
+// more (AVX-512 VBMI2), else a decode and a lookup per non-ASCII code point.
+// No allocation.
 // Thread safety: a scanner is one cursor over one text; use one per thread.
 #ifndef NEARDUP_TEXT_TOKEN_SCAN_H_
 #define NEARDUP_TEXT_TOKEN_SCAN_H_
