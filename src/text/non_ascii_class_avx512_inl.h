@@ -65,13 +65,14 @@ struct LookupTables {
 // The tables, built on first use. Thread-safe (a function-local static).
 const LookupTables& Tables();
 
-// Byte i of the result: byte i + shift of the 128 bytes (block, next).
-NEARDUP_NON_ASCII_TARGET inline __m512i ShiftIn(__m512i block, __m512i next, int shift) {
-  const __m512i iota = _mm512_set_epi8(
-      63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
-      40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
-      17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  return _mm512_permutex2var_epi8(block, _mm512_add_epi8(iota, _mm512_set1_epi8(shift)), next);
+// The text's bytes [block + shift, block + shift + 64), those past its end
+// (block + available) zero: a plain load where the text is long enough, else
+// a masked one, which never reads the masked bytes.
+NEARDUP_NON_ASCII_TARGET inline __m512i LoadShifted(const char* block, size_t available,
+                                                    size_t shift) {
+  if (available >= kBlock + shift) return _mm512_loadu_si512(block + shift);
+  if (available <= shift) return _mm512_setzero_si512();
+  return _mm512_maskz_loadu_epi8((__mmask64{1} << (available - shift)) - 1, block + shift);
 }
 
 NEARDUP_NON_ASCII_TARGET inline __m512i Bytes(int c) {
@@ -149,22 +150,21 @@ NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t ava
                                                    const LookupTables& tables,
                                                    NonAsciiBlockClass* out) {
   NEARDUP_DCHECK(available >= 1 && spill_length <= 3 && spill_length < available);
-  // Bytes past the text are zero (ASCII): masked loads never read them.
-  __m512i v;
-  __m512i next = _mm512_setzero_si512();
-  if (available >= kBlock) {
-    v = _mm512_loadu_si512(block);
-    if (available > kBlock) {
-      const size_t more = available - kBlock;
-      next = _mm512_maskz_loadu_epi8((__mmask64{1} << (more < 3 ? more : 3)) - 1, block + kBlock);
-    }
-  } else {
-    v = _mm512_maskz_loadu_epi8((__mmask64{1} << available) - 1, block);
-  }
-  const __m512i v1 = ShiftIn(v, next, 1);
+  // The block and the block shifted by one and two bytes (each code point's
+  // lead, second and third byte in the lead's lane); bytes past the text are
+  // zero (ASCII).
+  const __m512i v = LoadShifted(block, available, 0);
+  const __m512i v1 = LoadShifted(block, available, 1);
   if constexpr (!kWord) {
-    *out = WhitespaceClass(v, v1, ShiftIn(v, next, 2), spill_length);
+    *out = WhitespaceClass(v, v1, LoadShifted(block, available, 2), spill_length);
     return true;
+  }
+  // Bytes 64..66, for the continuation bytes of a code point that runs past
+  // the block.
+  __m512i next = _mm512_setzero_si512();
+  if (available > kBlock) {
+    const size_t more = available - kBlock;
+    next = _mm512_maskz_loadu_epi8((__mmask64{1} << (more < 3 ? more : 3)) - 1, block + kBlock);
   }
 
   // Well-formedness (utf8.h, Table 3-7): the continuation bytes 80..BF are
@@ -215,7 +215,7 @@ NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t ava
   uint64_t gather = 0;
   __m512i v2 = v1;
   if (lead3 != 0) {
-    v2 = ShiftIn(v, next, 2);
+    v2 = LoadShifted(block, available, 2);
     // 3 bytes: 1110xxxx 10yyyyyy 10zzzzzz: page xxxxyyyy (code point >> 8),
     // whose class byte is all ones or zeros when the whole page is one
     // class, else a slot of the in-register pages (1..kSlots) or
