@@ -250,15 +250,12 @@ NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t ava
   }
   NonAsciiBlockClass result;
   result.token_bits = token_leads | (token_leads << 1) | ((token_leads & lead3) << 2);
-  // The code point that runs past the block, if any (leads at 62 or 63).
-  if ((lead23 >> 62) != 0) {
-    const uint32_t at = (lead23 >> 63) != 0 ? 63 : 62;
-    const uint32_t length = ((lead3 >> at) & 1) != 0 ? 3 : 2;
-    if (at + length > kBlock) {
-      result.spill_length = at + length - static_cast<uint32_t>(kBlock);
-      result.spill_in_token = ((token_leads >> at) & 1) != 0;
-    }
-  }
+  // The code point that runs past the block, if any, without a branch (CJK
+  // text has one in most blocks): a lead at 63 leaves 1 (2-byte) or 2
+  // (3-byte) bytes, a 3-byte lead at 62 leaves 1 (well-formed, at most one of
+  // these holds). Its class is that of byte 63, which it covers.
+  result.spill_length = static_cast<uint32_t>((lead23 >> 63) + (lead3 >> 63) + ((lead3 >> 62) & 1));
+  result.spill_in_token = (result.token_bits >> 63) != 0;
   // Code points above the BMP (emoji, CJK extension B, ...): rare; one scalar
   // lookup each, their bytes known to be well-formed.
   for (uint64_t rest = lead4; rest != 0; rest &= rest - 1) {

@@ -251,14 +251,14 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
       mask &= valid;
       high &= valid;
     }
+    // Continuation bytes of a code point that began in the previous block
+    // (none when spill_length is 0), without a branch: in CJK text most
+    // blocks begin with some.
     const uint32_t spill_length = spill_length_;
-    if (spill_length > 0) {
-      // Continuation bytes of a code point that began in the previous block.
-      const uint64_t bits = BitRange(0, spill_length);
-      mask = spill_in_token_ ? (mask | bits) : (mask & ~bits);
-      high &= ~bits;
-      spill_length_ = 0;
-    }
+    const uint64_t spill_bits = (uint64_t{1} << spill_length) - 1;  // spill_length <= 3
+    mask = (mask & ~spill_bits) | (spill_bits & (uint64_t{0} - uint64_t{spill_in_token_}));
+    high &= ~spill_bits;
+    spill_length_ = 0;
     if (high != 0) {
       NonAsciiBlockClass non_ascii;
       if (!non_ascii_block(text_.data() + pos, remaining, spill_length, &non_ascii)) {
