@@ -100,9 +100,14 @@ NEARDUP_NON_ASCII_TARGET __mmask16 GatherSixteen(__m512i b0, __m512i b1, __m512i
 
 }  // namespace
 
-NEARDUP_NON_ASCII_TARGET uint64_t GatherClasses(__m512i b0, __m512i b1, __m512i b2,
-                                                uint64_t lanes) {
-  // Lanes 0..31 (at most 32 code points per block), 16 per gather.
+NEARDUP_NON_ASCII_TARGET uint64_t GatherClasses(const char* block, size_t available,
+                                                uint64_t leads) {
+  // At most 21 leads (3 bytes each): their bytes compressed into the low
+  // lanes, 16 per gather.
+  const __m512i b0 = _mm512_maskz_compress_epi8(leads, LoadShifted(block, available, 0));
+  const __m512i b1 = _mm512_maskz_compress_epi8(leads, LoadShifted(block, available, 1));
+  const __m512i b2 = _mm512_maskz_compress_epi8(leads, LoadShifted(block, available, 2));
+  const uint64_t lanes = (uint64_t{1} << __builtin_popcountll(leads)) - 1;
   uint64_t classes = GatherSixteen(b0, b1, b2, static_cast<__mmask16>(lanes));
   if ((lanes >> 16) != 0) {
     // Lanes 16..31 moved down to 0..15.
@@ -112,7 +117,7 @@ NEARDUP_NON_ASCII_TARGET uint64_t GatherClasses(__m512i b0, __m512i b1, __m512i 
                    _mm512_alignr_epi32(zero, b2, 4), static_cast<__mmask16>(lanes >> 16)))
                << 16;
   }
-  return classes;
+  return _pdep_u64(classes, leads);
 }
 
 }  // namespace non_ascii_avx512

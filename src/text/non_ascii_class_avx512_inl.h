@@ -93,10 +93,11 @@ NEARDUP_NON_ASCII_TARGET inline __m512i Lookup256(const uint8_t* table, __m512i 
   return _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high);
 }
 
-// The class bits of the 3-byte code points in the byte lanes `lanes` (at
-// most the lowest 32; their lead, second and third bytes in b0, b1, b2),
-// from the BMP bitset with 32-bit gathers: the pages no slot holds.
-NEARDUP_NON_ASCII_TARGET uint64_t GatherClasses(__m512i b0, __m512i b1, __m512i b2, uint64_t lanes);
+// The token bits (at the leads) of the well-formed 3-byte code points whose
+// leads are the bits of `leads` in the block, from the BMP bitset with
+// 32-bit gathers: the pages no slot holds. Out of line and rare; takes no
+// vector arguments, so that its callers keep no vectors on the stack.
+uint64_t GatherClasses(const char* block, size_t available, uint64_t leads);
 
 // kWhitespace: the token bits from the byte patterns of the White_Space code
 // points (see the header). `v1`, `v2`: the block's bytes shifted by 1 and 2.
@@ -241,13 +242,7 @@ NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t ava
       _mm512_shuffle_epi8(_mm512_set1_epi64(static_cast<long long>(0x8040201008040201ULL)),
                           _mm512_and_si512(last, Bytes(7)));
   uint64_t token_leads = _mm512_mask_test_epi8_mask(lead23, class_byte, bit);
-  if (gather != 0) {
-    // At most 21 (3 bytes each): their bytes compressed into the low lanes.
-    const uint64_t gathered = GatherClasses(
-        _mm512_maskz_compress_epi8(gather, v), _mm512_maskz_compress_epi8(gather, v1),
-        _mm512_maskz_compress_epi8(gather, v2), (uint64_t{1} << __builtin_popcountll(gather)) - 1);
-    token_leads |= _pdep_u64(gathered, gather);
-  }
+  if (gather != 0) token_leads |= GatherClasses(block, available, gather);
   NonAsciiBlockClass result;
   result.token_bits = token_leads | (token_leads << 1) | ((token_leads & lead3) << 2);
   // The code point that runs past the block, if any, without a branch (CJK
