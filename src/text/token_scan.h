@@ -9,8 +9,9 @@
 // bytes (and carried into the next block when it straddles the boundary).
 //
 // The tokens are exactly those of ForEachToken for the same kind, in the same
-// order, for any bytes (invalid UTF-8 included): token_scan_test.cc and
-// token_hasher_test.cc compare every path with it on random bytes and text.
+// order, for any bytes (invalid UTF-8 included): token_hasher_test.cc,
+// non_ascii_class_test.cc and fuzz/token_scan_fuzz.cc compare every path with
+// it on random bytes and text.
 //
 // Cost: O(bytes); about 0.1 instructions per ASCII byte for the mask
 // (AVX-512) plus a few per token; for a block with bytes >= 0x80, 35-75
