@@ -46,6 +46,8 @@ bool IsNonAsciiWordCodePoint(char32_t c) {
   return CategoryIsWord(utf8proc_category(static_cast<utf8proc_int32_t>(c)));
 }
 
+const uint64_t* BmpWordBitset() { return Bmp().word.data(); }
+
 bool IsNonAsciiPunctuation(char32_t c) {
   if (c < 0x10000) return (Bmp().punctuation[c / 64] >> (c % 64)) & 1;
   return CategoryIsPunctuation(utf8proc_category(static_cast<utf8proc_int32_t>(c)));

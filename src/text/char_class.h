@@ -48,6 +48,12 @@ bool IsNonAsciiWordCodePoint(char32_t c);
 // General category P*, for code points >= 0x80.
 bool IsNonAsciiPunctuation(char32_t c);
 
+// IsNonAsciiWordCodePoint of every BMP code point c (ASCII included, as
+// IsWordCodePoint) as a bitset: bit c % 64 of word c / 64, 1024 words (8 KB),
+// built on first use. For kernels that look up many code points at once (and
+// read it as 2048 little-endian 32-bit words, bit c % 32 of word c / 32).
+const uint64_t* BmpWordBitset();
+
 inline bool IsWordCodePoint(char32_t c) {
   if (c < 0x80) return (kAsciiClass[c] & kAsciiWordBit) != 0;
   return IsNonAsciiWordCodePoint(c);

@@ -9,7 +9,8 @@
 
 #include "neardup/check.h"
 #include "text/char_class.h"
-#include "text/utf8.h"
+#include "text/non_ascii_class.h"
+#include "text/non_ascii_class_avx512_inl.h"
 
 namespace neardup::internal {
 namespace {
@@ -110,13 +111,12 @@ __attribute__((target("avx512f,avx512bw"))) uint64_t ClassifyAvx512(const char* 
 // vpermb spreads the even (start) and odd (end) indices into 64-bit lanes.
 // Returns the number of tokens; when the number of edges is odd, the last is
 // the start of a token left open, returned in *open_begin.
-// REQUIRES: room for the count rounded up to 8 at out (whole groups are
-// stored).
+// REQUIRES: room for the count rounded up to 8, and at least 8, at out (whole
+// groups are stored, the first one always).
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t EmitTokensAvx512(
     uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin) {
   const int count = __builtin_popcountll(edges);
   const size_t tokens = static_cast<size_t>(count) / 2;
-  alignas(64) uint8_t index[64];
   const __m512i iota = _mm512_set_epi8(
       63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
       40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
@@ -129,7 +129,11 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t EmitTo
   const __m512i base = _mm512_set1_epi64(static_cast<long long>(pos));
   const __m512i interleave_lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
   const __m512i interleave_hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
-  for (size_t group = 0; group * 8 < tokens; ++group) {
+  // The first group unconditionally (its stores are inside the room even when
+  // the block ends no token): most blocks of UTF-8 text end at most eight, so
+  // the loop's branch is taken rarely and predictably.
+  size_t group = 0;
+  do {
     const __m512i offset = _mm512_set1_epi8(static_cast<char>(group * 16));
     const __m512i starts =
         _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_start, offset), edge_index);
@@ -140,11 +144,11 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t EmitTo
     TokenSpan* dst = out + group * 8;
     _mm512_storeu_si512(dst, _mm512_permutex2var_epi64(begin, interleave_lo, length));
     _mm512_storeu_si512(dst + 4, _mm512_permutex2var_epi64(begin, interleave_hi, length));
-  }
+  } while (++group * 8 < tokens);
   if (count & 1) {
-    _mm512_store_si512(index, edge_index);
+    // The highest edge (no trip through memory for edge_index).
     *open = true;
-    *open_begin = pos + index[count - 1];
+    *open_begin = pos + static_cast<size_t>(63 - __builtin_clzll(edges));
   }
   return tokens;
 }
@@ -185,28 +189,9 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
       << "TokenScanner handles kWord and kWhitespace, not " << static_cast<int>(kind);
   NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
   classify_ = ChooseClassifier(word_, path);
+  // kAvx512 implies BMI2 (CpuSupports), which ClassifyNonAsciiAvx512 needs too.
   compress_ = path == CpuPath::kAvx512 && __builtin_cpu_supports("avx512vbmi") &&
               __builtin_cpu_supports("avx512vbmi2");
-}
-
-uint64_t TokenScanner::ClassifyNonAscii(uint64_t high, uint64_t mask) {
-  const char* const block = text_.data() + pos_;
-  const char* const end = text_.data() + text_.size();
-  while (high != 0) {
-    const auto i = static_cast<uint32_t>(__builtin_ctzll(high));
-    const DecodedCodePoint d = DecodeUtf8(block + i, end);
-    const bool in_token = word_ ? (d.valid && IsNonAsciiWordCodePoint(d.code_point))
-                                : (!d.valid || !IsUnicodeWhiteSpace(d.code_point));
-    const uint32_t stop = i + d.length;
-    const uint64_t bits = BitRange(i, stop > 64 ? 64 : stop);
-    if (in_token) mask |= bits;
-    high &= ~bits;
-    if (stop > 64) {
-      spill_length_ = stop - 64;
-      spill_in_token_ = in_token;
-    }
-  }
-  return mask;
 }
 
 namespace {
@@ -231,11 +216,18 @@ size_t EmitTokensScalar(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
   return n;
 }
 
+// The paths without a block kernel for bytes >= 0x80.
+struct NoBlockNonAscii {
+  bool operator()(const char*, size_t, uint32_t, NonAsciiBlockClass*) const { return false; }
+};
+
 }  // namespace
 
-template <class Classify, class Emit>
+template <class Classify, class NonAscii, class Emit>
 __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, size_t capacity,
-                                                                Classify classify, Emit emit) {
+                                                                Classify classify,
+                                                                NonAscii non_ascii_block,
+                                                                Emit emit) {
   NEARDUP_DCHECK(capacity >= kMaxTokensPerBlock);
   // The cursor lives in locals for the loop: stores through `out` could
   // otherwise alias the members and force a reload per token.
@@ -259,16 +251,22 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
       mask &= valid;
       high &= valid;
     }
-    if (spill_length_ > 0) {
-      // Continuation bytes of a code point that began in the previous block.
-      const uint64_t bits = BitRange(0, spill_length_);
-      mask = spill_in_token_ ? (mask | bits) : (mask & ~bits);
-      high &= ~bits;
-      spill_length_ = 0;
-    }
+    // Continuation bytes of a code point that began in the previous block
+    // (none when spill_length is 0), without a branch: in CJK text most
+    // blocks begin with some.
+    const uint32_t spill_length = spill_length_;
+    const uint64_t spill_bits = (uint64_t{1} << spill_length) - 1;  // spill_length <= 3
+    mask = (mask & ~spill_bits) | (spill_bits & (uint64_t{0} - uint64_t{spill_in_token_}));
+    high &= ~spill_bits;
+    spill_length_ = 0;
     if (high != 0) {
-      pos_ = pos;
-      mask = ClassifyNonAscii(high, mask);
+      NonAsciiBlockClass non_ascii;
+      if (!non_ascii_block(text_.data() + pos, remaining, spill_length, &non_ascii)) {
+        non_ascii = ClassifyNonAsciiScalar(word_, text_.data() + pos, remaining, high);
+      }
+      mask |= non_ascii.token_bits;
+      spill_length_ = non_ascii.spill_length;
+      spill_in_token_ = non_ascii.spill_in_token;
     }
 
     // Bit i of `edges`: a token starts (mask bit set) or ends (clear) at i.
@@ -299,11 +297,12 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
 #ifdef NEARDUP_HAVE_X86_PATHS
   if (compress_) return NextAvx512(out, capacity);
 #endif
-  return Scan(out, capacity, classify_, &EmitTokensScalar);
+  return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 
 #ifdef NEARDUP_HAVE_X86_PATHS
-#define NEARDUP_VBMI2_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2")))
+#define NEARDUP_VBMI2_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2")))
 
 namespace {
 
@@ -312,6 +311,16 @@ template <bool kWord>
 struct ClassifyBlockAvx512 {
   NEARDUP_VBMI2_TARGET uint64_t operator()(const char* block, uint64_t* high) const {
     return ClassifyAvx512<kWord>(block, high);
+  }
+};
+
+// The block kernel of text/non_ascii_class.h, inlined into the block loop.
+template <bool kWord>
+struct NonAsciiBlockAvx512 {
+  const non_ascii_avx512::LookupTables* tables;
+  NEARDUP_VBMI2_TARGET bool operator()(const char* block, size_t available, uint32_t spill_length,
+                                       NonAsciiBlockClass* out) const {
+    return non_ascii_avx512::ClassifyBlock<kWord>(block, available, spill_length, *tables, out);
   }
 };
 
@@ -325,12 +334,15 @@ struct EmitBlockAvx512 {
 }  // namespace
 
 NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
-  return word_ ? Scan(out, capacity, ClassifyBlockAvx512<true>(), EmitBlockAvx512())
-               : Scan(out, capacity, ClassifyBlockAvx512<false>(), EmitBlockAvx512());
+  const non_ascii_avx512::LookupTables* tables = &non_ascii_avx512::Tables();
+  return word_ ? Scan(out, capacity, ClassifyBlockAvx512<true>(), NonAsciiBlockAvx512<true>{tables},
+                      EmitBlockAvx512())
+               : Scan(out, capacity, ClassifyBlockAvx512<false>(),
+                      NonAsciiBlockAvx512<false>{tables}, EmitBlockAvx512());
 }
 #else
 size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
-  return Scan(out, capacity, classify_, &EmitTokensScalar);
+  return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 #endif
 

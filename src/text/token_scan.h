@@ -2,18 +2,21 @@
 // block scanner. Each 64-byte block of the text becomes a 64-bit mask with
 // bit i set when byte i belongs to a token; the token boundaries are the set
 // bits of mask ^ (mask << 1), visited with count-trailing-zeros. ASCII bytes
-// are classified 64 (AVX-512BW), 32 (AVX2) or 1 (portable) at a time; each
-// non-ASCII code point is decoded and classified exactly as ForEachRun does,
-// its class copied to all its bytes (and carried into the next block when it
-// straddles the boundary).
+// are classified 64 (AVX-512BW), 32 (AVX2) or 1 (portable) at a time; the
+// bytes >= 0x80 of a block are classified exactly as ForEachRun does by
+// text/non_ascii_class.h: with AVX-512 VBMI2 the whole block's code points
+// at once, else each decoded in turn, a code point's class copied to all its
+// bytes (and carried into the next block when it straddles the boundary).
 //
 // The tokens are exactly those of ForEachToken for the same kind, in the same
-// order, for any bytes (invalid UTF-8 included): token_scan_test.cc and
-// token_hasher_test.cc compare every path with it on random bytes and text.
+// order, for any bytes (invalid UTF-8 included): token_hasher_test.cc,
+// non_ascii_class_test.cc and fuzz/token_scan_fuzz.cc compare every path with
+// it on random bytes and text.
 //
 // Cost: O(bytes); about 0.1 instructions per ASCII byte for the mask
-// (AVX-512) plus a few per token; a decode and a category lookup per
-// non-ASCII code point. No allocation.
+// (AVX-512) plus a few per token; for a block with bytes >= 0x80, 35-75
+// more (AVX-512 VBMI2), else a decode and a lookup per non-ASCII code point.
+// No allocation.
 // Thread safety: a scanner is one cursor over one text; use one per thread.
 #ifndef NEARDUP_TEXT_TOKEN_SCAN_H_
 #define NEARDUP_TEXT_TOKEN_SCAN_H_
@@ -53,15 +56,15 @@ class TokenScanner {
   using ClassifyFn = uint64_t (*)(const char* block, uint64_t* high);
 
  private:
-  // Adds the bits of the non-ASCII code points starting at the `high` bytes
-  // of the block at pos_.
-  uint64_t ClassifyNonAscii(uint64_t high, uint64_t mask);
-
   // The block loop of Next with a byte classifier and a token emitter as
   // function objects, so that each path's instantiation inlines both (the
-  // AVX-512 one makes no call per block).
-  template <class Classify, class Emit>
-  size_t Scan(TokenSpan* out, size_t capacity, Classify classify, Emit emit);
+  // AVX-512 one makes no call per block). Blocks with bytes >= 0x80 go to
+  // non_ascii_block (the AVX-512 block kernel of text/non_ascii_class.h, or
+  // one that declines every block), and to ClassifyNonAsciiScalar where it
+  // declines.
+  template <class Classify, class NonAscii, class Emit>
+  size_t Scan(TokenSpan* out, size_t capacity, Classify classify, NonAscii non_ascii_block,
+              Emit emit);
 
   // Next on AVX-512 VBMI2 (compress_).
   size_t NextAvx512(TokenSpan* out, size_t capacity);
