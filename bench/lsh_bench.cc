@@ -8,7 +8,17 @@
 // it with 10% of its values replaced (Jaccard about 0.8); otherwise random.
 // Args: {num_bands, rows_per_band}: {16, 8} and the threshold-0.8 choice
 // {9, 13}. Run: build/release/bench/lsh_bench
+//
+// The insert benchmarks also report the timed region's CPU time split into
+// user_ns_per_doc and sys_ns_per_doc (getrusage of the benchmark thread):
+// the sys part is mostly first-touch page faults of the index's arrays,
+// which vary a lot from run to run on a virtual machine.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <time.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <map>
@@ -64,6 +74,55 @@ LshIndex MakeIndex(const benchmark::State& state) {
   return std::move(index).value();
 }
 
+// The split of an insert benchmark's CPU time into user and system time.
+// Linux attributes CPU time to user or system by sampling at timer ticks, so
+// a split over each short timed region (a batch takes a few ms) is
+// unreliable. Instead the system time is read over a whole iteration (from
+// after the untimed setup to the end of the inserts, one window of about a
+// second), in which the untimed batch generation adds almost none, and the
+// user time is the timed regions' precise thread CPU time minus that.
+// Usage per iteration: BeginIteration(); then Start()/Stop() around each
+// timed region; EndIteration() before the untimed teardown.
+class CpuSplit {
+ public:
+  void BeginIteration() { sys_start_ns_ = SysNs(); }
+  void EndIteration() { sys_ns_ += SysNs() - sys_start_ns_; }
+  void Start() { cpu_start_ns_ = ThreadCpuNs(); }
+  void Stop() { cpu_ns_ += ThreadCpuNs() - cpu_start_ns_; }
+  void Report(benchmark::State& state, double docs) const {
+    state.counters["user_ns_per_doc"] = (cpu_ns_ - sys_ns_) / docs;
+    state.counters["sys_ns_per_doc"] = sys_ns_ / docs;
+  }
+
+ private:
+  static double SysNs() {
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    return usage.ru_stime.tv_sec * 1e9 + usage.ru_stime.tv_usec * 1e3;
+  }
+  static double ThreadCpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e9 + static_cast<double>(ts.tv_nsec);
+  }
+  double sys_start_ns_ = 0;
+  double cpu_start_ns_ = 0;
+  double sys_ns_ = 0;
+  double cpu_ns_ = 0;
+};
+
+// Frees the index (untimed) and hands the freed memory back to the kernel,
+// so that every iteration builds into fresh memory and pays its first-touch
+// page faults, as a one-shot build does. Without it, malloc may hand the
+// second iteration the first one's already-mapped pages and the system time
+// would depend on the allocator's state.
+void DropIndex(benchmark::State& state, LshIndex& index) {
+  index = MakeIndex(state);
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 void ReportMemory(benchmark::State& state, const LshIndex& index) {
   state.counters["bytes_per_doc"] =
       static_cast<double>(index.MemoryBytes()) / static_cast<double>(index.size());
@@ -74,10 +133,12 @@ void ReportMemory(benchmark::State& state, const LshIndex& index) {
 // cost without growing arrays and tables.
 void RunInsert(benchmark::State& state, bool reserve) {
   std::vector<uint64_t> ids, sketches;
+  CpuSplit split;
   for (auto _ : state) {
     state.PauseTiming();
     LshIndex index = MakeIndex(state);
     if (reserve) NEARDUP_CHECK(index.Reserve(kNumDocs).ok());
+    split.BeginIteration();
     state.ResumeTiming();
     for (uint64_t first = 0; first < kNumDocs; first += kBatch) {
       state.PauseTiming();
@@ -86,18 +147,22 @@ void RunInsert(benchmark::State& state, bool reserve) {
       const uint64_t count = std::min(kBatch, kNumDocs - first);
       MakeBatch(first, count, ids, sketches);
       state.ResumeTiming();
+      split.Start();
       for (uint64_t i = 0; i < count; ++i) {
         const Status status =
             index.Insert(ids[i], std::span(sketches).subspan(i * kNumHashes, kNumHashes));
         if (!status.ok()) state.SkipWithError(status.ToString().c_str());
       }
+      split.Stop();
     }
     state.PauseTiming();
+    split.EndIteration();
     ReportMemory(state, index);
-    index = MakeIndex(state);  // free outside the timed region
+    DropIndex(state, index);  // free outside the timed region
     state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kNumDocs));
+  split.Report(state, static_cast<double>(state.iterations() * kNumDocs));
 }
 void BM_Insert(benchmark::State& state) { RunInsert(state, false); }
 void BM_InsertReserved(benchmark::State& state) { RunInsert(state, true); }
@@ -116,25 +181,32 @@ BENCHMARK(BM_InsertReserved)
 void RunInsertBulkOneThread(benchmark::State& state, bool reserve) {
   constexpr uint64_t kSmallBulk = 4000;
   std::vector<uint64_t> ids, sketches;
+  CpuSplit split;
   for (auto _ : state) {
     state.PauseTiming();
     LshIndex index = MakeIndex(state);
     if (reserve) NEARDUP_CHECK(index.Reserve(kNumDocs).ok());
+    split.BeginIteration();
     state.ResumeTiming();
     for (uint64_t first = 0; first + kSmallBulk <= kNumDocs; first += kSmallBulk) {
       state.PauseTiming();
       MakeBatch(first, kSmallBulk, ids, sketches);
       state.ResumeTiming();
+      split.Start();
       const Status status = index.InsertBulk(ids, sketches);
+      split.Stop();
       if (!status.ok()) state.SkipWithError(status.ToString().c_str());
     }
     state.PauseTiming();
+    split.EndIteration();
     ReportMemory(state, index);
-    index = MakeIndex(state);
+    DropIndex(state, index);
     state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() *
                           static_cast<int64_t>(kNumDocs / kSmallBulk * kSmallBulk));
+  split.Report(state,
+               static_cast<double>(state.iterations() * (kNumDocs / kSmallBulk * kSmallBulk)));
 }
 void BM_InsertBulkOneThread(benchmark::State& state) { RunInsertBulkOneThread(state, false); }
 void BM_InsertBulkOneThreadReserved(benchmark::State& state) {
@@ -168,7 +240,7 @@ void BM_InsertBulk(benchmark::State& state) {
     }
     state.PauseTiming();
     ReportMemory(state, index);
-    index = MakeIndex(state);
+    DropIndex(state, index);
     state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kNumDocs / kBulk * kBulk));

@@ -22,9 +22,10 @@
 //   AllPairCandidates: O(b * n) radix grouping plus the pairs it emits (a group
 //     of g documents sharing a band key yields g(g-1)/2 pairs, so g exact
 //     duplicates cost g^2/2 pairs).
-//   Memory per document: 8 (id) + b * 16 (band key and chain links) + 16..32
+//   Memory per document: 8 (id) + b * 12 (the band key's high half and
+//     chain links; the low half lives in the band table's entry) + 16..32
 //     (id table) + b * 16..32 (band tables, load <= 1/2; less when documents
-//     share band keys) bytes: about 530..800 bytes for b = 16. MemoryBytes()
+//     share band keys) bytes: about 480..750 bytes for b = 16. MemoryBytes()
 //     reports the exact figure.
 // At most 2^31 documents.
 //
@@ -98,9 +99,11 @@ class LshIndex {
 
   // Every pair of stored documents that share at least one band key, as
   // (smaller id, larger id), each once, sorted ascending. Equal band keys are
-  // grouped by radix-sorting the keys of all documents, bands_per_pass bands
-  // at a time (in parallel): the scratch memory is about bands_per_pass * n *
-  // 16 bytes plus the pairs. Values >= num_bands mean all bands in one pass.
+  // grouped by radix-sorting the keys' high halves of all documents (each
+  // run of equal high halves then splits into its key chains),
+  // bands_per_pass bands at a time (in parallel): the scratch memory is about
+  // bands_per_pass * n * 8 bytes plus the pairs. Values >= num_bands mean all
+  // bands in one pass.
   // REQUIRES: bands_per_pass >= 1 (checked, aborts).
   std::vector<std::pair<uint64_t, uint64_t>> AllPairCandidates(int bands_per_pass = 4) const;
 

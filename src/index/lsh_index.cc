@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <string>
 
 #include "index/lsh_band_key.h"
+#include "index/lsh_band_table.h"
 #include "index/lsh_huge_page_allocator.h"
 #include "index/lsh_slot_table.h"
 #include "util/mix.h"
@@ -27,10 +29,13 @@ struct ChainLink {
 // One band: band key -> head of the chain of slots with that key.
 // Invariant: keys.size() == links.size() == number of documents; the table
 // holds exactly one entry per distinct key, whose slot is the chain head
-// (the only chain member with prev == kNoSlot).
+// (the only chain member with prev == kNoSlot). A band key is stored once:
+// its high half in keys[slot], its low half in the table entry of its chain
+// (see lsh_band_table.h), so two slots have equal keys iff they are in the
+// same chain.
 struct LshBand {
-  SlotTable table;
-  HugePageVector<uint64_t> keys;    // keys[slot]: this band's key of document `slot`
+  BandTable table;
+  HugePageVector<uint32_t> keys;    // keys[slot]: high half of document `slot`'s key
   HugePageVector<ChainLink> links;  // links[slot]: neighbours in its key's chain
 };
 
@@ -48,6 +53,7 @@ struct LshIndexState {
 
 namespace {
 
+using internal::BandTable;
 using internal::ChainLink;
 using internal::HugePageVector;
 using internal::LshBand;
@@ -63,6 +69,9 @@ constexpr size_t kParallelInsertThreshold = 4096;
 // Band keys of one sketch into a caller buffer, stack-allocated for up to
 // kInlineBands bands.
 constexpr int kInlineBands = 64;
+// InsertBulk hashes the band keys of at most this many documents into its
+// scratch buffer at a time (num_bands * 8 bytes each: 8 MiB at b = 16).
+constexpr size_t kKeyChunk = size_t{1} << 16;
 
 // Computes the band keys of one sketch and prefetches each band's table
 // position as soon as its key is known, so that the memory accesses overlap
@@ -105,17 +114,13 @@ class BandKeys {
 };
 
 size_t FindHead(const LshBand& band, uint64_t key) {
-  return band.table.Find(key, [&](uint32_t slot) { return band.keys[slot] == key; });
+  return band.table.Find(key, band.keys.data());
 }
 
-// Links `slot` (whose key is already in band.keys[slot]) at the head of its
-// key's chain. Always inlined: as a call it spent about a quarter of its
-// instructions saving registers, and the bulk passes run it once per band
-// and document (about 5% of InsertBulk's time at b = 16).
-__attribute__((always_inline)) inline void LinkIntoBand(LshBand& band, uint32_t slot) {
-  const uint64_t key = band.keys[slot];
-  const auto [pos, inserted] =
-      band.table.FindOrInsert(key, slot, [&](uint32_t s) { return band.keys[s] == key; });
+// Links `slot` (whose key's high half is already in band.keys[slot]) at the
+// head of its key's chain.
+void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
+  const auto [pos, inserted] = band.table.FindOrInsert(key, slot, band.keys.data());
   if (inserted) {
     band.links[slot] = ChainLink{kNoSlot, kNoSlot};
     return;
@@ -127,7 +132,7 @@ __attribute__((always_inline)) inline void LinkIntoBand(LshBand& band, uint32_t 
 }
 
 size_t FindHeadPosition(const LshBand& band, uint32_t head) {
-  const size_t pos = band.table.Find(band.keys[head], [&](uint32_t s) { return s == head; });
+  const size_t pos = band.table.FindSlot(head, band.keys.data());
   NEARDUP_CHECK(pos != SlotTable::kNotFound) << "chain head " << head << " missing from its band";
   return pos;
 }
@@ -137,7 +142,7 @@ void UnlinkFromBand(LshBand& band, uint32_t slot) {
   if (link.prev == kNoSlot) {
     const size_t pos = FindHeadPosition(band, slot);
     if (link.next == kNoSlot) {
-      band.table.EraseAt(pos);
+      band.table.EraseAt(pos, band.keys.data());
     } else {
       band.table.SetSlotAt(pos, link.next);
     }
@@ -174,29 +179,33 @@ void ForRange(size_t n, bool parallel, Fn&& fn) {
 using Pair = std::pair<uint64_t, uint64_t>;
 
 struct KeySlot {
-  uint64_t key;
+  uint32_t key;  // the high half of the band key
   uint32_t slot;
 };
 
-// Appends every pair of documents sharing a key in `band`: the keys are
-// bucketed by their top bits (one counting pass, one scatter), each small
-// bucket is sorted, and runs of equal keys emit their pairs.
+// Appends every pair of documents sharing a key in `band`. The keys' high
+// halves are bucketed by their top bits (one counting pass, one scatter) and
+// each small bucket is sorted; documents with equal full keys have equal high
+// halves, so each chain lies within one run of equal high halves. Each chain
+// head (prev == kNoSlot) in a run of two or more emits the pairs of its
+// chain; chains of one, such as two keys that only share the high half,
+// emit nothing.
 void GroupBand(const LshBand& band, const HugePageVector<uint64_t>& doc_ids,
                std::vector<Pair>& out) {
   const size_t n = band.keys.size();
   // About 4..8 keys per bucket; at most 2^16 buckets (256 KiB of counters).
   const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 0, 16);
-  const auto bucket_of = [bits](uint64_t key) -> size_t {
-    return bits == 0 ? 0 : static_cast<size_t>(key >> (64 - bits));
+  const auto bucket_of = [bits](uint32_t key) -> size_t {
+    return bits == 0 ? 0 : static_cast<size_t>(key >> (32 - bits));
   };
   std::vector<uint32_t> starts((size_t{1} << bits) + 1, 0);
-  for (uint64_t key : band.keys) ++starts[bucket_of(key) + 1];
+  for (uint32_t key : band.keys) ++starts[bucket_of(key) + 1];
   for (size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
   std::vector<KeySlot> sorted(n);
   {
     std::vector<uint32_t> cursor(starts.begin(), starts.end() - 1);
     for (size_t slot = 0; slot < n; ++slot) {
-      const uint64_t key = band.keys[slot];
+      const uint32_t key = band.keys[slot];
       sorted[cursor[bucket_of(key)]++] = KeySlot{key, static_cast<uint32_t>(slot)};
     }
   }
@@ -210,11 +219,16 @@ void GroupBand(const LshBand& band, const HugePageVector<uint64_t>& doc_ids,
       KeySlot* run_end = run + 1;
       while (run_end != last && run_end->key == run->key) ++run_end;
       if (run_end - run >= 2) {
-        group.clear();
-        for (KeySlot* it = run; it != run_end; ++it) group.push_back(doc_ids[it->slot]);
-        std::sort(group.begin(), group.end());
-        for (size_t i = 0; i < group.size(); ++i) {
-          for (size_t j = i + 1; j < group.size(); ++j) out.emplace_back(group[i], group[j]);
+        for (KeySlot* it = run; it != run_end; ++it) {
+          if (band.links[it->slot].prev != kNoSlot) continue;  // not a head
+          group.clear();
+          for (uint32_t slot = it->slot; slot != kNoSlot; slot = band.links[slot].next) {
+            group.push_back(doc_ids[slot]);
+          }
+          std::sort(group.begin(), group.end());
+          for (size_t i = 0; i < group.size(); ++i) {
+            for (size_t j = i + 1; j < group.size(); ++j) out.emplace_back(group[i], group[j]);
+          }
         }
       }
       run = run_end;
@@ -332,9 +346,9 @@ Status LshIndex::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
   s.doc_ids.push_back(doc_id);
   for (int b = 0; b < num_bands; ++b) {
     LshBand& band = s.bands[b];
-    band.keys.push_back(keys[b]);
+    band.keys.push_back(BandTable::HighHalf(keys[b]));
     band.links.emplace_back();
-    LinkIntoBand(band, slot);
+    LinkIntoBand(band, slot, keys[b]);
   }
   return Status::Ok();
 }
@@ -392,48 +406,73 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
     band.keys.resize(total);
     band.links.resize(total);
   }
-  // Band keys of the new documents, written band-major.
-  ForRange(m, parallel, [&](size_t begin, size_t end) {
-    std::vector<uint64_t> keys(num_bands);
-    for (size_t i = begin; i < end; ++i) {
-      internal::ComputeBandKeys(s.params, sketches_row_major.data() + i * k, keys.data());
-      for (int b = 0; b < num_bands; ++b) s.bands[b].keys[base + i] = keys[b];
-    }
-  });
-  // The id table and each band's table are independent: fill them
-  // concurrently, task `num_bands` being the id table (filled already on the
-  // serial path). Prefetches run 24 documents ahead: a miss into a 16 MB
-  // table costs about 0.1 µs here, and 24 measured 10-15% faster than 8.
-  constexpr size_t kPrefetchDistance = 24;
-  ForRange(num_bands + (parallel ? 1 : 0), parallel, [&](size_t begin, size_t end) {
-    for (size_t task = begin; task < end; ++task) {
-      if (task == static_cast<size_t>(num_bands)) {
-        s.id_table.Reserve(total);
-        for (size_t slot = base; slot < total; ++slot) {
-          if (slot + kPrefetchDistance < total) {
-            s.id_table.Prefetch(internal::Mix64(s.doc_ids[slot + kPrefetchDistance]));
+  // The new documents go in chunks: hash the chunk's band keys into a
+  // scratch buffer (band-major, full 64-bit keys; in cache for the serial
+  // path's batches), then fill each band's table from it, which also writes
+  // the high halves into band.keys. The scratch keeps the band arrays at 4
+  // bytes per key while the table pass still sees whole keys.
+  const size_t chunk = std::min(m, kKeyChunk);
+  const std::unique_ptr<uint64_t[]> chunk_keys(new uint64_t[chunk * num_bands]);
+  for (size_t chunk_begin = 0; chunk_begin < m; chunk_begin += chunk) {
+    const size_t count = std::min(chunk, m - chunk_begin);
+    ForRange(count, parallel, [&](size_t begin, size_t end) {
+      uint64_t keys[kInlineBands];
+      std::vector<uint64_t> heap_keys(num_bands > kInlineBands ? num_bands : 0);
+      uint64_t* const band_keys = num_bands > kInlineBands ? heap_keys.data() : keys;
+      const uint64_t* sketch = sketches_row_major.data() + (chunk_begin + begin) * k;
+      for (size_t i = begin; i < end; ++i, sketch += k) {
+        internal::ComputeBandKeys(s.params, sketch, band_keys);
+        for (int b = 0; b < num_bands; ++b) chunk_keys[b * chunk + i] = band_keys[b];
+      }
+    });
+    // The id table and each band's table are independent: fill them
+    // concurrently, task `num_bands` being the id table (filled already on
+    // the serial path; on the parallel path with the first chunk).
+    // Prefetches run 24 documents ahead: a miss into a 16 MB table costs
+    // about 0.1 µs here, and 24 measured 10-15% faster than 8.
+    constexpr uint32_t kPrefetchDistance = 24;
+    const bool with_ids = parallel && chunk_begin == 0;
+    const auto first_slot = static_cast<uint32_t>(base + chunk_begin);
+    ForRange(num_bands + (with_ids ? 1 : 0), parallel, [&](size_t begin, size_t end) {
+      for (size_t task = begin; task < end; ++task) {
+        if (task == static_cast<size_t>(num_bands)) {
+          s.id_table.Reserve(total);
+          for (size_t slot = base; slot < total; ++slot) {
+            if (slot + kPrefetchDistance < total) {
+              s.id_table.Prefetch(internal::Mix64(s.doc_ids[slot + kPrefetchDistance]));
+            }
+            const uint32_t new_slot = static_cast<uint32_t>(slot);
+            const uint64_t id = s.doc_ids[slot];
+            const bool inserted =
+                s.id_table
+                    .FindOrInsert(internal::Mix64(id), new_slot,
+                                  [&](uint32_t other) { return s.doc_ids[other] == id; })
+                    .second;
+            NEARDUP_CHECK(inserted) << "doc_id " << id << " was validated as new";
           }
-          const uint32_t new_slot = static_cast<uint32_t>(slot);
-          const uint64_t id = s.doc_ids[slot];
-          const bool inserted =
-              s.id_table
-                  .FindOrInsert(internal::Mix64(id), new_slot,
-                                [&](uint32_t other) { return s.doc_ids[other] == id; })
-                  .second;
-          NEARDUP_CHECK(inserted) << "doc_id " << id << " was validated as new";
+          continue;
         }
-        continue;
+        LshBand& band = s.bands[task];
+        const uint64_t* const band_chunk_keys = chunk_keys.get() + task * chunk;
+        ChainLink* const links = band.links.data();
+        band.table.FindOrInsertRange(
+            first_slot, static_cast<uint32_t>(first_slot + count), kPrefetchDistance,
+            [band_chunk_keys, first_slot](uint32_t slot) {
+              return band_chunk_keys[slot - first_slot];
+            },
+            band.keys.data(),
+            [links](uint32_t slot) {
+              links[slot] = ChainLink{kNoSlot, kNoSlot};
+            },
+            [links](uint32_t slot, uint32_t head) {
+              // `slot` becomes the head of its key's chain.
+              links[slot] = ChainLink{head, kNoSlot};
+              links[head].prev = slot;
+              return slot;
+            });
       }
-      LshBand& band = s.bands[task];
-      band.table.Reserve(total);
-      for (size_t slot = base; slot < total; ++slot) {
-        if (slot + kPrefetchDistance < total) {
-          band.table.Prefetch(band.keys[slot + kPrefetchDistance]);
-        }
-        LinkIntoBand(band, static_cast<uint32_t>(slot));
-      }
-    }
-  });
+    });
+  }
   return Status::Ok();
 }
 
@@ -449,7 +488,7 @@ Status LshIndex::Reserve(size_t num_documents) {
   for (LshBand& band : s.bands) {
     band.keys.reserve(num_documents);
     band.links.reserve(num_documents);
-    band.table.Reserve(num_documents);
+    band.table.Reserve(num_documents, band.keys.data());
   }
   return Status::Ok();
 }
@@ -531,7 +570,7 @@ size_t LshIndex::MemoryBytes() const {
   size_t bytes = sizeof(LshIndexState) + s.doc_ids.capacity() * sizeof(uint64_t) +
                  s.id_table.MemoryBytes() + s.bands.capacity() * sizeof(LshBand);
   for (const LshBand& band : s.bands) {
-    bytes += band.table.MemoryBytes() + band.keys.capacity() * sizeof(uint64_t) +
+    bytes += band.table.MemoryBytes() + band.keys.capacity() * sizeof(uint32_t) +
              band.links.capacity() * sizeof(ChainLink);
   }
   return bytes;

@@ -1,6 +1,7 @@
 // SlotTable: an open-addressing (linear probing) hash table from a 64-bit
 // hash to a 32-bit document slot, 8 bytes per entry, used by LshIndex for its
-// id -> slot map and for each band's key -> chain head map.
+// id -> slot map (each band's key -> chain head map is a BandTable,
+// lsh_band_table.h, which keeps the key's high half in the caller's array).
 //
 // An entry packs the hash's upper 32 bits (the tag) with the slot. The full
 // key is not stored: a caller-supplied predicate confirms a tag match against

@@ -1,0 +1,140 @@
+#include "index/lsh_band_table.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "util/mix.h"
+
+namespace neardup::internal {
+namespace {
+
+// Keys whose high and low halves each come from a small set, so that many
+// keys share a high half (same home, long runs, wrap-around) or a low half
+// (the entry matches until keys[] disagrees) without being equal.
+uint64_t MakeKey(SplitMix64& rng, int distinct_halves) {
+  const uint64_t high = Mix64(rng.Next() % distinct_halves) >> 32;
+  const uint64_t low = Mix64(rng.Next() % distinct_halves + 1000) & 0xFFFFFFFFu;
+  return (high << 32) | low;
+}
+
+// Oracle: a std::map from key to slot, under random inserts (single and
+// ranged), finds, slot updates and erasures, through growth.
+TEST(BandTableTest, MatchesMapUnderRandomOperations) {
+  for (int distinct_halves : {3, 40, 100000}) {
+    SCOPED_TRACE(distinct_halves);
+    SplitMix64 rng(distinct_halves);
+    BandTable table;
+    std::map<uint64_t, uint32_t> oracle;
+    std::vector<uint64_t> key_of_slot;
+    std::vector<uint32_t> keys;  // high halves, as the index keeps them
+    const auto add_slot = [&](uint64_t key) {
+      key_of_slot.push_back(key);
+      keys.push_back(BandTable::HighHalf(key));
+      return static_cast<uint32_t>(key_of_slot.size() - 1);
+    };
+    for (int step = 0; step < 3000; ++step) {
+      const uint64_t choice = rng.Next() % 8;
+      if (oracle.empty() || choice < 3) {
+        const uint64_t key = MakeKey(rng, distinct_halves);
+        const uint32_t slot = add_slot(key);
+        const auto [pos, inserted] = table.FindOrInsert(key, slot, keys.data());
+        ASSERT_EQ(inserted, !oracle.contains(key));
+        if (inserted) oracle[key] = slot;
+        EXPECT_EQ(table.SlotAt(pos), oracle[key]);
+      } else if (choice < 5) {
+        // A run of new slots; a match moves the entry to the new slot, as
+        // the index does when the new document becomes the chain head.
+        const size_t count = rng.Next() % 40;
+        const auto first = static_cast<uint32_t>(key_of_slot.size());
+        std::vector<uint64_t> run_keys;
+        for (size_t i = 0; i < count; ++i) run_keys.push_back(MakeKey(rng, distinct_halves));
+        key_of_slot.insert(key_of_slot.end(), run_keys.begin(), run_keys.end());
+        keys.resize(key_of_slot.size(), 0xDEADBEEFu);  // written by the call
+        table.FindOrInsertRange(
+            first, static_cast<uint32_t>(first + count), 3,
+            [&](uint32_t slot) { return run_keys[slot - first]; }, keys.data(),
+            [&](uint32_t slot) {
+              ASSERT_FALSE(oracle.contains(key_of_slot[slot]));
+              oracle[key_of_slot[slot]] = slot;
+            },
+            [&](uint32_t slot, uint32_t old) {
+              EXPECT_EQ(oracle.at(key_of_slot[slot]), old);
+              oracle[key_of_slot[slot]] = slot;
+              return slot;
+            });
+        for (uint32_t slot = first; slot < first + count; ++slot) {
+          ASSERT_EQ(keys[slot], BandTable::HighHalf(key_of_slot[slot]));
+        }
+      } else {
+        auto it = oracle.begin();
+        std::advance(it, rng.Next() % oracle.size());
+        const uint64_t key = it->first;
+        const size_t pos = table.Find(key, keys.data());
+        ASSERT_NE(pos, BandTable::kNotFound);
+        EXPECT_EQ(table.SlotAt(pos), it->second);
+        EXPECT_EQ(table.FindSlot(it->second, keys.data()), pos);
+        if (choice == 5) {
+          // Move the entry to a fresh slot with the same key.
+          const uint32_t slot = add_slot(key);
+          table.SetSlotAt(pos, slot);
+          it->second = slot;
+        } else {
+          table.EraseAt(pos, keys.data());
+          oracle.erase(it);
+        }
+      }
+      ASSERT_EQ(table.size(), oracle.size());
+      ASSERT_GE(table.capacity(), 2 * table.size());
+    }
+    for (const auto& [key, slot] : oracle) {
+      const size_t pos = table.Find(key, keys.data());
+      ASSERT_NE(pos, BandTable::kNotFound);
+      EXPECT_EQ(table.SlotAt(pos), slot);
+      EXPECT_EQ(table.FindSlot(slot, keys.data()), pos);
+    }
+    // Keys not in the table are not found, nor are the slots that left it.
+    for (size_t s = 0; s < key_of_slot.size(); ++s) {
+      const uint64_t key = key_of_slot[s];
+      const auto it = oracle.find(key);
+      if (it == oracle.end()) {
+        EXPECT_EQ(table.Find(key, keys.data()), BandTable::kNotFound);
+      }
+      if (it == oracle.end() || it->second != s) {
+        EXPECT_EQ(table.FindSlot(static_cast<uint32_t>(s), keys.data()), BandTable::kNotFound);
+      }
+    }
+  }
+}
+
+// Keys equal in one half only are different keys.
+TEST(BandTableTest, HalvesAloneDoNotMatch) {
+  BandTable table;
+  const uint64_t key = 0x0123456789ABCDEFull;
+  const std::vector<uint32_t> keys = {0x01234567u, 0x01234567u, 0x76543210u};
+  EXPECT_TRUE(table.FindOrInsert(key, 0, keys.data()).second);
+  // Same high half, other low half.
+  EXPECT_TRUE(table.FindOrInsert(0x0123456700000000ull, 1, keys.data()).second);
+  // Same low half, other high half.
+  EXPECT_TRUE(table.FindOrInsert(0x7654321089ABCDEFull, 2, keys.data()).second);
+  EXPECT_EQ(table.size(), 3u);
+  EXPECT_EQ(table.SlotAt(table.Find(key, keys.data())), 0u);
+  EXPECT_FALSE(table.FindOrInsert(key, 0, keys.data()).second);
+}
+
+TEST(BandTableTest, ReserveKeepsCapacity) {
+  BandTable table;
+  std::vector<uint32_t> keys;
+  table.Reserve(1000, keys.data());
+  const size_t capacity = table.capacity();
+  EXPECT_GE(capacity, 2000u);
+  for (uint32_t i = 0; i < 1000; ++i) {
+    keys.push_back(BandTable::HighHalf(Mix64(i)));
+    EXPECT_TRUE(table.FindOrInsert(Mix64(i), i, keys.data()).second);
+  }
+  EXPECT_EQ(table.capacity(), capacity);
+}
+
+}  // namespace
+}  // namespace neardup::internal
