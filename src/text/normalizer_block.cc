@@ -23,12 +23,15 @@ void FillIdentityBitmaps(BlockTable* table) {
   table->identity_low.fill(0);
   table->identity_pages.fill(0);
   for (uint32_t cp = 0x80; cp < 0x480; ++cp) {
-    if (unchanged(cp)) table->identity_low[(cp - 0x80) / 16] |= uint16_t{1} << ((cp - 0x80) % 16);
+    const uint32_t offset = cp - 0x80;
+    if (unchanged(cp)) {
+      table->identity_low[(offset / 8 + 16) % 128] |= static_cast<uint8_t>(1u << (offset % 8));
+    }
   }
   for (uint32_t page = 0x800 / 64; page < 0x10000 / 64; ++page) {
     bool all = true;
     for (uint32_t cp = page * 64; cp < page * 64 + 64 && all; ++cp) all = unchanged(cp);
-    if (all) table->identity_pages[page / 16] |= uint16_t{1} << (page % 16);
+    if (all) table->identity_pages[page / 8] |= static_cast<uint8_t>(1u << (page % 8));
   }
 }
 
@@ -47,16 +50,6 @@ constexpr std::array<uint8_t, 128> kAsciiPunctuationByte = [] {
   return table;
 }();
 
-// vpermb indices: kShift2[i] = i + 2, the byte two after each position
-// (what wraps around is never used: only sequences complete in the window
-// are decoded).
-constexpr std::array<uint8_t, 64> ShiftIndex(int by) {
-  std::array<uint8_t, 64> index{};
-  for (int i = 0; i < 64; ++i) index[i] = static_cast<uint8_t>((i + by) & 63);
-  return index;
-}
-constexpr std::array<uint8_t, 64> kShift2 = ShiftIndex(2);
-
 // vpermt2b indices over two vectors of 16 gathered entries each: lane i gets
 // byte `byte` of entry i (entries 16..31 come from the second vector).
 constexpr std::array<uint8_t, 64> EntryByteIndex(int byte) {
@@ -68,6 +61,14 @@ constexpr std::array<uint8_t, 64> kEntryByte0 = EntryByteIndex(0);
 constexpr std::array<uint8_t, 64> kEntryByte1 = EntryByteIndex(1);
 constexpr std::array<uint8_t, 64> kEntryByte2 = EntryByteIndex(2);
 constexpr std::array<uint8_t, 64> kEntryByte3 = EntryByteIndex(3);
+
+// vpermb table: kBitOfLow3[b] = 1 << (b & 7), the bit a second byte b
+// selects in its identity bitmap byte (BlockTable).
+constexpr std::array<uint8_t, 64> kBitOfLow3 = [] {
+  std::array<uint8_t, 64> table{};
+  for (int i = 0; i < 64; ++i) table[i] = static_cast<uint8_t>(1u << (i & 7));
+  return table;
+}();
 
 constexpr size_t kPrefetchDistance = 1024;
 
@@ -111,14 +112,12 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
                                                        bool drop_punctuation, char** dst) {
   const uint32_t* const entries = table.entries.data();
   const __m512i identity_low_a = _mm512_loadu_si512(table.identity_low.data());
-  const __m512i identity_low_b = _mm512_loadu_si512(table.identity_low.data() + 32);
+  const __m512i identity_low_b = _mm512_loadu_si512(table.identity_low.data() + 64);
   const __m512i identity_pages_a = _mm512_loadu_si512(table.identity_pages.data());
-  const __m512i identity_pages_b = _mm512_loadu_si512(table.identity_pages.data() + 32);
-  const __m512i one16 = _mm512_set1_epi16(1);
-  const __m512i low4 = _mm512_set1_epi16(15);
+  const __m512i identity_pages_b = _mm512_loadu_si512(table.identity_pages.data() + 64);
+  const __m512i bit_of_low3 = Load(kBitOfLow3);
   const __m512i punct_lo = _mm512_loadu_si512(kAsciiPunctuationByte.data());
   const __m512i punct_hi = _mm512_loadu_si512(kAsciiPunctuationByte.data() + 64);
-  const __m512i shift2 = Load(kShift2);
   const __m512i entry_byte0 = Load(kEntryByte0);
   const __m512i entry_byte1 = Load(kEntryByte1);
   const __m512i entry_byte2 = Load(kEntryByte2);
@@ -184,42 +183,51 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
       // the cut, is rare).
       cut = CutAt(first_problem, ascii | leads, n, split_after);
       if (leads != 0) {
-        // At most 32 sequences (each at least 2 bytes): packed in lead order.
         const uint64_t lead3_used = lead3_in & leads;
-        const uint64_t is3 = _pext_u64(lead3_used, leads);
-        const unsigned count = static_cast<unsigned>(_mm_popcnt_u64(leads));
-        const __m512i b0 = _mm512_maskz_compress_epi8(leads, v);
-        // Every lead's second byte follows it: the same order as the leads.
-        const __m512i b1 = _mm512_maskz_compress_epi8(leads << 1, v);
-        const __m512i b2 = _mm512_maskz_compress_epi8(leads, _mm512_permutexvar_epi8(shift2, v));
-        const __m512i w0 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(b0));
-        const __m512i w1 = _mm512_and_si512(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(b1)), low6);
-        const __m512i w2 = _mm512_and_si512(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(b2)), low6);
-        const __m512i cp2 = _mm512_or_si512(
-            _mm512_slli_epi16(_mm512_and_si512(w0, _mm512_set1_epi16(0x1F)), 6), w1);
-        // 16-bit lanes drop the lead's 0xE0 bits.
-        const __m512i cp3 = _mm512_or_si512(
-            _mm512_or_si512(_mm512_slli_epi16(w0, 12), _mm512_slli_epi16(w1, 6)), w2);
-        const __m512i cp = _mm512_mask_blend_epi16(static_cast<__mmask32>(is3), cp2, cp3);
-        const uint64_t lanes = (uint64_t{1} << count) - 1;
-        // Unchanged code points (BlockTable's bitmaps): 16-bit lookups in
-        // registers.
-        const __m512i low_offset = _mm512_sub_epi16(cp, _mm512_set1_epi16(0x80));
-        const __m512i low_word = _mm512_permutex2var_epi16(
-            identity_low_a, _mm512_srli_epi16(low_offset, 4), identity_low_b);
-        const __m512i low_bit = _mm512_srlv_epi16(low_word, _mm512_and_si512(low_offset, low4));
-        const __m512i page_word = _mm512_permutex2var_epi16(
-            identity_pages_a, _mm512_srli_epi16(cp, 10), identity_pages_b);
-        const __m512i page_bit =
-            _mm512_srlv_epi16(page_word, _mm512_and_si512(_mm512_srli_epi16(cp, 6), low4));
-        const uint64_t unchanged =
-            (_mm512_test_epi16_mask(low_bit, one16) &
-             _mm512_cmplt_epu16_mask(low_offset, _mm512_set1_epi16(0x400)) & ~is3) |
-            (_mm512_test_epi16_mask(page_bit, one16) & is3);
-        if ((lanes & ~unchanged) == 0) {
-          // Every sequence stays as it is: no gather.
+        // Unchanged sequences (BlockTable's bitmaps), looked up in byte
+        // lanes at every lead from its first and second byte, before any
+        // decoding: windows of lowercase Latin/Greek/Cyrillic, CJK, kana or
+        // Hangul text (most windows of such text) are then copied as they
+        // are. The second byte of each lead (leads lie before the window's
+        // last byte) is at the same lane of a load one byte on.
+        const __m512i second = _mm512_maskz_loadu_epi8(valid >> 1, p + 1);
+        // Lane bits 3-6: the lead's low four bits; bits 0-2: the second
+        // byte's bits 3-5 (16-bit shifts: the bits they carry across bytes
+        // are masked off, and bit 7 is ignored by vpermi2b).
+        const __m512i bitmap_index = _mm512_ternarylogic_epi32(
+            _mm512_slli_epi16(v, 3), _mm512_srli_epi16(second, 3), _mm512_set1_epi8(0x78), 0xE4);
+        const __m512i bit = _mm512_permutexvar_epi8(second, bit_of_low3);
+        const uint64_t unchanged_leads =
+            (_mm512_test_epi8_mask(
+                 _mm512_permutex2var_epi8(identity_low_a, bitmap_index, identity_low_b), bit) &
+             _mm512_cmple_epu8_mask(v, _mm512_set1_epi8(static_cast<char>(0xD1))) & lead2_in) |
+            (_mm512_test_epi8_mask(
+                 _mm512_permutex2var_epi8(identity_pages_a, bitmap_index, identity_pages_b), bit) &
+             lead3_used);
+        if ((leads & ~unchanged_leads) == 0) {
+          // Every sequence stays as it is: no decoding, no gather.
           keep |= leads | leads << 1 | lead3_used << 2;
         } else {
+          // At most 32 sequences (each at least 2 bytes): packed in lead order.
+          const uint64_t is3 = _pext_u64(lead3_used, leads);
+          const unsigned count = static_cast<unsigned>(_mm_popcnt_u64(leads));
+          const __m512i b0 = _mm512_maskz_compress_epi8(leads, v);
+          // Every lead's second byte follows it: the same order as the leads.
+          const __m512i b1 = _mm512_maskz_compress_epi8(leads, second);
+          const __m512i b2 =
+              _mm512_maskz_compress_epi8(leads, _mm512_maskz_loadu_epi8(valid >> 2, p + 2));
+          const __m512i w0 = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(b0));
+          const __m512i w1 =
+              _mm512_and_si512(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(b1)), low6);
+          const __m512i w2 =
+              _mm512_and_si512(_mm512_cvtepu8_epi16(_mm512_castsi512_si256(b2)), low6);
+          const __m512i cp2 = _mm512_or_si512(
+              _mm512_slli_epi16(_mm512_and_si512(w0, _mm512_set1_epi16(0x1F)), 6), w1);
+          // 16-bit lanes drop the lead's 0xE0 bits.
+          const __m512i cp3 = _mm512_or_si512(
+              _mm512_or_si512(_mm512_slli_epi16(w0, 12), _mm512_slli_epi16(w1, 6)), w2);
+          const __m512i cp = _mm512_mask_blend_epi16(static_cast<__mmask32>(is3), cp2, cp3);
+          const uint64_t lanes = (uint64_t{1} << count) - 1;
           // Lanes past `count` hold code point 0, whose entry is 0. Most
           // windows of Latin text have at most four sequences: a 4-lane gather.
           const __m512i index0 = _mm512_cvtepu16_epi32(_mm512_castsi512_si256(cp));
