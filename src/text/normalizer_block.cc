@@ -107,9 +107,13 @@ bool HasBlockNormalizer() {
   return supported;
 }
 
-NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char* end,
-                                                       const BlockTable& table, bool fold,
-                                                       bool drop_punctuation, char** dst) {
+namespace {
+
+// The kernel for one choice of (fold, drop_punctuation): compile-time flags
+// keep the per-window branches and their constants out of the loop.
+template <bool kFold, bool kDropPunctuation>
+NEARDUP_BLOCK_TARGET const char* NormalizeBlocks(const char* p, const char* end,
+                                                 const BlockTable& table, char** dst) {
   const uint32_t* const entries = table.entries.data();
   const __m512i identity_low_a = _mm512_loadu_si512(table.identity_low.data());
   const __m512i identity_low_b = _mm512_loadu_si512(table.identity_low.data() + 64);
@@ -138,13 +142,13 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
     // The ASCII bytes' output: folded, punctuation not kept. Bytes >= 0x80
     // are never in 'A'..'Z'; their punctuation lookups are masked off.
     __m512i bytes = v;
-    if (fold) {
+    if constexpr (kFold) {
       const __mmask64 upper =
           _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
       bytes = _mm512_mask_add_epi8(bytes, upper, bytes, _mm512_set1_epi8(0x20));
     }
     uint64_t keep = ascii;
-    if (drop_punctuation) {
+    if constexpr (kDropPunctuation) {
       const __m512i punct = _mm512_permutex2var_epi8(punct_lo, v, punct_hi);
       keep &= _mm512_testn_epi8_mask(punct, punct);
     }
@@ -290,6 +294,19 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
   }
   *dst = out;
   return p;
+}
+
+}  // namespace
+
+NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char* end,
+                                                       const BlockTable& table, bool fold,
+                                                       bool drop_punctuation, char** dst) {
+  if (fold) {
+    return drop_punctuation ? NormalizeBlocks<true, true>(p, end, table, dst)
+                            : NormalizeBlocks<true, false>(p, end, table, dst);
+  }
+  return drop_punctuation ? NormalizeBlocks<false, true>(p, end, table, dst)
+                          : NormalizeBlocks<false, false>(p, end, table, dst);
 }
 
 #pragma GCC diagnostic pop
