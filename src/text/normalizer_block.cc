@@ -33,6 +33,19 @@ void FillIdentityBitmaps(BlockTable* table) {
     for (uint32_t cp = page * 64; cp < page * 64 + 64 && all; ++cp) all = unchanged(cp);
     if (all) table->identity_pages[page / 8] |= static_cast<uint8_t>(1u << (page % 8));
   }
+  table->special_unchanged.fill(0);
+  table->special_removed.fill(0);
+  for (uint32_t base : {0x2000u, 0x3000u}) {
+    for (uint32_t cp = base; cp < base + 0x100; ++cp) {
+      const uint32_t entry = table->entries[cp];
+      const uint32_t byte = ((cp >> 12) & 1) * 32 + (cp >> 6) % 4 * 8 + cp % 64 / 8;
+      const auto bit = static_cast<uint8_t>(1u << (cp % 8));
+      if (unchanged(cp)) table->special_unchanged[byte] |= bit;
+      if (entry != 0 && (entry & kBlockValid3) != 0 && BlockEntryLength(entry) == 0) {
+        table->special_removed[byte] |= bit;
+      }
+    }
+  }
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -120,6 +133,8 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocks(const char* p, const char* end,
   const __m512i identity_pages_a = _mm512_loadu_si512(table.identity_pages.data());
   const __m512i identity_pages_b = _mm512_loadu_si512(table.identity_pages.data() + 64);
   const __m512i bit_of_low3 = Load(kBitOfLow3);
+  const __m512i special_unchanged = _mm512_loadu_si512(table.special_unchanged.data());
+  const __m512i special_removed = _mm512_loadu_si512(table.special_removed.data());
   const __m512i punct_lo = _mm512_loadu_si512(kAsciiPunctuationByte.data());
   const __m512i punct_hi = _mm512_loadu_si512(kAsciiPunctuationByte.data() + 64);
   const __m512i entry_byte0 = Load(kEntryByte0);
@@ -208,9 +223,41 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocks(const char* p, const char* end,
             (_mm512_test_epi8_mask(
                  _mm512_permutex2var_epi8(identity_pages_a, bitmap_index, identity_pages_b), bit) &
              lead3_used);
-        if ((leads & ~unchanged_leads) == 0) {
-          // Every sequence stays as it is: no decoding, no gather.
-          keep |= leads | leads << 1 | lead3_used << 2;
+        // The rest may be in the special pages (E2 or E3, then 80..83).
+        uint64_t copied_leads = unchanged_leads;
+        uint64_t removed_leads = 0;
+        const uint64_t rest = leads & ~unchanged_leads;
+        if (rest != 0 &&
+            (rest & ~(lead3_used &
+                      _mm512_cmpeq_epi8_mask(
+                          _mm512_and_si512(second, _mm512_set1_epi8(static_cast<char>(0xFC))),
+                          _mm512_set1_epi8(static_cast<char>(0x80))) &
+                      _mm512_cmpeq_epi8_mask(
+                          _mm512_and_si512(v, _mm512_set1_epi8(static_cast<char>(0xFE))),
+                          _mm512_set1_epi8(static_cast<char>(0xE2))))) == 0) {
+          const __m512i third = _mm512_maskz_loadu_epi8(valid >> 2, p + 2);
+          // Lane bit 5: the lead's bit 0; bits 3-4: the second byte's bits
+          // 0-1; bits 0-2: the third byte's bits 3-5 (bits 6-7 carry junk
+          // from the 16-bit shifts: vpermb ignores them).
+          const __m512i low5 =
+              _mm512_ternarylogic_epi32(_mm512_slli_epi16(second, 3), _mm512_srli_epi16(third, 3),
+                                        _mm512_set1_epi8(0x18), 0xE4);
+          const __m512i special_index = _mm512_ternarylogic_epi32(_mm512_slli_epi16(v, 5), low5,
+                                                                  _mm512_set1_epi8(0x20), 0xE4);
+          const __m512i third_bit = _mm512_permutexvar_epi8(third, bit_of_low3);
+          copied_leads |=
+              _mm512_test_epi8_mask(_mm512_permutexvar_epi8(special_index, special_unchanged),
+                                    third_bit) &
+              rest;
+          removed_leads = _mm512_test_epi8_mask(
+                              _mm512_permutexvar_epi8(special_index, special_removed), third_bit) &
+                          rest;
+        }
+        if ((leads & ~(copied_leads | removed_leads)) == 0) {
+          // Every sequence stays as it is or is removed: no decoding, no
+          // gather.
+          const uint64_t kept = leads & ~removed_leads;
+          keep |= kept | kept << 1 | (kept & lead3_used) << 2;
         } else {
           // At most 32 sequences (each at least 2 bytes): packed in lead order.
           const uint64_t is3 = _pext_u64(lead3_used, leads);

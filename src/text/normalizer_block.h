@@ -73,9 +73,22 @@ struct BlockTable {
   // unchanged. Zero below U+0800 (so a code point decoded from an overlong
   // 3-byte form is never in it) and for the surrogate pages.
   std::array<uint8_t, 128> identity_pages{};
+  // Per code point, for eight pages that identity_pages cannot hold whole
+  // but most text uses: U+2000..U+20FF (quotes, dashes, bullets: the page
+  // also holds spaces that NFKC changes) and U+3000..U+30FF (CJK
+  // punctuation, hiragana, katakana: also voicing marks that combine),
+  // whether the code point is unchanged (special_unchanged) or removed, its
+  // output empty (special_removed: punctuation with remove_punctuation).
+  // Indexed by the sequence's bytes b0 b1 b2 (E2 or E3, 80..83, any):
+  // bit (b2 & 7) of byte (b0 & 1) << 5 | (b1 & 3) << 3 | (b2 >> 3) & 7,
+  // that is bit cp % 8 of byte ((cp >> 12) & 1) * 32 + (cp >> 6) % 4 * 8 +
+  // cp % 64 / 8.
+  std::array<uint8_t, 64> special_unchanged{};
+  std::array<uint8_t, 64> special_removed{};
 };
 
-// Sets table->identity_low and identity_pages from table->entries.
+// Sets table->identity_low, identity_pages, special_unchanged and
+// special_removed from table->entries.
 void FillIdentityBitmaps(BlockTable* table);
 
 // Whether this build and CPU run NormalizeBlocksAvx512.
