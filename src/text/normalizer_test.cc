@@ -392,6 +392,35 @@ TEST(NormalizerTest, EveryBmpCodePointAcrossWindowsMatchesReference) {
   }
 }
 
+// The kernel's per-code-point pages (U+2000..U+20FF, U+3000..U+30FF):
+// each of their code points among kana, CJK punctuation (unchanged, or
+// removed with remove_punctuation) and other 3-byte text with no ASCII in
+// the window, so the window takes the special-page test alone, at every
+// offset; and next to a code point of another page, so it does not.
+TEST(NormalizerTest, SpecialPageCodePointsAcrossWindowsMatchReference) {
+  const std::vector<NormalizationOptions> options = {
+      Options(true, true, false), Options(true, true, true), Options(true, false, false),
+      Options(false, true, true)};
+  for (char32_t base : {char32_t{0x2000}, char32_t{0x3000}}) {
+    for (char32_t cp = base; cp < base + 0x100; ++cp) {
+      std::string x;
+      AppendUtf8(cp, &x);
+      std::string s(cp % 64, 'a');
+      for (int k = 0; k < 6; ++k) {
+        s += "\xE3\x81\x82";  // あ
+        s += x;
+        s += "\xE3\x80\x82";  // 。 (punctuation)
+        s += "\xE3\x82\xAB";  // カ
+        s += x;
+        s += x;
+        s += "\xE2\x80\x94";                            // — (punctuation)
+        s += k % 2 == 0 ? "\xE4\xB8\xAD" : "\xD0\x96";  // 中, or Ж (changed)
+      }
+      ExpectAllPathsMatchReference(s, options);
+    }
+  }
+}
+
 // Invalid UTF-8 (lone continuation bytes, bytes that never occur, truncated
 // and overlong forms, surrogates) and 4-byte forms at every position of a
 // text of 2- and 3-byte sequences and ASCII; and every prefix of the text,
