@@ -30,9 +30,9 @@
 // removed when punctuation), and P is a split point again.
 //
 // Cost: about 30 vector instructions per window when every sequence in it
-// is its own output (looked up in two bitmaps in registers), about 60 and
-// one or two 16-lane gathers otherwise (up to 32 multi-byte sequences). Thread safety: pure
-// function.
+// is its own output or removed (looked up in bitmaps held in registers,
+// BlockTable), about 60 and one or two 16-lane gathers otherwise (up to 32
+// multi-byte sequences). Thread safety: pure function.
 #ifndef NEARDUP_TEXT_NORMALIZER_BLOCK_H_
 #define NEARDUP_TEXT_NORMALIZER_BLOCK_H_
 
