@@ -70,6 +70,39 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i Mul128Fold64(__m512i a, __m512i b) {
   return _mm512_xor_si512(low, high);
 }
 
+// XXH3_mix16B per lane for the lanes in `lanes` (zero in the others): the
+// 16 bytes at base + at, with the secret's 16 bytes at secret_offset.
+NEARDUP_AVX512_XXH3_TARGET inline __m512i Mix16B(const long long* base, __m512i at, __mmask8 lanes,
+                                                 size_t secret_offset, uint64_t seed) {
+  const __m512i lo = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, at, base, 1);
+  const __m512i hi = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes,
+                                                 _mm512_add_epi64(at, Set(8)), base, 1);
+  return _mm512_maskz_mov_epi64(
+      lanes, Mul128Fold64(_mm512_xor_si512(lo, Set(ReadSecret64(secret_offset) + seed)),
+                          _mm512_xor_si512(hi, Set(ReadSecret64(secret_offset + 8) - seed))));
+}
+
+// XXH3_len_17to128_64b for the lanes in `lanes` (each with
+// 17 <= len <= 128): two mix16B per 32 bytes of length class, from the
+// front (offsets 0, 16, 32, 48) and from the back (len - 16, ..., len - 64),
+// each pair only for the lanes long enough to take it. Every byte read lies
+// inside the token.
+NEARDUP_AVX512_XXH3_TARGET inline __m512i Hash17To128(const long long* base, __m512i begin,
+                                                      __m512i len, __mmask8 lanes, uint64_t seed) {
+  const __m512i end = _mm512_add_epi64(begin, len);
+  __m512i acc = _mm512_mullo_epi64(len, Set(XXH_PRIME64_1));
+  __mmask8 round = lanes;
+  for (size_t r = 0; r < 4 && round != 0; ++r) {
+    const __m512i front = _mm512_add_epi64(begin, Set(16 * r));
+    const __m512i back = _mm512_sub_epi64(end, Set(16 * (r + 1)));
+    acc = _mm512_add_epi64(acc, _mm512_add_epi64(Mix16B(base, front, round, 32 * r, seed),
+                                                 Mix16B(base, back, round, 32 * r + 16, seed)));
+    // The next pair is for lengths above 32 (r + 1).
+    round &= _mm512_cmpgt_epu64_mask(len, Set(32 * (r + 1)));
+  }
+  return XorShift(_mm512_mullo_epi64(XorShift(acc, 37), Set(0x165667919E3779F9ULL)), 32);
+}
+
 // The spans one Xxh3ChunkAvx512 call takes (the size of its index lists).
 constexpr size_t kChunk = 256;
 
@@ -249,9 +282,32 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
     _mm512_mask_i64scatter_epi64(out, lanes, index, h916, 8);
   }
 
-  for (size_t j = 0; j < num_slow; ++j) {
-    const size_t at = static_cast<size_t>(slow[j]);
-    ScalarSpans(text, spans + at, 1, seed, out + at);
+  // The rest: 17-128-byte tokens eight per vector (Hash17To128), the others
+  // (empty, longer, or 1-8 bytes ending in the first 8 bytes of the text)
+  // through the scalar routine.
+  for (size_t j = 0; j < num_slow; j += 8) {
+    const __mmask8 lanes = num_slow - j >= 8 ? static_cast<__mmask8>(0xff)
+                                             : static_cast<__mmask8>((1u << (num_slow - j)) - 1);
+    const __m512i index = _mm512_maskz_loadu_epi64(lanes, slow + j);
+    const __m512i word = _mm512_slli_epi64(index, 1);
+    const __m512i begin =
+        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, span_words, 8);
+    const __m512i len = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes,
+                                                    _mm512_add_epi64(word, Set(1)), span_words, 8);
+    // 17 <= len <= 128, as len - 17 <= 111 unsigned.
+    const __mmask8 long_lanes =
+        lanes & _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(17)), Set(111));
+    if (long_lanes != 0) {
+      _mm512_mask_i64scatter_epi64(out, long_lanes, index,
+                                   Hash17To128(base, begin, len, long_lanes, seed), 8);
+    }
+    __mmask8 scalar_lanes = lanes & static_cast<__mmask8>(~long_lanes);
+    while (scalar_lanes != 0) {
+      const size_t at =
+          static_cast<size_t>(slow[j + static_cast<size_t>(__builtin_ctz(scalar_lanes))]);
+      ScalarSpans(text, spans + at, 1, seed, out + at);
+      scalar_lanes &= static_cast<__mmask8>(scalar_lanes - 1);
+    }
   }
 }
 
