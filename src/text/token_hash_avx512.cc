@@ -257,11 +257,11 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, const S
 // words of the SpamAssassin bodies, 80% of those of the translated man
 // pages), listing the indices of the 9-16-byte ones (8%; 18% on the man
 // pages) and of the rest; the second hashes the listed 9-16-byte tokens
-// eight per vector; the third the rest's 17-128-byte tokens (0.5%; 2.5% on
-// the man pages, 11% of their bytes) eight per vector, and the remaining
-// ones with the scalar routine. Computing every class for every lane and
-// selecting one (an earlier kernel) spent about a third of its multiplies
-// on the rare classes.
+// eight per vector; the third the rest's 17-128-byte tokens (1.4%; 2.5% on
+// the man pages; 11-12% of the bytes of either) eight per vector, and the
+// remaining ones with the scalar routine. Computing every class for every
+// lane and selecting one (an earlier kernel) spent about a third of its
+// multiplies on the rare classes.
 NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const TokenSpan* spans,
                                                 size_t num_spans, uint64_t seed,
                                                 const ShortTables& tables, uint64_t* out) {
