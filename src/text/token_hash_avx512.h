@@ -18,7 +18,7 @@
 // the start and from the end of the text, mixed length classes, and many
 // seeds against the library.
 //
-// Cost: about 7 vector instructions per token of 1-8 bytes; a 9-16-byte
+// Cost: about 9 instructions per token of 1-8 bytes (69 per eight); a 9-16-byte
 // token costs about twice that in the second pass, a 17-128-byte token
 // 4-8 gathers and 2-8 128-bit multiplies per eight.
 // Thread safety: a pure function.
