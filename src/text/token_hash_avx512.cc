@@ -70,6 +70,39 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i Mul128Fold64(__m512i a, __m512i b) {
   return _mm512_xor_si512(low, high);
 }
 
+// XXH3_mix16B per lane for the lanes in `lanes` (zero in the others): the
+// 16 bytes at base + at, with the secret's 16 bytes at secret_offset.
+NEARDUP_AVX512_XXH3_TARGET inline __m512i Mix16B(const long long* base, __m512i at, __mmask8 lanes,
+                                                 size_t secret_offset, uint64_t seed) {
+  const __m512i lo = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, at, base, 1);
+  const __m512i hi = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes,
+                                                 _mm512_add_epi64(at, Set(8)), base, 1);
+  return _mm512_maskz_mov_epi64(
+      lanes, Mul128Fold64(_mm512_xor_si512(lo, Set(ReadSecret64(secret_offset) + seed)),
+                          _mm512_xor_si512(hi, Set(ReadSecret64(secret_offset + 8) - seed))));
+}
+
+// XXH3_len_17to128_64b for the lanes in `lanes` (each with
+// 17 <= len <= 128): two mix16B per 32 bytes of length class, from the
+// front (offsets 0, 16, 32, 48) and from the back (len - 16, ..., len - 64),
+// each pair only for the lanes long enough to take it. Every byte read lies
+// inside the token.
+NEARDUP_AVX512_XXH3_TARGET inline __m512i Hash17To128(const long long* base, __m512i begin,
+                                                      __m512i len, __mmask8 lanes, uint64_t seed) {
+  const __m512i end = _mm512_add_epi64(begin, len);
+  __m512i acc = _mm512_mullo_epi64(len, Set(XXH_PRIME64_1));
+  __mmask8 round = lanes;
+  for (size_t r = 0; r < 4 && round != 0; ++r) {
+    const __m512i front = _mm512_add_epi64(begin, Set(16 * r));
+    const __m512i back = _mm512_sub_epi64(end, Set(16 * (r + 1)));
+    acc = _mm512_add_epi64(acc, _mm512_add_epi64(Mix16B(base, front, round, 32 * r, seed),
+                                                 Mix16B(base, back, round, 32 * r + 16, seed)));
+    // The next pair is for lengths above 32 (r + 1).
+    round &= _mm512_cmpgt_epu64_mask(len, Set(32 * (r + 1)));
+  }
+  return XorShift(_mm512_mullo_epi64(XorShift(acc, 37), Set(0x165667919E3779F9ULL)), 32);
+}
+
 // The spans one Xxh3ChunkAvx512 call takes (the size of its index lists).
 constexpr size_t kChunk = 256;
 
@@ -127,70 +160,111 @@ NEARDUP_AVX512_XXH3_TARGET inline ShortGroup FetchGroup(const TokenSpan* spans, 
   return g;
 }
 
-// XXH3 of the 1-8-byte lanes of a group.
-NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, uint64_t seed) {
-  // Seed-dependent constants of the two length classes (XXH3_len_1to3_64b,
-  // XXH3_len_4to8_64b); loop-invariant once inlined.
-  const __m512i bitflip13 = Set(static_cast<uint64_t>(ReadSecret32(0) ^ ReadSecret32(4)) + seed);
-  const uint64_t seed48 =
-      seed ^ (static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
-  const __m512i bitflip48 = Set((ReadSecret64(8) ^ ReadSecret64(16)) - seed48);
-  const __m512i prime64_2 = Set(XXH_PRIME64_2);
-  const __m512i prime64_3 = Set(XXH_PRIME64_3);
-  const __m512i prime_mx2 = Set(0x9FB21C651E98DF25ULL);
-  const __m512i byte = Set(0xff);
-  const __m512i low32 = Set(0xffffffffULL);
-  const __m512i len = g.len;
-  const __m512i last8 = g.last8;
-  // The token's first bytes: last8 shifted down by 8 - len bytes (the
-  // bytes above the token then read as zero, and nothing below uses them:
-  // the 1-3-byte class takes bytes 0, len / 2 and len - 1, the 4-8-byte
-  // class bytes 0-3 and the last 4).
-  const __m512i first8 =
-      _mm512_srlv_epi64(last8, _mm512_slli_epi64(_mm512_sub_epi64(Set(8), len), 3));
+// Per-length constants of the 1-8-byte classes, one 64-bit entry per
+// length, indexed by len mod 8 (vpermq reads the low 3 bits of each index:
+// entry 0 is for 8 bytes). Built once per call: `flip` depends on the seed.
+struct ShortTables {
+  __m512i shuffle;      // vpshufb control gathering each class's input word
+  __m512i lane_offset;  // added to the control: vpshufb indexes 128-bit lanes
+  __m512i flip;         // what the input word is xored with
+  __m512i mul1, shift1, add1, mul2, shift2;
+};
 
-  // 1-3 bytes: combined = c1 << 16 | c2 << 24 | c3 | len << 8.
-  const __m512i c1 = _mm512_and_si512(first8, byte);
-  const __m512i c2 = _mm512_and_si512(
-      _mm512_srlv_epi64(first8, _mm512_slli_epi64(_mm512_srli_epi64(len, 1), 3)), byte);
-  const __m512i c3 = _mm512_srli_epi64(last8, 56);
-  const __m512i combined =
-      _mm512_or_si512(_mm512_or_si512(_mm512_slli_epi64(c1, 16), _mm512_slli_epi64(c2, 24)),
-                      _mm512_or_si512(c3, _mm512_slli_epi64(len, 8)));
-  const __m512i x13 = _mm512_xor_si512(combined, bitflip13);
-
-  // 4-8 bytes: input64 = last4 + (first4 << 32).
-  const __m512i input64 = _mm512_add_epi64(_mm512_srli_epi64(last8, 32),
-                                           _mm512_slli_epi64(_mm512_and_si512(first8, low32), 32));
-  const __m512i x48 = _mm512_xor_si512(input64, bitflip48);
-
-  // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
-  //   x = pre(x); x *= c1; x ^= (x >> s1) + a; x *= c2; x ^= x >> s2
-  // so both run in one chain with per-lane constants, two multiplies.
-  const __mmask8 short13 = _mm512_cmple_epu64_mask(len, Set(3));
-  const __m512i pre13 = XorShift(x13, 33);
-  const __m512i pre48 =
-      _mm512_ternarylogic_epi64(x48, _mm512_rol_epi64(x48, 49), _mm512_rol_epi64(x48, 24), 0x96);
-  __m512i h18 = _mm512_mask_blend_epi64(short13, pre48, pre13);
-  h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_2));
-  h18 = _mm512_xor_si512(
-      h18,
-      _mm512_add_epi64(_mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(35), Set(29))),
-                       _mm512_maskz_mov_epi64(static_cast<__mmask8>(~short13), len)));
-  h18 = _mm512_mullo_epi64(h18, _mm512_mask_blend_epi64(short13, prime_mx2, prime64_3));
-  return _mm512_xor_si512(
-      h18, _mm512_srlv_epi64(h18, _mm512_mask_blend_epi64(short13, Set(28), Set(32))));
+// Little-endian byte k of a control word is the source byte of output byte
+// k within the 8 bytes that end at the token's end (the token is bytes
+// 8 - len .. 7); 0x80 writes a zero.
+constexpr uint64_t ShuffleControl(size_t len) {
+  uint8_t control[8] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+  const size_t first = 8 - len;
+  if (len <= 3) {
+    // XXH3_len_1to3_64b: c1 << 16 | c2 << 24 | c3 (| len << 8, from flip).
+    control[0] = 7;                                      // c3, the last byte
+    control[2] = static_cast<uint8_t>(first);            // c1, the first
+    control[3] = static_cast<uint8_t>(first + len / 2);  // c2, the middle
+  } else {
+    // XXH3_len_4to8_64b: the last 4 bytes | the first 4 bytes << 32.
+    for (size_t k = 0; k < 4; ++k) {
+      control[k] = static_cast<uint8_t>(4 + k);
+      control[4 + k] = static_cast<uint8_t>(first + k);
+    }
+  }
+  uint64_t word = 0;
+  for (size_t k = 0; k < 8; ++k) word |= static_cast<uint64_t>(control[k]) << (8 * k);
+  return word;
 }
 
-// Xxh3SpansAvx512 of at most kChunk spans, in two passes. The first takes
-// eight spans per vector and hashes the 1-3- and 4-8-byte tokens (44% and
-// 47% of the words of the SpamAssassin bodies), listing the indices of the
-// 9-16-byte ones (8%) and of those for the scalar routine; the second hashes
-// the listed 9-16-byte tokens eight per vector. Computing every class for
-// every lane and selecting one (the previous kernel) spent about a third of
-// its multiplies on the rare class.
+NEARDUP_AVX512_XXH3_TARGET inline ShortTables MakeShortTables(uint64_t seed) {
+  // Seed-dependent constants of the two length classes (XXH3_len_1to3_64b,
+  // XXH3_len_4to8_64b).
+  const uint64_t bitflip13 = static_cast<uint64_t>(ReadSecret32(0) ^ ReadSecret32(4)) + seed;
+  const uint64_t seed48 =
+      seed ^ (static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
+  const uint64_t bitflip48 = (ReadSecret64(8) ^ ReadSecret64(16)) - seed48;
+  alignas(64) uint64_t shuffle[8], flip[8], mul1[8], shift1[8], add1[8], mul2[8], shift2[8];
+  for (size_t entry = 0; entry < 8; ++entry) {
+    const size_t len = entry == 0 ? 8 : entry;
+    const bool short13 = len <= 3;
+    shuffle[entry] = ShuffleControl(len);
+    // The 1-3-byte input word has len in byte 1, where the shuffle left zero.
+    flip[entry] = short13 ? bitflip13 ^ (static_cast<uint64_t>(len) << 8) : bitflip48;
+    // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
+    //   x = pre(x); x *= mul1; x ^= (x >> shift1) + add1; x *= mul2; x ^= x >> shift2
+    mul1[entry] = short13 ? XXH_PRIME64_2 : 0x9FB21C651E98DF25ULL;
+    shift1[entry] = short13 ? 29 : 35;
+    add1[entry] = short13 ? 0 : len;
+    mul2[entry] = short13 ? XXH_PRIME64_3 : 0x9FB21C651E98DF25ULL;
+    shift2[entry] = short13 ? 32 : 28;
+  }
+  ShortTables t;
+  t.shuffle = _mm512_load_si512(shuffle);
+  // vpshufb indexes within 128-bit lanes: the odd 64-bit lanes' bytes are
+  // 8-15 there (0x80 + 8 still has the zeroing bit).
+  t.lane_offset = _mm512_setr_epi64(0, 0x0808080808080808LL, 0, 0x0808080808080808LL, 0,
+                                    0x0808080808080808LL, 0, 0x0808080808080808LL);
+  t.flip = _mm512_load_si512(flip);
+  t.mul1 = _mm512_load_si512(mul1);
+  t.shift1 = _mm512_load_si512(shift1);
+  t.add1 = _mm512_load_si512(add1);
+  t.mul2 = _mm512_load_si512(mul2);
+  t.shift2 = _mm512_load_si512(shift2);
+  return t;
+}
+
+// XXH3 of the 1-8-byte lanes of a group: each lane's class input word comes
+// from one vpshufb of its gathered bytes, and every per-class constant from
+// one vpermq by length, so both classes run one branch-free chain.
+NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, const ShortTables& t) {
+  const __m512i len = g.len;
+  // The lane offsets depend on the 64-bit lane, not on the length, so they
+  // are added after the permute.
+  const __m512i control = _mm512_add_epi8(_mm512_permutexvar_epi64(len, t.shuffle), t.lane_offset);
+  const __m512i x = _mm512_xor_si512(_mm512_shuffle_epi8(g.last8, control),
+                                     _mm512_permutexvar_epi64(len, t.flip));
+  const __mmask8 short13 = _mm512_cmple_epu64_mask(len, Set(3));
+  const __m512i pre48 =
+      _mm512_ternarylogic_epi64(x, _mm512_rol_epi64(x, 49), _mm512_rol_epi64(x, 24), 0x96);
+  __m512i h = _mm512_mask_blend_epi64(short13, pre48, XorShift(x, 33));
+  h = _mm512_mullo_epi64(h, _mm512_permutexvar_epi64(len, t.mul1));
+  h = _mm512_xor_si512(
+      h, _mm512_add_epi64(_mm512_srlv_epi64(h, _mm512_permutexvar_epi64(len, t.shift1)),
+                          _mm512_permutexvar_epi64(len, t.add1)));
+  h = _mm512_mullo_epi64(h, _mm512_permutexvar_epi64(len, t.mul2));
+  return _mm512_xor_si512(h, _mm512_srlv_epi64(h, _mm512_permutexvar_epi64(len, t.shift2)));
+}
+
+// Xxh3SpansAvx512 of at most kChunk spans. The first pass takes eight spans
+// per vector and hashes the 1-3- and 4-8-byte tokens (44% and 47% of the
+// words of the SpamAssassin bodies, 80% of those of the translated man
+// pages), listing the indices of the 9-16-byte ones (8%; 18% on the man
+// pages) and of the rest; the second hashes the listed 9-16-byte tokens
+// eight per vector; the third the rest's 17-128-byte tokens (1.4%; 2.5% on
+// the man pages; 11-12% of the bytes of either) eight per vector, and the
+// remaining ones with the scalar routine. Computing every class for every
+// lane and selecting one (an earlier kernel) spent about a third of its
+// multiplies on the rare classes.
 NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const TokenSpan* spans,
-                                                size_t num_spans, uint64_t seed, uint64_t* out) {
+                                                size_t num_spans, uint64_t seed,
+                                                const ShortTables& tables, uint64_t* out) {
   const __m512i bitflip1 = Set((ReadSecret64(24) ^ ReadSecret64(32)) + seed);
   const __m512i bitflip2 = Set((ReadSecret64(40) ^ ReadSecret64(48)) - seed);
   const __m512i prime_avalanche = Set(0x165667919E3779F9ULL);
@@ -216,11 +290,11 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
     size_t at = 0;
     for (size_t i = 8; i < num_spans; i += 8) {
       const ShortGroup next = FetchGroup(spans, i, num_spans, base, mid, &num_mid, slow, &num_slow);
-      _mm512_mask_storeu_epi64(out + at, fetched.short18, HashShort(fetched, seed));
+      _mm512_mask_storeu_epi64(out + at, fetched.short18, HashShort(fetched, tables));
       fetched = next;
       at = i;
     }
-    _mm512_mask_storeu_epi64(out + at, fetched.short18, HashShort(fetched, seed));
+    _mm512_mask_storeu_epi64(out + at, fetched.short18, HashShort(fetched, tables));
   }
 
   // 9-16 bytes, eight listed tokens per vector.
@@ -249,17 +323,41 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
     _mm512_mask_i64scatter_epi64(out, lanes, index, h916, 8);
   }
 
-  for (size_t j = 0; j < num_slow; ++j) {
-    const size_t at = static_cast<size_t>(slow[j]);
-    ScalarSpans(text, spans + at, 1, seed, out + at);
+  // The rest: 17-128-byte tokens eight per vector (Hash17To128), the others
+  // (empty, longer, or 1-8 bytes ending in the first 8 bytes of the text)
+  // through the scalar routine.
+  for (size_t j = 0; j < num_slow; j += 8) {
+    const __mmask8 lanes = num_slow - j >= 8 ? static_cast<__mmask8>(0xff)
+                                             : static_cast<__mmask8>((1u << (num_slow - j)) - 1);
+    const __m512i index = _mm512_maskz_loadu_epi64(lanes, slow + j);
+    const __m512i word = _mm512_slli_epi64(index, 1);
+    const __m512i begin =
+        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, span_words, 8);
+    const __m512i len = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes,
+                                                    _mm512_add_epi64(word, Set(1)), span_words, 8);
+    // 17 <= len <= 128, as len - 17 <= 111 unsigned.
+    const __mmask8 long_lanes =
+        lanes & _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(17)), Set(111));
+    if (long_lanes != 0) {
+      _mm512_mask_i64scatter_epi64(out, long_lanes, index,
+                                   Hash17To128(base, begin, len, long_lanes, seed), 8);
+    }
+    __mmask8 scalar_lanes = lanes & static_cast<__mmask8>(~long_lanes);
+    while (scalar_lanes != 0) {
+      const size_t at =
+          static_cast<size_t>(slow[j + static_cast<size_t>(__builtin_ctz(scalar_lanes))]);
+      ScalarSpans(text, spans + at, 1, seed, out + at);
+      scalar_lanes &= static_cast<__mmask8>(scalar_lanes - 1);
+    }
   }
 }
 
 NEARDUP_AVX512_XXH3_TARGET void Xxh3SpansAvx512Impl(std::string_view text, const TokenSpan* spans,
                                                     size_t num_spans, uint64_t seed,
                                                     uint64_t* out) {
+  const ShortTables tables = MakeShortTables(seed);
   for (size_t at = 0; at < num_spans; at += kChunk) {
-    Xxh3ChunkAvx512(text, spans + at, std::min(kChunk, num_spans - at), seed, out + at);
+    Xxh3ChunkAvx512(text, spans + at, std::min(kChunk, num_spans - at), seed, tables, out + at);
   }
 }
 

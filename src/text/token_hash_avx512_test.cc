@@ -92,5 +92,47 @@ TEST(Xxh3SpansAvx512Test, ManyMixedSpansAcrossChunksMatchTheLibrary) {
   }
 }
 
+TEST(Xxh3SpansAvx512Test, EveryLengthAtEveryAlignmentMatchesTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  // Every length 0-300 starting at each of 64 offsets (every alignment to
+  // a cache line), and ending at each of the last 64 bytes of the text:
+  // the 17-128-byte lanes read 16-byte pairs from the front and the back,
+  // the 9-16-byte ones 8 bytes from each end, so offsets decide which
+  // bytes overlap.
+  const std::string text = testing::RandomTokenBytes(420, 11);
+  SplitMix64 rng(12);
+  for (int seed_round = 0; seed_round < 3; ++seed_round) {
+    const uint64_t seed = seed_round == 0 ? 0 : rng.Next();
+    std::vector<TokenSpan> spans;
+    for (size_t length = 0; length <= 300; ++length) {
+      for (size_t offset = 0; offset < 64; ++offset) {
+        spans.push_back({offset, length});
+        spans.push_back({text.size() - length - offset, length});
+      }
+    }
+    ExpectSpansMatchLibrary(text, spans, seed);
+  }
+}
+
+TEST(Xxh3SpansAvx512Test, LongTokensMixedWithShortOnesMatchTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+  // Groups of eight that mix every length class (1-8, 9-16, 17-32, 33-64,
+  // 65-96, 97-128, longer, empty), so the 17-128-byte lanes of one vector
+  // take different numbers of 16-byte pairs and share it with lanes for
+  // the scalar routine; tokens end at the last byte of the text too.
+  SplitMix64 rng(13);
+  const std::string text = testing::RandomTokenBytes(3000, 14);
+  for (size_t count : {size_t{1}, size_t{9}, size_t{256}, size_t{257}, size_t{2000}}) {
+    std::vector<TokenSpan> spans;
+    for (size_t i = 0; i < count; ++i) {
+      const size_t length = rng.Next() % 4 == 0 ? rng.Next() % 301 : rng.Next() % 140;
+      const size_t begin =
+          rng.Next() % 8 == 0 ? text.size() - length : rng.Next() % (text.size() - length + 1);
+      spans.push_back({begin, length});
+    }
+    ExpectSpansMatchLibrary(text, spans, rng.Next());
+  }
+}
+
 }  // namespace
 }  // namespace neardup::internal
