@@ -152,6 +152,46 @@ NEARDUP_SDBM_TARGET inline __mmask8 Probe(const ProbeConstants& c, __mmask8 lane
          _mm512_mask_cmpeq_epi64_mask(lanes, want_b, key_b);
 }
 
+// One group of eight spans (fewer at the end: the lanes past num_spans
+// are empty and not valid) and the bytes of its 1-8-byte tokens.
+struct Fetched {
+  __m512i begin;
+  __m512i len;
+  __m512i last8;     // the 8 bytes that end at each 1-8-byte lane's end
+  __mmask8 valid;    // lanes before num_spans
+  __mmask8 short18;  // 1-8 bytes whose last 8 bytes lie inside the text
+  __mmask8 mid;      // 9-15 bytes
+};
+
+NEARDUP_SDBM_TARGET inline Fetched Fetch(const TokenSpan* spans, size_t i, size_t num_spans,
+                                         const long long* base) {
+  constexpr size_t kShort = StopwordProbeTable::kMaxLength;
+  const TokenSpan* group = spans + i;
+  Fetched f;
+  f.valid = 0xff;
+  TokenSpan tail[8];
+  if (num_spans - i < 8) {
+    const size_t count = num_spans - i;
+    for (size_t lane = 0; lane < 8; ++lane) tail[lane] = lane < count ? group[lane] : TokenSpan{};
+    group = tail;
+    f.valid = static_cast<__mmask8>((1u << count) - 1);
+  }
+  const __m512i a = _mm512_loadu_si512(group);
+  const __m512i b = _mm512_loadu_si512(group + 4);
+  f.begin = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
+  f.len = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
+  const __m512i end = _mm512_add_epi64(f.begin, f.len);
+  // 1-8 bytes whose last 8 bytes lie inside the text (end >= 8; a span
+  // lies inside the text, so end <= size).
+  f.short18 = f.valid & _mm512_cmpge_epu64_mask(end, Set(8)) &
+              _mm512_cmple_epu64_mask(_mm512_sub_epi64(f.len, Set(1)), Set(7));
+  // 9-15 bytes: both 8-byte halves lie inside the token.
+  f.mid = f.valid & _mm512_cmple_epu64_mask(_mm512_sub_epi64(f.len, Set(9)), Set(kShort - 9));
+  f.last8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), f.short18,
+                                        _mm512_sub_epi64(end, Set(8)), base, 1);
+  return f;
+}
+
 // In three passes over at most kMaxSpans spans, each hash first written to
 // out[] at its span's index (out[] has room for num_spans values), then the
 // kept ones compacted in place:
@@ -176,8 +216,6 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
   // after the loop (deferred), with no branch in it.
   const size_t never_stop =
       stopwords != nullptr && stopwords->max_length() > kShort ? stopwords->max_length() : kShort;
-  const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
-  const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
   const __m512i iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   const __m512i ones = Set(~uint64_t{0});
   // P^0..P^7 (weight of the first 8 bytes of a token of 8 + k bytes), and
@@ -214,31 +252,21 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
   // Bit k of keep[g]: span 8g + k is not a stopword (and exists).
   uint8_t keep[kMaxSpans / 8 + 1];
 
+  // Software-pipelined by one group: the spans and the gather of group i + 8
+  // are issued before group i is hashed and probed (the gather, the probe's
+  // slot and its two gathers make a long chain per group; the loop is bound
+  // by how many groups the out-of-order window holds).
+  Fetched next = Fetch(spans, 0, num_spans, base);
   for (size_t i = 0; i < num_spans; i += 8) {
-    const TokenSpan* group = spans + i;
-    __mmask8 valid = 0xff;
-    TokenSpan tail[8];
-    if (num_spans - i < 8) {
-      const size_t count = num_spans - i;
-      for (size_t lane = 0; lane < 8; ++lane) tail[lane] = lane < count ? group[lane] : TokenSpan{};
-      group = tail;
-      valid = static_cast<__mmask8>((1u << count) - 1);
-    }
-    const __m512i a = _mm512_loadu_si512(group);
-    const __m512i b = _mm512_loadu_si512(group + 4);
-    const __m512i begin = _mm512_permutex2var_epi64(a, even, b);
-    const __m512i len = _mm512_permutex2var_epi64(a, odd, b);
-    const __m512i end = _mm512_add_epi64(begin, len);
-    // 1-8 bytes whose last 8 bytes lie inside the text (end >= 8; a span
-    // lies inside the text, so end <= size).
-    const __mmask8 short18 = valid & _mm512_cmpge_epu64_mask(end, Set(8)) &
-                             _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(1)), Set(7));
-    // 9-15 bytes: both 8-byte halves lie inside the token.
-    const __mmask8 mid =
-        valid & _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(9)), Set(kShort - 9));
+    const Fetched f = next;
+    if (i + 8 < num_spans) next = Fetch(spans, i + 8, num_spans, base);
+    const __mmask8 valid = f.valid;
+    const __m512i begin = f.begin;
+    const __m512i len = f.len;
+    const __mmask8 short18 = f.short18;
+    const __mmask8 mid = f.mid;
+    const __m512i last8 = f.last8;
     const __mmask8 deferred = valid & _mm512_cmpgt_epu64_mask(len, Set(never_stop));
-    const __m512i last8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), short18,
-                                                      _mm512_sub_epi64(end, Set(8)), base, 1);
     // The token right-aligned (its bytes at the top of the lane, as Sdbm8
     // wants) and as the probe's KeyA (at the bottom, zero above).
     const __m512i shift = _mm512_slli_epi64(_mm512_sub_epi64(Set(8), len), 3);
