@@ -9,9 +9,11 @@
 // chunk, Sdbm8 (sdbm_avx512.cc) evaluates sum_j byte_j * P^(7-j) for eight
 // 64-bit lanes at once: pairs of bytes with vpmaddubsw (P = 2^16 + 63),
 // pairs of pairs with vpmuludq (P^2 = 2^32 + 8261505), the two halves with
-// one vpmullq. Tokens of 1..15 bytes are eight per vector (one token per
-// lane, its bytes from the same two 64-bit gathers as the XXH3 kernel);
-// longer tokens run their 8-byte chunks eight per vector.
+// one vpmullq. Tokens of 1..8 bytes are eight per vector (one token per
+// lane, its bytes from one 64-bit gather of the 8 bytes that end at its end,
+// one Sdbm8); tokens of 9..15 bytes are listed and then taken eight per
+// vector in a second pass (two gathers, two Sdbm8); longer tokens run their
+// 8-byte chunks eight per vector.
 //
 // The stopword test of a lane is one probe of the set's perfect hash table
 // (StopwordProbeTable in text/stopwords.h), keyed by the unseeded sdbm the
@@ -19,10 +21,11 @@
 //
 // Tokens over 15 bytes are hashed 64 bytes per step after the loop (when the
 // set has no word that long they cannot be stopwords, so the loop only notes
-// where their hash goes); tokens whose first 8 bytes would run past the end
-// of the text (where a gather could leave it), empty tokens, and long tokens
+// where their hash goes); 1-8-byte tokens that end in the first 7 bytes of
+// the text (where the gather would leave it), empty tokens, and long tokens
 // that could be stopwords take SdbmHashAvx512 and StopwordSet::Contains in
-// the loop; so do the last num_spans % 8 tokens.
+// the loop. Each hash is first written at its span's index in out[], and
+// the kept ones are then compacted in place.
 // sdbm_avx512_test.cc checks every length 0..300 at every alignment, random
 // bytes and seeds, and the stopword decision against Contains.
 //

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -171,6 +172,75 @@ TEST(SdbmAvx512Test, CustomStopwordFilterMatchesContains) {
   const StopwordSet set = StopwordSet::FromWords(words, raw);
   ASSERT_NE(set.probe_table(), nullptr);
   for (uint64_t seed : testing::TokenKernelTestSeeds()) ExpectFilterMatchesContains(set, seed);
+}
+
+// Spans of every length 0..300 at many alignments, the last ones ending at
+// the text's end and the first ones starting at its start (the edges where
+// the kernel's 8-byte reads would leave the text), with and without stopword
+// sets; the counts leave every tail size after the groups of eight.
+TEST(SdbmAvx512Test, SpansOfEveryLength0To300AtManyAlignmentsMatchScalar) {
+  if (!HaveSdbmAvx512()) GTEST_SKIP() << "no AVX-512";
+  NormalizationOptions raw;
+  raw.nfkc = false;
+  raw.case_fold = false;
+  std::string text = testing::RandomTokenBytes(420, 21);
+  text[100] = '\0';
+  text[101] = '\0';
+  // Words cut from the text itself, so some spans are stopwords: 1..15
+  // bytes (the probe), 16 and 40 bytes (Contains only).
+  std::vector<std::string> words;
+  for (size_t length : {1, 2, 3, 7, 8, 9, 12, 15, 16, 40}) {
+    words.push_back(text.substr(0, length));
+    words.push_back(text.substr(text.size() - length));
+    words.push_back(text.substr(97, length));
+  }
+  const StopwordSet cut = StopwordSet::FromWords(words, raw);
+  const StopwordSet english = StopwordSet::English();
+  std::vector<TokenSpan> spans;
+  for (size_t length = 0; length <= 300; ++length) {
+    for (size_t begin = 0; begin < 70 && begin + length <= text.size(); begin += 1 + begin / 6) {
+      spans.push_back({begin, length});
+      spans.push_back({97, std::min(length, text.size() - 97)});
+    }
+    spans.push_back({text.size() - length, length});
+  }
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) {
+    for (size_t drop = 0; drop < 8; ++drop) {
+      const std::vector<TokenSpan> some(spans.begin(), spans.end() - static_cast<long>(drop));
+      ExpectSpans(text, some, seed, nullptr);
+      ExpectSpans(text, some, seed, &cut);
+      ExpectSpans(text, some, seed, &english);
+    }
+  }
+}
+
+// Groups where several 9-15-byte tokens are stopwords (the second pass
+// clears their keep bits one by one), between 1-8-byte stopwords and long
+// tokens, over more than one call's worth of spans.
+TEST(SdbmAvx512Test, ManyMidLengthStopwordsPerGroupMatchContains) {
+  if (!HaveSdbmAvx512()) GTEST_SKIP() << "no AVX-512";
+  NormalizationOptions raw;
+  raw.nfkc = false;
+  raw.case_fold = false;
+  SplitMix64 rng(23);
+  std::vector<std::string> words;
+  for (size_t length = 1; length <= 20; ++length)
+    words.push_back(testing::RandomTokenBytes(length, rng.Next()));
+  const StopwordSet set = StopwordSet::FromWords(words, raw);
+  ASSERT_NE(set.probe_table(), nullptr);
+  for (int round = 0; round < 30; ++round) {
+    std::string text;
+    std::vector<TokenSpan> spans;
+    const size_t count = 1 + rng.Next() % 700;
+    for (size_t i = 0; i < count; ++i) {
+      std::string w = set.words()[rng.Next() % set.words().size()];
+      if (rng.Next() % 4 == 0) w.back() ^= 1;  // a near miss
+      text.append(rng.Next() % 2, ' ');
+      spans.push_back({text.size(), w.size()});
+      text += w;
+    }
+    ExpectSpans(text, spans, rng.Next(), &set);
+  }
 }
 
 TEST(StopwordProbeTableTest, AgreesWithContains) {
