@@ -163,17 +163,20 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2"))) size
   // The first span again, right in both cases (selects, not branches): the
   // open token and its end at the lowest edge, or the block's first two
   // edges (the vector's answer). Garbage, never counted, when no token ends.
+  // Selects by masks: GCC turns the ternaries into branches.
   const size_t first = pos + _tzcnt_u64(edges);
   const size_t second = pos + _tzcnt_u64(_blsr_u64(edges));
-  const size_t first_begin = carry ? *open_begin : first;
-  const size_t first_end = carry ? first : second;
+  const size_t carry_mask = size_t{0} - carry;
+  const size_t first_begin = (*open_begin & carry_mask) | (first & ~carry_mask);
+  const size_t first_end = (first & carry_mask) | (second & ~carry_mask);
   out[0] = TokenSpan{first_begin, first_end - first_begin};
   // The token left open: the highest edge, when count is odd and there is
   // one; with no edge at all the open token goes on. When count is even the
   // value is unused.
   *open = (count & 1) != 0;
   const size_t highest = pos + 63 - static_cast<size_t>(__builtin_clzll(edges | 1));
-  *open_begin = edges != 0 ? highest : *open_begin;
+  const size_t any_edge = size_t{0} - static_cast<size_t>(edges != 0);
+  *open_begin = (highest & any_edge) | (*open_begin & ~any_edge);
   return tokens;
 }
 #endif
