@@ -145,8 +145,9 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) inline void S
 // left open at the end of the block.
 // REQUIRES: room for max(16, tokens rounded up to 8) spans at out (whole
 // groups are stored, the first two always).
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2"))) size_t EmitTokensAvx512(
-    uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin) {
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2"),
+               always_inline)) inline size_t
+EmitTokensAvx512(uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin) {
   const uint32_t carry = *open ? 1 : 0;
   const uint32_t count = static_cast<uint32_t>(__builtin_popcountll(edges)) + carry;
   const size_t tokens = count / 2;
