@@ -146,10 +146,9 @@ NEARDUP_NON_ASCII_TARGET inline NonAsciiBlockClass WhitespaceClass(__m512i v, __
 }
 
 template <bool kWord>
-NEARDUP_NON_ASCII_TARGET inline bool ClassifyBlock(const char* block, size_t available,
-                                                   uint32_t spill_length,
-                                                   const LookupTables& tables,
-                                                   NonAsciiBlockClass* out) {
+NEARDUP_NON_ASCII_TARGET __attribute__((always_inline)) inline bool ClassifyBlock(
+    const char* block, size_t available, uint32_t spill_length, const LookupTables& tables,
+    NonAsciiBlockClass* out) {
   NEARDUP_DCHECK(available >= 1 && spill_length <= 3 && spill_length < available);
   // The block and the block shifted by one and two bytes (each code point's
   // lead, second and third byte in the lead's lane); bytes past the text are

@@ -105,51 +105,79 @@ __attribute__((target("avx512f,avx512bw"))) uint64_t ClassifyAvx512(const char* 
   return ~(controls | space | h);
 }
 
-// The tokens whose start and end edges are both in `edges` (bit i: an edge at
-// pos + i; the lowest edge is a start, they alternate), written to out[] as
-// spans, eight per step: vpcompressb turns the edge bits into their indices,
-// vpermb spreads the even (start) and odd (end) indices into 64-bit lanes.
-// Returns the number of tokens; when the number of edges is odd, the last is
-// the start of a token left open, returned in *open_begin.
-// REQUIRES: room for the count rounded up to 8, and at least 8, at out (whole
-// groups are stored, the first one always).
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t EmitTokensAvx512(
-    uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin) {
-  const int count = __builtin_popcountll(edges);
-  const size_t tokens = static_cast<size_t>(count) / 2;
-  const __m512i iota = _mm512_set_epi8(
-      63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
-      40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
-      17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  const __m512i edge_index = _mm512_maskz_compress_epi8(edges, iota);
-  // Byte 8j of `pick` selects index 2j (starts) or 2j + 1 (ends) of a group.
+// Spans 8 * group .. 8 * group + 7 of a block from its compressed edge
+// indices: token j's start and end are indices 2j - carry and 2j + 1 - carry.
+// Byte 8j of `pick` selects them; with a token open (carry 1), the first start
+// selects index -1, which vpermb reads as 63 (its low six bits): a value the
+// caller replaces.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) inline void StoreSpanGroup(
+    __m512i edge_index, size_t pos, uint32_t carry, size_t group, TokenSpan* out) {
   const __m512i pick_start = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
   const __m512i pick_end = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
   const __mmask64 low_bytes = 0x0101010101010101ULL;
   const __m512i base = _mm512_set1_epi64(static_cast<long long>(pos));
   const __m512i interleave_lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
   const __m512i interleave_hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
-  // The first group unconditionally (its stores are inside the room even when
-  // the block ends no token): most blocks of UTF-8 text end at most eight, so
-  // the loop's branch is taken rarely and predictably.
-  size_t group = 0;
-  do {
-    const __m512i offset = _mm512_set1_epi8(static_cast<char>(group * 16));
-    const __m512i starts =
-        _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_start, offset), edge_index);
-    const __m512i ends =
-        _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_end, offset), edge_index);
-    const __m512i begin = _mm512_add_epi64(base, starts);
-    const __m512i length = _mm512_sub_epi64(ends, starts);
-    TokenSpan* dst = out + group * 8;
-    _mm512_storeu_si512(dst, _mm512_permutex2var_epi64(begin, interleave_lo, length));
-    _mm512_storeu_si512(dst + 4, _mm512_permutex2var_epi64(begin, interleave_hi, length));
-  } while (++group * 8 < tokens);
-  if (count & 1) {
-    // The highest edge (no trip through memory for edge_index).
-    *open = true;
-    *open_begin = pos + static_cast<size_t>(63 - __builtin_clzll(edges));
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(group * 16 - carry));
+  const __m512i starts =
+      _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_start, offset), edge_index);
+  const __m512i ends =
+      _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_end, offset), edge_index);
+  const __m512i begin = _mm512_add_epi64(base, starts);
+  const __m512i length = _mm512_sub_epi64(ends, starts);
+  TokenSpan* dst = out + group * 8;
+  _mm512_storeu_si512(dst, _mm512_permutex2var_epi64(begin, interleave_lo, length));
+  _mm512_storeu_si512(dst + 4, _mm512_permutex2var_epi64(begin, interleave_hi, length));
+}
+
+// The tokens that end in a block, from its edge bits, written to out[] as
+// spans, eight per step. Bit i of `edges`: an edge at pos + i; edges
+// alternate, and the lowest is a start unless *open (a token left open by the
+// previous block, beginning at *open_begin), in which case it is that token's
+// end. vpcompressb turns the edge bits into their indices, vpermb spreads the
+// start and end indices of each token into 64-bit lanes: with a token open,
+// the indices are shifted by one (a virtual start before the block), and the
+// first span, whose start is not in the block, is written again from scalar
+// registers. No branch depends on the text below 17 tokens a block: whether
+// a token is open and the number of tokens (8 or fewer in most blocks of
+// UTF-8 text, 9 to 12 in many) are both unpredictable.
+// Returns the number of tokens; *open and *open_begin describe the token
+// left open at the end of the block.
+// REQUIRES: room for max(16, tokens rounded up to 8) spans at out (whole
+// groups are stored, the first two always).
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2"),
+               always_inline)) inline size_t
+EmitTokensAvx512(uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin) {
+  const uint32_t carry = *open ? 1 : 0;
+  const uint32_t count = static_cast<uint32_t>(__builtin_popcountll(edges)) + carry;
+  const size_t tokens = count / 2;
+  const __m512i iota = _mm512_set_epi8(
+      63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41,
+      40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
+      17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i edge_index = _mm512_maskz_compress_epi8(edges, iota);
+  StoreSpanGroup(edge_index, pos, carry, 0, out);
+  StoreSpanGroup(edge_index, pos, carry, 1, out);
+  for (size_t group = 2; group * 8 < tokens; ++group) {
+    StoreSpanGroup(edge_index, pos, carry, group, out);
   }
+  // The first span again, right in both cases (selects, not branches): the
+  // open token and its end at the lowest edge, or the block's first two
+  // edges (the vector's answer). Garbage, never counted, when no token ends.
+  // Selects by masks: GCC turns the ternaries into branches.
+  const size_t first = pos + _tzcnt_u64(edges);
+  const size_t second = pos + _tzcnt_u64(_blsr_u64(edges));
+  const size_t carry_mask = size_t{0} - carry;
+  const size_t first_begin = (*open_begin & carry_mask) | (first & ~carry_mask);
+  const size_t first_end = (first & carry_mask) | (second & ~carry_mask);
+  out[0] = TokenSpan{first_begin, first_end - first_begin};
+  // The token left open: the highest edge, when count is odd and there is
+  // one; with no edge at all the open token goes on. When count is even the
+  // value is unused.
+  *open = (count & 1) != 0;
+  const size_t highest = pos + 63 - static_cast<size_t>(__builtin_clzll(edges | 1));
+  const size_t any_edge = size_t{0} - static_cast<size_t>(edges != 0);
+  *open_begin = (highest & any_edge) | (*open_begin & ~any_edge);
   return tokens;
 }
 #endif
@@ -197,10 +225,17 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
 namespace {
 
 // The tokens of a block from its edge bits, one count-trailing-zeros per
-// edge: Emit for the paths without VBMI2. Same contract as EmitTokensAvx512.
+// edge: Emit for the paths without VBMI2. Same contract as EmitTokensAvx512
+// (it stores only the spans it counts).
 size_t EmitTokensScalar(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
                         size_t* open_begin) {
   size_t n = 0;
+  if (*open && edges != 0) {  // the end of the token left open
+    out[n++] =
+        TokenSpan{*open_begin, pos + static_cast<size_t>(__builtin_ctzll(edges)) - *open_begin};
+    edges &= edges - 1;
+    *open = false;
+  }
   while (edges != 0) {
     const size_t begin = pos + static_cast<size_t>(__builtin_ctzll(edges));
     edges &= edges - 1;
@@ -270,14 +305,8 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
     }
 
     // Bit i of `edges`: a token starts (mask bit set) or ends (clear) at i.
-    // Edges alternate; handle them in pairs when the block opens no token.
-    uint64_t edges = mask ^ ((mask << 1) | static_cast<uint64_t>(in_token));
-    if (in_token && edges != 0) {
-      out[n++] =
-          TokenSpan{token_begin, pos + static_cast<size_t>(__builtin_ctzll(edges)) - token_begin};
-      edges &= edges - 1;
-      in_token = false;
-    }
+    // Edges alternate; the lowest ends the open token when there is one.
+    const uint64_t edges = mask ^ ((mask << 1) | static_cast<uint64_t>(in_token));
     n += emit(edges, pos, out + n, &in_token, &token_begin);
     if (remaining <= kBlock) {
       if (in_token) out[n++] = TokenSpan{token_begin, size - token_begin};
