@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "neardup/document_reader.h"
+#include "bench_corpus.h"
 #include "neardup/fingerprinter.h"
 
 namespace neardup {
@@ -33,22 +33,8 @@ struct Corpus {
 const Corpus& LoadCorpus() {
   static const Corpus* corpus = [] {
     auto* c = new Corpus;
-    const char* env = std::getenv("NEARDUP_BENCH_CORPUS");
-    std::string path =
-        env != nullptr ? env : NEARDUP_SOURCE_DIR "/cache/corpora/spamassassin.jsonl";
-    Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open({path}, InputOptions{});
-    if (!reader.ok()) {
-      std::fprintf(stderr, "fingerprint_bench: %s (run scripts/fetch_corpora.sh)\n",
-                   reader.status().ToString().c_str());
-      std::exit(1);
-    }
-    Document doc;
-    while (true) {
-      Result<bool> next = (*reader)->Next(&doc);
-      if (!next.ok() || !*next) break;
-      c->bytes += doc.text.size();
-      c->texts.push_back(std::move(doc.text));
-    }
+    c->texts = bench::LoadBenchTexts("fingerprint_bench");
+    for (const std::string& text : c->texts) c->bytes += text.size();
     c->views.assign(c->texts.begin(), c->texts.end());
     return c;
   }();

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "bench_corpus.h"
 #include "hash/cpu_path.h"
 #include "hash/feature_hash.h"
-#include "neardup/document_reader.h"
 #include "neardup/recipe.h"
 #include "text/normalizer.h"
 #include "text/token_hash_avx512.h"
@@ -40,22 +40,10 @@ struct Corpus {
 const Corpus& LoadCorpus() {
   static const Corpus* corpus = [] {
     auto* c = new Corpus;
-    const char* env = std::getenv("NEARDUP_BENCH_CORPUS");
-    std::string path =
-        env != nullptr ? env : NEARDUP_SOURCE_DIR "/cache/corpora/spamassassin.jsonl";
-    Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open({path}, InputOptions{});
-    if (!reader.ok()) {
-      std::fprintf(stderr, "token_hash_bench: %s (run scripts/fetch_corpora.sh)\n",
-                   reader.status().ToString().c_str());
-      std::exit(1);
-    }
     const Recipe recipe = *PresetRecipe("default");
-    Document doc;
-    while (true) {
-      Result<bool> next = (*reader)->Next(&doc);
-      if (!next.ok() || !*next) break;
+    for (const std::string& raw : bench::LoadBenchTexts("token_hash_bench")) {
       std::string normalized;
-      internal::Normalize(doc.text, recipe.normalization, &normalized, nullptr);
+      internal::Normalize(raw, recipe.normalization, &normalized, nullptr);
       c->texts.push_back(std::move(normalized));
     }
     const internal::CpuPath cpu_path = internal::CpuSupports(internal::CpuPath::kAvx512)
