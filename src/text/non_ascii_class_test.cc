@@ -10,6 +10,7 @@
 #include "hash/cpu_path.h"
 #include "text/char_class.h"
 #include "text/token_scan.h"
+#include "text/token_scan_test_util.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
 #include "util/mix.h"
@@ -90,24 +91,7 @@ void ExpectSameClasses(std::string_view text, const std::string& what) {
   }
 }
 
-// The tokens of every scanner path against ForEachToken.
-void ExpectSameTokens(std::string_view text, const std::string& what) {
-  for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
-    std::vector<std::string_view> want;
-    ForEachToken(kind, text, [&](std::string_view t) { want.push_back(t); });
-    for (CpuPath path : SupportedCpuPaths()) {
-      if (path == CpuPath::kReference) continue;
-      TokenScanner scanner(kind, path, text);
-      std::vector<std::string_view> got;
-      TokenSpan spans[TokenScanner::kMaxTokensPerBlock];
-      while (const size_t n = scanner.Next(spans, TokenScanner::kMaxTokensPerBlock)) {
-        for (size_t i = 0; i < n; ++i) got.push_back(text.substr(spans[i].begin, spans[i].length));
-      }
-      ASSERT_EQ(got, want) << what << " " << CpuPathName(path) << " kind "
-                           << static_cast<int>(kind);
-    }
-  }
-}
+using testing::ExpectSameTokens;
 
 // Every BMP code point (no surrogates) at every block offset, in three
 // contexts: next to each other, between ASCII letters, between spaces.

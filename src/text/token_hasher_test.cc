@@ -10,6 +10,7 @@
 #include "hash/cpu_path.h"
 #include "hash/feature_hash.h"
 #include "text/token_scan.h"
+#include "text/token_scan_test_util.h"
 #include "util/mix.h"
 
 namespace neardup::internal {
@@ -288,22 +289,7 @@ TEST(TokenScannerTest, SpansEqualForEachTokenOnEveryPath) {
   SplitMix64 rng(77);
   for (int round = 0; round < 200; ++round) {
     const std::string text = RandomText(&rng, rng.Next() % 700);
-    for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
-      std::vector<std::string_view> want;
-      ForEachToken(kind, text, [&](std::string_view t) { want.push_back(t); });
-      for (CpuPath path : SupportedCpuPaths()) {
-        if (path == CpuPath::kReference) continue;
-        TokenScanner scanner(kind, path, text);
-        std::vector<std::string_view> got;
-        TokenSpan spans[TokenScanner::kMaxTokensPerBlock];  // the smallest capacity
-        while (const size_t n = scanner.Next(spans, TokenScanner::kMaxTokensPerBlock)) {
-          for (size_t i = 0; i < n; ++i) {
-            got.push_back(std::string_view(text).substr(spans[i].begin, spans[i].length));
-          }
-        }
-        ASSERT_EQ(got, want) << CpuPathName(path) << " round " << round;
-      }
-    }
+    testing::ExpectSameTokens(text, "round " + std::to_string(round));
   }
 }
 
