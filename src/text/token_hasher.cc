@@ -4,6 +4,7 @@
 
 #include "hash/xxh3_inline.h"
 #include "text/sdbm_avx512.h"
+#include "text/token_hash_avx2.h"
 #include "text/token_hash_avx512.h"
 
 namespace neardup::internal {
@@ -36,8 +37,10 @@ size_t HashSpansFiltered(bool filter, std::string_view text, const TokenSpan* sp
 size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* spans, size_t num_spans,
                               uint64_t* out, uint64_t* tokens, uint64_t* removed) const {
   size_t n = 0;
-  if (hash_ == FeatureHashKind::kXxh3 && path_ == CpuPath::kAvx512) {
-    // Drop the stopwords first, then hash eight tokens per vector.
+  if (hash_ == FeatureHashKind::kXxh3 && (path_ == CpuPath::kAvx512 || path_ == CpuPath::kAvx2)) {
+    // Drop the stopwords first, then hash eight (AVX-512) or four (AVX2)
+    // tokens per vector.
+    const auto hash_spans = path_ == CpuPath::kAvx512 ? Xxh3SpansAvx512 : Xxh3SpansAvx2;
     if (filter_stopwords_) {
       TokenSpan kept[kBatchCapacity];
       NEARDUP_DCHECK(num_spans <= kBatchCapacity);
@@ -45,10 +48,10 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
         kept[n] = spans[i];
         n += !stopwords_.Contains(normalized.substr(spans[i].begin, spans[i].length));
       }
-      Xxh3SpansAvx512(normalized, kept, n, seed_, out);
+      hash_spans(normalized, kept, n, seed_, out);
     } else {
       n = num_spans;
-      Xxh3SpansAvx512(normalized, spans, n, seed_, out);
+      hash_spans(normalized, spans, n, seed_, out);
     }
     *tokens += num_spans;
     *removed += num_spans - n;

@@ -1,0 +1,138 @@
+#include "text/token_hash_avx2.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "hash/cpu_path.h"
+#include "hash/feature_hash.h"
+#include "text/token_kernel_test_util.h"
+#include "util/mix.h"
+
+namespace neardup::internal {
+namespace {
+
+// Xxh3Hash calls the library's XXH3_64bits_withSeed.
+void ExpectSpansMatchLibrary(const std::string& text, const std::vector<TokenSpan>& spans,
+                             uint64_t seed) {
+  std::vector<uint64_t> got(spans.size());
+  Xxh3SpansAvx2(text, spans.data(), spans.size(), seed, got.data());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    ASSERT_EQ(got[i],
+              Xxh3Hash(std::string_view(text).substr(spans[i].begin, spans[i].length), seed))
+        << "span " << spans[i].begin << "+" << spans[i].length << " seed " << seed;
+  }
+}
+
+TEST(Xxh3SpansAvx2Test, EveryLength0To300MatchesTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx2)) GTEST_SKIP() << "no AVX2";
+  const std::string text = testing::RandomTokenBytes(340, 1);
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) {
+    std::vector<TokenSpan> spans;
+    // Every length at offsets near the start (the gather guard), in the
+    // middle, and ending at the last byte (the guard at the end).
+    for (size_t length = 0; length <= 300; ++length) {
+      for (size_t begin : {size_t{0}, size_t{3}, size_t{8}, size_t{13}, size_t{20}}) {
+        spans.push_back({begin, length});
+      }
+      spans.push_back({text.size() - length, length});
+    }
+    ExpectSpansMatchLibrary(text, spans, seed);
+  }
+}
+
+TEST(Xxh3SpansAvx2Test, ShortTokensAtEveryOffsetMatchTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx2)) GTEST_SKIP() << "no AVX2";
+  const std::string text = testing::RandomTokenBytes(200, 2);
+  for (uint64_t seed : testing::TokenKernelTestSeeds()) {
+    std::vector<TokenSpan> spans;
+    for (size_t begin = 0; begin < text.size(); ++begin) {
+      for (size_t length = 0; length <= 17 && begin + length <= text.size(); ++length) {
+        spans.push_back({begin, length});
+      }
+    }
+    // Odd counts leave a partial group after the groups of four.
+    for (size_t count : {spans.size(), spans.size() - 3, size_t{7}, size_t{0}}) {
+      ExpectSpansMatchLibrary(text, std::vector<TokenSpan>(spans.begin(), spans.begin() + count),
+                              seed);
+    }
+  }
+}
+
+TEST(Xxh3SpansAvx2Test, RandomSpansOfShortTextsMatchTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx2)) GTEST_SKIP() << "no AVX2";
+  SplitMix64 rng(3);
+  for (int round = 0; round < 200; ++round) {
+    const std::string text = testing::RandomTokenBytes(1 + rng.Next() % 40, rng.Next());
+    std::vector<TokenSpan> spans;
+    for (int i = 0; i < 24; ++i) {
+      const size_t begin = rng.Next() % text.size();
+      const size_t length = rng.Next() % (text.size() - begin + 1);
+      spans.push_back({begin, length});
+    }
+    ExpectSpansMatchLibrary(text, spans, rng.Next());
+  }
+}
+
+TEST(Xxh3SpansAvx2Test, ManyMixedSpansAcrossChunksMatchTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx2)) GTEST_SKIP() << "no AVX2";
+  // Thousands of spans of all short length classes in random order: the
+  // 9-16-byte tokens are hashed in a second pass and written back by index,
+  // in chunks of 256 spans.
+  SplitMix64 rng(8);
+  const std::string text = testing::RandomTokenBytes(5000, 9);
+  for (size_t count : {size_t{255}, size_t{256}, size_t{257}, size_t{3001}}) {
+    std::vector<TokenSpan> spans;
+    for (size_t i = 0; i < count; ++i) {
+      const size_t length = rng.Next() % 21;
+      spans.push_back({rng.Next() % (text.size() - length + 1), length});
+    }
+    ExpectSpansMatchLibrary(text, spans, rng.Next());
+  }
+}
+
+TEST(Xxh3SpansAvx2Test, EveryLengthAtEveryAlignmentMatchesTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx2)) GTEST_SKIP() << "no AVX2";
+  // Every length 0-300 starting at each of 64 offsets (every alignment to
+  // a cache line), and ending at each of the last 64 bytes of the text:
+  // the 17-128-byte lanes read 16-byte pairs from the front and the back,
+  // the 9-16-byte ones 8 bytes from each end, so offsets decide which
+  // bytes overlap.
+  const std::string text = testing::RandomTokenBytes(420, 11);
+  SplitMix64 rng(12);
+  for (int seed_round = 0; seed_round < 3; ++seed_round) {
+    const uint64_t seed = seed_round == 0 ? 0 : rng.Next();
+    std::vector<TokenSpan> spans;
+    for (size_t length = 0; length <= 300; ++length) {
+      for (size_t offset = 0; offset < 64; ++offset) {
+        spans.push_back({offset, length});
+        spans.push_back({text.size() - length - offset, length});
+      }
+    }
+    ExpectSpansMatchLibrary(text, spans, seed);
+  }
+}
+
+TEST(Xxh3SpansAvx2Test, LongTokensMixedWithShortOnesMatchTheLibrary) {
+  if (!CpuSupports(CpuPath::kAvx2)) GTEST_SKIP() << "no AVX2";
+  // Groups of eight that mix every length class (1-8, 9-16, 17-32, 33-64,
+  // 65-96, 97-128, longer, empty), so the 17-128-byte lanes of one vector
+  // take different numbers of 16-byte pairs and share it with lanes for
+  // the scalar routine; tokens end at the last byte of the text too.
+  SplitMix64 rng(13);
+  const std::string text = testing::RandomTokenBytes(3000, 14);
+  for (size_t count : {size_t{1}, size_t{9}, size_t{256}, size_t{257}, size_t{2000}}) {
+    std::vector<TokenSpan> spans;
+    for (size_t i = 0; i < count; ++i) {
+      const size_t length = rng.Next() % 4 == 0 ? rng.Next() % 301 : rng.Next() % 140;
+      const size_t begin =
+          rng.Next() % 8 == 0 ? text.size() - length : rng.Next() % (text.size() - length + 1);
+      spans.push_back({begin, length});
+    }
+    ExpectSpansMatchLibrary(text, spans, rng.Next());
+  }
+}
+
+}  // namespace
+}  // namespace neardup::internal
