@@ -1,5 +1,5 @@
-#include "text/token_hash_avx512.h"
-
+// The vectorised XXH3 span kernels (token_hash_avx2.h, token_hash_avx512.h)
+// against the library's XXH3_64bits_withSeed, each on the CPUs that run it.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -7,26 +7,41 @@
 
 #include "hash/cpu_path.h"
 #include "hash/feature_hash.h"
+#include "text/token_hash_avx2.h"
+#include "text/token_hash_avx512.h"
 #include "text/token_kernel_test_util.h"
 #include "util/mix.h"
 
 namespace neardup::internal {
 namespace {
 
-// Xxh3Hash calls the library's XXH3_64bits_withSeed.
-void ExpectSpansMatchLibrary(const std::string& text, const std::vector<TokenSpan>& spans,
-                             uint64_t seed) {
-  std::vector<uint64_t> got(spans.size());
-  Xxh3SpansAvx512(text, spans.data(), spans.size(), seed, got.data());
-  for (size_t i = 0; i < spans.size(); ++i) {
-    ASSERT_EQ(got[i],
-              Xxh3Hash(std::string_view(text).substr(spans[i].begin, spans[i].length), seed))
-        << "span " << spans[i].begin << "+" << spans[i].length << " seed " << seed;
-  }
-}
+struct Xxh3SpansKernel {
+  const char* name;
+  CpuPath path;  // the kernel runs where CpuSupports(path)
+  void (*spans)(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
+                uint64_t* out);
+};
 
-TEST(Xxh3SpansAvx512Test, EveryLength0To300MatchesTheLibrary) {
-  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+class Xxh3SpansKernelTest : public ::testing::TestWithParam<Xxh3SpansKernel> {
+ protected:
+  void SetUp() override {
+    if (!CpuSupports(GetParam().path)) GTEST_SKIP() << "the CPU cannot run " << GetParam().name;
+  }
+
+  // Xxh3Hash calls the library's XXH3_64bits_withSeed.
+  void ExpectSpansMatchLibrary(const std::string& text, const std::vector<TokenSpan>& spans,
+                               uint64_t seed) {
+    std::vector<uint64_t> got(spans.size());
+    GetParam().spans(text, spans.data(), spans.size(), seed, got.data());
+    for (size_t i = 0; i < spans.size(); ++i) {
+      ASSERT_EQ(got[i],
+                Xxh3Hash(std::string_view(text).substr(spans[i].begin, spans[i].length), seed))
+          << "span " << spans[i].begin << "+" << spans[i].length << " seed " << seed;
+    }
+  }
+};
+
+TEST_P(Xxh3SpansKernelTest, EveryLength0To300MatchesTheLibrary) {
   const std::string text = testing::RandomTokenBytes(340, 1);
   for (uint64_t seed : testing::TokenKernelTestSeeds()) {
     std::vector<TokenSpan> spans;
@@ -42,8 +57,7 @@ TEST(Xxh3SpansAvx512Test, EveryLength0To300MatchesTheLibrary) {
   }
 }
 
-TEST(Xxh3SpansAvx512Test, ShortTokensAtEveryOffsetMatchTheLibrary) {
-  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+TEST_P(Xxh3SpansKernelTest, ShortTokensAtEveryOffsetMatchTheLibrary) {
   const std::string text = testing::RandomTokenBytes(200, 2);
   for (uint64_t seed : testing::TokenKernelTestSeeds()) {
     std::vector<TokenSpan> spans;
@@ -52,7 +66,7 @@ TEST(Xxh3SpansAvx512Test, ShortTokensAtEveryOffsetMatchTheLibrary) {
         spans.push_back({begin, length});
       }
     }
-    // Odd counts leave a partial group after the groups of eight.
+    // Odd counts leave a partial group after the full vectors.
     for (size_t count : {spans.size(), spans.size() - 3, size_t{7}, size_t{0}}) {
       ExpectSpansMatchLibrary(text, std::vector<TokenSpan>(spans.begin(), spans.begin() + count),
                               seed);
@@ -60,8 +74,7 @@ TEST(Xxh3SpansAvx512Test, ShortTokensAtEveryOffsetMatchTheLibrary) {
   }
 }
 
-TEST(Xxh3SpansAvx512Test, RandomSpansOfShortTextsMatchTheLibrary) {
-  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+TEST_P(Xxh3SpansKernelTest, RandomSpansOfShortTextsMatchTheLibrary) {
   SplitMix64 rng(3);
   for (int round = 0; round < 200; ++round) {
     const std::string text = testing::RandomTokenBytes(1 + rng.Next() % 40, rng.Next());
@@ -75,8 +88,7 @@ TEST(Xxh3SpansAvx512Test, RandomSpansOfShortTextsMatchTheLibrary) {
   }
 }
 
-TEST(Xxh3SpansAvx512Test, ManyMixedSpansAcrossChunksMatchTheLibrary) {
-  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+TEST_P(Xxh3SpansKernelTest, ManyMixedSpansAcrossChunksMatchTheLibrary) {
   // Thousands of spans of all short length classes in random order: the
   // 9-16-byte tokens are hashed in a second pass and written back by index,
   // in chunks of 256 spans.
@@ -92,8 +104,7 @@ TEST(Xxh3SpansAvx512Test, ManyMixedSpansAcrossChunksMatchTheLibrary) {
   }
 }
 
-TEST(Xxh3SpansAvx512Test, EveryLengthAtEveryAlignmentMatchesTheLibrary) {
-  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+TEST_P(Xxh3SpansKernelTest, EveryLengthAtEveryAlignmentMatchesTheLibrary) {
   // Every length 0-300 starting at each of 64 offsets (every alignment to
   // a cache line), and ending at each of the last 64 bytes of the text:
   // the 17-128-byte lanes read 16-byte pairs from the front and the back,
@@ -114,8 +125,7 @@ TEST(Xxh3SpansAvx512Test, EveryLengthAtEveryAlignmentMatchesTheLibrary) {
   }
 }
 
-TEST(Xxh3SpansAvx512Test, LongTokensMixedWithShortOnesMatchTheLibrary) {
-  if (!CpuSupports(CpuPath::kAvx512)) GTEST_SKIP() << "no AVX-512";
+TEST_P(Xxh3SpansKernelTest, LongTokensMixedWithShortOnesMatchTheLibrary) {
   // Groups of eight that mix every length class (1-8, 9-16, 17-32, 33-64,
   // 65-96, 97-128, longer, empty), so the 17-128-byte lanes of one vector
   // take different numbers of 16-byte pairs and share it with lanes for
@@ -133,6 +143,12 @@ TEST(Xxh3SpansAvx512Test, LongTokensMixedWithShortOnesMatchTheLibrary) {
     ExpectSpansMatchLibrary(text, spans, rng.Next());
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, Xxh3SpansKernelTest,
+    ::testing::Values(Xxh3SpansKernel{"avx2", CpuPath::kAvx2, &Xxh3SpansAvx2},
+                      Xxh3SpansKernel{"avx512", CpuPath::kAvx512, &Xxh3SpansAvx512}),
+    [](const ::testing::TestParamInfo<Xxh3SpansKernel>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace neardup::internal
