@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "hash/xxh3_inline.h"
+#include "text/token_hash_scalar.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -11,25 +11,6 @@
 
 namespace neardup::internal {
 namespace {
-
-uint64_t ReadSecret64(size_t offset) {
-  uint64_t v;
-  std::memcpy(&v, XXH3_kSecret + offset, sizeof(v));
-  return v;  // little-endian: x86 only uses this file's vector path
-}
-
-uint32_t ReadSecret32(size_t offset) {
-  uint32_t v;
-  std::memcpy(&v, XXH3_kSecret + offset, sizeof(v));
-  return v;
-}
-
-void ScalarSpans(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
-                 uint64_t* out) {
-  for (size_t i = 0; i < num_spans; ++i) {
-    out[i] = Xxh3HashInline(text.substr(spans[i].begin, spans[i].length), seed);
-  }
-}
 
 #ifdef NEARDUP_HAVE_AVX2_XXH3
 #define NEARDUP_AVX2_XXH3_TARGET __attribute__((target("avx2")))
@@ -109,14 +90,14 @@ NEARDUP_AVX2_XXH3_TARGET void Xxh3SpansAvx2Impl(std::string_view text, const Tok
   // A 1-8-byte token ending before byte 8 would load before the text; with
   // a text that short every token is one.
   if (text.size() < 8) {
-    ScalarSpans(text, spans, num_spans, seed, out);
+    Xxh3SpansScalar(text, spans, num_spans, seed, out);
     return;
   }
   ShortConstants k;
-  k.bitflip13 = Set(static_cast<uint64_t>(ReadSecret32(0) ^ ReadSecret32(4)) + seed);
+  k.bitflip13 = Set(static_cast<uint64_t>(Xxh3SecretWord32(0) ^ Xxh3SecretWord32(4)) + seed);
   const uint64_t seed48 =
       seed ^ (static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
-  k.bitflip48 = Set((ReadSecret64(8) ^ ReadSecret64(16)) - seed48);
+  k.bitflip48 = Set((Xxh3SecretWord64(8) ^ Xxh3SecretWord64(16)) - seed48);
   const char* base = text.data();
 
   // Groups of four spans: each lane's index is listed in `slow` (kept only
@@ -154,7 +135,7 @@ NEARDUP_AVX2_XXH3_TARGET void Xxh3SpansAvx2Impl(std::string_view text, const Tok
     }
     for (; i < count; ++i) slow[num_slow++] = i;
     for (size_t j = 0; j < num_slow; ++j)
-      ScalarSpans(text, group + slow[j], 1, seed, group_out + slow[j]);
+      Xxh3SpansScalar(text, group + slow[j], 1, seed, group_out + slow[j]);
   }
 }
 #endif  // NEARDUP_HAVE_AVX2_XXH3
@@ -166,7 +147,7 @@ void Xxh3SpansAvx2(std::string_view text, const TokenSpan* spans, size_t num_spa
 #ifdef NEARDUP_HAVE_AVX2_XXH3
   Xxh3SpansAvx2Impl(text, spans, num_spans, seed, out);
 #else
-  ScalarSpans(text, spans, num_spans, seed, out);
+  Xxh3SpansScalar(text, spans, num_spans, seed, out);
 #endif
 }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "hash/xxh3_inline.h"
+#include "text/token_hash_scalar.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -12,25 +12,6 @@
 
 namespace neardup::internal {
 namespace {
-
-uint64_t ReadSecret64(size_t offset) {
-  uint64_t v;
-  std::memcpy(&v, XXH3_kSecret + offset, sizeof(v));
-  return v;  // little-endian: x86 only uses this file's vector path
-}
-
-uint32_t ReadSecret32(size_t offset) {
-  uint32_t v;
-  std::memcpy(&v, XXH3_kSecret + offset, sizeof(v));
-  return v;
-}
-
-void ScalarSpans(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
-                 uint64_t* out) {
-  for (size_t i = 0; i < num_spans; ++i) {
-    out[i] = Xxh3HashInline(text.substr(spans[i].begin, spans[i].length), seed);
-  }
-}
 
 #ifdef NEARDUP_HAVE_AVX512_XXH3
 // GCC 12 warns that the _mm512_undefined_epi32() inside its own
@@ -78,8 +59,8 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i Mix16B(const long long* base, __m512i 
   const __m512i hi = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes,
                                                  _mm512_add_epi64(at, Set(8)), base, 1);
   return _mm512_maskz_mov_epi64(
-      lanes, Mul128Fold64(_mm512_xor_si512(lo, Set(ReadSecret64(secret_offset) + seed)),
-                          _mm512_xor_si512(hi, Set(ReadSecret64(secret_offset + 8) - seed))));
+      lanes, Mul128Fold64(_mm512_xor_si512(lo, Set(Xxh3SecretWord64(secret_offset) + seed)),
+                          _mm512_xor_si512(hi, Set(Xxh3SecretWord64(secret_offset + 8) - seed))));
 }
 
 // XXH3_len_17to128_64b for the lanes in `lanes` (each with
@@ -196,10 +177,11 @@ constexpr uint64_t ShuffleControl(size_t len) {
 NEARDUP_AVX512_XXH3_TARGET inline ShortTables MakeShortTables(uint64_t seed) {
   // Seed-dependent constants of the two length classes (XXH3_len_1to3_64b,
   // XXH3_len_4to8_64b).
-  const uint64_t bitflip13 = static_cast<uint64_t>(ReadSecret32(0) ^ ReadSecret32(4)) + seed;
+  const uint64_t bitflip13 =
+      static_cast<uint64_t>(Xxh3SecretWord32(0) ^ Xxh3SecretWord32(4)) + seed;
   const uint64_t seed48 =
       seed ^ (static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
-  const uint64_t bitflip48 = (ReadSecret64(8) ^ ReadSecret64(16)) - seed48;
+  const uint64_t bitflip48 = (Xxh3SecretWord64(8) ^ Xxh3SecretWord64(16)) - seed48;
   alignas(64) uint64_t shuffle[8], flip[8], mul1[8], shift1[8], add1[8], mul2[8], shift2[8];
   for (size_t entry = 0; entry < 8; ++entry) {
     const size_t len = entry == 0 ? 8 : entry;
@@ -265,8 +247,8 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, const S
 NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const TokenSpan* spans,
                                                 size_t num_spans, uint64_t seed,
                                                 const ShortTables& tables, uint64_t* out) {
-  const __m512i bitflip1 = Set((ReadSecret64(24) ^ ReadSecret64(32)) + seed);
-  const __m512i bitflip2 = Set((ReadSecret64(40) ^ ReadSecret64(48)) - seed);
+  const __m512i bitflip1 = Set((Xxh3SecretWord64(24) ^ Xxh3SecretWord64(32)) + seed);
+  const __m512i bitflip2 = Set((Xxh3SecretWord64(40) ^ Xxh3SecretWord64(48)) - seed);
   const __m512i prime_avalanche = Set(0x165667919E3779F9ULL);
   // vpshufb pattern reversing the bytes of each 64-bit lane.
   const __m512i bswap =
@@ -346,7 +328,7 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
     while (scalar_lanes != 0) {
       const size_t at =
           static_cast<size_t>(slow[j + static_cast<size_t>(__builtin_ctz(scalar_lanes))]);
-      ScalarSpans(text, spans + at, 1, seed, out + at);
+      Xxh3SpansScalar(text, spans + at, 1, seed, out + at);
       scalar_lanes &= static_cast<__mmask8>(scalar_lanes - 1);
     }
   }
@@ -371,7 +353,7 @@ void Xxh3SpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_s
 #ifdef NEARDUP_HAVE_AVX512_XXH3
   Xxh3SpansAvx512Impl(text, spans, num_spans, seed, out);
 #else
-  ScalarSpans(text, spans, num_spans, seed, out);
+  Xxh3SpansScalar(text, spans, num_spans, seed, out);
 #endif
 }
 
