@@ -9,15 +9,17 @@
 namespace neardup::internal {
 namespace {
 
-// The hash loop of the scanner path, one instantiation per hash kind so the
-// hash is inlined.
+// The hash loop of the scanner path (never the reference path, which keeps
+// StopwordSet::Contains), one instantiation per hash kind so the hash is
+// inlined.
 template <bool kFilter, class Hash>
 size_t HashSpansWith(std::string_view text, const TokenSpan* spans, size_t num_spans,
                      const StopwordSet& stopwords, uint64_t seed, Hash hash, uint64_t* out) {
+  const char* const text_end = text.data() + text.size();
   size_t n = 0;
   for (size_t i = 0; i < num_spans; ++i) {
     const std::string_view token(text.data() + spans[i].begin, spans[i].length);
-    if (kFilter && stopwords.Contains(token)) continue;
+    if (kFilter && stopwords.ContainsInText(token, text_end)) continue;
     out[n++] = hash(token, seed);
   }
   return n;
@@ -39,11 +41,13 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
   if (hash_ == FeatureHashKind::kXxh3 && path_ == CpuPath::kAvx512) {
     // Drop the stopwords first, then hash eight tokens per vector.
     if (filter_stopwords_) {
+      const char* const text_end = normalized.data() + normalized.size();
       TokenSpan kept[kBatchCapacity];
       NEARDUP_DCHECK(num_spans <= kBatchCapacity);
       for (size_t i = 0; i < num_spans; ++i) {
         kept[n] = spans[i];
-        n += !stopwords_.Contains(normalized.substr(spans[i].begin, spans[i].length));
+        n += !stopwords_.ContainsInText(normalized.substr(spans[i].begin, spans[i].length),
+                                        text_end);
       }
       Xxh3SpansAvx512(normalized, kept, n, seed_, out);
     } else {
