@@ -20,7 +20,7 @@ size_t HashSpansWith(std::string_view text, const TokenSpan* spans, size_t num_s
   for (size_t i = 0; i < num_spans; ++i) {
     const std::string_view token(text.data() + spans[i].begin, spans[i].length);
     if (kFilter && stopwords.ContainsInText(token, text_end)) continue;
-    out[n++] = hash(token, seed);
+    out[n++] = hash(token, seed, text_end);
   }
   return n;
 }
@@ -71,17 +71,21 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
     case FeatureHashKind::kXxh3:
       n = HashSpansFiltered(
           filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
-          [](std::string_view t, uint64_t seed) { return Xxh3HashInline(t, seed); }, out);
+          [](std::string_view t, uint64_t seed, const char*) { return Xxh3HashInline(t, seed); },
+          out);
       break;
     case FeatureHashKind::kSdbm:
       n = HashSpansFiltered(
           filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
-          [](std::string_view t, uint64_t seed) { return SdbmHash(t, seed); }, out);
+          [](std::string_view t, uint64_t seed, const char* text_end) {
+            return SdbmHashInText(t, seed, text_end);
+          },
+          out);
       break;
     case FeatureHashKind::kFnv1a:
       n = HashSpansFiltered(
           filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
-          [](std::string_view t, uint64_t seed) { return Fnv1aHash(t, seed); }, out);
+          [](std::string_view t, uint64_t seed, const char*) { return Fnv1aHash(t, seed); }, out);
       break;
   }
   *tokens += num_spans;
