@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,27 @@ struct StopwordProbeTable {
   }
   bool Contains(std::string_view token) const;
 
+  // Contains for a token whose 16 bytes from token.data() are readable (the
+  // bytes past the token are masked off, so any values do): two unaligned
+  // loads and no length-dependent copy, for the scalar paths' per-token test.
+  // REQUIRES: 1 <= token.size() <= kMaxLength.
+  bool ContainsReadable16(std::string_view token) const {
+    const size_t n = token.size();
+    uint64_t lo;
+    uint64_t hi;
+    std::memcpy(&lo, token.data(), 8);
+    std::memcpy(&hi, token.data() + 8, 8);
+    // KeyA: bytes 0..min(n, 8)-1. KeyB: n, and for n > 8 bytes 8..n-1 moved
+    // to the top n - 8 bytes (the left shift drops the bytes past the token).
+    const uint64_t a = n >= 8 ? lo : lo & ((uint64_t{1} << (8 * n)) - 1);
+    const uint64_t b = n > 8 ? (hi << (8 * (16 - n))) | n : n;
+    const uint64_t x = a ^ b;
+    const uint32_t h = static_cast<uint32_t>(x ^ (x >> 32)) * multiplier;
+    const uint32_t slot =
+        ((h >> (32 - kBucketBits - slot_bits)) & slot_mask) ^ displacement[h >> (32 - kBucketBits)];
+    return keys[2 * slot] == a && keys[2 * slot + 1] == b;
+  }
+
   uint32_t multiplier = 0;  // odd
   int slot_bits = 0;
   uint32_t slot_mask = 0;  // (1 << slot_bits) - 1
@@ -84,6 +106,20 @@ class StopwordSet {
   static Result<StopwordSet> FromFile(const std::string& path, const NormalizationOptions& options);
 
   bool Contains(std::string_view token) const;
+
+  // Contains(token) for a token inside a text that ends at `text_end`: tokens
+  // of 1..StopwordProbeTable::kMaxLength bytes with 16 readable bytes before
+  // text_end take the probe table (one slot, two key compares, no memcmp);
+  // the others, and sets without a table, take Contains. The table holds
+  // every word of those lengths, so the answer is Contains's for every token.
+  // REQUIRES: token.data() <= text_end.
+  bool ContainsInText(std::string_view token, const char* text_end) const {
+    if (!probe_.keys.empty() && token.size() - 1 < StopwordProbeTable::kMaxLength &&
+        text_end - token.data() >= 16) {
+      return probe_.ContainsReadable16(token);
+    }
+    return Contains(token);
+  }
 
   // The vector probe table of the words of 1..StopwordProbeTable::kMaxLength
   // bytes, or null when none was built (more than kMaxProbeWords such words,

@@ -20,6 +20,103 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+// ContainsInText must answer Contains for every token wherever it lies in its
+// text: the token is placed before 0..20 bytes of random filler (so the probe
+// table path, which reads 16 bytes, and the Contains fallback near the end
+// both run, and ASan sees every load).
+void ExpectContainsInTextMatches(const StopwordSet& set, std::string_view token, SplitMix64* rng) {
+  for (size_t after = 0; after <= 20; ++after) {
+    std::string text(token);
+    for (size_t i = 0; i < after; ++i) text.push_back(static_cast<char>(rng->Next()));
+    // An exact-size copy so that reading past text_end would be a heap overflow.
+    std::vector<char> buffer(text.begin(), text.end());
+    const std::string_view in_text(buffer.data(), token.size());
+    ASSERT_EQ(set.ContainsInText(in_text, buffer.data() + buffer.size()), set.Contains(token))
+        << "token of " << token.size() << " bytes, " << after << " bytes after it";
+  }
+}
+
+// Every word, and near misses: a byte less at either end, a byte more (letters,
+// NUL, 0xFF), one byte changed; then random tokens and NUL-byte tokens.
+void ExpectContainsInTextMatchesAll(const StopwordSet& set, uint64_t seed) {
+  SplitMix64 rng(seed);
+  for (const std::string& w : set.words()) {
+    ExpectContainsInTextMatches(set, w, &rng);
+    ExpectContainsInTextMatches(set, std::string_view(w).substr(1), &rng);
+    ExpectContainsInTextMatches(set, std::string_view(w).substr(0, w.size() - 1), &rng);
+    for (char extra : {'s', 'a', '\0', '\xFF'}) {
+      ExpectContainsInTextMatches(set, w + extra, &rng);
+      ExpectContainsInTextMatches(set, extra + w, &rng);
+    }
+    std::string changed = w;
+    changed[rng.Next() % changed.size()] ^= static_cast<char>(1 + rng.Next() % 255);
+    ExpectContainsInTextMatches(set, changed, &rng);
+  }
+  for (const char* token : {"", "t", "th", "the", "them", "themselves", "yourselves"}) {
+    ExpectContainsInTextMatches(set, token, &rng);
+  }
+  for (std::string_view token :
+       {std::string_view("\0", 1), std::string_view("a\0", 2), std::string_view("the\0", 4),
+        std::string_view("\0the", 4), std::string_view("\0\0\0\0\0\0\0\0\0", 9)}) {
+    ExpectContainsInTextMatches(set, token, &rng);
+  }
+  for (int i = 0; i < 2000; ++i) {
+    std::string token(rng.Next() % 20, '\0');
+    for (char& c : token) c = static_cast<char>(rng.Next() % 4 == 0 ? 0 : 'a' + rng.Next() % 26);
+    ExpectContainsInTextMatches(set, token, &rng);
+  }
+}
+
+NormalizationOptions RawOptions() {
+  NormalizationOptions raw;
+  raw.nfkc = false;
+  raw.case_fold = false;
+  return raw;
+}
+
+TEST(StopwordSetTest, ContainsInTextMatchesContainsForEnglish) {
+  const StopwordSet english = StopwordSet::English();
+  ASSERT_NE(english.probe_table(), nullptr);
+  ExpectContainsInTextMatchesAll(english, 1);
+}
+
+TEST(StopwordSetTest, ContainsInTextMatchesContainsForCustomSets) {
+  SplitMix64 rng(7);
+  for (int round = 0; round < 8; ++round) {
+    // Words of 1..40 bytes (those over 15 are not in the probe table), with
+    // NUL bytes and bytes >= 0x80.
+    std::vector<std::string> words;
+    const size_t count = 1 + rng.Next() % 200;
+    for (size_t i = 0; i < count; ++i) {
+      std::string w(1 + rng.Next() % 40, '\0');
+      for (char& c : w) {
+        const uint64_t r = rng.Next();
+        c = static_cast<char>(r % 5 == 0 ? 0 : r % 5 == 1 ? 0x80 | (r >> 8) : 'a' + (r >> 8) % 26);
+      }
+      words.push_back(std::move(w));
+    }
+    words.push_back(std::string("n\0l", 3));
+    const StopwordSet set = StopwordSet::FromWords(words, RawOptions());
+    ASSERT_NE(set.probe_table(), nullptr);
+    ExpectContainsInTextMatchesAll(set, rng.Next());
+  }
+}
+
+TEST(StopwordSetTest, ContainsInTextWithoutProbeTable) {
+  std::vector<std::string> words;
+  for (size_t i = 0; i <= StopwordSet::kMaxProbeWords; ++i)
+    words.push_back("w" + std::to_string(i));
+  const StopwordSet many = StopwordSet::FromWords(words, RawOptions());
+  ASSERT_EQ(many.probe_table(), nullptr);
+  ExpectContainsInTextMatchesAll(many, 3);
+  const StopwordSet long_words =
+      StopwordSet::FromWords({std::string(16, 'z'), std::string(30, 'y')}, RawOptions());
+  ASSERT_EQ(long_words.probe_table(), nullptr);
+  ExpectContainsInTextMatchesAll(long_words, 4);
+  const StopwordSet empty;
+  ExpectContainsInTextMatchesAll(empty, 5);
+}
+
 TEST(StopwordSetTest, EnglishListShape) {
   const StopwordSet english = StopwordSet::English();
   for (const char* word : {"a", "is", "if", "it", "has", "and", "the", "of", "to", "with"}) {

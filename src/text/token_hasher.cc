@@ -10,16 +10,18 @@
 namespace neardup::internal {
 namespace {
 
-// The hash loop of the scanner path, one instantiation per hash kind so the
-// hash is inlined.
+// The hash loop of the scanner path (never the reference path, which keeps
+// StopwordSet::Contains), one instantiation per hash kind so the hash is
+// inlined.
 template <bool kFilter, class Hash>
 size_t HashSpansWith(std::string_view text, const TokenSpan* spans, size_t num_spans,
                      const StopwordSet& stopwords, uint64_t seed, Hash hash, uint64_t* out) {
+  const char* const text_end = text.data() + text.size();
   size_t n = 0;
   for (size_t i = 0; i < num_spans; ++i) {
     const std::string_view token(text.data() + spans[i].begin, spans[i].length);
-    if (kFilter && stopwords.Contains(token)) continue;
-    out[n++] = hash(token, seed);
+    if (kFilter && stopwords.ContainsInText(token, text_end)) continue;
+    out[n++] = hash(token, seed, text_end);
   }
   return n;
 }
@@ -42,11 +44,13 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
     // tokens per vector.
     const auto hash_spans = path_ == CpuPath::kAvx512 ? Xxh3SpansAvx512 : Xxh3SpansAvx2;
     if (filter_stopwords_) {
+      const char* const text_end = normalized.data() + normalized.size();
       TokenSpan kept[kBatchCapacity];
       NEARDUP_DCHECK(num_spans <= kBatchCapacity);
       for (size_t i = 0; i < num_spans; ++i) {
         kept[n] = spans[i];
-        n += !stopwords_.Contains(normalized.substr(spans[i].begin, spans[i].length));
+        n += !stopwords_.ContainsInText(normalized.substr(spans[i].begin, spans[i].length),
+                                        text_end);
       }
       hash_spans(normalized, kept, n, seed_, out);
     } else {
@@ -70,17 +74,21 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
     case FeatureHashKind::kXxh3:
       n = HashSpansFiltered(
           filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
-          [](std::string_view t, uint64_t seed) { return Xxh3HashInline(t, seed); }, out);
+          [](std::string_view t, uint64_t seed, const char*) { return Xxh3HashInline(t, seed); },
+          out);
       break;
     case FeatureHashKind::kSdbm:
       n = HashSpansFiltered(
           filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
-          [](std::string_view t, uint64_t seed) { return SdbmHash(t, seed); }, out);
+          [](std::string_view t, uint64_t seed, const char* text_end) {
+            return SdbmHashInText(t, seed, text_end);
+          },
+          out);
       break;
     case FeatureHashKind::kFnv1a:
       n = HashSpansFiltered(
           filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
-          [](std::string_view t, uint64_t seed) { return Fnv1aHash(t, seed); }, out);
+          [](std::string_view t, uint64_t seed, const char*) { return Fnv1aHash(t, seed); }, out);
       break;
   }
   *tokens += num_spans;

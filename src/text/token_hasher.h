@@ -17,7 +17,9 @@
 #ifndef NEARDUP_TEXT_TOKEN_HASHER_H_
 #define NEARDUP_TEXT_TOKEN_HASHER_H_
 
+#include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,6 +35,43 @@
 #include "text/tokenizer.h"
 
 namespace neardup::internal {
+
+// sdbm is h = h * kSdbmMultiplier + c per byte (c + (h << 6) + (h << 16) - h),
+// so for a token of n bytes h = seed * P^n + sum_i c_i * P^(n-1-i) mod 2^64.
+inline constexpr uint64_t kSdbmMultiplier = 65599;
+
+// kSdbmPowers[n][i] = P^(n-1-i) for i < n, 0 for i >= n (masks the bytes
+// past the token), and kSdbmPowers[n][8] = P^n (the seed's factor).
+// Rows 0..8: tokens of up to 8 bytes.
+constexpr std::array<std::array<uint64_t, 9>, 9> MakeSdbmPowers() {
+  std::array<std::array<uint64_t, 9>, 9> t{};
+  for (size_t n = 0; n <= 8; ++n) {
+    uint64_t p = 1;
+    for (size_t i = n; i-- > 0;) {
+      t[n][i] = p;
+      p *= kSdbmMultiplier;
+    }
+    t[n][8] = p;
+  }
+  return t;
+}
+inline constexpr std::array<std::array<uint64_t, 9>, 9> kSdbmPowers = MakeSdbmPowers();
+
+// SdbmHash(token, seed) without the byte loop for tokens of up to 8 bytes
+// with 8 readable bytes from token.data(): eight independent multiplies
+// instead of a loop whose exit depends on the token's length (a branch
+// mispredicted on most tokens of running text). Longer tokens, and tokens
+// near the text's end, take SdbmHash.
+inline uint64_t SdbmHashInText(std::string_view token, uint64_t seed, const char* text_end) {
+  const size_t n = token.size();
+  if (n > 8 || text_end - token.data() < 8) return SdbmHash(token, seed);
+  uint64_t w;
+  std::memcpy(&w, token.data(), 8);
+  const std::array<uint64_t, 9>& p = kSdbmPowers[n];
+  uint64_t h = seed * p[8];
+  for (size_t i = 0; i < 8; ++i) h += ((w >> (8 * i)) & 0xFF) * p[i];
+  return h;
+}
 
 // Counters added to (never reset) by ForEachTokenHash.
 struct TextStats {

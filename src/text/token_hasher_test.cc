@@ -41,6 +41,29 @@ std::vector<uint64_t> Hashes(const TokenHasher& hasher, std::string_view text,
   return hashes;
 }
 
+TEST(TokenHasherTest, SdbmHashInTextMatchesSdbmHash) {
+  // Every length 0..20 (the table path is 1..8 bytes), every count of bytes
+  // after the token up to 12 (below 8 takes the loop), random bytes with
+  // NUL and 0xFF frequent, random and edge seeds. The buffer is exactly the
+  // text, so ASan flags any read past text_end.
+  SplitMix64 rng(99);
+  for (size_t n = 0; n <= 20; ++n) {
+    for (size_t after = 0; after <= 12; ++after) {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<char> text(n + after);
+        for (char& c : text) {
+          const uint64_t r = rng.Next();
+          c = static_cast<char>(r % 4 == 0 ? 0 : r % 4 == 1 ? 0xFF : r >> 8);
+        }
+        const uint64_t seed = round == 0 ? 0 : round == 1 ? ~uint64_t{0} : rng.Next();
+        const std::string_view token(text.data(), n);
+        ASSERT_EQ(SdbmHashInText(token, seed, text.data() + text.size()), SdbmHash(token, seed))
+            << n << " bytes, " << after << " after";
+      }
+    }
+  }
+}
+
 TEST(TokenHasherTest, SimHashFpgaPaperExample) {
   Result<TokenHasher> hasher = TokenHasher::Create(PaperRecipe());
   ASSERT_TRUE(hasher.ok()) << hasher.status();
