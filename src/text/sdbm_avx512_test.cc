@@ -55,13 +55,8 @@ TEST(SdbmAvx512Test, EveryLength0To300AtEveryAlignmentMatchesSdbmHash) {
 TEST(SdbmAvx512Test, SpansOfEveryLengthAndOffsetMatchSdbmHash) {
   if (!HaveSdbmAvx512()) GTEST_SKIP() << "no AVX-512";
   const std::string text = testing::RandomTokenBytes(200, 2);
+  const std::vector<TokenSpan> spans = testing::EverySpanUpTo(text.size(), 40);
   for (uint64_t seed : testing::TokenKernelTestSeeds()) {
-    std::vector<TokenSpan> spans;
-    for (size_t begin = 0; begin < text.size(); ++begin) {
-      for (size_t length = 0; length <= 40 && begin + length <= text.size(); ++length) {
-        spans.push_back({begin, length});
-      }
-    }
     // Odd counts leave a tail after the groups of eight.
     for (size_t count : {spans.size(), spans.size() - 5, size_t{7}, size_t{0}}) {
       ExpectSpans(text, std::vector<TokenSpan>(spans.begin(), spans.begin() + count), seed,

@@ -59,13 +59,8 @@ TEST_P(Xxh3SpansKernelTest, EveryLength0To300MatchesTheLibrary) {
 
 TEST_P(Xxh3SpansKernelTest, ShortTokensAtEveryOffsetMatchTheLibrary) {
   const std::string text = testing::RandomTokenBytes(200, 2);
+  const std::vector<TokenSpan> spans = testing::EverySpanUpTo(text.size(), 17);
   for (uint64_t seed : testing::TokenKernelTestSeeds()) {
-    std::vector<TokenSpan> spans;
-    for (size_t begin = 0; begin < text.size(); ++begin) {
-      for (size_t length = 0; length <= 17 && begin + length <= text.size(); ++length) {
-        spans.push_back({begin, length});
-      }
-    }
     // Odd counts leave a partial group after the full vectors.
     for (size_t count : {spans.size(), spans.size() - 3, size_t{7}, size_t{0}}) {
       ExpectSpansMatchLibrary(text, std::vector<TokenSpan>(spans.begin(), spans.begin() + count),

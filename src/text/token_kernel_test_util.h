@@ -1,6 +1,7 @@
 // Inputs shared by the tests of the vectorised token kernels
-// (token_hash_avx512_test.cc, sdbm_avx512_test.cc): seeds with the edge
-// values of a 64-bit seed, and reproducible random bytes to cut tokens from.
+// (token_hash_kernels_test.cc, sdbm_avx512_test.cc): seeds with the edge
+// values of a 64-bit seed, reproducible random bytes to cut tokens from, and
+// every short span of such a text.
 #ifndef NEARDUP_TEXT_TOKEN_KERNEL_TEST_UTIL_H_
 #define NEARDUP_TEXT_TOKEN_KERNEL_TEST_UTIL_H_
 
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "text/token_scan.h"
 #include "util/mix.h"
 
 namespace neardup::internal::testing {
@@ -24,6 +26,19 @@ inline std::string RandomTokenBytes(size_t size, uint64_t seed) {
   std::string text(size, '\0');
   for (char& c : text) c = static_cast<char>(rng.Next());
   return text;
+}
+
+// Every span of 0..max_length bytes of a text of text_size bytes, ordered
+// by start, then length: each length class at every offset, including the
+// spans that end at the text's last byte.
+inline std::vector<TokenSpan> EverySpanUpTo(size_t text_size, size_t max_length) {
+  std::vector<TokenSpan> spans;
+  for (size_t begin = 0; begin < text_size; ++begin) {
+    for (size_t length = 0; length <= max_length && begin + length <= text_size; ++length) {
+      spans.push_back({begin, length});
+    }
+  }
+  return spans;
 }
 
 }  // namespace neardup::internal::testing
