@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "neardup/check.h"
+#include "util/intrinsics_warnings.h"
 #include "util/mix.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -15,10 +16,7 @@ namespace neardup::internal {
 namespace {
 
 #ifdef NEARDUP_HAVE_AVX512_SHINGLES
-// GCC 12 warns that the _mm512_undefined_epi32() inside its own
-// _mm512_srli_epi64 "may be used uninitialized": a false positive.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+NEARDUP_INTRINSICS_WARNINGS_OFF
 #define NEARDUP_AVX512DQ_TARGET __attribute__((target("avx512f,avx512dq")))
 
 NEARDUP_AVX512DQ_TARGET inline __m512i Mix64Avx512(__m512i x) {
@@ -152,7 +150,7 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<5>(const uint64_t* m, size_t count,
     _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(_mm512_add_epi64(head, tail)));
   });
 }
-#pragma GCC diagnostic pop
+NEARDUP_INTRINSICS_WARNINGS_ON
 #endif
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "util/intrinsics_warnings.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -281,11 +283,7 @@ NEARDUP_AVX512_TARGET size_t UniqueAvx512(const uint64_t* values, size_t count, 
   return std::min(m, room);
 }
 
-// GCC 12 warns that the _mm512_undefined_epi32() inside its own
-// _mm512_alignr_epi32 "is used uninitialized": a false positive.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+NEARDUP_INTRINSICS_WARNINGS_OFF
 // PrefixSumsPortable 16 counts per vector: log-step shifted adds within the
 // vector, plus the running total of the vectors before. REQUIRES: num is a
 // multiple of 16.
@@ -332,7 +330,7 @@ NEARDUP_AVX512_TARGET void PrefixSumsBytesAvx512(uint8_t* counts, size_t num) {
         _mm512_shuffle_i64x2(_mm512_shuffle_epi8(x, byte15), _mm512_shuffle_epi8(x, byte15), 0xff);
   }
 }
-#pragma GCC diagnostic pop
+NEARDUP_INTRINSICS_WARNINGS_ON
 
 bool HasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"); }
 bool HasAvx512() {

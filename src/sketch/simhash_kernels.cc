@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/intrinsics_warnings.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -48,11 +50,7 @@ uint64_t SignBitsScalar(const int64_t* sums) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NEARDUP_HAVE_X86_KERNELS 1
 
-// GCC 12 warns that the _mm512_undefined_epi32() inside its own intrinsics
-// "is used uninitialized": a false positive.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+NEARDUP_INTRINSICS_WARNINGS_OFF
 // Lane k is byte k of the lanes on little-endian x86: 8 widened per step.
 __attribute__((target("avx512f"))) void FoldAvx512(uint64_t* lanes, int64_t num_pending,
                                                    int64_t* sums) {
@@ -75,7 +73,7 @@ __attribute__((target("avx512f"))) uint64_t SignBitsAvx512(const int64_t* sums) 
   }
   return bits;
 }
-#pragma GCC diagnostic pop
+NEARDUP_INTRINSICS_WARNINGS_ON
 
 __attribute__((target("avx2"))) void CountBitsAvx2(const uint64_t* values, size_t count,
                                                    uint64_t* lanes) {
@@ -114,10 +112,7 @@ __attribute__((target("avx512f,avx512bw"))) void CountBitsAvx512(const uint64_t*
   _mm512_storeu_si512(lanes, _mm512_add_epi8(acc0, acc1));
 }
 
-// GCC 12 warns that the _mm512_undefined_epi32() inside its own
-// _mm512_permutexvar_epi8 "may be used uninitialized": a false positive.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+NEARDUP_INTRINSICS_WARNINGS_OFF
 // See simhash_kernels.h: eight values per step, no work per value.
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni"))) void CountBitsAvx512Gfni(
     const uint64_t* values, size_t count, uint64_t* lanes) {
@@ -149,7 +144,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni"))) void Co
   }
   _mm512_storeu_si512(lanes, acc);
 }
-#pragma GCC diagnostic pop
+NEARDUP_INTRINSICS_WARNINGS_ON
 
 bool HasAvx2() { return __builtin_cpu_supports("avx2"); }
 bool HasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }

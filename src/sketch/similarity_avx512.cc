@@ -5,16 +5,11 @@
 
 #include <algorithm>
 
+#include "util/intrinsics_warnings.h"
+
 #if defined(__x86_64__)
 
-// GCC 12 warns that the _mm512_undefined_* placeholders inside its own
-// intrinsic headers are uninitialized (GCC bug 105593), which -Werror turns
-// into a build failure; the warning is about the header, not this code.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+NEARDUP_INTRINSICS_WARNINGS_OFF
 #include <immintrin.h>
 
 namespace neardup::internal {
@@ -191,8 +186,6 @@ __attribute__((target("avx512f,avx512dq,popcnt"))) WalkCount MergeWalkAvx512(
 
 }  // namespace neardup::internal
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+NEARDUP_INTRINSICS_WARNINGS_ON
 
 #endif  // defined(__x86_64__)

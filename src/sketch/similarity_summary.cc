@@ -6,19 +6,12 @@
 #include <cmath>
 #include <limits>
 
+#include "util/intrinsics_warnings.h"
+
 #if defined(__x86_64__)
-// GCC 12 warns that the _mm512_undefined_* placeholders inside its own
-// intrinsic headers are uninitialized (GCC bug 105593); see
-// similarity_avx512.cc.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+NEARDUP_INTRINSICS_WARNINGS_OFF
 #include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+NEARDUP_INTRINSICS_WARNINGS_ON
 #endif
 
 #include "neardup/check.h"

@@ -6,17 +6,12 @@
 #ifndef NEARDUP_TEXT_NON_ASCII_CLASS_AVX512_INL_H_
 #define NEARDUP_TEXT_NON_ASCII_CLASS_AVX512_INL_H_
 
+#include "util/intrinsics_warnings.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NEARDUP_HAVE_NON_ASCII_AVX512 1
 
-// GCC 12 warns that the _mm512_undefined_* placeholders inside its own
-// intrinsic headers are uninitialized (GCC bug 105593), which -Werror turns
-// into a build failure; the warning is about the header, not this code.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+NEARDUP_INTRINSICS_WARNINGS_OFF
 #include <immintrin.h>
 
 #include <cstddef>
@@ -270,9 +265,7 @@ NEARDUP_NON_ASCII_TARGET __attribute__((always_inline)) inline bool ClassifyBloc
 
 }  // namespace neardup::internal::non_ascii_avx512
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+NEARDUP_INTRINSICS_WARNINGS_ON
 
 #endif  // x86-64
 

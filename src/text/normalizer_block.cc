@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "util/intrinsics_warnings.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -49,10 +51,7 @@ void FillIdentityBitmaps(BlockTable* table) {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// GCC 12 warns that the _mm512_undefined_epi32() inside its own intrinsics
-// "may be used uninitialized": a false positive.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+NEARDUP_INTRINSICS_WARNINGS_OFF
 
 namespace {
 
@@ -356,7 +355,7 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
                           : NormalizeBlocks<false, false>(p, end, table, dst);
 }
 
-#pragma GCC diagnostic pop
+NEARDUP_INTRINSICS_WARNINGS_ON
 
 #else
 

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "hash/feature_hash.h"
+#include "util/intrinsics_warnings.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -42,12 +43,7 @@ uint64_t Power(uint64_t n) {
 }
 
 #ifdef NEARDUP_HAVE_SDBM_AVX512
-// GCC 12 warns that the _mm512_undefined_epi32() inside its own shift
-// intrinsics "may be" (or, once inlined, "is") used uninitialized: a false
-// positive.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+NEARDUP_INTRINSICS_WARNINGS_OFF
 
 #define NEARDUP_SDBM_TARGET __attribute__((target("avx512f,avx512bw,avx512dq")))
 
@@ -370,7 +366,7 @@ NEARDUP_SDBM_TARGET size_t SdbmSpansImpl(std::string_view text, const TokenSpan*
   return n;
 }
 
-#pragma GCC diagnostic pop
+NEARDUP_INTRINSICS_WARNINGS_ON
 #endif  // NEARDUP_HAVE_SDBM_AVX512
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "text/token_hash_scalar.h"
+#include "util/intrinsics_warnings.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -14,10 +15,7 @@ namespace neardup::internal {
 namespace {
 
 #ifdef NEARDUP_HAVE_AVX512_XXH3
-// GCC 12 warns that the _mm512_undefined_epi32() inside its own
-// _mm512_srli_epi64 "may be used uninitialized": a false positive.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+NEARDUP_INTRINSICS_WARNINGS_OFF
 
 #define NEARDUP_AVX512_XXH3_TARGET __attribute__((target("avx512f,avx512bw,avx512dq")))
 
@@ -343,7 +341,7 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3SpansAvx512Impl(std::string_view text, const
   }
 }
 
-#pragma GCC diagnostic pop
+NEARDUP_INTRINSICS_WARNINGS_ON
 #endif  // NEARDUP_HAVE_AVX512_XXH3
 
 }  // namespace
