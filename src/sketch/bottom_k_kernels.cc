@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "util/insertion_sort.h"
 #include "util/intrinsics_warnings.h"
 
 #if defined(__x86_64__)
@@ -42,20 +43,6 @@ size_t UniquePortable(const uint64_t* values, size_t count, uint64_t* out, size_
     previous = v;
   }
   return m;
-}
-
-// Sorts a[0, n) by insertion: fast for the nearly sorted output of the
-// bucket pass, where each value moves past at most a few others.
-void InsertionSort(uint64_t* a, size_t n) {
-  for (size_t i = 1; i < n; ++i) {
-    const uint64_t v = a[i];
-    size_t j = i;
-    while (j > 0 && a[j - 1] > v) {
-      a[j] = a[j - 1];
-      --j;
-    }
-    a[j] = v;
-  }
 }
 
 // counts[0, num) becomes its inclusive prefix sums.

@@ -4,6 +4,7 @@
 #include <bit>
 
 #include "neardup/check.h"
+#include "util/insertion_sort.h"
 
 namespace neardup {
 namespace {
@@ -49,15 +50,7 @@ void SortUnique(std::vector<uint32_t>* ids, std::vector<uint32_t>* scratch,
   for (uint32_t id : *ids) out[cursor[id >> shift]++] = id;
   // Sorted by bucket: only IDs of one bucket (at most kMaxBucket) are out of
   // order, so each insertion moves a few places at most.
-  for (size_t i = 1; i < n; ++i) {
-    const uint32_t v = out[i];
-    size_t j = i;
-    while (j > 0 && out[j - 1] > v) {
-      out[j] = out[j - 1];
-      --j;
-    }
-    out[j] = v;
-  }
+  internal::InsertionSort(out, n);
   size_t kept = 0;
   uint32_t* dst = ids->data();
   for (size_t i = 0; i < n; ++i) {
