@@ -1,0 +1,24 @@
+# Installs the public headers, the module libraries and a CMake package, so
+# that another project can say
+#   find_package(neardup REQUIRED)
+#   target_link_libraries(app PRIVATE neardup::core)
+# The libraries are static; their private dependencies (TBB, simdjson,
+# SQLite, zlib, zstd, utf8proc, xxHash) are found again by the package config.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(NEARDUP_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/neardup)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/neardup
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
+install(EXPORT neardupTargets NAMESPACE neardup:: DESTINATION ${NEARDUP_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/neardupConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/neardupConfig.cmake
+                              INSTALL_DESTINATION ${NEARDUP_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/neardupConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/neardupConfig.cmake
+              ${PROJECT_BINARY_DIR}/neardupConfigVersion.cmake
+        DESTINATION ${NEARDUP_INSTALL_CMAKEDIR})
