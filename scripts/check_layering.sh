@@ -15,6 +15,7 @@ declare -A header_owner=(
   [check]=util [status]=util
   [document]=io
   [minhash]=sketch
+  [union_find]=index
   [containment]=index
   [fingerprinter]=engine [containment_engine]=engine
 )

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common_options.h"
@@ -108,18 +109,18 @@ Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPa
 
 // Clusters of two or more, numbered from 0 in order of their first member;
 // members in input order.
-Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint32_t>& cluster_of,
+Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint64_t>& cluster_of,
                      OutputFile* out, uint64_t* num_clusters) {
   const size_t n = cluster_of.size();
-  std::vector<uint32_t> size(n, 0);
-  for (uint32_t c : cluster_of) ++size[c];
-  std::vector<std::vector<uint32_t>> members(n);
-  for (uint32_t doc = 0; doc < n; ++doc) {
+  std::vector<uint64_t> size(n, 0);
+  for (uint64_t c : cluster_of) ++size[c];
+  std::vector<std::vector<uint64_t>> members(n);
+  for (uint64_t doc = 0; doc < n; ++doc) {
     if (size[cluster_of[doc]] >= 2) members[cluster_of[doc]].push_back(doc);
   }
   std::string line;
   uint64_t number = 0;
-  for (uint32_t c = 0; c < n; ++c) {
+  for (uint64_t c = 0; c < n; ++c) {
     if (members[c].empty()) continue;
     line.clear();
     line.append("{\"cluster\":" + std::to_string(number++) + ",\"ids\":[");
@@ -137,7 +138,7 @@ Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint32
 // The kept corpus: JSONL records verbatim when every document came from
 // JSONL; otherwise one line per document saying whether it was kept.
 Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& corpus,
-                  const std::vector<uint32_t>& cluster_of, const std::vector<bool>& keep,
+                  const std::vector<uint64_t>& cluster_of, const std::vector<bool>& keep,
                   OutputFile* out) {
   const size_t n = corpus.ids.size();
   bool all_jsonl = n > 0;
@@ -145,11 +146,11 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
   std::string line;
   if (!all_jsonl) {
     // The kept document of each cluster, to name in "duplicate_of".
-    std::vector<uint32_t> kept_of(n);
-    for (uint32_t doc = 0; doc < n; ++doc) {
+    std::vector<uint64_t> kept_of(n);
+    for (uint64_t doc = 0; doc < n; ++doc) {
       if (keep[doc]) kept_of[cluster_of[doc]] = doc;
     }
-    for (uint32_t doc = 0; doc < n; ++doc) {
+    for (uint64_t doc = 0; doc < n; ++doc) {
       line.clear();
       line.append("{\"id\":");
       internal::AppendJsonString(&line, corpus.ids[doc]);
@@ -165,7 +166,7 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
     return Status::Ok();
   }
   if (!corpus.raw_records.empty()) {
-    for (uint32_t doc = 0; doc < n; ++doc) {
+    for (uint64_t doc = 0; doc < n; ++doc) {
       if (!keep[doc]) continue;
       NEARDUP_RETURN_IF_ERROR(out->Write(corpus.raw_records[doc]));
       NEARDUP_RETURN_IF_ERROR(out->Write("\n"));
@@ -238,20 +239,23 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   if (!pairs.ok()) return ReportError(pairs.status());
   if (flags.explain) Explain(*options, *recipe, report);
 
-  std::vector<uint32_t> cluster_of;
+  std::vector<uint64_t> cluster_of;
   uint64_t num_clusters = 0;
   uint64_t kept = corpus.ids.size();
   if (report_kind == Report::kPairs) {
     status = WritePairs(corpus, *pairs, &*output);
   } else {
-    cluster_of = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
+    Result<std::vector<uint64_t>> clusters = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
+    if (!clusters.ok()) return ReportError(clusters.status());
+    cluster_of = *std::move(clusters);
     if (report_kind == Report::kClusters) {
       status = WriteClusters(corpus, cluster_of, &*output, &num_clusters);
     } else {
-      std::vector<bool> keep = ChooseKept(cluster_of, corpus.lengths, *keep_rule);
+      Result<std::vector<bool>> keep = ChooseKept(cluster_of, corpus.lengths, *keep_rule);
+      if (!keep.ok()) return ReportError(keep.status());
       kept = 0;
-      for (bool k : keep) kept += k;
-      status = WriteDedup(flags, corpus, cluster_of, keep, &*output);
+      for (bool k : *keep) kept += k;
+      status = WriteDedup(flags, corpus, cluster_of, *keep, &*output);
     }
   }
   Status closed = output->Close();

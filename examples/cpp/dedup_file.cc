@@ -55,14 +55,15 @@ int main(int argc, char** argv) {
 
   auto pairs = neardup::FindNearDuplicatePairs(corpus.fingerprints, recipe, options);
   if (!pairs.ok()) return Fail(pairs.status());
-  const std::vector<uint32_t> cluster_of =
+  auto cluster_of =
       neardup::ClusterDocuments(corpus.ids.size(), *pairs, neardup::ClusterRule::kLeader);
-  const std::vector<bool> keep =
-      neardup::ChooseKept(cluster_of, corpus.lengths, neardup::KeepRule::kFirst);
+  if (!cluster_of.ok()) return Fail(cluster_of.status());
+  auto keep = neardup::ChooseKept(*cluster_of, corpus.lengths, neardup::KeepRule::kFirst);
+  if (!keep.ok()) return Fail(keep.status());
 
   size_t kept = 0;
-  for (size_t i = 0; i < keep.size(); ++i) {
-    if (!keep[i]) continue;
+  for (size_t i = 0; i < keep->size(); ++i) {
+    if (!(*keep)[i]) continue;
     std::printf("%s\n", corpus.ids[i].c_str());
     ++kept;
   }

@@ -11,7 +11,9 @@
 //    as in Broder's shingling papers' later practice and in text dedup tools
 //    that keep a first-seen representative.)
 // Both are deterministic: they depend only on the pairs and document order.
-// Cost: O(documents + pairs log pairs) time, O(documents + pairs) memory.
+// Document numbers are 64-bit throughout.
+// Cost: O(documents + pairs log pairs) time; memory 8 bytes per document for
+// cluster_of, 16 per pair (the leader rule's sorted copy).
 // Thread safety: pure functions.
 #ifndef NEARDUP_CLUSTERING_H_
 #define NEARDUP_CLUSTERING_H_
@@ -27,8 +29,8 @@ namespace neardup {
 
 // Documents are numbered 0..n-1 in input order.
 struct SimilarPair {
-  uint32_t a = 0;  // Invariant: a < b
-  uint32_t b = 0;
+  uint64_t a = 0;  // Invariant: a < b
+  uint64_t b = 0;
   double similarity = 0;  // what was verified: Jaccard, or 1 - distance / bits
   int distance = -1;      // Hamming distance for SimHash pairs; -1 otherwise
   friend bool operator==(const SimilarPair&, const SimilarPair&) = default;
@@ -42,15 +44,18 @@ Result<KeepRule> ParseKeepRule(std::string_view name);        // "first" | "long
 
 // cluster_of[i] is the number of document i's cluster's first member (its
 // smallest document number), so a document alone is its own cluster.
-// REQUIRES: every pair has a < b < num_documents.
-std::vector<uint32_t> ClusterDocuments(size_t num_documents, std::span<const SimilarPair> pairs,
-                                       ClusterRule rule);
+// InvalidArgument naming the pair when a pair is not a < b < num_documents.
+Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
+                                               std::span<const SimilarPair> pairs,
+                                               ClusterRule rule);
 
 // keep[i] is true for the one document kept per cluster: the first, or the
 // longest / shortest by `lengths` (ties go to the earlier document).
-// REQUIRES: lengths.size() == cluster_of.size().
-std::vector<bool> ChooseKept(std::span<const uint32_t> cluster_of,
-                             std::span<const uint64_t> lengths, KeepRule rule);
+// InvalidArgument when lengths.size() != cluster_of.size() or cluster_of is
+// not ClusterDocuments' form (cluster_of[i] <= i, and a cluster's number is
+// its own first member).
+Result<std::vector<bool>> ChooseKept(std::span<const uint64_t> cluster_of,
+                                     std::span<const uint64_t> lengths, KeepRule rule);
 
 }  // namespace neardup
 

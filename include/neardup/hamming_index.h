@@ -204,6 +204,13 @@ class HammingIndex {
   // (a, b) in (id, fingerprint) order. Compares only entries that share the
   // leading blocks of some table (never all N^2 pairs).
   std::vector<HammingPair> SelfJoin() const;
+  // The part of SelfJoin() found in tables [table_begin, table_end) (of
+  // num_tables()): each pair at distance > 0 belongs to exactly one table
+  // (its canonical one), and entries with equal fingerprints to table 0, so
+  // the SelfJoin of a split of the tables into ranges, concatenated and
+  // sorted, is SelfJoin(). Same order as SelfJoin().
+  // REQUIRES (else InvalidArgument): table_begin <= table_end <= num_tables().
+  Result<std::vector<HammingPair>> SelfJoinTables(uint64_t table_begin, uint64_t table_end) const;
   // Clusters of live entries joined by SelfJoin pairs, those with at least
   // `min_cluster_size` members, without materialising the pairs.
   HammingClusters Clusters(size_t min_cluster_size = 2) const;

@@ -58,6 +58,17 @@ class LshIndex {
   // num_hashes >= 1, num_bands * rows_per_band <= num_hashes.
   static Result<LshIndex> Create(LshParams params, int num_hashes);
 
+  // An index over bands [first_band, first_band + num_bands) of the scheme
+  // `params` only: a document is keyed by those bands exactly as in an index
+  // of the whole scheme, so the candidates of the whole scheme are the union
+  // of the candidates of any split of its bands into ranges (how a job is
+  // split across processes: neardup/near_duplicate_stages.h). params()
+  // then reports the bands held ({num_bands, rows_per_band}).
+  // REQUIRES (else InvalidArgument): as Create, and 0 <= first_band,
+  // num_bands >= 1, first_band + num_bands <= params.num_bands.
+  static Result<LshIndex> CreateForBands(LshParams params, int num_hashes, int first_band,
+                                         int num_bands);
+
   LshIndex(LshIndex&&) noexcept;
   LshIndex& operator=(LshIndex&&) noexcept;
   ~LshIndex();

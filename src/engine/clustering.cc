@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "neardup/union_find.h"
 
@@ -22,32 +23,36 @@ Result<KeepRule> ParseKeepRule(std::string_view name) {
                               "\") must be \"first\", \"longest\" or \"shortest\"");
 }
 
-std::vector<uint32_t> ClusterDocuments(size_t num_documents, std::span<const SimilarPair> pairs,
-                                       ClusterRule rule) {
+Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
+                                               std::span<const SimilarPair> pairs,
+                                               ClusterRule rule) {
   for (const SimilarPair& pair : pairs) {
-    NEARDUP_CHECK(pair.a < pair.b && pair.b < num_documents)
-        << "pair (" << pair.a << ", " << pair.b << ") out of order or range";
+    if (!(pair.a < pair.b && pair.b < num_documents)) {
+      return InvalidArgumentError("pair (" + std::to_string(pair.a) + ", " +
+                                  std::to_string(pair.b) + ") must have a < b < the " +
+                                  std::to_string(num_documents) + " documents");
+    }
   }
-  std::vector<uint32_t> cluster_of(num_documents);
+  std::vector<uint64_t> cluster_of(num_documents);
   if (rule == ClusterRule::kComponents) {
     // UnionFind keeps the smallest member as each set's root.
-    UnionFind sets(num_documents);
+    UnionFind64 sets(num_documents);
     for (const SimilarPair& pair : pairs) sets.Union(pair.a, pair.b);
-    for (size_t i = 0; i < num_documents; ++i) cluster_of[i] = sets.Find(static_cast<uint32_t>(i));
+    for (uint64_t i = 0; i < num_documents; ++i) cluster_of[i] = sets.Find(i);
     return cluster_of;
   }
   // Leader: visit documents in order; each looks at its earlier neighbours
   // (sorted by b, then a) and joins the first one that is a leader.
-  std::vector<std::pair<uint32_t, uint32_t>> earlier;  // (b, a)
+  std::vector<std::pair<uint64_t, uint64_t>> earlier;  // (b, a)
   earlier.reserve(pairs.size());
   for (const SimilarPair& pair : pairs) earlier.emplace_back(pair.b, pair.a);
   std::sort(earlier.begin(), earlier.end());
   std::vector<bool> is_leader(num_documents, false);
   size_t next = 0;
-  for (uint32_t doc = 0; doc < num_documents; ++doc) {
+  for (uint64_t doc = 0; doc < num_documents; ++doc) {
     cluster_of[doc] = doc;
     for (; next < earlier.size() && earlier[next].first == doc; ++next) {
-      uint32_t candidate = earlier[next].second;
+      const uint64_t candidate = earlier[next].second;
       if (cluster_of[doc] == doc && is_leader[candidate]) cluster_of[doc] = candidate;
     }
     is_leader[doc] = cluster_of[doc] == doc;
@@ -55,25 +60,37 @@ std::vector<uint32_t> ClusterDocuments(size_t num_documents, std::span<const Sim
   return cluster_of;
 }
 
-std::vector<bool> ChooseKept(std::span<const uint32_t> cluster_of,
-                             std::span<const uint64_t> lengths, KeepRule rule) {
-  NEARDUP_CHECK(lengths.size() == cluster_of.size());
-  const size_t n = cluster_of.size();
+Result<std::vector<bool>> ChooseKept(std::span<const uint64_t> cluster_of,
+                                     std::span<const uint64_t> lengths, KeepRule rule) {
+  if (lengths.size() != cluster_of.size()) {
+    return InvalidArgumentError("lengths (" + std::to_string(lengths.size()) +
+                                ") must have one entry per document of cluster_of (" +
+                                std::to_string(cluster_of.size()) + ")");
+  }
+  const uint64_t n = cluster_of.size();
+  for (uint64_t doc = 0; doc < n; ++doc) {
+    const uint64_t cluster = cluster_of[doc];
+    if (cluster > doc || cluster_of[cluster] != cluster) {
+      return InvalidArgumentError("cluster_of[" + std::to_string(doc) + "] (" +
+                                  std::to_string(cluster) +
+                                  ") must name a cluster's first member, at or before it");
+    }
+  }
   // best[c] is the chosen member of the cluster whose first member is c.
-  std::vector<uint32_t> best(n);
-  for (uint32_t doc = 0; doc < n; ++doc) {
-    uint32_t cluster = cluster_of[doc];
+  std::vector<uint64_t> best(n);
+  for (uint64_t doc = 0; doc < n; ++doc) {
+    const uint64_t cluster = cluster_of[doc];
     if (cluster == doc) {
       best[cluster] = doc;
       continue;
     }
-    uint32_t current = best[cluster];
-    bool better = (rule == KeepRule::kLongest && lengths[doc] > lengths[current]) ||
-                  (rule == KeepRule::kShortest && lengths[doc] < lengths[current]);
+    const uint64_t current = best[cluster];
+    const bool better = (rule == KeepRule::kLongest && lengths[doc] > lengths[current]) ||
+                        (rule == KeepRule::kShortest && lengths[doc] < lengths[current]);
     if (better) best[cluster] = doc;
   }
   std::vector<bool> keep(n, false);
-  for (uint32_t doc = 0; doc < n; ++doc) {
+  for (uint64_t doc = 0; doc < n; ++doc) {
     if (cluster_of[doc] == doc) keep[best[doc]] = true;
   }
   return keep;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "neardup/near_duplicate_stages.h"
 #include "neardup/similarity.h"
 #include "util/mix.h"
 
@@ -187,6 +188,108 @@ TEST(NearDuplicatesTest, BadOptionsAreErrors) {
   minhash.threshold = 1.5;
   EXPECT_FALSE(FindNearDuplicatePairs(none, recipe, minhash).ok());
   EXPECT_FALSE(ParseNearDuplicateMethod("tfidf").ok());
+}
+
+// Splits [0, n) at the given cut points (sorted, each <= n), empty ranges
+// included when two cuts are equal.
+std::vector<PartRange> Split(uint64_t n, std::vector<uint64_t> cuts) {
+  std::vector<PartRange> ranges;
+  uint64_t begin = 0;
+  for (uint64_t cut : cuts) {
+    ranges.push_back({begin, cut});
+    begin = cut;
+  }
+  ranges.push_back({begin, n});
+  return ranges;
+}
+
+// The stages run in pieces (parts split into ranges, candidates verified in
+// chunks, pairs concatenated) give exactly the one-call output, for both
+// methods and several splits.
+TEST(NearDuplicateStagesTest, PiecesGiveExactlyTheOneCallPairs) {
+  const Recipe recipe = *PresetRecipe("default");
+  const std::vector<std::string> texts = PlantedCorpus(900, 7);
+  for (NearDuplicateMethod method :
+       {NearDuplicateMethod::kMinHash, NearDuplicateMethod::kSimHash}) {
+    for (bool verify_exact : {true, false}) {
+      if (method == NearDuplicateMethod::kSimHash && !verify_exact) continue;
+      NearDuplicateOptions options;
+      options.method = method;
+      options.threshold = 0.6;
+      options.max_distance = 4;
+      options.verify_exact = verify_exact;
+      const std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+      NearDuplicateReport one_call_report;
+      const std::vector<SimilarPair> one_call =
+          *FindNearDuplicatePairs(fps, recipe, options, &one_call_report);
+      ASSERT_GT(one_call.size(), 30u);  // the planted copies are found
+
+      const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
+      ASSERT_GT(scheme.num_parts, 3u);
+      const std::vector<CandidatePair> all = *FindCandidates(fps, scheme, {0, scheme.num_parts});
+      EXPECT_EQ(all.size(), one_call_report.candidates);
+      const uint64_t n = scheme.num_parts;
+      for (const std::vector<uint64_t>& cuts :
+           {std::vector<uint64_t>{1}, {n / 2}, {1, 2, n - 1}, {0, 0, n / 3, n / 3, n}}) {
+        std::vector<std::vector<CandidatePair>> lists;
+        for (PartRange range : Split(n, cuts)) lists.push_back(*FindCandidates(fps, scheme, range));
+        const std::vector<CandidatePair> merged = MergeCandidates(lists);
+        ASSERT_EQ(merged, all) << "cuts of " << n << " parts";
+        // Each part alone finds a proper subset (else the split proves nothing).
+        if (cuts.size() == 1 && method == NearDuplicateMethod::kMinHash) {
+          EXPECT_LT(lists[0].size(), all.size());
+        }
+
+        for (size_t chunk : {size_t{1}, size_t{97}, merged.size()}) {
+          std::vector<std::vector<SimilarPair>> verified;
+          for (size_t begin = 0; begin < merged.size(); begin += chunk) {
+            const size_t end = std::min(merged.size(), begin + chunk);
+            verified.push_back(*VerifyCandidates(
+                fps, scheme, options,
+                std::span<const CandidatePair>(merged.data() + begin, end - begin)));
+          }
+          // Reversed chunk order: MergePairs sorts.
+          std::reverse(verified.begin(), verified.end());
+          EXPECT_EQ(MergePairs(verified), one_call) << "chunks of " << chunk;
+        }
+      }
+    }
+  }
+}
+
+TEST(NearDuplicateStagesTest, BadRangesAndCandidatesAreErrors) {
+  const Recipe recipe = *PresetRecipe("default");
+  NearDuplicateOptions options;
+  const std::vector<Fingerprint> fps = Fingerprints(PlantedCorpus(20, 3), recipe, options);
+  const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
+  EXPECT_FALSE(FindCandidates(fps, scheme, {0, scheme.num_parts + 1}).ok());
+  EXPECT_FALSE(FindCandidates(fps, scheme, {3, 2}).ok());
+  EXPECT_TRUE(FindCandidates(fps, scheme, {2, 2})->empty());
+  for (const CandidatePair& bad :
+       {CandidatePair{3, 3}, CandidatePair{4, 2}, CandidatePair{1, 20}}) {
+    const std::vector<CandidatePair> candidates = {bad};
+    Result<std::vector<SimilarPair>> verified = VerifyCandidates(fps, scheme, options, candidates);
+    ASSERT_FALSE(verified.ok());
+    EXPECT_THAT(verified.status().message(), HasSubstr("must have a < b < the 20 documents"));
+  }
+  NearDuplicateOptions bad_threshold;
+  bad_threshold.threshold = 1.5;
+  EXPECT_FALSE(ChooseNearDuplicateScheme(recipe, bad_threshold, 10).ok());
+}
+
+// Documents with no features are never paired, even when a caller hands
+// them in as candidates (their empty sketches would compare equal).
+TEST(NearDuplicateStagesTest, EmptyDocumentsAreNeverVerified) {
+  const Recipe recipe = *PresetRecipe("default");
+  for (NearDuplicateMethod method :
+       {NearDuplicateMethod::kMinHash, NearDuplicateMethod::kSimHash}) {
+    NearDuplicateOptions options;
+    options.method = method;
+    const std::vector<Fingerprint> fps = Fingerprints({"", "", "a b c d e f"}, recipe, options);
+    const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
+    const std::vector<CandidatePair> candidates = {{0, 1}, {0, 2}};
+    EXPECT_TRUE(VerifyCandidates(fps, scheme, options, candidates)->empty());
+  }
 }
 
 }  // namespace

@@ -414,7 +414,20 @@ std::vector<HammingPair> HammingIndex::SelfJoin() const {
   std::unique_ptr<HammingRun> owned;
   const HammingRun* run = internal::CleanRun(*state_, &owned);
   if (run == nullptr) return {};
-  return internal::SelfJoinRun(state_->layout, *run);
+  return internal::SelfJoinRun(state_->layout, *run, 0, num_tables());
+}
+
+Result<std::vector<HammingPair>> HammingIndex::SelfJoinTables(uint64_t table_begin,
+                                                              uint64_t table_end) const {
+  if (table_begin > table_end || table_end > num_tables()) {
+    return InvalidArgumentError("tables [" + std::to_string(table_begin) + ", " +
+                                std::to_string(table_end) + ") must be a range within the " +
+                                std::to_string(num_tables()) + " tables");
+  }
+  std::unique_ptr<HammingRun> owned;
+  const HammingRun* run = internal::CleanRun(*state_, &owned);
+  if (run == nullptr) return std::vector<HammingPair>{};
+  return internal::SelfJoinRun(state_->layout, *run, table_begin, table_end);
 }
 
 HammingClusters HammingIndex::Clusters(size_t min_cluster_size) const {

@@ -30,11 +30,12 @@ struct JoinTask {
   size_t end;
 };
 
-std::vector<JoinTask> MakeTasks(const HammingLayout& layout, const HammingRun& run) {
+std::vector<JoinTask> MakeTasks(const HammingLayout& layout, const HammingRun& run, int table_begin,
+                                int table_end) {
   constexpr size_t kPiece = size_t{1} << 15;
   std::vector<JoinTask> tasks;
   const size_t n = run.num_fps();
-  for (int t = 0; t < layout.num_tables(); ++t) {
+  for (int t = table_begin; t < table_end; ++t) {
     std::span<const uint64_t> values = run.arrays().tables[t];
     const int shift = 64 - layout.table(t).prefix_bits;
     size_t begin = 0;
@@ -148,15 +149,19 @@ HammingPair MakePair(HammingEntry a, HammingEntry b, int distance) {
 
 }  // namespace
 
-std::vector<HammingPair> SelfJoinRun(const HammingLayout& layout, const HammingRun& run) {
-  std::vector<JoinTask> tasks = MakeTasks(layout, run);
+std::vector<HammingPair> SelfJoinRun(const HammingLayout& layout, const HammingRun& run,
+                                     uint64_t table_begin, uint64_t table_end) {
+  std::vector<JoinTask> tasks =
+      MakeTasks(layout, run, static_cast<int>(table_begin), static_cast<int>(table_end));
   std::vector<std::vector<FpPair>> found(tasks.size());
   tbb::parallel_for(size_t{0}, tasks.size(),
                     [&](size_t i) { CollectPairs(layout, run, tasks[i], &found[i]); });
   std::vector<HammingPair> pairs;
   const auto& ids = run.arrays().ids;
-  // Entries sharing a fingerprint: distance 0.
-  for (size_t slot = 0; slot < run.num_fps(); ++slot) {
+  // Entries sharing a fingerprint: distance 0, in no table's join; they go
+  // with table 0.
+  const size_t equal_fingerprint_slots = table_begin == 0 && table_end > 0 ? run.num_fps() : 0;
+  for (size_t slot = 0; slot < equal_fingerprint_slots; ++slot) {
     auto [begin, end] = run.IdRange(slot);
     const uint64_t fp = run.arrays().fps[slot];
     for (size_t p = begin; p < end; ++p) {
@@ -188,7 +193,7 @@ HammingClusters ClustersOfRun(const HammingLayout& layout, const HammingRun& run
                               size_t min_cluster_size) {
   const size_t n = run.num_fps();
   ConcurrentUnionFind uf(n);
-  std::vector<JoinTask> tasks = MakeTasks(layout, run);
+  std::vector<JoinTask> tasks = MakeTasks(layout, run, 0, layout.num_tables());
   tbb::parallel_for(size_t{0}, tasks.size(),
                     [&](size_t i) { UnionPairs(layout, run, tasks[i], &uf); });
   // Per root slot: entry count and smallest member in (id, fingerprint) order.

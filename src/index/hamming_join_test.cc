@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -46,6 +48,21 @@ void ExpectJoinMatchesOracle(const HammingIndex& index, const std::set<HammingEn
   std::vector<HammingPair> got = index.SelfJoin();
   ASSERT_EQ(got.size(), want.size()) << context;
   ASSERT_EQ(got, want) << context;
+  // Split by table ranges, the joins partition SelfJoin: each pair once.
+  const uint64_t tables = index.num_tables();
+  std::vector<HammingPair> pieces;
+  for (uint64_t t = 0; t < tables; ++t) {
+    std::vector<HammingPair> part = *index.SelfJoinTables(t, t + 1);
+    pieces.insert(pieces.end(), part.begin(), part.end());
+  }
+  std::sort(pieces.begin(), pieces.end(), [](const HammingPair& x, const HammingPair& y) {
+    return std::tie(x.a.id, x.a.fingerprint, x.b.id, x.b.fingerprint) <
+           std::tie(y.a.id, y.a.fingerprint, y.b.id, y.b.fingerprint);
+  });
+  ASSERT_EQ(pieces, want) << context << " (one table at a time)";
+  EXPECT_TRUE(index.SelfJoinTables(0, 0)->empty());
+  EXPECT_FALSE(index.SelfJoinTables(0, tables + 1).ok());
+  EXPECT_FALSE(index.SelfJoinTables(2, 1).ok());
   for (size_t min_size : {1, 2, 3}) {
     HammingClusters want_clusters = BruteClusters(truth, k, min_size);
     HammingClusters got_clusters = index.Clusters(min_size);

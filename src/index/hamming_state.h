@@ -37,8 +37,11 @@ const HammingRun* CleanRun(const HammingIndexState& state, std::unique_ptr<Hammi
 void ScanEntries(std::span<const HammingEntry> entries, uint64_t query, int max_distance,
                  std::vector<HammingMatch>* out);
 
-// The self-join and clustering over a clean run (hamming_join.cc).
-std::vector<HammingPair> SelfJoinRun(const HammingLayout& layout, const HammingRun& run);
+// The self-join and clustering over a clean run (hamming_join.cc). The join
+// covers the pairs whose canonical table is in [table_begin, table_end);
+// pairs of equal fingerprints go with table 0.
+std::vector<HammingPair> SelfJoinRun(const HammingLayout& layout, const HammingRun& run,
+                                     uint64_t table_begin, uint64_t table_end);
 HammingClusters ClustersOfRun(const HammingLayout& layout, const HammingRun& run,
                               size_t min_cluster_size);
 

@@ -40,23 +40,28 @@ inline uint64_t BandKey(const uint64_t* values, int rows_per_band, int band) {
 // dispatch folds away and the band's reads get fixed offsets. The same
 // function of the same bytes, so the same keys (tested against BandKey).
 template <int kRows>
-inline void ComputeBandKeysFixed(int num_bands, const uint64_t* sketch, uint64_t* keys) {
-  for (int band = 0; band < num_bands; ++band) keys[band] = BandKey(sketch, kRows, band);
+inline void ComputeBandKeysFixed(int first_band, int num_bands, const uint64_t* sketch,
+                                 uint64_t* keys) {
+  for (int b = 0; b < num_bands; ++b) keys[b] = BandKey(sketch, kRows, first_band + b);
 }
 
-// keys[b] = BandKey(sketch, rows_per_band, b) for every band. The shapes
+// keys[b] = BandKey(sketch, rows_per_band, first_band + b) for b in
+// [0, num_bands): the bands [first_band, first_band + num_bands) of the
+// scheme, keyed exactly as in an index of all its bands. The shapes
 // ChooseLshParams picks for 128 hashes at the usual thresholds (b = 16,
 // r = 8 and b = 9, r = 13) take a specialised loop.
-// REQUIRES: sketch holds num_bands * rows_per_band values; keys num_bands.
-inline void ComputeBandKeys(const LshParams& params, const uint64_t* sketch, uint64_t* keys) {
+// REQUIRES: sketch holds (first_band + num_bands) * rows_per_band values;
+// keys num_bands.
+inline void ComputeBandKeys(const LshParams& params, const uint64_t* sketch, uint64_t* keys,
+                            int first_band = 0) {
   switch (params.rows_per_band) {
     case 8:
-      return ComputeBandKeysFixed<8>(params.num_bands, sketch, keys);
+      return ComputeBandKeysFixed<8>(first_band, params.num_bands, sketch, keys);
     case 13:
-      return ComputeBandKeysFixed<13>(params.num_bands, sketch, keys);
+      return ComputeBandKeysFixed<13>(first_band, params.num_bands, sketch, keys);
     default:
-      for (int band = 0; band < params.num_bands; ++band) {
-        keys[band] = BandKey(sketch, params.rows_per_band, band);
+      for (int b = 0; b < params.num_bands; ++b) {
+        keys[b] = BandKey(sketch, params.rows_per_band, first_band + b);
       }
   }
 }

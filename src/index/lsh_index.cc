@@ -42,7 +42,10 @@ struct LshBand {
 // Documents occupy dense slots 0..n-1; Remove moves the last document into
 // the freed slot so that every array stays dense.
 struct LshIndexState {
+  // The bands held: num_bands of them, starting at band first_band of the
+  // scheme (0 for an index of the whole scheme).
   LshParams params;
+  int first_band = 0;
   int num_hashes = 0;
   HugePageVector<uint64_t> doc_ids;  // doc_ids[slot]
   SlotTable id_table;                // Mix64(doc_id) -> slot
@@ -103,7 +106,7 @@ class BandKeys {
   void HashAndPrefetch(const LshIndexState& state, const uint64_t* sketch) {
     const int rows = kRows > 0 ? kRows : state.params.rows_per_band;
     for (int band = 0; band < state.params.num_bands; ++band) {
-      keys_[band] = internal::BandKey(sketch, rows, band);
+      keys_[band] = internal::BandKey(sketch, rows, state.first_band + band);
       state.bands[band].table.Prefetch(keys_[band]);
     }
   }
@@ -283,6 +286,11 @@ LshIndex& LshIndex::operator=(LshIndex&&) noexcept = default;
 LshIndex::~LshIndex() = default;
 
 Result<LshIndex> LshIndex::Create(LshParams params, int num_hashes) {
+  return CreateForBands(params, num_hashes, 0, params.num_bands);
+}
+
+Result<LshIndex> LshIndex::CreateForBands(LshParams params, int num_hashes, int first_band,
+                                          int num_bands) {
   if (params.num_bands < 1) {
     return InvalidArgumentError("num_bands (" + std::to_string(params.num_bands) +
                                 ") must be at least 1");
@@ -302,10 +310,17 @@ Result<LshIndex> LshIndex::Create(LshParams params, int num_hashes) {
                                 std::to_string(used) + ") must be at most num_hashes (" +
                                 std::to_string(num_hashes) + ")");
   }
+  if (first_band < 0 || num_bands < 1 || int64_t{first_band} + num_bands > params.num_bands) {
+    return InvalidArgumentError("bands [" + std::to_string(first_band) + ", " +
+                                std::to_string(int64_t{first_band} + num_bands) +
+                                ") must be a non-empty range within the scheme's " +
+                                std::to_string(params.num_bands) + " bands");
+  }
   auto state = std::make_unique<LshIndexState>();
-  state->params = params;
+  state->params = LshParams{num_bands, params.rows_per_band};
+  state->first_band = first_band;
   state->num_hashes = num_hashes;
-  state->bands.resize(params.num_bands);
+  state->bands.resize(num_bands);
   return LshIndex(std::move(state));
 }
 
@@ -421,7 +436,7 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
       uint64_t* const band_keys = num_bands > kInlineBands ? heap_keys.data() : keys;
       const uint64_t* sketch = sketches_row_major.data() + (chunk_begin + begin) * k;
       for (size_t i = begin; i < end; ++i, sketch += k) {
-        internal::ComputeBandKeys(s.params, sketch, band_keys);
+        internal::ComputeBandKeys(s.params, sketch, band_keys, s.first_band);
         for (int b = 0; b < num_bands; ++b) chunk_keys[b * chunk + i] = band_keys[b];
       }
     });

@@ -270,6 +270,37 @@ TEST(LshIndexTest, InsertBulkMatchesInsertAndOracle) {
   }
 }
 
+TEST(LshIndexTest, BandRangesSplitTheCandidates) {
+  const LshParams params{6, 3};
+  const int k = 20;
+  std::vector<std::vector<uint64_t>> sketches;
+  internal::SplitMix64 rng(11);
+  for (int d = 0; d < 300; ++d) {
+    std::vector<uint64_t> sketch(k);
+    for (uint64_t& v : sketch) v = rng.Next() % 3;  // few values: many shared bands
+    sketches.push_back(std::move(sketch));
+  }
+  LshIndex whole = *LshIndex::Create(params, k);
+  for (size_t d = 0; d < sketches.size(); ++d) ASSERT_TRUE(whole.Insert(d, sketches[d]).ok());
+  const auto want = whole.AllPairCandidates();
+  std::vector<std::pair<uint64_t, uint64_t>> united;
+  for (auto [first, count] : {std::pair{0, 2}, {2, 1}, {3, 3}}) {
+    LshIndex part = *LshIndex::CreateForBands(params, k, first, count);
+    EXPECT_EQ(part.params().num_bands, count);
+    for (size_t d = 0; d < sketches.size(); ++d) ASSERT_TRUE(part.Insert(d, sketches[d]).ok());
+    const auto found = part.AllPairCandidates();
+    EXPECT_LT(found.size(), want.size());
+    united.insert(united.end(), found.begin(), found.end());
+  }
+  std::sort(united.begin(), united.end());
+  united.erase(std::unique(united.begin(), united.end()), united.end());
+  EXPECT_EQ(united, want);
+
+  EXPECT_FALSE(LshIndex::CreateForBands(params, k, 5, 2).ok());
+  EXPECT_FALSE(LshIndex::CreateForBands(params, k, -1, 2).ok());
+  EXPECT_FALSE(LshIndex::CreateForBands(params, k, 0, 0).ok());
+}
+
 TEST(LshIndexTest, OnlyTheBandedValuesCount) {
   // b * r = 6 of 10 values are banded; the last 4 never matter.
   LshIndex index = MakeIndex({2, 3}, 10);

@@ -1,0 +1,298 @@
+#include "neardup/near_duplicate_stages.h"
+
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "neardup/lsh_index.h"
+#include "neardup/simhash.h"
+#include "neardup/similarity.h"
+
+namespace neardup {
+namespace {
+
+Status ValidateOptions(const NearDuplicateOptions& options) {
+  if (options.method == NearDuplicateMethod::kSimHash) {
+    if (options.num_blocks == 0) {
+      return RecommendHammingParameters(options.max_distance, 1).status();
+    }
+    HammingIndexOptions index_options;
+    index_options.num_blocks = options.num_blocks;
+    index_options.max_distance = options.max_distance;
+    return ValidateHammingIndexOptions(index_options);
+  }
+  if (!(options.threshold > 0.0 && options.threshold <= 1.0)) {
+    return InvalidArgumentError("threshold (" + std::to_string(options.threshold) +
+                                ") must be in (0, 1]");
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<CandidatePair>> SimHashCandidates(std::span<const Fingerprint> fingerprints,
+                                                     const NearDuplicateScheme& scheme,
+                                                     PartRange range, NearDuplicateReport* report) {
+  std::vector<HammingEntry> entries;
+  entries.reserve(fingerprints.size());
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    if (fingerprints[i].num_tokens == 0) continue;
+    entries.push_back(HammingEntry{fingerprints[i].simhash, i});
+  }
+  NEARDUP_ASSIGN_OR_RETURN(HammingIndex index, HammingIndex::Build(scheme.hamming, entries));
+  report->index_bytes = index.MemoryBytes();
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<HammingPair> joined,
+                           index.SelfJoinTables(range.begin, range.end));
+  // SelfJoinTables orders pairs by (a.id, b.id) with a.id < b.id: ids are
+  // unique here, so the candidates come out sorted and unique.
+  std::vector<CandidatePair> candidates;
+  candidates.reserve(joined.size());
+  for (const HammingPair& pair : joined) candidates.push_back({pair.a.id, pair.b.id});
+  return candidates;
+}
+
+Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint> fingerprints,
+                                                     const NearDuplicateScheme& scheme,
+                                                     PartRange range) {
+  std::vector<CandidatePair> candidates;
+  if (range.begin == range.end) return candidates;
+  const int num_hashes = scheme.num_hashes;
+  NEARDUP_ASSIGN_OR_RETURN(
+      LshIndex index,
+      LshIndex::CreateForBands(scheme.lsh.params, num_hashes, static_cast<int>(range.begin),
+                               static_cast<int>(range.end - range.begin)));
+  size_t indexed = 0;
+  for (const Fingerprint& fp : fingerprints) {
+    indexed += fp.num_tokens != 0 && !fp.kvalue_minhash.empty;
+  }
+  // Sized once for every document: no table regrowth (and its transient
+  // doubling) while inserting.
+  NEARDUP_RETURN_IF_ERROR(index.Reserve(indexed));
+  // Sketches are copied into the row-major layout InsertBulk takes a slice at
+  // a time, so the copy stays small (64 Ki documents: 64 MiB at k = 128)
+  // instead of doubling the sketches' memory.
+  constexpr size_t kSliceDocuments = size_t{1} << 16;
+  std::vector<uint64_t> ids;
+  std::vector<uint64_t> sketches;
+  auto flush = [&]() -> Status {
+    Status status = index.InsertBulk(ids, sketches);
+    ids.clear();
+    sketches.clear();
+    return status;
+  };
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    const KValueSketch& sketch = fingerprints[i].kvalue_minhash;
+    if (fingerprints[i].num_tokens == 0 || sketch.empty) continue;
+    if (sketch.values.size() != static_cast<size_t>(num_hashes)) {
+      return InvalidArgumentError("document " + std::to_string(i) + " has a k-value sketch of " +
+                                  std::to_string(sketch.values.size()) +
+                                  " values; the recipe says " + std::to_string(num_hashes));
+    }
+    ids.push_back(i);
+    sketches.insert(sketches.end(), sketch.values.begin(), sketch.values.end());
+    if (ids.size() == kSliceDocuments) NEARDUP_RETURN_IF_ERROR(flush());
+  }
+  NEARDUP_RETURN_IF_ERROR(flush());
+  std::vector<std::pair<uint64_t, uint64_t>> pairs = index.AllPairCandidates();
+  candidates.reserve(pairs.size());
+  for (const auto& [a, b] : pairs) candidates.push_back({a, b});
+  return candidates;
+}
+
+Result<std::vector<SimilarPair>> VerifySimHash(std::span<const Fingerprint> fingerprints,
+                                               const NearDuplicateScheme& scheme,
+                                               std::span<const CandidatePair> candidates) {
+  const int bits = 64;
+  std::vector<SimilarPair> pairs;
+  for (const CandidatePair& candidate : candidates) {
+    if (fingerprints[candidate.a].num_tokens == 0 || fingerprints[candidate.b].num_tokens == 0) {
+      continue;  // no features: never paired
+    }
+    const int distance =
+        HammingDistance(fingerprints[candidate.a].simhash, fingerprints[candidate.b].simhash);
+    if (distance > scheme.hamming.max_distance) continue;
+    pairs.push_back(SimilarPair{candidate.a, candidate.b,
+                                1.0 - static_cast<double>(distance) / bits, distance});
+  }
+  return pairs;
+}
+
+Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fingerprints,
+                                               const NearDuplicateScheme& scheme,
+                                               const NearDuplicateOptions& options,
+                                               std::span<const CandidatePair> candidates,
+                                               NearDuplicateReport* report) {
+  const int num_hashes = scheme.num_hashes;
+  // Exact verification looks at candidates down to 3 standard errors below
+  // the threshold, so an estimate that fell short by chance is not lost.
+  const double threshold = options.threshold;
+  const double lower_bound =
+      threshold - 3.0 * std::sqrt(threshold * (1.0 - threshold) / num_hashes) - 1.0 / num_hashes;
+
+  // One BottomKSummary per document (64 bytes, O(k) each, computed once):
+  // JaccardAtLeastPairs rejects most candidates from the two summaries
+  // without reading their values.
+  std::vector<const BottomKSketch*> bottom_k(fingerprints.size());
+  std::vector<BottomKSummary> summaries(fingerprints.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, fingerprints.size(), 4096),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        bottom_k[i] = &fingerprints[i].minhash;
+                        summaries[i] = SummarizeBottomK(fingerprints[i].minhash);
+                      }
+                    });
+
+  struct Local {
+    std::vector<SimilarPair> pairs;
+    uint64_t exact_checks = 0;
+    std::vector<uint8_t> accepted;
+    std::vector<double> estimates;
+    std::vector<std::pair<uint64_t, uint64_t>> block;
+  };
+  tbb::enumerable_thread_specific<Local> locals;
+  // Each block's pairs, in candidate order: blocks are concatenated in order
+  // so the output keeps the candidates' order whatever the thread count.
+  constexpr size_t kBlock = 4096;
+  const size_t num_blocks = (candidates.size() + kBlock - 1) / kBlock;
+  std::vector<std::vector<SimilarPair>> block_pairs(num_blocks);
+  const double sketch_threshold = options.verify_exact ? lower_bound : threshold;
+  tbb::parallel_for(size_t{0}, num_blocks, [&](size_t block_index) {
+    Local& local = locals.local();
+    const size_t begin = block_index * kBlock;
+    const size_t end = std::min(candidates.size(), begin + kBlock);
+    local.block.clear();
+    for (size_t i = begin; i < end; ++i) {
+      const CandidatePair& candidate = candidates[i];
+      // Documents with no features are never paired (their empty sketches
+      // would compare equal).
+      if (fingerprints[candidate.a].num_tokens == 0 || fingerprints[candidate.b].num_tokens == 0) {
+        continue;
+      }
+      local.block.emplace_back(candidate.a, candidate.b);
+    }
+    local.accepted.resize(local.block.size());
+    local.estimates.resize(local.block.size());
+    JaccardAtLeastPairs(bottom_k, summaries, local.block, sketch_threshold, local.accepted,
+                        local.estimates);
+    std::vector<SimilarPair>& out = block_pairs[block_index];
+    for (size_t i = 0; i < local.block.size(); ++i) {
+      if (local.accepted[i] == 0) continue;
+      const uint64_t a = local.block[i].first;
+      const uint64_t b = local.block[i].second;
+      if (!options.verify_exact) {
+        out.push_back(SimilarPair{a, b, local.estimates[i], -1});
+        continue;
+      }
+      ++local.exact_checks;
+      const double exact = ExactJaccard(fingerprints[a].chunks, fingerprints[b].chunks);
+      if (exact >= threshold) out.push_back(SimilarPair{a, b, exact, -1});
+    }
+  });
+  std::vector<SimilarPair> pairs;
+  for (std::vector<SimilarPair>& block : block_pairs) {
+    pairs.insert(pairs.end(), block.begin(), block.end());
+  }
+  for (const Local& local : locals) report->exact_checks += local.exact_checks;
+  return pairs;
+}
+
+}  // namespace
+
+Result<NearDuplicateScheme> ChooseNearDuplicateScheme(const Recipe& recipe,
+                                                      const NearDuplicateOptions& options,
+                                                      uint64_t num_documents) {
+  NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
+  NearDuplicateScheme scheme;
+  scheme.method = options.method;
+  if (options.method == NearDuplicateMethod::kSimHash) {
+    scheme.hamming.max_distance = options.max_distance;
+    scheme.hamming.num_blocks = options.num_blocks;
+    if (options.num_blocks == 0) {
+      NEARDUP_ASSIGN_OR_RETURN(HammingRecommendation recommended,
+                               RecommendHammingParameters(options.max_distance, num_documents));
+      scheme.hamming.num_blocks = recommended.num_blocks;
+    }
+    scheme.num_parts = HammingNumTables(scheme.hamming.num_blocks, scheme.hamming.max_distance);
+    return scheme;
+  }
+  scheme.num_hashes = recipe.minhash.num_hashes;
+  LshParamsOptions lsh_options;
+  lsh_options.threshold = options.threshold;
+  lsh_options.num_hashes = scheme.num_hashes;
+  lsh_options.false_positive_weight = options.false_positive_weight;
+  lsh_options.false_negative_weight = options.false_negative_weight;
+  NEARDUP_ASSIGN_OR_RETURN(scheme.lsh, ChooseLshParams(lsh_options));
+  scheme.num_parts = static_cast<uint64_t>(scheme.lsh.params.num_bands);
+  return scheme;
+}
+
+Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> fingerprints,
+                                                  const NearDuplicateScheme& scheme,
+                                                  PartRange range, NearDuplicateReport* report) {
+  if (range.begin > range.end || range.end > scheme.num_parts) {
+    return InvalidArgumentError("parts [" + std::to_string(range.begin) + ", " +
+                                std::to_string(range.end) + ") must be a range within the " +
+                                std::to_string(scheme.num_parts) + " parts of the scheme");
+  }
+  NearDuplicateReport local_report;
+  if (report == nullptr) report = &local_report;
+  Result<std::vector<CandidatePair>> candidates =
+      scheme.method == NearDuplicateMethod::kSimHash
+          ? SimHashCandidates(fingerprints, scheme, range, report)
+          : MinHashCandidates(fingerprints, scheme, range);
+  if (!candidates.ok()) return candidates;
+  report->candidates = candidates->size();
+  report->lsh = scheme.lsh;
+  report->num_blocks =
+      scheme.method == NearDuplicateMethod::kSimHash ? scheme.hamming.num_blocks : 0;
+  return candidates;
+}
+
+std::vector<CandidatePair> MergeCandidates(std::span<const std::vector<CandidatePair>> lists) {
+  std::vector<CandidatePair> merged;
+  size_t total = 0;
+  for (const auto& list : lists) total += list.size();
+  merged.reserve(total);
+  for (const auto& list : lists) merged.insert(merged.end(), list.begin(), list.end());
+  tbb::parallel_sort(merged.begin(), merged.end());
+  merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
+  return merged;
+}
+
+Result<std::vector<SimilarPair>> VerifyCandidates(std::span<const Fingerprint> fingerprints,
+                                                  const NearDuplicateScheme& scheme,
+                                                  const NearDuplicateOptions& options,
+                                                  std::span<const CandidatePair> candidates,
+                                                  NearDuplicateReport* report) {
+  for (const CandidatePair& candidate : candidates) {
+    if (!(candidate.a < candidate.b && candidate.b < fingerprints.size())) {
+      return InvalidArgumentError("candidate (" + std::to_string(candidate.a) + ", " +
+                                  std::to_string(candidate.b) + ") must have a < b < the " +
+                                  std::to_string(fingerprints.size()) + " documents");
+    }
+  }
+  NearDuplicateReport local_report;
+  if (report == nullptr) report = &local_report;
+  if (scheme.method == NearDuplicateMethod::kSimHash) {
+    return VerifySimHash(fingerprints, scheme, candidates);
+  }
+  return VerifyMinHash(fingerprints, scheme, options, candidates, report);
+}
+
+std::vector<SimilarPair> MergePairs(std::span<const std::vector<SimilarPair>> lists) {
+  std::vector<SimilarPair> merged;
+  size_t total = 0;
+  for (const auto& list : lists) total += list.size();
+  merged.reserve(total);
+  for (const auto& list : lists) merged.insert(merged.end(), list.begin(), list.end());
+  tbb::parallel_sort(merged.begin(), merged.end(), [](const SimilarPair& x, const SimilarPair& y) {
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+  });
+  return merged;
+}
+
+}  // namespace neardup
