@@ -11,11 +11,11 @@
 #include "exit_codes.h"
 #include "neardup/clustering.h"
 #include "neardup/fingerprint_pipeline.h"
+#include "neardup/json_writer.h"
 #include "neardup/lsh_params.h"
 #include "neardup/near_duplicates.h"
 #include "output.h"
 #include "progress.h"
-#include "util/json_writer.h"
 
 namespace neardup::cli {
 namespace {
@@ -95,12 +95,12 @@ Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPa
   for (const SimilarPair& pair : pairs) {
     line.clear();
     line.append("{\"a\":");
-    internal::AppendJsonString(&line, corpus.ids[pair.a]);
+    AppendJsonString(&line, corpus.ids[pair.a]);
     line.append(",\"b\":");
-    internal::AppendJsonString(&line, corpus.ids[pair.b]);
+    AppendJsonString(&line, corpus.ids[pair.b]);
     if (pair.distance >= 0) line.append(",\"distance\":" + std::to_string(pair.distance));
     line.append(",\"similarity\":");
-    internal::AppendJsonDouble(&line, pair.similarity);
+    AppendJsonDouble(&line, pair.similarity);
     line.append("}\n");
     NEARDUP_RETURN_IF_ERROR(out->Write(line));
   }
@@ -126,7 +126,7 @@ Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint64
     line.append("{\"cluster\":" + std::to_string(number++) + ",\"ids\":[");
     for (size_t i = 0; i < members[c].size(); ++i) {
       if (i > 0) line.push_back(',');
-      internal::AppendJsonString(&line, corpus.ids[members[c][i]]);
+      AppendJsonString(&line, corpus.ids[members[c][i]]);
     }
     line.append("]}\n");
     NEARDUP_RETURN_IF_ERROR(out->Write(line));
@@ -153,12 +153,12 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
     for (uint64_t doc = 0; doc < n; ++doc) {
       line.clear();
       line.append("{\"id\":");
-      internal::AppendJsonString(&line, corpus.ids[doc]);
+      AppendJsonString(&line, corpus.ids[doc]);
       if (keep[doc]) {
         line.append(",\"kept\":true}\n");
       } else {
         line.append(",\"kept\":false,\"duplicate_of\":");
-        internal::AppendJsonString(&line, corpus.ids[kept_of[cluster_of[doc]]]);
+        AppendJsonString(&line, corpus.ids[kept_of[cluster_of[doc]]]);
         line.append("}\n");
       }
       NEARDUP_RETURN_IF_ERROR(out->Write(line));

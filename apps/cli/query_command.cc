@@ -8,8 +8,8 @@
 #include "exit_codes.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
+#include "neardup/json_writer.h"
 #include "output.h"
-#include "util/json_writer.h"
 
 namespace neardup::cli {
 namespace {
@@ -69,17 +69,17 @@ int RunQuery(const QueryFlags& flags) {
       break;
     }
     line = "{\"query\":";
-    internal::AppendJsonString(&line, doc.id);
+    AppendJsonString(&line, doc.id);
     line += ",\"chunks\":" + std::to_string(result->num_chunks) + ",\"matches\":[";
     for (size_t i = 0; i < result->matches.size(); ++i) {
       const QueryMatch& m = result->matches[i];
       if (i > 0) line.push_back(',');
       line += "{\"b\":";
-      internal::AppendJsonString(&line, m.id);
+      AppendJsonString(&line, m.id);
       line += ",\"a_in_b\":";
-      internal::AppendJsonDouble(&line, m.a_in_b);
+      AppendJsonDouble(&line, m.a_in_b);
       line += ",\"b_in_a\":";
-      internal::AppendJsonDouble(&line, m.b_in_a);
+      AppendJsonDouble(&line, m.b_in_a);
       if (i < options.passages_top) {
         line += ",\"passages\":[";
         for (size_t j = 0; j < m.passages.size(); ++j) {

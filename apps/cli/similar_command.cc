@@ -9,8 +9,8 @@
 #include "exit_codes.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
+#include "neardup/json_writer.h"
 #include "output.h"
-#include "util/json_writer.h"
 
 namespace neardup::cli {
 namespace {
@@ -83,18 +83,18 @@ int RunSimilar(const SimilarFlags& flags) {
       line.push_back(',');
       AppendCsvField(&line, ids[row.b]);
       line.push_back(',');
-      internal::AppendJsonDouble(&line, row.a_in_b);
+      AppendJsonDouble(&line, row.a_in_b);
       line.push_back(',');
-      internal::AppendJsonDouble(&line, row.b_in_a);
+      AppendJsonDouble(&line, row.b_in_a);
     } else {
       line += "{\"a\":";
-      internal::AppendJsonString(&line, ids[row.a]);
+      AppendJsonString(&line, ids[row.a]);
       line += ",\"b\":";
-      internal::AppendJsonString(&line, ids[row.b]);
+      AppendJsonString(&line, ids[row.b]);
       line += ",\"a_in_b\":";
-      internal::AppendJsonDouble(&line, row.a_in_b);
+      AppendJsonDouble(&line, row.a_in_b);
       line += ",\"b_in_a\":";
-      internal::AppendJsonDouble(&line, row.b_in_a);
+      AppendJsonDouble(&line, row.b_in_a);
       line.push_back('}');
     }
     line.push_back('\n');

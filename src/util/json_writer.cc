@@ -1,11 +1,11 @@
-#include "util/json_writer.h"
+#include "neardup/json_writer.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "neardup/check.h"
 
-namespace neardup::internal {
+namespace neardup {
 namespace {
 
 constexpr char kHexDigits[] = "0123456789abcdef";
@@ -118,4 +118,4 @@ void AppendJsonDouble(std::string* out, double value) {
   out->append(buffer, static_cast<size_t>(n));
 }
 
-}  // namespace neardup::internal
+}  // namespace neardup

@@ -1,29 +1,16 @@
-// Small helpers for writing JSON text by hand into a std::string: the output
-// paths are hot (one line per document), so no DOM is built.
-// Thread safety: pure functions.
+// The JSON writing helpers (neardup/json_writer.h) under the names the
+// library's own code uses.
 #ifndef NEARDUP_UTIL_JSON_WRITER_H_
 #define NEARDUP_UTIL_JSON_WRITER_H_
 
-#include <cstdint>
-#include <string>
-#include <string_view>
+#include "neardup/json_writer.h"
 
 namespace neardup::internal {
 
-// Appends `value` as a quoted JSON string. Control characters and the quote
-// and backslash are escaped; bytes that are not valid UTF-8 (ids from file
-// names can hold any byte) become \ufffd, so the output is always valid JSON.
-void AppendJsonString(std::string* out, std::string_view value);
-
-// Appends exactly 16 lower-case hex digits.
-void AppendHex64(std::string* out, uint64_t value);
-
-// Returns exactly 16 lower-case hex digits.
-std::string Hex64(uint64_t value);
-
-// Appends a double with up to 6 significant decimals, never in exponent form
-// for values in [0, 1], and never NaN/Inf (REQUIRES: finite).
-void AppendJsonDouble(std::string* out, double value);
+using ::neardup::AppendHex64;
+using ::neardup::AppendJsonDouble;
+using ::neardup::AppendJsonString;
+using ::neardup::Hex64;
 
 }  // namespace neardup::internal
 
