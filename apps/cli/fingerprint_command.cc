@@ -45,7 +45,7 @@ int RunFingerprint(const FingerprintFlags& flags) {
   SkipReporter skips(flags.run.quiet);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips);
   if (!reader.ok()) return ReportError(reader.status());
-  Result<OutputFile> output = OutputFile::Open(flags.output);
+  Result<OutputFile> output = OutputFile::Open(flags.output, flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
 
   const std::string recipe_id = RecipeId(*recipe);
@@ -73,7 +73,7 @@ int RunFingerprint(const FingerprintFlags& flags) {
       },
       &stats);
   progress.Finish();
-  Status closed = output->Close();
+  Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
 
   if (!flags.run.quiet) {

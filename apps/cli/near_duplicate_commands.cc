@@ -39,7 +39,14 @@ struct NearDuplicateFlags {
   std::string rule = "leader";
   std::string keep = "first";
   std::string output = "-";
+  // Options given on the command line that apply to one method only.
+  std::vector<std::string> minhash_only_given;
+  std::vector<std::string> simhash_only_given;
 };
+
+constexpr const char* kMinHashOnlyOptions[] = {"--threshold", "--verify", "--fp-weight",
+                                               "--fn-weight"};
+constexpr const char* kSimHashOnlyOptions[] = {"--max-distance", "--blocks"};
 
 Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
   NearDuplicateOptions options;
@@ -49,10 +56,15 @@ Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
   options.num_blocks = flags.num_blocks;
   options.false_positive_weight = flags.false_positive_weight;
   options.false_negative_weight = flags.false_negative_weight;
-  if (options.method == NearDuplicateMethod::kSimHash) {
-    if (!flags.verify.empty()) {
-      return InvalidArgumentError("--verify applies to --method minhash only");
-    }
+  // An option of the other method would be ignored: say so instead.
+  const bool simhash = options.method == NearDuplicateMethod::kSimHash;
+  const std::vector<std::string>& other = simhash ? flags.minhash_only_given
+                                                  : flags.simhash_only_given;
+  if (!other.empty()) {
+    return InvalidArgumentError(other.front() + " applies to --method " +
+                                (simhash ? "minhash" : "simhash") + " only");
+  }
+  if (simhash) {
     options.verify_exact = false;
   } else if (flags.verify == "sketch") {
     options.verify_exact = false;
@@ -185,8 +197,8 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
     NEARDUP_ASSIGN_OR_RETURN(bool more, (*reader)->Next(&document));
     if (!more) break;
     if (ordinal >= n || document.id != corpus.ids[ordinal]) {
-      return FailedPreconditionError("the inputs changed while dedup was reading them (document " +
-                                     std::to_string(ordinal) + ")");
+      return DataLossError("the inputs changed while dedup was reading them (document " +
+                           std::to_string(ordinal) + ")");
     }
     if (keep[ordinal]) {
       NEARDUP_RETURN_IF_ERROR(out->Write(document.raw_record));
@@ -194,8 +206,7 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
     }
     ++ordinal;
   }
-  if (ordinal != n)
-    return FailedPreconditionError("the inputs changed while dedup was reading them");
+  if (ordinal != n) return DataLossError("the inputs changed while dedup was reading them");
   return Status::Ok();
 }
 
@@ -220,7 +231,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   SkipReporter skips(flags.run.quiet);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips, dedup);
   if (!reader.ok()) return ReportError(reader.status());
-  Result<OutputFile> output = OutputFile::Open(flags.output);
+  Result<OutputFile> output = OutputFile::Open(flags.output, flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
 
   auto started = std::chrono::steady_clock::now();
@@ -254,7 +265,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
       status = WriteDedup(flags, corpus, cluster_of, keep, &*output);
     }
   }
-  Status closed = output->Close();
+  Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
 
   if (!flags.run.quiet) {
@@ -291,7 +302,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
       ->check(CLI::IsMember({"minhash", "simhash"}))
       ->capture_default_str();
   command->add_option("--threshold", flags->threshold, "minhash: Jaccard threshold")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(RealIn(0.0, 1.0, /*min_open=*/true))
       ->capture_default_str();
   command
       ->add_option("--verify", flags->verify,
@@ -301,19 +312,21 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
   command
       ->add_option("--fp-weight", flags->false_positive_weight,
                    "minhash: weight of false positives when choosing LSH bands")
-      ->check(CLI::NonNegativeNumber)
+      ->check(RealIn(0.0, 1e6))
       ->capture_default_str();
   command
       ->add_option("--fn-weight", flags->false_negative_weight,
                    "minhash: weight of false negatives when choosing LSH bands")
-      ->check(CLI::NonNegativeNumber)
+      ->check(RealIn(0.0, 1e6))
       ->capture_default_str();
   command->add_option("--max-distance", flags->max_distance, "simhash: Hamming distance, bits")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerIn(0, 63));
   command
       ->add_option("--blocks", flags->num_blocks,
                    "simhash: blocks of the permuted tables (0: chosen for the corpus size)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerIn(0, 64));
   command->add_flag("--explain", flags->explain,
                     "Explain the index parameters and the candidate counts on stderr");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
@@ -331,8 +344,15 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
         ->check(CLI::IsMember({"first", "longest", "shortest"}))
         ->capture_default_str();
   }
-  command->callback(
-      [flags, run, kind] { *run = [flags, kind] { return RunNearDuplicates(*flags, kind); }; });
+  command->callback([flags, run, kind, command] {
+    for (const char* name : kMinHashOnlyOptions) {
+      if (command->count(name) > 0) flags->minhash_only_given.push_back(name);
+    }
+    for (const char* name : kSimHashOnlyOptions) {
+      if (command->count(name) > 0) flags->simhash_only_given.push_back(name);
+    }
+    *run = [flags, kind] { return RunNearDuplicates(*flags, kind); };
+  });
   return command;
 }
 

@@ -43,7 +43,7 @@ int RunQuery(const QueryFlags& flags) {
   SkipReporter skips(flags.run.quiet);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips);
   if (!reader.ok()) return ReportError(reader.status());
-  Result<OutputFile> output = OutputFile::Open(flags.output);
+  Result<OutputFile> output = OutputFile::Open(flags.output, flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
 
   QueryOptions options;
@@ -96,7 +96,7 @@ int RunQuery(const QueryFlags& flags) {
     line += "]}\n";
     status = output->Write(line);
   }
-  Status closed = output->Close();
+  Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
   return ExitCodeAfterReading(status, flags.run, skips);
 }
@@ -118,16 +118,16 @@ void RegisterQueryCommand(CLI::App* app, std::function<int()>* run) {
   flags->run.Register(command);
   command->add_option("--top", flags->top, "Matches per query document")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(UnsignedIn(1, uint64_t{1} << 32));
   command->add_option("--min", flags->min, "Least max(a_in_b, b_in_a) reported")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(RealIn(0.0, 1.0));
   command
       ->add_option("--passages", flags->passages,
                    "Matches (best first) that get their matching passages; 0: none. Needs "
                    "stored texts (default 3, or 0 on a --no-texts collection)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(UnsignedIn(0, uint64_t{1} << 32));
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
   command->callback([flags, run, command] {
