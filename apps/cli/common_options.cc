@@ -164,8 +164,9 @@ int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipRe
   return kExitOk;
 }
 
-Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips,
-                                                   bool keep_raw_records) {
+Result<std::unique_ptr<DocumentReader>> OpenInputs(
+    const InputFlags& flags, SkipReporter* skips, bool keep_raw_records,
+    std::vector<InputOptions::ExcludedDirectory> excluded) {
   InputOptions options;
   options.format = flags.format == "jsonl"  ? InputFormat::kJsonl
                    : flags.format == "text" ? InputFormat::kText
@@ -174,6 +175,7 @@ Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, Skip
   options.id_field = flags.id_field;
   options.max_document_bytes = flags.max_document_mb << 20;
   options.keep_raw_records = keep_raw_records;
+  options.excluded_directories = std::move(excluded);
   options.on_skip = [skips](const SkippedRecord& record) { skips->Report(record); };
   return DocumentReader::Open(flags.inputs, std::move(options));
 }

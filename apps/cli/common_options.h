@@ -84,9 +84,11 @@ bool ReadingSucceeded(const Status& status, const RunFlags& run, const SkipRepor
 int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipReporter& skips);
 
 // Opens the inputs; skipped records go to `skips`. With keep_raw_records,
-// documents carry their JSONL line verbatim.
-Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips,
-                                                   bool keep_raw_records = false);
+// documents carry their JSONL line verbatim. `excluded` directories are not
+// read (InputOptions::excluded_directories).
+Result<std::unique_ptr<DocumentReader>> OpenInputs(
+    const InputFlags& flags, SkipReporter* skips, bool keep_raw_records = false,
+    std::vector<InputOptions::ExcludedDirectory> excluded = {});
 
 }  // namespace neardup::cli
 

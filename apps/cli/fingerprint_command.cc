@@ -85,7 +85,8 @@ int RunFingerprint(const FingerprintFlags& flags) {
                  static_cast<unsigned long long>(stats.documents),
                  static_cast<double>(stats.bytes) / 1e6, seconds, recipe_id.c_str(),
                  recipe->name.c_str(), static_cast<unsigned long long>(stats.empty_documents),
-                 static_cast<unsigned long long>(stats.documents_with_invalid_utf8),
+                 static_cast<unsigned long long>(stats.documents_with_invalid_utf8 +
+                                                 (*reader)->documents_with_invalid_utf8()),
                  static_cast<unsigned long long>(skips.count()));
   }
   return ExitCodeAfterReading(status, flags.run, skips);

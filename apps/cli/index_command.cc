@@ -70,7 +70,11 @@ int RunAdd(const AddFlags& flags) {
   std::unique_ptr<Collection> collection;
   if (int code = OpenForWriting(flags.dir, flags.wait, &collection); code != kExitOk) return code;
   SkipReporter skips(flags.run.quiet);
-  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips);
+  // `index add C C` (or a corpus directory holding C) must not index the
+  // collection's own files.
+  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(
+      flags.input, &skips, false,
+      {{flags.dir, "the collection being added to (its own files are not indexed)"}});
   if (!reader.ok()) return ReportError(reader.status());
   AddDocumentsOptions options;
   options.commit_documents = flags.commit_documents;
