@@ -302,7 +302,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
       ->check(CLI::IsMember({"minhash", "simhash"}))
       ->capture_default_str();
   command->add_option("--threshold", flags->threshold, "minhash: Jaccard threshold")
-      ->check(RealIn(0.0, 1.0, /*min_open=*/true))
+      ->check(RealIn(0.0, 1.0, /*min_open=*/true, /*max_open=*/true))
       ->capture_default_str();
   command
       ->add_option("--verify", flags->verify,
