@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -243,6 +244,43 @@ TEST_F(CliSafetyTest, ExitCodesForAFileAndChangedInputs) {
   EXPECT_EQ(Neardup("index create " + collection).exit_code, 2);
 }
 
+// Item 11: inputs that changed while being read were exit 2 (usage).
+TEST_F(CliSafetyTest, InputsThatChangeBetweenDedupPassesAreDataLoss) {
+  // dedup reads a JSONL input twice (fingerprints, then the kept records); a
+  // FIFO serves different records to the two passes.
+  const std::string first = Write("first.jsonl", Read(Example()));
+  const std::string second = Write("second.jsonl",
+                                   "{\"id\": \"other\", \"text\": \"something else entirely\"}\n");
+  const std::string fifo = (dir_ / "changing.jsonl").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(std::system(("(cat " + first + " > " + fifo + "; sleep 2; cat " + second + " > " +
+                         fifo + ") >/dev/null 2>&1 &")
+                            .c_str()),
+            0);
+  const std::string output = Write("kept.jsonl", "previous\n");
+  CommandResult run = Neardup("dedup -q -o " + output + " " + fifo, 60);
+  EXPECT_EQ(run.exit_code, 4) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("the inputs changed while dedup was reading them"));
+  EXPECT_EQ(Read(output), "previous\n");
+}
+
+// Item 11: memory running out aborted (exit 134) through an uncaught
+// std::bad_alloc.
+TEST_F(CliSafetyTest, MemoryRunningOutIsAnExitCodeNotAnAbort) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reserves more address space than the limit allows";
+#else
+  // A 2000 MB document from /dev/zero under a 400 MB address-space limit.
+  const std::string script = "ulimit -v 400000; " + std::string(NEARDUP_CLI) +
+                             " fingerprint -q --max-document-mb 2000 /dev/zero 2>" +
+                             (dir_ / "oom.txt").string();
+  const int status = std::system(("bash -c '" + script + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_THAT(Read((dir_ / "oom.txt").string()), HasSubstr("out of memory"));
+#endif
+}
+
 // Item 7: duplicate ids kept the last record silently ("6 read: 3 added").
 TEST_F(CliSafetyTest, DuplicateIdsAreCountedReportedAndFailStrict) {
   const std::string kFirst =
@@ -278,13 +316,13 @@ TEST_F(CliSafetyTest, DuplicateIdsAreCountedReportedAndFailStrict) {
 
 // Item 9: /dev/zero and a FIFO that never closes ran forever.
 TEST_F(CliSafetyTest, InputsThatNeverEndStopAtTheLimit) {
-  CommandResult zero = Neardup("fingerprint --max-document-mb 1 /dev/zero");
+  CommandResult zero = Neardup("fingerprint --max-document-mb 1 /dev/zero", 60);
   EXPECT_EQ(zero.exit_code, 0) << zero.err;
   EXPECT_THAT(zero.err, HasSubstr("/dev/zero"));
   EXPECT_THAT(zero.err, HasSubstr("may never end"));
   EXPECT_THAT(zero.err, HasSubstr("1 records skipped"));
   CommandResult zero_jsonl =
-      Neardup("fingerprint -q --max-document-mb 1 --input-format jsonl /dev/zero");
+      Neardup("fingerprint -q --max-document-mb 1 --input-format jsonl /dev/zero", 60);
   EXPECT_EQ(zero_jsonl.exit_code, 3) << zero_jsonl.err;
   EXPECT_THAT(zero_jsonl.err, HasSubstr("line 1 is longer than max_document_bytes"));
 
@@ -294,7 +332,7 @@ TEST_F(CliSafetyTest, InputsThatNeverEndStopAtTheLimit) {
   // reader stops.
   ASSERT_EQ(std::system(("timeout 60 yes > " + fifo + " 2>/dev/null &").c_str()), 0);
   auto started = std::chrono::steady_clock::now();
-  CommandResult run = Neardup("fingerprint --max-document-mb 1 " + fifo);
+  CommandResult run = Neardup("fingerprint --max-document-mb 1 " + fifo, 60);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_THAT(run.err, HasSubstr("may never end"));
