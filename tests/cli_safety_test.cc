@@ -103,8 +103,7 @@ TEST_F(CliSafetyTest, FailedRunsLeaveThePreviousOutputUntouched) {
 
   // A bad flag, a missing input, skipped records under --strict.
   EXPECT_EQ(Neardup("fingerprint -q --no-such-flag -o " + output + " " + Example()).exit_code, 2);
-  EXPECT_EQ(Neardup("fingerprint -q -o " + output + " " + (dir_ / "absent").string()).exit_code,
-            3);
+  EXPECT_EQ(Neardup("fingerprint -q -o " + output + " " + (dir_ / "absent").string()).exit_code, 3);
   const std::string bad = Write("bad.jsonl", "{\"id\": \"ok\", \"text\": \"x\"}\nnot json\n");
   EXPECT_EQ(Neardup("dedup -q --strict -o " + output + " " + bad).exit_code, 5);
   EXPECT_EQ(Read(output), good);
@@ -132,8 +131,8 @@ TEST_F(CliSafetyTest, KilledRunLeavesThePreviousOutput) {
   // holds the FIFO open; the run is killed while it waits for more.
   std::string records;
   for (int i = 0; i < 3000; ++i) {
-    records += "{\"id\": \"k" + std::to_string(i) + "\", \"text\": \"words " +
-               std::to_string(i) + "\"}\n";
+    records +=
+        "{\"id\": \"k" + std::to_string(i) + "\", \"text\": \"words " + std::to_string(i) + "\"}\n";
   }
   const std::string feed = Write("feed.jsonl", records);
   const std::string command = "(cat " + feed + "; exec sleep 30) > " + fifo + " & echo $! > " +
@@ -154,9 +153,10 @@ TEST_F(CliSafetyTest, KilledRunLeavesThePreviousOutput) {
 TEST_F(CliSafetyTest, FullStandardOutputIsAnError) {
   const std::string collection = (dir_ / "c").string();
   ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
-  for (const std::string& args : std::vector<std::string>{"recipe show", "recipe list", "--help", "fingerprint --help",
-                           "index stats " + collection, "fingerprint -q " + Example(),
-                           "pairs -q --threshold 0.5 " + Example()}) {
+  for (const std::string& args :
+       std::vector<std::string>{"recipe show", "recipe list", "--help", "fingerprint --help",
+                                "index stats " + collection, "fingerprint -q " + Example(),
+                                "pairs -q --threshold 0.5 " + Example()}) {
     CommandResult run = Neardup(args + " > /dev/full");
     EXPECT_EQ(run.exit_code, 3) << args << "\n" << run.err;
     EXPECT_THAT(run.err, HasSubstr("cannot write to standard output")) << args;
@@ -219,9 +219,9 @@ TEST_F(CliSafetyTest, BusyCollectionHasItsOwnExitCodeAndCanBeWaitedFor) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(std::filesystem::exists(ready));
-  for (const std::string& args : std::vector<std::string>{"index add " + collection + " " + Example(),
-                           "index remove " + collection + " some-id",
-                           "index compact " + collection, "similar " + collection}) {
+  for (const std::string& args : std::vector<std::string>{
+           "index add " + collection + " " + Example(), "index remove " + collection + " some-id",
+           "index compact " + collection, "similar " + collection}) {
     CommandResult busy = Neardup(args);
     EXPECT_EQ(busy.exit_code, 6) << args << "\n" << busy.err;
     EXPECT_THAT(busy.err, HasSubstr("is open for writing by another process")) << args;
@@ -249,8 +249,8 @@ TEST_F(CliSafetyTest, InputsThatChangeBetweenDedupPassesAreDataLoss) {
   // dedup reads a JSONL input twice (fingerprints, then the kept records); a
   // FIFO serves different records to the two passes.
   const std::string first = Write("first.jsonl", Read(Example()));
-  const std::string second = Write("second.jsonl",
-                                   "{\"id\": \"other\", \"text\": \"something else entirely\"}\n");
+  const std::string second =
+      Write("second.jsonl", "{\"id\": \"other\", \"text\": \"something else entirely\"}\n");
   const std::string fifo = (dir_ / "changing.jsonl").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   ASSERT_EQ(std::system(("(cat " + first + " > " + fifo + "; sleep 2; cat " + second + " > " +
@@ -290,13 +290,22 @@ TEST_F(CliSafetyTest, DuplicateIdsAreCountedReportedAndFailStrict) {
   const std::string kOther = "some other document with words of its own numbered";
   const std::string collection = (dir_ / "c").string();
   ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
-  const std::string input = Write("dups.jsonl",
-                                  "{\"id\": \"a\", \"text\": \"" + kFirst + "\"}\n"
-                                  "{\"id\": \"b\", \"text\": \"" + kOther + " b\"}\n"
-                                  "{\"id\": \"a\", \"text\": \"" + kSecond + "\"}\n"
-                                  "{\"id\": 1, \"text\": \"" + kOther + " one\"}\n"
-                                  "{\"id\": \"1\", \"text\": \"" + kOther + " uno\"}\n"
-                                  "{\"id\": \"c\", \"text\": \"" + kOther + " c\"}\n");
+  const std::string input = Write("dups.jsonl", "{\"id\": \"a\", \"text\": \"" + kFirst +
+                                                    "\"}\n"
+                                                    "{\"id\": \"b\", \"text\": \"" +
+                                                    kOther +
+                                                    " b\"}\n"
+                                                    "{\"id\": \"a\", \"text\": \"" +
+                                                    kSecond +
+                                                    "\"}\n"
+                                                    "{\"id\": 1, \"text\": \"" +
+                                                    kOther +
+                                                    " one\"}\n"
+                                                    "{\"id\": \"1\", \"text\": \"" +
+                                                    kOther +
+                                                    " uno\"}\n"
+                                                    "{\"id\": \"c\", \"text\": \"" +
+                                                    kOther + " c\"}\n");
   CommandResult add = Neardup("index add " + collection + " " + input);
   ASSERT_EQ(add.exit_code, 0) << add.err;
   EXPECT_THAT(add.err, HasSubstr("6 documents read: 4 added, 0 modified, 0 unchanged, 2 duplicate "
@@ -304,8 +313,9 @@ TEST_F(CliSafetyTest, DuplicateIdsAreCountedReportedAndFailStrict) {
   EXPECT_THAT(add.err, HasSubstr("(id a): duplicate id"));
   EXPECT_THAT(add.err, HasSubstr("(id 1): duplicate id"));
   // The first record of an id is the one added.
-  CommandResult query = Neardup("query -q " + collection + " --min 0.9 - --input-format jsonl < " +
-                                Write("q.jsonl", "{\"id\": \"q\", \"text\": \"" + kFirst + "\"}\n"));
+  CommandResult query =
+      Neardup("query -q " + collection + " --min 0.9 - --input-format jsonl < " +
+              Write("q.jsonl", "{\"id\": \"q\", \"text\": \"" + kFirst + "\"}\n"));
   ASSERT_EQ(query.exit_code, 0) << query.err;
   EXPECT_THAT(query.out, HasSubstr("\"b\":\"a\",\"a_in_b\":1"));
 

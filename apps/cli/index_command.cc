@@ -72,9 +72,9 @@ int RunAdd(const AddFlags& flags) {
   SkipReporter skips(flags.run.quiet);
   // `index add C C` (or a corpus directory holding C) must not index the
   // collection's own files.
-  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(
-      flags.input, &skips, false,
-      {{flags.dir, "the collection being added to (its own files are not indexed)"}});
+  Result<std::unique_ptr<DocumentReader>> reader =
+      OpenInputs(flags.input, &skips, false,
+                 {{flags.dir, "the collection being added to (its own files are not indexed)"}});
   if (!reader.ok()) return ReportError(reader.status());
   AddDocumentsOptions options;
   options.commit_documents = flags.commit_documents;

@@ -58,8 +58,8 @@ Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
   options.false_negative_weight = flags.false_negative_weight;
   // An option of the other method would be ignored: say so instead.
   const bool simhash = options.method == NearDuplicateMethod::kSimHash;
-  const std::vector<std::string>& other = simhash ? flags.minhash_only_given
-                                                  : flags.simhash_only_given;
+  const std::vector<std::string>& other =
+      simhash ? flags.minhash_only_given : flags.simhash_only_given;
   if (!other.empty()) {
     return InvalidArgumentError(other.front() + " applies to --method " +
                                 (simhash ? "minhash" : "simhash") + " only");

@@ -42,8 +42,8 @@ int OpenForWriting(const std::string& dir, const WaitFlags& wait,
                    std::unique_ptr<Collection>* collection) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(wait.wait_seconds));
+      Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(wait.wait_seconds));
   Collection::OpenOptions options;
   options.mode = Collection::Mode::kReadWrite;
   while (true) {
@@ -52,8 +52,7 @@ int OpenForWriting(const std::string& dir, const WaitFlags& wait,
       *collection = std::move(opened).value();
       return kExitOk;
     }
-    const bool busy =
-        opened.status().code() == StatusCode::kFailedPrecondition && LockIsHeld(dir);
+    const bool busy = opened.status().code() == StatusCode::kFailedPrecondition && LockIsHeld(dir);
     if (!busy) return ReportError(opened.status());
     if (Clock::now() >= deadline) {
       std::fprintf(stderr, "neardup: %s%s\n", opened.status().message().c_str(),

@@ -77,8 +77,8 @@ bool IsJsonlName(std::string_view name) {
   return EndsWithIgnoringCase(name, ".jsonl") || EndsWithIgnoringCase(name, ".ndjson");
 }
 
-Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& directory,
-                                                  const std::vector<ExcludedDirectoryId>& excluded) {
+Result<std::vector<DirectoryEntry>> ListDirectory(
+    const std::string& directory, const std::vector<ExcludedDirectoryId>& excluded) {
   namespace fs = std::filesystem;
   std::vector<DirectoryEntry> entries;
   std::error_code ec;

@@ -148,7 +148,7 @@ JsonlRecordParser::JsonlRecordParser(std::string text_field, std::string id_fiel
 JsonlRecordParser::~JsonlRecordParser() = default;
 
 Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_id,
-                               bool* replaced_utf8) {
+                                bool* replaced_utf8) {
   od::parser& parser = state_->parser;
   doc->id.clear();
   *has_id = false;

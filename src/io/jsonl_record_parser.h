@@ -35,8 +35,7 @@ class JsonlRecordParser {
   // each maximal ill-formed subpart is replaced by U+FFFD (text/utf8.h) and
   // the line parsed again, and *replaced_utf8 (when given) says so.
   // REQUIRES: kLinePaddingBytes (line_reader.h) readable bytes follow `line`.
-  Status Parse(std::string_view line, Document* doc, bool* has_id,
-               bool* replaced_utf8 = nullptr);
+  Status Parse(std::string_view line, Document* doc, bool* has_id, bool* replaced_utf8 = nullptr);
 
  private:
   struct State;

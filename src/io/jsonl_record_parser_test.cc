@@ -166,8 +166,7 @@ TEST(JsonlRecordParserTest, InvalidUtf8IsReplacedNotARejection) {
   JsonlRecordParser parser("text", "id");
   for (const auto& [line, text] : std::vector<std::pair<std::string, std::string>>{
            {"{\"id\": \"a\xff\", \"text\": \"bad utf8 \xff!\"}", "bad utf8 \xEF\xBF\xBD!"},
-           {"{\"text\": \"truncated \xe2\x82\", \"x\": \"\xc0\"}",
-            "truncated \xEF\xBF\xBD"},
+           {"{\"text\": \"truncated \xe2\x82\", \"x\": \"\xc0\"}", "truncated \xEF\xBF\xBD"},
            {"{\"text\": \"surrogate \xed\xa0\x80\"}",
             "surrogate \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},
        }) {
@@ -186,8 +185,9 @@ TEST(JsonlRecordParserTest, InvalidUtf8IsReplacedNotARejection) {
   bool has_id = false;
   bool replaced = true;
   std::string valid = "{\"text\": \"caf\xc3\xa9\"}" + std::string(kLinePaddingBytes, '\0');
-  ASSERT_TRUE(parser.Parse(std::string_view(valid.data(), valid.size() - kLinePaddingBytes), &doc,
-                           &has_id, &replaced)
+  ASSERT_TRUE(parser
+                  .Parse(std::string_view(valid.data(), valid.size() - kLinePaddingBytes), &doc,
+                         &has_id, &replaced)
                   .ok());
   EXPECT_FALSE(replaced);
   // Still invalid JSON when the bad byte is outside a string.
