@@ -5,10 +5,10 @@
 #include <memory>
 
 #include "common_options.h"
-#include "engine/fingerprint_json.h"
 #include "exit_codes.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/fingerprinter.h"
+#include "neardup/format/wire_format.h"
 #include "output.h"
 #include "progress.h"
 
@@ -62,9 +62,8 @@ int RunFingerprint(const FingerprintFlags& flags) {
       [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
         line.clear();
         for (size_t i = 0; i < docs.size(); ++i) {
-          internal::AppendFingerprintJson(&line, docs[i].id, fingerprints[i], selection,
-                                          simhash_bits, recipe_id);
-          line.push_back('\n');
+          format::AppendFingerprintLine(&line, docs[i].id, fingerprints[i], selection, simhash_bits,
+                                        recipe_id);
           bytes += docs[i].text.size();
         }
         documents += docs.size();

@@ -3,18 +3,20 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common_options.h"
 #include "exit_codes.h"
 #include "neardup/clustering.h"
 #include "neardup/fingerprint_pipeline.h"
+#include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
 #include "neardup/near_duplicates.h"
 #include "output.h"
 #include "progress.h"
-#include "util/json_writer.h"
 
 namespace neardup::cli {
 namespace {
@@ -105,14 +107,7 @@ Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPa
   std::string line;
   for (const SimilarPair& pair : pairs) {
     line.clear();
-    line.append("{\"a\":");
-    internal::AppendJsonString(&line, corpus.ids[pair.a]);
-    line.append(",\"b\":");
-    internal::AppendJsonString(&line, corpus.ids[pair.b]);
-    if (pair.distance >= 0) line.append(",\"distance\":" + std::to_string(pair.distance));
-    line.append(",\"similarity\":");
-    internal::AppendJsonDouble(&line, pair.similarity);
-    line.append("}\n");
+    format::AppendPairLine(&line, corpus.ids[pair.a], corpus.ids[pair.b], pair);
     NEARDUP_RETURN_IF_ERROR(out->Write(line));
   }
   return Status::Ok();
@@ -130,16 +125,14 @@ Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint32
     if (size[cluster_of[doc]] >= 2) members[cluster_of[doc]].push_back(doc);
   }
   std::string line;
+  std::vector<std::string_view> ids;
   uint64_t number = 0;
   for (uint32_t c = 0; c < n; ++c) {
     if (members[c].empty()) continue;
+    ids.clear();
+    for (uint32_t member : members[c]) ids.push_back(corpus.ids[member]);
     line.clear();
-    line.append("{\"cluster\":" + std::to_string(number++) + ",\"ids\":[");
-    for (size_t i = 0; i < members[c].size(); ++i) {
-      if (i > 0) line.push_back(',');
-      internal::AppendJsonString(&line, corpus.ids[members[c][i]]);
-    }
-    line.append("]}\n");
+    format::AppendClusterLine(&line, number++, ids);
     NEARDUP_RETURN_IF_ERROR(out->Write(line));
   }
   *num_clusters = number;
@@ -163,15 +156,10 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
     }
     for (uint32_t doc = 0; doc < n; ++doc) {
       line.clear();
-      line.append("{\"id\":");
-      internal::AppendJsonString(&line, corpus.ids[doc]);
-      if (keep[doc]) {
-        line.append(",\"kept\":true}\n");
-      } else {
-        line.append(",\"kept\":false,\"duplicate_of\":");
-        internal::AppendJsonString(&line, corpus.ids[kept_of[cluster_of[doc]]]);
-        line.append("}\n");
-      }
+      format::AppendDedupDecisionLine(
+          &line, corpus.ids[doc],
+          keep[doc] ? std::nullopt
+                    : std::optional<std::string_view>(corpus.ids[kept_of[cluster_of[doc]]]));
       NEARDUP_RETURN_IF_ERROR(out->Write(line));
     }
     return Status::Ok();

@@ -8,8 +8,8 @@
 #include "exit_codes.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
+#include "neardup/format/wire_format.h"
 #include "output.h"
-#include "util/json_writer.h"
 
 namespace neardup::cli {
 namespace {
@@ -68,32 +68,8 @@ int RunQuery(const QueryFlags& flags) {
       status = result.status();
       break;
     }
-    line = "{\"query\":";
-    internal::AppendJsonString(&line, doc.id);
-    line += ",\"chunks\":" + std::to_string(result->num_chunks) + ",\"matches\":[";
-    for (size_t i = 0; i < result->matches.size(); ++i) {
-      const QueryMatch& m = result->matches[i];
-      if (i > 0) line.push_back(',');
-      line += "{\"b\":";
-      internal::AppendJsonString(&line, m.id);
-      line += ",\"a_in_b\":";
-      internal::AppendJsonDouble(&line, m.a_in_b);
-      line += ",\"b_in_a\":";
-      internal::AppendJsonDouble(&line, m.b_in_a);
-      if (i < options.passages_top) {
-        line += ",\"passages\":[";
-        for (size_t j = 0; j < m.passages.size(); ++j) {
-          const Passage& p = m.passages[j];
-          if (j > 0) line.push_back(',');
-          line += "{\"query\":[" + std::to_string(p.query_begin) + "," +
-                  std::to_string(p.query_end) + "],\"match\":[" + std::to_string(p.match_begin) +
-                  "," + std::to_string(p.match_end) + "]}";
-        }
-        line.push_back(']');
-      }
-      line.push_back('}');
-    }
-    line += "]}\n";
+    line.clear();
+    format::AppendQueryResultLine(&line, doc.id, *result, options.passages_top);
     status = output->Write(line);
   }
   Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));

@@ -9,9 +9,9 @@
 #include "exit_codes.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
+#include "neardup/format/wire_format.h"
 #include "open_collection.h"
 #include "output.h"
-#include "util/json_writer.h"
 
 namespace neardup::cli {
 namespace {
@@ -26,19 +26,6 @@ struct SimilarFlags {
   RunFlags run;
   WaitFlags wait;
 };
-
-void AppendCsvField(std::string* out, const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) {
-    out->append(value);
-    return;
-  }
-  out->push_back('"');
-  for (char c : value) {
-    if (c == '"') out->push_back('"');
-    out->push_back(c);
-  }
-  out->push_back('"');
-}
 
 int RunSimilar(const SimilarFlags& flags) {
   auto thread_limit = flags.run.LimitThreads();
@@ -74,30 +61,18 @@ int RunSimilar(const SimilarFlags& flags) {
 
   const bool csv = flags.format == "csv";
   std::string line;
-  if (csv) status = output->Write("a,b,a_in_b,b_in_a\n");
+  if (csv) {
+    format::AppendSimilarityCsvHeader(&line);
+    status = output->Write(line);
+  }
   for (const SimilarityRow& row : *rows) {
     if (!status.ok()) break;
     line.clear();
     if (csv) {
-      AppendCsvField(&line, ids[row.a]);
-      line.push_back(',');
-      AppendCsvField(&line, ids[row.b]);
-      line.push_back(',');
-      internal::AppendJsonDouble(&line, row.a_in_b);
-      line.push_back(',');
-      internal::AppendJsonDouble(&line, row.b_in_a);
+      format::AppendSimilarityCsvLine(&line, ids[row.a], ids[row.b], row.a_in_b, row.b_in_a);
     } else {
-      line += "{\"a\":";
-      internal::AppendJsonString(&line, ids[row.a]);
-      line += ",\"b\":";
-      internal::AppendJsonString(&line, ids[row.b]);
-      line += ",\"a_in_b\":";
-      internal::AppendJsonDouble(&line, row.a_in_b);
-      line += ",\"b_in_a\":";
-      internal::AppendJsonDouble(&line, row.b_in_a);
-      line.push_back('}');
+      format::AppendSimilarityLine(&line, ids[row.a], ids[row.b], row.a_in_b, row.b_in_a);
     }
-    line.push_back('\n');
     status = output->Write(line);
   }
   Status closed = output->Finish(status.ok());
