@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# Fails when a module of src/ includes a module above it. Tests beside the
+# Fails when a module of src/ includes a module above it, or when a front end
+# (apps/, python/, examples/) includes anything of src/. Tests beside the
 # code (*_test.cc and their helpers) may reach higher modules: differential
 # tests compare a module with the pipeline that uses it.
-# TODO(issue 11, section 3): once the CLI's encoders live in a public format
-# module, also fail when a front end (apps/, python/, examples/) includes src/.
 #
 # The modules, lowest first (src/CMakeLists.txt builds them in this order and
 # each may depend only on those before it):
-modules=(util recipe hash sketch text io index store engine)
+modules=(util recipe hash sketch text io index store engine format)
 #
 # A public header include/neardup/NAME.h belongs to the module that has
 # src/<module>/NAME.cc; the headers without such a file are listed here.
@@ -59,8 +58,16 @@ for module in "${modules[@]}"; do
            grep -vE '^[^:]*(_test\.cc|_test_util\.h|_for_test\.h):' | sed -E 's/^([^:]+):([0-9]+):#include "([^"]+)"/\1:\2:\3/')
 done
 
+# Front ends stand on the public API alone.
+for front in apps python examples; do
+  [ -d "$front" ] || continue
+  while IFS= read -r hit; do
+    fail "$hit: a front end includes a private header of src/ (use include/neardup/)"
+  done < <(grep -rnE '^#include "('"$(IFS='|'; echo "${modules[*]}")"')/' "$front" || true)
+done
+
 if [ "$failures" -gt 0 ]; then
   echo "layering: $failures wrong include(s)" >&2
   exit 1
 fi
-echo "layering: every module includes only modules below it"
+echo "layering: every module includes only modules below it; front ends only include/neardup"

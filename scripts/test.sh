@@ -20,5 +20,25 @@ for preset in release asan; do
   ctest --preset "$preset" -j "$jobs"
 done
 
+# The build options a packager turns off must still configure (every
+# combination the README and CMake offer) and, with the tests off, build
+# (issue 12). Configuring is seconds; the one build compiles the library and
+# the CLI without the test and benchmark sources.
+echo "== build options"
+for options in "-DNEARDUP_BUILD_TESTS=OFF" \
+               "-DNEARDUP_BUILD_BENCHMARKS=OFF" \
+               "-DNEARDUP_BUILD_CLI=OFF" \
+               "-DNEARDUP_BUILD_TESTS=OFF -DNEARDUP_BUILD_BENCHMARKS=OFF -DNEARDUP_BUILD_CLI=OFF"; do
+  echo "-- $options"
+  rm -rf build/options
+  # shellcheck disable=SC2086  # the options are separate words on purpose
+  cmake -S . -B build/options -G Ninja -DCMAKE_BUILD_TYPE=Release $options >/dev/null
+done
+rm -rf build/notests
+cmake -S . -B build/notests -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_TESTS=OFF \
+  -DNEARDUP_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build build/notests -j "$jobs" --target neardup
+rm -rf build/options
+
 echo "== clang-format"
 scripts/check_format.sh

@@ -29,9 +29,13 @@ struct CommandResult {
 class CliTestBase : public ::testing::Test {
  protected:
   // Runs `neardup <args>` through the shell (args are trusted test strings).
-  CommandResult Neardup(const std::string& args) {
+  // With timeout_seconds, a run that would hang is killed (exit code 137)
+  // rather than hanging the test.
+  CommandResult Neardup(const std::string& args, int timeout_seconds = 0) {
     std::string err_path = (dir_ / "stderr.txt").string();
-    std::string command = std::string(NEARDUP_CLI) + " " + args + " 2>" + err_path;
+    std::string command =
+        (timeout_seconds > 0 ? "timeout -s KILL " + std::to_string(timeout_seconds) + " " : "") +
+        std::string(NEARDUP_CLI) + " " + args + " 2>" + err_path;
     CommandResult run;
     FILE* pipe = popen(command.c_str(), "r");
     if (pipe == nullptr) {

@@ -1,13 +1,77 @@
 #include "common_options.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "exit_codes.h"
 #include "neardup/stopwords.h"
 
 namespace neardup::cli {
+namespace {
+
+std::string FormatReal(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+template <typename T>
+CLI::Validator WholeNumberIn(T min, T max, const char* kind) {
+  const std::string range = "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  return CLI::Validator(
+      [min, max, range, kind](std::string& text) -> std::string {
+        T value{};
+        const char* end = text.data() + text.size();
+        auto [ptr, error] = std::from_chars(text.data(), end, value);
+        if (error == std::errc::result_out_of_range) {
+          return "(" + text + ") is out of range: it must be in " + range;
+        }
+        if (error != std::errc() || ptr != end || text.empty()) {
+          return "(" + text + ") is not " + kind;
+        }
+        if (value < min || value > max) return "(" + text + ") must be in " + range;
+        return "";
+      },
+      "in " + range, "");
+}
+
+}  // namespace
+
+CLI::Validator UnsignedIn(uint64_t min, uint64_t max) {
+  return WholeNumberIn<uint64_t>(min, max, "a whole number >= 0");
+}
+
+CLI::Validator IntegerIn(int64_t min, int64_t max) {
+  return WholeNumberIn<int64_t>(min, max, "a whole number");
+}
+
+CLI::Validator RealIn(double min, double max, bool min_open, bool max_open) {
+  const std::string range = std::string(min_open ? "(" : "[") + FormatReal(min) + ", " +
+                            FormatReal(max) + (max_open ? ")" : "]");
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        // strtod, not from_chars: the latter is missing for double in older
+        // libstdc++; the whole text must be consumed.
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const double value = std::strtod(begin, &end);
+        if (text.empty() || end != begin + text.size() || !std::isfinite(value) ||
+            errno == ERANGE) {
+          return "(" + text + ") is not a finite number";
+        }
+        const bool below = min_open ? !(value > min) : !(value >= min);
+        const bool above = max_open ? !(value < max) : !(value <= max);
+        if (below || above) return "(" + text + ") must be in " + range;
+        return "";
+      },
+      "in " + range, "");
+}
 
 void RecipeFlags::Register(CLI::App* app) {
   std::string presets;
@@ -61,12 +125,13 @@ void InputFlags::Register(CLI::App* app) {
       ->capture_default_str();
   app->add_option("--max-document-mb", max_document_mb,
                   "Skip (and report) documents larger than this")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(UnsignedIn(1, kMaxDocumentMbLimit));
 }
 
 void RunFlags::Register(CLI::App* app) {
   app->add_option("--threads", threads, "Worker threads (default: all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(IntegerIn(0, 4096));
   app->add_flag("--quiet,-q", quiet, "No progress line and no summary on stderr");
   app->add_flag("--strict", strict, "Exit with code 5 when any record was skipped");
 }
@@ -80,7 +145,7 @@ std::unique_ptr<tbb::global_control> RunFlags::LimitThreads() const {
 void SkipReporter::Report(const SkippedRecord& record) {
   ++count_;
   if (quiet_ || count_ > kPrintLimit) return;
-  std::string where = record.source;
+  std::string where = record.source.empty() ? "record" : record.source;
   if (record.line > 0) where += ":" + std::to_string(record.line);
   if (!record.id.empty()) where += " (id " + record.id + ")";
   std::fprintf(stderr, "neardup: skipped %s: %s\n", where.c_str(), record.reason.c_str());
@@ -89,14 +154,19 @@ void SkipReporter::Report(const SkippedRecord& record) {
   }
 }
 
+bool ReadingSucceeded(const Status& status, const RunFlags& run, const SkipReporter& skips) {
+  return status.ok() && !(run.strict && skips.count() > 0);
+}
+
 int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipReporter& skips) {
   if (!status.ok()) return ReportError(status);
   if (run.strict && skips.count() > 0) return kExitSkipped;
   return kExitOk;
 }
 
-Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips,
-                                                   bool keep_raw_records) {
+Result<std::unique_ptr<DocumentReader>> OpenInputs(
+    const InputFlags& flags, SkipReporter* skips, bool keep_raw_records,
+    std::vector<InputOptions::ExcludedDirectory> excluded) {
   InputOptions options;
   options.format = flags.format == "jsonl"  ? InputFormat::kJsonl
                    : flags.format == "text" ? InputFormat::kText
@@ -105,6 +175,7 @@ Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, Skip
   options.id_field = flags.id_field;
   options.max_document_bytes = flags.max_document_mb << 20;
   options.keep_raw_records = keep_raw_records;
+  options.excluded_directories = std::move(excluded);
   options.on_skip = [skips](const SkippedRecord& record) { skips->Report(record); };
   return DocumentReader::Open(flags.inputs, std::move(options));
 }

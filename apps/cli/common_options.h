@@ -17,6 +17,19 @@
 
 namespace neardup::cli {
 
+// The one check every numeric option goes through, so that the help text
+// (the validator's description), the parser and the message agree. The text
+// must be a number of the option's kind and nothing else: an integer (no sign
+// for an unsigned option, no fraction, no overflow) or a finite decimal (no
+// nan or inf), within the range. A bound is included unless marked open.
+CLI::Validator UnsignedIn(uint64_t min, uint64_t max);
+CLI::Validator IntegerIn(int64_t min, int64_t max);
+CLI::Validator RealIn(double min, double max, bool min_open = false, bool max_open = false);
+
+// --max-document-mb's bound: 16 TiB, far above any memory, and small enough
+// that the size in bytes (MB << 20) cannot overflow.
+inline constexpr uint64_t kMaxDocumentMbLimit = uint64_t{1} << 24;
+
 struct RecipeFlags {
   std::string preset = "default";
   std::string recipe_file;
@@ -64,12 +77,18 @@ class SkipReporter {
 // The exit code of a command that read inputs: the error's (reported on
 // stderr), else kExitSkipped when --strict was given and records were
 // skipped, else kExitOk.
+// Whether a command that read inputs succeeded: no error, and no skipped
+// record under --strict. A file output is kept only then.
+bool ReadingSucceeded(const Status& status, const RunFlags& run, const SkipReporter& skips);
+
 int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipReporter& skips);
 
 // Opens the inputs; skipped records go to `skips`. With keep_raw_records,
-// documents carry their JSONL line verbatim.
-Result<std::unique_ptr<DocumentReader>> OpenInputs(const InputFlags& flags, SkipReporter* skips,
-                                                   bool keep_raw_records = false);
+// documents carry their JSONL line verbatim. `excluded` directories are not
+// read (InputOptions::excluded_directories).
+Result<std::unique_ptr<DocumentReader>> OpenInputs(
+    const InputFlags& flags, SkipReporter* skips, bool keep_raw_records = false,
+    std::vector<InputOptions::ExcludedDirectory> excluded = {});
 
 }  // namespace neardup::cli
 

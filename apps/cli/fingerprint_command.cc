@@ -5,10 +5,10 @@
 #include <memory>
 
 #include "common_options.h"
-#include "engine/fingerprint_json.h"
 #include "exit_codes.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/fingerprinter.h"
+#include "neardup/format/wire_format.h"
 #include "output.h"
 #include "progress.h"
 
@@ -45,7 +45,7 @@ int RunFingerprint(const FingerprintFlags& flags) {
   SkipReporter skips(flags.run.quiet);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips);
   if (!reader.ok()) return ReportError(reader.status());
-  Result<OutputFile> output = OutputFile::Open(flags.output);
+  Result<OutputFile> output = OutputFile::Open(flags.output, flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
 
   const std::string recipe_id = RecipeId(*recipe);
@@ -62,9 +62,8 @@ int RunFingerprint(const FingerprintFlags& flags) {
       [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
         line.clear();
         for (size_t i = 0; i < docs.size(); ++i) {
-          internal::AppendFingerprintJson(&line, docs[i].id, fingerprints[i], selection,
-                                          simhash_bits, recipe_id);
-          line.push_back('\n');
+          format::AppendFingerprintLine(&line, docs[i].id, fingerprints[i], selection, simhash_bits,
+                                        recipe_id);
           bytes += docs[i].text.size();
         }
         documents += docs.size();
@@ -73,7 +72,7 @@ int RunFingerprint(const FingerprintFlags& flags) {
       },
       &stats);
   progress.Finish();
-  Status closed = output->Close();
+  Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
 
   if (!flags.run.quiet) {
@@ -85,7 +84,8 @@ int RunFingerprint(const FingerprintFlags& flags) {
                  static_cast<unsigned long long>(stats.documents),
                  static_cast<double>(stats.bytes) / 1e6, seconds, recipe_id.c_str(),
                  recipe->name.c_str(), static_cast<unsigned long long>(stats.empty_documents),
-                 static_cast<unsigned long long>(stats.documents_with_invalid_utf8),
+                 static_cast<unsigned long long>(stats.documents_with_invalid_utf8 +
+                                                 (*reader)->documents_with_invalid_utf8()),
                  static_cast<unsigned long long>(skips.count()));
   }
   return ExitCodeAfterReading(status, flags.run, skips);

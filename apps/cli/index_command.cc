@@ -1,6 +1,7 @@
 #include "index_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "exit_codes.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
+#include "open_collection.h"
 #include "progress.h"
 
 namespace neardup::cli {
@@ -25,6 +27,7 @@ struct AddFlags {
   std::string dir;
   InputFlags input;
   RunFlags run;
+  WaitFlags wait;
   size_t commit_documents = AddDocumentsOptions{}.commit_documents;
   double commit_growth = AddDocumentsOptions{}.commit_growth;
 };
@@ -33,22 +36,25 @@ struct RemoveFlags {
   std::string dir;
   std::vector<std::string> ids;
   bool quiet = false;
+  WaitFlags wait;
 };
 
 struct DirFlags {
   std::string dir;
   bool quiet = false;
+  WaitFlags wait;
 };
-
-Result<std::unique_ptr<Collection>> OpenForWriting(const std::string& dir) {
-  Collection::OpenOptions options;
-  options.mode = Collection::Mode::kReadWrite;
-  return Collection::Open(dir, options);
-}
 
 int RunCreate(const CreateFlags& flags) {
   Result<Recipe> recipe = flags.recipe.Resolve();
   if (!recipe.ok()) return ReportError(recipe.status());
+  // A file there is a place that cannot hold a collection (exit 3), not a
+  // usage error; a non-empty directory is refused by Create (exit 2).
+  std::error_code ec;
+  if (std::filesystem::exists(flags.dir, ec) && !std::filesystem::is_directory(flags.dir, ec)) {
+    return ReportError(IoError("cannot create a collection at " + flags.dir +
+                               ": it exists and is not a directory"));
+  }
   CollectionOptions options;
   options.max_document_frequency = flags.max_df;
   options.store_texts = !flags.no_texts;
@@ -61,30 +67,40 @@ int RunCreate(const CreateFlags& flags) {
 
 int RunAdd(const AddFlags& flags) {
   auto thread_limit = flags.run.LimitThreads();
-  Result<std::unique_ptr<Collection>> collection = OpenForWriting(flags.dir);
-  if (!collection.ok()) return ReportError(collection.status());
+  std::unique_ptr<Collection> collection;
+  if (int code = OpenForWriting(flags.dir, flags.wait, &collection); code != kExitOk) return code;
   SkipReporter skips(flags.run.quiet);
-  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips);
+  // `index add C C` (or a corpus directory holding C) must not index the
+  // collection's own files.
+  Result<std::unique_ptr<DocumentReader>> reader =
+      OpenInputs(flags.input, &skips, false,
+                 {{flags.dir, "the collection being added to (its own files are not indexed)"}});
   if (!reader.ok()) return ReportError(reader.status());
   AddDocumentsOptions options;
   options.commit_documents = flags.commit_documents;
   options.commit_growth = flags.commit_growth;
+  options.on_duplicate_id = [&skips](const Document& doc) {
+    skips.Report(SkippedRecord{"", 0, doc.id,
+                               "duplicate id: an earlier record of this run has it (the first "
+                               "record of an id is added)"});
+  };
   uint64_t acknowledged = 0;
   options.on_commit = [&](const CommitResult& result) {
     acknowledged += result.added + result.modified + result.unchanged;
   };
   AddDocumentsStats stats;
-  Status status = AddDocuments(**reader, **collection, options, &stats);
+  Status status = AddDocuments(**reader, *collection, options, &stats);
   if (!flags.run.quiet) {
     std::fprintf(stderr,
-                 "neardup: %llu documents read: %llu added, %llu modified, %llu unchanged in %llu "
-                 "commits; %llu records skipped\n",
+                 "neardup: %llu documents read: %llu added, %llu modified, %llu unchanged, %llu "
+                 "duplicate ids not added, in %llu commits; %llu other records skipped\n",
                  static_cast<unsigned long long>(stats.fingerprint.documents),
                  static_cast<unsigned long long>(stats.added),
                  static_cast<unsigned long long>(stats.modified),
                  static_cast<unsigned long long>(stats.unchanged),
+                 static_cast<unsigned long long>(stats.duplicate_ids),
                  static_cast<unsigned long long>(stats.commits),
-                 static_cast<unsigned long long>(skips.count()));
+                 static_cast<unsigned long long>(skips.count() - stats.duplicate_ids));
   }
   if (!status.ok() && acknowledged > 0) {
     std::fprintf(stderr, "neardup: the %llu documents committed before the error are kept\n",
@@ -94,9 +110,9 @@ int RunAdd(const AddFlags& flags) {
 }
 
 int RunRemove(const RemoveFlags& flags) {
-  Result<std::unique_ptr<Collection>> collection = OpenForWriting(flags.dir);
-  if (!collection.ok()) return ReportError(collection.status());
-  Result<CommitResult> result = (*collection)->Commit({}, flags.ids);
+  std::unique_ptr<Collection> collection;
+  if (int code = OpenForWriting(flags.dir, flags.wait, &collection); code != kExitOk) return code;
+  Result<CommitResult> result = collection->Commit({}, flags.ids);
   if (!result.ok()) return ReportError(result.status());
   if (!flags.quiet) {
     std::fprintf(stderr, "neardup: removed %llu documents\n",
@@ -106,9 +122,9 @@ int RunRemove(const RemoveFlags& flags) {
 }
 
 int RunCompact(const DirFlags& flags) {
-  Result<std::unique_ptr<Collection>> collection = OpenForWriting(flags.dir);
-  if (!collection.ok()) return ReportError(collection.status());
-  Status status = (*collection)->Compact();
+  std::unique_ptr<Collection> collection;
+  if (int code = OpenForWriting(flags.dir, flags.wait, &collection); code != kExitOk) return code;
+  Status status = collection->Compact();
   if (!status.ok()) return ReportError(status);
   if (!flags.quiet) std::fprintf(stderr, "neardup: compacted %s\n", flags.dir.c_str());
   return kExitOk;
@@ -153,7 +169,8 @@ void RegisterIndexCommand(CLI::App* app, std::function<int()>* run) {
   c->add_option("--max-df", create->max_df,
                 "Chunks found in more than this many documents are ignored for scoring "
                 "(boilerplate); 0: no cap")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(UnsignedIn(0, UINT32_MAX));
   c->add_flag("--no-texts", create->no_texts,
               "Do not store document texts (saves space; no matching passages)");
   c->callback([create, run] { *run = [create] { return RunCreate(*create); }; });
@@ -164,15 +181,16 @@ void RegisterIndexCommand(CLI::App* app, std::function<int()>* run) {
   a->add_option("dir", add->dir, "Collection directory")->required();
   add->input.Register(a);
   add->run.Register(a);
+  add->wait.Register(a);
   a->add_option("--commit-every", add->commit_documents,
                 "Documents per commit, at least (each commit is durable when acknowledged)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(UnsignedIn(1, uint64_t{1} << 32));
   a->add_option("--commit-growth", add->commit_growth,
                 "Commits also grow to this fraction of the indexed documents (each commit "
                 "rewrites the index, so a bulk load stays linear); 0: fixed-size commits")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(RealIn(0.0, 100.0));
   a->callback([add, run] { *run = [add] { return RunAdd(*add); }; });
 
   auto remove = std::make_shared<RemoveFlags>();
@@ -180,12 +198,14 @@ void RegisterIndexCommand(CLI::App* app, std::function<int()>* run) {
   r->add_option("dir", remove->dir, "Collection directory")->required();
   r->add_option("ids", remove->ids, "Document ids")->required();
   r->add_flag("--quiet,-q", remove->quiet, "No summary on stderr");
+  remove->wait.Register(r);
   r->callback([remove, run] { *run = [remove] { return RunRemove(*remove); }; });
 
   auto compact = std::make_shared<DirFlags>();
   CLI::App* k = index->add_subcommand("compact", "Merge segments and drop removed documents");
   k->add_option("dir", compact->dir, "Collection directory")->required();
   k->add_flag("--quiet,-q", compact->quiet, "No summary on stderr");
+  compact->wait.Register(k);
   k->callback([compact, run] { *run = [compact] { return RunCompact(*compact); }; });
 
   auto stats = std::make_shared<DirFlags>();

@@ -2,17 +2,23 @@
 // algorithm lives in the library. Exit codes: exit_codes.h.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <exception>
 #include <functional>
+#include <new>
 
 #include "exit_codes.h"
 #include "fingerprint_command.h"
 #include "index_command.h"
 #include "near_duplicate_commands.h"
+#include "output.h"
 #include "query_command.h"
 #include "recipe_command.h"
 #include "similar_command.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int ParseAndRun(int argc, char** argv) {
   CLI::App app{"neardup: find near-duplicate and similar documents, fast", "neardup"};
   app.set_version_flag("--version", "neardup 0.1.0");
   app.require_subcommand(1);
@@ -38,4 +44,30 @@ int main(int argc, char** argv) {
     return neardup::cli::kExitUsage;
   }
   return run ? run() : neardup::cli::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int code;
+  // The library returns errors as values; what still escapes as an
+  // exception (memory running out, a bug in a dependency) becomes an exit
+  // code with a message rather than std::terminate's abort (134).
+  try {
+    code = ParseAndRun(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "neardup: out of memory\n");
+    code = neardup::cli::kExitIo;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "neardup: internal error: %s\n", e.what());
+    code = neardup::cli::kExitInternal;
+  } catch (...) {
+    std::fprintf(stderr, "neardup: internal error: unknown exception\n");
+    code = neardup::cli::kExitInternal;
+  }
+  // Results printed with printf or by the help text are checked here: a
+  // full disk or a closed stdout must not end in exit 0.
+  neardup::Status flushed = neardup::cli::FlushStandardOutput();
+  if (!flushed.ok() && code == neardup::cli::kExitOk) code = neardup::cli::ReportError(flushed);
+  return code;
 }

@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,7 +13,7 @@
 #include "exit_codes.h"
 #include "neardup/clustering.h"
 #include "neardup/fingerprint_pipeline.h"
-#include "neardup/json_writer.h"
+#include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
 #include "neardup/near_duplicates.h"
 #include "output.h"
@@ -40,7 +42,14 @@ struct NearDuplicateFlags {
   std::string rule = "leader";
   std::string keep = "first";
   std::string output = "-";
+  // Options given on the command line that apply to one method only.
+  std::vector<std::string> minhash_only_given;
+  std::vector<std::string> simhash_only_given;
 };
+
+constexpr const char* kMinHashOnlyOptions[] = {"--threshold", "--verify", "--fp-weight",
+                                               "--fn-weight"};
+constexpr const char* kSimHashOnlyOptions[] = {"--max-distance", "--blocks"};
 
 Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
   NearDuplicateOptions options;
@@ -50,10 +59,15 @@ Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
   options.num_blocks = flags.num_blocks;
   options.false_positive_weight = flags.false_positive_weight;
   options.false_negative_weight = flags.false_negative_weight;
-  if (options.method == NearDuplicateMethod::kSimHash) {
-    if (!flags.verify.empty()) {
-      return InvalidArgumentError("--verify applies to --method minhash only");
-    }
+  // An option of the other method would be ignored: say so instead.
+  const bool simhash = options.method == NearDuplicateMethod::kSimHash;
+  const std::vector<std::string>& other =
+      simhash ? flags.minhash_only_given : flags.simhash_only_given;
+  if (!other.empty()) {
+    return InvalidArgumentError(other.front() + " applies to --method " +
+                                (simhash ? "minhash" : "simhash") + " only");
+  }
+  if (simhash) {
     options.verify_exact = false;
   } else if (flags.verify == "sketch") {
     options.verify_exact = false;
@@ -94,14 +108,7 @@ Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPa
   std::string line;
   for (const SimilarPair& pair : pairs) {
     line.clear();
-    line.append("{\"a\":");
-    AppendJsonString(&line, corpus.ids[pair.a]);
-    line.append(",\"b\":");
-    AppendJsonString(&line, corpus.ids[pair.b]);
-    if (pair.distance >= 0) line.append(",\"distance\":" + std::to_string(pair.distance));
-    line.append(",\"similarity\":");
-    AppendJsonDouble(&line, pair.similarity);
-    line.append("}\n");
+    format::AppendPairLine(&line, corpus.ids[pair.a], corpus.ids[pair.b], pair);
     NEARDUP_RETURN_IF_ERROR(out->Write(line));
   }
   return Status::Ok();
@@ -119,16 +126,14 @@ Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint64
     if (size[cluster_of[doc]] >= 2) members[cluster_of[doc]].push_back(doc);
   }
   std::string line;
+  std::vector<std::string_view> ids;
   uint64_t number = 0;
   for (uint64_t c = 0; c < n; ++c) {
     if (members[c].empty()) continue;
+    ids.clear();
+    for (uint64_t member : members[c]) ids.push_back(corpus.ids[member]);
     line.clear();
-    line.append("{\"cluster\":" + std::to_string(number++) + ",\"ids\":[");
-    for (size_t i = 0; i < members[c].size(); ++i) {
-      if (i > 0) line.push_back(',');
-      AppendJsonString(&line, corpus.ids[members[c][i]]);
-    }
-    line.append("]}\n");
+    format::AppendClusterLine(&line, number++, ids);
     NEARDUP_RETURN_IF_ERROR(out->Write(line));
   }
   *num_clusters = number;
@@ -152,15 +157,10 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
     }
     for (uint64_t doc = 0; doc < n; ++doc) {
       line.clear();
-      line.append("{\"id\":");
-      AppendJsonString(&line, corpus.ids[doc]);
-      if (keep[doc]) {
-        line.append(",\"kept\":true}\n");
-      } else {
-        line.append(",\"kept\":false,\"duplicate_of\":");
-        AppendJsonString(&line, corpus.ids[kept_of[cluster_of[doc]]]);
-        line.append("}\n");
-      }
+      format::AppendDedupDecisionLine(
+          &line, corpus.ids[doc],
+          keep[doc] ? std::nullopt
+                    : std::optional<std::string_view>(corpus.ids[kept_of[cluster_of[doc]]]));
       NEARDUP_RETURN_IF_ERROR(out->Write(line));
     }
     return Status::Ok();
@@ -186,8 +186,8 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
     NEARDUP_ASSIGN_OR_RETURN(bool more, (*reader)->Next(&document));
     if (!more) break;
     if (ordinal >= n || document.id != corpus.ids[ordinal]) {
-      return FailedPreconditionError("the inputs changed while dedup was reading them (document " +
-                                     std::to_string(ordinal) + ")");
+      return DataLossError("the inputs changed while dedup was reading them (document " +
+                           std::to_string(ordinal) + ")");
     }
     if (keep[ordinal]) {
       NEARDUP_RETURN_IF_ERROR(out->Write(document.raw_record));
@@ -195,8 +195,7 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
     }
     ++ordinal;
   }
-  if (ordinal != n)
-    return FailedPreconditionError("the inputs changed while dedup was reading them");
+  if (ordinal != n) return DataLossError("the inputs changed while dedup was reading them");
   return Status::Ok();
 }
 
@@ -221,7 +220,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   SkipReporter skips(flags.run.quiet);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips, dedup);
   if (!reader.ok()) return ReportError(reader.status());
-  Result<OutputFile> output = OutputFile::Open(flags.output);
+  Result<OutputFile> output = OutputFile::Open(flags.output, flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
 
   auto started = std::chrono::steady_clock::now();
@@ -258,7 +257,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
       status = WriteDedup(flags, corpus, cluster_of, *keep, &*output);
     }
   }
-  Status closed = output->Close();
+  Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
 
   if (!flags.run.quiet) {
@@ -295,7 +294,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
       ->check(CLI::IsMember({"minhash", "simhash"}))
       ->capture_default_str();
   command->add_option("--threshold", flags->threshold, "minhash: Jaccard threshold")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(RealIn(0.0, 1.0, /*min_open=*/true, /*max_open=*/true))
       ->capture_default_str();
   command
       ->add_option("--verify", flags->verify,
@@ -305,19 +304,21 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
   command
       ->add_option("--fp-weight", flags->false_positive_weight,
                    "minhash: weight of false positives when choosing LSH bands")
-      ->check(CLI::NonNegativeNumber)
+      ->check(RealIn(0.0, 1e6))
       ->capture_default_str();
   command
       ->add_option("--fn-weight", flags->false_negative_weight,
                    "minhash: weight of false negatives when choosing LSH bands")
-      ->check(CLI::NonNegativeNumber)
+      ->check(RealIn(0.0, 1e6))
       ->capture_default_str();
   command->add_option("--max-distance", flags->max_distance, "simhash: Hamming distance, bits")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerIn(0, 63));
   command
       ->add_option("--blocks", flags->num_blocks,
                    "simhash: blocks of the permuted tables (0: chosen for the corpus size)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(IntegerIn(0, 64));
   command->add_flag("--explain", flags->explain,
                     "Explain the index parameters and the candidate counts on stderr");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
@@ -335,8 +336,15 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
         ->check(CLI::IsMember({"first", "longest", "shortest"}))
         ->capture_default_str();
   }
-  command->callback(
-      [flags, run, kind] { *run = [flags, kind] { return RunNearDuplicates(*flags, kind); }; });
+  command->callback([flags, run, kind, command] {
+    for (const char* name : kMinHashOnlyOptions) {
+      if (command->count(name) > 0) flags->minhash_only_given.push_back(name);
+    }
+    for (const char* name : kSimHashOnlyOptions) {
+      if (command->count(name) > 0) flags->simhash_only_given.push_back(name);
+    }
+    *run = [flags, kind] { return RunNearDuplicates(*flags, kind); };
+  });
   return command;
 }
 

@@ -1,35 +1,148 @@
 #include "output.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
 
 namespace neardup::cli {
 namespace {
+
+namespace fs = std::filesystem;
+
 constexpr size_t kFlushBytes = size_t{1} << 20;
+
+std::string ErrnoText(int error) { return std::strerror(error); }
+
+bool SameFile(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-OutputFile::OutputFile(std::FILE* file, std::string name, bool owned)
-    : file_(file), name_(std::move(name)), owned_(owned) {}
+// True when `path` is `dir` or below it (both absolute, links resolved).
+bool IsUnder(const fs::path& path, const fs::path& dir) {
+  auto p = path.begin();
+  for (auto d = dir.begin(); d != dir.end(); ++d, ++p) {
+    if (d->empty()) continue;  // a trailing separator
+    if (p == path.end() || *p != *d) return false;
+  }
+  return true;
+}
+
+Status Refuse(const std::string& output, const std::string& input, const char* how) {
+  return InvalidArgumentError("--output " + output + " " + how + " " + input +
+                              ": refusing to overwrite an input (write the output elsewhere)");
+}
+
+// The file the output names: itself, or the target of a symbolic link (a
+// rename must replace the file, not the link).
+std::string ResolvedTarget(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) return path;
+  std::string target(real);
+  std::free(real);
+  return target;
+}
+
+mode_t NewFileMode() {
+  // umask can only be read by setting it; this runs before any thread.
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+
+}  // namespace
+
+Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs) {
+  if (output == "-") return Status::Ok();
+  struct stat out_st;
+  const bool out_exists = ::stat(output.c_str(), &out_st) == 0;
+  std::error_code ec;
+  // Where the output is or would be created, with every link of the
+  // existing part of the path resolved.
+  const fs::path out_abs = fs::weakly_canonical(fs::absolute(output, ec), ec);
+  for (const std::string& input : inputs) {
+    if (input == "-") continue;
+    struct stat in_st;
+    if (::stat(input.c_str(), &in_st) != 0) continue;  // the reader reports it
+    if (out_exists && SameFile(in_st, out_st)) return Refuse(output, input, "is the input");
+    if (!S_ISDIR(in_st.st_mode)) continue;
+    std::error_code dir_ec;
+    const fs::path in_abs = fs::canonical(input, dir_ec);
+    if (!dir_ec && !ec && IsUnder(out_abs, in_abs)) {
+      return Refuse(output, input, "is inside the input directory");
+    }
+    if (!out_exists) continue;
+    // A hard or symbolic link to the output somewhere in the directory (the
+    // reader follows links to files): one stat per file, as reading them
+    // costs anyway.
+    std::error_code walk_ec;
+    for (fs::recursive_directory_iterator it(input, walk_ec), end; !walk_ec && it != end;
+         it.increment(walk_ec)) {
+      struct stat entry_st;
+      if (::stat(it->path().c_str(), &entry_st) == 0 && SameFile(entry_st, out_st)) {
+        return Refuse(output, it->path().string(), "is the same file as");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+OutputFile::OutputFile(std::FILE* file, std::string name, bool owned, std::string temp_path)
+    : file_(file), name_(std::move(name)), owned_(owned), temp_path_(std::move(temp_path)) {}
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
     : file_(other.file_),
       name_(std::move(other.name_)),
       owned_(other.owned_),
+      temp_path_(std::move(other.temp_path_)),
       buffer_(std::move(other.buffer_)) {
   other.file_ = nullptr;
+  other.temp_path_.clear();
 }
 
-OutputFile::~OutputFile() {
-  if (file_ != nullptr) Close().IgnoreError();
-}
+OutputFile::~OutputFile() { Finish(false).IgnoreError(); }
 
-Result<OutputFile> OutputFile::Open(const std::string& path) {
-  if (path == "-") return OutputFile(stdout, "standard output", false);
-  std::FILE* file = std::fopen(path.c_str(), "wb");
-  if (file == nullptr) {
-    return IoError("cannot create " + path + ": " + std::strerror(errno));
+Result<OutputFile> OutputFile::Open(const std::string& path,
+                                    const std::vector<std::string>& inputs) {
+  if (path == "-") return OutputFile(stdout, "standard output", false, "");
+  NEARDUP_RETURN_IF_ERROR(CheckOutputIsNotAnInput(path, inputs));
+  struct stat st;
+  mode_t mode = 0;
+  std::string target = path;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return IoError("cannot write to " + path + ": it is a directory");
+    if (!S_ISREG(st.st_mode)) {
+      // /dev/null, a FIFO, a terminal: nothing to replace, written in place.
+      std::FILE* file = std::fopen(path.c_str(), "wb");
+      if (file == nullptr) return IoError("cannot open " + path + ": " + ErrnoText(errno));
+      return OutputFile(file, path, true, "");
+    }
+    mode = st.st_mode & 07777;
+    target = ResolvedTarget(path);
+  } else {
+    mode = NewFileMode();
   }
-  return OutputFile(file, path, true);
+  const fs::path target_path(target);
+  fs::path dir = target_path.parent_path();
+  if (dir.empty()) dir = ".";
+  std::string temp = (dir / ("." + target_path.filename().string() + ".neardup-XXXXXX")).string();
+  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return IoError("cannot create " + path + ": " + ErrnoText(errno));
+  (void)::fchmod(fd, mode);
+  std::FILE* file = ::fdopen(fd, "wb");
+  if (file == nullptr) {
+    int error = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return IoError("cannot create " + path + ": " + ErrnoText(error));
+  }
+  return OutputFile(file, target, true, std::move(temp));
 }
 
 Status OutputFile::Write(std::string_view bytes) {
@@ -44,23 +157,58 @@ Status OutputFile::Flush() {
   const size_t written = std::fwrite(buffer_.data(), 1, size, file_);
   buffer_.clear();
   if (written != size) {
-    return IoError("cannot write to " + name_ + ": " + std::strerror(errno));
+    return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
   }
   return Status::Ok();
 }
 
-Status OutputFile::Close() {
+Status OutputFile::Finish(bool success) {
   if (file_ == nullptr) return Status::Ok();
-  Status status = Flush();
-  int flushed = std::fflush(file_);
-  if (status.ok() && flushed != 0) {
-    status = IoError("cannot write to " + name_ + ": " + std::strerror(errno));
+  const bool atomic = !temp_path_.empty();
+  Status status;
+  if (success || !atomic) {
+    status = Flush();
+    if (std::fflush(file_) != 0 && status.ok()) {
+      status = IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
+    }
   }
-  if (owned_ && std::fclose(file_) != 0 && status.ok()) {
-    status = IoError("cannot close " + name_ + ": " + std::strerror(errno));
+  buffer_.clear();
+  if (success && atomic && status.ok() && ::fsync(::fileno(file_)) != 0) {
+    status = IoError("cannot write to " + name_ + ": fsync: " + ErrnoText(errno));
+  }
+  if (owned_ && std::fclose(file_) != 0 && status.ok() && success) {
+    status = IoError("cannot close " + name_ + ": " + ErrnoText(errno));
   }
   file_ = nullptr;
+  if (!atomic) return status;
+  if (success && status.ok()) {
+    if (std::rename(temp_path_.c_str(), name_.c_str()) == 0) {
+      temp_path_.clear();
+      // The rename is durable once the directory is.
+      fs::path dir = fs::path(name_).parent_path();
+      int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir_fd >= 0) {
+        if (::fsync(dir_fd) != 0) status = IoError("cannot sync the directory of " + name_);
+        ::close(dir_fd);
+      }
+      return status;
+    }
+    status = IoError("cannot rename the finished output to " + name_ + ": " + ErrnoText(errno));
+  }
+  ::unlink(temp_path_.c_str());
+  temp_path_.clear();
   return status;
+}
+
+Status FlushStandardOutput() {
+  std::cout.flush();
+  bool failed = !std::cout.good();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) failed = true;
+  if (!failed) return Status::Ok();
+  const int error = errno;
+  return IoError(std::string("cannot write to standard output") +
+                 (error != 0 ? ": " + ErrnoText(error) : std::string()));
 }
 
 }  // namespace neardup::cli

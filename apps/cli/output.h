@@ -1,38 +1,69 @@
 // Buffered writing of result lines to stdout or a file, with write errors
 // (a full disk, a closed pipe) reported as a Status instead of lost.
+//
+// A file output is atomic: the lines go to a hidden temporary file in the
+// same directory (".NAME.neardup-XXXXXX"), which Finish(true) fsyncs and
+// renames over NAME; Finish(false), or destroying the output unfinished,
+// removes the temporary, so a run that fails or is killed leaves the previous
+// NAME untouched (a killed run may leave its temporary behind, never a
+// partial NAME). Outputs that are not regular files (/dev/null, a FIFO, a
+// terminal) are written in place, and standard output streams as it goes.
+//
+// The writer is the CLI's own rather than the library's
+// (src/index/chunk_index_io.h's AtomicFileWriter): that one writes a fixed
+// "<path>.tmp", which two runs writing the same output would share, and it is
+// internal to the index module.
 #ifndef NEARDUP_APPS_CLI_OUTPUT_H_
 #define NEARDUP_APPS_CLI_OUTPUT_H_
 
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "neardup/status.h"
 
 namespace neardup::cli {
 
+// InvalidArgument when `output` names one of `inputs` (the same file by
+// device and inode, through any link, a file inside an input directory, or a
+// new file that would be created inside one). "-" on either side is stdin or
+// stdout and never clashes. Nothing is opened for writing.
+Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs);
+
 class OutputFile {
  public:
-  // "-" is stdout.
-  static Result<OutputFile> Open(const std::string& path);
+  // "-" is stdout. Checks CheckOutputIsNotAnInput(path, inputs) first.
+  static Result<OutputFile> Open(const std::string& path,
+                                 const std::vector<std::string>& inputs = {});
   OutputFile(OutputFile&& other) noexcept;
   OutputFile& operator=(OutputFile&&) = delete;
+  // Unfinished: as Finish(false).
   ~OutputFile();
 
   // Appends to the buffer; flushes when it is large.
   Status Write(std::string_view bytes);
-  // Flushes and, for a file, closes it; reports any deferred write error.
-  Status Close();
+  // success: flushes, fsyncs and renames the temporary over the output (a
+  // stream is flushed); reports any deferred write error, and then removes the
+  // temporary. !success: removes the temporary (a stream is still flushed:
+  // what was printed stays printed). Idempotent.
+  Status Finish(bool success);
 
  private:
-  OutputFile(std::FILE* file, std::string name, bool owned);
+  OutputFile(std::FILE* file, std::string name, bool owned, std::string temp_path);
   Status Flush();
 
   std::FILE* file_;
-  std::string name_;
-  bool owned_;
+  std::string name_;       // the output as named, for messages and the rename
+  bool owned_;             // closed by Finish (not stdout)
+  std::string temp_path_;  // empty: written in place
   std::string buffer_;
 };
+
+// The exit status's last word on standard output: flushes stdout and
+// std::cout and reports a write error that printf or the help text hid
+// (`neardup recipe list > /dev/full`). IoError, else Ok.
+Status FlushStandardOutput();
 
 }  // namespace neardup::cli
 

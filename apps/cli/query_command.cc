@@ -8,7 +8,7 @@
 #include "exit_codes.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
-#include "neardup/json_writer.h"
+#include "neardup/format/wire_format.h"
 #include "output.h"
 
 namespace neardup::cli {
@@ -43,7 +43,7 @@ int RunQuery(const QueryFlags& flags) {
   SkipReporter skips(flags.run.quiet);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips);
   if (!reader.ok()) return ReportError(reader.status());
-  Result<OutputFile> output = OutputFile::Open(flags.output);
+  Result<OutputFile> output = OutputFile::Open(flags.output, flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
 
   QueryOptions options;
@@ -68,35 +68,11 @@ int RunQuery(const QueryFlags& flags) {
       status = result.status();
       break;
     }
-    line = "{\"query\":";
-    AppendJsonString(&line, doc.id);
-    line += ",\"chunks\":" + std::to_string(result->num_chunks) + ",\"matches\":[";
-    for (size_t i = 0; i < result->matches.size(); ++i) {
-      const QueryMatch& m = result->matches[i];
-      if (i > 0) line.push_back(',');
-      line += "{\"b\":";
-      AppendJsonString(&line, m.id);
-      line += ",\"a_in_b\":";
-      AppendJsonDouble(&line, m.a_in_b);
-      line += ",\"b_in_a\":";
-      AppendJsonDouble(&line, m.b_in_a);
-      if (i < options.passages_top) {
-        line += ",\"passages\":[";
-        for (size_t j = 0; j < m.passages.size(); ++j) {
-          const Passage& p = m.passages[j];
-          if (j > 0) line.push_back(',');
-          line += "{\"query\":[" + std::to_string(p.query_begin) + "," +
-                  std::to_string(p.query_end) + "],\"match\":[" + std::to_string(p.match_begin) +
-                  "," + std::to_string(p.match_end) + "]}";
-        }
-        line.push_back(']');
-      }
-      line.push_back('}');
-    }
-    line += "]}\n";
+    line.clear();
+    format::AppendQueryResultLine(&line, doc.id, *result, options.passages_top);
     status = output->Write(line);
   }
-  Status closed = output->Close();
+  Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
   return ExitCodeAfterReading(status, flags.run, skips);
 }
@@ -118,16 +94,16 @@ void RegisterQueryCommand(CLI::App* app, std::function<int()>* run) {
   flags->run.Register(command);
   command->add_option("--top", flags->top, "Matches per query document")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(UnsignedIn(1, uint64_t{1} << 32));
   command->add_option("--min", flags->min, "Least max(a_in_b, b_in_a) reported")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(RealIn(0.0, 1.0));
   command
       ->add_option("--passages", flags->passages,
                    "Matches (best first) that get their matching passages; 0: none. Needs "
                    "stored texts (default 3, or 0 on a --no-texts collection)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(UnsignedIn(0, uint64_t{1} << 32));
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
   command->callback([flags, run, command] {

@@ -9,7 +9,8 @@
 #include "exit_codes.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
-#include "neardup/json_writer.h"
+#include "neardup/format/wire_format.h"
+#include "open_collection.h"
 #include "output.h"
 
 namespace neardup::cli {
@@ -23,33 +24,19 @@ struct SimilarFlags {
   std::string output = "-";
   bool full = false;
   RunFlags run;
+  WaitFlags wait;
 };
-
-void AppendCsvField(std::string* out, const std::string& value) {
-  if (value.find_first_of(",\"\r\n") == std::string::npos) {
-    out->append(value);
-    return;
-  }
-  out->push_back('"');
-  for (char c : value) {
-    if (c == '"') out->push_back('"');
-    out->push_back(c);
-  }
-  out->push_back('"');
-}
 
 int RunSimilar(const SimilarFlags& flags) {
   auto thread_limit = flags.run.LimitThreads();
-  Collection::OpenOptions open;
-  open.mode = Collection::Mode::kReadWrite;
-  Result<std::unique_ptr<Collection>> collection = Collection::Open(flags.dir, open);
-  if (!collection.ok()) return ReportError(collection.status());
+  std::unique_ptr<Collection> collection;
+  if (int code = OpenForWriting(flags.dir, flags.wait, &collection); code != kExitOk) return code;
   SimilarOptions options;
   options.top_n = flags.top;
   options.min_similarity = flags.min;
   options.force_full = flags.full;
   SimilarStats stats;
-  Status status = ComputeSimilarities(**collection, options, &stats);
+  Status status = ComputeSimilarities(*collection, options, &stats);
   if (!status.ok()) return ReportError(status);
   if (!flags.run.quiet) {
     std::fprintf(stderr,
@@ -63,44 +50,32 @@ int RunSimilar(const SimilarFlags& flags) {
                  static_cast<unsigned long long>(stats.search.boilerplate_chunks));
   }
 
-  Result<std::vector<DocumentInfo>> docs = (*collection)->ListDocuments();
+  Result<std::vector<DocumentInfo>> docs = collection->ListDocuments();
   if (!docs.ok()) return ReportError(docs.status());
   std::map<uint32_t, std::string> ids;
   for (const DocumentInfo& info : *docs) ids[info.doc] = info.id;
-  Result<std::vector<SimilarityRow>> rows = (*collection)->ReadSimilarities();
+  Result<std::vector<SimilarityRow>> rows = collection->ReadSimilarities();
   if (!rows.ok()) return ReportError(rows.status());
   Result<OutputFile> output = OutputFile::Open(flags.output);
   if (!output.ok()) return ReportError(output.status());
 
   const bool csv = flags.format == "csv";
   std::string line;
-  if (csv) status = output->Write("a,b,a_in_b,b_in_a\n");
+  if (csv) {
+    format::AppendSimilarityCsvHeader(&line);
+    status = output->Write(line);
+  }
   for (const SimilarityRow& row : *rows) {
     if (!status.ok()) break;
     line.clear();
     if (csv) {
-      AppendCsvField(&line, ids[row.a]);
-      line.push_back(',');
-      AppendCsvField(&line, ids[row.b]);
-      line.push_back(',');
-      AppendJsonDouble(&line, row.a_in_b);
-      line.push_back(',');
-      AppendJsonDouble(&line, row.b_in_a);
+      format::AppendSimilarityCsvLine(&line, ids[row.a], ids[row.b], row.a_in_b, row.b_in_a);
     } else {
-      line += "{\"a\":";
-      AppendJsonString(&line, ids[row.a]);
-      line += ",\"b\":";
-      AppendJsonString(&line, ids[row.b]);
-      line += ",\"a_in_b\":";
-      AppendJsonDouble(&line, row.a_in_b);
-      line += ",\"b_in_a\":";
-      AppendJsonDouble(&line, row.b_in_a);
-      line.push_back('}');
+      format::AppendSimilarityLine(&line, ids[row.a], ids[row.b], row.a_in_b, row.b_in_a);
     }
-    line.push_back('\n');
     status = output->Write(line);
   }
-  Status closed = output->Close();
+  Status closed = output->Finish(status.ok());
   if (status.ok()) status = closed;
   if (!status.ok()) return ReportError(status);
   return kExitOk;
@@ -118,10 +93,10 @@ void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run) {
   command->add_option("dir", flags->dir, "Collection directory")->required();
   command->add_option("--top", flags->top, "Similar documents per document")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(UnsignedIn(1, uint64_t{1} << 32));
   command->add_option("--min", flags->min, "Least max(a_in_b, b_in_a) reported")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(RealIn(0.0, 1.0));
   command->add_option("--format", flags->format, "jsonl or csv")
       ->check(CLI::IsMember({"jsonl", "csv"}))
       ->capture_default_str();
@@ -129,6 +104,7 @@ void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run) {
       ->capture_default_str();
   command->add_flag("--full", flags->full, "Recompute everything, not only what changed");
   flags->run.Register(command);
+  flags->wait.Register(command);
   command->callback([flags, run] { *run = [flags] { return RunSimilar(*flags); }; });
 }
 

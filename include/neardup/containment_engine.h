@@ -58,6 +58,13 @@ struct AddDocumentsOptions {
   size_t max_commit_bytes = size_t{1} << 30;
   // Called after each durable commit with its result. May be empty.
   std::function<void(const CommitResult&)> on_commit;
+  // Called for each document whose id an earlier document of the same call
+  // already had. The first document of an id is the one added (as `neardup
+  // dedup --keep first`); later ones are not added, only counted
+  // (AddDocumentsStats::duplicate_ids) and reported here, so that the
+  // documents read add up: added + modified + unchanged + duplicate_ids.
+  // Ids are compared as strings (a JSONL id 1 is "1"). May be empty.
+  std::function<void(const Document&)> on_duplicate_id;
 };
 
 struct AddDocumentsStats {
@@ -65,6 +72,7 @@ struct AddDocumentsStats {
   uint64_t modified = 0;
   uint64_t unchanged = 0;
   uint64_t commits = 0;
+  uint64_t duplicate_ids = 0;  // documents not added: their id came earlier
   FingerprintPipelineStats fingerprint;
 };
 
@@ -73,7 +81,9 @@ struct AddDocumentsStats {
 Result<std::unique_ptr<Fingerprinter>> CreateCollectionFingerprinter(const Collection& collection);
 
 // Reads every document of `reader` into `collection`. A document's name is
-// its id. On error, commits already acknowledged stay.
+// its id. On error, commits already acknowledged stay. Memory: besides the
+// commit being filled, the ids read so far (for on_duplicate_id), about
+// their length plus 50 bytes each.
 Status AddDocuments(DocumentReader& reader, Collection& collection,
                     const AddDocumentsOptions& options, AddDocumentsStats* stats = nullptr);
 

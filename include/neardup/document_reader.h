@@ -6,7 +6,11 @@
 //  - a directory: every regular file below it (symbolic links to files are
 //    followed, symbolic links to directories are not), in byte-wise sorted
 //    order of the path relative to the directory; a file's name there is that
-//    relative path with '/' separators;
+//    relative path with '/' separators. Every other entry that is not a
+//    directory (a dangling symbolic link, a symbolic link loop, a link to a
+//    directory, a FIFO, a socket, a device) is skipped and reported, as is a
+//    directory listed in InputOptions::excluded_directories (with everything
+//    below it);
 //  - anything else (a regular file, a FIFO, /dev/stdin): read as a stream; its
 //    name is the path exactly as given.
 // Compression is detected from the first bytes (gzip 1f 8b, multi-member
@@ -18,11 +22,23 @@
 // A text document is the whole file, bytes as-is (binary and invalid UTF-8 are
 // passed through). Its id is the file's name, "-" for stdin.
 //
+// Inputs that may never end (ByteStream::HasEnd false: a pipe, a FIFO, a
+// character device such as /dev/zero) are never read past the size limit:
+// a text document over max_document_bytes is skipped after max_document_bytes
+// + 1 bytes (the rest is not read), and a JSONL line over it ends the reader
+// with ResourceExhausted (the rest of the line could only be passed over by
+// reading it, maybe forever). In a regular file, compressed or not, an
+// over-long document or line is passed over and its size reported.
+//
 // JSONL: one JSON object per line ("\n" or "\r\n"; lines of any length;
 // blank lines ignored; a last line without a newline still counts; a UTF-8 byte
 // order mark at the start of a file is ignored). The text is the string field
-// `text_field` with escapes decoded. The id is the field `id_field`: a string as
-// is, a number as its JSON text (42 -> "42", 1.5e3 -> "1.5e3"); when the field is
+// `text_field` with escapes decoded; invalid UTF-8 in a line is replaced, each
+// maximal ill-formed subpart by U+FFFD (as the normalizer does for a text
+// file, so a JSONL text and the same bytes in a file fingerprint alike), and
+// the record is counted (documents_with_invalid_utf8). The id is the field
+// `id_field`: a string as is, a number as its JSON text (42 -> "42", 1.5e3 ->
+// "1.5e3", so the ids 1 and "1" are the same id); when the field is
 // absent or null the id is "<name>:<line>" (name as above, line 1-based). If a
 // key occurs twice in an object, the last occurrence counts (as in Python's
 // json and JavaScript's JSON.parse). A record is skipped, reported through
@@ -86,6 +102,15 @@ struct InputOptions {
   bool keep_raw_records = false;
   // Called for each skipped record, in reading order. May be empty.
   std::function<void(const SkippedRecord&)> on_skip;
+  // Directories not read, neither as an input nor below an input directory
+  // (compared by device and inode, so any path to them counts); each is
+  // reported as a skipped record with `reason`. E.g. the collection that
+  // `neardup index add` writes, so it never indexes its own files.
+  struct ExcludedDirectory {
+    std::string path;
+    std::string reason;
+  };
+  std::vector<ExcludedDirectory> excluded_directories;
 };
 
 // A source of bytes read front to back: a file, stdin, a decompressor, memory.
@@ -104,6 +129,12 @@ class ByteStream {
   // regular file), else nullopt. A hint: the stream may end up shorter or
   // longer if the file changes while it is read.
   virtual std::optional<uint64_t> RemainingSizeHint() const { return std::nullopt; }
+
+  // Whether the stream is known to end: true for a regular file (compressed
+  // or not) and for memory; false for a pipe, FIFO, socket or character
+  // device, whose end may never come (/dev/zero). The reader reads such a
+  // stream no further than it must (see above).
+  virtual bool HasEnd() const { return true; }
 };
 
 class DocumentReader {
@@ -137,6 +168,8 @@ class DocumentReader {
   uint64_t documents_read() const;
   // Records reported to on_skip so far.
   uint64_t records_skipped() const;
+  // JSONL records returned so far whose line had invalid UTF-8 (replaced).
+  uint64_t documents_with_invalid_utf8() const;
 
  private:
   class Impl;

@@ -46,7 +46,7 @@ struct NearDuplicateOptions {
   int max_distance = 3;
   int num_blocks = 0;
 
-  // MinHash: pairs with Jaccard >= threshold (default 0.8). The LSH weights
+  // MinHash: pairs with Jaccard >= threshold, in (0, 1) (default 0.8). The LSH weights
   // trade missed pairs (false negatives) against candidates to verify.
   // Defaults 0.05 / 0.95 (docs/ACCURACY.md): a false positive costs one
   // verification, a false negative is a lost duplicate; at 0.8 and k = 128

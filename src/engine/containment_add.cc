@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "neardup/containment_engine.h"
@@ -20,6 +21,9 @@ Status AddDocuments(DocumentReader& reader, Collection& collection,
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
                            CreateCollectionFingerprinter(collection));
   AddDocumentsStats local;
+  // Every id of this call: one commit cannot hold an id twice, and a later
+  // commit would silently turn the repeat into a modification.
+  std::unordered_set<std::string> ids_seen;
   std::vector<std::string> texts;  // owned by the batch being committed
   std::vector<IncomingDocument> batch;
   size_t batch_bytes = 0;
@@ -64,6 +68,11 @@ Status AddDocuments(DocumentReader& reader, Collection& collection,
         // Document by document, so a commit holds at most its limits even
         // when the pipeline hands over a larger batch.
         for (size_t i = 0; i < docs.size(); ++i) {
+          if (!ids_seen.insert(docs[i].id).second) {
+            ++local.duplicate_ids;
+            if (options.on_duplicate_id) options.on_duplicate_id(docs[i]);
+            continue;
+          }
           texts.push_back(docs[i].text);
           batch_bytes += docs[i].text.size();
           batch.push_back(

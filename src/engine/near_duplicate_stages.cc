@@ -27,9 +27,11 @@ Status ValidateOptions(const NearDuplicateOptions& options) {
     index_options.max_distance = options.max_distance;
     return ValidateHammingIndexOptions(index_options);
   }
-  if (!(options.threshold > 0.0 && options.threshold <= 1.0)) {
+  // Open at 1 as well: LSH bands cannot be chosen for a threshold of 1
+  // (lsh_params.h), and saying so here gives one range in every message.
+  if (!(options.threshold > 0.0 && options.threshold < 1.0)) {
     return InvalidArgumentError("threshold (" + std::to_string(options.threshold) +
-                                ") must be in (0, 1]");
+                                ") must be in (0, 1)");
   }
   return Status::Ok();
 }

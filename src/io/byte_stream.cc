@@ -20,8 +20,8 @@ std::string ErrnoText(int error) { return std::strerror(error); }
 // stdin.
 class FdStream final : public ByteStream {
  public:
-  FdStream(int fd, bool owned, std::string name, std::optional<uint64_t> size)
-      : fd_(fd), owned_(owned), name_(std::move(name)), remaining_(size) {}
+  FdStream(int fd, bool owned, std::string name, std::optional<uint64_t> size, bool has_end)
+      : fd_(fd), owned_(owned), name_(std::move(name)), remaining_(size), has_end_(has_end) {}
   ~FdStream() override {
     if (owned_) ::close(fd_);
   }
@@ -44,13 +44,20 @@ class FdStream final : public ByteStream {
   }
 
   std::optional<uint64_t> RemainingSizeHint() const override { return remaining_; }
+  bool HasEnd() const override { return has_end_; }
 
  private:
   int fd_;
   bool owned_;
   std::string name_;
   std::optional<uint64_t> remaining_;
+  bool has_end_;  // a regular file
 };
+
+bool IsRegularFile(int fd) {
+  struct stat st;
+  return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
 
 class StringStream final : public ByteStream {
  public:
@@ -91,6 +98,8 @@ class PrefixedStream final : public ByteStream {
     return *rest + (prefix_.size() - pos_);
   }
 
+  bool HasEnd() const override { return rest_->HasEnd(); }
+
  private:
   std::string prefix_;
   size_t pos_ = 0;
@@ -121,11 +130,14 @@ Result<std::unique_ptr<ByteStream>> OpenFileStream(const std::string& path) {
     // Whole files are read front to back once: let the kernel read ahead.
     (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
-  return std::unique_ptr<ByteStream>(std::make_unique<FdStream>(fd, true, path, size));
+  return std::unique_ptr<ByteStream>(
+      std::make_unique<FdStream>(fd, true, path, size, S_ISREG(st.st_mode)));
 }
 
 std::unique_ptr<ByteStream> OpenStdinStream() {
-  return std::make_unique<FdStream>(STDIN_FILENO, false, "- (stdin)", std::nullopt);
+  // `< file` makes stdin a regular file; a pipe or a terminal may not end.
+  return std::make_unique<FdStream>(STDIN_FILENO, false, "- (stdin)", std::nullopt,
+                                    IsRegularFile(STDIN_FILENO));
 }
 
 std::unique_ptr<ByteStream> MakeStringStream(std::string data) {

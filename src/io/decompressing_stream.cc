@@ -34,6 +34,7 @@ class CompressedInput {
     return true;
   }
 
+  bool HasEnd() const { return raw_->HasEnd(); }
   const char* data() const { return buffer_.get(); }
   size_t filled() const { return filled_; }
   bool at_end() const { return at_end_; }
@@ -81,6 +82,8 @@ class GzipStream final : public ByteStream {
   }
   GzipStream(const GzipStream&) = delete;
   GzipStream& operator=(const GzipStream&) = delete;
+
+  bool HasEnd() const override { return input_.HasEnd(); }
 
   Result<size_t> Read(char* buffer, size_t size) override {
     NEARDUP_DCHECK(size > 0);
@@ -158,6 +161,8 @@ class ZstdStream final : public ByteStream {
   ~ZstdStream() override { ZSTD_freeDCtx(dctx_); }
   ZstdStream(const ZstdStream&) = delete;
   ZstdStream& operator=(const ZstdStream&) = delete;
+
+  bool HasEnd() const override { return input_.HasEnd(); }
 
   Result<size_t> Read(char* buffer, size_t size) override {
     NEARDUP_DCHECK(size > 0);

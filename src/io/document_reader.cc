@@ -61,6 +61,7 @@ class DocumentReader::Impl {
 
   uint64_t documents_read() const { return documents_read_; }
   uint64_t records_skipped() const { return records_skipped_; }
+  uint64_t documents_with_invalid_utf8() const { return documents_with_invalid_utf8_; }
 
  private:
   // The file being read. Invariant: lines is set iff jsonl and stream are.
@@ -105,8 +106,8 @@ class DocumentReader::Impl {
       }
       if (next_dir_entry_ < dir_entries_.size()) {
         internal::DirectoryEntry& entry = dir_entries_[next_dir_entry_++];
-        if (entry.dangling_link) {
-          Skip(entry.path, 0, entry.name, "dangling symbolic link");
+        if (!entry.skip_reason.empty()) {
+          Skip(entry.path, 0, entry.name, std::move(entry.skip_reason));
           continue;
         }
         NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> raw,
@@ -127,7 +128,11 @@ class DocumentReader::Impl {
       }
       struct stat st;
       if (::stat(input.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-        NEARDUP_ASSIGN_OR_RETURN(dir_entries_, internal::ListDirectory(input));
+        if (const internal::ExcludedDirectoryId* excluded = FindExcluded(st)) {
+          Skip(input, 0, input, excluded->reason);
+          continue;
+        }
+        NEARDUP_ASSIGN_OR_RETURN(dir_entries_, internal::ListDirectory(input, excluded_));
         continue;
       }
       NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> raw, internal::OpenFileStream(input));
@@ -143,8 +148,8 @@ class DocumentReader::Impl {
     source_.name = std::move(name);
     source_.jsonl = jsonl;
     if (jsonl) {
-      source_.lines =
-          std::make_unique<internal::LineReader>(source_.stream.get(), options_.max_document_bytes);
+      source_.lines = std::make_unique<internal::LineReader>(
+          source_.stream.get(), options_.max_document_bytes, source_.path);
       if (parser_ == nullptr) {
         parser_ =
             std::make_unique<internal::JsonlRecordParser>(options_.text_field, options_.id_field);
@@ -169,7 +174,9 @@ class DocumentReader::Impl {
       if (line.number == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
       if (IsBlank(text)) continue;
       bool has_id;
-      Status status = parser_->Parse(text, doc, &has_id);
+      bool replaced_utf8;
+      Status status = parser_->Parse(text, doc, &has_id, &replaced_utf8);
+      if (status.ok() && replaced_utf8) ++documents_with_invalid_utf8_;
       if (!status.ok()) {
         Skip(source_.path, line.number, doc->id, status.message());
         continue;
@@ -206,8 +213,18 @@ class DocumentReader::Impl {
       NEARDUP_ASSIGN_OR_RETURN(size_t n, stream->Read(text.data() + filled, text.size() - filled));
       if (n == 0) break;
       filled += n;
+      if (filled > max && !stream->HasEnd()) {
+        // A pipe, FIFO or device may never end (/dev/zero): the document is
+        // the whole stream, so nothing after it is lost by not reading on.
+        text.clear();
+        Skip(source_.path, 0, source_.name,
+             "document of more than " + std::to_string(max) +
+                 " bytes exceeds max_document_bytes (" + std::to_string(max) +
+                 "); this input (a pipe, FIFO or device) may never end: the rest was not read");
+        return false;
+      }
       if (filled > max) {
-        // Count the rest without keeping it.
+        // A file ends: count the rest without keeping it.
         text.resize(kTextFirstBlockBytes);
         while (true) {
           NEARDUP_ASSIGN_OR_RETURN(n, stream->Read(text.data(), text.size()));
@@ -223,6 +240,24 @@ class DocumentReader::Impl {
     doc->id = source_.name;
     doc->raw_record.clear();
     return true;
+  }
+
+  const internal::ExcludedDirectoryId* FindExcluded(const struct stat& st) {
+    if (!excluded_resolved_) {
+      // Resolved when first needed, so an excluded directory created after
+      // Open still counts.
+      excluded_resolved_ = true;
+      for (const InputOptions::ExcludedDirectory& dir : options_.excluded_directories) {
+        struct stat dir_st;
+        if (::stat(dir.path.c_str(), &dir_st) == 0) {
+          excluded_.push_back({dir_st.st_dev, dir_st.st_ino, dir.reason});
+        }
+      }
+    }
+    for (const internal::ExcludedDirectoryId& dir : excluded_) {
+      if (dir.device == st.st_dev && dir.inode == st.st_ino) return &dir;
+    }
+    return nullptr;
   }
 
   void Skip(const std::string& path, uint64_t line, std::string id, std::string reason) {
@@ -243,6 +278,9 @@ class DocumentReader::Impl {
   Source source_;
   std::unique_ptr<internal::JsonlRecordParser> parser_;
   Status error_;
+  bool excluded_resolved_ = false;
+  std::vector<internal::ExcludedDirectoryId> excluded_;
+  uint64_t documents_with_invalid_utf8_ = 0;
   uint64_t documents_read_ = 0;
   uint64_t records_skipped_ = 0;
 };
@@ -280,5 +318,8 @@ std::unique_ptr<DocumentReader> DocumentReader::FromStream(std::unique_ptr<ByteS
 Result<bool> DocumentReader::Next(Document* doc) { return impl_->Next(doc); }
 uint64_t DocumentReader::documents_read() const { return impl_->documents_read(); }
 uint64_t DocumentReader::records_skipped() const { return impl_->records_skipped(); }
+uint64_t DocumentReader::documents_with_invalid_utf8() const {
+  return impl_->documents_with_invalid_utf8();
+}
 
 }  // namespace neardup

@@ -62,9 +62,11 @@ TEST(ListDirectoryTest, FollowsFileLinksNotDirectoryLinks) {
   fs::create_symlink(dir.Path("nowhere"), dir.Path("root/dangling"));
   Result<std::vector<DirectoryEntry>> entries = ListDirectory(dir.Path("root"));
   ASSERT_TRUE(entries.ok()) << entries.status();
-  EXPECT_THAT(Names(*entries), ElementsAre("dangling", "link.txt", "real.txt"));
-  EXPECT_TRUE((*entries)[0].dangling_link);
-  EXPECT_FALSE((*entries)[1].dangling_link);
+  EXPECT_THAT(Names(*entries), ElementsAre("dangling", "link.txt", "linkdir", "real.txt"));
+  EXPECT_EQ((*entries)[0].skip_reason, "dangling symbolic link");
+  EXPECT_EQ((*entries)[1].skip_reason, "");
+  EXPECT_EQ((*entries)[2].skip_reason, "symbolic link to a directory (not followed)");
+  EXPECT_EQ((*entries)[3].skip_reason, "");
 }
 
 TEST(ListDirectoryTest, MissingDirectoryIsAnError) {

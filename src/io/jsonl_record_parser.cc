@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "io/line_reader.h"
+#include "text/utf8.h"
 
 namespace neardup::internal {
 namespace {
@@ -106,12 +107,36 @@ error_code Validate(od::value value, int depth) {
 
 std::string Quoted(const std::string& field) { return "\"" + field + "\""; }
 
+std::string_view TrimLeadingJsonSpace(std::string_view token) {
+  while (!token.empty() && (token[0] == ' ' || token[0] == '\t' || token[0] == '\r')) {
+    token.remove_prefix(1);
+  }
+  return token;
+}
+
+// simdjson decides a root's type from its first byte: "this is text" is "a
+// boolean" to it. True when the whole line is really the scalar it starts as.
+bool IsWholeScalar(std::string_view line, od::json_type type) {
+  std::string_view token = TrimJsonSpace(TrimLeadingJsonSpace(line));
+  switch (type) {
+    case od::json_type::boolean:
+      return token == "true" || token == "false";
+    case od::json_type::null:
+      return token == "null";
+    case od::json_type::number:
+      return IsJsonNumber(token);
+    default:
+      return true;
+  }
+}
+
 }  // namespace
 
 struct JsonlRecordParser::State {
   std::string text_field;
   std::string id_field;
   od::parser parser;
+  std::string repaired;  // a line with invalid UTF-8 replaced, plus padding
 };
 
 JsonlRecordParser::JsonlRecordParser(std::string text_field, std::string id_field)
@@ -122,10 +147,12 @@ JsonlRecordParser::JsonlRecordParser(std::string text_field, std::string id_fiel
 
 JsonlRecordParser::~JsonlRecordParser() = default;
 
-Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_id) {
+Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_id,
+                                bool* replaced_utf8) {
   od::parser& parser = state_->parser;
   doc->id.clear();
   *has_id = false;
+  if (replaced_utf8 != nullptr) *replaced_utf8 = false;
   if (line.size() > parser.max_capacity()) {
     return InvalidArgumentError("line of " + std::to_string(line.size()) +
                                 " bytes exceeds the JSON parser's limit of " +
@@ -149,11 +176,14 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
   bool id_found = false;
   std::optional<od::json_type> non_object_root;
 
-  auto walk = [&]() -> error_code {
+  auto walk = [&](std::string_view json) -> error_code {
+    text_found = false;
+    id_found = false;
+    non_object_root.reset();
     od::document document;
     if (error_code e = parser
-                           .iterate(simdjson::padded_string_view(line.data(), line.size(),
-                                                                 line.size() + kLinePaddingBytes))
+                           .iterate(simdjson::padded_string_view(json.data(), json.size(),
+                                                                 json.size() + kLinePaddingBytes))
                            .get(document)) {
       return e;
     }
@@ -203,9 +233,22 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
     return simdjson::SUCCESS;
   };
 
-  error_code error = walk();
+  error_code error = walk(line);
+  if (error == simdjson::UTF8_ERROR) {
+    // Bytes >= 0x80 are valid JSON only inside strings, so replacing the
+    // ill-formed ones keeps the line's structure.
+    std::string& repaired = state_->repaired;
+    SanitizeUtf8(line, &repaired);
+    const size_t size = repaired.size();
+    repaired.resize(size + kLinePaddingBytes, '\0');
+    if (replaced_utf8 != nullptr) *replaced_utf8 = true;
+    error = walk(std::string_view(repaired.data(), size));
+  }
   Status status;
-  if (non_object_root.has_value()) {
+  if (non_object_root.has_value() && !IsWholeScalar(line, *non_object_root)) {
+    status = InvalidArgumentError(
+        "invalid JSON: the line is not a JSON value (each line must be one JSON object)");
+  } else if (non_object_root.has_value()) {
     status = InvalidArgumentError(std::string("not a JSON object: the line is ") +
                                   TypeName(*non_object_root));
   } else if (error != simdjson::SUCCESS) {

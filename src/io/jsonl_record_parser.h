@@ -31,9 +31,11 @@ class JsonlRecordParser {
   // string, doc->id the id field (a string's value, a number's JSON text),
   // and *has_id is false (doc->id empty) when the id field is absent or null.
   // Otherwise InvalidArgument whose message is why the record is skipped;
-  // doc->id then holds the id if it was read.
+  // doc->id then holds the id if it was read. Invalid UTF-8 is not a reason:
+  // each maximal ill-formed subpart is replaced by U+FFFD (text/utf8.h) and
+  // the line parsed again, and *replaced_utf8 (when given) says so.
   // REQUIRES: kLinePaddingBytes (line_reader.h) readable bytes follow `line`.
-  Status Parse(std::string_view line, Document* doc, bool* has_id);
+  Status Parse(std::string_view line, Document* doc, bool* has_id, bool* replaced_utf8 = nullptr);
 
  private:
   struct State;

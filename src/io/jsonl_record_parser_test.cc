@@ -1,6 +1,7 @@
 #include "io/jsonl_record_parser.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -143,8 +144,6 @@ TEST(JsonlRecordParserTest, RejectsInvalidJsonAnywhereInTheLine) {
       R"({"text": "t", "x": 'single'})",
       R"({text: "t"})",
       "{\"text\": \"raw\tcontrol\"}",
-      "{\"text\": \"bad utf8 \xff\"}",
-      "{\"text\": \"truncated utf8 \xe2\x82\"}",
       R"({"text": "unterminated)",
       R"({"text": "t", "x": [[[[[[]]]]]})",
       R"({"text": "t", "x": [)",
@@ -158,6 +157,55 @@ TEST(JsonlRecordParserTest, RejectsInvalidJsonAnywhereInTheLine) {
     EXPECT_EQ(p.status.code(), StatusCode::kInvalidArgument) << line;
     EXPECT_FALSE(p.status.ok()) << line;
   }
+}
+
+TEST(JsonlRecordParserTest, InvalidUtf8IsReplacedNotARejection) {
+  // As for a text file: each maximal ill-formed subpart becomes U+FFFD
+  // (text/utf8.h), in the text, the id and any other string; the record is
+  // kept and flagged.
+  JsonlRecordParser parser("text", "id");
+  for (const auto& [line, text] : std::vector<std::pair<std::string, std::string>>{
+           {"{\"id\": \"a\xff\", \"text\": \"bad utf8 \xff!\"}", "bad utf8 \xEF\xBF\xBD!"},
+           {"{\"text\": \"truncated \xe2\x82\", \"x\": \"\xc0\"}", "truncated \xEF\xBF\xBD"},
+           {"{\"text\": \"surrogate \xed\xa0\x80\"}",
+            "surrogate \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},
+       }) {
+    std::vector<char> buffer(line.size() + kLinePaddingBytes, '\0');
+    std::copy(line.begin(), line.end(), buffer.begin());
+    Document doc;
+    bool has_id = false;
+    bool replaced = false;
+    Status status =
+        parser.Parse(std::string_view(buffer.data(), line.size()), &doc, &has_id, &replaced);
+    ASSERT_TRUE(status.ok()) << status << " for " << line;
+    EXPECT_EQ(doc.text, text);
+    EXPECT_TRUE(replaced);
+  }
+  Document doc;
+  bool has_id = false;
+  bool replaced = true;
+  std::string valid = "{\"text\": \"caf\xc3\xa9\"}" + std::string(kLinePaddingBytes, '\0');
+  ASSERT_TRUE(parser
+                  .Parse(std::string_view(valid.data(), valid.size() - kLinePaddingBytes), &doc,
+                         &has_id, &replaced)
+                  .ok());
+  EXPECT_FALSE(replaced);
+  // Still invalid JSON when the bad byte is outside a string.
+  EXPECT_EQ(Parse(parser, "{\"text\": \"t\", \"x\": \xff}").status.code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(JsonlRecordParserTest, PlainTextLineIsInvalidJsonNotABoolean) {
+  // simdjson types a root by its first byte; "this is text" starts like true.
+  for (const char* line : {"this is not json", "true story", "nothing here", "-dash", "fals"}) {
+    Parsed p = Parse(line);
+    EXPECT_EQ(p.status.code(), StatusCode::kInvalidArgument) << line;
+    EXPECT_THAT(p.status.message(), HasSubstr("invalid JSON")) << line;
+    EXPECT_THAT(p.status.message(), ::testing::Not(HasSubstr("boolean"))) << line;
+  }
+  EXPECT_EQ(Parse("true").status.message(), "not a JSON object: the line is a boolean");
+  EXPECT_EQ(Parse(" null ").status.message(), "not a JSON object: the line is null");
+  EXPECT_EQ(Parse("12").status.message(), "not a JSON object: the line is a number");
 }
 
 TEST(JsonlRecordParserTest, DeepNestingIsBoundedNotACrash) {

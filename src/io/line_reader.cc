@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "neardup/check.h"
 
 namespace neardup::internal {
 
-LineReader::LineReader(ByteStream* stream, uint64_t max_line_bytes)
-    : stream_(stream), max_line_bytes_(max_line_bytes) {}
+LineReader::LineReader(ByteStream* stream, uint64_t max_line_bytes, std::string name)
+    : stream_(stream), max_line_bytes_(max_line_bytes), name_(std::move(name)) {}
 
 void LineReader::MakeRoom() {
   size_t room = kBlockBytes;
@@ -81,6 +82,13 @@ Result<bool> LineReader::Next(Line* line) {
       scan_ = end_;
       // +1: a kept line may still be followed by the "\r" of its "\r\n".
       if (end_ - begin_ > max_line_bytes_ + 1) {
+        if (!stream_->HasEnd()) {
+          return ResourceExhaustedError(
+              name_ + ": line " + std::to_string(line_number_ + 1) +
+              " is longer than max_document_bytes (" + std::to_string(max_line_bytes_) +
+              ") and this input (a pipe, FIFO or device) may never end, so the rest of the "
+              "line cannot be passed over: stopped reading it (raise the limit or read a file)");
+        }
         discarding_ = true;
         discarded_ = end_ - begin_;
         begin_ = scan_ = end_ = 0;

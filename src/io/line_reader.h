@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "neardup/document_reader.h"
@@ -37,12 +38,14 @@ struct Line {
 
 class LineReader {
  public:
-  // The stream must outlive the reader.
-  LineReader(ByteStream* stream, uint64_t max_line_bytes);
+  // The stream must outlive the reader. `name` names the stream in errors.
+  LineReader(ByteStream* stream, uint64_t max_line_bytes, std::string name = "input");
 
   // true: *line holds the next line. false: end of stream. A stream error is
   // returned once every complete line before it has been handed out; a
-  // partial line in front of the error is dropped.
+  // partial line in front of the error is dropped. A line over
+  // max_line_bytes in a stream without a known end (ByteStream::HasEnd) is
+  // ResourceExhausted: passing over it could mean reading forever.
   Result<bool> Next(Line* line);
 
   // Smallest read request; lines are read in blocks at least this large.
@@ -57,6 +60,7 @@ class LineReader {
 
   ByteStream* stream_;
   uint64_t max_line_bytes_;
+  std::string name_;
   std::unique_ptr<char[]> buffer_;
   // Invariant: begin_ <= scan_ <= end_ and end_ + kLinePaddingBytes <= capacity_.
   // [begin_, end_) holds unconsumed bytes; [begin_, scan_) has no '\n'.

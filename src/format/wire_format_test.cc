@@ -1,0 +1,88 @@
+#include "neardup/format/wire_format.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace neardup::format {
+namespace {
+
+// Known answers: these lines are the documented output (docs/CLI.md,
+// docs/CONTAINMENT.md); a change here is a change of the wire format.
+TEST(WireFormatTest, PairsClustersAndDedupDecisions) {
+  std::string out;
+  AppendPairLine(&out, "harbor-wall-1", "harbor-wall-3", SimilarPair{0, 2, 0.8208955, -1});
+  AppendPairLine(&out, "a", "b", SimilarPair{0, 1, 0.921875, 5});
+  AppendClusterLine(&out, 0, {"a", "b", "c"});
+  AppendDedupDecisionLine(&out, "one.txt", std::nullopt);
+  AppendDedupDecisionLine(&out, "two.txt", "one.txt");
+  EXPECT_EQ(out,
+            "{\"a\":\"harbor-wall-1\",\"b\":\"harbor-wall-3\",\"similarity\":0.820896}\n"
+            "{\"a\":\"a\",\"b\":\"b\",\"distance\":5,\"similarity\":0.921875}\n"
+            "{\"cluster\":0,\"ids\":[\"a\",\"b\",\"c\"]}\n"
+            "{\"id\":\"one.txt\",\"kept\":true}\n"
+            "{\"id\":\"two.txt\",\"kept\":false,\"duplicate_of\":\"one.txt\"}\n");
+}
+
+TEST(WireFormatTest, SimilarityRowsAsJsonAndCsv) {
+  std::string json;
+  AppendSimilarityLine(&json, "x", "y\"q", 1.0, 0.25);
+  EXPECT_EQ(json, "{\"a\":\"x\",\"b\":\"y\\\"q\",\"a_in_b\":1,\"b_in_a\":0.25}\n");
+  std::string csv;
+  AppendSimilarityCsvHeader(&csv);
+  AppendSimilarityCsvLine(&csv, "plain", "has,comma", 0.5, 1.0);
+  AppendSimilarityCsvLine(&csv, "quote\"d", "line\nbreak", 0.0, 0.125);
+  EXPECT_EQ(csv,
+            "a,b,a_in_b,b_in_a\n"
+            "plain,\"has,comma\",0.5,1\n"
+            "\"quote\"\"d\",\"line\nbreak\",0,0.125\n");
+}
+
+TEST(WireFormatTest, QueryResultWithPassagesOnlyForTheFirstMatches) {
+  QueryResult result;
+  result.num_chunks = 7;
+  QueryMatch first;
+  first.id = "doc-1";
+  first.a_in_b = 0.5;
+  first.b_in_a = 0.75;
+  first.passages = {Passage{0, 10, 20, 30, 2}, Passage{40, 50, 60, 70, 1}};
+  QueryMatch second = first;
+  second.id = "doc-2";
+  result.matches = {first, second};
+  std::string out;
+  AppendQueryResultLine(&out, "q", result, 1);
+  EXPECT_EQ(out,
+            "{\"query\":\"q\",\"chunks\":7,\"matches\":["
+            "{\"b\":\"doc-1\",\"a_in_b\":0.5,\"b_in_a\":0.75,\"passages\":["
+            "{\"query\":[0,10],\"match\":[20,30]},{\"query\":[40,50],\"match\":[60,70]}]},"
+            "{\"b\":\"doc-2\",\"a_in_b\":0.5,\"b_in_a\":0.75}]}\n");
+  std::string none;
+  AppendQueryResultLine(&none, "empty", QueryResult{}, 3);
+  EXPECT_EQ(none, "{\"query\":\"empty\",\"chunks\":0,\"matches\":[]}\n");
+}
+
+TEST(WireFormatTest, FingerprintLineKeepsOnlyTheSelectedSketches) {
+  Fingerprint fingerprint;
+  fingerprint.num_tokens = 3;
+  fingerprint.simhash = 0x3aa423c558350ff4ULL;
+  fingerprint.chunks = {17, 4000000000u};
+  SketchSelection selection;
+  selection.simhash = true;
+  selection.chunks = true;
+  std::string out;
+  AppendFingerprintLine(&out, "a.txt", fingerprint, selection, 64, "0123456789abcdef");
+  EXPECT_EQ(out,
+            "{\"id\":\"a.txt\",\"recipe\":\"0123456789abcdef\",\"tokens\":3,"
+            "\"simhash\":\"3aa423c558350ff4\",\"chunks\":[17,4000000000]}\n");
+}
+
+TEST(WireFormatTest, InvalidUtf8InAnIdStillGivesValidJson) {
+  std::string out;
+  AppendJsonString(&out, std::string("caf\xe9\ttab", 8));
+  EXPECT_EQ(out, "\"caf\\ufffd\\ttab\"");
+}
+
+}  // namespace
+}  // namespace neardup::format

@@ -1,0 +1,390 @@
+// End-to-end tests of the `neardup` binary used as a careless or hostile user
+// would (issue 12): outputs that name inputs, failed runs over a good output,
+// a full stdout, bad numbers, busy collections, duplicate ids, inputs that
+// never end, and directories holding what is not a file.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_test_util.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+using neardup::testing::CommandResult;
+
+class CliSafetyTest : public neardup::testing::CliTestBase {
+ protected:
+  // A corpus copied into the test directory, so a test may damage it.
+  std::string Corpus(const std::string& name = "x.jsonl") { return Write(name, Read(Example())); }
+
+  // Names in the test directory that look like leftover temporaries.
+  std::vector<std::string> Temporaries() const {
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+      if (entry.path().filename().string().find(".neardup-") != std::string::npos) {
+        found.push_back(entry.path().string());
+      }
+    }
+    return found;
+  }
+};
+
+// Item 1: `-o` naming an input destroyed it (truncated to 0 bytes, exit 0).
+TEST_F(CliSafetyTest, OutputNamingAnInputIsRefusedAndTheInputKept) {
+  const std::string input = Corpus();
+  const std::string original = Read(input);
+  ASSERT_EQ(std::system(("gzip -k " + input).c_str()), 0);
+  ASSERT_EQ(std::system(("ln -s " + input + " " + (dir_ / "link.jsonl").string()).c_str()), 0);
+  ASSERT_EQ(std::system(("ln " + input + " " + (dir_ / "hard.jsonl").string()).c_str()), 0);
+  Write("tree/inside.jsonl", original);
+  const std::string tree = (dir_ / "tree").string();
+  struct Case {
+    std::string args;
+    std::string victim;
+  };
+  const std::vector<Case> cases = {
+      {"dedup -q -o " + input + " " + input, input},
+      {"dedup -q --strict -o " + input + " " + input, input},
+      {"fingerprint -q -o " + input + " " + input, input},
+      {"pairs -q -o " + input + " " + input, input},
+      {"dedup -q -o " + input + ".gz " + input + ".gz", input + ".gz"},
+      {"dedup -q -o " + (dir_ / "link.jsonl").string() + " " + input, input},
+      {"dedup -q -o " + input + " " + (dir_ / "hard.jsonl").string(), input},
+      {"dedup -q -o " + tree + "/inside.jsonl " + tree, tree + "/inside.jsonl"},
+      {"dedup -q -o " + input + " " + Example() + " " + tree + "/../x.jsonl", input},
+  };
+  for (const Case& c : cases) {
+    const std::string before = Read(c.victim);
+    CommandResult run = Neardup(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
+    EXPECT_THAT(run.err, HasSubstr("refusing to overwrite an input")) << c.args;
+    EXPECT_EQ(Read(c.victim), before) << c.args;
+  }
+  EXPECT_EQ(Read(input), original);
+  // A new file inside an input directory would be read as an input too.
+  CommandResult fresh = Neardup("dedup -q -o " + tree + "/new.jsonl " + tree);
+  EXPECT_EQ(fresh.exit_code, 2) << fresh.err;
+  EXPECT_FALSE(std::filesystem::exists(tree + "/new.jsonl"));
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+// Item 2: a failed run emptied the previous good output.
+TEST_F(CliSafetyTest, FailedRunsLeaveThePreviousOutputUntouched) {
+  const std::string output = (dir_ / "out.jsonl").string();
+  ASSERT_EQ(Neardup("fingerprint -q -o " + output + " " + Example()).exit_code, 0);
+  const std::string good = Read(output);
+  ASSERT_EQ(Lines(good).size(), 12u);
+
+  // A truncated gzip input: exit 4, and the old output stays whole.
+  std::string corpus;
+  for (int i = 0; i < 20000; ++i) {
+    corpus += "{\"id\": \"d" + std::to_string(i) + "\", \"text\": \"text " +
+              std::to_string(i * 7919) + "\"}\n";
+  }
+  const std::string plain = Write("big.jsonl", corpus);
+  ASSERT_EQ(std::system(("gzip " + plain).c_str()), 0);
+  const std::string gz = Read(plain + ".gz");
+  const std::string cut = Write("cut.jsonl.gz", gz.substr(0, gz.size() / 2));
+  CommandResult truncated = Neardup("fingerprint -q -o " + output + " " + cut);
+  EXPECT_EQ(truncated.exit_code, 4) << truncated.err;
+  EXPECT_EQ(Read(output), good);
+
+  // A bad flag, a missing input, skipped records under --strict.
+  EXPECT_EQ(Neardup("fingerprint -q --no-such-flag -o " + output + " " + Example()).exit_code, 2);
+  EXPECT_EQ(Neardup("fingerprint -q -o " + output + " " + (dir_ / "absent").string()).exit_code, 3);
+  const std::string bad = Write("bad.jsonl", "{\"id\": \"ok\", \"text\": \"x\"}\nnot json\n");
+  EXPECT_EQ(Neardup("dedup -q --strict -o " + output + " " + bad).exit_code, 5);
+  EXPECT_EQ(Read(output), good);
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+
+  // A run that succeeds replaces it, keeping the file's permissions.
+  ASSERT_EQ(::chmod(output.c_str(), 0640), 0);
+  ASSERT_EQ(Neardup("fingerprint -q -o " + output + " " + bad).exit_code, 0);
+  EXPECT_EQ(Lines(Read(output)).size(), 1u);
+  struct stat st;
+  ASSERT_EQ(::stat(output.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  // Outputs that are not regular files are written in place.
+  EXPECT_EQ(Neardup("fingerprint -q -o /dev/null " + Example()).exit_code, 0);
+}
+
+// Item 2: a run killed mid-way leaves the old output, not a partial one.
+TEST_F(CliSafetyTest, KilledRunLeavesThePreviousOutput) {
+  const std::string output = (dir_ / "out.jsonl").string();
+  ASSERT_EQ(Neardup("fingerprint -q -o " + output + " " + Example()).exit_code, 0);
+  const std::string good = Read(output);
+  const std::string fifo = (dir_ / "slow.jsonl").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // The writer sends 3000 records (more than one pipeline batch) and then
+  // holds the FIFO open; the run is killed while it waits for more.
+  std::string records;
+  for (int i = 0; i < 3000; ++i) {
+    records +=
+        "{\"id\": \"k" + std::to_string(i) + "\", \"text\": \"words " + std::to_string(i) + "\"}\n";
+  }
+  const std::string feed = Write("feed.jsonl", records);
+  const std::string command = "(cat " + feed + "; exec sleep 30) > " + fifo + " & echo $! > " +
+                              (dir_ / "writer.pid").string() + "; " + NEARDUP_CLI +
+                              " fingerprint -q -o " + output + " " + fifo + " & echo $! > " +
+                              (dir_ / "run.pid").string();
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const std::string run_pid = Read((dir_ / "run.pid").string());
+  const std::string writer_pid = Read((dir_ / "writer.pid").string());
+  ASSERT_EQ(std::system(("kill -9 " + run_pid).c_str()), 0);
+  ASSERT_EQ(std::system(("kill " + writer_pid).c_str()), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(Read(output), good);
+}
+
+// Item 10: printf output and --help exited 0 on a full stdout.
+TEST_F(CliSafetyTest, FullStandardOutputIsAnError) {
+  const std::string collection = (dir_ / "c").string();
+  ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
+  for (const std::string& args :
+       std::vector<std::string>{"recipe show", "recipe list", "--help", "fingerprint --help",
+                                "index stats " + collection, "fingerprint -q " + Example(),
+                                "pairs -q --threshold 0.5 " + Example()}) {
+    CommandResult run = Neardup(args + " > /dev/full");
+    EXPECT_EQ(run.exit_code, 3) << args << "\n" << run.err;
+    EXPECT_THAT(run.err, HasSubstr("cannot write to standard output")) << args;
+  }
+}
+
+// Item 8: numbers that wrapped, were negative or nan, or did not apply.
+TEST_F(CliSafetyTest, NumericOptionsAreValidatedInOnePlace) {
+  const std::string input = Example();
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"fingerprint --max-document-mb 17592186044416 " + input,
+       "--max-document-mb: (17592186044416) must be in [1, 16777216]"},
+      {"fingerprint --max-document-mb -5 " + input, "(-5) is not a whole number >= 0"},
+      {"fingerprint --max-document-mb 0 " + input, "must be in [1, 16777216]"},
+      {"fingerprint --max-document-mb 1.5 " + input, "is not a whole number"},
+      {"fingerprint --threads -1 " + input, "--threads: (-1) must be in [0, 4096]"},
+      {"pairs --threshold nan " + input, "--threshold: (nan) is not a finite number"},
+      {"pairs --threshold 0 " + input, "--threshold: (0) must be in (0, 1)"},
+      {"pairs --threshold 1 " + input, "--threshold: (1) must be in (0, 1)"},
+      {"pairs --fp-weight inf " + input, "is not a finite number"},
+      {"pairs --method simhash --max-distance 64 " + input, "must be in [0, 63]"},
+      {"pairs --method minhash --max-distance 5 " + input,
+       "--max-distance applies to --method simhash only"},
+      {"pairs --blocks 8 " + input, "--blocks applies to --method simhash only"},
+      {"clusters --method simhash --threshold 0.5 " + input,
+       "--threshold applies to --method minhash only"},
+      {"dedup --method simhash --verify exact " + input, "--verify applies to --method minhash"},
+      {"index add c --commit-growth nan " + input, "--commit-growth: (nan) is not a finite"},
+      {"index add c --commit-every -3 " + input, "(-3) is not a whole number >= 0"},
+      {"index create c --max-df -1", "(-1) is not a whole number >= 0"},
+      {"similar c --min nan", "is not a finite number"},
+      {"query c --top 0 " + input, "must be in [1, "},
+      {"index add c --wait -1 " + input, "--wait: (-1) must be in [0, "},
+  };
+  for (const Case& c : cases) {
+    CommandResult run = Neardup(c.args);
+    EXPECT_EQ(run.exit_code, 2) << c.args << "\n" << run.err;
+    EXPECT_THAT(run.err, HasSubstr(c.message)) << c.args;
+  }
+  // Help, parser and message give the same range.
+  EXPECT_THAT(Neardup("pairs --help").out, HasSubstr("--threshold FLOAT:in (0, 1)"));
+  EXPECT_EQ(Neardup("pairs -q --threshold 0.99 " + input).exit_code, 0);
+}
+
+// Item 11: a busy collection was exit 2 (usage); now 6, or a wait.
+TEST_F(CliSafetyTest, BusyCollectionHasItsOwnExitCodeAndCanBeWaitedFor) {
+  const std::string collection = (dir_ / "c").string();
+  ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
+  const std::string ready = (dir_ / "locked").string();
+  // Another writer: flock(1) holds the collection's LOCK for 10 seconds.
+  ASSERT_EQ(std::system(("flock " + collection + "/LOCK -c 'touch " + ready +
+                         "; sleep 10' >/dev/null 2>&1 &")
+                            .c_str()),
+            0);
+  for (int i = 0; i < 100 && !std::filesystem::exists(ready); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(std::filesystem::exists(ready));
+  for (const std::string& args : std::vector<std::string>{
+           "index add " + collection + " " + Example(), "index remove " + collection + " some-id",
+           "index compact " + collection, "similar " + collection}) {
+    CommandResult busy = Neardup(args);
+    EXPECT_EQ(busy.exit_code, 6) << args << "\n" << busy.err;
+    EXPECT_THAT(busy.err, HasSubstr("is open for writing by another process")) << args;
+  }
+  CommandResult waited = Neardup("index add --wait 30 " + collection + " " + Example());
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  EXPECT_THAT(waited.err, HasSubstr("12 added"));
+}
+
+// Item 11: other codes that were 2.
+TEST_F(CliSafetyTest, ExitCodesForAFileAndChangedInputs) {
+  const std::string file = Write("plain.txt", "I am a file");
+  CommandResult create = Neardup("index create " + file);
+  EXPECT_EQ(create.exit_code, 3) << create.err;
+  EXPECT_THAT(create.err, HasSubstr("it exists and is not a directory"));
+  EXPECT_EQ(Read(file), "I am a file");
+  // Still a usage error: a collection that is already there.
+  const std::string collection = (dir_ / "c").string();
+  ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
+  EXPECT_EQ(Neardup("index create " + collection).exit_code, 2);
+}
+
+// Item 11: inputs that changed while being read were exit 2 (usage).
+TEST_F(CliSafetyTest, InputsThatChangeBetweenDedupPassesAreDataLoss) {
+  // dedup reads a JSONL input twice (fingerprints, then the kept records); a
+  // FIFO serves different records to the two passes.
+  const std::string first = Write("first.jsonl", Read(Example()));
+  const std::string second =
+      Write("second.jsonl", "{\"id\": \"other\", \"text\": \"something else entirely\"}\n");
+  const std::string fifo = (dir_ / "changing.jsonl").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(std::system(("(cat " + first + " > " + fifo + "; sleep 2; cat " + second + " > " +
+                         fifo + ") >/dev/null 2>&1 &")
+                            .c_str()),
+            0);
+  const std::string output = Write("kept.jsonl", "previous\n");
+  CommandResult run = Neardup("dedup -q -o " + output + " " + fifo, 60);
+  EXPECT_EQ(run.exit_code, 4) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("the inputs changed while dedup was reading them"));
+  EXPECT_EQ(Read(output), "previous\n");
+}
+
+// Item 11: memory running out aborted (exit 134) through an uncaught
+// std::bad_alloc.
+TEST_F(CliSafetyTest, MemoryRunningOutIsAnExitCodeNotAnAbort) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reserves more address space than the limit allows";
+#else
+  // A 2000 MB document from /dev/zero under a 400 MB address-space limit.
+  const std::string script = "ulimit -v 400000; " + std::string(NEARDUP_CLI) +
+                             " fingerprint -q --max-document-mb 2000 /dev/zero 2>" +
+                             (dir_ / "oom.txt").string();
+  const int status = std::system(("bash -c '" + script + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_THAT(Read((dir_ / "oom.txt").string()), HasSubstr("out of memory"));
+#endif
+}
+
+// Item 7: duplicate ids kept the last record silently ("6 read: 3 added").
+TEST_F(CliSafetyTest, DuplicateIdsAreCountedReportedAndFailStrict) {
+  const std::string kFirst =
+      "the first version of document a talks about rivers bridges ferries and harbours";
+  const std::string kSecond =
+      "a completely different second version mentions deserts camels dunes and oases";
+  const std::string kOther = "some other document with words of its own numbered";
+  const std::string collection = (dir_ / "c").string();
+  ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
+  const std::string input = Write("dups.jsonl", "{\"id\": \"a\", \"text\": \"" + kFirst +
+                                                    "\"}\n"
+                                                    "{\"id\": \"b\", \"text\": \"" +
+                                                    kOther +
+                                                    " b\"}\n"
+                                                    "{\"id\": \"a\", \"text\": \"" +
+                                                    kSecond +
+                                                    "\"}\n"
+                                                    "{\"id\": 1, \"text\": \"" +
+                                                    kOther +
+                                                    " one\"}\n"
+                                                    "{\"id\": \"1\", \"text\": \"" +
+                                                    kOther +
+                                                    " uno\"}\n"
+                                                    "{\"id\": \"c\", \"text\": \"" +
+                                                    kOther + " c\"}\n");
+  CommandResult add = Neardup("index add " + collection + " " + input);
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_THAT(add.err, HasSubstr("6 documents read: 4 added, 0 modified, 0 unchanged, 2 duplicate "
+                                 "ids not added"));
+  EXPECT_THAT(add.err, HasSubstr("(id a): duplicate id"));
+  EXPECT_THAT(add.err, HasSubstr("(id 1): duplicate id"));
+  // The first record of an id is the one added.
+  CommandResult query =
+      Neardup("query -q " + collection + " --min 0.9 - --input-format jsonl < " +
+              Write("q.jsonl", "{\"id\": \"q\", \"text\": \"" + kFirst + "\"}\n"));
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  EXPECT_THAT(query.out, HasSubstr("\"b\":\"a\",\"a_in_b\":1"));
+
+  const std::string other = (dir_ / "d").string();
+  ASSERT_EQ(Neardup("index create " + other).exit_code, 0);
+  EXPECT_EQ(Neardup("index add -q --strict " + other + " " + input).exit_code, 5);
+}
+
+// Item 9: /dev/zero and a FIFO that never closes ran forever.
+TEST_F(CliSafetyTest, InputsThatNeverEndStopAtTheLimit) {
+  CommandResult zero = Neardup("fingerprint --max-document-mb 1 /dev/zero", 60);
+  EXPECT_EQ(zero.exit_code, 0) << zero.err;
+  EXPECT_THAT(zero.err, HasSubstr("/dev/zero"));
+  EXPECT_THAT(zero.err, HasSubstr("may never end"));
+  EXPECT_THAT(zero.err, HasSubstr("1 records skipped"));
+  CommandResult zero_jsonl =
+      Neardup("fingerprint -q --max-document-mb 1 --input-format jsonl /dev/zero", 60);
+  EXPECT_EQ(zero_jsonl.exit_code, 3) << zero_jsonl.err;
+  EXPECT_THAT(zero_jsonl.err, HasSubstr("line 1 is longer than max_document_bytes"));
+
+  const std::string fifo = (dir_ / "endless.txt").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // `yes` writes forever and never closes; it dies of SIGPIPE once the
+  // reader stops.
+  ASSERT_EQ(std::system(("timeout 60 yes > " + fifo + " 2>/dev/null &").c_str()), 0);
+  auto started = std::chrono::steady_clock::now();
+  CommandResult run = Neardup("fingerprint --max-document-mb 1 " + fifo, 60);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("may never end"));
+}
+
+// Item 12: `index add C C` indexed the collection's own files; entries that
+// are not files vanished without being counted; invalid UTF-8 in JSONL was a
+// skip; a line starting with `t` was "a boolean".
+TEST_F(CliSafetyTest, IndexAddSkipsItsOwnCollectionAndCountsOddEntries) {
+  const std::string corpus = (dir_ / "corpus").string();
+  Write("corpus/a.txt", "the first document of the corpus about rivers and bridges");
+  Write("corpus/b.txt", "the second document of the corpus about mountains and lakes");
+  const std::string collection = corpus + "/coll";
+  ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
+  std::filesystem::create_directory_symlink(dir_, corpus + "/up");  // a loop if followed
+  ASSERT_EQ(::mkfifo((corpus + "/pipe").c_str(), 0600), 0);
+  CommandResult add = Neardup("index add " + collection + " " + corpus + " " + collection);
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_THAT(add.err, HasSubstr("2 documents read: 2 added"));
+  EXPECT_THAT(add.err, HasSubstr("4 other records skipped"));
+  EXPECT_THAT(add.err, HasSubstr("the collection being added to"));
+  EXPECT_THAT(add.err, HasSubstr("symbolic link to a directory"));
+  EXPECT_THAT(add.err, HasSubstr("FIFO"));
+  EXPECT_EQ(Neardup("index add -q --strict " + collection + " " + corpus).exit_code, 5);
+}
+
+TEST_F(CliSafetyTest, JsonlInvalidUtf8IsReplacedAndPlainTextIsInvalidJson) {
+  const std::string input = Write("u.jsonl",
+                                  "{\"id\": \"latin1\", \"text\": \"caf\xe9 cr\xe8me\"}\n"
+                                  "this is not json\n"
+                                  "{\"id\": \"fine\", \"text\": \"caf\xef\xbf\xbd cr\xef\xbf\xbd"
+                                  "me\"}\n");
+  CommandResult run = Neardup("fingerprint " + input);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::vector<std::string> lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 2u);
+  // The replaced text fingerprints as U+FFFD typed in directly.
+  auto simhash = [](const std::string& line) { return line.substr(line.find("\"simhash\"")); };
+  EXPECT_EQ(simhash(lines[0]), simhash(lines[1]));
+  EXPECT_THAT(run.err, HasSubstr("1 with invalid UTF-8, 1 records skipped"));
+  EXPECT_THAT(run.err, HasSubstr("u.jsonl:2: invalid JSON: the line is not a JSON value"));
+  EXPECT_THAT(run.err, Not(HasSubstr("boolean")));
+}
+
+}  // namespace
