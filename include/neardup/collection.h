@@ -137,6 +137,13 @@ class Collection {
     // Seconds since the epoch for added_at / modified_at. Default: the
     // system clock. Tests pass a fake.
     std::function<int64_t()> clock;
+    // Default true: Open reads the whole index file once to check its
+    // checksum (several GB/s), so a damaged index is an error, never a
+    // silently different answer. false: only the O(keys) structural checks
+    // (reads stay in bounds, but a damaged body may change results until
+    // Verify). A writer always verifies. Segments are checked the first time
+    // they are used (their arrays' checksum; each text frame has its own).
+    bool verify_index = true;
   };
 
   // Creates the directory `dir` (which must not exist, or be empty).

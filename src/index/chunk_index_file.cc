@@ -148,12 +148,14 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
       reinterpret_cast<const uint64_t*>(bytes.data() + layout.offsets), header.num_keys + 1);
   v.docs = u32(layout.docs, header.num_postings);
   v.num_documents = header.num_documents;
-  // Cheap structural checks, so a corrupt but unverified file cannot make a
-  // lookup index past an array (Postings also clamps).
-  if (v.directory[kChunkDirectoryBuckets] != header.num_keys || v.offsets[0] != 0 ||
-      v.offsets[header.num_keys] != header.num_postings) {
-    return DataLossError("chunk index " + path + " is corrupt (directory or offsets)");
-  }
+  // Structural checks, O(keys) and always made (with or without the
+  // checksum), so that nothing that uses the arrays -- lookups, Merge, the
+  // cap counts -- can index past them: the directory is monotone and ends at
+  // num_keys, every key lies in its bucket and keys ascend, the offsets start
+  // at 0, never decrease and end at num_postings. (Posting values are checked
+  // where they are used: a document number is an index only after a bounds
+  // check.)
+  NEARDUP_RETURN_IF_ERROR(internal::CheckChunkIndexStructure(v, "chunk index " + path));
   storage->mapping = std::move(file);
   return ChunkIndex(std::move(storage));
 }

@@ -37,6 +37,24 @@ std::string ContentHash(std::string_view text) {
   return Hex64(XXH3_64bits(text.data(), text.size()));
 }
 
+Result<uint64_t> ParseCatalogCount(const std::string& text, const std::string& what, uint64_t max) {
+  uint64_t value = 0;
+  if (text.empty() || text.size() > 19) {
+    return DataLossError("catalog meta " + what + " is invalid: '" + text.substr(0, 40) + "'");
+  }
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return DataLossError("catalog meta " + what + " is invalid: '" + text.substr(0, 40) + "'");
+    }
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value > max) {
+    return DataLossError("catalog meta " + what + " (" + text + ") exceeds its limit (" +
+                         std::to_string(max) + ")");
+  }
+  return value;
+}
+
 Result<std::string> ReadMeta(SqliteDb* db, const std::string& key) {
   NEARDUP_ASSIGN_OR_RETURN(SqliteStatement select,
                            db->Prepare("SELECT value FROM meta WHERE key = ?"));
@@ -98,20 +116,9 @@ int64_t SystemClock() {
       .count();
 }
 
-Result<uint64_t> ParseCount(const std::string& text, const std::string& what) {
-  uint64_t value = 0;
-  if (text.empty() || text.size() > 19)
-    return DataLossError("catalog meta " + what + " is invalid");
-  for (char c : text) {
-    if (c < '0' || c > '9') return DataLossError("catalog meta " + what + " is invalid: " + text);
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return value;
-}
-
-Result<uint64_t> ReadCount(SqliteDb* db, const std::string& key) {
+Result<uint64_t> ReadCount(SqliteDb* db, const std::string& key, uint64_t max = UINT64_MAX) {
   NEARDUP_ASSIGN_OR_RETURN(std::string text, ReadMeta(db, key));
-  return ParseCount(text, key);
+  return internal::ParseCatalogCount(text, key, max);
 }
 
 DocumentInfo ReadDocumentInfo(const internal::SqliteStatement& s) {
@@ -219,7 +226,8 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
     return DataLossError(
         dir + " is not a complete neardup collection: " + version_text.status().message());
   }
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t version, ParseCount(*version_text, "format_version"));
+  NEARDUP_ASSIGN_OR_RETURN(uint64_t version,
+                           internal::ParseCatalogCount(*version_text, "format_version"));
   if (version > static_cast<uint64_t>(kCollectionFormatVersion)) {
     return FailedPreconditionError(
         "collection " + dir + " has format version " + std::to_string(version) +
@@ -240,47 +248,89 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
   c->recipe_ = std::move(recipe).value();
   NEARDUP_ASSIGN_OR_RETURN(c->recipe_.name, ReadMeta(db, "recipe_name"));
   c->recipe_id_ = RecipeId(c->recipe_);
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t cap, ReadCount(db, "max_document_frequency"));
+  // Every value of the catalog is range-checked before it is used: a
+  // damaged or hostile catalog gives DataLoss, never an allocation sized by
+  // it or a path outside the collection.
+  NEARDUP_ASSIGN_OR_RETURN(uint64_t cap, ReadCount(db, "max_document_frequency", UINT32_MAX));
   c->max_document_frequency_ = static_cast<uint32_t>(cap);
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t store_texts, ReadCount(db, "store_texts"));
+  NEARDUP_ASSIGN_OR_RETURN(uint64_t store_texts, ReadCount(db, "store_texts", 1));
   c->store_texts_ = store_texts != 0;
-  NEARDUP_ASSIGN_OR_RETURN(impl.next_doc, ReadCount(db, "next_doc"));
-  NEARDUP_ASSIGN_OR_RETURN(impl.next_segment, ReadCount(db, "next_segment"));
+  NEARDUP_ASSIGN_OR_RETURN(impl.next_doc, ReadCount(db, "next_doc", internal::kMaxDocumentNumber));
+  NEARDUP_ASSIGN_OR_RETURN(impl.next_segment, ReadCount(db, "next_segment", UINT32_MAX));
   NEARDUP_ASSIGN_OR_RETURN(impl.generation, ReadCount(db, "generation"));
   NEARDUP_ASSIGN_OR_RETURN(impl.index_file, ReadMeta(db, "index_file"));
+  // File names are derived, never taken from the catalog: a stored name is
+  // only checked against the one its number gives (so '../x' or '/x' is
+  // refused, and compaction can only ever delete data/seg-N.nds files).
+  if (impl.index_file != internal::IndexFileName(impl.generation)) {
+    return DataLossError("collection " + dir + ": catalog meta index_file '" +
+                         impl.index_file.substr(0, 80) + "' is not " +
+                         internal::IndexFileName(impl.generation));
+  }
 
   {
-    NEARDUP_ASSIGN_OR_RETURN(auto select, db->Prepare("SELECT segment, file FROM segments"));
+    NEARDUP_ASSIGN_OR_RETURN(auto select,
+                             db->Prepare("SELECT segment, file, num_docs FROM segments"));
     while (true) {
       NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
-      const uint32_t id = static_cast<uint32_t>(select.Int(0));
-      NEARDUP_ASSIGN_OR_RETURN(impl.segments[id],
-                               internal::SegmentReader::Open(fs::path(dir) / select.Text(1)));
+      const int64_t id = select.Int(0);
+      if (id < 1 || static_cast<uint64_t>(id) >= impl.next_segment) {
+        return DataLossError("collection " + dir + ": catalog segment number " +
+                             std::to_string(id) + " is outside [1, next_segment " +
+                             std::to_string(impl.next_segment) + ")");
+      }
+      const std::string file = select.Text(1);
+      const std::string expected = internal::SegmentFileName(static_cast<uint64_t>(id));
+      if (file != expected) {
+        return DataLossError("collection " + dir + ": catalog names the file of segment " +
+                             std::to_string(id) + " '" + file.substr(0, 80) + "', not " + expected);
+      }
+      NEARDUP_ASSIGN_OR_RETURN(auto reader,
+                               internal::SegmentReader::Open(fs::path(dir) / expected));
+      if (select.Int(2) != static_cast<int64_t>(reader->num_docs())) {
+        return DataLossError("collection " + dir + ": segment " + expected + " holds " +
+                             std::to_string(reader->num_docs()) + " rows, the catalog says " +
+                             std::to_string(select.Int(2)));
+      }
+      impl.segments[static_cast<uint32_t>(id)] = std::move(reader);
     }
   }
   {
-    impl.locations.assign(impl.next_doc, {});
-    NEARDUP_ASSIGN_OR_RETURN(auto select, db->Prepare("SELECT doc, segment, row FROM documents"));
+    NEARDUP_ASSIGN_OR_RETURN(auto select,
+                             db->Prepare("SELECT doc, segment, row FROM documents ORDER BY doc"));
     while (true) {
       NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
       if (!row) break;
-      const uint64_t doc = static_cast<uint64_t>(select.Int(0));
-      const uint32_t segment = static_cast<uint32_t>(select.Int(1));
-      const uint64_t seg_row = static_cast<uint64_t>(select.Int(2));
-      auto it = impl.segments.find(segment);
-      if (doc >= impl.locations.size() || it == impl.segments.end() ||
-          seg_row >= it->second->num_docs() || it->second->doc(seg_row) != doc) {
+      const int64_t doc = select.Int(0);
+      const int64_t segment = select.Int(1);
+      const int64_t seg_row = select.Int(2);
+      auto it = segment > 0 && segment <= UINT32_MAX
+                    ? impl.segments.find(static_cast<uint32_t>(segment))
+                    : impl.segments.end();
+      if (doc < 0 || static_cast<uint64_t>(doc) >= impl.next_doc || it == impl.segments.end() ||
+          seg_row < 0 || static_cast<uint64_t>(seg_row) >= it->second->num_docs()) {
         return DataLossError("collection " + dir + ": catalog row for document " +
-                             std::to_string(doc) + " points at a missing segment row");
+                             std::to_string(doc) + " (segment " + std::to_string(segment) +
+                             ", row " + std::to_string(seg_row) +
+                             ") is out of range or points at a missing segment row");
       }
-      impl.locations[doc] = {segment, static_cast<uint32_t>(seg_row)};
+      const uint32_t stored = it->second->doc(static_cast<size_t>(seg_row));
+      if (stored != static_cast<uint64_t>(doc)) {
+        return DataLossError("segment " + it->second->path() + " is corrupt: row " +
+                             std::to_string(seg_row) + " holds document " + std::to_string(stored) +
+                             ", the catalog says " + std::to_string(doc));
+      }
+      impl.locations.push_back({static_cast<uint32_t>(doc), static_cast<uint32_t>(segment),
+                                static_cast<uint32_t>(seg_row)});
     }
   }
-  // Verified by Verify(); here only the O(1) structural checks, so opening a
-  // large archive does not read the whole index.
+  // The structural checks (O(keys)) always; the checksum (one read of the
+  // file) by default, and always for a writer, which rewrites the index
+  // from it.
   NEARDUP_ASSIGN_OR_RETURN(
-      c->index_, ChunkIndex::Open(fs::path(dir) / impl.index_file, {.verify_checksum = false}));
+      c->index_, ChunkIndex::Open(fs::path(dir) / impl.index_file,
+                                  {.verify_checksum = options.verify_index || impl.writable}));
 
   if (impl.writable) {
     // Files of commits that never reached the manifest.
@@ -353,9 +403,8 @@ Result<std::map<uint32_t, std::string>> Collection::ExternalIds(
 
 std::vector<uint32_t> Collection::LiveDocuments() const {
   std::vector<uint32_t> docs;
-  for (size_t d = 0; d < impl_->locations.size(); ++d) {
-    if (impl_->locations[d].segment != 0) docs.push_back(static_cast<uint32_t>(d));
-  }
+  docs.reserve(impl_->locations.size());
+  for (const Impl::Location& at : impl_->locations) docs.push_back(at.doc);
   return docs;
 }
 
@@ -363,14 +412,18 @@ Result<std::span<const uint32_t>> Collection::Chunks(uint32_t doc) const {
   const Impl::Location* at = impl_->Find(doc);
   if (at == nullptr)
     return NotFoundError("document number " + std::to_string(doc) + " is not live");
-  return impl_->segments.at(at->segment)->chunks(at->row);
+  const internal::SegmentReader& segment = *impl_->segments.at(at->segment);
+  NEARDUP_RETURN_IF_ERROR(segment.VerifyArrays());
+  return segment.chunks(at->row);
 }
 
 Result<uint64_t> Collection::SimHash(uint32_t doc) const {
   const Impl::Location* at = impl_->Find(doc);
   if (at == nullptr)
     return NotFoundError("document number " + std::to_string(doc) + " is not live");
-  return impl_->segments.at(at->segment)->simhash(at->row);
+  const internal::SegmentReader& segment = *impl_->segments.at(at->segment);
+  NEARDUP_RETURN_IF_ERROR(segment.VerifyArrays());
+  return segment.simhash(at->row);
 }
 
 Result<std::string> Collection::Text(uint32_t doc) const {
@@ -378,7 +431,9 @@ Result<std::string> Collection::Text(uint32_t doc) const {
   if (at == nullptr)
     return NotFoundError("document number " + std::to_string(doc) + " is not live");
   if (!store_texts_) return NotFoundError("collection " + dir_ + " does not store texts");
-  return impl_->segments.at(at->segment)->Text(at->row);
+  const internal::SegmentReader& segment = *impl_->segments.at(at->segment);
+  NEARDUP_RETURN_IF_ERROR(segment.VerifyArrays());
+  return segment.Text(at->row);
 }
 
 Result<CollectionStats> Collection::Stats() const {

@@ -1,6 +1,7 @@
 // Collection writes: the commit protocol (segment and index files first,
 // then one catalog transaction), compaction and the similarity table.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <unordered_map>
@@ -15,8 +16,6 @@ using internal::SqliteTransaction;
 using internal::WriteMeta;
 
 namespace {
-
-constexpr uint64_t kMaxDocumentNumber = 0xfffffffeull;  // kNoDocument is reserved
 
 // Removes files written by a commit that did not reach the catalog.
 struct FileCleanup {
@@ -95,9 +94,9 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     ++result.removed;
   }
   if (pending.empty() && retired.empty()) return result;
-  if (impl.next_doc + pending.size() > kMaxDocumentNumber) {
+  if (impl.next_doc + pending.size() > internal::kMaxDocumentNumber) {
     return ResourceExhaustedError("collection " + dir_ + " has used all document numbers (" +
-                                  std::to_string(kMaxDocumentNumber) + ")");
+                                  std::to_string(internal::kMaxDocumentNumber) + ")");
   }
 
   const uint64_t generation = impl.generation + 1;
@@ -226,11 +225,15 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     impl.segments[static_cast<uint32_t>(segment_id)] = std::move(reader).value();
     impl.next_segment = segment_id + 1;
   }
-  impl.locations.resize(next_doc);
-  for (uint32_t doc : retired) impl.locations[doc] = {};
-  for (size_t row = 0; row < pending.size(); ++row) {
-    impl.locations[pending[row].number] = {static_cast<uint32_t>(segment_id),
-                                           static_cast<uint32_t>(row)};
+  {
+    // New numbers exceed every live one, so appending keeps the order.
+    std::set<uint32_t> gone(retired.begin(), retired.end());
+    std::erase_if(impl.locations,
+                  [&](const Impl::Location& at) { return gone.count(at.doc) != 0; });
+    for (size_t row = 0; row < pending.size(); ++row) {
+      impl.locations.push_back(
+          {pending[row].number, static_cast<uint32_t>(segment_id), static_cast<uint32_t>(row)});
+    }
   }
   // Segments whose rows are all dead stay until Compact (readers may map them).
   std::error_code ec;
@@ -250,21 +253,34 @@ Status Collection::Compact() {
   uint64_t rows_total = 0;
   for (const auto& [id, segment] : impl.segments) rows_total += segment->num_docs();
   if (impl.segments.size() <= 1 && rows_total == live.size()) return Status::Ok();
+  // Compaction rewrites rows under fresh checksums: check the old ones first,
+  // so that damage is reported, never made permanent and invisible.
+  for (const auto& [id, segment] : impl.segments) {
+    NEARDUP_RETURN_IF_ERROR(segment->VerifyChecksum());
+  }
 
   const uint64_t segment_id = impl.next_segment;
   FileCleanup cleanup;
   uint64_t segment_bytes = 0;
   if (!live.empty()) {
     std::vector<internal::SegmentRow> rows;
-    for (uint32_t doc : live) {
-      const Impl::Location& at = impl.locations[doc];
+    std::vector<std::string> texts;  // frames of format 1, recompressed with a checksum
+    texts.reserve(live.size());
+    for (const Impl::Location& at : impl.locations) {
       const internal::SegmentReader& from = *impl.segments.at(at.segment);
-      rows.push_back(
-          {doc, from.chunks(at.row), from.simhash(at.row), {}, from.compressed_text(at.row)});
+      std::string_view frame = from.compressed_text(at.row);
+      if (!frame.empty() && !internal::FrameHasChecksum(frame)) {
+        NEARDUP_ASSIGN_OR_RETURN(std::string plain, from.Text(at.row));
+        NEARDUP_ASSIGN_OR_RETURN(std::string recompressed, internal::CompressText(plain));
+        texts.push_back(std::move(recompressed));
+        frame = texts.back();
+      }
+      rows.push_back({at.doc, from.chunks(at.row), from.simhash(at.row), {}, frame});
     }
     const fs::path path = fs::path(dir_) / internal::SegmentFileName(segment_id);
     cleanup.paths.push_back(path);
-    // Texts are copied as compressed frames, never recompressed.
+    // Texts are copied as compressed frames, never recompressed (except
+    // format 1 frames, which lack the checksum).
     NEARDUP_ASSIGN_OR_RETURN(segment_bytes, internal::WriteSegmentFile(path, rows, false));
   }
 
@@ -303,7 +319,8 @@ Status Collection::Compact() {
     if (!reader.ok()) return reader.status().WithContext("reopening the compacted segment");
     impl.segments[static_cast<uint32_t>(segment_id)] = std::move(reader).value();
     for (size_t row = 0; row < live.size(); ++row) {
-      impl.locations[live[row]] = {static_cast<uint32_t>(segment_id), static_cast<uint32_t>(row)};
+      impl.locations[row] = {live[row], static_cast<uint32_t>(segment_id),
+                             static_cast<uint32_t>(row)};
     }
   }
   std::error_code ec;
@@ -319,8 +336,13 @@ Result<std::optional<SimilarityParams>> Collection::StoredSimilarityParams() con
   }
   NEARDUP_ASSIGN_OR_RETURN(std::string min, internal::ReadMeta(impl_->db.get(), "similar_min"));
   SimilarityParams params;
-  params.top_n = std::stoull(*top);
-  params.min_similarity = std::stod(min);
+  NEARDUP_ASSIGN_OR_RETURN(params.top_n, internal::ParseCatalogCount(*top, "similar_top_n"));
+  char* end = nullptr;
+  params.min_similarity = std::strtod(min.c_str(), &end);
+  if (min.empty() || end != min.c_str() + min.size() || !(params.min_similarity >= 0.0) ||
+      params.min_similarity > 1.0) {
+    return DataLossError("catalog meta similar_min is invalid: '" + min.substr(0, 40) + "'");
+  }
   return std::optional<SimilarityParams>(params);
 }
 
