@@ -28,6 +28,11 @@ struct FileCleanup {
   }
 };
 
+// How far the catalog's next_doc may run ahead of the numbers in use before
+// a commit stops trusting it (see Commit). Removing more than this many of
+// the newest documents lets later numbers go back below the old counter.
+constexpr uint64_t kMaxDocumentNumberGap = uint64_t{1} << 20;
+
 Status RequireWritable(bool writable, const std::string& dir) {
   if (writable) return Status::Ok();
   return FailedPreconditionError("collection " + dir + " was opened read-only");
@@ -94,14 +99,27 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     ++result.removed;
   }
   if (pending.empty() && retired.empty()) return result;
-  if (impl.next_doc + pending.size() > internal::kMaxDocumentNumber) {
+  // New numbers continue the counter, except where the catalog's counter
+  // lies far beyond every number in use (the live documents and the index's
+  // slots): the index holds a slot per number up to the largest, so a
+  // damaged or hostile next_doc (4000000000) would make it allocate
+  // gigabytes. Numbers above every live one and every index slot are free:
+  // retired versions keep no similarity rows, and dead segment rows are
+  // never looked up by number.
+  uint64_t next_doc = impl.next_doc;
+  {
+    const uint64_t in_use =
+        std::max<uint64_t>(impl.locations.empty() ? 0 : uint64_t{impl.locations.back().doc} + 1,
+                           index_.num_doc_slots());
+    if (next_doc > in_use + kMaxDocumentNumberGap) next_doc = in_use;
+  }
+  if (next_doc + pending.size() > internal::kMaxDocumentNumber) {
     return ResourceExhaustedError("collection " + dir_ + " has used all document numbers (" +
                                   std::to_string(internal::kMaxDocumentNumber) + ")");
   }
 
   const uint64_t generation = impl.generation + 1;
   const uint64_t segment_id = impl.next_segment;
-  uint64_t next_doc = impl.next_doc;
   for (Pending& p : pending) p.number = static_cast<uint32_t>(next_doc++);
 
   FileCleanup cleanup;
@@ -201,8 +219,8 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
       NEARDUP_RETURN_IF_ERROR(insert_dirty.Run());
     }
     if (params.has_value()) {
-      NEARDUP_ASSIGN_OR_RETURN(auto insert_added,
-                               db->Prepare("INSERT INTO similarity_added(doc) VALUES(?)"));
+      NEARDUP_ASSIGN_OR_RETURN(
+          auto insert_added, db->Prepare("INSERT OR IGNORE INTO similarity_added(doc) VALUES(?)"));
       for (const ChunkDocument& d : added_docs) {
         insert_added.Bind(1, int64_t{d.doc});
         NEARDUP_RETURN_IF_ERROR(insert_added.Run());
