@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli_test_util.h"
@@ -104,6 +106,31 @@ TEST_F(ContainmentCliTest, IndexVerifyNamesTheDamagedFile) {
   CommandResult compact = Neardup("index compact " + Collection());
   EXPECT_EQ(compact.exit_code, 4) << compact.err;
   EXPECT_EQ(Neardup("index verify " + Collection()).exit_code, 4);  // still reported
+}
+
+// Readers need no writer lock (issue 12, item 5): while another process
+// holds it, `similar` prints an up-to-date stored table, and `query` and
+// `index stats` work; a writer is refused.
+TEST_F(ContainmentCliTest, ReadersWorkWhileTheWriterLockIsHeld) {
+  ASSERT_EQ(Neardup("index create " + Collection()).exit_code, 0);
+  ASSERT_EQ(Neardup("index add -q " + Collection() + " " + Example()).exit_code, 0);
+  CommandResult computed = Neardup("similar -q " + Collection() + " --top 2 --min 0.5");
+  ASSERT_EQ(computed.exit_code, 0) << computed.err;
+
+  const std::string lock = Collection() + "/LOCK";
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  CommandResult stored = Neardup("similar " + Collection() + " --top 2 --min 0.5");
+  EXPECT_EQ(stored.exit_code, 0) << stored.err;
+  EXPECT_EQ(stored.out, computed.out);
+  EXPECT_THAT(stored.err, HasSubstr("up to date"));
+  EXPECT_EQ(Neardup("index stats " + Collection()).exit_code, 0);
+  EXPECT_EQ(Neardup("query " + Collection() + " " + Example()).exit_code, 0);
+  EXPECT_NE(Neardup("index add -q " + Collection() + " " + Example()).exit_code, 0);
+  // Other parameters need a recomputation, hence the lock.
+  EXPECT_NE(Neardup("similar -q " + Collection() + " --top 3 --min 0.5").exit_code, 0);
+  ::close(fd);
 }
 
 // A new document pastes two paragraphs of an archived one: `query` reports

@@ -40,18 +40,29 @@ void AppendCsvField(std::string* out, const std::string& value) {
 
 int RunSimilar(const SimilarFlags& flags) {
   auto thread_limit = flags.run.LimitThreads();
-  Collection::OpenOptions open;
-  open.mode = Collection::Mode::kReadWrite;
-  Result<std::unique_ptr<Collection>> collection = Collection::Open(flags.dir, open);
-  if (!collection.ok()) return ReportError(collection.status());
   SimilarOptions options;
   options.top_n = flags.top;
   options.min_similarity = flags.min;
   options.force_full = flags.full;
+  // A stored table that is up to date is printed from a read-only open: no
+  // writer lock, no write permission needed.
+  Result<std::unique_ptr<Collection>> collection = Collection::Open(flags.dir, {});
+  if (!collection.ok()) return ReportError(collection.status());
+  Result<bool> current = SimilaritiesAreCurrent(**collection, options);
+  if (!current.ok()) return ReportError(current.status());
   SimilarStats stats;
-  Status status = ComputeSimilarities(**collection, options, &stats);
-  if (!status.ok()) return ReportError(status);
-  if (!flags.run.quiet) {
+  Status status;
+  if (!*current) {
+    Collection::OpenOptions open;
+    open.mode = Collection::Mode::kReadWrite;
+    collection = Collection::Open(flags.dir, open);
+    if (!collection.ok()) return ReportError(collection.status());
+    status = ComputeSimilarities(**collection, options, &stats);
+    if (!status.ok()) return ReportError(status);
+  }
+  if (!flags.run.quiet && *current) {
+    std::fprintf(stderr, "neardup: the stored similarities are up to date\n");
+  } else if (!flags.run.quiet) {
     std::fprintf(stderr,
                  "neardup: %s: recomputed %llu documents, merged new scores into %llu "
                  "(%llu rows written, %llu postings, %llu boilerplate chunks skipped)\n",

@@ -227,6 +227,19 @@ Result<std::vector<SimilarityRow>> ComputeAllSimilarities(const Collection& coll
   return RowsFor(collection, live, options, stats);
 }
 
+Result<bool> SimilaritiesAreCurrent(const Collection& collection, const SimilarOptions& options) {
+  NEARDUP_RETURN_IF_ERROR(CheckOptions(options));
+  if (options.force_full) return false;
+  NEARDUP_ASSIGN_OR_RETURN(std::optional<SimilarityParams> stored,
+                           collection.StoredSimilarityParams());
+  if (!stored.has_value() || *stored != SimilarityParams{options.top_n, options.min_similarity}) {
+    return false;
+  }
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint32_t> dirty, collection.DirtyDocuments());
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint32_t> added, collection.AddedSinceSimilarities());
+  return dirty.empty() && added.empty();
+}
+
 Status ComputeSimilarities(Collection& collection, const SimilarOptions& options,
                            SimilarStats* stats) {
   NEARDUP_RETURN_IF_ERROR(CheckOptions(options));
@@ -236,8 +249,12 @@ Status ComputeSimilarities(Collection& collection, const SimilarOptions& options
                            collection.StoredSimilarityParams());
   const bool full = options.force_full || !stored.has_value() || *stored != params;
   const auto live = [&](std::vector<uint32_t> docs) {
-    // Dirty or added documents retired since are dropped (their rows are).
-    std::erase_if(docs, [&](uint32_t doc) { return !collection.Chunks(doc).ok(); });
+    // Dirty or added documents retired since are dropped (their rows are);
+    // a damaged segment is not a retirement: RowsFor reports it.
+    std::erase_if(docs, [&](uint32_t doc) {
+      Result<std::span<const uint32_t>> chunks = collection.Chunks(doc);
+      return !chunks.ok() && chunks.status().code() == StatusCode::kNotFound;
+    });
     return docs;
   };
   local.full = full;
