@@ -85,6 +85,11 @@ class ChunkIndex {
   static Result<ChunkIndex> Open(const std::string& path,
                                  const ChunkIndexOpenOptions& options = {});
 
+  // DataLoss when an index opened from a file no longer matches the file's
+  // body checksum (reads the mapping, which stays valid after the file is
+  // unlinked); Ok for an index built in memory.
+  Status VerifyChecksum() const;
+
   // The documents containing `chunk`, ascending; empty if none.
   std::span<const uint32_t> Postings(uint32_t chunk) const;
 

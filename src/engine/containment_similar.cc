@@ -28,8 +28,10 @@ ContainmentOptions SearchOptions(const Collection& collection, size_t top_n, dou
 template <typename SearchOne>
 Status ForEachSearch(const Collection& collection, size_t n, SimilarStats* stats,
                      SearchOne search_one) {
+  // A searcher keeps a pointer to its index: one copy for the whole run.
+  const ChunkIndex index = collection.index();
   tbb::enumerable_thread_specific<ContainmentSearcher> searchers(
-      [&] { return ContainmentSearcher(collection.index()); });
+      [&] { return ContainmentSearcher(index); });
   tbb::enumerable_thread_specific<ContainmentSearchStats> search_stats;
   std::atomic<bool> failed{false};
   Status first_error;
@@ -290,7 +292,8 @@ Result<QueryResult> QueryDocument(const Collection& collection, const Fingerprin
   NEARDUP_RETURN_IF_ERROR(fingerprinter.Compute(text, &fingerprint));
   QueryResult result;
   result.num_chunks = static_cast<uint32_t>(fingerprint.chunks.size());
-  ContainmentSearcher searcher(collection.index());
+  const ChunkIndex index = collection.index();  // the searcher points at it
+  ContainmentSearcher searcher(index);
   std::vector<ContainmentMatch> matches = searcher.Search(
       fingerprint.chunks, SearchOptions(collection, options.top_n, options.min_similarity),
       kNoDocument, &result.search);

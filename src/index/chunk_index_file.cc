@@ -157,7 +157,19 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
   // check.)
   NEARDUP_RETURN_IF_ERROR(internal::CheckChunkIndexStructure(v, "chunk index " + path));
   storage->mapping = std::move(file);
+  storage->header_bytes = sizeof(header);
+  storage->data_checksum = header.data_checksum;
   return ChunkIndex(std::move(storage));
+}
+
+Status ChunkIndex::VerifyChecksum() const {
+  if (storage_->mapping == nullptr) return Status::Ok();
+  const std::span<const uint8_t> bytes = storage_->mapping->bytes();
+  if (internal::StoredChecksum(bytes.subspan(storage_->header_bytes)) != storage_->data_checksum) {
+    return DataLossError("chunk index " + storage_->mapping->path() +
+                         " is corrupt (data checksum mismatch)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace neardup

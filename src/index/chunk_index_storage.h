@@ -53,6 +53,8 @@ Status CheckChunkIndexStructure(const ChunkIndexViews& views, const std::string&
 struct ChunkIndexStorage {
   ChunkIndexArrays arrays;              // when built in memory
   std::unique_ptr<MappedFile> mapping;  // when opened from a file
+  size_t header_bytes = 0;              // of the mapping
+  uint64_t data_checksum = 0;           // of the mapping after the header
   ChunkIndexViews views;
 };
 

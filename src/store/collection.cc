@@ -104,23 +104,6 @@ CREATE TABLE similarities(
 CREATE TABLE similarity_dirty(doc INTEGER PRIMARY KEY);
 )sql";
 
-// Added in format version 2 (also run to upgrade a version 1 catalog).
-constexpr const char* kSchemaV2 = R"sql(
-CREATE TABLE IF NOT EXISTS similarity_added(doc INTEGER PRIMARY KEY);
-CREATE INDEX IF NOT EXISTS similarities_by_b ON similarities(b);
-)sql";
-
-int64_t SystemClock() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-Result<uint64_t> ReadCount(SqliteDb* db, const std::string& key, uint64_t max = UINT64_MAX) {
-  NEARDUP_ASSIGN_OR_RETURN(std::string text, ReadMeta(db, key));
-  return internal::ParseCatalogCount(text, key, max);
-}
-
 DocumentInfo ReadDocumentInfo(const internal::SqliteStatement& s) {
   DocumentInfo info;
   info.doc = static_cast<uint32_t>(s.Int(0));
@@ -139,6 +122,7 @@ constexpr const char* kDocumentColumns =
 }  // namespace
 
 Collection::Impl::~Impl() {
+  if (db != nullptr) EndRead();
   db.reset();
   if (lock_fd >= 0) ::close(lock_fd);  // releases the flock
 }
@@ -169,7 +153,7 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
       SqliteDb::Open(fs::path(dir) / internal::kCatalogFile, /*create=*/true, /*read_only=*/false));
   NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db.get()));
   NEARDUP_RETURN_IF_ERROR(db->Exec(kSchema));
-  NEARDUP_RETURN_IF_ERROR(db->Exec(kSchemaV2));
+  NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV2));
   const std::pair<const char*, std::string> meta[] = {
       {"format_version", std::to_string(kCollectionFormatVersion)},
       {"recipe", recipe_json},
@@ -186,171 +170,6 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
     NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db.get(), key, value));
   }
   return txn->Commit();
-}
-
-Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
-                                                     const OpenOptions& options) {
-  const fs::path catalog = fs::path(dir) / internal::kCatalogFile;
-  std::error_code ec;
-  if (!fs::exists(catalog, ec)) {
-    return NotFoundError(dir + " is not a neardup collection (no " +
-                         std::string(internal::kCatalogFile) + ")");
-  }
-  std::unique_ptr<Collection> c(new Collection());
-  c->dir_ = dir;
-  c->impl_ = std::make_unique<Impl>();
-  Impl& impl = *c->impl_;
-  impl.writable = options.mode == Mode::kReadWrite;
-  impl.clock = options.clock ? options.clock : SystemClock;
-  if (impl.writable) {
-    std::string lock = (fs::path(dir) / "LOCK").string();
-    impl.lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (impl.lock_fd < 0) return IoError("open " + lock + ": " + std::strerror(errno));
-    if (::flock(impl.lock_fd, LOCK_EX | LOCK_NB) != 0) {
-      return FailedPreconditionError("collection " + dir +
-                                     " is open for writing by another process");
-    }
-  }
-  NEARDUP_ASSIGN_OR_RETURN(impl.db, SqliteDb::Open(catalog, false, !impl.writable));
-  SqliteDb* db = impl.db.get();
-
-  // One read transaction: a consistent snapshot even while a writer commits.
-  NEARDUP_RETURN_IF_ERROR(db->Exec("BEGIN"));
-  struct EndRead {
-    SqliteDb* db;
-    ~EndRead() { db->Exec("COMMIT").IgnoreError(); }
-  } end_read{db};
-
-  Result<std::string> version_text = ReadMeta(db, "format_version");
-  if (!version_text.ok()) {
-    return DataLossError(
-        dir + " is not a complete neardup collection: " + version_text.status().message());
-  }
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t version,
-                           internal::ParseCatalogCount(*version_text, "format_version"));
-  if (version > static_cast<uint64_t>(kCollectionFormatVersion)) {
-    return FailedPreconditionError(
-        "collection " + dir + " has format version " + std::to_string(version) +
-        ", newer than this neardup supports (" + std::to_string(kCollectionFormatVersion) + ")");
-  }
-  if (version < 2 && impl.writable) {
-    // Upgrade: version 1's dirty list (every document sharing a counted
-    // chunk with a changed one, the new ones included) is a superset of what
-    // version 2 recomputes, so it stays valid as it is.
-    NEARDUP_RETURN_IF_ERROR(db->Exec(kSchemaV2));
-    NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db, "format_version", "2"));
-    version = 2;
-  }
-  impl.format_version = version;
-  NEARDUP_ASSIGN_OR_RETURN(std::string recipe_json, ReadMeta(db, "recipe"));
-  Result<Recipe> recipe = ParseRecipeJson(recipe_json);
-  if (!recipe.ok()) return recipe.status().WithContext("recipe of collection " + dir);
-  c->recipe_ = std::move(recipe).value();
-  NEARDUP_ASSIGN_OR_RETURN(c->recipe_.name, ReadMeta(db, "recipe_name"));
-  c->recipe_id_ = RecipeId(c->recipe_);
-  // Every value of the catalog is range-checked before it is used: a
-  // damaged or hostile catalog gives DataLoss, never an allocation sized by
-  // it or a path outside the collection.
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t cap, ReadCount(db, "max_document_frequency", UINT32_MAX));
-  c->max_document_frequency_ = static_cast<uint32_t>(cap);
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t store_texts, ReadCount(db, "store_texts", 1));
-  c->store_texts_ = store_texts != 0;
-  NEARDUP_ASSIGN_OR_RETURN(impl.next_doc, ReadCount(db, "next_doc", internal::kMaxDocumentNumber));
-  NEARDUP_ASSIGN_OR_RETURN(impl.next_segment, ReadCount(db, "next_segment", UINT32_MAX));
-  NEARDUP_ASSIGN_OR_RETURN(impl.generation, ReadCount(db, "generation"));
-  NEARDUP_ASSIGN_OR_RETURN(impl.index_file, ReadMeta(db, "index_file"));
-  // File names are derived, never taken from the catalog: a stored name is
-  // only checked against the one its number gives (so '../x' or '/x' is
-  // refused, and compaction can only ever delete data/seg-N.nds files).
-  if (impl.index_file != internal::IndexFileName(impl.generation)) {
-    return DataLossError("collection " + dir + ": catalog meta index_file '" +
-                         impl.index_file.substr(0, 80) + "' is not " +
-                         internal::IndexFileName(impl.generation));
-  }
-
-  {
-    NEARDUP_ASSIGN_OR_RETURN(auto select,
-                             db->Prepare("SELECT segment, file, num_docs FROM segments"));
-    while (true) {
-      NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
-      if (!row) break;
-      const int64_t id = select.Int(0);
-      if (id < 1 || static_cast<uint64_t>(id) >= impl.next_segment) {
-        return DataLossError("collection " + dir + ": catalog segment number " +
-                             std::to_string(id) + " is outside [1, next_segment " +
-                             std::to_string(impl.next_segment) + ")");
-      }
-      const std::string file = select.Text(1);
-      const std::string expected = internal::SegmentFileName(static_cast<uint64_t>(id));
-      if (file != expected) {
-        return DataLossError("collection " + dir + ": catalog names the file of segment " +
-                             std::to_string(id) + " '" + file.substr(0, 80) + "', not " + expected);
-      }
-      NEARDUP_ASSIGN_OR_RETURN(auto reader,
-                               internal::SegmentReader::Open(fs::path(dir) / expected));
-      if (select.Int(2) != static_cast<int64_t>(reader->num_docs())) {
-        return DataLossError("collection " + dir + ": segment " + expected + " holds " +
-                             std::to_string(reader->num_docs()) + " rows, the catalog says " +
-                             std::to_string(select.Int(2)));
-      }
-      impl.segments[static_cast<uint32_t>(id)] = std::move(reader);
-    }
-  }
-  {
-    NEARDUP_ASSIGN_OR_RETURN(auto select,
-                             db->Prepare("SELECT doc, segment, row FROM documents ORDER BY doc"));
-    while (true) {
-      NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
-      if (!row) break;
-      const int64_t doc = select.Int(0);
-      const int64_t segment = select.Int(1);
-      const int64_t seg_row = select.Int(2);
-      auto it = segment > 0 && segment <= UINT32_MAX
-                    ? impl.segments.find(static_cast<uint32_t>(segment))
-                    : impl.segments.end();
-      if (doc < 0 || static_cast<uint64_t>(doc) >= impl.next_doc || it == impl.segments.end() ||
-          seg_row < 0 || static_cast<uint64_t>(seg_row) >= it->second->num_docs()) {
-        return DataLossError("collection " + dir + ": catalog row for document " +
-                             std::to_string(doc) + " (segment " + std::to_string(segment) +
-                             ", row " + std::to_string(seg_row) +
-                             ") is out of range or points at a missing segment row");
-      }
-      const uint32_t stored = it->second->doc(static_cast<size_t>(seg_row));
-      if (stored != static_cast<uint64_t>(doc)) {
-        return DataLossError("segment " + it->second->path() + " is corrupt: row " +
-                             std::to_string(seg_row) + " holds document " + std::to_string(stored) +
-                             ", the catalog says " + std::to_string(doc));
-      }
-      impl.locations.push_back({static_cast<uint32_t>(doc), static_cast<uint32_t>(segment),
-                                static_cast<uint32_t>(seg_row)});
-    }
-  }
-  // The structural checks (O(keys)) always; the checksum (one read of the
-  // file) by default, and always for a writer, which rewrites the index
-  // from it.
-  NEARDUP_ASSIGN_OR_RETURN(
-      c->index_, ChunkIndex::Open(fs::path(dir) / impl.index_file,
-                                  {.verify_checksum = options.verify_index || impl.writable}));
-
-  if (impl.writable) {
-    // Files of commits that never reached the manifest.
-    std::set<std::string> keep = {impl.index_file};
-    for (const auto& [id, segment] : impl.segments) {
-      keep.insert(fs::relative(segment->path(), dir).string());
-    }
-    bool removed = false;
-    for (const auto& entry : fs::directory_iterator(fs::path(dir) / internal::kDataDir, ec)) {
-      std::string name = (fs::path(internal::kDataDir) / entry.path().filename()).string();
-      if (keep.count(name) == 0) {
-        fs::remove(entry.path(), ec);
-        removed = true;
-      }
-    }
-    if (removed) {
-      NEARDUP_RETURN_IF_ERROR(internal::FsyncDirectory(fs::path(dir) / internal::kDataDir));
-    }
-  }
-  return c;
 }
 
 Status Collection::CheckRecipe(const Recipe& recipe) const {
@@ -436,6 +255,8 @@ Result<std::string> Collection::Text(uint32_t doc) const {
   return segment.Text(at->row);
 }
 
+uint64_t Collection::generation() const { return impl_->generation; }
+
 Result<CollectionStats> Collection::Stats() const {
   CollectionStats s;
   s.generation = impl_->generation;
@@ -483,8 +304,8 @@ Status Collection::Verify() const {
   for (const auto& [id, segment] : impl_->segments) {
     NEARDUP_RETURN_IF_ERROR(segment->VerifyChecksum());
   }
-  NEARDUP_RETURN_IF_ERROR(
-      ChunkIndex::Open(fs::path(dir_) / impl_->index_file, {.verify_checksum = true}).status());
+  // The mapped index of this view (its file may be unlinked by now).
+  NEARDUP_RETURN_IF_ERROR(index_.VerifyChecksum());
   NEARDUP_ASSIGN_OR_RETURN(std::vector<DocumentInfo> docs, ListDocuments());
   std::vector<ChunkDocument> live;
   for (const DocumentInfo& info : docs) {

@@ -17,23 +17,42 @@
 #include "store/sqlite_db.h"
 
 namespace neardup {
+namespace internal {
+
+// Where a live document's row is.
+struct DocumentLocation {
+  uint32_t doc = 0;
+  uint32_t segment = 0;
+  uint32_t row = 0;
+};
+
+}  // namespace internal
 
 class Collection::Impl {
  public:
-  struct Location {
-    uint32_t doc = 0;
-    uint32_t segment = 0;
-    uint32_t row = 0;
-  };
+  using Location = internal::DocumentLocation;
 
   ~Impl();
 
+  // Moves `c` to the latest commit: one catalog read transaction, then the
+  // files it names, retried when a writer replaced them in between (see
+  // collection_open.cc). A read-only collection keeps the transaction open,
+  // so that its catalog reads see the commit its files belong to.
+  Status LoadLatest(Collection* c);
+  // Ends the pinned read transaction, if one is open.
+  void EndRead();
+
   std::unique_ptr<internal::SqliteDb> db;
   bool writable = false;
+  bool verify_index = true;
+  bool read_open = false;  // a read transaction pins the catalog (read-only only)
+  bool loaded = false;     // LoadLatest has succeeded once
   int lock_fd = -1;
   std::function<int64_t()> clock;
-  // Invariant: holds exactly the segments of the manifest.
-  std::map<uint32_t, std::unique_ptr<internal::SegmentReader>> segments;
+  // Invariant: holds exactly the segments of the manifest. Shared, so that
+  // Refresh keeps the readers (and their checked arrays) of segments that
+  // did not change.
+  std::map<uint32_t, std::shared_ptr<const internal::SegmentReader>> segments;
   // The live documents, by ascending number: memory in proportion to the
   // live documents, never to the numbers ever issued (next_doc comes from
   // the catalog and is not trusted to be small).
@@ -56,6 +75,12 @@ namespace internal {
 
 inline constexpr const char* kCatalogFile = "catalog.db";
 inline constexpr const char* kDataDir = "data";
+
+// Added in catalog format version 2 (also run to upgrade a version 1 catalog).
+inline constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE IF NOT EXISTS similarity_added(doc INTEGER PRIMARY KEY);
+CREATE INDEX IF NOT EXISTS similarities_by_b ON similarities(b);
+)sql";
 
 std::string SegmentFileName(uint64_t segment);   // "data/seg-<n>.nds"
 std::string IndexFileName(uint64_t generation);  // "data/index-<g>.ndi"
