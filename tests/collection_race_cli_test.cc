@@ -81,10 +81,18 @@ TEST_F(CollectionRaceCliTest, ReadersNeverFailNorPrintEmptyIdsWhileWritersLoop) 
 
   std::atomic<bool> done{false};
   std::atomic<int> writes{0};
+  std::atomic<int> queries{0}, stats{0};
   std::string writer_failure;
   std::thread writer([&] {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
-    for (int i = 0; std::chrono::steady_clock::now() < deadline; ++i) {
+    // About three seconds, but until each loop ran a few times (a loaded
+    // machine starts processes slowly), at most 30 s.
+    const auto start = std::chrono::steady_clock::now();
+    auto enough = [&] {
+      const auto elapsed = std::chrono::steady_clock::now() - start;
+      if (elapsed > std::chrono::seconds(30)) return true;
+      return elapsed > std::chrono::seconds(3) && writes >= 12 && queries >= 5 && stats >= 5;
+    };
+    for (int i = 0; !enough(); ++i) {
       const std::string batch = batches[i % batches.size()];
       CommandResult add = Run({"index", "add", "-q", dir, batch}, "add");
       // Remove what the batch added, so every round really retires rows.
@@ -103,7 +111,6 @@ TEST_F(CollectionRaceCliTest, ReadersNeverFailNorPrintEmptyIdsWhileWritersLoop) 
     }
     done = true;
   });
-  std::atomic<int> queries{0}, stats{0};
   std::vector<std::string> failures;
   std::mutex failures_mutex;
   auto fail = [&](const std::string& what) {

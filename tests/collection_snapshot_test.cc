@@ -84,8 +84,10 @@ TEST(CollectionSnapshotTest, ReadersSeeOneCommitWhileAWriterChangesEverything) {
   auto writer = Collection::Open(dir, {.mode = Collection::Mode::kReadWrite, .clock = {}});
   ASSERT_TRUE(writer.ok()) << writer.status();
 
+  constexpr int kReaders = 3;
   std::atomic<bool> done{false};
   std::atomic<uint64_t> commits{0};
+  std::vector<std::atomic<uint64_t>> views(kReaders);  // distinct commits each reader checked
   std::thread write([&] {
     struct Done {
       std::atomic<bool>* done;
@@ -94,8 +96,19 @@ TEST(CollectionSnapshotTest, ReadersSeeOneCommitWhileAWriterChangesEverything) {
     internal::SplitMix64 rng(1);
     std::vector<std::string> live;
     int next_id = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    for (int step = 0; step < 400 && std::chrono::steady_clock::now() < deadline; ++step) {
+    // About two seconds, but at least 30 commits and until every reader has
+    // checked a few views (a loaded machine slows either side), at most 20 s.
+    const auto start = std::chrono::steady_clock::now();
+    auto enough = [&](int step) {
+      const auto elapsed = std::chrono::steady_clock::now() - start;
+      if (elapsed > std::chrono::seconds(20)) return true;
+      if (step < 30 || elapsed < std::chrono::seconds(2)) return false;
+      for (const std::atomic<uint64_t>& v : views) {
+        if (v.load() < 3) return false;
+      }
+      return true;
+    };
+    for (int step = 0; step < 2000 && !enough(step); ++step) {
       std::vector<std::vector<uint32_t>> chunk_sets;
       std::vector<std::string> ids, texts;
       for (int i = 0; i < 3; ++i) ids.push_back("d" + std::to_string(next_id++));
@@ -126,9 +139,8 @@ TEST(CollectionSnapshotTest, ReadersSeeOneCommitWhileAWriterChangesEverything) {
     }
   });
 
-  constexpr int kReaders = 3;
   std::vector<std::string> failures(kReaders);
-  std::vector<uint64_t> queries(kReaders, 0), views(kReaders, 0);
+  std::vector<uint64_t> queries(kReaders, 0);
   std::vector<std::thread> readers;
   for (int r = 0; r < kReaders; ++r) {
     readers.emplace_back([&, r] {
@@ -145,13 +157,14 @@ TEST(CollectionSnapshotTest, ReadersSeeOneCommitWhileAWriterChangesEverything) {
           failures[r] = "refresh: " + refreshed.ToString();
           break;
         }
-        if ((*c)->generation() != last_generation) ++views[r];
+        const bool moved = (*c)->generation() != last_generation;
         last_generation = (*c)->generation();
         // The same pinned view, queried several times while the writer
         // moves on.
         for (int round = 0; round < 3 && failures[r].empty(); ++round) {
           failures[r] = CheckView(**c, rng, &queries[r]);
         }
+        if (moved) ++views[r];
       }
     });
   }
@@ -160,7 +173,7 @@ TEST(CollectionSnapshotTest, ReadersSeeOneCommitWhileAWriterChangesEverything) {
   for (int r = 0; r < kReaders; ++r) {
     EXPECT_EQ(failures[r], "") << "reader " << r;
     EXPECT_GT(queries[r], 0u);
-    EXPECT_GT(views[r], 1u) << "reader " << r << " never saw the writer move";
+    EXPECT_GT(views[r].load(), 1u) << "reader " << r << " never saw the writer move";
   }
   EXPECT_GT(commits.load(), 10u);
   EXPECT_TRUE((*writer)->Verify().ok());

@@ -36,6 +36,7 @@
 #include <span>
 #include <string>
 
+#include "neardup/env.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -76,8 +77,8 @@ class ChunkIndex {
 
   // Writes the index to `path` atomically (a temporary file, fsync, rename,
   // fsync of the directory): after a crash `path` holds either nothing or the
-  // whole file.
-  Status WriteFile(const std::string& path) const;
+  // whole file. Through `env` (null: Env::Default()).
+  Status WriteFile(const std::string& path, Env* env = nullptr) const;
 
   // Maps a file written by WriteFile. NotFound / IoError from the system;
   // DataLoss for a file that is truncated, corrupt or not a chunk index;

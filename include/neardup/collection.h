@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "neardup/chunk_index.h"
+#include "neardup/env.h"
 #include "neardup/recipe.h"
 #include "neardup/status.h"
 
@@ -160,6 +161,10 @@ class Collection {
     // Verify). A writer always verifies. Segments are checked the first time
     // they are used (their arrays' checksum; each text frame has its own).
     bool verify_index = true;
+    // The file system for the segment and index files (writes, renames,
+    // removals, syncs, the writer lock). Default null: Env::Default().
+    // Tests pass a fault-injecting one. The catalog goes through SQLite.
+    Env* env = nullptr;
   };
 
   // Creates the directory `dir` (which must not exist, or be empty).

@@ -73,9 +73,9 @@ std::span<const uint8_t> Bytes(std::span<const T> s) {
 
 }  // namespace
 
-Status ChunkIndex::WriteFile(const std::string& path) const {
+Status ChunkIndex::WriteFile(const std::string& path, Env* env) const {
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<internal::AtomicFileWriter> out,
-                           internal::AtomicFileWriter::Create(path));
+                           internal::AtomicFileWriter::Create(path, env));
   FileHeader header{};
   std::memcpy(header.magic, kMagic, sizeof(kMagic));
   header.version = kVersion;

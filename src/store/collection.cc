@@ -124,7 +124,7 @@ constexpr const char* kDocumentColumns =
 Collection::Impl::~Impl() {
   if (db != nullptr) EndRead();
   db.reset();
-  if (lock_fd >= 0) ::close(lock_fd);  // releases the flock
+  lock.reset();  // after the catalog is closed
 }
 
 Collection::~Collection() = default;

@@ -19,12 +19,12 @@ namespace {
 
 // Removes files written by a commit that did not reach the catalog.
 struct FileCleanup {
+  Env* env;
   std::vector<fs::path> paths;
   bool keep = false;
   ~FileCleanup() {
     if (keep) return;
-    std::error_code ec;
-    for (const fs::path& p : paths) fs::remove(p, ec);
+    for (const fs::path& p : paths) env->RemoveFile(p.string()).IgnoreError();
   }
 };
 
@@ -122,7 +122,7 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
   const uint64_t segment_id = impl.next_segment;
   for (Pending& p : pending) p.number = static_cast<uint32_t>(next_doc++);
 
-  FileCleanup cleanup;
+  FileCleanup cleanup{impl.env, {}};
   std::vector<ChunkDocument> added_docs;
   uint64_t segment_bytes = 0;
   if (!pending.empty()) {
@@ -133,13 +133,14 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     }
     const fs::path path = fs::path(dir_) / internal::SegmentFileName(segment_id);
     cleanup.paths.push_back(path);
-    NEARDUP_ASSIGN_OR_RETURN(segment_bytes, internal::WriteSegmentFile(path, rows, store_texts_));
+    NEARDUP_ASSIGN_OR_RETURN(segment_bytes,
+                             internal::WriteSegmentFile(path, rows, store_texts_, impl.env));
   }
   NEARDUP_ASSIGN_OR_RETURN(ChunkIndex added, ChunkIndex::Build(added_docs));
   NEARDUP_ASSIGN_OR_RETURN(ChunkIndex merged, ChunkIndex::Merge(index_, retired, added));
   const std::string index_file = internal::IndexFileName(generation);
   cleanup.paths.push_back(fs::path(dir_) / index_file);
-  NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file));
+  NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
 
   // Lists to recompute (only while a table exists): documents sharing a
   // chunk that crossed the cap; those listing a retired document are found
@@ -254,8 +255,7 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     }
   }
   // Segments whose rows are all dead stay until Compact (readers may map them).
-  std::error_code ec;
-  fs::remove(fs::path(dir_) / impl.index_file, ec);
+  impl.env->RemoveFile((fs::path(dir_) / impl.index_file).string()).IgnoreError();
   impl.index_file = index_file;
   impl.generation = generation;
   impl.next_doc = next_doc;
@@ -278,7 +278,7 @@ Status Collection::Compact() {
   }
 
   const uint64_t segment_id = impl.next_segment;
-  FileCleanup cleanup;
+  FileCleanup cleanup{impl.env, {}};
   uint64_t segment_bytes = 0;
   if (!live.empty()) {
     std::vector<internal::SegmentRow> rows;
@@ -299,7 +299,8 @@ Status Collection::Compact() {
     cleanup.paths.push_back(path);
     // Texts are copied as compressed frames, never recompressed (except
     // format 1 frames, which lack the checksum).
-    NEARDUP_ASSIGN_OR_RETURN(segment_bytes, internal::WriteSegmentFile(path, rows, false));
+    NEARDUP_ASSIGN_OR_RETURN(segment_bytes,
+                             internal::WriteSegmentFile(path, rows, false, impl.env));
   }
 
   internal::SqliteDb* db = impl.db.get();
@@ -341,9 +342,8 @@ Status Collection::Compact() {
                              static_cast<uint32_t>(row)};
     }
   }
-  std::error_code ec;
-  for (const fs::path& p : old_files) fs::remove(p, ec);
-  return internal::FsyncDirectory(fs::path(dir_) / internal::kDataDir);
+  for (const fs::path& p : old_files) impl.env->RemoveFile(p.string()).IgnoreError();
+  return internal::FsyncDirectory(fs::path(dir_) / internal::kDataDir, impl.env);
 }
 
 Result<std::optional<SimilarityParams>> Collection::StoredSimilarityParams() const {

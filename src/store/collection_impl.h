@@ -45,9 +45,10 @@ class Collection::Impl {
   std::unique_ptr<internal::SqliteDb> db;
   bool writable = false;
   bool verify_index = true;
-  bool read_open = false;  // a read transaction pins the catalog (read-only only)
-  bool loaded = false;     // LoadLatest has succeeded once
-  int lock_fd = -1;
+  Env* env = nullptr;              // never null once open
+  std::unique_ptr<FileLock> lock;  // the writer's
+  bool read_open = false;          // a read transaction pins the catalog (read-only only)
+  bool loaded = false;             // LoadLatest has succeeded once
   std::function<int64_t()> clock;
   // Invariant: holds exactly the segments of the manifest. Shared, so that
   // Refresh keeps the readers (and their checked arrays) of segments that

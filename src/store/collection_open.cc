@@ -250,14 +250,15 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
   impl.writable = options.mode == Mode::kReadWrite;
   impl.verify_index = options.verify_index;
   impl.clock = options.clock ? options.clock : SystemClock;
+  impl.env = options.env != nullptr ? options.env : Env::Default();
   if (impl.writable) {
-    std::string lock = (fs::path(dir) / "LOCK").string();
-    impl.lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (impl.lock_fd < 0) return IoError("open " + lock + ": " + std::strerror(errno));
-    if (::flock(impl.lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    Result<std::unique_ptr<FileLock>> lock = impl.env->LockFile((fs::path(dir) / "LOCK").string());
+    if (!lock.ok()) {
+      if (lock.status().code() != StatusCode::kFailedPrecondition) return lock.status();
       return FailedPreconditionError("collection " + dir +
                                      " is open for writing by another process");
     }
+    impl.lock = std::move(lock).value();
   }
   NEARDUP_ASSIGN_OR_RETURN(impl.db, SqliteDb::Open(catalog, false, !impl.writable));
   SqliteDb* db = impl.db.get();
@@ -292,12 +293,13 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
     for (const auto& entry : fs::directory_iterator(fs::path(dir) / internal::kDataDir, ec)) {
       std::string name = (fs::path(internal::kDataDir) / entry.path().filename()).string();
       if (keep.count(name) == 0) {
-        fs::remove(entry.path(), ec);
+        impl.env->RemoveFile(entry.path().string()).IgnoreError();
         removed = true;
       }
     }
     if (removed) {
-      NEARDUP_RETURN_IF_ERROR(internal::FsyncDirectory(fs::path(dir) / internal::kDataDir));
+      NEARDUP_RETURN_IF_ERROR(
+          internal::FsyncDirectory(fs::path(dir) / internal::kDataDir, impl.env));
     }
   }
   return c;

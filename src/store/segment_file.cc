@@ -62,7 +62,7 @@ std::span<const uint8_t> Bytes(const std::vector<T>& v) {
 }  // namespace
 
 Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const SegmentRow> rows,
-                                  bool store_texts) {
+                                  bool store_texts, Env* env) {
   const uint64_t n = rows.size();
   std::vector<uint32_t> docs;
   std::vector<uint64_t> chunk_offsets{0};
@@ -94,7 +94,8 @@ Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const Segme
   const Layout layout = ComputeLayout(n, header.num_chunks, header.text_bytes);
   header.file_bytes = layout.end;
 
-  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> out, AtomicFileWriter::Create(path));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> out,
+                           AtomicFileWriter::Create(path, env));
   NEARDUP_RETURN_IF_ERROR(out->Append({reinterpret_cast<const uint8_t*>(&header), sizeof(header)}));
   StreamingChecksum checksum;
   auto section = [&](std::span<const uint8_t> bytes, bool pad) -> Status {

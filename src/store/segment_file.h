@@ -50,7 +50,7 @@ struct SegmentRow {
 
 // Writes rows to `path` atomically; returns the file's size.
 Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const SegmentRow> rows,
-                                  bool store_texts);
+                                  bool store_texts, Env* env = nullptr);
 
 // One zstd frame of `text` with its content checksum (XXH64), so a damaged
 // frame is an error when it is read, never a silently different text.
