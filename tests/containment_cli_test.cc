@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli_test_util.h"
@@ -26,9 +28,9 @@ class ContainmentCliTest : public neardup::testing::CliTestBase {
 };
 
 TEST_F(ContainmentCliTest, HelpOnEveryCommand) {
-  for (const char* args :
-       {"index --help", "index create --help", "index add --help", "index remove --help",
-        "index compact --help", "index stats --help", "similar --help", "query --help"}) {
+  for (const char* args : {"index --help", "index create --help", "index add --help",
+                           "index remove --help", "index compact --help", "index stats --help",
+                           "index verify --help", "similar --help", "query --help"}) {
     CommandResult run = Neardup(args);
     EXPECT_EQ(run.exit_code, 0) << args;
     EXPECT_THAT(run.out, HasSubstr("Usage")) << args;
@@ -72,6 +74,63 @@ TEST_F(ContainmentCliTest, CreateAddSimilarQueryStats) {
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
   EXPECT_THAT(stats.out, HasSubstr("\"documents\":12,"));
   EXPECT_THAT(stats.out, HasSubstr("\"similarity_rows\":"));
+}
+
+// `index verify` passes a sound collection and, after one flipped byte of a
+// segment, exits 4 naming the file; a query touching the damage fails too
+// (issue 12, item 3).
+TEST_F(ContainmentCliTest, IndexVerifyNamesTheDamagedFile) {
+  ASSERT_EQ(Neardup("index create " + Collection()).exit_code, 0);
+  ASSERT_EQ(Neardup("index add -q " + Collection() + " " + Example()).exit_code, 0);
+  CommandResult sound = Neardup("index verify " + Collection());
+  EXPECT_EQ(sound.exit_code, 0) << sound.err;
+  EXPECT_THAT(sound.err, HasSubstr("is sound: 12 documents"));
+  ASSERT_EQ(Neardup("index remove -q " + Collection() + " bread-recipe").exit_code, 0);
+
+  const std::string segment = Collection() + "/data/seg-1.nds";
+  std::fstream file(segment, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(200);
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x10);
+  file.seekp(200);
+  file.write(&byte, 1);
+  file.close();
+
+  CommandResult damaged = Neardup("index verify " + Collection());
+  EXPECT_EQ(damaged.exit_code, 4) << damaged.err;
+  EXPECT_THAT(damaged.err, HasSubstr("seg-1.nds"));
+  EXPECT_THAT(damaged.err, HasSubstr("checksum"));
+  CommandResult query = Neardup("query " + Collection() + " " + Example());
+  EXPECT_EQ(query.exit_code, 4) << query.err;
+  CommandResult compact = Neardup("index compact " + Collection());
+  EXPECT_EQ(compact.exit_code, 4) << compact.err;
+  EXPECT_EQ(Neardup("index verify " + Collection()).exit_code, 4);  // still reported
+}
+
+// Readers need no writer lock (issue 12, item 5): while another process
+// holds it, `similar` prints an up-to-date stored table, and `query` and
+// `index stats` work; a writer is refused.
+TEST_F(ContainmentCliTest, ReadersWorkWhileTheWriterLockIsHeld) {
+  ASSERT_EQ(Neardup("index create " + Collection()).exit_code, 0);
+  ASSERT_EQ(Neardup("index add -q " + Collection() + " " + Example()).exit_code, 0);
+  CommandResult computed = Neardup("similar -q " + Collection() + " --top 2 --min 0.5");
+  ASSERT_EQ(computed.exit_code, 0) << computed.err;
+
+  const std::string lock = Collection() + "/LOCK";
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  CommandResult stored = Neardup("similar " + Collection() + " --top 2 --min 0.5");
+  EXPECT_EQ(stored.exit_code, 0) << stored.err;
+  EXPECT_EQ(stored.out, computed.out);
+  EXPECT_THAT(stored.err, HasSubstr("up to date"));
+  EXPECT_EQ(Neardup("index stats " + Collection()).exit_code, 0);
+  EXPECT_EQ(Neardup("query " + Collection() + " " + Example()).exit_code, 0);
+  EXPECT_NE(Neardup("index add -q " + Collection() + " " + Example()).exit_code, 0);
+  // Other parameters need a recomputation, hence the lock.
+  EXPECT_NE(Neardup("similar -q " + Collection() + " --top 3 --min 0.5").exit_code, 0);
+  ::close(fd);
 }
 
 // A new document pastes two paragraphs of an archived one: `query` reports

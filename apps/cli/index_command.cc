@@ -8,6 +8,7 @@
 
 #include "common_options.h"
 #include "exit_codes.h"
+#include "index_verify_command.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
 #include "open_collection.h"
@@ -212,6 +213,8 @@ void RegisterIndexCommand(CLI::App* app, std::function<int()>* run) {
   CLI::App* s = index->add_subcommand("stats", "Print counts, sizes and memory as one JSON line");
   s->add_option("dir", stats->dir, "Collection directory")->required();
   s->callback([stats, run] { *run = [stats] { return RunStats(*stats); }; });
+
+  RegisterIndexVerifyCommand(index, run);
 }
 
 }  // namespace neardup::cli

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "common_options.h"
 #include "exit_codes.h"
@@ -29,16 +30,33 @@ struct SimilarFlags {
 
 int RunSimilar(const SimilarFlags& flags) {
   auto thread_limit = flags.run.LimitThreads();
-  std::unique_ptr<Collection> collection;
-  if (int code = OpenForWriting(flags.dir, flags.wait, &collection); code != kExitOk) return code;
   SimilarOptions options;
   options.top_n = flags.top;
   options.min_similarity = flags.min;
   options.force_full = flags.full;
+  // A stored table that is up to date is printed from a read-only open: no
+  // writer lock, no write permission needed.
+  std::unique_ptr<Collection> collection;
+  {
+    Result<std::unique_ptr<Collection>> reader = Collection::Open(flags.dir, {});
+    if (!reader.ok()) return ReportError(reader.status());
+    collection = *std::move(reader);
+  }
+  Result<bool> current = SimilaritiesAreCurrent(*collection, options);
+  if (!current.ok()) return ReportError(current.status());
   SimilarStats stats;
-  Status status = ComputeSimilarities(*collection, options, &stats);
-  if (!status.ok()) return ReportError(status);
-  if (!flags.run.quiet) {
+  Status status;
+  if (!*current) {
+    // The stored table is stale: recompute it as the one writer (exit 6 when
+    // another holds the collection, unless --wait).
+    collection.reset();
+    if (int code = OpenForWriting(flags.dir, flags.wait, &collection); code != kExitOk) return code;
+    status = ComputeSimilarities(*collection, options, &stats);
+    if (!status.ok()) return ReportError(status);
+  }
+  if (!flags.run.quiet && *current) {
+    std::fprintf(stderr, "neardup: the stored similarities are up to date\n");
+  } else if (!flags.run.quiet) {
     std::fprintf(stderr,
                  "neardup: %s: recomputed %llu documents, merged new scores into %llu "
                  "(%llu rows written, %llu postings, %llu boilerplate chunks skipped)\n",

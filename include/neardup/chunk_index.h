@@ -36,6 +36,7 @@
 #include <span>
 #include <string>
 
+#include "neardup/env.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -76,14 +77,19 @@ class ChunkIndex {
 
   // Writes the index to `path` atomically (a temporary file, fsync, rename,
   // fsync of the directory): after a crash `path` holds either nothing or the
-  // whole file.
-  Status WriteFile(const std::string& path) const;
+  // whole file. Through `env` (null: Env::Default()).
+  Status WriteFile(const std::string& path, Env* env = nullptr) const;
 
   // Maps a file written by WriteFile. NotFound / IoError from the system;
   // DataLoss for a file that is truncated, corrupt or not a chunk index;
   // FailedPrecondition for a newer format version.
   static Result<ChunkIndex> Open(const std::string& path,
                                  const ChunkIndexOpenOptions& options = {});
+
+  // DataLoss when an index opened from a file no longer matches the file's
+  // body checksum (reads the mapping, which stays valid after the file is
+  // unlinked); Ok for an index built in memory.
+  Status VerifyChecksum() const;
 
   // The documents containing `chunk`, ascending; empty if none.
   std::span<const uint32_t> Postings(uint32_t chunk) const;

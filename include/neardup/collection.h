@@ -24,13 +24,29 @@
 // similarities of retired versions are easy to drop. Numbers survive
 // compaction.
 //
-// Cost: Open maps the index and the segments (O(documents) to load the
-// catalog's locations, 8 bytes per document number); a commit of d documents
-// costs their fingerprints' write plus one linear merge of the index
-// (O(all postings)). Memory: the index and segments are memory-mapped.
-// Thread safety: const methods may run concurrently; Commit, Compact and
+// Snapshots: a read-only Collection is a pinned view of one commit -- its
+// catalog reads run in one SQLite read transaction, and it maps the index
+// and segment files that commit names -- and it keeps answering from that
+// commit while writers (threads or processes) commit and compact, until
+// Refresh() moves it to the latest commit. Files a writer replaces are
+// unlinked at once, and stay readable by every view that maps them (POSIX
+// keeps an unlinked file until its last mapping goes): the live-file set is
+// kept by the kernel, across processes. Open and Refresh retry when a
+// writer replaces a file between the catalog read and the file's opening.
+// A read-only open needs no write permission and takes no lock
+// (docs/CONTAINMENT.md).
+//
+// Cost: Open maps the index and the segments, checks the index's checksum
+// (one read of the file, unless OpenOptions::verify_index is false) and
+// loads the live documents' locations (12 bytes each); a commit of d
+// documents costs their fingerprints' write plus one linear merge of the
+// index (O(all postings)). Memory: the index and segments are
+// memory-mapped. Refresh reuses what did not change.
+// Thread safety: const methods may run concurrently (one read-only
+// Collection may serve many reader threads); Refresh, Commit, Compact and
 // the similarity writes need exclusive access. One writing process per
-// collection (LOCK); any number of read-only openers.
+// collection (LOCK); any number of read-only openers. A reader thread that
+// refreshes on its own schedule opens its own read-only Collection.
 #ifndef NEARDUP_COLLECTION_H_
 #define NEARDUP_COLLECTION_H_
 
@@ -45,6 +61,7 @@
 #include <vector>
 
 #include "neardup/chunk_index.h"
+#include "neardup/env.h"
 #include "neardup/recipe.h"
 #include "neardup/status.h"
 
@@ -137,6 +154,17 @@ class Collection {
     // Seconds since the epoch for added_at / modified_at. Default: the
     // system clock. Tests pass a fake.
     std::function<int64_t()> clock;
+    // Default true: Open reads the whole index file once to check its
+    // checksum (several GB/s), so a damaged index is an error, never a
+    // silently different answer. false: only the O(keys) structural checks
+    // (reads stay in bounds, but a damaged body may change results until
+    // Verify). A writer always verifies. Segments are checked the first time
+    // they are used (their arrays' checksum; each text frame has its own).
+    bool verify_index = true;
+    // The file system for the segment and index files (writes, renames,
+    // removals, syncs, the writer lock). Default null: Env::Default().
+    // Tests pass a fault-injecting one. The catalog goes through SQLite.
+    Env* env = nullptr;
   };
 
   // Creates the directory `dir` (which must not exist, or be empty).
@@ -162,8 +190,18 @@ class Collection {
   // collection's.
   Status CheckRecipe(const Recipe& recipe) const;
 
-  // The index of all live documents (numbers as in DocumentInfo::doc).
-  const ChunkIndex& index() const { return index_; }
+  // The index of all live documents of this view (numbers as in
+  // DocumentInfo::doc). A copy that shares the arrays (O(1)): it stays valid
+  // after a Commit, Compact or Refresh of this collection, which replace the
+  // collection's own.
+  ChunkIndex index() const { return index_; }
+
+  // Moves a read-only collection to the latest commit (a new pinned view:
+  // catalog and files together); a no-op for the writer, whose view is
+  // always its own last commit. On error the collection is unusable.
+  Status Refresh();
+  // The commit this view holds (CommitResult::generation of the writer).
+  uint64_t generation() const;
 
   // The live document with external id `id`, or nullopt.
   Result<std::optional<DocumentInfo>> FindDocument(std::string_view id) const;

@@ -115,6 +115,11 @@ Result<std::vector<SimilarityRow>> ComputeAllSimilarities(const Collection& coll
 Status ComputeSimilarities(Collection& collection, const SimilarOptions& options,
                            SimilarStats* stats = nullptr);
 
+// true when the stored table already is what ComputeSimilarities(options)
+// would store (same parameters, nothing dirty or added since): a reader can
+// then print it from a read-only collection, without the writer lock.
+Result<bool> SimilaritiesAreCurrent(const Collection& collection, const SimilarOptions& options);
+
 // A matching passage: bytes [query_begin, query_end) of the query text and
 // bytes [match_begin, match_end) of the match's stored text (BYTE offsets
 // into the original UTF-8, half-open; slice the original texts with them).

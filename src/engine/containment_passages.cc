@@ -100,7 +100,7 @@ Result<std::vector<Passage>> PassagesWith(const Collection& collection,
   NEARDUP_ASSIGN_OR_RETURN(std::string text, collection.Text(match_doc));
   NEARDUP_ASSIGN_OR_RETURN(std::vector<internal::ChunkSpan> match, extractor.Extract(text));
   const uint32_t cap = collection.max_document_frequency();
-  const ChunkIndex& index = collection.index();
+  const ChunkIndex index = collection.index();
   auto counted = [&](uint32_t id) { return cap == 0 || index.Postings(id).size() <= cap; };
   const Recipe& recipe = collection.recipe();
   const uint32_t max_gap_tokens =

@@ -28,8 +28,10 @@ ContainmentOptions SearchOptions(const Collection& collection, size_t top_n, dou
 template <typename SearchOne>
 Status ForEachSearch(const Collection& collection, size_t n, SimilarStats* stats,
                      SearchOne search_one) {
+  // A searcher keeps a pointer to its index: one copy for the whole run.
+  const ChunkIndex index = collection.index();
   tbb::enumerable_thread_specific<ContainmentSearcher> searchers(
-      [&] { return ContainmentSearcher(collection.index()); });
+      [&] { return ContainmentSearcher(index); });
   tbb::enumerable_thread_specific<ContainmentSearchStats> search_stats;
   std::atomic<bool> failed{false};
   Status first_error;
@@ -227,6 +229,19 @@ Result<std::vector<SimilarityRow>> ComputeAllSimilarities(const Collection& coll
   return RowsFor(collection, live, options, stats);
 }
 
+Result<bool> SimilaritiesAreCurrent(const Collection& collection, const SimilarOptions& options) {
+  NEARDUP_RETURN_IF_ERROR(CheckOptions(options));
+  if (options.force_full) return false;
+  NEARDUP_ASSIGN_OR_RETURN(std::optional<SimilarityParams> stored,
+                           collection.StoredSimilarityParams());
+  if (!stored.has_value() || *stored != SimilarityParams{options.top_n, options.min_similarity}) {
+    return false;
+  }
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint32_t> dirty, collection.DirtyDocuments());
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint32_t> added, collection.AddedSinceSimilarities());
+  return dirty.empty() && added.empty();
+}
+
 Status ComputeSimilarities(Collection& collection, const SimilarOptions& options,
                            SimilarStats* stats) {
   NEARDUP_RETURN_IF_ERROR(CheckOptions(options));
@@ -236,8 +251,12 @@ Status ComputeSimilarities(Collection& collection, const SimilarOptions& options
                            collection.StoredSimilarityParams());
   const bool full = options.force_full || !stored.has_value() || *stored != params;
   const auto live = [&](std::vector<uint32_t> docs) {
-    // Dirty or added documents retired since are dropped (their rows are).
-    std::erase_if(docs, [&](uint32_t doc) { return !collection.Chunks(doc).ok(); });
+    // Dirty or added documents retired since are dropped (their rows are);
+    // a damaged segment is not a retirement: RowsFor reports it.
+    std::erase_if(docs, [&](uint32_t doc) {
+      Result<std::span<const uint32_t>> chunks = collection.Chunks(doc);
+      return !chunks.ok() && chunks.status().code() == StatusCode::kNotFound;
+    });
     return docs;
   };
   local.full = full;
@@ -273,7 +292,8 @@ Result<QueryResult> QueryDocument(const Collection& collection, const Fingerprin
   NEARDUP_RETURN_IF_ERROR(fingerprinter.Compute(text, &fingerprint));
   QueryResult result;
   result.num_chunks = static_cast<uint32_t>(fingerprint.chunks.size());
-  ContainmentSearcher searcher(collection.index());
+  const ChunkIndex index = collection.index();  // the searcher points at it
+  ContainmentSearcher searcher(index);
   std::vector<ContainmentMatch> matches = searcher.Search(
       fingerprint.chunks, SearchOptions(collection, options.top_n, options.min_similarity),
       kNoDocument, &result.search);

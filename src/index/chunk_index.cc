@@ -58,6 +58,42 @@ uint64_t CountDocuments(const std::vector<uint32_t>& doc_sizes) {
 
 }  // namespace
 
+namespace internal {
+
+Status CheckChunkIndexStructure(const ChunkIndexViews& v, const std::string& what) {
+  auto corrupt = [&](const std::string& detail) {
+    return DataLossError(what + " is corrupt (" + detail + ")");
+  };
+  if (v.directory.size() != kChunkDirectoryBuckets + 1 || v.offsets.size() != v.keys.size() + 1) {
+    return corrupt("array sizes");
+  }
+  if (v.directory[0] != 0 || v.directory[kChunkDirectoryBuckets] != v.keys.size()) {
+    return corrupt("directory ends at " + std::to_string(v.directory[kChunkDirectoryBuckets]) +
+                   ", not at the key count " + std::to_string(v.keys.size()));
+  }
+  for (size_t b = 0; b < kChunkDirectoryBuckets; ++b) {
+    const uint32_t lo = v.directory[b];
+    const uint32_t hi = v.directory[b + 1];
+    if (hi < lo) return corrupt("directory decreases at bucket " + std::to_string(b));
+    for (uint32_t k = lo; k < hi; ++k) {
+      if ((v.keys[k] >> 16) != b || (k > lo && v.keys[k] <= v.keys[k - 1])) {
+        return corrupt("key " + std::to_string(k) + " is out of order");
+      }
+    }
+  }
+  if (v.offsets[0] != 0 || v.offsets.back() != v.docs.size()) {
+    return corrupt("offsets do not span the postings");
+  }
+  for (size_t k = 1; k < v.offsets.size(); ++k) {
+    if (v.offsets[k] < v.offsets[k - 1]) {
+      return corrupt("offsets decrease at key " + std::to_string(k));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace internal
+
 ChunkIndex::ChunkIndex() : ChunkIndex(internal::MakeStorage(ChunkIndexArrays::Empty())) {}
 
 ChunkIndex::ChunkIndex(std::shared_ptr<const internal::ChunkIndexStorage> storage)

@@ -73,9 +73,9 @@ std::span<const uint8_t> Bytes(std::span<const T> s) {
 
 }  // namespace
 
-Status ChunkIndex::WriteFile(const std::string& path) const {
+Status ChunkIndex::WriteFile(const std::string& path, Env* env) const {
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<internal::AtomicFileWriter> out,
-                           internal::AtomicFileWriter::Create(path));
+                           internal::AtomicFileWriter::Create(path, env));
   FileHeader header{};
   std::memcpy(header.magic, kMagic, sizeof(kMagic));
   header.version = kVersion;
@@ -148,14 +148,28 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
       reinterpret_cast<const uint64_t*>(bytes.data() + layout.offsets), header.num_keys + 1);
   v.docs = u32(layout.docs, header.num_postings);
   v.num_documents = header.num_documents;
-  // Cheap structural checks, so a corrupt but unverified file cannot make a
-  // lookup index past an array (Postings also clamps).
-  if (v.directory[kChunkDirectoryBuckets] != header.num_keys || v.offsets[0] != 0 ||
-      v.offsets[header.num_keys] != header.num_postings) {
-    return DataLossError("chunk index " + path + " is corrupt (directory or offsets)");
-  }
+  // Structural checks, O(keys) and always made (with or without the
+  // checksum), so that nothing that uses the arrays -- lookups, Merge, the
+  // cap counts -- can index past them: the directory is monotone and ends at
+  // num_keys, every key lies in its bucket and keys ascend, the offsets start
+  // at 0, never decrease and end at num_postings. (Posting values are checked
+  // where they are used: a document number is an index only after a bounds
+  // check.)
+  NEARDUP_RETURN_IF_ERROR(internal::CheckChunkIndexStructure(v, "chunk index " + path));
   storage->mapping = std::move(file);
+  storage->header_bytes = sizeof(header);
+  storage->data_checksum = header.data_checksum;
   return ChunkIndex(std::move(storage));
+}
+
+Status ChunkIndex::VerifyChecksum() const {
+  if (storage_->mapping == nullptr) return Status::Ok();
+  const std::span<const uint8_t> bytes = storage_->mapping->bytes();
+  if (internal::StoredChecksum(bytes.subspan(storage_->header_bytes)) != storage_->data_checksum) {
+    return DataLossError("chunk index " + storage_->mapping->path() +
+                         " is corrupt (data checksum mismatch)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace neardup

@@ -20,19 +20,6 @@ std::string SystemError(std::string_view what, const std::string& path) {
   return std::string(what) + " " + path + ": " + std::strerror(errno);
 }
 
-Status WriteAll(int fd, const uint8_t* data, size_t size, const std::string& path) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError(SystemError("write", path));
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 uint64_t StoredChecksum(std::span<const uint8_t> bytes) {
@@ -94,21 +81,21 @@ MappedFile::~MappedFile() {
   if (size_ > 0) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
-Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(const std::string& path) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(SystemError("create", tmp));
-  return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(fd, path));
+Result<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(const std::string& path,
+                                                                   Env* env) {
+  if (env == nullptr) env = Env::Default();
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, env->NewWritableFile(path + ".tmp"));
+  return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(env, std::move(file), path));
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
-  if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink((path_ + ".tmp").c_str());
+  if (committed_) return;
+  file_.reset();
+  env_->RemoveFile(path_ + ".tmp").IgnoreError();
 }
 
 Status AtomicFileWriter::Flush() {
-  Status status = WriteAll(fd_, reinterpret_cast<const uint8_t*>(buffer_.data()), buffer_.size(),
-                           path_ + ".tmp");
+  Status status = file_->Append({reinterpret_cast<const uint8_t*>(buffer_.data()), buffer_.size()});
   buffer_.clear();
   return status;
 }
@@ -117,9 +104,7 @@ Status AtomicFileWriter::Append(std::span<const uint8_t> bytes) {
   size_ += bytes.size();
   if (buffer_.size() + bytes.size() > kWriteBuffer) {
     NEARDUP_RETURN_IF_ERROR(Flush());
-    if (bytes.size() >= kWriteBuffer) {
-      return WriteAll(fd_, bytes.data(), bytes.size(), path_ + ".tmp");
-    }
+    if (bytes.size() >= kWriteBuffer) return file_->Append(bytes);
   }
   buffer_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   return Status::Ok();
@@ -134,43 +119,22 @@ Status AtomicFileWriter::PadTo(size_t alignment) {
 
 Status AtomicFileWriter::WriteAt(uint64_t offset, std::span<const uint8_t> bytes) {
   NEARDUP_RETURN_IF_ERROR(Flush());
-  const uint8_t* data = bytes.data();
-  size_t size = bytes.size();
-  while (size > 0) {
-    ssize_t n = ::pwrite(fd_, data, size, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError(SystemError("write", path_ + ".tmp"));
-    }
-    data += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
+  return file_->WriteAt(offset, bytes);
 }
 
 Status AtomicFileWriter::Commit() {
-  std::string tmp = path_ + ".tmp";
+  const std::string tmp = path_ + ".tmp";
   NEARDUP_RETURN_IF_ERROR(Flush());
-  if (::fsync(fd_) != 0) return IoError(SystemError("fsync", tmp));
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    return IoError(SystemError("close", tmp));
-  }
-  fd_ = -1;
-  if (::rename(tmp.c_str(), path_.c_str()) != 0) return IoError(SystemError("rename", tmp));
+  NEARDUP_RETURN_IF_ERROR(file_->Sync());
+  NEARDUP_RETURN_IF_ERROR(file_->Close());
+  NEARDUP_RETURN_IF_ERROR(env_->RenameFile(tmp, path_));
   committed_ = true;
   std::string dir = std::filesystem::path(path_).parent_path().string();
-  return FsyncDirectory(dir.empty() ? "." : dir);
+  return FsyncDirectory(dir.empty() ? "." : dir, env_);
 }
 
-Status FsyncDirectory(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return IoError(SystemError("open directory", dir));
-  int rc = ::fsync(fd);
-  Status status = rc == 0 ? Status::Ok() : IoError(SystemError("fsync directory", dir));
-  ::close(fd);
-  return status;
+Status FsyncDirectory(const std::string& dir, Env* env) {
+  return (env == nullptr ? Env::Default() : env)->SyncDirectory(dir);
 }
 
 }  // namespace neardup::internal

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "neardup/env.h"
 #include "neardup/status.h"
 
 namespace neardup::internal {
@@ -59,10 +60,12 @@ class MappedFile {
 // Writes `path` so that after a crash it holds nothing or all of what was
 // written: bytes go to "<path>.tmp"; Commit fsyncs it, renames it over
 // `path` and fsyncs the directory. Destroying an uncommitted writer removes
-// the temporary file.
+// the temporary file. Every file operation goes through `env` (null: the
+// default).
 class AtomicFileWriter {
  public:
-  static Result<std::unique_ptr<AtomicFileWriter>> Create(const std::string& path);
+  static Result<std::unique_ptr<AtomicFileWriter>> Create(const std::string& path,
+                                                          Env* env = nullptr);
   ~AtomicFileWriter();
   AtomicFileWriter(const AtomicFileWriter&) = delete;
   AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
@@ -79,10 +82,12 @@ class AtomicFileWriter {
   Status Commit();
 
  private:
-  AtomicFileWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  AtomicFileWriter(Env* env, std::unique_ptr<WritableFile> file, std::string path)
+      : env_(env), file_(std::move(file)), path_(std::move(path)) {}
   Status Flush();
 
-  int fd_;
+  Env* env_;
+  std::unique_ptr<WritableFile> file_;
   std::string path_;
   std::string buffer_;
   uint64_t size_ = 0;
@@ -90,7 +95,7 @@ class AtomicFileWriter {
 };
 
 // fsyncs a directory so that renames and unlinks in it are durable.
-Status FsyncDirectory(const std::string& dir);
+Status FsyncDirectory(const std::string& dir, Env* env = nullptr);
 
 // Copies the header at the start of `bytes` into *header and checks what
 // every flat file shares, in the order that gives the clearest message:

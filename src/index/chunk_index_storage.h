@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "index/chunk_index_io.h"
+#include "neardup/status.h"
 
 namespace neardup::internal {
 
@@ -41,9 +43,18 @@ struct ChunkIndexViews {
   uint64_t num_documents = 0;
 };
 
+// DataLoss (naming `what`) unless the views are structurally sound: the
+// directory has kChunkDirectoryBuckets + 1 monotone entries ending at
+// keys.size(), every key lies in its directory bucket and keys strictly
+// ascend, offsets has keys.size() + 1 entries starting at 0, never
+// decreasing, ending at docs.size(). O(keys).
+Status CheckChunkIndexStructure(const ChunkIndexViews& views, const std::string& what);
+
 struct ChunkIndexStorage {
   ChunkIndexArrays arrays;              // when built in memory
   std::unique_ptr<MappedFile> mapping;  // when opened from a file
+  size_t header_bytes = 0;              // of the mapping
+  uint64_t data_checksum = 0;           // of the mapping after the header
   ChunkIndexViews views;
 };
 

@@ -363,5 +363,43 @@ TEST_F(ChunkIndexFileTest, DamagedFilesAreClearErrors) {
   EXPECT_THAT(ChunkIndex::Open(Path("m.idx")).status().message(), HasSubstr("bad magic"));
 }
 
+// Issue 12: Merge used offsets from an unverified file without bounds, so a
+// flipped byte crashed `index add`. Every flip of the body now either fails
+// Open's structural check or gives an index that Merge, lookups and the cap
+// count use inside its arrays (the test runs under ASan in CI).
+TEST_F(ChunkIndexFileTest, EveryBodyFlipIsRefusedOrStaysInBounds) {
+  const ChunkIndex base = BuildOrDie(RandomDocs(12, 60));
+  ASSERT_TRUE(base.WriteFile(Path("a.idx")).ok());
+  const std::string good = ReadFileBytes(Path("a.idx"));
+  const ChunkIndex added = BuildOrDie(RandomDocs(13, 10, 70));
+  const std::vector<uint32_t> removed = {1, 5, 9, 1000000};
+  neardup::internal::SplitMix64 rng(3);
+  int refused = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::string damaged = good;
+    // Half the flips in the sections that hold structure (keys, offsets),
+    // which are what the structural check is about.
+    const size_t offset = trial % 2 == 0 ? 128 + rng.Next() % (good.size() - 128)
+                                         : good.size() - 1 - rng.Next() % (good.size() / 4);
+    damaged[offset] = static_cast<char>(damaged[offset] ^ (1 << (rng.Next() % 8)));
+    WriteFileBytes(Path("d.idx"), damaged);
+    Result<ChunkIndex> index = ChunkIndex::Open(Path("d.idx"), {.verify_checksum = false});
+    if (!index.ok()) {
+      EXPECT_EQ(index.status().code(), StatusCode::kDataLoss);
+      ++refused;
+      continue;
+    }
+    EXPECT_EQ(ChunkIndex::Open(Path("d.idx")).status().code(), StatusCode::kDataLoss);
+    Result<ChunkIndex> merged = ChunkIndex::Merge(*index, removed, added);
+    if (merged.ok()) {
+      uint64_t total = 0;
+      for (uint32_t key : merged->keys()) total += merged->Postings(key).size();
+      EXPECT_EQ(total, merged->num_postings());
+    }
+    (void)index->CountKeysAbove(2);
+  }
+  EXPECT_GT(refused, 0);
+}
+
 }  // namespace
 }  // namespace neardup

@@ -37,6 +37,24 @@ std::string ContentHash(std::string_view text) {
   return Hex64(XXH3_64bits(text.data(), text.size()));
 }
 
+Result<uint64_t> ParseCatalogCount(const std::string& text, const std::string& what, uint64_t max) {
+  uint64_t value = 0;
+  if (text.empty() || text.size() > 19) {
+    return DataLossError("catalog meta " + what + " is invalid: '" + text.substr(0, 40) + "'");
+  }
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return DataLossError("catalog meta " + what + " is invalid: '" + text.substr(0, 40) + "'");
+    }
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (value > max) {
+    return DataLossError("catalog meta " + what + " (" + text + ") exceeds its limit (" +
+                         std::to_string(max) + ")");
+  }
+  return value;
+}
+
 Result<std::string> ReadMeta(SqliteDb* db, const std::string& key) {
   NEARDUP_ASSIGN_OR_RETURN(SqliteStatement select,
                            db->Prepare("SELECT value FROM meta WHERE key = ?"));
@@ -86,34 +104,6 @@ CREATE TABLE similarities(
 CREATE TABLE similarity_dirty(doc INTEGER PRIMARY KEY);
 )sql";
 
-// Added in format version 2 (also run to upgrade a version 1 catalog).
-constexpr const char* kSchemaV2 = R"sql(
-CREATE TABLE IF NOT EXISTS similarity_added(doc INTEGER PRIMARY KEY);
-CREATE INDEX IF NOT EXISTS similarities_by_b ON similarities(b);
-)sql";
-
-int64_t SystemClock() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-Result<uint64_t> ParseCount(const std::string& text, const std::string& what) {
-  uint64_t value = 0;
-  if (text.empty() || text.size() > 19)
-    return DataLossError("catalog meta " + what + " is invalid");
-  for (char c : text) {
-    if (c < '0' || c > '9') return DataLossError("catalog meta " + what + " is invalid: " + text);
-    value = value * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return value;
-}
-
-Result<uint64_t> ReadCount(SqliteDb* db, const std::string& key) {
-  NEARDUP_ASSIGN_OR_RETURN(std::string text, ReadMeta(db, key));
-  return ParseCount(text, key);
-}
-
 DocumentInfo ReadDocumentInfo(const internal::SqliteStatement& s) {
   DocumentInfo info;
   info.doc = static_cast<uint32_t>(s.Int(0));
@@ -132,8 +122,9 @@ constexpr const char* kDocumentColumns =
 }  // namespace
 
 Collection::Impl::~Impl() {
+  if (db != nullptr) EndRead();
   db.reset();
-  if (lock_fd >= 0) ::close(lock_fd);  // releases the flock
+  lock.reset();  // after the catalog is closed
 }
 
 Collection::~Collection() = default;
@@ -162,7 +153,7 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
       SqliteDb::Open(fs::path(dir) / internal::kCatalogFile, /*create=*/true, /*read_only=*/false));
   NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db.get()));
   NEARDUP_RETURN_IF_ERROR(db->Exec(kSchema));
-  NEARDUP_RETURN_IF_ERROR(db->Exec(kSchemaV2));
+  NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV2));
   const std::pair<const char*, std::string> meta[] = {
       {"format_version", std::to_string(kCollectionFormatVersion)},
       {"recipe", recipe_json},
@@ -179,128 +170,6 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
     NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db.get(), key, value));
   }
   return txn->Commit();
-}
-
-Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
-                                                     const OpenOptions& options) {
-  const fs::path catalog = fs::path(dir) / internal::kCatalogFile;
-  std::error_code ec;
-  if (!fs::exists(catalog, ec)) {
-    return NotFoundError(dir + " is not a neardup collection (no " +
-                         std::string(internal::kCatalogFile) + ")");
-  }
-  std::unique_ptr<Collection> c(new Collection());
-  c->dir_ = dir;
-  c->impl_ = std::make_unique<Impl>();
-  Impl& impl = *c->impl_;
-  impl.writable = options.mode == Mode::kReadWrite;
-  impl.clock = options.clock ? options.clock : SystemClock;
-  if (impl.writable) {
-    std::string lock = (fs::path(dir) / "LOCK").string();
-    impl.lock_fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (impl.lock_fd < 0) return IoError("open " + lock + ": " + std::strerror(errno));
-    if (::flock(impl.lock_fd, LOCK_EX | LOCK_NB) != 0) {
-      return FailedPreconditionError("collection " + dir +
-                                     " is open for writing by another process");
-    }
-  }
-  NEARDUP_ASSIGN_OR_RETURN(impl.db, SqliteDb::Open(catalog, false, !impl.writable));
-  SqliteDb* db = impl.db.get();
-
-  // One read transaction: a consistent snapshot even while a writer commits.
-  NEARDUP_RETURN_IF_ERROR(db->Exec("BEGIN"));
-  struct EndRead {
-    SqliteDb* db;
-    ~EndRead() { db->Exec("COMMIT").IgnoreError(); }
-  } end_read{db};
-
-  Result<std::string> version_text = ReadMeta(db, "format_version");
-  if (!version_text.ok()) {
-    return DataLossError(
-        dir + " is not a complete neardup collection: " + version_text.status().message());
-  }
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t version, ParseCount(*version_text, "format_version"));
-  if (version > static_cast<uint64_t>(kCollectionFormatVersion)) {
-    return FailedPreconditionError(
-        "collection " + dir + " has format version " + std::to_string(version) +
-        ", newer than this neardup supports (" + std::to_string(kCollectionFormatVersion) + ")");
-  }
-  if (version < 2 && impl.writable) {
-    // Upgrade: version 1's dirty list (every document sharing a counted
-    // chunk with a changed one, the new ones included) is a superset of what
-    // version 2 recomputes, so it stays valid as it is.
-    NEARDUP_RETURN_IF_ERROR(db->Exec(kSchemaV2));
-    NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db, "format_version", "2"));
-    version = 2;
-  }
-  impl.format_version = version;
-  NEARDUP_ASSIGN_OR_RETURN(std::string recipe_json, ReadMeta(db, "recipe"));
-  Result<Recipe> recipe = ParseRecipeJson(recipe_json);
-  if (!recipe.ok()) return recipe.status().WithContext("recipe of collection " + dir);
-  c->recipe_ = std::move(recipe).value();
-  NEARDUP_ASSIGN_OR_RETURN(c->recipe_.name, ReadMeta(db, "recipe_name"));
-  c->recipe_id_ = RecipeId(c->recipe_);
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t cap, ReadCount(db, "max_document_frequency"));
-  c->max_document_frequency_ = static_cast<uint32_t>(cap);
-  NEARDUP_ASSIGN_OR_RETURN(uint64_t store_texts, ReadCount(db, "store_texts"));
-  c->store_texts_ = store_texts != 0;
-  NEARDUP_ASSIGN_OR_RETURN(impl.next_doc, ReadCount(db, "next_doc"));
-  NEARDUP_ASSIGN_OR_RETURN(impl.next_segment, ReadCount(db, "next_segment"));
-  NEARDUP_ASSIGN_OR_RETURN(impl.generation, ReadCount(db, "generation"));
-  NEARDUP_ASSIGN_OR_RETURN(impl.index_file, ReadMeta(db, "index_file"));
-
-  {
-    NEARDUP_ASSIGN_OR_RETURN(auto select, db->Prepare("SELECT segment, file FROM segments"));
-    while (true) {
-      NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
-      if (!row) break;
-      const uint32_t id = static_cast<uint32_t>(select.Int(0));
-      NEARDUP_ASSIGN_OR_RETURN(impl.segments[id],
-                               internal::SegmentReader::Open(fs::path(dir) / select.Text(1)));
-    }
-  }
-  {
-    impl.locations.assign(impl.next_doc, {});
-    NEARDUP_ASSIGN_OR_RETURN(auto select, db->Prepare("SELECT doc, segment, row FROM documents"));
-    while (true) {
-      NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
-      if (!row) break;
-      const uint64_t doc = static_cast<uint64_t>(select.Int(0));
-      const uint32_t segment = static_cast<uint32_t>(select.Int(1));
-      const uint64_t seg_row = static_cast<uint64_t>(select.Int(2));
-      auto it = impl.segments.find(segment);
-      if (doc >= impl.locations.size() || it == impl.segments.end() ||
-          seg_row >= it->second->num_docs() || it->second->doc(seg_row) != doc) {
-        return DataLossError("collection " + dir + ": catalog row for document " +
-                             std::to_string(doc) + " points at a missing segment row");
-      }
-      impl.locations[doc] = {segment, static_cast<uint32_t>(seg_row)};
-    }
-  }
-  // Verified by Verify(); here only the O(1) structural checks, so opening a
-  // large archive does not read the whole index.
-  NEARDUP_ASSIGN_OR_RETURN(
-      c->index_, ChunkIndex::Open(fs::path(dir) / impl.index_file, {.verify_checksum = false}));
-
-  if (impl.writable) {
-    // Files of commits that never reached the manifest.
-    std::set<std::string> keep = {impl.index_file};
-    for (const auto& [id, segment] : impl.segments) {
-      keep.insert(fs::relative(segment->path(), dir).string());
-    }
-    bool removed = false;
-    for (const auto& entry : fs::directory_iterator(fs::path(dir) / internal::kDataDir, ec)) {
-      std::string name = (fs::path(internal::kDataDir) / entry.path().filename()).string();
-      if (keep.count(name) == 0) {
-        fs::remove(entry.path(), ec);
-        removed = true;
-      }
-    }
-    if (removed) {
-      NEARDUP_RETURN_IF_ERROR(internal::FsyncDirectory(fs::path(dir) / internal::kDataDir));
-    }
-  }
-  return c;
 }
 
 Status Collection::CheckRecipe(const Recipe& recipe) const {
@@ -353,9 +222,8 @@ Result<std::map<uint32_t, std::string>> Collection::ExternalIds(
 
 std::vector<uint32_t> Collection::LiveDocuments() const {
   std::vector<uint32_t> docs;
-  for (size_t d = 0; d < impl_->locations.size(); ++d) {
-    if (impl_->locations[d].segment != 0) docs.push_back(static_cast<uint32_t>(d));
-  }
+  docs.reserve(impl_->locations.size());
+  for (const Impl::Location& at : impl_->locations) docs.push_back(at.doc);
   return docs;
 }
 
@@ -363,14 +231,18 @@ Result<std::span<const uint32_t>> Collection::Chunks(uint32_t doc) const {
   const Impl::Location* at = impl_->Find(doc);
   if (at == nullptr)
     return NotFoundError("document number " + std::to_string(doc) + " is not live");
-  return impl_->segments.at(at->segment)->chunks(at->row);
+  const internal::SegmentReader& segment = *impl_->segments.at(at->segment);
+  NEARDUP_RETURN_IF_ERROR(segment.VerifyArrays());
+  return segment.chunks(at->row);
 }
 
 Result<uint64_t> Collection::SimHash(uint32_t doc) const {
   const Impl::Location* at = impl_->Find(doc);
   if (at == nullptr)
     return NotFoundError("document number " + std::to_string(doc) + " is not live");
-  return impl_->segments.at(at->segment)->simhash(at->row);
+  const internal::SegmentReader& segment = *impl_->segments.at(at->segment);
+  NEARDUP_RETURN_IF_ERROR(segment.VerifyArrays());
+  return segment.simhash(at->row);
 }
 
 Result<std::string> Collection::Text(uint32_t doc) const {
@@ -378,8 +250,12 @@ Result<std::string> Collection::Text(uint32_t doc) const {
   if (at == nullptr)
     return NotFoundError("document number " + std::to_string(doc) + " is not live");
   if (!store_texts_) return NotFoundError("collection " + dir_ + " does not store texts");
-  return impl_->segments.at(at->segment)->Text(at->row);
+  const internal::SegmentReader& segment = *impl_->segments.at(at->segment);
+  NEARDUP_RETURN_IF_ERROR(segment.VerifyArrays());
+  return segment.Text(at->row);
 }
+
+uint64_t Collection::generation() const { return impl_->generation; }
 
 Result<CollectionStats> Collection::Stats() const {
   CollectionStats s;
@@ -428,8 +304,8 @@ Status Collection::Verify() const {
   for (const auto& [id, segment] : impl_->segments) {
     NEARDUP_RETURN_IF_ERROR(segment->VerifyChecksum());
   }
-  NEARDUP_RETURN_IF_ERROR(
-      ChunkIndex::Open(fs::path(dir_) / impl_->index_file, {.verify_checksum = true}).status());
+  // The mapped index of this view (its file may be unlinked by now).
+  NEARDUP_RETURN_IF_ERROR(index_.VerifyChecksum());
   NEARDUP_ASSIGN_OR_RETURN(std::vector<DocumentInfo> docs, ListDocuments());
   std::vector<ChunkDocument> live;
   for (const DocumentInfo& info : docs) {

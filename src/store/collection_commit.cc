@@ -1,6 +1,7 @@
 // Collection writes: the commit protocol (segment and index files first,
 // then one catalog transaction), compaction and the similarity table.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <unordered_map>
@@ -16,18 +17,21 @@ using internal::WriteMeta;
 
 namespace {
 
-constexpr uint64_t kMaxDocumentNumber = 0xfffffffeull;  // kNoDocument is reserved
-
 // Removes files written by a commit that did not reach the catalog.
 struct FileCleanup {
+  Env* env;
   std::vector<fs::path> paths;
   bool keep = false;
   ~FileCleanup() {
     if (keep) return;
-    std::error_code ec;
-    for (const fs::path& p : paths) fs::remove(p, ec);
+    for (const fs::path& p : paths) env->RemoveFile(p.string()).IgnoreError();
   }
 };
+
+// How far the catalog's next_doc may run ahead of the numbers in use before
+// a commit stops trusting it (see Commit). Removing more than this many of
+// the newest documents lets later numbers go back below the old counter.
+constexpr uint64_t kMaxDocumentNumberGap = uint64_t{1} << 20;
 
 Status RequireWritable(bool writable, const std::string& dir) {
   if (writable) return Status::Ok();
@@ -95,17 +99,30 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     ++result.removed;
   }
   if (pending.empty() && retired.empty()) return result;
-  if (impl.next_doc + pending.size() > kMaxDocumentNumber) {
+  // New numbers continue the counter, except where the catalog's counter
+  // lies far beyond every number in use (the live documents and the index's
+  // slots): the index holds a slot per number up to the largest, so a
+  // damaged or hostile next_doc (4000000000) would make it allocate
+  // gigabytes. Numbers above every live one and every index slot are free:
+  // retired versions keep no similarity rows, and dead segment rows are
+  // never looked up by number.
+  uint64_t next_doc = impl.next_doc;
+  {
+    const uint64_t in_use =
+        std::max<uint64_t>(impl.locations.empty() ? 0 : uint64_t{impl.locations.back().doc} + 1,
+                           index_.num_doc_slots());
+    if (next_doc > in_use + kMaxDocumentNumberGap) next_doc = in_use;
+  }
+  if (next_doc + pending.size() > internal::kMaxDocumentNumber) {
     return ResourceExhaustedError("collection " + dir_ + " has used all document numbers (" +
-                                  std::to_string(kMaxDocumentNumber) + ")");
+                                  std::to_string(internal::kMaxDocumentNumber) + ")");
   }
 
   const uint64_t generation = impl.generation + 1;
   const uint64_t segment_id = impl.next_segment;
-  uint64_t next_doc = impl.next_doc;
   for (Pending& p : pending) p.number = static_cast<uint32_t>(next_doc++);
 
-  FileCleanup cleanup;
+  FileCleanup cleanup{impl.env, {}};
   std::vector<ChunkDocument> added_docs;
   uint64_t segment_bytes = 0;
   if (!pending.empty()) {
@@ -116,13 +133,14 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     }
     const fs::path path = fs::path(dir_) / internal::SegmentFileName(segment_id);
     cleanup.paths.push_back(path);
-    NEARDUP_ASSIGN_OR_RETURN(segment_bytes, internal::WriteSegmentFile(path, rows, store_texts_));
+    NEARDUP_ASSIGN_OR_RETURN(segment_bytes,
+                             internal::WriteSegmentFile(path, rows, store_texts_, impl.env));
   }
   NEARDUP_ASSIGN_OR_RETURN(ChunkIndex added, ChunkIndex::Build(added_docs));
   NEARDUP_ASSIGN_OR_RETURN(ChunkIndex merged, ChunkIndex::Merge(index_, retired, added));
   const std::string index_file = internal::IndexFileName(generation);
   cleanup.paths.push_back(fs::path(dir_) / index_file);
-  NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file));
+  NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
 
   // Lists to recompute (only while a table exists): documents sharing a
   // chunk that crossed the cap; those listing a retired document are found
@@ -202,8 +220,8 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
       NEARDUP_RETURN_IF_ERROR(insert_dirty.Run());
     }
     if (params.has_value()) {
-      NEARDUP_ASSIGN_OR_RETURN(auto insert_added,
-                               db->Prepare("INSERT INTO similarity_added(doc) VALUES(?)"));
+      NEARDUP_ASSIGN_OR_RETURN(
+          auto insert_added, db->Prepare("INSERT OR IGNORE INTO similarity_added(doc) VALUES(?)"));
       for (const ChunkDocument& d : added_docs) {
         insert_added.Bind(1, int64_t{d.doc});
         NEARDUP_RETURN_IF_ERROR(insert_added.Run());
@@ -226,15 +244,18 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     impl.segments[static_cast<uint32_t>(segment_id)] = std::move(reader).value();
     impl.next_segment = segment_id + 1;
   }
-  impl.locations.resize(next_doc);
-  for (uint32_t doc : retired) impl.locations[doc] = {};
-  for (size_t row = 0; row < pending.size(); ++row) {
-    impl.locations[pending[row].number] = {static_cast<uint32_t>(segment_id),
-                                           static_cast<uint32_t>(row)};
+  {
+    // New numbers exceed every live one, so appending keeps the order.
+    std::set<uint32_t> gone(retired.begin(), retired.end());
+    std::erase_if(impl.locations,
+                  [&](const Impl::Location& at) { return gone.count(at.doc) != 0; });
+    for (size_t row = 0; row < pending.size(); ++row) {
+      impl.locations.push_back(
+          {pending[row].number, static_cast<uint32_t>(segment_id), static_cast<uint32_t>(row)});
+    }
   }
   // Segments whose rows are all dead stay until Compact (readers may map them).
-  std::error_code ec;
-  fs::remove(fs::path(dir_) / impl.index_file, ec);
+  impl.env->RemoveFile((fs::path(dir_) / impl.index_file).string()).IgnoreError();
   impl.index_file = index_file;
   impl.generation = generation;
   impl.next_doc = next_doc;
@@ -250,22 +271,36 @@ Status Collection::Compact() {
   uint64_t rows_total = 0;
   for (const auto& [id, segment] : impl.segments) rows_total += segment->num_docs();
   if (impl.segments.size() <= 1 && rows_total == live.size()) return Status::Ok();
+  // Compaction rewrites rows under fresh checksums: check the old ones first,
+  // so that damage is reported, never made permanent and invisible.
+  for (const auto& [id, segment] : impl.segments) {
+    NEARDUP_RETURN_IF_ERROR(segment->VerifyChecksum());
+  }
 
   const uint64_t segment_id = impl.next_segment;
-  FileCleanup cleanup;
+  FileCleanup cleanup{impl.env, {}};
   uint64_t segment_bytes = 0;
   if (!live.empty()) {
     std::vector<internal::SegmentRow> rows;
-    for (uint32_t doc : live) {
-      const Impl::Location& at = impl.locations[doc];
+    std::vector<std::string> texts;  // frames of format 1, recompressed with a checksum
+    texts.reserve(live.size());
+    for (const Impl::Location& at : impl.locations) {
       const internal::SegmentReader& from = *impl.segments.at(at.segment);
-      rows.push_back(
-          {doc, from.chunks(at.row), from.simhash(at.row), {}, from.compressed_text(at.row)});
+      std::string_view frame = from.compressed_text(at.row);
+      if (!frame.empty() && !internal::FrameHasChecksum(frame)) {
+        NEARDUP_ASSIGN_OR_RETURN(std::string plain, from.Text(at.row));
+        NEARDUP_ASSIGN_OR_RETURN(std::string recompressed, internal::CompressText(plain));
+        texts.push_back(std::move(recompressed));
+        frame = texts.back();
+      }
+      rows.push_back({at.doc, from.chunks(at.row), from.simhash(at.row), {}, frame});
     }
     const fs::path path = fs::path(dir_) / internal::SegmentFileName(segment_id);
     cleanup.paths.push_back(path);
-    // Texts are copied as compressed frames, never recompressed.
-    NEARDUP_ASSIGN_OR_RETURN(segment_bytes, internal::WriteSegmentFile(path, rows, false));
+    // Texts are copied as compressed frames, never recompressed (except
+    // format 1 frames, which lack the checksum).
+    NEARDUP_ASSIGN_OR_RETURN(segment_bytes,
+                             internal::WriteSegmentFile(path, rows, false, impl.env));
   }
 
   internal::SqliteDb* db = impl.db.get();
@@ -303,12 +338,12 @@ Status Collection::Compact() {
     if (!reader.ok()) return reader.status().WithContext("reopening the compacted segment");
     impl.segments[static_cast<uint32_t>(segment_id)] = std::move(reader).value();
     for (size_t row = 0; row < live.size(); ++row) {
-      impl.locations[live[row]] = {static_cast<uint32_t>(segment_id), static_cast<uint32_t>(row)};
+      impl.locations[row] = {live[row], static_cast<uint32_t>(segment_id),
+                             static_cast<uint32_t>(row)};
     }
   }
-  std::error_code ec;
-  for (const fs::path& p : old_files) fs::remove(p, ec);
-  return internal::FsyncDirectory(fs::path(dir_) / internal::kDataDir);
+  for (const fs::path& p : old_files) impl.env->RemoveFile(p.string()).IgnoreError();
+  return internal::FsyncDirectory(fs::path(dir_) / internal::kDataDir, impl.env);
 }
 
 Result<std::optional<SimilarityParams>> Collection::StoredSimilarityParams() const {
@@ -319,8 +354,13 @@ Result<std::optional<SimilarityParams>> Collection::StoredSimilarityParams() con
   }
   NEARDUP_ASSIGN_OR_RETURN(std::string min, internal::ReadMeta(impl_->db.get(), "similar_min"));
   SimilarityParams params;
-  params.top_n = std::stoull(*top);
-  params.min_similarity = std::stod(min);
+  NEARDUP_ASSIGN_OR_RETURN(params.top_n, internal::ParseCatalogCount(*top, "similar_top_n"));
+  char* end = nullptr;
+  params.min_similarity = std::strtod(min.c_str(), &end);
+  if (min.empty() || end != min.c_str() + min.size() || !(params.min_similarity >= 0.0) ||
+      params.min_similarity > 1.0) {
+    return DataLossError("catalog meta similar_min is invalid: '" + min.substr(0, 40) + "'");
+  }
   return std::optional<SimilarityParams>(params);
 }
 

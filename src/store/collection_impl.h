@@ -4,6 +4,7 @@
 #ifndef NEARDUP_STORE_COLLECTION_IMPL_H_
 #define NEARDUP_STORE_COLLECTION_IMPL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,23 +17,46 @@
 #include "store/sqlite_db.h"
 
 namespace neardup {
+namespace internal {
+
+// Where a live document's row is.
+struct DocumentLocation {
+  uint32_t doc = 0;
+  uint32_t segment = 0;
+  uint32_t row = 0;
+};
+
+}  // namespace internal
 
 class Collection::Impl {
  public:
-  struct Location {
-    uint32_t segment = 0;  // 0: not live
-    uint32_t row = 0;
-  };
+  using Location = internal::DocumentLocation;
 
   ~Impl();
 
+  // Moves `c` to the latest commit: one catalog read transaction, then the
+  // files it names, retried when a writer replaced them in between (see
+  // collection_open.cc). A read-only collection keeps the transaction open,
+  // so that its catalog reads see the commit its files belong to.
+  Status LoadLatest(Collection* c);
+  // Ends the pinned read transaction, if one is open.
+  void EndRead();
+
   std::unique_ptr<internal::SqliteDb> db;
   bool writable = false;
-  int lock_fd = -1;
+  bool verify_index = true;
+  Env* env = nullptr;              // never null once open
+  std::unique_ptr<FileLock> lock;  // the writer's
+  bool read_open = false;          // a read transaction pins the catalog (read-only only)
+  bool loaded = false;             // LoadLatest has succeeded once
   std::function<int64_t()> clock;
-  // Invariant: holds exactly the segments of the manifest.
-  std::map<uint32_t, std::unique_ptr<internal::SegmentReader>> segments;
-  // Indexed by document number; segment 0 for numbers that are not live.
+  // Invariant: holds exactly the segments of the manifest. Shared, so that
+  // Refresh keeps the readers (and their checked arrays) of segments that
+  // did not change.
+  std::map<uint32_t, std::shared_ptr<const internal::SegmentReader>> segments;
+  // The live documents, by ascending number: memory in proportion to the
+  // live documents, never to the numbers ever issued (next_doc comes from
+  // the catalog and is not trusted to be small).
   std::vector<Location> locations;
   uint64_t generation = 0;
   uint64_t format_version = 0;  // of the catalog as opened
@@ -41,8 +65,10 @@ class Collection::Impl {
   uint64_t next_segment = 1;
 
   const Location* Find(uint32_t doc) const {
-    if (doc >= locations.size() || locations[doc].segment == 0) return nullptr;
-    return &locations[doc];
+    auto it = std::lower_bound(locations.begin(), locations.end(), doc,
+                               [](const Location& l, uint32_t d) { return l.doc < d; });
+    if (it == locations.end() || it->doc != doc) return nullptr;
+    return &*it;
   }
 };
 
@@ -51,9 +77,23 @@ namespace internal {
 inline constexpr const char* kCatalogFile = "catalog.db";
 inline constexpr const char* kDataDir = "data";
 
+// Added in catalog format version 2 (also run to upgrade a version 1 catalog).
+inline constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE IF NOT EXISTS similarity_added(doc INTEGER PRIMARY KEY);
+CREATE INDEX IF NOT EXISTS similarities_by_b ON similarities(b);
+)sql";
+
 std::string SegmentFileName(uint64_t segment);   // "data/seg-<n>.nds"
 std::string IndexFileName(uint64_t generation);  // "data/index-<g>.ndi"
 std::string ContentHash(std::string_view text);  // 16 hex digits, XXH3-64
+
+// The largest document number a collection issues (kNoDocument is reserved).
+inline constexpr uint64_t kMaxDocumentNumber = 0xfffffffeull;
+
+// The unsigned decimal `text`, at most `max`; DataLoss naming the catalog's
+// meta key `what` otherwise (a catalog's values are never trusted).
+Result<uint64_t> ParseCatalogCount(const std::string& text, const std::string& what,
+                                   uint64_t max = UINT64_MAX);
 
 // Meta table access.
 Result<std::string> ReadMeta(SqliteDb* db, const std::string& key);

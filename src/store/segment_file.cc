@@ -21,7 +21,11 @@ struct SegmentHeader {
   uint64_t text_bytes;
   uint64_t file_bytes;
   uint64_t data_checksum;  // of bytes [header_bytes, file_bytes)
-  uint64_t reserved[8];
+  // Version 2: of bytes [header_bytes, start of texts): every array, so a
+  // reader checks what it indexes with without reading the texts (each text
+  // frame carries its own zstd content checksum). 0 in version 1.
+  uint64_t arrays_checksum;
+  uint64_t reserved[7];
   uint64_t header_checksum;  // of the bytes before this field
 };
 static_assert(sizeof(SegmentHeader) == 128);
@@ -58,7 +62,7 @@ std::span<const uint8_t> Bytes(const std::vector<T>& v) {
 }  // namespace
 
 Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const SegmentRow> rows,
-                                  bool store_texts) {
+                                  bool store_texts, Env* env) {
   const uint64_t n = rows.size();
   std::vector<uint32_t> docs;
   std::vector<uint64_t> chunk_offsets{0};
@@ -75,13 +79,8 @@ Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const Segme
     if (!row.compressed_text.empty()) {
       texts.append(row.compressed_text);
     } else if (store_texts) {
-      frame.resize(ZSTD_compressBound(row.text.size()));
-      size_t size =
-          ZSTD_compress(frame.data(), frame.size(), row.text.data(), row.text.size(), kZstdLevel);
-      if (ZSTD_isError(size)) {
-        return InternalError(std::string("zstd compression failed: ") + ZSTD_getErrorName(size));
-      }
-      texts.append(frame.data(), size);
+      NEARDUP_ASSIGN_OR_RETURN(frame, CompressText(row.text));
+      texts.append(frame);
     }
     text_offsets.push_back(texts.size());
   }
@@ -95,7 +94,8 @@ Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const Segme
   const Layout layout = ComputeLayout(n, header.num_chunks, header.text_bytes);
   header.file_bytes = layout.end;
 
-  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> out, AtomicFileWriter::Create(path));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> out,
+                           AtomicFileWriter::Create(path, env));
   NEARDUP_RETURN_IF_ERROR(out->Append({reinterpret_cast<const uint8_t*>(&header), sizeof(header)}));
   StreamingChecksum checksum;
   auto section = [&](std::span<const uint8_t> bytes, bool pad) -> Status {
@@ -116,6 +116,7 @@ Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const Segme
   NEARDUP_RETURN_IF_ERROR(section({}, true));
   NEARDUP_RETURN_IF_ERROR(section(Bytes(simhash), true));
   NEARDUP_RETURN_IF_ERROR(section(Bytes(text_offsets), true));
+  header.arrays_checksum = checksum.Digest();
   NEARDUP_RETURN_IF_ERROR(
       section({reinterpret_cast<const uint8_t*>(texts.data()), texts.size()}, false));
   NEARDUP_CHECK(out->size() == layout.end) << out->size() << " != " << layout.end;
@@ -125,6 +126,31 @@ Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const Segme
       out->WriteAt(0, {reinterpret_cast<const uint8_t*>(&header), sizeof(header)}));
   NEARDUP_RETURN_IF_ERROR(out->Commit());
   return layout.end;
+}
+
+Result<std::string> CompressText(std::string_view text) {
+  std::string frame(ZSTD_compressBound(text.size()), '\0');
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  if (cctx == nullptr) return ResourceExhaustedError("zstd: out of memory");
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kZstdLevel);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  size_t size = ZSTD_compress2(cctx, frame.data(), frame.size(), text.data(), text.size());
+  ZSTD_freeCCtx(cctx);
+  if (ZSTD_isError(size)) {
+    return InternalError(std::string("zstd compression failed: ") + ZSTD_getErrorName(size));
+  }
+  frame.resize(size);
+  return frame;
+}
+
+bool FrameHasChecksum(std::string_view frame) {
+  // The zstd frame format (RFC 8878): a 4-byte magic number, then the
+  // Frame_Header_Descriptor, whose bit 2 is the Content_Checksum_flag.
+  constexpr uint32_t kZstdMagic = 0xFD2FB528;
+  uint32_t magic = 0;
+  if (frame.size() < 5) return false;
+  std::memcpy(&magic, frame.data(), 4);
+  return magic == kZstdMagic && (static_cast<uint8_t>(frame[4]) & 0x04) != 0;
 }
 
 Result<std::unique_ptr<SegmentReader>> SegmentReader::Open(const std::string& path) {
@@ -153,6 +179,9 @@ Result<std::unique_ptr<SegmentReader>> SegmentReader::Open(const std::string& pa
   reader->text_offsets_ = {reinterpret_cast<const uint64_t*>(base + l.text_offsets), n + 1};
   reader->texts_ = {base + l.texts, header.text_bytes};
   reader->data_checksum_ = header.data_checksum;
+  reader->arrays_checksum_ = header.arrays_checksum;
+  reader->version_ = header.version;
+  reader->arrays_bytes_ = l.texts - sizeof(SegmentHeader);
   // Offsets must be monotone and in range, so row accessors never leave the file.
   auto monotone = [](std::span<const uint64_t> offsets, uint64_t end) {
     if (offsets[0] != 0 || offsets.back() != end) return false;
@@ -176,6 +205,11 @@ std::string_view SegmentReader::compressed_text(size_t row) const {
 Result<std::string> SegmentReader::Text(size_t row) const {
   std::string_view frame = compressed_text(row);
   if (frame.empty()) return NotFoundError("segment " + path() + " holds no text for this document");
+  if (version_ >= 2 && !FrameHasChecksum(frame)) {
+    // Version 2 writes every frame with its checksum: a frame without one is
+    // damaged (a flipped descriptor bit would otherwise skip the check).
+    return DataLossError("segment " + path() + " holds a text frame without its checksum");
+  }
   unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
   // No zstd frame expands by more than about 2^15 (an RLE block: 4 bytes for
   // 128 KiB), so a larger declared size is damage, refused before it is
@@ -191,6 +225,20 @@ Result<std::string> SegmentReader::Text(size_t row) const {
     return DataLossError("segment " + path() + " holds a corrupt text frame");
   }
   return text;
+}
+
+Status SegmentReader::VerifyArrays() const {
+  std::call_once(arrays_checked_, [this] {
+    if (version_ < 2) {
+      // Version 1 has one checksum for the whole body.
+      arrays_status_ = VerifyChecksum();
+    } else if (StoredChecksum(file_->bytes().subspan(sizeof(SegmentHeader), arrays_bytes_)) !=
+               arrays_checksum_) {
+      arrays_status_ =
+          DataLossError("segment " + path() + " is corrupt (arrays checksum mismatch)");
+    }
+  });
+  return arrays_status_;
 }
 
 Status SegmentReader::VerifyChecksum() const {

@@ -13,13 +13,16 @@
 //   text_offsets   (num_docs + 1) x u64  zstd frame of row r (empty: no text)
 //   texts          text_bytes bytes
 // Open checks the header checksum, the size and the offsets (O(num_docs));
-// VerifyChecksum reads the whole body.
+// VerifyArrays checks every array against its checksum (O(rows + chunks),
+// once); each text frame carries a zstd content checksum checked by Text;
+// VerifyChecksum reads the whole body. Format: docs/formats/SEGMENT.md.
 // Cost: memory-mapped, used in place. Thread safety: a reader is immutable.
 #ifndef NEARDUP_STORE_SEGMENT_FILE_H_
 #define NEARDUP_STORE_SEGMENT_FILE_H_
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -30,7 +33,10 @@
 
 namespace neardup::internal {
 
-inline constexpr uint32_t kSegmentFormatVersion = 1;
+// Version 2 added the arrays checksum and zstd content checksums in every
+// text frame; version 1 files are still read (their arrays are checked
+// against the whole-body checksum).
+inline constexpr uint32_t kSegmentFormatVersion = 2;
 
 struct SegmentRow {
   uint32_t doc = 0;
@@ -44,7 +50,15 @@ struct SegmentRow {
 
 // Writes rows to `path` atomically; returns the file's size.
 Result<uint64_t> WriteSegmentFile(const std::string& path, std::span<const SegmentRow> rows,
-                                  bool store_texts);
+                                  bool store_texts, Env* env = nullptr);
+
+// One zstd frame of `text` with its content checksum (XXH64), so a damaged
+// frame is an error when it is read, never a silently different text.
+Result<std::string> CompressText(std::string_view text);
+
+// true when `frame` is a zstd frame that carries a content checksum (every
+// frame written by format version 2; compaction recompresses older ones).
+bool FrameHasChecksum(std::string_view frame);
 
 class SegmentReader {
  public:
@@ -67,8 +81,13 @@ class SegmentReader {
   // corrupt frame.
   Result<std::string> Text(size_t row) const;
 
-  // DataLoss unless the body's checksum matches.
+  // DataLoss unless the body's checksum matches. O(file).
   Status VerifyChecksum() const;
+  // DataLoss unless the arrays (numbers, chunks, SimHashes, offsets) match
+  // their checksum: O(rows + chunks), computed once and remembered, so a
+  // reader checks a segment the first time it uses it. Thread-safe.
+  Status VerifyArrays() const;
+  uint32_t version() const { return version_; }
 
  private:
   SegmentReader() = default;
@@ -80,6 +99,11 @@ class SegmentReader {
   std::span<const uint64_t> text_offsets_;
   std::span<const uint8_t> texts_;
   uint64_t data_checksum_ = 0;
+  uint64_t arrays_checksum_ = 0;
+  uint64_t arrays_bytes_ = 0;
+  uint32_t version_ = 0;
+  mutable std::once_flag arrays_checked_;
+  mutable Status arrays_status_;
 };
 
 }  // namespace neardup::internal

@@ -1,6 +1,9 @@
 #include "store/sqlite_db.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cstdio>
 
 namespace neardup::internal {
 namespace {
@@ -90,9 +93,9 @@ std::string SqliteStatement::Text(int column) const {
 
 Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, bool create,
                                                  bool read_only) {
+  if (read_only) return OpenReadOnly(path);
   sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_NOMUTEX;
-  flags |= read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+  int flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_READWRITE;
   if (create) flags |= SQLITE_OPEN_CREATE;
   int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
@@ -103,8 +106,69 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path, bool c
   }
   sqlite3_busy_timeout(db, 10000);
   std::unique_ptr<SqliteDb> result(new SqliteDb(db, path));
-  if (!read_only) NEARDUP_RETURN_IF_ERROR(result->Exec("PRAGMA journal_mode=WAL"));
+  // The write-ahead log and its index (-wal, -shm) stay when the writer
+  // closes (emptied, not deleted): a reader without write permission, or on
+  // a read-only mount, can use them but could not create them.
+  int persist = 1;
+  sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist);
+  NEARDUP_RETURN_IF_ERROR(result->Exec("PRAGMA journal_mode=WAL"));
+  NEARDUP_RETURN_IF_ERROR(result->Exec("PRAGMA journal_size_limit=0"));
   NEARDUP_RETURN_IF_ERROR(result->Exec("PRAGMA synchronous=FULL"));
+  return result;
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::OpenReadOnly(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return NotFoundError("cannot open catalog " + path);
+  // mode=ro first: it sees a concurrent writer's commits through the WAL.
+  // It needs the -shm file (or the right to create it); where neither is
+  // there (a read-only mount or directory of a collection whose writer
+  // predates persistent WAL files) and the log holds nothing, the catalog
+  // file alone is the whole committed state, and immutable=1 reads it with
+  // no file created and no lock taken.
+  Result<std::unique_ptr<SqliteDb>> db = OpenUri(path, "mode=ro");
+  if (db.ok() ||
+      (db.status().code() != StatusCode::kIoError && db.status().code() != StatusCode::kNotFound)) {
+    return db;
+  }
+  struct stat wal;
+  const bool wal_empty = ::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size == 0;
+  if (!wal_empty) {
+    return IoError("cannot read catalog " + path + " without write access: its write-ahead log (" +
+                   path + "-wal) holds commits, and no -shm file is there to read it with (" +
+                   db.status().message() + "); open the collection once with write access");
+  }
+  return OpenUri(path, "immutable=1");
+}
+
+Result<std::unique_ptr<SqliteDb>> SqliteDb::OpenUri(const std::string& path,
+                                                    const std::string& query) {
+  // A URI path escapes '%', '?' and '#' (RFC 3986 as SQLite reads it).
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char escaped[4];
+      std::snprintf(escaped, sizeof(escaped), "%%%02X", static_cast<unsigned char>(c));
+      uri += escaped;
+    } else {
+      uri.push_back(c);
+    }
+  }
+  uri += "?" + query;
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &db,
+                           SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  if (rc != SQLITE_OK) {
+    Status status = rc == SQLITE_CANTOPEN ? NotFoundError("cannot open catalog " + path)
+                                          : SqliteError(db, "open");
+    sqlite3_close(db);
+    return status;
+  }
+  sqlite3_busy_timeout(db, 10000);
+  std::unique_ptr<SqliteDb> result(new SqliteDb(db, path));
+  // Opening is lazy: read the schema now, so a catalog that cannot be read
+  // this way fails here, where the caller can try another.
+  NEARDUP_RETURN_IF_ERROR(result->Exec("SELECT count(*) FROM sqlite_master"));
   return result;
 }
 

@@ -1,7 +1,8 @@
 // A minimal RAII wrapper over the SQLite C API for the collection catalog:
 // a connection, prepared statements and transactions, with every failure
 // turned into a Status that names the database and the statement.
-// Thread safety: one connection per thread (SQLITE_OPEN_NOMUTEX).
+// Thread safety: a connection is serialized (SQLITE_OPEN_FULLMUTEX): calls
+// from several threads are safe; a statement belongs to one thread.
 #ifndef NEARDUP_STORE_SQLITE_DB_H_
 #define NEARDUP_STORE_SQLITE_DB_H_
 
@@ -52,6 +53,10 @@ class SqliteDb {
  public:
   // Opens (creating when `create`) the database at `path`, in WAL mode with
   // synchronous=FULL, so a committed transaction survives a crash.
+  // `read_only` opens never write, lock for writing or create a file where
+  // they lack the permission: SQLite's mode=ro, falling back to immutable=1
+  // where the WAL index cannot be opened and the log is empty (a read-only
+  // mount); see docs/CONTAINMENT.md.
   static Result<std::unique_ptr<SqliteDb>> Open(const std::string& path, bool create,
                                                 bool read_only);
   ~SqliteDb();
@@ -64,6 +69,9 @@ class SqliteDb {
 
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  static Result<std::unique_ptr<SqliteDb>> OpenReadOnly(const std::string& path);
+  static Result<std::unique_ptr<SqliteDb>> OpenUri(const std::string& path,
+                                                   const std::string& query);
   sqlite3* db_;
   std::string path_;
 };

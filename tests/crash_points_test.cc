@@ -1,0 +1,213 @@
+// Crash safety at every file operation (issue 11, section 2): a writer runs
+// commits (adds, a modification, a removal) and a compaction through a
+// FaultInjectionEnv that stops the machine at the k-th file operation, for
+// every k; the env then drops every write not synced (SimulateCrash). After
+// each crash the collection must open, pass Verify(), and hold exactly the
+// last acknowledged commit or the one after it. The SQLite catalog keeps its
+// own durability (synchronous=FULL); what this test checks is that our
+// files are durable before the catalog names them and that nothing is
+// deleted while a commit can still need it.
+//
+// A full disk (ENOSPC) or an I/O error (EIO) while writing fails the commit
+// with a clear error and leaves the collection at its last commit.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fault_injection_env.h"
+#include "neardup/collection.h"
+#include "util/mix.h"
+
+namespace neardup {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::FaultInjectionEnv;
+
+const std::set<std::string> kUntracked = {"catalog.db", "catalog.db-wal", "catalog.db-shm", "LOCK"};
+
+std::vector<uint32_t> Chunks(uint64_t seed) {
+  std::set<uint32_t> chunks;
+  internal::SplitMix64 rng(seed);
+  for (int i = 0; i < 20; ++i) chunks.insert(static_cast<uint32_t>(rng.Next() % 200));
+  return {chunks.begin(), chunks.end()};
+}
+
+// One step: upserts (id, content seed) and removals; a step of nothing but
+// "compact" compacts.
+struct Step {
+  std::vector<std::pair<std::string, uint64_t>> upserts;
+  std::vector<std::string> removals;
+  bool compact = false;
+};
+
+const std::vector<Step>& Steps() {
+  static const std::vector<Step> steps = {
+      {{{"a", 1}, {"b", 2}, {"c", 3}}, {}, false},
+      {{{"d", 4}, {"a", 5}}, {"b"}, false},  // add, modify a, remove b
+      {{}, {}, true},                        // compact
+      {{{"e", 6}}, {"c"}, false},
+  };
+  return steps;
+}
+
+// id -> content seed after the first `count` steps.
+std::map<std::string, uint64_t> Expected(size_t count) {
+  std::map<std::string, uint64_t> state = {{"base", 99}};
+  for (size_t s = 0; s < count; ++s) {
+    for (const auto& [id, seed] : Steps()[s].upserts) state[id] = seed;
+    for (const std::string& id : Steps()[s].removals) state.erase(id);
+  }
+  return state;
+}
+
+Status RunStep(Collection& c, const Step& step) {
+  if (step.compact) return c.Compact();
+  std::vector<std::string> texts;
+  std::vector<std::vector<uint32_t>> chunks;
+  for (const auto& [id, seed] : step.upserts) {
+    texts.push_back("text " + std::to_string(seed));
+    chunks.push_back(Chunks(seed));
+  }
+  std::vector<IncomingDocument> docs;
+  for (size_t i = 0; i < step.upserts.size(); ++i) {
+    docs.push_back({step.upserts[i].first, step.upserts[i].first, texts[i], chunks[i], 0});
+  }
+  return c.Commit(docs, step.removals).status();
+}
+
+// The state of a collection as id -> content seed (read back from its texts).
+std::map<std::string, uint64_t> State(const Collection& c) {
+  std::map<std::string, uint64_t> state;
+  Result<std::vector<DocumentInfo>> docs = c.ListDocuments();
+  EXPECT_TRUE(docs.ok());
+  for (const DocumentInfo& d : *docs) {
+    Result<std::string> text = c.Text(d.doc);
+    EXPECT_TRUE(text.ok()) << text.status();
+    if (text.ok()) state[d.id] = std::stoull(text->substr(5));
+    Result<std::span<const uint32_t>> chunks = c.Chunks(d.doc);
+    EXPECT_TRUE(chunks.ok());
+    if (text.ok() && chunks.ok()) {
+      EXPECT_TRUE(std::ranges::equal(*chunks, Chunks(state[d.id])));
+    }
+  }
+  return state;
+}
+
+class CrashPointsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::error_code ec;
+    root_ = (fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path()) /
+            ("neardup_crash_points_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    base_ = (root_ / "base").string();
+    ASSERT_TRUE(Collection::Create(base_, *PresetRecipe("default"), {}).ok());
+    auto c = Collection::Open(base_, {.mode = Collection::Mode::kReadWrite, .clock = {}});
+    ASSERT_TRUE(c.ok());
+    const std::vector<uint32_t> chunks = Chunks(99);
+    const std::vector<IncomingDocument> docs = {{"base", "base", "text 99", chunks, 0}};
+    ASSERT_TRUE((*c)->Commit(docs, {}).ok());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  std::string Fresh() {
+    const std::string dir = (root_ / "work").string();
+    fs::remove_all(dir);
+    fs::copy(base_, dir, fs::copy_options::recursive);
+    return dir;
+  }
+  Result<std::unique_ptr<Collection>> OpenWith(const std::string& dir, Env* env) {
+    Collection::OpenOptions options;
+    options.mode = Collection::Mode::kReadWrite;
+    options.env = env;
+    return Collection::Open(dir, options);
+  }
+
+  fs::path root_;
+  std::string base_;
+};
+
+TEST_F(CrashPointsTest, EveryCrashPointLeavesTheLastOrTheNextCommit) {
+  // How many file operations the whole run takes, without a crash.
+  uint64_t total = 0;
+  {
+    FaultInjectionEnv env(kUntracked);
+    const std::string dir = Fresh();
+    auto c = OpenWith(dir, &env);
+    ASSERT_TRUE(c.ok()) << c.status();
+    for (const Step& step : Steps()) ASSERT_TRUE(RunStep(**c, step).ok());
+    total = env.operations();
+    EXPECT_EQ(State(**c), Expected(Steps().size()));
+  }
+  ASSERT_GT(total, 20u);
+  for (uint64_t k = 1; k <= total + 1; ++k) {
+    FaultInjectionEnv env(kUntracked);
+    env.CrashAtOperation(k);
+    const std::string dir = Fresh();
+    size_t acknowledged = 0;
+    {
+      auto c = OpenWith(dir, &env);
+      ASSERT_TRUE(c.ok()) << "crash point " << k << ": " << c.status();
+      for (const Step& step : Steps()) {
+        if (!RunStep(**c, step).ok()) break;
+        ++acknowledged;
+      }
+    }  // the process "dies": its collection is closed with the env stopped
+    env.SimulateCrash();
+    auto c = Collection::Open(dir, {.mode = Collection::Mode::kReadWrite, .clock = {}});
+    ASSERT_TRUE(c.ok()) << "crash point " << k << ": " << c.status();
+    Status verified = (*c)->Verify();
+    EXPECT_TRUE(verified.ok()) << "crash point " << k << ": " << verified;
+    const auto state = State(**c);
+    const bool last = state == Expected(acknowledged);
+    const bool next = acknowledged < Steps().size() && state == Expected(acknowledged + 1);
+    EXPECT_TRUE(last || next) << "crash point " << k << " after " << acknowledged
+                              << " acknowledged steps";
+    // And it keeps working: the rest of the steps on the recovered collection.
+    for (size_t s = last ? acknowledged : acknowledged + 1; s < Steps().size(); ++s) {
+      ASSERT_TRUE(RunStep(**c, Steps()[s]).ok()) << "crash point " << k << ", step " << s;
+    }
+    EXPECT_EQ(State(**c), Expected(Steps().size())) << "crash point " << k;
+  }
+}
+
+TEST_F(CrashPointsTest, AFullDiskFailsTheCommitAndKeepsTheLastOne) {
+  for (const bool enospc : {true, false}) {
+    FaultInjectionEnv env(kUntracked);
+    env.FailWritesAfter(
+        100, enospc ? ResourceExhaustedError("write seg-2.nds.tmp: No space left on device")
+                    : IoError("write seg-2.nds.tmp: Input/output error"));
+    const std::string dir = Fresh();
+    {
+      auto c = OpenWith(dir, &env);
+      ASSERT_TRUE(c.ok());
+      Status status = RunStep(**c, Steps()[0]);
+      EXPECT_EQ(status.code(), enospc ? StatusCode::kResourceExhausted : StatusCode::kIoError);
+      EXPECT_NE(status.message().find(enospc ? "No space left" : "Input/output"), std::string::npos)
+          << status;
+      // The same collection object is still at its last commit.
+      EXPECT_EQ(State(**c), Expected(0));
+      EXPECT_TRUE((*c)->Verify().ok());
+    }
+    for (const auto& entry : fs::directory_iterator(dir + "/data")) {
+      EXPECT_NE(entry.path().extension(), ".tmp") << "a temporary file was left";
+    }
+    auto c = Collection::Open(dir, {});
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_TRUE((*c)->Verify().ok());
+    EXPECT_EQ(State(**c), Expected(0));
+  }
+}
+
+}  // namespace
+}  // namespace neardup
