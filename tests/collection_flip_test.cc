@@ -152,7 +152,10 @@ class CollectionFlipTest : public ::testing::Test {
     };
     ops["add"] = [this](const std::string& dir) -> Result<std::string> {
       NEARDUP_ASSIGN_OR_RETURN(auto c, OpenRw(dir));
-      auto docs = Incoming(*fingerprinter_, {{"new", queries_[0]}, {"d1", queries_[1]}});
+      // Named: the documents' texts are views into it.
+      const std::vector<std::pair<std::string, std::string>> texts = {{"new", queries_[0]},
+                                                                      {"d1", queries_[1]}};
+      auto docs = Incoming(*fingerprinter_, texts);
       NEARDUP_ASSIGN_OR_RETURN(CommitResult r, c->Commit(docs, {}));
       return std::to_string(r.added) + " " + std::to_string(r.modified) + " " +
              std::to_string(r.generation);
