@@ -11,7 +11,7 @@ namespace neardup::cli {
 
 void RecipeFlags::Register(CLI::App* app) {
   std::string presets;
-  for (const std::string& name : PresetNames()) presets += (presets.empty() ? "" : ", ") + name;
+  for (const std::string& name : AllPresetNames()) presets += (presets.empty() ? "" : ", ") + name;
   auto* preset_option =
       app->add_option("--preset", preset, "Named recipe: " + presets)->capture_default_str();
   auto* recipe_option =

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "index/wide_hamming_join.h"
 #include "neardup/hamming_index.h"
 #include "neardup/lsh_index.h"
 #include "neardup/similarity.h"
@@ -57,6 +58,45 @@ Result<std::vector<SimilarPair>> SimHashPairs(std::span<const Fingerprint> finge
     pairs.push_back(SimilarPair{a, b, 1.0 - pair.distance / 64.0, pair.distance});
   }
   SortPairs(&pairs);
+  return pairs;
+}
+
+// The digest route's SimHash (128 to 256 bits): the distance is over all
+// bits, the similarity 1 - distance / bits. Documents without a shingle
+// (Fingerprint::num_shingles == 0) hold the tie rule's constant and are never
+// paired.
+Result<std::vector<SimilarPair>> WideSimHashPairs(std::span<const Fingerprint> fingerprints,
+                                                  const Recipe& recipe,
+                                                  const NearDuplicateOptions& options,
+                                                  NearDuplicateReport* report) {
+  std::vector<WideSimHash> values;
+  std::vector<uint32_t> documents;
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    const WideSimHash& value = fingerprints[i].simhash_wide;
+    if (fingerprints[i].num_tokens == 0 || fingerprints[i].num_shingles == 0) continue;
+    if (value.bits != recipe.simhash.bits) {
+      return InvalidArgumentError("document " + std::to_string(i) + " has a " +
+                                  std::to_string(value.bits) + "-bit SimHash; the recipe says " +
+                                  std::to_string(recipe.simhash.bits));
+    }
+    values.push_back(value);
+    documents.push_back(static_cast<uint32_t>(i));
+  }
+  internal::WideHammingJoinStats stats;
+  NEARDUP_ASSIGN_OR_RETURN(
+      std::vector<internal::WideHammingMatch> matches,
+      internal::WideHammingSelfJoin(values, options.max_distance, options.num_blocks, &stats));
+  report->num_blocks = options.num_blocks == 0 ? options.max_distance + 1 : options.num_blocks;
+  report->candidates = stats.candidates;
+  report->index_bytes = values.size() * (sizeof(WideSimHash) + 16);
+  const double bits = recipe.simhash.bits;
+  std::vector<SimilarPair> pairs;
+  pairs.reserve(matches.size());
+  for (const internal::WideHammingMatch& match : matches) {
+    pairs.push_back(SimilarPair{documents[match.a], documents[match.b], 1.0 - match.distance / bits,
+                                match.distance});
+  }
+  // documents[] is increasing, so the matches' (a, b) order carries over.
   return pairs;
 }
 
@@ -214,7 +254,9 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
                                                         const Recipe& recipe,
                                                         const NearDuplicateOptions& options,
                                                         NearDuplicateReport* report) {
-  NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
+  const bool wide = options.method == NearDuplicateMethod::kSimHash && IsDigestRecipe(recipe);
+  // The wide join checks its own bounds (max_distance up to the width).
+  if (!wide) NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
   if (fingerprints.size() > kMaxDocuments) {
     return ResourceExhaustedError("too many documents (" + std::to_string(fingerprints.size()) +
                                   ") for one run; the limit is " + std::to_string(kMaxDocuments));
@@ -226,7 +268,8 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
   for (const Fingerprint& fp : fingerprints) report->empty_documents += fp.num_tokens == 0;
 
   Result<std::vector<SimilarPair>> pairs =
-      options.method == NearDuplicateMethod::kSimHash
+      wide ? WideSimHashPairs(fingerprints, recipe, options, report)
+      : options.method == NearDuplicateMethod::kSimHash
           ? SimHashPairs(fingerprints, options, report)
           : MinHashPairs(fingerprints, recipe, options, report);
   if (pairs.ok()) report->pairs = pairs->size();

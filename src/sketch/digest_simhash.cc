@@ -1,0 +1,37 @@
+#include "sketch/digest_simhash.h"
+
+#include "neardup/check.h"
+
+namespace neardup::internal {
+
+DigestSimHashAccumulator::DigestSimHashAccumulator(int bits) : bits_(bits) {
+  NEARDUP_CHECK(bits >= 8 && bits <= kMaxBits && bits % 8 == 0) << "digest bits " << bits;
+}
+
+void DigestSimHashAccumulator::Add(const uint8_t* digest) {
+  const int num_bytes = bits_ / 8;
+  for (int byte = 0; byte < num_bytes; ++byte) {
+    const unsigned value = digest[byte];
+    int64_t* ones = &ones_[static_cast<size_t>(8 * byte)];
+    for (int j = 0; j < 8; ++j) ones[j] += (value >> (7 - j)) & 1;
+  }
+  ++count_;
+}
+
+WideSimHash DigestSimHashAccumulator::Finish(SimHashTieRule tie) const {
+  WideSimHash out;
+  out.bits = bits_;
+  for (int i = 0; i < bits_; ++i) {
+    const int64_t sum = Sum(i);
+    const bool one = sum > 0 || (sum == 0 && tie == SimHashTieRule::kOne);
+    if (one) out.words[static_cast<size_t>(i / 64)] |= uint64_t{1} << (63 - i % 64);
+  }
+  return out;
+}
+
+void DigestSimHashAccumulator::Reset() {
+  count_ = 0;
+  ones_.fill(0);
+}
+
+}  // namespace neardup::internal
