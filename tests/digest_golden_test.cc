@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "neardup/fingerprinter.h"
+#include "sketch/digest_simhash.h"
 #include "util/base64.h"
 #include "util/mix.h"
 

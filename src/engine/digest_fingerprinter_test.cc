@@ -9,6 +9,7 @@
 
 #include "hash/feature_hash.h"
 #include "neardup/fingerprinter.h"
+#include "sketch/digest_simhash.h"
 #include "util/base64.h"
 
 namespace neardup {

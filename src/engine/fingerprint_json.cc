@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "sketch/digest_simhash.h"
 #include "util/base64.h"
 #include "util/json_writer.h"
 

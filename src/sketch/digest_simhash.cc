@@ -29,6 +29,14 @@ WideSimHash DigestSimHashAccumulator::Finish(SimHashTieRule tie) const {
   return out;
 }
 
+std::vector<uint8_t> WideSimHashBytes(const WideSimHash& simhash) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(simhash.bits / 8));
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<uint8_t>(simhash.words[i / 8] >> (56 - 8 * (i % 8)));
+  }
+  return bytes;
+}
+
 void DigestSimHashAccumulator::Reset() {
   count_ = 0;
   ones_.fill(0);

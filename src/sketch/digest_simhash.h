@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "neardup/recipe.h"
 #include "neardup/simhash.h"
@@ -49,6 +50,10 @@ class DigestSimHashAccumulator {
   // ones_[i]: digests whose bit i is 1.
   std::array<int64_t, kMaxBits> ones_{};
 };
+
+// The SimHash's bytes in order (bits / 8 of them; see WideSimHash): ExLSH's
+// binary.
+std::vector<uint8_t> WideSimHashBytes(const WideSimHash& simhash);
 
 }  // namespace neardup::internal
 

@@ -63,5 +63,14 @@ TEST(DigestSimHashTest, OneDigestIsItsOwnSimHashAndResetForgets) {
   EXPECT_EQ(accumulator.Finish(SimHashTieRule::kOne).words[1], ~uint64_t{0});
 }
 
+TEST(DigestSimHashTest, WideSimHashBytesAreBigEndianWordsCutToTheWidth) {
+  WideSimHash simhash;
+  simhash.bits = 160;
+  simhash.words = {0x0102030405060708ULL, 0x090a0b0c0d0e0f10ULL, 0x1112131400000000ULL, 0};
+  std::vector<uint8_t> bytes = WideSimHashBytes(simhash);
+  ASSERT_EQ(bytes.size(), 20u);
+  for (size_t i = 0; i < bytes.size(); ++i) EXPECT_EQ(bytes[i], i + 1) << i;
+}
+
 }  // namespace
 }  // namespace neardup::internal

@@ -23,12 +23,4 @@ void AppendBase64(std::string* out, std::span<const uint8_t> bytes) {
   out->push_back('=');
 }
 
-std::vector<uint8_t> WideSimHashBytes(const WideSimHash& simhash) {
-  std::vector<uint8_t> bytes(static_cast<size_t>(simhash.bits / 8));
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    bytes[i] = static_cast<uint8_t>(simhash.words[i / 8] >> (56 - 8 * (i % 8)));
-  }
-  return bytes;
-}
-
 }  // namespace neardup::internal

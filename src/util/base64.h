@@ -7,17 +7,11 @@
 #include <cstdint>
 #include <span>
 #include <string>
-#include <vector>
-
-#include "neardup/simhash.h"
 
 namespace neardup::internal {
 
 // Appends the Base64 form of `bytes` (4 characters per 3 bytes, padded).
 void AppendBase64(std::string* out, std::span<const uint8_t> bytes);
-
-// The SimHash's bytes in order (bits / 8 of them): see WideSimHash.
-std::vector<uint8_t> WideSimHashBytes(const WideSimHash& simhash);
 
 }  // namespace neardup::internal
 
