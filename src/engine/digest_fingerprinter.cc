@@ -3,7 +3,6 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,63 +37,51 @@ Result<StopwordSet> BuildStopwords(const Recipe& recipe) {
 }
 
 struct Workspace {
-  std::optional<Digester> digester;
-  Status digester_status;
   std::string normalized;
   std::vector<std::string_view> tokens;
   std::string shingle;
   DigestSimHashAccumulator simhash;
 
-  Workspace(FeatureHashKind hash, int bits) : simhash(bits) {
-    Result<Digester> created = Digester::Create(hash);
-    if (created.ok()) {
-      digester.emplace(std::move(created).value());
-    } else {
-      digester_status = created.status();
-    }
-  }
+  explicit Workspace(int bits) : simhash(bits) {}
 };
 
 class DigestFingerprinter final : public Fingerprinter {
  public:
-  DigestFingerprinter(Recipe recipe, SketchSelection selection, StopwordSet stopwords)
+  DigestFingerprinter(Recipe recipe, SketchSelection selection, Digester digester,
+                      StopwordSet stopwords)
       : recipe_(std::move(recipe)),
         selection_(selection),
+        digester_(digester),
         stopwords_(std::move(stopwords)),
         // Stopwords are words; a char or grapheme token is not (as in
         // text/token_hasher.h).
         filter_stopwords_(!stopwords_.empty() && (recipe_.tokenizer == TokenizerKind::kWord ||
                                                   recipe_.tokenizer == TokenizerKind::kWhitespace)),
-        workspaces_([this] { return Workspace(recipe_.hash, recipe_.simhash.bits); }) {}
+        workspaces_([this] { return Workspace(recipe_.simhash.bits); }) {}
 
   const Recipe& recipe() const override { return recipe_; }
   const SketchSelection& selection() const override { return selection_; }
 
   Status Compute(std::string_view text, Fingerprint* out) const override {
-    return ComputeWith(text, &workspaces_.local(), out);
+    ComputeWith(text, &workspaces_.local(), out);
+    return Status::Ok();
   }
 
   Status ComputeBatch(std::span<const std::string_view> texts,
                       std::vector<Fingerprint>* out) const override {
     out->resize(texts.size());
-    // The first error in input order wins, whatever the thread count.
-    std::vector<Status> errors(texts.size());
     tbb::parallel_for(tbb::blocked_range<size_t>(0, texts.size()),
                       [&](const tbb::blocked_range<size_t>& range) {
                         Workspace& workspace = workspaces_.local();
                         for (size_t i = range.begin(); i != range.end(); ++i) {
-                          errors[i] = ComputeWith(texts[i], &workspace, &(*out)[i]);
+                          ComputeWith(texts[i], &workspace, &(*out)[i]);
                         }
                       });
-    for (Status& status : errors) {
-      if (!status.ok()) return std::move(status);
-    }
     return Status::Ok();
   }
 
  private:
-  Status ComputeWith(std::string_view text, Workspace* ws, Fingerprint* out) const {
-    if (!ws->digester.has_value()) return ws->digester_status;
+  void ComputeWith(std::string_view text, Workspace* ws, Fingerprint* out) const {
     NormalizeStats stats;
     if (recipe_.normalization.kind == NormalizerKind::kAsciiWord) {
       NormalizeAsciiWord(text, &ws->normalized, &stats);
@@ -111,12 +98,16 @@ class DigestFingerprinter final : public Fingerprinter {
     const size_t width = static_cast<size_t>(recipe_.simhash.shingle_width);
     const std::vector<std::string_view>& tokens = ws->tokens;
     uint8_t digest[kMaxDigestBytes];
-    // Each window's bytes are copied into one buffer: a single digest update
-    // per shingle is cheaper than one per token.
+    // The one-shot digest takes contiguous bytes, so a wider window's tokens
+    // are copied into one buffer (a few bytes; the digest costs far more).
     for (size_t start = 0; start + width <= tokens.size(); ++start) {
-      ws->shingle.clear();
-      for (size_t i = start; i < start + width; ++i) ws->shingle.append(tokens[i]);
-      NEARDUP_RETURN_IF_ERROR(ws->digester->Digest(ws->shingle, digest));
+      if (width == 1) {
+        digester_.Digest(tokens[start], digest);
+      } else {
+        ws->shingle.clear();
+        for (size_t i = start; i < start + width; ++i) ws->shingle.append(tokens[i]);
+        digester_.Digest(ws->shingle, digest);
+      }
       ws->simhash.Add(digest);
     }
 
@@ -127,11 +118,11 @@ class DigestFingerprinter final : public Fingerprinter {
     out->num_shingles = ws->simhash.count();
     out->simhash = out->simhash_wide.words[0];
     out->simhash128 = SimHash128{out->simhash_wide.words[0], out->simhash_wide.words[1]};
-    return Status::Ok();
   }
 
   const Recipe recipe_;
   const SketchSelection selection_;
+  const Digester digester_;
   const StopwordSet stopwords_;
   const bool filter_stopwords_;
   mutable tbb::enumerable_thread_specific<Workspace> workspaces_;
@@ -149,11 +140,10 @@ Result<std::unique_ptr<Fingerprinter>> CreateDigestFingerprinter(const Recipe& r
   if (!selection.simhash) {
     return InvalidArgumentError("no sketch selected: ask for simhash");
   }
-  // Fails here, once, rather than on every document.
-  NEARDUP_RETURN_IF_ERROR(Digester::Create(recipe.hash).status());
+  NEARDUP_ASSIGN_OR_RETURN(Digester digester, Digester::Create(recipe.hash));
   NEARDUP_ASSIGN_OR_RETURN(StopwordSet stopwords, BuildStopwords(recipe));
   return std::unique_ptr<Fingerprinter>(
-      new DigestFingerprinter(recipe, selection, std::move(stopwords)));
+      new DigestFingerprinter(recipe, selection, digester, std::move(stopwords)));
 }
 
 }  // namespace neardup::internal

@@ -21,7 +21,7 @@ int SimHashBit(const WideSimHash& simhash, int i) {
 TEST(DigestSimHashTest, EqualsTheBitwiseVoteOracle) {
   SplitMix64 rng(99);
   for (const int bits : {128, 160, 256}) {
-    for (const int count : {0, 1, 2, 3, 10, 101}) {
+    for (const int count : {0, 1, 2, 3, 10, 101, 255, 256, 600}) {
       std::vector<std::vector<uint8_t>> digests(static_cast<size_t>(count),
                                                 std::vector<uint8_t>(bits / 8));
       for (auto& digest : digests) {
