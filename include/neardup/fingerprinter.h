@@ -37,7 +37,8 @@ struct SketchSelection {
 // All sketches of one document. A field is meaningful only when the
 // selection asked for it.
 struct Fingerprint {
-  // The 64-bit SimHash; for a 128-bit recipe, simhash128.high.
+  // The 64-bit SimHash; for a 128-bit recipe, simhash128.high; for a digest
+  // recipe, the first 64 bits of simhash_wide.
   uint64_t simhash = 0;
   SimHash128 simhash128{0, 0};  // set when recipe.simhash.bits == 128
   // The digest route's SimHash (128, 160 or 256 bits); simhash holds its
