@@ -111,6 +111,14 @@ NEARDUP_FINGERPRINT_BENCH_WALL(TwoThreads, "default", 0, default);
 NEARDUP_FINGERPRINT_BENCH_WALL(TwoThreads, "paper", 0, paper);
 NEARDUP_FINGERPRINT_BENCH_WALL(AllCores, "default", 0, default);
 NEARDUP_FINGERPRINT_BENCH_WALL(AllCores, "paper", 0, paper);
+// The digest route (docs/EXLSH.md) computes SimHash only: one MD5 per shingle.
+#define NEARDUP_DIGEST_BENCH(fn, preset, name) \
+  BENCHMARK_CAPTURE(fn, name, preset, 0)       \
+      ->ArgName("sketch")                      \
+      ->Arg(kSimHash)                          \
+      ->Unit(benchmark::kMillisecond)
+NEARDUP_DIGEST_BENCH(SingleThread, "exlsh", exlsh);
+NEARDUP_DIGEST_BENCH(SingleThread, "exlsh-chars", exlsh_chars);
 
 }  // namespace
 }  // namespace neardup

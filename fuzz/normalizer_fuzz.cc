@@ -4,7 +4,9 @@
 // input is not), and that every token is non-empty and lies within the
 // normalized text, in order and without overlap (or is the kChar space token).
 // Every CPU path this machine runs (the AVX-512 block kernel, the code point
-// loop) must give the reference path's bytes and invalid count.
+// loop) must give the reference path's bytes and invalid count. The
+// ASCII-word normalizer (digest route) must give only [a-z0-9_] and single
+// spaces, and grapheme tokens must cover the text exactly.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,6 +15,7 @@
 #include "hash/cpu_path.h"
 #include "neardup/check.h"
 #include "neardup/recipe.h"
+#include "text/ascii_word_normalizer.h"
 #include "text/normalizer.h"
 #include "text/tokenizer.h"
 #include "text/utf8.h"
@@ -55,8 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     NEARDUP_CHECK((stats.invalid_utf8_sequences == 0) == input_valid)
         << "invalid_utf8_sequences " << stats.invalid_utf8_sequences << " for input that is "
         << (input_valid ? "valid" : "invalid");
-    for (TokenizerKind kind :
-         {TokenizerKind::kWord, TokenizerKind::kWhitespace, TokenizerKind::kChar}) {
+    for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace,
+                               TokenizerKind::kChar, TokenizerKind::kGrapheme}) {
       CheckTokens(kind, normalized);
     }
     for (internal::CpuPath path : internal::SupportedCpuPaths()) {
@@ -71,10 +74,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           << stats.invalid_utf8_sequences;
     }
   }
+  {
+    internal::NormalizeStats stats;
+    internal::NormalizeAsciiWord(input, &normalized, &stats);
+    NEARDUP_CHECK((stats.invalid_utf8_sequences == 0) == input_valid)
+        << "ascii_word: invalid_utf8_sequences " << stats.invalid_utf8_sequences;
+    for (size_t i = 0; i < normalized.size(); ++i) {
+      const char c = normalized[i];
+      const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+      NEARDUP_CHECK(word || (c == ' ' && (i == 0 || normalized[i - 1] != ' ')))
+          << "ascii_word: byte " << static_cast<int>(static_cast<unsigned char>(c)) << " at " << i;
+    }
+  }
   // The tokenizers must also be safe on raw, possibly invalid, bytes.
-  for (TokenizerKind kind :
-       {TokenizerKind::kWord, TokenizerKind::kWhitespace, TokenizerKind::kChar}) {
+  for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace, TokenizerKind::kChar,
+                             TokenizerKind::kGrapheme}) {
     CheckTokens(kind, input);
   }
+  size_t covered = 0;
+  internal::ForEachToken(TokenizerKind::kGrapheme, input, [&](std::string_view token) {
+    NEARDUP_CHECK(token.data() == input.data() + covered) << "grapheme tokens leave a gap";
+    covered += token.size();
+  });
+  NEARDUP_CHECK(covered == input.size()) << "grapheme tokens do not cover the text";
   return 0;
 }

@@ -69,6 +69,34 @@ TEST_F(CliTest, PaperPresetFromStdin) {
   EXPECT_THAT(run.out, HasSubstr("\"simhash\":\"3aa423c558350ff4\""));
 }
 
+// Issue 18: ExLSH's hashes, hex and Base64, through the command line.
+TEST_F(CliTest, ExLshPresetPrintsBase64) {
+  std::string path = Write("lorem.jsonl",
+                           "{\"id\": \"a\", \"text\": \"Lorem ipsum dolor sit amet\"}\n"
+                           "{\"id\": \"b\", \"text\": \"username\"}\n");
+  CommandResult run = Neardup("fingerprint -q --preset exlsh " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("\"id\":\"a\""));
+  EXPECT_THAT(run.out, HasSubstr("\"tokens\":5,\"simhash\":\"b97d398ad29a8210348101c2c0308816\","
+                                 "\"simhash_base64\":\"uX05itKaghA0gQHCwDCIFg==\""));
+  CommandResult chars = Neardup("fingerprint -q --preset exlsh-chars " + path);
+  ASSERT_EQ(chars.exit_code, 0) << chars.err;
+  EXPECT_THAT(chars.out, HasSubstr("\"simhash_base64\":\"FPIBaaBQGlKKARlqA9lb1g==\""));
+  // The digest route computes SimHash only, and says so.
+  CommandResult minhash = Neardup("fingerprint -q --preset exlsh --minhash " + path);
+  EXPECT_NE(minhash.exit_code, 0);
+  EXPECT_THAT(minhash.err, HasSubstr("computes SimHash only"));
+  // pairs over all 128 bits: "a" with itself repeated is distance 0.
+  std::string dup = Write("dup.jsonl",
+                          "{\"id\": \"x\", \"text\": \"the quick brown fox jumps\"}\n"
+                          "{\"id\": \"y\", \"text\": \"The quick, brown fox jumps!\"}\n"
+                          "{\"id\": \"z\", \"text\": \"something else entirely here\"}\n");
+  CommandResult pairs =
+      Neardup("pairs -q --method simhash --preset exlsh --max-distance 10 " + dup);
+  ASSERT_EQ(pairs.exit_code, 0) << pairs.err;
+  EXPECT_EQ(pairs.out, "{\"a\":\"x\",\"b\":\"y\",\"distance\":0,\"similarity\":1}\n");
+}
+
 TEST_F(CliTest, DirectoryIdsAreSortedRelativePaths) {
   Write("tree/b.txt", "second file text");
   Write("tree/a/z.txt", "nested file text");

@@ -75,7 +75,7 @@ CLI::Validator RealIn(double min, double max, bool min_open, bool max_open) {
 
 void RecipeFlags::Register(CLI::App* app) {
   std::string presets;
-  for (const std::string& name : PresetNames()) presets += (presets.empty() ? "" : ", ") + name;
+  for (const std::string& name : AllPresetNames()) presets += (presets.empty() ? "" : ", ") + name;
   auto* preset_option =
       app->add_option("--preset", preset, "Named recipe: " + presets)->capture_default_str();
   auto* recipe_option =

@@ -88,6 +88,13 @@ void Explain(const NearDuplicateOptions& options, const Recipe& recipe,
     lsh.false_positive_weight = options.false_positive_weight;
     lsh.false_negative_weight = options.false_negative_weight;
     std::fprintf(stderr, "%s\n", ExplainLshParams(report.lsh, lsh).c_str());
+  } else if (IsDigestRecipe(recipe)) {
+    const int bits = recipe.simhash.bits;
+    std::fprintf(stderr,
+                 "simhash: %d-bit SimHash, exact pigeonhole over %d blocks of bits; pairs within "
+                 "%d of %d bits (similarity >= %.4f)\n",
+                 bits, report.num_blocks, options.max_distance, bits,
+                 1.0 - options.max_distance / static_cast<double>(bits));
   } else {
     std::fprintf(stderr,
                  "simhash: Hamming index with %d blocks, max distance %d: C(%d,%d) permuted "

@@ -30,6 +30,15 @@ int RunList() {
         recipe->simhash.shingle_width, recipe->minhash.num_hashes, recipe->minhash.shingle_width,
         recipe->chunks.shingle_width);
   }
+  for (const std::string& name : DigestPresetNames()) {
+    Result<Recipe> recipe = PresetRecipe(name);
+    if (!recipe.ok()) return ReportError(recipe.status());
+    std::printf("%-8s %s  tokenizer=%s hash=%s simhash=%d bits/%d-shingles (SimHash only)\n",
+                name.c_str(), RecipeId(*recipe).c_str(),
+                std::string(TokenizerName(recipe->tokenizer)).c_str(),
+                std::string(FeatureHashName(recipe->hash)).c_str(), recipe->simhash.bits,
+                recipe->simhash.shingle_width);
+  }
   return kExitOk;
 }
 

@@ -28,7 +28,7 @@ namespace neardup {
 
 // Which sketches to compute; each costs time, so ask only for what is used.
 struct SketchSelection {
-  bool simhash = false;         // 64 or 128 bits (recipe.simhash.bits)
+  bool simhash = false;         // recipe.simhash.bits: 64, 128 (or 160, 256: digest route)
   bool minhash = false;         // bottom-k, k = recipe.minhash.num_hashes
   bool kvalue_minhash = false;  // one-permutation k values, for LSH banding
   bool chunks = false;          // sorted unique 32-bit chunk ids
@@ -37,9 +37,17 @@ struct SketchSelection {
 // All sketches of one document. A field is meaningful only when the
 // selection asked for it.
 struct Fingerprint {
-  // The 64-bit SimHash; for a 128-bit recipe, simhash128.high.
+  // The 64-bit SimHash; for a 128-bit recipe, simhash128.high; for a digest
+  // recipe, the first 64 bits of simhash_wide.
   uint64_t simhash = 0;
   SimHash128 simhash128{0, 0};  // set when recipe.simhash.bits == 128
+  // The digest route's SimHash (128, 160 or 256 bits); simhash holds its
+  // first 64 bits and, for 128 bits, simhash128 all of it (high = first).
+  // Left empty (bits 0) by the 64-bit feature-hash route.
+  WideSimHash simhash_wide;
+  // Digest route: the shingles digested. 0 (fewer tokens than the shingle
+  // width) means the SimHash is the tie rule's constant and matches nothing.
+  uint64_t num_shingles = 0;
   BottomKSketch minhash;
   KValueSketch kvalue_minhash;
   std::vector<uint32_t> chunks;
@@ -67,7 +75,9 @@ class Fingerprinter {
 };
 
 // The portable CPU backend. Fails on an invalid recipe (ValidateRecipe) or an
-// empty selection.
+// empty selection. A digest recipe (IsDigestRecipe) takes the digest route,
+// apart from the 64-bit fast path: it computes SimHash only (asking for
+// another sketch is an error).
 Result<std::unique_ptr<Fingerprinter>> CreateCpuFingerprinter(const Recipe& recipe,
                                                               const SketchSelection& selection);
 

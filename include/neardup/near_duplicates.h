@@ -3,7 +3,11 @@
 //
 // - SimHash: a permuted-table Hamming index (Manku et al. 2007) self-join;
 //   pairs within `max_distance` bits of the 64-bit SimHash (for a 128-bit
-//   recipe, its high word, which is the 64-bit SimHash).
+//   recipe, its high word, which is the 64-bit SimHash). For a digest recipe
+//   (128, 160 or 256 bits, IsDigestRecipe): pairs within max_distance of all
+//   the bits, by exact pigeonhole over max_distance + 1 blocks (or
+//   num_blocks when given), similarity 1 - distance / bits; documents with
+//   no shingle are never paired.
 // - MinHash: LSH banding over k-value sketches (bands x rows chosen from the
 //   threshold, see neardup/lsh_params.h) gives candidates; each candidate is
 //   verified with the bottom-k Jaccard estimator (early abort), or with

@@ -4,6 +4,15 @@
 // char) -> stopword filter -> shingles of `shingle_width` tokens -> 64-bit
 // feature hash -> sketches (SimHash, MinHash, chunk set).
 //
+// A second route, the digest route, is taken when the feature hash is a
+// cryptographic digest (MD5, SHA-1, SHA-256; for compatibility with tools
+// such as the Elixir library ExLSH): each shingle's bytes (its tokens
+// concatenated, no separator) are digested, a text with fewer tokens than the
+// width has no shingle, and the SimHash is as wide as the digest (128, 160
+// or 256 bits), read most significant bit of the first byte first. It
+// computes SimHash only. The ASCII-word normalizer and grapheme tokens are
+// digest-route options (docs/RECIPES.md).
+//
 // A recipe is serialised canonically (CanonicalJson), and its id is a hash of
 // that form. Every stored fingerprint carries the id of the recipe that made
 // it; mixing fingerprints of different recipes is an error.
@@ -26,6 +35,17 @@ namespace neardup {
 // Bumped whenever any fingerprint of an existing recipe would change.
 inline constexpr int kRecipeFormatVersion = 1;
 
+enum class NormalizerKind {
+  // The three options of NormalizationOptions below (the default).
+  kUnicode,
+  // ExLSH's normalizer: Unicode NFC, Unicode lower case (full mappings), then
+  // every character that is not an ASCII word character [A-Za-z0-9_]
+  // replaced by a space, runs of spaces collapsed to one (leading and
+  // trailing ones kept). The three options below are ignored. Digest route
+  // only.
+  kAsciiWord,
+};
+
 struct NormalizationOptions {
   // Unicode NFKC (compatibility composition). Default true: "ﬁ" == "fi",
   // full-width == ASCII. Off only for byte-exact compatibility with tools that
@@ -37,18 +57,41 @@ struct NormalizationOptions {
   // tokenizer already splits on punctuation; the `paper` preset turns it on so
   // whitespace tokens lose their trailing commas and full stops.
   bool remove_punctuation = false;
+  // Default kUnicode (the three options above). Written in the canonical
+  // form as "normalize": "ascii_word" instead of the options object when
+  // kAsciiWord. Last, so that {nfkc, case_fold} initializers keep meaning.
+  NormalizerKind kind = NormalizerKind::kUnicode;
 };
 
 enum class TokenizerKind {
   kWord,        // maximal runs of Unicode letters, marks and digits
   kWhitespace,  // split on Unicode white space only (the SimHash FPGA paper)
   kChar,        // one token per code point, white-space runs as one " " token
+  // One token per extended grapheme cluster (Unicode UAX #29, utf8proc),
+  // white space included, nothing dropped. Digest route only.
+  kGrapheme,
 };
 
 enum class FeatureHashKind {
   kXxh3,   // XXH3-64 with seed (default: fast, high quality)
   kSdbm,   // sdbm over bytes, 64-bit: h = c + (h << 6) + (h << 16) - h, h0 = seed
   kFnv1a,  // FNV-1a 64 over bytes; offset basis XOR seed
+  // Cryptographic digests (OpenSSL libcrypto) of each shingle's bytes: the
+  // digest route. No seed; simhash.bits must be the digest's width. Slow
+  // (a digest per shingle) and kept for compatibility only.
+  kMd5,     // 128 bits
+  kSha1,    // 160 bits
+  kSha256,  // 256 bits
+};
+
+// The digest's width in bits for kMd5, kSha1, kSha256; 0 for the 64-bit
+// feature hashes.
+int DigestBits(FeatureHashKind kind);
+
+// How a SimHash bit whose signed sum is exactly 0 is set.
+enum class SimHashTieRule {
+  kOne,   // 1 (the SimHash FPGA paper; the default)
+  kZero,  // 0: a bit is 1 only when its sum is > 0 (ExLSH)
 };
 
 enum class StopwordsKind {
@@ -59,7 +102,11 @@ enum class StopwordsKind {
 
 struct SimHashOptions {
   // 64 or 128. A 128-bit SimHash's high 64 bits equal the 64-bit SimHash.
+  // With a digest hash: the digest's width (128, 160 or 256), no other.
   int bits = 64;
+  // Default kOne (the paper's rule). Written in the canonical form only when
+  // kZero, so recipes without it keep their ids.
+  SimHashTieRule tie = SimHashTieRule::kOne;
   // Tokens per shingle. Default 3 (see docs/RECIPES.md): unigrams make every
   // English text share its most frequent words; 3-word shingles keep SimHash
   // distance proportional to the edit rate.
@@ -98,8 +145,16 @@ struct Recipe {
   ChunkOptions chunks;
 };
 
-// The names accepted by PresetRecipe, in a stable order.
+// The presets of the 64-bit feature-hash route (every sketch), in a stable
+// order.
 std::vector<std::string> PresetNames();
+// The digest-route presets (SimHash only): "exlsh", "exlsh-chars".
+std::vector<std::string> DigestPresetNames();
+// Every name PresetRecipe accepts: PresetNames() then DigestPresetNames().
+std::vector<std::string> AllPresetNames();
+
+// True when the recipe takes the digest route (its hash is a digest).
+bool IsDigestRecipe(const Recipe& recipe);
 
 // `default`: word tokens, NFKC + case folding, xxh3, SimHash over 3-shingles,
 //            MinHash and chunks over 5-shingles.
@@ -107,6 +162,10 @@ std::vector<std::string> PresetNames();
 //            removed, English stopwords removed, whitespace tokens, unigrams
 //            weighted by term frequency, sdbm, 64 bits.
 // `short`:   character 3-grams, for user names, URLs and titles.
+// `exlsh`:   reproduces ExLSH's wordwise_lsh bit for bit: ASCII-word
+//            normalizer, whitespace tokens, 3-shingles, MD5, 128-bit SimHash,
+//            strict tie rule.
+// `exlsh-chars`: ExLSH's charwise_lsh: the same with grapheme tokens.
 Result<Recipe> PresetRecipe(std::string_view name);
 
 // Checks every parameter; the message names the field, the bound and the value.

@@ -113,8 +113,28 @@ class SimHashAccumulator {
   mutable std::array<int64_t, 128> sums_{};
 };
 
+// A SimHash of up to 256 bits, as the digest route computes it (128, 160 or
+// 256 bits: the digest's width; see neardup/recipe.h). Bit i, i = 0 the
+// first, is bit 63 - (i % 64) of words[i / 64]: the first bit is the most
+// significant, as a digest's bytes are read, so the big-endian bytes of
+// words[0], words[1], ... are the SimHash's bytes in order (ExLSH's binary).
+// Invariant: bits past `bits` are 0. Frozen with the recipe.
+struct WideSimHash {
+  std::array<uint64_t, 4> words{};
+  int bits = 0;  // 0: not computed (a 64-bit feature-hash recipe)
+
+  friend bool operator==(const WideSimHash& a, const WideSimHash& b) = default;
+};
+
 // Number of differing bits.
 inline int HammingDistance(uint64_t a, uint64_t b) { return std::popcount(a ^ b); }
+// Over all four words (bits past `bits` are 0 in both). REQUIRES: a.bits ==
+// b.bits.
+inline int HammingDistance(const WideSimHash& a, const WideSimHash& b) {
+  int distance = 0;
+  for (size_t i = 0; i < a.words.size(); ++i) distance += std::popcount(a.words[i] ^ b.words[i]);
+  return distance;
+}
 inline int HammingDistance(const SimHash128& a, const SimHash128& b) {
   return std::popcount(a.high ^ b.high) + std::popcount(a.low ^ b.low);
 }

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 
+#include "engine/digest_fingerprinter.h"
 #include "hash/cpu_path.h"
 #include "hash/shingle_batch.h"
 #include "hash/shingle_hasher.h"
@@ -78,6 +79,7 @@ class CpuFingerprinter final : public Fingerprinter {
                        (!(selection_.minhash || selection_.kvalue_minhash) ||
                         recipe_.minhash.shingle_width == 1) &&
                        (!selection_.chunks || recipe_.chunks.shingle_width == 1)),
+        strict_ties_(recipe_.simhash.tie == SimHashTieRule::kZero),
         workspaces_([this] { return Workspace(recipe_, token_hasher_.path()); }) {}
 
   const Recipe& recipe() const override { return recipe_; }
@@ -122,10 +124,30 @@ class CpuFingerprinter final : public Fingerprinter {
       } else {
         out->simhash = ws->simhash.Finish64();
       }
+      if (strict_ties_) ClearTiedBits(ws->simhash, out);
     }
     if (selection_.minhash) ws->bottom_k.Finish(&out->minhash);
     if (selection_.kvalue_minhash) out->kvalue_minhash = ws->kvalue.Finish();
     if (selection_.chunks) out->chunks = ws->chunks.Finish();
+  }
+
+  // The strict tie rule (SimHashTieRule::kZero): a bit whose sum is 0 is 0,
+  // where the accumulator's rule gave 1.
+  static void ClearTiedBits(const SimHashAccumulator& simhash, Fingerprint* out) {
+    std::span<const int64_t> sums = simhash.sums();
+    auto cleared = [&](uint64_t word, size_t first_sum) {
+      for (size_t i = 0; i < 64; ++i) {
+        if (sums[first_sum + i] == 0) word &= ~(uint64_t{1} << i);
+      }
+      return word;
+    };
+    if (simhash.bits() == 128) {
+      out->simhash128.low = cleared(out->simhash128.low, 0);
+      out->simhash128.high = cleared(out->simhash128.high, 64);
+      out->simhash = out->simhash128.high;
+    } else {
+      out->simhash = cleared(out->simhash, 0);
+    }
   }
 
   void AddMinHashFeatures(const uint64_t* features, size_t count, Workspace* ws) const {
@@ -240,6 +262,7 @@ class CpuFingerprinter final : public Fingerprinter {
   // short-document feature either: ShingleBatch::ShortDocumentFeature(1) is
   // always empty).
   const bool unigrams_only_;
+  const bool strict_ties_;
   // Thread-local scratch; mutable because reusing buffers is not observable.
   mutable tbb::enumerable_thread_specific<Workspace> workspaces_;
 };
@@ -252,6 +275,7 @@ Result<std::unique_ptr<Fingerprinter>> CreateCpuFingerprinter(const Recipe& reci
   if (!selection.simhash && !selection.minhash && !selection.kvalue_minhash && !selection.chunks) {
     return InvalidArgumentError("no sketch selected: ask for simhash, minhash or chunks");
   }
+  if (IsDigestRecipe(recipe)) return internal::CreateDigestFingerprinter(recipe, selection);
   NEARDUP_ASSIGN_OR_RETURN(internal::TokenHasher token_hasher,
                            internal::TokenHasher::Create(recipe));
   return std::unique_ptr<Fingerprinter>(

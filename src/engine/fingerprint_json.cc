@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "sketch/digest_simhash.h"
+#include "util/base64.h"
 #include "util/json_writer.h"
 
 namespace neardup::internal {
@@ -44,7 +46,20 @@ void AppendFingerprintJson(std::string* out, std::string_view id, const Fingerpr
   out->append(recipe_id);
   out->append("\",\"tokens\":");
   out->append(std::to_string(fingerprint.num_tokens));
-  if (selection.simhash) {
+  if (selection.simhash && fingerprint.simhash_wide.bits > 0) {
+    // The digest route: every bit in hex, and the bytes in Base64 as ExLSH
+    // prints them.
+    const std::vector<uint8_t> bytes = WideSimHashBytes(fingerprint.simhash_wide);
+    out->append(",\"simhash\":\"");
+    for (const uint8_t byte : bytes) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out->push_back(kHex[byte >> 4]);
+      out->push_back(kHex[byte & 15]);
+    }
+    out->append("\",\"simhash_base64\":\"");
+    AppendBase64(out, bytes);
+    out->push_back('"');
+  } else if (selection.simhash) {
     out->append(",\"simhash\":\"");
     if (simhash_bits == 128) {
       AppendHex64(out, fingerprint.simhash128.high);

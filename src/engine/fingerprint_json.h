@@ -5,7 +5,9 @@
 // 64-bit values are hex strings because JSON numbers lose precision past
 // 2^53 in most readers; chunk ids are 32-bit and stay numbers. Keys appear
 // only for the selected sketches. A 128-bit SimHash is written high word
-// first.
+// first. A digest-route SimHash (Fingerprint::simhash_wide: 128, 160 or 256
+// bits) is written as all its bytes in hex, in order, and again in Base64
+// under "simhash_base64" (ExLSH's text form).
 #ifndef NEARDUP_ENGINE_FINGERPRINT_JSON_H_
 #define NEARDUP_ENGINE_FINGERPRINT_JSON_H_
 

@@ -207,6 +207,12 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
 Result<NearDuplicateScheme> ChooseNearDuplicateScheme(const Recipe& recipe,
                                                       const NearDuplicateOptions& options,
                                                       uint64_t num_documents) {
+  if (options.method == NearDuplicateMethod::kSimHash && IsDigestRecipe(recipe)) {
+    return InvalidArgumentError("recipe " + RecipeId(recipe) + " has a " +
+                                std::to_string(recipe.simhash.bits) +
+                                "-bit digest SimHash: its pairs come from FindNearDuplicatePairs "
+                                "in one piece, not from the stages");
+  }
   NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
   NearDuplicateScheme scheme;
   scheme.method = options.method;

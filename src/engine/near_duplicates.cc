@@ -4,9 +4,52 @@
 #include <string>
 #include <vector>
 
+#include "index/wide_hamming_join.h"
 #include "neardup/near_duplicate_stages.h"
 
 namespace neardup {
+namespace {
+
+// The digest route's SimHash (128 to 256 bits): the distance is over all
+// bits, the similarity 1 - distance / bits. Documents without a shingle
+// (Fingerprint::num_shingles == 0) hold the tie rule's constant and are never
+// paired.
+Result<std::vector<SimilarPair>> WideSimHashPairs(std::span<const Fingerprint> fingerprints,
+                                                  const Recipe& recipe,
+                                                  const NearDuplicateOptions& options,
+                                                  NearDuplicateReport* report) {
+  std::vector<WideSimHash> values;
+  std::vector<uint64_t> documents;
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    const WideSimHash& value = fingerprints[i].simhash_wide;
+    if (fingerprints[i].num_tokens == 0 || fingerprints[i].num_shingles == 0) continue;
+    if (value.bits != recipe.simhash.bits) {
+      return InvalidArgumentError("document " + std::to_string(i) + " has a " +
+                                  std::to_string(value.bits) + "-bit SimHash; the recipe says " +
+                                  std::to_string(recipe.simhash.bits));
+    }
+    values.push_back(value);
+    documents.push_back(i);
+  }
+  internal::WideHammingJoinStats stats;
+  NEARDUP_ASSIGN_OR_RETURN(
+      std::vector<internal::WideHammingMatch> matches,
+      internal::WideHammingSelfJoin(values, options.max_distance, options.num_blocks, &stats));
+  report->num_blocks = options.num_blocks == 0 ? options.max_distance + 1 : options.num_blocks;
+  report->candidates = stats.candidates;
+  report->index_bytes = values.size() * (sizeof(WideSimHash) + 16);
+  const double bits = recipe.simhash.bits;
+  std::vector<SimilarPair> pairs;
+  pairs.reserve(matches.size());
+  for (const internal::WideHammingMatch& match : matches) {
+    pairs.push_back(SimilarPair{documents[match.a], documents[match.b], 1.0 - match.distance / bits,
+                                match.distance});
+  }
+  // documents[] is increasing, so the matches' (a, b) order carries over.
+  return pairs;
+}
+
+}  // namespace
 
 Result<NearDuplicateMethod> ParseNearDuplicateMethod(std::string_view name) {
   if (name == "simhash") return NearDuplicateMethod::kSimHash;
@@ -45,6 +88,14 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
   report->documents = fingerprints.size();
   for (const Fingerprint& fp : fingerprints) report->empty_documents += fp.num_tokens == 0;
 
+  if (options.method == NearDuplicateMethod::kSimHash && IsDigestRecipe(recipe)) {
+    // The digest route's wide SimHash runs as one piece (the stages split
+    // the 64-bit permuted tables only).
+    Result<std::vector<SimilarPair>> pairs =
+        WideSimHashPairs(fingerprints, recipe, options, report);
+    if (pairs.ok()) report->pairs = pairs->size();
+    return pairs;
+  }
   // The stages of neardup/near_duplicate_stages.h, whole: one range of
   // every part, one chunk of every candidate.
   NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,

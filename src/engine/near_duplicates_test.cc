@@ -72,6 +72,58 @@ bool SharesABand(const KValueSketch& x, const KValueSketch& y, const LshParams& 
   return false;
 }
 
+// The digest route's wide SimHash: pairs over all the bits, equal to a
+// linear scan; documents without a shingle are never paired.
+TEST(NearDuplicatesTest, WideSimHashPairsEqualALinearScanOverAllBits) {
+  std::vector<std::string> texts = PlantedCorpus(400, 18);
+  texts.push_back("two words");  // no 3-shingle: the all-zero SimHash
+  texts.push_back("other pair");
+  for (const std::string preset : {"exlsh", "exlsh-chars"}) {
+    for (const FeatureHashKind hash : {FeatureHashKind::kMd5, FeatureHashKind::kSha256}) {
+      Recipe recipe = *PresetRecipe(preset);
+      recipe.hash = hash;
+      recipe.simhash.bits = DigestBits(hash);
+      for (const int max_distance : {4, 12}) {
+        NearDuplicateOptions options;
+        options.method = NearDuplicateMethod::kSimHash;
+        options.max_distance = max_distance;
+        const std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+        NearDuplicateReport report;
+        Result<std::vector<SimilarPair>> pairs =
+            FindNearDuplicatePairs(fps, recipe, options, &report);
+        ASSERT_TRUE(pairs.ok()) << pairs.status();
+        std::vector<SimilarPair> expected;
+        for (uint32_t a = 0; a < fps.size(); ++a) {
+          for (uint32_t b = a + 1; b < fps.size(); ++b) {
+            if (fps[a].num_shingles == 0 || fps[b].num_shingles == 0) continue;
+            const int distance = HammingDistance(fps[a].simhash_wide, fps[b].simhash_wide);
+            if (distance > max_distance) continue;
+            expected.push_back(SimilarPair{
+                a, b, 1.0 - distance / static_cast<double>(recipe.simhash.bits), distance});
+          }
+        }
+        EXPECT_EQ(*pairs, expected)
+            << preset << " " << recipe.simhash.bits << " bits, k " << max_distance;
+        EXPECT_EQ(report.num_blocks, max_distance + 1);
+        if (max_distance == 12) {
+          EXPECT_FALSE(expected.empty());
+        }
+      }
+    }
+  }
+}
+
+TEST(NearDuplicatesTest, WideSimHashRejectsADistanceAsWideAsTheHash) {
+  Recipe recipe = *PresetRecipe("exlsh");
+  NearDuplicateOptions options;
+  options.method = NearDuplicateMethod::kSimHash;
+  options.max_distance = 128;
+  std::vector<Fingerprint> fps = Fingerprints({"a b c d", "a b c e"}, recipe, options);
+  Result<std::vector<SimilarPair>> pairs = FindNearDuplicatePairs(fps, recipe, options);
+  ASSERT_FALSE(pairs.ok());
+  EXPECT_THAT(pairs.status().message(), HasSubstr("at most the 128 bits"));
+}
+
 TEST(NearDuplicatesTest, SimHashPairsEqualALinearScan) {
   Recipe recipe = *PresetRecipe("default");
   std::vector<std::string> texts = PlantedCorpus(600, 1);

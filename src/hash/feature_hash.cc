@@ -21,6 +21,10 @@ uint64_t HashFeatureBytes(FeatureHashKind kind, std::string_view bytes, uint64_t
       return SdbmHash(bytes, seed);
     case FeatureHashKind::kFnv1a:
       return Fnv1aHash(bytes, seed);
+    case FeatureHashKind::kMd5:
+    case FeatureHashKind::kSha1:
+    case FeatureHashKind::kSha256:
+      break;  // digests are not 64-bit feature hashes (hash/digest.h)
   }
   NEARDUP_CHECK(false) << "unknown FeatureHashKind " << static_cast<int>(kind);
   return 0;

@@ -78,6 +78,17 @@ Status UnknownKey(std::string_view object_name, std::string_view key) {
 }
 
 Status ParseNormalization(element value, NormalizationOptions* out) {
+  if (value.is_string()) {
+    std::string name;
+    NEARDUP_RETURN_IF_ERROR(ParseString(value, "normalize", &name));
+    if (name != "ascii_word") {
+      return InvalidArgumentError("recipe: normalize (\"" + name +
+                                  "\") must be \"ascii_word\" or an object of options");
+    }
+    out->kind = NormalizerKind::kAsciiWord;
+    return Status::Ok();
+  }
+  out->kind = NormalizerKind::kUnicode;
   auto obj = value.get_object();
   if (obj.error()) return JsonError("normalize", obj.error());
   for (auto field : obj.value_unsafe()) {
@@ -147,6 +158,42 @@ Status ParseIntObject(element value, std::string_view name, Assign assign) {
 // REQUIRES: 0 <= number <= INT32_MAX (checked by ParseIntObject).
 void AssignInt(int* field, int64_t number) { *field = static_cast<int>(number); }
 
+// "simhash": {"bits": int, "shingle_width": int, "tie": "one" | "zero"}.
+Status ParseSimHash(element value, SimHashOptions* out) {
+  auto obj = value.get_object();
+  if (obj.error()) return JsonError("simhash", obj.error());
+  for (auto field : obj.value_unsafe()) {
+    if (field.key == "tie") {
+      std::string name;
+      NEARDUP_RETURN_IF_ERROR(ParseString(field.value, "simhash.tie", &name));
+      if (name == "one") {
+        out->tie = SimHashTieRule::kOne;
+      } else if (name == "zero") {
+        out->tie = SimHashTieRule::kZero;
+      } else {
+        return InvalidArgumentError("recipe: simhash.tie (\"" + name +
+                                    "\") must be \"one\" or \"zero\"");
+      }
+      continue;
+    }
+    int64_t number = 0;
+    std::string where = "simhash." + std::string(field.key);
+    NEARDUP_RETURN_IF_ERROR(ParseInt(field.value, where, &number));
+    if (number < 0 || number > INT32_MAX) {
+      return InvalidArgumentError(where + " (" + std::to_string(number) +
+                                  ") must be between 0 and " + std::to_string(INT32_MAX));
+    }
+    if (field.key == "bits") {
+      AssignInt(&out->bits, number);
+    } else if (field.key == "shingle_width") {
+      AssignInt(&out->shingle_width, number);
+    } else {
+      return UnknownKey("simhash", field.key);
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string_view TokenizerName(TokenizerKind kind) {
@@ -157,6 +204,8 @@ std::string_view TokenizerName(TokenizerKind kind) {
       return "whitespace";
     case TokenizerKind::kChar:
       return "char";
+    case TokenizerKind::kGrapheme:
+      return "grapheme";
   }
   return "word";
 }
@@ -169,11 +218,43 @@ std::string_view FeatureHashName(FeatureHashKind kind) {
       return "sdbm";
     case FeatureHashKind::kFnv1a:
       return "fnv1a";
+    case FeatureHashKind::kMd5:
+      return "md5";
+    case FeatureHashKind::kSha1:
+      return "sha1";
+    case FeatureHashKind::kSha256:
+      return "sha256";
   }
   return "xxh3";
 }
 
+int DigestBits(FeatureHashKind kind) {
+  switch (kind) {
+    case FeatureHashKind::kMd5:
+      return 128;
+    case FeatureHashKind::kSha1:
+      return 160;
+    case FeatureHashKind::kSha256:
+      return 256;
+    case FeatureHashKind::kXxh3:
+    case FeatureHashKind::kSdbm:
+    case FeatureHashKind::kFnv1a:
+      return 0;
+  }
+  return 0;
+}
+
+bool IsDigestRecipe(const Recipe& recipe) { return DigestBits(recipe.hash) != 0; }
+
 std::vector<std::string> PresetNames() { return {"default", "paper", "short"}; }
+
+std::vector<std::string> DigestPresetNames() { return {"exlsh", "exlsh-chars"}; }
+
+std::vector<std::string> AllPresetNames() {
+  std::vector<std::string> names = PresetNames();
+  for (std::string& name : DigestPresetNames()) names.push_back(std::move(name));
+  return names;
+}
 
 Result<Recipe> PresetRecipe(std::string_view name) {
   Recipe recipe;
@@ -196,8 +277,20 @@ Result<Recipe> PresetRecipe(std::string_view name) {
     recipe.chunks.shingle_width = 3;
     return recipe;
   }
+  if (name == "exlsh" || name == "exlsh-chars") {
+    // ExLSH's wordwise_lsh / charwise_lsh with their defaults: String.split
+    // splits on white space (not on "_", which the ASCII-word normalizer
+    // keeps), String.graphemes keeps the spaces.
+    recipe.normalization.kind = NormalizerKind::kAsciiWord;
+    recipe.tokenizer = name == "exlsh" ? TokenizerKind::kWhitespace : TokenizerKind::kGrapheme;
+    recipe.hash = FeatureHashKind::kMd5;
+    recipe.simhash.bits = DigestBits(FeatureHashKind::kMd5);
+    recipe.simhash.shingle_width = 3;
+    recipe.simhash.tie = SimHashTieRule::kZero;
+    return recipe;
+  }
   std::string known;
-  for (const std::string& preset : PresetNames()) {
+  for (const std::string& preset : AllPresetNames()) {
     known += known.empty() ? preset : ", " + preset;
   }
   return InvalidArgumentError("unknown preset \"" + std::string(name) + "\" (known: " + known +
@@ -205,9 +298,31 @@ Result<Recipe> PresetRecipe(std::string_view name) {
 }
 
 Status ValidateRecipe(const Recipe& recipe) {
-  if (recipe.simhash.bits != 64 && recipe.simhash.bits != 128) {
-    return InvalidArgumentError("simhash.bits (" + std::to_string(recipe.simhash.bits) +
-                                ") must be 64 or 128");
+  const int digest_bits = DigestBits(recipe.hash);
+  if (digest_bits != 0) {
+    const std::string hash(FeatureHashName(recipe.hash));
+    if (recipe.simhash.bits != digest_bits) {
+      return InvalidArgumentError("simhash.bits (" + std::to_string(recipe.simhash.bits) +
+                                  ") must be " + std::to_string(digest_bits) +
+                                  ", the width of hash (\"" + hash + "\")");
+    }
+    if (recipe.seed != 0) {
+      return InvalidArgumentError("seed (" + std::to_string(recipe.seed) +
+                                  ") must be 0 with hash (\"" + hash + "\"): a digest has no seed");
+    }
+  } else {
+    if (recipe.simhash.bits != 64 && recipe.simhash.bits != 128) {
+      return InvalidArgumentError("simhash.bits (" + std::to_string(recipe.simhash.bits) +
+                                  ") must be 64 or 128");
+    }
+    if (recipe.normalization.kind == NormalizerKind::kAsciiWord) {
+      return InvalidArgumentError(
+          "normalize \"ascii_word\" needs a digest hash (md5, sha1 or sha256)");
+    }
+    if (recipe.tokenizer == TokenizerKind::kGrapheme) {
+      return InvalidArgumentError(
+          "tokenizer \"grapheme\" needs a digest hash (md5, sha1 or sha256)");
+    }
   }
   NEARDUP_RETURN_IF_ERROR(
       CheckRange("simhash.shingle_width", recipe.simhash.shingle_width, 1, kMaxShingleWidth));
@@ -236,13 +351,18 @@ std::string CanonicalJson(const Recipe& recipe) {
   std::string out = "{\"format\":\"";
   out += kFormatName;
   out += "\",\"version\":" + std::to_string(kRecipeFormatVersion);
-  out += ",\"normalize\":{\"nfkc\":";
-  out += BoolText(norm.nfkc);
-  out += ",\"case_fold\":";
-  out += BoolText(norm.case_fold);
-  out += ",\"remove_punctuation\":";
-  out += BoolText(norm.remove_punctuation);
-  out += "},\"tokenizer\":\"";
+  if (norm.kind == NormalizerKind::kAsciiWord) {
+    out += ",\"normalize\":\"ascii_word\"";
+  } else {
+    out += ",\"normalize\":{\"nfkc\":";
+    out += BoolText(norm.nfkc);
+    out += ",\"case_fold\":";
+    out += BoolText(norm.case_fold);
+    out += ",\"remove_punctuation\":";
+    out += BoolText(norm.remove_punctuation);
+    out += "}";
+  }
+  out += ",\"tokenizer\":\"";
   out += TokenizerName(recipe.tokenizer);
   out += "\",\"stopwords\":";
   if (recipe.stopwords == StopwordsKind::kCustom) {
@@ -264,7 +384,11 @@ std::string CanonicalJson(const Recipe& recipe) {
   out += FeatureHashName(recipe.hash);
   out += "\",\"seed\":" + std::to_string(recipe.seed);
   out += ",\"simhash\":{\"bits\":" + std::to_string(recipe.simhash.bits) +
-         ",\"shingle_width\":" + std::to_string(recipe.simhash.shingle_width) + "}";
+         ",\"shingle_width\":" + std::to_string(recipe.simhash.shingle_width);
+  // Only the non-default rule is written: ids of recipes that predate the
+  // option stay as they were.
+  if (recipe.simhash.tie == SimHashTieRule::kZero) out += ",\"tie\":\"zero\"";
+  out += "}";
   out += ",\"minhash\":{\"num_hashes\":" + std::to_string(recipe.minhash.num_hashes) +
          ",\"shingle_width\":" + std::to_string(recipe.minhash.shingle_width) + "}";
   out += ",\"chunks\":{\"shingle_width\":" + std::to_string(recipe.chunks.shingle_width) +
@@ -317,9 +441,12 @@ Result<Recipe> ParseRecipeJson(std::string_view json) {
         recipe.tokenizer = TokenizerKind::kWhitespace;
       } else if (name == "char") {
         recipe.tokenizer = TokenizerKind::kChar;
+      } else if (name == "grapheme") {
+        recipe.tokenizer = TokenizerKind::kGrapheme;
       } else {
-        return InvalidArgumentError("recipe: tokenizer (\"" + name +
-                                    "\") must be \"word\", \"whitespace\" or \"char\"");
+        return InvalidArgumentError(
+            "recipe: tokenizer (\"" + name +
+            "\") must be \"word\", \"whitespace\", \"char\" or \"grapheme\"");
       }
     } else if (key == "stopwords") {
       NEARDUP_RETURN_IF_ERROR(ParseStopwords(field.value, &recipe));
@@ -332,27 +459,23 @@ Result<Recipe> ParseRecipeJson(std::string_view json) {
         recipe.hash = FeatureHashKind::kSdbm;
       } else if (name == "fnv1a") {
         recipe.hash = FeatureHashKind::kFnv1a;
+      } else if (name == "md5") {
+        recipe.hash = FeatureHashKind::kMd5;
+      } else if (name == "sha1") {
+        recipe.hash = FeatureHashKind::kSha1;
+      } else if (name == "sha256") {
+        recipe.hash = FeatureHashKind::kSha256;
       } else {
         return InvalidArgumentError("recipe: hash (\"" + name +
-                                    "\") must be \"xxh3\", \"sdbm\" or \"fnv1a\"");
+                                    "\") must be \"xxh3\", \"sdbm\", \"fnv1a\", \"md5\", "
+                                    "\"sha1\" or \"sha256\"");
       }
     } else if (key == "seed") {
       auto seed = field.value.get_uint64();
       if (seed.error()) return JsonError("seed", seed.error());
       recipe.seed = seed.value_unsafe();
     } else if (key == "simhash") {
-      NEARDUP_RETURN_IF_ERROR(
-          ParseIntObject(field.value, "simhash", [&](std::string_view k, int64_t v) {
-            if (k == "bits") {
-              AssignInt(&recipe.simhash.bits, v);
-              return true;
-            }
-            if (k == "shingle_width") {
-              AssignInt(&recipe.simhash.shingle_width, v);
-              return true;
-            }
-            return false;
-          }));
+      NEARDUP_RETURN_IF_ERROR(ParseSimHash(field.value, &recipe.simhash));
     } else if (key == "minhash") {
       NEARDUP_RETURN_IF_ERROR(
           ParseIntObject(field.value, "minhash", [&](std::string_view k, int64_t v) {

@@ -116,5 +116,88 @@ TEST(RecipeTest, UnknownPresetListsTheKnownOnes) {
   EXPECT_THAT(recipe.status().message(), HasSubstr("default, paper, short"));
 }
 
+TEST(RecipeTest, DigestPresetsRoundTripAndAreListed) {
+  EXPECT_EQ(DigestPresetNames(), (std::vector<std::string>{"exlsh", "exlsh-chars"}));
+  std::vector<std::string> all = AllPresetNames();
+  EXPECT_EQ(all, (std::vector<std::string>{"default", "paper", "short", "exlsh", "exlsh-chars"}));
+  std::set<std::string> ids;
+  for (const std::string& name : all) {
+    Result<Recipe> recipe = PresetRecipe(name);
+    ASSERT_TRUE(recipe.ok()) << name;
+    EXPECT_TRUE(ValidateRecipe(*recipe).ok()) << name;
+    Result<Recipe> parsed = ParseRecipeJson(CanonicalJson(*recipe));
+    ASSERT_TRUE(parsed.ok()) << name << ": " << parsed.status();
+    EXPECT_EQ(CanonicalJson(*parsed), CanonicalJson(*recipe));
+    ids.insert(RecipeId(*recipe));
+    EXPECT_EQ(IsDigestRecipe(*recipe), name.rfind("exlsh", 0) == 0) << name;
+  }
+  EXPECT_EQ(ids.size(), all.size());
+}
+
+TEST(RecipeTest, ExLshPresetsAreExLshsDefaults) {
+  Recipe words = *PresetRecipe("exlsh");
+  EXPECT_EQ(words.normalization.kind, NormalizerKind::kAsciiWord);
+  EXPECT_EQ(words.tokenizer, TokenizerKind::kWhitespace);
+  EXPECT_EQ(words.hash, FeatureHashKind::kMd5);
+  EXPECT_EQ(words.simhash.bits, 128);
+  EXPECT_EQ(words.simhash.shingle_width, 3);
+  EXPECT_EQ(words.simhash.tie, SimHashTieRule::kZero);
+  EXPECT_EQ(PresetRecipe("exlsh-chars")->tokenizer, TokenizerKind::kGrapheme);
+  // Frozen, like the other presets' forms.
+  EXPECT_EQ(CanonicalJson(words),
+            "{\"format\":\"neardup-recipe\",\"version\":1,\"normalize\":\"ascii_word\","
+            "\"tokenizer\":\"whitespace\",\"stopwords\":\"none\",\"hash\":\"md5\",\"seed\":0,"
+            "\"simhash\":{\"bits\":128,\"shingle_width\":3,\"tie\":\"zero\"},\"minhash\":{"
+            "\"num_hashes\":128,\"shingle_width\":5},\"chunks\":{\"shingle_width\":5,"
+            "\"sample_modulus\":1}}");
+}
+
+TEST(RecipeTest, NewOptionsParseFromHandWrittenJson) {
+  Result<Recipe> recipe = ParseRecipeJson(
+      R"({"version": 1, "normalize": "ascii_word", "tokenizer": "grapheme", "hash": "sha256",
+          "simhash": {"bits": 256, "shingle_width": 2, "tie": "zero"}})");
+  ASSERT_TRUE(recipe.ok()) << recipe.status();
+  EXPECT_EQ(recipe->normalization.kind, NormalizerKind::kAsciiWord);
+  EXPECT_EQ(recipe->tokenizer, TokenizerKind::kGrapheme);
+  EXPECT_EQ(recipe->hash, FeatureHashKind::kSha256);
+  EXPECT_EQ(recipe->simhash.bits, 256);
+  EXPECT_EQ(recipe->simhash.tie, SimHashTieRule::kZero);
+  EXPECT_EQ(DigestBits(FeatureHashKind::kSha1), 160);
+  EXPECT_EQ(DigestBits(FeatureHashKind::kXxh3), 0);
+  // The default tie rule, written out, is the same recipe as left out.
+  Result<Recipe> one = ParseRecipeJson(R"({"version": 1, "simhash": {"tie": "one"}})");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(RecipeId(*one), RecipeId(*PresetRecipe("default")));
+  // The strict rule alone is a 64-bit recipe of its own.
+  Result<Recipe> zero = ParseRecipeJson(R"({"version": 1, "simhash": {"tie": "zero"}})");
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_NE(RecipeId(*zero), RecipeId(*PresetRecipe("default")));
+}
+
+TEST(RecipeTest, DigestOptionsAreCheckedWithClearMessages) {
+  struct Case {
+    const char* json;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"version": 1, "hash": "sha1"})", "simhash.bits (64) must be 160"},
+      {R"({"version": 1, "hash": "sha256", "simhash": {"bits": 128}})",
+       "simhash.bits (128) must be 256, the width of hash (\"sha256\")"},
+      {R"({"version": 1, "hash": "md5", "seed": 3, "simhash": {"bits": 128}})",
+       "seed (3) must be 0 with hash (\"md5\")"},
+      {R"({"version": 1, "normalize": "ascii_word"})", "needs a digest hash"},
+      {R"({"version": 1, "tokenizer": "grapheme"})", "needs a digest hash"},
+      {R"({"version": 1, "normalize": "nfc"})", "normalize (\"nfc\") must be \"ascii_word\""},
+      {R"({"version": 1, "simhash": {"tie": "half"}})", "simhash.tie (\"half\")"},
+      {R"({"version": 1, "simhash": {"tie": 0}})", "simhash.tie"},
+      {R"({"version": 1, "simhash": {"width": 3}})", "unknown key \"width\" in simhash"},
+  };
+  for (const Case& c : cases) {
+    Result<Recipe> recipe = ParseRecipeJson(c.json);
+    ASSERT_FALSE(recipe.ok()) << c.json;
+    EXPECT_THAT(recipe.status().message(), HasSubstr(c.message)) << c.json;
+  }
+}
+
 }  // namespace
 }  // namespace neardup

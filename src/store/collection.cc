@@ -132,6 +132,13 @@ Collection::~Collection() = default;
 Status Collection::Create(const std::string& dir, const Recipe& recipe,
                           const CollectionOptions& options) {
   NEARDUP_RETURN_IF_ERROR(ValidateRecipe(recipe));
+  if (IsDigestRecipe(recipe)) {
+    // Refused here rather than at the first add: a collection is built on
+    // chunk sets, which the digest route does not compute.
+    return InvalidArgumentError("a collection needs chunk sets, and hash \"" +
+                                std::string(FeatureHashName(recipe.hash)) +
+                                "\" (a digest) computes SimHash only");
+  }
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) {
     return AlreadyExistsError("cannot create a collection in " + dir + ": it is not empty");

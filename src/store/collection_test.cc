@@ -95,6 +95,12 @@ TEST_F(CollectionTest, CreateOpenAndRecipeChecks) {
   EXPECT_THAT(missing.status().message(), HasSubstr("not a neardup collection"));
 }
 
+TEST_F(CollectionTest, DigestRecipesAreRefusedAtCreate) {
+  Status created = Collection::Create(Dir(), *PresetRecipe("exlsh"), {});
+  EXPECT_EQ(created.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(created.message(), ::testing::HasSubstr("computes SimHash only"));
+}
+
 TEST_F(CollectionTest, OneWriterAtATimeAndReadOnlyCannotWrite) {
   auto writer = CreateAndOpen();
   Collection::OpenOptions rw;

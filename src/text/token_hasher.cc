@@ -90,6 +90,11 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
           filter_stopwords_, normalized, spans, num_spans, stopwords_, seed_,
           [](std::string_view t, uint64_t seed, const char*) { return Fnv1aHash(t, seed); }, out);
       break;
+    case FeatureHashKind::kMd5:
+    case FeatureHashKind::kSha1:
+    case FeatureHashKind::kSha256:
+      NEARDUP_CHECK(false) << "TokenHasher::Create rejects digest hashes";
+      break;
   }
   *tokens += num_spans;
   *removed += num_spans - n;
@@ -102,6 +107,14 @@ Result<TokenHasher> TokenHasher::Create(const Recipe& recipe) {
 
 Result<TokenHasher> TokenHasher::Create(const Recipe& recipe, CpuPath path) {
   NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
+  // (text/ does not link recipe/, so IsDigestRecipe is spelled out.)
+  if (recipe.hash == FeatureHashKind::kMd5 || recipe.hash == FeatureHashKind::kSha1 ||
+      recipe.hash == FeatureHashKind::kSha256 || recipe.tokenizer == TokenizerKind::kGrapheme ||
+      recipe.normalization.kind != NormalizerKind::kUnicode) {
+    return InvalidArgumentError(
+        "digest hashes, grapheme tokens and the ascii_word normalizer take the digest route "
+        "(engine/digest_fingerprinter.h), not 64-bit token hashes");
+  }
   TokenHasher hasher;
   hasher.path_ = path;
   hasher.normalization_ = recipe.normalization;

@@ -188,6 +188,10 @@ void TokenHasher::RunReference(std::string_view normalized, OnHash& on_hash,
           normalized, [](std::string_view t, uint64_t seed) { return Fnv1aHash(t, seed); }, on_hash,
           stats);
       return;
+    case FeatureHashKind::kMd5:
+    case FeatureHashKind::kSha1:
+    case FeatureHashKind::kSha256:
+      break;  // rejected by Create
   }
   NEARDUP_CHECK(false) << "unknown FeatureHashKind " << static_cast<int>(hash_);
 }

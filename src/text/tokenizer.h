@@ -14,6 +14,8 @@
 //              maximal white-space run between other characters is one token
 //              " " (kCharSpaceToken, a view of a static string, not into the
 //              text); leading and trailing white space is dropped.
+// kGrapheme:   one token per extended grapheme cluster (text/graphemes.h),
+//              white space included; nothing is dropped or merged.
 //
 // Empty tokens are never emitted. Input is expected to be valid UTF-8
 // (Normalize's output); invalid bytes are still handled safely: each maximal
@@ -32,6 +34,7 @@
 #include "neardup/check.h"
 #include "neardup/recipe.h"
 #include "text/char_class.h"
+#include "text/graphemes.h"
 #include "text/utf8.h"
 
 namespace neardup::internal {
@@ -120,6 +123,9 @@ void ForEachToken(TokenizerKind kind, std::string_view normalized_utf8, OnToken&
       return;
     case TokenizerKind::kChar:
       ForEachCharToken(normalized_utf8, on_token);
+      return;
+    case TokenizerKind::kGrapheme:
+      ForEachGraphemeToken(normalized_utf8, on_token);
       return;
   }
   NEARDUP_CHECK(false) << "unknown TokenizerKind " << static_cast<int>(kind);
