@@ -1,0 +1,109 @@
+// CudaPipeline: fingerprints one packed batch of pure-ASCII documents on the
+// GPU. A plain C++ interface (no CUDA types) over cuda_pipeline.cu, so the
+// host code around it builds with the project's flags and sanitizers.
+//
+// Stages, each a kernel or a CUB primitive over the whole batch (no loop over
+// documents on the host):
+//   normalise by byte table (and, when the recipe deletes punctuation, compact
+//   with a scan) -> token starts (a select over byte positions) -> one thread
+//   per token: end, document, stopword test, feature hash -> compact the kept
+//   tokens -> one thread per shingle: Combine -> SimHash: a warp per document
+//   counting bit votes with ballots -> MinHash: a segmented sort of each
+//   document's features, then the k smallest distinct (bottom-k) and the
+//   first value of each bin (k-value, densified per bin) -> chunks: a
+//   segmented sort of the sampled chunk ids and a unique-compaction.
+// Every value comes from the functions of gpu/gpu_hash.h and the tables of
+// gpu/gpu_tables.h, which are tested against the CPU path on the host.
+//
+// Cost: about 20 bytes of device memory per input byte for the batch in
+// flight (scans, token and feature arrays, sort buffers), from a stream-
+// ordered pool that keeps it for the next batch. Thread safety: one
+// pipeline per host thread (each has its own stream).
+#ifndef NEARDUP_GPU_CUDA_PIPELINE_H_
+#define NEARDUP_GPU_CUDA_PIPELINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_tables.h"
+#include "neardup/fingerprinter.h"
+#include "neardup/recipe.h"
+#include "neardup/status.h"
+
+namespace neardup::internal::gpu {
+
+// Ok when a CUDA device is usable; *name (if not null) receives its name.
+Status CudaDeviceStatus(std::string* name);
+
+// Page-locked host memory (cudaMallocHost), for copies at full bus speed.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  // Ensures capacity() >= bytes (contents are not kept).
+  Status Reserve(size_t bytes);
+  char* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
+
+ private:
+  char* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+// One batch: document i is bytes[offsets[i], offsets[i + 1]). Every byte
+// < 0x80. REQUIRES: offsets[num_docs] < 2^31.
+struct PackedBatch {
+  const char* bytes = nullptr;  // best in a PinnedBuffer
+  const uint32_t* offsets = nullptr;
+  size_t num_docs = 0;
+};
+
+// Per-document results, indexed by document (k = recipe.minhash.num_hashes).
+struct BatchSketches {
+  std::vector<uint32_t> num_tokens;
+  std::vector<uint64_t> simhash_high;  // the 64-bit SimHash
+  std::vector<uint64_t> simhash_low;   // 128-bit recipes only
+  std::vector<uint64_t> minhash;       // k per document, the first minhash_count[d] set
+  std::vector<uint32_t> minhash_count;
+  std::vector<uint64_t> kvalue;  // k per document
+  std::vector<uint8_t> kvalue_empty;
+  std::vector<uint32_t> chunk_offsets;  // num_docs + 1
+  std::vector<uint32_t> chunk_ids;
+};
+
+// Device times of the last Run, from CUDA events on the pipeline's stream.
+struct BatchTimings {
+  double h2d_ms = 0;
+  double kernels_ms = 0;
+  double d2h_ms = 0;
+};
+
+class CudaPipeline {
+ public:
+  static Result<std::unique_ptr<CudaPipeline>> Create(const Recipe& recipe,
+                                                      const SketchSelection& selection,
+                                                      const GpuRecipeTables& tables);
+  virtual ~CudaPipeline() = default;
+
+  // Fingerprints `batch` into *out (resized). `timings` may be null.
+  virtual Status Run(const PackedBatch& batch, BatchSketches* out, BatchTimings* timings) = 0;
+
+  // The kernels alone on a batch already on the device from the last Run,
+  // `repeats` times; returns the median milliseconds per run (for the
+  // benchmark: what the GPU itself sustains, without the bus).
+  virtual Result<double> TimeKernelsOnLastBatch(int repeats) = 0;
+};
+
+// Host-to-device bandwidth from a pinned buffer of `bytes`, in GB/s (median
+// of `repeats` copies), for the benchmark's report of what bounds it.
+Result<double> MeasureHostToDeviceGBps(size_t bytes, int repeats);
+
+}  // namespace neardup::internal::gpu
+
+#endif  // NEARDUP_GPU_CUDA_PIPELINE_H_
