@@ -1,17 +1,17 @@
 // The CUDA backend against the CPU backend, bit for bit: the golden texts,
 // a seeded corpus with every ASCII byte and long tokens (and documents with
 // UTF-8 that go to the CPU), tiny batches (many batches on every stream), and
-// a real corpus when NEARDUP_GPU_CORPUS names a file of one document per
-// line. Skipped, saying why, where no GPU is usable (CI).
+// a real corpus when NEARDUP_GPU_CORPUS names an input file (JSONL, text,
+// compressed or not). Skipped, saying why, where no GPU is usable (CI).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "gpu/cuda_fingerprinter.h"
 #include "gpu/gpu_test_util.h"
+#include "neardup/document_reader.h"
 #include "neardup/fingerprint_backend.h"
 
 namespace neardup::internal::gpu {
@@ -95,11 +95,16 @@ TEST(CudaFingerprinterTest, RealCorpusEqualsCpu) {
   NEARDUP_SKIP_WITHOUT_GPU();
   const char* path = std::getenv("NEARDUP_GPU_CORPUS");
   if (path == nullptr) GTEST_SKIP() << "NEARDUP_GPU_CORPUS not set";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
+  Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open({path}, InputOptions{});
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   std::vector<std::string> texts;
-  std::string line;
-  while (std::getline(in, line)) texts.push_back(line);
+  Document doc;
+  while (true) {
+    Result<bool> next = (*reader)->Next(&doc);
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    if (!*next) break;
+    texts.push_back(std::move(doc.text));
+  }
   ASSERT_FALSE(texts.empty());
   ExpectSameAsCpu(texts, CudaFingerprinterOptions{}, true);
 }

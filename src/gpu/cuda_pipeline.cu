@@ -371,6 +371,7 @@ class CudaPipelineImpl final : public CudaPipeline {
     if (last_offsets_ != nullptr) cudaFree(last_offsets_);
     if (stop_bytes_ != nullptr) cudaFree(stop_bytes_);
     if (stop_offsets_ != nullptr) cudaFree(stop_offsets_);
+    if (device_byte_class_ != nullptr) cudaFree(device_byte_class_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
