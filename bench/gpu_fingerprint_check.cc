@@ -113,6 +113,7 @@ struct Row {
   double h2d_ms = 0;
   double kernel_ms = 0;
   double d2h_ms = 0;
+  CudaStageSeconds stages;  // per call
 };
 
 double EndToEndGBps(const Fingerprinter& f, const std::vector<std::string_view>& views,
@@ -200,7 +201,13 @@ int Main(int argc, char** argv) {
       auto cpu = CreateCpuFingerprinter(recipe, selection).value();
       auto cuda = CreateCudaFingerprinter(recipe, selection).value();
       row.cpu_gbps = EndToEndGBps(*cpu, views, bytes, quick ? 1 : 3);
-      row.cuda_gbps = EndToEndGBps(*cuda, views, bytes, quick ? 1 : 3);
+      const int repeats = quick ? 1 : 3;
+      row.cuda_gbps = EndToEndGBps(*cuda, views, bytes, repeats);
+      row.stages = ValueOr(CudaStageTimes(*cuda), CudaStageSeconds{});
+      for (double* v : {&row.stages.classify, &row.stages.pack, &row.stages.device,
+                        &row.stages.unpack, &row.stages.cpu}) {
+        *v /= repeats + 1;  // EndToEndGBps ran one warm-up call
+      }
       // The kernels alone, on one 256 MiB batch on the device.
       const GpuRecipeTables tables = BuildGpuRecipeTables(recipe).value();
       auto pipeline = CudaPipeline::Create(recipe, selection, tables).value();
@@ -230,6 +237,24 @@ int Main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
+  // Batch size and streams, for the end-to-end figure.
+  std::vector<std::string> sweep;
+  for (size_t batch_mib : {32, 64, 256}) {
+    for (int streams : {2, 4}) {
+      CudaFingerprinterOptions options;
+      options.batch_bytes = batch_mib << 20;
+      options.streams = streams;
+      SketchSelection selection;
+      selection.simhash = true;
+      auto cuda = CreateCudaFingerprinter(PresetRecipe("default").value(), selection, options);
+      if (!cuda.ok()) continue;
+      char line[160];
+      std::snprintf(line, sizeof(line), "  batch %3zu MiB, %d streams: default simhash %.2f GB/s",
+                    batch_mib, streams, EndToEndGBps(**cuda, views, bytes, quick ? 1 : 2));
+      sweep.push_back(line);
+    }
+  }
+
   std::printf("\n==== neardup GPU check summary ====\n");
   std::printf("device: %s; H2D pinned %.1f GB/s\n", device.c_str(), h2d);
   std::printf("bit identity: %s (%zu mismatching document-recipe pairs)\n",
@@ -240,6 +265,15 @@ int Main(int argc, char** argv) {
     std::printf("%-16s %10.2f %10.2f %12.1f   %27.1f %8.1f %8.1f\n", r.label.c_str(), r.cpu_gbps,
                 r.cuda_gbps, r.kernel_gbps, r.h2d_ms, r.kernel_ms, r.d2h_ms);
   }
+  std::printf("CUDA end to end, busy seconds per call by host stage (lanes overlap):\n");
+  std::printf("%-16s %9s %9s %9s %9s %9s\n", "recipe sketch", "classify", "pack", "device",
+              "unpack", "cpu");
+  for (const Row& r : rows) {
+    std::printf("%-16s %9.3f %9.3f %9.3f %9.3f %9.3f\n", r.label.c_str(), r.stages.classify,
+                r.stages.pack, r.stages.device, r.stages.unpack, r.stages.cpu);
+  }
+  std::printf("end to end by batch size and streams (default is 64 MiB, 3 streams):\n");
+  for (const std::string& line : sweep) std::printf("%s\n", line.c_str());
   return mismatches == 0 ? 0 : 1;
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -33,6 +34,14 @@ bool IsAscii(std::string_view text) {
   return (any & 0x8080808080808080ULL) == 0;
 }
 
+// Adds the seconds since `start` to *total (atomically: lanes run at once).
+void AddSeconds(std::chrono::steady_clock::time_point start, std::atomic<double>* total) {
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double old = total->load();
+  while (!total->compare_exchange_weak(old, old + s)) {
+  }
+}
+
 // One stream's state: its pipeline and reusable host buffers.
 struct Lane {
   std::unique_ptr<CudaPipeline> pipeline;
@@ -43,6 +52,8 @@ struct Lane {
 
 class CudaFingerprinter final : public Fingerprinter {
  public:
+  using Clock = std::chrono::steady_clock;
+
   CudaFingerprinter(Recipe recipe, SketchSelection selection, std::unique_ptr<Fingerprinter> cpu,
                     CudaFingerprinterOptions options, std::vector<std::unique_ptr<Lane>> lanes)
       : recipe_(std::move(recipe)),
@@ -76,6 +87,7 @@ class CudaFingerprinter final : public Fingerprinter {
     if (lanes_.empty()) {  // a recipe the GPU path does not cover
       return ComputeOnCpu(texts, std::vector<size_t>(), /*all=*/true, out);
     }
+    const Clock::time_point classify_start = Clock::now();
     std::vector<uint8_t> on_gpu(texts.size());
     tbb::parallel_for(tbb::blocked_range<size_t>(0, texts.size(), 256),
                       [&](const tbb::blocked_range<size_t>& range) {
@@ -99,11 +111,16 @@ class CudaFingerprinter final : public Fingerprinter {
     }
     batch_starts.push_back(gpu_docs.size());
     const size_t num_batches = batch_starts.size() - 1;
+    AddSeconds(classify_start, &classify_seconds_);
 
     Status cpu_status;
     tbb::task_group cpu_work;
     if (!cpu_docs.empty()) {
-      cpu_work.run([&] { cpu_status = ComputeOnCpu(texts, cpu_docs, /*all=*/false, out); });
+      cpu_work.run([&] {
+        const Clock::time_point start = Clock::now();
+        cpu_status = ComputeOnCpu(texts, cpu_docs, /*all=*/false, out);
+        AddSeconds(start, &cpu_seconds_);
+      });
     }
     std::vector<Status> lane_status(lanes_.size());
     {
@@ -149,6 +166,7 @@ class CudaFingerprinter final : public Fingerprinter {
   Status RunBatch(std::span<const std::string_view> texts, const std::vector<size_t>& gpu_docs,
                   size_t first, size_t last, Lane* lane, std::vector<Fingerprint>* out) const {
     const size_t num_docs = last - first;
+    Clock::time_point start = Clock::now();
     lane->offsets.resize(num_docs + 1);
     size_t total = 0;
     for (size_t j = 0; j < num_docs; ++j) {
@@ -171,7 +189,11 @@ class CudaFingerprinter final : public Fingerprinter {
     batch.bytes = lane->bytes.data();
     batch.offsets = lane->offsets.data();
     batch.num_docs = num_docs;
+    AddSeconds(start, &pack_seconds_);
+    start = Clock::now();
     NEARDUP_RETURN_IF_ERROR(lane->pipeline->Run(batch, &lane->sketches, nullptr));
+    AddSeconds(start, &device_seconds_);
+    start = Clock::now();
     const BatchSketches& s = lane->sketches;
     const size_t k = static_cast<size_t>(recipe_.minhash.num_hashes);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 64),
@@ -188,24 +210,33 @@ class CudaFingerprinter final : public Fingerprinter {
                           }
                           if (selection_.minhash) {
                             f.minhash.k = static_cast<uint32_t>(k);
-                            const uint64_t* v = s.minhash.data() + j * k;
+                            const uint64_t* v = s.minhash + j * k;
                             f.minhash.values.assign(v, v + s.minhash_count[j]);
                           }
                           if (selection_.kvalue_minhash) {
-                            const uint64_t* v = s.kvalue.data() + j * k;
+                            const uint64_t* v = s.kvalue + j * k;
                             f.kvalue_minhash.values.assign(v, v + k);
                             f.kvalue_minhash.empty = s.kvalue_empty[j] != 0;
                           }
                           if (selection_.chunks) {
-                            const uint32_t* c = s.chunk_ids.data();
+                            const uint32_t* c = s.chunk_ids;
                             f.chunks.assign(c + s.chunk_offsets[j], c + s.chunk_offsets[j + 1]);
                           }
                         }
                       });
+    AddSeconds(start, &unpack_seconds_);
     device_documents_ += num_docs;
     device_bytes_ += total;
     return Status::Ok();
   }
+
+ public:
+  CudaStageSeconds StageSeconds() const {
+    return CudaStageSeconds{classify_seconds_.load(), pack_seconds_.load(), device_seconds_.load(),
+                            unpack_seconds_.load(), cpu_seconds_.load()};
+  }
+
+ private:
 
   const Recipe recipe_;
   const SketchSelection selection_;
@@ -218,9 +249,20 @@ class CudaFingerprinter final : public Fingerprinter {
   mutable std::atomic<uint64_t> device_bytes_{0};
   mutable std::atomic<uint64_t> host_documents_{0};
   mutable std::atomic<uint64_t> host_bytes_{0};
+  mutable std::atomic<double> classify_seconds_{0};
+  mutable std::atomic<double> pack_seconds_{0};
+  mutable std::atomic<double> device_seconds_{0};
+  mutable std::atomic<double> unpack_seconds_{0};
+  mutable std::atomic<double> cpu_seconds_{0};
 };
 
 }  // namespace
+
+Result<CudaStageSeconds> CudaStageTimes(const Fingerprinter& fingerprinter) {
+  const auto* cuda = dynamic_cast<const CudaFingerprinter*>(&fingerprinter);
+  if (cuda == nullptr) return InvalidArgumentError("not a CUDA fingerprinter");
+  return cuda->StageSeconds();
+}
 
 Result<std::unique_ptr<Fingerprinter>> CreateCudaFingerprinter(
     const Recipe& recipe, const SketchSelection& selection,

@@ -31,6 +31,21 @@ struct CudaFingerprinterOptions {
   int streams = 3;
 };
 
+// Busy time of each host stage of ComputeBatch, summed over all calls and
+// lanes (lanes overlap, so the sum can exceed the wall time): for the
+// benchmark's account of what bounds the speed.
+struct CudaStageSeconds {
+  double classify = 0;  // the ASCII test and the split into batches
+  double pack = 0;      // copying texts into the pinned batch buffers
+  double device = 0;    // CudaPipeline::Run: copies in, kernels, copies out
+  double unpack = 0;    // building the Fingerprint structs
+  double cpu = 0;       // the CPU backend on the documents the GPU does not take
+};
+
+// The stage times of a fingerprinter made by CreateCudaFingerprinter;
+// InvalidArgument for any other.
+Result<CudaStageSeconds> CudaStageTimes(const Fingerprinter& fingerprinter);
+
 Result<std::unique_ptr<Fingerprinter>> CreateCudaFingerprinter(
     const Recipe& recipe, const SketchSelection& selection,
     const CudaFingerprinterOptions& options = {});

@@ -64,17 +64,20 @@ struct PackedBatch {
   size_t num_docs = 0;
 };
 
-// Per-document results, indexed by document (k = recipe.minhash.num_hashes).
+// Per-document results of the last Run, indexed by document, in page-locked
+// memory owned by the pipeline: valid until its next Run. A field is null
+// when the selection did not ask for it (k = recipe.minhash.num_hashes).
 struct BatchSketches {
-  std::vector<uint32_t> num_tokens;
-  std::vector<uint64_t> simhash_high;  // the 64-bit SimHash
-  std::vector<uint64_t> simhash_low;   // 128-bit recipes only
-  std::vector<uint64_t> minhash;       // k per document, the first minhash_count[d] set
-  std::vector<uint32_t> minhash_count;
-  std::vector<uint64_t> kvalue;  // k per document
-  std::vector<uint8_t> kvalue_empty;
-  std::vector<uint32_t> chunk_offsets;  // num_docs + 1
-  std::vector<uint32_t> chunk_ids;
+  size_t num_docs = 0;
+  const uint32_t* num_tokens = nullptr;
+  const uint64_t* simhash_high = nullptr;   // the 64-bit SimHash
+  const uint64_t* simhash_low = nullptr;    // 128-bit recipes only
+  const uint64_t* minhash = nullptr;        // k per document, the first minhash_count[d] set
+  const uint32_t* minhash_count = nullptr;
+  const uint64_t* kvalue = nullptr;  // k per document
+  const uint8_t* kvalue_empty = nullptr;
+  const uint32_t* chunk_offsets = nullptr;  // num_docs + 1
+  const uint32_t* chunk_ids = nullptr;
 };
 
 // Device times of the last Run, from CUDA events on the pipeline's stream.
@@ -91,7 +94,8 @@ class CudaPipeline {
                                                       const GpuRecipeTables& tables);
   virtual ~CudaPipeline() = default;
 
-  // Fingerprints `batch` into *out (resized). `timings` may be null.
+  // Fingerprints `batch`; *out points into the pipeline's memory until the
+  // next Run. `timings` may be null.
   virtual Status Run(const PackedBatch& batch, BatchSketches* out, BatchTimings* timings) = 0;
 
   // The kernels alone on a batch already on the device from the last Run,
