@@ -61,8 +61,11 @@ struct KeepFlag {
   __host__ __device__ uint32_t operator()(uint8_t c) const { return byte_class[c] & kByteKept; }
 };
 
+// The tables are __grid_constant__: read in place from the parameter space,
+// never copied per thread (taking the address of an ordinary parameter, as
+// the hash does with the secret, makes a per-thread local copy).
 __global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t* positions,
-                                DeviceTables tables, uint8_t* normalized, uint8_t* attrs) {
+                                const __grid_constant__ DeviceTables tables, uint8_t* normalized, uint8_t* attrs) {
   for (uint32_t i = GlobalThread(); i < n; i += GridThreads()) {
     const uint8_t c = text[i];
     const uint8_t cls = tables.byte_class[c];
@@ -99,7 +102,8 @@ struct TokenStartPredicate {
 
 // One thread per token: its end, the stopword test and the feature hash.
 __global__ void TokenKernel(const uint32_t* starts, uint32_t num_tokens, const uint8_t* normalized,
-                            const uint8_t* attrs, uint32_t normalized_size, DeviceTables tables,
+                            const uint8_t* attrs, uint32_t normalized_size,
+                            const __grid_constant__ DeviceTables tables,
                             const uint8_t* stop_bytes, const uint32_t* stop_offsets,
                             uint32_t num_stopwords, uint64_t* hashes, uint8_t* keep) {
   for (uint32_t t = GlobalThread(); t < num_tokens; t += GridThreads()) {

@@ -10,7 +10,9 @@
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,7 @@ class CudaPipelineImpl final : public CudaPipeline {
     for (cudaEvent_t e : events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
+    for (auto& [name, e] : marks_) cudaEventDestroy(e);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
@@ -146,20 +149,34 @@ class CudaPipelineImpl final : public CudaPipeline {
     return Status::Ok();
   }
 
-  Result<double> TimeKernelsOnLastBatch(int repeats) override {
+  Result<double> TimeKernelsOnLastBatch(int repeats, std::string* stages) override {
     if (repeats < 1) return InvalidArgumentError("repeats must be at least 1");
     std::vector<double> times;
     for (int r = 0; r < repeats; ++r) {
       DeviceArena arena(stream_);
       DeviceResults results;
+      profile_ = stages != nullptr && r == repeats - 1;
+      num_marks_ = 0;
       NEARDUP_CUDA_RETURN(cudaEventRecord(events_[0], stream_));
+      NEARDUP_RETURN_IF_ERROR(Mark("start"));
       NEARDUP_RETURN_IF_ERROR(RunKernels(&arena, &results));
+      NEARDUP_RETURN_IF_ERROR(Mark("end"));
       NEARDUP_CUDA_RETURN(cudaEventRecord(events_[1], stream_));
       arena.Release();
       NEARDUP_CUDA_RETURN(cudaStreamSynchronize(stream_));
       float ms = 0;
       NEARDUP_CUDA_RETURN(cudaEventElapsedTime(&ms, events_[0], events_[1]));
       times.push_back(ms);
+      if (profile_) {
+        stages->clear();
+        for (size_t i = 1; i < num_marks_; ++i) {
+          NEARDUP_CUDA_RETURN(cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second));
+          char part[64];
+          std::snprintf(part, sizeof(part), "%s%s %.2f", i > 1 ? ", " : "", marks_[i].first, ms);
+          *stages += part;
+        }
+      }
+      profile_ = false;
     }
     std::sort(times.begin(), times.end());
     return times[times.size() / 2];
@@ -204,6 +221,20 @@ class CudaPipelineImpl final : public CudaPipeline {
     uint8_t* temp = nullptr;
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(bytes, &temp));
     NEARDUP_CUDA_RETURN(call(temp, bytes));
+    return Status::Ok();
+  }
+
+  // When profiling, an event after the work enqueued so far, named for it.
+  Status Mark(const char* name) {
+    if (!profile_) return Status::Ok();
+    if (num_marks_ == marks_.size()) {
+      cudaEvent_t e;
+      NEARDUP_CUDA_RETURN(cudaEventCreate(&e));
+      marks_.emplace_back(name, e);
+    }
+    marks_[num_marks_].first = name;
+    NEARDUP_CUDA_RETURN(cudaEventRecord(marks_[num_marks_].second, stream_));
+    ++num_marks_;
     return Status::Ok();
   }
 
@@ -265,6 +296,7 @@ class CudaPipelineImpl final : public CudaPipeline {
                                    static_cast<const uint32_t*>(offsets_), num_docs, n,
                                    static_cast<const uint32_t*>(positions), normalized_size,
                                    norm_offsets, attrs));
+    NEARDUP_RETURN_IF_ERROR(Mark("normalize"));
     // 2. Token starts: at most one per normalised byte.
     uint32_t* starts = nullptr;
     uint32_t* num_starts_device = nullptr;
@@ -279,6 +311,7 @@ class CudaPipelineImpl final : public CudaPipeline {
       }));
       NEARDUP_RETURN_IF_ERROR(ReadBack(num_starts_device, &num_starts));
     }
+    NEARDUP_RETURN_IF_ERROR(Mark("starts"));
     // 3. Token hashes and stopwords; each token's document.
     uint64_t* hashes = nullptr;
     uint32_t* docs = nullptr;
@@ -294,11 +327,13 @@ class CudaPipelineImpl final : public CudaPipeline {
                                      static_cast<const uint32_t*>(stop_offsets_), num_stopwords_,
                                      hashes, keep));
     }
+    NEARDUP_RETURN_IF_ERROR(Mark("hash"));
     if (num_docs > 0) {
       NEARDUP_RETURN_IF_ERROR(Launch(size_t{num_docs} * 32, TokenDocsKernel,
                                      static_cast<const uint32_t*>(starts), num_starts,
                                      static_cast<const uint32_t*>(norm_offsets), num_docs, docs));
     }
+    NEARDUP_RETURN_IF_ERROR(Mark("docs"));
     tokens->hashes = hashes;
     tokens->docs = docs;
     tokens->count = num_starts;
@@ -321,6 +356,7 @@ class CudaPipelineImpl final : public CudaPipeline {
       tokens->hashes = kept_hashes;
       tokens->docs = kept_docs;
     }
+    NEARDUP_RETURN_IF_ERROR(Mark("stopwords"));
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} + 1, &tokens->offsets));
     return Launch(size_t{num_docs} + 1, TokenOffsetsKernel, tokens->docs, tokens->count, num_docs,
                   tokens->offsets);
@@ -368,6 +404,7 @@ class CudaPipelineImpl final : public CudaPipeline {
             static_cast<uint32_t>(recipe_.simhash.shingle_width), leading, wide,
             results->simhash_high, results->simhash_low));
       }
+      NEARDUP_RETURN_IF_ERROR(Mark("simhash"));
     }
     const bool remix_unigrams = recipe_.hash != FeatureHashKind::kXxh3;
     const uint32_t count = tokens.count;
@@ -378,6 +415,7 @@ class CudaPipelineImpl final : public CudaPipeline {
       uint64_t* features = nullptr;
       NEARDUP_RETURN_IF_ERROR(
           Features(arena, tokens, width, remix_unigrams && width == 1, &ends, &features));
+      NEARDUP_RETURN_IF_ERROR(Mark("features"));
       uint64_t* sorted = nullptr;
       NEARDUP_RETURN_IF_ERROR(arena->Allocate(count, &sorted));
       if (count > 0) {
@@ -386,6 +424,7 @@ class CudaPipelineImpl final : public CudaPipeline {
                                                     token_offsets, ends, stream_);
         }));
       }
+      NEARDUP_RETURN_IF_ERROR(Mark("sort"));
       if (selection_.minhash) {
         NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} * k, &results->minhash));
         NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->minhash_count));
@@ -395,6 +434,7 @@ class CudaPipelineImpl final : public CudaPipeline {
                                          static_cast<const uint32_t*>(ends), num_docs, k,
                                          results->minhash, results->minhash_count));
         }
+        NEARDUP_RETURN_IF_ERROR(Mark("bottom-k"));
       }
       if (selection_.kvalue_minhash) {
         uint64_t* mins = nullptr;
@@ -417,6 +457,7 @@ class CudaPipelineImpl final : public CudaPipeline {
                                          static_cast<const uint32_t*>(ends), num_docs, k,
                                          recipe_.seed, results->kvalue, results->kvalue_empty));
         }
+        NEARDUP_RETURN_IF_ERROR(Mark("k-value"));
       }
     }
     if (selection_.chunks) {
@@ -457,6 +498,7 @@ class CudaPipelineImpl final : public CudaPipeline {
                                      static_cast<const uint32_t*>(keep),
                                      static_cast<const uint32_t*>(positions), count, token_offsets,
                                      num_docs, results->chunk_ids, results->chunk_offsets));
+      NEARDUP_RETURN_IF_ERROR(Mark("chunks"));
     }
     return Status::Ok();
   }
@@ -521,6 +563,10 @@ class CudaPipelineImpl final : public CudaPipeline {
   uint32_t num_stopwords_ = 0;
   uint8_t* byte_class_ = nullptr;  // tables_.byte_class in device memory
   PinnedBuffer results_;
+  // Stage events of TimeKernelsOnLastBatch's profiled repeat.
+  bool profile_ = false;
+  std::vector<std::pair<const char*, cudaEvent_t>> marks_;
+  size_t num_marks_ = 0;
 };
 
 }  // namespace

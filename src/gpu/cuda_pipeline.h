@@ -100,8 +100,10 @@ class CudaPipeline {
 
   // The kernels alone on a batch already on the device from the last Run,
   // `repeats` times; returns the median milliseconds per run (for the
-  // benchmark: what the GPU itself sustains, without the bus).
-  virtual Result<double> TimeKernelsOnLastBatch(int repeats) = 0;
+  // benchmark: what the GPU itself sustains, without the bus). When
+  // `stages` is not null it receives the milliseconds of each stage of the
+  // last repeat, as "name ms, name ms, ...".
+  virtual Result<double> TimeKernelsOnLastBatch(int repeats, std::string* stages) = 0;
 };
 
 // Host-to-device bandwidth from a pinned buffer of `bytes`, in GB/s (median
