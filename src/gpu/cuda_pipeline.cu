@@ -288,7 +288,7 @@ class CudaPipelineImpl final : public CudaPipeline {
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(normalized_size, &attrs));
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} + 1, &norm_offsets));
     if (n > 0) {
-      NEARDUP_RETURN_IF_ERROR(Launch(n, NormalizeKernel, static_cast<const uint8_t*>(text_), n,
+      NEARDUP_RETURN_IF_ERROR(Launch((size_t{n} + 15) / 16, NormalizeKernel, static_cast<const uint8_t*>(text_), n,
                                      static_cast<const uint32_t*>(positions), tables_, normalized,
                                      attrs));
     }

@@ -20,8 +20,10 @@ namespace neardup::internal::gpu {
 // paths), sizes 0 to ~`max_bytes`; every `non_ascii_every`-th document (0:
 // none) has UTF-8 (Latin-1, Greek, CJK) or an invalid byte, so it goes to the
 // CPU.
+// With `long_tokens` false, no token is longer than 40 bytes (running text:
+// the throughput corpus).
 inline std::vector<std::string> SyntheticCorpus(uint64_t seed, size_t num_docs, size_t max_bytes,
-                                                size_t non_ascii_every) {
+                                                size_t non_ascii_every, bool long_tokens = true) {
   SplitMix64 rng(seed);
   static const char* const kStop[] = {"the", "The", "a",   "of", "and", "is",   "it", "to",  "in",
                                       "THE", "was", "for", "on", "are", "with", "he", "they"};
@@ -45,7 +47,7 @@ inline std::vector<std::string> SyntheticCorpus(uint64_t seed, size_t num_docs, 
       const uint64_t r = rng.Next() % 1000;
       if (r < 250) {
         text += kStop[rng.Next() % std::size(kStop)];
-      } else if (r < 252) {
+      } else if (r < 252 && long_tokens) {
         text += std::string(1 + rng.Next() % 5000, static_cast<char>('a' + rng.Next() % 26));
       } else if (r < 262) {
         text.push_back(static_cast<char>(rng.Next() % 128));  // any ASCII byte
