@@ -56,9 +56,18 @@ __device__ __forceinline__ uint32_t LowerBound(const uint32_t* sorted, uint32_t 
   return lo;
 }
 
-struct KeepFlag {
+// The kept bytes of 16-byte chunk v of the text (0 for v past the end), for
+// the scan that places each chunk's first kept byte.
+struct KeptInChunk {
+  const uint8_t* text;
+  uint32_t n;
   const uint8_t* byte_class;  // device memory
-  __host__ __device__ uint32_t operator()(uint8_t c) const { return byte_class[c] & kByteKept; }
+  __device__ uint32_t operator()(uint32_t v) const {
+    uint32_t kept = 0;
+    const uint32_t base = v * 16;
+    for (uint32_t i = base; i < base + 16 && i < n; ++i) kept += byte_class[text[i] & 0x7f] & kByteKept;
+    return kept;
+  }
 };
 
 // The tables are __grid_constant__: read in place from the parameter space,
@@ -66,9 +75,10 @@ struct KeepFlag {
 // the hash does with the secret, makes a per-thread local copy).
 //
 // Sixteen bytes per thread: one 16-byte load, two 16-byte stores (the byte
-// tables in shared memory) where no byte is deleted; with deletions each byte
-// goes to the position the scan gave it.
-__global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t* positions,
+// tables in shared memory) where no byte is deleted; with deletions,
+// chunk_positions[v] is where chunk v's first kept byte goes, and the rest
+// follow it.
+__global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t* chunk_positions,
                                 const __grid_constant__ DeviceTables tables, uint8_t* normalized,
                                 uint8_t* attrs) {
   __shared__ uint8_t byte_class[128];
@@ -81,7 +91,7 @@ __global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t*
   const uint32_t num_vectors = (n + 15) / 16;
   for (uint32_t v = GlobalThread(); v < num_vectors; v += GridThreads()) {
     const uint32_t base = v * 16;
-    if (positions == nullptr && base + 16 <= n) {
+    if (chunk_positions == nullptr && base + 16 <= n) {
       // REQUIRES: text, normalized and attrs 16-byte aligned (cudaMalloc).
       const uint4 in = *reinterpret_cast<const uint4*>(text + base);
       uint4 out;
@@ -107,13 +117,14 @@ __global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t*
       continue;
     }
     const uint32_t end = base + 16 < n ? base + 16 : n;
+    uint32_t p = chunk_positions != nullptr ? chunk_positions[v] : base;
     for (uint32_t i = base; i < end; ++i) {
       const uint8_t c = text[i] & 0x7f;
       const uint8_t cls = byte_class[c];
       if ((cls & kByteKept) == 0) continue;
-      const uint32_t p = positions != nullptr ? positions[i] : i;
       normalized[p] = mapped[c];
       attrs[p] = (cls & kByteToken) ? kAttrToken : 0;
+      ++p;
     }
   }
 }
@@ -121,12 +132,20 @@ __global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t*
 // Normalised document offsets, and the doc-start mark of each document's
 // first normalised position (so tokens never run across documents).
 __global__ void DocOffsetsKernel(const uint32_t* offsets, uint32_t num_docs, uint32_t n,
-                                 const uint32_t* positions, uint32_t normalized_size,
+                                 const uint8_t* text, const uint8_t* byte_class,
+                                 const uint32_t* chunk_positions, uint32_t normalized_size,
                                  uint32_t* norm_offsets, uint8_t* attrs) {
   for (uint32_t d = GlobalThread(); d <= num_docs; d += GridThreads()) {
     const uint32_t o = offsets[d];
     uint32_t p = o;
-    if (positions != nullptr) p = o < n ? positions[o] : normalized_size;
+    if (chunk_positions != nullptr) {
+      if (o < n) {
+        p = chunk_positions[o / 16];
+        for (uint32_t i = o & ~15u; i < o; ++i) p += byte_class[text[i] & 0x7f] & kByteKept;
+      } else {
+        p = normalized_size;
+      }
+    }
     norm_offsets[d] = p;
     // Empty documents mark their successor's start: the same byte, value.
     if (d < num_docs && p < normalized_size) attrs[p] |= kAttrDocStart;

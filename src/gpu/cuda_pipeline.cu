@@ -265,21 +265,21 @@ class CudaPipelineImpl final : public CudaPipeline {
   Status Tokenize(DeviceArena* arena, Tokens* tokens) {
     const uint32_t n = n_;
     const uint32_t num_docs = num_docs_;
-    // 1. Normalise; with punctuation removal, positions come from a scan.
-    uint32_t* positions = nullptr;
+    // 1. Normalise; with punctuation removal, where each 16-byte chunk's
+    // bytes go comes from a scan of the chunks' kept-byte counts.
+    const uint8_t* text = text_;
+    uint32_t* chunk_positions = nullptr;
     uint32_t normalized_size = n;
     if (deletes_bytes_ && n > 0) {
-      NEARDUP_RETURN_IF_ERROR(arena->Allocate(n, &positions));
-      auto keep = thrust::make_transform_iterator(static_cast<const uint8_t*>(text_),
-                                                  KeepFlag{byte_class_});
+      const uint32_t num_chunks = (n + 15) / 16;
+      NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_chunks} + 1, &chunk_positions));
+      auto kept = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
+                                                  KeptInChunk{text, n, byte_class_});
       NEARDUP_RETURN_IF_ERROR(Cub(arena, [&](void* temp, size_t& bytes) {
-        return cub::DeviceScan::ExclusiveSum(temp, bytes, keep, positions, n, stream_);
+        return cub::DeviceScan::ExclusiveSum(temp, bytes, kept, chunk_positions, num_chunks + 1,
+                                             stream_);
       }));
-      uint32_t last_position = 0;
-      uint8_t last_byte = 0;
-      NEARDUP_RETURN_IF_ERROR(ReadBack(positions + n - 1, &last_position));
-      NEARDUP_RETURN_IF_ERROR(ReadBack(static_cast<const uint8_t*>(text_) + n - 1, &last_byte));
-      normalized_size = last_position + (host_tables_.byte_class[last_byte & 0x7f] & kByteKept);
+      NEARDUP_RETURN_IF_ERROR(ReadBack(chunk_positions + num_chunks, &normalized_size));
     }
     uint8_t* normalized = nullptr;
     uint8_t* attrs = nullptr;
@@ -288,13 +288,14 @@ class CudaPipelineImpl final : public CudaPipeline {
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(normalized_size, &attrs));
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} + 1, &norm_offsets));
     if (n > 0) {
-      NEARDUP_RETURN_IF_ERROR(Launch((size_t{n} + 15) / 16, NormalizeKernel, static_cast<const uint8_t*>(text_), n,
-                                     static_cast<const uint32_t*>(positions), tables_, normalized,
-                                     attrs));
+      NEARDUP_RETURN_IF_ERROR(Launch((size_t{n} + 15) / 16, NormalizeKernel, text, n,
+                                     static_cast<const uint32_t*>(chunk_positions), tables_,
+                                     normalized, attrs));
     }
     NEARDUP_RETURN_IF_ERROR(Launch(size_t{num_docs} + 1, DocOffsetsKernel,
-                                   static_cast<const uint32_t*>(offsets_), num_docs, n,
-                                   static_cast<const uint32_t*>(positions), normalized_size,
+                                   static_cast<const uint32_t*>(offsets_), num_docs, n, text,
+                                   static_cast<const uint8_t*>(byte_class_),
+                                   static_cast<const uint32_t*>(chunk_positions), normalized_size,
                                    norm_offsets, attrs));
     NEARDUP_RETURN_IF_ERROR(Mark("normalize"));
     // 2. Token starts: at most one per normalised byte.
