@@ -159,7 +159,8 @@ int Main(int argc, char** argv) {
   std::printf("host-to-device copy (pinned, 1 GiB): %.1f GB/s\n", h2d);
 
   // 1. Bit identity.
-  size_t mismatches = CheckIdentity("synthetic", SyntheticCorpus(11, quick ? 500 : 4000, 20000, 10));
+  size_t mismatches =
+      CheckIdentity("synthetic", SyntheticCorpus(11, quick ? 500 : 4000, 20000, 10));
   std::vector<std::string> real;
   if (!corpus_path.empty()) {
     real = ReadCorpus(corpus_path);
@@ -314,9 +315,10 @@ int Main(int argc, char** argv) {
   }
 
   std::printf("\n==== neardup GPU check summary ====\n");
-  std::printf("device: %s; H2D pinned %.1f GB/s; host memcpy of the corpus into pinned memory "
-              "(all cores) %.1f GB/s\n",
-              device.c_str(), h2d, pack_gbps);
+  std::printf(
+      "device: %s; H2D pinned %.1f GB/s; host memcpy of the corpus into pinned memory "
+      "(all cores) %.1f GB/s\n",
+      device.c_str(), h2d, pack_gbps);
   std::printf("bit identity: %s (%zu mismatching document-recipe pairs)\n",
               mismatches == 0 ? "PASS" : "FAIL", mismatches);
   std::printf("%-16s %10s %10s %12s   per 256 MiB batch: %8s %8s %8s\n", "recipe sketch",

@@ -271,7 +271,6 @@ class CudaFingerprinter final : public Fingerprinter {
   }
 
  private:
-
   const Recipe recipe_;
   const SketchSelection selection_;
   const std::unique_ptr<Fingerprinter> cpu_;

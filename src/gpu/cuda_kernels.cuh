@@ -65,7 +65,8 @@ struct KeptInChunk {
   __device__ uint32_t operator()(uint32_t v) const {
     uint32_t kept = 0;
     const uint32_t base = v * 16;
-    for (uint32_t i = base; i < base + 16 && i < n; ++i) kept += byte_class[text[i] & 0x7f] & kByteKept;
+    for (uint32_t i = base; i < base + 16 && i < n; ++i)
+      kept += byte_class[text[i] & 0x7f] & kByteKept;
     return kept;
   }
 };
@@ -164,17 +165,17 @@ struct TokenStartPredicate {
 // One thread per token: its end, the stopword test and the feature hash.
 __global__ void TokenKernel(const uint32_t* starts, uint32_t num_tokens, const uint8_t* normalized,
                             const uint8_t* attrs, uint32_t normalized_size,
-                            const __grid_constant__ DeviceTables tables,
-                            const uint8_t* stop_bytes, const uint32_t* stop_offsets,
-                            uint32_t num_stopwords, uint64_t* hashes, uint8_t* keep) {
+                            const __grid_constant__ DeviceTables tables, const uint8_t* stop_bytes,
+                            const uint32_t* stop_offsets, uint32_t num_stopwords, uint64_t* hashes,
+                            uint8_t* keep) {
   for (uint32_t t = GlobalThread(); t < num_tokens; t += GridThreads()) {
     const uint32_t s = starts[t];
     uint32_t e = s + 1;
     while (e < normalized_size && attrs[e] == kAttrToken) ++e;
     const uint32_t len = e - s;
     const uint8_t* token = normalized + s;
-    const bool stop =
-        num_stopwords > 0 && StopwordContainsHd(stop_bytes, stop_offsets, num_stopwords, token, len);
+    const bool stop = num_stopwords > 0 &&
+                      StopwordContainsHd(stop_bytes, stop_offsets, num_stopwords, token, len);
     keep[t] = !stop;
     hashes[t] = stop ? 0 : TokenHashHd(tables.hash, token, len, tables.seed, tables.secret);
   }
@@ -214,8 +215,8 @@ __device__ __forceinline__ uint32_t FeatureCountOf(uint32_t n, uint32_t width) {
 }
 
 // Per document: the kept-token count and the end of its feature segment.
-__global__ void FeatureEndsKernel(const uint32_t* token_offsets, uint32_t num_docs,
-                                  uint32_t width, uint32_t* feature_ends, uint32_t* num_tokens) {
+__global__ void FeatureEndsKernel(const uint32_t* token_offsets, uint32_t num_docs, uint32_t width,
+                                  uint32_t* feature_ends, uint32_t* num_tokens) {
   for (uint32_t d = GlobalThread(); d < num_docs; d += GridThreads()) {
     const uint32_t n = token_offsets[d + 1] - token_offsets[d];
     if (feature_ends != nullptr) feature_ends[d] = token_offsets[d] + FeatureCountOf(n, width);
@@ -225,8 +226,8 @@ __global__ void FeatureEndsKernel(const uint32_t* token_offsets, uint32_t num_do
 
 // The feature of the window starting at kept token t of document d.
 __device__ __forceinline__ uint64_t FeatureAt(const uint64_t* token_hashes,
-                                              const uint32_t* token_offsets, uint32_t d,
-                                              uint32_t t, uint32_t width, uint64_t leading) {
+                                              const uint32_t* token_offsets, uint32_t d, uint32_t t,
+                                              uint32_t width, uint64_t leading) {
   const uint32_t n = token_offsets[d + 1] - token_offsets[d];
   return CombineHd(token_hashes + t, n < width ? n : width, leading);
 }

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_kernels.cuh"
@@ -107,11 +107,10 @@ class CudaPipelineImpl final : public CudaPipeline {
           cudaMemcpy(stop_bytes_, words.data(), words.size(), cudaMemcpyHostToDevice));
     }
     NEARDUP_CUDA_RETURN(cudaMemcpy(stop_offsets_, word_offsets.data(),
-                                   word_offsets.size() * sizeof(uint32_t),
-                                   cudaMemcpyHostToDevice));
+                                   word_offsets.size() * sizeof(uint32_t), cudaMemcpyHostToDevice));
     NEARDUP_CUDA_RETURN(cudaMalloc(&byte_class_, 128));
-    NEARDUP_CUDA_RETURN(cudaMemcpy(byte_class_, host_tables_.byte_class.data(), 128,
-                                   cudaMemcpyHostToDevice));
+    NEARDUP_CUDA_RETURN(
+        cudaMemcpy(byte_class_, host_tables_.byte_class.data(), 128, cudaMemcpyHostToDevice));
     return Status::Ok();
   }
 
@@ -292,11 +291,10 @@ class CudaPipelineImpl final : public CudaPipeline {
                                      static_cast<const uint32_t*>(chunk_positions), tables_,
                                      normalized, attrs));
     }
-    NEARDUP_RETURN_IF_ERROR(Launch(size_t{num_docs} + 1, DocOffsetsKernel,
-                                   static_cast<const uint32_t*>(offsets_), num_docs, n, text,
-                                   static_cast<const uint8_t*>(byte_class_),
-                                   static_cast<const uint32_t*>(chunk_positions), normalized_size,
-                                   norm_offsets, attrs));
+    NEARDUP_RETURN_IF_ERROR(Launch(
+        size_t{num_docs} + 1, DocOffsetsKernel, static_cast<const uint32_t*>(offsets_), num_docs, n,
+        text, static_cast<const uint8_t*>(byte_class_),
+        static_cast<const uint32_t*>(chunk_positions), normalized_size, norm_offsets, attrs));
     NEARDUP_RETURN_IF_ERROR(Mark("normalize"));
     // 2. Token starts: at most one per normalised byte.
     uint32_t* starts = nullptr;
@@ -307,8 +305,8 @@ class CudaPipelineImpl final : public CudaPipeline {
     if (normalized_size > 0) {
       NEARDUP_RETURN_IF_ERROR(Cub(arena, [&](void* temp, size_t& bytes) {
         return cub::DeviceSelect::If(temp, bytes, thrust::counting_iterator<uint32_t>(0), starts,
-                                     num_starts_device, normalized_size,
-                                     TokenStartPredicate{attrs}, stream_);
+                                     num_starts_device, normalized_size, TokenStartPredicate{attrs},
+                                     stream_);
       }));
       NEARDUP_RETURN_IF_ERROR(ReadBack(num_starts_device, &num_starts));
     }
@@ -321,12 +319,11 @@ class CudaPipelineImpl final : public CudaPipeline {
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_starts, &docs));
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_starts, &keep));
     if (num_starts > 0) {
-      NEARDUP_RETURN_IF_ERROR(Launch(num_starts, TokenKernel, static_cast<const uint32_t*>(starts),
-                                     num_starts, static_cast<const uint8_t*>(normalized),
-                                     static_cast<const uint8_t*>(attrs), normalized_size, tables_,
-                                     static_cast<const uint8_t*>(stop_bytes_),
-                                     static_cast<const uint32_t*>(stop_offsets_), num_stopwords_,
-                                     hashes, keep));
+      NEARDUP_RETURN_IF_ERROR(
+          Launch(num_starts, TokenKernel, static_cast<const uint32_t*>(starts), num_starts,
+                 static_cast<const uint8_t*>(normalized), static_cast<const uint8_t*>(attrs),
+                 normalized_size, tables_, static_cast<const uint8_t*>(stop_bytes_),
+                 static_cast<const uint32_t*>(stop_offsets_), num_stopwords_, hashes, keep));
     }
     NEARDUP_RETURN_IF_ERROR(Mark("hash"));
     if (num_docs > 0) {
@@ -371,8 +368,8 @@ class CudaPipelineImpl final : public CudaPipeline {
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(tokens.count, features));
     if (num_docs_ > 0) {
       NEARDUP_RETURN_IF_ERROR(Launch(num_docs_, FeatureEndsKernel,
-                                     static_cast<const uint32_t*>(tokens.offsets), num_docs_,
-                                     width, *ends, static_cast<uint32_t*>(nullptr)));
+                                     static_cast<const uint32_t*>(tokens.offsets), num_docs_, width,
+                                     *ends, static_cast<uint32_t*>(nullptr)));
     }
     if (tokens.count > 0) {
       NEARDUP_RETURN_IF_ERROR(Launch(tokens.count, FeatureKernel, tokens.hashes, tokens.docs,
@@ -400,10 +397,10 @@ class CudaPipelineImpl final : public CudaPipeline {
       NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->simhash_high));
       NEARDUP_RETURN_IF_ERROR(arena->Allocate(wide ? num_docs : 0, &results->simhash_low));
       if (num_docs > 0) {
-        NEARDUP_RETURN_IF_ERROR(Launch(
-            size_t{num_docs} * 32, SimHashKernel, tokens.hashes, token_offsets, num_docs,
-            static_cast<uint32_t>(recipe_.simhash.shingle_width), leading, wide,
-            results->simhash_high, results->simhash_low));
+        NEARDUP_RETURN_IF_ERROR(Launch(size_t{num_docs} * 32, SimHashKernel, tokens.hashes,
+                                       token_offsets, num_docs,
+                                       static_cast<uint32_t>(recipe_.simhash.shingle_width),
+                                       leading, wide, results->simhash_high, results->simhash_low));
       }
       NEARDUP_RETURN_IF_ERROR(Mark("simhash"));
     }
@@ -446,10 +443,9 @@ class CudaPipelineImpl final : public CudaPipeline {
         NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->kvalue_empty));
         NEARDUP_CUDA_RETURN(cudaMemsetAsync(filled, 0, size_t{num_docs} * k, stream_));
         if (count > 0) {
-          NEARDUP_RETURN_IF_ERROR(Launch(count, KValueBinKernel,
-                                         static_cast<const uint64_t*>(sorted), tokens.docs,
-                                         token_offsets, static_cast<const uint32_t*>(ends), count,
-                                         k, mins, filled));
+          NEARDUP_RETURN_IF_ERROR(
+              Launch(count, KValueBinKernel, static_cast<const uint64_t*>(sorted), tokens.docs,
+                     token_offsets, static_cast<const uint32_t*>(ends), count, k, mins, filled));
         }
         if (num_docs > 0) {
           NEARDUP_RETURN_IF_ERROR(Launch(size_t{num_docs} * k, DensifyKernel,

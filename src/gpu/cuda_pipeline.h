@@ -70,9 +70,9 @@ struct PackedBatch {
 struct BatchSketches {
   size_t num_docs = 0;
   const uint32_t* num_tokens = nullptr;
-  const uint64_t* simhash_high = nullptr;   // the 64-bit SimHash
-  const uint64_t* simhash_low = nullptr;    // 128-bit recipes only
-  const uint64_t* minhash = nullptr;        // k per document, the first minhash_count[d] set
+  const uint64_t* simhash_high = nullptr;  // the 64-bit SimHash
+  const uint64_t* simhash_low = nullptr;   // 128-bit recipes only
+  const uint64_t* minhash = nullptr;       // k per document, the first minhash_count[d] set
   const uint32_t* minhash_count = nullptr;
   const uint64_t* kvalue = nullptr;  // k per document
   const uint8_t* kvalue_empty = nullptr;
