@@ -290,11 +290,13 @@ __global__ void SimHashKernel(const uint64_t* token_hashes, const uint32_t* toke
   }
 }
 
-// Bottom-k from each document's sorted features: the first k distinct.
+// Bottom-k from each document's sorted features: the first k distinct. With
+// `only` not null, only the documents it flags.
 __global__ void BottomKKernel(const uint64_t* sorted, const uint32_t* token_offsets,
-                              const uint32_t* feature_ends, uint32_t num_docs, uint32_t k,
-                              uint64_t* out, uint32_t* counts) {
+                              const uint32_t* feature_ends, const uint8_t* only, uint32_t num_docs,
+                              uint32_t k, uint64_t* out, uint32_t* counts) {
   for (uint32_t d = GlobalThread(); d < num_docs; d += GridThreads()) {
+    if (only != nullptr && !only[d]) continue;
     uint32_t held = 0;
     const uint32_t end = feature_ends[d];
     uint64_t last = 0;
@@ -308,20 +310,103 @@ __global__ void BottomKKernel(const uint64_t* sorted, const uint32_t* token_offs
   }
 }
 
-// k-value bins: bins are ranges of hash values, so in sorted order the first
-// feature of a bin is its minimum.
-__global__ void KValueBinKernel(const uint64_t* sorted, const uint32_t* token_docs,
-                                const uint32_t* token_offsets, const uint32_t* feature_ends,
-                                uint32_t num_tokens, uint32_t k, uint64_t* mins, uint8_t* filled) {
-  for (uint32_t j = GlobalThread(); j < num_tokens; j += GridThreads()) {
-    const uint32_t d = token_docs[j];
-    if (j >= feature_ends[d]) continue;
-    const uint64_t v = sorted[j];
-    const uint32_t bin = KValueBin(v, k);
-    if (j == token_offsets[d] || KValueBin(sorted[j - 1], k) != bin) {
-      mins[size_t{d} * k + bin] = v;
-      filled[size_t{d} * k + bin] = 1;
+// Candidates a warp holds in shared memory for BottomKSelectKernel.
+constexpr uint32_t kBottomKCandidates = 512;
+
+// Bottom-k without sorting, a warp per document. Candidates: every feature
+// when there are at most kBottomKCandidates, else those <= a threshold T
+// that about 2k + 64 uniform hashes fall under. Then k rounds: each round
+// the warp finds the smallest candidate above the last one taken (a min
+// reduction with shuffles). The result is exact: the k smallest distinct
+// values under T are the k smallest distinct of all. A document whose
+// candidates overflow, or that found fewer than k distinct under a
+// threshold (many repeated shingles), is flagged in needs_sort[] for the
+// sorted path, and *num_flagged counts it.
+__global__ void __launch_bounds__(kThreads)
+    BottomKSelectKernel(const uint64_t* features, const uint32_t* token_offsets,
+                        const uint32_t* feature_ends, uint32_t num_docs, uint32_t k, uint64_t* out,
+                        uint32_t* counts, uint8_t* needs_sort, uint32_t* num_flagged) {
+  __shared__ uint64_t candidates[kThreads / 32][kBottomKCandidates];
+  const uint32_t lane = threadIdx.x & 31;
+  uint64_t* buffer = candidates[threadIdx.x / 32];
+  for (uint32_t d = GlobalThread() / 32; d < num_docs; d += GridThreads() / 32) {
+    const uint32_t begin = token_offsets[d];
+    const uint32_t end = feature_ends[d];
+    const uint32_t n = end - begin;
+    const uint64_t margin = 2 * uint64_t{k} + 64;
+    const bool thresholded = n > kBottomKCandidates && margin < n;
+    const uint64_t threshold = thresholded ? (UINT64_MAX / n) * margin : UINT64_MAX;
+    uint32_t num = 0;
+    for (uint32_t base = begin; base < end; base += 32) {
+      const bool valid = base + lane < end;
+      const uint64_t v = valid ? features[base + lane] : 0;
+      const bool take = valid && v <= threshold;
+      const uint32_t mask = __ballot_sync(0xffffffffu, take);
+      const uint32_t pos = num + __popc(mask & ((1u << lane) - 1));
+      if (take && pos < kBottomKCandidates) buffer[pos] = v;
+      num += __popc(mask);
     }
+    __syncwarp();
+    bool flag = num > kBottomKCandidates;
+    uint32_t held = 0;
+    if (!flag) {
+      uint64_t last = 0;
+      while (held < k) {
+        bool found = false;
+        uint64_t best = 0;
+        for (uint32_t j = lane; j < num; j += 32) {
+          const uint64_t v = buffer[j];
+          if ((held == 0 || v > last) && (!found || v < best)) {
+            best = v;
+            found = true;
+          }
+        }
+#pragma unroll
+        for (int offset = 16; offset > 0; offset /= 2) {
+          const uint64_t other = __shfl_xor_sync(0xffffffffu, best, offset);
+          const bool other_found = __shfl_xor_sync(0xffffffffu, found, offset);
+          if (other_found && (!found || other < best)) {
+            best = other;
+            found = true;
+          }
+        }
+        if (!found) break;
+        if (lane == 0) out[size_t{d} * k + held] = best;
+        last = best;
+        ++held;
+      }
+      flag = thresholded && held < k;
+    }
+    if (lane == 0) {
+      counts[d] = held;
+      needs_sort[d] = flag;
+      if (flag) atomicAdd(num_flagged, 1u);
+    }
+    __syncwarp();
+  }
+}
+
+// Segment ends for the sorted fallback: a flagged document's features, an
+// empty segment for the others.
+__global__ void FlaggedEndsKernel(const uint32_t* token_offsets, const uint32_t* feature_ends,
+                                  const uint8_t* flags, uint32_t num_docs, uint32_t* ends) {
+  for (uint32_t d = GlobalThread(); d < num_docs; d += GridThreads()) {
+    ends[d] = flags[d] ? feature_ends[d] : token_offsets[d];
+  }
+}
+
+// k-value bins without sorting: each bin's minimum by atomicMin.
+// REQUIRES: mins filled with UINT64_MAX and filled with 0 beforehand.
+__global__ void KValueAtomicKernel(const uint64_t* features, const uint32_t* token_docs,
+                                   const uint32_t* feature_ends, uint32_t num_tokens, uint32_t k,
+                                   unsigned long long* mins, uint8_t* filled) {
+  for (uint32_t t = GlobalThread(); t < num_tokens; t += GridThreads()) {
+    const uint32_t d = token_docs[t];
+    if (t >= feature_ends[d]) continue;
+    const uint64_t v = features[t];
+    const size_t slot = size_t{d} * k + KValueBin(v, k);
+    atomicMin(mins + slot, static_cast<unsigned long long>(v));
+    filled[slot] = 1;
   }
 }
 

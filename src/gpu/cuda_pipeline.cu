@@ -414,25 +414,43 @@ class CudaPipelineImpl final : public CudaPipeline {
       NEARDUP_RETURN_IF_ERROR(
           Features(arena, tokens, width, remix_unigrams && width == 1, &ends, &features));
       NEARDUP_RETURN_IF_ERROR(Mark("features"));
-      uint64_t* sorted = nullptr;
-      NEARDUP_RETURN_IF_ERROR(arena->Allocate(count, &sorted));
-      if (count > 0) {
-        NEARDUP_RETURN_IF_ERROR(Cub(arena, [&](void* temp, size_t& bytes) {
-          return cub::DeviceSegmentedSort::SortKeys(temp, bytes, features, sorted, count, num_docs,
-                                                    token_offsets, ends, stream_);
-        }));
-      }
-      NEARDUP_RETURN_IF_ERROR(Mark("sort"));
       if (selection_.minhash) {
         NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} * k, &results->minhash));
         NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->minhash_count));
+        uint8_t* needs_sort = nullptr;
+        uint32_t* num_flagged_device = nullptr;
+        NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &needs_sort));
+        NEARDUP_RETURN_IF_ERROR(arena->Allocate(1, &num_flagged_device));
+        NEARDUP_CUDA_RETURN(cudaMemsetAsync(num_flagged_device, 0, sizeof(uint32_t), stream_));
+        uint32_t num_flagged = 0;
         if (num_docs > 0) {
-          NEARDUP_RETURN_IF_ERROR(Launch(num_docs, BottomKKernel,
-                                         static_cast<const uint64_t*>(sorted), token_offsets,
-                                         static_cast<const uint32_t*>(ends), num_docs, k,
-                                         results->minhash, results->minhash_count));
+          NEARDUP_RETURN_IF_ERROR(Launch(
+              size_t{num_docs} * 32, BottomKSelectKernel, static_cast<const uint64_t*>(features),
+              token_offsets, static_cast<const uint32_t*>(ends), num_docs, k, results->minhash,
+              results->minhash_count, needs_sort, num_flagged_device));
+          NEARDUP_RETURN_IF_ERROR(ReadBack(num_flagged_device, &num_flagged));
         }
         NEARDUP_RETURN_IF_ERROR(Mark("bottom-k"));
+        if (num_flagged > 0) {
+          // The documents the selection could not settle: sort theirs (the
+          // other segments are given as empty) and take the first k.
+          uint32_t* sort_ends = nullptr;
+          uint64_t* sorted = nullptr;
+          NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &sort_ends));
+          NEARDUP_RETURN_IF_ERROR(arena->Allocate(count, &sorted));
+          NEARDUP_RETURN_IF_ERROR(
+              Launch(num_docs, FlaggedEndsKernel, token_offsets, static_cast<const uint32_t*>(ends),
+                     static_cast<const uint8_t*>(needs_sort), num_docs, sort_ends));
+          NEARDUP_RETURN_IF_ERROR(Cub(arena, [&](void* temp, size_t& bytes) {
+            return cub::DeviceSegmentedSort::SortKeys(temp, bytes, features, sorted, count,
+                                                      num_docs, token_offsets, sort_ends, stream_);
+          }));
+          NEARDUP_RETURN_IF_ERROR(
+              Launch(num_docs, BottomKKernel, static_cast<const uint64_t*>(sorted), token_offsets,
+                     static_cast<const uint32_t*>(ends), static_cast<const uint8_t*>(needs_sort),
+                     num_docs, k, results->minhash, results->minhash_count));
+          NEARDUP_RETURN_IF_ERROR(Mark("bottom-k sorted"));
+        }
       }
       if (selection_.kvalue_minhash) {
         uint64_t* mins = nullptr;
@@ -441,11 +459,13 @@ class CudaPipelineImpl final : public CudaPipeline {
         NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} * k, &filled));
         NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} * k, &results->kvalue));
         NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->kvalue_empty));
+        NEARDUP_CUDA_RETURN(cudaMemsetAsync(mins, 0xFF, size_t{num_docs} * k * 8, stream_));
         NEARDUP_CUDA_RETURN(cudaMemsetAsync(filled, 0, size_t{num_docs} * k, stream_));
         if (count > 0) {
-          NEARDUP_RETURN_IF_ERROR(
-              Launch(count, KValueBinKernel, static_cast<const uint64_t*>(sorted), tokens.docs,
-                     token_offsets, static_cast<const uint32_t*>(ends), count, k, mins, filled));
+          NEARDUP_RETURN_IF_ERROR(Launch(count, KValueAtomicKernel,
+                                         static_cast<const uint64_t*>(features), tokens.docs,
+                                         static_cast<const uint32_t*>(ends), count, k,
+                                         reinterpret_cast<unsigned long long*>(mins), filled));
         }
         if (num_docs > 0) {
           NEARDUP_RETURN_IF_ERROR(Launch(size_t{num_docs} * k, DensifyKernel,
