@@ -4,20 +4,22 @@
 //
 // Stages, each a kernel or a CUB primitive over the whole batch (no loop over
 // documents on the host):
-//   normalise by byte table (and, when the recipe deletes punctuation, compact
-//   with a scan) -> token starts (a select over byte positions) -> one thread
-//   per token: end, document, stopword test, feature hash -> compact the kept
-//   tokens -> one thread per shingle: Combine -> SimHash: a warp per document
-//   counting bit votes with ballots -> MinHash: a segmented sort of each
-//   document's features, then the k smallest distinct (bottom-k) and the
-//   first value of each bin (k-value, densified per bin) -> chunks: a
-//   segmented sort of the sampled chunk ids and a unique-compaction.
+//   normalise by byte table, 16 bytes per thread (and, when the recipe
+//   deletes punctuation, place 16-byte chunks with a scan) -> token starts (a
+//   select over positions) -> one thread per token: end, stopword test,
+//   feature hash; a warp per document labels its tokens -> compact the kept
+//   tokens -> SimHash: a warp per document computes its shingles and counts
+//   bit votes with ballots -> bottom-k MinHash: a warp per document selects
+//   candidates under a threshold and takes the k smallest distinct by
+//   min-reductions (a segmented sort only for documents it cannot settle);
+//   k-value MinHash: atomicMin per bin, densified per bin -> chunks: a
+//   segmented sort of the chunk ids, sampling and a unique-compaction.
 // Every value comes from the functions of gpu/gpu_hash.h and the tables of
 // gpu/gpu_tables.h, which are tested against the CPU path on the host.
 //
-// Cost: about 20 bytes of device memory per input byte for the batch in
-// flight (scans, token and feature arrays, sort buffers), from a stream-
-// ordered pool that keeps it for the next batch. Thread safety: one
+// Cost: under 10 bytes of device memory per input byte for the batch in
+// flight (positions, token and feature arrays, CUB scratch; more with
+// chunks), from a stream-ordered pool that keeps it for the next batch. Thread safety: one
 // pipeline per host thread (each has its own stream).
 #ifndef NEARDUP_GPU_CUDA_PIPELINE_H_
 #define NEARDUP_GPU_CUDA_PIPELINE_H_
