@@ -17,7 +17,7 @@
 // Every value comes from the functions of gpu/gpu_hash.h and the tables of
 // gpu/gpu_tables.h, which are tested against the CPU path on the host.
 //
-// Cost: under 10 bytes of device memory per input byte for the batch in
+// Cost: about 12 bytes of device memory per input byte for the batch in
 // flight (positions, token and feature arrays, CUB scratch; more with
 // chunks), from a stream-ordered pool that keeps it for the next batch. Thread safety: one
 // pipeline per host thread (each has its own stream).
