@@ -3,7 +3,7 @@
 # With --fix, formats them in place instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files -- '*.h' '*.cc' '*.cpp' '*.hpp')
+mapfile -t files < <(git ls-files -- '*.h' '*.cc' '*.cpp' '*.hpp' '*.cu' '*.cuh')
 if [ ${#files[@]} -eq 0 ]; then exit 0; fi
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"

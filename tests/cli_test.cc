@@ -61,6 +61,29 @@ TEST_F(CliTest, OutputIsByteIdenticalWhateverTheThreadCount) {
   EXPECT_THAT(Lines(one.out)[42], HasSubstr("\"id\":\"42\""));
 }
 
+// --device auto gives the CPU's output byte for byte (on the GPU where one
+// is present, else on the CPU); --device gpu without a usable GPU fails with
+// a message naming why, never a crash; an unknown device is a usage error.
+TEST_F(CliTest, DeviceFlagChoosesTheBackendWithIdenticalOutput) {
+  const std::string args = " -q --simhash --minhash --chunks " + Example();
+  CommandResult cpu = Neardup("fingerprint --device cpu" + args);
+  CommandResult automatic = Neardup("fingerprint --device auto" + args);
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  ASSERT_EQ(automatic.exit_code, 0) << automatic.err;
+  EXPECT_EQ(automatic.out, cpu.out);
+  CommandResult gpu = Neardup("fingerprint --device gpu" + args);
+  if (gpu.exit_code == 0) {
+    EXPECT_EQ(gpu.out, cpu.out);
+  } else {
+    EXPECT_THAT(gpu.err, HasSubstr("CUDA"));
+  }
+  CommandResult pairs_cpu = Neardup("pairs --device cpu -q " + Example());
+  CommandResult pairs_auto = Neardup("pairs --device auto -q " + Example());
+  ASSERT_EQ(pairs_cpu.exit_code, 0) << pairs_cpu.err;
+  EXPECT_EQ(pairs_auto.out, pairs_cpu.out);
+  EXPECT_NE(Neardup("fingerprint --device tpu" + args).exit_code, 0);
+}
+
 TEST_F(CliTest, PaperPresetFromStdin) {
   std::string path = Write("paper.txt", "A school is a school if it has students and teachers");
   CommandResult run = Neardup("fingerprint -q --preset paper - < " + path);

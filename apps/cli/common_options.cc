@@ -136,6 +136,20 @@ void RunFlags::Register(CLI::App* app) {
   app->add_flag("--strict", strict, "Exit with code 5 when any record was skipped");
 }
 
+void DeviceFlags::Register(CLI::App* app) {
+  app->add_option("--device", device,
+                  "Fingerprint on: cpu, gpu (the CUDA backend; an error without one) or auto "
+                  "(the GPU when present, else the CPU); fingerprints are identical")
+      ->check(CLI::IsMember({"cpu", "gpu", "cuda", "auto"}))
+      ->capture_default_str();
+}
+
+Result<std::unique_ptr<Fingerprinter>> DeviceFlags::Create(const Recipe& recipe,
+                                                           const SketchSelection& selection) const {
+  NEARDUP_ASSIGN_OR_RETURN(FingerprintBackend backend, ParseFingerprintBackend(device));
+  return CreateFingerprinter(backend, recipe, selection);
+}
+
 std::unique_ptr<tbb::global_control> RunFlags::LimitThreads() const {
   if (threads <= 0) return nullptr;
   return std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,

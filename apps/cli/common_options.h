@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "neardup/document_reader.h"
+#include "neardup/fingerprint_backend.h"
 #include "neardup/recipe.h"
 #include "neardup/status.h"
 
@@ -59,6 +60,18 @@ struct RunFlags {
   // Limits oneTBB to `threads` workers for the lifetime of the returned
   // object (no limit when threads == 0).
   std::unique_ptr<tbb::global_control> LimitThreads() const;
+};
+
+// --device: which fingerprint backend computes the sketches.
+struct DeviceFlags {
+  std::string device = "cpu";
+
+  void Register(CLI::App* app);
+  // The fingerprinter of the chosen backend (neardup/fingerprint_backend.h):
+  // `gpu` fails clearly where no GPU or no CUDA build is available; `auto`
+  // falls back to the CPU.
+  Result<std::unique_ptr<Fingerprinter>> Create(const Recipe& recipe,
+                                                const SketchSelection& selection) const;
 };
 
 // Counts skipped records and prints the first few to stderr.

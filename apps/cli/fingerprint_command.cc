@@ -19,6 +19,7 @@ struct FingerprintFlags {
   RecipeFlags recipe;
   InputFlags input;
   RunFlags run;
+  DeviceFlags device;
   bool simhash = false;
   bool minhash = false;
   bool kminhash = false;
@@ -39,7 +40,7 @@ int RunFingerprint(const FingerprintFlags& flags) {
   if (!selection.simhash && !selection.minhash && !selection.kvalue_minhash && !selection.chunks) {
     selection.simhash = true;  // the cheapest sketch is the default
   }
-  Result<std::unique_ptr<Fingerprinter>> fingerprinter = CreateCpuFingerprinter(*recipe, selection);
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter = flags.device.Create(*recipe, selection);
   if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
 
   SkipReporter skips(flags.run.quiet);
@@ -87,6 +88,13 @@ int RunFingerprint(const FingerprintFlags& flags) {
                  static_cast<unsigned long long>(stats.documents_with_invalid_utf8 +
                                                  (*reader)->documents_with_invalid_utf8()),
                  static_cast<unsigned long long>(skips.count()));
+    const FingerprinterStats backend = (*fingerprinter)->stats();
+    if ((*fingerprinter)->backend_name() != "cpu") {
+      std::fprintf(stderr, "neardup: backend %s: %llu documents on the GPU, %llu on the CPU\n",
+                   std::string((*fingerprinter)->backend_name()).c_str(),
+                   static_cast<unsigned long long>(backend.device_documents),
+                   static_cast<unsigned long long>(backend.host_documents));
+    }
   }
   return ExitCodeAfterReading(status, flags.run, skips);
 }
@@ -103,6 +111,7 @@ void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run) {
   flags->recipe.Register(command);
   flags->input.Register(command);
   flags->run.Register(command);
+  flags->device.Register(command);
   command->add_flag("--simhash", flags->simhash, "SimHash (the default when nothing is chosen)");
   command->add_flag("--minhash", flags->minhash, "Bottom-k MinHash (hex values, ascending)");
   command->add_flag("--kminhash", flags->kminhash, "k-value MinHash (one-permutation, densified)");

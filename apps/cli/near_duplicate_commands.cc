@@ -28,6 +28,7 @@ struct NearDuplicateFlags {
   RecipeFlags recipe;
   InputFlags input;
   RunFlags run;
+  DeviceFlags device;
   std::string method = "minhash";
   double threshold = 0.8;
   int max_distance = 3;
@@ -217,7 +218,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   Result<KeepRule> keep_rule = ParseKeepRule(flags.keep);
   if (!keep_rule.ok()) return ReportError(keep_rule.status());
 
-  Result<std::unique_ptr<Fingerprinter>> fingerprinter = CreateCpuFingerprinter(
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter = flags.device.Create(
       RecipeForNearDuplicates(*recipe, *options), SketchesForNearDuplicates(*options));
   if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
 
@@ -297,6 +298,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
   flags->recipe.Register(command);
   flags->input.Register(command);
   flags->run.Register(command);
+  flags->device.Register(command);
   command->add_option("--method", flags->method, "minhash (Jaccard of shingles) or simhash")
       ->check(CLI::IsMember({"minhash", "simhash"}))
       ->capture_default_str();

@@ -58,6 +58,15 @@ struct Fingerprint {
   uint64_t invalid_utf8_sequences = 0;
 };
 
+// Where a backend's documents were fingerprinted, summed over every call
+// since the fingerprinter was created (the CPU backend counts nothing here).
+struct FingerprinterStats {
+  uint64_t device_documents = 0;  // fingerprinted on the GPU
+  uint64_t device_bytes = 0;
+  uint64_t host_documents = 0;  // handed to the CPU by a GPU backend
+  uint64_t host_bytes = 0;
+};
+
 class Fingerprinter {
  public:
   virtual ~Fingerprinter() = default;
@@ -72,6 +81,11 @@ class Fingerprinter {
 
   // Fingerprints one text on the calling thread.
   virtual Status Compute(std::string_view text, Fingerprint* out) const = 0;
+
+  // "cpu" or "cuda".
+  virtual std::string_view backend_name() const { return "cpu"; }
+  // Thread-safe; all zeros for the CPU backend.
+  virtual FingerprinterStats stats() const { return {}; }
 };
 
 // The portable CPU backend. Fails on an invalid recipe (ValidateRecipe) or an

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The GPU backend's check, in two halves (issue 19, docs/GPU.md):
+#
+#   scripts/gpu_check.sh package DIR   on the build machine (with CUDA's nvcc):
+#       builds cuda_test and neardup_gpu_check (release preset; sm_90 + PTX,
+#       CUDA runtime linked statically), copies them, the shared libraries
+#       they need (ldd, minus the C and C++ runtimes), this script and a
+#       zstd-compressed real corpus (cache/corpora/spamassassin.jsonl, from
+#       scripts/fetch_corpora.sh, if present) into DIR.
+#   scripts/gpu_check.sh run DIR       on the GPU machine (no build tools or
+#       Debian libraries needed): runs the bit-identity tests (golden-style
+#       texts, a seeded corpus, many small batches, the real corpus) and the
+#       throughput benchmark, and prints one summary. Writes the full log to
+#       $OUT/gpu_check.log when OUT is set.
+#
+# Exit status: 0 when every test passed and every fingerprint was identical.
+set -uo pipefail
+
+mode=${1:-}
+dir=${2:-}
+if [ -z "$mode" ] || [ -z "$dir" ]; then
+  echo "usage: $0 package|run DIR" >&2
+  exit 2
+fi
+
+if [ "$mode" = package ]; then
+  set -e
+  cd "$(dirname "$0")/.."
+  cmake --preset release ${CMAKE_CXX_COMPILER_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CMAKE_CXX_COMPILER_LAUNCHER} >/dev/null
+  cmake --build --preset release -j2 --target cuda_test neardup_gpu_check
+  mkdir -p "$dir/lib"
+  cp build/release/src/gpu/cuda_test build/release/bench/neardup_gpu_check "$dir/"
+  cp scripts/gpu_check.sh "$dir/"
+  for bin in "$dir/cuda_test" "$dir/neardup_gpu_check"; do
+    ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
+      case "$(basename "$lib")" in
+        libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|ld-linux*|libpthread.so*|libdl.so*|librt.so*) ;;
+        *) cp -L "$lib" "$dir/lib/" ;;
+      esac
+    done
+  done
+  # libstdc++ as a fallback, used only if the GPU machine has none new enough.
+  mkdir -p "$dir/lib-fallback"
+  cp -L "$(ldd "$dir/cuda_test" | awk '/libstdc\+\+/ {print $3}')" "$dir/lib-fallback/"
+  if [ -f cache/corpora/spamassassin.jsonl ]; then
+    zstd -q -f -19 cache/corpora/spamassassin.jsonl -o "$dir/spamassassin.jsonl.zst"
+  fi
+  du -sh "$dir"
+  exit 0
+fi
+
+if [ "$mode" != run ]; then
+  echo "unknown mode $mode" >&2
+  exit 2
+fi
+
+dir=$(cd "$dir" && pwd)
+log=${OUT:+$OUT/gpu_check.log}
+log=${log:-/dev/null}
+exec > >(tee "$log") 2>&1
+export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ldd "$dir/cuda_test" | grep -q "not found"; then
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dir/lib-fallback"
+fi
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC') $(uname -m) $(nproc) cores"
+nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \
+  --format=csv,noheader 2>/dev/null || echo "nvidia-smi unavailable"
+ldd "$dir/cuda_test" | grep "not found" && echo "missing libraries (above)"
+corpus=""
+[ -f "$dir/spamassassin.jsonl.zst" ] && corpus="$dir/spamassassin.jsonl.zst"
+
+echo "== bit identity (GoogleTest)"
+NEARDUP_GPU_CORPUS="$corpus" timeout 120 "$dir/cuda_test" --gtest_brief=1
+tests=$?
+echo "cuda_test exit status: $tests"
+
+echo "== check and throughput"
+timeout 170 "$dir/neardup_gpu_check" ${corpus:+--corpus "$corpus"} ${GPU_CHECK_ARGS:-}
+check=$?
+echo "neardup_gpu_check exit status: $check"
+echo "== gpu_check: tests $([ $tests = 0 ] && echo PASS || echo FAIL), check $([ $check = 0 ] && echo PASS || echo FAIL)"
+[ $tests = 0 ] && [ $check = 0 ]

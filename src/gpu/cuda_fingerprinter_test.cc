@@ -1,0 +1,127 @@
+// The CUDA backend against the CPU backend, bit for bit: the golden texts,
+// a seeded corpus with every ASCII byte and long tokens (and documents with
+// UTF-8 that go to the CPU), tiny batches (many batches on every stream), and
+// a real corpus when NEARDUP_GPU_CORPUS names an input file (JSONL, text,
+// compressed or not). Skipped, saying why, where no GPU is usable (CI).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gpu/cuda_fingerprinter.h"
+#include "gpu/gpu_test_util.h"
+#include "neardup/document_reader.h"
+#include "neardup/fingerprint_backend.h"
+
+namespace neardup::internal::gpu {
+namespace {
+
+#define NEARDUP_SKIP_WITHOUT_GPU()                                           \
+  do {                                                                       \
+    const Status available = CudaBackendAvailable();                         \
+    if (!available.ok()) GTEST_SKIP() << "no GPU: " << available.ToString(); \
+  } while (0)
+
+void ExpectSameAsCpu(const std::vector<std::string>& texts, const CudaFingerprinterOptions& options,
+                     bool expect_device_documents) {
+  const std::vector<std::string_view> views(texts.begin(), texts.end());
+  for (const Recipe& recipe : GpuTestRecipes()) {
+    const SketchSelection selection = AllSketches();
+    auto cpu = CreateCpuFingerprinter(recipe, selection).value();
+    Result<std::unique_ptr<Fingerprinter>> cuda =
+        CreateCudaFingerprinter(recipe, selection, options);
+    ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
+    std::vector<Fingerprint> expected;
+    std::vector<Fingerprint> actual(3);  // stale entries must be overwritten
+    ASSERT_TRUE(cpu->ComputeBatch(views, &expected).ok());
+    const Status status = (*cuda)->ComputeBatch(views, &actual);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    ASSERT_EQ(actual.size(), expected.size());
+    size_t mismatches = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const std::string diff = FingerprintDifference(actual[i], expected[i], selection, recipe);
+      if (!diff.empty() && ++mismatches <= 5) {
+        ADD_FAILURE() << recipe.name << " document " << i << " (" << texts[i].size()
+                      << " bytes): " << diff;
+      }
+    }
+    EXPECT_EQ(mismatches, 0u) << recipe.name;
+    const FingerprinterStats stats = (*cuda)->stats();
+    EXPECT_EQ(stats.device_documents + stats.host_documents, texts.size());
+    if (expect_device_documents && recipe.tokenizer != TokenizerKind::kChar) {
+      EXPECT_GT(stats.device_documents, 0u) << recipe.name;
+    }
+  }
+}
+
+TEST(CudaFingerprinterTest, GoldenStyleTextsEqualCpu) {
+  NEARDUP_SKIP_WITHOUT_GPU();
+  std::string long_text;
+  SplitMix64 rng(20261122);
+  for (int i = 0; i < 20000; ++i) {
+    long_text += "w" + std::to_string(rng.Next() % 2000) + (i % 17 == 16 ? ". " : " ");
+  }
+  const std::vector<std::string> texts = {
+      "The quick brown fox jumps over the lazy dog. The dog sleeps in the sun.",
+      "A school is a school if it has students and teachers",
+      "\xc3\x87\xc3\xa0 et l\xc3\xa0, les \xc3\xa9l\xc3\xa8ves", "bad \xff\xfe bytes \xc3 and", "",
+      "Hello", " ", "...", "the the the", "a,b;c.d!e?f", long_text,
+      // Thousands of shingles but six distinct: bottom-k's threshold
+      // selection finds too few and the document takes the sorted path.
+      [] {
+        std::string t;
+        for (int i = 0; i < 3000; ++i) t += "one two three four five six ";
+        return t;
+      }(),
+      // Many documents of 600 to 2,000 distinct shingles, some above the
+      // candidates a warp holds, are in SyntheticCorpusEqualsCpu.
+  };
+  ExpectSameAsCpu(texts, CudaFingerprinterOptions{}, true);
+}
+
+TEST(CudaFingerprinterTest, SyntheticCorpusEqualsCpu) {
+  NEARDUP_SKIP_WITHOUT_GPU();
+  ExpectSameAsCpu(SyntheticCorpus(1, 3000, 20000, 10), CudaFingerprinterOptions{}, true);
+}
+
+TEST(CudaFingerprinterTest, ManySmallBatchesOnEveryStreamEqualCpu) {
+  NEARDUP_SKIP_WITHOUT_GPU();
+  CudaFingerprinterOptions options;
+  options.batch_bytes = 4096;
+  options.streams = 3;
+  ExpectSameAsCpu(SyntheticCorpus(2, 400, 6000, 7), options, true);
+}
+
+TEST(CudaFingerprinterTest, RealCorpusEqualsCpu) {
+  NEARDUP_SKIP_WITHOUT_GPU();
+  const char* path = std::getenv("NEARDUP_GPU_CORPUS");
+  if (path == nullptr) GTEST_SKIP() << "NEARDUP_GPU_CORPUS not set";
+  Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open({path}, InputOptions{});
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::vector<std::string> texts;
+  Document doc;
+  while (true) {
+    Result<bool> next = (*reader)->Next(&doc);
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    if (!*next) break;
+    texts.push_back(std::move(doc.text));
+  }
+  ASSERT_FALSE(texts.empty());
+  ExpectSameAsCpu(texts, CudaFingerprinterOptions{}, true);
+}
+
+TEST(CudaFingerprinterTest, ComputeOneTextEqualsCpu) {
+  NEARDUP_SKIP_WITHOUT_GPU();
+  const Recipe recipe = PresetRecipe("paper").value();
+  auto cpu = CreateCpuFingerprinter(recipe, AllSketches()).value();
+  auto cuda = CreateCudaFingerprinter(recipe, AllSketches()).value();
+  Fingerprint a;
+  Fingerprint b;
+  ASSERT_TRUE(cpu->Compute("One text, on its own.", &a).ok());
+  ASSERT_TRUE(cuda->Compute("One text, on its own.", &b).ok());
+  EXPECT_EQ(FingerprintDifference(a, b, AllSketches(), recipe), "");
+}
+
+}  // namespace
+}  // namespace neardup::internal::gpu

@@ -1,0 +1,199 @@
+// The GPU path's arithmetic (gpu/gpu_hash.h) and tables (gpu/gpu_tables.h)
+// against the CPU definitions, on the host: runs everywhere, GPU or not.
+#include "gpu/gpu_hash.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_tables.h"
+#include "hash/feature_hash.h"
+#include "hash/shingle_hasher.h"
+#include "neardup/minhash.h"
+#include "neardup/simhash.h"
+#include "text/token_hasher.h"
+#include "util/mix.h"
+
+namespace neardup::internal::gpu {
+namespace {
+
+const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+std::string RandomBytes(SplitMix64* rng, size_t n) {
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng->Next());
+  return s;
+}
+
+TEST(GpuHashTest, ConstantsEqualTheCpuOnes) {
+  EXPECT_EQ(kGoldenGammaHd, kGoldenGamma);
+  EXPECT_EQ(kShingleMultiplierHd, kShingleMultiplier);
+  EXPECT_EQ(kSimHash128LowSaltHd, kSimHash128LowSalt);
+  SplitMix64 rng(1);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t x = rng.Next();
+    ASSERT_EQ(Mix64Hd(x), Mix64(x));
+    ASSERT_EQ(LeadingCoefficientHd(x), ShingleHasher::LeadingCoefficient(x));
+  }
+}
+
+// Every length class of XXH3 (0, 1-3, 4-8, 9-16, 17-128, 129-240, and the
+// long path over one and several 1 KiB blocks), several seeds.
+TEST(GpuHashTest, Xxh3EqualsXxHashAtEveryLength) {
+  const GpuRecipeTables tables = BuildGpuRecipeTables(Recipe{}).value();
+  SplitMix64 rng(2);
+  const std::string text = RandomBytes(&rng, 4200);
+  for (uint64_t seed : {uint64_t{0}, uint64_t{1}, uint64_t{0x9e3779b97f4a7c15}, ~uint64_t{0}}) {
+    for (size_t len = 0; len <= 4100; len += (len < 300 ? 1 : 37)) {
+      const size_t start = rng.Next() % (text.size() - len + 1);
+      ASSERT_EQ(Xxh3Hd(Bytes(text) + start, len, seed, tables.xxh3_secret.data()),
+                Xxh3Hash(std::string_view(text).substr(start, len), seed))
+          << "len " << len << " seed " << seed;
+    }
+  }
+}
+
+TEST(GpuHashTest, SdbmAndFnv1aEqualTheCpuLoops) {
+  SplitMix64 rng(3);
+  for (size_t len = 0; len < 200; ++len) {
+    const std::string s = RandomBytes(&rng, len);
+    const uint64_t seed = rng.Next();
+    ASSERT_EQ(SdbmHd(Bytes(s), len, seed), SdbmHash(s, seed));
+    ASSERT_EQ(Fnv1aHd(Bytes(s), len, seed), Fnv1aHash(s, seed));
+  }
+}
+
+TEST(GpuHashTest, CombineEqualsShingleHasher) {
+  SplitMix64 rng(4);
+  std::vector<uint64_t> tokens(70);
+  for (uint64_t& t : tokens) t = rng.Next() % 5 == 0 ? 0 : rng.Next();
+  for (uint32_t n = 1; n <= 64; ++n) {
+    const uint64_t seed = rng.Next();
+    ASSERT_EQ(CombineHd(tokens.data(), n, LeadingCoefficientHd(seed)),
+              ShingleHasher::Combine(std::span(tokens).first(n), seed))
+        << n;
+  }
+}
+
+// KValueBuilder rebuilt from KValueBin and DensifySource, for sparse and
+// dense documents (few features leave most bins to densification).
+TEST(GpuHashTest, KValueBinsAndDensificationEqualKValueBuilder) {
+  SplitMix64 rng(5);
+  for (int k : {1, 7, 64, 128}) {
+    for (int features : {1, 2, 5, 40, 1000}) {
+      const uint64_t seed = rng.Next();
+      KValueBuilder builder(k, seed);
+      std::vector<uint64_t> mins(k, UINT64_MAX);
+      std::vector<uint8_t> filled(k, 0);
+      for (int i = 0; i < features; ++i) {
+        const uint64_t h = rng.Next();
+        builder.Add(h);
+        const uint32_t bin = KValueBin(h, static_cast<uint64_t>(k));
+        mins[bin] = std::min(mins[bin], h);
+        filled[bin] = 1;
+      }
+      const KValueSketch expected = builder.Finish();
+      for (int i = 0; i < k; ++i) {
+        const uint32_t source =
+            filled[i] ? i : DensifySource(filled.data(), static_cast<uint64_t>(k), seed, i);
+        ASSERT_EQ(mins[source], expected.values[i]) << "k " << k << " bin " << i;
+      }
+    }
+  }
+}
+
+// The GPU's token stage, emulated on the host from the tables alone:
+// normalise by byte table, split on the token bit, drop stopwords, hash.
+std::vector<uint64_t> TokenHashesFromTables(const GpuRecipeTables& tables,
+                                            const std::string& text) {
+  std::string normalized;
+  std::string token_bits;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((tables.byte_class[c] & kByteKept) == 0) continue;
+    normalized.push_back(static_cast<char>(tables.mapped[c]));
+    token_bits.push_back((tables.byte_class[c] & kByteToken) != 0);
+  }
+  std::vector<uint64_t> hashes;
+  size_t i = 0;
+  while (i < normalized.size()) {
+    if (!token_bits[i]) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < normalized.size() && token_bits[end]) ++end;
+    const uint8_t* token = Bytes(normalized) + i;
+    const auto len = static_cast<uint32_t>(end - i);
+    if (!StopwordContainsHd(Bytes(tables.stopword_bytes), tables.stopword_offsets.data(),
+                            tables.num_stopwords(), token, len)) {
+      hashes.push_back(
+          TokenHashHd(tables.hash, token, len, tables.seed, tables.xxh3_secret.data()));
+    }
+    i = end;
+  }
+  return hashes;
+}
+
+std::vector<Recipe> RecipesUnderTest() {
+  std::vector<Recipe> recipes = {PresetRecipe("default").value(), PresetRecipe("paper").value()};
+  Recipe fnv_words = recipes[0];
+  fnv_words.hash = FeatureHashKind::kFnv1a;
+  fnv_words.seed = 77;
+  fnv_words.normalization.remove_punctuation = true;
+  fnv_words.stopwords = StopwordsKind::kEnglish;
+  recipes.push_back(fnv_words);
+  Recipe custom = recipes[1];
+  custom.hash = FeatureHashKind::kXxh3;
+  custom.seed = 5;
+  custom.normalization.remove_punctuation = false;
+  custom.normalization.case_fold = false;
+  custom.stopwords = StopwordsKind::kCustom;
+  custom.custom_stopwords = {"The", "a", "and", "of,", "zz"};
+  recipes.push_back(custom);
+  return recipes;
+}
+
+TEST(GpuTablesTest, TableTokenStageEqualsTokenHasherOnAscii) {
+  SplitMix64 rng(6);
+  const std::string words[] = {"The", "the", "a", "and",  "of,",    "don't", "x-ray", "zz",  "Zz",
+                               "42",  "(a)", "",  "U.S.", "e-mail", "ALL",   "is",    "it's"};
+  std::vector<std::string> texts = {"", " ", "a", "The quick brown fox, the lazy dog."};
+  for (int t = 0; t < 300; ++t) {
+    std::string text;
+    const size_t n = rng.Next() % 200;
+    for (size_t i = 0; i < n; ++i) {
+      if (rng.Next() % 4 == 0) {
+        text.push_back(static_cast<char>(rng.Next() % 128));  // any ASCII byte, controls too
+      } else {
+        text += words[rng.Next() % std::size(words)];
+      }
+      if (rng.Next() % 3 != 0) text.push_back(" \n\t.,;"[rng.Next() % 6]);
+    }
+    texts.push_back(text);
+  }
+  texts.push_back(std::string(5000, 'q'));  // a token on XXH3's long path
+  for (const Recipe& recipe : RecipesUnderTest()) {
+    const GpuRecipeTables tables = BuildGpuRecipeTables(recipe).value();
+    const TokenHasher hasher = TokenHasher::Create(recipe).value();
+    std::string scratch;
+    for (const std::string& text : texts) {
+      std::vector<uint64_t> expected;
+      hasher.ForEachTokenHash(
+          text, &scratch, [&](uint64_t h) { expected.push_back(h); }, nullptr);
+      ASSERT_EQ(TokenHashesFromTables(tables, text), expected) << CanonicalJson(recipe) << "\n"
+                                                               << text;
+    }
+  }
+}
+
+TEST(GpuTablesTest, CharTokenizerIsNotCovered) {
+  std::string why;
+  EXPECT_FALSE(GpuCoversRecipe(PresetRecipe("short").value(), &why));
+  EXPECT_NE(why.find("char"), std::string::npos);
+  EXPECT_TRUE(GpuCoversRecipe(PresetRecipe("paper").value(), nullptr));
+}
+
+}  // namespace
+}  // namespace neardup::internal::gpu
