@@ -15,6 +15,13 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/neardup
         FILES_MATCHING PATTERN "*.h")
 install(EXPORT neardupTargets NAMESPACE neardup:: DESTINATION ${NEARDUP_INSTALL_CMAKEDIR})
 
+# An installed library with the CUDA backend links the static CUDA runtime:
+# its package config must find the CUDA toolkit too.
+if(NEARDUP_HAVE_CUDA)
+  set(NEARDUP_PACKAGE_NEEDS_CUDA TRUE)
+else()
+  set(NEARDUP_PACKAGE_NEEDS_CUDA FALSE)
+endif()
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/neardupConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/neardupConfig.cmake
                               INSTALL_DESTINATION ${NEARDUP_INSTALL_CMAKEDIR})

@@ -188,11 +188,19 @@ TEST(GpuTablesTest, TableTokenStageEqualsTokenHasherOnAscii) {
   }
 }
 
-TEST(GpuTablesTest, CharTokenizerIsNotCovered) {
+TEST(GpuTablesTest, RecipesTheGpuDoesNotComputeAreNotCovered) {
   std::string why;
   EXPECT_FALSE(GpuCoversRecipe(PresetRecipe("short").value(), &why));
-  EXPECT_NE(why.find("char"), std::string::npos);
+  EXPECT_NE(why.find("tokenizer"), std::string::npos) << why;
+  // The digest route (ExLSH) and the strict tie rule stay on the CPU.
+  EXPECT_FALSE(GpuCoversRecipe(PresetRecipe("exlsh").value(), &why));
+  EXPECT_NE(why.find("digest"), std::string::npos) << why;
+  Recipe strict_tie = PresetRecipe("default").value();
+  strict_tie.simhash.tie = SimHashTieRule::kZero;
+  EXPECT_FALSE(GpuCoversRecipe(strict_tie, &why));
+  EXPECT_NE(why.find("tie rule"), std::string::npos) << why;
   EXPECT_TRUE(GpuCoversRecipe(PresetRecipe("paper").value(), nullptr));
+  EXPECT_TRUE(GpuCoversRecipe(PresetRecipe("default").value(), nullptr));
 }
 
 }  // namespace

@@ -11,11 +11,20 @@
 namespace neardup::internal::gpu {
 
 bool GpuCoversRecipe(const Recipe& recipe, std::string* why) {
-  if (recipe.tokenizer == TokenizerKind::kChar) {
-    if (why != nullptr) *why = "the char tokenizer is computed on the CPU";
-    return false;
+  const char* missing = nullptr;
+  if (IsDigestRecipe(recipe)) {
+    missing = "digest recipes (MD5, SHA-1, SHA-256) are computed on the CPU";
+  } else if (recipe.tokenizer != TokenizerKind::kWord &&
+             recipe.tokenizer != TokenizerKind::kWhitespace) {
+    missing = "only the word and whitespace tokenizers run on the GPU";
+  } else if (recipe.normalization.kind != NormalizerKind::kUnicode) {
+    missing = "only the Unicode normalizer runs on the GPU";
+  } else if (recipe.simhash.tie != SimHashTieRule::kOne) {
+    missing = "only the paper's SimHash tie rule (a sum of 0 gives 1) runs on the GPU";
   }
-  return true;
+  if (missing == nullptr) return true;
+  if (why != nullptr) *why = missing;
+  return false;
 }
 
 Result<GpuRecipeTables> BuildGpuRecipeTables(const Recipe& recipe) {

@@ -45,7 +45,8 @@ struct GpuRecipeTables {
 };
 
 // Whether the GPU path computes this recipe's fingerprints (the word and
-// whitespace tokenizers; the char tokenizer is left to the CPU). When not,
+// whitespace tokenizers under the Unicode normalizer, feature hashes xxh3,
+// sdbm and FNV-1a, the paper's tie rule; the rest is left to the CPU). When not,
 // *why (if not null) says what is missing.
 bool GpuCoversRecipe(const Recipe& recipe, std::string* why);
 
@@ -62,6 +63,10 @@ NEARDUP_HD uint64_t TokenHashHd(FeatureHashKind kind, const uint8_t* token, size
     case FeatureHashKind::kFnv1a:
       return Fnv1aHd(token, len, seed);
     case FeatureHashKind::kXxh3:
+    // Digest recipes never reach the GPU (GpuCoversRecipe).
+    case FeatureHashKind::kMd5:
+    case FeatureHashKind::kSha1:
+    case FeatureHashKind::kSha256:
       break;
   }
   return Xxh3Hd(token, len, seed, secret);
