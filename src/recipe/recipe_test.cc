@@ -75,7 +75,8 @@ TEST(RecipeTest, VersionOneHasNoSegmentation) {
   recipe.segment_scripts = ScriptSegmentation::kCharacters;
   Status status = ValidateRecipe(recipe);
   ASSERT_FALSE(status.ok());
-  EXPECT_THAT(status.message(), HasSubstr("segment_scripts (\"characters\") needs recipe version 2"));
+  EXPECT_THAT(status.message(),
+              HasSubstr("segment_scripts (\"characters\") needs recipe version 2"));
   recipe.version = 0;
   EXPECT_THAT(ValidateRecipe(recipe).message(), HasSubstr("version (0) must be between 1 and"));
 }

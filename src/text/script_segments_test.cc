@@ -64,9 +64,9 @@ TEST(ScriptSegmentsTest, TokenizerCutsRunsOnlyWithCharacters) {
   const std::string text = "東京は日本の首都です。Tokyo カタカナ";
   EXPECT_EQ(Tokens(text, ScriptSegmentation::kNone),
             (Strings{"東京は日本の首都です", "Tokyo", "カタカナ"}));
-  EXPECT_EQ(Tokens(text, ScriptSegmentation::kCharacters),
-            (Strings{"東", "京", "は", "日", "本", "の", "首", "都", "で", "す", "Tokyo",
-                     "カタカナ"}));
+  EXPECT_EQ(
+      Tokens(text, ScriptSegmentation::kCharacters),
+      (Strings{"東", "京", "は", "日", "本", "の", "首", "都", "で", "す", "Tokyo", "カタカナ"}));
 }
 
 // Every code point that is cut (kSingle, kKatakana) has a lead byte in

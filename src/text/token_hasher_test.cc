@@ -180,17 +180,7 @@ namespace {
 // multi-byte UTF-8 (letters, marks, white space, Han), truncated and invalid
 // sequences, upper case and punctuation.
 std::string RandomText(SplitMix64* rng, size_t length) {
-  static const char* const kPieces[] = {" ",
-                                        "\t",
-                                        "\n",
-                                        "a",
-                                        "Z",
-                                        "9",
-                                        "'",
-                                        ".",
-                                        ",",
-                                        "-",
-                                        "_",
+  static const char* const kPieces[] = {" ", "\t", "\n", "a", "Z", "9", "'", ".", ",", "-", "_",
                                         "!",
                                         "\xC3\xA9",          // é
                                         "\xCC\x81",          // combining acute
@@ -204,19 +194,14 @@ std::string RandomText(SplitMix64* rng, size_t length) {
                                         "\x80",              // lone continuation
                                         "\xFF",              // never valid
                                         "\xED\xA0\x80",      // surrogate
-                                        "word",
-                                        "Straße",
-                                        "co\xC2\xADoperate",
+                                        "word", "Straße", "co\xC2\xADoperate",
                                         // Scripts that segmentation cuts.
-                                        "ひらがな",
-                                        "カタカナー",
-                                        "漢字",
-                                        "ภาษาไทย",
-                                        "\xF0\xA0\x80\x80",  // CJK extension B
+                                        "ひらがな", "カタカナー", "漢字", "ภาษาไทย",
+                                        "\xF0\xA0\x80\x80",      // CJK extension B
                                         "\xE4\xB8\xAD\xCC\x81",  // Han + combining acute
-                                        "\xE3\x82\x99",      // combining dakuten
-                                        "\xEA\xB0\x80",      // Hangul
-                                        "\xE2\x80\x9C"};     // left double quote
+                                        "\xE3\x82\x99",          // combining dakuten
+                                        "\xEA\xB0\x80",          // Hangul
+                                        "\xE2\x80\x9C"};         // left double quote
   std::string text;
   while (text.size() < length) {
     const uint64_t r = rng->Next();
@@ -333,10 +318,29 @@ TEST(TokenHasherDifferentialTest, EveryPathEqualsTheReference) {
 // Random CJK, Thai and mixed text: the segmented tokens of every path equal
 // the reference's, whatever the block offsets.
 std::string RandomCjkText(SplitMix64* rng, size_t length) {
-  static const char* const kPieces[] = {"漢", "字", "は", "の", "カ", "タ", "ー", "ﾊﾝ",
-                                        "ไ",  "ม่",  "ี",  "a",  "Z",  "7",  " ",  "、",
-                                        "。", "\xE3\x82\x99", "\xF0\xA0\x80\x80",
-                                        "\xE6\x97", "\xFF", "한국어", "é"};
+  static const char* const kPieces[] = {"漢",
+                                        "字",
+                                        "は",
+                                        "の",
+                                        "カ",
+                                        "タ",
+                                        "ー",
+                                        "ﾊﾝ",
+                                        "ไ",
+                                        "ม่",
+                                        "ี",
+                                        "a",
+                                        "Z",
+                                        "7",
+                                        " ",
+                                        "、",
+                                        "。",
+                                        "\xE3\x82\x99",
+                                        "\xF0\xA0\x80\x80",
+                                        "\xE6\x97",
+                                        "\xFF",
+                                        "한국어",
+                                        "é"};
   std::string text;
   while (text.size() < length) text.append(kPieces[rng->Next() % std::size(kPieces)]);
   return text;
