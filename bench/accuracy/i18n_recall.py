@@ -11,7 +11,7 @@ each preset and reports, per language, how many of the (page, copy) pairs it
 found. Seeded (--seed): the same corpus gives the same table.
 
   scripts/make_i18n_corpus.sh
-  /usr/bin/python3 bench/accuracy/i18n_recall.py [--neardup build/release/apps/cli/neardup]
+  /usr/bin/python3 bench/accuracy/i18n_recall.py [--neardup build/release/neardup]
 """
 import argparse
 import collections
@@ -79,7 +79,7 @@ def english_pages(count, rng):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--corpus', default='cache/corpora/manpages_i18n.jsonl')
-    parser.add_argument('--neardup', default='build/release/apps/cli/neardup')
+    parser.add_argument('--neardup', default='build/release/neardup')
     parser.add_argument('--presets', default='default,default-v1')
     parser.add_argument('--min-units', type=int, default=200)
     parser.add_argument('--english-pages', type=int, default=100)
