@@ -60,6 +60,19 @@ constexpr bool IsSegmentLeadByte(unsigned char byte) {
 // The class of a code point of a word token (a letter, mark or number).
 SegmentClass ScriptSegmentClass(char32_t c);
 
+// The class of the code points that need no table: Han (U+3400..U+4DBF,
+// U+4E00..U+9FFF), the Hiragana letters U+3041..U+3096 and the Katakana
+// U+30A1..U+30FA, U+30FC..U+30FF (all letters, none a mark); kMark for
+// "ask ScriptSegmentClass". REQUIRES: U+3000 <= c <= U+9FFF (lead E3..E9).
+inline SegmentClass CommonCjkSegmentClass(char32_t c) {
+  if (c >= 0x4E00 || (c >= 0x3400 && c <= 0x4DBF)) return SegmentClass::kSingle;
+  if (c >= 0x3041 && c <= 0x3096) return SegmentClass::kSingle;
+  if ((c >= 0x30A1 && c <= 0x30FA) || (c >= 0x30FC && c <= 0x30FF)) {
+    return SegmentClass::kKatakana;
+  }
+  return SegmentClass::kMark;
+}
+
 // Whether some byte of `token` is a segment lead byte.
 inline bool HasSegmentLeadByte(std::string_view token) {
   for (char c : token) {
@@ -81,13 +94,17 @@ class ScriptSegmentCursor {
   bool Next(std::string_view* segment) {
     if (p_ == end_) return false;
     const char* const begin = p_;
-    SegmentClass base = Step();
+    SegmentClass base = Take();
     if (base == SegmentClass::kMark) base = SegmentClass::kOther;  // no base before it
     while (p_ != end_) {
       const char* const here = p_;
-      const SegmentClass next = Step();
+      const SegmentClass next = Take();
       if (next == SegmentClass::kMark) continue;
       if (next == SegmentClass::kSingle || next != base || base == SegmentClass::kSingle) {
+        // The next segment starts here; keep its first code point decoded.
+        pending_ = next;
+        pending_end_ = p_;
+        has_pending_ = true;
         p_ = here;
         break;
       }
@@ -97,12 +114,40 @@ class ScriptSegmentCursor {
   }
 
  private:
-  // Decodes the code point at p_, advances past it, returns its class.
+  // The class of the code point at p_ (decoded by the previous Next when it
+  // stopped there), advancing past it.
+  SegmentClass Take() {
+    if (has_pending_) {
+      has_pending_ = false;
+      p_ = pending_end_;
+      return pending_;
+    }
+    return Step();
+  }
+
+  // Decodes the code point at p_, advances past it, returns its class. The
+  // common code points of Chinese and Japanese (3-byte, U+3041..U+9FFF)
+  // take a branch-light path with no table lookup: tokens hold only valid
+  // UTF-8 (ForEachRun puts no invalid subpart in a word token), and the
+  // bytes are checked to be continuation bytes anyway.
   SegmentClass Step() {
     const auto lead = static_cast<unsigned char>(*p_);
     if (lead < 0x80) {
       ++p_;
       return SegmentClass::kOther;
+    }
+    if (lead >= 0xE3 && lead <= 0xE9 && end_ - p_ >= 3) {
+      const auto b1 = static_cast<unsigned char>(p_[1]);
+      const auto b2 = static_cast<unsigned char>(p_[2]);
+      if ((b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80) {
+        const char32_t c =
+            (char32_t{lead & 0x0Fu} << 12) | (char32_t{b1 & 0x3Fu} << 6) | char32_t{b2 & 0x3Fu};
+        const SegmentClass fast = CommonCjkSegmentClass(c);
+        if (fast != SegmentClass::kMark) {  // kMark: not decided here
+          p_ += 3;
+          return fast;
+        }
+      }
     }
     const DecodedCodePoint d = DecodeUtf8(p_, end_);
     p_ += d.length;
@@ -111,6 +156,9 @@ class ScriptSegmentCursor {
 
   const char* p_;
   const char* end_;
+  bool has_pending_ = false;                     // the code point at p_ is decoded: its class
+  SegmentClass pending_ = SegmentClass::kOther;  // and where it ends
+  const char* pending_end_ = nullptr;
 };
 
 // Calls on_segment(std::string_view) for each segment of a word token; the

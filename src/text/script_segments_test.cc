@@ -88,6 +88,15 @@ TEST(ScriptSegmentsTest, EveryCutCodePointHasASegmentLeadByte) {
   }
 }
 
+TEST(ScriptSegmentsTest, TheTableFreePathAgreesWithScriptSegmentClass) {
+  for (char32_t c = 0x3000; c <= 0x9FFF; ++c) {
+    const SegmentClass fast = CommonCjkSegmentClass(c);
+    if (fast != SegmentClass::kMark) {
+      ASSERT_EQ(fast, ScriptSegmentClass(c)) << static_cast<uint32_t>(c);
+    }
+  }
+}
+
 // An oracle from the definition, per code point: a boundary before code
 // point i (i > 0) iff it is not a mark and it, or the last non-mark before
 // it, is a single character, or exactly one of the two is Katakana.
