@@ -101,6 +101,7 @@ void AllCores(benchmark::State& state, const char* preset, int shingles) {
   NEARDUP_FINGERPRINT_ARGS(BENCHMARK_CAPTURE(fn, name, preset, shingles))->UseRealTime()
 
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "default", 0, default);
+NEARDUP_FINGERPRINT_BENCH(SingleThread, "default-v1", 0, default_v1);  // before issue 20
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "default", 3, default_minhash_k3);
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "paper", 0, paper);
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "paper", 3, paper_minhash_k3);

@@ -2,7 +2,9 @@
 // supported CPU path, kWord and kWhitespace) against ForEachToken, on the raw
 // bytes (invalid UTF-8 included: the AVX-512 block kernel must decline or
 // agree) and on their normalized form (valid UTF-8, what the fingerprinter
-// feeds it). Checks token for token equality.
+// feeds it). Checks token for token equality, and for kWord the script
+// segmentation of recipe version 2: cutting only the spans of the calls whose
+// MayHoldSegmentLeads is true gives the reference's segmented tokens.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -42,6 +44,26 @@ void CheckScanner(std::string_view text) {
           << next << " tokens instead of " << want.size() << ", path "
           << internal::CpuPathName(path) << ", tokenizer " << static_cast<int>(kind);
     }
+  }
+  std::vector<std::string_view> want;
+  internal::ForEachToken(TokenizerKind::kWord, neardup::ScriptSegmentation::kCharacters, text,
+                         [&](std::string_view t) { want.push_back(t); });
+  for (internal::CpuPath path : internal::SupportedCpuPaths()) {
+    if (path == internal::CpuPath::kReference) continue;
+    internal::TokenScanner scanner(TokenizerKind::kWord, path, text);
+    internal::TokenSpan spans[internal::TokenScanner::kMaxTokensPerBlock];
+    std::vector<std::string_view> got;
+    while (const size_t n = scanner.Next(spans, internal::TokenScanner::kMaxTokensPerBlock)) {
+      for (size_t i = 0; i < n; ++i) {
+        const std::string_view token = text.substr(spans[i].begin, spans[i].length);
+        if (scanner.MayHoldSegmentLeads()) {
+          internal::ForEachScriptSegment(token, [&](std::string_view t) { got.push_back(t); });
+        } else {
+          got.push_back(token);
+        }
+      }
+    }
+    NEARDUP_CHECK(got == want) << "segmented tokens differ, path " << internal::CpuPathName(path);
   }
 }
 

@@ -231,6 +231,23 @@ TEST_F(CliTest, RecipeShowRoundTripsThroughRecipeFlag) {
   EXPECT_EQ(by_preset.out, by_file.out);
 }
 
+TEST_F(CliTest, VersionOneDefaultStaysSelectable) {
+  // Recipe version 2 (issue 20): `default-v1` is version 1's `default`, by
+  // name and by its JSON, with the old id; the list says which is which.
+  CommandResult list = Neardup("recipe list");
+  ASSERT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.out, HasSubstr("default-v1 1b6dd7a19890a092  version=1"));
+  EXPECT_THAT(list.out, HasSubstr("segment_scripts=characters"));
+  CommandResult show = Neardup("recipe show --preset default-v1");
+  ASSERT_EQ(show.exit_code, 0);
+  EXPECT_THAT(show.out, HasSubstr("\"version\":1,"));
+  std::string recipe = Write("v1.json", show.out);
+  CommandResult by_file = Neardup("fingerprint -q --recipe " + recipe + " " + Example());
+  ASSERT_EQ(by_file.exit_code, 0) << by_file.err;
+  EXPECT_THAT(by_file.out, HasSubstr("\"recipe\":\"1b6dd7a19890a092\""));
+  EXPECT_EQ(by_file.out, Neardup("fingerprint -q --preset default-v1 " + Example()).out);
+}
+
 TEST_F(CliTest, StopwordFileChangesTheRecipe) {
   std::string stopwords = Write("stop.txt", "# my list\nThe\nof\n\n");
   CommandResult with = Neardup("fingerprint -q --stopwords " + stopwords + " " + Example());

@@ -82,8 +82,9 @@ std::vector<GoldenRecipe> Recipes() {
   sha256.simhash.shingle_width = 1;
   recipes.push_back({"exlsh+sha256+w1", sha256});
   // The Unicode normalizer and word tokens on the digest route, the paper's
-  // tie rule, English stopwords.
-  Recipe unicode = *PresetRecipe("default");
+  // tie rule, English stopwords (version 1's word tokens: every recipe of
+  // this file is a version 1 recipe).
+  Recipe unicode = *PresetRecipe("default-v1");
   unicode.hash = FeatureHashKind::kMd5;
   unicode.simhash.bits = 128;
   unicode.stopwords = StopwordsKind::kEnglish;
@@ -122,8 +123,8 @@ std::string GoldenLines() {
 }
 
 std::string GoldenPath() {
-  return std::string(NEARDUP_SOURCE_DIR) + "/tests/golden/digest_fingerprints_v" +
-         std::to_string(kRecipeFormatVersion) + ".jsonl";
+  // Named by the recipe version of the recipes it holds (all version 1).
+  return std::string(NEARDUP_SOURCE_DIR) + "/tests/golden/digest_fingerprints_v1.jsonl";
 }
 
 TEST(DigestGoldenTest, FingerprintsMatchTheCommittedVectors) {

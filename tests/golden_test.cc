@@ -1,17 +1,19 @@
 // Golden vectors: the fingerprints of a fixed set of texts under every preset
 // (and variants covering every hash function, a seed and 128-bit SimHash),
-// compared exactly with tests/golden/fingerprints_v<version>.jsonl.
+// compared exactly with tests/golden/fingerprints_v<version>.jsonl, one file
+// per recipe version: each version's recipes must keep giving its vectors.
 //
 // A difference means fingerprints moved: stored indexes would silently stop
 // matching. That is allowed only together with a kRecipeFormatVersion bump;
-// then regenerate with
-//   NEARDUP_UPDATE_GOLDEN=1 build/release/tests/golden_test
-// and commit the new file beside the old one.
+// then write the new version's file with
+//   NEARDUP_UPDATE_GOLDEN=<new version> build/release/tests/golden_test
+// and commit it beside the old ones (which are never rewritten).
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,22 +75,48 @@ std::vector<GoldenText> Texts() {
   };
 }
 
+// Version 2 adds texts in the scripts it segments (text/script_segments.h).
+std::vector<GoldenText> TextsV2() {
+  std::vector<GoldenText> texts = Texts();
+  std::vector<GoldenText> more = {
+      {"japanese",
+       "東京は日本の首都です。コンピュータのプログラムはneardupで重複を検出します。"
+       "ひらがなとカタカナと漢字が混ざった文章、第3章。"},
+      {"chinese", "我们的近似重复检测工具可以处理中文文本，不需要空格。这是第二句话。"},
+      {"thai_lao_khmer_myanmar", "ภาษาไทยเขียนโดยไม่มีช่องว่างระหว่างคำ ພາສາລາວ ភាសាខ្មែរ မြန်မာဘာသာ"},
+      {"cjk_rare",
+       "\xe3\x90\x80\xe4\xb6\xb5 \xf0\xa0\x80\x80\xf0\xaa\x9a\xb2 \xef\xa4\x80 "
+       "\xef\xbd\xb6\xef\xbe\x80\xef\xbd\xb6\xef\xbe\x85 \xe3\x80\x85 "
+       "\xe3\x81\x8b\xe3\x82\x99"},
+      {"cjk_invalid_utf8", "漢\xe6\x97字\xe3\x81 か\xff な\xed\xa0\x80カナ\xf0\xa0\x80"},
+  };
+  texts.insert(texts.end(), more.begin(), more.end());
+  return texts;
+}
+
 struct GoldenRecipe {
   std::string name;
   Recipe recipe;
 };
 
-std::vector<GoldenRecipe> Recipes() {
+// The recipes of `version`. Version 1's are labelled as version 1 wrote them
+// ("default" is today's `default-v1`).
+std::vector<GoldenRecipe> Recipes(int version) {
   std::vector<GoldenRecipe> recipes;
-  for (const std::string& name : PresetNames()) recipes.push_back({name, *PresetRecipe(name)});
-  Recipe wide = *PresetRecipe("default");
+  const std::string base = version == 1 ? "default-v1" : "default";
+  recipes.push_back({"default", *PresetRecipe(base)});
+  if (version == 1) {
+    recipes.push_back({"paper", *PresetRecipe("paper")});
+    recipes.push_back({"short", *PresetRecipe("short")});
+  }
+  Recipe wide = *PresetRecipe(base);
   wide.simhash.bits = 128;
   recipes.push_back({"default+simhash128", wide});
-  Recipe fnv = *PresetRecipe("default");
+  Recipe fnv = *PresetRecipe(base);
   fnv.hash = FeatureHashKind::kFnv1a;
   fnv.seed = 42;
   recipes.push_back({"default+fnv1a+seed42", fnv});
-  Recipe plain = *PresetRecipe("default");
+  Recipe plain = *PresetRecipe(base);
   plain.normalization.nfkc = false;
   plain.normalization.case_fold = false;
   plain.normalization.remove_punctuation = true;
@@ -114,13 +142,14 @@ void AppendDigest(std::string* out, const std::vector<T>& values) {
   out->append("\"}");
 }
 
-std::string GoldenLines() {
+std::string GoldenLines(int version) {
   SketchSelection all;
   all.simhash = all.minhash = all.kvalue_minhash = all.chunks = true;
   std::string lines;
-  for (const GoldenRecipe& golden : Recipes()) {
+  for (const GoldenRecipe& golden : Recipes(version)) {
+    NEARDUP_CHECK(golden.recipe.version == version) << golden.name;
     auto fingerprinter = std::move(CreateCpuFingerprinter(golden.recipe, all)).value();
-    for (const GoldenText& text : Texts()) {
+    for (const GoldenText& text : version == 1 ? Texts() : TextsV2()) {
       Fingerprint fp;
       NEARDUP_CHECK(fingerprinter->Compute(text.text, &fp).ok());
       std::string line = "{\"recipe\":\"";
@@ -153,20 +182,20 @@ std::string GoldenLines() {
   return lines;
 }
 
-std::string GoldenPath() {
+std::string GoldenPath(int version) {
   return std::string(NEARDUP_SOURCE_DIR) + "/tests/golden/fingerprints_v" +
-         std::to_string(kRecipeFormatVersion) + ".jsonl";
+         std::to_string(version) + ".jsonl";
 }
 
-TEST(GoldenTest, FingerprintsMatchTheCommittedVectors) {
-  std::string actual = GoldenLines();
+void ExpectGoldenFile(int version) {
+  std::string actual = GoldenLines(version);
   const char* update = std::getenv("NEARDUP_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(GoldenPath(), std::ios::binary) << actual;
-    GTEST_SKIP() << "rewrote " << GoldenPath();
+  if (update != nullptr && std::string(update) == std::to_string(version)) {
+    std::ofstream(GoldenPath(version), std::ios::binary) << actual;
+    GTEST_SKIP() << "rewrote " << GoldenPath(version);
   }
-  std::ifstream in(GoldenPath(), std::ios::binary);
-  ASSERT_TRUE(in.good()) << "missing " << GoldenPath();
+  std::ifstream in(GoldenPath(version), std::ios::binary);
+  ASSERT_TRUE(in.good()) << "missing " << GoldenPath(version);
   std::stringstream expected;
   expected << in.rdbuf();
 
@@ -185,9 +214,68 @@ TEST(GoldenTest, FingerprintsMatchTheCommittedVectors) {
   }
 }
 
+TEST(GoldenTest, Version1RecipesKeepTheirVectors) { ExpectGoldenFile(1); }
+
+TEST(GoldenTest, Version2RecipesMatchTheCommittedVectors) { ExpectGoldenFile(2); }
+
+TEST(GoldenTest, EveryVersionHasItsFile) {
+  for (int version = 1; version <= kRecipeFormatVersion; ++version) {
+    EXPECT_TRUE(std::ifstream(GoldenPath(version)).good()) << GoldenPath(version);
+  }
+}
+
+TEST(GoldenTest, Version2ChangesNothingForTextWithoutSegmentedScripts) {
+  // English, Latin, Greek, emoji: the version 1 and 2 lines agree but for
+  // the recipe id; only the texts with Han or kana differ.
+  const std::string v1 = GoldenLines(1);
+  const std::string v2 = GoldenLines(2);
+  auto by_key = [](const std::string& lines) {
+    std::map<std::string, std::string> out;
+    std::istringstream in(lines);
+    for (std::string line; std::getline(in, line);) {
+      const size_t id = line.find("\"recipe_id\":\"");
+      const size_t text = line.find("\"text\":\"");
+      const size_t text_end = line.find('"', text + 8);
+      out[line.substr(0, id) + line.substr(text, text_end - text)] = line.substr(text_end);
+    }
+    return out;
+  };
+  const std::map<std::string, std::string> old_lines = by_key(v1);
+  size_t same = 0;
+  for (const auto& [key, rest] : by_key(v2)) {
+    auto it = old_lines.find(key);
+    if (it == old_lines.end()) continue;  // a text or recipe only version 2 has
+    const bool segmented = key.find("\"text\":\"cjk") != std::string::npos ||
+                           key.find("\"text\":\"mixed") != std::string::npos;
+    if (segmented) {
+      EXPECT_NE(rest, it->second) << key;
+    } else {
+      EXPECT_EQ(rest, it->second) << key;
+      ++same;
+    }
+  }
+  EXPECT_EQ(same, 4u * 9u);  // four recipe variants x nine texts
+}
+
+TEST(GoldenTest, Version2CutsJapaneseIntoMoreTokensThanVersion1) {
+  // The point of version 2, seen in the vectors' token counts: the same
+  // Japanese text, many more tokens.
+  SketchSelection simhash_only;
+  simhash_only.simhash = true;
+  auto v1 = std::move(CreateCpuFingerprinter(*PresetRecipe("default-v1"), simhash_only)).value();
+  auto v2 = std::move(CreateCpuFingerprinter(*PresetRecipe("default"), simhash_only)).value();
+  Fingerprint fp1;
+  Fingerprint fp2;
+  const std::string text = "東京は日本の首都です。";  // 東 京 は 日 本 の 首 都 で す
+  ASSERT_TRUE(v1->Compute(text, &fp1).ok());
+  ASSERT_TRUE(v2->Compute(text, &fp2).ok());
+  EXPECT_EQ(fp1.num_tokens, 1u);
+  EXPECT_EQ(fp2.num_tokens, 10u);
+}
+
 TEST(GoldenTest, PaperTextHasThePaperSimHash) {
   // The golden file must itself hold the published value.
-  std::ifstream in(GoldenPath());
+  std::ifstream in(GoldenPath(1));
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_NE(

@@ -21,11 +21,15 @@ int RunList() {
   for (const std::string& name : PresetNames()) {
     Result<Recipe> recipe = PresetRecipe(name);
     if (!recipe.ok()) return ReportError(recipe.status());
+    // The segmentation only where it acts (the word tokenizer).
+    const std::string tokenizer =
+        recipe->tokenizer == TokenizerKind::kWord
+            ? "word segment_scripts=" + std::string(ScriptSegmentationName(recipe->segment_scripts))
+            : std::string(TokenizerName(recipe->tokenizer));
     std::printf(
-        "%-8s %s  tokenizer=%s hash=%s simhash=%d bits/%d-shingles "
+        "%-10s %s  version=%d tokenizer=%s hash=%s simhash=%d bits/%d-shingles "
         "minhash=k%d/%d-shingles chunks=%d-shingles\n",
-        name.c_str(), RecipeId(*recipe).c_str(),
-        std::string(TokenizerName(recipe->tokenizer)).c_str(),
+        name.c_str(), RecipeId(*recipe).c_str(), recipe->version, tokenizer.c_str(),
         std::string(FeatureHashName(recipe->hash)).c_str(), recipe->simhash.bits,
         recipe->simhash.shingle_width, recipe->minhash.num_hashes, recipe->minhash.shingle_width,
         recipe->chunks.shingle_width);

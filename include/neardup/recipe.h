@@ -32,8 +32,12 @@
 
 namespace neardup {
 
-// Bumped whenever any fingerprint of an existing recipe would change.
-inline constexpr int kRecipeFormatVersion = 1;
+// Bumped whenever any fingerprint of an existing recipe would change. Each
+// recipe keeps the version it was written with (Recipe::version), and this
+// build computes the fingerprints of every version from 1 to this one.
+// Version 2: the word tokenizer cuts Chinese, Japanese, Thai, Lao, Khmer and
+// Myanmar text into characters (segment_scripts); CHANGELOG.md lists them all.
+inline constexpr int kRecipeFormatVersion = 2;
 
 enum class NormalizerKind {
   // The three options of NormalizationOptions below (the default).
@@ -70,6 +74,14 @@ enum class TokenizerKind {
   // One token per extended grapheme cluster (Unicode UAX #29, utf8proc),
   // white space included, nothing dropped. Digest route only.
   kGrapheme,
+};
+
+// How the word tokenizer cuts scripts written without spaces
+// (src/text/script_segments.h). Applies to TokenizerKind::kWord only.
+enum class ScriptSegmentation {
+  kNone,        // a run of letters is one token, whatever its script (version 1)
+  kCharacters,  // each Han, Hiragana, Thai, Lao, Khmer, Myanmar character a
+                // token (with its marks), each Katakana run a token
 };
 
 enum class FeatureHashKind {
@@ -135,6 +147,13 @@ struct Recipe {
   std::string name = "custom";
   NormalizationOptions normalization;
   TokenizerKind tokenizer = TokenizerKind::kWord;
+  // The recipe format version whose rules compute the fingerprints, 1 to
+  // kRecipeFormatVersion. Default: the current one. Part of the id.
+  int version = kRecipeFormatVersion;
+  // Default kCharacters (version 2): without it one changed character of a
+  // Japanese clause changes a whole 20-60 character token and every shingle
+  // around it. Version 1 recipes have only kNone.
+  ScriptSegmentation segment_scripts = ScriptSegmentation::kCharacters;
   StopwordsKind stopwords = StopwordsKind::kNone;
   // Normalised, sorted, unique. Used only when stopwords == kCustom.
   std::vector<std::string> custom_stopwords;
@@ -156,8 +175,11 @@ std::vector<std::string> AllPresetNames();
 // True when the recipe takes the digest route (its hash is a digest).
 bool IsDigestRecipe(const Recipe& recipe);
 
-// `default`: word tokens, NFKC + case folding, xxh3, SimHash over 3-shingles,
-//            MinHash and chunks over 5-shingles.
+// `default`: word tokens (scripts without spaces cut into characters), NFKC +
+//            case folding, xxh3, SimHash over 3-shingles, MinHash and chunks
+//            over 5-shingles. Version 2.
+// `default-v1`: `default` as it was in version 1 (a run of kanji and kana is
+//            one token): the fingerprints and id of version 1's `default`.
 // `paper`:   reproduces the SimHash FPGA paper: lower case, punctuation
 //            removed, English stopwords removed, whitespace tokens, unigrams
 //            weighted by term frequency, sdbm, 64 bits.
@@ -166,18 +188,23 @@ bool IsDigestRecipe(const Recipe& recipe);
 //            normalizer, whitespace tokens, 3-shingles, MD5, 128-bit SimHash,
 //            strict tie rule.
 // `exlsh-chars`: ExLSH's charwise_lsh: the same with grapheme tokens.
+// `paper` and `short` are version 1 recipes: version 2 changed nothing for
+// their tokenizers, so they keep their ids.
 Result<Recipe> PresetRecipe(std::string_view name);
 
 // Checks every parameter; the message names the field, the bound and the value.
 Status ValidateRecipe(const Recipe& recipe);
 
 // One-line JSON with keys in a fixed order and no optional spacing; equal
-// recipes give equal strings. Includes kRecipeFormatVersion; excludes `name`.
+// recipes give equal strings. Includes `version`; excludes `name`. A version 1
+// recipe gives exactly the string version 1 wrote (no segment_scripts key).
 std::string CanonicalJson(const Recipe& recipe);
 
 // Parses a recipe written by CanonicalJson, or by hand (keys in any order,
-// missing keys take the defaults above). Rejects unknown keys, and versions
-// newer than kRecipeFormatVersion.
+// missing keys take the defaults of the recipe's version: segment_scripts is
+// "none" in version 1 and "characters" from version 2). Rejects unknown keys,
+// segment_scripts in a version 1 recipe, and versions newer than
+// kRecipeFormatVersion.
 Result<Recipe> ParseRecipeJson(std::string_view json);
 
 // 16 lower-case hex digits: XXH3-64 (seed 0) of CanonicalJson(recipe).
@@ -185,6 +212,7 @@ std::string RecipeId(const Recipe& recipe);
 
 std::string_view TokenizerName(TokenizerKind kind);
 std::string_view FeatureHashName(FeatureHashKind kind);
+std::string_view ScriptSegmentationName(ScriptSegmentation kind);
 
 }  // namespace neardup
 

@@ -246,7 +246,17 @@ int DigestBits(FeatureHashKind kind) {
 
 bool IsDigestRecipe(const Recipe& recipe) { return DigestBits(recipe.hash) != 0; }
 
-std::vector<std::string> PresetNames() { return {"default", "paper", "short"}; }
+std::string_view ScriptSegmentationName(ScriptSegmentation kind) {
+  switch (kind) {
+    case ScriptSegmentation::kNone:
+      return "none";
+    case ScriptSegmentation::kCharacters:
+      return "characters";
+  }
+  return "none";
+}
+
+std::vector<std::string> PresetNames() { return {"default", "default-v1", "paper", "short"}; }
 
 std::vector<std::string> DigestPresetNames() { return {"exlsh", "exlsh-chars"}; }
 
@@ -260,6 +270,12 @@ Result<Recipe> PresetRecipe(std::string_view name) {
   Recipe recipe;
   recipe.name = std::string(name);
   if (name == "default") {
+    return recipe;
+  }
+  // The version 1 rules for the rest: their ids stay those of version 1.
+  recipe.version = 1;
+  recipe.segment_scripts = ScriptSegmentation::kNone;
+  if (name == "default-v1") {
     return recipe;
   }
   if (name == "paper") {
@@ -298,6 +314,13 @@ Result<Recipe> PresetRecipe(std::string_view name) {
 }
 
 Status ValidateRecipe(const Recipe& recipe) {
+  NEARDUP_RETURN_IF_ERROR(CheckRange("version", recipe.version, 1, kRecipeFormatVersion));
+  if (recipe.version < 2 && recipe.segment_scripts != ScriptSegmentation::kNone) {
+    return InvalidArgumentError("segment_scripts (\"" +
+                                std::string(ScriptSegmentationName(recipe.segment_scripts)) +
+                                "\") needs recipe version 2; version " +
+                                std::to_string(recipe.version) + " has only \"none\"");
+  }
   const int digest_bits = DigestBits(recipe.hash);
   if (digest_bits != 0) {
     const std::string hash(FeatureHashName(recipe.hash));
@@ -350,7 +373,7 @@ std::string CanonicalJson(const Recipe& recipe) {
   const NormalizationOptions& norm = recipe.normalization;
   std::string out = "{\"format\":\"";
   out += kFormatName;
-  out += "\",\"version\":" + std::to_string(kRecipeFormatVersion);
+  out += "\",\"version\":" + std::to_string(recipe.version);
   if (norm.kind == NormalizerKind::kAsciiWord) {
     out += ",\"normalize\":\"ascii_word\"";
   } else {
@@ -364,6 +387,10 @@ std::string CanonicalJson(const Recipe& recipe) {
   }
   out += ",\"tokenizer\":\"";
   out += TokenizerName(recipe.tokenizer);
+  if (recipe.version >= 2) {  // version 1 strings stay byte for byte
+    out += "\",\"segment_scripts\":\"";
+    out += ScriptSegmentationName(recipe.segment_scripts);
+  }
   out += "\",\"stopwords\":";
   if (recipe.stopwords == StopwordsKind::kCustom) {
     std::vector<std::string> words = recipe.custom_stopwords;
@@ -406,6 +433,7 @@ Result<Recipe> ParseRecipeJson(std::string_view json) {
 
   Recipe recipe;
   bool saw_version = false;
+  bool saw_segment_scripts = false;
   for (auto field : root.value_unsafe()) {
     std::string_view key = field.key;
     if (key == "format") {
@@ -427,6 +455,7 @@ Result<Recipe> ParseRecipeJson(std::string_view json) {
         return InvalidArgumentError("recipe version (" + std::to_string(version) +
                                     ") must be at least 1");
       }
+      recipe.version = static_cast<int>(version);
       saw_version = true;
     } else if (key == "name") {
       NEARDUP_RETURN_IF_ERROR(ParseString(field.value, "name", &recipe.name));
@@ -448,6 +477,18 @@ Result<Recipe> ParseRecipeJson(std::string_view json) {
             "recipe: tokenizer (\"" + name +
             "\") must be \"word\", \"whitespace\", \"char\" or \"grapheme\"");
       }
+    } else if (key == "segment_scripts") {
+      std::string name;
+      NEARDUP_RETURN_IF_ERROR(ParseString(field.value, "segment_scripts", &name));
+      if (name == "none") {
+        recipe.segment_scripts = ScriptSegmentation::kNone;
+      } else if (name == "characters") {
+        recipe.segment_scripts = ScriptSegmentation::kCharacters;
+      } else {
+        return InvalidArgumentError("recipe: segment_scripts (\"" + name +
+                                    "\") must be \"none\" or \"characters\"");
+      }
+      saw_segment_scripts = true;
     } else if (key == "stopwords") {
       NEARDUP_RETURN_IF_ERROR(ParseStopwords(field.value, &recipe));
     } else if (key == "hash") {
@@ -509,6 +550,9 @@ Result<Recipe> ParseRecipeJson(std::string_view json) {
   if (!saw_version) {
     return InvalidArgumentError("recipe: \"version\" is missing (this build writes version " +
                                 std::to_string(kRecipeFormatVersion) + ")");
+  }
+  if (!saw_segment_scripts && recipe.version < 2) {
+    recipe.segment_scripts = ScriptSegmentation::kNone;
   }
   NEARDUP_RETURN_IF_ERROR(ValidateRecipe(recipe));
   return recipe;

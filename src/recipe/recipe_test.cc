@@ -28,13 +28,57 @@ TEST(RecipeTest, PresetIdsDifferAndAreStable) {
   for (const std::string& name : PresetNames()) ids.insert(RecipeId(*PresetRecipe(name)));
   EXPECT_EQ(ids.size(), PresetNames().size());
   // Frozen: a change here means every stored fingerprint's recipe id moved.
-  EXPECT_EQ(CanonicalJson(*PresetRecipe("default")),
+  // Version 1's `default` (today's `default-v1`) keeps its string and id.
+  EXPECT_EQ(CanonicalJson(*PresetRecipe("default-v1")),
             "{\"format\":\"neardup-recipe\",\"version\":1,\"normalize\":{\"nfkc\":true,"
             "\"case_fold\":true,\"remove_punctuation\":false},\"tokenizer\":\"word\","
             "\"stopwords\":\"none\",\"hash\":\"xxh3\",\"seed\":0,\"simhash\":{\"bits\":64,"
             "\"shingle_width\":3},\"minhash\":{\"num_hashes\":128,\"shingle_width\":5},"
             "\"chunks\":{\"shingle_width\":5,\"sample_modulus\":1}}");
+  EXPECT_EQ(RecipeId(*PresetRecipe("default-v1")), "1b6dd7a19890a092");
+  EXPECT_EQ(RecipeId(*PresetRecipe("paper")), "8ba6f2adf1e3e522");
+  EXPECT_EQ(RecipeId(*PresetRecipe("short")), "c0f0181a9fab1def");
+  EXPECT_EQ(CanonicalJson(*PresetRecipe("default")),
+            "{\"format\":\"neardup-recipe\",\"version\":2,\"normalize\":{\"nfkc\":true,"
+            "\"case_fold\":true,\"remove_punctuation\":false},\"tokenizer\":\"word\","
+            "\"segment_scripts\":\"characters\",\"stopwords\":\"none\",\"hash\":\"xxh3\","
+            "\"seed\":0,\"simhash\":{\"bits\":64,\"shingle_width\":3},\"minhash\":{"
+            "\"num_hashes\":128,\"shingle_width\":5},\"chunks\":{\"shingle_width\":5,"
+            "\"sample_modulus\":1}}");
   EXPECT_EQ(RecipeId(*PresetRecipe("default")).size(), 16u);
+}
+
+TEST(RecipeTest, VersionIsKeptAndDecidesTheSegmentationDefault) {
+  // A version 1 recipe, as a collection made by version 1 stored it: parses
+  // as version 1 without segmentation, and writes the same string back.
+  const std::string v1 = CanonicalJson(*PresetRecipe("default-v1"));
+  Result<Recipe> parsed = ParseRecipeJson(v1);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->version, 1);
+  EXPECT_EQ(parsed->segment_scripts, ScriptSegmentation::kNone);
+  EXPECT_EQ(CanonicalJson(*parsed), v1);
+  EXPECT_EQ(RecipeId(*parsed), "1b6dd7a19890a092");
+  // A hand-written version 2 recipe without the key: characters.
+  parsed = ParseRecipeJson(R"({"version": 2})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->segment_scripts, ScriptSegmentation::kCharacters);
+  EXPECT_EQ(RecipeId(*parsed), RecipeId(*PresetRecipe("default")));
+  parsed = ParseRecipeJson(R"({"segment_scripts": "none", "version": 2})");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->segment_scripts, ScriptSegmentation::kNone);
+  EXPECT_NE(RecipeId(*parsed), RecipeId(*PresetRecipe("default")));
+  EXPECT_NE(RecipeId(*parsed), RecipeId(*PresetRecipe("default-v1")));
+}
+
+TEST(RecipeTest, VersionOneHasNoSegmentation) {
+  Recipe recipe = *PresetRecipe("default-v1");
+  recipe.segment_scripts = ScriptSegmentation::kCharacters;
+  Status status = ValidateRecipe(recipe);
+  ASSERT_FALSE(status.ok());
+  EXPECT_THAT(status.message(),
+              HasSubstr("segment_scripts (\"characters\") needs recipe version 2"));
+  recipe.version = 0;
+  EXPECT_THAT(ValidateRecipe(recipe).message(), HasSubstr("version (0) must be between 1 and"));
 }
 
 TEST(RecipeTest, PaperPresetMatchesThePaper) {
@@ -95,6 +139,10 @@ TEST(RecipeTest, RejectsBadRecipesWithClearMessages) {
       {R"({"version": 1, "colour": "red"})", "unknown key \"colour\""},
       {R"({"version": 1, "seed": -1})", "seed"},
       {R"({"format": "other", "version": 1})", "format (\"other\")"},
+      {R"({"version": 1, "segment_scripts": "characters"})",
+       "segment_scripts (\"characters\") needs recipe version 2"},
+      {R"({"version": 2, "segment_scripts": "bigrams"})", "segment_scripts (\"bigrams\")"},
+      {R"({"version": 2, "segment_scripts": 1})", "segment_scripts"},
   };
   for (const Case& c : cases) {
     Result<Recipe> recipe = ParseRecipeJson(c.json);
@@ -113,13 +161,14 @@ TEST(RecipeTest, NewerVersionIsAFailedPrecondition) {
 TEST(RecipeTest, UnknownPresetListsTheKnownOnes) {
   Result<Recipe> recipe = PresetRecipe("fast");
   ASSERT_FALSE(recipe.ok());
-  EXPECT_THAT(recipe.status().message(), HasSubstr("default, paper, short"));
+  EXPECT_THAT(recipe.status().message(), HasSubstr("default, default-v1, paper, short"));
 }
 
 TEST(RecipeTest, DigestPresetsRoundTripAndAreListed) {
   EXPECT_EQ(DigestPresetNames(), (std::vector<std::string>{"exlsh", "exlsh-chars"}));
   std::vector<std::string> all = AllPresetNames();
-  EXPECT_EQ(all, (std::vector<std::string>{"default", "paper", "short", "exlsh", "exlsh-chars"}));
+  EXPECT_EQ(all, (std::vector<std::string>{"default", "default-v1", "paper", "short", "exlsh",
+                                           "exlsh-chars"}));
   std::set<std::string> ids;
   for (const std::string& name : all) {
     Result<Recipe> recipe = PresetRecipe(name);
@@ -167,11 +216,11 @@ TEST(RecipeTest, NewOptionsParseFromHandWrittenJson) {
   // The default tie rule, written out, is the same recipe as left out.
   Result<Recipe> one = ParseRecipeJson(R"({"version": 1, "simhash": {"tie": "one"}})");
   ASSERT_TRUE(one.ok()) << one.status();
-  EXPECT_EQ(RecipeId(*one), RecipeId(*PresetRecipe("default")));
+  EXPECT_EQ(RecipeId(*one), RecipeId(*PresetRecipe("default-v1")));
   // The strict rule alone is a 64-bit recipe of its own.
   Result<Recipe> zero = ParseRecipeJson(R"({"version": 1, "simhash": {"tie": "zero"}})");
   ASSERT_TRUE(zero.ok()) << zero.status();
-  EXPECT_NE(RecipeId(*zero), RecipeId(*PresetRecipe("default")));
+  EXPECT_NE(RecipeId(*zero), RecipeId(*PresetRecipe("default-v1")));
 }
 
 TEST(RecipeTest, DigestOptionsAreCheckedWithClearMessages) {

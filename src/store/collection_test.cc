@@ -101,6 +101,32 @@ TEST_F(CollectionTest, DigestRecipesAreRefusedAtCreate) {
   EXPECT_THAT(created.message(), ::testing::HasSubstr("computes SimHash only"));
 }
 
+TEST_F(CollectionTest, VersionOneRecipeReopensAsVersionOne) {
+  // A collection made with version 1's default recipe (as a version 1 build
+  // made it: the same canonical JSON) keeps saying so, and keeps version 1's
+  // tokenizer, after recipe version 2.
+  const std::string v1_json =
+      "{\"format\":\"neardup-recipe\",\"version\":1,\"normalize\":{\"nfkc\":true,"
+      "\"case_fold\":true,\"remove_punctuation\":false},\"tokenizer\":\"word\","
+      "\"stopwords\":\"none\",\"hash\":\"xxh3\",\"seed\":0,\"simhash\":{\"bits\":64,"
+      "\"shingle_width\":3},\"minhash\":{\"num_hashes\":128,\"shingle_width\":5},"
+      "\"chunks\":{\"shingle_width\":5,\"sample_modulus\":1}}";
+  ASSERT_TRUE(Collection::Create(Dir(), *PresetRecipe("default-v1"), {}).ok());
+  std::ifstream file(dir_ / "c" / "recipe.json");
+  std::string stored;
+  std::getline(file, stored);
+  EXPECT_EQ(stored, v1_json);
+  auto c = OpenRw();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->recipe().version, 1);
+  EXPECT_EQ(c->recipe().segment_scripts, ScriptSegmentation::kNone);
+  EXPECT_EQ(c->recipe_id(), "1b6dd7a19890a092");
+  EXPECT_TRUE(c->CheckRecipe(*PresetRecipe("default-v1")).ok());
+  Status v2 = c->CheckRecipe(*PresetRecipe("default"));
+  EXPECT_EQ(v2.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(v2.message(), HasSubstr("1b6dd7a19890a092"));
+}
+
 TEST_F(CollectionTest, OneWriterAtATimeAndReadOnlyCannotWrite) {
   auto writer = CreateAndOpen();
   Collection::OpenOptions rw;

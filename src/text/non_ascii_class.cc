@@ -3,6 +3,7 @@
 #include "neardup/check.h"
 #include "text/char_class.h"
 #include "text/non_ascii_class_avx512_inl.h"
+#include "text/script_segments.h"
 #include "text/utf8.h"
 
 namespace neardup::internal {
@@ -35,6 +36,7 @@ NonAsciiBlockClass ClassifyNonAsciiScalar(bool word, const char* block, size_t a
   while (high != 0) {
     const auto i = static_cast<uint32_t>(__builtin_ctzll(high));
     const DecodedCodePoint d = DecodeUtf8(block + i, end);
+    result.segment_leads |= IsSegmentLeadByte(static_cast<unsigned char>(block[i]));
     const bool in_token = InToken(word, word_bits, d);
     const uint32_t stop = i + d.length;
     const uint64_t bits = BitRange(i, stop > kBlock ? kBlock : stop);

@@ -56,6 +56,10 @@ struct NonAsciiBlockClass {
   // that code point is in a token. 0 when none runs past the end.
   uint32_t spill_length = 0;
   bool spill_in_token = false;
+  // kWord: some code point (or invalid subpart) that starts in this block has
+  // a lead byte of text/script_segments.h's IsSegmentLeadByte set: its
+  // tokens may need script segmentation. Unspecified for kWhitespace.
+  bool segment_leads = false;
 };
 
 // `block` points at the block: the text's bytes [block, block + available)

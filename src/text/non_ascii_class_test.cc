@@ -64,6 +64,7 @@ std::vector<bool> NonAsciiTokenBytes(bool word, std::string_view text, bool bloc
           ClassifyNonAsciiScalar(word, text.data() + pos, available, high);
       EXPECT_EQ(c.token_bits, want.token_bits) << "block at " << pos;
       EXPECT_EQ(c.spill_length, want.spill_length) << "block at " << pos;
+      EXPECT_EQ(c.segment_leads, want.segment_leads) << "block at " << pos;
       if (want.spill_length > 0) {
         EXPECT_EQ(c.spill_in_token, want.spill_in_token);
       }

@@ -119,6 +119,8 @@ Result<TokenHasher> TokenHasher::Create(const Recipe& recipe, CpuPath path) {
   hasher.path_ = path;
   hasher.normalization_ = recipe.normalization;
   hasher.tokenizer_ = recipe.tokenizer;
+  hasher.segmentation_ =
+      recipe.tokenizer == TokenizerKind::kWord ? recipe.segment_scripts : ScriptSegmentation::kNone;
   hasher.hash_ = recipe.hash;
   hasher.seed_ = recipe.seed;
   switch (recipe.stopwords) {

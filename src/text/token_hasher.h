@@ -9,7 +9,11 @@
 // Two implementations with identical output (hash/cpu_path.h): the reference
 // (ForEachToken and one hash call per token) and, for kWord and kWhitespace,
 // the block scanner (text/token_scan.h) feeding a hash loop over token spans.
-// The path is chosen at Create; kChar always takes the reference.
+// The path is chosen at Create; kChar always takes the reference. Script
+// segmentation (text/script_segments.h) is the same code on both: the
+// reference cuts each word token, the scanner path cuts the spans of the
+// batches whose blocks hold a segment lead byte (so ASCII, Latin and Cyrillic
+// text never look).
 //
 // Cost: O(bytes) per text; no allocation per token (tokens are views into
 // the caller's scratch string). Thread safety: const; ForEachTokenHash may
@@ -133,9 +137,17 @@ class TokenHasher {
   size_t HashSpans(std::string_view normalized, const TokenSpan* spans, size_t num_spans,
                    uint64_t* out, uint64_t* tokens, uint64_t* removed) const;
 
+  // HashSpans over the segments (ForEachScriptSegment) of spans[0,
+  // num_spans), passed to on_batch in batches of up to kBatchCapacity.
+  template <class OnBatch>
+  void HashSegmentedSpans(std::string_view normalized, const TokenSpan* spans, size_t num_spans,
+                          uint64_t* hashes, uint64_t* tokens, uint64_t* removed,
+                          OnBatch& on_batch) const;
+
   CpuPath path_ = CpuPath::kReference;
   NormalizationOptions normalization_;
   TokenizerKind tokenizer_ = TokenizerKind::kWord;
+  ScriptSegmentation segmentation_ = ScriptSegmentation::kNone;  // kNone unless kWord
   FeatureHashKind hash_ = FeatureHashKind::kXxh3;
   uint64_t seed_ = 0;
   bool filter_stopwords_ = false;
@@ -148,7 +160,7 @@ void TokenHasher::Run(std::string_view normalized, Hash hash, OnHash& on_hash,
   uint64_t tokens = 0;
   uint64_t removed = 0;
   if (filter_stopwords_) {
-    ForEachToken(tokenizer_, normalized, [&](std::string_view token) {
+    ForEachToken(tokenizer_, segmentation_, normalized, [&](std::string_view token) {
       ++tokens;
       if (stopwords_.Contains(token)) {
         ++removed;
@@ -157,7 +169,7 @@ void TokenHasher::Run(std::string_view normalized, Hash hash, OnHash& on_hash,
       on_hash(hash(token, seed_));
     });
   } else {
-    ForEachToken(tokenizer_, normalized, [&](std::string_view token) {
+    ForEachToken(tokenizer_, segmentation_, normalized, [&](std::string_view token) {
       ++tokens;
       on_hash(hash(token, seed_));
     });
@@ -197,6 +209,28 @@ void TokenHasher::RunReference(std::string_view normalized, OnHash& on_hash,
 }
 
 template <class OnBatch>
+void TokenHasher::HashSegmentedSpans(std::string_view normalized, const TokenSpan* spans,
+                                     size_t num_spans, uint64_t* hashes, uint64_t* tokens,
+                                     uint64_t* removed, OnBatch& on_batch) const {
+  TokenSpan segments[kBatchCapacity];
+  size_t num_segments = 0;
+  auto flush = [&] {
+    const size_t n = HashSpans(normalized, segments, num_segments, hashes, tokens, removed);
+    if (n > 0) on_batch(std::span<const uint64_t>(hashes, n));
+    num_segments = 0;
+  };
+  for (size_t i = 0; i < num_spans; ++i) {
+    const std::string_view token = normalized.substr(spans[i].begin, spans[i].length);
+    ForEachScriptSegment(token, [&](std::string_view segment) {
+      segments[num_segments++] =
+          TokenSpan{static_cast<size_t>(segment.data() - normalized.data()), segment.size()};
+      if (num_segments == kBatchCapacity) flush();
+    });
+  }
+  if (num_segments > 0) flush();
+}
+
+template <class OnBatch>
 void TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scratch,
                                         OnBatch&& on_batch, TextStats* stats) const {
   NormalizeStats normalize_stats;
@@ -223,7 +257,12 @@ void TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scra
   TokenSpan spans[kBatchCapacity];
   uint64_t tokens = 0;
   uint64_t removed = 0;
+  const bool segment = segmentation_ == ScriptSegmentation::kCharacters;
   while (const size_t num_spans = scanner.Next(spans, kBatchCapacity)) {
+    if (segment && scanner.MayHoldSegmentLeads()) {
+      HashSegmentedSpans(*scratch, spans, num_spans, hashes, &tokens, &removed, on_batch);
+      continue;
+    }
     const size_t n = HashSpans(*scratch, spans, num_spans, hashes, &tokens, &removed);
     if (n > 0) on_batch(std::span<const uint64_t>(hashes, n));
   }

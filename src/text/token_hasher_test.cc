@@ -180,17 +180,7 @@ namespace {
 // multi-byte UTF-8 (letters, marks, white space, Han), truncated and invalid
 // sequences, upper case and punctuation.
 std::string RandomText(SplitMix64* rng, size_t length) {
-  static const char* const kPieces[] = {" ",
-                                        "\t",
-                                        "\n",
-                                        "a",
-                                        "Z",
-                                        "9",
-                                        "'",
-                                        ".",
-                                        ",",
-                                        "-",
-                                        "_",
+  static const char* const kPieces[] = {" ", "\t", "\n", "a", "Z", "9", "'", ".", ",", "-", "_",
                                         "!",
                                         "\xC3\xA9",          // é
                                         "\xCC\x81",          // combining acute
@@ -204,9 +194,14 @@ std::string RandomText(SplitMix64* rng, size_t length) {
                                         "\x80",              // lone continuation
                                         "\xFF",              // never valid
                                         "\xED\xA0\x80",      // surrogate
-                                        "word",
-                                        "Straße",
-                                        "co\xC2\xADoperate"};
+                                        "word", "Straße", "co\xC2\xADoperate",
+                                        // Scripts that segmentation cuts.
+                                        "ひらがな", "カタカナー", "漢字", "ภาษาไทย",
+                                        "\xF0\xA0\x80\x80",      // CJK extension B
+                                        "\xE4\xB8\xAD\xCC\x81",  // Han + combining acute
+                                        "\xE3\x82\x99",          // combining dakuten
+                                        "\xEA\xB0\x80",          // Hangul
+                                        "\xE2\x80\x9C"};         // left double quote
   std::string text;
   while (text.size() < length) {
     const uint64_t r = rng->Next();
@@ -235,6 +230,11 @@ std::vector<Recipe> DifferentialRecipes() {
         recipe.normalization.case_fold = norm & 2;
         recipe.normalization.remove_punctuation = norm & 4;
         recipe.stopwords = norm % 3 == 0 ? StopwordsKind::kEnglish : StopwordsKind::kNone;
+        // Half the word recipes without script segmentation (version 1).
+        if (norm % 2 == 1) {
+          recipe.version = 1;
+          recipe.segment_scripts = ScriptSegmentation::kNone;
+        }
         recipes.push_back(recipe);
       }
     }
@@ -284,6 +284,13 @@ TEST(TokenHasherDifferentialTest, EveryPathEqualsTheReference) {
   for (size_t offset = 58; offset < 70; ++offset) {
     texts.push_back(std::string(offset, 'q') + "\xE4\xB8\xAD" + "\xC2\xA0" + "tail");
   }
+  // Japanese after every ASCII prefix length 0..64 (every block offset), and
+  // a token that opens in an ASCII-only stretch and ends in CJK blocks.
+  for (size_t offset = 0; offset <= 64; ++offset) {
+    texts.push_back(std::string(offset, 'k') + "東京はカタカナの首都、ภาษาไทย。" +
+                    std::string(offset, ' ') + "漢\xE6\x97字");
+  }
+  texts.push_back(std::string(5000, 'a') + "漢字" + std::string(100, 'b') + " end");
   for (const Recipe& recipe : DifferentialRecipes()) {
     Result<TokenHasher> reference = TokenHasher::Create(recipe, CpuPath::kReference);
     ASSERT_TRUE(reference.ok()) << reference.status();
@@ -305,6 +312,59 @@ TEST(TokenHasherDifferentialTest, EveryPathEqualsTheReference) {
         }
       }
     }
+  }
+}
+
+// Random CJK, Thai and mixed text: the segmented tokens of every path equal
+// the reference's, whatever the block offsets.
+std::string RandomCjkText(SplitMix64* rng, size_t length) {
+  static const char* const kPieces[] = {"漢",
+                                        "字",
+                                        "は",
+                                        "の",
+                                        "カ",
+                                        "タ",
+                                        "ー",
+                                        "ﾊﾝ",
+                                        "ไ",
+                                        "ม่",
+                                        "ี",
+                                        "a",
+                                        "Z",
+                                        "7",
+                                        " ",
+                                        "、",
+                                        "。",
+                                        "\xE3\x82\x99",
+                                        "\xF0\xA0\x80\x80",
+                                        "\xE6\x97",
+                                        "\xFF",
+                                        "한국어",
+                                        "é"};
+  std::string text;
+  while (text.size() < length) text.append(kPieces[rng->Next() % std::size(kPieces)]);
+  return text;
+}
+
+TEST(TokenHasherDifferentialTest, SegmentedCjkEqualsTheReferenceOnEveryPath) {
+  SplitMix64 rng(20);
+  Recipe recipe;  // version 2 default: segment_scripts "characters"
+  ASSERT_EQ(recipe.segment_scripts, ScriptSegmentation::kCharacters);
+  Result<TokenHasher> reference = TokenHasher::Create(recipe, CpuPath::kReference);
+  ASSERT_TRUE(reference.ok());
+  for (int round = 0; round < 60; ++round) {
+    const std::string text =
+        std::string(round % 64, 'x') + " " + RandomCjkText(&rng, 1 + rng.Next() % 900);
+    const Stream want = RunPath(*reference, text, false);
+    for (CpuPath path : SupportedCpuPaths()) {
+      Result<TokenHasher> fast = TokenHasher::Create(recipe, path);
+      ASSERT_TRUE(fast.ok());
+      for (bool batch : {false, true}) {
+        ASSERT_EQ(RunPath(*fast, text, batch).hashes, want.hashes)
+            << CpuPathName(path) << " round " << round;
+      }
+    }
+    testing::ExpectSameTokens(text, "cjk round " + std::to_string(round));
   }
 }
 

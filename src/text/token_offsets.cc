@@ -116,7 +116,7 @@ Result<std::vector<SourceTokenSpan>> TokenSpanner::Tokens(std::string_view text)
   std::vector<SourceTokenSpan> tokens;
   const char* const base = normalized.text.data();
   uint32_t previous_end = 0;
-  ForEachToken(tokenizer_, normalized.text, [&](std::string_view token) {
+  ForEachToken(tokenizer_, segmentation_, normalized.text, [&](std::string_view token) {
     if (stopwords != nullptr && stopwords->Contains(token)) return;
     SourceTokenSpan span;
     span.hash = HashFeatureBytes(hash_, token, seed_);

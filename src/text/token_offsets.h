@@ -78,12 +78,14 @@ class TokenSpanner {
   TokenSpanner(const Recipe& recipe, TokenHasher hasher)
       : normalization_(recipe.normalization),
         tokenizer_(recipe.tokenizer),
+        segmentation_(recipe.segment_scripts),
         hash_(recipe.hash),
         seed_(recipe.seed),
         hasher_(std::move(hasher)) {}
 
   NormalizationOptions normalization_;
   TokenizerKind tokenizer_;
+  ScriptSegmentation segmentation_;
   FeatureHashKind hash_;
   uint64_t seed_;
   TokenHasher hasher_;  // for its stopword set (the same filter)

@@ -270,6 +270,7 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
   size_t pos = pos_;
   bool in_token = in_token_;
   size_t token_begin = token_begin_;
+  bool segment_leads = in_token && segment_leads_;
   const size_t size = text_.size();
   while (!done_ && capacity - n >= kMaxTokensPerBlock) {
     const size_t remaining = size - pos;
@@ -300,6 +301,7 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
         non_ascii = ClassifyNonAsciiScalar(word_, text_.data() + pos, remaining, high);
       }
       mask |= non_ascii.token_bits;
+      segment_leads |= non_ascii.segment_leads;
       spill_length_ = non_ascii.spill_length;
       spill_in_token_ = non_ascii.spill_in_token;
     }
@@ -318,6 +320,7 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
   }
   pos_ = pos;
   in_token_ = in_token;
+  segment_leads_ = segment_leads;
   token_begin_ = token_begin;
   return n;
 }

@@ -51,6 +51,13 @@ class TokenScanner {
   // REQUIRES: capacity >= kMaxTokensPerBlock.
   size_t Next(TokenSpan* out, size_t capacity);
 
+  // kWord: whether the tokens returned by the last Next call may hold a
+  // lead byte of text/script_segments.h's IsSegmentLeadByte, the ones that
+  // need script segmentation. False guarantees none does (every byte of
+  // those tokens lies in blocks whose non-ASCII classification saw no such
+  // lead); true says nothing. Costs one OR per block with bytes >= 0x80.
+  bool MayHoldSegmentLeads() const { return segment_leads_; }
+
   // Which byte classifier runs: ASCII token bits of 64 bytes, and in *high the
   // bytes >= 0x80. Exposed for tests.
   using ClassifyFn = uint64_t (*)(const char* block, uint64_t* high);
@@ -79,6 +86,10 @@ class TokenScanner {
   uint32_t spill_length_ = 0;    // leading bytes of the next block that belong
   bool spill_in_token_ = false;  // to a code point of this one, and its class
   bool done_ = false;
+  // MayHoldSegmentLeads; at the start of a call, whether the open token's
+  // blocks (all in the previous call: a call that ends with a token open
+  // began that token, else it emitted nothing and ran to the end) had one.
+  bool segment_leads_ = false;
 };
 
 }  // namespace neardup::internal

@@ -35,6 +35,29 @@ inline void ExpectSameTokens(std::string_view text, const std::string& what) {
                            << static_cast<int>(kind);
     }
   }
+  // Script segmentation as TokenHasher does it: only the spans of the calls
+  // whose MayHoldSegmentLeads is true are cut; the result must equal the
+  // reference's segments (so a false answer never hides a lead byte).
+  std::vector<std::string_view> want;
+  ForEachToken(TokenizerKind::kWord, ScriptSegmentation::kCharacters, text,
+               [&](std::string_view t) { want.push_back(t); });
+  for (CpuPath path : SupportedCpuPaths()) {
+    if (path == CpuPath::kReference) continue;
+    TokenScanner scanner(TokenizerKind::kWord, path, text);
+    std::vector<std::string_view> got;
+    TokenSpan spans[TokenScanner::kMaxTokensPerBlock];
+    while (const size_t n = scanner.Next(spans, TokenScanner::kMaxTokensPerBlock)) {
+      for (size_t i = 0; i < n; ++i) {
+        const std::string_view token = text.substr(spans[i].begin, spans[i].length);
+        if (scanner.MayHoldSegmentLeads()) {
+          ForEachScriptSegment(token, [&](std::string_view t) { got.push_back(t); });
+        } else {
+          got.push_back(token);
+        }
+      }
+    }
+    ASSERT_EQ(got, want) << what << " " << CpuPathName(path) << " segmented";
+  }
 }
 
 }  // namespace neardup::internal::testing

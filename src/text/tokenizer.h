@@ -3,8 +3,9 @@
 //
 // kWord:       maximal runs of code points of general category L* (letters),
 //              M* (marks) or N* (numbers); everything else separates. A run of
-//              Han characters is one token (there are no spaces to split on;
-//              use kChar for such scripts). Emoji (So) separate.
+//              Han characters is one token (there are no spaces to split on)
+//              unless ScriptSegmentation::kCharacters (recipe version 2) cuts
+//              each run further (text/script_segments.h). Emoji (So) separate.
 // kWhitespace: maximal runs of code points without the Unicode White_Space
 //              property (ASCII \t \n \v \f \r space, U+0085, U+00A0, U+1680,
 //              U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000); the
@@ -35,6 +36,7 @@
 #include "neardup/recipe.h"
 #include "text/char_class.h"
 #include "text/graphemes.h"
+#include "text/script_segments.h"
 #include "text/utf8.h"
 
 namespace neardup::internal {
@@ -129,6 +131,19 @@ void ForEachToken(TokenizerKind kind, std::string_view normalized_utf8, OnToken&
       return;
   }
   NEARDUP_CHECK(false) << "unknown TokenizerKind " << static_cast<int>(kind);
+}
+
+// ForEachToken with the recipe's script segmentation: for kWord with
+// kCharacters, each word token cut by ForEachScriptSegment.
+template <class OnToken>
+void ForEachToken(TokenizerKind kind, ScriptSegmentation segmentation,
+                  std::string_view normalized_utf8, OnToken&& on_token) {
+  if (kind == TokenizerKind::kWord && segmentation == ScriptSegmentation::kCharacters) {
+    ForEachWordToken(normalized_utf8,
+                     [&](std::string_view token) { ForEachScriptSegment(token, on_token); });
+    return;
+  }
+  ForEachToken(kind, normalized_utf8, on_token);
 }
 
 }  // namespace neardup::internal
