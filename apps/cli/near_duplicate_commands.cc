@@ -244,14 +244,17 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   if (report_kind == Report::kPairs) {
     status = WritePairs(corpus, *pairs, &*output);
   } else {
-    cluster_of = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
+    Result<std::vector<uint32_t>> clusters = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
+    if (!clusters.ok()) return ReportError(clusters.status());
+    cluster_of = std::move(clusters).value();
     if (report_kind == Report::kClusters) {
       status = WriteClusters(corpus, cluster_of, &*output, &num_clusters);
     } else {
-      std::vector<bool> keep = ChooseKept(cluster_of, corpus.lengths, *keep_rule);
+      Result<std::vector<bool>> keep = ChooseKept(cluster_of, corpus.lengths, *keep_rule);
+      if (!keep.ok()) return ReportError(keep.status());
       kept = 0;
-      for (bool k : keep) kept += k;
-      status = WriteDedup(flags, corpus, cluster_of, keep, &*output);
+      for (bool k : *keep) kept += k;
+      status = WriteDedup(flags, corpus, cluster_of, *keep, &*output);
     }
   }
   Status closed = output->Close();

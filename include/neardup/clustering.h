@@ -42,15 +42,19 @@ Result<KeepRule> ParseKeepRule(std::string_view name);        // "first" | "long
 
 // cluster_of[i] is the number of document i's cluster's first member (its
 // smallest document number), so a document alone is its own cluster.
-// REQUIRES: every pair has a < b < num_documents.
-std::vector<uint32_t> ClusterDocuments(size_t num_documents, std::span<const SimilarPair> pairs,
-                                       ClusterRule rule);
+// InvalidArgument unless every pair has a < b < num_documents, and
+// num_documents < 2^32.
+Result<std::vector<uint32_t>> ClusterDocuments(size_t num_documents,
+                                               std::span<const SimilarPair> pairs,
+                                               ClusterRule rule);
 
 // keep[i] is true for the one document kept per cluster: the first, or the
 // longest / shortest by `lengths` (ties go to the earlier document).
-// REQUIRES: lengths.size() == cluster_of.size().
-std::vector<bool> ChooseKept(std::span<const uint32_t> cluster_of,
-                             std::span<const uint64_t> lengths, KeepRule rule);
+// InvalidArgument unless lengths.size() == cluster_of.size() and every
+// cluster_of[i] <= i names a document that is its own cluster (as
+// ClusterDocuments returns).
+Result<std::vector<bool>> ChooseKept(std::span<const uint32_t> cluster_of,
+                                     std::span<const uint64_t> lengths, KeepRule rule);
 
 }  // namespace neardup
 

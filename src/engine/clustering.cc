@@ -1,6 +1,7 @@
 #include "neardup/clustering.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "neardup/union_find.h"
@@ -22,11 +23,19 @@ Result<KeepRule> ParseKeepRule(std::string_view name) {
                               "\") must be \"first\", \"longest\" or \"shortest\"");
 }
 
-std::vector<uint32_t> ClusterDocuments(size_t num_documents, std::span<const SimilarPair> pairs,
-                                       ClusterRule rule) {
+Result<std::vector<uint32_t>> ClusterDocuments(size_t num_documents,
+                                               std::span<const SimilarPair> pairs,
+                                               ClusterRule rule) {
+  if (num_documents > std::numeric_limits<uint32_t>::max()) {
+    return InvalidArgumentError("num_documents (" + std::to_string(num_documents) +
+                                ") must be below 2^32");
+  }
   for (const SimilarPair& pair : pairs) {
-    NEARDUP_CHECK(pair.a < pair.b && pair.b < num_documents)
-        << "pair (" << pair.a << ", " << pair.b << ") out of order or range";
+    if (!(pair.a < pair.b && pair.b < num_documents)) {
+      return InvalidArgumentError("pair (" + std::to_string(pair.a) + ", " +
+                                  std::to_string(pair.b) + ") out of order or range (" +
+                                  std::to_string(num_documents) + " documents)");
+    }
   }
   std::vector<uint32_t> cluster_of(num_documents);
   if (rule == ClusterRule::kComponents) {
@@ -55,10 +64,21 @@ std::vector<uint32_t> ClusterDocuments(size_t num_documents, std::span<const Sim
   return cluster_of;
 }
 
-std::vector<bool> ChooseKept(std::span<const uint32_t> cluster_of,
-                             std::span<const uint64_t> lengths, KeepRule rule) {
-  NEARDUP_CHECK(lengths.size() == cluster_of.size());
+Result<std::vector<bool>> ChooseKept(std::span<const uint32_t> cluster_of,
+                                     std::span<const uint64_t> lengths, KeepRule rule) {
+  if (lengths.size() != cluster_of.size()) {
+    return InvalidArgumentError("ChooseKept: " + std::to_string(lengths.size()) + " lengths for " +
+                                std::to_string(cluster_of.size()) + " documents");
+  }
   const size_t n = cluster_of.size();
+  for (size_t doc = 0; doc < n; ++doc) {
+    const uint32_t cluster = cluster_of[doc];
+    if (cluster > doc || cluster_of[cluster] != cluster) {
+      return InvalidArgumentError("ChooseKept: document " + std::to_string(doc) +
+                                  " names cluster " + std::to_string(cluster) +
+                                  ", which is not a first member");
+    }
+  }
   // best[c] is the chosen member of the cluster whose first member is c.
   std::vector<uint32_t> best(n);
   for (uint32_t doc = 0; doc < n; ++doc) {
