@@ -38,8 +38,8 @@ def best_of(repeat, fn):
 
 
 def make_texts(n, seed):
-    """English-like articles of 150-600 words drawn from a 5000-word vocabulary
-    with a Zipf-like law, about 2.5 KB each."""
+    """English-like articles of 100-300 words drawn from a 5000-word vocabulary
+    with a Zipf-like law, about 1.5 KB each."""
     rng = random.Random(seed)
     vocab = [f"{rng.choice('bcdfghjklmnprstvw')}{rng.choice('aeiou')}"
              f"{rng.choice('bcdfghjklmnprstvw')}{rng.choice('aeiou') * (i % 3)}{i % 97}"
@@ -47,7 +47,7 @@ def make_texts(n, seed):
     weights = [1.0 / (i + 1) for i in range(len(vocab))]
     texts = []
     for _ in range(n):
-        words = rng.choices(vocab, weights=weights, k=rng.randint(150, 600))
+        words = rng.choices(vocab, weights=weights, k=rng.randint(100, 300))
         texts.append(" ".join(words))
     return texts
 
@@ -70,6 +70,21 @@ def bench_fingerprint(args):
             cli_s = best_of(args.repeat, lambda: subprocess.run(cmd, check=True))
         print(f"CLI fingerprint --threads 1 on the same texts (JSONL): {cli_s:.3f} s = "
               f"{total / cli_s / 1e6:.0f} MB/s; Python / CLI time = {python_s / cli_s:.2f}")
+    simhash_s = best_of(args.repeat,
+                        lambda: neardup.fingerprint(texts, minhash=False, threads=1))
+    print(f"fingerprint(minhash=False) (SimHash only), one thread: {total / simhash_s / 1e6:.0f} "
+          "MB/s")
+    if args.cli:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "bench.jsonl")
+            with open(path, "w", encoding="utf-8") as f:
+                for i, t in enumerate(texts):
+                    f.write(json.dumps({"id": str(i), "text": t}) + "\n")
+            cmd = [args.cli, "fingerprint", "--simhash", "--threads", "1", "--quiet", "-o",
+                   "/dev/null", path]
+            cli_s = best_of(args.repeat, lambda: subprocess.run(cmd, check=True))
+        print(f"CLI fingerprint --simhash --threads 1: {total / cli_s / 1e6:.0f} MB/s; "
+              f"Python / CLI time = {simhash_s / cli_s:.2f}")
     threads_s = best_of(args.repeat, lambda: neardup.fingerprint(texts, threads=0))
     print(f"fingerprint(): all cores: {total / threads_s / 1e6:.0f} MB/s")
 
@@ -87,10 +102,14 @@ def bench_corpus(args):
     insert_s = best_of(args.repeat, insert)
     corpus = insert()
     find_s = best_of(args.repeat, lambda: corpus.find_all_bulk(queries))
+    find_arrays_s = best_of(args.repeat, lambda: corpus.find_all_bulk(queries, as_arrays=True))
     first_s = best_of(args.repeat, lambda: corpus.find_first_bulk(queries))
+    first_arrays_s = best_of(args.repeat,
+                             lambda: corpus.find_first_bulk(queries, as_arrays=True))
     remove_s = best_of(1, lambda: corpus.remove_bulk(hashes))
     print(f"Corpus(6, 3), {args.hashes} random hashes: insert_bulk {insert_s:.3f} s, "
-          f"find_all_bulk {find_s:.3f} s, find_first_bulk {first_s:.3f} s, "
+          f"find_all_bulk {find_s:.3f} s (as_arrays {find_arrays_s:.3f} s), "
+          f"find_first_bulk {first_s:.3f} s (as_arrays {first_arrays_s:.3f} s), "
           f"remove_bulk {remove_s:.3f} s")
 
 

@@ -88,13 +88,24 @@ class Corpus {
     return py::int_(match->fingerprint);
   }
 
-  py::list FindFirstBulk(const py::handle& queries) const {
+  py::object FindFirstBulk(const py::handle& queries, bool as_arrays) const {
     const HashSpan values(queries);
     std::vector<std::optional<HammingMatch>> matches;
     RunWithoutGil(0, [&] {
       std::shared_lock lock(mutex_);
       matches = index_.FindFirstBulk(values.span());
     });
+    if (as_arrays) {
+      const auto n = static_cast<py::ssize_t>(matches.size());
+      std::vector<uint8_t> found(matches.size());
+      std::vector<uint64_t> hashes(matches.size());
+      for (size_t i = 0; i < matches.size(); ++i) {
+        found[i] = matches[i] ? 1 : 0;
+        hashes[i] = matches[i] ? matches[i]->fingerprint : 0;
+      }
+      return py::make_tuple(OwningArray(std::move(found), {n}).attr("astype")("bool"),
+                            OwningArray(std::move(hashes), {n}));
+    }
     py::list out(matches.size());
     for (size_t i = 0; i < matches.size(); ++i) {
       out[i] = matches[i] ? py::object(py::int_(matches[i]->fingerprint)) : py::object(py::none());
@@ -112,13 +123,33 @@ class Corpus {
     return ToList(matches);
   }
 
-  py::list FindAllBulk(const py::handle& queries) const {
+  py::object FindAllBulk(const py::handle& queries, bool as_arrays) const {
     const HashSpan values(queries);
     HammingMatchesBulk bulk;
+    std::vector<uint64_t> offsets;
+    std::vector<uint64_t> hashes;
+    std::vector<uint8_t> distances;
     RunWithoutGil(0, [&] {
-      std::shared_lock lock(mutex_);
-      bulk = index_.FindAllBulk(values.span());
+      {
+        std::shared_lock lock(mutex_);
+        bulk = index_.FindAllBulk(values.span());
+      }
+      if (!as_arrays) return;
+      offsets.assign(bulk.offsets.begin(), bulk.offsets.end());
+      hashes.resize(bulk.matches.size());
+      distances.resize(bulk.matches.size());
+      for (size_t i = 0; i < bulk.matches.size(); ++i) {
+        hashes[i] = bulk.matches[i].fingerprint;
+        distances[i] = static_cast<uint8_t>(bulk.matches[i].distance);
+      }
     });
+    if (as_arrays) {
+      const auto n = static_cast<py::ssize_t>(offsets.size());
+      const auto m = static_cast<py::ssize_t>(hashes.size());
+      return py::make_tuple(OwningArray(std::move(offsets), {n}),
+                            OwningArray(std::move(hashes), {m}),
+                            OwningArray(std::move(distances), {m}));
+    }
     const size_t n = bulk.offsets.empty() ? 0 : bulk.offsets.size() - 1;
     py::list out(n);
     for (size_t i = 0; i < n; ++i) out[i] = ToList(bulk.For(i));
@@ -206,12 +237,17 @@ void RegisterHamming(py::module_& m) {
       .def("find_first", &Corpus::FindFirst, py::arg("query"),
            "The nearest stored hash within diff_bits of `query` (ties: the smallest), or None.")
       .def("find_first_bulk", &Corpus::FindFirstBulk, py::arg("queries"),
-           "find_first of each query, as a list (None where nothing matches).")
+           py::arg("as_arrays") = false,
+           "find_first of each query, as a list (None where nothing matches); with "
+           "as_arrays=True, numpy arrays (found: bool [n], hashes: uint64 [n], 0 where not "
+           "found), which skips building a Python object per query.")
       .def("find_all", &Corpus::FindAll, py::arg("query"),
            "Every stored hash within diff_bits of `query`, each once, nearest first (then "
            "ascending).")
-      .def("find_all_bulk", &Corpus::FindAllBulk, py::arg("queries"),
-           "find_all of each query, as a list of lists.")
+      .def("find_all_bulk", &Corpus::FindAllBulk, py::arg("queries"), py::arg("as_arrays") = false,
+           "find_all of each query, as a list of lists; with as_arrays=True, numpy arrays "
+           "(offsets: uint64 [n + 1], hashes: uint64, distances: uint8): query i's matches "
+           "are hashes[offsets[i]:offsets[i + 1]], in find_all's order.")
       .def("pairs", &Corpus::Pairs,
            "Every pair of stored hashes within diff_bits, as (smaller, larger) tuples, sorted.");
   m.def(

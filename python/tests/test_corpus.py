@@ -48,7 +48,14 @@ def test_find_all_and_find_first_match_brute_force(blocks, bits):
     assert corpus.find_all_bulk(np.array(queries, dtype=np.uint64)[::-1])[::-1] == expected
     for q, want in zip(queries[:50], expected):
         assert corpus.find_all(q) == want
+    offsets, hashes, distances = corpus.find_all_bulk(queries, as_arrays=True)
+    assert [hashes[offsets[i]:offsets[i + 1]].tolist() for i in range(len(queries))] == expected
+    assert all(popcount(int(h) ^ q) == d for i, q in enumerate(queries)
+               for h, d in zip(hashes[offsets[i]:offsets[i + 1]],
+                               distances[offsets[i]:offsets[i + 1]]))
     firsts = corpus.find_first_bulk(queries)
+    found, first_hashes = corpus.find_first_bulk(queries, as_arrays=True)
+    assert [int(h) if f else None for f, h in zip(found, first_hashes)] == firsts
     assert firsts == [want[0] if want else None for want in expected]
     assert corpus.find_first(queries[0]) == firsts[0]
 
