@@ -5,11 +5,13 @@ The C++ engine from Python:
 - Corpus, num_differing_bits(), find_all(): the simhash package's API.
 - MinHash, MinHashLSH: datasketch's API (another hash family: docs/PYTHON.md).
 - pairs(), clusters(), dedup(): the CLI's answers as Python objects.
+- Collection: a persistent archive for containment search (query, similar).
 Errors: neardup.Error and its subclasses InvalidArgumentError (a ValueError)
 and StorageError (an OSError), carrying the library's message.
 """
 
 from ._neardup import (
+    Collection,
     Corpus,
     Error,
     InvalidArgumentError,
@@ -24,7 +26,7 @@ from ._neardup import (
 from ._api import Fingerprints, Pair, clusters, dedup, fingerprint, pairs
 
 __all__ = [
-    "Corpus", "Error", "Fingerprints", "InvalidArgumentError", "MinHash", "MinHashLSH", "Pair",
+    "Collection", "Corpus", "Error", "Fingerprints", "InvalidArgumentError", "MinHash", "MinHashLSH", "Pair",
     "Recipe", "StorageError", "clusters", "dedup", "find_all", "fingerprint",
     "num_differing_bits", "pairs", "simhash",
 ]

@@ -6,6 +6,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._neardup import (
+    Collection as Collection,
     Corpus as Corpus,
     Error as Error,
     InvalidArgumentError as InvalidArgumentError,

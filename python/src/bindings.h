@@ -124,6 +124,7 @@ void RegisterFingerprint(py::module_& m);
 void RegisterHamming(py::module_& m);
 void RegisterMinHash(py::module_& m);
 void RegisterNearDuplicates(py::module_& m);
+void RegisterCollection(py::module_& m);
 
 }  // namespace neardup::python
 

@@ -13,4 +13,5 @@ PYBIND11_MODULE(_neardup, m) {
   neardup::python::RegisterHamming(m);
   neardup::python::RegisterMinHash(m);
   neardup::python::RegisterNearDuplicates(m);
+  neardup::python::RegisterCollection(m);
 }
