@@ -120,7 +120,10 @@ def test_gil_is_released_while_fingerprinting():
     # A large batch takes a noticeable time; while a worker thread computes
     # it, this thread must keep running Python code. With the GIL held the
     # main thread would stall for the whole computation.
-    texts = [" ".join(f"w{(i * 7919 + j) % 5003}" for j in range(400)) for i in range(6000)]
+    # About 50 MB (2,000 distinct texts, each 12 times), so that the call
+    # lasts long enough (0.3-1 s) for scheduling gaps on a loaded machine to
+    # be small beside it.
+    texts = [" ".join(f"w{(i * 7919 + j) % 5003}" for j in range(400)) for i in range(2000)] * 12
     started = time.perf_counter()
     neardup.fingerprint(texts, threads=1)
     alone = time.perf_counter() - started
@@ -147,7 +150,7 @@ def test_two_threads_fingerprint_concurrently():
     # Thread A fingerprints one large batch; thread B meanwhile fingerprints
     # small batches in a loop. B's calls can only complete inside A's call
     # if A's call does not hold the GIL while it computes.
-    big = [" ".join(f"w{(i * 31 + j) % 997}" for j in range(300)) for i in range(6000)]
+    big = [" ".join(f"w{(i * 31 + j) % 997}" for j in range(300)) for i in range(2000)] * 10
     small = big[:20]
     span = {}
     finished_b = []
