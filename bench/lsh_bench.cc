@@ -289,7 +289,7 @@ void BM_Query(benchmark::State& state) {
   size_t found = 0;
   for (auto _ : state) {
     const std::vector<uint64_t> hits =
-        index.Query(std::span(queries).subspan(q * kNumHashes, kNumHashes));
+        *index.Query(std::span(queries).subspan(q * kNumHashes, kNumHashes));
     found += hits.size();
     benchmark::DoNotOptimize(hits.data());
     q = (q + 1) % kQueries;

@@ -117,7 +117,7 @@ void BM_JaccardAtLeastRealSketches(benchmark::State& state) {
   for (auto _ : state) {
     for (const auto& [a, b] : data.pairs) {
       double estimate = 0;
-      accepted += JaccardAtLeast(data.sketches[a], data.sketches[b], threshold, &estimate);
+      accepted += *JaccardAtLeast(data.sketches[a], data.sketches[b], threshold, &estimate);
       benchmark::DoNotOptimize(estimate);
     }
   }
@@ -149,8 +149,8 @@ void BM_JaccardAtLeastRealSketchesSummaries(benchmark::State& state) {
     if (state.range(1) == 0) {
       for (const auto& [a, b] : data.pairs) {
         double estimate = 0;
-        num_accepted += JaccardAtLeast(data.sketches[a], summaries[a], data.sketches[b],
-                                       summaries[b], threshold, &estimate);
+        num_accepted += *JaccardAtLeast(data.sketches[a], summaries[a], data.sketches[b],
+                                        summaries[b], threshold, &estimate);
         benchmark::DoNotOptimize(estimate);
       }
     } else {

@@ -183,7 +183,7 @@ void BM_BottomKEstimateJaccard(benchmark::State& state) {
   for (auto _ : state) {
     double total = 0;
     for (const auto& [x, y] : data.pairs)
-      total += EstimateJaccard(data.sketches[x], data.sketches[y]);
+      total += *EstimateJaccard(data.sketches[x], data.sketches[y]);
     benchmark::DoNotOptimize(total);
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(data.pairs.size()));
@@ -198,7 +198,7 @@ void BM_BottomKJaccardAtLeast(benchmark::State& state) {
   for (auto _ : state) {
     for (const auto& [x, y] : data.pairs) {
       double estimate;
-      hits += JaccardAtLeast(data.sketches[x], data.sketches[y], threshold, &estimate);
+      hits += *JaccardAtLeast(data.sketches[x], data.sketches[y], threshold, &estimate);
     }
   }
   benchmark::DoNotOptimize(hits);
@@ -289,7 +289,7 @@ void BM_KValueEstimateJaccard(benchmark::State& state) {
   for (auto _ : state) {
     double total = 0;
     for (size_t p = 0; p + 1 < sketches.size(); ++p) {
-      total += EstimateJaccard(sketches[p], sketches[p + 1]);
+      total += *EstimateJaccard(sketches[p], sketches[p + 1]);
     }
     benchmark::DoNotOptimize(total);
   }

@@ -10,6 +10,8 @@ packages=(
   libutf8proc-dev libxxhash-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libfaiss-dev
   gzip zstd
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
+  python3-setuptools python3-wheel python3-venv
 )
 
 missing=()

@@ -58,11 +58,13 @@ int main(int argc, char** argv) {
   }
 
   const int distance = neardup::HammingDistance(fingerprints[0].simhash, fingerprints[1].simhash);
-  const double jaccard = neardup::EstimateJaccard(fingerprints[0].minhash, fingerprints[1].minhash);
+  const neardup::Result<double> jaccard =
+      neardup::EstimateJaccard(fingerprints[0].minhash, fingerprints[1].minhash);
+  if (!jaccard.ok()) return Fail(jaccard.status());
   std::printf("recipe %s\n", neardup::RecipeId(*recipe).c_str());
   std::printf("simhash %016llx %016llx distance %d of 64\n",
               static_cast<unsigned long long>(fingerprints[0].simhash),
               static_cast<unsigned long long>(fingerprints[1].simhash), distance);
-  std::printf("minhash jaccard %.4f\n", jaccard);
+  std::printf("minhash jaccard %.4f\n", *jaccard);
   return 0;
 }

@@ -104,9 +104,8 @@ class LshIndex {
 
   // The ids of stored documents that share at least one band key with
   // `sketch`, sorted ascending and unique (a stored copy of `sketch` itself
-  // is included). REQUIRES: sketch.size() == num_hashes() (a programmer
-  // error: checked, aborts).
-  std::vector<uint64_t> Query(std::span<const uint64_t> sketch) const;
+  // is included). InvalidArgument if sketch.size() != num_hashes().
+  Result<std::vector<uint64_t>> Query(std::span<const uint64_t> sketch) const;
 
   // Every pair of stored documents that share at least one band key, as
   // (smaller id, larger id), each once, sorted ascending. Equal band keys are
@@ -114,8 +113,7 @@ class LshIndex {
   // run of equal high halves then splits into its key chains),
   // bands_per_pass bands at a time (in parallel): the scratch memory is about
   // bands_per_pass * n * 8 bytes plus the pairs. Values >= num_bands mean all
-  // bands in one pass.
-  // REQUIRES: bands_per_pass >= 1 (checked, aborts).
+  // bands in one pass; values below 1 mean 1.
   std::vector<std::pair<uint64_t, uint64_t>> AllPairCandidates(int bands_per_pass = 4) const;
 
   size_t size() const;

@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "neardup/minhash.h"
+#include "neardup/status.h"
 
 namespace neardup {
 
@@ -37,16 +38,16 @@ namespace neardup {
 // estimate is unbiased, with standard error about sqrt(J(1 - J) / k). Not the
 // Jaccard of the two sketch sets, which is biased low. When both documents
 // have fewer than k distinct features it is their exact Jaccard.
-// REQUIRES: a.k == b.k.
-double EstimateJaccard(const BottomKSketch& a, const BottomKSketch& b);
+// InvalidArgument when a.k != b.k (sketches of different recipes).
+Result<double> EstimateJaccard(const BottomKSketch& a, const BottomKSketch& b);
 
 // Returns exactly EstimateJaccard(a, b) >= threshold, stopping the merge as
 // soon as the threshold can no longer be reached. When it returns true it
 // sets *estimate (if not null) to EstimateJaccard(a, b); when it returns
 // false *estimate is left unchanged. A NaN threshold gives false.
-// REQUIRES: a.k == b.k.
-bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double threshold,
-                    double* estimate);
+// InvalidArgument when a.k != b.k.
+Result<bool> JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double threshold,
+                            double* estimate);
 
 // JaccardAtLeast over many pairs: for each i, accepted[i] =
 // JaccardAtLeast(*a[i], *b[i], threshold, ...) and, where accepted[i] is 1,
@@ -100,10 +101,11 @@ size_t MaxCommonValues(const BottomKSummary& a, const BottomKSummary& b);
 // first rejects from the summaries (one cache line each) and only reads the
 // values of a pair that passes; those are walked in full (no second filter:
 // on typical data they are near-duplicates).
-// REQUIRES: a.k == b.k (checked on the pairs the summaries cannot reject),
-// summary_a == SummarizeBottomK(a), summary_b == SummarizeBottomK(b).
-bool JaccardAtLeast(const BottomKSketch& a, const BottomKSummary& summary_a, const BottomKSketch& b,
-                    const BottomKSummary& summary_b, double threshold, double* estimate);
+// InvalidArgument when a.k != b.k.
+// REQUIRES: summary_a == SummarizeBottomK(a), summary_b == SummarizeBottomK(b).
+Result<bool> JaccardAtLeast(const BottomKSketch& a, const BottomKSummary& summary_a,
+                            const BottomKSketch& b, const BottomKSummary& summary_b,
+                            double threshold, double* estimate);
 
 // The pairs form of the summary check, for verifying many candidate pairs
 // over one set of sketches: for each i with (x, y) = pairs[i],
@@ -125,9 +127,9 @@ size_t JaccardAtLeastPairs(std::span<const BottomKSketch* const> sketches,
                            std::span<uint8_t> accepted, std::span<double> estimates);
 
 // The one-permutation estimator: the fraction of positions with equal values.
-// 0.0 if either sketch is empty (KValueSketch::empty).
-// REQUIRES: a.values.size() == b.values.size().
-double EstimateJaccard(const KValueSketch& a, const KValueSketch& b);
+// 0.0 if either sketch is empty (KValueSketch::empty). InvalidArgument when
+// a.values.size() != b.values.size().
+Result<double> EstimateJaccard(const KValueSketch& a, const KValueSketch& b);
 
 // |A ∩ B| of two sets. REQUIRES: both strictly ascending (as ChunkSetBuilder
 // produces).

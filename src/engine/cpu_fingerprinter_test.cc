@@ -127,7 +127,7 @@ TEST(CpuFingerprinterTest, EmptyDocumentHasNoFeatures) {
     EXPECT_TRUE(fp.minhash.values.empty());
     EXPECT_TRUE(fp.kvalue_minhash.empty);
     EXPECT_TRUE(fp.chunks.empty());
-    EXPECT_EQ(EstimateJaccard(fp.minhash, fp.minhash), 0.0);
+    EXPECT_EQ(*EstimateJaccard(fp.minhash, fp.minhash), 0.0);
   }
 }
 
@@ -176,9 +176,9 @@ TEST(CpuFingerprinterTest, MinHashEstimatesTrackExactJaccardOfShingles) {
       double exact = ExactJaccard(a.chunks, b.chunks);
       double standard_error = std::sqrt(exact * (1 - exact) / k);
       double tolerance = 3 * standard_error + 1e-9;
-      EXPECT_NEAR(EstimateJaccard(a.minhash, b.minhash), exact, tolerance)
+      EXPECT_NEAR(*EstimateJaccard(a.minhash, b.minhash), exact, tolerance)
           << "rate " << rate << " trial " << trial;
-      EXPECT_NEAR(EstimateJaccard(a.kvalue_minhash, b.kvalue_minhash), exact, tolerance)
+      EXPECT_NEAR(*EstimateJaccard(a.kvalue_minhash, b.kvalue_minhash), exact, tolerance)
           << "rate " << rate << " trial " << trial;
       ++checked;
     }

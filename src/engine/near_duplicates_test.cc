@@ -171,7 +171,7 @@ TEST(NearDuplicatesTest, MinHashPairsEqualBandingPlusVerificationByBruteForce) {
       for (uint32_t b = a + 1; b < fps.size(); ++b) {
         if (fps[a].num_tokens == 0 || fps[b].num_tokens == 0) continue;
         if (!SharesABand(fps[a].kvalue_minhash, fps[b].kvalue_minhash, report.lsh.params)) continue;
-        double estimate = EstimateJaccard(fps[a].minhash, fps[b].minhash);
+        double estimate = *EstimateJaccard(fps[a].minhash, fps[b].minhash);
         if (estimate >= threshold) expected.push_back(SimilarPair{a, b, estimate, -1});
       }
     }
@@ -205,7 +205,7 @@ TEST(NearDuplicatesTest, ExactVerificationReportsExactJaccard) {
       if (fps[a].num_tokens == 0 || fps[b].num_tokens == 0) continue;
       if (!SharesABand(fps[a].kvalue_minhash, fps[b].kvalue_minhash, report.lsh.params)) continue;
       double exact = ExactJaccard(fps[a].chunks, fps[b].chunks);
-      if (EstimateJaccard(fps[a].minhash, fps[b].minhash) >= 0.7 && exact >= 0.7) {
+      if (*EstimateJaccard(fps[a].minhash, fps[b].minhash) >= 0.7 && exact >= 0.7) {
         EXPECT_TRUE(std::binary_search(pairs->begin(), pairs->end(), SimilarPair{a, b, exact, -1},
                                        [](const SimilarPair& x, const SimilarPair& y) {
                                          return x.a != y.a ? x.a < y.a : x.b < y.b;

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "neardup/check.h"
+#include "neardup/feature_hash.h"
 
 namespace neardup::internal {
 
@@ -31,3 +32,11 @@ uint64_t HashFeatureBytes(FeatureHashKind kind, std::string_view bytes, uint64_t
 }
 
 }  // namespace neardup::internal
+
+namespace neardup {
+
+uint64_t HashFeature(FeatureHashKind kind, std::string_view bytes, uint64_t seed) {
+  return internal::HashFeatureBytes(kind, bytes, seed);
+}
+
+}  // namespace neardup

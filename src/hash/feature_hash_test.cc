@@ -1,5 +1,6 @@
 #include "hash/feature_hash.h"
 #include "hash/xxh3_inline.h"
+#include "neardup/feature_hash.h"
 #include "util/mix.h"
 
 #include <gtest/gtest.h>
@@ -49,6 +50,9 @@ TEST(FeatureHashTest, DispatchMatchesDirectCalls) {
       EXPECT_EQ(HashFeatureBytes(FeatureHashKind::kXxh3, s, seed), Xxh3Hash(s, seed));
       EXPECT_EQ(HashFeatureBytes(FeatureHashKind::kSdbm, s, seed), SdbmHash(s, seed));
       EXPECT_EQ(HashFeatureBytes(FeatureHashKind::kFnv1a, s, seed), Fnv1aHash(s, seed));
+      // The public seam is the same function.
+      EXPECT_EQ(neardup::HashFeature(FeatureHashKind::kXxh3, s, seed), Xxh3Hash(s, seed));
+      EXPECT_EQ(neardup::HashFeature(FeatureHashKind::kSdbm, s, seed), SdbmHash(s, seed));
     }
   }
 }

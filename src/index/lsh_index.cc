@@ -534,10 +534,12 @@ bool LshIndex::Remove(uint64_t doc_id) {
   return true;
 }
 
-std::vector<uint64_t> LshIndex::Query(std::span<const uint64_t> sketch) const {
+Result<std::vector<uint64_t>> LshIndex::Query(std::span<const uint64_t> sketch) const {
   const LshIndexState& s = *state_;
-  NEARDUP_CHECK(sketch.size() == static_cast<size_t>(s.num_hashes))
-      << "sketch size " << sketch.size() << " != num_hashes " << s.num_hashes;
+  if (sketch.size() != static_cast<size_t>(s.num_hashes)) {
+    return InvalidArgumentError("sketch size (" + std::to_string(sketch.size()) +
+                                ") must equal num_hashes (" + std::to_string(s.num_hashes) + ")");
+  }
   const int num_bands = s.params.num_bands;
   const BandKeys keys(s, sketch.data());
   std::vector<uint64_t> out;
@@ -555,10 +557,9 @@ std::vector<uint64_t> LshIndex::Query(std::span<const uint64_t> sketch) const {
 }
 
 std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands_per_pass) const {
-  NEARDUP_CHECK(bands_per_pass >= 1) << "bands_per_pass " << bands_per_pass;
   const LshIndexState& s = *state_;
   const int num_bands = s.params.num_bands;
-  const int per_pass = std::min(bands_per_pass, num_bands);
+  const int per_pass = std::clamp(bands_per_pass, 1, num_bands);
   std::vector<Pair> result;
   if (s.doc_ids.size() < 2) return result;
   std::vector<std::vector<Pair>> band_pairs(per_pass);

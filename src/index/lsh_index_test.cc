@@ -122,16 +122,16 @@ void ExpectMatchesBruteForce(const LshIndex& index, const Stored& stored, SplitM
   ASSERT_EQ(index.size(), stored.size());
   for (const auto& [id, sketch] : stored) {
     EXPECT_TRUE(index.Contains(id));
-    ASSERT_EQ(index.Query(sketch), BruteQuery(p, stored, sketch)) << "stored doc " << id;
+    ASSERT_EQ(*index.Query(sketch), BruteQuery(p, stored, sketch)) << "stored doc " << id;
   }
   for (int i = 0; i < 20; ++i) {
     const Sketch fresh = RandomSketch(rng, index.num_hashes(), alphabet);
-    ASSERT_EQ(index.Query(fresh), BruteQuery(p, stored, fresh));
+    ASSERT_EQ(*index.Query(fresh), BruteQuery(p, stored, fresh));
     if (!stored.empty()) {
       auto it = stored.begin();
       std::advance(it, rng.Next() % stored.size());
       const Sketch near = NearDuplicate(rng, it->second, 0.1);
-      ASSERT_EQ(index.Query(near), BruteQuery(p, stored, near));
+      ASSERT_EQ(*index.Query(near), BruteQuery(p, stored, near));
     }
   }
   const std::vector<Pair> expected = BrutePairs(p, stored);
@@ -254,8 +254,8 @@ TEST(LshIndexTest, InsertBulkMatchesInsertAndOracle) {
       std::advance(it, rng.Next() % all.size());
       const Sketch near = NearDuplicate(rng, it->second, 0.2);
       const std::vector<uint64_t> want = BruteQuery(params, all, near);
-      EXPECT_EQ(bulk.Query(near), want);
-      EXPECT_EQ(single.Query(near), want);
+      EXPECT_EQ(*bulk.Query(near), want);
+      EXPECT_EQ(*single.Query(near), want);
     }
     // Removing from a bulk-built index keeps it consistent.
     std::vector<uint64_t> removed;
@@ -312,9 +312,9 @@ TEST(LshIndexTest, OnlyTheBandedValuesCount) {
   ASSERT_TRUE(index.Insert(20, b).ok());
   ASSERT_TRUE(index.Insert(30, c).ok());
   ASSERT_TRUE(index.Insert(40, d).ok());
-  EXPECT_THAT(index.Query(a), ElementsAre(10, 20));
-  EXPECT_THAT(index.Query(c), ElementsAre(30));
-  EXPECT_THAT(index.Query(d), ElementsAre(40));
+  EXPECT_THAT(*index.Query(a), ElementsAre(10, 20));
+  EXPECT_THAT(*index.Query(c), ElementsAre(30));
+  EXPECT_THAT(*index.Query(d), ElementsAre(40));
   EXPECT_THAT(index.AllPairCandidates(), ElementsAre(Pair{10, 20}));
 }
 
@@ -328,17 +328,17 @@ TEST(LshIndexTest, ExactDuplicatesFormOneGroup) {
   }
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(index.AllPairCandidates(1), expected);
-  EXPECT_EQ(index.Query(same).size(), 40u);
+  EXPECT_EQ(index.Query(same)->size(), 40u);
   // Remove from the middle, the head (last inserted) and the tail of the chain.
   for (uint64_t id : {20 * 7, 39 * 7, 0}) ASSERT_TRUE(index.Remove(id));
-  EXPECT_EQ(index.Query(same).size(), 37u);
+  EXPECT_EQ(index.Query(same)->size(), 37u);
   EXPECT_EQ(index.AllPairCandidates(3).size(), 37u * 36 / 2);
 }
 
 TEST(LshIndexTest, EmptyIndex) {
   LshIndex index = MakeIndex({16, 8}, 128);
   EXPECT_EQ(index.size(), 0u);
-  EXPECT_TRUE(index.Query(Sketch(128, 5)).empty());
+  EXPECT_TRUE(index.Query(Sketch(128, 5))->empty());
   EXPECT_TRUE(index.AllPairCandidates().empty());
   EXPECT_FALSE(index.Remove(1));
   EXPECT_FALSE(index.Contains(1));
@@ -353,11 +353,11 @@ TEST(LshIndexTest, RemoveReportsPresence) {
   EXPECT_FALSE(index.Remove(6));
   EXPECT_TRUE(index.Remove(5));
   EXPECT_FALSE(index.Remove(5));
-  EXPECT_TRUE(index.Query(Sketch{1, 2, 3, 4}).empty());
+  EXPECT_TRUE(index.Query(Sketch{1, 2, 3, 4})->empty());
   // Every 64-bit value is a valid id.
   ASSERT_TRUE(index.Insert(~uint64_t{0}, Sketch{1, 2, 3, 4}).ok());
   ASSERT_TRUE(index.Insert(0, Sketch{1, 2, 0, 0}).ok());
-  EXPECT_THAT(index.Query(Sketch{1, 2, 9, 9}), ElementsAre(0, ~uint64_t{0}));
+  EXPECT_THAT(*index.Query(Sketch{1, 2, 9, 9}), ElementsAre(0, ~uint64_t{0}));
   EXPECT_THAT(index.AllPairCandidates(), ElementsAre(Pair{0, ~uint64_t{0}}));
 }
 
@@ -453,7 +453,7 @@ TEST(LshIndexTest, InsertRejectsBadInputAndStaysUnchanged) {
   EXPECT_EQ(duplicate.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(duplicate.message(), HasSubstr("doc_id (1) is already in the LSH index"));
   EXPECT_EQ(index.size(), 1u);
-  EXPECT_THAT(index.Query(good), ElementsAre(1));
+  EXPECT_THAT(*index.Query(good), ElementsAre(1));
 }
 
 TEST(LshIndexTest, InsertBulkRejectsBadInputAndStaysUnchanged) {
@@ -490,19 +490,26 @@ TEST(LshIndexTest, InsertBulkRejectsBadInputAndStaysUnchanged) {
     for (uint64_t id : ids) EXPECT_FALSE(index.Contains(id));
     EXPECT_TRUE(index.Contains(3));
     EXPECT_TRUE(index.AllPairCandidates().empty());
-    EXPECT_THAT(index.Query(Sketch{1, 1, 1, 1}), ElementsAre(3));
+    EXPECT_THAT(*index.Query(Sketch{1, 1, 1, 1}), ElementsAre(3));
     // The valid batch then goes in whole.
     ASSERT_TRUE(index.InsertBulk(ids, sketches).ok());
     EXPECT_EQ(index.size(), static_cast<size_t>(count) + 1);
-    EXPECT_EQ(index.Query(Sketch{1, 1, 1, 1}).size(), static_cast<size_t>(count) + 1);
+    EXPECT_EQ(index.Query(Sketch{1, 1, 1, 1})->size(), static_cast<size_t>(count) + 1);
   }
 }
 
-TEST(LshIndexDeathTest, QueryWithWrongSketchSizeIsAProgrammerError) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+TEST(LshIndexTest, QueryWithWrongSketchSizeIsAnError) {
   LshIndex index = MakeIndex({2, 2}, 4);
-  EXPECT_DEATH((void)index.Query(Sketch{1, 2, 3}), "num_hashes");
-  EXPECT_DEATH((void)index.AllPairCandidates(0), "bands_per_pass");
+  ASSERT_TRUE(index.Insert(1, Sketch{1, 2, 3, 4}).ok());
+  ASSERT_TRUE(index.Insert(2, Sketch{1, 2, 3, 4}).ok());
+  Result<std::vector<uint64_t>> short_sketch = index.Query(Sketch{1, 2, 3});
+  ASSERT_FALSE(short_sketch.ok());
+  EXPECT_EQ(short_sketch.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(short_sketch.status().message(), testing::HasSubstr("num_hashes (4)"));
+  EXPECT_FALSE(index.Query(Sketch{1, 2, 3, 4, 5}).ok());
+  // bands_per_pass below 1 means one band per pass.
+  EXPECT_EQ(index.AllPairCandidates(0), index.AllPairCandidates(1));
+  EXPECT_EQ(index.AllPairCandidates(-3).size(), 1u);
 }
 
 // The specialised loops (rows 8 and 13) give the generic BandKey's keys.

@@ -83,13 +83,13 @@ TEST_P(EstimatorTest, BottomKAndKValueAreUnbiased) {
       }
       const BottomKSketch sa = bottom_a.Finish();
       const BottomKSketch sb = bottom_b.Finish();
-      bottom_k.values.push_back(EstimateJaccard(sa, sb));
+      bottom_k.values.push_back(*EstimateJaccard(sa, sb));
       std::vector<uint64_t> common;
       std::set_intersection(sa.values.begin(), sa.values.end(), sb.values.begin(), sb.values.end(),
                             std::back_inserter(common));
       sketch_sets.values.push_back(static_cast<double>(common.size()) /
                                    static_cast<double>(2 * k - common.size()));
-      k_value.values.push_back(EstimateJaccard(value_a.Finish(), value_b.Finish()));
+      k_value.values.push_back(*EstimateJaccard(value_a.Finish(), value_b.Finish()));
     }
     ExpectUnbiased(bottom_k, jaccard, k, "bottom-k");
     ExpectUnbiased(k_value, jaccard, k, "k-value");
@@ -120,10 +120,10 @@ TEST(EstimatorTest, IdenticalAndDisjointSets) {
       c.Add(f);
       vc.Add(f);
     }
-    EXPECT_EQ(EstimateJaccard(a.Finish(), b.Finish()), 1.0);
-    EXPECT_EQ(EstimateJaccard(va.Finish(), vb.Finish()), 1.0);
-    EXPECT_EQ(EstimateJaccard(a.Finish(), c.Finish()), 0.0);
-    EXPECT_EQ(EstimateJaccard(va.Finish(), vc.Finish()), 0.0);
+    EXPECT_EQ(*EstimateJaccard(a.Finish(), b.Finish()), 1.0);
+    EXPECT_EQ(*EstimateJaccard(va.Finish(), vb.Finish()), 1.0);
+    EXPECT_EQ(*EstimateJaccard(a.Finish(), c.Finish()), 0.0);
+    EXPECT_EQ(*EstimateJaccard(va.Finish(), vc.Finish()), 0.0);
   }
 }
 

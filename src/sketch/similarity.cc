@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "neardup/check.h"
 #include "sketch/similarity_kernels.h"
@@ -101,24 +102,49 @@ bool SmallPairAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thr
         f.counts.maybe_common + std::min(f.n_probe - prefix, f.n_build - f.counts.build_below_cut);
     if (bound < needed) return false;
   }
-  if (a.k > internal::kMaxSplitLimit) return Report(EstimateJaccard(a, b), threshold, estimate);
+  if (a.k > internal::kMaxSplitLimit) {
+    return Report(internal::EstimateJaccardSameK(a, b), threshold, estimate);
+  }
   const internal::WalkCount walk = internal::BestMergeWalk()(av, na, bv, nb, a.k);
   return Report(Ratio(walk.matches, walk.steps), threshold, estimate);
 }
 
 }  // namespace
 
-double EstimateJaccard(const BottomKSketch& a, const BottomKSketch& b) {
-  NEARDUP_CHECK(a.k == b.k) << "bottom-k sketches of different k (" << a.k << " and " << b.k << ")";
+namespace {
+
+Status CheckSameK(const BottomKSketch& a, const BottomKSketch& b) {
+  if (a.k == b.k) return Status::Ok();
+  return InvalidArgumentError("bottom-k sketches of different k (" + std::to_string(a.k) + " and " +
+                              std::to_string(b.k) + ")");
+}
+
+}  // namespace
+
+Result<double> EstimateJaccard(const BottomKSketch& a, const BottomKSketch& b) {
+  NEARDUP_RETURN_IF_ERROR(CheckSameK(a, b));
+  return internal::EstimateJaccardSameK(a, b);
+}
+
+Result<bool> JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double threshold,
+                            double* estimate) {
+  NEARDUP_RETURN_IF_ERROR(CheckSameK(a, b));
+  return internal::JaccardAtLeastSameK(a, b, threshold, estimate);
+}
+
+namespace internal {
+
+double EstimateJaccardSameK(const BottomKSketch& a, const BottomKSketch& b) {
+  NEARDUP_DCHECK(a.k == b.k);
   if (a.values.empty() || b.values.empty()) return 0.0;
   const internal::WalkCount walk = internal::MergeWalkReference(
       a.values.data(), a.values.size(), b.values.data(), b.values.size(), a.k);
   return Ratio(walk.matches, walk.steps);
 }
 
-bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double threshold,
-                    double* estimate) {
-  NEARDUP_CHECK(a.k == b.k) << "bottom-k sketches of different k (" << a.k << " and " << b.k << ")";
+bool JaccardAtLeastSameK(const BottomKSketch& a, const BottomKSketch& b, double threshold,
+                         double* estimate) {
+  NEARDUP_DCHECK(a.k == b.k);
   if (std::isnan(threshold)) return false;
   const size_t na = a.values.size();
   const size_t nb = b.values.size();
@@ -209,6 +235,8 @@ bool JaccardAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thres
   return Report(Ratio(matches, k), threshold, estimate);
 }
 
+}  // namespace internal
+
 #undef NEARDUP_MERGE_STEP
 
 namespace {
@@ -252,7 +280,9 @@ size_t JaccardAtLeastBatch(std::span<const BottomKSketch* const> a,
       PrefetchValues(*b[i + kValuesAhead]);
     }
     double estimate = 0.0;
-    const bool ok = JaccardAtLeast(*a[i], *b[i], threshold, &estimate);
+    NEARDUP_CHECK(a[i]->k == b[i]->k)
+        << "bottom-k sketches of different k (" << a[i]->k << " and " << b[i]->k << ")";
+    const bool ok = internal::JaccardAtLeastSameK(*a[i], *b[i], threshold, &estimate);
     accepted[i] = static_cast<uint8_t>(ok);
     if (ok && !estimates.empty()) estimates[i] = estimate;
     count += static_cast<size_t>(ok);
@@ -260,10 +290,12 @@ size_t JaccardAtLeastBatch(std::span<const BottomKSketch* const> a,
   return count;
 }
 
-double EstimateJaccard(const KValueSketch& a, const KValueSketch& b) {
-  NEARDUP_CHECK(a.values.size() == b.values.size())
-      << "k-value sketches of different sizes (" << a.values.size() << " and " << b.values.size()
-      << ")";
+Result<double> EstimateJaccard(const KValueSketch& a, const KValueSketch& b) {
+  if (a.values.size() != b.values.size()) {
+    return InvalidArgumentError("k-value sketches of different sizes (" +
+                                std::to_string(a.values.size()) + " and " +
+                                std::to_string(b.values.size()) + ")");
+  }
   if (a.empty || b.empty || a.values.empty()) return 0.0;
   size_t equal = 0;
   for (size_t i = 0; i < a.values.size(); ++i) {

@@ -87,6 +87,13 @@ MergeWalkFn BestMergeWalk();
 // MergeWalkSplit first, then the walks this CPU runs; for tests.
 std::vector<MergeWalkFn> SupportedMergeWalks();
 
+// EstimateJaccard / JaccardAtLeast of two bottom-k sketches without the
+// public calls' check of equal k, for the batch calls that check it once.
+// REQUIRES: a.k == b.k.
+double EstimateJaccardSameK(const BottomKSketch& a, const BottomKSketch& b);
+bool JaccardAtLeastSameK(const BottomKSketch& a, const BottomKSketch& b, double threshold,
+                         double* estimate);
+
 // The kernels of the BottomKSummary test (src/sketch/similarity_summary.cc);
 // every one gives the same results. kBest is the one the public calls use.
 enum class SummaryKernel { kPortable, kPopcnt, kAvx512, kBest };

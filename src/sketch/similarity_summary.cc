@@ -113,7 +113,9 @@ __attribute__((always_inline)) inline bool SummariesReject(const BottomKSummary&
 bool WalkPair(const BottomKSketch& a, const BottomKSketch& b, double threshold, double* estimate) {
   NEARDUP_CHECK(a.k == b.k) << "bottom-k sketches of different k (" << a.k << " and " << b.k << ")";
   if (a.values.empty() || b.values.empty()) return internal::Report(0.0, threshold, estimate);
-  if (a.k > internal::kMaxSplitLimit) return JaccardAtLeast(a, b, threshold, estimate);
+  if (a.k > internal::kMaxSplitLimit) {
+    return internal::JaccardAtLeastSameK(a, b, threshold, estimate);
+  }
   static const internal::MergeWalkFn walk_fn = internal::BestMergeWalk();
   const internal::WalkCount walk =
       walk_fn(a.values.data(), a.values.size(), b.values.data(), b.values.size(), a.k);
@@ -365,8 +367,13 @@ size_t MaxCommonValues(const BottomKSummary& a, const BottomKSummary& b) {
   return BestMaxCommon()(a, b);
 }
 
-bool JaccardAtLeast(const BottomKSketch& a, const BottomKSummary& summary_a, const BottomKSketch& b,
-                    const BottomKSummary& summary_b, double threshold, double* estimate) {
+Result<bool> JaccardAtLeast(const BottomKSketch& a, const BottomKSummary& summary_a,
+                            const BottomKSketch& b, const BottomKSummary& summary_b,
+                            double threshold, double* estimate) {
+  if (a.k != b.k) {
+    return InvalidArgumentError("bottom-k sketches of different k (" + std::to_string(a.k) +
+                                " and " + std::to_string(b.k) + ")");
+  }
   if ((summary_a.size | summary_b.size) != 0) {
     const size_t most = std::max(summary_a.size, summary_b.size);
     const size_t bound = std::min<size_t>(std::min(summary_a.size, summary_b.size),
