@@ -1,0 +1,133 @@
+// Kills a process that adds documents to a durable stream at random moments
+// (SIGKILL, 25 times) and checks after each kill that every acknowledged
+// answer is present and unchanged; then lets it finish and checks the whole
+// stream equals an uninterrupted in-memory run.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "neardup/stream.h"
+#include "stream/stream_test_util.h"
+#include "util/temp_dir_test_util.h"
+
+namespace neardup {
+namespace {
+
+using internal::testing::PlantedId;
+using internal::testing::PlantedTexts;
+
+constexpr size_t kDocuments = 400;
+constexpr uint64_t kSeed = 21;
+constexpr const char* kSnapshotLogBytes = "30000";  // snapshots during the run too
+
+struct Acknowledged {
+  size_t index;
+  std::string status;
+  std::string of;
+  double similarity;
+};
+
+// Runs the helper; kills it after `kill_after_ms` (never when < 0). Returns
+// the answers it acknowledged.
+std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after_ms, int* exit_status) {
+  int pipe_fds[2];
+  EXPECT_EQ(::pipe(pipe_fds), 0);
+  const std::string count = std::to_string(kDocuments);
+  const std::string seed = std::to_string(kSeed);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], 1);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    ::execl(NEARDUP_STREAM_CRASH_HELPER, NEARDUP_STREAM_CRASH_HELPER, dir.c_str(), count.c_str(),
+            seed.c_str(), kSnapshotLogBytes, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  std::string output;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
+  bool killed = false;
+  char buffer[4096];
+  for (;;) {
+    int timeout = -1;
+    if (kill_after_ms >= 0 && !killed) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+      } else {
+        timeout = static_cast<int>(left.count());
+      }
+    }
+    pollfd fd{pipe_fds[0], POLLIN, 0};
+    if (::poll(&fd, 1, timeout) == 0) continue;
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof(buffer));
+    if (n <= 0) break;  // the helper exited or was killed
+    output.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  ::waitpid(pid, exit_status, 0);
+  std::vector<Acknowledged> acknowledged;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    Acknowledged a;
+    fields >> a.index >> a.status >> a.of >> a.similarity;
+    if (a.of == "-") a.of.clear();
+    acknowledged.push_back(a);
+  }
+  return acknowledged;
+}
+
+TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkill) {
+  internal::testing::TempDir dir;
+  const std::string path = dir.Path("stream");
+  ASSERT_TRUE(NearDuplicateStream::Open(path, {}).ok());
+  std::mt19937 rng(5);
+  int kills = 0;
+  size_t most_acknowledged = 0;
+  for (int round = 0; round < 25; ++round) {
+    int status = 0;
+    std::vector<Acknowledged> acknowledged =
+        RunHelper(path, static_cast<int>(10 + rng() % 120), &status);
+    kills += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    most_acknowledged = std::max(most_acknowledged, acknowledged.size());
+    auto stream = NearDuplicateStream::OpenExisting(path);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    for (const Acknowledged& a : acknowledged) {
+      Result<StreamAnswer> stored = (*stream)->Get(PlantedId(a.index));
+      ASSERT_TRUE(stored.ok()) << "acknowledged document " << a.index << " lost in round " << round;
+      EXPECT_EQ(StreamStatusName(stored->status), a.status);
+      EXPECT_EQ(stored->of, a.of);
+      EXPECT_EQ(stored->similarity, a.similarity);
+    }
+  }
+  EXPECT_GE(kills, 20);
+  EXPECT_GT(most_acknowledged, 0u);  // kills land while documents are being added
+  int status = 0;
+  RunHelper(path, -1, &status);  // to the end
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto stream = std::move(NearDuplicateStream::OpenExisting(path)).value();
+  auto memory = std::move(NearDuplicateStream::Create({})).value();
+  const std::vector<std::string> texts = PlantedTexts(kDocuments, kSeed);
+  for (size_t i = 0; i < kDocuments; ++i) {
+    StreamAnswer expected = *memory->Add(PlantedId(i), texts[i], static_cast<int64_t>(i));
+    EXPECT_EQ(*stream->Get(PlantedId(i)), expected) << i;
+  }
+}
+
+}  // namespace
+}  // namespace neardup
