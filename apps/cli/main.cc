@@ -11,6 +11,9 @@
 #include "query_command.h"
 #include "recipe_command.h"
 #include "similar_command.h"
+#ifdef NEARDUP_HAVE_SERVER
+#include "serve_command.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"neardup: find near-duplicate and similar documents, fast", "neardup"};
@@ -24,6 +27,9 @@ int main(int argc, char** argv) {
   neardup::cli::RegisterIndexCommand(&app, &run);
   neardup::cli::RegisterSimilarCommand(&app, &run);
   neardup::cli::RegisterQueryCommand(&app, &run);
+#ifdef NEARDUP_HAVE_SERVER
+  neardup::server::RegisterServeCommand(&app, &run);
+#endif
 
   try {
     app.parse(argc, argv);

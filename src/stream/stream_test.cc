@@ -23,23 +23,11 @@ using internal::testing::ReadFileBytes;
 using internal::testing::TempDir;
 using ::testing::HasSubstr;
 
-// cluster_of of the batch leader rule over FindNearDuplicatePairs.
 std::vector<uint64_t> BatchLeaders(const std::vector<std::string>& texts,
                                    const StreamConfig& config) {
-  NearDuplicateOptions options;
-  options.method = config.method;
-  options.threshold = config.threshold;
-  options.max_distance = config.max_distance;
-  const Recipe recipe = *PresetRecipe(config.preset);
-  auto fingerprinter = std::move(CreateCpuFingerprinter(RecipeForNearDuplicates(recipe, options),
-                                                        SketchesForNearDuplicates(options)))
-                           .value();
-  std::vector<std::string_view> views(texts.begin(), texts.end());
-  std::vector<Fingerprint> fps;
-  EXPECT_TRUE(fingerprinter->ComputeBatch(views, &fps).ok());
-  Result<std::vector<SimilarPair>> pairs = FindNearDuplicatePairs(fps, recipe, options);
-  EXPECT_TRUE(pairs.ok()) << pairs.status();
-  return *ClusterDocuments(texts.size(), *pairs, ClusterRule::kLeader);
+  Result<std::vector<uint64_t>> cluster_of = internal::testing::BatchLeaders(texts, config);
+  EXPECT_TRUE(cluster_of.ok()) << cluster_of.status();
+  return cluster_of.ok() ? *cluster_of : std::vector<uint64_t>(texts.size());
 }
 
 // Every answer of the stream against the batch leader rule.

@@ -6,8 +6,13 @@
 #define NEARDUP_STREAM_STREAM_TEST_UTIL_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "neardup/clustering.h"
+#include "neardup/fingerprinter.h"
+#include "neardup/near_duplicates.h"
+#include "neardup/stream.h"
 #include "util/mix.h"
 
 namespace neardup::internal::testing {
@@ -43,6 +48,26 @@ inline std::vector<std::string> PlantedTexts(size_t count, uint64_t seed) {
 }
 
 inline std::string PlantedId(size_t i) { return "doc-" + std::to_string(i); }
+
+// cluster_of of the batch leader rule (`neardup clusters --rule leader`) over
+// FindNearDuplicatePairs for `texts` in order, with the stream's settings.
+inline Result<std::vector<uint64_t>> BatchLeaders(const std::vector<std::string>& texts,
+                                                  const StreamConfig& config) {
+  NearDuplicateOptions options;
+  options.method = config.method;
+  options.threshold = config.threshold;
+  options.max_distance = config.max_distance;
+  NEARDUP_ASSIGN_OR_RETURN(Recipe recipe, PresetRecipe(config.preset));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
+                           CreateCpuFingerprinter(RecipeForNearDuplicates(recipe, options),
+                                                  SketchesForNearDuplicates(options)));
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  std::vector<Fingerprint> fingerprints;
+  NEARDUP_RETURN_IF_ERROR(fingerprinter->ComputeBatch(views, &fingerprints));
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<SimilarPair> pairs,
+                           FindNearDuplicatePairs(fingerprints, recipe, options));
+  return ClusterDocuments(texts.size(), pairs, ClusterRule::kLeader);
+}
 
 }  // namespace neardup::internal::testing
 
