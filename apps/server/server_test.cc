@@ -4,7 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -251,8 +255,15 @@ TEST_F(ServerTest, MetricsCountRequestsAndWindows) {
         200);
   }
   Call("GET", "/v1/streams/m/documents/absent");
-  auto [status, metrics] = Call("GET", "/metrics");
-  EXPECT_EQ(status, 200);
+  // A request is counted just after its response is sent: wait for the last.
+  std::string metrics;
+  for (int i = 0; i < 200; ++i) {
+    auto [status, body] = Call("GET", "/metrics");
+    ASSERT_EQ(status, 200);
+    metrics = body;
+    if (metrics.find("method=\"GET\",status=\"404\"} 1") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_THAT(metrics,
               HasSubstr("neardup_http_requests_total{route=\"/v1/streams/{name}/documents\","
                         "method=\"POST\",status=\"200\"} 3\n"));
@@ -371,6 +382,117 @@ TEST_F(ServerTest, RacingRetriesOfTheSameIdsGetOneAnswer) {
                   HasSubstr("\"status\":\"new\""));
     }
   }
+}
+
+}  // namespace
+}  // namespace neardup::server
+
+namespace neardup::server {
+namespace {
+
+// `neardup serve` as a process: its stderr and exit status.
+class ServeProcess {
+ public:
+  explicit ServeProcess(std::vector<std::string> args) {
+    int fds[2];
+    EXPECT_EQ(::pipe(fds), 0);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], 2);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(NEARDUP_CLI));
+      argv.push_back(const_cast<char*>("serve"));
+      for (std::string& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      ::execv(NEARDUP_CLI, argv.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    stderr_fd_ = fds[0];
+  }
+  ~ServeProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      Wait();
+    }
+    ::close(stderr_fd_);
+  }
+  // Reads stderr until `text` appears (or the process closes it); returns
+  // everything read so far.
+  std::string ReadUntil(const std::string& text) {
+    char buffer[4096];
+    while (output_.find(text) == std::string::npos) {
+      const ssize_t n = ::read(stderr_fd_, buffer, sizeof(buffer));
+      if (n <= 0) break;
+      output_.append(buffer, static_cast<size_t>(n));
+    }
+    return output_;
+  }
+  int Wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return status;
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stderr_fd_ = -1;
+  std::string output_;
+};
+
+TEST(ServeCommandTest, RefusesAnOpenAddressWithoutAToken) {
+  internal::testing::TempDir dir;
+  ServeProcess serve({"--listen", "0.0.0.0:0", "--data-dir", dir.path()});
+  EXPECT_THAT(serve.ReadUntil("\n"), HasSubstr("without --token-file"));
+  const int status = serve.Wait();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+}
+
+TEST(ServeCommandTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
+  internal::testing::TempDir dir;
+  ServeProcess serve({"--listen", "127.0.0.1:0", "--data-dir", dir.path()});
+  const std::string banner = serve.ReadUntil("data in");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(banner, match, std::regex("listening on 127.0.0.1:([0-9]+)")))
+      << banner;
+  const int port = std::stoi(match[1]);
+  httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(60, 0);
+  ASSERT_EQ(client.Put("/v1/streams/s", "{}", "application/json")->status, 201);
+  const std::vector<std::string> texts = PlantedTexts(150, 37);
+  std::string batch;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    batch += DocumentJson(PlantedId(i), texts[i], 0) + "\n";
+  }
+  int result_status = 0;
+  std::string result_body;
+  std::string result_error;
+  std::thread poster([&] {
+    httplib::Result result = client.Post("/v1/streams/s/documents", batch, "application/x-ndjson");
+    if (result) {
+      result_status = result->status;
+      result_body = result->body;
+    } else {
+      result_error = httplib::to_string(result.error());
+    }
+  });
+  // The batch syncs 150 documents one by one: SIGTERM lands while it runs.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(serve.pid(), SIGTERM);
+  poster.join();
+  EXPECT_EQ(result_status, 200) << result_error;
+  EXPECT_EQ(std::count(result_body.begin(), result_body.end(), '\n'), 150);
+  const int status = serve.Wait();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_THAT(serve.ReadUntil("stopped"), HasSubstr("POST /v1/streams/s/documents 200"));
+  // Everything answered is on disk.
+  auto stream = NearDuplicateStream::OpenExisting(dir.Path("streams/s"));
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  EXPECT_EQ((*stream)->Stats().documents, 150u);
 }
 
 }  // namespace
