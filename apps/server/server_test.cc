@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -297,6 +298,31 @@ TEST_F(ServerTest, ARestartedServerKeepsEveryAnswer) {
     EXPECT_EQ(Call("GET", "/v1/streams/r/documents/" + PlantedId(i)).second, answers[i]);
   }
   EXPECT_EQ(Call("PUT", "/v1/streams/r", R"({"method": "simhash", "max_distance": 4})").first, 200);
+}
+
+// A full disk (simulated by RLIMIT_FSIZE, SIGXFSZ ignored) gives 507 and
+// stores nothing; once there is room the same request succeeds.
+TEST_F(ServerTest, AFullDiskGives507AndTheStreamStaysConsistent) {
+  StartServer();
+  ASSERT_EQ(Call("PUT", "/v1/streams/f", "{}").first, 201);
+  const std::vector<std::string> texts = PlantedTexts(2, 38);
+  ASSERT_EQ(Call("POST", "/v1/streams/f/documents", DocumentJson("a", texts[0], 1)).first, 200);
+  rlimit old_limit;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  rlimit limit = old_limit;
+  limit.rlim_cur = 1000;  // below the log's next record
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  auto [status, body] = Call("POST", "/v1/streams/f/documents", DocumentJson("b", texts[1], 2));
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(status, 507) << body;
+  EXPECT_THAT(body, HasSubstr("\"code\":\"resource_exhausted\""));
+  EXPECT_EQ(Call("GET", "/v1/streams/f/documents/b").first, 404);
+  EXPECT_EQ(Call("POST", "/v1/streams/f/documents", DocumentJson("b", texts[1], 2)).first, 200);
+  StopServer();
+  StartServer();
+  EXPECT_EQ(Call("GET", "/v1/streams/f/documents/b").first, 200);
 }
 
 // Four clients on their own connections post one sequence in turn (document

@@ -143,9 +143,10 @@ class NearDuplicateStream {
   NearDuplicateStream& operator=(const NearDuplicateStream&) = delete;
 
   // Decides and stores document `id` (see the rule above). InvalidArgument for
-  // an empty id or one over kMaxStreamIdBytes; IoError when the log cannot be
-  // written (nothing is stored then) or synced (the stream then refuses every
-  // later write).
+  // an empty id or one over kMaxStreamIdBytes; ResourceExhausted (disk full)
+  // or IoError when the log cannot be written (nothing is stored then, and a
+  // later Add may succeed); IoError when it cannot be synced (the stream then
+  // refuses every later write).
   Result<StreamAnswer> Add(std::string_view id, std::string_view text, int64_t time);
   // The answer Add would give now (id set to `id`), storing nothing.
   Result<StreamAnswer> Check(std::string_view id, std::string_view text, int64_t time) const;

@@ -77,8 +77,10 @@ class WriteAheadLog {
   WriteAheadLog& operator=(const WriteAheadLog&) = delete;
 
   // Appends one record; returns the offset just past it (its LSN). On a
-  // failed or short write the file is cut back to where it was, and if that
-  // fails too the log is broken (IoError for every later call).
+  // failed or short write the file is cut back to where it was (and the
+  // append fails: ResourceExhausted when the disk, quota or file size limit
+  // is full, IoError otherwise); if the cut fails too the log is broken
+  // (that error for every later call).
   // REQUIRES: one caller at a time.
   Result<uint64_t> Append(std::string_view payload);
 

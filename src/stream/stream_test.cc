@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -353,6 +356,38 @@ TEST(DurableStreamTest, ConcurrentAddsShareSyncsAndAgreeWithASerialReplay) {
       EXPECT_EQ(reopened->Get(answer.of)->status, StreamStatus::kNew);
     }
   }
+}
+
+// A full disk, simulated by a file size limit (RLIMIT_FSIZE: writes past it
+// fail with EFBIG once SIGXFSZ is ignored): the add fails with
+// ResourceExhausted, nothing is stored, and the stream goes on once there is
+// room again.
+TEST(DurableStreamTest, AFullDiskFailsTheAddAndLeavesTheStreamConsistent) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(8, 14);
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), {})).value();
+  AddAll(*stream, texts, 0, 6);
+  rlimit old_limit;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  rlimit limit = old_limit;
+  limit.rlim_cur = stream->Stats().log_bytes + 100;  // less than one more record
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  Result<StreamAnswer> full = stream->Add(PlantedId(6), texts[6], 6);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted) << full.status();
+  EXPECT_EQ(stream->Get(PlantedId(6)).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(stream->Stats().documents, 6u);
+  // Room again: the same add succeeds, and the log holds whole records only.
+  AddAll(*stream, texts, 6, 8);
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path())).value();
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  EXPECT_EQ(reopened->Stats().documents, 8u);
+  auto memory = std::move(NearDuplicateStream::Create({})).value();
+  const std::vector<StreamAnswer> expected = AddAll(*memory, texts, 0, 8);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(*reopened->Get(PlantedId(i)), expected[i]);
 }
 
 }  // namespace

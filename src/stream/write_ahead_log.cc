@@ -137,7 +137,14 @@ Result<uint64_t> WriteAheadLog::Append(std::string_view payload) {
     if (n <= 0) {
       // ENOSPC or EIO: cut the partial record off so the file ends on a
       // record boundary; if even that fails, nothing more may be appended.
-      Status status = ErrnoError("cannot append to log", path_);
+      // A full disk (or quota, or file size limit) is the caller's to fix:
+      // ResourceExhausted, which the service answers with 507.
+      const int saved_errno = n == 0 ? ENOSPC : errno;
+      Status status =
+          saved_errno == ENOSPC || saved_errno == EDQUOT || saved_errno == EFBIG
+              ? ResourceExhaustedError("no space to append to log " + path_ + ": " +
+                                       std::strerror(saved_errno))
+              : IoError("cannot append to log " + path_ + ": " + std::strerror(saved_errno));
       if (::ftruncate(fd_, static_cast<off_t>(start)) != 0 ||
           ::lseek(fd_, static_cast<off_t>(start), SEEK_SET) < 0) {
         std::lock_guard<std::mutex> lock(mutex_);
