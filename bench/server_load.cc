@@ -128,7 +128,11 @@ int main(int argc, char** argv) {
         auto res =
             client.Post("/v1/streams/" + flags.stream + "/documents", body, "application/json");
         if (!res || res->status != 200) {
-          ++errors;
+          if (errors++ < 3) {
+            std::fprintf(stderr, "request failed: %s\n",
+                         res ? std::to_string(res->status).c_str()
+                             : httplib::to_string(res.error()).c_str());
+          }
           continue;
         }
         text_bytes += text.size();

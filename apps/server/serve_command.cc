@@ -25,6 +25,7 @@ struct ServeFlags {
   int threads = 64;
   uint64_t max_body_mb = 64;
   std::string log_format = "text";
+  bool no_fsync = false;
 };
 
 int RunServe(const ServeFlags& flags) {
@@ -75,6 +76,10 @@ int RunServe(const ServeFlags& flags) {
   options.threads = flags.threads;
   options.max_body_mb = flags.max_body_mb;
   options.log_json = flags.log_format == "json";
+  options.sync = !flags.no_fsync;
+  if (flags.no_fsync) {
+    std::fprintf(stderr, "neardup serve: --no-fsync: answers are NOT durable (benchmarks only)\n");
+  }
 
   // SIGTERM and SIGINT are taken by one watcher thread (blocked everywhere
   // else, including the pool threads created after this).
@@ -133,6 +138,9 @@ void RegisterServeCommand(CLI::App* app, std::function<int()>* run) {
   command->add_option("--log-format", flags->log_format, "Request log on stderr: text or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "json"}));
+  command->add_flag("--no-fsync", flags->no_fsync,
+                    "Do not fsync the logs: nothing is durable (for measuring everything but the "
+                    "disk)");
   command->callback([flags, run] { *run = [flags] { return RunServe(*flags); }; });
 }
 

@@ -196,6 +196,9 @@ void Service::Routes() {
   http.set_tcp_nodelay(true);
   const int threads = std::max(options_.threads, 2);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  // cpp-httplib closes a keep-alive connection after 5 requests by default,
+  // which makes every client reconnect all the time.
+  http.set_keep_alive_max_count(1000000);
   http.set_payload_max_length(static_cast<size_t>(options_.max_body_mb) << 20);
   http.set_read_timeout(options_.read_timeout_seconds, 0);
   http.set_write_timeout(options_.read_timeout_seconds, 0);
