@@ -1,7 +1,8 @@
 // Crash-test helper (stream_crash_test.cc): opens the durable stream in
 // argv[1] and adds the planted documents 0..argv[2]-1 of seed argv[3] in
 // order, writing "index status of similarity" to stdout once each answer is
-// acknowledged (durable), until done or killed. Documents already present
+// acknowledged (durable), until done or killed. It writes "ready" once the
+// stream is open. Documents already present
 // return their stored answers (idempotent retries), so a restarted helper
 // continues where the last one stopped.
 #include <unistd.h>
@@ -28,6 +29,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", stream.status().ToString().c_str());
     return 1;
   }
+  // The parent times its kill from here, so that kills land among the adds
+  // however slow the start (sanitizers, a loaded machine).
+  if (::write(1, "ready\n", 6) != 6) return 1;
   for (size_t i = 0; i < count; ++i) {
     auto answer =
         (*stream)->Add(neardup::internal::testing::PlantedId(i), texts[i], static_cast<int64_t>(i));

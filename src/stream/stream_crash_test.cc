@@ -56,12 +56,19 @@ std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after_ms, i
   }
   ::close(pipe_fds[1]);
   std::string output;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
+  // The delay runs from the helper's "ready" (the stream is open), so kills
+  // land among the adds however slow its start.
+  std::chrono::steady_clock::time_point deadline;
+  bool ready = false;
   bool killed = false;
   char buffer[4096];
   for (;;) {
     int timeout = -1;
-    if (kill_after_ms >= 0 && !killed) {
+    if (!ready && output.find("ready\n") != std::string::npos) {
+      ready = true;
+      deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
+    }
+    if (kill_after_ms >= 0 && ready && !killed) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
@@ -83,6 +90,7 @@ std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after_ms, i
   std::istringstream lines(output);
   std::string line;
   while (std::getline(lines, line)) {
+    if (line == "ready") continue;
     std::istringstream fields(line);
     Acknowledged a;
     fields >> a.index >> a.status >> a.of >> a.similarity;
@@ -102,7 +110,7 @@ TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkill) {
   for (int round = 0; round < 25; ++round) {
     int status = 0;
     std::vector<Acknowledged> acknowledged =
-        RunHelper(path, static_cast<int>(10 + rng() % 120), &status);
+        RunHelper(path, static_cast<int>(rng() % 100), &status);
     kills += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
     most_acknowledged = std::max(most_acknowledged, acknowledged.size());
     auto stream = NearDuplicateStream::OpenExisting(path);
