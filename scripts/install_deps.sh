@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   libtbb-dev libsimdjson-dev libcli11-dev libsqlite3-dev zlib1g-dev libzstd-dev
-  libutf8proc-dev libxxhash-dev libssl-dev
+  libutf8proc-dev libxxhash-dev libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libfaiss-dev
   gzip zstd
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest

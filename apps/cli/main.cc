@@ -15,6 +15,9 @@
 #include "query_command.h"
 #include "recipe_command.h"
 #include "similar_command.h"
+#ifdef NEARDUP_HAVE_SERVER
+#include "serve_command.h"
+#endif
 
 namespace {
 
@@ -30,6 +33,9 @@ int ParseAndRun(int argc, char** argv) {
   neardup::cli::RegisterIndexCommand(&app, &run);
   neardup::cli::RegisterSimilarCommand(&app, &run);
   neardup::cli::RegisterQueryCommand(&app, &run);
+#ifdef NEARDUP_HAVE_SERVER
+  neardup::server::RegisterServeCommand(&app, &run);
+#endif
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,211 @@
+#include "json_input.h"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <ctime>
+
+namespace neardup::server {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+Status FieldError(std::string_view field, std::string_view what) {
+  return InvalidArgumentError("field \"" + std::string(field) + "\" " + std::string(what));
+}
+
+// Runs `on_field(key, value)` for each field of the object in `json`.
+template <typename OnField>
+Status ForEachField(std::string_view json, OnField&& on_field) {
+  od::parser parser;
+  simdjson::padded_string padded(json);
+  od::document document;
+  if (parser.iterate(padded).get(document) != simdjson::SUCCESS) {
+    return InvalidArgumentError("body is not valid JSON");
+  }
+  od::object object;
+  if (document.get_object().get(object) != simdjson::SUCCESS) {
+    return InvalidArgumentError("body must be a JSON object");
+  }
+  for (auto field : object) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) {
+      return InvalidArgumentError("body is not valid JSON");
+    }
+    const std::string name(key);
+    od::value value;
+    if (field.value().get(value) != simdjson::SUCCESS) {
+      return InvalidArgumentError("body is not valid JSON");
+    }
+    NEARDUP_RETURN_IF_ERROR(on_field(name, value));
+  }
+  // Past the object there must be no token left (current_location fails at
+  // the end of the input).
+  const char* trailing = nullptr;
+  if (document.current_location().get(trailing) == simdjson::SUCCESS) {
+    return InvalidArgumentError("body has data after the JSON object");
+  }
+  return Status::Ok();
+}
+
+Status GetString(const std::string& name, od::value& value, std::string* out) {
+  std::string_view s;
+  if (value.get_string().get(s) != simdjson::SUCCESS) return FieldError(name, "must be a string");
+  *out = std::string(s);
+  return Status::Ok();
+}
+
+Status GetInt(const std::string& name, od::value& value, int64_t* out) {
+  if (value.get_int64().get(*out) != simdjson::SUCCESS) {
+    return FieldError(name, "must be an integer");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsValidStreamName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Result<int64_t> ParseRfc3339(std::string_view text) {
+  auto bad = [&] {
+    return FieldError("time", "(\"" + std::string(text) +
+                                  "\") must be RFC 3339, e.g. \"2026-11-26T10:00:00Z\", or "
+                                  "integer seconds since the epoch");
+  };
+  auto digits = [&](size_t at, size_t count, int* out) {
+    if (at + count > text.size()) return false;
+    int value = 0;
+    for (size_t i = at; i < at + count; ++i) {
+      if (text[i] < '0' || text[i] > '9') return false;
+      value = value * 10 + (text[i] - '0');
+    }
+    *out = value;
+    return true;
+  };
+  int year, month, day, hour, minute, second;
+  if (!digits(0, 4, &year) || text.size() < 20 || text[4] != '-' || !digits(5, 2, &month) ||
+      text[7] != '-' || !digits(8, 2, &day) || (text[10] != 'T' && text[10] != 't') ||
+      !digits(11, 2, &hour) || text[13] != ':' || !digits(14, 2, &minute) || text[16] != ':' ||
+      !digits(17, 2, &second)) {
+    return bad();
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) {
+    return bad();
+  }
+  size_t at = 19;
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    const size_t start = at;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+    if (at == start) return bad();
+  }
+  int offset_seconds = 0;
+  if (at < text.size() && (text[at] == 'Z' || text[at] == 'z')) {
+    ++at;
+  } else if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
+    int offset_hour, offset_minute;
+    if (!digits(at + 1, 2, &offset_hour) || at + 3 >= text.size() || text[at + 3] != ':' ||
+        !digits(at + 4, 2, &offset_minute) || offset_hour > 23 || offset_minute > 59) {
+      return bad();
+    }
+    offset_seconds = (offset_hour * 60 + offset_minute) * 60 * (text[at] == '+' ? 1 : -1);
+    at += 6;
+  } else {
+    return bad();
+  }
+  if (at != text.size()) return bad();
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  return static_cast<int64_t>(timegm(&tm)) - offset_seconds;
+}
+
+Result<DocumentInput> ParseDocument(std::string_view json, bool id_optional) {
+  DocumentInput input;
+  bool has_id = false;
+  bool has_text = false;
+  NEARDUP_RETURN_IF_ERROR(ForEachField(json, [&](const std::string& name, od::value& value) {
+    if (name == "id") {
+      has_id = true;
+      return GetString(name, value, &input.id);
+    }
+    if (name == "text") {
+      has_text = true;
+      return GetString(name, value, &input.text);
+    }
+    if (name == "time") {
+      od::json_type type;
+      if (value.type().get(type) != simdjson::SUCCESS) return FieldError(name, "is not valid JSON");
+      if (type == od::json_type::string) {
+        std::string text;
+        NEARDUP_RETURN_IF_ERROR(GetString(name, value, &text));
+        NEARDUP_ASSIGN_OR_RETURN(int64_t seconds, ParseRfc3339(text));
+        input.time = seconds;
+        return Status::Ok();
+      }
+      int64_t seconds;
+      NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &seconds));
+      input.time = seconds;
+      return Status::Ok();
+    }
+    return Status::Ok();  // other fields (title, url, ...) are the caller's own
+  }));
+  if (!has_text) return FieldError("text", "is missing");
+  if (!has_id && !id_optional) return FieldError("id", "is missing");
+  if (has_id && input.id.empty()) return FieldError("id", "must not be empty");
+  return input;
+}
+
+Result<StreamConfig> ParseStreamConfig(std::string_view json) {
+  StreamConfig config;
+  if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) return config;
+  NEARDUP_RETURN_IF_ERROR(ForEachField(json, [&](const std::string& name, od::value& value) {
+    if (name == "method") {
+      std::string method;
+      NEARDUP_RETURN_IF_ERROR(GetString(name, value, &method));
+      Result<NearDuplicateMethod> parsed = ParseNearDuplicateMethod(method);
+      if (!parsed.ok()) return FieldError(name, "must be \"minhash\" or \"simhash\"");
+      config.method = *parsed;
+      return Status::Ok();
+    }
+    if (name == "threshold") {
+      if (value.get_double().get(config.threshold) != simdjson::SUCCESS ||
+          !std::isfinite(config.threshold)) {
+        return FieldError(name, "must be a number");
+      }
+      return Status::Ok();
+    }
+    if (name == "max_distance") {
+      int64_t v;
+      NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &v));
+      if (v < 0 || v > 63) return FieldError(name, "must be in [0, 63]");
+      config.max_distance = static_cast<int>(v);
+      return Status::Ok();
+    }
+    if (name == "preset") return GetString(name, value, &config.preset);
+    if (name == "window_seconds") return GetInt(name, value, &config.window_seconds);
+    if (name == "max_documents") {
+      int64_t v;
+      NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &v));
+      if (v < 0) return FieldError(name, "must be >= 0");
+      config.max_documents = static_cast<uint64_t>(v);
+      return Status::Ok();
+    }
+    return FieldError(name, "is not a stream setting");
+  }));
+  return config;
+}
+
+}  // namespace neardup::server

@@ -1,0 +1,41 @@
+// Parsing the service's request bodies (simdjson On Demand): a document
+// {"id", "text", "time"}, a stream config, and RFC 3339 times. Every error is
+// InvalidArgument naming the field.
+// Thread safety: pure functions (a parser per call).
+#ifndef NEARDUP_APPS_SERVER_JSON_INPUT_H_
+#define NEARDUP_APPS_SERVER_JSON_INPUT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "neardup/status.h"
+#include "neardup/stream.h"
+
+namespace neardup::server {
+
+struct DocumentInput {
+  std::string id;
+  std::string text;
+  std::optional<int64_t> time;  // absent: the arrival time
+};
+
+// {"id": string, "text": string, "time": RFC 3339 string | integer seconds}.
+// `id_optional` for /check, whose id only labels the answer.
+Result<DocumentInput> ParseDocument(std::string_view json, bool id_optional = false);
+
+// {"method", "threshold", "max_distance", "preset", "window_seconds",
+// "max_documents"}, every key optional (StreamConfig's defaults), no others.
+Result<StreamConfig> ParseStreamConfig(std::string_view json);
+
+// "2026-11-26T10:00:00Z", with optional fractional seconds (dropped) and a
+// "Z" or "+HH:MM" / "-HH:MM" offset; seconds since the epoch.
+Result<int64_t> ParseRfc3339(std::string_view text);
+
+// A stream name: [A-Za-z0-9_-]{1,64}. Checked before any file-system use.
+bool IsValidStreamName(std::string_view name);
+
+}  // namespace neardup::server
+
+#endif  // NEARDUP_APPS_SERVER_JSON_INPUT_H_

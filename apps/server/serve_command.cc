@@ -1,0 +1,147 @@
+#include "serve_command.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "service.h"
+
+namespace neardup::server {
+namespace {
+
+// Exit codes (as the CLI's): 0 ok, 2 usage, 3 I/O.
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 2;
+constexpr int kExitIo = 3;
+
+struct ServeFlags {
+  std::string listen = "127.0.0.1:8080";
+  std::string data_dir = "./neardup-data";
+  std::string token_file;
+  int threads = 64;
+  uint64_t max_body_mb = 64;
+  std::string log_format = "text";
+  bool no_fsync = false;
+};
+
+int RunServe(const ServeFlags& flags) {
+  ServiceOptions options;
+  const size_t colon = flags.listen.rfind(':');
+  if (colon == std::string::npos) {
+    std::fprintf(stderr, "neardup serve: --listen (%s) must be HOST:PORT\n", flags.listen.c_str());
+    return kExitUsage;
+  }
+  options.host = flags.listen.substr(0, colon);
+  try {
+    options.port = std::stoi(flags.listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    options.port = -1;
+  }
+  if (options.port < 0 || options.port > 65535) {
+    std::fprintf(stderr, "neardup serve: --listen port (%s) must be in [0, 65535]\n",
+                 flags.listen.substr(colon + 1).c_str());
+    return kExitUsage;
+  }
+  if (!flags.token_file.empty()) {
+    std::ifstream in(flags.token_file);
+    std::stringstream contents;
+    contents << in.rdbuf();
+    if (!in) {
+      std::fprintf(stderr, "neardup serve: cannot read --token-file %s\n",
+                   flags.token_file.c_str());
+      return kExitIo;
+    }
+    options.token = contents.str();
+    while (!options.token.empty() &&
+           (options.token.back() == '\n' || options.token.back() == '\r' ||
+            options.token.back() == ' ')) {
+      options.token.pop_back();
+    }
+    if (options.token.empty()) {
+      std::fprintf(stderr, "neardup serve: --token-file %s is empty\n", flags.token_file.c_str());
+      return kExitUsage;
+    }
+  } else if (!IsLoopbackHost(options.host)) {
+    std::fprintf(stderr,
+                 "neardup serve: refusing to listen on %s without --token-file (only loopback "
+                 "addresses may go without authentication)\n",
+                 options.host.c_str());
+    return kExitUsage;
+  }
+  options.data_dir = flags.data_dir;
+  options.threads = flags.threads;
+  options.max_body_mb = flags.max_body_mb;
+  options.log_json = flags.log_format == "json";
+  options.sync = !flags.no_fsync;
+  if (flags.no_fsync) {
+    std::fprintf(stderr, "neardup serve: --no-fsync: answers are NOT durable (benchmarks only)\n");
+  }
+
+  // SIGTERM and SIGINT are taken by one watcher thread (blocked everywhere
+  // else, including the pool threads created after this).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Service service(options);
+  Result<int> port = service.Bind();
+  if (!port.ok()) {
+    std::fprintf(stderr, "neardup serve: %s\n", port.status().ToString().c_str());
+    return kExitIo;
+  }
+  std::fprintf(stderr, "neardup serve: listening on %s:%d, data in %s\n", options.host.c_str(),
+               *port, options.data_dir.c_str());
+  std::fflush(stderr);
+  std::thread watcher([&service, signals] {
+    int received = 0;
+    sigwait(&signals, &received);
+    // Stop accepting; the pool finishes the requests in flight (each answer
+    // is synced before it is sent, so nothing is left to flush).
+    service.Stop();
+  });
+  Status served = service.Run();
+  // Wake the watcher if the server stopped on its own.
+  pthread_kill(watcher.native_handle(), SIGTERM);
+  watcher.join();
+  if (!served.ok()) {
+    std::fprintf(stderr, "neardup serve: %s\n", served.ToString().c_str());
+    return kExitIo;
+  }
+  std::fprintf(stderr, "neardup serve: stopped\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterServeCommand(CLI::App* app, std::function<int()>* run) {
+  CLI::App* command =
+      app->add_subcommand("serve", "Serve near-duplicate streams over HTTP/JSON (docs/SERVER.md)");
+  auto flags = std::make_shared<ServeFlags>();
+  command->add_option("--listen", flags->listen, "HOST:PORT (port 0: any free port)")
+      ->capture_default_str();
+  command->add_option("--data-dir", flags->data_dir, "Where the streams live")
+      ->capture_default_str();
+  command->add_option("--token-file", flags->token_file,
+                      "File holding the bearer token clients must send (required off loopback)");
+  command->add_option("--threads", flags->threads, "Server threads (above the connection count)")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 4096));
+  command->add_option("--max-body-mb", flags->max_body_mb, "Largest request body, MiB (413 above)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  command->add_option("--log-format", flags->log_format, "Request log on stderr: text or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
+  command->add_flag("--no-fsync", flags->no_fsync,
+                    "Do not fsync the logs: nothing is durable (for measuring everything but the "
+                    "disk)");
+  command->callback([flags, run] { *run = [flags] { return RunServe(*flags); }; });
+}
+
+}  // namespace neardup::server

@@ -1,0 +1,503 @@
+#include "service.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "json_input.h"
+#include "neardup/json_writer.h"
+
+namespace neardup::server {
+namespace {
+
+namespace fs = std::filesystem;
+using httplib::Request;
+using httplib::Response;
+
+// The one place a library Status becomes an HTTP status.
+int HttpStatusFor(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kOutOfRange:
+      return 400;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kResourceExhausted:
+      return 507;
+    case StatusCode::kUnimplemented:
+      return 501;
+    default:
+      return 500;
+  }
+}
+
+void SendError(Response& res, int http_status, std::string_view code, std::string_view message) {
+  std::string body = "{\"error\":";
+  AppendJsonString(&body, message);
+  body += ",\"code\":";
+  AppendJsonString(&body, code);
+  body += "}\n";
+  res.status = http_status;
+  res.set_content(body, "application/json");
+}
+
+void SendStatus(Response& res, const Status& status) {
+  SendError(res, HttpStatusFor(status.code()), StatusCodeName(status.code()), status.message());
+}
+
+// The route template of a path, for metrics and logs (never the raw path:
+// ids would make unbounded label sets).
+std::string RouteOf(const std::string& path) {
+  if (path == "/healthz" || path == "/readyz" || path == "/metrics") return path;
+  const std::string prefix = "/v1/streams/";
+  if (path.rfind(prefix, 0) != 0) return "other";
+  const size_t slash = path.find('/', prefix.size());
+  if (slash == std::string::npos) return "/v1/streams/{name}";
+  const std::string rest = path.substr(slash);
+  if (rest == "/documents") return "/v1/streams/{name}/documents";
+  if (rest == "/check") return "/v1/streams/{name}/check";
+  if (rest.rfind("/documents/", 0) == 0) return "/v1/streams/{name}/documents/{id}";
+  return "other";
+}
+
+// Compares in time that depends only on the lengths, not on where the first
+// difference is.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char difference = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    difference |= static_cast<unsigned char>(x ^ y);
+  }
+  return difference == 0;
+}
+
+void AppendAnswer(std::string* out, const StreamAnswer& answer) {
+  *out += "{\"id\":";
+  AppendJsonString(out, answer.id);
+  *out += ",\"status\":";
+  AppendJsonString(out, StreamStatusName(answer.status));
+  *out += ",\"of\":";
+  if (answer.status == StreamStatus::kNearDuplicate) {
+    AppendJsonString(out, answer.of);
+  } else {
+    *out += "null";
+  }
+  *out += ",\"similarity\":";
+  AppendJsonDouble(out, answer.similarity);
+  *out += ",\"time\":" + std::to_string(answer.time) + "}";
+}
+
+void AppendOptionalTime(std::string* out, const std::optional<int64_t>& time) {
+  *out += time ? std::to_string(*time) : "null";
+}
+
+int64_t NowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+thread_local std::chrono::steady_clock::time_point request_start;
+
+}  // namespace
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+Service::Service(ServiceOptions options)
+    : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+  Routes();
+}
+
+Service::~Service() = default;
+
+Result<int> Service::Bind() {
+  std::error_code ec;
+  fs::create_directories(fs::path(options_.data_dir) / "streams", ec);
+  if (ec) return IoError("cannot create data directory " + options_.data_dir + ": " + ec.message());
+  int port = options_.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(options_.host);
+  } else if (!http_->bind_to_port(options_.host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    return IoError("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
+  }
+  return port;
+}
+
+Status Service::Run() {
+  Status recovered;
+  std::thread recovery([&] { recovered = Recover(); });
+  const bool listened = http_->listen_after_bind();
+  recovery.join();
+  NEARDUP_RETURN_IF_ERROR(recovered);
+  return listened ? Status::Ok() : IoError("the listening socket failed");
+}
+
+void Service::Stop() { http_->stop(); }
+
+Status Service::Recover() {
+  const fs::path root = fs::path(options_.data_dir) / "streams";
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!IsValidStreamName(name)) continue;
+    StreamOpenOptions open_options;
+    open_options.sync = options_.sync;
+    Result<std::unique_ptr<NearDuplicateStream>> stream =
+        NearDuplicateStream::OpenExisting(entry.path().string(), open_options);
+    if (!stream.ok()) {
+      std::fprintf(stderr, "neardup serve: stream %s not opened: %s\n", name.c_str(),
+                   stream.status().ToString().c_str());
+      continue;
+    }
+    if (!(*stream)->recovery().truncation.empty()) {
+      std::fprintf(stderr, "neardup serve: stream %s: torn log tail cut: %s\n", name.c_str(),
+                   (*stream)->recovery().truncation.c_str());
+    }
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    streams_[name] = std::shared_ptr<NearDuplicateStream>(std::move(stream).value());
+  }
+  ready_ = true;
+  return ec ? IoError("cannot list " + root.string() + ": " + ec.message()) : Status::Ok();
+}
+
+std::string Service::StreamDir(const std::string& name) const {
+  return (fs::path(options_.data_dir) / "streams" / name).string();
+}
+
+std::shared_ptr<NearDuplicateStream> Service::FindStream(const std::string& name) {
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  auto it = streams_.find(name);
+  return it == streams_.end() ? nullptr : it->second;
+}
+
+bool Service::CheckReady(Response& res) {
+  if (ready_) return true;
+  SendError(res, 503, "not_ready", "recovering the streams; retry shortly");
+  return false;
+}
+
+void Service::Routes() {
+  httplib::Server& http = *http_;
+  http.set_tcp_nodelay(true);
+  const int threads = std::max(options_.threads, 2);
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  // cpp-httplib closes a keep-alive connection after 5 requests by default,
+  // which makes every client reconnect all the time.
+  http.set_keep_alive_max_count(1000000);
+  http.set_payload_max_length(static_cast<size_t>(options_.max_body_mb) << 20);
+  http.set_read_timeout(options_.read_timeout_seconds, 0);
+  http.set_write_timeout(options_.read_timeout_seconds, 0);
+
+  http.set_pre_routing_handler([this](const Request& req, Response& res) {
+    request_start = std::chrono::steady_clock::now();
+    if (options_.token.empty() || req.path == "/healthz" || req.path == "/readyz") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    const std::string header = req.get_header_value("Authorization");
+    if (!ConstantTimeEquals(header, "Bearer " + options_.token)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      SendError(res, 401, "unauthenticated", "a valid bearer token is required");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.set_error_handler([this](const Request&, Response& res) {
+    if (!res.body.empty()) return;  // a handler's own error
+    if (res.status == 413) {
+      SendError(
+          res, 413, "payload_too_large",
+          "request body exceeds --max-body-mb (" + std::to_string(options_.max_body_mb) + " MiB)");
+    } else if (res.status == 404) {
+      SendError(res, 404, "not_found", "no such route");
+    } else {
+      SendError(res, res.status, "error", "request failed");
+    }
+  });
+  http.set_logger([this](const Request& req, const Response& res) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start).count();
+    const std::string route = RouteOf(req.path);
+    metrics_.Record(route, req.method, res.status, seconds);
+    if (!options_.log_requests) return;
+    const long long micros = static_cast<long long>(seconds * 1e6);
+    if (options_.log_json) {
+      std::string line = "{\"method\":";
+      AppendJsonString(&line, req.method);
+      line += ",\"path\":";
+      AppendJsonString(&line, req.path);
+      line += ",\"status\":" + std::to_string(res.status) +
+              ",\"bytes\":" + std::to_string(res.body.size()) +
+              ",\"microseconds\":" + std::to_string(micros) + "}\n";
+      std::fputs(line.c_str(), stderr);
+    } else {
+      std::fprintf(stderr, "%s %s %d %zu %lld\n", req.method.c_str(), req.path.c_str(), res.status,
+                   res.body.size(), micros);
+    }
+  });
+
+  auto method_not_allowed = [](const Request& req, Response& res) {
+    SendError(res, 405, "method_not_allowed",
+              "method " + req.method + " is not allowed on " + req.path);
+  };
+  // Every method is routed for each path, so a wrong one gets 405, not 404.
+  auto route = [&](const std::string& pattern, httplib::Server::Handler get,
+                   httplib::Server::Handler post, httplib::Server::Handler put,
+                   httplib::Server::Handler del) {
+    http.Get(pattern, get ? get : method_not_allowed);
+    http.Post(pattern, post ? post : method_not_allowed);
+    http.Put(pattern, put ? put : method_not_allowed);
+    http.Delete(pattern, del ? del : method_not_allowed);
+    http.Patch(pattern, method_not_allowed);
+  };
+  auto bind = [this](void (Service::*handler)(const Request&, Response&)) {
+    return [this, handler](const Request& req, Response& res) { (this->*handler)(req, res); };
+  };
+  route(
+      "/healthz",
+      [](const Request&, Response& res) {
+        res.set_content("{\"status\":\"ok\"}\n", "application/json");
+      },
+      nullptr, nullptr, nullptr);
+  route(
+      "/readyz",
+      [this](const Request&, Response& res) {
+        if (!CheckReady(res)) return;
+        res.set_content("{\"status\":\"ready\"}\n", "application/json");
+      },
+      nullptr, nullptr, nullptr);
+  route("/metrics", bind(&Service::GetMetrics), nullptr, nullptr, nullptr);
+  route(R"(/v1/streams/([^/]+))", bind(&Service::GetStream), nullptr, bind(&Service::PutStream),
+        bind(&Service::DeleteStream));
+  route(R"(/v1/streams/([^/]+)/documents)", nullptr,
+        [this](const Request& req, Response& res) { PostDocuments(req, res, false); }, nullptr,
+        nullptr);
+  route(R"(/v1/streams/([^/]+)/check)", nullptr,
+        [this](const Request& req, Response& res) { PostDocuments(req, res, true); }, nullptr,
+        nullptr);
+  route(R"(/v1/streams/([^/]+)/documents/([^/]+))", bind(&Service::GetDocument), nullptr, nullptr,
+        bind(&Service::DeleteDocument));
+}
+
+namespace {
+
+// The stream name of a matched route, or a 400 sent.
+bool NameOf(const httplib::Request& req, httplib::Response& res, std::string* name) {
+  *name = req.matches[1].str();
+  if (!IsValidStreamName(*name)) {
+    SendError(res, 400, "invalid_argument", "stream name must match [A-Za-z0-9_-]{1,64}");
+    return false;
+  }
+  return true;
+}
+
+std::string StreamJson(const std::string& name, const NearDuplicateStream& stream) {
+  const StreamConfig& c = stream.config();
+  const StreamStats stats = stream.Stats();
+  std::string out = "{\"name\":";
+  AppendJsonString(&out, name);
+  out += ",\"config\":{\"method\":";
+  AppendJsonString(&out, c.method == NearDuplicateMethod::kSimHash ? "simhash" : "minhash");
+  out += ",\"threshold\":";
+  AppendJsonDouble(&out, c.threshold);
+  out += ",\"max_distance\":" + std::to_string(c.max_distance) + ",\"preset\":";
+  AppendJsonString(&out, c.preset);
+  out += ",\"window_seconds\":" + std::to_string(c.window_seconds) +
+         ",\"max_documents\":" + std::to_string(c.max_documents) + "},\"recipe_id\":";
+  AppendJsonString(&out, RecipeId(stream.recipe()));
+  out += ",\"documents\":" + std::to_string(stats.documents) +
+         ",\"kept\":" + std::to_string(stats.kept) + ",\"added\":" + std::to_string(stats.added) +
+         ",\"evicted\":" + std::to_string(stats.evicted) +
+         ",\"removed\":" + std::to_string(stats.removed) + ",\"oldest_time\":";
+  AppendOptionalTime(&out, stats.oldest_time);
+  out += ",\"newest_time\":";
+  AppendOptionalTime(&out, stats.newest_time);
+  out += ",\"memory_bytes\":" + std::to_string(stats.memory_bytes) +
+         ",\"log_bytes\":" + std::to_string(stats.log_bytes) + "}\n";
+  return out;
+}
+
+}  // namespace
+
+void Service::PutStream(const Request& req, Response& res) {
+  std::string name;
+  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  Result<StreamConfig> config = ParseStreamConfig(req.body);
+  if (!config.ok()) return SendStatus(res, config.status());
+  if (Status valid = ValidateStreamConfig(*config); !valid.ok()) return SendStatus(res, valid);
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  auto it = streams_.find(name);
+  if (it != streams_.end()) {
+    if (!(it->second->config() == *config)) {
+      return SendError(res, 409, "already_exists",
+                       "stream \"" + name + "\" exists with another config");
+    }
+    res.set_content(StreamJson(name, *it->second), "application/json");
+    return;
+  }
+  StreamOpenOptions open_options;
+  open_options.sync = options_.sync;
+  Result<std::unique_ptr<NearDuplicateStream>> stream =
+      NearDuplicateStream::Open(StreamDir(name), *config, open_options);
+  if (!stream.ok()) return SendStatus(res, stream.status());
+  auto shared = std::shared_ptr<NearDuplicateStream>(std::move(stream).value());
+  streams_[name] = shared;
+  res.status = 201;
+  res.set_content(StreamJson(name, *shared), "application/json");
+}
+
+void Service::GetStream(const Request& req, Response& res) {
+  std::string name;
+  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
+  if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
+  res.set_content(StreamJson(name, *stream), "application/json");
+}
+
+void Service::DeleteStream(const Request& req, Response& res) {
+  std::string name;
+  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  std::lock_guard<std::mutex> lock(streams_mutex_);
+  if (streams_.erase(name) == 0) {
+    return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
+  }
+  std::error_code ec;
+  fs::remove_all(StreamDir(name), ec);
+  if (ec) return SendError(res, 500, "io_error", "cannot delete stream files: " + ec.message());
+  res.status = 204;
+}
+
+void Service::PostDocuments(const Request& req, Response& res, bool check_only) {
+  std::string name;
+  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
+  if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
+  const bool lines = req.get_header_value("Content-Type").rfind("application/x-ndjson", 0) == 0;
+  // Every document is parsed before any is added: a bad line stores nothing.
+  std::vector<DocumentInput> documents;
+  const int64_t now = NowSeconds();
+  if (lines) {
+    size_t start = 0;
+    size_t line_number = 0;
+    while (start < req.body.size()) {
+      size_t end = req.body.find('\n', start);
+      if (end == std::string::npos) end = req.body.size();
+      std::string_view line(req.body.data() + start, end - start);
+      ++line_number;
+      start = end + 1;
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      Result<DocumentInput> document = ParseDocument(line, check_only);
+      if (!document.ok()) {
+        return SendError(
+            res, 400, "invalid_argument",
+            "line " + std::to_string(line_number) + ": " + document.status().message());
+      }
+      documents.push_back(std::move(document).value());
+    }
+  } else {
+    Result<DocumentInput> document = ParseDocument(req.body, check_only);
+    if (!document.ok()) return SendStatus(res, document.status());
+    documents.push_back(std::move(document).value());
+  }
+  std::string body;
+  for (const DocumentInput& document : documents) {
+    const int64_t time = document.time.value_or(now);
+    Result<StreamAnswer> answer = check_only ? stream->Check(document.id, document.text, time)
+                                             : stream->Add(document.id, document.text, time);
+    if (!answer.ok()) {
+      // The documents before this one are stored; a retry of the whole body
+      // is idempotent.
+      return SendStatus(res, answer.status().WithContext("document \"" + document.id + "\""));
+    }
+    AppendAnswer(&body, *answer);
+    body += '\n';
+  }
+  res.set_content(body, lines ? "application/x-ndjson" : "application/json");
+}
+
+void Service::GetDocument(const Request& req, Response& res) {
+  std::string name;
+  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
+  if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
+  Result<StreamAnswer> answer = stream->Get(req.matches[2].str());
+  if (!answer.ok()) return SendStatus(res, answer.status());
+  std::string body;
+  AppendAnswer(&body, *answer);
+  res.set_content(body + "\n", "application/json");
+}
+
+void Service::DeleteDocument(const Request& req, Response& res) {
+  std::string name;
+  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
+  if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
+  Status removed = stream->Remove(req.matches[2].str());
+  if (!removed.ok()) return SendStatus(res, removed);
+  res.status = 204;
+}
+
+void Service::GetMetrics(const Request&, Response& res) {
+  std::string out = metrics_.Render();
+  std::vector<std::pair<std::string, std::shared_ptr<NearDuplicateStream>>> streams;
+  {
+    std::lock_guard<std::mutex> lock(streams_mutex_);
+    streams.assign(streams_.begin(), streams_.end());
+  }
+  struct Series {
+    const char* name;
+    const char* type;
+    const char* help;
+    uint64_t StreamStats::*field;
+  };
+  static constexpr Series kSeries[] = {
+      {"neardup_stream_documents", "gauge", "Documents in the stream's window.",
+       &StreamStats::documents},
+      {"neardup_stream_kept_documents", "gauge", "Kept (indexed) documents in the window.",
+       &StreamStats::kept},
+      {"neardup_stream_added_total", "counter", "Documents accepted.", &StreamStats::added},
+      {"neardup_stream_evictions_total", "counter", "Documents that left the window.",
+       &StreamStats::evicted},
+      {"neardup_stream_memory_bytes", "gauge", "Measured memory of the stream.",
+       &StreamStats::memory_bytes},
+      {"neardup_stream_log_bytes", "gauge", "Bytes in the current write-ahead log.",
+       &StreamStats::log_bytes},
+      {"neardup_stream_fsyncs_total", "counter", "Log fsyncs (one per commit group).",
+       &StreamStats::log_syncs},
+  };
+  std::vector<StreamStats> stats;
+  for (const auto& [name, stream] : streams) stats.push_back(stream->Stats());
+  for (const Series& series : kSeries) {
+    out += std::string("# HELP ") + series.name + " " + series.help + "\n# TYPE " + series.name +
+           " " + series.type + "\n";
+    for (size_t i = 0; i < streams.size(); ++i) {
+      out += std::string(series.name) + "{stream=\"" + EscapeLabel(streams[i].first) + "\"} " +
+             std::to_string(stats[i].*series.field) + "\n";
+    }
+  }
+  out += "# HELP neardup_stream_fsync_seconds_total Time spent in log fsyncs.\n";
+  out += "# TYPE neardup_stream_fsync_seconds_total counter\n";
+  for (size_t i = 0; i < streams.size(); ++i) {
+    char seconds[64];
+    std::snprintf(seconds, sizeof(seconds), "%.9f", stats[i].log_sync_nanoseconds / 1e9);
+    out += "neardup_stream_fsync_seconds_total{stream=\"" + EscapeLabel(streams[i].first) + "\"} " +
+           seconds + "\n";
+  }
+  res.set_content(out, "text/plain; version=0.0.4");
+}
+
+}  // namespace neardup::server

@@ -1,0 +1,93 @@
+// Service: the HTTP/JSON front end of neardup's streams (`neardup serve`,
+// docs/SERVER.md). A thin layer: routes, request parsing, status mapping,
+// auth, metrics and logs; every decision is NearDuplicateStream's
+// (neardup/stream.h). One stream per directory DATA_DIR/streams/NAME.
+// Built on cpp-httplib: blocking, one pool thread per connection, so the pool
+// is sized above the expected connection count and TCP_NODELAY is set (small
+// answers would otherwise wait for Nagle's delayed ACK).
+// Thread safety: Stop() may be called from any thread (a signal watcher);
+// the rest from the thread that owns the Service.
+#ifndef NEARDUP_APPS_SERVER_SERVICE_H_
+#define NEARDUP_APPS_SERVER_SERVICE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "metrics.h"
+#include "neardup/status.h"
+#include "neardup/stream.h"
+
+namespace httplib {
+class Server;
+class Request;
+class Response;
+}  // namespace httplib
+
+namespace neardup::server {
+
+struct ServiceOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: any free port (Bind returns it)
+  std::string data_dir = "./neardup-data";
+  // Required bearer token; empty: no authentication (loopback only, checked
+  // by the command).
+  std::string token;
+  int threads = 64;               // pool threads: above the connection count
+  uint64_t max_body_mb = 64;      // larger bodies get 413 without being buffered
+  int read_timeout_seconds = 10;  // slow clients time out
+  bool log_requests = true;       // one line per request to stderr
+  bool log_json = false;          // ... as a JSON object
+  bool sync = true;               // fsync before answering (false: tests only)
+};
+
+// True for a host name that only this machine can reach.
+bool IsLoopbackHost(const std::string& host);
+
+class Service {
+ public:
+  explicit Service(ServiceOptions options);
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Binds the listening socket; returns the port.
+  Result<int> Bind();
+  // Recovers the streams of the data directory (readyz is 503 until done),
+  // then serves until Stop(); requests in flight are finished first.
+  Status Run();
+  void Stop();
+  bool ready() const { return ready_.load(); }
+
+ private:
+  using Request = httplib::Request;
+  using Response = httplib::Response;
+
+  void Routes();
+  Status Recover();
+  std::shared_ptr<NearDuplicateStream> FindStream(const std::string& name);
+  std::string StreamDir(const std::string& name) const;
+  bool CheckReady(Response& res);
+
+  void PutStream(const Request& req, Response& res);
+  void GetStream(const Request& req, Response& res);
+  void DeleteStream(const Request& req, Response& res);
+  void PostDocuments(const Request& req, Response& res, bool check_only);
+  void GetDocument(const Request& req, Response& res);
+  void DeleteDocument(const Request& req, Response& res);
+  void GetMetrics(const Request& req, Response& res);
+
+  ServiceOptions options_;
+  std::unique_ptr<httplib::Server> http_;
+  Metrics metrics_;
+  std::atomic<bool> ready_{false};
+  std::mutex streams_mutex_;  // guards streams_ and stream creation/deletion
+  std::map<std::string, std::shared_ptr<NearDuplicateStream>> streams_;
+};
+
+}  // namespace neardup::server
+
+#endif  // NEARDUP_APPS_SERVER_SERVICE_H_

@@ -1,0 +1,177 @@
+// NearDuplicateStream: answers, for each document of a stream, whether it is a
+// near-duplicate of a document seen earlier, within a time window, durably.
+//
+// Rule (the leader rule of `neardup clusters --rule leader`,
+// neardup/clustering.h): a document is a near-duplicate of the EARLIEST kept
+// document still in the window that it is verified similar to; otherwise it
+// is kept. Only kept documents (leaders) are indexed, so no chains form.
+// Verification is the one of FindNearDuplicatePairs (neardup/near_duplicates.h)
+// with its defaults: MinHash candidates from LSH banding of k-value sketches
+// (bands x rows from the threshold), accepted when the bottom-k estimate is at
+// least 3 standard errors below the threshold and the exact Jaccard of the
+// shingle sets reaches it; SimHash candidates from a Hamming index, accepted
+// within max_distance bits. Documents with no features are kept and never
+// matched.
+// Invariant: with no window and no cap, adding documents 0..n-1 in order gives
+// status near_duplicate with `of` = document c exactly where
+// ClusterDocuments(n, FindNearDuplicatePairs(...), kLeader)[i] == c != i.
+//
+// Window: on each Add, documents whose time is older than (newest time seen -
+// window_seconds) leave the stream (index and answers); then, past
+// max_documents, the oldest (by time, then arrival) leave. An evicted id is
+// forgotten: posting it again is a new document.
+// Idempotence: adding an id that is present returns its stored answer and
+// changes nothing.
+//
+// Durability (Open): every Add and Remove is a record of a write-ahead log
+// (neardup/write_ahead_log.h) holding the id, time, decision and, for a kept
+// document, the sketches that rebuild the index (never the text); the record
+// is on disk before Add returns. Concurrent Adds share fsyncs (group commit).
+// A snapshot of the whole state is written when the current log passes
+// snapshot_log_bytes; older logs and snapshots are then deleted, which bounds
+// recovery time. Open loads the newest snapshot and replays the logs after
+// it; a torn or corrupt tail of the last log is truncated and reported in
+// recovery(); a bad record anywhere else is DataLoss.
+//
+// Cost per Add: one fingerprint (O(text), outside any lock), one index query
+// and verification of its candidates, one log append and a share of an
+// fsync. Memory per kept document: its sketches (MinHash: k-value and bottom-k
+// sketches, 8 bytes per hash each, plus 4 bytes per distinct shingle; SimHash:
+// 8 bytes) and its index entries; per near-duplicate only its answer. Stats()
+// reports the measured total.
+// Thread safety: every method may be called concurrently. Add and Remove take
+// one writer lock for the decision and the log append (so decisions follow a
+// single order, the log's); fingerprinting happens before it and the fsync
+// wait after it. Check, Get and Stats take the same lock briefly.
+#ifndef NEARDUP_STREAM_H_
+#define NEARDUP_STREAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "neardup/near_duplicates.h"
+#include "neardup/recipe.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+struct StreamConfig {
+  // minhash: Jaccard of word shingles >= threshold; simhash: Hamming distance
+  // of 64-bit SimHashes <= max_distance (only the method's own field is used).
+  NearDuplicateMethod method = NearDuplicateMethod::kMinHash;
+  double threshold = 0.8;
+  int max_distance = 3;
+  std::string preset = "default";  // a PresetRecipe name
+  // Documents older than the newest time minus this leave; 0: no window.
+  int64_t window_seconds = 0;
+  // The most documents held; the oldest leave first; 0: no cap.
+  uint64_t max_documents = 0;
+  friend bool operator==(const StreamConfig&, const StreamConfig&) = default;
+};
+
+// OK, or InvalidArgument naming the field, its bound and its value.
+Status ValidateStreamConfig(const StreamConfig& config);
+
+enum class StreamStatus { kNew, kNearDuplicate };
+std::string_view StreamStatusName(StreamStatus status);  // "new" | "near_duplicate"
+
+struct StreamAnswer {
+  std::string id;
+  StreamStatus status = StreamStatus::kNew;
+  std::string of;         // the kept document's id; empty when kNew
+  double similarity = 0;  // what was verified (Jaccard, or 1 - distance / 64); 0 when kNew
+  int64_t time = 0;       // the document's time (seconds since the epoch)
+  friend bool operator==(const StreamAnswer&, const StreamAnswer&) = default;
+};
+
+struct StreamStats {
+  uint64_t documents = 0;              // in the window now
+  uint64_t kept = 0;                   // of which kept (indexed)
+  uint64_t added = 0;                  // accepted since the stream was created
+  uint64_t evicted = 0;                // left by the window or the cap
+  uint64_t removed = 0;                // by Remove
+  std::optional<int64_t> oldest_time;  // of the documents in the window
+  std::optional<int64_t> newest_time;  // the newest time ever added
+  uint64_t memory_bytes = 0;           // answers, sketches and index, measured
+  uint64_t log_bytes = 0;              // current log file; 0 in memory
+  uint64_t log_syncs = 0;
+  uint64_t log_sync_nanoseconds = 0;
+  uint64_t snapshots = 0;  // written since open
+};
+
+// What Open found on disk.
+struct StreamRecovery {
+  uint64_t snapshot_documents = 0;  // loaded from the snapshot
+  uint64_t replayed_records = 0;    // from the logs after it
+  uint64_t truncated_bytes = 0;     // cut from the last log's bad tail
+  std::string truncation;           // why ("" when nothing was cut)
+};
+
+struct StreamOpenOptions {
+  // fdatasync before Add returns (default true; false only for tests and
+  // benchmarks: nothing is then durable).
+  bool sync = true;
+  // A snapshot is written once the current log is this long (default 64 MiB:
+  // recovery replays at most this much log).
+  uint64_t snapshot_log_bytes = uint64_t{64} << 20;
+};
+
+// The largest id Add accepts, in bytes.
+inline constexpr size_t kMaxStreamIdBytes = 1024;
+
+class NearDuplicateStream {
+ public:
+  // A stream held in memory only. InvalidArgument for a bad config.
+  static Result<std::unique_ptr<NearDuplicateStream>> Create(const StreamConfig& config);
+
+  // Opens the durable stream in directory `dir`, creating it (and the
+  // directory) when it holds none. AlreadyExists when it exists with another
+  // config; DataLoss for a corrupt snapshot or a bad record before the tail.
+  static Result<std::unique_ptr<NearDuplicateStream>> Open(const std::string& dir,
+                                                           const StreamConfig& config,
+                                                           const StreamOpenOptions& options = {});
+  // Opens an existing durable stream with the config stored in it. NotFound
+  // when `dir` holds no stream.
+  static Result<std::unique_ptr<NearDuplicateStream>> OpenExisting(
+      const std::string& dir, const StreamOpenOptions& options = {});
+
+  ~NearDuplicateStream();
+  NearDuplicateStream(const NearDuplicateStream&) = delete;
+  NearDuplicateStream& operator=(const NearDuplicateStream&) = delete;
+
+  // Decides and stores document `id` (see the rule above). InvalidArgument for
+  // an empty id or one over kMaxStreamIdBytes; ResourceExhausted (disk full)
+  // or IoError when the log cannot be written (nothing is stored then, and a
+  // later Add may succeed); IoError when it cannot be synced (the stream then
+  // refuses every later write).
+  Result<StreamAnswer> Add(std::string_view id, std::string_view text, int64_t time);
+  // The answer Add would give now (id set to `id`), storing nothing.
+  Result<StreamAnswer> Check(std::string_view id, std::string_view text, int64_t time) const;
+  // The stored answer of `id`; NotFound when absent (never added, evicted or
+  // removed).
+  Result<StreamAnswer> Get(std::string_view id) const;
+  // Removes `id` (and from the index, if kept; documents that were answered
+  // as its near-duplicates keep their answers). NotFound when absent.
+  Status Remove(std::string_view id);
+
+  StreamStats Stats() const;
+  const StreamConfig& config() const;
+  const Recipe& recipe() const;  // the preset adjusted for verification
+  const StreamRecovery& recovery() const;
+  // Writes a snapshot now (also done automatically, see above). OK and
+  // nothing done for an in-memory stream.
+  Status Snapshot();
+
+  class Impl;
+
+ private:
+  explicit NearDuplicateStream(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_STREAM_H_

@@ -1,0 +1,119 @@
+// WriteAheadLog: an append-only file of checksummed, length-prefixed records
+// with group commit, the durability layer of a NearDuplicateStream
+// (neardup/stream.h) and of anything else that must not lose what it
+// acknowledged.
+//
+// Record framing (little-endian, frozen): [u32 payload length][u64 XXH3-64
+// (seed 0) of the payload][payload]. A reader stops at the first record
+// whose header or payload runs past the end of the file (a torn write) or
+// whose checksum does not match (a corrupt or half-written record); what
+// follows that point is never returned.
+//
+// Group commit: Append() writes a record to the file (the page cache) and
+// returns its log sequence number (the file offset just past it);
+// SyncTo(lsn) returns once everything up to lsn is on disk. Concurrent
+// SyncTo callers share one fdatasync: the first waiter becomes the leader,
+// syncs everything written so far, and wakes every caller it covered.
+// Cost: Append is one write() (a copy into the page cache); SyncTo is at most
+// one fdatasync per group of waiters.
+// Thread safety: Append must be serialised by the caller (one writer);
+// SyncTo, size() and the counters may be called from any thread, also while
+// an Append runs. After a failed write or sync the log is broken: every later
+// call fails, so a caller never builds on a record whose fate is unknown.
+#ifndef NEARDUP_WRITE_AHEAD_LOG_H_
+#define NEARDUP_WRITE_AHEAD_LOG_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "neardup/status.h"
+
+namespace neardup {
+
+// Bytes of a record's header (length and checksum).
+inline constexpr size_t kLogRecordHeaderBytes = 12;
+// The largest payload a record may hold (a reader treats a longer length as
+// corruption rather than trying to allocate it).
+inline constexpr uint32_t kMaxLogRecordBytes = 256u << 20;
+
+// Frames `payload` as one record (header + payload), appended to *out.
+void AppendLogRecord(std::string_view payload, std::string* out);
+
+// What ReadLogFile found.
+struct LogContents {
+  std::vector<std::string> records;  // the payloads of the valid prefix
+  uint64_t valid_bytes = 0;          // length of the valid prefix
+  uint64_t file_bytes = 0;           // length of the file
+  // Empty when valid_bytes == file_bytes; otherwise why the rest was
+  // rejected ("record at offset 120: checksum mismatch", ...).
+  std::string tail_error;
+};
+
+// Reads every valid record of the file at `path`. IoError when it cannot be
+// read; a bad tail is not an error here (the caller decides: see
+// LogContents::tail_error).
+Result<LogContents> ReadLogFile(const std::string& path);
+
+struct WriteAheadLogOptions {
+  // fdatasync in SyncTo (default true). false only for tests and benchmarks
+  // that measure everything but the disk: nothing is then durable.
+  bool sync = true;
+};
+
+class WriteAheadLog {
+ public:
+  // Opens (creating if absent) the log at `path` for appending after its
+  // first `valid_bytes` bytes; a longer file is truncated to valid_bytes
+  // first (a torn tail found by ReadLogFile) and the truncation synced.
+  static Result<std::unique_ptr<WriteAheadLog>> Open(const std::string& path, uint64_t valid_bytes,
+                                                     const WriteAheadLogOptions& options = {});
+  ~WriteAheadLog();
+  WriteAheadLog(const WriteAheadLog&) = delete;
+  WriteAheadLog& operator=(const WriteAheadLog&) = delete;
+
+  // Appends one record; returns the offset just past it (its LSN). On a
+  // failed or short write the file is cut back to where it was (and the
+  // append fails: ResourceExhausted when the disk, quota or file size limit
+  // is full, IoError otherwise); if the cut fails too the log is broken
+  // (that error for every later call).
+  // REQUIRES: one caller at a time.
+  Result<uint64_t> Append(std::string_view payload);
+
+  // Returns once every record up to `lsn` is durable (group commit).
+  Status SyncTo(uint64_t lsn);
+
+  // Bytes written (durable or not).
+  uint64_t size() const;
+  uint64_t syncs() const;             // fdatasync calls made
+  uint64_t sync_nanoseconds() const;  // their total duration
+  const std::string& path() const { return path_; }
+
+ private:
+  WriteAheadLog(std::string path, int fd, uint64_t size, WriteAheadLogOptions options);
+
+  const std::string path_;
+  const int fd_;
+  const WriteAheadLogOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable synced_changed_;
+  uint64_t written_ = 0;  // guarded by mutex_
+  uint64_t synced_ = 0;   // guarded by mutex_
+  bool syncing_ = false;  // guarded by mutex_: a leader is in fdatasync
+  Status broken_;         // guarded by mutex_: set once, never cleared
+  uint64_t syncs_ = 0;
+  uint64_t sync_nanoseconds_ = 0;
+  std::string buffer_;  // Append's framing buffer (one writer)
+};
+
+// fsyncs the directory at `path`, so that a file created or renamed in it
+// survives a crash.
+Status SyncDirectory(const std::string& path);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_WRITE_AHEAD_LOG_H_

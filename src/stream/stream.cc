@@ -1,0 +1,414 @@
+#include "neardup/stream.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include "neardup/fingerprinter.h"
+#include "neardup/write_ahead_log.h"
+#include "stream/stream_record.h"
+#include "stream/stream_state.h"
+
+namespace neardup {
+
+using internal::StreamDoc;
+using internal::StreamHeader;
+using internal::StreamRecordType;
+using internal::StreamState;
+
+Status ValidateStreamConfig(const StreamConfig& config) {
+  if (config.method == NearDuplicateMethod::kMinHash &&
+      !(config.threshold > 0.0 && config.threshold <= 1.0)) {
+    return InvalidArgumentError("threshold (" + std::to_string(config.threshold) +
+                                ") must be in (0, 1]");
+  }
+  if (config.method == NearDuplicateMethod::kSimHash &&
+      !(config.max_distance >= 0 && config.max_distance < 64)) {
+    return InvalidArgumentError("max_distance (" + std::to_string(config.max_distance) +
+                                ") must be in [0, 64)");
+  }
+  if (config.window_seconds < 0) {
+    return InvalidArgumentError("window_seconds (" + std::to_string(config.window_seconds) +
+                                ") must be >= 0");
+  }
+  return PresetRecipe(config.preset).status();
+}
+
+std::string_view StreamStatusName(StreamStatus status) {
+  return status == StreamStatus::kNew ? "new" : "near_duplicate";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Numbered(const std::string& dir, const char* prefix, uint64_t generation) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "%s-%020llu", prefix,
+                static_cast<unsigned long long>(generation));
+  return (fs::path(dir) / name).string();
+}
+
+// The generations of the files named PREFIX-<20 digits> in `dir`, ascending.
+std::vector<uint64_t> Generations(const std::string& dir, const std::string& prefix) {
+  std::vector<uint64_t> found;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != prefix.size() + 21 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name[prefix.size()] != '-') {
+      continue;
+    }
+    const std::string digits = name.substr(prefix.size() + 1);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    found.push_back(std::stoull(digits));
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+StreamAnswer AnswerOf(const StreamDoc& doc) {
+  return StreamAnswer{doc.id, doc.status, doc.of, doc.similarity, doc.time};
+}
+
+Status CheckId(std::string_view id) {
+  if (id.empty()) return InvalidArgumentError("id must not be empty");
+  if (id.size() > kMaxStreamIdBytes) {
+    return InvalidArgumentError("id (" + std::to_string(id.size()) + " bytes) must be at most " +
+                                std::to_string(kMaxStreamIdBytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+class NearDuplicateStream::Impl {
+ public:
+  Impl(StreamState state, std::unique_ptr<Fingerprinter> fingerprinter)
+      : state_(std::move(state)), fingerprinter_(std::move(fingerprinter)) {}
+
+  static Result<std::unique_ptr<Impl>> Make(const StreamConfig& config) {
+    NEARDUP_ASSIGN_OR_RETURN(StreamState state, StreamState::Create(config));
+    NEARDUP_ASSIGN_OR_RETURN(
+        std::unique_ptr<Fingerprinter> fingerprinter,
+        CreateCpuFingerprinter(state.recipe(), SketchesForNearDuplicates(state.options())));
+    return std::make_unique<Impl>(std::move(state), std::move(fingerprinter));
+  }
+
+  // Writes snapshot-<generation> atomically (temporary file, fsync, rename,
+  // directory fsync). REQUIRES: mutex_ held (or not yet shared).
+  Status WriteSnapshot(uint64_t generation) {
+    std::string bytes;
+    AppendLogRecord(internal::EncodeHeader(state_.Header()), &bytes);
+    state_.ForEachDoc(
+        [&](const StreamDoc& doc) { AppendLogRecord(internal::EncodeAdd(doc), &bytes); });
+    const std::string path = Numbered(dir_, "snapshot", generation);
+    const std::string temporary = path + ".tmp";
+    FILE* out = std::fopen(temporary.c_str(), "wb");
+    if (out == nullptr) return IoError("cannot create " + temporary + ": " + std::strerror(errno));
+    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size() &&
+                         std::fflush(out) == 0 && (!options_.sync || ::fsync(fileno(out)) == 0);
+    const int saved_errno = errno;
+    std::fclose(out);
+    if (!written) {
+      std::remove(temporary.c_str());
+      return IoError("cannot write snapshot " + temporary + ": " + std::strerror(saved_errno));
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+      return IoError("cannot rename " + temporary + ": " + std::strerror(errno));
+    }
+    return options_.sync ? SyncDirectory(dir_) : Status::Ok();
+  }
+
+  // Snapshot, new log, then old files deleted. REQUIRES: mutex_ held.
+  Status RotateLocked() {
+    if (!failed_.ok()) return failed_;
+    NEARDUP_RETURN_IF_ERROR(log_->SyncTo(log_->size()));
+    const uint64_t next = generation_ + 1;
+    NEARDUP_RETURN_IF_ERROR(WriteSnapshot(next));
+    // From here the new snapshot is what recovery reads: appending to the old
+    // log would be lost, so a failure to start the new one stops all writes.
+    Result<std::unique_ptr<WriteAheadLog>> log =
+        WriteAheadLog::Open(Numbered(dir_, "log", next), 0, {options_.sync});
+    if (!log.ok()) {
+      failed_ = log.status();
+      return failed_;
+    }
+    Status synced = options_.sync ? SyncDirectory(dir_) : Status::Ok();
+    if (!synced.ok()) {
+      failed_ = synced;
+      return failed_;
+    }
+    log_ = std::shared_ptr<WriteAheadLog>(std::move(log).value());
+    generation_ = next;
+    ++snapshots_;
+    for (uint64_t old : Generations(dir_, "log")) {
+      if (old < next) std::remove(Numbered(dir_, "log", old).c_str());
+    }
+    for (uint64_t old : Generations(dir_, "snapshot")) {
+      if (old < next) std::remove(Numbered(dir_, "snapshot", old).c_str());
+    }
+    return Status::Ok();
+  }
+
+  Status Recover() {
+    std::vector<uint64_t> snapshots = Generations(dir_, "snapshot");
+    if (snapshots.empty()) return NotFoundError("no stream in " + dir_);
+    generation_ = snapshots.back();
+    const std::string snapshot_path = Numbered(dir_, "snapshot", generation_);
+    NEARDUP_ASSIGN_OR_RETURN(LogContents snapshot, ReadLogFile(snapshot_path));
+    if (!snapshot.tail_error.empty() || snapshot.records.empty()) {
+      return DataLossError("snapshot " + snapshot_path + " is corrupt: " +
+                           (snapshot.tail_error.empty() ? "no header" : snapshot.tail_error));
+    }
+    for (size_t i = 1; i < snapshot.records.size(); ++i) {
+      NEARDUP_ASSIGN_OR_RETURN(StreamDoc doc, internal::DecodeAdd(snapshot.records[i]));
+      NEARDUP_RETURN_IF_ERROR(state_.LoadDoc(std::move(doc)));
+      ++recovery_.snapshot_documents;
+    }
+    // Logs from the snapshot's generation on; older ones are left-overs of an
+    // interrupted clean-up and hold nothing the snapshot lacks.
+    std::vector<uint64_t> logs;
+    for (uint64_t g : Generations(dir_, "log")) {
+      if (g >= generation_) logs.push_back(g);
+    }
+    uint64_t valid_bytes = 0;
+    for (size_t i = 0; i < logs.size(); ++i) {
+      const std::string path = Numbered(dir_, "log", logs[i]);
+      NEARDUP_ASSIGN_OR_RETURN(LogContents contents, ReadLogFile(path));
+      const bool last = i + 1 == logs.size();
+      if (!contents.tail_error.empty()) {
+        if (!last) return DataLossError("log " + path + " is corrupt: " + contents.tail_error);
+        recovery_.truncated_bytes = contents.file_bytes - contents.valid_bytes;
+        recovery_.truncation = path + ": " + contents.tail_error + "; " +
+                               std::to_string(recovery_.truncated_bytes) + " bytes cut";
+      }
+      for (const std::string& record : contents.records) {
+        NEARDUP_RETURN_IF_ERROR(ApplyRecord(record).WithContext(path));
+        ++recovery_.replayed_records;
+      }
+      if (last) {
+        generation_ = logs[i];
+        valid_bytes = contents.valid_bytes;
+      }
+    }
+    NEARDUP_ASSIGN_OR_RETURN(
+        std::unique_ptr<WriteAheadLog> log,
+        WriteAheadLog::Open(Numbered(dir_, "log", generation_), valid_bytes, {options_.sync}));
+    log_ = std::move(log);
+    return options_.sync ? SyncDirectory(dir_) : Status::Ok();
+  }
+
+  Status ApplyRecord(std::string_view record) {
+    NEARDUP_ASSIGN_OR_RETURN(StreamRecordType type, internal::RecordType(record));
+    if (type == StreamRecordType::kAdd) {
+      NEARDUP_ASSIGN_OR_RETURN(StreamDoc doc, internal::DecodeAdd(record));
+      return state_.ApplyAdd(std::move(doc));
+    }
+    if (type == StreamRecordType::kRemove) {
+      NEARDUP_ASSIGN_OR_RETURN(std::string id, internal::DecodeRemove(record));
+      Status status = state_.ApplyRemove(id);
+      // A logged remove always found its document.
+      return status.ok() ? status : DataLossError("log removes an absent id \"" + id + "\"");
+    }
+    return DataLossError("a header record inside a log");
+  }
+
+  // Appends `record` (REQUIRES: mutex_ held); returns the log and LSN to wait
+  // on after unlocking (null for an in-memory stream).
+  Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> AppendLocked(
+      std::string_view record) {
+    if (!failed_.ok()) return failed_;
+    if (log_ == nullptr) return std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>{nullptr, 0};
+    NEARDUP_ASSIGN_OR_RETURN(uint64_t lsn, log_->Append(record));
+    return std::pair{log_, lsn};
+  }
+
+  void MaybeRotateLocked() {
+    if (log_ != nullptr && log_->size() >= options_.snapshot_log_bytes) {
+      // A failed snapshot leaves the old log in use (or, past the point of no
+      // return, failed_ set): the record just appended stays valid either way.
+      RotateLocked().IgnoreError();
+    }
+  }
+
+  StreamState state_;
+  std::unique_ptr<Fingerprinter> fingerprinter_;
+  mutable std::mutex mutex_;  // the writer lock; guards everything below and state_
+  std::string dir_;           // "" in memory
+  StreamOpenOptions options_;
+  std::shared_ptr<WriteAheadLog> log_;
+  uint64_t generation_ = 0;
+  uint64_t snapshots_ = 0;
+  Status failed_;  // set once: writes refused after a log failure
+  StreamRecovery recovery_;
+};
+
+NearDuplicateStream::NearDuplicateStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+NearDuplicateStream::~NearDuplicateStream() = default;
+
+Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Create(
+    const StreamConfig& config) {
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Make(config));
+  return std::unique_ptr<NearDuplicateStream>(new NearDuplicateStream(std::move(impl)));
+}
+
+Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::OpenExisting(
+    const std::string& dir, const StreamOpenOptions& options) {
+  std::vector<uint64_t> snapshots = Generations(dir, "snapshot");
+  if (snapshots.empty()) return NotFoundError("no stream in " + dir);
+  const std::string path = Numbered(dir, "snapshot", snapshots.back());
+  NEARDUP_ASSIGN_OR_RETURN(LogContents snapshot, ReadLogFile(path));
+  if (snapshot.records.empty()) return DataLossError("snapshot " + path + " has no header");
+  NEARDUP_ASSIGN_OR_RETURN(StreamHeader header, internal::DecodeHeader(snapshot.records[0]));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Make(header.config));
+  impl->dir_ = dir;
+  impl->options_ = options;
+  impl->state_.RestoreHeader(header);
+  NEARDUP_RETURN_IF_ERROR(impl->Recover());
+  return std::unique_ptr<NearDuplicateStream>(new NearDuplicateStream(std::move(impl)));
+}
+
+Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
+    const std::string& dir, const StreamConfig& config, const StreamOpenOptions& options) {
+  NEARDUP_RETURN_IF_ERROR(ValidateStreamConfig(config));
+  if (!Generations(dir, "snapshot").empty()) {
+    NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<NearDuplicateStream> stream,
+                             OpenExisting(dir, options));
+    if (!(stream->config() == config)) {
+      return AlreadyExistsError("stream in " + dir + " exists with another config");
+    }
+    return stream;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return IoError("cannot create " + dir + ": " + ec.message());
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Make(config));
+  impl->dir_ = dir;
+  impl->options_ = options;
+  // The log first, then the snapshot that makes the directory a stream.
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
+                           WriteAheadLog::Open(Numbered(dir, "log", 0), 0, {options.sync}));
+  impl->log_ = std::move(log);
+  NEARDUP_RETURN_IF_ERROR(impl->WriteSnapshot(0));
+  return std::unique_ptr<NearDuplicateStream>(new NearDuplicateStream(std::move(impl)));
+}
+
+Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_view text,
+                                              int64_t time) {
+  NEARDUP_RETURN_IF_ERROR(CheckId(id));
+  Impl& s = *impl_;
+  std::shared_ptr<WriteAheadLog> log;
+  uint64_t lsn = 0;
+  StreamAnswer answer;
+  {
+    std::unique_lock<std::mutex> lock(s.mutex_);
+    if (const StreamDoc* doc = s.state_.Find(id)) {
+      // A retry: the stored answer, once it is durable (its record may still
+      // be waiting for a group's fsync).
+      answer = AnswerOf(*doc);
+      log = s.log_;
+      lsn = log == nullptr ? 0 : log->size();
+    }
+  }
+  if (answer.id.empty()) {
+    // Fingerprinting, the expensive part, runs outside the lock.
+    Fingerprint fingerprint;
+    NEARDUP_RETURN_IF_ERROR(s.fingerprinter_->Compute(text, &fingerprint));
+    std::unique_lock<std::mutex> lock(s.mutex_);
+    if (const StreamDoc* stored = s.state_.Find(id)) {
+      answer = AnswerOf(*stored);  // added by a concurrent request meanwhile
+      log = s.log_;
+      lsn = log == nullptr ? 0 : log->size();
+    } else {
+      const internal::StreamDecision decision = s.state_.Decide(fingerprint, time);
+      StreamDoc doc = s.state_.MakeDoc(id, time, decision, std::move(fingerprint));
+      NEARDUP_ASSIGN_OR_RETURN(auto appended, s.AppendLocked(internal::EncodeAdd(doc)));
+      std::tie(log, lsn) = appended;
+      answer = AnswerOf(doc);
+      Status applied = s.state_.ApplyAdd(std::move(doc));
+      if (!applied.ok()) {
+        // Memory and log now disagree: refuse further writes.
+        s.failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
+        return s.failed_;
+      }
+      s.MaybeRotateLocked();
+    }
+  }
+  if (log != nullptr) {
+    Status synced = log->SyncTo(lsn);
+    if (!synced.ok()) {
+      std::lock_guard<std::mutex> lock(s.mutex_);
+      if (s.failed_.ok()) s.failed_ = synced;
+      return synced;
+    }
+  }
+  return answer;
+}
+
+Result<StreamAnswer> NearDuplicateStream::Check(std::string_view id, std::string_view text,
+                                                int64_t time) const {
+  Fingerprint fingerprint;
+  NEARDUP_RETURN_IF_ERROR(impl_->fingerprinter_->Compute(text, &fingerprint));
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  internal::StreamDecision decision = impl_->state_.Decide(fingerprint, time);
+  return StreamAnswer{std::string(id), decision.status, decision.of, decision.similarity, time};
+}
+
+Result<StreamAnswer> NearDuplicateStream::Get(std::string_view id) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  const StreamDoc* doc = impl_->state_.Find(id);
+  if (doc == nullptr) return NotFoundError("no document \"" + std::string(id) + "\"");
+  return AnswerOf(*doc);
+}
+
+Status NearDuplicateStream::Remove(std::string_view id) {
+  Impl& s = *impl_;
+  std::shared_ptr<WriteAheadLog> log;
+  uint64_t lsn = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex_);
+    if (s.state_.Find(id) == nullptr) {
+      return NotFoundError("no document \"" + std::string(id) + "\"");
+    }
+    NEARDUP_ASSIGN_OR_RETURN(auto appended, s.AppendLocked(internal::EncodeRemove(id)));
+    std::tie(log, lsn) = appended;
+    NEARDUP_RETURN_IF_ERROR(s.state_.ApplyRemove(id));
+    s.MaybeRotateLocked();
+  }
+  return log == nullptr ? Status::Ok() : log->SyncTo(lsn);
+}
+
+StreamStats NearDuplicateStream::Stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  StreamStats stats;
+  impl_->state_.FillStats(&stats);
+  if (impl_->log_ != nullptr) {
+    stats.log_bytes = impl_->log_->size();
+    stats.log_syncs = impl_->log_->syncs();
+    stats.log_sync_nanoseconds = impl_->log_->sync_nanoseconds();
+  }
+  stats.snapshots = impl_->snapshots_;
+  return stats;
+}
+
+const StreamConfig& NearDuplicateStream::config() const { return impl_->state_.config(); }
+const Recipe& NearDuplicateStream::recipe() const { return impl_->state_.recipe(); }
+const StreamRecovery& NearDuplicateStream::recovery() const { return impl_->recovery_; }
+
+Status NearDuplicateStream::Snapshot() {
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  if (impl_->log_ == nullptr) return Status::Ok();
+  return impl_->RotateLocked();
+}
+
+}  // namespace neardup

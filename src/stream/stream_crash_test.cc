@@ -1,0 +1,134 @@
+// Kills a process that adds documents to a durable stream at random moments
+// (SIGKILL, 25 times) and checks after each kill that every acknowledged
+// answer is present and unchanged; then lets it finish and checks the whole
+// stream equals an uninterrupted in-memory run.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "neardup/stream.h"
+#include "stream/stream_test_util.h"
+#include "util/temp_dir_test_util.h"
+
+namespace neardup {
+namespace {
+
+using internal::testing::PlantedId;
+using internal::testing::PlantedTexts;
+
+constexpr size_t kDocuments = 400;
+constexpr uint64_t kSeed = 21;
+constexpr const char* kSnapshotLogBytes = "30000";  // snapshots during the run too
+
+struct Acknowledged {
+  size_t index;
+  std::string status;
+  std::string of;
+  double similarity;
+};
+
+// Runs the helper; kills it once it has acknowledged `kill_after` more
+// documents (never when < 0): the kill lands while the helper is already in
+// its next add, at a moment the scheduler picks. Counting answers rather than
+// milliseconds keeps every round a kill however fast the disk syncs (a
+// timed kill let a fast machine add every document and exit before it).
+// Returns the answers it acknowledged.
+std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after, int* exit_status) {
+  int pipe_fds[2];
+  EXPECT_EQ(::pipe(pipe_fds), 0);
+  const std::string count = std::to_string(kDocuments);
+  const std::string seed = std::to_string(kSeed);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], 1);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    ::execl(NEARDUP_STREAM_CRASH_HELPER, NEARDUP_STREAM_CRASH_HELPER, dir.c_str(), count.c_str(),
+            seed.c_str(), kSnapshotLogBytes, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  std::string output;
+  // The delay runs from the helper's "ready" (the stream is open), so kills
+  // land among the adds however slow its start.
+  bool killed = false;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof(buffer));
+    if (n <= 0) break;  // the helper exited or was killed
+    output.append(buffer, static_cast<size_t>(n));
+    const size_t ready = output.find("ready\n");
+    if (kill_after >= 0 && !killed && ready != std::string::npos) {
+      const auto answers =
+          std::count(output.begin() + static_cast<std::ptrdiff_t>(ready) + 6, output.end(), '\n');
+      if (answers >= kill_after) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+      }
+    }
+  }
+  ::close(pipe_fds[0]);
+  ::waitpid(pid, exit_status, 0);
+  std::vector<Acknowledged> acknowledged;
+  std::istringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line == "ready") continue;
+    std::istringstream fields(line);
+    Acknowledged a;
+    fields >> a.index >> a.status >> a.of >> a.similarity;
+    if (a.of == "-") a.of.clear();
+    acknowledged.push_back(a);
+  }
+  return acknowledged;
+}
+
+TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkill) {
+  internal::testing::TempDir dir;
+  const std::string path = dir.Path("stream");
+  ASSERT_TRUE(NearDuplicateStream::Open(path, {}).ok());
+  std::mt19937 rng(5);
+  int kills = 0;
+  size_t most_acknowledged = 0;
+  for (int round = 0; round < 25; ++round) {
+    int status = 0;
+    std::vector<Acknowledged> acknowledged = RunHelper(path, static_cast<int>(rng() % 15), &status);
+    kills += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+    most_acknowledged = std::max(most_acknowledged, acknowledged.size());
+    auto stream = NearDuplicateStream::OpenExisting(path);
+    ASSERT_TRUE(stream.ok()) << stream.status();
+    for (const Acknowledged& a : acknowledged) {
+      Result<StreamAnswer> stored = (*stream)->Get(PlantedId(a.index));
+      ASSERT_TRUE(stored.ok()) << "acknowledged document " << a.index << " lost in round " << round;
+      EXPECT_EQ(StreamStatusName(stored->status), a.status);
+      EXPECT_EQ(stored->of, a.of);
+      EXPECT_EQ(stored->similarity, a.similarity);
+    }
+  }
+  EXPECT_GE(kills, 20);
+  EXPECT_GT(most_acknowledged, 0u);  // kills land while documents are being added
+  int status = 0;
+  RunHelper(path, -1, &status);  // to the end
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto stream = std::move(NearDuplicateStream::OpenExisting(path)).value();
+  auto memory = std::move(NearDuplicateStream::Create({})).value();
+  const std::vector<std::string> texts = PlantedTexts(kDocuments, kSeed);
+  for (size_t i = 0; i < kDocuments; ++i) {
+    StreamAnswer expected = *memory->Add(PlantedId(i), texts[i], static_cast<int64_t>(i));
+    EXPECT_EQ(*stream->Get(PlantedId(i)), expected) << i;
+  }
+}
+
+}  // namespace
+}  // namespace neardup

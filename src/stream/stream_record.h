@@ -1,0 +1,65 @@
+// The payloads of a stream's log and snapshot records (framed by
+// neardup/write_ahead_log.h). Little-endian, frozen at format version 1:
+//   header (first record of a snapshot):
+//     u8 type = 3, u32 version = 1, config (u8 method, f64 threshold,
+//     i64 max_distance, str preset, i64 window_seconds, u64 max_documents),
+//     u64 next_seq, u8 has_newest, i64 newest_time, u64 added, u64 evicted,
+//     u64 removed
+//   add: u8 type = 1, u64 seq, i64 time, str id, u8 status, str of,
+//     f64 similarity, u8 kept; if kept: u64 num_tokens, u64 simhash,
+//     u32 minhash.k, vec64 minhash, u8 kvalue.empty, vec64 kvalue, vec32 chunks
+//   remove: u8 type = 2, str id
+// where str is u32 length + bytes and vecN is u32 count + N-bit values.
+// Decode never trusts a length: every read is bounds-checked.
+#ifndef NEARDUP_STREAM_STREAM_RECORD_H_
+#define NEARDUP_STREAM_STREAM_RECORD_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "neardup/fingerprinter.h"
+#include "neardup/status.h"
+#include "neardup/stream.h"
+
+namespace neardup::internal {
+
+inline constexpr uint32_t kStreamFormatVersion = 1;
+
+enum class StreamRecordType : uint8_t { kAdd = 1, kRemove = 2, kHeader = 3 };
+
+// One stored document. `fingerprint` is meaningful only when kept.
+struct StreamDoc {
+  uint64_t seq = 0;  // arrival number: the leader rule's order
+  int64_t time = 0;
+  std::string id;
+  StreamStatus status = StreamStatus::kNew;
+  std::string of;
+  double similarity = 0;
+  bool kept = false;  // status == kNew: its sketches are held
+  Fingerprint fingerprint;
+};
+
+struct StreamHeader {
+  StreamConfig config;
+  uint64_t next_seq = 0;
+  std::optional<int64_t> newest_time;
+  uint64_t added = 0;
+  uint64_t evicted = 0;
+  uint64_t removed = 0;
+};
+
+std::string EncodeAdd(const StreamDoc& doc);
+std::string EncodeRemove(std::string_view id);
+std::string EncodeHeader(const StreamHeader& header);
+
+// The type of a record (DataLoss for an empty or unknown one).
+Result<StreamRecordType> RecordType(std::string_view record);
+Result<StreamDoc> DecodeAdd(std::string_view record);
+Result<std::string> DecodeRemove(std::string_view record);
+Result<StreamHeader> DecodeHeader(std::string_view record);
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_STREAM_STREAM_RECORD_H_

@@ -1,0 +1,277 @@
+#include "stream/stream_state.h"
+
+#include <cmath>
+#include <limits>
+
+#include "neardup/near_duplicate_stages.h"
+#include "neardup/simhash.h"
+#include "neardup/similarity.h"
+
+namespace neardup::internal {
+namespace {
+
+// The corpus size the SimHash tables are chosen for: num_blocks changes the
+// speed and memory of the index, never its answers.
+constexpr uint64_t kSimHashPlannedDocuments = uint64_t{1} << 20;
+
+// Approximate heap bytes of one node of std::map / std::set /
+// std::unordered_map (libstdc++: three pointers and a colour, or a next
+// pointer and a cached hash, plus malloc's header).
+constexpr uint64_t kTreeNodeOverhead = 48;
+constexpr uint64_t kHashNodeOverhead = 32;
+
+}  // namespace
+
+Result<StreamState> StreamState::Create(const StreamConfig& config) {
+  NEARDUP_RETURN_IF_ERROR(ValidateStreamConfig(config));
+  NEARDUP_ASSIGN_OR_RETURN(Recipe preset, PresetRecipe(config.preset));
+  NearDuplicateOptions options;
+  options.method = config.method;
+  options.threshold = config.threshold;
+  options.max_distance = config.max_distance;
+  Recipe recipe = RecipeForNearDuplicates(std::move(preset), options);
+  NEARDUP_RETURN_IF_ERROR(ValidateRecipe(recipe));
+  NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
+                           ChooseNearDuplicateScheme(recipe, options, kSimHashPlannedDocuments));
+  StreamState state(config, std::move(recipe), options);
+  if (config.method == NearDuplicateMethod::kMinHash) {
+    NEARDUP_ASSIGN_OR_RETURN(LshIndex lsh, LshIndex::Create(scheme.lsh.params, scheme.num_hashes));
+    state.lsh_.emplace(std::move(lsh));
+    // The same bound as the batch verification (near_duplicate_stages.cc):
+    // estimates down to 3 standard errors below the threshold get an exact
+    // check, so the two agree pair for pair.
+    const double threshold = options.threshold;
+    const int num_hashes = scheme.num_hashes;
+    state.lower_bound_ =
+        threshold - 3.0 * std::sqrt(threshold * (1.0 - threshold) / num_hashes) - 1.0 / num_hashes;
+  } else {
+    NEARDUP_ASSIGN_OR_RETURN(HammingIndex hamming, HammingIndex::Create(scheme.hamming));
+    state.hamming_.emplace(std::move(hamming));
+  }
+  return state;
+}
+
+StreamState::StreamState(StreamConfig config, Recipe recipe, NearDuplicateOptions options)
+    : config_(std::move(config)), recipe_(std::move(recipe)), options_(options) {}
+
+const StreamDoc* StreamState::Find(std::string_view id) const {
+  auto it = seq_of_id_.find(std::string(id));
+  if (it == seq_of_id_.end()) return nullptr;
+  return &docs_.at(it->second);
+}
+
+int64_t StreamState::CutoffFor(int64_t time) const {
+  if (config_.window_seconds <= 0) return std::numeric_limits<int64_t>::min();
+  const int64_t newest = newest_time_ ? std::max(*newest_time_, time) : time;
+  // Saturating: a window longer than the time since the minimum keeps all.
+  if (newest < std::numeric_limits<int64_t>::min() + config_.window_seconds) {
+    return std::numeric_limits<int64_t>::min();
+  }
+  return newest - config_.window_seconds;
+}
+
+StreamDecision StreamState::Decide(const Fingerprint& fp, int64_t time) const {
+  StreamDecision decision;
+  if (fp.num_tokens == 0) return decision;  // no features: never matched
+  const int64_t cutoff = CutoffFor(time);
+  if (lsh_) {
+    if (fp.kvalue_minhash.empty) return decision;
+    // Query returns the candidates sorted by seq: the first verified one is
+    // the earliest, which is the leader rule's choice.
+    // The sketches come from the stream's own fingerprinter, whose k is the
+    // index's: an error here is a broken invariant, not caller input.
+    Result<std::vector<uint64_t>> candidates = lsh_->Query(fp.kvalue_minhash.values);
+    NEARDUP_CHECK(candidates.ok()) << candidates.status();
+    for (uint64_t seq : *candidates) {
+      const StreamDoc& leader = docs_.at(seq);
+      if (leader.time < cutoff) continue;  // leaves the window with this add
+      Result<bool> close =
+          JaccardAtLeast(leader.fingerprint.minhash, fp.minhash, lower_bound_, nullptr);
+      NEARDUP_CHECK(close.ok()) << close.status();
+      if (!*close) continue;
+      const double exact = ExactJaccard(leader.fingerprint.chunks, fp.chunks);
+      if (exact < options_.threshold) continue;
+      decision.status = StreamStatus::kNearDuplicate;
+      decision.of = leader.id;
+      decision.similarity = exact;
+      return decision;
+    }
+    return decision;
+  }
+  const StreamDoc* best = nullptr;
+  int best_distance = 0;
+  for (const HammingMatch& match : hamming_->FindAll(fp.simhash)) {
+    if (match.distance > options_.max_distance) continue;
+    const StreamDoc& leader = docs_.at(match.id);
+    if (leader.time < cutoff) continue;
+    if (best == nullptr || leader.seq < best->seq) {
+      best = &leader;
+      best_distance = match.distance;
+    }
+  }
+  if (best != nullptr) {
+    decision.status = StreamStatus::kNearDuplicate;
+    decision.of = best->id;
+    decision.similarity = 1.0 - static_cast<double>(best_distance) / 64;
+  }
+  return decision;
+}
+
+StreamDoc StreamState::MakeDoc(std::string_view id, int64_t time, const StreamDecision& decision,
+                               Fingerprint fingerprint) const {
+  StreamDoc doc;
+  doc.seq = next_seq_;
+  doc.time = time;
+  doc.id = std::string(id);
+  doc.status = decision.status;
+  doc.of = decision.of;
+  doc.similarity = decision.similarity;
+  doc.kept = decision.status == StreamStatus::kNew;
+  if (doc.kept) {
+    // Only what matching reads: the sketches of the method.
+    Fingerprint& fp = doc.fingerprint;
+    fp.num_tokens = fingerprint.num_tokens;
+    if (lsh_) {
+      fp.minhash = std::move(fingerprint.minhash);
+      fp.kvalue_minhash = std::move(fingerprint.kvalue_minhash);
+      fp.chunks = std::move(fingerprint.chunks);
+      fp.minhash.values.shrink_to_fit();
+      fp.kvalue_minhash.values.shrink_to_fit();
+      fp.chunks.shrink_to_fit();
+    } else {
+      fp.simhash = fingerprint.simhash;
+    }
+  }
+  return doc;
+}
+
+uint64_t StreamState::DocBytes(const StreamDoc& doc) {
+  uint64_t bytes = sizeof(StreamDoc) + kTreeNodeOverhead;                       // docs_
+  bytes += sizeof(std::pair<const std::string, uint64_t>) + kHashNodeOverhead;  // seq_of_id_
+  bytes += sizeof(std::pair<int64_t, uint64_t>) + kTreeNodeOverhead;            // by_time_
+  // Strings past the small-string buffer, twice for the id (doc and map key).
+  auto heap = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
+  bytes += 2 * heap(doc.id) + heap(doc.of);
+  const Fingerprint& fp = doc.fingerprint;
+  bytes += fp.minhash.values.capacity() * sizeof(uint64_t) +
+           fp.kvalue_minhash.values.capacity() * sizeof(uint64_t) +
+           fp.chunks.capacity() * sizeof(uint32_t);
+  return bytes;
+}
+
+Status StreamState::Store(StreamDoc doc) {
+  if (seq_of_id_.count(doc.id) != 0) {
+    return DataLossError("stream record adds id \"" + doc.id + "\" twice");
+  }
+  if (doc.kept && doc.fingerprint.num_tokens != 0) {
+    if (lsh_ && !doc.fingerprint.kvalue_minhash.empty) {
+      if (doc.fingerprint.kvalue_minhash.values.size() != static_cast<size_t>(lsh_->num_hashes()) ||
+          doc.fingerprint.minhash.values.empty()) {
+        return DataLossError("stream record of id \"" + doc.id +
+                             "\" has sketches of the wrong size");
+      }
+      NEARDUP_RETURN_IF_ERROR(lsh_->Insert(doc.seq, doc.fingerprint.kvalue_minhash.values));
+    } else if (hamming_) {
+      NEARDUP_RETURN_IF_ERROR(hamming_->Insert({doc.fingerprint.simhash, doc.seq}).status());
+    }
+  }
+  kept_ += doc.kept;
+  doc_bytes_ += DocBytes(doc);
+  seq_of_id_.emplace(doc.id, doc.seq);
+  by_time_.emplace(doc.time, doc.seq);
+  const uint64_t seq = doc.seq;
+  docs_.emplace(seq, std::move(doc));
+  return Status::Ok();
+}
+
+void StreamState::Erase(std::map<uint64_t, StreamDoc>::iterator it) {
+  const StreamDoc& doc = it->second;
+  if (doc.kept && doc.fingerprint.num_tokens != 0) {
+    if (lsh_) {
+      lsh_->Remove(doc.seq);
+    } else {
+      hamming_->Remove({doc.fingerprint.simhash, doc.seq});
+    }
+  }
+  kept_ -= doc.kept;
+  doc_bytes_ -= DocBytes(doc);
+  seq_of_id_.erase(doc.id);
+  by_time_.erase({doc.time, doc.seq});
+  docs_.erase(it);
+}
+
+void StreamState::EvictOlderThan(int64_t cutoff) {
+  while (!by_time_.empty() && by_time_.begin()->first < cutoff) {
+    Erase(docs_.find(by_time_.begin()->second));
+    ++evicted_;
+  }
+}
+
+Status StreamState::ApplyAdd(StreamDoc doc) {
+  if (doc.seq != next_seq_) {
+    return DataLossError("stream record has document number " + std::to_string(doc.seq) +
+                         "; the next is " + std::to_string(next_seq_));
+  }
+  const int64_t cutoff = CutoffFor(doc.time);
+  const int64_t time = doc.time;
+  NEARDUP_RETURN_IF_ERROR(Store(std::move(doc)));
+  ++next_seq_;
+  ++added_;
+  newest_time_ = newest_time_ ? std::max(*newest_time_, time) : time;
+  EvictOlderThan(cutoff);
+  if (config_.max_documents != 0) {
+    while (docs_.size() > config_.max_documents) {
+      Erase(docs_.find(by_time_.begin()->second));
+      ++evicted_;
+    }
+  }
+  return Status::Ok();
+}
+
+Status StreamState::ApplyRemove(std::string_view id) {
+  auto it = seq_of_id_.find(std::string(id));
+  if (it == seq_of_id_.end()) return NotFoundError("no document \"" + std::string(id) + "\"");
+  Erase(docs_.find(it->second));
+  ++removed_;
+  return Status::Ok();
+}
+
+StreamHeader StreamState::Header() const {
+  StreamHeader header;
+  header.config = config_;
+  header.next_seq = next_seq_;
+  header.newest_time = newest_time_;
+  header.added = added_;
+  header.evicted = evicted_;
+  header.removed = removed_;
+  return header;
+}
+
+void StreamState::RestoreHeader(const StreamHeader& header) {
+  next_seq_ = header.next_seq;
+  newest_time_ = header.newest_time;
+  added_ = header.added;
+  evicted_ = header.evicted;
+  removed_ = header.removed;
+}
+
+Status StreamState::LoadDoc(StreamDoc doc) {
+  if (doc.seq >= next_seq_) {
+    return DataLossError("snapshot document number " + std::to_string(doc.seq) +
+                         " is not below the next, " + std::to_string(next_seq_));
+  }
+  return Store(std::move(doc));
+}
+
+void StreamState::FillStats(StreamStats* stats) const {
+  stats->documents = docs_.size();
+  stats->kept = kept_;
+  stats->added = added_;
+  stats->evicted = evicted_;
+  stats->removed = removed_;
+  if (!by_time_.empty()) stats->oldest_time = by_time_.begin()->first;
+  stats->newest_time = newest_time_;
+  stats->memory_bytes = doc_bytes_ + (lsh_ ? lsh_->MemoryBytes() : hamming_->MemoryBytes());
+}
+
+}  // namespace neardup::internal

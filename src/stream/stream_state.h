@@ -1,0 +1,104 @@
+// StreamState: the in-memory part of a NearDuplicateStream (neardup/stream.h):
+// the documents in the window, the index of the kept ones, the leader-rule
+// decision and the window's evictions. Durability lives in stream.cc.
+// Every mutation is deterministic given the records applied, so replaying a
+// log rebuilds the same state.
+// Thread safety: none; the stream serialises access.
+#ifndef NEARDUP_STREAM_STREAM_STATE_H_
+#define NEARDUP_STREAM_STREAM_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "neardup/hamming_index.h"
+#include "neardup/lsh_index.h"
+#include "neardup/recipe.h"
+#include "neardup/stream.h"
+#include "stream/stream_record.h"
+
+namespace neardup::internal {
+
+struct StreamDecision {
+  StreamStatus status = StreamStatus::kNew;
+  std::string of;
+  double similarity = 0;
+};
+
+class StreamState {
+ public:
+  // InvalidArgument for a bad config.
+  static Result<StreamState> Create(const StreamConfig& config);
+
+  const StreamConfig& config() const { return config_; }
+  const Recipe& recipe() const { return recipe_; }
+  const NearDuplicateOptions& options() const { return options_; }
+
+  // The stored document `id`, or null.
+  const StreamDoc* Find(std::string_view id) const;
+
+  // The leader-rule decision for a document of `fingerprint` at `time`
+  // against the kept documents that are in the window once `time` is seen:
+  // the smallest-numbered kept document it is verified similar to.
+  StreamDecision Decide(const Fingerprint& fingerprint, int64_t time) const;
+
+  // Makes the StreamDoc that Add stores: the next seq, and the sketches only
+  // when kept.
+  StreamDoc MakeDoc(std::string_view id, int64_t time, const StreamDecision& decision,
+                    Fingerprint fingerprint) const;
+
+  // Applies an add (from Add or from a log): evicts by time, stores `doc`
+  // (indexing it when kept), then evicts past max_documents.
+  // DataLoss when doc.seq is not the next one or its id is present (a log that
+  // does not follow its snapshot).
+  Status ApplyAdd(StreamDoc doc);
+  // Removes `id`; NotFound when absent.
+  Status ApplyRemove(std::string_view id);
+
+  // A snapshot's header and its documents in seq order, and loading them back
+  // (no eviction, no counting).
+  StreamHeader Header() const;
+  void RestoreHeader(const StreamHeader& header);
+  Status LoadDoc(StreamDoc doc);
+  template <typename Fn>
+  void ForEachDoc(Fn&& fn) const {
+    for (const auto& [seq, doc] : docs_) fn(doc);
+  }
+
+  void FillStats(StreamStats* stats) const;
+
+ private:
+  StreamState(StreamConfig config, Recipe recipe, NearDuplicateOptions options);
+  Status Store(StreamDoc doc);
+  void Erase(std::map<uint64_t, StreamDoc>::iterator it);
+  void EvictOlderThan(int64_t cutoff);
+  int64_t CutoffFor(int64_t time) const;
+  static uint64_t DocBytes(const StreamDoc& doc);
+
+  StreamConfig config_;
+  Recipe recipe_;
+  NearDuplicateOptions options_;
+  double lower_bound_ = 0;  // MinHash: the estimate that earns an exact check
+  std::optional<LshIndex> lsh_;
+  std::optional<HammingIndex> hamming_;
+
+  std::map<uint64_t, StreamDoc> docs_;  // by seq
+  std::unordered_map<std::string, uint64_t> seq_of_id_;
+  std::set<std::pair<int64_t, uint64_t>> by_time_;  // (time, seq): eviction order
+  uint64_t next_seq_ = 0;
+  std::optional<int64_t> newest_time_;
+  uint64_t kept_ = 0;
+  uint64_t added_ = 0;
+  uint64_t evicted_ = 0;
+  uint64_t removed_ = 0;
+  uint64_t doc_bytes_ = 0;
+};
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_STREAM_STREAM_STATE_H_

@@ -1,0 +1,394 @@
+#include "neardup/stream.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "neardup/clustering.h"
+#include "neardup/fingerprinter.h"
+#include "neardup/near_duplicates.h"
+#include "stream/stream_test_util.h"
+#include "util/temp_dir_test_util.h"
+
+namespace neardup {
+namespace {
+
+using internal::testing::PlantedId;
+using internal::testing::PlantedTexts;
+using internal::testing::ReadFileBytes;
+using internal::testing::TempDir;
+using ::testing::HasSubstr;
+
+std::vector<uint64_t> BatchLeaders(const std::vector<std::string>& texts,
+                                   const StreamConfig& config) {
+  Result<std::vector<uint64_t>> cluster_of = internal::testing::BatchLeaders(texts, config);
+  EXPECT_TRUE(cluster_of.ok()) << cluster_of.status();
+  return cluster_of.ok() ? *cluster_of : std::vector<uint64_t>(texts.size());
+}
+
+// Every answer of the stream against the batch leader rule.
+void ExpectBatchAnswers(const std::vector<StreamAnswer>& answers,
+                        const std::vector<uint64_t>& cluster_of) {
+  ASSERT_EQ(answers.size(), cluster_of.size());
+  size_t duplicates = 0;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    SCOPED_TRACE("document " + std::to_string(i));
+    EXPECT_EQ(answers[i].id, PlantedId(i));
+    if (cluster_of[i] == i) {
+      EXPECT_EQ(answers[i].status, StreamStatus::kNew);
+      EXPECT_EQ(answers[i].of, "");
+    } else {
+      ++duplicates;
+      EXPECT_EQ(answers[i].status, StreamStatus::kNearDuplicate);
+      EXPECT_EQ(answers[i].of, PlantedId(cluster_of[i]));
+    }
+  }
+  EXPECT_GT(duplicates, answers.size() / 40);  // the planted copies are found
+}
+
+TEST(NearDuplicateStreamTest, MinHashAnswersEqualTheBatchLeaderRule) {
+  const std::vector<std::string> texts = PlantedTexts(500, 7);
+  for (double threshold : {0.5, 0.8}) {
+    SCOPED_TRACE(threshold);
+    StreamConfig config;
+    config.threshold = threshold;
+    auto stream = std::move(NearDuplicateStream::Create(config)).value();
+    std::vector<StreamAnswer> answers;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      answers.push_back(*stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i)));
+    }
+    ExpectBatchAnswers(answers, BatchLeaders(texts, config));
+    // Similarities are the verified exact Jaccard, at least the threshold.
+    for (const StreamAnswer& a : answers) {
+      if (a.status == StreamStatus::kNearDuplicate) {
+        EXPECT_GE(a.similarity, threshold);
+      }
+    }
+  }
+}
+
+TEST(NearDuplicateStreamTest, SimHashAnswersEqualTheBatchLeaderRule) {
+  const std::vector<std::string> texts = PlantedTexts(500, 8);
+  for (int max_distance : {3, 6}) {
+    StreamConfig config;
+    config.method = NearDuplicateMethod::kSimHash;
+    config.max_distance = max_distance;
+    auto stream = std::move(NearDuplicateStream::Create(config)).value();
+    std::vector<StreamAnswer> answers;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      answers.push_back(*stream->Add(PlantedId(i), texts[i], 0));
+    }
+    ExpectBatchAnswers(answers, BatchLeaders(texts, config));
+  }
+}
+
+TEST(NearDuplicateStreamTest, RepostReturnsTheStoredAnswerAndCheckStoresNothing) {
+  auto stream = std::move(NearDuplicateStream::Create({})).value();
+  const std::string text = PlantedTexts(1, 3)[0];
+  StreamAnswer first = *stream->Add("a", text, 10);
+  EXPECT_EQ(first.status, StreamStatus::kNew);
+  StreamAnswer copy = *stream->Add("b", text, 11);
+  EXPECT_EQ(copy.status, StreamStatus::kNearDuplicate);
+  EXPECT_EQ(copy.of, "a");
+  EXPECT_DOUBLE_EQ(copy.similarity, 1.0);
+  // A retry with another text and time changes nothing.
+  EXPECT_EQ(*stream->Add("b", "something else entirely", 99), copy);
+  EXPECT_EQ(stream->Stats().added, 2u);
+  StreamAnswer checked = *stream->Check("c", text, 12);
+  EXPECT_EQ(checked.status, StreamStatus::kNearDuplicate);
+  EXPECT_EQ(checked.of, "a");
+  EXPECT_EQ(stream->Get("c").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*stream->Get("b"), copy);
+  EXPECT_EQ(stream->Stats().documents, 2u);
+  EXPECT_EQ(stream->Stats().kept, 1u);
+}
+
+TEST(NearDuplicateStreamTest, DocumentsLeaveTheWindowByTime) {
+  StreamConfig config;
+  config.window_seconds = 100;
+  auto stream = std::move(NearDuplicateStream::Create(config)).value();
+  const std::vector<std::string> texts = PlantedTexts(2, 4);
+  EXPECT_EQ(stream->Add("a", texts[0], 1000)->status, StreamStatus::kNew);
+  EXPECT_EQ(stream->Add("x", texts[1], 1050)->status, StreamStatus::kNew);
+  // 1100 - 100 = 1000: "a" (time 1000) is still in the window.
+  StreamAnswer b = *stream->Add("b", texts[0], 1100);
+  EXPECT_EQ(b.status, StreamStatus::kNearDuplicate);
+  EXPECT_EQ(b.of, "a");
+  // A check at 1101 would no longer see "a", nor "b" (a near-duplicate is not a leader).
+  EXPECT_EQ(stream->Check("q", texts[0], 1101)->status, StreamStatus::kNew);
+  EXPECT_EQ(stream->Get("a")->id, "a");  // Check evicts nothing
+  StreamAnswer c = *stream->Add("c", texts[0], 1101);
+  EXPECT_EQ(c.status, StreamStatus::kNew);
+  EXPECT_EQ(stream->Get("a").status().code(), StatusCode::kNotFound);
+  StreamStats stats = stream->Stats();
+  EXPECT_EQ(stats.evicted, 1u);
+  EXPECT_EQ(stats.documents, 3u);
+  EXPECT_EQ(stats.oldest_time, 1050);
+  EXPECT_EQ(stats.newest_time, 1101);
+  // A late document is answered (against what is in the window), then leaves at once.
+  EXPECT_EQ(stream->Add("late", texts[1], 5)->of, "x");
+  EXPECT_EQ(stream->Get("late").status().code(), StatusCode::kNotFound);
+  // "x" matches nothing at 1200 + 50: it left with the time 1151 cutoff.
+  StreamAnswer y = *stream->Add("y", texts[1], 1151);
+  EXPECT_EQ(y.status, StreamStatus::kNew);
+}
+
+TEST(NearDuplicateStreamTest, MaxDocumentsDropsTheOldestFirst) {
+  StreamConfig config;
+  config.max_documents = 2;
+  auto stream = std::move(NearDuplicateStream::Create(config)).value();
+  const std::vector<std::string> texts = PlantedTexts(4, 5);
+  ASSERT_TRUE(stream->Add("a", texts[0], 30).ok());
+  ASSERT_TRUE(stream->Add("b", texts[1], 10).ok());  // oldest by time
+  ASSERT_TRUE(stream->Add("c", texts[2], 20).ok());
+  EXPECT_EQ(stream->Get("b").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(stream->Stats().documents, 2u);
+  EXPECT_EQ(stream->Add("d", texts[1], 40)->status, StreamStatus::kNew);
+  EXPECT_EQ(stream->Add("e", texts[2], 50)->status, StreamStatus::kNew);  // "c" left with "d"
+}
+
+TEST(NearDuplicateStreamTest, RemovedLeaderIsNoLongerMatched) {
+  auto stream = std::move(NearDuplicateStream::Create({})).value();
+  const std::string text = PlantedTexts(1, 6)[0];
+  ASSERT_TRUE(stream->Add("a", text, 0).ok());
+  ASSERT_EQ(stream->Add("b", text, 0)->of, "a");
+  ASSERT_TRUE(stream->Remove("a").ok());
+  EXPECT_EQ(stream->Remove("a").code(), StatusCode::kNotFound);
+  EXPECT_EQ(stream->Get("b")->of, "a");  // answers stay
+  EXPECT_EQ(stream->Add("c", text, 0)->status, StreamStatus::kNew);
+  EXPECT_EQ(stream->Add("d", text, 0)->of, "c");
+  EXPECT_EQ(stream->Stats().removed, 1u);
+}
+
+TEST(NearDuplicateStreamTest, BadInputIsAnError) {
+  StreamConfig bad;
+  bad.threshold = 1.5;
+  EXPECT_THAT(NearDuplicateStream::Create(bad).status().message(), HasSubstr("threshold (1.5"));
+  bad = {};
+  bad.preset = "nope";
+  EXPECT_FALSE(NearDuplicateStream::Create(bad).ok());
+  bad = {};
+  bad.window_seconds = -1;
+  EXPECT_THAT(NearDuplicateStream::Create(bad).status().message(), HasSubstr("window_seconds"));
+  auto stream = std::move(NearDuplicateStream::Create({})).value();
+  EXPECT_EQ(stream->Add("", "text", 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(stream->Add(std::string(kMaxStreamIdBytes + 1, 'x'), "t", 0).status().code(),
+            StatusCode::kInvalidArgument);
+  // An empty text is kept and matches nothing.
+  EXPECT_EQ(stream->Add("e1", "", 0)->status, StreamStatus::kNew);
+  EXPECT_EQ(stream->Add("e2", "", 0)->status, StreamStatus::kNew);
+}
+
+// Adds texts[begin, end) and returns the answers.
+std::vector<StreamAnswer> AddAll(NearDuplicateStream& stream, const std::vector<std::string>& texts,
+                                 size_t begin, size_t end) {
+  std::vector<StreamAnswer> answers;
+  for (size_t i = begin; i < end; ++i) {
+    Result<StreamAnswer> answer = stream.Add(PlantedId(i), texts[i], static_cast<int64_t>(i));
+    EXPECT_TRUE(answer.ok()) << answer.status();
+    if (answer.ok()) answers.push_back(*answer);
+  }
+  return answers;
+}
+
+TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(300, 9);
+  StreamConfig config;
+  config.window_seconds = 250;  // some documents leave along the way
+  auto memory = std::move(NearDuplicateStream::Create(config)).value();
+  const std::vector<StreamAnswer> expected = AddAll(*memory, texts, 0, texts.size());
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 40 << 10;  // several snapshots over 300 documents
+  // The same stream in memory, kept in step with the durable one.
+  auto in_step = std::move(NearDuplicateStream::Create(config)).value();
+  std::vector<StreamAnswer> answers;
+  for (size_t begin = 0; begin < texts.size(); begin += 70) {
+    auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
+    EXPECT_EQ(stream->recovery().truncated_bytes, 0u);
+    // What the last run stored is still there.
+    for (size_t i = 0; i < begin; ++i) {
+      Result<StreamAnswer> stored = stream->Get(PlantedId(i));
+      Result<StreamAnswer> in_memory = in_step->Get(PlantedId(i));
+      ASSERT_EQ(stored.ok(), in_memory.ok()) << i;
+      if (stored.ok()) {
+        EXPECT_EQ(*stored, *in_memory);
+      }
+    }
+    const size_t end = std::min(texts.size(), begin + 70);
+    std::vector<StreamAnswer> more = AddAll(*stream, texts, begin, end);
+    AddAll(*in_step, texts, begin, end);
+    answers.insert(answers.end(), more.begin(), more.end());
+    if (begin == 140) {
+      EXPECT_GT(stream->Stats().snapshots, 0u);
+    }
+  }
+  EXPECT_EQ(answers, expected);
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
+  StreamStats a = reopened->Stats();
+  StreamStats b = memory->Stats();
+  EXPECT_EQ(a.documents, b.documents);
+  EXPECT_EQ(a.kept, b.kept);
+  EXPECT_EQ(a.added, b.added);
+  EXPECT_EQ(a.evicted, b.evicted);
+  EXPECT_EQ(a.oldest_time, b.oldest_time);
+  // Only the newest snapshot and log are left.
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    (void)entry;
+    ++files;
+  }
+  EXPECT_EQ(files, 2u);
+}
+
+TEST(DurableStreamTest, AnotherConfigIsRefusedAndAMissingStreamIsNotFound) {
+  TempDir dir;
+  ASSERT_TRUE(NearDuplicateStream::Open(dir.Path("s"), {}).ok());
+  StreamConfig other;
+  other.threshold = 0.9;
+  EXPECT_EQ(NearDuplicateStream::Open(dir.Path("s"), other).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ((*NearDuplicateStream::OpenExisting(dir.Path("s")))->config(), StreamConfig{});
+  EXPECT_EQ(NearDuplicateStream::OpenExisting(dir.Path("none")).status().code(),
+            StatusCode::kNotFound);
+}
+
+std::string OnlyLog(const TempDir& dir) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().rfind("log-", 0) == 0) return entry.path().string();
+  }
+  return "";
+}
+
+TEST(DurableStreamTest, ATornTailIsCutAndReported) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(20, 10);
+  {
+    auto stream = std::move(NearDuplicateStream::Open(dir.path(), {})).value();
+    AddAll(*stream, texts, 0, texts.size());
+  }
+  const std::string log = OnlyLog(dir);
+  const std::string bytes = ReadFileBytes(log);
+  // Cut into the last record.
+  internal::testing::TempDir scratch;
+  std::filesystem::resize_file(log, bytes.size() - 7);
+  auto stream = std::move(NearDuplicateStream::OpenExisting(dir.path())).value();
+  EXPECT_GT(stream->recovery().truncated_bytes, 0u);
+  EXPECT_THAT(stream->recovery().truncation, HasSubstr("cut short"));
+  EXPECT_EQ(stream->Stats().documents, 19u);
+  EXPECT_EQ(stream->Get(PlantedId(19)).status().code(), StatusCode::kNotFound);
+  // The stream goes on: adding the lost document again gives its answer.
+  auto memory = std::move(NearDuplicateStream::Create({})).value();
+  const std::vector<StreamAnswer> expected = AddAll(*memory, texts, 0, texts.size());
+  EXPECT_EQ(*stream->Add(PlantedId(19), texts[19], 19), expected[19]);
+  stream.reset();
+  EXPECT_EQ(NearDuplicateStream::OpenExisting(dir.path()).value()->recovery().truncated_bytes, 0u);
+}
+
+TEST(DurableStreamTest, AFlippedByteIsDetected) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(20, 11);
+  {
+    auto stream = std::move(NearDuplicateStream::Open(dir.path(), {})).value();
+    AddAll(*stream, texts, 0, texts.size());
+  }
+  const std::string log = OnlyLog(dir);
+  std::string bytes = ReadFileBytes(log);
+  const size_t middle = bytes.size() / 2;
+  bytes[middle] = static_cast<char>(bytes[middle] ^ 0x10);
+  dir.Write(std::filesystem::path(log).filename().string(), bytes);
+  auto stream = std::move(NearDuplicateStream::OpenExisting(dir.path())).value();
+  EXPECT_THAT(stream->recovery().truncation, HasSubstr("checksum mismatch"));
+  EXPECT_GT(stream->recovery().truncated_bytes, 0u);
+  EXPECT_LT(stream->Stats().documents, 20u);
+  EXPECT_GT(stream->Stats().documents, 0u);
+}
+
+TEST(DurableStreamTest, ACorruptSnapshotIsDataLoss) {
+  TempDir dir;
+  {
+    auto stream = std::move(NearDuplicateStream::Open(dir.path(), {})).value();
+    AddAll(*stream, PlantedTexts(5, 12), 0, 5);
+    ASSERT_TRUE(stream->Snapshot().ok());
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("snapshot-", 0) != 0) continue;
+    std::string bytes = ReadFileBytes(entry.path().string());
+    bytes[bytes.size() - 3] ^= 1;
+    dir.Write(name, bytes);
+  }
+  EXPECT_EQ(NearDuplicateStream::OpenExisting(dir.path()).status().code(), StatusCode::kDataLoss);
+}
+
+TEST(DurableStreamTest, ConcurrentAddsShareSyncsAndAgreeWithASerialReplay) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(200, 13);
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), {})).value();
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < texts.size(); i += kThreads) {
+        Result<StreamAnswer> answer = stream->Add(PlantedId(i), texts[i], 0);
+        EXPECT_TRUE(answer.ok()) << answer.status();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  StreamStats stats = stream->Stats();
+  EXPECT_EQ(stats.added, texts.size());
+  EXPECT_LE(stats.log_syncs, texts.size());
+  // Every answer is one the leader rule gives for the log's order: each
+  // near-duplicate's leader is a kept document, and reopening agrees.
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path())).value();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    StreamAnswer answer = *reopened->Get(PlantedId(i));
+    if (answer.status == StreamStatus::kNearDuplicate) {
+      EXPECT_EQ(reopened->Get(answer.of)->status, StreamStatus::kNew);
+    }
+  }
+}
+
+// A full disk, simulated by a file size limit (RLIMIT_FSIZE: writes past it
+// fail with EFBIG once SIGXFSZ is ignored): the add fails with
+// ResourceExhausted, nothing is stored, and the stream goes on once there is
+// room again.
+TEST(DurableStreamTest, AFullDiskFailsTheAddAndLeavesTheStreamConsistent) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(8, 14);
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), {})).value();
+  AddAll(*stream, texts, 0, 6);
+  rlimit old_limit;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  rlimit limit = old_limit;
+  limit.rlim_cur = stream->Stats().log_bytes + 100;  // less than one more record
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  Result<StreamAnswer> full = stream->Add(PlantedId(6), texts[6], 6);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted) << full.status();
+  EXPECT_EQ(stream->Get(PlantedId(6)).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(stream->Stats().documents, 6u);
+  // Room again: the same add succeeds, and the log holds whole records only.
+  AddAll(*stream, texts, 6, 8);
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path())).value();
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  EXPECT_EQ(reopened->Stats().documents, 8u);
+  auto memory = std::move(NearDuplicateStream::Create({})).value();
+  const std::vector<StreamAnswer> expected = AddAll(*memory, texts, 0, 8);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(*reopened->Get(PlantedId(i)), expected[i]);
+}
+
+}  // namespace
+}  // namespace neardup

@@ -1,0 +1,218 @@
+#include "neardup/write_ahead_log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace neardup {
+namespace {
+
+void PutU32(uint32_t value, char* out) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+}
+void PutU64(uint64_t value, char* out) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+}
+uint32_t GetU32(const char* in) {
+  uint32_t value = 0;
+  for (int i = 0; i < 4; ++i)
+    value |= static_cast<uint32_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  return value;
+}
+uint64_t GetU64(const char* in) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i)
+    value |= static_cast<uint64_t>(static_cast<uint8_t>(in[i])) << (8 * i);
+  return value;
+}
+
+Status ErrnoError(const std::string& what, const std::string& path) {
+  return IoError(what + " " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+void AppendLogRecord(std::string_view payload, std::string* out) {
+  char header[kLogRecordHeaderBytes];
+  PutU32(static_cast<uint32_t>(payload.size()), header);
+  PutU64(XXH3_64bits(payload.data(), payload.size()), header + 4);
+  out->append(header, kLogRecordHeaderBytes);
+  out->append(payload);
+}
+
+Result<LogContents> ReadLogFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open log " + path + ": " + std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return IoError("cannot read log " + path);
+  LogContents contents;
+  contents.file_bytes = bytes.size();
+  size_t offset = 0;
+  while (offset < bytes.size()) {
+    const std::string at = "record at offset " + std::to_string(offset) + ": ";
+    if (bytes.size() - offset < kLogRecordHeaderBytes) {
+      contents.tail_error = at + "header cut short (" + std::to_string(bytes.size() - offset) +
+                            " of " + std::to_string(kLogRecordHeaderBytes) + " bytes)";
+      break;
+    }
+    const uint32_t length = GetU32(bytes.data() + offset);
+    const uint64_t checksum = GetU64(bytes.data() + offset + 4);
+    if (length > kMaxLogRecordBytes) {
+      contents.tail_error = at + "length " + std::to_string(length) + " exceeds the maximum " +
+                            std::to_string(kMaxLogRecordBytes);
+      break;
+    }
+    if (bytes.size() - offset - kLogRecordHeaderBytes < length) {
+      contents.tail_error = at + "payload cut short (" +
+                            std::to_string(bytes.size() - offset - kLogRecordHeaderBytes) + " of " +
+                            std::to_string(length) + " bytes)";
+      break;
+    }
+    const char* payload = bytes.data() + offset + kLogRecordHeaderBytes;
+    if (XXH3_64bits(payload, length) != checksum) {
+      contents.tail_error = at + "checksum mismatch";
+      break;
+    }
+    contents.records.emplace_back(payload, length);
+    offset += kLogRecordHeaderBytes + length;
+  }
+  contents.valid_bytes = offset;
+  return contents;
+}
+
+Result<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(const std::string& path,
+                                                           uint64_t valid_bytes,
+                                                           const WriteAheadLogOptions& options) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("cannot open log", path);
+  const off_t end = ::lseek(fd, 0, SEEK_END);
+  if (end < 0 || static_cast<uint64_t>(end) < valid_bytes) {
+    ::close(fd);
+    return DataLossError("log " + path + " is shorter (" + std::to_string(end) +
+                         " bytes) than its valid records (" + std::to_string(valid_bytes) + ")");
+  }
+  if (static_cast<uint64_t>(end) > valid_bytes) {
+    if (::ftruncate(fd, static_cast<off_t>(valid_bytes)) != 0 || ::fdatasync(fd) != 0) {
+      Status status = ErrnoError("cannot truncate the bad tail of log", path);
+      ::close(fd);
+      return status;
+    }
+  }
+  if (::lseek(fd, static_cast<off_t>(valid_bytes), SEEK_SET) < 0) {
+    Status status = ErrnoError("cannot seek in log", path);
+    ::close(fd);
+    return status;
+  }
+  return std::unique_ptr<WriteAheadLog>(new WriteAheadLog(path, fd, valid_bytes, options));
+}
+
+WriteAheadLog::WriteAheadLog(std::string path, int fd, uint64_t size, WriteAheadLogOptions options)
+    : path_(std::move(path)), fd_(fd), options_(options), written_(size), synced_(size) {}
+
+WriteAheadLog::~WriteAheadLog() { ::close(fd_); }
+
+Result<uint64_t> WriteAheadLog::Append(std::string_view payload) {
+  if (payload.size() > kMaxLogRecordBytes) {
+    return InvalidArgumentError("log record of " + std::to_string(payload.size()) +
+                                " bytes exceeds the maximum " + std::to_string(kMaxLogRecordBytes));
+  }
+  uint64_t start;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return broken_;
+    start = written_;
+  }
+  buffer_.clear();
+  AppendLogRecord(payload, &buffer_);
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // ENOSPC or EIO: cut the partial record off so the file ends on a
+      // record boundary; if even that fails, nothing more may be appended.
+      // A full disk (or quota, or file size limit) is the caller's to fix:
+      // ResourceExhausted, which the service answers with 507.
+      const int saved_errno = n == 0 ? ENOSPC : errno;
+      Status status =
+          saved_errno == ENOSPC || saved_errno == EDQUOT || saved_errno == EFBIG
+              ? ResourceExhaustedError("no space to append to log " + path_ + ": " +
+                                       std::strerror(saved_errno))
+              : IoError("cannot append to log " + path_ + ": " + std::strerror(saved_errno));
+      if (::ftruncate(fd_, static_cast<off_t>(start)) != 0 ||
+          ::lseek(fd_, static_cast<off_t>(start), SEEK_SET) < 0) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        broken_ = status;
+      }
+      return status;
+    }
+    done += static_cast<size_t>(n);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  written_ = start + buffer_.size();
+  return written_;
+}
+
+Status WriteAheadLog::SyncTo(uint64_t lsn) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (synced_ < lsn) {
+    if (!broken_.ok()) return broken_;
+    if (syncing_) {
+      synced_changed_.wait(lock);
+      continue;
+    }
+    // This caller leads: it syncs everything written so far, covering every
+    // waiter whose record is already in the file.
+    syncing_ = true;
+    const uint64_t target = written_;
+    lock.unlock();
+    const auto start = std::chrono::steady_clock::now();
+    const int rc = options_.sync ? ::fdatasync(fd_) : 0;
+    const int saved_errno = errno;
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    lock.lock();
+    syncing_ = false;
+    ++syncs_;
+    sync_nanoseconds_ += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+    if (rc != 0) {
+      // After a failed fdatasync the kernel may have dropped the dirty pages:
+      // what is in the file is unknown, so the log stops here.
+      broken_ = IoError("cannot sync log " + path_ + ": " + std::strerror(saved_errno));
+    } else if (target > synced_) {
+      synced_ = target;
+    }
+    synced_changed_.notify_all();
+  }
+  return Status::Ok();
+}
+
+uint64_t WriteAheadLog::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return written_;
+}
+uint64_t WriteAheadLog::syncs() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return syncs_;
+}
+uint64_t WriteAheadLog::sync_nanoseconds() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return sync_nanoseconds_;
+}
+
+Status SyncDirectory(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open directory", path);
+  const int rc = ::fsync(fd);
+  Status status = rc == 0 ? Status::Ok() : ErrnoError("cannot sync directory", path);
+  ::close(fd);
+  return status;
+}
+
+}  // namespace neardup
