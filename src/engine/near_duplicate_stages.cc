@@ -17,6 +17,17 @@
 namespace neardup {
 namespace {
 
+// The lists one after another, in one allocation.
+template <typename T>
+std::vector<T> Concatenate(std::span<const std::vector<T>> lists) {
+  size_t total = 0;
+  for (const std::vector<T>& list : lists) total += list.size();
+  std::vector<T> all;
+  all.reserve(total);
+  for (const std::vector<T>& list : lists) all.insert(all.end(), list.begin(), list.end());
+  return all;
+}
+
 Status ValidateOptions(const NearDuplicateOptions& options) {
   if (options.method == NearDuplicateMethod::kSimHash) {
     if (options.num_blocks == 0) {
@@ -261,11 +272,7 @@ Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> f
 }
 
 std::vector<CandidatePair> MergeCandidates(std::span<const std::vector<CandidatePair>> lists) {
-  std::vector<CandidatePair> merged;
-  size_t total = 0;
-  for (const auto& list : lists) total += list.size();
-  merged.reserve(total);
-  for (const auto& list : lists) merged.insert(merged.end(), list.begin(), list.end());
+  std::vector<CandidatePair> merged = Concatenate(lists);
   tbb::parallel_sort(merged.begin(), merged.end());
   merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
   return merged;
@@ -292,11 +299,7 @@ Result<std::vector<SimilarPair>> VerifyCandidates(std::span<const Fingerprint> f
 }
 
 std::vector<SimilarPair> MergePairs(std::span<const std::vector<SimilarPair>> lists) {
-  std::vector<SimilarPair> merged;
-  size_t total = 0;
-  for (const auto& list : lists) total += list.size();
-  merged.reserve(total);
-  for (const auto& list : lists) merged.insert(merged.end(), list.begin(), list.end());
+  std::vector<SimilarPair> merged = Concatenate(lists);
   tbb::parallel_sort(merged.begin(), merged.end(), [](const SimilarPair& x, const SimilarPair& y) {
     return x.a != y.a ? x.a < y.a : x.b < y.b;
   });
