@@ -494,6 +494,13 @@ TEST(ServeCommandTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
   const int port = std::stoi(match[1]);
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(60, 0);
+  // The banner comes before recovery ends (routes answer 503 until then):
+  // wait for /readyz, bounded.
+  for (int i = 0; i < 500; ++i) {
+    httplib::Result ready = client.Get("/readyz");
+    if (ready && ready->status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   ASSERT_EQ(client.Put("/v1/streams/s", "{}", "application/json")->status, 201);
   const std::vector<std::string> texts = PlantedTexts(150, 37);
   std::string batch;
