@@ -12,9 +12,19 @@ echo "== layering"
 scripts/check_layering.sh
 
 jobs=$(nproc)
+# ccache (installed by install_deps) lets the tests-off build below reuse the
+# Release build's objects of the library and the CLI instead of compiling
+# them a second time; paths are made relative to the checkout so that the
+# build folders share entries.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$PWD"
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
 for preset in release asan; do
   echo "== configure + build ($preset)"
-  cmake --preset "$preset" >/dev/null
+  cmake --preset "$preset" "${launcher[@]}" >/dev/null
   cmake --build --preset "$preset" -j "$jobs"
   echo "== test ($preset)"
   ctest --preset "$preset" -j "$jobs"
@@ -36,7 +46,7 @@ for options in "-DNEARDUP_BUILD_TESTS=OFF" \
 done
 rm -rf build/notests
 cmake -S . -B build/notests -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_TESTS=OFF \
-  -DNEARDUP_BUILD_BENCHMARKS=OFF >/dev/null
+  -DNEARDUP_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
 cmake --build build/notests -j "$jobs" --target neardup
 rm -rf build/options
 
