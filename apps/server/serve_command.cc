@@ -24,6 +24,7 @@ struct ServeFlags {
   std::string data_dir = "./neardup-data";
   std::string token_file;
   int threads = 64;
+  size_t max_connections = 0;
   uint64_t max_body_mb = 64;
   uint64_t max_document_mb = 16;
   std::vector<std::string> collections;  // NAME=DIR
@@ -77,6 +78,7 @@ int RunServe(const ServeFlags& flags) {
   }
   options.data_dir = flags.data_dir;
   options.threads = flags.threads;
+  options.max_connections = flags.max_connections;
   options.max_body_mb = flags.max_body_mb;
   options.max_document_mb = flags.max_document_mb;
   for (const std::string& collection : flags.collections) {
@@ -145,6 +147,12 @@ void RegisterServeCommand(CLI::App* app, std::function<int()>* run) {
   command->add_option("--threads", flags->threads, "Server threads (above the connection count)")
       ->capture_default_str()
       ->check(CLI::Range(2, 4096));
+  command
+      ->add_option("--max-connections", flags->max_connections,
+                   "Connections served at once; more get 503 and are closed (0: --threads, "
+                   "the most possible)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   command->add_option("--max-body-mb", flags->max_body_mb, "Largest request body, MiB (413 above)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "http_responses.h"
+#include "http_server.h"
 #include "json_input.h"
 #include "neardup/json_writer.h"
 
@@ -78,6 +79,12 @@ int64_t NowSeconds() {
 
 thread_local std::chrono::steady_clock::time_point request_start;
 
+// Each open connection holds a pool thread: the cap is at most the pool.
+size_t ConnectionCap(const ServiceOptions& options) {
+  const size_t threads = static_cast<size_t>(std::max(options.threads, 2));
+  return options.max_connections == 0 ? threads : std::min(options.max_connections, threads);
+}
+
 }  // namespace
 
 bool IsLoopbackHost(const std::string& host) {
@@ -85,7 +92,9 @@ bool IsLoopbackHost(const std::string& host) {
 }
 
 Service::Service(ServiceOptions options)
-    : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)),
+      http_(std::make_unique<HttpServer>(static_cast<size_t>(std::max(options_.threads, 2)),
+                                         ConnectionCap(options_))) {
   Routes();
 }
 
@@ -113,7 +122,7 @@ Result<int> Service::Bind() {
   } else if (!http_->bind_to_port(options_.host, port)) {
     port = -1;
   }
-  if (port < 0) {
+  if (port < 0 || !http_->RaiseListenBacklog()) {
     return IoError("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
   }
   return port;
@@ -175,8 +184,6 @@ bool Service::CheckReady(Response& res) {
 void Service::Routes() {
   httplib::Server& http = *http_;
   http.set_tcp_nodelay(true);
-  const int threads = std::max(options_.threads, 2);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   // cpp-httplib closes a keep-alive connection after 5 requests by default,
   // which makes every client reconnect all the time.
   http.set_keep_alive_max_count(1000000);
@@ -454,6 +461,15 @@ void Service::GetMetrics(const Request&, Response& res) {
     out += "neardup_stream_fsync_seconds_total{stream=\"" + EscapeLabel(streams[i].first) + "\"} " +
            seconds + "\n";
   }
+  out +=
+      "# HELP neardup_http_open_connections Connections being served.\n"
+      "# TYPE neardup_http_open_connections gauge\n"
+      "neardup_http_open_connections " +
+      std::to_string(http_->open_connections()) +
+      "\n# HELP neardup_http_rejected_connections_total Connections refused (503) over "
+      "--max-connections.\n# TYPE neardup_http_rejected_connections_total counter\n"
+      "neardup_http_rejected_connections_total " +
+      std::to_string(http_->rejected_connections()) + "\n";
   res.set_content(out, "text/plain; version=0.0.4");
 }
 

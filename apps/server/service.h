@@ -32,6 +32,8 @@ class Response;
 
 namespace neardup::server {
 
+class HttpServer;
+
 struct ServiceOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (Bind returns it)
@@ -39,7 +41,10 @@ struct ServiceOptions {
   // Required bearer token; empty: no authentication (loopback only, checked
   // by the command).
   std::string token;
-  int threads = 64;           // pool threads: above the connection count
+  int threads = 64;  // pool threads: above the connection count
+  // Open connections served at once; a new one past it gets 503 and is
+  // closed. 0: `threads` (each connection holds a pool thread).
+  size_t max_connections = 0;
   uint64_t max_body_mb = 64;  // larger bodies get 413 without being buffered
   // A document whose text is larger gets 413 (and its request stores
   // nothing).
@@ -98,7 +103,7 @@ class Service {
   void GetSimilar(const Request& req, Response& res);
 
   ServiceOptions options_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<HttpServer> http_;
   Metrics metrics_;
   std::atomic<bool> ready_{false};
   std::mutex streams_mutex_;  // guards streams_ and stream creation/deletion
