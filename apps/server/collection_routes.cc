@@ -6,10 +6,12 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "http_responses.h"
 #include "json_input.h"
+#include "metrics.h"
 #include "neardup/format/wire_format.h"
 #include "neardup/json_writer.h"
 #include "service.h"
@@ -154,6 +156,35 @@ void Service::GetSimilar(const Request& req, Response& res) {
     format::AppendSimilarityLine(&body, id, document.id, document.a_in_b, document.b_in_a);
   }
   res.set_content(body, "application/x-ndjson");
+}
+
+void Service::AppendCollectionMetrics(std::string* out) {
+  struct Series {
+    const char* name;
+    const char* help;
+    uint64_t CollectionStats::*field;
+  };
+  static constexpr Series kSeries[] = {
+      {"neardup_collection_documents", "Live documents of the collection.",
+       &CollectionStats::documents},
+      {"neardup_collection_generation", "The collection's last commit.",
+       &CollectionStats::generation},
+      {"neardup_collection_index_bytes", "Size of the collection's chunk index file.",
+       &CollectionStats::index_bytes},
+  };
+  std::vector<std::pair<std::string, CollectionStats>> stats;
+  for (const auto& [name, collection] : collections_) {
+    Result<CollectionStats> one = collection->Stats();
+    if (one.ok()) stats.emplace_back(name, *one);
+  }
+  for (const Series& series : kSeries) {
+    *out += std::string("# HELP ") + series.name + " " + series.help + "\n# TYPE " + series.name +
+            " gauge\n";
+    for (const auto& [name, one] : stats) {
+      *out += std::string(series.name) + "{collection=\"" + EscapeLabel(name) + "\"} " +
+              std::to_string(one.*series.field) + "\n";
+    }
+  }
 }
 
 }  // namespace neardup::server

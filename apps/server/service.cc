@@ -461,6 +461,7 @@ void Service::GetMetrics(const Request&, Response& res) {
     out += "neardup_stream_fsync_seconds_total{stream=\"" + EscapeLabel(streams[i].first) + "\"} " +
            seconds + "\n";
   }
+  AppendCollectionMetrics(&out);
   out +=
       "# HELP neardup_http_open_connections Connections being served.\n"
       "# TYPE neardup_http_open_connections gauge\n"

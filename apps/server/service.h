@@ -101,6 +101,7 @@ class Service {
   void QueryCollection(const Request& req, Response& res);
   void AddToCollection(const Request& req, Response& res);
   void GetSimilar(const Request& req, Response& res);
+  void AppendCollectionMetrics(std::string* out);
 
   ServiceOptions options_;
   std::unique_ptr<HttpServer> http_;
