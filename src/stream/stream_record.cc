@@ -24,6 +24,15 @@ class Writer {
   template <typename T>
   void Vec(const std::vector<T>& values) {
     U32(static_cast<uint32_t>(values.size()));
+    if constexpr (std::endian::native == std::endian::little) {
+      // The record is little-endian: the array's bytes as they are (one
+      // copy; a record of a kept MinHash document holds a few KB of them).
+      const size_t bytes = values.size() * sizeof(T);
+      const size_t at = out_.size();
+      out_.resize(at + bytes);
+      if (bytes > 0) std::memcpy(out_.data() + at, values.data(), bytes);
+      return;
+    }
     for (T v : values) {
       if constexpr (sizeof(T) == 4) {
         U32(v);
