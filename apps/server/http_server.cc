@@ -69,10 +69,6 @@ class HttpServer::SocketStream : public httplib::Stream {
 
   ssize_t read(char* ptr, size_t size) override {
     if (!buffered()) {
-      if (!Poll(sock_, POLLIN, read_timeout_ms_)) {
-        timed_out_ = true;
-        return -1;
-      }
       if (size >= sizeof(buffer_)) return Receive(ptr, size);
       const ssize_t n = Receive(buffer_, sizeof(buffer_));
       if (n <= 0) return n;
@@ -85,12 +81,15 @@ class HttpServer::SocketStream : public httplib::Stream {
     return static_cast<ssize_t>(n);
   }
 
+  // Sends at once when the socket takes it (the usual case: no poll call
+  // per write), else waits up to the write timeout.
   ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
     while (true) {
-      const ssize_t n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      return n;
+      const ssize_t n = ::send(sock_, ptr, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      if (!Poll(sock_, POLLOUT, write_timeout_ms_)) return -1;
     }
   }
 
@@ -111,11 +110,19 @@ class HttpServer::SocketStream : public httplib::Stream {
   socket_t socket() const override { return sock_; }
 
  private:
+  // Receives what has arrived (no poll call when a request is already
+  // there, the usual case on a busy keep-alive connection), else waits up to
+  // the read timeout.
   ssize_t Receive(char* ptr, size_t size) {
     while (true) {
-      const ssize_t n = ::recv(sock_, ptr, size, 0);
-      if (n < 0 && errno == EINTR) continue;
-      return n;
+      const ssize_t n = ::recv(sock_, ptr, size, MSG_DONTWAIT);
+      if (n >= 0) return n;
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+      if (!Poll(sock_, POLLIN, read_timeout_ms_)) {
+        timed_out_ = true;
+        return -1;
+      }
     }
   }
 
