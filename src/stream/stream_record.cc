@@ -87,6 +87,12 @@ class Reader {
       return {};
     }
     std::vector<T> values(n);
+    if constexpr (std::endian::native == std::endian::little) {
+      // Little-endian on disk and in memory: one copy (as Writer::Vec).
+      if (n > 0) std::memcpy(values.data(), in_.data() + pos_, n * sizeof(T));
+      pos_ += n * sizeof(T);
+      return values;
+    }
     for (T& v : values) v = static_cast<T>(Bytes(sizeof(T)));
     return values;
   }
