@@ -51,13 +51,8 @@ class CollectionRoutesTest : public test_util::ServerTest {
   // What `neardup <args>` prints on stdout.
   static std::string RunCli(const std::string& args) {
     const std::string command = std::string(NEARDUP_CLI) + " " + args + " 2>/dev/null";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    EXPECT_NE(pipe, nullptr);
-    std::string out;
-    char buffer[4096];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-    EXPECT_EQ(::pclose(pipe), 0) << command;
+    auto [status, out] = test_util::RunCommand(command);
+    EXPECT_EQ(status, 0) << command;
     return out;
   }
 

@@ -168,14 +168,9 @@ TEST_F(MetricsOutputTest, MetricsOfStreamsCollectionsAndRequestsAreWellFormed) {
 #ifdef NEARDUP_PROMTOOL
   const std::string file = archive.Path("metrics.txt");
   std::ofstream(file) << metrics;
-  const std::string command = std::string(NEARDUP_PROMTOOL) + " check metrics < " + file + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  EXPECT_EQ(::pclose(pipe), 0) << out;
+  auto [status, out] =
+      test_util::RunCommand(std::string(NEARDUP_PROMTOOL) + " check metrics < " + file + " 2>&1");
+  EXPECT_EQ(status, 0) << out;
   EXPECT_EQ(out, "");
 #endif
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -25,6 +26,17 @@
 namespace neardup::server::test_util {
 
 using ::testing::HasSubstr;
+
+// Runs a shell command; its exit status (as pclose gives it) and stdout.
+inline std::pair<int, std::string> RunCommand(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  return {::pclose(pipe), out};
+}
 
 inline std::string DocumentJson(const std::string& id, const std::string& text, int64_t time) {
   std::string out = "{\"id\":";
