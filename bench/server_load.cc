@@ -6,6 +6,8 @@
 // --rate R the connections share R requests/s on a fixed schedule and the
 // latency is measured from each request's scheduled time (no coordinated
 // omission: a stall counts against every request it delays).
+// --route check posts to /check (nothing stored) and --route healthz GETs
+// /healthz (the HTTP layer alone), to split the cost of a request.
 // Prints requests/s, MB/s of text and latency percentiles.
 #include <httplib.h>
 
@@ -30,6 +32,9 @@ struct Flags {
   size_t doc_bytes = 3000;
   std::string stream = "load";
   std::string token;
+  // documents (store), check (decide, store nothing) or healthz (GET: the
+  // HTTP layer alone), to split the cost per request.
+  std::string route = "documents";
 };
 
 uint64_t Next(uint64_t* state) {
@@ -72,6 +77,8 @@ int main(int argc, char** argv) {
       flags.stream = value;
     else if (name == "--token")
       flags.token = value;
+    else if (name == "--route")
+      flags.route = value;
     else {
       std::fprintf(stderr, "unknown flag %s\n", name.c_str());
       return 2;
@@ -125,8 +132,10 @@ int main(int argc, char** argv) {
         }
         const std::string body = "{\"id\":\"c" + std::to_string(c) + "-" + std::to_string(n) +
                                  "\",\"text\":\"" + Escape(text) + "\"}";
-        auto res =
-            client.Post("/v1/streams/" + flags.stream + "/documents", body, "application/json");
+        auto res = flags.route == "healthz"
+                       ? client.Get("/healthz")
+                       : client.Post("/v1/streams/" + flags.stream + "/" + flags.route, body,
+                                     "application/json");
         if (!res || res->status != 200) {
           if (errors++ < 3) {
             std::fprintf(stderr, "request failed: %s\n",

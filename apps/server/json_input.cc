@@ -168,6 +168,40 @@ Result<DocumentInput> ParseDocument(std::string_view json, bool id_optional) {
   return input;
 }
 
+Result<std::vector<DocumentInput>> ParseDocuments(std::string_view body, bool json_lines,
+                                                  bool id_optional, size_t max_text_bytes) {
+  std::vector<DocumentInput> documents;
+  auto check_size = [&](const DocumentInput& document, const std::string& where) -> Status {
+    if (document.text.size() <= max_text_bytes) return Status::Ok();
+    return ResourceExhaustedError(where + "document \"" + document.id + "\": text (" +
+                                  std::to_string(document.text.size()) +
+                                  " bytes) exceeds the largest document (" +
+                                  std::to_string(max_text_bytes) + " bytes, --max-document-mb)");
+  };
+  if (!json_lines) {
+    NEARDUP_ASSIGN_OR_RETURN(DocumentInput document, ParseDocument(body, id_optional));
+    NEARDUP_RETURN_IF_ERROR(check_size(document, ""));
+    documents.push_back(std::move(document));
+    return documents;
+  }
+  size_t start = 0;
+  size_t line_number = 0;
+  while (start < body.size()) {
+    size_t end = body.find('\n', start);
+    if (end == std::string_view::npos) end = body.size();
+    const std::string_view line = body.substr(start, end - start);
+    ++line_number;
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const std::string where = "line " + std::to_string(line_number) + ": ";
+    Result<DocumentInput> document = ParseDocument(line, id_optional);
+    if (!document.ok()) return InvalidArgumentError(where + document.status().message());
+    NEARDUP_RETURN_IF_ERROR(check_size(*document, where));
+    documents.push_back(std::move(document).value());
+  }
+  return documents;
+}
+
 Result<StreamConfig> ParseStreamConfig(std::string_view json) {
   StreamConfig config;
   if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) return config;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "neardup/status.h"
 #include "neardup/stream.h"
@@ -24,6 +25,14 @@ struct DocumentInput {
 // {"id": string, "text": string, "time": RFC 3339 string | integer seconds}.
 // `id_optional` for /check, whose id only labels the answer.
 Result<DocumentInput> ParseDocument(std::string_view json, bool id_optional = false);
+
+// A request body of documents: one JSON object, or (`json_lines`) one per
+// non-blank line. Every document is parsed before any is used, so a bad one
+// stores nothing; the error names the line and the field. Documents whose
+// text exceeds `max_text_bytes` are ResourceExhausted naming the line and the
+// id (413 for that document).
+Result<std::vector<DocumentInput>> ParseDocuments(std::string_view body, bool json_lines,
+                                                  bool id_optional, size_t max_text_bytes);
 
 // {"method", "threshold", "max_distance", "preset", "window_seconds",
 // "max_documents"}, every key optional (StreamConfig's defaults), no others.

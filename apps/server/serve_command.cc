@@ -7,6 +7,7 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "service.h"
 
@@ -23,7 +24,10 @@ struct ServeFlags {
   std::string data_dir = "./neardup-data";
   std::string token_file;
   int threads = 64;
+  size_t max_connections = 0;
   uint64_t max_body_mb = 64;
+  uint64_t max_document_mb = 16;
+  std::vector<std::string> collections;  // NAME=DIR
   std::string log_format = "text";
   bool no_fsync = false;
 };
@@ -74,7 +78,18 @@ int RunServe(const ServeFlags& flags) {
   }
   options.data_dir = flags.data_dir;
   options.threads = flags.threads;
+  options.max_connections = flags.max_connections;
   options.max_body_mb = flags.max_body_mb;
+  options.max_document_mb = flags.max_document_mb;
+  for (const std::string& collection : flags.collections) {
+    const size_t equals = collection.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == collection.size()) {
+      std::fprintf(stderr, "neardup serve: --collection (%s) must be NAME=DIR\n",
+                   collection.c_str());
+      return kExitUsage;
+    }
+    options.collections.emplace_back(collection.substr(0, equals), collection.substr(equals + 1));
+  }
   options.log_json = flags.log_format == "json";
   options.sync = !flags.no_fsync;
   if (flags.no_fsync) {
@@ -93,7 +108,7 @@ int RunServe(const ServeFlags& flags) {
   Result<int> port = service.Bind();
   if (!port.ok()) {
     std::fprintf(stderr, "neardup serve: %s\n", port.status().ToString().c_str());
-    return kExitIo;
+    return port.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitIo;
   }
   std::fprintf(stderr, "neardup serve: listening on %s:%d, data in %s\n", options.host.c_str(),
                *port, options.data_dir.c_str());
@@ -132,9 +147,24 @@ void RegisterServeCommand(CLI::App* app, std::function<int()>* run) {
   command->add_option("--threads", flags->threads, "Server threads (above the connection count)")
       ->capture_default_str()
       ->check(CLI::Range(2, 4096));
+  command
+      ->add_option("--max-connections", flags->max_connections,
+                   "Connections served at once; more get 503 and are closed (0: --threads, "
+                   "the most possible)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
   command->add_option("--max-body-mb", flags->max_body_mb, "Largest request body, MiB (413 above)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  command
+      ->add_option("--max-document-mb", flags->max_document_mb,
+                   "Largest document text, MiB (413 for a request holding a larger one)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  command->add_option("--collection", flags->collections,
+                      "NAME=DIR: serve the containment collection in DIR (`neardup index "
+                      "create`) under /v1/collections/NAME; repeatable. The server becomes its "
+                      "one writer");
   command->add_option("--log-format", flags->log_format, "Request log on stderr: text or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "json"}));

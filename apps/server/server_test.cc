@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "neardup/json_writer.h"
+#include "server_test_util.h"
 #include "service.h"
 #include "stream/stream_test_util.h"
 #include "util/temp_dir_test_util.h"
@@ -29,82 +30,10 @@ namespace {
 
 using internal::testing::PlantedId;
 using internal::testing::PlantedTexts;
+using test_util::DocumentJson;
+using test_util::ServeProcess;
+using test_util::ServerTest;
 using ::testing::HasSubstr;
-
-std::string DocumentJson(const std::string& id, const std::string& text, int64_t time) {
-  std::string out = "{\"id\":";
-  AppendJsonString(&out, id);
-  out += ",\"text\":";
-  AppendJsonString(&out, text);
-  out += ",\"time\":" + std::to_string(time) + "}";
-  return out;
-}
-
-class ServerTest : public ::testing::Test {
- protected:
-  void TearDown() override { StopServer(); }
-
-  void StartServer(ServiceOptions options = {}) {
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.data_dir = dir_.path();
-    options.log_requests = false;
-    options.threads = 16;
-    token_ = options.token;
-    service_ = std::make_unique<Service>(options);
-    Result<int> port = service_->Bind();
-    ASSERT_TRUE(port.ok()) << port.status();
-    port_ = *port;
-    thread_ = std::thread([this] { run_status_ = service_->Run(); });
-    for (int i = 0; i < 500; ++i) {
-      auto res = NewClient()->Get("/readyz");
-      if (res && res->status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    FAIL() << "the server did not become ready";
-  }
-
-  void StopServer() {
-    if (!service_) return;
-    service_->Stop();
-    thread_.join();
-    EXPECT_TRUE(run_status_.ok()) << run_status_;
-    service_.reset();
-  }
-
-  std::unique_ptr<httplib::Client> NewClient() {
-    auto client = std::make_unique<httplib::Client>("127.0.0.1", port_);
-    if (!token_.empty()) client->set_bearer_token_auth(token_.c_str());
-    client->set_read_timeout(30, 0);
-    return client;
-  }
-
-  // The status and body of a request; the body of an error is checked to be
-  // {"error": ..., "code": ...}.
-  std::pair<int, std::string> Call(const std::string& method, const std::string& path,
-                                   const std::string& body = "",
-                                   const std::string& type = "application/json") {
-    auto client = NewClient();
-    httplib::Result res = method == "GET"      ? client->Get(path)
-                          : method == "DELETE" ? client->Delete(path)
-                          : method == "PUT"    ? client->Put(path, body, type)
-                          : method == "PATCH"  ? client->Patch(path, body, type)
-                                               : client->Post(path, body, type);
-    if (!res) return {-1, httplib::to_string(res.error())};
-    if (res->status >= 400) {
-      EXPECT_THAT(res->body, HasSubstr("\"error\":")) << res->body;
-      EXPECT_THAT(res->body, HasSubstr("\"code\":")) << res->body;
-    }
-    return {res->status, res->body};
-  }
-
-  internal::testing::TempDir dir_;
-  std::unique_ptr<Service> service_;
-  std::thread thread_;
-  Status run_status_;
-  int port_ = 0;
-  std::string token_;
-};
 
 TEST_F(ServerTest, StreamAndDocumentRoutes) {
   StartServer();
@@ -421,60 +350,6 @@ TEST_F(ServerTest, RacingRetriesOfTheSameIdsGetOneAnswer) {
 
 namespace neardup::server {
 namespace {
-
-// `neardup serve` as a process: its stderr and exit status.
-class ServeProcess {
- public:
-  explicit ServeProcess(std::vector<std::string> args) {
-    int fds[2];
-    EXPECT_EQ(::pipe(fds), 0);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(fds[1], 2);
-      ::close(fds[0]);
-      ::close(fds[1]);
-      std::vector<char*> argv;
-      argv.push_back(const_cast<char*>(NEARDUP_CLI));
-      argv.push_back(const_cast<char*>("serve"));
-      for (std::string& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      ::execv(NEARDUP_CLI, argv.data());
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    stderr_fd_ = fds[0];
-  }
-  ~ServeProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      Wait();
-    }
-    ::close(stderr_fd_);
-  }
-  // Reads stderr until `text` appears (or the process closes it); returns
-  // everything read so far.
-  std::string ReadUntil(const std::string& text) {
-    char buffer[4096];
-    while (output_.find(text) == std::string::npos) {
-      const ssize_t n = ::read(stderr_fd_, buffer, sizeof(buffer));
-      if (n <= 0) break;
-      output_.append(buffer, static_cast<size_t>(n));
-    }
-    return output_;
-  }
-  int Wait() {
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return status;
-  }
-  pid_t pid() const { return pid_; }
-
- private:
-  pid_t pid_ = -1;
-  int stderr_fd_ = -1;
-  std::string output_;
-};
 
 TEST(ServeCommandTest, RefusesAnOpenAddressWithoutAToken) {
   internal::testing::TempDir dir;

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "http_responses.h"
+#include "http_server.h"
 #include "json_input.h"
 #include "neardup/json_writer.h"
 
@@ -17,54 +19,22 @@ namespace fs = std::filesystem;
 using httplib::Request;
 using httplib::Response;
 
-// The one place a library Status becomes an HTTP status.
-int HttpStatusFor(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return 200;
-    case StatusCode::kInvalidArgument:
-    case StatusCode::kOutOfRange:
-      return 400;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kAlreadyExists:
-    case StatusCode::kFailedPrecondition:
-      return 409;
-    case StatusCode::kResourceExhausted:
-      return 507;
-    case StatusCode::kUnimplemented:
-      return 501;
-    default:
-      return 500;
-  }
-}
-
-void SendError(Response& res, int http_status, std::string_view code, std::string_view message) {
-  std::string body = "{\"error\":";
-  AppendJsonString(&body, message);
-  body += ",\"code\":";
-  AppendJsonString(&body, code);
-  body += "}\n";
-  res.status = http_status;
-  res.set_content(body, "application/json");
-}
-
-void SendStatus(Response& res, const Status& status) {
-  SendError(res, HttpStatusFor(status.code()), StatusCodeName(status.code()), status.message());
-}
-
 // The route template of a path, for metrics and logs (never the raw path:
 // ids would make unbounded label sets).
 std::string RouteOf(const std::string& path) {
   if (path == "/healthz" || path == "/readyz" || path == "/metrics") return path;
-  const std::string prefix = "/v1/streams/";
-  if (path.rfind(prefix, 0) != 0) return "other";
-  const size_t slash = path.find('/', prefix.size());
-  if (slash == std::string::npos) return "/v1/streams/{name}";
-  const std::string rest = path.substr(slash);
-  if (rest == "/documents") return "/v1/streams/{name}/documents";
-  if (rest == "/check") return "/v1/streams/{name}/check";
-  if (rest.rfind("/documents/", 0) == 0) return "/v1/streams/{name}/documents/{id}";
+  for (const std::string kind : {"streams", "collections"}) {
+    const std::string prefix = "/v1/" + kind + "/";
+    if (path.rfind(prefix, 0) != 0) continue;
+    const size_t slash = path.find('/', prefix.size());
+    const std::string base = prefix + "{name}";
+    if (slash == std::string::npos) return base;
+    const std::string rest = path.substr(slash);
+    if (rest == "/documents" || rest == "/check" || rest == "/query") return base + rest;
+    if (rest.rfind("/documents/", 0) == 0) return base + "/documents/{id}";
+    if (rest.rfind("/similar/", 0) == 0) return base + "/similar/{id}";
+    return "other";
+  }
   return "other";
 }
 
@@ -109,6 +79,12 @@ int64_t NowSeconds() {
 
 thread_local std::chrono::steady_clock::time_point request_start;
 
+// Each open connection holds a pool thread: the cap is at most the pool.
+size_t ConnectionCap(const ServiceOptions& options) {
+  const size_t threads = static_cast<size_t>(std::max(options.threads, 2));
+  return options.max_connections == 0 ? threads : std::min(options.max_connections, threads);
+}
+
 }  // namespace
 
 bool IsLoopbackHost(const std::string& host) {
@@ -116,13 +92,27 @@ bool IsLoopbackHost(const std::string& host) {
 }
 
 Service::Service(ServiceOptions options)
-    : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)),
+      http_(std::make_unique<HttpServer>(static_cast<size_t>(std::max(options_.threads, 2)),
+                                         ConnectionCap(options_))) {
   Routes();
 }
 
 Service::~Service() = default;
 
 Result<int> Service::Bind() {
+  for (const auto& [name, dir] : options_.collections) {
+    if (!IsValidStreamName(name)) {
+      return InvalidArgumentError("collection name \"" + name +
+                                  "\" must match [A-Za-z0-9_-]{1,64}");
+    }
+    if (collections_.count(name) != 0) {
+      return InvalidArgumentError("collection name \"" + name + "\" given twice");
+    }
+    Result<std::unique_ptr<ServedCollection>> opened = ServedCollection::Open(dir);
+    if (!opened.ok()) return opened.status().WithContext("collection \"" + name + "\"");
+    collections_[name] = std::move(opened).value();
+  }
   std::error_code ec;
   fs::create_directories(fs::path(options_.data_dir) / "streams", ec);
   if (ec) return IoError("cannot create data directory " + options_.data_dir + ": " + ec.message());
@@ -132,7 +122,7 @@ Result<int> Service::Bind() {
   } else if (!http_->bind_to_port(options_.host, port)) {
     port = -1;
   }
-  if (port < 0) {
+  if (port < 0 || !http_->RaiseListenBacklog()) {
     return IoError("cannot listen on " + options_.host + ":" + std::to_string(options_.port));
   }
   return port;
@@ -194,8 +184,6 @@ bool Service::CheckReady(Response& res) {
 void Service::Routes() {
   httplib::Server& http = *http_;
   http.set_tcp_nodelay(true);
-  const int threads = std::max(options_.threads, 2);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   // cpp-httplib closes a keep-alive connection after 5 requests by default,
   // which makes every client reconnect all the time.
   http.set_keep_alive_max_count(1000000);
@@ -291,19 +279,16 @@ void Service::Routes() {
         nullptr);
   route(R"(/v1/streams/([^/]+)/documents/([^/]+))", bind(&Service::GetDocument), nullptr, nullptr,
         bind(&Service::DeleteDocument));
+  route(R"(/v1/collections/([^/]+))", bind(&Service::GetCollection), nullptr, nullptr, nullptr);
+  route(R"(/v1/collections/([^/]+)/query)", nullptr, bind(&Service::QueryCollection), nullptr,
+        nullptr);
+  route(R"(/v1/collections/([^/]+)/documents)", nullptr, bind(&Service::AddToCollection), nullptr,
+        nullptr);
+  route(R"(/v1/collections/([^/]+)/similar/([^/]+))", bind(&Service::GetSimilar), nullptr, nullptr,
+        nullptr);
 }
 
 namespace {
-
-// The stream name of a matched route, or a 400 sent.
-bool NameOf(const httplib::Request& req, httplib::Response& res, std::string* name) {
-  *name = req.matches[1].str();
-  if (!IsValidStreamName(*name)) {
-    SendError(res, 400, "invalid_argument", "stream name must match [A-Za-z0-9_-]{1,64}");
-    return false;
-  }
-  return true;
-}
 
 std::string StreamJson(const std::string& name, const NearDuplicateStream& stream) {
   const StreamConfig& c = stream.config();
@@ -335,7 +320,7 @@ std::string StreamJson(const std::string& name, const NearDuplicateStream& strea
 
 void Service::PutStream(const Request& req, Response& res) {
   std::string name;
-  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   Result<StreamConfig> config = ParseStreamConfig(req.body);
   if (!config.ok()) return SendStatus(res, config.status());
   if (Status valid = ValidateStreamConfig(*config); !valid.ok()) return SendStatus(res, valid);
@@ -362,7 +347,7 @@ void Service::PutStream(const Request& req, Response& res) {
 
 void Service::GetStream(const Request& req, Response& res) {
   std::string name;
-  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
   res.set_content(StreamJson(name, *stream), "application/json");
@@ -370,7 +355,7 @@ void Service::GetStream(const Request& req, Response& res) {
 
 void Service::DeleteStream(const Request& req, Response& res) {
   std::string name;
-  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::lock_guard<std::mutex> lock(streams_mutex_);
   if (streams_.erase(name) == 0) {
     return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
@@ -383,38 +368,17 @@ void Service::DeleteStream(const Request& req, Response& res) {
 
 void Service::PostDocuments(const Request& req, Response& res, bool check_only) {
   std::string name;
-  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
-  const bool lines = req.get_header_value("Content-Type").rfind("application/x-ndjson", 0) == 0;
+  const bool lines = IsJsonLines(req);
   // Every document is parsed before any is added: a bad line stores nothing.
-  std::vector<DocumentInput> documents;
+  Result<std::vector<DocumentInput>> documents =
+      ParseDocuments(req.body, lines, check_only, MaxDocumentBytes());
+  if (!documents.ok()) return SendDocumentsError(res, documents.status());
   const int64_t now = NowSeconds();
-  if (lines) {
-    size_t start = 0;
-    size_t line_number = 0;
-    while (start < req.body.size()) {
-      size_t end = req.body.find('\n', start);
-      if (end == std::string::npos) end = req.body.size();
-      std::string_view line(req.body.data() + start, end - start);
-      ++line_number;
-      start = end + 1;
-      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      Result<DocumentInput> document = ParseDocument(line, check_only);
-      if (!document.ok()) {
-        return SendError(
-            res, 400, "invalid_argument",
-            "line " + std::to_string(line_number) + ": " + document.status().message());
-      }
-      documents.push_back(std::move(document).value());
-    }
-  } else {
-    Result<DocumentInput> document = ParseDocument(req.body, check_only);
-    if (!document.ok()) return SendStatus(res, document.status());
-    documents.push_back(std::move(document).value());
-  }
   std::string body;
-  for (const DocumentInput& document : documents) {
+  for (const DocumentInput& document : *documents) {
     const int64_t time = document.time.value_or(now);
     Result<StreamAnswer> answer = check_only ? stream->Check(document.id, document.text, time)
                                              : stream->Add(document.id, document.text, time);
@@ -431,7 +395,7 @@ void Service::PostDocuments(const Request& req, Response& res, bool check_only) 
 
 void Service::GetDocument(const Request& req, Response& res) {
   std::string name;
-  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
   Result<StreamAnswer> answer = stream->Get(req.matches[2].str());
@@ -443,7 +407,7 @@ void Service::GetDocument(const Request& req, Response& res) {
 
 void Service::DeleteDocument(const Request& req, Response& res) {
   std::string name;
-  if (!CheckReady(res) || !NameOf(req, res, &name)) return;
+  if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
   Status removed = stream->Remove(req.matches[2].str());
@@ -497,6 +461,16 @@ void Service::GetMetrics(const Request&, Response& res) {
     out += "neardup_stream_fsync_seconds_total{stream=\"" + EscapeLabel(streams[i].first) + "\"} " +
            seconds + "\n";
   }
+  AppendCollectionMetrics(&out);
+  out +=
+      "# HELP neardup_http_open_connections Connections being served.\n"
+      "# TYPE neardup_http_open_connections gauge\n"
+      "neardup_http_open_connections " +
+      std::to_string(http_->open_connections()) +
+      "\n# HELP neardup_http_rejected_connections_total Connections refused (503) over "
+      "--max-connections.\n# TYPE neardup_http_rejected_connections_total counter\n"
+      "neardup_http_rejected_connections_total " +
+      std::to_string(http_->rejected_connections()) + "\n";
   res.set_content(out, "text/plain; version=0.0.4");
 }
 

@@ -16,10 +16,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "metrics.h"
 #include "neardup/status.h"
 #include "neardup/stream.h"
+#include "served_collection.h"
 
 namespace httplib {
 class Server;
@@ -29,6 +32,8 @@ class Response;
 
 namespace neardup::server {
 
+class HttpServer;
+
 struct ServiceOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (Bind returns it)
@@ -36,8 +41,16 @@ struct ServiceOptions {
   // Required bearer token; empty: no authentication (loopback only, checked
   // by the command).
   std::string token;
-  int threads = 64;               // pool threads: above the connection count
-  uint64_t max_body_mb = 64;      // larger bodies get 413 without being buffered
+  int threads = 64;  // pool threads: above the connection count
+  // Open connections served at once; a new one past it gets 503 and is
+  // closed. 0: `threads` (each connection holds a pool thread).
+  size_t max_connections = 0;
+  uint64_t max_body_mb = 64;  // larger bodies get 413 without being buffered
+  // A document whose text is larger gets 413 (and its request stores
+  // nothing).
+  uint64_t max_document_mb = 16;
+  // Served containment collections: (name, directory), opened by Bind.
+  std::vector<std::pair<std::string, std::string>> collections;
   int read_timeout_seconds = 10;  // slow clients time out
   bool log_requests = true;       // one line per request to stderr
   bool log_json = false;          // ... as a JSON object
@@ -54,7 +67,8 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  // Binds the listening socket; returns the port.
+  // Opens the collections (as their one writer) and binds the listening
+  // socket; returns the port.
   Result<int> Bind();
   // Recovers the streams of the data directory (readyz is 503 until done),
   // then serves until Stop(); requests in flight are finished first.
@@ -79,13 +93,24 @@ class Service {
   void GetDocument(const Request& req, Response& res);
   void DeleteDocument(const Request& req, Response& res);
   void GetMetrics(const Request& req, Response& res);
+  size_t MaxDocumentBytes() const { return static_cast<size_t>(options_.max_document_mb) << 20; }
+
+  // The collection routes (collection_routes.cc).
+  ServedCollection* FindCollection(const Request& req, Response& res);
+  void GetCollection(const Request& req, Response& res);
+  void QueryCollection(const Request& req, Response& res);
+  void AddToCollection(const Request& req, Response& res);
+  void GetSimilar(const Request& req, Response& res);
+  void AppendCollectionMetrics(std::string* out);
 
   ServiceOptions options_;
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<HttpServer> http_;
   Metrics metrics_;
   std::atomic<bool> ready_{false};
   std::mutex streams_mutex_;  // guards streams_ and stream creation/deletion
   std::map<std::string, std::shared_ptr<NearDuplicateStream>> streams_;
+  // Fixed once Bind returns; each one guards itself.
+  std::map<std::string, std::unique_ptr<ServedCollection>> collections_;
 };
 
 }  // namespace neardup::server

@@ -24,6 +24,15 @@ class Writer {
   template <typename T>
   void Vec(const std::vector<T>& values) {
     U32(static_cast<uint32_t>(values.size()));
+    if constexpr (std::endian::native == std::endian::little) {
+      // The record is little-endian: the array's bytes as they are (one
+      // copy; a record of a kept MinHash document holds a few KB of them).
+      const size_t bytes = values.size() * sizeof(T);
+      const size_t at = out_.size();
+      out_.resize(at + bytes);
+      if (bytes > 0) std::memcpy(out_.data() + at, values.data(), bytes);
+      return;
+    }
     for (T v : values) {
       if constexpr (sizeof(T) == 4) {
         U32(v);
@@ -78,6 +87,12 @@ class Reader {
       return {};
     }
     std::vector<T> values(n);
+    if constexpr (std::endian::native == std::endian::little) {
+      // Little-endian on disk and in memory: one copy (as Writer::Vec).
+      if (n > 0) std::memcpy(values.data(), in_.data() + pos_, n * sizeof(T));
+      pos_ += n * sizeof(T);
+      return values;
+    }
     for (T& v : values) v = static_cast<T>(Bytes(sizeof(T)));
     return values;
   }

@@ -49,10 +49,10 @@ inline std::vector<std::string> PlantedTexts(size_t count, uint64_t seed) {
 
 inline std::string PlantedId(size_t i) { return "doc-" + std::to_string(i); }
 
-// cluster_of of the batch leader rule (`neardup clusters --rule leader`) over
+// cluster_of of the batch clustering (`neardup clusters --rule ...`) over
 // FindNearDuplicatePairs for `texts` in order, with the stream's settings.
-inline Result<std::vector<uint64_t>> BatchLeaders(const std::vector<std::string>& texts,
-                                                  const StreamConfig& config) {
+inline Result<std::vector<uint64_t>> BatchClusters(const std::vector<std::string>& texts,
+                                                   const StreamConfig& config, ClusterRule rule) {
   NearDuplicateOptions options;
   options.method = config.method;
   options.threshold = config.threshold;
@@ -66,7 +66,13 @@ inline Result<std::vector<uint64_t>> BatchLeaders(const std::vector<std::string>
   NEARDUP_RETURN_IF_ERROR(fingerprinter->ComputeBatch(views, &fingerprints));
   NEARDUP_ASSIGN_OR_RETURN(std::vector<SimilarPair> pairs,
                            FindNearDuplicatePairs(fingerprints, recipe, options));
-  return ClusterDocuments(texts.size(), pairs, ClusterRule::kLeader);
+  return ClusterDocuments(texts.size(), pairs, rule);
+}
+
+// cluster_of of the batch leader rule (`neardup clusters --rule leader`).
+inline Result<std::vector<uint64_t>> BatchLeaders(const std::vector<std::string>& texts,
+                                                  const StreamConfig& config) {
+  return BatchClusters(texts, config, ClusterRule::kLeader);
 }
 
 }  // namespace neardup::internal::testing

@@ -47,10 +47,15 @@ void AppendLogRecord(std::string_view payload, std::string* out) {
 }
 
 Result<LogContents> ReadLogFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return IoError("cannot open log " + path + ": " + std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return IoError("cannot read log " + path);
+  // One read of the whole file (a character iterator ran at a few tens of
+  // MB/s: most of a recovery's time).
+  const std::streamoff size = in.tellg();
+  if (size < 0) return IoError("cannot read log " + path);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) return IoError("cannot read log " + path);
   LogContents contents;
   contents.file_bytes = bytes.size();
   size_t offset = 0;

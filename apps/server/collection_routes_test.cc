@@ -1,0 +1,240 @@
+// The collection routes through the real server: answers equal the CLI's
+// (`neardup query` run as a process on the same collection) and the
+// library's full similarity computation; readers run while a writer
+// commits and see every acknowledged add; the errors and limits.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "neardup/collection.h"
+#include "neardup/containment_engine.h"
+#include "neardup/format/wire_format.h"
+#include "neardup/json_writer.h"
+#include "server_test_util.h"
+#include "stream/stream_test_util.h"
+#include "util/temp_dir_test_util.h"
+
+namespace neardup::server {
+namespace {
+
+using internal::testing::PlantedId;
+using internal::testing::PlantedTexts;
+using test_util::DocumentJson;
+using ::testing::HasSubstr;
+
+class CollectionRoutesTest : public test_util::ServerTest {
+ protected:
+  // Creates an empty collection and serves it as "archive".
+  void StartWithCollection(ServiceOptions options = {}) {
+    collection_dir_ = archive_.Path("archive");
+    ASSERT_TRUE(Collection::Create(collection_dir_, *PresetRecipe("default"), {}).ok());
+    options.collections = {{"archive", collection_dir_}};
+    StartServer(options);
+  }
+
+  // JSON lines of `texts` with ids PlantedId(first + i).
+  static std::string Lines(const std::vector<std::string>& texts, size_t first, size_t count) {
+    std::string body;
+    for (size_t i = first; i < first + count; ++i)
+      body += DocumentJson(PlantedId(i), texts[i], 0) + "\n";
+    return body;
+  }
+
+  // What `neardup <args>` prints on stdout.
+  static std::string RunCli(const std::string& args) {
+    const std::string command = std::string(NEARDUP_CLI) + " " + args + " 2>/dev/null";
+    auto [status, out] = test_util::RunCommand(command);
+    EXPECT_EQ(status, 0) << command;
+    return out;
+  }
+
+  internal::testing::TempDir archive_;
+  std::string collection_dir_;
+};
+
+TEST_F(CollectionRoutesTest, QueryAndSimilarEqualTheCliAndTheFullComputation) {
+  StartWithCollection();
+  const std::vector<std::string> texts = PlantedTexts(60, 41);
+  auto [added, added_body] = Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 60),
+                                  "application/x-ndjson");
+  ASSERT_EQ(added, 200) << added_body;
+  EXPECT_EQ(added_body, "{\"added\":60,\"modified\":0,\"unchanged\":0,\"generation\":1}\n");
+
+  // Queries: stored documents, an unseen one, and one made of two stored
+  // documents (two matches at about one half each, with passages).
+  std::vector<std::pair<std::string, std::string>> queries = {
+      {"q-stored", texts[4]},
+      {"q-unseen", PlantedTexts(1, 99)[0]},
+      {"q-two", texts[10] + " " + texts[11]},
+  };
+  std::string lines;
+  for (const auto& [id, text] : queries) lines += DocumentJson(id, text, 0) + "\n";
+  const std::string queries_file = archive_.Path("queries.jsonl");
+  std::ofstream(queries_file) << lines;
+  auto [status, answer] =
+      Call("POST", "/v1/collections/archive/query?top=4&passages=2", lines, "application/x-ndjson");
+  ASSERT_EQ(status, 200) << answer;
+  EXPECT_EQ(answer,
+            RunCli("query " + collection_dir_ + " " + queries_file + " --top 4 --passages 2"));
+  EXPECT_THAT(answer, HasSubstr("\"passages\":[{\"query\":[0,"));
+  // A single JSON body gets the same line.
+  auto [single, single_answer] = Call("POST", "/v1/collections/archive/query?top=4&passages=2",
+                                      DocumentJson("q-stored", texts[4], 0));
+  EXPECT_EQ(single, 200);
+  EXPECT_EQ(single_answer, answer.substr(0, answer.find('\n') + 1));
+
+  // similar/{id}: each document's rows of the full computation.
+  Result<std::unique_ptr<Collection>> reader = Collection::Open(collection_dir_, {});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  SimilarOptions options;
+  options.top_n = 3;
+  options.min_similarity = 0.2;
+  Result<std::vector<SimilarityRow>> rows = ComputeAllSimilarities(**reader, options);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  Result<std::vector<DocumentInfo>> infos = (*reader)->ListDocuments();
+  ASSERT_TRUE(infos.ok());
+  std::map<uint32_t, std::string> ids;
+  for (const DocumentInfo& info : *infos) ids[info.doc] = info.id;
+  std::map<std::string, std::string> expected;
+  for (const SimilarityRow& row : *rows) {
+    format::AppendSimilarityLine(&expected[ids[row.a]], ids[row.a], ids[row.b], row.a_in_b,
+                                 row.b_in_a);
+  }
+  size_t with_rows = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto [similar, similar_body] =
+        Call("GET", "/v1/collections/archive/similar/" + PlantedId(i) + "?top=3&min=0.2");
+    EXPECT_EQ(similar, 200);
+    EXPECT_EQ(similar_body, expected[PlantedId(i)]) << i;
+    with_rows += !similar_body.empty();
+  }
+  EXPECT_GT(with_rows, 10u);
+
+  auto [info, info_body] = Call("GET", "/v1/collections/archive");
+  EXPECT_EQ(info, 200);
+  EXPECT_THAT(info_body, HasSubstr("\"documents\":60,\"generation\":1"));
+  EXPECT_THAT(info_body, HasSubstr("\"recipe_id\":\"" + (*reader)->recipe_id() + "\""));
+}
+
+// Readers query without pause while adds commit: every read succeeds, and
+// every add is visible to the requests that start after its answer.
+TEST_F(CollectionRoutesTest, ReadersRunWhileAWriterCommitsAndSeeEveryAcknowledgedAdd) {
+  StartWithCollection();
+  const std::vector<std::string> texts = PlantedTexts(48, 42);
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0};
+  std::atomic<int> failed_reads{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&] {
+      auto client = NewClient();
+      while (!done) {
+        auto res = client->Post("/v1/collections/archive/query?passages=1",
+                                DocumentJson("q", texts[0], 0), "application/json");
+        ++reads;
+        if (!res || res->status != 200) ++failed_reads;
+      }
+    });
+  }
+  for (size_t batch = 0; batch < 6; ++batch) {
+    const size_t first = batch * 8;
+    auto [status, body] = Call("POST", "/v1/collections/archive/documents", Lines(texts, first, 8),
+                               "application/x-ndjson");
+    ASSERT_EQ(status, 200) << body;
+    for (size_t i = first; i < first + 8; ++i) {
+      auto [query, answer] = Call("POST", "/v1/collections/archive/query?top=100&passages=0",
+                                  DocumentJson("q", texts[i], 0));
+      EXPECT_EQ(query, 200);
+      if (texts[i].empty()) continue;  // no chunks: similar to nothing
+      EXPECT_THAT(answer, HasSubstr("{\"b\":\"" + PlantedId(i) + "\",\"a_in_b\":1,")) << i;
+      EXPECT_EQ(Call("GET", "/v1/collections/archive/similar/" + PlantedId(i)).first, 200);
+    }
+  }
+  done = true;
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(failed_reads.load(), 0);
+  EXPECT_THAT(Call("GET", "/v1/collections/archive").second, HasSubstr("\"documents\":48,"));
+  // The commits are durable: a restarted server (a new writer) has them.
+  StopServer();
+  ServiceOptions options;
+  options.collections = {{"archive", collection_dir_}};
+  StartServer(options);
+  EXPECT_THAT(Call("GET", "/v1/collections/archive").second, HasSubstr("\"documents\":48,"));
+}
+
+TEST_F(CollectionRoutesTest, ErrorsAndLimits) {
+  ServiceOptions options;
+  options.max_document_mb = 1;
+  StartWithCollection(options);
+  const std::string big(size_t{1} << 20 | 1, 'x');
+  const std::vector<std::string> texts = PlantedTexts(2, 43);
+  const std::vector<std::tuple<std::string, std::string, std::string, int, std::string>> cases = {
+      {"GET", "/v1/collections/none", "", 404, "no collection \\\"none\\\""},
+      {"GET", "/v1/collections/bad.name", "", 400, "collection name"},
+      {"POST", "/v1/collections/archive/query", "{\"id\": \"q\"}", 400, "\\\"text\\\" is missing"},
+      {"POST", "/v1/collections/archive/query", "[1]", 400, "must be a JSON object"},
+      {"POST", "/v1/collections/archive/query?top=0", DocumentJson("q", "t", 0), 400,
+       "parameter \\\"top\\\""},
+      {"POST", "/v1/collections/archive/query?min=2", DocumentJson("q", "t", 0), 400,
+       "parameter \\\"min\\\""},
+      {"POST", "/v1/collections/archive/query?passages=x", DocumentJson("q", "t", 0), 400,
+       "parameter \\\"passages\\\""},
+      {"POST", "/v1/collections/archive/documents", "{\"text\": \"no id\"}", 400,
+       "\\\"id\\\" is missing"},
+      {"GET", "/v1/collections/archive/similar/unknown", "", 404, "no document"},
+      {"DELETE", "/v1/collections/archive", "", 405, "not allowed"},
+      {"GET", "/v1/collections/archive/query", "", 405, "not allowed"},
+      // One document over --max-document-mb: 413 naming it, nothing stored.
+      {"POST", "/v1/collections/archive/documents", DocumentJson("big", big, 0), 413,
+       "document \\\"big\\\""},
+      {"POST", "/v1/collections/archive/query", DocumentJson("big", big, 0), 413,
+       "document_too_large"},
+  };
+  for (const auto& [method, path, body, expected_status, message] : cases) {
+    auto [status, answer] = Call(method, path, body);
+    EXPECT_EQ(status, expected_status) << method << " " << path << ": " << answer;
+    EXPECT_THAT(answer, HasSubstr(message)) << method << " " << path;
+  }
+  // In a batch, the line of the large document is named and nothing of the
+  // batch is stored.
+  const std::string batch =
+      DocumentJson("small", texts[0], 0) + "\n" + DocumentJson("big", big, 0) + "\n";
+  auto [status, answer] =
+      Call("POST", "/v1/collections/archive/documents", batch, "application/x-ndjson");
+  EXPECT_EQ(status, 413);
+  EXPECT_THAT(answer, HasSubstr("line 2: document \\\"big\\\""));
+  EXPECT_EQ(Call("GET", "/v1/collections/archive/similar/small").first, 404);
+  // The same limit for streams.
+  ASSERT_EQ(Call("PUT", "/v1/streams/s", "{}").first, 201);
+  auto [stream_status, stream_answer] =
+      Call("POST", "/v1/streams/s/documents", batch, "application/x-ndjson");
+  EXPECT_EQ(stream_status, 413);
+  EXPECT_THAT(stream_answer, HasSubstr("\"code\":\"document_too_large\""));
+  EXPECT_EQ(Call("GET", "/v1/streams/s/documents/small").first, 404);
+}
+
+TEST(CollectionOpenTest, BindRefusesAMissingCollectionAndABadName) {
+  internal::testing::TempDir dir;
+  ServiceOptions options;
+  options.data_dir = dir.path();
+  options.port = 0;
+  options.collections = {{"archive", dir.Path("no-such-collection")}};
+  Result<int> missing = Service(options).Bind();
+  EXPECT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("collection \"archive\""));
+  options.collections = {{"bad/name", dir.path()}};
+  Result<int> bad = Service(options).Bind();
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace neardup::server

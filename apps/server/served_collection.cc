@@ -1,0 +1,136 @@
+#include "served_collection.h"
+
+#include <utility>
+
+#include "neardup/containment.h"
+
+namespace neardup::server {
+
+// Views whose last reader let go. A view is handed out as a shared_ptr whose
+// deleter parks it here instead of closing it: nobody reads it any more, so
+// the next Publish may Refresh it (Refresh needs exclusive access). The pool
+// is shared with the deleters, so a view released after the
+// ServedCollection is gone is simply closed.
+struct ServedCollection::ViewPool {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Collection>> idle;
+  bool closed = false;
+};
+
+ServedCollection::~ServedCollection() {
+  if (!pool_) return;  // Open failed before making it
+  std::lock_guard<std::mutex> lock(pool_->mutex);
+  pool_->closed = true;
+}
+
+Result<std::unique_ptr<ServedCollection>> ServedCollection::Open(const std::string& dir) {
+  auto served = std::unique_ptr<ServedCollection>(new ServedCollection());
+  Collection::OpenOptions options;
+  options.mode = Collection::Mode::kReadWrite;
+  NEARDUP_ASSIGN_OR_RETURN(served->writer_, Collection::Open(dir, options));
+  NEARDUP_ASSIGN_OR_RETURN(served->fingerprinter_, CreateCollectionFingerprinter(*served->writer_));
+  served->pool_ = std::make_shared<ViewPool>();
+  NEARDUP_RETURN_IF_ERROR(served->Publish());
+  return served;
+}
+
+std::shared_ptr<const Collection> ServedCollection::View() const {
+  std::lock_guard<std::mutex> lock(view_mutex_);
+  return view_;
+}
+
+Status ServedCollection::Publish() {
+  std::unique_ptr<Collection> view;
+  {
+    std::lock_guard<std::mutex> lock(pool_->mutex);
+    if (!pool_->idle.empty()) {
+      view = std::move(pool_->idle.back());
+      pool_->idle.pop_back();
+    }
+  }
+  if (view) {
+    // On error the refreshed view is unusable: drop it and open a new one.
+    if (!view->Refresh().ok()) view.reset();
+  }
+  if (!view) {
+    Collection::OpenOptions options;  // read-only
+    // The writer verified the index when it opened and wrote every later
+    // one itself; views check the structure only.
+    options.verify_index = false;
+    NEARDUP_ASSIGN_OR_RETURN(view, Collection::Open(writer_->dir(), options));
+  }
+  std::shared_ptr<ViewPool> pool = pool_;
+  std::shared_ptr<const Collection> shared(view.release(), [pool](const Collection* released) {
+    std::unique_ptr<Collection> owned(const_cast<Collection*>(released));
+    std::lock_guard<std::mutex> lock(pool->mutex);
+    // One idle view is enough: Refresh needs only one per commit.
+    if (!pool->closed && pool->idle.empty()) pool->idle.push_back(std::move(owned));
+  });
+  std::shared_ptr<const Collection> old;
+  {
+    std::lock_guard<std::mutex> lock(view_mutex_);
+    old = std::exchange(view_, std::move(shared));
+  }
+  return Status::Ok();  // `old` is released here, outside the view lock
+}
+
+Result<QueryResult> ServedCollection::Query(std::string_view text,
+                                            const QueryOptions& options) const {
+  const std::shared_ptr<const Collection> view = View();
+  return QueryDocument(*view, *fingerprinter_, text, options);
+}
+
+Result<std::vector<SimilarDocument>> ServedCollection::Similar(std::string_view id, size_t top_n,
+                                                               double min_similarity) const {
+  const std::shared_ptr<const Collection> view = View();
+  NEARDUP_ASSIGN_OR_RETURN(std::optional<DocumentInfo> info, view->FindDocument(id));
+  if (!info) return NotFoundError("no document \"" + std::string(id) + "\" in the collection");
+  NEARDUP_ASSIGN_OR_RETURN(std::span<const uint32_t> chunks, view->Chunks(info->doc));
+  // The search `neardup similar` runs for each document (its own number
+  // excluded), so the list equals that command's for this document.
+  ContainmentOptions options;
+  options.max_document_frequency = view->max_document_frequency();
+  options.top_n = top_n;
+  options.min_similarity = min_similarity;
+  const ChunkIndex index = view->index();
+  ContainmentSearcher searcher(index);
+  const std::vector<ContainmentMatch> matches = searcher.Search(chunks, options, info->doc);
+  std::vector<uint32_t> docs;
+  for (const ContainmentMatch& match : matches) docs.push_back(match.doc);
+  NEARDUP_ASSIGN_OR_RETURN(auto ids, view->ExternalIds(docs));
+  std::vector<SimilarDocument> similar;
+  for (const ContainmentMatch& match : matches) {
+    similar.push_back({ids[match.doc], match.a_in_b, match.b_in_a});
+  }
+  return similar;
+}
+
+Result<CommitResult> ServedCollection::Add(std::span<const CollectionInput> documents) {
+  // Fingerprints first, outside the writer lock (readers and other adds go
+  // on meanwhile).
+  std::vector<IncomingDocument> incoming;
+  incoming.reserve(documents.size());
+  for (const CollectionInput& document : documents) {
+    Fingerprint fingerprint;
+    NEARDUP_RETURN_IF_ERROR(fingerprinter_->Compute(document.text, &fingerprint)
+                                .WithContext("document \"" + document.id + "\""));
+    incoming.push_back({document.id, document.id, document.text, std::move(fingerprint.chunks),
+                        fingerprint.simhash});
+  }
+  std::lock_guard<std::mutex> lock(writer_mutex_);
+  NEARDUP_ASSIGN_OR_RETURN(CommitResult result, writer_->Commit(incoming, {}));
+  // The commit is durable; readers see it from the next view on. A failed
+  // Publish leaves the previous view current (the add is still committed).
+  NEARDUP_RETURN_IF_ERROR(Publish().WithContext("committed, but the new view failed to open"));
+  return result;
+}
+
+Result<CollectionStats> ServedCollection::Stats() const { return View()->Stats(); }
+
+const std::string& ServedCollection::recipe_id() const { return writer_->recipe_id(); }
+
+const std::string& ServedCollection::dir() const { return writer_->dir(); }
+
+bool ServedCollection::stores_texts() const { return writer_->stores_texts(); }
+
+}  // namespace neardup::server

@@ -1,0 +1,100 @@
+// ServedCollection: a containment collection (neardup/collection.h) served
+// to concurrent HTTP requests -- the archive case of `neardup serve`
+// (docs/SERVER.md): check a document against everything held, with the
+// matching passages; add documents; a document's most similar ones.
+//
+// One writer, readers never blocked: the service holds the collection's
+// writer (kReadWrite, its LOCK) and, for readers, a pinned read-only view
+// (a Collection opened kReadOnly: one commit's catalog and files). A reader
+// takes a shared reference to the current view and answers from it however
+// long it runs; an add commits on the writer (under the writer mutex), then
+// publishes a new view. Views nobody references any more are kept and
+// brought to the latest commit with Collection::Refresh (which reuses what
+// did not change) instead of being opened again. A reader that started
+// before a commit answers from the commit before it; a request that starts
+// after an add was acknowledged sees it.
+//
+// Cost: Query is QueryDocument (one fingerprint, one postings walk, the
+// passages of the best matches); Similar is one search of the stored
+// document's chunk set; Add is one fingerprint per document plus one commit
+// (an index merge over all postings: batch documents per request) and one
+// Refresh. Memory: the mapped files of each view alive.
+// Thread safety: every method may be called concurrently.
+#ifndef NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_
+#define NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "neardup/collection.h"
+#include "neardup/containment_engine.h"
+#include "neardup/fingerprinter.h"
+#include "neardup/status.h"
+
+namespace neardup::server {
+
+// A document to add: external id and text.
+struct CollectionInput {
+  std::string id;
+  std::string text;
+};
+
+// One row of a document's top-N, with the other document's external id.
+struct SimilarDocument {
+  std::string id;
+  double a_in_b = 0;  // how much of the asked document is found in this one
+  double b_in_a = 0;  // how much of this one is found in the asked document
+};
+
+class ServedCollection {
+ public:
+  // Opens the collection in `dir` for writing (this process becomes its one
+  // writer) and a first reader view. The errors of Collection::Open
+  // (FailedPrecondition when another process writes it).
+  static Result<std::unique_ptr<ServedCollection>> Open(const std::string& dir);
+  ~ServedCollection();
+  ServedCollection(const ServedCollection&) = delete;
+  ServedCollection& operator=(const ServedCollection&) = delete;
+
+  // What `neardup query` answers for `text` (options as its flags).
+  Result<QueryResult> Query(std::string_view text, const QueryOptions& options) const;
+
+  // The top_n documents most similar to the stored document `id`, best first
+  // (neardup/containment.h; the collection's boilerplate cap): the list
+  // `neardup similar --top top_n --min min_similarity` gives for it, computed
+  // now from the current view. NotFound for an unknown id.
+  Result<std::vector<SimilarDocument>> Similar(std::string_view id, size_t top_n,
+                                               double min_similarity) const;
+
+  // Adds (or modifies, by id) `documents` in one durable commit; when an id
+  // occurs twice, the last one counts (Collection::Commit).
+  Result<CommitResult> Add(std::span<const CollectionInput> documents);
+
+  Result<CollectionStats> Stats() const;
+  const std::string& recipe_id() const;
+  const std::string& dir() const;
+  bool stores_texts() const;
+
+ private:
+  struct ViewPool;
+  ServedCollection() = default;
+  // The current reader view, pinned for as long as the caller holds it.
+  std::shared_ptr<const Collection> View() const;
+  // Makes a view of the writer's latest commit current.
+  Status Publish();
+
+  std::unique_ptr<Collection> writer_;
+  std::unique_ptr<Fingerprinter> fingerprinter_;  // the collection's recipe
+  std::mutex writer_mutex_;                       // one commit at a time
+  std::shared_ptr<ViewPool> pool_;                // idle views, for Refresh
+  mutable std::mutex view_mutex_;                 // guards view_ (the pointer only)
+  std::shared_ptr<const Collection> view_;
+};
+
+}  // namespace neardup::server
+
+#endif  // NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_

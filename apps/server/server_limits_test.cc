@@ -1,0 +1,134 @@
+// The connection limits of the service (HttpServer): the connection cap,
+// slow clients timing out, and Stop() not waiting for idle keep-alive
+// connections.
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "server_test_util.h"
+
+namespace neardup::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A raw TCP connection to the server (to hold a connection open, or to send
+// part of a request).
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  bool connected() const { return connected_; }
+  void Send(const std::string& bytes) {
+    EXPECT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  // Everything until the server closes (or `timeout` passes).
+  std::string ReadAll(std::chrono::seconds timeout) {
+    timeval tv{static_cast<time_t>(timeout.count()), 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string out;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::recv(fd_, buffer, sizeof(buffer), 0)) > 0) out.append(buffer, n);
+    closed_ = n == 0;
+    return out;
+  }
+  bool closed_by_server() const { return closed_; }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+  bool closed_ = false;
+};
+
+class ServerLimitsTest : public test_util::ServerTest {};
+
+TEST_F(ServerLimitsTest, ConnectionsOverTheCapGet503AndTheOthersGoOn) {
+  ServiceOptions options;
+  options.max_connections = 2;
+  StartServer(options);
+  // Two keep-alive connections, each answered once and held open.
+  httplib::Client first("127.0.0.1", port_);
+  httplib::Client second("127.0.0.1", port_);
+  first.set_keep_alive(true);
+  second.set_keep_alive(true);
+  // (The start-up probe's connection may take a moment to be seen closed.)
+  auto served = [](httplib::Client& client) {
+    for (int i = 0; i < 200; ++i) {
+      httplib::Result res = client.Get("/healthz");
+      if (res && res->status == 200) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  ASSERT_TRUE(served(first));
+  ASSERT_TRUE(served(second));
+  // A third is refused at once, without being read.
+  RawConnection third(port_);
+  ASSERT_TRUE(third.connected());
+  const std::string refused = third.ReadAll(std::chrono::seconds(10));
+  EXPECT_THAT(refused, HasSubstr("HTTP/1.1 503"));
+  EXPECT_THAT(refused, HasSubstr("\"code\":\"too_many_connections\""));
+  EXPECT_TRUE(third.closed_by_server());
+  // The two go on.
+  EXPECT_EQ(first.Get("/healthz")->status, 200);
+  EXPECT_EQ(second.Get("/healthz")->status, 200);
+  // Once one closes, a new connection is served (the server notices the
+  // close within its keep-alive wait).
+  second.stop();
+  httplib::Client fresh("127.0.0.1", port_);
+  EXPECT_TRUE(served(fresh));
+  EXPECT_THAT(first.Get("/metrics")->body, HasSubstr("neardup_http_rejected_connections_total "));
+}
+
+TEST_F(ServerLimitsTest, ASlowClientTimesOut) {
+  ServiceOptions options;
+  options.read_timeout_seconds = 1;
+  StartServer(options);
+  RawConnection slow(port_);
+  ASSERT_TRUE(slow.connected());
+  // Half a request line, then nothing.
+  slow.Send(
+      "POST /v1/streams/s/documents HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"id\"");
+  const auto start = std::chrono::steady_clock::now();
+  slow.ReadAll(std::chrono::seconds(20));
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(slow.closed_by_server());
+  // The 1 s read timeout, not the 5 s keep-alive wait after it.
+  EXPECT_LT(waited, 4.0);
+  // The server still serves others.
+  EXPECT_EQ(Call("GET", "/healthz").first, 200);
+}
+
+TEST_F(ServerLimitsTest, StopDoesNotWaitForIdleKeepAliveConnections) {
+  StartServer();
+  httplib::Client idle("127.0.0.1", port_);
+  idle.set_keep_alive(true);
+  ASSERT_EQ(idle.Get("/healthz")->status, 200);
+  const auto start = std::chrono::steady_clock::now();
+  StopServer();
+  const double stopped =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // cpp-httplib's own loop waits out the 5 s keep-alive timeout.
+  EXPECT_LT(stopped, 2.5);
+}
+
+}  // namespace
+}  // namespace neardup::server
