@@ -72,7 +72,8 @@ std::string BarChartSvg(std::string_view id, std::string_view title, std::string
          std::to_string(kTop + 8) + "\" text-anchor=\"end\">" + std::to_string(top) + "</text>";
   svg += "<text class=\"tick\" x=\"" + std::to_string(kLeft - 4) + "\" y=\"" +
          std::to_string(kTop + plot_height) + "\" text-anchor=\"end\">0</text>";
-  const double slot = bars.empty() ? plot_width : static_cast<double>(plot_width) / bars.size();
+  // At least 8 slots, so that one or two bars are not a wall of colour.
+  const double slot = static_cast<double>(plot_width) / std::max<size_t>(bars.size(), 8);
   // Label every bar when they fit, else every k-th.
   const size_t label_every =
       std::max<size_t>(1, static_cast<size_t>(bars.size() * 34 / plot_width));
