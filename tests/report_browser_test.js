@@ -268,6 +268,32 @@ async function main() {
     })()`);
   check(cluster.includes('Kept: ') && cluster.includes('--keep longest'), 'the cluster view says what was kept and why', cluster);
 
+  // 8. A collection's report: the pairs `similar` lists, containment
+  // columns, the best-containment plot, and the same planted passage.
+  const archive = path.join(workDir, 'archive');
+  run(['index', 'create', archive]);
+  run(['index', 'add', '-q', archive, corpus]);
+  const similar = execFileSync(neardup, ['similar', '-q', archive, '--top', '5', '--min', '0.1'])
+      .toString().split('\n').filter((l) => l).map((l) => JSON.parse(l));
+  const unordered = new Set(similar.map((r) => [r.a, r.b].sort().join('\n')));
+  const collectionReport = path.join(workDir, 'collection.html');
+  run(['report', '-q', '--collection', archive, '--top', '5', '--min', '0.1', '-o', collectionReport]);
+  const reloaded = waitFor((m) => m.sessionId === sessionId && m.method === 'Page.loadEventFired', 'the second page');
+  await send('Page.navigate', { url: 'file://' + collectionReport + '#pair=1' }, sessionId);
+  await reloaded;
+  const shown = await evaluate(`({
+      ready: document.body.dataset.ready,
+      pairs: document.querySelector('#summary dd[data-key="pairs"]').textContent,
+      columns: [...document.querySelectorAll('#tab-pairs th')].map((th) => th.textContent),
+      best: document.querySelectorAll('#plot-best rect.bar').length,
+      marks: [...document.querySelectorAll('#side-a mark, #side-b mark')].map((m) => m.textContent) })`);
+  check(shown.ready === '1', 'the collection report ran');
+  check(shown.pairs === String(unordered.size), 'collection pairs = the unordered pairs of similar', [shown.pairs, unordered.size]);
+  check(shown.columns.includes('A in B') && shown.columns.includes('B in A'), 'containment columns', shown.columns);
+  check(shown.best === 20, 'the best-containment plot', shown.best);
+  check(shown.marks.filter((t) => t === planted).length === 2, 'the collection pair view highlights the planted passage on both sides', shown.marks);
+  await screenshot('report-collection.png');
+
   check(errors.length === 0, 'no console errors or exceptions', errors);
 }
 

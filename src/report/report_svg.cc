@@ -75,8 +75,7 @@ std::string BarChartSvg(std::string_view id, std::string_view title, std::string
   // At least 8 slots, so that one or two bars are not a wall of colour.
   const double slot = static_cast<double>(plot_width) / std::max<size_t>(bars.size(), 8);
   // Label every bar when they fit, else every k-th.
-  const size_t label_every =
-      std::max<size_t>(1, static_cast<size_t>(bars.size() * 34 / plot_width));
+  const size_t label_every = std::max<size_t>(1, (bars.size() * 34 + plot_width - 1) / plot_width);
   for (size_t i = 0; i < bars.size(); ++i) {
     const double height = static_cast<double>(bars[i].count) / top * plot_height;
     const double x = kLeft + i * slot;

@@ -14,94 +14,103 @@ void AppendHex4(std::string* out, unsigned value) {
   for (int shift = 12; shift >= 0; shift -= 4) out->push_back(kHex[(value >> shift) & 0xF]);
 }
 
-}  // namespace
-
-void AppendHtmlEscaped(std::string* out, std::string_view text) {
+// Walks `text`: ascii(c) for each ASCII byte, other(p, decoded) for each
+// longer or ill-formed sequence (one maximal subpart) starting at p.
+template <typename Ascii, typename Other>
+void ForEachCharacter(std::string_view text, Ascii ascii, Other other) {
   const char* p = text.data();
   const char* end = p + text.size();
   while (p < end) {
     const unsigned char c = static_cast<unsigned char>(*p);
-    if (c >= 0x80) {
-      const DecodedCodePoint decoded = DecodeUtf8(p, end);
-      if (decoded.valid) {
-        out->append(p, decoded.length);
-      } else {
-        out->append(kReplacementUtf8);
-      }
-      p += decoded.length;
+    if (c < 0x80) {
+      ascii(c);
+      ++p;
       continue;
     }
-    switch (c) {
-      case '&':
-        out->append("&amp;");
-        break;
-      case '<':
-        out->append("&lt;");
-        break;
-      case '>':
-        out->append("&gt;");
-        break;
-      case '"':
-        out->append("&quot;");
-        break;
-      case '\'':
-        out->append("&#39;");
-        break;
-      default:
-        out->push_back(static_cast<char>(c));
-    }
-    ++p;
+    const DecodedCodePoint decoded = DecodeUtf8(p, end);
+    other(p, decoded);
+    p += decoded.length;
   }
+}
+
+}  // namespace
+
+void AppendHtmlEscaped(std::string* out, std::string_view text) {
+  ForEachCharacter(
+      text,
+      [out](unsigned char c) {
+        switch (c) {
+          case '&':
+            out->append("&amp;");
+            break;
+          case '<':
+            out->append("&lt;");
+            break;
+          case '>':
+            out->append("&gt;");
+            break;
+          case '"':
+            out->append("&quot;");
+            break;
+          case '\'':
+            out->append("&#39;");
+            break;
+          default:
+            out->push_back(static_cast<char>(c));
+        }
+      },
+      [out](const char* p, const DecodedCodePoint& decoded) {
+        if (decoded.valid) {
+          out->append(p, decoded.length);
+        } else {
+          out->append(kReplacementUtf8);
+        }
+      });
 }
 
 void AppendScriptJsonString(std::string* out, std::string_view text) {
   out->push_back('"');
-  const char* p = text.data();
-  const char* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = static_cast<unsigned char>(*p);
-    if (c >= 0x80) {
-      const DecodedCodePoint decoded = DecodeUtf8(p, end);
-      if (!decoded.valid) {
-        out->append("\\ufffd");
-      } else if (decoded.code_point == 0x2028 || decoded.code_point == 0x2029) {
-        AppendHex4(out, decoded.code_point);
-      } else {
-        out->append(p, decoded.length);
-      }
-      p += decoded.length;
-      continue;
-    }
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '<':
-      case '>':
-      case '&':
-        AppendHex4(out, c);
-        break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          AppendHex4(out, c);
-        } else {
-          out->push_back(static_cast<char>(c));
+  ForEachCharacter(
+      text,
+      [out](unsigned char c) {
+        switch (c) {
+          case '"':
+            out->append("\\\"");
+            break;
+          case '\\':
+            out->append("\\\\");
+            break;
+          case '\n':
+            out->append("\\n");
+            break;
+          case '\t':
+            out->append("\\t");
+            break;
+          case '\r':
+            out->append("\\r");
+            break;
+          case '<':
+          case '>':
+          case '&':
+            AppendHex4(out, c);
+            break;
+          default:
+            if (c < 0x20 || c == 0x7F) {
+              AppendHex4(out, c);
+            } else {
+              out->push_back(static_cast<char>(c));
+            }
         }
-    }
-    ++p;
-  }
+      },
+      [out](const char* p, const DecodedCodePoint& decoded) {
+        if (!decoded.valid) {
+          out->append("\\ufffd");
+        } else if (decoded.code_point == 0x2028 || decoded.code_point == 0x2029) {
+          AppendHex4(out, decoded.code_point);
+        } else {
+          out->append(p, decoded.length);
+        }
+      });
   out->push_back('"');
 }
 
