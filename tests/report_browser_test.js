@@ -34,14 +34,20 @@ const planted = 'the über naïve café committee agreed that every harbour wall
     'nineteen fifty must be inspected twice a year by two independent engineers ' +
     'who report directly to the regional water board and publish their findings';
 const hostileId = "<script>document.title='PWNED'</script>";
-const hostileText = '"onload="document.title=\'PWNED\'" <img src=x onerror="document.body.dataset.pwned=1"> ' +
-    '</script><script>document.body.dataset.pwned=2</script> <!-- and the rest of a long ' +
-    'sentence that makes this document long enough to be a near duplicate of its twin';
+// Two hostile documents that share a benign sentence; the markup of each is
+// its own, so it lies outside the highlighted passage (plain text nodes)
+// as well as in the tables.
+const benign = 'and the rest of a long sentence that makes this document long enough ' +
+    'to be a near duplicate of its twin in every way that the shingles can tell';
+const hostileText = '"onload="document.title=\'PWNED\'" </script><script>document.body.dataset.pwned=2</script> ' +
+    benign + ' <!-- <b>bold</b>';
+const hostileTwin = '<img src=x onerror="document.body.dataset.pwned=1"> ' + benign +
+    ' <svg onload="document.title=\'PWNED\'"></svg>';
 const docs = [
   { id: 'essay-original', text: 'Ünïcödé 日本 opening words differ here: ' + planted + ' final alpha words' },
   { id: 'essay-copy', text: 'Another start\n' + '\n'.repeat(120) + planted + ' closing beta words' },
   { id: hostileId, text: hostileText },
-  { id: 'hostile-twin', text: hostileText + ' twin' },
+  { id: 'hostile-twin', text: hostileTwin },
   { id: 'unrelated', text: 'a document about something else entirely with its own words' },
 ];
 const corpus = path.join(workDir, 'corpus.jsonl');
@@ -175,7 +181,11 @@ async function main() {
       return { ids, a, b };
     })()`);
   check(hostileShown.ids.includes(hostileId), 'the hostile id is shown as text', hostileShown.ids);
-  check(hostileShown.a === hostileText || hostileShown.b === hostileText, 'the hostile text is shown as text');
+  check([hostileShown.a, hostileShown.b].sort().join('|') === [hostileText, hostileTwin].sort().join('|'),
+        'the hostile texts are shown as text', hostileShown);
+  check(await evaluate(`document.querySelectorAll('#pair-view b, #pair-view svg, #pair-view img').length`) === 0,
+        'no hostile markup in the pair view');
+  await new Promise((resolve) => setTimeout(resolve, 300));  // time for an error event to fire
   check(await evaluate('document.body.dataset.pwned') === undefined && await evaluate('document.title') !== 'PWNED',
         'showing the hostile pair ran nothing');
 
