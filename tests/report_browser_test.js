@@ -69,6 +69,7 @@ const userDataDir = fs.mkdtempSync(path.join(workDir, 'chromium-profile-'));
 const browser = spawn(chromium, [
   '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--disable-extensions', '--mute-audio',
+  '--disable-dev-shm-usage',
   `--user-data-dir=${userDataDir}`, '--remote-debugging-pipe', '--window-size=1200,900', 'about:blank',
 ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
 let browserLog = '';
