@@ -12,6 +12,7 @@ packages=(
   gzip zstd
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
   python3-setuptools python3-wheel python3-venv
+  chromium nodejs
 )
 
 missing=()

@@ -14,6 +14,7 @@
 #include "output.h"
 #include "query_command.h"
 #include "recipe_command.h"
+#include "report_command.h"
 #include "similar_command.h"
 #ifdef NEARDUP_HAVE_SERVER
 #include "serve_command.h"
@@ -33,11 +34,13 @@ int ParseAndRun(int argc, char** argv) {
   neardup::cli::RegisterIndexCommand(&app, &run);
   neardup::cli::RegisterSimilarCommand(&app, &run);
   neardup::cli::RegisterQueryCommand(&app, &run);
+  neardup::cli::RegisterReportCommand(&app, &run);
 #ifdef NEARDUP_HAVE_SERVER
   neardup::server::RegisterServeCommand(&app, &run);
 #endif
 
   try {
+    neardup::cli::RememberCommandLine(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

@@ -1,0 +1,153 @@
+// The HTML report: one self-contained page (inline CSS, JavaScript and SVG,
+// no network access) that shows a result to the person who must judge it: a
+// summary, plots, searchable and sortable tables of pairs, clusters and
+// documents, and a pair view with the matching passages of both documents
+// highlighted in the same colour and linked, plus a word-level comparison
+// (docs/REPORT.md).
+//
+// Two builders fill a ReportData, and RenderReport turns it into the page:
+//  - BuildCollectionReport: a containment collection's top-N lists
+//    (neardup/containment_engine.h), with the passages MatchingPassages
+//    finds.
+//  - BuildNearDuplicateReport: the verified pairs (and clusters) of
+//    `neardup pairs` / `clusters`, with the shared shingles of each pair
+//    chained into passages the same way.
+//
+// Safety: every text of the data (document text, ids, the command line) is
+// either HTML-escaped into the page or embedded once as JSON inside a
+// <script type="application/json"> element with '<', '>' and '&' written as
+// \u escapes, so no text can close the element or start markup; the page's
+// script inserts texts with textContent only.
+// Offsets: a Passage holds BYTE offsets into the full UTF-8 texts; the page
+// receives UTF-16 code-unit offsets into the (possibly cut) embedded texts,
+// the unit JavaScript strings index by.
+// Cost: RenderReport is linear in the data (about 60 bytes of JSON per pair
+// plus 16 per passage, plus each distinct document's text up to
+// max_text_bytes). Thread safety: pure functions of their inputs, except that
+// the builders read the collection or the document reader they are given.
+#ifndef NEARDUP_REPORT_H_
+#define NEARDUP_REPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "neardup/clustering.h"
+#include "neardup/collection.h"
+#include "neardup/containment_engine.h"
+#include "neardup/document_reader.h"
+#include "neardup/recipe.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+enum class ReportKind { kNearDuplicates, kContainment };
+
+struct ReportDocument {
+  std::string id;
+  uint64_t length = 0;              // bytes of the full text
+  std::optional<std::string> text;  // the full text; nullopt when not shown
+  // Containment only: the best max(a_in_b, b_in_a) over its top-N (0: none).
+  double best_score = 0.0;
+};
+
+struct ReportPair {
+  uint64_t a = 0;  // indexes into ReportData::documents
+  uint64_t b = 0;
+  double similarity = 0.0;  // near-duplicates: as `neardup pairs`; containment: max of the two
+  int distance = -1;        // SimHash pairs only
+  double a_in_b = -1.0;     // containment only (-1: not a containment pair)
+  double b_in_a = -1.0;
+  std::vector<Passage> passages;  // query = a, match = b; byte offsets of the full texts
+};
+
+struct ReportCluster {
+  std::vector<uint64_t> members;  // document indexes, in input order
+  uint64_t kept = 0;              // the member kept (a document index)
+  std::string why;                // the keep rule's reason, for people
+};
+
+struct ReportSummary {
+  std::string recipe_id;
+  std::string recipe_json;   // canonical recipe JSON
+  std::string command_line;  // as typed
+  std::string method;        // e.g. "minhash, threshold 0.8" or "containment, top 10"
+  std::string keep_rule;     // "first" | "longest" | "shortest"; empty for containment
+  std::string cluster_rule;  // "leader" | "components"; empty for containment
+  uint64_t documents = 0;    // documents read (or live in the collection)
+  uint64_t bytes_total = 0;
+};
+
+struct ReportData {
+  ReportKind kind = ReportKind::kNearDuplicates;
+  ReportSummary summary;
+  std::vector<ReportDocument> documents;
+  std::vector<ReportPair> pairs;
+  std::vector<ReportCluster> clusters;  // near-duplicates only
+};
+
+struct ReportOptions {
+  // A text longer than this is cut (at a character boundary) and the page
+  // says so; passages past the cut are clipped. Default 64 KiB: a long essay
+  // whole, and 100k pairs of short documents stay within a few hundred MB.
+  size_t max_text_bytes = size_t{64} << 10;
+  // Rows per table page. Default 100.
+  size_t page_size = 100;
+};
+
+// The page. InvalidArgument when a pair or cluster names a document index
+// out of range, or a score is not finite.
+Result<std::string> RenderReport(const ReportData& data, const ReportOptions& options);
+
+struct CollectionReportOptions {
+  // Similar documents per document, and the least score (as `similar`).
+  size_t top_n = 10;
+  double min_similarity = 0.1;
+};
+
+// The collection's top-N lists: each unordered pair once (a = the smaller
+// document number), with passages when the collection stores texts. Reads the
+// stored table when it is current for these options, else computes the
+// lists without storing them (a read-only collection is enough). The errors
+// of the collection's reads.
+Result<ReportData> BuildCollectionReport(const Collection& collection,
+                                         const CollectionReportOptions& options);
+
+// One pair of `neardup pairs` JSON lines, by id.
+struct PairRecord {
+  std::string a;
+  std::string b;
+  double similarity = 0.0;
+  int distance = -1;
+};
+
+// Parses `neardup pairs` output. InvalidArgument naming the line for a line
+// that is not such a record.
+Result<std::vector<PairRecord>> ParsePairLines(std::string_view jsonl);
+// Parses `neardup clusters` output: the ids of each cluster.
+Result<std::vector<std::vector<std::string>>> ParseClusterLines(std::string_view jsonl);
+
+struct NearDuplicateReportOptions {
+  // The recipe the pairs were found with: its chunk spans (at the MinHash
+  // shingle width, unsampled) give the passages. A digest recipe gives none.
+  Recipe recipe;
+  // When `clusters` is empty, they are formed from the pairs with this rule.
+  ClusterRule cluster_rule = ClusterRule::kLeader;
+  KeepRule keep_rule = KeepRule::kFirst;
+};
+
+// Reads every document of `reader` (the inputs the pairs came from), keeps the
+// texts of those in a pair or cluster, and computes passages, clusters and
+// the kept member of each. A document id is the first document of that id.
+// InvalidArgument when a pair or cluster names an id not among the inputs.
+Result<ReportData> BuildNearDuplicateReport(DocumentReader& reader,
+                                            const std::vector<PairRecord>& pairs,
+                                            const std::vector<std::vector<std::string>>& clusters,
+                                            const NearDuplicateReportOptions& options);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_REPORT_H_
