@@ -121,11 +121,17 @@ class PostgresSink final : public ResultSink {
   // The number of rows the command affected.
   static uint64_t Affected(const PGresult* result);
 
-  // COPY `target` FROM STDIN: `fill` encodes rows into the encoder, calling
-  // `flush` whenever it likes; an error from `fill` aborts the COPY.
-  using Flush = std::function<Status()>;
-  Status Copy(const std::string& target, const std::function<Status(CopyEncoder&, Flush&)>& fill,
+  // COPY `target` FROM STDIN: `encode_row(i, encoder)` encodes row i, for
+  // i = 0, 1, ... num_rows - 1 in order; an error from it aborts the COPY. Adds the rows the
+  // server took to *rows_sent when given.
+  using EncodeRow = std::function<Status(size_t, CopyEncoder&)>;
+  Status Copy(const std::string& target, size_t num_rows, const EncodeRow& encode_row,
               uint64_t* rows_sent);
+
+  // A run that replaces the whole of `table` with the rows of `encode_row`.
+  Result<SinkStats> ReplaceTable(const char* kind, const std::string& table,
+                                 const std::string& columns, size_t num_rows,
+                                 const EncodeRow& encode_row);
 
   // BEGIN, the writers' lock and the tables; `body`; the run's row, the
   // before_commit hook and COMMIT. ROLLBACK when anything failed.
@@ -157,13 +163,12 @@ uint64_t PostgresSink::Affected(const PGresult* result) {
   return std::strtoull(PQcmdTuples(const_cast<PGresult*>(result)), nullptr, 10);
 }
 
-Status PostgresSink::Copy(const std::string& target,
-                          const std::function<Status(CopyEncoder&, Flush&)>& fill,
+Status PostgresSink::Copy(const std::string& target, size_t num_rows, const EncodeRow& encode_row,
                           uint64_t* rows_sent) {
   CopyEncoder encoder(options_.copy_format);
   const std::string sql = "COPY " + target + " FROM STDIN " + std::string(encoder.CopyOptions());
   NEARDUP_ASSIGN_OR_RETURN(ResultPtr started, Exec(sql.c_str(), PGRES_COPY_IN));
-  Flush flush = [&]() -> Status {
+  auto flush = [&]() -> Status {
     std::string& buffer = encoder.buffer();
     if (buffer.empty()) return Status::Ok();
     if (PQputCopyData(connection_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
@@ -172,7 +177,11 @@ Status PostgresSink::Copy(const std::string& target,
     buffer.clear();
     return Status::Ok();
   };
-  Status status = fill(encoder, flush);
+  Status status;
+  for (size_t i = 0; i < num_rows && status.ok(); ++i) {
+    status = encode_row(i, encoder);
+    if (status.ok() && encoder.buffer().size() >= kCopyChunkBytes) status = flush();
+  }
   if (status.ok()) {
     encoder.Finish();
     status = flush();
@@ -234,56 +243,50 @@ Result<SinkStats> PostgresSink::RunTransaction(const char* kind,
   return stats;
 }
 
-Result<SinkStats> PostgresSink::ReplacePairs(std::span<const PairRecord> pairs) {
-  return RunTransaction("pairs", [&](SinkStats* stats) -> Status {
-    NEARDUP_ASSIGN_OR_RETURN(ResultPtr deleted, Exec("DELETE FROM neardup_pairs"));
+Result<SinkStats> PostgresSink::ReplaceTable(const char* kind, const std::string& table,
+                                             const std::string& columns, size_t num_rows,
+                                             const EncodeRow& encode_row) {
+  return RunTransaction(kind, [&](SinkStats* stats) -> Status {
+    NEARDUP_ASSIGN_OR_RETURN(ResultPtr deleted, Exec(("DELETE FROM " + table).c_str()));
     stats->rows_deleted = Affected(deleted.get());
-    return Copy(
-        "neardup_pairs (a, b, similarity, distance)",
-        [&](CopyEncoder& encoder, Flush& flush) -> Status {
-          std::string scratch_a, scratch_b;
-          for (const PairRecord& pair : pairs) {
-            NEARDUP_ASSIGN_OR_RETURN(std::string_view a, StorableText(pair.a, "an id", &scratch_a));
-            NEARDUP_ASSIGN_OR_RETURN(std::string_view b, StorableText(pair.b, "an id", &scratch_b));
-            encoder.BeginRow(4);
-            encoder.AddText(a);
-            encoder.AddText(b);
-            encoder.AddFloat8(pair.similarity);
-            if (pair.distance >= 0) {
-              encoder.AddInt4(pair.distance);
-            } else {
-              encoder.AddNull();
-            }
-            encoder.EndRow();
-            if (encoder.buffer().size() >= kCopyChunkBytes) NEARDUP_RETURN_IF_ERROR(flush());
-          }
-          return Status::Ok();
-        },
-        &stats->rows_written);
+    return Copy(table + " " + columns, num_rows, encode_row, &stats->rows_written);
   });
 }
 
+Result<SinkStats> PostgresSink::ReplacePairs(std::span<const PairRecord> pairs) {
+  std::string scratch_a, scratch_b;
+  return ReplaceTable(
+      "pairs", "neardup_pairs", "(a, b, similarity, distance)", pairs.size(),
+      [&](size_t i, CopyEncoder& encoder) -> Status {
+        const PairRecord& pair = pairs[i];
+        NEARDUP_ASSIGN_OR_RETURN(std::string_view a, StorableText(pair.a, "an id", &scratch_a));
+        NEARDUP_ASSIGN_OR_RETURN(std::string_view b, StorableText(pair.b, "an id", &scratch_b));
+        encoder.BeginRow(4);
+        encoder.AddText(a);
+        encoder.AddText(b);
+        encoder.AddFloat8(pair.similarity);
+        if (pair.distance >= 0) {
+          encoder.AddInt4(pair.distance);
+        } else {
+          encoder.AddNull();
+        }
+        encoder.EndRow();
+        return Status::Ok();
+      });
+}
+
 Result<SinkStats> PostgresSink::ReplaceClusters(std::span<const ClusterRecord> members) {
-  return RunTransaction("clusters", [&](SinkStats* stats) -> Status {
-    NEARDUP_ASSIGN_OR_RETURN(ResultPtr deleted, Exec("DELETE FROM neardup_clusters"));
-    stats->rows_deleted = Affected(deleted.get());
-    return Copy(
-        "neardup_clusters (cluster, id)",
-        [&](CopyEncoder& encoder, Flush& flush) -> Status {
-          std::string scratch;
-          for (const ClusterRecord& member : members) {
-            NEARDUP_ASSIGN_OR_RETURN(std::string_view id,
-                                     StorableText(member.id, "an id", &scratch));
-            encoder.BeginRow(2);
-            encoder.AddInt8(static_cast<int64_t>(member.cluster));
-            encoder.AddText(id);
-            encoder.EndRow();
-            if (encoder.buffer().size() >= kCopyChunkBytes) NEARDUP_RETURN_IF_ERROR(flush());
-          }
-          return Status::Ok();
-        },
-        &stats->rows_written);
-  });
+  std::string scratch;
+  return ReplaceTable("clusters", "neardup_clusters", "(cluster, id)", members.size(),
+                      [&](size_t i, CopyEncoder& encoder) -> Status {
+                        NEARDUP_ASSIGN_OR_RETURN(std::string_view id,
+                                                 StorableText(members[i].id, "an id", &scratch));
+                        encoder.BeginRow(2);
+                        encoder.AddInt8(static_cast<int64_t>(members[i].cluster));
+                        encoder.AddText(id);
+                        encoder.EndRow();
+                        return Status::Ok();
+                      });
 }
 
 Result<SinkStats> PostgresSink::UpdateTopN(std::span<const TopNRecord> rows) {
@@ -323,14 +326,11 @@ Result<SinkStats> PostgresSink::UpdateTopN(std::span<const TopNRecord> rows) {
       NEARDUP_RETURN_IF_ERROR(
           Exec("CREATE TEMPORARY TABLE neardup_stale (a text NOT NULL) ON COMMIT DROP").status());
       NEARDUP_RETURN_IF_ERROR(Copy(
-          "neardup_stale (a)",
-          [&](CopyEncoder& encoder, Flush& flush) -> Status {
-            for (const std::string& a : stale) {
-              encoder.BeginRow(1);
-              encoder.AddText(a);
-              encoder.EndRow();
-              if (encoder.buffer().size() >= kCopyChunkBytes) NEARDUP_RETURN_IF_ERROR(flush());
-            }
+          "neardup_stale (a)", stale.size(),
+          [&](size_t i, CopyEncoder& encoder) -> Status {
+            encoder.BeginRow(1);
+            encoder.AddText(stale[i]);
+            encoder.EndRow();
             return Status::Ok();
           },
           nullptr));
@@ -345,39 +345,37 @@ Result<SinkStats> PostgresSink::UpdateTopN(std::span<const TopNRecord> rows) {
               .status());
     }
     if (changed.empty()) return Status::Ok();
+    // The rows of the changed lists, in order: Copy asks for them one after
+    // another, so a cursor (list, i) walks them.
+    size_t num_rows = 0;
+    for (const TopNList* list : changed) num_rows += list->end - list->begin;
+    size_t list = 0, i = changed[0]->begin;
+    std::string scratch;
     NEARDUP_RETURN_IF_ERROR(Copy(
-        "neardup_similar (a, rank, b, a_in_b, b_in_a)",
-        [&](CopyEncoder& encoder, Flush& flush) -> Status {
-          std::string scratch;
-          for (const TopNList* list : changed) {
-            for (size_t i = list->begin; i < list->end; ++i) {
-              // Checked by GroupTopNLists; cleaned again here to encode.
-              NEARDUP_ASSIGN_OR_RETURN(std::string_view b,
-                                       StorableText(rows[i].b, "an id", &scratch));
-              encoder.BeginRow(5);
-              encoder.AddText(list->a);
-              encoder.AddInt4(static_cast<int32_t>(i - list->begin + 1));
-              encoder.AddText(b);
-              encoder.AddFloat8(rows[i].a_in_b);
-              encoder.AddFloat8(rows[i].b_in_a);
-              encoder.EndRow();
-              if (encoder.buffer().size() >= kCopyChunkBytes) NEARDUP_RETURN_IF_ERROR(flush());
-            }
-          }
+        "neardup_similar (a, rank, b, a_in_b, b_in_a)", num_rows,
+        [&](size_t, CopyEncoder& encoder) -> Status {
+          if (i == changed[list]->end) i = changed[++list]->begin;
+          // Checked by GroupTopNLists; cleaned again here to encode.
+          NEARDUP_ASSIGN_OR_RETURN(std::string_view b, StorableText(rows[i].b, "an id", &scratch));
+          encoder.BeginRow(5);
+          encoder.AddText(changed[list]->a);
+          encoder.AddInt4(static_cast<int32_t>(i - changed[list]->begin + 1));
+          encoder.AddText(b);
+          encoder.AddFloat8(rows[i].a_in_b);
+          encoder.AddFloat8(rows[i].b_in_a);
+          encoder.EndRow();
+          ++i;
           return Status::Ok();
         },
         &stats->rows_written));
     return Copy(
-        "neardup_similar_lists (a, digest, length)",
-        [&](CopyEncoder& encoder, Flush& flush) -> Status {
-          for (const TopNList* list : changed) {
-            encoder.BeginRow(3);
-            encoder.AddText(list->a);
-            encoder.AddInt8(list->digest);
-            encoder.AddInt4(static_cast<int32_t>(list->end - list->begin));
-            encoder.EndRow();
-            if (encoder.buffer().size() >= kCopyChunkBytes) NEARDUP_RETURN_IF_ERROR(flush());
-          }
+        "neardup_similar_lists (a, digest, length)", changed.size(),
+        [&](size_t k, CopyEncoder& encoder) -> Status {
+          encoder.BeginRow(3);
+          encoder.AddText(changed[k]->a);
+          encoder.AddInt8(changed[k]->digest);
+          encoder.AddInt4(static_cast<int32_t>(changed[k]->end - changed[k]->begin));
+          encoder.EndRow();
           return Status::Ok();
         },
         nullptr);
