@@ -55,10 +55,9 @@ double InsertRowByRow(PGconn* connection, const std::vector<neardup::PairRecord>
   Exec(connection, "VACUUM neardup_pairs");
   const auto started = Clock::now();
   Exec(connection, "BEGIN");
-  PGresult* prepared =
-      PQprepare(connection, "insert_pair",
-                "INSERT INTO neardup_pairs (a, b, similarity, distance) VALUES ($1, $2, $3, $4)",
-                4, nullptr);
+  PGresult* prepared = PQprepare(
+      connection, "insert_pair",
+      "INSERT INTO neardup_pairs (a, b, similarity, distance) VALUES ($1, $2, $3, $4)", 4, nullptr);
   Check(PQresultStatus(prepared) == PGRES_COMMAND_OK, PQresultErrorMessage(prepared));
   PQclear(prepared);
   std::string a, b, similarity;
@@ -67,8 +66,7 @@ double InsertRowByRow(PGconn* connection, const std::vector<neardup::PairRecord>
     b.assign(pair.b);
     similarity = std::to_string(pair.similarity);
     const char* values[] = {a.c_str(), b.c_str(), similarity.c_str(), nullptr};
-    PGresult* result =
-        PQexecPrepared(connection, "insert_pair", 4, values, nullptr, nullptr, 0);
+    PGresult* result = PQexecPrepared(connection, "insert_pair", 4, values, nullptr, nullptr, 0);
     Check(PQresultStatus(result) == PGRES_COMMAND_OK, PQresultErrorMessage(result));
     PQclear(result);
   }
@@ -145,11 +143,12 @@ int main(int argc, char** argv) {
   auto stats = (*sink)->UpdateTopN(rows);
   double seconds = Seconds(started);
   Check(stats.ok(), stats.ok() ? "" : stats.status().message());
-  std::printf("top-%llu lists, first load: %llu documents, %llu rows in %.2f s = %.0f rows/s; "
-              "1M documents at this rate: %.0f s\n",
-              static_cast<unsigned long long>(kTop), static_cast<unsigned long long>(documents),
-              static_cast<unsigned long long>(rows.size()), seconds,
-              static_cast<double>(rows.size()) / seconds, seconds * 1e6 / documents);
+  std::printf(
+      "top-%llu lists, first load: %llu documents, %llu rows in %.2f s = %.0f rows/s; "
+      "1M documents at this rate: %.0f s\n",
+      static_cast<unsigned long long>(kTop), static_cast<unsigned long long>(documents),
+      static_cast<unsigned long long>(rows.size()), seconds,
+      static_cast<double>(rows.size()) / seconds, seconds * 1e6 / documents);
   for (uint64_t d = 0; d < documents; d += 100) {
     for (uint64_t r = 0; r < kTop; ++r) rows[d * kTop + r].a_in_b *= 0.5;
   }
@@ -157,12 +156,13 @@ int main(int argc, char** argv) {
   stats = (*sink)->UpdateTopN(rows);
   seconds = Seconds(started);
   Check(stats.ok(), stats.ok() ? "" : stats.status().message());
-  std::printf("top-%llu lists, 1%% changed: %llu lists replaced, %llu unchanged, %llu rows "
-              "written, %llu deleted in %.2f s\n",
-              static_cast<unsigned long long>(kTop),
-              static_cast<unsigned long long>(stats->documents_replaced),
-              static_cast<unsigned long long>(stats->documents_unchanged),
-              static_cast<unsigned long long>(stats->rows_written),
-              static_cast<unsigned long long>(stats->rows_deleted), seconds);
+  std::printf(
+      "top-%llu lists, 1%% changed: %llu lists replaced, %llu unchanged, %llu rows "
+      "written, %llu deleted in %.2f s\n",
+      static_cast<unsigned long long>(kTop),
+      static_cast<unsigned long long>(stats->documents_replaced),
+      static_cast<unsigned long long>(stats->documents_unchanged),
+      static_cast<unsigned long long>(stats->rows_written),
+      static_cast<unsigned long long>(stats->rows_deleted), seconds);
   return 0;
 }
