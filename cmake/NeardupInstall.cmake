@@ -22,6 +22,8 @@ if(NEARDUP_HAVE_CUDA)
 else()
   set(NEARDUP_PACKAGE_NEEDS_CUDA FALSE)
 endif()
+# The same for libpq, when the PostgreSQL sink is built into neardup_sink.
+set(NEARDUP_PACKAGE_NEEDS_LIBPQ ${NEARDUP_HAVE_LIBPQ})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/neardupConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/neardupConfig.cmake
                               INSTALL_DESTINATION ${NEARDUP_INSTALL_CMAKEDIR})

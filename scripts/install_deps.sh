@@ -13,6 +13,7 @@ packages=(
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
   python3-setuptools python3-wheel python3-venv
   chromium nodejs
+  postgresql postgresql-common libpq-dev
 )
 
 missing=()
@@ -30,5 +31,12 @@ echo "install_deps: installing ${missing[*]}" >&2
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
 export DEBIAN_FRONTEND=noninteractive
+# The PostgreSQL tests start their own throwaway server (initdb + pg_ctl in
+# a temporary directory): installing `postgresql` must not create and start
+# the system cluster "main" (Debian does by default), which would only take
+# memory and port 5432.
+"${sudo_cmd[@]}" mkdir -p /etc/postgresql-common/createcluster.d
+echo "create_main_cluster = false" |
+  "${sudo_cmd[@]}" tee /etc/postgresql-common/createcluster.d/neardup-no-main-cluster.conf >/dev/null
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

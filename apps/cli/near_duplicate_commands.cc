@@ -18,6 +18,7 @@
 #include "neardup/near_duplicates.h"
 #include "output.h"
 #include "progress.h"
+#include "sink_option.h"
 
 namespace neardup::cli {
 namespace {
@@ -43,6 +44,7 @@ struct NearDuplicateFlags {
   std::string rule = "leader";
   std::string keep = "first";
   std::string output = "-";
+  SinkFlags sink;  // pairs and clusters
   // Options given on the command line that apply to one method only.
   std::vector<std::string> minhash_only_given;
   std::vector<std::string> simhash_only_given;
@@ -124,8 +126,7 @@ Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPa
 
 // Clusters of two or more, numbered from 0 in order of their first member;
 // members in input order.
-Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint64_t>& cluster_of,
-                     OutputFile* out, uint64_t* num_clusters) {
+std::vector<std::vector<uint64_t>> ClusterMembers(const std::vector<uint64_t>& cluster_of) {
   const size_t n = cluster_of.size();
   std::vector<uint64_t> size(n, 0);
   for (uint64_t c : cluster_of) ++size[c];
@@ -133,19 +134,45 @@ Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint64
   for (uint64_t doc = 0; doc < n; ++doc) {
     if (size[cluster_of[doc]] >= 2) members[cluster_of[doc]].push_back(doc);
   }
+  std::erase_if(members, [](const std::vector<uint64_t>& m) { return m.empty(); });
+  return members;
+}
+
+Status WriteClusters(const FingerprintedCorpus& corpus,
+                     const std::vector<std::vector<uint64_t>>& members, OutputFile* out) {
   std::string line;
   std::vector<std::string_view> ids;
-  uint64_t number = 0;
-  for (uint64_t c = 0; c < n; ++c) {
-    if (members[c].empty()) continue;
+  for (uint64_t number = 0; number < members.size(); ++number) {
     ids.clear();
-    for (uint64_t member : members[c]) ids.push_back(corpus.ids[member]);
+    for (uint64_t member : members[number]) ids.push_back(corpus.ids[member]);
     line.clear();
-    format::AppendClusterLine(&line, number++, ids);
+    format::AppendClusterLine(&line, number, ids);
     NEARDUP_RETURN_IF_ERROR(out->Write(line));
   }
-  *num_clusters = number;
   return Status::Ok();
+}
+
+// --sink: the pairs or the clusters as one transaction.
+int SendPairsOrClusters(const NearDuplicateFlags& flags, Report report_kind,
+                        const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
+                        const std::vector<std::vector<uint64_t>>& members) {
+  std::string label = report_kind == Report::kPairs ? "pairs" : "clusters";
+  for (const std::string& input : flags.input.inputs) label += " " + input;
+  return SendToSink(flags.sink, label, flags.run.quiet, [&](ResultSink& sink) {
+    if (report_kind == Report::kPairs) {
+      std::vector<PairRecord> records;
+      records.reserve(pairs.size());
+      for (const SimilarPair& pair : pairs) {
+        records.push_back({corpus.ids[pair.a], corpus.ids[pair.b], pair.similarity, pair.distance});
+      }
+      return sink.ReplacePairs(records);
+    }
+    std::vector<ClusterRecord> records;
+    for (uint64_t number = 0; number < members.size(); ++number) {
+      for (uint64_t member : members[number]) records.push_back({number, corpus.ids[member]});
+    }
+    return sink.ReplaceClusters(records);
+  });
 }
 
 // The kept corpus: JSONL records verbatim when every document came from
@@ -228,7 +255,10 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   SkipReporter skips(flags.run.quiet);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips, dedup);
   if (!reader.ok()) return ReportError(reader.status());
-  Result<OutputFile> output = OutputFile::Open(flags.output, flags.input.inputs);
+  // With --sink and no --output, nothing is printed.
+  const bool write_lines = flags.sink.WriteLines();
+  Result<OutputFile> output =
+      OutputFile::Open(write_lines ? flags.output : "/dev/null", flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
 
   auto started = std::chrono::steady_clock::now();
@@ -249,14 +279,17 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   std::vector<uint64_t> cluster_of;
   uint64_t num_clusters = 0;
   uint64_t kept = corpus.ids.size();
+  std::vector<std::vector<uint64_t>> members;
   if (report_kind == Report::kPairs) {
-    status = WritePairs(corpus, *pairs, &*output);
+    if (write_lines) status = WritePairs(corpus, *pairs, &*output);
   } else {
     Result<std::vector<uint64_t>> clusters = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
     cluster_of = *std::move(clusters);
     if (report_kind == Report::kClusters) {
-      status = WriteClusters(corpus, cluster_of, &*output, &num_clusters);
+      members = ClusterMembers(cluster_of);
+      num_clusters = members.size();
+      if (write_lines) status = WriteClusters(corpus, members, &*output);
     } else {
       Result<std::vector<bool>> keep = ChooseKept(cluster_of, corpus.lengths, *keep_rule);
       if (!keep.ok()) return ReportError(keep.status());
@@ -267,6 +300,12 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   }
   Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
+  if (!flags.sink.url.empty() && ReadingSucceeded(status, flags.run, skips)) {
+    if (int code = SendPairsOrClusters(flags, report_kind, corpus, *pairs, members);
+        code != kExitOk) {
+      return code;
+    }
+  }
 
   if (!flags.run.quiet) {
     double seconds =
@@ -332,6 +371,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
                     "Explain the index parameters and the candidate counts on stderr");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
+  if (kind != Report::kDedup) flags->sink.Register(command);
   if (kind != Report::kPairs) {
     command
         ->add_option("--rule", flags->rule,
@@ -352,6 +392,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
     for (const char* name : kSimHashOnlyOptions) {
       if (command->count(name) > 0) flags->simhash_only_given.push_back(name);
     }
+    flags->sink.Parsed(*command);
     *run = [flags, kind] { return RunNearDuplicates(*flags, kind); };
   });
   return command;

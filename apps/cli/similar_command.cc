@@ -13,6 +13,7 @@
 #include "neardup/format/wire_format.h"
 #include "open_collection.h"
 #include "output.h"
+#include "sink_option.h"
 
 namespace neardup::cli {
 namespace {
@@ -26,6 +27,7 @@ struct SimilarFlags {
   bool full = false;
   RunFlags run;
   WaitFlags wait;
+  SinkFlags sink;
 };
 
 int RunSimilar(const SimilarFlags& flags) {
@@ -74,6 +76,16 @@ int RunSimilar(const SimilarFlags& flags) {
   for (const DocumentInfo& info : *docs) ids[info.doc] = info.id;
   Result<std::vector<SimilarityRow>> rows = collection->ReadSimilarities();
   if (!rows.ok()) return ReportError(rows.status());
+  if (!flags.sink.url.empty()) {
+    std::vector<TopNRecord> records;
+    records.reserve(rows->size());
+    for (const SimilarityRow& row : *rows) {
+      records.push_back({ids[row.a], ids[row.b], row.a_in_b, row.b_in_a});
+    }
+    int code = SendToSink(flags.sink, "similar " + flags.dir, flags.run.quiet,
+                          [&](ResultSink& sink) { return sink.UpdateTopN(records); });
+    if (code != kExitOk || !flags.sink.WriteLines()) return code;
+  }
   Result<OutputFile> output = OutputFile::Open(flags.output);
   if (!output.ok()) return ReportError(output.status());
 
@@ -123,7 +135,11 @@ void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run) {
   command->add_flag("--full", flags->full, "Recompute everything, not only what changed");
   flags->run.Register(command);
   flags->wait.Register(command);
-  command->callback([flags, run] { *run = [flags] { return RunSimilar(*flags); }; });
+  flags->sink.Register(command);
+  command->callback([flags, run, command] {
+    flags->sink.Parsed(*command);
+    *run = [flags] { return RunSimilar(*flags); };
+  });
 }
 
 }  // namespace neardup::cli
