@@ -9,6 +9,7 @@
 
 #include "io/byte_stream.h"
 #include "io/decompressing_stream.h"
+#include "io/extracted_documents.h"
 #include "io/input_files.h"
 #include "io/jsonl_record_parser.h"
 #include "io/line_reader.h"
@@ -36,12 +37,13 @@ std::string TooLargeReason(const char* what, uint64_t size, uint64_t max) {
 class DocumentReader::Impl {
  public:
   Impl(std::vector<std::string> inputs, InputOptions options)
-      : inputs_(std::move(inputs)), options_(std::move(options)) {}
+      : inputs_(std::move(inputs)), options_(std::move(options)), extracted_(&options_) {}
 
   // Makes `stream` the only input (FromStream).
   void SetStream(std::unique_ptr<ByteStream> stream, std::string name, InputFormat format) {
     pending_stream_ = std::move(stream);
     pending_name_ = std::move(name);
+    options_.format = format;  // the only input: its format is the reader's
     pending_jsonl_ = format == InputFormat::kJsonl ||
                      (format == InputFormat::kAuto && internal::IsJsonlName(pending_name_));
   }
@@ -62,6 +64,7 @@ class DocumentReader::Impl {
   uint64_t documents_read() const { return documents_read_; }
   uint64_t records_skipped() const { return records_skipped_; }
   uint64_t documents_with_invalid_utf8() const { return documents_with_invalid_utf8_; }
+  const internal::ExtractedDocuments& extracted() const { return extracted_; }
 
  private:
   // The file being read. Invariant: lines is set iff jsonl and stream are.
@@ -75,6 +78,7 @@ class DocumentReader::Impl {
 
   Result<bool> NextDocument(Document* doc) {
     while (true) {
+      if (extracted_.Next(doc)) return true;  // more records of a WARC file
       if (source_.stream == nullptr) {
         NEARDUP_ASSIGN_OR_RETURN(bool opened, OpenNextSource());
         if (!opened) return false;
@@ -239,7 +243,9 @@ class DocumentReader::Impl {
     text.resize(filled);
     doc->id = source_.name;
     doc->raw_record.clear();
-    return true;
+    return extracted_.Extract(source_.path, doc, [this](std::string id, std::string reason) {
+      Skip(source_.path, 0, std::move(id), std::move(reason));
+    });
   }
 
   const internal::ExcludedDirectoryId* FindExcluded(const struct stat& st) {
@@ -283,6 +289,7 @@ class DocumentReader::Impl {
   uint64_t documents_with_invalid_utf8_ = 0;
   uint64_t documents_read_ = 0;
   uint64_t records_skipped_ = 0;
+  internal::ExtractedDocuments extracted_;
 };
 
 DocumentReader::DocumentReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -320,6 +327,15 @@ uint64_t DocumentReader::documents_read() const { return impl_->documents_read()
 uint64_t DocumentReader::records_skipped() const { return impl_->records_skipped(); }
 uint64_t DocumentReader::documents_with_invalid_utf8() const {
   return impl_->documents_with_invalid_utf8();
+}
+uint64_t DocumentReader::documents_extracted() const {
+  return impl_->extracted().documents_extracted();
+}
+uint64_t DocumentReader::pages_without_text() const {
+  return impl_->extracted().pages_without_text();
+}
+uint64_t DocumentReader::pages_read_by_ocr() const {
+  return impl_->extracted().pages_read_by_ocr();
 }
 
 }  // namespace neardup
