@@ -50,19 +50,24 @@ bool ExtractedDocuments::Extract(const std::string& path, Document* doc, const S
   if (format == DocumentFormat::kText) return true;
 
   Result<ExtractionResult> result = ExtractDocuments(doc->text, path, format, options_->extract);
+  // The skip report names the file already; the message need not repeat it.
+  auto without_path = [&path](std::string message) {
+    if (message.compare(0, path.size() + 2, path + ": ") == 0) message.erase(0, path.size() + 2);
+    return message;
+  };
   if (!result.ok()) {
-    skip(doc->id, result.status().message());
+    skip(doc->id, without_path(result.status().message()));
     return false;
   }
   for (ExtractionProblem& problem : result->problems) {
-    skip(std::move(problem.id), std::move(problem.reason));
+    skip(std::move(problem.id), without_path(std::move(problem.reason)));
   }
   pages_without_text_ += result->pages_without_text.size();
   pages_read_by_ocr_ += result->pages_read_by_ocr;
   if (!result->pages_without_text.empty()) {
     Notice(path, (result->pages_without_text.size() == 1 ? "page " : "pages ") +
                      PageList(result->pages_without_text) + " of " + std::to_string(result->pages) +
-                     " have no text" +
+                     (result->pages_without_text.size() == 1 ? " has no text" : " have no text") +
                      (options_->extract.ocr ? " (OCR found none either)"
                                             : " (scanned? --ocr reads them)"));
   }
