@@ -130,6 +130,19 @@ struct ExtractionResult {
 Result<ExtractionResult> ExtractDocuments(std::string_view bytes, std::string_view name,
                                           DocumentFormat format, const ExtractOptions& options);
 
+// One file of a batch for ExtractDocumentsInParallel.
+struct ExtractionInput {
+  std::string_view bytes;
+  std::string_view name;
+  DocumentFormat format;
+};
+
+// ExtractDocuments for each input, the inputs spread over the oneTBB worker
+// threads (one file per task: files are independent; a PDF's pages are not,
+// poppler's document being single-threaded). Result i belongs to input i.
+std::vector<Result<ExtractionResult>> ExtractDocumentsInParallel(
+    const std::vector<ExtractionInput>& inputs, const ExtractOptions& options);
+
 }  // namespace neardup
 
 #endif  // NEARDUP_DOCUMENT_EXTRACTOR_H_

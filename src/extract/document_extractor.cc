@@ -1,5 +1,7 @@
 #include "neardup/document_extractor.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -142,6 +144,20 @@ Result<ExtractionResult> ExtractDocuments(std::string_view bytes, std::string_vi
       return internal::ExtractWarc(bytes, name, options);
   }
   return InvalidArgumentError("unknown document format");
+}
+
+std::vector<Result<ExtractionResult>> ExtractDocumentsInParallel(
+    const std::vector<ExtractionInput>& inputs, const ExtractOptions& options) {
+  std::vector<Result<ExtractionResult>> results(inputs.size(), InternalError("not extracted"));
+  // Grain 1: one PDF may take a hundred times longer than the next file.
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, inputs.size(), 1),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        results[i] = ExtractDocuments(inputs[i].bytes, inputs[i].name,
+                                                      inputs[i].format, options);
+                      }
+                    });
+  return results;
 }
 
 }  // namespace neardup

@@ -76,9 +76,41 @@ class DocumentReader::Impl {
     std::unique_ptr<internal::LineReader> lines;
   };
 
+  // The next document in reading order: files to extract wait in extracted_
+  // (which extracts them in parallel, a batch at a time) and what comes
+  // after them waits behind them. The end or an error of the inputs comes
+  // after the documents read before it.
   Result<bool> NextDocument(Document* doc) {
     while (true) {
-      if (extracted_.Next(doc)) return true;  // more records of a WARC file
+      if (extracted_.Next(doc)) return true;
+      if (!deferred_error_.ok()) return deferred_error_;
+      if (extracted_.BatchFull()) {
+        FlushExtraction();
+        continue;
+      }
+      Result<bool> got = ReadNext(doc);
+      if (got.ok() && *got && extracted_.HasQueued()) {
+        extracted_.AddFinal(doc);
+        continue;
+      }
+      if ((!got.ok() || !*got) && extracted_.HasQueued()) {
+        if (!got.ok()) deferred_error_ = got.status();
+        FlushExtraction();
+        continue;
+      }
+      return got;
+    }
+  }
+
+  void FlushExtraction() {
+    extracted_.Flush([this](const std::string& path, std::string id, std::string reason) {
+      Skip(path, 0, std::move(id), std::move(reason));
+    });
+  }
+
+  // The next document of the inputs, before extraction; false at their end.
+  Result<bool> ReadNext(Document* doc) {
+    while (true) {
       if (source_.stream == nullptr) {
         NEARDUP_ASSIGN_OR_RETURN(bool opened, OpenNextSource());
         if (!opened) return false;
@@ -243,9 +275,7 @@ class DocumentReader::Impl {
     text.resize(filled);
     doc->id = source_.name;
     doc->raw_record.clear();
-    return extracted_.Extract(source_.path, doc, [this](std::string id, std::string reason) {
-      Skip(source_.path, 0, std::move(id), std::move(reason));
-    });
+    return extracted_.Add(source_.path, doc);
   }
 
   const internal::ExcludedDirectoryId* FindExcluded(const struct stat& st) {
@@ -290,6 +320,7 @@ class DocumentReader::Impl {
   uint64_t documents_read_ = 0;
   uint64_t records_skipped_ = 0;
   internal::ExtractedDocuments extracted_;
+  Status deferred_error_;  // met while files waited for extraction
 };
 
 DocumentReader::DocumentReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
