@@ -7,7 +7,7 @@
 #
 # The modules, lowest first (src/CMakeLists.txt builds them in this order and
 # each may depend only on those before it):
-modules=(util recipe hash sketch text io index store engine gpu format stream sink report)
+modules=(util recipe hash sketch text extract io index store engine gpu format stream sink report)
 #
 # A public header include/neardup/NAME.h belongs to the module that has
 # src/<module>/NAME.cc; the headers without such a file are listed here.

@@ -10,6 +10,7 @@ packages=(
   libutf8proc-dev libxxhash-dev libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libfaiss-dev
   gzip zstd
+  libpoppler-cpp-dev libzip-dev libxml2-dev libgumbo-dev libtesseract-dev tesseract-ocr-eng
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
   python3-setuptools python3-wheel python3-venv
   chromium nodejs

@@ -113,10 +113,17 @@ Result<Recipe> RecipeFlags::Resolve() const {
 void InputFlags::Register(CLI::App* app) {
   app->add_option("inputs", inputs,
                   "Files, directories (recursive) or - for stdin; .gz and .zst are read "
-                  "transparently; *.jsonl and *.ndjson are read as JSON lines")
+                  "transparently; *.jsonl and *.ndjson are read as JSON lines; PDF, DOCX, "
+                  "ODT, HTML and WARC files give their text (docs/INPUT_FORMATS.md)")
       ->required();
-  app->add_option("--input-format", format, "auto, text or jsonl")
-      ->check(CLI::IsMember({"auto", "text", "jsonl"}))
+  app->add_option("--input-format", format,
+                  "auto (by content and name), text (bytes as they are), jsonl, pdf, docx, odt, "
+                  "html or warc")
+      ->check(CLI::IsMember({"auto", "text", "jsonl", "pdf", "docx", "odt", "html", "warc"}))
+      ->capture_default_str();
+  app->add_flag("--ocr", ocr, "Read PDF pages without text (scans) with Tesseract OCR");
+  app->add_option("--ocr-language", ocr_language,
+                  "Tesseract language(s) for --ocr, e.g. eng or eng+deu")
       ->capture_default_str();
   app->add_option("--text-field", text_field, "JSONL field holding the text")
       ->capture_default_str();
@@ -168,6 +175,20 @@ void SkipReporter::Report(const SkippedRecord& record) {
   }
 }
 
+void SkipReporter::Notice(const std::string& source, const std::string& message) const {
+  if (!quiet_) std::fprintf(stderr, "neardup: %s: %s\n", source.c_str(), message.c_str());
+}
+
+void PrintExtractionSummary(const DocumentReader& reader, bool quiet) {
+  if (quiet || reader.documents_extracted() == 0) return;
+  std::fprintf(stderr,
+               "neardup: %llu documents extracted from PDF, DOCX, ODT, HTML and WARC files; "
+               "%llu PDF pages without text, %llu pages read by OCR\n",
+               static_cast<unsigned long long>(reader.documents_extracted()),
+               static_cast<unsigned long long>(reader.pages_without_text()),
+               static_cast<unsigned long long>(reader.pages_read_by_ocr()));
+}
+
 bool ReadingSucceeded(const Status& status, const RunFlags& run, const SkipReporter& skips) {
   return status.ok() && !(run.strict && skips.count() > 0);
 }
@@ -185,6 +206,19 @@ Result<std::unique_ptr<DocumentReader>> OpenInputs(
   options.format = flags.format == "jsonl"  ? InputFormat::kJsonl
                    : flags.format == "text" ? InputFormat::kText
                                             : InputFormat::kAuto;
+  if (flags.format != "auto" && flags.format != "text" && flags.format != "jsonl") {
+    NEARDUP_ASSIGN_OR_RETURN(DocumentFormat forced, ParseDocumentFormat(flags.format));
+    options.format = forced == DocumentFormat::kPdf    ? InputFormat::kPdf
+                     : forced == DocumentFormat::kDocx ? InputFormat::kDocx
+                     : forced == DocumentFormat::kOdt  ? InputFormat::kOdt
+                     : forced == DocumentFormat::kHtml ? InputFormat::kHtml
+                                                       : InputFormat::kWarc;
+  }
+  options.extract.ocr = flags.ocr;
+  options.extract.ocr_language = flags.ocr_language;
+  options.on_notice = [skips](const std::string& source, const std::string& message) {
+    skips->Notice(source, message);
+  };
   options.text_field = flags.text_field;
   options.id_field = flags.id_field;
   options.max_document_bytes = flags.max_document_mb << 20;

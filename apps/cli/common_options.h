@@ -47,6 +47,9 @@ struct InputFlags {
   std::string text_field = "text";
   std::string id_field = "id";
   uint64_t max_document_mb = 2048;
+  // PDF pages without text go through Tesseract (docs/INPUT_FORMATS.md).
+  bool ocr = false;
+  std::string ocr_language = "eng";
 
   void Register(CLI::App* app);
 };
@@ -79,6 +82,9 @@ class SkipReporter {
  public:
   explicit SkipReporter(bool quiet) : quiet_(quiet) {}
   void Report(const SkippedRecord& record);
+  // What extraction reports without skipping (pages without text, pages
+  // read by OCR): printed unless quiet, not counted.
+  void Notice(const std::string& source, const std::string& message) const;
   uint64_t count() const { return count_; }
 
  private:
@@ -102,6 +108,11 @@ int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipRe
 Result<std::unique_ptr<DocumentReader>> OpenInputs(
     const InputFlags& flags, SkipReporter* skips, bool keep_raw_records = false,
     std::vector<InputOptions::ExcludedDirectory> excluded = {});
+
+// One line on stderr (unless quiet) when documents were extracted from PDF,
+// DOCX, ODT, HTML or WARC files: how many, PDF pages without text, pages
+// read by OCR.
+void PrintExtractionSummary(const DocumentReader& reader, bool quiet);
 
 }  // namespace neardup::cli
 

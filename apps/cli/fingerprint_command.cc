@@ -88,6 +88,7 @@ int RunFingerprint(const FingerprintFlags& flags) {
                  static_cast<unsigned long long>(stats.documents_with_invalid_utf8 +
                                                  (*reader)->documents_with_invalid_utf8()),
                  static_cast<unsigned long long>(skips.count()));
+    PrintExtractionSummary(**reader, flags.run.quiet);
     const FingerprinterStats backend = (*fingerprinter)->stats();
     if ((*fingerprinter)->backend_name() != "cpu") {
       std::fprintf(stderr, "neardup: backend %s: %llu documents on the GPU, %llu on the CPU\n",

@@ -326,6 +326,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
                  flags.method.c_str(), RecipeId(*recipe).c_str(), seconds,
                  static_cast<unsigned long long>(report.empty_documents),
                  static_cast<unsigned long long>(skips.count()));
+    PrintExtractionSummary(**reader, flags.run.quiet);
   }
   return ExitCodeAfterReading(status, flags.run, skips);
 }

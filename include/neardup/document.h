@@ -23,6 +23,13 @@ struct Document {
   // empty for text documents and otherwise. `neardup dedup` writes kept
   // records with it.
   std::string raw_record = {};
+  // Set for documents extracted from a rich format (neardup/document_extractor.h):
+  // the format's name ("pdf", "docx", "odt", "html", "warc"; empty for text
+  // and JSONL), the HTML title, and a WARC record's WARC-Date (ISO 8601).
+  // `text` is then the extracted text.
+  std::string format = {};
+  std::string title = {};
+  std::string date = {};
 };
 
 }  // namespace neardup

@@ -19,8 +19,14 @@
 // trailing ".gz" or ".zst" removed: "*.jsonl" and "*.ndjson" (any letter
 // case) are JSONL, anything else is one text document.
 //
-// A text document is the whole file, bytes as-is (binary and invalid UTF-8 are
-// passed through). Its id is the file's name, "-" for stdin.
+// A file that is not JSONL is recognised by its content and name
+// (DetectDocumentFormat in neardup/document_extractor.h, after
+// decompression): PDF, DOCX, ODT, HTML and WARC files give their extracted
+// text (a WARC file one document per text record, its id the record's target
+// URI); a file that cannot be extracted (damaged, encrypted, over a cap) is
+// skipped, reported through on_skip and counted, like a bad JSONL record.
+// Any other file is a text document: the whole file, bytes as-is (binary and
+// invalid UTF-8 are passed through). Its id is the file's name, "-" for stdin.
 //
 // Inputs that may never end (ByteStream::HasEnd false: a pipe, a FIFO, a
 // character device such as /dev/zero) are never read past the size limit:
@@ -66,6 +72,7 @@
 #include <vector>
 
 #include "neardup/document.h"
+#include "neardup/document_extractor.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -74,6 +81,13 @@ enum class InputFormat {
   kAuto,   // by file name (see above); stdin is text
   kText,   // every input is one text document per file
   kJsonl,  // every input, stdin and files inside directories included, is JSONL
+  // Every input is extracted as this format (neardup/document_extractor.h);
+  // kText above reads bytes as they are, without extraction.
+  kPdf,
+  kDocx,
+  kOdt,
+  kHtml,
+  kWarc,
 };
 
 // A record or file that was not turned into a Document.
@@ -111,6 +125,12 @@ struct InputOptions {
     std::string reason;
   };
   std::vector<ExcludedDirectory> excluded_directories;
+  // How PDF, DOCX, ODT, HTML and WARC files are extracted (OCR, caps).
+  ExtractOptions extract;
+  // Called, in reading order, for what extraction reports without skipping
+  // the file: "pages 2, 3 of 5 have no text" (a scanned PDF read without
+  // OCR), "1 page read by OCR". `source` as in SkippedRecord. May be empty.
+  std::function<void(const std::string& source, const std::string& message)> on_notice;
 };
 
 // A source of bytes read front to back: a file, stdin, a decompressor, memory.
@@ -170,6 +190,11 @@ class DocumentReader {
   uint64_t records_skipped() const;
   // JSONL records returned so far whose line had invalid UTF-8 (replaced).
   uint64_t documents_with_invalid_utf8() const;
+  // Documents extracted from PDF, DOCX, ODT, HTML and WARC files so far; PDF
+  // pages left without text, and pages read by OCR.
+  uint64_t documents_extracted() const;
+  uint64_t pages_without_text() const;
+  uint64_t pages_read_by_ocr() const;
 
  private:
   class Impl;

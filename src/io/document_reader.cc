@@ -9,6 +9,7 @@
 
 #include "io/byte_stream.h"
 #include "io/decompressing_stream.h"
+#include "io/extracted_documents.h"
 #include "io/input_files.h"
 #include "io/jsonl_record_parser.h"
 #include "io/line_reader.h"
@@ -36,12 +37,13 @@ std::string TooLargeReason(const char* what, uint64_t size, uint64_t max) {
 class DocumentReader::Impl {
  public:
   Impl(std::vector<std::string> inputs, InputOptions options)
-      : inputs_(std::move(inputs)), options_(std::move(options)) {}
+      : inputs_(std::move(inputs)), options_(std::move(options)), extracted_(&options_) {}
 
   // Makes `stream` the only input (FromStream).
   void SetStream(std::unique_ptr<ByteStream> stream, std::string name, InputFormat format) {
     pending_stream_ = std::move(stream);
     pending_name_ = std::move(name);
+    options_.format = format;  // the only input: its format is the reader's
     pending_jsonl_ = format == InputFormat::kJsonl ||
                      (format == InputFormat::kAuto && internal::IsJsonlName(pending_name_));
   }
@@ -62,6 +64,7 @@ class DocumentReader::Impl {
   uint64_t documents_read() const { return documents_read_; }
   uint64_t records_skipped() const { return records_skipped_; }
   uint64_t documents_with_invalid_utf8() const { return documents_with_invalid_utf8_; }
+  const internal::ExtractedDocuments& extracted() const { return extracted_; }
 
  private:
   // The file being read. Invariant: lines is set iff jsonl and stream are.
@@ -73,7 +76,40 @@ class DocumentReader::Impl {
     std::unique_ptr<internal::LineReader> lines;
   };
 
+  // The next document in reading order: files to extract wait in extracted_
+  // (which extracts them in parallel, a batch at a time) and what comes
+  // after them waits behind them. The end or an error of the inputs comes
+  // after the documents read before it.
   Result<bool> NextDocument(Document* doc) {
+    while (true) {
+      if (extracted_.Next(doc)) return true;
+      if (!deferred_error_.ok()) return deferred_error_;
+      if (extracted_.BatchFull()) {
+        FlushExtraction();
+        continue;
+      }
+      Result<bool> got = ReadNext(doc);
+      if (got.ok() && *got && extracted_.HasQueued()) {
+        extracted_.AddFinal(doc);
+        continue;
+      }
+      if ((!got.ok() || !*got) && extracted_.HasQueued()) {
+        if (!got.ok()) deferred_error_ = got.status();
+        FlushExtraction();
+        continue;
+      }
+      return got;
+    }
+  }
+
+  void FlushExtraction() {
+    extracted_.Flush([this](const std::string& path, std::string id, std::string reason) {
+      Skip(path, 0, std::move(id), std::move(reason));
+    });
+  }
+
+  // The next document of the inputs, before extraction; false at their end.
+  Result<bool> ReadNext(Document* doc) {
     while (true) {
       if (source_.stream == nullptr) {
         NEARDUP_ASSIGN_OR_RETURN(bool opened, OpenNextSource());
@@ -239,7 +275,7 @@ class DocumentReader::Impl {
     text.resize(filled);
     doc->id = source_.name;
     doc->raw_record.clear();
-    return true;
+    return extracted_.Add(source_.path, doc);
   }
 
   const internal::ExcludedDirectoryId* FindExcluded(const struct stat& st) {
@@ -283,6 +319,8 @@ class DocumentReader::Impl {
   uint64_t documents_with_invalid_utf8_ = 0;
   uint64_t documents_read_ = 0;
   uint64_t records_skipped_ = 0;
+  internal::ExtractedDocuments extracted_;
+  Status deferred_error_;  // met while files waited for extraction
 };
 
 DocumentReader::DocumentReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -320,6 +358,15 @@ uint64_t DocumentReader::documents_read() const { return impl_->documents_read()
 uint64_t DocumentReader::records_skipped() const { return impl_->records_skipped(); }
 uint64_t DocumentReader::documents_with_invalid_utf8() const {
   return impl_->documents_with_invalid_utf8();
+}
+uint64_t DocumentReader::documents_extracted() const {
+  return impl_->extracted().documents_extracted();
+}
+uint64_t DocumentReader::pages_without_text() const {
+  return impl_->extracted().pages_without_text();
+}
+uint64_t DocumentReader::pages_read_by_ocr() const {
+  return impl_->extracted().pages_read_by_ocr();
 }
 
 }  // namespace neardup

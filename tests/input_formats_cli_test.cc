@@ -1,0 +1,162 @@
+// `neardup` over the same text as .txt, .pdf, .docx, .odt and .html, a
+// multi-record .warc.gz, damaged files and a scanned PDF (issue 21). The
+// fixtures are made here (src/extract/extract_test_util.h).
+#include <zlib.h>
+
+#include <cstring>
+#include <map>
+#include <regex>
+
+#include "cli_test_util.h"
+#include "extract/extract_test_util.h"
+#include "gmock/gmock.h"
+
+namespace neardup::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace neardup::internal::testing;  // fixtures
+
+class InputFormatsCliTest : public CliTestBase {
+ protected:
+  // The same text in every format, and an unrelated text.
+  std::string WriteSameTextFolder() {
+    Write("same/a.txt", SampleText());
+    Write("same/b.pdf", SamplePdf());
+    Write("same/c.docx", SampleDocx());
+    Write("same/d.odt", SampleOdt());
+    Write("same/e.html", SampleHtml());
+    Write("same/f.txt", "an unrelated note about the weather on a sunny afternoon by the sea\n");
+    return (dir_ / "same").string();
+  }
+
+  // id -> the value of `field` in each line of `fingerprint` output.
+  static std::map<std::string, std::string> Field(const std::string& out,
+                                                  const std::string& field) {
+    std::map<std::string, std::string> values;
+    std::regex id_re("\"id\":\"([^\"]*)\"");
+    std::regex value_re("\"" + field + "\":(\"[^\"]*\"|\\[[^\\]]*\\])");
+    for (const std::string& line : Lines(out)) {
+      std::smatch id, value;
+      if (std::regex_search(line, id, id_re) && std::regex_search(line, value, value_re)) {
+        values[id[1]] = value[1];
+      }
+    }
+    return values;
+  }
+};
+
+TEST_F(InputFormatsCliTest, SameTextInEveryFormatHasTheSameFingerprints) {
+  std::string folder = WriteSameTextFolder();
+  CommandResult run = Neardup("fingerprint --simhash --minhash " + folder);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("4 documents extracted"));
+  for (const std::string field : {"simhash", "minhash"}) {
+    std::map<std::string, std::string> values = Field(run.out, field);
+    ASSERT_EQ(values.size(), 6u) << run.out;
+    for (const char* name : {"b.pdf", "c.docx", "d.odt", "e.html"}) {
+      EXPECT_EQ(values[name], values["a.txt"]) << field << " of " << name;
+    }
+    EXPECT_NE(values["f.txt"], values["a.txt"]);
+  }
+  // Forcing text reads the bytes as they are: the HTML's tags become words.
+  CommandResult raw = Neardup("fingerprint -q --input-format text " + folder + "/e.html");
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_NE(Field(raw.out, "simhash").begin()->second, Field(run.out, "simhash")["a.txt"]);
+}
+
+TEST_F(InputFormatsCliTest, PairsOverTheFolderFindsEveryFormat) {
+  std::string folder = WriteSameTextFolder();
+  for (const std::string method : {"--method simhash --max-distance 3", "--threshold 0.9"}) {
+    CommandResult run = Neardup("pairs -q " + method + " " + folder);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::vector<std::string> pairs = Lines(run.out);
+    EXPECT_EQ(pairs.size(), 10u) << run.out;  // all 5 choose 2
+    EXPECT_THAT(run.out, ::testing::Not(HasSubstr("f.txt")));
+  }
+}
+
+std::string GzipMember(const std::string& data) {
+  z_stream z;
+  std::memset(&z, 0, sizeof(z));
+  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST_F(InputFormatsCliTest, WarcGzipOneMemberPerRecordGivesADocumentPerRecord) {
+  std::string warc =
+      GzipMember(WarcRecord("warcinfo", "", "2024-05-01T00:00:00Z", "application/warc-fields",
+                            "software: test\r\n")) +
+      GzipMember(WarcRecord("response", "https://x.example/a", "2024-05-01T10:00:00Z",
+                            "application/http; msgtype=response",
+                            HttpResponse("text/html", SampleHtml()))) +
+      GzipMember(WarcRecord("conversion", "https://x.example/b", "2024-05-02T10:00:00Z",
+                            "text/plain", SampleText()));
+  std::string path = Write("crawl.warc.gz", warc);
+  CommandResult run = Neardup("fingerprint --simhash " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::map<std::string, std::string> simhash = Field(run.out, "simhash");
+  ASSERT_EQ(simhash.size(), 2u) << run.out;
+  EXPECT_EQ(simhash["https://x.example/a"], simhash["https://x.example/b"]);
+  CommandResult pairs = Neardup("pairs -q --method simhash " + path);
+  EXPECT_THAT(pairs.out, HasSubstr("https://x.example/a"));
+}
+
+TEST_F(InputFormatsCliTest, DamagedFilesAreSkippedCountedAndNamed) {
+  Write("bad/good.txt", SampleText());
+  Write("bad/broken.pdf", "%PDF-1.4\nnot really a pdf\n");
+  std::string docx = SampleDocx();
+  Write("bad/truncated.docx", docx.substr(0, docx.size() / 2));
+  Write("bad/bad.warc", "WARC/1.0\r\nContent-Length: 999\r\n\r\nshort");
+  std::string folder = (dir_ / "bad").string();
+  CommandResult run = Neardup("fingerprint " + folder);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(Lines(run.out).size(), 1u);
+  EXPECT_THAT(run.err, HasSubstr("broken.pdf"));
+  EXPECT_THAT(run.err, HasSubstr("truncated.docx"));
+  EXPECT_THAT(run.err, HasSubstr("bad.warc"));
+  EXPECT_THAT(run.err, HasSubstr("3 records skipped"));
+  EXPECT_EQ(Neardup("fingerprint -q --strict " + folder).exit_code, 5);
+}
+
+TEST_F(InputFormatsCliTest, ForcedFormatAndUnknownFormat) {
+  std::string path = Write("page.txt", SampleHtml());
+  CommandResult auto_run = Neardup("fingerprint -q " + path);
+  CommandResult forced = Neardup("fingerprint -q --input-format html " + path);
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  std::string txt = Write("same.txt", SampleText());
+  CommandResult plain = Neardup("fingerprint -q " + txt);
+  EXPECT_EQ(Field(forced.out, "simhash").begin()->second,
+            Field(plain.out, "simhash").begin()->second);
+  // By content ("<!DOCTYPE html"), a .txt holding a page is HTML too.
+  EXPECT_EQ(Field(auto_run.out, "simhash").begin()->second,
+            Field(plain.out, "simhash").begin()->second);
+  EXPECT_EQ(Neardup("fingerprint -q --input-format rtf " + path).exit_code, 2);
+}
+
+TEST_F(InputFormatsCliTest, ScannedPdfIsReportedAndReadWithOcr) {
+  const std::string text = "Optical character recognition reads scanned theses";
+  std::string scanned = ScannedPdf(MakeTextPdf({Wrap(text, 30)}, 22, 420, 110), 200);
+  std::string path = Write("scan.pdf", scanned);
+  CommandResult without = Neardup("fingerprint " + path);
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_THAT(without.err, HasSubstr("scan.pdf: page 1 of 1 has no text"));
+  EXPECT_THAT(without.out, HasSubstr("\"tokens\":0"));
+  CommandResult with = Neardup("fingerprint --ocr " + path);
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_THAT(with.err, HasSubstr("1 pages read by OCR"));
+  CommandResult plain = Neardup("fingerprint -q " + Write("scan.txt", text));
+  EXPECT_EQ(Field(with.out, "simhash").begin()->second,
+            Field(plain.out, "simhash").begin()->second);
+}
+
+}  // namespace
+}  // namespace neardup::testing
