@@ -1,15 +1,14 @@
 // `neardup` over the same text as .txt, .pdf, .docx, .odt and .html, a
 // multi-record .warc.gz, damaged files and a scanned PDF (issue 21). The
 // fixtures are made here (src/extract/extract_test_util.h).
-#include <zlib.h>
-
-#include <cstring>
 #include <map>
 #include <regex>
 
 #include "cli_test_util.h"
 #include "extract/extract_test_util.h"
 #include "gmock/gmock.h"
+#include "io/io_test_util.h"
+#include "neardup/document_extractor.h"
 
 namespace neardup::testing {
 namespace {
@@ -76,30 +75,14 @@ TEST_F(InputFormatsCliTest, PairsOverTheFolderFindsEveryFormat) {
   }
 }
 
-std::string GzipMember(const std::string& data) {
-  z_stream z;
-  std::memset(&z, 0, sizeof(z));
-  EXPECT_EQ(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, data.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 TEST_F(InputFormatsCliTest, WarcGzipOneMemberPerRecordGivesADocumentPerRecord) {
-  std::string warc =
-      GzipMember(WarcRecord("warcinfo", "", "2024-05-01T00:00:00Z", "application/warc-fields",
-                            "software: test\r\n")) +
-      GzipMember(WarcRecord("response", "https://x.example/a", "2024-05-01T10:00:00Z",
-                            "application/http; msgtype=response",
-                            HttpResponse("text/html", SampleHtml()))) +
-      GzipMember(WarcRecord("conversion", "https://x.example/b", "2024-05-02T10:00:00Z",
-                            "text/plain", SampleText()));
+  std::string warc = Gzip(WarcRecord("warcinfo", "", "2024-05-01T00:00:00Z",
+                                     "application/warc-fields", "software: test\r\n")) +
+                     Gzip(WarcRecord("response", "https://x.example/a", "2024-05-01T10:00:00Z",
+                                     "application/http; msgtype=response",
+                                     HttpResponse("text/html", SampleHtml()))) +
+                     Gzip(WarcRecord("conversion", "https://x.example/b", "2024-05-02T10:00:00Z",
+                                     "text/plain", SampleText()));
   std::string path = Write("crawl.warc.gz", warc);
   CommandResult run = Neardup("fingerprint --simhash " + path);
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -156,6 +139,45 @@ TEST_F(InputFormatsCliTest, ScannedPdfIsReportedAndReadWithOcr) {
   CommandResult plain = Neardup("fingerprint -q " + Write("scan.txt", text));
   EXPECT_EQ(Field(with.out, "simhash").begin()->second,
             Field(plain.out, "simhash").begin()->second);
+}
+
+// The collection stores the extracted text and passages are offsets into it:
+// a passage of the indexed HTML page slices its visible text, not its markup.
+TEST_F(InputFormatsCliTest, IndexedPassagesReferToTheExtractedText) {
+  Write("archive/e.html", SampleHtml());
+  Write("archive/b.pdf", SamplePdf());
+  std::string collection = (dir_ / "coll").string();
+  ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
+  CommandResult add = Neardup("index add -q " + collection + " " + (dir_ / "archive").string());
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  CommandResult query = Neardup("query " + collection + " " + Write("q.txt", SampleText()));
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  Result<ExtractionResult> html =
+      ExtractDocuments(SampleHtml(), "e.html", DocumentFormat::kHtml, {});
+  ASSERT_TRUE(html.ok());
+  const std::string& text = html->documents[0].text;
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(query.out, match,
+                                std::regex(R"re("b":"e\.html".*?"match":\[(\d+),(\d+)\])re")))
+      << query.out;
+  size_t begin = std::stoul(match[1]);
+  size_t end = std::stoul(match[2]);
+  ASSERT_LE(end, text.size());
+  ASSERT_LT(begin, end);
+  auto squeeze = [](const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      bool space = c == ' ' || c == '\n' || c == '\t';
+      if (!space)
+        out += c;
+      else if (!out.empty() && out.back() != ' ')
+        out += ' ';
+    }
+    return out;
+  };
+  std::string passage = squeeze(text.substr(begin, end - begin));
+  EXPECT_GT(passage.size(), 100u);
+  EXPECT_NE(squeeze(SampleText()).find(passage), std::string::npos) << passage;
 }
 
 }  // namespace
