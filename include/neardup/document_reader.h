@@ -111,6 +111,12 @@ struct InputOptions {
     std::string reason;
   };
   std::vector<ExcludedDirectory> excluded_directories;
+  // The number of the first line of a JSONL input. Default 1. Larger for a
+  // stream that starts inside a file (FromStream over a byte range of a
+  // split JSONL file, as neardup-mpi reads one): ids of records without one
+  // ("<name>:<line>") and skip reports then give the file's own line
+  // numbers, and a byte order mark is ignored only on line 1.
+  uint64_t first_line_number = 1;
 };
 
 // A source of bytes read front to back: a file, stdin, a decompressor, memory.
