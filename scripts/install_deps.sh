@@ -9,6 +9,7 @@ packages=(
   libtbb-dev libsimdjson-dev libcli11-dev libsqlite3-dev zlib1g-dev libzstd-dev
   libutf8proc-dev libxxhash-dev libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libfaiss-dev
+  openmpi-bin libopenmpi-dev
   gzip zstd
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
   python3-setuptools python3-wheel python3-venv
