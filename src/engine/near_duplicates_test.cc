@@ -358,7 +358,9 @@ TEST(NearDuplicateStagesTest, EqualBandKeysGiveExactlyTheCandidates) {
     std::vector<uint64_t> keys;
     for (uint64_t doc = 0; doc < fps.size(); ++doc) {
       ASSERT_TRUE(ComputeBandKeys(fps[doc], scheme, range, &keys).ok());
-      if (fps[doc].num_tokens == 0) EXPECT_TRUE(keys.empty());
+      if (fps[doc].num_tokens == 0) {
+        EXPECT_TRUE(keys.empty());
+      }
       for (size_t i = 0; i < keys.size(); ++i) keyed.push_back({{range.begin + i, keys[i]}, doc});
     }
     std::sort(keyed.begin(), keyed.end());
