@@ -74,21 +74,30 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   incoming.clear();
   std::sort(records.begin(), records.end());
   // Each group of equal (band, key) is a clique of candidates; a pair goes
-  // to the owner of its first (smaller) document.
+  // to the owner of its first (smaller) document. Pairs found in several
+  // bands of this rank are sent once (a large group, such as many copies of
+  // one text, repeats its whole clique in every band).
+  std::vector<std::vector<CandidatePair>> found(static_cast<size_t>(ranks));
   for (size_t begin = 0, end = 0; begin < records.size(); begin = end) {
     while (end < records.size() && records[end].band == records[begin].band &&
            records[end].key == records[begin].key) {
       ++end;
     }
     for (size_t x = begin; x < end; ++x) {
-      ByteWriter writer(&outgoing[static_cast<size_t>(layout.OwnerOf(records[x].doc))]);
-      for (size_t y = x + 1; y < end; ++y) {
-        writer.Put(records[x].doc);
-        writer.Put(records[y].doc);
-      }
+      std::vector<CandidatePair>& to = found[static_cast<size_t>(layout.OwnerOf(records[x].doc))];
+      for (size_t y = x + 1; y < end; ++y) to.push_back({records[x].doc, records[y].doc});
     }
   }
   records = {};
+  for (size_t r = 0; r < found.size(); ++r) {
+    SortUnique(&found[r]);
+    ByteWriter writer(&outgoing[r]);
+    for (const CandidatePair& pair : found[r]) {
+      writer.Put(pair.a);
+      writer.Put(pair.b);
+    }
+    found[r] = {};
+  }
   for (const std::string& message : outgoing) stats->candidate_bytes += message.size();
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(outgoing, &incoming));
   for (const std::string& message : incoming) {

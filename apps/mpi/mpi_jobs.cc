@@ -262,6 +262,25 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
   return comm.AgreeOnStatus(status);
 }
 
+// What every command does before it reads, in `neardup`'s order (so the
+// same error wins): the fingerprinter exists, the inputs exist, the output
+// opens (rank 0); then this rank's share is planned. Collective.
+struct Prepared {
+  std::optional<cli::OutputFile> output;  // rank 0's
+  std::vector<SharePiece> pieces;
+};
+
+Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::InputFlags& input,
+                         const std::string& output_path) {
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(fingerprinter));
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<InputUnit> units, ExamineInputs(comm, input));
+  Result<std::optional<cli::OutputFile>> output = OpenOutputOnRoot(comm, output_path, input.inputs);
+  if (!output.ok()) return output.status();
+  Result<std::vector<SharePiece>> pieces = PlanShare(comm, units);
+  if (!pieces.ok()) return pieces.status();
+  return Prepared{*std::move(output), *std::move(pieces)};
+}
+
 // The exit code after a run that read inputs, as ExitCodeAfterReading.
 int ExitCode(Comm& comm, const Status& status, const cli::RunFlags& run, uint64_t skipped) {
   if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
@@ -300,23 +319,17 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   const auto started = Clock::now();
   Result<std::unique_ptr<Fingerprinter>> fingerprinter =
       job.device.Create(job.recipe, job.selection);
-  Status status = comm.AgreeOnStatus(fingerprinter.status());
-  if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
-  // The output is opened after the inputs are checked, as in `neardup`.
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output);
+  if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
+  std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
-  Result<std::vector<InputUnit>> units = ExamineInputs(comm, job.input);
-  if (!units.ok()) return ReportErrorOnRanks(units.status(), comm.rank());
-  Result<std::optional<cli::OutputFile>> output =
-      OpenOutputOnRoot(comm, job.output, job.input.inputs);
-  if (!output.ok()) return ReportErrorOnRanks(output.status(), comm.rank());
+  Status status;
 
   const std::string recipe_id = RecipeId(job.recipe);
   std::string text;
   FingerprintPipelineStats stats;
   uint64_t invalid_utf8_records = 0;
-  Result<std::vector<SharePiece>> pieces = PlanShare(comm, *units);
-  if (!pieces.ok()) return ReportErrorOnRanks(pieces.status(), comm.rank());
-  for (const SharePiece& piece : *pieces) {
+  for (const SharePiece& piece : prepared->pieces) {
     Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, false);
     status = reader.status();
     if (!status.ok()) break;
@@ -376,20 +389,15 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   Result<std::unique_ptr<Fingerprinter>> fingerprinter = job.device.Create(
       RecipeForNearDuplicates(job.recipe, job.options), SketchesForNearDuplicates(job.options));
-  Status status = comm.AgreeOnStatus(fingerprinter.status());
-  if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output);
+  if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
+  std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
-  Result<std::vector<InputUnit>> units = ExamineInputs(comm, job.input);
-  if (!units.ok()) return ReportErrorOnRanks(units.status(), comm.rank());
-  Result<std::optional<cli::OutputFile>> output =
-      OpenOutputOnRoot(comm, job.output, job.input.inputs);
-  if (!output.ok()) return ReportErrorOnRanks(output.status(), comm.rank());
+  Status status;
 
   FingerprintedCorpus corpus;
   FingerprintPipelineStats stats;
-  Result<std::vector<SharePiece>> pieces = PlanShare(comm, *units);
-  if (!pieces.ok()) return ReportErrorOnRanks(pieces.status(), comm.rank());
-  for (const SharePiece& piece : *pieces) {
+  for (const SharePiece& piece : prepared->pieces) {
     Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, dedup);
     status = reader.status();
     if (!status.ok()) break;

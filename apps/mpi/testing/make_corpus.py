@@ -7,7 +7,9 @@ a malformed line (a skipped record), CRLF line ends, a directory of text
 files (read whole by one rank), an empty file, and a file of a few very long
 lines (so that some ranks get no document at all).
 
-Usage: make_corpus.py DIR [SEED]
+Usage: make_corpus.py DIR [SEED [DOCUMENTS]]
+DOCUMENTS (default 1200) sizes big.jsonl; the benchmark of docs/DISTRIBUTED.md
+uses 200000.
 """
 import json
 import os
@@ -18,6 +20,7 @@ import sys
 def main():
     out = sys.argv[1]
     rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 15)
+    num_documents = int(sys.argv[3]) if len(sys.argv) > 3 else 1200
     os.makedirs(os.path.join(out, "texts"), exist_ok=True)
     vocabulary = ["w%d" % i for i in range(2500)]
     docs = []
@@ -38,9 +41,9 @@ def main():
         return json.dumps({"id": "doc-%d" % i, "text": text, "meta": {"n": i}})
 
     with open(os.path.join(out, "big.jsonl"), "w", newline="") as big:
-        for i in range(1200):
+        for i in range(num_documents):
             if i % 5 == 4 and docs:
-                text = edited(rng.choice(docs), rng.choice([0.0, 0.02, 0.05, 0.1, 0.3]))
+                text = edited(docs[rng.randrange(len(docs))], rng.choice([0.0, 0.02, 0.05, 0.1, 0.3]))
             elif i % 97 == 50:
                 text = "the the the"  # no features after the stopword filter
             else:
