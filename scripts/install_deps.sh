@@ -9,6 +9,7 @@ packages=(
   libtbb-dev libsimdjson-dev libcli11-dev libsqlite3-dev zlib1g-dev libzstd-dev
   libutf8proc-dev libxxhash-dev libssl-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev libfaiss-dev
+  openmpi-bin libopenmpi-dev
   gzip zstd
   libpoppler-cpp-dev libzip-dev libxml2-dev libgumbo-dev libtesseract-dev tesseract-ocr-eng
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest

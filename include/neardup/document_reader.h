@@ -131,6 +131,12 @@ struct InputOptions {
   // the file: "pages 2, 3 of 5 have no text" (a scanned PDF read without
   // OCR), "1 page read by OCR". `source` as in SkippedRecord. May be empty.
   std::function<void(const std::string& source, const std::string& message)> on_notice;
+  // The number of the first line of a JSONL input. Default 1. Larger for a
+  // stream that starts inside a file (FromStream over a byte range of a
+  // split JSONL file, as neardup-mpi reads one): ids of records without one
+  // ("<name>:<line>") and skip reports then give the file's own line
+  // numbers, and a byte order mark is ignored only on line 1.
+  uint64_t first_line_number = 1;
 };
 
 // A source of bytes read front to back: a file, stdin, a decompressor, memory.

@@ -107,6 +107,17 @@ Result<std::vector<SimilarPair>> VerifyCandidates(std::span<const Fingerprint> f
 // by (a, b).
 std::vector<SimilarPair> MergePairs(std::span<const std::vector<SimilarPair>> lists);
 
+// The band keys of one document in bands `bands` of a MinHash scheme, into
+// *keys (keys[i] for band bands.begin + i): the keys FindCandidates groups
+// documents by, so two documents are candidates exactly when they have an
+// equal key in the same band. This lets a distributed job shuffle keys to
+// owner ranks instead of sketches. *keys is left empty for a document that
+// is never a candidate (no features, or an empty k-value sketch).
+// InvalidArgument for a SimHash scheme, a range not within the bands, or a
+// k-value sketch not of the scheme's length.
+Status ComputeBandKeys(const Fingerprint& fingerprint, const NearDuplicateScheme& scheme,
+                       PartRange bands, std::vector<uint64_t>* keys);
+
 }  // namespace neardup
 
 #endif  // NEARDUP_NEAR_DUPLICATE_STAGES_H_

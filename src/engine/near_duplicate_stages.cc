@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "index/lsh_band_key.h"
 #include "neardup/lsh_index.h"
 #include "neardup/simhash.h"
 #include "neardup/similarity.h"
@@ -304,6 +305,31 @@ std::vector<SimilarPair> MergePairs(std::span<const std::vector<SimilarPair>> li
     return x.a != y.a ? x.a < y.a : x.b < y.b;
   });
   return merged;
+}
+
+Status ComputeBandKeys(const Fingerprint& fingerprint, const NearDuplicateScheme& scheme,
+                       PartRange bands, std::vector<uint64_t>* keys) {
+  keys->clear();
+  if (scheme.method != NearDuplicateMethod::kMinHash) {
+    return InvalidArgumentError("band keys belong to a MinHash scheme");
+  }
+  if (bands.begin > bands.end || bands.end > scheme.num_parts) {
+    return InvalidArgumentError("bands [" + std::to_string(bands.begin) + ", " +
+                                std::to_string(bands.end) + ") must be a range within the " +
+                                std::to_string(scheme.num_parts) + " bands of the scheme");
+  }
+  const KValueSketch& sketch = fingerprint.kvalue_minhash;
+  if (fingerprint.num_tokens == 0 || sketch.empty) return Status::Ok();
+  if (sketch.values.size() != static_cast<size_t>(scheme.num_hashes)) {
+    return InvalidArgumentError("a k-value sketch of " + std::to_string(sketch.values.size()) +
+                                " values; the recipe says " + std::to_string(scheme.num_hashes));
+  }
+  LshParams held = scheme.lsh.params;
+  held.num_bands = static_cast<int>(bands.end - bands.begin);
+  keys->resize(held.num_bands);
+  internal::ComputeBandKeys(held, sketch.values.data(), keys->data(),
+                            static_cast<int>(bands.begin));
+  return Status::Ok();
 }
 
 }  // namespace neardup

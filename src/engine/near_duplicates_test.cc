@@ -344,5 +344,46 @@ TEST(NearDuplicateStagesTest, EmptyDocumentsAreNeverVerified) {
   }
 }
 
+// Grouping documents by equal (band, key) gives exactly FindCandidates'
+// candidates, for any range of bands: what the MPI shuffle relies on.
+TEST(NearDuplicateStagesTest, EqualBandKeysGiveExactlyTheCandidates) {
+  const Recipe recipe = *PresetRecipe("default");
+  NearDuplicateOptions options;
+  options.threshold = 0.6;
+  const std::vector<Fingerprint> fps = Fingerprints(PlantedCorpus(600, 11), recipe, options);
+  const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
+  const uint64_t n = scheme.num_parts;
+  for (PartRange range : {PartRange{0, n}, PartRange{1, n / 2}, PartRange{n - 1, n}}) {
+    std::vector<std::pair<std::pair<uint64_t, uint64_t>, uint64_t>> keyed;  // ((band, key), doc)
+    std::vector<uint64_t> keys;
+    for (uint64_t doc = 0; doc < fps.size(); ++doc) {
+      ASSERT_TRUE(ComputeBandKeys(fps[doc], scheme, range, &keys).ok());
+      if (fps[doc].num_tokens == 0) {
+        EXPECT_TRUE(keys.empty());
+      }
+      for (size_t i = 0; i < keys.size(); ++i) keyed.push_back({{range.begin + i, keys[i]}, doc});
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<CandidatePair> grouped;
+    for (size_t begin = 0, end = 0; begin < keyed.size(); begin = end) {
+      while (end < keyed.size() && keyed[end].first == keyed[begin].first) ++end;
+      for (size_t x = begin; x < end; ++x) {
+        for (size_t y = x + 1; y < end; ++y) grouped.push_back({keyed[x].second, keyed[y].second});
+      }
+    }
+    std::sort(grouped.begin(), grouped.end());
+    grouped.erase(std::unique(grouped.begin(), grouped.end()), grouped.end());
+    const std::vector<CandidatePair> expected = *FindCandidates(fps, scheme, range);
+    ASSERT_GT(expected.size(), 10u);
+    EXPECT_EQ(grouped, expected) << "bands [" << range.begin << ", " << range.end << ")";
+  }
+  std::vector<uint64_t> keys;
+  EXPECT_FALSE(ComputeBandKeys(fps[0], scheme, {0, n + 1}, &keys).ok());
+  NearDuplicateOptions simhash;
+  simhash.method = NearDuplicateMethod::kSimHash;
+  EXPECT_FALSE(
+      ComputeBandKeys(fps[0], *ChooseNearDuplicateScheme(recipe, simhash, 10), {0, 1}, &keys).ok());
+}
+
 }  // namespace
 }  // namespace neardup

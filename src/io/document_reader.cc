@@ -184,8 +184,9 @@ class DocumentReader::Impl {
     source_.name = std::move(name);
     source_.jsonl = jsonl;
     if (jsonl) {
-      source_.lines = std::make_unique<internal::LineReader>(
-          source_.stream.get(), options_.max_document_bytes, source_.path);
+      source_.lines =
+          std::make_unique<internal::LineReader>(source_.stream.get(), options_.max_document_bytes,
+                                                 source_.path, options_.first_line_number);
       if (parser_ == nullptr) {
         parser_ =
             std::make_unique<internal::JsonlRecordParser>(options_.text_field, options_.id_field);

@@ -384,5 +384,21 @@ TEST(DocumentReaderTest, StdinIsReadAsDash) {
   EXPECT_THAT(Ids(out), ElementsAre("a", "b", "c"));
 }
 
+// A stream that starts inside a file (a byte range of a split JSONL file)
+// numbers its lines from first_line_number: ids without a field and skip
+// reports name the file's lines, and a byte order mark counts only on line 1.
+TEST(DocumentReaderTest, FirstLineNumberNumbersAStreamThatStartsInsideAFile) {
+  InputOptions options;
+  options.first_line_number = 41;
+  ReadOutcome out = ReadStream(
+      internal::MakeStringStream("{\"text\": \"a\"}\n\nnot json\n\xEF\xBB\xBF{\"text\": \"b\"}\n"),
+      "big.jsonl", InputFormat::kAuto, options);
+  ASSERT_TRUE(out.status.ok()) << out.status.ToString();
+  EXPECT_THAT(Ids(out), ElementsAre("big.jsonl:41"));
+  ASSERT_EQ(out.skipped.size(), 2u);
+  EXPECT_EQ(out.skipped[0].line, 43u);
+  EXPECT_EQ(out.skipped[1].line, 44u);
+}
+
 }  // namespace
 }  // namespace neardup

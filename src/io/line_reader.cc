@@ -9,8 +9,12 @@
 
 namespace neardup::internal {
 
-LineReader::LineReader(ByteStream* stream, uint64_t max_line_bytes, std::string name)
-    : stream_(stream), max_line_bytes_(max_line_bytes), name_(std::move(name)) {}
+LineReader::LineReader(ByteStream* stream, uint64_t max_line_bytes, std::string name,
+                       uint64_t first_line_number)
+    : stream_(stream),
+      max_line_bytes_(max_line_bytes),
+      name_(std::move(name)),
+      line_number_(first_line_number == 0 ? 0 : first_line_number - 1) {}
 
 void LineReader::MakeRoom() {
   size_t room = kBlockBytes;

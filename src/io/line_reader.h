@@ -39,7 +39,10 @@ struct Line {
 class LineReader {
  public:
   // The stream must outlive the reader. `name` names the stream in errors.
-  LineReader(ByteStream* stream, uint64_t max_line_bytes, std::string name = "input");
+  // Lines are numbered from first_line_number (a stream that starts inside
+  // a file).
+  LineReader(ByteStream* stream, uint64_t max_line_bytes, std::string name = "input",
+             uint64_t first_line_number = 1);
 
   // true: *line holds the next line. false: end of stream. A stream error is
   // returned once every complete line before it has been handed out; a

@@ -199,9 +199,8 @@ int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipRe
   return kExitOk;
 }
 
-Result<std::unique_ptr<DocumentReader>> OpenInputs(
-    const InputFlags& flags, SkipReporter* skips, bool keep_raw_records,
-    std::vector<InputOptions::ExcludedDirectory> excluded) {
+InputOptions ReaderOptions(const InputFlags& flags, SkipReporter* skips, bool keep_raw_records,
+                           std::vector<InputOptions::ExcludedDirectory> excluded) {
   InputOptions options;
   options.format = flags.format == "jsonl"  ? InputFormat::kJsonl
                    : flags.format == "text" ? InputFormat::kText
@@ -225,7 +224,14 @@ Result<std::unique_ptr<DocumentReader>> OpenInputs(
   options.keep_raw_records = keep_raw_records;
   options.excluded_directories = std::move(excluded);
   options.on_skip = [skips](const SkippedRecord& record) { skips->Report(record); };
-  return DocumentReader::Open(flags.inputs, std::move(options));
+  return options;
+}
+
+Result<std::unique_ptr<DocumentReader>> OpenInputs(
+    const InputFlags& flags, SkipReporter* skips, bool keep_raw_records,
+    std::vector<InputOptions::ExcludedDirectory> excluded) {
+  return DocumentReader::Open(flags.inputs,
+                              ReaderOptions(flags, skips, keep_raw_records, std::move(excluded)));
 }
 
 }  // namespace neardup::cli

@@ -23,7 +23,7 @@
 namespace neardup::cli {
 namespace {
 
-enum class Report { kPairs, kClusters, kDedup };
+using Report = NearDuplicateOutput;
 
 struct NearDuplicateFlags {
   RecipeFlags recipe;
@@ -82,8 +82,10 @@ Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
   return options;
 }
 
-void Explain(const NearDuplicateOptions& options, const Recipe& recipe,
-             const NearDuplicateReport& report) {
+}  // namespace
+
+void ExplainNearDuplicates(const NearDuplicateOptions& options, const Recipe& recipe,
+                           const NearDuplicateReport& report) {
   if (options.method == NearDuplicateMethod::kMinHash) {
     LshParamsOptions lsh;
     lsh.threshold = options.threshold;
@@ -112,6 +114,8 @@ void Explain(const NearDuplicateOptions& options, const Recipe& recipe,
                static_cast<unsigned long long>(report.pairs),
                static_cast<double>(report.index_bytes) / 1e6);
 }
+
+namespace {
 
 Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
                   OutputFile* out) {
@@ -153,7 +157,7 @@ Status WriteClusters(const FingerprintedCorpus& corpus,
 }
 
 // --sink: the pairs or the clusters as one transaction.
-int SendPairsOrClusters(const NearDuplicateFlags& flags, Report report_kind,
+int SendPairsOrClusters(const NearDuplicateJob& flags, Report report_kind,
                         const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
                         const std::vector<std::vector<uint64_t>>& members) {
   std::string label = report_kind == Report::kPairs ? "pairs" : "clusters";
@@ -177,7 +181,7 @@ int SendPairsOrClusters(const NearDuplicateFlags& flags, Report report_kind,
 
 // The kept corpus: JSONL records verbatim when every document came from
 // JSONL; otherwise one line per document saying whether it was kept.
-Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& corpus,
+Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corpus,
                   const std::vector<uint64_t>& cluster_of, const std::vector<bool>& keep,
                   OutputFile* out) {
   const size_t n = corpus.ids.size();
@@ -234,16 +238,32 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
   return Status::Ok();
 }
 
-int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
+Result<NearDuplicateJob> ResolveJob(const NearDuplicateFlags& flags, Report kind) {
+  NearDuplicateJob job;
+  job.kind = kind;
+  NEARDUP_ASSIGN_OR_RETURN(job.recipe, flags.recipe.Resolve());
+  NEARDUP_ASSIGN_OR_RETURN(job.options, ResolveOptions(flags));
+  NEARDUP_ASSIGN_OR_RETURN(job.rule, ParseClusterRule(flags.rule));
+  NEARDUP_ASSIGN_OR_RETURN(job.keep, ParseKeepRule(flags.keep));
+  job.input = flags.input;
+  job.run = flags.run;
+  job.device = flags.device;
+  job.method = flags.method;
+  job.explain = flags.explain;
+  job.output = flags.output;
+  job.sink = flags.sink;
+  return job;
+}
+
+}  // namespace
+
+int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   auto thread_limit = flags.run.LimitThreads();
-  Result<Recipe> recipe = flags.recipe.Resolve();
-  if (!recipe.ok()) return ReportError(recipe.status());
-  Result<NearDuplicateOptions> options = ResolveOptions(flags);
-  if (!options.ok()) return ReportError(options.status());
-  Result<ClusterRule> rule = ParseClusterRule(flags.rule);
-  if (!rule.ok()) return ReportError(rule.status());
-  Result<KeepRule> keep_rule = ParseKeepRule(flags.keep);
-  if (!keep_rule.ok()) return ReportError(keep_rule.status());
+  const Report report_kind = flags.kind;
+  const Recipe* recipe = &flags.recipe;
+  const NearDuplicateOptions* options = &flags.options;
+  const ClusterRule* rule = &flags.rule;
+  const KeepRule* keep_rule = &flags.keep;
 
   Result<std::unique_ptr<Fingerprinter>> fingerprinter = flags.device.Create(
       RecipeForNearDuplicates(*recipe, *options), SketchesForNearDuplicates(*options));
@@ -274,7 +294,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   Result<std::vector<SimilarPair>> pairs =
       FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
   if (!pairs.ok()) return ReportError(pairs.status());
-  if (flags.explain) Explain(*options, *recipe, report);
+  if (flags.explain) ExplainNearDuplicates(*options, *recipe, report);
 
   std::vector<uint64_t> cluster_of;
   uint64_t num_clusters = 0;
@@ -331,8 +351,10 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   return ExitCodeAfterReading(status, flags.run, skips);
 }
 
+namespace {
+
 CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, Report kind,
-                     std::function<int()>* run) {
+                     std::function<int()>* run, const NearDuplicateRunner& runner) {
   auto flags = std::make_shared<NearDuplicateFlags>();
   CLI::App* command = app->add_subcommand(name, description);
   flags->recipe.Register(command);
@@ -386,7 +408,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
         ->check(CLI::IsMember({"first", "longest", "shortest"}))
         ->capture_default_str();
   }
-  command->callback([flags, run, kind, command] {
+  command->callback([flags, run, kind, command, runner] {
     for (const char* name : kMinHashOnlyOptions) {
       if (command->count(name) > 0) flags->minhash_only_given.push_back(name);
     }
@@ -394,25 +416,30 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
       if (command->count(name) > 0) flags->simhash_only_given.push_back(name);
     }
     flags->sink.Parsed(*command);
-    *run = [flags, kind] { return RunNearDuplicates(*flags, kind); };
+    *run = [flags, kind, runner] {
+      Result<NearDuplicateJob> job = ResolveJob(*flags, kind);
+      if (!job.ok()) return ReportError(job.status());
+      return runner ? runner(*job) : RunNearDuplicateJob(*job);
+    };
   });
   return command;
 }
 
 }  // namespace
 
-void RegisterNearDuplicateCommands(CLI::App* app, std::function<int()>* run) {
+void RegisterNearDuplicateCommands(CLI::App* app, std::function<int()>* run,
+                                   NearDuplicateRunner runner) {
   AddCommand(app, "pairs",
              "Write each verified near-duplicate pair once, a before b in input order: "
              "{\"a\", \"b\", \"similarity\"} (simhash adds \"distance\")",
-             Report::kPairs, run);
+             Report::kPairs, run, runner);
   AddCommand(app, "clusters",
              "Group near-duplicates: {\"cluster\": n, \"ids\": [...]} per cluster of two or more",
-             Report::kClusters, run);
+             Report::kClusters, run, runner);
   AddCommand(app, "dedup",
              "Write the corpus without near-duplicates: JSONL records verbatim, or for file "
              "inputs one {\"id\", \"kept\", \"duplicate_of\"} line per document",
-             Report::kDedup, run);
+             Report::kDedup, run, runner);
 }
 
 }  // namespace neardup::cli

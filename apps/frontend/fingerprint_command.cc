@@ -27,12 +27,10 @@ struct FingerprintFlags {
   std::string output = "-";
 };
 
-int RunFingerprint(const FingerprintFlags& flags) {
-  auto thread_limit = flags.run.LimitThreads();
-  Result<Recipe> recipe = flags.recipe.Resolve();
-  if (!recipe.ok()) return ReportError(recipe.status());
-
-  SketchSelection selection;
+Result<FingerprintJob> ResolveJob(const FingerprintFlags& flags) {
+  FingerprintJob job;
+  NEARDUP_ASSIGN_OR_RETURN(job.recipe, flags.recipe.Resolve());
+  SketchSelection& selection = job.selection;
   selection.simhash = flags.simhash;
   selection.minhash = flags.minhash;
   selection.kvalue_minhash = flags.kminhash;
@@ -40,6 +38,19 @@ int RunFingerprint(const FingerprintFlags& flags) {
   if (!selection.simhash && !selection.minhash && !selection.kvalue_minhash && !selection.chunks) {
     selection.simhash = true;  // the cheapest sketch is the default
   }
+  job.input = flags.input;
+  job.run = flags.run;
+  job.device = flags.device;
+  job.output = flags.output;
+  return job;
+}
+
+}  // namespace
+
+int RunFingerprintJob(const FingerprintJob& flags) {
+  auto thread_limit = flags.run.LimitThreads();
+  const Recipe* recipe = &flags.recipe;
+  const SketchSelection& selection = flags.selection;
   Result<std::unique_ptr<Fingerprinter>> fingerprinter = flags.device.Create(*recipe, selection);
   if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
 
@@ -100,9 +111,8 @@ int RunFingerprint(const FingerprintFlags& flags) {
   return ExitCodeAfterReading(status, flags.run, skips);
 }
 
-}  // namespace
-
-void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run) {
+void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run,
+                                FingerprintRunner runner) {
   auto flags = std::make_shared<FingerprintFlags>();
   CLI::App* command = app->add_subcommand(
       "fingerprint",
@@ -119,7 +129,13 @@ void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run) {
   command->add_flag("--chunks", flags->chunks, "Sorted unique 32-bit chunk ids");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
-  command->callback([flags, run] { *run = [flags] { return RunFingerprint(*flags); }; });
+  command->callback([flags, run, runner] {
+    *run = [flags, runner] {
+      Result<FingerprintJob> job = ResolveJob(*flags);
+      if (!job.ok()) return ReportError(job.status());
+      return runner ? runner(*job) : RunFingerprintJob(*job);
+    };
+  });
 }
 
 }  // namespace neardup::cli

@@ -1,0 +1,67 @@
+// The verified near-duplicate pairs of a corpus spread over MPI ranks, the
+// same pairs as FindNearDuplicatePairs over the whole corpus in one process
+// (neardup/near_duplicate_stages.h's invariant; see docs/DISTRIBUTED.md).
+//
+// MinHash: in rounds of LSH bands (as many as --memory-mb allows), every
+// rank computes its documents' band keys (ComputeBandKeys) and sends each
+// (band, key, document) to the key's owner rank (a hash of band and key);
+// the owner groups equal keys into candidate pairs and sends each pair to
+// the owner of its first document. There the candidates are deduplicated,
+// the sketches (and chunk sets, for exact verification) of the second
+// documents are fetched from their owners, and the pairs verified
+// (VerifyCandidates).
+// SimHash: every rank gathers all 64-bit SimHashes (8 bytes per document)
+// and self-joins its share of the permuted tables (FindCandidates over a
+// PartRange), as the original design puts a table per machine; a pair is
+// found in exactly one table.
+// Either way rank 0 receives every pair, sorted by (a, b).
+// Memory per rank: its share of the sketches; one band round of keys
+// (20 bytes per document and band, sent and received); its candidates; the
+// sketches it fetched. SimHash: 9 bytes per document of the whole corpus
+// plus the index of its tables (today the index of all tables is built and
+// only the rank's tables are joined).
+#ifndef NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_
+#define NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "mpi_comm.h"
+#include "neardup/clustering.h"
+#include "neardup/fingerprinter.h"
+#include "neardup/near_duplicate_stages.h"
+#include "neardup/status.h"
+
+namespace neardup::mpi {
+
+// Where the documents are: rank r holds the global documents
+// [first[r], first[r] + count[r]), consecutive ranks consecutive ranges.
+struct DocumentLayout {
+  std::vector<uint64_t> first;
+  std::vector<uint64_t> count;
+  uint64_t total = 0;
+
+  static DocumentLayout FromCounts(const std::vector<uint64_t>& counts);
+  // REQUIRES: doc < total.
+  int OwnerOf(uint64_t doc) const;
+};
+
+struct DistributedPairsStats {
+  uint64_t band_rounds = 0;   // MinHash: rounds of the band key shuffle
+  uint64_t key_bytes = 0;     // band keys this rank sent
+  uint64_t sketch_bytes = 0;  // sketches this rank sent for verification
+  uint64_t candidate_bytes = 0;
+};
+
+// Collective. `local` are this rank's documents (moved from: they become
+// part of the verification set). The pairs, sorted, on rank 0; empty on the
+// others. Adds candidates and exact_checks of this rank to *report.
+// `memory_bytes` bounds one band round's keys on a rank.
+Result<std::vector<SimilarPair>> FindPairsDistributed(
+    Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
+    const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
+    NearDuplicateReport* report, DistributedPairsStats* stats);
+
+}  // namespace neardup::mpi
+
+#endif  // NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_

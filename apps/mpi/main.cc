@@ -1,0 +1,116 @@
+// neardup-mpi: the near-duplicate commands of `neardup` on many machines
+// (`mpirun -n N neardup-mpi pairs|clusters|dedup|fingerprint ...`), with the
+// same flags (parsed by the shared front end, apps/frontend/) and the same
+// output, byte for byte, whatever N. The design: docs/DISTRIBUTED.md.
+//
+// Errors: every rank reaches the same exit code through the collective
+// agreement of mpi_comm.h, and rank 0 prints the message; what still
+// escapes as an exception ends the whole job with MPI_Abort after printing,
+// never a hang of the other ranks.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <iostream>
+#include <new>
+#include <sstream>
+
+#include "exit_codes.h"
+#include "fingerprint_command.h"
+#include "mpi_jobs.h"
+#include "near_duplicate_commands.h"
+#include "output.h"
+
+namespace {
+
+int ParseAndRun(int argc, char** argv, int rank) {
+  CLI::App app{
+      "neardup-mpi: the near-duplicate commands of neardup over MPI ranks; the output "
+      "is byte-identical to neardup's",
+      "neardup-mpi"};
+  app.set_version_flag("--version", "neardup-mpi 0.1.0");
+  app.require_subcommand(1);
+
+  neardup::mpi::MpiFlags flags;
+  std::function<int()> run;
+  neardup::cli::RegisterFingerprintCommand(&app, &run,
+                                           [&](const neardup::cli::FingerprintJob& job) {
+                                             return neardup::mpi::RunFingerprintOnRanks(job, flags);
+                                           });
+  neardup::cli::RegisterNearDuplicateCommands(
+      &app, &run, [&](const neardup::cli::NearDuplicateJob& job) {
+        return neardup::mpi::RunNearDuplicatesOnRanks(job, flags);
+      });
+  for (const char* name : {"fingerprint", "pairs", "clusters", "dedup"}) {
+    flags.Register(app.get_subcommand(name));
+  }
+
+  // Every rank parses (they all need the flags); only rank 0 prints help,
+  // the version and usage errors.
+  std::ostringstream discard;
+  std::ostream& out = rank == 0 ? std::cout : discard;
+  std::ostream& err = rank == 0 ? std::cerr : discard;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e, out, err);
+    return neardup::cli::kExitUsage;
+  }
+  return run ? run() : neardup::cli::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    std::fprintf(stderr, "neardup-mpi: MPI_Init_thread failed\n");
+    return neardup::cli::kExitInternal;
+  }
+  // MPI errors end the job (the default handler) rather than returning codes
+  // that every call would have to check.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = neardup::cli::kExitOk;
+  const char* failure = nullptr;
+  std::string what;
+  try {
+    code = ParseAndRun(argc, argv, rank);
+  } catch (const std::bad_alloc&) {
+    failure = "out of memory";
+    code = neardup::cli::kExitIo;
+  } catch (const std::exception& e) {
+    what = std::string("internal error: ") + e.what();
+    failure = what.c_str();
+    code = neardup::cli::kExitInternal;
+  } catch (...) {
+    failure = "internal error: unknown exception";
+    code = neardup::cli::kExitInternal;
+  }
+  if (failure != nullptr) {
+    // The other ranks may be waiting in a collective this rank never
+    // reaches: end them all.
+    std::fprintf(stderr, "neardup-mpi: rank %d: %s\n", rank, failure);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
+  if (rank == 0) {
+    neardup::Status flushed = neardup::cli::FlushStandardOutput();
+    if (!flushed.ok() && code == neardup::cli::kExitOk) {
+      std::fprintf(stderr, "neardup-mpi: %s\n", flushed.ToString().c_str());
+      code = neardup::cli::ExitCodeFor(flushed);
+    }
+  }
+  MPI_Finalize();
+  return code;
+}

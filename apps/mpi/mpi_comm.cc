@@ -1,0 +1,165 @@
+#include "mpi_comm.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace neardup::mpi {
+namespace {
+
+// One message of at most INT_MAX bytes at a time, for the calls whose count
+// is an int.
+constexpr uint64_t kMaxMessageBytes = INT_MAX;
+
+}  // namespace
+
+Status ByteReader::GetBytes(std::string* value) {
+  uint64_t size = 0;
+  NEARDUP_RETURN_IF_ERROR(Get(&size));
+  if (size > bytes_.size()) return Short();
+  value->assign(bytes_.data(), size);
+  bytes_.remove_prefix(size);
+  return Status::Ok();
+}
+
+Status ByteReader::Short() {
+  return DataLossError("a message from another rank ended early (ranks out of step)");
+}
+
+Comm::Comm(MPI_Comm comm, uint64_t max_round_bytes) : comm_(comm) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  // The sum of one round's counts (and so every displacement) stays below
+  // INT_MAX; each destination gets at least one byte per round.
+  round_bytes_ =
+      std::clamp<uint64_t>(max_round_bytes, static_cast<uint64_t>(size_), kMaxMessageBytes - 1);
+}
+
+Status Comm::AgreeOnStatus(const Status& local) {
+  int failing = local.ok() ? size_ : rank_;
+  int first = size_;
+  MPI_Allreduce(&failing, &first, 1, MPI_INT, MPI_MIN, comm_);
+  if (first == size_) return Status::Ok();
+  std::string message;
+  int code = 0;
+  if (rank_ == first) {
+    message = "rank " + std::to_string(rank_) + ": " + local.message();
+    code = static_cast<int>(local.code());
+  }
+  MPI_Bcast(&code, 1, MPI_INT, first, comm_);
+  uint64_t size = message.size();
+  MPI_Bcast(&size, 1, MPI_UINT64_T, first, comm_);
+  message.resize(std::min<uint64_t>(size, kMaxMessageBytes));
+  MPI_Bcast(message.data(), static_cast<int>(message.size()), MPI_CHAR, first, comm_);
+  return Status(static_cast<StatusCode>(code), std::move(message));
+}
+
+Status Comm::Exchange(const std::vector<std::string>& send, std::vector<std::string>* received) {
+  const size_t n = static_cast<size_t>(size_);
+  if (send.size() != n) return InternalError("Exchange needs one message per rank");
+  received->assign(n, std::string());
+  const uint64_t per_destination = round_bytes_ / n;
+  uint64_t local_rounds = 0;
+  for (const std::string& message : send) {
+    local_rounds = std::max(local_rounds, (message.size() + per_destination - 1) / per_destination);
+  }
+  uint64_t num_rounds = 0;
+  MPI_Allreduce(&local_rounds, &num_rounds, 1, MPI_UINT64_T, MPI_MAX, comm_);
+
+  std::vector<uint64_t> sent(n, 0);
+  std::vector<int> send_counts(n), receive_counts(n), send_displs(n), receive_displs(n);
+  std::string send_buffer, receive_buffer;
+  for (uint64_t round = 0; round < num_rounds; ++round) {
+    send_buffer.clear();
+    for (size_t r = 0; r < n; ++r) {
+      const uint64_t count = std::min<uint64_t>(per_destination, send[r].size() - sent[r]);
+      send_counts[r] = static_cast<int>(count);
+      send_displs[r] = static_cast<int>(send_buffer.size());
+      send_buffer.append(send[r], sent[r], count);
+      sent[r] += count;
+    }
+    MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm_);
+    int total = 0;
+    for (size_t r = 0; r < n; ++r) {
+      receive_displs[r] = total;
+      total += receive_counts[r];
+    }
+    receive_buffer.resize(static_cast<size_t>(total));
+    MPI_Alltoallv(send_buffer.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
+                  receive_buffer.data(), receive_counts.data(), receive_displs.data(), MPI_BYTE,
+                  comm_);
+    for (size_t r = 0; r < n; ++r) {
+      (*received)[r].append(receive_buffer, static_cast<size_t>(receive_displs[r]),
+                            static_cast<size_t>(receive_counts[r]));
+    }
+    bytes_sent_ += send_buffer.size();
+    ++rounds_;
+  }
+  return Status::Ok();
+}
+
+Status Comm::GatherToRoot(std::string_view local,
+                          const std::function<Status(std::string_view)>& sink) {
+  constexpr int kTag = 17;
+  Status status;
+  if (rank_ != 0) {
+    uint64_t size = local.size();
+    MPI_Send(&size, 1, MPI_UINT64_T, 0, kTag, comm_);
+    for (uint64_t offset = 0; offset < size; offset += round_bytes_) {
+      const uint64_t count = std::min<uint64_t>(round_bytes_, size - offset);
+      MPI_Send(local.data() + offset, static_cast<int>(count), MPI_BYTE, 0, kTag, comm_);
+      bytes_sent_ += count;
+    }
+  } else {
+    status = sink(local);
+    std::string buffer;
+    for (int source = 1; source < size_; ++source) {
+      uint64_t size = 0;
+      MPI_Recv(&size, 1, MPI_UINT64_T, source, kTag, comm_, MPI_STATUS_IGNORE);
+      for (uint64_t offset = 0; offset < size; offset += round_bytes_) {
+        const uint64_t count = std::min<uint64_t>(round_bytes_, size - offset);
+        buffer.resize(count);
+        MPI_Recv(buffer.data(), static_cast<int>(count), MPI_BYTE, source, kTag, comm_,
+                 MPI_STATUS_IGNORE);
+        // After a sink error the rest is still received (the senders would
+        // wait forever otherwise) but no longer written.
+        if (status.ok()) status = sink(buffer);
+      }
+    }
+  }
+  return AgreeOnStatus(status);
+}
+
+uint64_t Comm::Sum(uint64_t value) {
+  uint64_t sum = 0;
+  MPI_Allreduce(&value, &sum, 1, MPI_UINT64_T, MPI_SUM, comm_);
+  return sum;
+}
+
+std::vector<uint64_t> Comm::ExclusivePrefixSum(const std::vector<uint64_t>& values) {
+  std::vector<uint64_t> before(values.size(), 0);
+  if (!values.empty()) {
+    MPI_Exscan(values.data(), before.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM,
+               comm_);
+  }
+  // MPI leaves rank 0's result undefined.
+  if (rank_ == 0) std::fill(before.begin(), before.end(), 0);
+  return before;
+}
+
+std::vector<uint64_t> Comm::AllGather(uint64_t value) {
+  std::vector<uint64_t> all(static_cast<size_t>(size_));
+  MPI_Allgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm_);
+  return all;
+}
+
+void Comm::Broadcast(std::string* bytes) {
+  uint64_t size = bytes->size();
+  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm_);
+  bytes->resize(size);
+  for (uint64_t offset = 0; offset < size; offset += kMaxMessageBytes) {
+    const uint64_t count = std::min(kMaxMessageBytes, size - offset);
+    MPI_Bcast(bytes->data() + offset, static_cast<int>(count), MPI_BYTE, 0, comm_);
+  }
+}
+
+}  // namespace neardup::mpi

@@ -1,0 +1,137 @@
+// The few collective operations neardup-mpi needs, over the plain MPI-3.1 C
+// API (Open MPI, MPICH, Intel MPI and Cray MPICH alike), with 64-bit sizes.
+//
+// MPI-3 counts and displacements are `int`: a message of 2 GiB or more, or
+// an MPI_Alltoallv whose receive buffer reaches 2 GiB, overflows them. Every
+// exchange here therefore goes in rounds of at most `max_round_bytes` bytes
+// per rank (capped below INT_MAX / size, so no count or displacement can
+// overflow); all ranks agree on the number of rounds first, so a rank with
+// nothing to send still takes part in each one.
+//
+// Errors: a Status on one rank becomes the job's error through AgreeOnStatus
+// (every rank learns the lowest failing rank's message and exit code), so
+// that no rank waits in a collective its peers never enter.
+// Thread safety: MPI is initialised for one thread (MPI_THREAD_FUNNELED);
+// call these only from the main thread, the same sequence on every rank.
+#ifndef NEARDUP_APPS_MPI_MPI_COMM_H_
+#define NEARDUP_APPS_MPI_MPI_COMM_H_
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "neardup/status.h"
+
+namespace neardup::mpi {
+
+// Appends trivially copyable values and byte strings to a message.
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::string* out) : out_(out) {}
+  template <typename T>
+  void Put(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_->append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  void PutBytes(std::string_view bytes) {
+    Put<uint64_t>(bytes.size());
+    out_->append(bytes);
+  }
+  template <typename T>
+  void PutVector(const std::vector<T>& values) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    Put<uint64_t>(values.size());
+    out_->append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  }
+
+ private:
+  std::string* out_;
+};
+
+// Reads what a ByteWriter wrote; a short or malformed message is DataLoss
+// (a peer that sent something else), never a read past the end.
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view bytes) : bytes_(bytes) {}
+  bool done() const { return bytes_.empty(); }
+  template <typename T>
+  Status Get(T* value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    if (bytes_.size() < sizeof(T)) return Short();
+    std::memcpy(value, bytes_.data(), sizeof(T));
+    bytes_.remove_prefix(sizeof(T));
+    return Status::Ok();
+  }
+  Status GetBytes(std::string* value);
+  template <typename T>
+  Status GetVector(std::vector<T>* values) {
+    uint64_t count = 0;
+    NEARDUP_RETURN_IF_ERROR(Get(&count));
+    if (count > bytes_.size() / sizeof(T)) return Short();
+    values->resize(count);
+    std::memcpy(values->data(), bytes_.data(), count * sizeof(T));
+    bytes_.remove_prefix(count * sizeof(T));
+    return Status::Ok();
+  }
+
+ private:
+  static Status Short();
+  std::string_view bytes_;
+};
+
+class Comm {
+ public:
+  // `max_round_bytes`: the most bytes one rank sends or receives in one
+  // round of an exchange (lowered to fit int counts).
+  Comm(MPI_Comm comm, uint64_t max_round_bytes);
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  uint64_t round_bytes() const { return round_bytes_; }
+  // Rounds taken by the exchanges so far, and bytes this rank sent in them
+  // (to other ranks and to itself).
+  uint64_t rounds() const { return rounds_; }
+  uint64_t bytes_sent() const { return bytes_sent_; }
+
+  // Collective. Ok on every rank when `local` is Ok on every rank; else the
+  // lowest failing rank's status, on every rank.
+  Status AgreeOnStatus(const Status& local);
+
+  // Collective. send[r] goes to rank r; (*received)[r] is what rank r sent
+  // here. In rounds (see above).
+  Status Exchange(const std::vector<std::string>& send, std::vector<std::string>* received);
+
+  // Collective. Hands `local` of every rank, in rank order, to `sink` on
+  // rank 0 (other ranks' sink is not called), in pieces of at most one
+  // round: rank 0 never holds more than one round of another rank's bytes.
+  // A sink error on rank 0 is returned by every rank.
+  Status GatherToRoot(std::string_view local, const std::function<Status(std::string_view)>& sink);
+
+  // Collective sums and prefix sums of 64-bit counts.
+  uint64_t Sum(uint64_t value);
+  // Element-wise sums of the values of the ranks before this one (zeros on
+  // rank 0).
+  std::vector<uint64_t> ExclusivePrefixSum(const std::vector<uint64_t>& values);
+  // value of every rank, in rank order.
+  std::vector<uint64_t> AllGather(uint64_t value);
+  // rank 0's bytes, on every rank.
+  void Broadcast(std::string* bytes);
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+  uint64_t round_bytes_;
+  uint64_t rounds_ = 0;
+  uint64_t bytes_sent_ = 0;
+};
+
+}  // namespace neardup::mpi
+
+#endif  // NEARDUP_APPS_MPI_MPI_COMM_H_

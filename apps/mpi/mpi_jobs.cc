@@ -1,0 +1,474 @@
+#include "mpi_jobs.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "distributed_pairs.h"
+#include "exit_codes.h"
+#include "input_split.h"
+#include "mpi_comm.h"
+#include "neardup/fingerprint_pipeline.h"
+#include "neardup/format/wire_format.h"
+#include "output.h"
+
+namespace neardup::mpi {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Rank 0's output file (none elsewhere), opened as the single-process
+// command opens it. Collective.
+Result<std::optional<cli::OutputFile>> OpenOutputOnRoot(Comm& comm, const std::string& path,
+                                                        const std::vector<std::string>& inputs) {
+  std::optional<cli::OutputFile> output;
+  Status status;
+  if (comm.rank() == 0) {
+    Result<cli::OutputFile> opened = cli::OutputFile::Open(path, inputs);
+    if (opened.ok()) {
+      output.emplace(*std::move(opened));
+    } else {
+      status = opened.status();
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  return output;
+}
+
+// The ids of `docs` (sorted, unique; given on rank 0, ignored elsewhere)
+// from their owners, in the same order, on rank 0. Collective.
+Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layout,
+                                          const std::vector<std::string>& local_ids,
+                                          const std::vector<uint64_t>& docs) {
+  std::vector<std::string> requests(static_cast<size_t>(comm.size()));
+  if (comm.rank() == 0) {
+    for (uint64_t doc : docs) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
+  }
+  std::vector<std::string> asked;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(requests, &asked));
+  const uint64_t first = layout.first[static_cast<size_t>(comm.rank())];
+  std::vector<std::string> replies(static_cast<size_t>(comm.size()));
+  Status status;
+  for (size_t r = 0; r < asked.size() && status.ok(); ++r) {
+    ByteReader reader(asked[r]);
+    ByteWriter writer(&replies[r]);
+    while (!reader.done() && status.ok()) {
+      uint64_t doc = 0;
+      status = reader.Get(&doc);
+      if (status.ok() && (doc < first || doc - first >= local_ids.size())) {
+        status = InternalError("asked for the id of document " + std::to_string(doc) +
+                               ", which is not on this rank");
+      }
+      if (status.ok()) writer.PutBytes(local_ids[doc - first]);
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  std::vector<std::string> answers;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(replies, &answers));
+  std::vector<std::string> ids;
+  for (const std::string& answer : answers) {
+    ByteReader reader(answer);
+    while (!reader.done() && status.ok()) {
+      ids.emplace_back();
+      status = reader.GetBytes(&ids.back());
+    }
+  }
+  if (status.ok() && comm.rank() == 0 && ids.size() != docs.size()) {
+    status = InternalError("fetched " + std::to_string(ids.size()) + " ids of " +
+                           std::to_string(docs.size()));
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  return ids;
+}
+
+// Looks up the id of a document among fetched ones.
+class IdTable {
+ public:
+  IdTable(std::vector<uint64_t> docs, std::vector<std::string> ids)
+      : docs_(std::move(docs)), ids_(std::move(ids)) {}
+  std::string_view operator[](uint64_t doc) const {
+    return ids_[static_cast<size_t>(std::lower_bound(docs_.begin(), docs_.end(), doc) -
+                                    docs_.begin())];
+  }
+
+ private:
+  std::vector<uint64_t> docs_;
+  std::vector<std::string> ids_;
+};
+
+Result<IdTable> FetchIdTable(Comm& comm, const DocumentLayout& layout,
+                             const std::vector<std::string>& local_ids,
+                             std::vector<uint64_t> docs) {
+  std::sort(docs.begin(), docs.end());
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<std::string> ids, FetchIds(comm, layout, local_ids, docs));
+  return IdTable(std::move(docs), std::move(ids));
+}
+
+// Everything the near-duplicate commands do after the pairs are known; rank
+// 0 writes. Collective.
+Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
+                                const DocumentLayout& layout, const FingerprintedCorpus& corpus,
+                                const std::vector<SimilarPair>& pairs, cli::OutputFile* output,
+                                std::string* summary) {
+  const bool root = comm.rank() == 0;
+  if (job.kind == cli::NearDuplicateOutput::kPairs) {
+    std::vector<uint64_t> docs;
+    for (const SimilarPair& pair : pairs) {
+      docs.push_back(pair.a);
+      docs.push_back(pair.b);
+    }
+    NEARDUP_ASSIGN_OR_RETURN(IdTable ids, FetchIdTable(comm, layout, corpus.ids, docs));
+    Status status;
+    std::string line;
+    for (size_t i = 0; i < pairs.size() && status.ok(); ++i) {
+      line.clear();
+      format::AppendPairLine(&line, ids[pairs[i].a], ids[pairs[i].b], pairs[i]);
+      status = output->Write(line);
+    }
+    *summary = std::to_string(pairs.size()) + " pairs";
+    return comm.AgreeOnStatus(status);
+  }
+
+  // Rank 0 clusters the whole corpus: the pairs are all there, and the
+  // leader rule is a sequential scan in document order.
+  std::vector<uint64_t> cluster_of;
+  Status status;
+  if (root) {
+    Result<std::vector<uint64_t>> clusters = ClusterDocuments(layout.total, pairs, job.rule);
+    if (clusters.ok()) {
+      cluster_of = *std::move(clusters);
+    } else {
+      status = clusters.status();
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  const uint64_t n = layout.total;
+
+  if (job.kind == cli::NearDuplicateOutput::kClusters) {
+    std::vector<uint64_t> size(root ? n : 0, 0);
+    for (uint64_t c : cluster_of) ++size[c];
+    std::vector<uint64_t> docs;
+    for (uint64_t doc = 0; root && doc < n; ++doc) {
+      if (size[cluster_of[doc]] >= 2) docs.push_back(doc);
+    }
+    NEARDUP_ASSIGN_OR_RETURN(IdTable ids, FetchIdTable(comm, layout, corpus.ids, docs));
+    // Clusters of two or more, numbered in order of their first member.
+    std::vector<std::vector<uint64_t>> members(root ? n : 0);
+    for (uint64_t doc : docs) members[cluster_of[doc]].push_back(doc);
+    std::string line;
+    std::vector<std::string_view> member_ids;
+    uint64_t number = 0;
+    for (uint64_t c = 0; root && c < n && status.ok(); ++c) {
+      if (members[c].empty()) continue;
+      member_ids.clear();
+      for (uint64_t member : members[c]) member_ids.push_back(ids[member]);
+      line.clear();
+      format::AppendClusterLine(&line, number++, member_ids);
+      status = output->Write(line);
+    }
+    *summary = std::to_string(number) + " clusters of two or more";
+    return comm.AgreeOnStatus(status);
+  }
+
+  // dedup: the lengths of every document to rank 0, which chooses the kept.
+  std::string lengths_message;
+  ByteWriter(&lengths_message).PutVector(corpus.lengths);
+  std::vector<uint64_t> lengths;
+  std::string pending;
+  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(lengths_message, [&](std::string_view piece) {
+    pending.append(piece);
+    return Status::Ok();
+  }));
+  std::vector<bool> keep;
+  if (root) {
+    ByteReader reader(pending);
+    while (!reader.done() && status.ok()) {
+      std::vector<uint64_t> part;
+      status = reader.GetVector(&part);
+      lengths.insert(lengths.end(), part.begin(), part.end());
+    }
+    if (status.ok()) {
+      Result<std::vector<bool>> chosen = ChooseKept(cluster_of, lengths, job.keep);
+      if (chosen.ok()) {
+        keep = *std::move(chosen);
+      } else {
+        status = chosen.status();
+      }
+    }
+  }
+  pending = {};
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  uint64_t kept = 0;
+  for (bool k : keep) kept += k;
+  *summary =
+      "kept " + std::to_string(kept) + ", removed " + std::to_string(n - kept) + " near-duplicates";
+
+  uint64_t not_jsonl = 0;
+  for (bool jsonl : corpus.is_jsonl) not_jsonl += !jsonl;
+  const bool all_jsonl = n > 0 && comm.Sum(not_jsonl) == 0;
+  if (all_jsonl) {
+    // Each rank writes its kept records verbatim; rank 0 concatenates them
+    // in rank order, which is input order.
+    std::vector<std::string> slices(static_cast<size_t>(comm.size()));
+    for (int r = 0; root && r < comm.size(); ++r) {
+      std::string& slice = slices[static_cast<size_t>(r)];
+      for (uint64_t i = 0; i < layout.count[r]; ++i) slice.push_back(keep[layout.first[r] + i]);
+    }
+    std::vector<std::string> received;
+    NEARDUP_RETURN_IF_ERROR(comm.Exchange(slices, &received));
+    const std::string& mine = received[0];
+    if (mine.size() != corpus.raw_records.size()) {
+      status = InternalError("received " + std::to_string(mine.size()) + " keep flags for " +
+                             std::to_string(corpus.raw_records.size()) + " documents");
+    }
+    NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+    std::string text;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      if (mine[i] == 0) continue;
+      text += corpus.raw_records[i];
+      text += '\n';
+    }
+    return comm.GatherToRoot(text, [&](std::string_view piece) { return output->Write(piece); });
+  }
+  // One decision line per document (inputs that are not all JSONL: files,
+  // so few enough for rank 0 to hold every id).
+  std::vector<uint64_t> all;
+  for (uint64_t doc = 0; root && doc < n; ++doc) all.push_back(doc);
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<std::string> ids, FetchIds(comm, layout, corpus.ids, all));
+  if (!root) return comm.AgreeOnStatus(Status::Ok());
+  std::vector<uint64_t> kept_of(n);
+  for (uint64_t doc = 0; doc < n; ++doc) {
+    if (keep[doc]) kept_of[cluster_of[doc]] = doc;
+  }
+  std::string line;
+  for (uint64_t doc = 0; doc < n && status.ok(); ++doc) {
+    line.clear();
+    format::AppendDedupDecisionLine(
+        &line, ids[doc],
+        keep[doc] ? std::nullopt : std::optional<std::string_view>(ids[kept_of[cluster_of[doc]]]));
+    status = output->Write(line);
+  }
+  return comm.AgreeOnStatus(status);
+}
+
+// What every command does before it reads, in `neardup`'s order (so the
+// same error wins): the fingerprinter exists, the inputs exist, the output
+// opens (rank 0); then this rank's share is planned. Collective.
+struct Prepared {
+  std::optional<cli::OutputFile> output;  // rank 0's
+  std::vector<SharePiece> pieces;
+};
+
+Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::InputFlags& input,
+                         const std::string& output_path) {
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(fingerprinter));
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<InputUnit> units, ExamineInputs(comm, input));
+  Result<std::optional<cli::OutputFile>> output = OpenOutputOnRoot(comm, output_path, input.inputs);
+  if (!output.ok()) return output.status();
+  Result<std::vector<SharePiece>> pieces = PlanShare(comm, units);
+  if (!pieces.ok()) return pieces.status();
+  return Prepared{*std::move(output), *std::move(pieces)};
+}
+
+// The exit code after a run that read inputs, as ExitCodeAfterReading.
+int ExitCode(Comm& comm, const Status& status, const cli::RunFlags& run, uint64_t skipped) {
+  if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
+  return run.strict && skipped > 0 ? cli::kExitSkipped : cli::kExitOk;
+}
+
+}  // namespace
+
+void MpiFlags::Register(CLI::App* command) {
+  command
+      ->add_option("--memory-mb", memory_mb,
+                   "neardup-mpi: memory per rank for one round of the band key shuffle (MiB)")
+      ->check(cli::UnsignedIn(1, uint64_t{1} << 30))
+      ->capture_default_str();
+  command
+      ->add_option("--max-round-bytes", max_round_bytes,
+                   "neardup-mpi: most bytes a rank sends in one exchange round (0: a quarter of "
+                   "--memory-mb, at most 2 GiB - 1; tiny values test the rounds)")
+      ->check(cli::UnsignedIn(0, uint64_t{1} << 40))
+      ->capture_default_str();
+}
+
+uint64_t MpiFlags::RoundBytes() const {
+  if (max_round_bytes != 0) return max_round_bytes;
+  return (memory_mb << 20) / 4;
+}
+
+int ReportErrorOnRanks(const Status& status, int rank) {
+  if (rank == 0) std::fprintf(stderr, "neardup-mpi: %s\n", status.ToString().c_str());
+  return cli::ExitCodeFor(status);
+}
+
+int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags) {
+  Comm comm(MPI_COMM_WORLD, flags.RoundBytes());
+  auto thread_limit = job.run.LimitThreads();
+  const auto started = Clock::now();
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter =
+      job.device.Create(job.recipe, job.selection);
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output);
+  if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
+  std::optional<cli::OutputFile>* output = &prepared->output;
+  cli::SkipReporter skips(job.run.quiet);
+  Status status;
+
+  const std::string recipe_id = RecipeId(job.recipe);
+  std::string text;
+  FingerprintPipelineStats stats;
+  uint64_t invalid_utf8_records = 0;
+  for (const SharePiece& piece : prepared->pieces) {
+    Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, false);
+    status = reader.status();
+    if (!status.ok()) break;
+    status = RunFingerprintPipeline(
+        **reader, **fingerprinter, FingerprintPipelineOptions{},
+        [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
+          for (size_t i = 0; i < docs.size(); ++i) {
+            format::AppendFingerprintLine(&text, docs[i].id, fingerprints[i], job.selection,
+                                          job.recipe.simhash.bits, recipe_id);
+          }
+          return Status::Ok();
+        },
+        &stats);
+    invalid_utf8_records += (*reader)->documents_with_invalid_utf8();
+    if (!status.ok()) break;
+  }
+  status = comm.AgreeOnStatus(status);
+  if (status.ok()) {
+    status =
+        comm.GatherToRoot(text, [&](std::string_view piece) { return (*output)->Write(piece); });
+  }
+  text = {};
+  const uint64_t skipped = comm.Sum(skips.count());
+  const uint64_t documents = comm.Sum(stats.documents);
+  const uint64_t bytes = comm.Sum(stats.bytes);
+  const uint64_t empty = comm.Sum(stats.empty_documents);
+  const uint64_t invalid = comm.Sum(stats.documents_with_invalid_utf8 + invalid_utf8_records);
+  Status closed;
+  if (comm.rank() == 0) {
+    closed = (*output)->Finish(status.ok() && !(job.run.strict && skipped > 0));
+  }
+  closed = comm.AgreeOnStatus(closed);
+  if (status.ok()) status = closed;
+  if (!job.run.quiet && comm.rank() == 0) {
+    std::fprintf(stderr,
+                 "neardup-mpi: fingerprinted %llu documents (%.1f MB) on %d ranks in %.2f s with "
+                 "recipe %s (%s); %llu empty, %llu with invalid UTF-8, %llu records skipped\n",
+                 static_cast<unsigned long long>(documents), static_cast<double>(bytes) / 1e6,
+                 comm.size(), SecondsSince(started), recipe_id.c_str(), job.recipe.name.c_str(),
+                 static_cast<unsigned long long>(empty), static_cast<unsigned long long>(invalid),
+                 static_cast<unsigned long long>(skipped));
+  }
+  return ExitCode(comm, status, job.run, skipped);
+}
+
+int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& flags) {
+  Comm comm(MPI_COMM_WORLD, flags.RoundBytes());
+  auto thread_limit = job.run.LimitThreads();
+  const auto started = Clock::now();
+  const bool dedup = job.kind == cli::NearDuplicateOutput::kDedup;
+  if (job.options.method == NearDuplicateMethod::kSimHash && IsDigestRecipe(job.recipe)) {
+    return ReportErrorOnRanks(
+        UnimplementedError("recipe " + RecipeId(job.recipe) +
+                           " has a digest SimHash, which neardup-mpi does not split yet: run "
+                           "`neardup` on one machine"),
+        comm.rank());
+  }
+  if (!job.sink.url.empty()) {
+    return ReportErrorOnRanks(
+        UnimplementedError("--sink is not supported by neardup-mpi yet: write the lines with "
+                           "--output and load them, or run `neardup` with --sink"),
+        comm.rank());
+  }
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter = job.device.Create(
+      RecipeForNearDuplicates(job.recipe, job.options), SketchesForNearDuplicates(job.options));
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output);
+  if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
+  std::optional<cli::OutputFile>* output = &prepared->output;
+  cli::SkipReporter skips(job.run.quiet);
+  Status status;
+
+  FingerprintedCorpus corpus;
+  FingerprintPipelineStats stats;
+  for (const SharePiece& piece : prepared->pieces) {
+    Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, dedup);
+    status = reader.status();
+    if (!status.ok()) break;
+    status = CollectFingerprints(**reader, **fingerprinter, FingerprintPipelineOptions{}, dedup,
+                                 &corpus, &stats);
+    if (!status.ok()) break;
+  }
+  status = comm.AgreeOnStatus(status);
+  if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
+
+  const DocumentLayout layout = DocumentLayout::FromCounts(comm.AllGather(corpus.ids.size()));
+  uint64_t empty = 0;
+  for (const Fingerprint& fingerprint : corpus.fingerprints) empty += fingerprint.num_tokens == 0;
+  NearDuplicateReport report;
+  report.empty_documents = comm.Sum(empty);
+  Result<NearDuplicateScheme> scheme =
+      ChooseNearDuplicateScheme(job.recipe, job.options, layout.total);
+  if (!scheme.ok()) return ReportErrorOnRanks(scheme.status(), comm.rank());
+  DistributedPairsStats shuffle;
+  Result<std::vector<SimilarPair>> pairs =
+      FindPairsDistributed(comm, layout, std::move(corpus.fingerprints), *scheme, job.options,
+                           flags.memory_mb << 20, &report, &shuffle);
+  corpus.fingerprints = {};
+  if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
+  report.candidates = comm.Sum(report.candidates);
+  report.exact_checks = comm.Sum(report.exact_checks);
+  report.pairs = pairs->size();
+  report.lsh = scheme->lsh;
+  report.num_blocks =
+      scheme->method == NearDuplicateMethod::kSimHash ? scheme->hamming.num_blocks : 0;
+  if (job.explain && comm.rank() == 0) {
+    cli::ExplainNearDuplicates(job.options, job.recipe, report);
+  }
+
+  std::string summary;
+  cli::OutputFile* out = comm.rank() == 0 ? &**output : nullptr;
+  status = WriteNearDuplicateOutput(comm, job, layout, corpus, *pairs, out, &summary);
+  const uint64_t skipped = comm.Sum(skips.count());
+  Status closed;
+  if (comm.rank() == 0) closed = out->Finish(status.ok() && !(job.run.strict && skipped > 0));
+  closed = comm.AgreeOnStatus(closed);
+  if (status.ok()) status = closed;
+  const uint64_t key_bytes = comm.Sum(shuffle.key_bytes);
+  const uint64_t sketch_bytes = comm.Sum(shuffle.sketch_bytes);
+  const uint64_t candidate_bytes = comm.Sum(shuffle.candidate_bytes);
+  std::string per_rank;
+  for (uint64_t count : layout.count) {
+    per_rank += (per_rank.empty() ? "" : "/") + std::to_string(count);
+  }
+  if (!job.run.quiet && comm.rank() == 0) {
+    std::fprintf(stderr,
+                 "neardup-mpi: %llu documents, %s (%s, recipe %s) on %d ranks (documents per "
+                 "rank: %s) in %.2f s; %llu "
+                 "empty, %llu records skipped; shuffled %llu bytes of band keys in %llu "
+                 "rounds, %llu of candidates, %llu of sketches\n",
+                 static_cast<unsigned long long>(layout.total), summary.c_str(), job.method.c_str(),
+                 RecipeId(job.recipe).c_str(), comm.size(), per_rank.c_str(), SecondsSince(started),
+                 static_cast<unsigned long long>(report.empty_documents),
+                 static_cast<unsigned long long>(skipped),
+                 static_cast<unsigned long long>(key_bytes),
+                 static_cast<unsigned long long>(shuffle.band_rounds),
+                 static_cast<unsigned long long>(candidate_bytes),
+                 static_cast<unsigned long long>(sketch_bytes));
+  }
+  return ExitCode(comm, status, job.run, skipped);
+}
+
+}  // namespace neardup::mpi

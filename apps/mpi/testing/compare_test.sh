@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Runs each command with `neardup` and with `mpiexec -n N neardup-mpi` on the
+# same inputs and fails unless the outputs are byte-identical (and the exit
+# codes equal).
+#
+# Usage: compare_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR SET RANKS...
+#   SET: one of the cases below (corpus, ranks, split, uneven, examples, errors)
+set -euo pipefail
+neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4 set=$5
+shift 5
+ranks=("$@")
+here=$(cd "$(dirname "$0")" && pwd)
+source_dir=$(cd "$here/../../.." && pwd)
+
+rm -rf "$work" && mkdir -p "$work"
+/usr/bin/python3 "$here/make_corpus.py" "$work/in" 15
+cd "$work/in"
+extra=()
+all=(
+  "pairs"
+  "pairs --verify sketch --threshold 0.7"
+  "pairs --method simhash --max-distance 6"
+  "clusters --rule leader --threshold 0.5"
+  "clusters --rule components --threshold 0.5"
+  "dedup --keep longest"
+  "fingerprint --minhash --simhash --chunks"
+  "dedup --rule components --strict"
+)
+case $set in
+  # Every command, on every kind of input at once.
+  corpus) inputs=(big.jsonl empty.jsonl texts small.jsonl); commands=("${all[@]}") ;;
+  # The main commands again, for other rank counts.
+  ranks) inputs=(big.jsonl empty.jsonl texts small.jsonl); commands=("${all[@]:0:1}" "${all[@]:3:1}" "${all[@]:5:1}") ;;
+  # One big file split by byte range, in exchange rounds of 64 bytes.
+  split) inputs=(big.jsonl); extra=(--max-round-bytes 64 --memory-mb 1)
+         commands=("${all[@]:0:1}" "${all[@]:2:1}" "${all[@]:5:2}") ;;
+  # Few long lines: some ranks hold no document.
+  uneven) inputs=(long.jsonl small.jsonl); commands=("${all[@]:0:1}" "${all[@]:5:1}") ;;
+  examples) inputs=("$source_dir/examples/news.jsonl"); commands=("${all[@]:0:1}" "${all[@]:4:2}") ;;
+  # A missing input: the same exit code and a message naming it.
+  errors) inputs=(big.jsonl missing.jsonl); commands=("pairs") ;;
+  *) echo "unknown set $set" >&2; exit 2 ;;
+esac
+
+failures=0
+exists() { if [ -e "$1" ]; then echo yes; else echo no; fi; }
+for i in "${!commands[@]}"; do
+  read -r -a command <<<"${commands[$i]}"
+  expected_code=0
+  "$neardup" "${command[@]}" --quiet "${inputs[@]}" -o "$work/expected.$i" 2>"$work/expected.$i.err" ||
+    expected_code=$?
+  for n in "${ranks[@]}"; do
+    code=0
+    timeout 120 "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "${command[@]}" --quiet \
+      "${extra[@]}" "${inputs[@]}" -o "$work/got.$i.$n" 2>"$work/got.$i.$n.err" || code=$?
+    if [ "$code" != "$expected_code" ]; then
+      echo "FAIL [$set, $n ranks] ${command[*]}: exit $code, neardup exited $expected_code" >&2
+      cat "$work/got.$i.$n.err" >&2
+      failures=$((failures + 1))
+    elif [ "$expected_code" = 0 ] && ! cmp -s "$work/expected.$i" "$work/got.$i.$n"; then
+      echo "FAIL [$set, $n ranks] ${command[*]}: output differs from neardup's" >&2
+      diff "$work/expected.$i" "$work/got.$i.$n" | head -5 >&2 || true
+      failures=$((failures + 1))
+    elif [ "$set" = errors ] && ! grep -q "missing.jsonl" "$work/got.$i.$n.err"; then
+      echo "FAIL [$set, $n ranks] ${command[*]}: the error does not name the missing input" >&2
+      failures=$((failures + 1))
+    elif [ "$expected_code" != 0 ] && [ "$(exists "$work/expected.$i")" != "$(exists "$work/got.$i.$n")" ]; then
+      echo "FAIL [$set, $n ranks] ${command[*]}: a failed run left an output, or not as neardup" >&2
+      failures=$((failures + 1))
+    else
+      lines=$( [ -f "$work/got.$i.$n" ] && wc -l <"$work/got.$i.$n" || echo none)
+      echo "ok [$set, $n ranks] ${command[*]} (exit $code, $lines lines)"
+    fi
+  done
+done
+# The planted near-duplicates are found at all (else identity proves little).
+if [ "$set" != errors ] && [ "$(wc -l <"$work/expected.0")" -lt 1 ]; then
+  echo "FAIL [$set]: neardup found no pair; the corpus plants some" >&2
+  failures=$((failures + 1))
+fi
+# The uneven case does leave a rank without documents.
+if [ "$set" = uneven ]; then
+  "$mpiexec" -n 4 --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null 2>"$work/summary"
+  if ! grep -qE "documents per rank: ([0-9]+/)*0(/|\))" "$work/summary"; then
+    echo "FAIL [$set]: no rank was left without documents:" >&2
+    cat "$work/summary" >&2
+    failures=$((failures + 1))
+  fi
+fi
+exit $((failures > 0))
