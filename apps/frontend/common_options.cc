@@ -199,8 +199,9 @@ int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipRe
   return kExitOk;
 }
 
-InputOptions ReaderOptions(const InputFlags& flags, SkipReporter* skips, bool keep_raw_records,
-                           std::vector<InputOptions::ExcludedDirectory> excluded) {
+Result<InputOptions> ReaderOptions(const InputFlags& flags, SkipReporter* skips,
+                                   bool keep_raw_records,
+                                   std::vector<InputOptions::ExcludedDirectory> excluded) {
   InputOptions options;
   options.format = flags.format == "jsonl"  ? InputFormat::kJsonl
                    : flags.format == "text" ? InputFormat::kText
@@ -230,8 +231,9 @@ InputOptions ReaderOptions(const InputFlags& flags, SkipReporter* skips, bool ke
 Result<std::unique_ptr<DocumentReader>> OpenInputs(
     const InputFlags& flags, SkipReporter* skips, bool keep_raw_records,
     std::vector<InputOptions::ExcludedDirectory> excluded) {
-  return DocumentReader::Open(flags.inputs,
-                              ReaderOptions(flags, skips, keep_raw_records, std::move(excluded)));
+  NEARDUP_ASSIGN_OR_RETURN(InputOptions options,
+                           ReaderOptions(flags, skips, keep_raw_records, std::move(excluded)));
+  return DocumentReader::Open(flags.inputs, std::move(options));
 }
 
 }  // namespace neardup::cli

@@ -102,10 +102,11 @@ bool ReadingSucceeded(const Status& status, const RunFlags& run, const SkipRepor
 
 int ExitCodeAfterReading(const Status& status, const RunFlags& run, const SkipReporter& skips);
 
-// The reader options the flags describe; skipped records go to `skips`.
-InputOptions ReaderOptions(const InputFlags& flags, SkipReporter* skips,
-                           bool keep_raw_records = false,
-                           std::vector<InputOptions::ExcludedDirectory> excluded = {});
+// The reader options the flags describe; skipped records go to `skips`. An
+// error for an --input-format that names no format.
+Result<InputOptions> ReaderOptions(const InputFlags& flags, SkipReporter* skips,
+                                   bool keep_raw_records = false,
+                                   std::vector<InputOptions::ExcludedDirectory> excluded = {});
 
 // Opens the inputs; skipped records go to `skips`. With keep_raw_records,
 // documents carry their JSONL line verbatim. `excluded` directories are not

@@ -264,7 +264,8 @@ Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUni
 Result<std::unique_ptr<DocumentReader>> OpenPiece(const SharePiece& piece,
                                                   const cli::InputFlags& flags,
                                                   cli::SkipReporter* skips, bool keep_raw_records) {
-  InputOptions options = cli::ReaderOptions(flags, skips, keep_raw_records);
+  NEARDUP_ASSIGN_OR_RETURN(InputOptions options,
+                           cli::ReaderOptions(flags, skips, keep_raw_records));
   if (piece.split_path.empty()) return DocumentReader::Open(piece.whole_inputs, std::move(options));
   options.first_line_number = piece.first_line_number;
   NEARDUP_ASSIGN_OR_RETURN(File file, File::Open(piece.split_path));
