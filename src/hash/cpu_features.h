@@ -16,9 +16,12 @@
 #ifndef NEARDUP_HASH_CPU_FEATURES_H_
 #define NEARDUP_HASH_CPU_FEATURES_H_
 
+#include <array>
+#include <cstddef>
 #include <string>
 
 #include "hash/cpu_path.h"
+#include "neardup/check.h"
 
 namespace neardup::internal {
 
@@ -57,6 +60,21 @@ const CpuFeatures& HostCpuFeatures();
 
 // HostCpuFeatures().LimitedTo(path). REQUIRES: CpuSupports(path).
 CpuFeatures FeaturesAt(CpuPath path);
+
+// The kernel table of `path` for one module: kChoose(path, FeaturesAt(path)),
+// built once per path on first use (sketch/sketch_kernels.h,
+// text/text_kernels.h). REQUIRES: CpuSupports(path).
+template <typename Table, Table (*kChoose)(CpuPath, const CpuFeatures&)>
+const Table& KernelTableFor(CpuPath path) {
+  NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
+  // Indexed by CpuPath; an entry of a path the CPU cannot run is never read.
+  static const std::array<Table, 4> tables = [] {
+    std::array<Table, 4> out;
+    for (CpuPath p : SupportedCpuPaths()) out[static_cast<size_t>(p)] = kChoose(p, FeaturesAt(p));
+    return out;
+  }();
+  return tables[static_cast<size_t>(path)];
+}
 
 }  // namespace neardup::internal
 

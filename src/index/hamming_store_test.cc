@@ -3,13 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <filesystem>
 #include <set>
-#include <thread>
 #include <vector>
 
+#include "index/index_store_test_util.h"
 #include "util/mix.h"
 #include "util/temp_dir_test_util.h"
 
@@ -238,55 +237,31 @@ TEST(HammingStoreTest, ConcurrentReadersSeeExactlyThePinnedState) {
     uint64_t query;
     std::vector<HammingMatch> matches;
   };
-  constexpr int kReaders = 3;
-  // Bounded memory: past this, readers keep querying without recording.
-  constexpr size_t kMaxSeen = 3000;
-  std::vector<std::vector<Seen>> seen(kReaders);
-  std::atomic<bool> done{false};
-  std::vector<std::thread> readers;
-  for (int r = 0; r < kReaders; ++r) {
-    readers.emplace_back([&, r] {
-      internal::SplitMix64 rng(100 + r);
-      size_t count = 0;
-      while (!done.load(std::memory_order_acquire)) {
+  const std::vector<Seen> all = internal::testing::ReadWhileWriting<Seen>(
+      3, 3000,
+      [&](internal::SplitMix64* rng) {
         const uint64_t query =
-            ops[rng.Next() % ops.size()].entry.fingerprint ^ (uint64_t{1} << (rng.Next() % 64));
+            ops[rng->Next() % ops.size()].entry.fingerprint ^ (uint64_t{1} << (rng->Next() % 64));
         HammingStore::ReadView view = store.Read();
-        // A uniform sample of every answer (reservoir sampling).
-        Seen observed{view.version(), query, view.index().FindAll(query)};
-        ++count;
-        if (seen[r].size() < kMaxSeen) {
-          seen[r].push_back(std::move(observed));
-        } else if (const size_t slot = rng.Next() % count; slot < kMaxSeen) {
-          seen[r][slot] = std::move(observed);
-        }
-      }
-    });
-  }
-  for (const Op& op : ops) Apply(&store, op);
-  done.store(true, std::memory_order_release);
-  for (std::thread& t : readers) t.join();
-
-  std::vector<Seen> all;
-  for (auto& s : seen) all.insert(all.end(), s.begin(), s.end());
-  std::sort(all.begin(), all.end(),
-            [](const Seen& a, const Seen& b) { return a.version < b.version; });
-  ASSERT_FALSE(all.empty());
-  // The readers ran while the writer did: they saw several states.
-  EXPECT_GT(all.back().version, all.front().version);
+        return Seen{view.version(), query, view.index().FindAll(query)};
+      },
+      [&] {
+        for (const Op& op : ops) Apply(&store, op);
+      });
   std::set<HammingEntry> state;
-  size_t applied = 0;
-  for (const Seen& s : all) {
-    for (; applied < s.version; ++applied) {
-      if (ops[applied].insert) {
-        state.insert(ops[applied].entry);
-      } else {
-        state.erase(ops[applied].entry);
-      }
-    }
-    ASSERT_EQ(s.matches, BruteForce(state, s.query, kOptions.max_distance))
-        << "version " << s.version;
-  }
+  internal::testing::CheckInVersionOrder(
+      all,
+      [&](size_t i) {
+        if (ops[i].insert) {
+          state.insert(ops[i].entry);
+        } else {
+          state.erase(ops[i].entry);
+        }
+      },
+      [&](const Seen& s) {
+        ASSERT_EQ(s.matches, BruteForce(state, s.query, kOptions.max_distance))
+            << "version " << s.version;
+      });
   EXPECT_LT((store.journal_records()), 200u);  // the automatic checkpoints ran
 }
 

@@ -3,12 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <map>
-#include <thread>
 #include <vector>
 
+#include "index/index_store_test_util.h"
 #include "util/mix.h"
 #include "util/temp_dir_test_util.h"
 
@@ -220,56 +219,32 @@ TEST(LshStoreTest, ConcurrentReadersSeeExactlyThePinnedState) {
     size_t query;  // an op whose sketch is the query
     std::vector<uint64_t> ids;
   };
-  constexpr int kReaders = 3;
-  // Bounded memory: past this, readers keep querying without recording.
-  constexpr size_t kMaxSeen = 3000;
-  std::vector<std::vector<Seen>> seen(kReaders);
-  std::atomic<bool> done{false};
-  std::vector<std::thread> readers;
-  for (int r = 0; r < kReaders; ++r) {
-    readers.emplace_back([&, r] {
-      internal::SplitMix64 rng(100 + r);
-      size_t count = 0;
-      while (!done.load(std::memory_order_acquire)) {
-        size_t q = rng.Next() % ops.size();
+  const std::vector<Seen> all = internal::testing::ReadWhileWriting<Seen>(
+      3, 3000,
+      [&](internal::SplitMix64* rng) {
+        size_t q = rng->Next() % ops.size();
         while (!ops[q].insert) q = (q + 1) % ops.size();
         LshStore::ReadView view = store.Read();
         Result<std::vector<uint64_t>> ids = view.index().Query(ops[q].sketch);
-        ASSERT_TRUE(ids.ok());
-        // A uniform sample of every answer (reservoir sampling).
-        Seen observed{view.version(), q, std::move(*ids)};
-        ++count;
-        if (seen[r].size() < kMaxSeen) {
-          seen[r].push_back(std::move(observed));
-        } else if (const size_t slot = rng.Next() % count; slot < kMaxSeen) {
-          seen[r][slot] = std::move(observed);
-        }
-      }
-    });
-  }
-  for (const Op& op : ops) Apply(&store, op);
-  done.store(true, std::memory_order_release);
-  for (std::thread& t : readers) t.join();
-
-  std::vector<Seen> all;
-  for (auto& s : seen) all.insert(all.end(), s.begin(), s.end());
-  std::sort(all.begin(), all.end(),
-            [](const Seen& a, const Seen& b) { return a.version < b.version; });
-  ASSERT_FALSE(all.empty());
-  // The readers ran while the writer did: they saw several states.
-  EXPECT_GT(all.back().version, all.front().version);
+        EXPECT_TRUE(ids.ok());
+        return Seen{view.version(), q, ids.ok() ? std::move(*ids) : std::vector<uint64_t>{}};
+      },
+      [&] {
+        for (const Op& op : ops) Apply(&store, op);
+      });
   State state;
-  size_t applied = 0;
-  for (const Seen& s : all) {
-    for (; applied < s.version; ++applied) {
-      if (ops[applied].insert) {
-        state[ops[applied].doc_id] = ops[applied].sketch;
-      } else {
-        state.erase(ops[applied].doc_id);
-      }
-    }
-    ASSERT_EQ(s.ids, BruteForce(state, ops[s.query].sketch)) << "version " << s.version;
-  }
+  internal::testing::CheckInVersionOrder(
+      all,
+      [&](size_t i) {
+        if (ops[i].insert) {
+          state[ops[i].doc_id] = ops[i].sketch;
+        } else {
+          state.erase(ops[i].doc_id);
+        }
+      },
+      [&](const Seen& s) {
+        ASSERT_EQ(s.ids, BruteForce(state, ops[s.query].sketch)) << "version " << s.version;
+      });
   EXPECT_EQ(store.version(), ops.size());
   auto reopened = LshStore::Open(dir.path(), kParams, kNumHashes, options);
   ASSERT_TRUE(reopened.ok());

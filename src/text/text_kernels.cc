@@ -1,8 +1,5 @@
 #include "text/text_kernels.h"
 
-#include <array>
-
-#include "neardup/check.h"
 #include "text/sdbm_avx512.h"
 #include "text/token_hash_avx2.h"
 #include "text/token_hash_avx512.h"
@@ -32,16 +29,7 @@ TextKernels ChooseTextKernels(CpuPath path, const CpuFeatures& f) {
 }
 
 const TextKernels& TextKernelsFor(CpuPath path) {
-  NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
-  // Indexed by CpuPath; an entry of a path the CPU cannot run is never read.
-  static const std::array<TextKernels, 4> tables = [] {
-    std::array<TextKernels, 4> out;
-    for (CpuPath p : SupportedCpuPaths()) {
-      out[static_cast<size_t>(p)] = ChooseTextKernels(p, FeaturesAt(p));
-    }
-    return out;
-  }();
-  return tables[static_cast<size_t>(path)];
+  return KernelTableFor<TextKernels, &ChooseTextKernels>(path);
 }
 
 }  // namespace neardup::internal
