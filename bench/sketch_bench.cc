@@ -20,6 +20,7 @@
 #include "neardup/simhash.h"
 #include "neardup/similarity.h"
 #include "sketch/bottom_k_kernels.h"
+#include "sketch/sketch_kernels.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -94,7 +95,7 @@ BENCHMARK(BM_BottomKAddMany)->Arg(100)->Arg(1000)->Arg(10000);
 void BM_BottomKSort(benchmark::State& state) {
   const auto n = static_cast<size_t>(state.range(0));
   const std::vector<uint64_t> inputs = RandomFeatures(4, 64 * n);
-  const internal::BottomKKernel kernel = internal::BestBottomKKernel();
+  const internal::BottomKKernel kernel = internal::ActiveSketchKernels().bottom_k;
   std::vector<uint64_t> values(n);
   std::vector<uint64_t> scratch(internal::SortScratchSize(n));
   size_t round = 0;

@@ -16,6 +16,7 @@ declare -A header_owner=(
   [document]=io
   [minhash]=sketch
   [union_find]=index
+  [index_store]=index
   [containment]=index
   [fingerprinter]=engine [containment_engine]=engine
 )

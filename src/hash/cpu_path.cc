@@ -2,39 +2,29 @@
 
 #include <cstdlib>
 
+#include "hash/cpu_features.h"
+
 namespace neardup::internal {
 
-bool CpuSupports(CpuPath path) {
-  switch (path) {
-    case CpuPath::kReference:
-    case CpuPath::kPortable:
-      return true;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    case CpuPath::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
-    case CpuPath::kAvx512:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("bmi2");
-#else
-    case CpuPath::kAvx2:
-    case CpuPath::kAvx512:
-      return false;
-#endif
+bool CpuSupports(CpuPath path) { return HostCpuFeatures().Covers(path); }
+
+CpuPath ChooseCpuPath(const CpuFeatures& features, const char* forced) {
+  CpuPath best = CpuPath::kPortable;
+  for (CpuPath path : {CpuPath::kAvx2, CpuPath::kAvx512}) {
+    if (features.Covers(path)) best = path;
   }
-  return false;
+  if (forced != nullptr) {
+    std::optional<CpuPath> path = ParseCpuPath(forced);
+    if (path && features.Covers(*path) && *path < best) best = *path;
+  }
+  return best;
 }
 
 CpuPath DetectCpuPath() {
-  CpuPath best = CpuPath::kPortable;
-  for (CpuPath path : {CpuPath::kAvx2, CpuPath::kAvx512}) {
-    if (CpuSupports(path)) best = path;
-  }
-  // Read per call (fingerprinters are built rarely), never cached globally.
-  if (const char* forced = std::getenv("NEARDUP_CPU_PATH"); forced != nullptr) {
-    std::optional<CpuPath> path = ParseCpuPath(forced);
-    if (path && CpuSupports(*path) && *path < best) best = *path;
-  }
-  return best;
+  // The one read of the override. Per call, not cached: a fingerprinter
+  // built after a change of the variable (tests that compare paths in one
+  // process) gets the new path; the kernel tables themselves are built once.
+  return ChooseCpuPath(HostCpuFeatures(), std::getenv("NEARDUP_CPU_PATH"));
 }
 
 std::vector<CpuPath> SupportedCpuPaths() {

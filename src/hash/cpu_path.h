@@ -15,8 +15,11 @@
 // DetectCpuPath() picks the fastest path the CPU runs. The environment
 // variable NEARDUP_CPU_PATH (reference, portable, avx2, avx512) lowers the
 // choice, for differential testing and benchmarking; a path the CPU cannot
-// run is never chosen.
-// Cost: a few CPUID-derived flag reads. Thread safety: pure functions.
+// run is never chosen. This file is the only reader of the variable and
+// hash/cpu_features.h the only prober of the CPU; each module's kernel
+// table (sketch/sketch_kernels.h, text/text_kernels.h) is built per path
+// from both (docs/CPU_DISPATCH.md).
+// Cost: a few flag reads and one getenv. Thread safety: pure functions.
 #ifndef NEARDUP_HASH_CPU_PATH_H_
 #define NEARDUP_HASH_CPU_PATH_H_
 
@@ -26,13 +29,19 @@
 
 namespace neardup::internal {
 
+// In order of speed: a lower path may be forced in place of a higher one.
 enum class CpuPath { kReference, kPortable, kAvx2, kAvx512 };
+
+struct CpuFeatures;  // hash/cpu_features.h
 
 // Whether this CPU can run `path` (kReference and kPortable always can).
 bool CpuSupports(CpuPath path);
 
-// The fastest supported path, lowered to NEARDUP_CPU_PATH when that names a
-// supported one.
+// The fastest path `features` covers, lowered to `forced` when that names a
+// path it covers (nullptr: none). By value, for tests.
+CpuPath ChooseCpuPath(const CpuFeatures& features, const char* forced);
+
+// ChooseCpuPath(HostCpuFeatures(), getenv("NEARDUP_CPU_PATH")).
 CpuPath DetectCpuPath();
 
 // Every path this CPU can run, kReference first.

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "hash/cpu_features.h"
+
 namespace neardup::internal {
 namespace {
 
@@ -47,6 +49,18 @@ TEST(CpuPathTest, EnvironmentLowersButNeverRaisesTheChoice) {
   } else {
     ::unsetenv("NEARDUP_CPU_PATH");
   }
+}
+
+TEST(CpuPathTest, ChooseByValueLowersButNeverRaises) {
+  const CpuFeatures all = CpuFeatures::All();
+  EXPECT_EQ(ChooseCpuPath(all, nullptr), CpuPath::kAvx512);
+  EXPECT_EQ(ChooseCpuPath(all, "avx2"), CpuPath::kAvx2);
+  EXPECT_EQ(ChooseCpuPath(all, "reference"), CpuPath::kReference);
+  EXPECT_EQ(ChooseCpuPath(all, "bogus"), CpuPath::kAvx512);
+  const CpuFeatures avx2_only = all.LimitedTo(CpuPath::kAvx2);
+  EXPECT_EQ(ChooseCpuPath(avx2_only, nullptr), CpuPath::kAvx2);
+  EXPECT_EQ(ChooseCpuPath(avx2_only, "avx512"), CpuPath::kAvx2);
+  EXPECT_EQ(ChooseCpuPath(CpuFeatures{}, "avx2"), CpuPath::kPortable);
 }
 
 }  // namespace

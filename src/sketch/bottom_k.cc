@@ -5,6 +5,7 @@
 #include "neardup/check.h"
 #include "neardup/minhash.h"
 #include "sketch/bottom_k_kernels.h"
+#include "sketch/sketch_kernels.h"
 
 namespace neardup {
 namespace {
@@ -63,7 +64,7 @@ BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
   work_.resize(capacity_ + internal::kFilterSlack);
   sorted_.resize(capacity_);
   sort_scratch_.resize(internal::SortScratchSize(capacity_));
-  const internal::BottomKKernel kernel = internal::BestBottomKKernel();
+  const internal::BottomKKernel kernel = internal::ActiveSketchKernels().bottom_k;
   filter_in_range_ = kernel.filter_in_range;
   sort_ascending_ = kernel.sort_ascending;
   unique_ = kernel.unique;

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
+#include "hash/cpu_features.h"
 #include "util/insertion_sort.h"
 #include "util/intrinsics_warnings.h"
 
@@ -319,12 +319,6 @@ NEARDUP_AVX512_TARGET void PrefixSumsBytesAvx512(uint8_t* counts, size_t num) {
 }
 NEARDUP_INTRINSICS_WARNINGS_ON
 
-bool HasAvx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"); }
-bool HasAvx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("popcnt");
-}
 #endif
 
 }  // namespace
@@ -335,35 +329,32 @@ size_t SortScratchSize(size_t count) {
   return 3 * count + 8;
 }
 
-std::vector<BottomKKernel> SupportedBottomKKernels() {
+std::vector<BottomKKernel> BottomKKernelsFor(const CpuFeatures& f) {
   std::vector<BottomKKernel> kernels = {
       {"portable", &FilterInRangePortable,
        &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>, &UniquePortable}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
-  if (HasAvx2()) {
+  if (f.avx2 && f.popcnt) {
     kernels.push_back({"avx2", &FilterInRangeAvx2,
                        &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>,
                        &UniquePortable});
   }
-  if (HasAvx512()) {
+  if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.popcnt) {
     kernels.push_back({"avx512", &FilterInRangeAvx512,
                        &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512>, &UniqueAvx512});
   }
+#else
+  (void)f;
 #endif
   return kernels;
 }
 
-BottomKKernel BestBottomKKernel() {
-  std::vector<BottomKKernel> kernels = SupportedBottomKKernels();
-  size_t best = kernels.size() - 1;
-  if (const char* forced = std::getenv("NEARDUP_CPU_PATH"); forced != nullptr) {
-    std::string_view name = forced;
-    if (name == "reference") name = "portable";
-    for (size_t i = 0; i < best; ++i) {
-      if (kernels[i].name == name) best = i;
-    }
-  }
-  return kernels[best];
+std::vector<BottomKKernel> SupportedBottomKKernels() {
+  return BottomKKernelsFor(HostCpuFeatures());
+}
+
+BottomKKernel BottomKKernelFor(const CpuFeatures& features) {
+  return BottomKKernelsFor(features).back();
 }
 
 }  // namespace neardup::internal

@@ -29,6 +29,8 @@
 
 namespace neardup::internal {
 
+struct CpuFeatures;
+
 // Writes the values[i] in [first, last] to out[0, r), in order, and returns
 // r. REQUIRES: first <= last; out has room for count + kFilterSlack values
 // (kernels may store whole vectors past the last kept value); out does not
@@ -63,13 +65,15 @@ struct BottomKKernel {
 // The scratch values SortAscending needs for `count` values.
 size_t SortScratchSize(size_t count);
 
+// The kernels whose features `features` has, portable first.
+std::vector<BottomKKernel> BottomKKernelsFor(const CpuFeatures& features);
+
 // The kernels this CPU runs, portable first.
 std::vector<BottomKKernel> SupportedBottomKKernels();
 
-// The fastest supported kernel, lowered by the environment variable
-// NEARDUP_CPU_PATH as in hash/cpu_path.h ("reference" selects the portable
-// kernel).
-BottomKKernel BestBottomKKernel();
+// The fastest kernel whose features `features` has; the kernel table of a
+// CPU path (sketch/sketch_kernels.h) holds BottomKKernelFor(FeaturesAt(path)).
+BottomKKernel BottomKKernelFor(const CpuFeatures& features);
 
 }  // namespace neardup::internal
 

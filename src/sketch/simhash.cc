@@ -4,6 +4,7 @@
 
 #include "neardup/check.h"
 #include "sketch/simhash_kernels.h"
+#include "sketch/sketch_kernels.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -23,7 +24,7 @@ constexpr std::array<uint64_t, 256> kByteToLanes = MakeByteToLanes();
 }  // namespace
 
 SimHashAccumulator::SimHashAccumulator(int bits) : bits_(bits) {
-  const internal::SimHashKernel kernel = internal::BestSimHashKernel();
+  const internal::SimHashKernel kernel = internal::ActiveSketchKernels().simhash;
   count_bits_ = kernel.count_bits;
   fold_ = kernel.fold;
   sign_bits_ = kernel.sign_bits;

@@ -1,9 +1,9 @@
 #include "sketch/simhash_kernels.h"
 
 #include <array>
-#include <cstdlib>
 #include <cstring>
 
+#include "hash/cpu_features.h"
 #include "util/intrinsics_warnings.h"
 
 #if defined(__x86_64__)
@@ -146,45 +146,33 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512bitalg,gfni"))) void Co
 }
 NEARDUP_INTRINSICS_WARNINGS_ON
 
-bool HasAvx2() { return __builtin_cpu_supports("avx2"); }
-bool HasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
-bool HasAvx512Gfni() {
-  return HasAvx512() && __builtin_cpu_supports("avx512vbmi") &&
-         __builtin_cpu_supports("avx512bitalg") && __builtin_cpu_supports("gfni");
-}
 #endif
 
 }  // namespace
 
-std::vector<SimHashKernel> SupportedSimHashKernels() {
+std::vector<SimHashKernel> SimHashKernelsFor(const CpuFeatures& f) {
   std::vector<SimHashKernel> kernels = {
       {"scalar", "portable", &CountBitsScalar, &FoldScalar, &SignBitsScalar}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
-  if (HasAvx2()) kernels.push_back({"avx2", "avx2", &CountBitsAvx2, &FoldScalar, &SignBitsScalar});
-  if (HasAvx512())
+  if (f.avx2) kernels.push_back({"avx2", "avx2", &CountBitsAvx2, &FoldScalar, &SignBitsScalar});
+  const bool avx512 = f.avx512f && f.avx512bw;
+  if (avx512)
     kernels.push_back({"avx512bw", "avx512", &CountBitsAvx512, &FoldAvx512, &SignBitsAvx512});
-  if (HasAvx512Gfni())
+  // vpermb is VBMI (VBMI2 alone does not have it).
+  if (avx512 && f.avx512vbmi && f.avx512bitalg && f.gfni)
     kernels.push_back({"avx512gfni", "avx512", &CountBitsAvx512Gfni, &FoldAvx512, &SignBitsAvx512});
+#else
+  (void)f;
 #endif
   return kernels;
 }
 
-SimHashKernel BestSimHashKernel() {
-  // Kernels are listed slowest path first; rank a path name for lowering.
-  auto rank = [](std::string_view path) {
-    if (path == "avx512") return 3;
-    if (path == "avx2") return 2;
-    return 1;  // "portable", and "reference"
-  };
-  std::vector<SimHashKernel> kernels = SupportedSimHashKernels();
-  size_t best = kernels.size() - 1;
-  if (const char* forced = std::getenv("NEARDUP_CPU_PATH"); forced != nullptr) {
-    const std::string_view name = forced;
-    if (name == "reference" || name == "portable" || name == "avx2" || name == "avx512") {
-      while (best > 0 && rank(kernels[best].cpu_path) > rank(name)) --best;
-    }
-  }
-  return kernels[best];
+std::vector<SimHashKernel> SupportedSimHashKernels() {
+  return SimHashKernelsFor(HostCpuFeatures());
+}
+
+SimHashKernel SimHashKernelFor(const CpuFeatures& features) {
+  return SimHashKernelsFor(features).back();
 }
 
 }  // namespace neardup::internal

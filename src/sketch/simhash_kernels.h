@@ -32,6 +32,8 @@
 
 namespace neardup::internal {
 
+struct CpuFeatures;
+
 using SimHashCountBitsFn = void (*)(const uint64_t* values, size_t count, uint64_t* lanes);
 // sums[k] += 2 * lane k - num_pending for the 64 lanes (lane k: counter of
 // bit k, in the layout above), then every lane = 0.
@@ -47,13 +49,16 @@ struct SimHashKernel {
   SimHashSignBitsFn sign_bits;
 };
 
-// The kernels this CPU runs, scalar first.
+// The kernels whose features `features` has, scalar first (the fastest
+// last).
+std::vector<SimHashKernel> SimHashKernelsFor(const CpuFeatures& features);
+
+// The kernels this CPU runs, scalar first: SimHashKernelsFor(HostCpuFeatures()).
 std::vector<SimHashKernel> SupportedSimHashKernels();
 
-// The fastest supported kernel, lowered by the environment variable
-// NEARDUP_CPU_PATH as in hash/cpu_path.h to the fastest kernel of that path
-// or a lower one ("reference" and "portable" select the scalar kernel).
-SimHashKernel BestSimHashKernel();
+// The fastest kernel whose features `features` has. The kernel table of a
+// CPU path (sketch/sketch_kernels.h) holds SimHashKernelFor(FeaturesAt(path)).
+SimHashKernel SimHashKernelFor(const CpuFeatures& features);
 
 }  // namespace neardup::internal
 

@@ -11,6 +11,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hash/cpu_path.h"
+#include "sketch/sketch_kernels.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -260,28 +262,19 @@ TEST(SimHashKernelTest, EveryKernelFoldsAndSignsLikeTheScalarOne) {
   }
 }
 
-TEST(SimHashKernelTest, CpuPathLowersTheKernel) {
+TEST(SimHashKernelTest, EachPathGetsTheFastestKernelOfItsLevel) {
   const std::vector<internal::SimHashKernel> kernels = internal::SupportedSimHashKernels();
-  const char* saved = std::getenv("NEARDUP_CPU_PATH");
-  const std::string saved_value = saved != nullptr ? saved : "";
-  for (const char* path : {"reference", "portable", "avx2", "avx512"}) {
-    setenv("NEARDUP_CPU_PATH", path, 1);
-    const internal::SimHashKernel best = internal::BestSimHashKernel();
+  for (internal::CpuPath path : internal::SupportedCpuPaths()) {
+    const std::string_view name = internal::CpuPathName(path);
     // The last supported kernel of that path or a lower one.
     std::string_view want = "scalar";
     for (const internal::SimHashKernel& kernel : kernels) {
-      const std::string_view p = path;
       const bool allowed = kernel.cpu_path == "portable" ||
-                           (kernel.cpu_path == "avx2" && (p == "avx2" || p == "avx512")) ||
-                           (kernel.cpu_path == "avx512" && p == "avx512");
+                           (kernel.cpu_path == "avx2" && (name == "avx2" || name == "avx512")) ||
+                           (kernel.cpu_path == "avx512" && name == "avx512");
       if (allowed) want = kernel.name;
     }
-    EXPECT_EQ(best.name, want) << path;
-  }
-  if (saved != nullptr) {
-    setenv("NEARDUP_CPU_PATH", saved_value.c_str(), 1);
-  } else {
-    unsetenv("NEARDUP_CPU_PATH");
+    EXPECT_EQ(internal::SketchKernelsFor(path).simhash.name, want) << name;
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "neardup/check.h"
 #include "sketch/similarity_kernels.h"
+#include "sketch/sketch_kernels.h"
 
 namespace neardup {
 namespace {
@@ -25,6 +26,17 @@ namespace {
 
 using internal::Ratio;
 using internal::Report;
+
+// The kernels of the CPU path's table, resolved once: these run per pair.
+internal::PrefixFilterFn PrefixFilterKernel() {
+  static const internal::PrefixFilterFn kernel = internal::ActiveSketchKernels().prefix_filter;
+  return kernel;
+}
+
+internal::MergeWalkFn MergeWalkKernel() {
+  static const internal::MergeWalkFn kernel = internal::ActiveSketchKernels().merge_walk;
+  return kernel;
+}
 
 // The smallest m in [0, k] with Ratio(m, k) >= threshold, or k + 1 if none.
 size_t MinMatches(double threshold, size_t k) {
@@ -69,7 +81,7 @@ PrefixFilter RunPrefixFilter(const uint64_t* av, size_t na, const uint64_t* bv, 
   const bool a_probes = av[prefix - 1] <= bv[prefix - 1];
   PrefixFilter f{
       a_probes ? av : bv, a_probes ? bv : av, a_probes ? na : nb, a_probes ? nb : na, {}};
-  f.counts = internal::BestPrefixFilter()(f.probe, f.build, prefix);
+  f.counts = PrefixFilterKernel()(f.probe, f.build, prefix);
   return f;
 }
 
@@ -105,7 +117,7 @@ bool SmallPairAtLeast(const BottomKSketch& a, const BottomKSketch& b, double thr
   if (a.k > internal::kMaxSplitLimit) {
     return Report(internal::EstimateJaccardSameK(a, b), threshold, estimate);
   }
-  const internal::WalkCount walk = internal::BestMergeWalk()(av, na, bv, nb, a.k);
+  const internal::WalkCount walk = MergeWalkKernel()(av, na, bv, nb, a.k);
   return Report(Ratio(walk.matches, walk.steps), threshold, estimate);
 }
 
@@ -202,7 +214,7 @@ bool JaccardAtLeastSameK(const BottomKSketch& a, const BottomKSketch& b, double 
     // whole walk: run the fastest exact walk, no abort. Otherwise
     // (large k) the walk with early abort below is the better bet.
     if (k - 2 * prefix < needed && k <= internal::kMaxSplitLimit) {
-      const internal::WalkCount walk = internal::BestMergeWalk()(av, na, bv, nb, k);
+      const internal::WalkCount walk = MergeWalkKernel()(av, na, bv, nb, k);
       return Report(Ratio(walk.matches, walk.steps), threshold, estimate);
     }
   }

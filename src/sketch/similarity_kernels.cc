@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "hash/cpu_features.h"
 #include "neardup/check.h"
 
 namespace neardup::internal {
@@ -36,18 +37,13 @@ size_t CountAtMost(const uint64_t* values, size_t n, uint64_t bound) {
   return base + static_cast<size_t>(n == 1 && values[base] <= bound);
 }
 
-PrefixFilterFn BestPrefixFilter() {
-  static const PrefixFilterFn best = [] {
+PrefixFilterFn PrefixFilterFor(const CpuFeatures& f) {
 #if defined(__x86_64__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl")) {
-      return &PrefixFilterAvx512;
-    }
+  if (f.avx512f && f.avx512bw && f.avx512vl) return &PrefixFilterAvx512;
+#else
+  (void)f;
 #endif
-    return &PrefixFilterScalar;
-  }();
-  return best;
+  return &PrefixFilterScalar;
 }
 
 WalkCount MergeWalkReference(const uint64_t* a, size_t na, const uint64_t* b, size_t nb,
@@ -151,29 +147,22 @@ WalkCount MergeWalkSplit(const uint64_t* a, size_t na, const uint64_t* b, size_t
 #undef NEARDUP_SPLIT_STEP
 
 namespace {
-#if defined(__x86_64__)
-bool HasAvx512Walk() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("popcnt");
-}
-#endif
+bool HasAvx512Walk(const CpuFeatures& f) { return f.avx512f && f.avx512dq && f.popcnt; }
 }  // namespace
 
-MergeWalkFn BestMergeWalk() {
-  static const MergeWalkFn best = [] {
+MergeWalkFn MergeWalkFor(const CpuFeatures& f) {
 #if defined(__x86_64__)
-    if (HasAvx512Walk()) return &MergeWalkAvx512;
+  if (HasAvx512Walk(f)) return &MergeWalkAvx512;
+#else
+  (void)f;
 #endif
-    return &MergeWalkSplit;
-  }();
-  return best;
+  return &MergeWalkSplit;
 }
 
 std::vector<MergeWalkFn> SupportedMergeWalks() {
   std::vector<MergeWalkFn> walks = {&MergeWalkSplit};
 #if defined(__x86_64__)
-  if (HasAvx512Walk()) walks.push_back(&MergeWalkAvx512);
+  if (HasAvx512Walk(HostCpuFeatures())) walks.push_back(&MergeWalkAvx512);
 #endif
   return walks;
 }

@@ -20,6 +20,8 @@ struct BottomKSummary;
 
 namespace neardup::internal {
 
+struct CpuFeatures;
+
 // What the prefix filter learns about two sketch prefixes of `prefix`
 // values: `probe` is the side whose last prefix value is the cut
 // c = probe[prefix - 1] (so probe[prefix - 1] <= build[prefix - 1]).
@@ -50,8 +52,10 @@ PrefixCounts PrefixFilterAvx512(const uint64_t* probe, const uint64_t* build, si
 size_t CountAtMost(const uint64_t* values, size_t n, uint64_t bound);
 
 using PrefixFilterFn = PrefixCounts (*)(const uint64_t*, const uint64_t*, size_t);
-// The fastest kernel this CPU runs; chosen once (a function-local static).
-PrefixFilterFn BestPrefixFilter();
+// The fastest kernel whose features `features` has (AVX-512 F/BW/VL, else
+// scalar); the kernel table of a CPU path (sketch/sketch_kernels.h) holds
+// PrefixFilterFor(FeaturesAt(path)).
+PrefixFilterFn PrefixFilterFor(const CpuFeatures& features);
 
 // Walks the min(limit, |A ∪ B|) smallest elements of the union of two
 // strictly ascending arrays.
@@ -81,9 +85,10 @@ WalkCount MergeWalkAvx512(const uint64_t* a, size_t na, const uint64_t* b, size_
 #endif
 
 using MergeWalkFn = WalkCount (*)(const uint64_t*, size_t, const uint64_t*, size_t, size_t);
-// The fastest exact walk this CPU runs (MergeWalkAvx512, else
-// MergeWalkSplit); chosen once. REQUIRES: limit <= kMaxSplitLimit.
-MergeWalkFn BestMergeWalk();
+// The fastest exact walk whose features `features` has (MergeWalkAvx512:
+// AVX-512 F/DQ and POPCNT, else MergeWalkSplit). REQUIRES of the walk:
+// limit <= kMaxSplitLimit.
+MergeWalkFn MergeWalkFor(const CpuFeatures& features);
 // MergeWalkSplit first, then the walks this CPU runs; for tests.
 std::vector<MergeWalkFn> SupportedMergeWalks();
 
@@ -99,6 +104,9 @@ bool JaccardAtLeastSameK(const BottomKSketch& a, const BottomKSketch& b, double 
 enum class SummaryKernel { kPortable, kPopcnt, kAvx512, kBest };
 // kPortable, then those this CPU runs.
 std::vector<SummaryKernel> SupportedSummaryKernels();
+// The fastest of kPortable, kPopcnt (POPCNT), kAvx512 (AVX-512 F and
+// VPOPCNTDQ) whose features `features` has; never kBest.
+SummaryKernel SummaryKernelFor(const CpuFeatures& features);
 // MaxCommonValues / JaccardAtLeastPairs through one kernel, for tests.
 // REQUIRES: the CPU runs `kernel` (checked, abort).
 size_t MaxCommonValuesWith(SummaryKernel kernel, const BottomKSummary& a, const BottomKSummary& b);

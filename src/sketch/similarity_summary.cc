@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "hash/cpu_features.h"
 #include "util/intrinsics_warnings.h"
 
 #if defined(__x86_64__)
@@ -17,6 +18,7 @@ NEARDUP_INTRINSICS_WARNINGS_ON
 #include "neardup/check.h"
 #include "neardup/similarity.h"
 #include "sketch/similarity_kernels.h"
+#include "sketch/sketch_kernels.h"
 
 namespace neardup {
 namespace {
@@ -116,7 +118,7 @@ bool WalkPair(const BottomKSketch& a, const BottomKSketch& b, double threshold, 
   if (a.k > internal::kMaxSplitLimit) {
     return internal::JaccardAtLeastSameK(a, b, threshold, estimate);
   }
-  static const internal::MergeWalkFn walk_fn = internal::BestMergeWalk();
+  static const internal::MergeWalkFn walk_fn = internal::ActiveSketchKernels().merge_walk;
   const internal::WalkCount walk =
       walk_fn(a.values.data(), a.values.size(), b.values.data(), b.values.size(), a.k);
   return internal::Report(internal::Ratio(walk.matches, walk.steps), threshold, estimate);
@@ -217,14 +219,11 @@ __attribute__((target("popcnt"))) size_t MaxCommonPopcnt(const BottomKSummary& a
   return MaxCommonInline(a, b);
 }
 
-bool HasPopcnt() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("popcnt");
-}
+bool HasPopcnt() { return internal::HostCpuFeatures().popcnt; }
 
 bool HasAvx512Popcnt() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
+  const internal::CpuFeatures& f = internal::HostCpuFeatures();
+  return f.avx512f && f.avx512vpopcntdq;
 }
 
 // FilterBlockInline with the bucket bound from one AND and one VPOPCNTQ over
@@ -271,28 +270,21 @@ __attribute__((target("avx512f,avx512vpopcntdq,popcnt"))) size_t MaxCommonAvx512
 }
 #endif
 
-FilterBlockFn BestFilterBlock() {
-#if defined(__x86_64__)
-  static const FilterBlockFn best = HasAvx512Popcnt() ? &FilterBlockAvx512
-                                    : HasPopcnt()     ? &FilterBlockPopcnt
-                                                      : &FilterBlockPortable;
-  return best;
-#else
-  return &FilterBlockPortable;
-#endif
-}
-
 using MaxCommonFn = size_t (*)(const BottomKSummary&, const BottomKSummary&);
 
-MaxCommonFn BestMaxCommon() {
-#if defined(__x86_64__)
-  static const MaxCommonFn best = HasAvx512Popcnt() ? &MaxCommonAvx512
-                                  : HasPopcnt()     ? &MaxCommonPopcnt
-                                                    : &MaxCommonPortable;
+FilterBlockFn FilterBlockFor(internal::SummaryKernel kernel);
+MaxCommonFn MaxCommonFor(internal::SummaryKernel kernel);
+
+// The kernel of the CPU path's table (sketch/sketch_kernels.h), resolved on
+// first use.
+FilterBlockFn BestFilterBlock() {
+  static const FilterBlockFn best = FilterBlockFor(internal::ActiveSketchKernels().summary);
   return best;
-#else
-  return &MaxCommonPortable;
-#endif
+}
+
+MaxCommonFn BestMaxCommon() {
+  static const MaxCommonFn best = MaxCommonFor(internal::ActiveSketchKernels().summary);
+  return best;
 }
 
 FilterBlockFn FilterBlockFor(internal::SummaryKernel kernel) {
@@ -309,6 +301,23 @@ FilterBlockFn FilterBlockFor(internal::SummaryKernel kernel) {
 #endif
     default:
       return BestFilterBlock();
+  }
+}
+
+MaxCommonFn MaxCommonFor(internal::SummaryKernel kernel) {
+  switch (kernel) {
+    case internal::SummaryKernel::kPortable:
+      return &MaxCommonPortable;
+#if defined(__x86_64__)
+    case internal::SummaryKernel::kPopcnt:
+      NEARDUP_CHECK(HasPopcnt()) << "this CPU has no POPCNT";
+      return &MaxCommonPopcnt;
+    case internal::SummaryKernel::kAvx512:
+      NEARDUP_CHECK(HasAvx512Popcnt()) << "this CPU has no AVX-512 VPOPCNTDQ";
+      return &MaxCommonAvx512;
+#endif
+    default:
+      return BestMaxCommon();
   }
 }
 
@@ -330,20 +339,17 @@ bool SummaryBoundRejects(size_t bound, size_t most, double threshold) {
 }
 
 size_t MaxCommonValuesWith(SummaryKernel kernel, const BottomKSummary& a, const BottomKSummary& b) {
-  switch (kernel) {
-    case SummaryKernel::kPortable:
-      return MaxCommonPortable(a, b);
+  return MaxCommonFor(kernel)(a, b);
+}
+
+SummaryKernel SummaryKernelFor(const CpuFeatures& f) {
 #if defined(__x86_64__)
-    case SummaryKernel::kPopcnt:
-      NEARDUP_CHECK(HasPopcnt()) << "this CPU has no POPCNT";
-      return MaxCommonPopcnt(a, b);
-    case SummaryKernel::kAvx512:
-      NEARDUP_CHECK(HasAvx512Popcnt()) << "this CPU has no AVX-512 VPOPCNTDQ";
-      return MaxCommonAvx512(a, b);
+  if (f.avx512f && f.avx512vpopcntdq) return SummaryKernel::kAvx512;
+  if (f.popcnt) return SummaryKernel::kPopcnt;
+#else
+  (void)f;
 #endif
-    default:
-      return BestMaxCommon()(a, b);
-  }
+  return SummaryKernel::kPortable;
 }
 
 }  // namespace internal

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "hash/cpu_features.h"
 #include "neardup/minhash.h"
 #include "sketch/similarity_kernels.h"
 #include "sketch/similarity_test_util.h"
@@ -119,14 +120,9 @@ TEST(SimilarityKernelsTest, CountAtMostIsUpperBound) {
 
 TEST(SimilarityKernelsTest, PrefixFilterMatchesDefinitionOnEveryPath) {
   internal::SplitMix64 rng(22);
-  std::vector<internal::PrefixFilterFn> kernels = {&internal::PrefixFilterScalar,
-                                                   internal::BestPrefixFilter()};
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl")) {
-    kernels.push_back(&internal::PrefixFilterAvx512);
-  }
-#endif
+  // The scalar kernel and the fastest this CPU runs (AVX-512 where it has it).
+  std::vector<internal::PrefixFilterFn> kernels = {
+      &internal::PrefixFilterScalar, internal::PrefixFilterFor(internal::HostCpuFeatures())};
   for (int trial = 0; trial < 3000; ++trial) {
     const size_t prefix = 8 * (1 + rng.Next() % 8);
     auto [probe, build] =

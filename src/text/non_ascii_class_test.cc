@@ -9,6 +9,7 @@
 
 #include "hash/cpu_path.h"
 #include "text/char_class.h"
+#include "text/text_kernels.h"
 #include "text/token_scan.h"
 #include "text/token_scan_test_util.h"
 #include "text/tokenizer.h"
@@ -20,9 +21,9 @@ namespace {
 
 constexpr size_t kBlock = 64;
 
+// Whether the AVX-512 path's table emits tokens with VBMI2 (and VBMI).
 bool HaveBlockKernel() {
-  return CpuSupports(CpuPath::kAvx512) && __builtin_cpu_supports("avx512vbmi") &&
-         __builtin_cpu_supports("avx512vbmi2");
+  return CpuSupports(CpuPath::kAvx512) && TextKernelsFor(CpuPath::kAvx512).compress_tokens;
 }
 
 std::string Utf8(char32_t c) {

@@ -14,6 +14,7 @@
 #include "text/char_class.h"
 #include "text/normalizer_block.h"
 #include "text/normalizer_tables.h"
+#include "text/text_kernels.h"
 #include "text/utf8.h"
 
 namespace neardup::internal {
@@ -49,11 +50,6 @@ constexpr std::array<uint8_t, 128> kAsciiIsPunctuation = [] {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NEARDUP_HAVE_AVX512_NORMALIZE 1
-
-bool HasAvx512Vbmi2() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2");
-}
 
 constexpr size_t kPrefetchBytes = 1024;
 
@@ -480,11 +476,12 @@ void NormalizeReference(std::string_view text, const NormalizationOptions& optio
 
 void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
                NormalizeStats* stats, CpuPath path) {
+  const TextKernels& kernels = TextKernelsFor(path);
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
-  const bool avx512 = path == CpuPath::kAvx512 && HasAvx512Vbmi2();
+  const bool avx512 = kernels.ascii_normalizer_avx512;
 #else
   const bool avx512 = false;
-  (void)path;
+  (void)kernels;
 #endif
   const bool fold = options.case_fold;
   const bool drop = options.remove_punctuation;
@@ -513,7 +510,7 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
         --pos;
         if (!(drop && kAsciiIsPunctuation[static_cast<unsigned char>(text[pos])])) --written;
       }
-      NormalizeUnicode(text, pos, options, HasBlockNormalizer(), out, written, stats);
+      NormalizeUnicode(text, pos, options, kernels.block_normalizer, out, written, stats);
       return;
     }
     out->resize(written);

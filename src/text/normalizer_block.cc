@@ -110,15 +110,6 @@ NEARDUP_BLOCK_TARGET inline unsigned CutAt(unsigned first_problem, uint64_t spli
 
 }  // namespace
 
-bool HasBlockNormalizer() {
-  static const bool supported =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi") &&
-      __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi2") &&
-      __builtin_cpu_supports("popcnt");
-  return supported;
-}
-
 namespace {
 
 // The kernel for one choice of (fold, drop_punctuation): compile-time flags
@@ -358,8 +349,6 @@ NEARDUP_BLOCK_TARGET const char* NormalizeBlocksAvx512(const char* p, const char
 NEARDUP_INTRINSICS_WARNINGS_ON
 
 #else
-
-bool HasBlockNormalizer() { return false; }
 
 const char* NormalizeBlocksAvx512(const char* p, const char*, const uint32_t*, bool, bool, char**) {
   return p;

@@ -91,17 +91,15 @@ struct BlockTable {
 // special_removed from table->entries.
 void FillIdentityBitmaps(BlockTable* table);
 
-// Whether this build and CPU run NormalizeBlocksAvx512.
-bool HasBlockNormalizer();
-
 // Normalizes [p, end) window by window into dst while the windows allow it
 // (see above) and returns where it stopped: `end`, or a split point where
 // the code point loop must take over (a code point without a usable entry,
 // a 4-byte sequence or invalid UTF-8 within the next few bytes). Advances
 // *dst past the output written. `table`: the block table for the options. `fold` maps ASCII A-Z to
 // a-z; `drop_punctuation` removes ASCII punctuation (the table already holds the rest). REQUIRES:
-// HasBlockNormalizer(); p is a split point (the start of the text, or a position before which the
-// text splits, normalizer.cc); *dst has room for (end - p) + 64 bytes.
+// TextKernels::block_normalizer (text/text_kernels.h); p is a split point (the start of the text,
+// or a position before which the text splits, normalizer.cc); *dst has room for (end - p) + 64
+// bytes.
 const char* NormalizeBlocksAvx512(const char* p, const char* end, const BlockTable& table,
                                   bool fold, bool drop_punctuation, char** dst);
 

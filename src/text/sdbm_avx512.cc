@@ -371,15 +371,6 @@ NEARDUP_INTRINSICS_WARNINGS_ON
 
 }  // namespace
 
-bool HaveSdbmAvx512() {
-#ifdef NEARDUP_HAVE_SDBM_AVX512
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512dq");
-#else
-  return false;
-#endif
-}
-
 size_t SdbmSpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans,
                        uint64_t seed, const StopwordSet* stopwords, uint64_t* out) {
 #ifdef NEARDUP_HAVE_SDBM_AVX512

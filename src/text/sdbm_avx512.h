@@ -44,19 +44,15 @@
 
 namespace neardup::internal {
 
-// Whether this build and CPU run the kernels below (AVX-512 F, BW, DQ).
-bool HaveSdbmAvx512();
-
 // Writes SdbmHash(token, seed) of each span that is not in `stopwords` to
 // out[], in order, and returns their number. `stopwords` may be null (no
-// filter). REQUIRES: HaveSdbmAvx512(); every span inside `text`; out[] has
-// room for num_spans values; stopwords null or stopwords->probe_table()
-// non-null.
+// filter). REQUIRES: TextKernels::sdbm_spans (text/text_kernels.h) is set; every span inside
+// `text`; out[] has room for num_spans values; stopwords null or stopwords->probe_table() non-null.
 size_t SdbmSpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans,
                        uint64_t seed, const StopwordSet* stopwords, uint64_t* out);
 
 // SdbmHash(bytes, seed) for any length, 64 bytes per step.
-// REQUIRES: HaveSdbmAvx512().
+// REQUIRES: TextKernels::sdbm_spans (text/text_kernels.h) is set.
 uint64_t SdbmHashAvx512(std::string_view bytes, uint64_t seed);
 
 }  // namespace neardup::internal

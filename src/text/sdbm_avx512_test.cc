@@ -8,11 +8,17 @@
 
 #include "hash/feature_hash.h"
 #include "text/stopwords.h"
+#include "text/text_kernels.h"
 #include "text/token_kernel_test_util.h"
 #include "util/mix.h"
 
 namespace neardup::internal {
 namespace {
+
+// Whether the AVX-512 path's kernel table holds the sdbm kernel.
+bool HaveSdbmAvx512() {
+  return CpuSupports(CpuPath::kAvx512) && TextKernelsFor(CpuPath::kAvx512).sdbm_spans != nullptr;
+}
 
 // The scalar definition: SdbmHash of each span not in `stopwords`.
 std::vector<uint64_t> Expected(const std::string& text, const std::vector<TokenSpan>& spans,

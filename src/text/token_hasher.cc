@@ -3,9 +3,7 @@
 #include <utility>
 
 #include "hash/xxh3_inline.h"
-#include "text/sdbm_avx512.h"
-#include "text/token_hash_avx2.h"
-#include "text/token_hash_avx512.h"
+#include "text/text_kernels.h"
 
 namespace neardup::internal {
 namespace {
@@ -39,10 +37,10 @@ size_t HashSpansFiltered(bool filter, std::string_view text, const TokenSpan* sp
 size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* spans, size_t num_spans,
                               uint64_t* out, uint64_t* tokens, uint64_t* removed) const {
   size_t n = 0;
-  if (hash_ == FeatureHashKind::kXxh3 && (path_ == CpuPath::kAvx512 || path_ == CpuPath::kAvx2)) {
+  if (hash_ == FeatureHashKind::kXxh3 && kernels_->xxh3_spans != nullptr) {
     // Drop the stopwords first, then hash eight (AVX-512) or four (AVX2)
     // tokens per vector.
-    const auto hash_spans = path_ == CpuPath::kAvx512 ? Xxh3SpansAvx512 : Xxh3SpansAvx2;
+    const Xxh3SpansFn hash_spans = kernels_->xxh3_spans;
     if (filter_stopwords_) {
       const char* const text_end = normalized.data() + normalized.size();
       TokenSpan kept[kBatchCapacity];
@@ -61,11 +59,11 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
     *removed += num_spans - n;
     return n;
   }
-  if (hash_ == FeatureHashKind::kSdbm && path_ == CpuPath::kAvx512 &&
+  if (hash_ == FeatureHashKind::kSdbm && kernels_->sdbm_spans != nullptr &&
       (!filter_stopwords_ || stopwords_.probe_table() != nullptr)) {
     // sdbm and the stopword probe, eight tokens per vector (text/sdbm_avx512.h).
-    n = SdbmSpansAvx512(normalized, spans, num_spans, seed_,
-                        filter_stopwords_ ? &stopwords_ : nullptr, out);
+    n = kernels_->sdbm_spans(normalized, spans, num_spans, seed_,
+                             filter_stopwords_ ? &stopwords_ : nullptr, out);
     *tokens += num_spans;
     *removed += num_spans - n;
     return n;
@@ -117,6 +115,7 @@ Result<TokenHasher> TokenHasher::Create(const Recipe& recipe, CpuPath path) {
   }
   TokenHasher hasher;
   hasher.path_ = path;
+  hasher.kernels_ = &TextKernelsFor(path);
   hasher.normalization_ = recipe.normalization;
   hasher.tokenizer_ = recipe.tokenizer;
   hasher.segmentation_ =

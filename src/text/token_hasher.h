@@ -35,6 +35,7 @@
 #include "neardup/status.h"
 #include "text/normalizer.h"
 #include "text/stopwords.h"
+#include "text/text_kernels.h"
 #include "text/token_scan.h"
 #include "text/tokenizer.h"
 
@@ -145,6 +146,7 @@ class TokenHasher {
                           OnBatch& on_batch) const;
 
   CpuPath path_ = CpuPath::kReference;
+  const TextKernels* kernels_ = nullptr;  // TextKernelsFor(path_)
   NormalizationOptions normalization_;
   TokenizerKind tokenizer_ = TokenizerKind::kWord;
   ScriptSegmentation segmentation_ = ScriptSegmentation::kNone;  // kNone unless kWord

@@ -11,6 +11,7 @@
 #include "text/char_class.h"
 #include "text/non_ascii_class.h"
 #include "text/non_ascii_class_avx512_inl.h"
+#include "text/text_kernels.h"
 
 namespace neardup::internal {
 namespace {
@@ -218,8 +219,7 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
   NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
   classify_ = ChooseClassifier(word_, path);
   // kAvx512 implies BMI2 (CpuSupports), which ClassifyNonAsciiAvx512 needs too.
-  compress_ = path == CpuPath::kAvx512 && __builtin_cpu_supports("avx512vbmi") &&
-              __builtin_cpu_supports("avx512vbmi2");
+  compress_ = TextKernelsFor(path).compress_tokens;
 }
 
 namespace {

@@ -49,4 +49,13 @@ head -n 1 "$news" | sed -E 's/.*"text": ?"(([^"\\]|\\.)*)".*/\1/' >"$work/query.
 "$work/examples/query_collection" "$work/collection" "$work/query.txt" "$news" >"$work/query_out.txt"
 grep -q '^added ' "$work/query_out.txt"
 grep -q 'contains 1.000 of the query' "$work/query_out.txt"
-echo "install check: headers, package, examples and CLI agree"
+# The shared library: an example linked against neardup::shared needs
+# libneardup.so at run time and prints what the static one prints.
+test -L "$prefix/lib/libneardup.so"
+cmake -S "$source/examples/cpp" -B "$work/examples_shared" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" -DNEARDUP_EXAMPLES_LINK=shared >"$work/configure_shared.log"
+cmake --build "$work/examples_shared" -j 2 --target compare_texts >"$work/build_shared.log"
+readelf -d "$work/examples_shared/compare_texts" | grep -q 'NEEDED.*libneardup\.so'
+"$work/examples_shared/compare_texts" "$work/a.txt" "$work/a.txt" >"$work/compare_shared.txt"
+cmp "$work/compare.txt" "$work/compare_shared.txt"
+echo "install check: headers, package, examples (static and shared) and CLI agree"
