@@ -1,5 +1,7 @@
 #include "near_duplicate_commands.h"
 
+#include <tbb/global_control.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
 #include "neardup/near_duplicates.h"
+#include "neardup/stage_time.h"
 #include "output.h"
 #include "progress.h"
 
@@ -40,6 +43,7 @@ struct NearDuplicateFlags {
   double false_positive_weight = NearDuplicateOptions{}.false_positive_weight;
   double false_negative_weight = NearDuplicateOptions{}.false_negative_weight;
   bool explain = false;
+  bool profile = false;
   std::string rule = "leader";
   std::string keep = "first";
   std::string output = "-";
@@ -109,6 +113,33 @@ void Explain(const NearDuplicateOptions& options, const Recipe& recipe,
                static_cast<unsigned long long>(report.exact_checks),
                static_cast<unsigned long long>(report.pairs),
                static_cast<double>(report.index_bytes) / 1e6);
+}
+
+// --profile: one line on stderr with each stage's wall seconds, CPU seconds
+// of every thread (cpu / wall is the stage's parallelism) and of the main
+// thread (the stage's serial part, when more than one thread runs), and the
+// peak memory per document.
+void PrintProfile(const std::vector<std::pair<const char*, StageTime>>& stages,
+                  uint64_t documents) {
+  const size_t threads =
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  std::string line =
+      "neardup: profile (" + std::to_string(threads) + " threads; wall/cpu/main-thread cpu s):";
+  StageTime total;
+  char buffer[96];
+  for (const auto& [name, time] : stages) {
+    std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f,", name, time.wall_seconds,
+                  time.cpu_seconds, time.main_cpu_seconds);
+    line += buffer;
+    total += time;
+  }
+  const uint64_t peak = PeakResidentBytes();
+  std::snprintf(buffer, sizeof(buffer),
+                " total %.3f/%.3f/%.3f; peak RSS %.1f MB, %.0f bytes/document", total.wall_seconds,
+                total.cpu_seconds, total.main_cpu_seconds, static_cast<double>(peak) / 1e6,
+                documents == 0 ? 0.0 : static_cast<double>(peak) / static_cast<double>(documents));
+  line += buffer;
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
@@ -232,6 +263,8 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
   if (!output.ok()) return ReportError(output.status());
 
   auto started = std::chrono::steady_clock::now();
+  StageTimer stage_timer;
+  std::vector<std::pair<const char*, StageTime>> stages;
   FingerprintedCorpus corpus;
   Progress progress(flags.run.quiet);
   Status status = CollectFingerprints(
@@ -239,12 +272,16 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
       nullptr, [&](uint64_t documents, uint64_t bytes) { progress.Update(documents, bytes); });
   progress.Finish();
   if (!status.ok()) return ReportError(status);
+  stages.emplace_back("fingerprint", stage_timer.Lap());
 
   NearDuplicateReport report;
   Result<std::vector<SimilarPair>> pairs =
       FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
   if (!pairs.ok()) return ReportError(pairs.status());
   if (flags.explain) Explain(*options, *recipe, report);
+  stages.emplace_back("candidates", report.candidates_time);
+  stages.emplace_back("verify", report.verify_time);
+  stage_timer.Restart();
 
   std::vector<uint64_t> cluster_of;
   uint64_t num_clusters = 0;
@@ -255,6 +292,7 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
     Result<std::vector<uint64_t>> clusters = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
     cluster_of = *std::move(clusters);
+    stages.emplace_back("cluster", stage_timer.Lap());
     if (report_kind == Report::kClusters) {
       status = WriteClusters(corpus, cluster_of, &*output, &num_clusters);
     } else {
@@ -262,11 +300,14 @@ int RunNearDuplicates(const NearDuplicateFlags& flags, Report report_kind) {
       if (!keep.ok()) return ReportError(keep.status());
       kept = 0;
       for (bool k : *keep) kept += k;
+      stages.emplace_back("keep", stage_timer.Lap());
       status = WriteDedup(flags, corpus, cluster_of, *keep, &*output);
     }
   }
   Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
+  stages.emplace_back("output", stage_timer.Lap());
+  if (flags.profile) PrintProfile(stages, corpus.ids.size());
 
   if (!flags.run.quiet) {
     double seconds =
@@ -330,6 +371,9 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
       ->check(IntegerIn(0, 64));
   command->add_flag("--explain", flags->explain,
                     "Explain the index parameters and the candidate counts on stderr");
+  command->add_flag("--profile", flags->profile,
+                    "Print each stage's wall and CPU seconds and the peak memory per document "
+                    "on stderr");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
   if (kind != Report::kPairs) {
