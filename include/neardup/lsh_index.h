@@ -108,12 +108,14 @@ class LshIndex {
   Result<std::vector<uint64_t>> Query(std::span<const uint64_t> sketch) const;
 
   // Every pair of stored documents that share at least one band key, as
-  // (smaller id, larger id), each once, sorted ascending. Equal band keys are
-  // grouped by radix-sorting the keys' high halves of all documents (each
-  // run of equal high halves then splits into its key chains),
-  // bands_per_pass bands at a time (in parallel): the scratch memory is about
-  // bands_per_pass * n * 8 bytes plus the pairs. Values >= num_bands mean all
-  // bands in one pass; values below 1 mean 1.
+  // (smaller id, larger id), each once, sorted ascending. Each band's chains
+  // of equal keys are walked in slot ranges on all cores; a pair is emitted
+  // by the first band that puts it in one chain only (an array per band but
+  // the last gives each document's chain head), so the bands' lists are
+  // disjoint and need one parallel sort, no merge. Scratch memory: 4 bytes
+  // per document and band plus the pairs. bands_per_pass bands are grouped
+  // at a time (values >= num_bands: all at once; below 1: 1); the result is
+  // the same for every value and thread count.
   std::vector<std::pair<uint64_t, uint64_t>> AllPairCandidates(int bands_per_pass = 4) const;
 
   size_t size() const;
