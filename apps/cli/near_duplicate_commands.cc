@@ -19,6 +19,7 @@
 #include "neardup/lsh_params.h"
 #include "neardup/near_duplicates.h"
 #include "neardup/stage_time.h"
+#include "ordered_writer.h"
 #include "output.h"
 #include "progress.h"
 
@@ -142,15 +143,20 @@ void PrintProfile(const std::vector<std::pair<const char*, StageTime>>& stages,
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+// Items per chunk of WriteInOrder: about 1-4 MB of text per chunk.
+constexpr size_t kPairsPerChunk = size_t{1} << 15;
+constexpr size_t kDocumentsPerChunk = size_t{1} << 14;
+
 Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
                   OutputFile* out) {
-  std::string line;
-  for (const SimilarPair& pair : pairs) {
-    line.clear();
-    format::AppendPairLine(&line, corpus.ids[pair.a], corpus.ids[pair.b], pair);
-    NEARDUP_RETURN_IF_ERROR(out->Write(line));
-  }
-  return Status::Ok();
+  return WriteInOrder(
+      pairs.size(), kPairsPerChunk,
+      [&](size_t begin, size_t end, std::string* text) {
+        for (size_t i = begin; i < end; ++i) {
+          format::AppendPairLine(text, corpus.ids[pairs[i].a], corpus.ids[pairs[i].b], pairs[i]);
+        }
+      },
+      out);
 }
 
 // Clusters of two or more, numbered from 0 in order of their first member;
@@ -164,19 +170,23 @@ Status WriteClusters(const FingerprintedCorpus& corpus, const std::vector<uint64
   for (uint64_t doc = 0; doc < n; ++doc) {
     if (size[cluster_of[doc]] >= 2) members[cluster_of[doc]].push_back(doc);
   }
-  std::string line;
-  std::vector<std::string_view> ids;
-  uint64_t number = 0;
+  // Cluster number i is the i-th first member with a cluster of two or more.
+  std::vector<uint64_t> firsts;
   for (uint64_t c = 0; c < n; ++c) {
-    if (members[c].empty()) continue;
-    ids.clear();
-    for (uint64_t member : members[c]) ids.push_back(corpus.ids[member]);
-    line.clear();
-    format::AppendClusterLine(&line, number++, ids);
-    NEARDUP_RETURN_IF_ERROR(out->Write(line));
+    if (!members[c].empty()) firsts.push_back(c);
   }
-  *num_clusters = number;
-  return Status::Ok();
+  *num_clusters = firsts.size();
+  return WriteInOrder(
+      firsts.size(), kDocumentsPerChunk / 4,
+      [&](size_t begin, size_t end, std::string* text) {
+        std::vector<std::string_view> ids;
+        for (size_t number = begin; number < end; ++number) {
+          ids.clear();
+          for (uint64_t member : members[firsts[number]]) ids.push_back(corpus.ids[member]);
+          format::AppendClusterLine(text, number, ids);
+        }
+      },
+      out);
 }
 
 // The kept corpus: JSONL records verbatim when every document came from
@@ -187,30 +197,35 @@ Status WriteDedup(const NearDuplicateFlags& flags, const FingerprintedCorpus& co
   const size_t n = corpus.ids.size();
   bool all_jsonl = n > 0;
   for (size_t i = 0; i < n && all_jsonl; ++i) all_jsonl = corpus.is_jsonl[i];
-  std::string line;
   if (!all_jsonl) {
     // The kept document of each cluster, to name in "duplicate_of".
     std::vector<uint64_t> kept_of(n);
     for (uint64_t doc = 0; doc < n; ++doc) {
       if (keep[doc]) kept_of[cluster_of[doc]] = doc;
     }
-    for (uint64_t doc = 0; doc < n; ++doc) {
-      line.clear();
-      format::AppendDedupDecisionLine(
-          &line, corpus.ids[doc],
-          keep[doc] ? std::nullopt
-                    : std::optional<std::string_view>(corpus.ids[kept_of[cluster_of[doc]]]));
-      NEARDUP_RETURN_IF_ERROR(out->Write(line));
-    }
-    return Status::Ok();
+    return WriteInOrder(
+        n, kDocumentsPerChunk,
+        [&](size_t begin, size_t end, std::string* text) {
+          for (size_t doc = begin; doc < end; ++doc) {
+            format::AppendDedupDecisionLine(
+                text, corpus.ids[doc],
+                keep[doc] ? std::nullopt
+                          : std::optional<std::string_view>(corpus.ids[kept_of[cluster_of[doc]]]));
+          }
+        },
+        out);
   }
   if (!corpus.raw_records.empty()) {
-    for (uint64_t doc = 0; doc < n; ++doc) {
-      if (!keep[doc]) continue;
-      NEARDUP_RETURN_IF_ERROR(out->Write(corpus.raw_records[doc]));
-      NEARDUP_RETURN_IF_ERROR(out->Write("\n"));
-    }
-    return Status::Ok();
+    return WriteInOrder(
+        n, kDocumentsPerChunk / 4,
+        [&](size_t begin, size_t end, std::string* text) {
+          for (size_t doc = begin; doc < end; ++doc) {
+            if (!keep[doc]) continue;
+            text->append(corpus.raw_records[doc]);
+            text->push_back('\n');
+          }
+        },
+        out);
   }
   // A second pass over the inputs yields the same documents in the same
   // order (the reader is deterministic); it writes the kept lines verbatim
