@@ -2,6 +2,7 @@
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
@@ -18,14 +19,15 @@
 namespace neardup {
 namespace {
 
-// The lists one after another, in one allocation.
+// The lists one after another, in one allocation, copied on all cores.
 template <typename T>
 std::vector<T> Concatenate(std::span<const std::vector<T>> lists) {
-  size_t total = 0;
-  for (const std::vector<T>& list : lists) total += list.size();
-  std::vector<T> all;
-  all.reserve(total);
-  for (const std::vector<T>& list : lists) all.insert(all.end(), list.begin(), list.end());
+  std::vector<size_t> offsets(lists.size() + 1, 0);
+  for (size_t i = 0; i < lists.size(); ++i) offsets[i + 1] = offsets[i] + lists[i].size();
+  std::vector<T> all(offsets.back());
+  tbb::parallel_for(size_t{0}, lists.size(), [&](size_t i) {
+    std::copy(lists[i].begin(), lists[i].end(), all.begin() + offsets[i]);
+  });
   return all;
 }
 
@@ -126,22 +128,34 @@ Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint
   return candidates;
 }
 
+// Candidates are verified in blocks of this many on all cores; the blocks'
+// pairs are concatenated in block order, so the output keeps the candidates'
+// order whatever the thread count.
+constexpr size_t kVerifyBlock = 4096;
+
 Result<std::vector<SimilarPair>> VerifySimHash(std::span<const Fingerprint> fingerprints,
                                                const NearDuplicateScheme& scheme,
                                                std::span<const CandidatePair> candidates) {
   const int bits = 64;
-  std::vector<SimilarPair> pairs;
-  for (const CandidatePair& candidate : candidates) {
-    if (fingerprints[candidate.a].num_tokens == 0 || fingerprints[candidate.b].num_tokens == 0) {
-      continue;  // no features: never paired
-    }
-    const int distance =
-        HammingDistance(fingerprints[candidate.a].simhash, fingerprints[candidate.b].simhash);
-    if (distance > scheme.hamming.max_distance) continue;
-    pairs.push_back(SimilarPair{candidate.a, candidate.b,
+  const size_t num_blocks = (candidates.size() + kVerifyBlock - 1) / kVerifyBlock;
+  std::vector<std::vector<SimilarPair>> block_pairs(num_blocks);
+  tbb::parallel_for(size_t{0}, num_blocks, [&](size_t block_index) {
+    const size_t begin = block_index * kVerifyBlock;
+    const size_t end = std::min(candidates.size(), begin + kVerifyBlock);
+    std::vector<SimilarPair>& out = block_pairs[block_index];
+    for (size_t i = begin; i < end; ++i) {
+      const CandidatePair& candidate = candidates[i];
+      if (fingerprints[candidate.a].num_tokens == 0 || fingerprints[candidate.b].num_tokens == 0) {
+        continue;  // no features: never paired
+      }
+      const int distance =
+          HammingDistance(fingerprints[candidate.a].simhash, fingerprints[candidate.b].simhash);
+      if (distance > scheme.hamming.max_distance) continue;
+      out.push_back(SimilarPair{candidate.a, candidate.b,
                                 1.0 - static_cast<double>(distance) / bits, distance});
-  }
-  return pairs;
+    }
+  });
+  return Concatenate(std::span<const std::vector<SimilarPair>>(block_pairs));
 }
 
 Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fingerprints,
@@ -177,16 +191,13 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
     std::vector<std::pair<uint64_t, uint64_t>> block;
   };
   tbb::enumerable_thread_specific<Local> locals;
-  // Each block's pairs, in candidate order: blocks are concatenated in order
-  // so the output keeps the candidates' order whatever the thread count.
-  constexpr size_t kBlock = 4096;
-  const size_t num_blocks = (candidates.size() + kBlock - 1) / kBlock;
+  const size_t num_blocks = (candidates.size() + kVerifyBlock - 1) / kVerifyBlock;
   std::vector<std::vector<SimilarPair>> block_pairs(num_blocks);
   const double sketch_threshold = options.verify_exact ? lower_bound : threshold;
   tbb::parallel_for(size_t{0}, num_blocks, [&](size_t block_index) {
     Local& local = locals.local();
-    const size_t begin = block_index * kBlock;
-    const size_t end = std::min(candidates.size(), begin + kBlock);
+    const size_t begin = block_index * kVerifyBlock;
+    const size_t end = std::min(candidates.size(), begin + kVerifyBlock);
     local.block.clear();
     for (size_t i = begin; i < end; ++i) {
       const CandidatePair& candidate = candidates[i];
@@ -215,12 +226,8 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
       if (exact >= threshold) out.push_back(SimilarPair{a, b, exact, -1});
     }
   });
-  std::vector<SimilarPair> pairs;
-  for (std::vector<SimilarPair>& block : block_pairs) {
-    pairs.insert(pairs.end(), block.begin(), block.end());
-  }
   for (const Local& local : locals) report->exact_checks += local.exact_checks;
-  return pairs;
+  return Concatenate(std::span<const std::vector<SimilarPair>>(block_pairs));
 }
 
 }  // namespace
@@ -293,12 +300,22 @@ Result<std::vector<SimilarPair>> VerifyCandidates(std::span<const Fingerprint> f
                                                   const NearDuplicateOptions& options,
                                                   std::span<const CandidatePair> candidates,
                                                   NearDuplicateReport* report) {
-  for (const CandidatePair& candidate : candidates) {
-    if (!(candidate.a < candidate.b && candidate.b < fingerprints.size())) {
-      return InvalidArgumentError("candidate (" + std::to_string(candidate.a) + ", " +
-                                  std::to_string(candidate.b) + ") must have a < b < the " +
-                                  std::to_string(fingerprints.size()) + " documents");
-    }
+  // The first malformed candidate, found on all cores.
+  const size_t bad = tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, candidates.size(), 1 << 14), candidates.size(),
+      [&](const tbb::blocked_range<size_t>& range, size_t found) {
+        for (size_t i = range.begin(); i != range.end() && i < found; ++i) {
+          if (!(candidates[i].a < candidates[i].b && candidates[i].b < fingerprints.size())) {
+            return i;
+          }
+        }
+        return found;
+      },
+      [](size_t x, size_t y) { return std::min(x, y); });
+  if (bad != candidates.size()) {
+    return InvalidArgumentError("candidate (" + std::to_string(candidates[bad].a) + ", " +
+                                std::to_string(candidates[bad].b) + ") must have a < b < the " +
+                                std::to_string(fingerprints.size()) + " documents");
   }
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;
