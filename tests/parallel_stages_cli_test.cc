@@ -182,7 +182,9 @@ TEST_F(ParallelStagesCliTest, DedupKeepsTheOraclesDocumentsForEveryThreadCount) 
   }
   EXPECT_EQ(kept, want);
   // From standard input (records kept in memory) the same bytes.
-  EXPECT_EQ(SameForEveryThreadCount("dedup -q --threshold 0.75 --input-format jsonl - < " + corpus_), want);
+  EXPECT_EQ(
+      SameForEveryThreadCount("dedup -q --threshold 0.75 --input-format jsonl - < " + corpus_),
+      want);
   // SimHash candidates and verification as well: same bytes at any count.
   SameForEveryThreadCount("pairs -q --method simhash --max-distance 12 " + corpus_);
 }

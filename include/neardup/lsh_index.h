@@ -19,9 +19,10 @@
 //   Insert / Remove / Query: O(b * rows_per_band) to hash the bands, plus
 //     expected O(b) hash-table probes, plus the size of the matching groups
 //     (Query) -- no scan of the stored documents.
-//   AllPairCandidates: O(b * n) radix grouping plus the pairs it emits (a group
-//     of g documents sharing a band key yields g(g-1)/2 pairs, so g exact
-//     duplicates cost g^2/2 pairs).
+//   AllPairCandidates: O(b * n) chain walks plus, for each pair a band groups,
+//     up to b head comparisons (a group of g documents sharing a band key
+//     yields g(g-1)/2 pairs, so g exact duplicates cost g^2/2 pairs, emitted
+//     once by the first band and checked in each later one).
 //   Memory per document: 8 (id) + b * 12 (the band key's high half and
 //     chain links; the low half lives in the band table's entry) + 16..32
 //     (id table) + b * 16..32 (band tables, load <= 1/2; less when documents

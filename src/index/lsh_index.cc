@@ -6,7 +6,6 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
-#include <bit>
 #include <memory>
 #include <numeric>
 #include <span>
