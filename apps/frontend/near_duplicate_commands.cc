@@ -1,5 +1,7 @@
 #include "near_duplicate_commands.h"
 
+#include <tbb/global_control.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -16,6 +18,8 @@
 #include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
 #include "neardup/near_duplicates.h"
+#include "neardup/stage_time.h"
+#include "ordered_writer.h"
 #include "output.h"
 #include "progress.h"
 #include "sink_option.h"
@@ -41,6 +45,7 @@ struct NearDuplicateFlags {
   double false_positive_weight = NearDuplicateOptions{}.false_positive_weight;
   double false_negative_weight = NearDuplicateOptions{}.false_negative_weight;
   bool explain = false;
+  bool profile = false;
   std::string rule = "leader";
   std::string keep = "first";
   std::string output = "-";
@@ -117,15 +122,47 @@ void ExplainNearDuplicates(const NearDuplicateOptions& options, const Recipe& re
 
 namespace {
 
+// --profile: one line on stderr with each stage's wall seconds, CPU seconds
+// of every thread (cpu / wall is the stage's parallelism) and of the main
+// thread (the stage's serial part, when more than one thread runs), and the
+// peak memory per document.
+void PrintProfile(const std::vector<std::pair<const char*, StageTime>>& stages,
+                  uint64_t documents) {
+  const size_t threads =
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  std::string line =
+      "neardup: profile (" + std::to_string(threads) + " threads; wall/cpu/main-thread cpu s):";
+  StageTime total;
+  char buffer[96];
+  for (const auto& [name, time] : stages) {
+    std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f,", name, time.wall_seconds,
+                  time.cpu_seconds, time.main_cpu_seconds);
+    line += buffer;
+    total += time;
+  }
+  const uint64_t peak = PeakResidentBytes();
+  std::snprintf(buffer, sizeof(buffer),
+                " total %.3f/%.3f/%.3f; peak RSS %.1f MB, %.0f bytes/document", total.wall_seconds,
+                total.cpu_seconds, total.main_cpu_seconds, static_cast<double>(peak) / 1e6,
+                documents == 0 ? 0.0 : static_cast<double>(peak) / static_cast<double>(documents));
+  line += buffer;
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+// Items per chunk of WriteInOrder: about 1-4 MB of text per chunk.
+constexpr size_t kPairsPerChunk = size_t{1} << 15;
+constexpr size_t kDocumentsPerChunk = size_t{1} << 14;
+
 Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
                   OutputFile* out) {
-  std::string line;
-  for (const SimilarPair& pair : pairs) {
-    line.clear();
-    format::AppendPairLine(&line, corpus.ids[pair.a], corpus.ids[pair.b], pair);
-    NEARDUP_RETURN_IF_ERROR(out->Write(line));
-  }
-  return Status::Ok();
+  return WriteInOrder(
+      pairs.size(), kPairsPerChunk,
+      [&](size_t begin, size_t end, std::string* text) {
+        for (size_t i = begin; i < end; ++i) {
+          format::AppendPairLine(text, corpus.ids[pairs[i].a], corpus.ids[pairs[i].b], pairs[i]);
+        }
+      },
+      out);
 }
 
 // Clusters of two or more, numbered from 0 in order of their first member;
@@ -144,16 +181,17 @@ std::vector<std::vector<uint64_t>> ClusterMembers(const std::vector<uint64_t>& c
 
 Status WriteClusters(const FingerprintedCorpus& corpus,
                      const std::vector<std::vector<uint64_t>>& members, OutputFile* out) {
-  std::string line;
-  std::vector<std::string_view> ids;
-  for (uint64_t number = 0; number < members.size(); ++number) {
-    ids.clear();
-    for (uint64_t member : members[number]) ids.push_back(corpus.ids[member]);
-    line.clear();
-    format::AppendClusterLine(&line, number, ids);
-    NEARDUP_RETURN_IF_ERROR(out->Write(line));
-  }
-  return Status::Ok();
+  return WriteInOrder(
+      members.size(), kDocumentsPerChunk / 4,
+      [&](size_t begin, size_t end, std::string* text) {
+        std::vector<std::string_view> ids;
+        for (size_t number = begin; number < end; ++number) {
+          ids.clear();
+          for (uint64_t member : members[number]) ids.push_back(corpus.ids[member]);
+          format::AppendClusterLine(text, number, ids);
+        }
+      },
+      out);
 }
 
 // --sink: the pairs or the clusters as one transaction.
@@ -187,30 +225,35 @@ Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corp
   const size_t n = corpus.ids.size();
   bool all_jsonl = n > 0;
   for (size_t i = 0; i < n && all_jsonl; ++i) all_jsonl = corpus.is_jsonl[i];
-  std::string line;
   if (!all_jsonl) {
     // The kept document of each cluster, to name in "duplicate_of".
     std::vector<uint64_t> kept_of(n);
     for (uint64_t doc = 0; doc < n; ++doc) {
       if (keep[doc]) kept_of[cluster_of[doc]] = doc;
     }
-    for (uint64_t doc = 0; doc < n; ++doc) {
-      line.clear();
-      format::AppendDedupDecisionLine(
-          &line, corpus.ids[doc],
-          keep[doc] ? std::nullopt
-                    : std::optional<std::string_view>(corpus.ids[kept_of[cluster_of[doc]]]));
-      NEARDUP_RETURN_IF_ERROR(out->Write(line));
-    }
-    return Status::Ok();
+    return WriteInOrder(
+        n, kDocumentsPerChunk,
+        [&](size_t begin, size_t end, std::string* text) {
+          for (size_t doc = begin; doc < end; ++doc) {
+            format::AppendDedupDecisionLine(
+                text, corpus.ids[doc],
+                keep[doc] ? std::nullopt
+                          : std::optional<std::string_view>(corpus.ids[kept_of[cluster_of[doc]]]));
+          }
+        },
+        out);
   }
   if (!corpus.raw_records.empty()) {
-    for (uint64_t doc = 0; doc < n; ++doc) {
-      if (!keep[doc]) continue;
-      NEARDUP_RETURN_IF_ERROR(out->Write(corpus.raw_records[doc]));
-      NEARDUP_RETURN_IF_ERROR(out->Write("\n"));
-    }
-    return Status::Ok();
+    return WriteInOrder(
+        n, kDocumentsPerChunk / 4,
+        [&](size_t begin, size_t end, std::string* text) {
+          for (size_t doc = begin; doc < end; ++doc) {
+            if (!keep[doc]) continue;
+            text->append(corpus.raw_records[doc]);
+            text->push_back('\n');
+          }
+        },
+        out);
   }
   // A second pass over the inputs yields the same documents in the same
   // order (the reader is deterministic); it writes the kept lines verbatim
@@ -252,6 +295,7 @@ Result<NearDuplicateJob> ResolveJob(const NearDuplicateFlags& flags, Report kind
   job.explain = flags.explain;
   job.output = flags.output;
   job.sink = flags.sink;
+  job.profile = flags.profile;
   return job;
 }
 
@@ -282,6 +326,8 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   if (!output.ok()) return ReportError(output.status());
 
   auto started = std::chrono::steady_clock::now();
+  StageTimer stage_timer;
+  std::vector<std::pair<const char*, StageTime>> stages;
   FingerprintedCorpus corpus;
   Progress progress(flags.run.quiet);
   Status status = CollectFingerprints(
@@ -289,12 +335,16 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
       nullptr, [&](uint64_t documents, uint64_t bytes) { progress.Update(documents, bytes); });
   progress.Finish();
   if (!status.ok()) return ReportError(status);
+  stages.emplace_back("fingerprint", stage_timer.Lap());
 
   NearDuplicateReport report;
   Result<std::vector<SimilarPair>> pairs =
       FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
   if (!pairs.ok()) return ReportError(pairs.status());
   if (flags.explain) ExplainNearDuplicates(*options, *recipe, report);
+  stages.emplace_back("candidates", report.candidates_time);
+  stages.emplace_back("verify", report.verify_time);
+  stage_timer.Restart();
 
   std::vector<uint64_t> cluster_of;
   uint64_t num_clusters = 0;
@@ -306,6 +356,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     Result<std::vector<uint64_t>> clusters = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
     cluster_of = *std::move(clusters);
+    stages.emplace_back("cluster", stage_timer.Lap());
     if (report_kind == Report::kClusters) {
       members = ClusterMembers(cluster_of);
       num_clusters = members.size();
@@ -315,11 +366,14 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
       if (!keep.ok()) return ReportError(keep.status());
       kept = 0;
       for (bool k : *keep) kept += k;
+      stages.emplace_back("keep", stage_timer.Lap());
       status = WriteDedup(flags, corpus, cluster_of, *keep, &*output);
     }
   }
   Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
+  stages.emplace_back("output", stage_timer.Lap());
+  if (flags.profile) PrintProfile(stages, corpus.ids.size());
   if (!flags.sink.url.empty() && ReadingSucceeded(status, flags.run, skips)) {
     if (int code = SendPairsOrClusters(flags, report_kind, corpus, *pairs, members);
         code != kExitOk) {
@@ -392,6 +446,9 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
       ->check(IntegerIn(0, 64));
   command->add_flag("--explain", flags->explain,
                     "Explain the index parameters and the candidate counts on stderr");
+  command->add_flag("--profile", flags->profile,
+                    "Print each stage's wall and CPU seconds and the peak memory per document "
+                    "on stderr");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
   if (kind != Report::kDedup) flags->sink.Register(command);

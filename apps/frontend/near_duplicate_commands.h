@@ -13,10 +13,10 @@
 #include <string>
 
 #include "common_options.h"
-#include "sink_option.h"
 #include "neardup/clustering.h"
 #include "neardup/near_duplicates.h"
 #include "neardup/recipe.h"
+#include "sink_option.h"
 
 namespace neardup::cli {
 
@@ -35,6 +35,7 @@ struct NearDuplicateJob {
   DeviceFlags device;
   std::string method;  // as given ("minhash" or "simhash"), for the summary
   bool explain = false;
+  bool profile = false;  // --profile: stage times and memory on stderr
   std::string output = "-";
   SinkFlags sink;  // pairs and clusters: --sink URL
 };

@@ -19,9 +19,10 @@
 //   Insert / Remove / Query: O(b * rows_per_band) to hash the bands, plus
 //     expected O(b) hash-table probes, plus the size of the matching groups
 //     (Query) -- no scan of the stored documents.
-//   AllPairCandidates: O(b * n) radix grouping plus the pairs it emits (a group
-//     of g documents sharing a band key yields g(g-1)/2 pairs, so g exact
-//     duplicates cost g^2/2 pairs).
+//   AllPairCandidates: O(b * n) chain walks plus, for each pair a band groups,
+//     up to b head comparisons (a group of g documents sharing a band key
+//     yields g(g-1)/2 pairs, so g exact duplicates cost g^2/2 pairs, emitted
+//     once by the first band and checked in each later one).
 //   Memory per document: 8 (id) + b * 12 (the band key's high half and
 //     chain links; the low half lives in the band table's entry) + 16..32
 //     (id table) + b * 16..32 (band tables, load <= 1/2; less when documents
@@ -108,12 +109,14 @@ class LshIndex {
   Result<std::vector<uint64_t>> Query(std::span<const uint64_t> sketch) const;
 
   // Every pair of stored documents that share at least one band key, as
-  // (smaller id, larger id), each once, sorted ascending. Equal band keys are
-  // grouped by radix-sorting the keys' high halves of all documents (each
-  // run of equal high halves then splits into its key chains),
-  // bands_per_pass bands at a time (in parallel): the scratch memory is about
-  // bands_per_pass * n * 8 bytes plus the pairs. Values >= num_bands mean all
-  // bands in one pass; values below 1 mean 1.
+  // (smaller id, larger id), each once, sorted ascending. Each band's chains
+  // of equal keys are walked in slot ranges on all cores; a pair is emitted
+  // by the first band that puts it in one chain only (an array per band but
+  // the last gives each document's chain head), so the bands' lists are
+  // disjoint and need one parallel sort, no merge. Scratch memory: 4 bytes
+  // per document and band plus the pairs. bands_per_pass bands are grouped
+  // at a time (values >= num_bands: all at once; below 1: 1); the result is
+  // the same for every value and thread count.
   std::vector<std::pair<uint64_t, uint64_t>> AllPairCandidates(int bands_per_pass = 4) const;
 
   size_t size() const;

@@ -31,6 +31,7 @@
 #include "neardup/clustering.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/lsh_params.h"
+#include "neardup/stage_time.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -84,6 +85,11 @@ struct NearDuplicateReport {
   LshParamsChoice lsh;           // MinHash only
   int num_blocks = 0;            // SimHash only: the blocks used
   uint64_t index_bytes = 0;
+  // Time in the two stages (neardup/near_duplicate_stages.h): choosing the
+  // scheme (LSH bands: a few ms), building the index and listing candidates
+  // (for a digest recipe, the whole join); and verifying the candidates.
+  StageTime candidates_time;
+  StageTime verify_time;
 };
 
 // REQUIRES: fingerprints computed with SketchesForNearDuplicates(options) and

@@ -1,5 +1,7 @@
 #include "neardup/clustering.h"
 
+#include <tbb/parallel_sort.h>
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -46,7 +48,8 @@ Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
   std::vector<std::pair<uint64_t, uint64_t>> earlier;  // (b, a)
   earlier.reserve(pairs.size());
   for (const SimilarPair& pair : pairs) earlier.emplace_back(pair.b, pair.a);
-  std::sort(earlier.begin(), earlier.end());
+  // (b, a) are distinct, so the order is total: the same at any thread count.
+  tbb::parallel_sort(earlier.begin(), earlier.end());
   std::vector<bool> is_leader(num_documents, false);
   size_t next = 0;
   for (uint64_t doc = 0; doc < num_documents; ++doc) {

@@ -2,10 +2,12 @@
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,14 +20,15 @@
 namespace neardup {
 namespace {
 
-// The lists one after another, in one allocation.
+// The lists one after another, in one allocation, copied on all cores.
 template <typename T>
 std::vector<T> Concatenate(std::span<const std::vector<T>> lists) {
-  size_t total = 0;
-  for (const std::vector<T>& list : lists) total += list.size();
-  std::vector<T> all;
-  all.reserve(total);
-  for (const std::vector<T>& list : lists) all.insert(all.end(), list.begin(), list.end());
+  std::vector<size_t> offsets(lists.size() + 1, 0);
+  for (size_t i = 0; i < lists.size(); ++i) offsets[i + 1] = offsets[i] + lists[i].size();
+  std::vector<T> all(offsets.back());
+  tbb::parallel_for(size_t{0}, lists.size(), [&](size_t i) {
+    std::copy(lists[i].begin(), lists[i].end(), all.begin() + offsets[i]);
+  });
   return all;
 }
 
@@ -79,25 +82,8 @@ Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint
       LshIndex index,
       LshIndex::CreateForBands(scheme.lsh.params, num_hashes, static_cast<int>(range.begin),
                                static_cast<int>(range.end - range.begin)));
-  size_t indexed = 0;
-  for (const Fingerprint& fp : fingerprints) {
-    indexed += fp.num_tokens != 0 && !fp.kvalue_minhash.empty;
-  }
-  // Sized once for every document: no table regrowth (and its transient
-  // doubling) while inserting.
-  NEARDUP_RETURN_IF_ERROR(index.Reserve(indexed));
-  // Sketches are copied into the row-major layout InsertBulk takes a slice at
-  // a time, so the copy stays small (64 Ki documents: 64 MiB at k = 128)
-  // instead of doubling the sketches' memory.
-  constexpr size_t kSliceDocuments = size_t{1} << 16;
+  // The documents with a sketch, in order (one light pass: the checks).
   std::vector<uint64_t> ids;
-  std::vector<uint64_t> sketches;
-  auto flush = [&]() -> Status {
-    Status status = index.InsertBulk(ids, sketches);
-    ids.clear();
-    sketches.clear();
-    return status;
-  };
   for (size_t i = 0; i < fingerprints.size(); ++i) {
     const KValueSketch& sketch = fingerprints[i].kvalue_minhash;
     if (fingerprints[i].num_tokens == 0 || sketch.empty) continue;
@@ -107,32 +93,70 @@ Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint
                                   " values; the recipe says " + std::to_string(num_hashes));
     }
     ids.push_back(i);
-    sketches.insert(sketches.end(), sketch.values.begin(), sketch.values.end());
-    if (ids.size() == kSliceDocuments) NEARDUP_RETURN_IF_ERROR(flush());
   }
-  NEARDUP_RETURN_IF_ERROR(flush());
+  // Sized once for every document: no table regrowth (and its transient
+  // doubling) while inserting.
+  NEARDUP_RETURN_IF_ERROR(index.Reserve(ids.size()));
+  // Sketches are copied into the row-major layout InsertBulk takes a slice at
+  // a time, so the copy stays small (64 Ki documents: 64 MiB at k = 128)
+  // instead of doubling the sketches' memory. The copy runs on all cores
+  // into a buffer never zero-filled (the pages are first touched there).
+  constexpr size_t kSliceDocuments = size_t{1} << 16;
+  const size_t k = static_cast<size_t>(num_hashes);
+  const size_t slice_capacity = std::min(ids.size(), kSliceDocuments);
+  const std::unique_ptr<uint64_t[]> sketches(new uint64_t[slice_capacity * k]);
+  for (size_t first = 0; first < ids.size(); first += kSliceDocuments) {
+    const size_t count = std::min(kSliceDocuments, ids.size() - first);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1024),
+                      [&](const tbb::blocked_range<size_t>& range) {
+                        for (size_t i = range.begin(); i != range.end(); ++i) {
+                          const std::vector<uint64_t>& values =
+                              fingerprints[ids[first + i]].kvalue_minhash.values;
+                          std::copy(values.begin(), values.end(), sketches.get() + i * k);
+                        }
+                      });
+    NEARDUP_RETURN_IF_ERROR(index.InsertBulk(std::span(ids).subspan(first, count),
+                                             std::span(sketches.get(), count * k)));
+  }
   std::vector<std::pair<uint64_t, uint64_t>> pairs = index.AllPairCandidates();
-  candidates.reserve(pairs.size());
-  for (const auto& [a, b] : pairs) candidates.push_back({a, b});
+  candidates.resize(pairs.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), 1 << 14),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        candidates[i] = CandidatePair{pairs[i].first, pairs[i].second};
+                      }
+                    });
   return candidates;
 }
+
+// Candidates are verified in blocks of this many on all cores; the blocks'
+// pairs are concatenated in block order, so the output keeps the candidates'
+// order whatever the thread count.
+constexpr size_t kVerifyBlock = 4096;
 
 Result<std::vector<SimilarPair>> VerifySimHash(std::span<const Fingerprint> fingerprints,
                                                const NearDuplicateScheme& scheme,
                                                std::span<const CandidatePair> candidates) {
   const int bits = 64;
-  std::vector<SimilarPair> pairs;
-  for (const CandidatePair& candidate : candidates) {
-    if (fingerprints[candidate.a].num_tokens == 0 || fingerprints[candidate.b].num_tokens == 0) {
-      continue;  // no features: never paired
-    }
-    const int distance =
-        HammingDistance(fingerprints[candidate.a].simhash, fingerprints[candidate.b].simhash);
-    if (distance > scheme.hamming.max_distance) continue;
-    pairs.push_back(SimilarPair{candidate.a, candidate.b,
+  const size_t num_blocks = (candidates.size() + kVerifyBlock - 1) / kVerifyBlock;
+  std::vector<std::vector<SimilarPair>> block_pairs(num_blocks);
+  tbb::parallel_for(size_t{0}, num_blocks, [&](size_t block_index) {
+    const size_t begin = block_index * kVerifyBlock;
+    const size_t end = std::min(candidates.size(), begin + kVerifyBlock);
+    std::vector<SimilarPair>& out = block_pairs[block_index];
+    for (size_t i = begin; i < end; ++i) {
+      const CandidatePair& candidate = candidates[i];
+      if (fingerprints[candidate.a].num_tokens == 0 || fingerprints[candidate.b].num_tokens == 0) {
+        continue;  // no features: never paired
+      }
+      const int distance =
+          HammingDistance(fingerprints[candidate.a].simhash, fingerprints[candidate.b].simhash);
+      if (distance > scheme.hamming.max_distance) continue;
+      out.push_back(SimilarPair{candidate.a, candidate.b,
                                 1.0 - static_cast<double>(distance) / bits, distance});
-  }
-  return pairs;
+    }
+  });
+  return Concatenate(std::span<const std::vector<SimilarPair>>(block_pairs));
 }
 
 Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fingerprints,
@@ -168,16 +192,13 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
     std::vector<std::pair<uint64_t, uint64_t>> block;
   };
   tbb::enumerable_thread_specific<Local> locals;
-  // Each block's pairs, in candidate order: blocks are concatenated in order
-  // so the output keeps the candidates' order whatever the thread count.
-  constexpr size_t kBlock = 4096;
-  const size_t num_blocks = (candidates.size() + kBlock - 1) / kBlock;
+  const size_t num_blocks = (candidates.size() + kVerifyBlock - 1) / kVerifyBlock;
   std::vector<std::vector<SimilarPair>> block_pairs(num_blocks);
   const double sketch_threshold = options.verify_exact ? lower_bound : threshold;
   tbb::parallel_for(size_t{0}, num_blocks, [&](size_t block_index) {
     Local& local = locals.local();
-    const size_t begin = block_index * kBlock;
-    const size_t end = std::min(candidates.size(), begin + kBlock);
+    const size_t begin = block_index * kVerifyBlock;
+    const size_t end = std::min(candidates.size(), begin + kVerifyBlock);
     local.block.clear();
     for (size_t i = begin; i < end; ++i) {
       const CandidatePair& candidate = candidates[i];
@@ -206,12 +227,8 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
       if (exact >= threshold) out.push_back(SimilarPair{a, b, exact, -1});
     }
   });
-  std::vector<SimilarPair> pairs;
-  for (std::vector<SimilarPair>& block : block_pairs) {
-    pairs.insert(pairs.end(), block.begin(), block.end());
-  }
   for (const Local& local : locals) report->exact_checks += local.exact_checks;
-  return pairs;
+  return Concatenate(std::span<const std::vector<SimilarPair>>(block_pairs));
 }
 
 }  // namespace
@@ -284,12 +301,22 @@ Result<std::vector<SimilarPair>> VerifyCandidates(std::span<const Fingerprint> f
                                                   const NearDuplicateOptions& options,
                                                   std::span<const CandidatePair> candidates,
                                                   NearDuplicateReport* report) {
-  for (const CandidatePair& candidate : candidates) {
-    if (!(candidate.a < candidate.b && candidate.b < fingerprints.size())) {
-      return InvalidArgumentError("candidate (" + std::to_string(candidate.a) + ", " +
-                                  std::to_string(candidate.b) + ") must have a < b < the " +
-                                  std::to_string(fingerprints.size()) + " documents");
-    }
+  // The first malformed candidate, found on all cores.
+  const size_t bad = tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, candidates.size(), 1 << 14), candidates.size(),
+      [&](const tbb::blocked_range<size_t>& range, size_t found) {
+        for (size_t i = range.begin(); i != range.end() && i < found; ++i) {
+          if (!(candidates[i].a < candidates[i].b && candidates[i].b < fingerprints.size())) {
+            return i;
+          }
+        }
+        return found;
+      },
+      [](size_t x, size_t y) { return std::min(x, y); });
+  if (bad != candidates.size()) {
+    return InvalidArgumentError("candidate (" + std::to_string(candidates[bad].a) + ", " +
+                                std::to_string(candidates[bad].b) + ") must have a < b < the " +
+                                std::to_string(fingerprints.size()) + " documents");
   }
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;

@@ -82,6 +82,7 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
                                                         const Recipe& recipe,
                                                         const NearDuplicateOptions& options,
                                                         NearDuplicateReport* report) {
+  StageTimer timer;
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;
   *report = NearDuplicateReport{};
@@ -93,6 +94,7 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
     // the 64-bit permuted tables only).
     Result<std::vector<SimilarPair>> pairs =
         WideSimHashPairs(fingerprints, recipe, options, report);
+    report->candidates_time = timer.Elapsed();
     if (pairs.ok()) report->pairs = pairs->size();
     return pairs;
   }
@@ -102,8 +104,10 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
                            ChooseNearDuplicateScheme(recipe, options, fingerprints.size()));
   NEARDUP_ASSIGN_OR_RETURN(std::vector<CandidatePair> candidates,
                            FindCandidates(fingerprints, scheme, {0, scheme.num_parts}, report));
+  report->candidates_time = timer.Lap();
   Result<std::vector<SimilarPair>> pairs =
       VerifyCandidates(fingerprints, scheme, options, candidates, report);
+  report->verify_time = timer.Elapsed();
   if (pairs.ok()) report->pairs = pairs->size();
   return pairs;
 }

@@ -6,8 +6,9 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
-#include <bit>
 #include <memory>
+#include <numeric>
+#include <span>
 #include <string>
 
 #include "index/lsh_band_key.h"
@@ -181,60 +182,59 @@ void ForRange(size_t n, bool parallel, Fn&& fn) {
 
 using Pair = std::pair<uint64_t, uint64_t>;
 
-struct KeySlot {
-  uint32_t key;  // the high half of the band key
-  uint32_t slot;
-};
+// Slots per task of AllPairCandidates: a task walks the chains whose heads
+// lie in its slot range, so that every band splits into many tasks and the
+// grouping uses every core even when there are fewer bands than cores.
+constexpr size_t kGroupSlots = size_t{1} << 15;
 
-// Appends every pair of documents sharing a key in `band`. The keys' high
-// halves are bucketed by their top bits (one counting pass, one scatter) and
-// each small bucket is sorted; documents with equal full keys have equal high
-// halves, so each chain lies within one run of equal high halves. Each chain
-// head (prev == kNoSlot) in a run of two or more emits the pairs of its
-// chain; chains of one, such as two keys that only share the high half,
-// emit nothing.
-void GroupBand(const LshBand& band, const HugePageVector<uint64_t>& doc_ids,
-               std::vector<Pair>& out) {
-  const size_t n = band.keys.size();
-  // About 4..8 keys per bucket; at most 2^16 buckets (256 KiB of counters).
-  const int bits = std::clamp(static_cast<int>(std::bit_width(n)) - 3, 0, 16);
-  const auto bucket_of = [bits](uint32_t key) -> size_t {
-    return bits == 0 ? 0 : static_cast<size_t>(key >> (32 - bits));
-  };
-  std::vector<uint32_t> starts((size_t{1} << bits) + 1, 0);
-  for (uint32_t key : band.keys) ++starts[bucket_of(key) + 1];
-  for (size_t b = 1; b < starts.size(); ++b) starts[b] += starts[b - 1];
-  std::vector<KeySlot> sorted(n);
-  {
-    std::vector<uint32_t> cursor(starts.begin(), starts.end() - 1);
-    for (size_t slot = 0; slot < n; ++slot) {
-      const uint32_t key = band.keys[slot];
-      sorted[cursor[bucket_of(key)]++] = KeySlot{key, static_cast<uint32_t>(slot)};
+// heads[slot] = the head slot of slot's chain in `band` (itself when alone),
+// for the chains whose heads lie in [begin, end).
+// REQUIRES: heads[s] == s for every s before the first call on a band.
+void MarkChains(const LshBand& band, size_t begin, size_t end, uint32_t* heads) {
+  for (size_t head = begin; head < end; ++head) {
+    const ChainLink link = band.links[head];
+    if (link.prev != kNoSlot || link.next == kNoSlot) continue;
+    for (uint32_t slot = link.next; slot != kNoSlot; slot = band.links[slot].next) {
+      heads[slot] = static_cast<uint32_t>(head);
     }
   }
-  std::vector<uint64_t> group;
-  for (size_t b = 0; b + 1 < starts.size(); ++b) {
-    KeySlot* first = sorted.data() + starts[b];
-    KeySlot* last = sorted.data() + starts[b + 1];
-    if (last - first < 2) continue;
-    std::sort(first, last, [](const KeySlot& x, const KeySlot& y) { return x.key < y.key; });
-    for (KeySlot* run = first; run != last;) {
-      KeySlot* run_end = run + 1;
-      while (run_end != last && run_end->key == run->key) ++run_end;
-      if (run_end - run >= 2) {
-        for (KeySlot* it = run; it != run_end; ++it) {
-          if (band.links[it->slot].prev != kNoSlot) continue;  // not a head
-          group.clear();
-          for (uint32_t slot = it->slot; slot != kNoSlot; slot = band.links[slot].next) {
-            group.push_back(doc_ids[slot]);
-          }
-          std::sort(group.begin(), group.end());
-          for (size_t i = 0; i < group.size(); ++i) {
-            for (size_t j = i + 1; j < group.size(); ++j) out.emplace_back(group[i], group[j]);
+}
+
+// Appends every pair of documents of a chain of `band` headed in [begin,
+// end) that no earlier band puts in one chain: `earlier_heads` are
+// MarkChains' arrays of the bands before this one. So each candidate pair
+// comes from the first band that finds it, exactly once, and the bands'
+// lists need no merge to be unique. A chain of one (two keys that share only
+// the high half) emits nothing.
+void GroupBand(const LshBand& band, std::span<const uint32_t* const> earlier_heads,
+               const HugePageVector<uint64_t>& doc_ids, size_t begin, size_t end,
+               std::vector<Pair>& out) {
+  struct Member {
+    uint64_t id;
+    uint32_t slot;
+  };
+  std::vector<Member> group;
+  for (size_t head = begin; head < end; ++head) {
+    const ChainLink link = band.links[head];
+    if (link.prev != kNoSlot || link.next == kNoSlot) continue;
+    group.clear();
+    for (uint32_t slot = static_cast<uint32_t>(head); slot != kNoSlot;
+         slot = band.links[slot].next) {
+      group.push_back(Member{doc_ids[slot], slot});
+    }
+    std::sort(group.begin(), group.end(),
+              [](const Member& x, const Member& y) { return x.id < y.id; });
+    for (size_t i = 0; i < group.size(); ++i) {
+      for (size_t j = i + 1; j < group.size(); ++j) {
+        bool seen = false;
+        for (const uint32_t* heads : earlier_heads) {
+          if (heads[group[i].slot] == heads[group[j].slot]) {
+            seen = true;
+            break;
           }
         }
+        if (!seen) out.emplace_back(group[i].id, group[j].id);
       }
-      run = run_end;
     }
   }
 }
@@ -561,23 +561,47 @@ std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands
   const int num_bands = s.params.num_bands;
   const int per_pass = std::clamp(bands_per_pass, 1, num_bands);
   std::vector<Pair> result;
-  if (s.doc_ids.size() < 2) return result;
-  std::vector<std::vector<Pair>> band_pairs(per_pass);
+  const size_t n = s.doc_ids.size();
+  if (n < 2) return result;
+  const size_t chunks = (n + kGroupSlots - 1) / kGroupSlots;
+  // The chains of every band but the last, for GroupBand's first-band rule:
+  // 4 bytes per document and band.
+  std::vector<std::unique_ptr<uint32_t[]>> head_storage(num_bands - 1);
+  std::vector<const uint32_t*> heads(head_storage.size());
+  tbb::parallel_for(size_t{0}, head_storage.size(), [&](size_t band) {
+    head_storage[band].reset(new uint32_t[n]);
+    std::iota(head_storage[band].get(), head_storage[band].get() + n, uint32_t{0});
+    heads[band] = head_storage[band].get();
+  });
+  tbb::parallel_for(size_t{0}, head_storage.size() * chunks, [&](size_t task) {
+    const size_t begin = task % chunks * kGroupSlots;
+    MarkChains(s.bands[task / chunks], begin, std::min(n, begin + kGroupSlots),
+               head_storage[task / chunks].get());
+  });
+  // Groups per_pass bands at a time, each in slot ranges on all cores; the
+  // lists are disjoint, so the result is their concatenation, sorted.
+  std::vector<std::vector<Pair>> lists;
   for (int first = 0; first < num_bands; first += per_pass) {
     const int count = std::min(per_pass, num_bands - first);
-    tbb::parallel_for(0, count, [&](int i) {
-      band_pairs[i].clear();
-      GroupBand(s.bands[first + i], s.doc_ids, band_pairs[i]);
+    lists.assign(static_cast<size_t>(count) * chunks, {});
+    tbb::parallel_for(size_t{0}, lists.size(), [&](size_t task) {
+      const int band = first + static_cast<int>(task / chunks);
+      const size_t begin = task % chunks * kGroupSlots;
+      GroupBand(s.bands[band], std::span<const uint32_t* const>(heads).first(band), s.doc_ids,
+                begin, std::min(n, begin + kGroupSlots), lists[task]);
     });
-    // Merge this pass's pairs into the sorted, unique result so far.
-    const size_t old_size = result.size();
-    for (int i = 0; i < count; ++i) {
-      result.insert(result.end(), band_pairs[i].begin(), band_pairs[i].end());
+    size_t total = result.size();
+    std::vector<size_t> offsets(lists.size());
+    for (size_t i = 0; i < lists.size(); ++i) {
+      offsets[i] = total;
+      total += lists[i].size();
     }
-    tbb::parallel_sort(result.begin() + old_size, result.end());
-    std::inplace_merge(result.begin(), result.begin() + old_size, result.end());
-    result.erase(std::unique(result.begin(), result.end()), result.end());
+    result.resize(total);
+    tbb::parallel_for(size_t{0}, lists.size(), [&](size_t i) {
+      std::copy(lists[i].begin(), lists[i].end(), result.begin() + offsets[i]);
+    });
   }
+  tbb::parallel_sort(result.begin(), result.end());
   return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <algorithm>
 #include <map>
@@ -267,6 +268,34 @@ TEST(LshIndexTest, InsertBulkMatchesInsertAndOracle) {
       all.erase(id);
     }
     EXPECT_EQ(bulk.AllPairCandidates(2), GroupingPairs(params, all));
+  }
+}
+
+// More documents than one grouping task's slot range (2^15), removals that
+// leave chains with holes, and several thread counts: the candidates are the
+// oracle's whatever the split of the work.
+TEST(LshIndexTest, AllPairCandidatesAreTheSameForEveryThreadCount) {
+  const LshParams params{3, 2};
+  const int k = 6;
+  // 60^2 keys per band: about 10 documents share each key.
+  Stored all = MakeCorpus(91, 40000, k, 60);
+  Result<LshIndex> index = LshIndex::Create(params, k);
+  ASSERT_TRUE(index.ok());
+  std::vector<uint64_t> ids;
+  std::vector<uint64_t> sketches;
+  Flatten(all, ids, sketches);
+  ASSERT_TRUE(index->InsertBulk(ids, sketches).ok());
+  for (uint64_t i = 0; i < ids.size(); i += 7) {
+    ASSERT_TRUE(index->Remove(ids[i]));
+    all.erase(ids[i]);
+  }
+  const std::vector<Pair> want = GroupingPairs(params, all);
+  for (int threads : {1, 2, 3}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    for (int per_pass : {1, 3}) {
+      EXPECT_EQ(index->AllPairCandidates(per_pass), want)
+          << threads << " threads, bands_per_pass " << per_pass;
+    }
   }
 }
 

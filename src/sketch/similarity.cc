@@ -5,6 +5,7 @@
 #include <string>
 
 #include "neardup/check.h"
+#include "sketch/set_intersection.h"
 #include "sketch/similarity_kernels.h"
 #include "sketch/sketch_kernels.h"
 
@@ -317,17 +318,8 @@ Result<double> EstimateJaccard(const KValueSketch& a, const KValueSketch& b) {
 }
 
 size_t IntersectionSize(std::span<const uint32_t> a, std::span<const uint32_t> b) {
-  size_t i = 0;
-  size_t j = 0;
-  size_t common = 0;
-  while (i < a.size() && j < b.size()) {
-    const uint32_t x = a[i];
-    const uint32_t y = b[j];
-    common += static_cast<size_t>(x == y);
-    i += static_cast<size_t>(x <= y);
-    j += static_cast<size_t>(y <= x);
-  }
-  return common;
+  static const internal::IntersectionSizeFn kernel = internal::BestIntersectionSize();
+  return kernel(a.data(), a.size(), b.data(), b.size());
 }
 
 double ExactJaccard(std::span<const uint32_t> a, std::span<const uint32_t> b) {

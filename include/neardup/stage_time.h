@@ -1,0 +1,57 @@
+// How long a stage of a batch job took, on the wall clock and in CPU time,
+// for the stage profiles of `neardup pairs/clusters/dedup --profile` and
+// NearDuplicateReport.
+//
+// CPU time is the whole process' (every thread), over the same interval as
+// the wall time, and the timing thread's own: when stages run one after
+// another, the ratio cpu / wall is the stage's mean parallelism, and on a
+// machine shared with other work the CPU times are the steadier figures.
+// Cost: two clock reads per Start and per Elapsed (a few hundred ns).
+// Thread safety: a StageTimer is a value; use one per thread.
+#ifndef NEARDUP_STAGE_TIME_H_
+#define NEARDUP_STAGE_TIME_H_
+
+#include <cstdint>
+
+namespace neardup {
+
+struct StageTime {
+  double wall_seconds = 0;
+  double cpu_seconds = 0;  // of the whole process, all threads
+  // Of the thread that ran the stage (and the timer): the part of the stage
+  // that did not run on other threads. On an idle machine with n threads the
+  // stage cannot take less than max(main_cpu_seconds, cpu_seconds / n), which
+  // is what makes the figure useful on a loaded one.
+  double main_cpu_seconds = 0;
+
+  StageTime& operator+=(const StageTime& other) {
+    wall_seconds += other.wall_seconds;
+    cpu_seconds += other.cpu_seconds;
+    main_cpu_seconds += other.main_cpu_seconds;
+    return *this;
+  }
+};
+
+// Measures from its construction (or the last Restart) to Elapsed().
+// REQUIRES: Elapsed and Lap on the thread that constructed or restarted it.
+class StageTimer {
+ public:
+  StageTimer() { Restart(); }
+  void Restart();
+  StageTime Elapsed() const;
+  // Elapsed(), then Restart(): the time of one stage of a sequence.
+  StageTime Lap();
+
+ private:
+  double wall_start_ = 0;
+  double cpu_start_ = 0;
+  double thread_cpu_start_ = 0;
+};
+
+// The process' peak resident set size so far, in bytes (0 where the system
+// does not say).
+uint64_t PeakResidentBytes();
+
+}  // namespace neardup
+
+#endif  // NEARDUP_STAGE_TIME_H_
