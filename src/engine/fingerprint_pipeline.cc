@@ -1,6 +1,7 @@
 #include "neardup/fingerprint_pipeline.h"
 
 #include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
@@ -22,8 +23,7 @@ using internal::DocumentBlock;
 using internal::DocumentBlockReader;
 
 // One token of the pipeline. Batches are recycled, so their chunk buffer,
-// documents, fingerprints and output keep their capacity: once warm, the
-// pipeline allocates nothing per document.
+// text views, fingerprints and output keep their capacity.
 struct Batch {
   DocumentBlock block;
   std::vector<std::string_view> texts;
@@ -62,7 +62,12 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               FingerprintPipelineStats* stats) {
   size_t in_flight = options.max_batches_in_flight;
   if (in_flight == 0) {
-    in_flight = 2 * static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+    // One batch per thread plus one being read: more only adds memory (and
+    // fresh pages to fault in) without adding work to steal.
+    const size_t threads =
+        std::min(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
+                 tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+    in_flight = std::max<size_t>(2, threads + 1);
   }
   const size_t batch_documents = std::max<size_t>(1, options.batch_documents);
   const size_t batch_bytes = std::max<size_t>(1, options.batch_bytes);

@@ -1,7 +1,6 @@
 #include "io/document_block.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cstring>
 
@@ -25,6 +24,7 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
   size_t count = 0;
   block->line_skips.clear();
   block->replaced_utf8 = 0;
+  block->documents.clear();
   auto skip = [&](std::string id, std::string reason) {
     block->line_skips.push_back(
         SkippedRecord{block->source_path, line, std::move(id), std::move(reason)});
@@ -49,10 +49,6 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
     if (count == block->documents.size()) block->documents.emplace_back();
     if (count >= block->id_lines.size()) block->id_lines.resize(count + 1);
     Document* doc = &block->documents[count];
-    // The text is never longer than its line. Growing a reused slot in
-    // powers of two makes it settle after a few chunks, instead of
-    // reallocating (fresh pages) whenever a longer text comes.
-    if (doc->text.capacity() < length) doc->text.reserve(std::bit_ceil(length));
     bool has_id;
     bool replaced_utf8;
     Status status = parser->Parse(text, doc, &has_id, &replaced_utf8);

@@ -11,8 +11,9 @@
 //
 // The documents, skips and errors that come out are exactly those of
 // DocumentReader::Next over the same inputs, in the same order.
-// Cost: a block's chunk buffer and documents are reused when the block is
-// (no allocation per document once their strings have grown).
+// Cost: a block's chunk buffer, document vector, skip lists are reused when
+// the block is; each document's id and text are one string each, made anew
+// per chunk (see ParseJsonlBlock).
 // Thread safety: Next, Number and Finish each serially in block order (they
 // may run at the same time as each other); a reader so used must not also be
 // read with DocumentReader::Next.
@@ -78,8 +79,11 @@ class DocumentBlockReader {
   static const InputOptions& options(const DocumentReader& reader);
 };
 
-// Splits block->chunk into lines and parses each into block->documents
-// (reusing them), as DocumentReader::Next does line by line.
+// Splits block->chunk into lines and parses each into block->documents, as
+// DocumentReader::Next does line by line. The documents are made anew (one
+// text allocation each, which malloc serves from the previous chunk's freed
+// texts): keeping each slot's string instead grew slots one by one and
+// faulted in 4x the fresh pages, costing more than the allocations.
 void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, DocumentBlock* block);
 
 // Names documents without an id "<source_name>:<line>". REQUIRES: Number ran.
