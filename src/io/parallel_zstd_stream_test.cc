@@ -13,34 +13,21 @@
 namespace neardup::internal {
 namespace {
 
+using testing::Drain;
+using testing::Drained;
 using testing::RandomBytes;
 using testing::ScriptedStream;
 using testing::Zstd;
-
-struct Drained {
-  std::string bytes;
-  Status status;
-};
 
 // Decodes `compressed` with `threads` threads (1: the serial decoder; more:
 // the parallel one), reading `request` bytes at a time from a source that
 // serves `piece` bytes at a time.
 Drained Decode(const std::string& compressed, int threads, size_t piece, size_t request) {
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-  Drained out;
   Result<std::unique_ptr<ByteStream>> stream =
       OpenDecompressed(std::make_unique<ScriptedStream>(compressed, piece), "in.zst");
   EXPECT_TRUE(stream.ok()) << stream.status();
-  std::string buffer(request, '\0');
-  while (true) {
-    Result<size_t> n = (*stream)->Read(buffer.data(), buffer.size());
-    if (!n.ok()) {
-      out.status = n.status();
-      return out;
-    }
-    if (*n == 0) return out;
-    out.bytes.append(buffer.data(), *n);
-  }
+  return Drain(stream->get(), request);
 }
 
 // pzstd's layout: before each frame a skippable frame holding its size.
