@@ -8,6 +8,7 @@
 #include "cli_test_util.h"
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -341,6 +342,50 @@ TEST_F(CliTest, DedupOfFilesListsKeptAndRemovedIds) {
             "{\"id\":\"one.txt\",\"kept\":true}\n"
             "{\"id\":\"three.txt\",\"kept\":true}\n"
             "{\"id\":\"two.txt\",\"kept\":false,\"duplicate_of\":\"one.txt\"}\n");
+}
+
+// --format binary: the records hold what the JSON lines hold (checked
+// against them field by field), the ids come beside them in the same order,
+// and a selection without fixed width is refused.
+TEST_F(CliTest, BinaryFormatHoldsTheJsonFingerprints) {
+  const std::string json_args = "fingerprint -q --simhash --minhash --threads 2 " + Example();
+  CommandResult json = Neardup(json_args);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const std::string records = (dir_ / "fp.bin").string();
+  const std::string ids = (dir_ / "ids.jsonl").string();
+  CommandResult binary =
+      Neardup(json_args + " --format binary -o " + records + " --ids-output " + ids);
+  ASSERT_EQ(binary.exit_code, 0) << binary.err;
+  const std::vector<std::string> lines = Lines(json.out);
+  const std::string bytes = Read(records);
+  const size_t record_bytes = 8 * (1 + 1 + 1 + 128);  // tokens, simhash, count, k values
+  ASSERT_EQ(bytes.size(), lines.size() * record_bytes);
+  auto word = [&](size_t record, size_t index) {
+    uint64_t value;
+    std::memcpy(&value, bytes.data() + record * record_bytes + 8 * index, 8);  // x86: LE
+    return value;
+  };
+  auto hex = [](uint64_t value) {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+    return std::string(text);
+  };
+  const std::vector<std::string> id_lines = Lines(Read(ids));
+  ASSERT_EQ(id_lines.size(), lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_THAT(lines[i], HasSubstr("{\"id\":" + id_lines[i] + ","));
+    EXPECT_THAT(lines[i], HasSubstr("\"tokens\":" + std::to_string(word(i, 0)) + ","));
+    EXPECT_THAT(lines[i], HasSubstr("\"simhash\":\"" + hex(word(i, 1)) + "\""));
+    std::string minhash = "\"minhash\":[";
+    for (size_t j = 0; j < word(i, 2); ++j) {
+      minhash += (j > 0 ? ",\"" : "\"") + hex(word(i, 3 + j)) + "\"";
+    }
+    EXPECT_THAT(lines[i], HasSubstr(minhash + "]"));
+  }
+
+  CommandResult chunks = Neardup("fingerprint -q --chunks --format binary " + Example());
+  EXPECT_NE(chunks.exit_code, 0);
+  EXPECT_THAT(chunks.err, HasSubstr("chunk"));
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "common_options.h"
 #include "exit_codes.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/fingerprinter.h"
+#include "neardup/format/fingerprint_record.h"
 #include "neardup/format/wire_format.h"
 #include "output.h"
 #include "progress.h"
@@ -25,6 +27,8 @@ struct FingerprintFlags {
   bool kminhash = false;
   bool chunks = false;
   std::string output = "-";
+  std::string format = "json";
+  std::string ids_output;  // binary format: ids beside the records, one JSON string a line
 };
 
 Result<FingerprintJob> ResolveJob(const FingerprintFlags& flags) {
@@ -42,6 +46,8 @@ Result<FingerprintJob> ResolveJob(const FingerprintFlags& flags) {
   job.run = flags.run;
   job.device = flags.device;
   job.output = flags.output;
+  job.format = flags.format;
+  job.ids_output = flags.ids_output;
   return job;
 }
 
@@ -51,6 +57,13 @@ int RunFingerprintJob(const FingerprintJob& flags) {
   auto thread_limit = flags.run.LimitThreads();
   const Recipe* recipe = &flags.recipe;
   const SketchSelection& selection = flags.selection;
+  const bool binary = flags.format == "binary";
+  Result<format::FingerprintRecordLayout> layout =
+      format::MakeFingerprintRecordLayout(*recipe, selection);
+  if (binary && !layout.ok()) return ReportError(layout.status());
+  if (!binary && !flags.ids_output.empty()) {
+    return ReportError(InvalidArgumentError("--ids-output goes with --format binary"));
+  }
   Result<std::unique_ptr<Fingerprinter>> fingerprinter = flags.device.Create(*recipe, selection);
   if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
 
@@ -59,33 +72,60 @@ int RunFingerprintJob(const FingerprintJob& flags) {
   if (!reader.ok()) return ReportError(reader.status());
   Result<OutputFile> output = OutputFile::Open(flags.output, flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
+  std::optional<OutputFile> ids_output;
+  if (!flags.ids_output.empty()) {
+    Result<OutputFile> ids = OutputFile::Open(flags.ids_output, flags.input.inputs);
+    if (!ids.ok()) return ReportError(ids.status());
+    ids_output.emplace(std::move(ids).value());
+  }
 
   const std::string recipe_id = RecipeId(*recipe);
   const int simhash_bits = recipe->simhash.bits;
   Progress progress(flags.run.quiet);
   uint64_t documents = 0;
   uint64_t bytes = 0;
-  std::string line;
+  std::string ids;
   auto started = std::chrono::steady_clock::now();
 
   FingerprintPipelineStats stats;
+  // Formatting runs on the worker threads, per batch; only writing is serial.
   Status status = RunFingerprintPipeline(
       **reader, **fingerprinter, FingerprintPipelineOptions{},
-      [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
-        line.clear();
+      [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints,
+          std::string* out) {
         for (size_t i = 0; i < docs.size(); ++i) {
-          format::AppendFingerprintLine(&line, docs[i].id, fingerprints[i], selection, simhash_bits,
-                                        recipe_id);
-          bytes += docs[i].text.size();
+          if (binary) {
+            format::AppendFingerprintRecord(out, fingerprints[i], *layout);
+          } else {
+            format::AppendFingerprintLine(out, docs[i].id, fingerprints[i], selection, simhash_bits,
+                                          recipe_id);
+          }
         }
+      },
+      [&](std::span<const Document> docs, std::span<const Fingerprint>,
+          std::string_view formatted) -> Status {
+        for (const Document& doc : docs) bytes += doc.text.size();
         documents += docs.size();
         progress.Update(documents, bytes);
-        return output->Write(line);
+        if (ids_output.has_value()) {
+          ids.clear();
+          for (const Document& doc : docs) {
+            format::AppendJsonString(&ids, doc.id);
+            ids.push_back('\n');
+          }
+          NEARDUP_RETURN_IF_ERROR(ids_output->Write(ids));
+        }
+        return output->Write(formatted);
       },
       &stats);
   progress.Finish();
-  Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
+  const bool succeeded = ReadingSucceeded(status, flags.run, skips);
+  Status closed = output->Finish(succeeded);
   if (status.ok()) status = closed;
+  if (ids_output.has_value()) {
+    closed = ids_output->Finish(succeeded);
+    if (status.ok()) status = closed;
+  }
 
   if (!flags.run.quiet) {
     double seconds =
@@ -100,6 +140,10 @@ int RunFingerprintJob(const FingerprintJob& flags) {
                                                  (*reader)->documents_with_invalid_utf8()),
                  static_cast<unsigned long long>(skips.count()));
     PrintExtractionSummary(**reader, flags.run.quiet);
+    if (binary) {
+      std::fprintf(stderr, "neardup: %zu-byte records; numpy: np.fromfile(path, dtype=%s)\n",
+                   layout->record_bytes, format::FingerprintRecordDtype(*layout).c_str());
+    }
     const FingerprinterStats backend = (*fingerprinter)->stats();
     if ((*fingerprinter)->backend_name() != "cpu") {
       std::fprintf(stderr, "neardup: backend %s: %llu documents on the GPU, %llu on the CPU\n",
@@ -129,6 +173,15 @@ void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run,
   command->add_flag("--chunks", flags->chunks, "Sorted unique 32-bit chunk ids");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
+  command
+      ->add_option("--format", flags->format,
+                   "json (one JSON line per document) or binary (fixed-width little-endian "
+                   "uint64 records for numpy, see docs/PIPELINE.md; not with --chunks)")
+      ->check(CLI::IsMember({"json", "binary"}))
+      ->capture_default_str();
+  command->add_option("--ids-output", flags->ids_output,
+                      "With --format binary: write the ids, one JSON string per line, "
+                      "in record order, to this file");
   command->callback([flags, run, runner] {
     *run = [flags, runner] {
       Result<FingerprintJob> job = ResolveJob(*flags);

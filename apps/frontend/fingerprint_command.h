@@ -21,6 +21,8 @@ struct FingerprintJob {
   RunFlags run;
   DeviceFlags device;
   std::string output = "-";
+  std::string format = "json";  // or "binary": fixed-width records (docs/PIPELINE.md)
+  std::string ids_output;       // binary: the ids, one JSON string a line
 };
 
 // Runs a resolved job; returns the exit code.

@@ -315,6 +315,12 @@ int ReportErrorOnRanks(const Status& status, int rank) {
 
 int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags) {
   Comm comm(MPI_COMM_WORLD, flags.RoundBytes());
+  if (job.format != "json") {
+    return ReportErrorOnRanks(
+        UnimplementedError("--format binary is not supported by neardup-mpi yet: run `neardup "
+                           "fingerprint --format binary` on each part, or use JSON lines"),
+        comm.rank());
+  }
   auto thread_limit = job.run.LimitThreads();
   const auto started = Clock::now();
   Result<std::unique_ptr<Fingerprinter>> fingerprinter =

@@ -76,6 +76,9 @@
 #include "neardup/status.h"
 
 namespace neardup {
+namespace internal {
+class DocumentBlockReader;
+}  // namespace internal
 
 enum class InputFormat {
   kAuto,   // by file name (see above); stdin is text
@@ -203,6 +206,8 @@ class DocumentReader {
   uint64_t pages_read_by_ocr() const;
 
  private:
+  // Block reading for the parallel fingerprint pipeline (src/io/document_block.h).
+  friend class internal::DocumentBlockReader;
   class Impl;
   explicit DocumentReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

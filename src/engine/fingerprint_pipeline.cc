@@ -1,5 +1,7 @@
 #include "neardup/fingerprint_pipeline.h"
 
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
@@ -7,109 +9,184 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
+
+#include "io/document_block.h"
+#include "io/jsonl_record_parser.h"
 
 namespace neardup {
 namespace {
 
+using internal::DocumentBlock;
+using internal::DocumentBlockReader;
+
+// One token of the pipeline. Batches are recycled, so their chunk buffer,
+// text views, fingerprints and output keep their capacity.
 struct Batch {
-  std::vector<Document> documents;
+  DocumentBlock block;
+  std::vector<std::string_view> texts;
   std::vector<Fingerprint> fingerprints;
+  std::string formatted;
   Status status;
+};
+
+// Batches not in flight. At most max_batches_in_flight exist, which bounds
+// memory.
+class BatchPool {
+ public:
+  std::unique_ptr<Batch> Take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) return std::make_unique<Batch>();
+    std::unique_ptr<Batch> batch = std::move(free_.back());
+    free_.pop_back();
+    return batch;
+  }
+  void Give(std::unique_ptr<Batch> batch) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push_back(std::move(batch));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Batch>> free_;
 };
 
 }  // namespace
 
 Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
                               const FingerprintPipelineOptions& options,
-                              const FingerprintSink& sink, FingerprintPipelineStats* stats) {
+                              const FingerprintFormatter& formatter,
+                              const FormattedFingerprintSink& sink,
+                              FingerprintPipelineStats* stats) {
   size_t in_flight = options.max_batches_in_flight;
   if (in_flight == 0) {
-    in_flight = 2 * static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+    // One batch per thread plus one being read: more only adds memory (and
+    // fresh pages to fault in) without adding work to steal.
+    const size_t threads =
+        std::min(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
+                 tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+    in_flight = std::max<size_t>(2, threads + 1);
   }
   const size_t batch_documents = std::max<size_t>(1, options.batch_documents);
   const size_t batch_bytes = std::max<size_t>(1, options.batch_bytes);
+  const InputOptions& input_options = DocumentBlockReader::options(reader);
 
   FingerprintPipelineStats local_stats;
-  // The read and deliver filters run concurrently with each other, so each
-  // owns its own error; the sink's failure reaches the reader through an
-  // atomic flag.
-  Status read_error;
-  Status sink_error;
-  std::atomic<bool> sink_failed{false};
+  // The first and last filters run concurrently with each other, so each
+  // owns its own state; a failure reaches the reader through an atomic flag.
+  Status error;
+  std::atomic<bool> stopped{false};
   bool reader_done = false;
+  BatchPool pool;
+  tbb::enumerable_thread_specific<std::unique_ptr<internal::JsonlRecordParser>> parsers;
 
-  auto read = [&](tbb::flow_control& control) -> std::shared_ptr<Batch> {
-    if (reader_done || sink_failed.load(std::memory_order_relaxed)) {
+  // Serial: cut the input into blocks (no parsing).
+  auto read = [&](tbb::flow_control& control) -> Batch* {
+    if (reader_done || stopped.load(std::memory_order_relaxed)) {
       control.stop();
       return nullptr;
     }
-    auto batch = std::make_shared<Batch>();
-    size_t bytes = 0;
-    while (batch->documents.size() < batch_documents && bytes < batch_bytes) {
-      Document document;
-      Result<bool> next = reader.Next(&document);
-      if (!next.ok()) {
-        // Documents read before the error are still fingerprinted and
-        // delivered; the error is reported after them.
-        read_error = next.status();
-        reader_done = true;
-        break;
-      }
-      if (!*next) {
-        reader_done = true;
-        break;
-      }
-      bytes += document.text.size();
-      batch->documents.push_back(std::move(document));
-    }
-    if (batch->documents.empty()) {
+    std::unique_ptr<Batch> batch = pool.Take();
+    if (!DocumentBlockReader::Next(reader, batch_bytes, batch_documents, batch_bytes,
+                                   &batch->block)) {
+      pool.Give(std::move(batch));
       control.stop();
       return nullptr;
+    }
+    if (!batch->block.error.ok()) reader_done = true;
+    return batch.release();
+  };
+
+  // Parallel: parse a chunk's lines.
+  auto parse = [&](Batch* batch) -> Batch* {
+    if (batch->block.jsonl) {
+      std::unique_ptr<internal::JsonlRecordParser>& parser = parsers.local();
+      if (parser == nullptr) {
+        parser = std::make_unique<internal::JsonlRecordParser>(input_options.text_field,
+                                                               input_options.id_field);
+      }
+      internal::ParseJsonlBlock(input_options, parser.get(), &batch->block);
     }
     return batch;
   };
 
-  auto fingerprint = [&](std::shared_ptr<Batch> batch) -> std::shared_ptr<Batch> {
-    if (batch == nullptr) return batch;
-    std::vector<std::string_view> texts;
-    texts.reserve(batch->documents.size());
-    for (const Document& document : batch->documents) texts.push_back(document.text);
-    batch->status = fingerprinter.ComputeBatch(texts, &batch->fingerprints);
+  // Serial: line numbers need every earlier chunk's line count.
+  auto number = [&](Batch* batch) -> Batch* {
+    DocumentBlockReader::Number(reader, &batch->block);
     return batch;
   };
 
-  auto deliver = [&](std::shared_ptr<Batch> batch) {
-    if (batch == nullptr || !sink_error.ok()) return;
-    Status status = batch->status;
-    if (status.ok()) status = sink(batch->documents, batch->fingerprints);
-    if (!status.ok()) {
-      sink_error = status;
-      sink_failed.store(true, std::memory_order_relaxed);
+  // Parallel: ids, fingerprints, output text.
+  auto work = [&](Batch* batch) -> Batch* {
+    DocumentBlock& block = batch->block;
+    internal::AssignLineIds(&block);
+    batch->status = Status::Ok();
+    batch->formatted.clear();
+    batch->fingerprints.resize(block.num_documents);
+    if (block.num_documents == 0) return batch;
+    batch->texts.clear();
+    for (const Document& document : block.document_span()) batch->texts.push_back(document.text);
+    batch->status = fingerprinter.ComputeBatch(batch->texts, &batch->fingerprints);
+    if (batch->status.ok() && formatter) {
+      formatter(block.document_span(), batch->fingerprints, &batch->formatted);
+    }
+    return batch;
+  };
+
+  // Serial, in input order: skip reports, the sink, statistics.
+  auto deliver = [&](Batch* raw) {
+    std::unique_ptr<Batch> batch(raw);
+    if (stopped.load(std::memory_order_relaxed)) {
+      pool.Give(std::move(batch));
       return;
     }
-    for (size_t i = 0; i < batch->documents.size(); ++i) {
-      const Fingerprint& fp = batch->fingerprints[i];
-      local_stats.documents++;
-      local_stats.bytes += batch->documents[i].text.size();
-      if (fp.num_tokens == 0) local_stats.empty_documents++;
-      if (fp.invalid_utf8_sequences > 0) {
-        local_stats.documents_with_invalid_utf8++;
-        local_stats.invalid_utf8_sequences += fp.invalid_utf8_sequences;
-      }
+    const DocumentBlock& block = batch->block;
+    Status read_status = DocumentBlockReader::Finish(reader, block);
+    Status status = batch->status;
+    if (status.ok() && block.num_documents > 0) {
+      status = sink(block.document_span(), batch->fingerprints, batch->formatted);
     }
+    if (status.ok()) {
+      for (size_t i = 0; i < block.num_documents; ++i) {
+        const Fingerprint& fp = batch->fingerprints[i];
+        local_stats.documents++;
+        local_stats.bytes += block.documents[i].text.size();
+        if (fp.num_tokens == 0) local_stats.empty_documents++;
+        if (fp.invalid_utf8_sequences > 0) {
+          local_stats.documents_with_invalid_utf8++;
+          local_stats.invalid_utf8_sequences += fp.invalid_utf8_sequences;
+        }
+      }
+      // Documents read before a failure are delivered; the failure after them.
+      status = read_status;
+    }
+    if (!status.ok()) {
+      error = status;
+      stopped.store(true, std::memory_order_relaxed);
+    }
+    pool.Give(std::move(batch));
   };
 
   tbb::parallel_pipeline(
-      in_flight,
-      tbb::make_filter<void, std::shared_ptr<Batch>>(tbb::filter_mode::serial_in_order, read) &
-          tbb::make_filter<std::shared_ptr<Batch>, std::shared_ptr<Batch>>(
-              tbb::filter_mode::parallel, fingerprint) &
-          tbb::make_filter<std::shared_ptr<Batch>, void>(tbb::filter_mode::serial_in_order,
-                                                         deliver));
+      in_flight, tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order, read) &
+                     tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, parse) &
+                     tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::serial_in_order, number) &
+                     tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, work) &
+                     tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, deliver));
   if (stats != nullptr) *stats = local_stats;
-  return sink_error.ok() ? read_error : sink_error;
+  return error;
+}
+
+Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                              const FingerprintPipelineOptions& options,
+                              const FingerprintSink& sink, FingerprintPipelineStats* stats) {
+  return RunFingerprintPipeline(
+      reader, fingerprinter, options, FingerprintFormatter(),
+      [&](std::span<const Document> documents, std::span<const Fingerprint> fingerprints,
+          std::string_view) { return sink(documents, fingerprints); },
+      stats);
 }
 
 Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerprinter,

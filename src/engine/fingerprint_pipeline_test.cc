@@ -47,7 +47,8 @@ TEST_F(FingerprintPipelineTest, DeliversEveryDocumentInInputOrder) {
   std::string path = WriteJsonl(1000);
   auto fingerprinter = Simhash();
   FingerprintPipelineOptions options;
-  options.batch_documents = 7;  // many small batches, so order is really tested
+  // Many small chunks (a JSONL batch is cut by bytes), so order is really tested.
+  options.batch_bytes = 700;
 
   std::vector<std::string> expected;
   for (int i = 0; i < 1000; ++i) expected.push_back("doc" + std::to_string(i));
@@ -86,7 +87,7 @@ TEST_F(FingerprintPipelineTest, SinkErrorStopsThePipelineAndIsReturned) {
   auto fingerprinter = Simhash();
   auto reader = Open(path);
   FingerprintPipelineOptions options;
-  options.batch_documents = 10;
+  options.batch_bytes = 700;  // chunks of about ten lines
   int calls = 0;
   Status status =
       RunFingerprintPipeline(*reader, *fingerprinter, options,

@@ -1,5 +1,6 @@
 #include "io/decompressing_stream.h"
 
+#include <tbb/task_arena.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -8,19 +9,32 @@
 #include <utility>
 
 #include "io/byte_stream.h"
+#include "io/parallel_zstd_stream.h"
 #include "neardup/check.h"
 
 namespace neardup::internal {
 namespace {
 
 constexpr size_t kInputBufferBytes = 64 * 1024;
+// Compressed bytes read ahead to find where a frame ends before giving up on
+// splitting the file into frames.
+constexpr size_t kMaxFrameSearchBytes = size_t{64} << 20;
+
+// pzstd starts its files with a skippable frame (magic 0x184D2A5?, little
+// endian) that records the next frame's size; libzstd skips such frames.
+bool IsSkippableFrameMagic(const std::string& prefix) {
+  return prefix.size() >= 4 && static_cast<uint8_t>(prefix[0]) >= 0x50 &&
+         static_cast<uint8_t>(prefix[0]) <= 0x5f && static_cast<uint8_t>(prefix[1]) == 0x2a &&
+         static_cast<uint8_t>(prefix[2]) == 0x4d && static_cast<uint8_t>(prefix[3]) == 0x18;
+}
 
 // Shared input side of both decoders: a buffer refilled from the compressed
 // stream, counting the bytes read so errors can give an offset.
 class CompressedInput {
  public:
-  explicit CompressedInput(std::unique_ptr<ByteStream> raw)
-      : raw_(std::move(raw)), buffer_(new char[kInputBufferBytes]) {}
+  // `offset`: where the first byte of `raw` is in the file (error messages).
+  explicit CompressedInput(std::unique_ptr<ByteStream> raw, uint64_t offset = 0)
+      : raw_(std::move(raw)), buffer_(new char[kInputBufferBytes]), bytes_read_(offset) {}
 
   // Refills the buffer. Returns false at the end of the compressed stream.
   Result<bool> Refill() {
@@ -46,7 +60,7 @@ class CompressedInput {
   std::unique_ptr<ByteStream> raw_;
   std::unique_ptr<char[]> buffer_;
   size_t filled_ = 0;
-  uint64_t bytes_read_ = 0;
+  uint64_t bytes_read_;
   bool at_end_ = false;
 };
 
@@ -152,8 +166,8 @@ class GzipStream final : public ByteStream {
 
 class ZstdStream final : public ByteStream {
  public:
-  ZstdStream(std::unique_ptr<ByteStream> raw, std::string source)
-      : input_(std::move(raw)), source_(std::move(source)), dctx_(ZSTD_createDCtx()) {
+  ZstdStream(std::unique_ptr<ByteStream> raw, std::string source, uint64_t offset = 0)
+      : input_(std::move(raw), offset), source_(std::move(source)), dctx_(ZSTD_createDCtx()) {
     if (dctx_ == nullptr) {
       error_.Set(ResourceExhaustedError(source_ + ": cannot start zstd decoder"));
     }
@@ -229,7 +243,8 @@ Result<std::unique_ptr<ByteStream>> OpenDecompressed(std::unique_ptr<ByteStream>
   if (n >= sizeof(kGzipMagic) && std::memcmp(prefix.data(), kGzipMagic, sizeof(kGzipMagic)) == 0) {
     detected = Compression::kGzip;
   } else if (n >= sizeof(kZstdMagic) &&
-             std::memcmp(prefix.data(), kZstdMagic, sizeof(kZstdMagic)) == 0) {
+             (std::memcmp(prefix.data(), kZstdMagic, sizeof(kZstdMagic)) == 0 ||
+              IsSkippableFrameMagic(prefix))) {
     detected = Compression::kZstd;
   }
   if (compression != nullptr) *compression = detected;
@@ -238,6 +253,16 @@ Result<std::unique_ptr<ByteStream>> OpenDecompressed(std::unique_ptr<ByteStream>
     case Compression::kGzip:
       return std::unique_ptr<ByteStream>(std::make_unique<GzipStream>(std::move(stream), source));
     case Compression::kZstd:
+      if (stream->HasEnd() && tbb::this_task_arena::max_concurrency() > 1) {
+        // A file may hold many frames (pzstd's), decoded in parallel.
+        return MakeParallelZstdStream(
+            std::move(stream),
+            [source](std::unique_ptr<ByteStream> raw, uint64_t offset) {
+              return std::unique_ptr<ByteStream>(
+                  std::make_unique<ZstdStream>(std::move(raw), source, offset));
+            },
+            2 * static_cast<size_t>(tbb::this_task_arena::max_concurrency()), kMaxFrameSearchBytes);
+      }
       return std::unique_ptr<ByteStream>(std::make_unique<ZstdStream>(std::move(stream), source));
     case Compression::kNone:
       break;

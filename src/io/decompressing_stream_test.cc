@@ -10,31 +10,13 @@
 namespace neardup::internal {
 namespace {
 
+using testing::Drain;
+using testing::Drained;
 using testing::Gzip;
 using ::testing::HasSubstr;
 using testing::RandomBytes;
 using testing::ScriptedStream;
 using testing::Zstd;
-
-struct Drained {
-  std::string bytes;
-  Status status;
-};
-
-// Reads `stream` to its end or first error with requests of `request` bytes.
-Drained Drain(ByteStream* stream, size_t request = 4096) {
-  Drained out;
-  std::string buffer(request, '\0');
-  while (true) {
-    Result<size_t> n = stream->Read(buffer.data(), buffer.size());
-    if (!n.ok()) {
-      out.status = n.status();
-      return out;
-    }
-    if (*n == 0) return out;
-    out.bytes.append(buffer.data(), *n);
-  }
-}
 
 Drained Decompress(const std::string& compressed, Compression expected, size_t piece = 1 << 20,
                    size_t request = 4096) {

@@ -9,8 +9,10 @@
 
 #include "io/byte_stream.h"
 #include "io/decompressing_stream.h"
+#include "io/document_block.h"
 #include "io/extracted_documents.h"
 #include "io/input_files.h"
+#include "io/jsonl_chunker.h"
 #include "io/jsonl_record_parser.h"
 #include "io/line_reader.h"
 
@@ -22,15 +24,7 @@ namespace {
 // while a directory of small compressed files does not zero 1 MiB per file.
 constexpr size_t kTextFirstBlockBytes = size_t{64} << 10;
 
-bool IsBlank(std::string_view line) {
-  return std::all_of(line.begin(), line.end(),
-                     [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
-}
-
-std::string TooLargeReason(const char* what, uint64_t size, uint64_t max) {
-  return std::string(what) + " of " + std::to_string(size) + " bytes exceeds max_document_bytes (" +
-         std::to_string(max) + ")";
-}
+using internal::TooLargeReason;
 
 }  // namespace
 
@@ -66,14 +60,84 @@ class DocumentReader::Impl {
   uint64_t documents_with_invalid_utf8() const { return documents_with_invalid_utf8_; }
   const internal::ExtractedDocuments& extracted() const { return extracted_; }
 
+  const InputOptions& options() const { return options_; }
+
+  bool NextBlock(size_t chunk_bytes, size_t max_documents, size_t max_bytes,
+                 internal::DocumentBlock* block) {
+    block->jsonl = false;
+    block->starts_source = false;
+    block->leading_skips.clear();
+    block->error = Status::Ok();
+    block->num_documents = 0;
+    block->line_skips.clear();
+    block->lines = 0;
+    block->replaced_utf8 = 0;
+    if (!error_.ok()) return false;
+    block_skips_ = &block->leading_skips;
+    Status status = FillBlock(chunk_bytes, max_documents, max_bytes, block);
+    block_skips_ = nullptr;
+    if (!status.ok()) {
+      error_ = status;
+      block->error = status;
+      source_ = Source();
+      dir_entries_.clear();
+      return true;
+    }
+    return block->jsonl || block->num_documents > 0 || !block->leading_skips.empty();
+  }
+
+  void NumberBlock(internal::DocumentBlock* block) {
+    if (!block->jsonl) return;
+    if (block->starts_source) block_lines_ = options_.first_line_number - 1;
+    block->first_line = block_lines_ + 1;
+    for (SkippedRecord& skip : block->line_skips) skip.line += block_lines_;
+    block_lines_ += block->lines;
+    const internal::JsonlChunk& chunk = block->chunk;
+    switch (chunk.tail) {
+      case internal::ChunkTail::kNone:
+        break;
+      case internal::ChunkTail::kTooLongLine:
+        ++block_lines_;
+        block->line_skips.push_back(SkippedRecord{
+            block->source_path, block_lines_, "",
+            TooLargeReason("record", chunk.tail_length, options_.max_document_bytes)});
+        break;
+      case internal::ChunkTail::kUnendingTooLongLine:
+        // The same words as LineReader's.
+        block->error = ResourceExhaustedError(
+            block->source_path + ": line " + std::to_string(block_lines_ + 1) +
+            " is longer than max_document_bytes (" + std::to_string(options_.max_document_bytes) +
+            ") and this input (a pipe, FIFO or device) may never end, so the rest of the "
+            "line cannot be passed over: stopped reading it (raise the limit or read a file)");
+        break;
+      case internal::ChunkTail::kError:
+        block->error = chunk.tail_error;
+        break;
+    }
+  }
+
+  Status FinishBlock(const internal::DocumentBlock& block) {
+    for (const std::vector<SkippedRecord>* skips : {&block.leading_skips, &block.line_skips}) {
+      for (const SkippedRecord& skip : *skips) {
+        ++records_skipped_;
+        if (options_.on_skip) options_.on_skip(skip);
+      }
+    }
+    documents_read_ += block.num_documents;
+    documents_with_invalid_utf8_ += block.replaced_utf8;
+    return block.error;
+  }
+
  private:
-  // The file being read. Invariant: lines is set iff jsonl and stream are.
+  // The file being read. Invariant: lines and chunker are set only when
+  // jsonl and stream are, lines by Next and chunker by NextBlock.
   struct Source {
     std::string path;  // for skip reports and errors
     std::string name;  // for ids
     bool jsonl = false;
     std::unique_ptr<ByteStream> stream;
     std::unique_ptr<internal::LineReader> lines;
+    std::unique_ptr<internal::JsonlChunker> chunker;
   };
 
   // The next document in reading order: files to extract wait in extracted_
@@ -124,6 +188,93 @@ class DocumentReader::Impl {
       }
       source_ = Source();
       if (got) return true;
+    }
+  }
+
+  // Fills `block` with the next JSONL chunk, or with whole text documents up
+  // to the limits. Files to extract (PDF, DOCX, ...) are queued in
+  // extracted_ and their documents come out before anything read after them,
+  // as in NextDocument: a JSONL chunk is read only when nothing waits.
+  Status FillBlock(size_t chunk_bytes, size_t max_documents, size_t max_bytes,
+                   internal::DocumentBlock* block) {
+    size_t bytes = 0;
+    auto full = [&] { return block->num_documents >= max_documents || bytes >= max_bytes; };
+    auto slot = [&] {
+      if (block->num_documents == block->documents.size()) block->documents.emplace_back();
+      return &block->documents[block->num_documents];
+    };
+    while (true) {
+      while (!full() && extracted_.Next(slot())) {
+        bytes += block->documents[block->num_documents].text.size();
+        ++block->num_documents;
+      }
+      if (full()) return Status::Ok();
+      if (!deferred_error_.ok()) {
+        // The documents before the error go out first.
+        return block->num_documents > 0 ? Status::Ok() : deferred_error_;
+      }
+      if (extracted_.BatchFull()) {
+        FlushExtraction();
+        continue;
+      }
+      if (source_.stream == nullptr) {
+        Result<bool> opened = OpenNextSource();
+        if ((!opened.ok() || !*opened) && extracted_.HasQueued()) {
+          if (!opened.ok()) deferred_error_ = opened.status();
+          FlushExtraction();
+          continue;
+        }
+        if (!opened.ok()) return opened.status();
+        if (!*opened) return Status::Ok();
+      }
+      if (source_.jsonl) {
+        // A JSONL chunk never shares a block with text documents.
+        if (block->num_documents > 0) return Status::Ok();
+        if (extracted_.HasQueued()) {
+          FlushExtraction();
+          continue;
+        }
+        bool starts = source_.chunker == nullptr;
+        if (starts) {
+          source_.chunker = std::make_unique<internal::JsonlChunker>(
+              source_.stream.get(), chunk_bytes, options_.max_document_bytes);
+        }
+        NEARDUP_ASSIGN_OR_RETURN(bool got, source_.chunker->Next(&block->chunk));
+        if (!got) {
+          source_ = Source();
+          continue;
+        }
+        block->jsonl = true;
+        block->starts_source = starts;
+        block->source_path = source_.path;
+        block->source_name = source_.name;
+        const internal::ChunkTail tail = block->chunk.tail;
+        if (tail == internal::ChunkTail::kError ||
+            tail == internal::ChunkTail::kUnendingTooLongLine) {
+          // Number turns the tail into the block's error; the reader stops.
+          error_ = ResourceExhaustedError(source_.path + ": reading stopped");
+          source_ = Source();
+          dir_entries_.clear();
+        }
+        return Status::Ok();
+      }
+      Document* doc = slot();
+      Result<bool> got = ReadTextDocument(doc);
+      source_ = Source();
+      if (!got.ok() && extracted_.HasQueued()) {
+        deferred_error_ = got.status();
+        FlushExtraction();
+        continue;
+      }
+      if (!got.ok()) return got.status();
+      if (!*got) continue;  // skipped, or queued for extraction
+      if (extracted_.HasQueued()) {
+        extracted_.AddFinal(doc);  // waits behind the files queued before it
+        continue;
+      }
+      ++block->num_documents;
+      bytes += doc->text.size();
+      if (full()) return Status::Ok();
     }
   }
 
@@ -183,7 +334,12 @@ class DocumentReader::Impl {
     source_.path = std::move(path);
     source_.name = std::move(name);
     source_.jsonl = jsonl;
-    if (jsonl) {
+    return Status::Ok();
+  }
+
+  // The next record of the JSONL source; false at its end.
+  Result<bool> NextJsonlRecord(Document* doc) {
+    if (source_.lines == nullptr) {
       source_.lines =
           std::make_unique<internal::LineReader>(source_.stream.get(), options_.max_document_bytes,
                                                  source_.path, options_.first_line_number);
@@ -192,11 +348,6 @@ class DocumentReader::Impl {
             std::make_unique<internal::JsonlRecordParser>(options_.text_field, options_.id_field);
       }
     }
-    return Status::Ok();
-  }
-
-  // The next record of the JSONL source; false at its end.
-  Result<bool> NextJsonlRecord(Document* doc) {
     internal::Line line;
     while (true) {
       NEARDUP_ASSIGN_OR_RETURN(bool got, source_.lines->Next(&line));
@@ -209,7 +360,7 @@ class DocumentReader::Impl {
       std::string_view text = line.text;
       // A UTF-8 byte order mark, as some Windows tools write, is not JSON.
       if (line.number == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-      if (IsBlank(text)) continue;
+      if (internal::IsBlankLine(text)) continue;
       bool has_id;
       bool replaced_utf8;
       Status status = parser_->Parse(text, doc, &has_id, &replaced_utf8);
@@ -298,6 +449,11 @@ class DocumentReader::Impl {
   }
 
   void Skip(const std::string& path, uint64_t line, std::string id, std::string reason) {
+    if (block_skips_ != nullptr) {
+      // Block reading: reported (and counted) by FinishBlock, in order.
+      block_skips_->push_back(SkippedRecord{path, line, std::move(id), std::move(reason)});
+      return;
+    }
     ++records_skipped_;
     if (options_.on_skip) {
       options_.on_skip(SkippedRecord{path, line, std::move(id), std::move(reason)});
@@ -322,6 +478,10 @@ class DocumentReader::Impl {
   uint64_t records_skipped_ = 0;
   internal::ExtractedDocuments extracted_;
   Status deferred_error_;  // met while files waited for extraction
+  // Block reading: where Skip puts its reports while NextBlock runs.
+  std::vector<SkippedRecord>* block_skips_ = nullptr;
+  // Block reading: lines of the current JSONL source numbered so far (Number).
+  uint64_t block_lines_ = 0;
 };
 
 DocumentReader::DocumentReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -355,6 +515,28 @@ std::unique_ptr<DocumentReader> DocumentReader::FromStream(std::unique_ptr<ByteS
 }
 
 Result<bool> DocumentReader::Next(Document* doc) { return impl_->Next(doc); }
+
+namespace internal {
+
+bool DocumentBlockReader::Next(DocumentReader& reader, size_t chunk_bytes, size_t max_documents,
+                               size_t max_bytes, DocumentBlock* block) {
+  return reader.impl_->NextBlock(chunk_bytes, max_documents, max_bytes, block);
+}
+
+void DocumentBlockReader::Number(DocumentReader& reader, DocumentBlock* block) {
+  reader.impl_->NumberBlock(block);
+}
+
+Status DocumentBlockReader::Finish(DocumentReader& reader, const DocumentBlock& block) {
+  return reader.impl_->FinishBlock(block);
+}
+
+const InputOptions& DocumentBlockReader::options(const DocumentReader& reader) {
+  return reader.impl_->options();
+}
+
+}  // namespace internal
+
 uint64_t DocumentReader::documents_read() const { return impl_->documents_read(); }
 uint64_t DocumentReader::records_skipped() const { return impl_->records_skipped(); }
 uint64_t DocumentReader::documents_with_invalid_utf8() const {

@@ -79,6 +79,26 @@ class ScriptedStream : public ByteStream {
   Status error_;
 };
 
+struct Drained {
+  std::string bytes;
+  Status status;
+};
+
+// Reads `stream` to its end or first error with requests of `request` bytes.
+inline Drained Drain(ByteStream* stream, size_t request = 4096) {
+  Drained out;
+  std::string buffer(request, '\0');
+  while (true) {
+    Result<size_t> n = stream->Read(buffer.data(), buffer.size());
+    if (!n.ok()) {
+      out.status = n.status();
+      return out;
+    }
+    if (*n == 0) return out;
+    out.bytes.append(buffer.data(), *n);
+  }
+}
+
 // Everything a reader yields: documents up to the end or the first error.
 struct ReadOutcome {
   std::vector<Document> documents;

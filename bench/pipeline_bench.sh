@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Whole-command benchmark of `neardup fingerprint` (issue 13): the input
+# forms (JSONL, zstd one frame, zstd many frames, gzip, a directory of
+# files) at 1 and 2 threads, MB/s by wall clock and by CPU time (user+sys,
+# the figure that still means something on a loaded machine), and, with
+# perf, the share of each stage.
+#
+#   bench/pipeline_bench.sh [--build build/release] [--mb 250] [--runs 3]
+#                           [--sketch simhash|minhash] [--no-perf]
+#
+# The corpus is cache/corpora/{spamassassin,brown}.jsonl (scripts/
+# fetch_corpora.sh), repeated up to --mb megabytes, in $BENCH_DIR (default
+# /tmp/neardup_pipeline_bench). Output goes to /dev/null.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=build/release
+mb=250
+runs=3
+sketch=simhash
+use_perf=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --mb) mb=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --sketch) sketch=$2; shift 2 ;;
+    --no-perf) use_perf=0; shift ;;
+    *) echo "usage: $0 [--build DIR] [--mb N] [--runs N] [--sketch simhash|minhash] [--no-perf]" >&2
+       exit 2 ;;
+  esac
+done
+neardup=$build/neardup
+[ -x "$neardup" ] || { echo "build $neardup first" >&2; exit 1; }
+command -v perf >/dev/null 2>&1 || use_perf=0
+
+dir=${BENCH_DIR:-/tmp/neardup_pipeline_bench}
+mkdir -p "$dir"
+big=$dir/big.jsonl
+if [ ! -s "$big" ] || [ "$(stat -c %s "$big")" -lt $((mb * 1000000 * 9 / 10)) ]; then
+  scripts/fetch_corpora.sh
+  : > "$big"
+  while [ "$(stat -c %s "$big")" -lt $((mb * 1000000)) ]; do
+    cat cache/corpora/spamassassin.jsonl cache/corpora/brown.jsonl >> "$big"
+  done
+  rm -f "$big".* && rm -rf "$dir/parts"
+fi
+[ -s "$big.zst" ] || zstd -q -1 -T0 -f "$big" -o "$big.zst"              # one frame
+[ -s "$big.pzst" ] || { pzstd -q -1 -p 2 -f "$big" -o "$dir/tmp.zst" &&  # many frames
+                        mv "$dir/tmp.zst" "$big.pzst"; }
+[ -s "$big.gz" ] || gzip -1 -c "$big" > "$big.gz"
+if [ ! -d "$dir/parts" ]; then
+  mkdir -p "$dir/parts"
+  split -n l/64 -d -a 2 --additional-suffix=.jsonl "$big" "$dir/parts/part"
+fi
+# pzstd's frames under a name the reader sees as JSONL.
+ln -sf "$big.pzst" "$dir/many_frames.jsonl.zst"
+
+bytes=$(stat -c %s "$big")
+echo "# neardup fingerprint --$sketch; $((bytes / 1000000)) MB of JSONL; $(nproc) CPUs;" \
+  "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# best of $runs; MB/s of uncompressed JSONL: by wall clock, and by CPU time (user+sys)"
+printf '%-22s %7s %9s %9s %9s %9s\n' form threads wall_s cpu_s "MB/s" "MB/s/cpu"
+
+run_form() {  # NAME INPUT
+  local name=$1 input=$2 threads best_wall best_cpu wall cpu
+  for threads in 1 2; do
+    best_wall=1e9; best_cpu=1e9
+    for _ in $(seq "$runs"); do
+      read -r wall cpu < <( { /usr/bin/time -f '%e %U %S' \
+        "$neardup" fingerprint "--$sketch" --quiet --threads "$threads" "$input" > /dev/null; } \
+        2>&1 | awk '{print $1, $2 + $3}')
+      best_wall=$(awk -v a="$best_wall" -v b="$wall" 'BEGIN{print (b < a) ? b : a}')
+      best_cpu=$(awk -v a="$best_cpu" -v b="$cpu" 'BEGIN{print (b < a) ? b : a}')
+    done
+    awk -v n="$name" -v t="$threads" -v w="$best_wall" -v c="$best_cpu" -v b="$bytes" \
+      'BEGIN{printf "%-22s %7d %9.2f %9.2f %9.0f %9.0f\n", n, t, w, c, b/w/1e6, b/c/1e6}'
+  done
+}
+
+run_form jsonl "$big"
+run_form "zst (1 frame)" "$big.zst"
+run_form "zst (pzstd frames)" "$dir/many_frames.jsonl.zst"
+run_form gz "$big.gz"
+run_form "directory (64)" "$dir/parts"
+
+[ "$use_perf" = 1 ] || exit 0
+# Stage shares from a one-thread profile: each sampled function is put in
+# the stage it belongs to.
+stages() {  # INPUT
+  perf record -q -o "$dir/perf.data" -F 999 -- \
+    "$neardup" fingerprint "--$sketch" --quiet --threads 1 "$1" > /dev/null 2>&1
+  perf report -q -i "$dir/perf.data" --no-children --sort dso,symbol 2>/dev/null | awk '
+    /^ *[0-9.]+%/ {
+      share = $1; sub("%", "", share); line = $0
+      if (line ~ /ZSTD|HUF_|FSE_|zstd/) s = "decompress"
+      else if (line ~ /inflate|adler|crc32|libz|deflate/) s = "decompress"
+      else if (line ~ /simdjson|JsonlRecordParser|ParseJsonlBlock|Validate|IsJsonNumber/) s = "parse"
+      else if (line ~ /AppendHex|AppendFingerprint|AppendJson|AppendBase64|AppendDecimal|to_chars/) s = "format"
+      else if (line ~ /JsonlChunker|memrchr|copy_to_iter|filemap|FdStream|PrefixedStream|\[k\] .*read/) s = "read"
+      else if (line ~ /OutputFile|fwrite|_IO_/) s = "write"
+      else if (line ~ /neardup::internal|Horner|Xxh3|Mix64|TokenScanner|Normaliz|BottomK|KValue|SimHash|Shingle|CountBits|BucketSort|Prefix|Filter|Append.*Avx/) s = "fingerprint"
+      else if (line ~ /memmove|memcpy|memchr|memset|malloc|free|_int_|\[k\]/) s = "copy/alloc/kernel"
+      else s = "other"
+      total[s] += share
+    }
+    END { for (s in total) printf "  %-18s %5.1f%%\n", s, total[s] }' | sort -k2 -rn
+}
+echo "# stage shares, one thread (perf samples)"
+echo "jsonl:"; stages "$big"
+echo "zst (1 frame):"; stages "$big.zst"
+echo "gz:"; stages "$big.gz"

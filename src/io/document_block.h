@@ -1,0 +1,99 @@
+// DocumentBlock: the unit of parallel reading (fingerprint_pipeline.cc). A
+// DocumentReader hands out blocks instead of single documents: either a
+// chunk of whole JSONL lines, which any thread may then parse, or a run of
+// text documents read whole. Four steps, of which two run in parallel:
+//
+//   DocumentBlockReader::Next     serial, in order: read a chunk (no parsing)
+//   ParseJsonlBlock               any thread, one JsonlRecordParser each
+//   DocumentBlockReader::Number   serial, in order: the chunk's first line
+//   AssignLineIds                 any thread: "<name>:<line>" ids
+//   DocumentBlockReader::Finish   serial, in order: skip reports, counters
+//
+// The documents, skips and errors that come out are exactly those of
+// DocumentReader::Next over the same inputs, in the same order.
+// Cost: a block's chunk buffer, document vector, skip lists are reused when
+// the block is; each document's id and text are one string each, made anew
+// per chunk (see ParseJsonlBlock).
+// Thread safety: Next, Number and Finish each serially in block order (they
+// may run at the same time as each other); a reader so used must not also be
+// read with DocumentReader::Next.
+#ifndef NEARDUP_IO_DOCUMENT_BLOCK_H_
+#define NEARDUP_IO_DOCUMENT_BLOCK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/jsonl_chunker.h"
+#include "io/jsonl_record_parser.h"
+#include "neardup/document.h"
+#include "neardup/document_reader.h"
+#include "neardup/status.h"
+
+namespace neardup::internal {
+
+struct DocumentBlock {
+  // Set by DocumentBlockReader::Next.
+  bool jsonl = false;          // a chunk of JSONL lines, else text documents
+  std::string source_path;     // JSONL: for skip reports
+  std::string source_name;     // JSONL: for "<name>:<line>" ids
+  bool starts_source = false;  // JSONL: the chunk holds the source's line 1
+  JsonlChunk chunk;
+  // Skips found while reading, before this block's documents.
+  std::vector<SkippedRecord> leading_skips;
+  // The reader failed after this block's content (or the chunk's tail).
+  Status error;
+
+  // Documents [0, num_documents) are the block's; later ones are spare
+  // capacity. Set by Next (text) or ParseJsonlBlock.
+  std::vector<Document> documents;
+  size_t num_documents = 0;
+  // JSONL: per document, its 1-based line within the chunk when it had no
+  // id (AssignLineIds names it), else 0.
+  std::vector<uint64_t> id_lines;
+  // JSONL: records skipped while parsing; line numbers within the chunk
+  // until Number makes them the source's.
+  std::vector<SkippedRecord> line_skips;
+  uint64_t lines = 0;          // JSONL: lines in the chunk
+  uint64_t replaced_utf8 = 0;  // JSONL: documents whose invalid UTF-8 was replaced
+  uint64_t first_line = 0;     // JSONL: set by Number
+
+  std::span<const Document> document_span() const { return {documents.data(), num_documents}; }
+};
+
+class DocumentBlockReader {
+ public:
+  // The next block: JSONL chunks of about `chunk_bytes`; text documents
+  // until `max_documents` or `max_bytes` of text. false: nothing more (a
+  // failure comes as a block whose `error` is set, after which Next returns
+  // false).
+  static bool Next(DocumentReader& reader, size_t chunk_bytes, size_t max_documents,
+                   size_t max_bytes, DocumentBlock* block);
+  static void Number(DocumentReader& reader, DocumentBlock* block);
+  // Reports the block's skips (on_skip) and counts its documents; returns
+  // block->error.
+  static Status Finish(DocumentReader& reader, const DocumentBlock& block);
+  static const InputOptions& options(const DocumentReader& reader);
+};
+
+// Splits block->chunk into lines and parses each into block->documents, as
+// DocumentReader::Next does line by line. The documents are made anew (one
+// text allocation each, which malloc serves from the previous chunk's freed
+// texts): keeping each slot's string instead grew slots one by one and
+// faulted in 4x the fresh pages, costing more than the allocations.
+void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, DocumentBlock* block);
+
+// Names documents without an id "<source_name>:<line>". REQUIRES: Number ran.
+void AssignLineIds(DocumentBlock* block);
+
+// Shared with document_reader.cc: a line of only spaces, tabs and "\r" is
+// blank (ignored); the reason given for a too large record or document.
+bool IsBlankLine(std::string_view line);
+std::string TooLargeReason(const char* what, uint64_t size, uint64_t max);
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_IO_DOCUMENT_BLOCK_H_
