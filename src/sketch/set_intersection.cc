@@ -61,30 +61,21 @@ __attribute__((target("avx512f,popcnt"))) size_t IntersectionSizeAvx512(const ui
 #undef NEARDUP_MATCH_ROTATION
 NEARDUP_INTRINSICS_WARNINGS_ON
 
-namespace {
-bool HasAvx512Intersection() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
-}
-}  // namespace
-
 #endif  // __x86_64__
 
-IntersectionSizeFn BestIntersectionSize() {
-  static const IntersectionSizeFn best = [] {
+IntersectionSizeFn IntersectionSizeFor(const CpuFeatures& features) {
 #if defined(__x86_64__)
-    if (HasAvx512Intersection()) return &IntersectionSizeAvx512;
+  if (features.avx512f && features.popcnt) return &IntersectionSizeAvx512;
+#else
+  (void)features;
 #endif
-    return &IntersectionSizeScalar;
-  }();
-  return best;
+  return &IntersectionSizeScalar;
 }
 
 std::vector<IntersectionSizeFn> SupportedIntersectionSizes() {
   std::vector<IntersectionSizeFn> kernels = {&IntersectionSizeScalar};
-#if defined(__x86_64__)
-  if (HasAvx512Intersection()) kernels.push_back(&IntersectionSizeAvx512);
-#endif
+  IntersectionSizeFn best = IntersectionSizeFor(HostCpuFeatures());
+  if (best != &IntersectionSizeScalar) kernels.push_back(best);
   return kernels;
 }
 

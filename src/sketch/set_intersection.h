@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "hash/cpu_features.h"
+
 namespace neardup::internal {
 
 // REQUIRES: a[0, na) and b[0, nb) strictly ascending.
@@ -31,9 +33,11 @@ size_t IntersectionSizeAvx512(const uint32_t* a, size_t na, const uint32_t* b, s
 #endif
 
 using IntersectionSizeFn = size_t (*)(const uint32_t*, size_t, const uint32_t*, size_t);
-// The fastest kernel this CPU runs; chosen once.
-IntersectionSizeFn BestIntersectionSize();
-// Every kernel this CPU runs (for the differential test).
+// The fastest kernel whose features are all in `features`: the sketch
+// kernel table's `intersection_size` (sketch/sketch_kernels.h), which is
+// what IntersectionSize calls.
+IntersectionSizeFn IntersectionSizeFor(const CpuFeatures& features);
+// Every kernel this CPU runs, the scalar one first (for the differential test).
 std::vector<IntersectionSizeFn> SupportedIntersectionSizes();
 
 }  // namespace neardup::internal

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "sketch/sketch_kernels.h"
 #include "util/mix.h"
 
 namespace neardup::internal {
@@ -53,9 +54,24 @@ TEST(SetIntersectionTest, EveryKernelEqualsTheOracle) {
   }
 }
 
-TEST(SetIntersectionTest, BestKernelIsSupported) {
+TEST(SetIntersectionTest, TheActiveTableHoldsASupportedKernel) {
   const std::vector<IntersectionSizeFn> kernels = SupportedIntersectionSizes();
-  EXPECT_NE(std::find(kernels.begin(), kernels.end(), BestIntersectionSize()), kernels.end());
+  EXPECT_NE(std::find(kernels.begin(), kernels.end(), ActiveSketchKernels().intersection_size),
+            kernels.end());
+}
+
+TEST(SetIntersectionTest, TheAvx512KernelNeedsAvx512FAndPopcnt) {
+  CpuFeatures features = CpuFeatures::All();
+  EXPECT_NE(IntersectionSizeFor(features), &IntersectionSizeScalar);
+  features.avx512f = false;
+  EXPECT_EQ(IntersectionSizeFor(features), &IntersectionSizeScalar);
+  features = CpuFeatures::All();
+  features.popcnt = false;
+  EXPECT_EQ(IntersectionSizeFor(features), &IntersectionSizeScalar);
+  EXPECT_EQ(
+      ChooseSketchKernels(CpuPath::kPortable, CpuFeatures::All().LimitedTo(CpuPath::kPortable))
+          .intersection_size,
+      &IntersectionSizeScalar);
 }
 
 }  // namespace

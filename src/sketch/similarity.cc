@@ -318,8 +318,7 @@ Result<double> EstimateJaccard(const KValueSketch& a, const KValueSketch& b) {
 }
 
 size_t IntersectionSize(std::span<const uint32_t> a, std::span<const uint32_t> b) {
-  static const internal::IntersectionSizeFn kernel = internal::BestIntersectionSize();
-  return kernel(a.data(), a.size(), b.data(), b.size());
+  return internal::ActiveSketchKernels().intersection_size(a.data(), a.size(), b.data(), b.size());
 }
 
 double ExactJaccard(std::span<const uint32_t> a, std::span<const uint32_t> b) {

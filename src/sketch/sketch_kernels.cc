@@ -10,6 +10,7 @@ SketchKernels ChooseSketchKernels(CpuPath path, const CpuFeatures& features) {
   kernels.prefix_filter = PrefixFilterFor(features);
   kernels.merge_walk = MergeWalkFor(features);
   kernels.summary = SummaryKernelFor(features);
+  kernels.intersection_size = IntersectionSizeFor(features);
   return kernels;
 }
 

@@ -20,6 +20,7 @@
 #include "hash/cpu_features.h"
 #include "hash/cpu_path.h"
 #include "sketch/bottom_k_kernels.h"
+#include "sketch/set_intersection.h"
 #include "sketch/simhash_kernels.h"
 #include "sketch/similarity_kernels.h"
 
@@ -32,6 +33,7 @@ struct SketchKernels {
   PrefixFilterFn prefix_filter = nullptr;
   MergeWalkFn merge_walk = nullptr;
   SummaryKernel summary = SummaryKernel::kPortable;
+  IntersectionSizeFn intersection_size = nullptr;  // exact Jaccard of chunk sets
 };
 
 // The table for a feature set, by value (tests hand any set; the CPU need
