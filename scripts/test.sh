@@ -15,10 +15,12 @@ jobs=$(nproc)
 # ccache (installed by install_deps) lets the tests-off build below reuse the
 # Release build's objects of the library and the CLI instead of compiling
 # them a second time; paths are made relative to the checkout so that the
-# build folders share entries.
+# build folders share entries. The cache lives under build/ unless the caller
+# names one (CI's home may not be writable).
 launcher=()
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD"
+  export CCACHE_DIR="${CCACHE_DIR:-$PWD/build/ccache}"
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 
