@@ -2,7 +2,6 @@
 // multi-record .warc.gz, damaged files and a scanned PDF (issue 21). The
 // fixtures are made here (src/extract/extract_test_util.h).
 #include <map>
-#include <regex>
 
 #include "cli_test_util.h"
 #include "extract/extract_test_util.h"
@@ -32,14 +31,24 @@ class InputFormatsCliTest : public CliTestBase {
   // id -> the value of `field` in each line of `fingerprint` output.
   static std::map<std::string, std::string> Field(const std::string& out,
                                                   const std::string& field) {
+    // The lines are the CLI's own compact JSON: a string value ends at the
+    // next quote (no escapes in these ids and hex values), an array at `]`.
     std::map<std::string, std::string> values;
-    std::regex id_re("\"id\":\"([^\"]*)\"");
-    std::regex value_re("\"" + field + "\":(\"[^\"]*\"|\\[[^\\]]*\\])");
+    const std::string id_key = "\"id\":\"";
+    const std::string value_key = "\"" + field + "\":";
     for (const std::string& line : Lines(out)) {
-      std::smatch id, value;
-      if (std::regex_search(line, id, id_re) && std::regex_search(line, value, value_re)) {
-        values[id[1]] = value[1];
-      }
+      size_t id = line.find(id_key);
+      size_t value = line.find(value_key);
+      if (id == std::string::npos || value == std::string::npos) continue;
+      id += id_key.size();
+      value += value_key.size();
+      if (value >= line.size()) continue;
+      size_t value_end = line[value] == '"'   ? line.find('"', value + 1)
+                         : line[value] == '[' ? line.find(']', value)
+                                              : std::string::npos;
+      size_t id_end = line.find('"', id);
+      if (value_end == std::string::npos || id_end == std::string::npos) continue;
+      values[line.substr(id, id_end - id)] = line.substr(value, value_end + 1 - value);
     }
     return values;
   }
@@ -156,12 +165,16 @@ TEST_F(InputFormatsCliTest, IndexedPassagesReferToTheExtractedText) {
       ExtractDocuments(SampleHtml(), "e.html", DocumentFormat::kHtml, {});
   ASSERT_TRUE(html.ok());
   const std::string& text = html->documents[0].text;
-  std::smatch match;
-  ASSERT_TRUE(std::regex_search(query.out, match,
-                                std::regex(R"re("b":"e\.html".*?"match":\[(\d+),(\d+)\])re")))
-      << query.out;
-  size_t begin = std::stoul(match[1]);
-  size_t end = std::stoul(match[2]);
+  // The first passage of the line about e.html: "match":[begin,end].
+  size_t at = query.out.find("\"b\":\"e.html\"");
+  ASSERT_NE(at, std::string::npos) << query.out;
+  at = query.out.find("\"match\":[", at);
+  ASSERT_NE(at, std::string::npos) << query.out;
+  at += std::string("\"match\":[").size();
+  size_t comma = query.out.find(',', at);
+  ASSERT_NE(comma, std::string::npos) << query.out;
+  size_t begin = std::stoul(query.out.substr(at, comma - at));
+  size_t end = std::stoul(query.out.substr(comma + 1));
   ASSERT_LE(end, text.size());
   ASSERT_LT(begin, end);
   auto squeeze = [](const std::string& s) {
