@@ -63,7 +63,7 @@ Result<ReportData> NearDuplicateData(const ReportFlags& flags, SkipReporter* ski
   NEARDUP_ASSIGN_OR_RETURN(options.cluster_rule, ParseClusterRule(flags.rule));
   NEARDUP_ASSIGN_OR_RETURN(options.keep_rule, ParseKeepRule(flags.keep));
   NEARDUP_ASSIGN_OR_RETURN(std::string pair_lines, ReadWholeFile(flags.pairs));
-  Result<std::vector<PairRecord>> pairs = ParsePairLines(pair_lines);
+  Result<std::vector<PairLine>> pairs = ParsePairLines(pair_lines);
   if (!pairs.ok()) return InvalidArgumentError(flags.pairs + ": " + pairs.status().message());
   std::vector<std::vector<std::string>> clusters;
   if (!flags.clusters.empty()) {

@@ -116,8 +116,9 @@ struct CollectionReportOptions {
 Result<ReportData> BuildCollectionReport(const Collection& collection,
                                          const CollectionReportOptions& options);
 
-// One pair of `neardup pairs` JSON lines, by id.
-struct PairRecord {
+// One pair of `neardup pairs` JSON lines, by id (owning its ids, unlike the
+// sink's PairRecord of result_sink.h, which views them).
+struct PairLine {
   std::string a;
   std::string b;
   double similarity = 0.0;
@@ -126,7 +127,7 @@ struct PairRecord {
 
 // Parses `neardup pairs` output. InvalidArgument naming the line for a line
 // that is not such a record.
-Result<std::vector<PairRecord>> ParsePairLines(std::string_view jsonl);
+Result<std::vector<PairLine>> ParsePairLines(std::string_view jsonl);
 // Parses `neardup clusters` output: the ids of each cluster.
 Result<std::vector<std::vector<std::string>>> ParseClusterLines(std::string_view jsonl);
 
@@ -144,7 +145,7 @@ struct NearDuplicateReportOptions {
 // the kept member of each. A document id is the first document of that id.
 // InvalidArgument when a pair or cluster names an id not among the inputs.
 Result<ReportData> BuildNearDuplicateReport(DocumentReader& reader,
-                                            const std::vector<PairRecord>& pairs,
+                                            const std::vector<PairLine>& pairs,
                                             const std::vector<std::vector<std::string>>& clusters,
                                             const NearDuplicateReportOptions& options);
 

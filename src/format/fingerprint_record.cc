@@ -23,7 +23,7 @@ char* Put(char* at, uint64_t value) {
 char* PutValues(char* at, const std::vector<uint64_t>& values, size_t k, uint64_t fill) {
   const size_t n = std::min(values.size(), k);
   if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(at, values.data(), n * 8);
+    if (n > 0) std::memcpy(at, values.data(), n * 8);  // data() may be null when empty
     at += n * 8;
   } else {
     for (size_t i = 0; i < n; ++i) at = Put(at, values[i]);

@@ -119,13 +119,13 @@ Result<ReportData> BuildCollectionReport(const Collection& collection,
 }
 
 Result<ReportData> BuildNearDuplicateReport(DocumentReader& reader,
-                                            const std::vector<PairRecord>& pairs,
+                                            const std::vector<PairLine>& pairs,
                                             const std::vector<std::vector<std::string>>& clusters,
                                             const NearDuplicateReportOptions& options) {
   // Only the documents named by a pair or cluster are kept, so the report's
   // size follows the result, not the corpus.
   std::unordered_map<std::string, uint64_t> index_of;
-  for (const PairRecord& pair : pairs) {
+  for (const PairLine& pair : pairs) {
     index_of.emplace(pair.a, 0);
     index_of.emplace(pair.b, 0);
   }
@@ -153,7 +153,7 @@ Result<ReportData> BuildNearDuplicateReport(DocumentReader& reader,
     }
     return index_of[id];
   };
-  for (const PairRecord& record : pairs) {
+  for (const PairLine& record : pairs) {
     ReportPair pair;
     NEARDUP_ASSIGN_OR_RETURN(pair.a, index(record.a));
     NEARDUP_ASSIGN_OR_RETURN(pair.b, index(record.b));

@@ -52,11 +52,11 @@ Status StringField(simdjson::dom::object object, std::string_view key, size_t li
 
 }  // namespace
 
-Result<std::vector<PairRecord>> ParsePairLines(std::string_view jsonl) {
-  std::vector<PairRecord> pairs;
+Result<std::vector<PairLine>> ParsePairLines(std::string_view jsonl) {
+  std::vector<PairLine> pairs;
   NEARDUP_RETURN_IF_ERROR(
       ForEachRecord(jsonl, [&](size_t line, simdjson::dom::object object) -> Status {
-        PairRecord pair;
+        PairLine pair;
         NEARDUP_RETURN_IF_ERROR(StringField(object, "a", line, &pair.a));
         NEARDUP_RETURN_IF_ERROR(StringField(object, "b", line, &pair.b));
         auto similarity = object["similarity"].get_double();

@@ -153,7 +153,7 @@ TEST(ReportJsonlTest, ReadsBackWhatTheWireFormatWrites) {
   format::AppendPairLine(&lines, "a\"1", "b</script>", {0, 1, 0.820896, -1});
   format::AppendPairLine(&lines, "c", "d", {2, 3, 0.953125, 3});
   lines += "\n";
-  Result<std::vector<PairRecord>> pairs = ParsePairLines(lines);
+  Result<std::vector<PairLine>> pairs = ParsePairLines(lines);
   ASSERT_TRUE(pairs.ok()) << pairs.status();
   ASSERT_EQ(pairs->size(), 2u);
   EXPECT_EQ((*pairs)[0].a, "a\"1");
@@ -168,7 +168,7 @@ TEST(ReportJsonlTest, ReadsBackWhatTheWireFormatWrites) {
   ASSERT_TRUE(parsed.ok());
   EXPECT_THAT(*parsed, ElementsAre(ElementsAre("x", "y", "z")));
 
-  Result<std::vector<PairRecord>> bad = ParsePairLines(lines + "{\"a\":\"x\"}\n");
+  Result<std::vector<PairLine>> bad = ParsePairLines(lines + "{\"a\":\"x\"}\n");
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(bad.status().message(), HasSubstr("line 4"));
   EXPECT_FALSE(ParsePairLines("not json\n").ok());
