@@ -19,15 +19,14 @@
 #include "neardup/format/wire_format.h"
 #include "neardup/json_writer.h"
 #include "server_test_util.h"
-#include "stream/stream_test_util.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup::server {
 namespace {
 
-using internal::testing::PlantedId;
-using internal::testing::PlantedTexts;
 using test_util::DocumentJson;
+using test_util::PlantedId;
+using test_util::PlantedTexts;
+using test_util::TempDir;
 using ::testing::HasSubstr;
 
 class CollectionRoutesTest : public test_util::ServerTest {
@@ -56,7 +55,7 @@ class CollectionRoutesTest : public test_util::ServerTest {
     return out;
   }
 
-  internal::testing::TempDir archive_;
+  TempDir archive_;
   std::string collection_dir_;
 };
 
@@ -223,7 +222,7 @@ TEST_F(CollectionRoutesTest, ErrorsAndLimits) {
 }
 
 TEST(CollectionOpenTest, BindRefusesAMissingCollectionAndABadName) {
-  internal::testing::TempDir dir;
+  TempDir dir;
   ServiceOptions options;
   options.data_dir = dir.path();
   options.port = 0;

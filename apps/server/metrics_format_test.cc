@@ -19,14 +19,14 @@
 
 #include "neardup/collection.h"
 #include "server_test_util.h"
-#include "stream/stream_test_util.h"
 
 namespace neardup::server {
 namespace {
 
-using internal::testing::PlantedId;
-using internal::testing::PlantedTexts;
 using test_util::DocumentJson;
+using test_util::PlantedId;
+using test_util::PlantedTexts;
+using test_util::TempDir;
 using ::testing::IsEmpty;
 
 // The breaches of the text format in `text`, one message each: a sample
@@ -145,7 +145,7 @@ TEST(MetricsFormatTest, TheCheckerFindsEachKindOfBreach) {
 class MetricsOutputTest : public test_util::ServerTest {};
 
 TEST_F(MetricsOutputTest, MetricsOfStreamsCollectionsAndRequestsAreWellFormed) {
-  internal::testing::TempDir archive;
+  TempDir archive;
   ASSERT_TRUE(Collection::Create(archive.Path("c"), *PresetRecipe("default"), {}).ok());
   ServiceOptions options;
   options.collections = {{"archive", archive.Path("c")}};

@@ -32,15 +32,15 @@
 
 #include "neardup/clustering.h"
 #include "server_test_util.h"
-#include "stream/stream_test_util.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup::server {
 namespace {
 
-using internal::testing::PlantedId;
-using internal::testing::PlantedTexts;
+using test_util::BatchClusters;
 using test_util::DocumentJson;
+using test_util::PlantedId;
+using test_util::PlantedTexts;
+using test_util::TempDir;
 
 // `neardup serve` on an ephemeral port, its stderr in a file (the request
 // log is long: a pipe nobody drains would block the server).
@@ -90,10 +90,9 @@ class ServerProcess {
 };
 
 TEST(ServeCrashTest, KilledServersKeepEveryAcknowledgedAnswer) {
-  internal::testing::TempDir dir;
+  TempDir dir;
   const std::vector<std::string> texts = PlantedTexts(600, 51);
-  Result<std::vector<uint64_t>> component =
-      internal::testing::BatchClusters(texts, {}, ClusterRule::kComponents);
+  Result<std::vector<uint64_t>> component = BatchClusters(texts, {}, ClusterRule::kComponents);
   ASSERT_TRUE(component.ok()) << component.status();
 
   // The uninterrupted run: index order, one batch (answered line by line,

@@ -22,17 +22,17 @@
 #include "neardup/json_writer.h"
 #include "server_test_util.h"
 #include "service.h"
-#include "stream/stream_test_util.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup::server {
 namespace {
 
-using internal::testing::PlantedId;
-using internal::testing::PlantedTexts;
+using test_util::BatchLeaders;
 using test_util::DocumentJson;
+using test_util::PlantedId;
+using test_util::PlantedTexts;
 using test_util::ServeProcess;
 using test_util::ServerTest;
+using test_util::TempDir;
 using ::testing::HasSubstr;
 
 TEST_F(ServerTest, StreamAndDocumentRoutes) {
@@ -267,7 +267,7 @@ TEST_F(ServerTest, ConcurrentClientsInAFixedOrderMatchTheBatchLeaderRule) {
   StartServer();
   ASSERT_EQ(Call("PUT", "/v1/streams/c", "{}").first, 201);
   const std::vector<std::string> texts = PlantedTexts(160, 35);
-  Result<std::vector<uint64_t>> cluster_of = internal::testing::BatchLeaders(texts, {});
+  Result<std::vector<uint64_t>> cluster_of = BatchLeaders(texts, {});
   ASSERT_TRUE(cluster_of.ok());
   std::vector<std::string> answers(texts.size());
   std::mutex mutex;
@@ -352,7 +352,7 @@ namespace neardup::server {
 namespace {
 
 TEST(ServeCommandTest, RefusesAnOpenAddressWithoutAToken) {
-  internal::testing::TempDir dir;
+  TempDir dir;
   ServeProcess serve({"--listen", "0.0.0.0:0", "--data-dir", dir.path()});
   EXPECT_THAT(serve.ReadUntil("\n"), HasSubstr("without --token-file"));
   const int status = serve.Wait();
@@ -360,7 +360,7 @@ TEST(ServeCommandTest, RefusesAnOpenAddressWithoutAToken) {
 }
 
 TEST(ServeCommandTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
-  internal::testing::TempDir dir;
+  TempDir dir;
   ServeProcess serve({"--listen", "127.0.0.1:0", "--data-dir", dir.path()});
   const std::string banner = serve.ReadUntil("data in");
   std::smatch match;
