@@ -318,7 +318,11 @@ Result<double> EstimateJaccard(const KValueSketch& a, const KValueSketch& b) {
 }
 
 size_t IntersectionSize(std::span<const uint32_t> a, std::span<const uint32_t> b) {
-  return internal::ActiveSketchKernels().intersection_size(a.data(), a.size(), b.data(), b.size());
+  // Chosen once, as the other similarity kernels above: this runs once per
+  // verified pair, and choosing reads NEARDUP_CPU_PATH.
+  static const internal::IntersectionSizeFn kernel =
+      internal::ActiveSketchKernels().intersection_size;
+  return kernel(a.data(), a.size(), b.data(), b.size());
 }
 
 double ExactJaccard(std::span<const uint32_t> a, std::span<const uint32_t> b) {
