@@ -130,6 +130,33 @@ __global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t*
   }
 }
 
+// flags[d] = 1 when document d holds a byte >= 0x80: the byte tables cover
+// ASCII only, so its fingerprint is left to the CPU (the other kernels read
+// such bytes as `& 0x7f`, safely, and their results for it are dropped).
+// Testing here rather than on the host saves the host a pass over the input.
+// One thread per 16-byte chunk; a chunk with such a byte finds its document
+// by binary search (rare outside non-ASCII text). REQUIRES: flags zeroed,
+// text 16-byte aligned.
+__global__ void NonAsciiKernel(const uint8_t* text, uint32_t n, const uint32_t* offsets,
+                               uint32_t num_docs, uint8_t* flags) {
+  const uint32_t num_vectors = (n + 15) / 16;
+  for (uint32_t v = GlobalThread(); v < num_vectors; v += GridThreads()) {
+    const uint32_t base = v * 16;
+    const uint32_t end = base + 16 < n ? base + 16 : n;
+    if (end == base + 16) {
+      const uint4 in = *reinterpret_cast<const uint4*>(text + base);
+      if (((in.x | in.y | in.z | in.w) & 0x80808080u) == 0) continue;
+    }
+    uint32_t d = num_docs;  // none yet
+    for (uint32_t i = base; i < end; ++i) {
+      if ((text[i] & 0x80) == 0) continue;
+      // The document holding byte i: the last d with offsets[d] <= i.
+      if (d == num_docs || i >= offsets[d + 1]) d = LowerBound(offsets, num_docs + 1, i + 1) - 1;
+      flags[d] = 1;
+    }
+  }
+}
+
 // Normalised document offsets, and the doc-start mark of each document's
 // first normalised position (so tokens never run across documents).
 __global__ void DocOffsetsKernel(const uint32_t* offsets, uint32_t num_docs, uint32_t n,

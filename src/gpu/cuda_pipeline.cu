@@ -184,6 +184,7 @@ class CudaPipelineImpl final : public CudaPipeline {
  private:
   // Device pointers of one run's outputs (owned by the run's arena).
   struct DeviceResults {
+    uint8_t* non_ascii = nullptr;
     uint32_t* num_tokens = nullptr;
     uint64_t* simhash_high = nullptr;
     uint64_t* simhash_low = nullptr;
@@ -382,6 +383,13 @@ class CudaPipelineImpl final : public CudaPipeline {
 
   Status RunKernels(DeviceArena* arena, DeviceResults* results) {
     const uint32_t num_docs = num_docs_;
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->non_ascii));
+    NEARDUP_CUDA_RETURN(cudaMemsetAsync(results->non_ascii, 0, num_docs, stream_));
+    if (n_ > 0) {
+      NEARDUP_RETURN_IF_ERROR(
+          Launch((size_t{n_} + 15) / 16, NonAsciiKernel, static_cast<const uint8_t*>(text_), n_,
+                 static_cast<const uint32_t*>(offsets_), num_docs, results->non_ascii));
+    }
     Tokens tokens;
     NEARDUP_RETURN_IF_ERROR(Tokenize(arena, &tokens));
     const uint32_t* token_offsets = tokens.offsets;
@@ -537,6 +545,7 @@ class CudaPipelineImpl final : public CudaPipeline {
       if (device == nullptr) return;
       parts.push_back({device, count * sizeof(*device), reinterpret_cast<const void**>(host)});
     };
+    add(r.non_ascii, num_docs, &out->non_ascii);
     add(r.num_tokens, num_docs, &out->num_tokens);
     add(r.simhash_high, num_docs, &out->simhash_high);
     if (recipe_.simhash.bits == 128) add(r.simhash_low, num_docs, &out->simhash_low);
@@ -600,6 +609,20 @@ Status CudaDeviceStatus(std::string* name) {
   NEARDUP_CUDA_RETURN(cudaGetDeviceProperties(&prop, 0));
   if (name != nullptr) *name = prop.name;
   return Status::Ok();
+}
+
+bool IsPageLocked(const void* data, size_t size) {
+  if (data == nullptr || size == 0) return false;
+  const char* bytes = static_cast<const char*>(data);
+  for (const char* p : {bytes, bytes + size - 1}) {
+    cudaPointerAttributes attributes;
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+      cudaGetLastError();  // clear it: the answer is just "no"
+      return false;
+    }
+    if (attributes.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
 }
 
 PinnedBuffer::~PinnedBuffer() {
