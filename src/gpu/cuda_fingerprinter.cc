@@ -1,7 +1,6 @@
 #include "gpu/cuda_fingerprinter.h"
 
 #include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
 #if defined(__x86_64__)
@@ -268,19 +267,17 @@ class CudaFingerprinter final : public Fingerprinter {
     }
     NEARDUP_RETURN_IF_ERROR(lane->bytes.Reserve(std::max<size_t>(total, 1)));
     char* dst = lane->bytes.data();
-    arena_.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 64),
-                        [&](const tbb::blocked_range<size_t>& range) {
-                          for (size_t j = range.begin(); j != range.end(); ++j) {
-                            const std::string_view text = call.texts[first + j];
-                            const size_t size = lane->offsets[j + 1] - lane->offsets[j];
-                            if (size > 0) CopyToBatch(dst + lane->offsets[j], text.data(), size);
-                          }
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 64),
+                      [&](const tbb::blocked_range<size_t>& range) {
+                        for (size_t j = range.begin(); j != range.end(); ++j) {
+                          const std::string_view text = call.texts[first + j];
+                          const size_t size = lane->offsets[j + 1] - lane->offsets[j];
+                          if (size > 0) CopyToBatch(dst + lane->offsets[j], text.data(), size);
+                        }
 #if defined(__x86_64__)
-                          _mm_sfence();  // the streamed stores before the DMA
+                        _mm_sfence();  // the streamed stores before the DMA
 #endif
-                        });
-    });
+                      });
     batch->bytes = dst;
     return Status::Ok();
   }
@@ -291,37 +288,35 @@ class CudaFingerprinter final : public Fingerprinter {
               std::vector<size_t>* host_docs) const {
     const size_t num_docs = last - first;
     const size_t k = static_cast<size_t>(recipe_.minhash.num_hashes);
-    arena_.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 64),
-                        [&](const tbb::blocked_range<size_t>& range) {
-                          for (size_t j = range.begin(); j != range.end(); ++j) {
-                            if (s.non_ascii[j]) continue;
-                            Fingerprint& f = (*call->out)[first + j];
-                            f.num_tokens = s.num_tokens[j];
-                            f.invalid_utf8_sequences = 0;
-                            if (selection_.simhash) {
-                              f.simhash = s.simhash_high[j];
-                              if (recipe_.simhash.bits == 128) {
-                                f.simhash128 = SimHash128{s.simhash_high[j], s.simhash_low[j]};
-                              }
-                            }
-                            if (selection_.minhash) {
-                              f.minhash.k = static_cast<uint32_t>(k);
-                              const uint64_t* v = s.minhash + j * k;
-                              f.minhash.values.assign(v, v + s.minhash_count[j]);
-                            }
-                            if (selection_.kvalue_minhash) {
-                              const uint64_t* v = s.kvalue + j * k;
-                              f.kvalue_minhash.values.assign(v, v + k);
-                              f.kvalue_minhash.empty = s.kvalue_empty[j] != 0;
-                            }
-                            if (selection_.chunks) {
-                              const uint32_t* c = s.chunk_ids;
-                              f.chunks.assign(c + s.chunk_offsets[j], c + s.chunk_offsets[j + 1]);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 64),
+                      [&](const tbb::blocked_range<size_t>& range) {
+                        for (size_t j = range.begin(); j != range.end(); ++j) {
+                          if (s.non_ascii[j]) continue;
+                          Fingerprint& f = (*call->out)[first + j];
+                          f.num_tokens = s.num_tokens[j];
+                          f.invalid_utf8_sequences = 0;
+                          if (selection_.simhash) {
+                            f.simhash = s.simhash_high[j];
+                            if (recipe_.simhash.bits == 128) {
+                              f.simhash128 = SimHash128{s.simhash_high[j], s.simhash_low[j]};
                             }
                           }
-                        });
-    });
+                          if (selection_.minhash) {
+                            f.minhash.k = static_cast<uint32_t>(k);
+                            const uint64_t* v = s.minhash + j * k;
+                            f.minhash.values.assign(v, v + s.minhash_count[j]);
+                          }
+                          if (selection_.kvalue_minhash) {
+                            const uint64_t* v = s.kvalue + j * k;
+                            f.kvalue_minhash.values.assign(v, v + k);
+                            f.kvalue_minhash.empty = s.kvalue_empty[j] != 0;
+                          }
+                          if (selection_.chunks) {
+                            const uint32_t* c = s.chunk_ids;
+                            f.chunks.assign(c + s.chunk_offsets[j], c + s.chunk_offsets[j + 1]);
+                          }
+                        }
+                      });
     for (size_t j = 0; j < num_docs; ++j) {
       if (s.non_ascii[j]) host_docs->push_back(first + j);
     }
@@ -389,13 +384,6 @@ class CudaFingerprinter final : public Fingerprinter {
   const CudaFingerprinterOptions options_;
   // A lane's buffers are scratch, used under gpu_mutex_.
   const std::vector<std::unique_ptr<Lane>> lanes_;
-  // Where the lanes' packing and unpacking run: one arena for all lanes, so
-  // the oneTBB workers serve whichever lane has work. (Run from the lanes'
-  // own threads, each parallel_for would get an implicit arena per thread,
-  // with the workers split among them and moving slowly to the one that
-  // needs them; neardup_gpu_check measured the host-packed path slower with
-  // more lanes.)
-  mutable tbb::task_arena arena_;
   mutable std::mutex gpu_mutex_;
   mutable std::atomic<uint64_t> device_documents_{0};
   mutable std::atomic<uint64_t> device_bytes_{0};

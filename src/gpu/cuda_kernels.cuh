@@ -55,27 +55,16 @@ __device__ __forceinline__ uint32_t LowerBound(const uint32_t* sorted, uint32_t 
 }
 
 // The kept bytes of 16-byte chunk v of the text (0 for v past the end), for
-// the scan that places each chunk's first kept byte: one 16-byte load and a
-// 128-bit mask of the kept bytes (no table lookups in memory).
+// the scan that places each chunk's first kept byte.
 struct KeptInChunk {
-  const uint8_t* text;  // REQUIRES: 16-byte aligned (cudaMalloc)
+  const uint8_t* text;
   uint32_t n;
-  uint64_t kept_low;                            // bit c: byte c < 64 is kept
-  uint64_t kept_high;                           // bit c - 64: byte c >= 64 is kept
-  __device__ uint32_t Kept(uint32_t c) const {  // REQUIRES: c < 128
-    return static_cast<uint32_t>((c < 64 ? kept_low >> c : kept_high >> (c - 64)) & 1);
-  }
+  const uint8_t* byte_class;  // device memory
   __device__ uint32_t operator()(uint32_t v) const {
     uint32_t kept = 0;
     const uint32_t base = v * 16;
-    if (base + 16 <= n) {
-      const uint4 in = *reinterpret_cast<const uint4*>(text + base);
-      const uint32_t* words = &in.x;
-#pragma unroll
-      for (int b = 0; b < 16; ++b) kept += Kept((words[b / 4] >> (8 * (b % 4))) & 0x7f);
-      return kept;
-    }
-    for (uint32_t i = base; i < base + 16 && i < n; ++i) kept += Kept(text[i] & 0x7f);
+    for (uint32_t i = base; i < base + 16 && i < n; ++i)
+      kept += byte_class[text[i] & 0x7f] & kByteKept;
     return kept;
   }
 };
@@ -126,24 +115,8 @@ __global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t*
       *reinterpret_cast<uint4*>(attrs + base) = attr;
       continue;
     }
-    uint32_t p = chunk_positions != nullptr ? chunk_positions[v] : base;
-    if (base + 16 <= n) {
-      // A full chunk with deletions: one 16-byte load, the bytes taken from
-      // registers, the kept ones stored from position p on.
-      const uint4 in = *reinterpret_cast<const uint4*>(text + base);
-      const uint32_t* in_words = &in.x;
-#pragma unroll
-      for (int b = 0; b < 16; ++b) {
-        const uint32_t c = (in_words[b / 4] >> (8 * (b % 4))) & 0x7f;
-        const uint8_t cls = byte_class[c];
-        if ((cls & kByteKept) == 0) continue;
-        normalized[p] = mapped[c];
-        attrs[p] = (cls & kByteToken) ? kAttrToken : 0;
-        ++p;
-      }
-      continue;
-    }
     const uint32_t end = base + 16 < n ? base + 16 : n;
+    uint32_t p = chunk_positions != nullptr ? chunk_positions[v] : base;
     for (uint32_t i = base; i < end; ++i) {
       const uint8_t c = text[i] & 0x7f;
       const uint8_t cls = byte_class[c];

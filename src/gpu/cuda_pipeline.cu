@@ -72,11 +72,7 @@ class CudaPipelineImpl final : public CudaPipeline {
     tables_.hash = tables.hash;
     tables_.seed = tables.seed;
     tables_.short_keys = MakeXxh3ShortKeys(tables.xxh3_secret.data(), tables.seed);
-    for (int c = 0; c < 128; ++c) {
-      const bool kept = (tables.byte_class[c] & kByteKept) != 0;
-      deletes_bytes_ |= !kept;
-      if (kept) (c < 64 ? kept_low_ : kept_high_) |= uint64_t{1} << (c & 63);
-    }
+    for (int c = 0; c < 128; ++c) deletes_bytes_ |= (tables.byte_class[c] & kByteKept) == 0;
   }
 
   ~CudaPipelineImpl() override {
@@ -279,7 +275,7 @@ class CudaPipelineImpl final : public CudaPipeline {
       const uint32_t num_chunks = (n + 15) / 16;
       NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_chunks} + 1, &chunk_positions));
       auto kept = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
-                                                  KeptInChunk{text, n, kept_low_, kept_high_});
+                                                  KeptInChunk{text, n, byte_class_});
       NEARDUP_RETURN_IF_ERROR(Cub(arena, [&](void* temp, size_t& bytes) {
         return cub::DeviceScan::ExclusiveSum(temp, bytes, kept, chunk_positions, num_chunks + 1,
                                              stream_);
@@ -599,8 +595,6 @@ class CudaPipelineImpl final : public CudaPipeline {
   GpuRecipeTables host_tables_;
   DeviceTables tables_{};
   bool deletes_bytes_ = false;
-  uint64_t kept_low_ = 0;  // KeptInChunk's masks of the kept bytes
-  uint64_t kept_high_ = 0;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t events_[4] = {nullptr, nullptr, nullptr, nullptr};
   uint8_t* text_ = nullptr;  // the last batch's bytes and offsets
