@@ -4,14 +4,19 @@
 #   scripts/gpu_check.sh package DIR   on the build machine (with CUDA's nvcc):
 #       builds cuda_test and neardup_gpu_check (release preset; sm_90 + PTX,
 #       CUDA runtime linked statically), copies them, the shared libraries
-#       they need (ldd, minus the C and C++ runtimes), this script and a
+#       they need (ldd, minus the C and C++ runtimes; as lib.tar.gz), this
+#       script and a
 #       zstd-compressed real corpus (cache/corpora/spamassassin.jsonl, from
-#       scripts/fetch_corpora.sh, if present) into DIR.
+#       scripts/fetch_corpora.sh, if present) into DIR. With
+#       GPU_CHECK_BASELINE=FILE, FILE (an earlier neardup_gpu_check) goes
+#       along as DIR/baseline/neardup_gpu_check, to be timed on the same
+#       device (the lent machines differ from call to call).
 #   scripts/gpu_check.sh run DIR       on the GPU machine (no build tools or
 #       Debian libraries needed): runs the bit-identity tests (golden-style
 #       texts, a seeded corpus, many small batches, the real corpus) and the
-#       throughput benchmark, and prints one summary. Writes the full log to
-#       $OUT/gpu_check.log when OUT is set.
+#       throughput benchmark, and prints one summary; then the baseline's
+#       quick run, if packaged. Writes the full log to $OUT/gpu_check.log
+#       when OUT is set.
 #
 # Exit status: 0 when every test passed and every fingerprint was identical.
 set -uo pipefail
@@ -39,9 +44,17 @@ if [ "$mode" = package ]; then
       esac
     done
   done
+  # Compressed: the readers' libraries (ICU, poppler, ...) are tens of MB,
+  # and the device tool carries at most 64 MiB.
+  tar -C "$dir" -czf "$dir/lib.tar.gz" lib
+  rm -rf "$dir/lib"
   # libstdc++ as a fallback, used only if the GPU machine has none new enough.
   mkdir -p "$dir/lib-fallback"
   cp -L "$(ldd "$dir/cuda_test" | awk '/libstdc\+\+/ {print $3}')" "$dir/lib-fallback/"
+  if [ -n "${GPU_CHECK_BASELINE:-}" ]; then
+    mkdir -p "$dir/baseline"
+    cp "$GPU_CHECK_BASELINE" "$dir/baseline/neardup_gpu_check"
+  fi
   if [ -f cache/corpora/spamassassin.jsonl ]; then
     zstd -q -f -19 cache/corpora/spamassassin.jsonl -o "$dir/spamassassin.jsonl.zst"
   fi
@@ -58,12 +71,17 @@ dir=$(cd "$dir" && pwd)
 log=${OUT:+$OUT/gpu_check.log}
 log=${log:-/dev/null}
 exec > >(tee "$log") 2>&1
-export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+libdir="$dir/lib"
+if [ -f "$dir/lib.tar.gz" ]; then
+  libdir=$(mktemp -d)/lib
+  tar -C "$(dirname "$libdir")" -xzf "$dir/lib.tar.gz"
+fi
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if ldd "$dir/cuda_test" | grep -q "not found"; then
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$dir/lib-fallback"
 fi
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC') $(uname -m) $(nproc) cores"
-nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max \
+nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.gen.current,pcie.link.width.current,clocks.max.sm \
   --format=csv,noheader 2>/dev/null || echo "nvidia-smi unavailable"
 ldd "$dir/cuda_test" | grep "not found" && echo "missing libraries (above)"
 corpus=""
@@ -78,5 +96,9 @@ echo "== check and throughput"
 timeout 170 "$dir/neardup_gpu_check" ${corpus:+--corpus "$corpus"} ${GPU_CHECK_ARGS:-}
 check=$?
 echo "neardup_gpu_check exit status: $check"
+if [ -x "$dir/baseline/neardup_gpu_check" ]; then
+  echo "== baseline: the earlier version, quick run on the same device"
+  timeout 100 "$dir/baseline/neardup_gpu_check" --quick | sed -n '/==== neardup GPU check summary/,$p'
+fi
 echo "== gpu_check: tests $([ $tests = 0 ] && echo PASS || echo FAIL), check $([ $check = 0 ] && echo PASS || echo FAIL)"
 [ $tests = 0 ] && [ $check = 0 ]

@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,19 +26,6 @@ namespace {
 
 // Documents of this size or more go to the CPU (batch offsets are 32-bit).
 constexpr size_t kMaxGpuDocumentBytes = size_t{1} << 30;
-
-bool IsAscii(std::string_view text) {
-  // Eight bytes at a time; the compiler vectorises the OR.
-  uint64_t any = 0;
-  size_t i = 0;
-  for (; i + 8 <= text.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, text.data() + i, 8);
-    any |= w;
-  }
-  for (; i < text.size(); ++i) any |= static_cast<unsigned char>(text[i]);
-  return (any & 0x8080808080808080ULL) == 0;
-}
 
 // memcpy into the pinned batch buffer with non-temporal stores where the
 // copy is long: the buffer is read next by the GPU's DMA engine, not by this
@@ -81,6 +70,20 @@ struct Lane {
   BatchSketches sketches;
 };
 
+// The state one ComputeBatch call shares between its lanes and the calling
+// thread: the cursor from which lanes claim batches (so a lane that finishes
+// early takes the next one), and the documents the lanes hand to the CPU
+// backend, which the calling thread fingerprints while the lanes go on.
+struct CallState {
+  std::span<const std::string_view> texts;
+  std::vector<Fingerprint>* out = nullptr;
+  std::mutex mutex;
+  std::condition_variable wake;
+  size_t next = 0;  // the first document no lane has claimed
+  std::vector<std::vector<size_t>> for_cpu;
+  size_t lanes_running = 0;
+};
+
 class CudaFingerprinter final : public Fingerprinter {
  public:
   using Clock = std::chrono::steady_clock;
@@ -112,67 +115,99 @@ class CudaFingerprinter final : public Fingerprinter {
     return cpu_->Compute(text, out);
   }
 
+  // The lanes claim batches of consecutive documents, pack them (or use them
+  // in place when they already lie back to back in page-locked memory), run
+  // them on the GPU and unpack the results; documents the GPU flags as
+  // non-ASCII (and any of 1 GiB or more) come back to this thread, which runs
+  // the CPU backend on them meanwhile. No pass over the input happens before
+  // the lanes start.
   Status ComputeBatch(std::span<const std::string_view> texts,
                       std::vector<Fingerprint>* out) const override {
     out->resize(texts.size());
     if (lanes_.empty()) {  // a recipe the GPU path does not cover
       return ComputeOnCpu(texts, std::vector<size_t>(), /*all=*/true, out);
     }
-    const Clock::time_point classify_start = Clock::now();
-    std::vector<uint8_t> on_gpu(texts.size());
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, texts.size(), 256),
-                      [&](const tbb::blocked_range<size_t>& range) {
-                        for (size_t i = range.begin(); i != range.end(); ++i) {
-                          on_gpu[i] = texts[i].size() < kMaxGpuDocumentBytes && IsAscii(texts[i]);
-                        }
-                      });
-    std::vector<size_t> gpu_docs;
-    std::vector<size_t> cpu_docs;
-    for (size_t i = 0; i < texts.size(); ++i) (on_gpu[i] ? gpu_docs : cpu_docs).push_back(i);
-    // Batches: runs of GPU documents up to batch_bytes each.
-    std::vector<size_t> batch_starts = {0};
-    size_t bytes = 0;
-    for (size_t j = 0; j < gpu_docs.size(); ++j) {
-      const size_t size = texts[gpu_docs[j]].size();
-      if (bytes + size > options_.batch_bytes && j > batch_starts.back()) {
-        batch_starts.push_back(j);
-        bytes = 0;
-      }
-      bytes += size;
-    }
-    batch_starts.push_back(gpu_docs.size());
-    const size_t num_batches = batch_starts.size() - 1;
-    AddSeconds(classify_start, &classify_seconds_);
-
-    Status cpu_status;
-    tbb::task_group cpu_work;
-    if (!cpu_docs.empty()) {
-      cpu_work.run([&] {
-        const Clock::time_point start = Clock::now();
-        cpu_status = ComputeOnCpu(texts, cpu_docs, /*all=*/false, out);
-        AddSeconds(start, &cpu_seconds_);
+    const Clock::time_point call_start = Clock::now();
+    std::lock_guard<std::mutex> gpu_lock(gpu_mutex_);
+    CallState call;
+    call.texts = texts;
+    call.out = out;
+    const size_t num_lanes = std::min(lanes_.size(), std::max<size_t>(texts.size(), 1));
+    call.lanes_running = num_lanes;
+    std::vector<Status> lane_status(num_lanes);
+    std::vector<std::thread> threads;
+    for (size_t l = 0; l < num_lanes; ++l) {
+      threads.emplace_back([&, l] {
+        size_t first = 0;
+        size_t last = 0;
+        while (lane_status[l].ok() && ClaimBatch(&call, &first, &last)) {
+          lane_status[l] = RunBatch(&call, first, last, lanes_[l].get());
+        }
+        std::lock_guard<std::mutex> lock(call.mutex);
+        --call.lanes_running;
+        call.wake.notify_all();
       });
     }
-    std::vector<Status> lane_status(lanes_.size());
-    {
-      std::lock_guard<std::mutex> lock(gpu_mutex_);
-      std::vector<std::thread> threads;
-      for (size_t l = 0; l < lanes_.size() && l < num_batches; ++l) {
-        threads.emplace_back([&, l] {
-          for (size_t b = l; b < num_batches && lane_status[l].ok(); b += lanes_.size()) {
-            lane_status[l] = RunBatch(texts, gpu_docs, batch_starts[b], batch_starts[b + 1],
-                                      lanes_[l].get(), out);
-          }
-        });
+    // Meanwhile: the CPU backend on what the lanes hand back.
+    Status cpu_status;
+    while (true) {
+      std::vector<size_t> docs;
+      {
+        std::unique_lock<std::mutex> lock(call.mutex);
+        call.wake.wait(lock, [&] { return !call.for_cpu.empty() || call.lanes_running == 0; });
+        if (call.for_cpu.empty()) break;
+        docs = std::move(call.for_cpu.back());
+        call.for_cpu.pop_back();
       }
-      for (std::thread& t : threads) t.join();
+      if (!cpu_status.ok()) continue;
+      const Clock::time_point start = Clock::now();
+      cpu_status = ComputeOnCpu(texts, docs, /*all=*/false, out);
+      AddSeconds(start, &stages_.cpu);
     }
-    cpu_work.wait();
+    for (std::thread& t : threads) t.join();
+    AddSeconds(call_start, &stages_.wall);
     for (const Status& s : lane_status) NEARDUP_RETURN_IF_ERROR(s);
     return cpu_status;
   }
 
  private:
+  // Busy seconds per stage (CudaStageSeconds), added up by concurrent lanes.
+  struct AtomicStages {
+    std::atomic<double> wall{0};
+    std::atomic<double> claim{0};
+    std::atomic<double> pack{0};
+    std::atomic<double> device{0};
+    std::atomic<double> h2d{0};
+    std::atomic<double> kernels{0};
+    std::atomic<double> d2h{0};
+    std::atomic<double> unpack{0};
+    std::atomic<double> cpu{0};
+    std::atomic<uint64_t> batches{0};
+    std::atomic<uint64_t> in_place_batches{0};
+  };
+
+  // Claims the next batch, [*first, *last): documents up to batch_bytes in
+  // all (at least one). False when none is left.
+  bool ClaimBatch(CallState* call, size_t* first, size_t* last) const {
+    const Clock::time_point start = Clock::now();
+    std::lock_guard<std::mutex> lock(call->mutex);
+    const size_t count = call->texts.size();
+    size_t i = call->next;
+    size_t bytes = 0;
+    while (i < count) {
+      const size_t size = call->texts[i].size();
+      const size_t packed = size < kMaxGpuDocumentBytes ? size : 0;  // those go to the CPU
+      if (i > call->next && bytes + packed > options_.batch_bytes) break;
+      bytes += packed;
+      ++i;
+    }
+    *first = call->next;
+    *last = i;
+    call->next = i;
+    AddSeconds(start, &stages_.claim);
+    return *first < *last;
+  }
+
   Status ComputeOnCpu(std::span<const std::string_view> texts, const std::vector<size_t>& which,
                       bool all, std::vector<Fingerprint>* out) const {
     std::vector<std::string_view> subset;
@@ -194,46 +229,70 @@ class CudaFingerprinter final : public Fingerprinter {
     return Status::Ok();
   }
 
-  Status RunBatch(std::span<const std::string_view> texts, const std::vector<size_t>& gpu_docs,
-                  size_t first, size_t last, Lane* lane, std::vector<Fingerprint>* out) const {
+  // Points *batch at documents [first, last) of the call: in place when their
+  // bytes already lie back to back in page-locked memory (the caller read
+  // them into it), else packed into the lane's pinned buffer on the oneTBB
+  // workers. Documents of kMaxGpuDocumentBytes or more get no bytes and are
+  // appended to *host_docs.
+  Status Pack(const CallState& call, size_t first, size_t last, Lane* lane, PackedBatch* batch,
+              std::vector<size_t>* host_docs) const {
     const size_t num_docs = last - first;
-    Clock::time_point start = Clock::now();
     lane->offsets.resize(num_docs + 1);
     size_t total = 0;
+    uintptr_t base = 0;  // address of the batch's first byte, if contiguous
+    bool contiguous = true;
     for (size_t j = 0; j < num_docs; ++j) {
+      const std::string_view text = call.texts[first + j];
       lane->offsets[j] = static_cast<uint32_t>(total);
-      total += texts[gpu_docs[first + j]].size();
+      if (text.size() >= kMaxGpuDocumentBytes) {
+        host_docs->push_back(first + j);
+        contiguous = false;
+        continue;
+      }
+      if (!text.empty()) {
+        const uintptr_t at = reinterpret_cast<uintptr_t>(text.data());
+        if (base == 0) base = at - total;
+        contiguous = contiguous && at == base + total;
+      }
+      total += text.size();
     }
     lane->offsets[num_docs] = static_cast<uint32_t>(total);
+    batch->offsets = lane->offsets.data();
+    batch->num_docs = num_docs;
+    if (total == 0 ||  // nothing to copy
+        (contiguous && IsPageLocked(reinterpret_cast<const char*>(base), total))) {
+      batch->bytes = reinterpret_cast<const char*>(base);
+      stages_.in_place_batches += 1;
+      return Status::Ok();
+    }
     NEARDUP_RETURN_IF_ERROR(lane->bytes.Reserve(std::max<size_t>(total, 1)));
     char* dst = lane->bytes.data();
     tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 64),
                       [&](const tbb::blocked_range<size_t>& range) {
                         for (size_t j = range.begin(); j != range.end(); ++j) {
-                          const std::string_view text = texts[gpu_docs[first + j]];
-                          if (!text.empty()) {
-                            CopyToBatch(dst + lane->offsets[j], text.data(), text.size());
-                          }
+                          const std::string_view text = call.texts[first + j];
+                          const size_t size = lane->offsets[j + 1] - lane->offsets[j];
+                          if (size > 0) CopyToBatch(dst + lane->offsets[j], text.data(), size);
                         }
 #if defined(__x86_64__)
                         _mm_sfence();  // the streamed stores before the DMA
 #endif
                       });
-    PackedBatch batch;
-    batch.bytes = lane->bytes.data();
-    batch.offsets = lane->offsets.data();
-    batch.num_docs = num_docs;
-    AddSeconds(start, &pack_seconds_);
-    start = Clock::now();
-    NEARDUP_RETURN_IF_ERROR(lane->pipeline->Run(batch, &lane->sketches, nullptr));
-    AddSeconds(start, &device_seconds_);
-    start = Clock::now();
-    const BatchSketches& s = lane->sketches;
+    batch->bytes = dst;
+    return Status::Ok();
+  }
+
+  // Writes the GPU's results of documents [first, last) into the call's
+  // output, except those flagged non-ASCII, which it appends to *host_docs.
+  void Unpack(CallState* call, size_t first, size_t last, const BatchSketches& s,
+              std::vector<size_t>* host_docs) const {
+    const size_t num_docs = last - first;
     const size_t k = static_cast<size_t>(recipe_.minhash.num_hashes);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 64),
                       [&](const tbb::blocked_range<size_t>& range) {
                         for (size_t j = range.begin(); j != range.end(); ++j) {
-                          Fingerprint& f = (*out)[gpu_docs[first + j]];
+                          if (s.non_ascii[j]) continue;
+                          Fingerprint& f = (*call->out)[first + j];
                           f.num_tokens = s.num_tokens[j];
                           f.invalid_utf8_sequences = 0;
                           if (selection_.simhash) {
@@ -258,16 +317,64 @@ class CudaFingerprinter final : public Fingerprinter {
                           }
                         }
                       });
-    AddSeconds(start, &unpack_seconds_);
-    device_documents_ += num_docs;
-    device_bytes_ += total;
+    for (size_t j = 0; j < num_docs; ++j) {
+      if (s.non_ascii[j]) host_docs->push_back(first + j);
+    }
+  }
+
+  Status RunBatch(CallState* call, size_t first, size_t last, Lane* lane) const {
+    Clock::time_point start = Clock::now();
+    std::vector<size_t> host_docs;
+    PackedBatch batch;
+    NEARDUP_RETURN_IF_ERROR(Pack(*call, first, last, lane, &batch, &host_docs));
+    AddSeconds(start, &stages_.pack);
+    start = Clock::now();
+    BatchTimings timings;
+    NEARDUP_RETURN_IF_ERROR(lane->pipeline->Run(batch, &lane->sketches, &timings));
+    AddSeconds(start, &stages_.device);
+    AddMilliseconds(timings.h2d_ms, &stages_.h2d);
+    AddMilliseconds(timings.kernels_ms, &stages_.kernels);
+    AddMilliseconds(timings.d2h_ms, &stages_.d2h);
+    stages_.batches += 1;
+    start = Clock::now();
+    // The huge documents Pack left out come first; Unpack appends the flagged.
+    const size_t huge = host_docs.size();
+    Unpack(call, first, last, lane->sketches, &host_docs);
+    uint64_t flagged_bytes = 0;
+    for (size_t j = huge; j < host_docs.size(); ++j)
+      flagged_bytes += call->texts[host_docs[j]].size();
+    device_documents_ += (last - first) - host_docs.size();
+    device_bytes_ += batch.offsets[batch.num_docs] - flagged_bytes;
+    AddSeconds(start, &stages_.unpack);
+    if (!host_docs.empty()) {
+      std::lock_guard<std::mutex> lock(call->mutex);
+      call->for_cpu.push_back(std::move(host_docs));
+      call->wake.notify_all();
+    }
     return Status::Ok();
+  }
+
+  static void AddMilliseconds(double ms, std::atomic<double>* total) {
+    double old = total->load();
+    while (!total->compare_exchange_weak(old, old + ms / 1e3)) {
+    }
   }
 
  public:
   CudaStageSeconds StageSeconds() const {
-    return CudaStageSeconds{classify_seconds_.load(), pack_seconds_.load(), device_seconds_.load(),
-                            unpack_seconds_.load(), cpu_seconds_.load()};
+    CudaStageSeconds s;
+    s.wall = stages_.wall.load();
+    s.claim = stages_.claim.load();
+    s.pack = stages_.pack.load();
+    s.device = stages_.device.load();
+    s.h2d = stages_.h2d.load();
+    s.kernels = stages_.kernels.load();
+    s.d2h = stages_.d2h.load();
+    s.unpack = stages_.unpack.load();
+    s.cpu = stages_.cpu.load();
+    s.batches = stages_.batches.load();
+    s.in_place_batches = stages_.in_place_batches.load();
+    return s;
   }
 
  private:
@@ -282,11 +389,7 @@ class CudaFingerprinter final : public Fingerprinter {
   mutable std::atomic<uint64_t> device_bytes_{0};
   mutable std::atomic<uint64_t> host_documents_{0};
   mutable std::atomic<uint64_t> host_bytes_{0};
-  mutable std::atomic<double> classify_seconds_{0};
-  mutable std::atomic<double> pack_seconds_{0};
-  mutable std::atomic<double> device_seconds_{0};
-  mutable std::atomic<double> unpack_seconds_{0};
-  mutable std::atomic<double> cpu_seconds_{0};
+  mutable AtomicStages stages_;
 };
 
 }  // namespace
@@ -306,6 +409,10 @@ Result<std::unique_ptr<Fingerprinter>> CreateCudaFingerprinter(
   if (options.streams < 1) {
     return InvalidArgumentError("CUDA streams (" + std::to_string(options.streams) +
                                 ") must be at least 1");
+  }
+  if (options.batch_bytes < 1 || options.batch_bytes > kMaxGpuDocumentBytes) {
+    return InvalidArgumentError("CUDA batch bytes (" + std::to_string(options.batch_bytes) +
+                                ") must be in [1, 2^30]");
   }
   std::vector<std::unique_ptr<Lane>> lanes;
   if (GpuCoversRecipe(recipe, nullptr)) {

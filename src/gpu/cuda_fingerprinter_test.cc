@@ -5,11 +5,13 @@
 // compressed or not). Skipped, saying why, where no GPU is usable (CI).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "gpu/cuda_fingerprinter.h"
+#include "gpu/cuda_pipeline.h"
 #include "gpu/gpu_test_util.h"
 #include "neardup/document_reader.h"
 #include "neardup/fingerprint_backend.h"
@@ -23,9 +25,24 @@ namespace {
     if (!available.ok()) GTEST_SKIP() << "no GPU: " << available.ToString(); \
   } while (0)
 
+// With `page_locked`, the texts are copied back to back into page-locked
+// memory first, as a reader filling the backend's input in place would
+// leave them, and every batch must be read in place (no host packing).
 void ExpectSameAsCpu(const std::vector<std::string>& texts, const CudaFingerprinterOptions& options,
-                     bool expect_device_documents) {
-  const std::vector<std::string_view> views(texts.begin(), texts.end());
+                     bool expect_device_documents, bool page_locked = false) {
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  PinnedBuffer pinned;
+  if (page_locked) {
+    size_t total = 0;
+    for (const std::string& t : texts) total += t.size();
+    ASSERT_TRUE(pinned.Reserve(total + 1).ok());
+    size_t at = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      std::copy(texts[i].begin(), texts[i].end(), pinned.data() + at);
+      views[i] = std::string_view(pinned.data() + at, texts[i].size());
+      at += texts[i].size();
+    }
+  }
   for (const Recipe& recipe : GpuTestRecipes()) {
     const SketchSelection selection = AllSketches();
     auto cpu = CreateCpuFingerprinter(recipe, selection).value();
@@ -49,6 +66,11 @@ void ExpectSameAsCpu(const std::vector<std::string>& texts, const CudaFingerprin
     EXPECT_EQ(mismatches, 0u) << recipe.name;
     const FingerprinterStats stats = (*cuda)->stats();
     EXPECT_EQ(stats.device_documents + stats.host_documents, texts.size());
+    if (page_locked && recipe.tokenizer != TokenizerKind::kChar) {
+      const CudaStageSeconds stages = CudaStageTimes(**cuda).value();
+      EXPECT_GT(stages.batches, 0u) << recipe.name;
+      EXPECT_EQ(stages.in_place_batches, stages.batches) << recipe.name;
+    }
     if (expect_device_documents && recipe.tokenizer != TokenizerKind::kChar) {
       EXPECT_GT(stats.device_documents, 0u) << recipe.name;
     }
@@ -91,6 +113,16 @@ TEST(CudaFingerprinterTest, ManySmallBatchesOnEveryStreamEqualCpu) {
   options.batch_bytes = 4096;
   options.streams = 3;
   ExpectSameAsCpu(SyntheticCorpus(2, 400, 6000, 7), options, true);
+}
+
+TEST(CudaFingerprinterTest, PageLockedInputIsReadInPlaceAndEqualsCpu) {
+  NEARDUP_SKIP_WITHOUT_GPU();
+  ExpectSameAsCpu(SyntheticCorpus(3, 1500, 20000, 10), CudaFingerprinterOptions{}, true,
+                  /*page_locked=*/true);
+  CudaFingerprinterOptions small;
+  small.batch_bytes = 4096;
+  small.streams = 4;
+  ExpectSameAsCpu(SyntheticCorpus(4, 300, 6000, 7), small, true, /*page_locked=*/true);
 }
 
 TEST(CudaFingerprinterTest, RealCorpusEqualsCpu) {

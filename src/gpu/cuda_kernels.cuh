@@ -18,6 +18,7 @@
 
 #include "gpu/gpu_hash.h"
 #include "gpu/gpu_tables.h"
+#include "gpu/gpu_token.h"
 
 namespace neardup::internal::gpu {
 
@@ -31,11 +32,8 @@ struct DeviceTables {
   uint8_t secret[kXxh3SecretSize];
   FeatureHashKind hash;
   uint64_t seed;
+  Xxh3ShortKeys short_keys;  // MakeXxh3ShortKeys(secret, seed)
 };
-
-// Bits of the attribute byte of each normalised position.
-constexpr uint8_t kAttrToken = 1;
-constexpr uint8_t kAttrDocStart = 2;
 
 __device__ __forceinline__ uint32_t GlobalThread() { return blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ uint32_t GridThreads() { return gridDim.x * blockDim.x; }
@@ -130,6 +128,33 @@ __global__ void NormalizeKernel(const uint8_t* text, uint32_t n, const uint32_t*
   }
 }
 
+// flags[d] = 1 when document d holds a byte >= 0x80: the byte tables cover
+// ASCII only, so its fingerprint is left to the CPU (the other kernels read
+// such bytes as `& 0x7f`, safely, and their results for it are dropped).
+// Testing here rather than on the host saves the host a pass over the input.
+// One thread per 16-byte chunk; a chunk with such a byte finds its document
+// by binary search (rare outside non-ASCII text). REQUIRES: flags zeroed,
+// text 16-byte aligned.
+__global__ void NonAsciiKernel(const uint8_t* text, uint32_t n, const uint32_t* offsets,
+                               uint32_t num_docs, uint8_t* flags) {
+  const uint32_t num_vectors = (n + 15) / 16;
+  for (uint32_t v = GlobalThread(); v < num_vectors; v += GridThreads()) {
+    const uint32_t base = v * 16;
+    const uint32_t end = base + 16 < n ? base + 16 : n;
+    if (end == base + 16) {
+      const uint4 in = *reinterpret_cast<const uint4*>(text + base);
+      if (((in.x | in.y | in.z | in.w) & 0x80808080u) == 0) continue;
+    }
+    uint32_t d = num_docs;  // none yet
+    for (uint32_t i = base; i < end; ++i) {
+      if ((text[i] & 0x80) == 0) continue;
+      // The document holding byte i: the last d with offsets[d] <= i.
+      if (d == num_docs || i >= offsets[d + 1]) d = LowerBound(offsets, num_docs + 1, i + 1) - 1;
+      flags[d] = 1;
+    }
+  }
+}
+
 // Normalised document offsets, and the doc-start mark of each document's
 // first normalised position (so tokens never run across documents).
 __global__ void DocOffsetsKernel(const uint32_t* offsets, uint32_t num_docs, uint32_t n,
@@ -162,22 +187,44 @@ struct TokenStartPredicate {
   }
 };
 
-// One thread per token: its end, the stopword test and the feature hash.
+// One thread per token: its end, the stopword test and, for a short token
+// (gpu/gpu_token.h), the feature hash; a long one is appended to
+// long_tokens for LongTokenKernel. REQUIRES: normalized and attrs readable
+// kTokenPadding bytes past normalized_size; *num_long zeroed.
 __global__ void TokenKernel(const uint32_t* starts, uint32_t num_tokens, const uint8_t* normalized,
                             const uint8_t* attrs, uint32_t normalized_size,
                             const __grid_constant__ DeviceTables tables, const uint8_t* stop_bytes,
                             const uint32_t* stop_offsets, uint32_t num_stopwords, uint64_t* hashes,
-                            uint8_t* keep) {
+                            uint8_t* keep, uint32_t* long_tokens, uint32_t* num_long) {
   for (uint32_t t = GlobalThread(); t < num_tokens; t += GridThreads()) {
     const uint32_t s = starts[t];
-    uint32_t e = s + 1;
-    while (e < normalized_size && attrs[e] == kAttrToken) ++e;
-    const uint32_t len = e - s;
+    const uint32_t len = TokenEndHd(attrs, normalized_size, s) - s;
     const uint8_t* token = normalized + s;
     const bool stop = num_stopwords > 0 &&
                       StopwordContainsHd(stop_bytes, stop_offsets, num_stopwords, token, len);
     keep[t] = !stop;
-    hashes[t] = stop ? 0 : TokenHashHd(tables.hash, token, len, tables.seed, tables.secret);
+    if (stop) {
+      hashes[t] = 0;
+    } else if (IsShortTokenHd(tables.hash, len)) {
+      hashes[t] = ShortTokenHashHd(tables.hash, token, len, tables.short_keys);
+    } else {
+      long_tokens[atomicAdd(num_long, 1u)] = t;
+    }
+  }
+}
+
+// The hashes of the tokens TokenKernel left to it (general XXH3), a thread
+// each.
+__global__ void LongTokenKernel(const uint32_t* long_tokens, const uint32_t* num_long,
+                                const uint32_t* starts, const uint8_t* normalized,
+                                const uint8_t* attrs, uint32_t normalized_size,
+                                const __grid_constant__ DeviceTables tables, uint64_t* hashes) {
+  const uint32_t count = *num_long;
+  for (uint32_t i = GlobalThread(); i < count; i += GridThreads()) {
+    const uint32_t t = long_tokens[i];
+    const uint32_t s = starts[t];
+    const uint32_t len = TokenEndHd(attrs, normalized_size, s) - s;
+    hashes[t] = TokenHashHd(tables.hash, normalized + s, len, tables.seed, tables.secret);
   }
 }
 

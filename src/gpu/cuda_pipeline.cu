@@ -71,6 +71,7 @@ class CudaPipelineImpl final : public CudaPipeline {
     std::memcpy(tables_.secret, tables.xxh3_secret.data(), kXxh3SecretSize);
     tables_.hash = tables.hash;
     tables_.seed = tables.seed;
+    tables_.short_keys = MakeXxh3ShortKeys(tables.xxh3_secret.data(), tables.seed);
     for (int c = 0; c < 128; ++c) deletes_bytes_ |= (tables.byte_class[c] & kByteKept) == 0;
   }
 
@@ -184,6 +185,7 @@ class CudaPipelineImpl final : public CudaPipeline {
  private:
   // Device pointers of one run's outputs (owned by the run's arena).
   struct DeviceResults {
+    uint8_t* non_ascii = nullptr;
     uint32_t* num_tokens = nullptr;
     uint64_t* simhash_high = nullptr;
     uint64_t* simhash_low = nullptr;
@@ -283,8 +285,13 @@ class CudaPipelineImpl final : public CudaPipeline {
     uint8_t* normalized = nullptr;
     uint8_t* attrs = nullptr;
     uint32_t* norm_offsets = nullptr;
-    NEARDUP_RETURN_IF_ERROR(arena->Allocate(normalized_size, &normalized));
-    NEARDUP_RETURN_IF_ERROR(arena->Allocate(normalized_size, &attrs));
+    // Padded for the token stage's word loads (gpu/gpu_token.h).
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{normalized_size} + kTokenPadding, &normalized));
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{normalized_size} + kTokenPadding, &attrs));
+    // The padding's values never matter; zeroed so that no read is of
+    // memory nothing wrote.
+    NEARDUP_CUDA_RETURN(cudaMemsetAsync(normalized + normalized_size, 0, kTokenPadding, stream_));
+    NEARDUP_CUDA_RETURN(cudaMemsetAsync(attrs + normalized_size, 0, kTokenPadding, stream_));
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} + 1, &norm_offsets));
     if (n > 0) {
       NEARDUP_RETURN_IF_ERROR(Launch((size_t{n} + 15) / 16, NormalizeKernel, text, n,
@@ -315,15 +322,28 @@ class CudaPipelineImpl final : public CudaPipeline {
     uint64_t* hashes = nullptr;
     uint32_t* docs = nullptr;
     uint8_t* keep = nullptr;
+    uint32_t* long_tokens = nullptr;
+    uint32_t* num_long = nullptr;
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_starts, &hashes));
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_starts, &docs));
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_starts, &keep));
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_starts, &long_tokens));
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(1, &num_long));
     if (num_starts > 0) {
+      NEARDUP_CUDA_RETURN(cudaMemsetAsync(num_long, 0, sizeof(uint32_t), stream_));
+      NEARDUP_RETURN_IF_ERROR(Launch(num_starts, TokenKernel, static_cast<const uint32_t*>(starts),
+                                     num_starts, static_cast<const uint8_t*>(normalized),
+                                     static_cast<const uint8_t*>(attrs), normalized_size, tables_,
+                                     static_cast<const uint8_t*>(stop_bytes_),
+                                     static_cast<const uint32_t*>(stop_offsets_), num_stopwords_,
+                                     hashes, keep, long_tokens, num_long));
+      // Long tokens are few in running text: a small grid that reads their
+      // count on the device (no round trip to the host).
       NEARDUP_RETURN_IF_ERROR(
-          Launch(num_starts, TokenKernel, static_cast<const uint32_t*>(starts), num_starts,
+          Launch(size_t{kThreads} * 264, LongTokenKernel, static_cast<const uint32_t*>(long_tokens),
+                 static_cast<const uint32_t*>(num_long), static_cast<const uint32_t*>(starts),
                  static_cast<const uint8_t*>(normalized), static_cast<const uint8_t*>(attrs),
-                 normalized_size, tables_, static_cast<const uint8_t*>(stop_bytes_),
-                 static_cast<const uint32_t*>(stop_offsets_), num_stopwords_, hashes, keep));
+                 normalized_size, tables_, hashes));
     }
     NEARDUP_RETURN_IF_ERROR(Mark("hash"));
     if (num_docs > 0) {
@@ -382,6 +402,13 @@ class CudaPipelineImpl final : public CudaPipeline {
 
   Status RunKernels(DeviceArena* arena, DeviceResults* results) {
     const uint32_t num_docs = num_docs_;
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->non_ascii));
+    NEARDUP_CUDA_RETURN(cudaMemsetAsync(results->non_ascii, 0, num_docs, stream_));
+    if (n_ > 0) {
+      NEARDUP_RETURN_IF_ERROR(
+          Launch((size_t{n_} + 15) / 16, NonAsciiKernel, static_cast<const uint8_t*>(text_), n_,
+                 static_cast<const uint32_t*>(offsets_), num_docs, results->non_ascii));
+    }
     Tokens tokens;
     NEARDUP_RETURN_IF_ERROR(Tokenize(arena, &tokens));
     const uint32_t* token_offsets = tokens.offsets;
@@ -537,6 +564,7 @@ class CudaPipelineImpl final : public CudaPipeline {
       if (device == nullptr) return;
       parts.push_back({device, count * sizeof(*device), reinterpret_cast<const void**>(host)});
     };
+    add(r.non_ascii, num_docs, &out->non_ascii);
     add(r.num_tokens, num_docs, &out->num_tokens);
     add(r.simhash_high, num_docs, &out->simhash_high);
     if (recipe_.simhash.bits == 128) add(r.simhash_low, num_docs, &out->simhash_low);
@@ -600,6 +628,20 @@ Status CudaDeviceStatus(std::string* name) {
   NEARDUP_CUDA_RETURN(cudaGetDeviceProperties(&prop, 0));
   if (name != nullptr) *name = prop.name;
   return Status::Ok();
+}
+
+bool IsPageLocked(const void* data, size_t size) {
+  if (data == nullptr || size == 0) return false;
+  const char* bytes = static_cast<const char*>(data);
+  for (const char* p : {bytes, bytes + size - 1}) {
+    cudaPointerAttributes attributes;
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+      cudaGetLastError();  // clear it: the answer is just "no"
+      return false;
+    }
+    if (attributes.type != cudaMemoryTypeHost) return false;
+  }
+  return true;
 }
 
 PinnedBuffer::~PinnedBuffer() {

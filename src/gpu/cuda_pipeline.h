@@ -1,15 +1,14 @@
-// CudaPipeline: fingerprints one packed batch of pure-ASCII documents on the
-// GPU. A plain C++ interface (no CUDA types) over cuda_pipeline.cu, so the
-// host code around it builds with the project's flags and sanitizers.
+// CudaPipeline: fingerprints one packed batch of documents on the GPU (the
+// pure-ASCII ones; it flags the others for the CPU). A plain C++ interface (no CUDA types) over
+// cuda_pipeline.cu, so the host code around it builds with the project's flags and sanitizers.
 //
 // Stages, each a kernel or a CUB primitive over the whole batch (no loop over
 // documents on the host):
-//   normalise by byte table, 16 bytes per thread (and, when the recipe
-//   deletes punctuation, place 16-byte chunks with a scan) -> token starts (a
-//   select over positions) -> one thread per token: end, stopword test,
-//   feature hash; a warp per document labels its tokens -> compact the kept
-//   tokens -> SimHash: a warp per document computes its shingles and counts
-//   bit votes with ballots -> bottom-k MinHash: a warp per document selects
+//   flag documents with a byte >= 0x80 -> normalise by byte table, 16 bytes per thread (and, when
+//   the recipe deletes punctuation, place 16-byte chunks with a scan) -> token starts (a select
+//   over positions) -> one thread per token: end, stopword test, feature hash; a warp per document
+//   labels its tokens -> compact the kept tokens -> SimHash: a warp per document computes its
+//   shingles and counts bit votes with ballots -> bottom-k MinHash: a warp per document selects
 //   candidates under a threshold and takes the k smallest distinct by
 //   min-reductions (a segmented sort only for documents it cannot settle);
 //   k-value MinHash: atomicMin per bin, densified per bin -> chunks: a
@@ -40,6 +39,11 @@ namespace neardup::internal::gpu {
 // Ok when a CUDA device is usable; *name (if not null) receives its name.
 Status CudaDeviceStatus(std::string* name);
 
+// Whether [data, data + size) is page-locked host memory (cudaMallocHost or
+// cudaHostRegister): the DMA engine then reads it in place, at full bus
+// speed, and no host copy into a staging buffer is needed.
+bool IsPageLocked(const void* data, size_t size);
+
 // Page-locked host memory (cudaMallocHost), for copies at full bus speed.
 class PinnedBuffer {
  public:
@@ -58,8 +62,9 @@ class PinnedBuffer {
   size_t capacity_ = 0;
 };
 
-// One batch: document i is bytes[offsets[i], offsets[i + 1]). Every byte
-// < 0x80. REQUIRES: offsets[num_docs] < 2^31.
+// One batch: document i is bytes[offsets[i], offsets[i + 1]). Any bytes:
+// documents with a byte >= 0x80 are flagged in BatchSketches::non_ascii.
+// REQUIRES: offsets[num_docs] < 2^31.
 struct PackedBatch {
   const char* bytes = nullptr;  // best in a PinnedBuffer
   const uint32_t* offsets = nullptr;
@@ -71,6 +76,9 @@ struct PackedBatch {
 // when the selection did not ask for it (k = recipe.minhash.num_hashes).
 struct BatchSketches {
   size_t num_docs = 0;
+  // 1 for a document with a byte >= 0x80: its other fields are meaningless
+  // (the GPU covers ASCII only) and its fingerprint is the CPU's to compute.
+  const uint8_t* non_ascii = nullptr;
   const uint32_t* num_tokens = nullptr;
   const uint64_t* simhash_high = nullptr;  // the 64-bit SimHash
   const uint64_t* simhash_low = nullptr;   // 128-bit recipes only

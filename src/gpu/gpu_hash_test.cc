@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu/gpu_tables.h"
+#include "gpu/gpu_token.h"
 #include "hash/feature_hash.h"
 #include "hash/shingle_hasher.h"
 #include "neardup/minhash.h"
@@ -103,37 +104,90 @@ TEST(GpuHashTest, KValueBinsAndDensificationEqualKValueBuilder) {
   }
 }
 
-// The GPU's token stage, emulated on the host from the tables alone:
-// normalise by byte table, split on the token bit, drop stopwords, hash.
+// The GPU's token stage, emulated on the host from the tables alone and
+// with the kernels' own per-token functions (gpu/gpu_token.h): normalise by
+// byte table into attribute bytes, find token starts, each token's end by
+// word loads, drop stopwords, hash (short tokens by the slim path, the rest
+// by Xxh3Hd). The padding past the buffers holds token-looking bytes, so an
+// end that is not clamped, or a hash that reads past its token, shows.
 std::vector<uint64_t> TokenHashesFromTables(const GpuRecipeTables& tables,
                                             const std::string& text) {
   std::string normalized;
-  std::string token_bits;
+  std::string attrs;
   for (char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
     if ((tables.byte_class[c] & kByteKept) == 0) continue;
     normalized.push_back(static_cast<char>(tables.mapped[c]));
-    token_bits.push_back((tables.byte_class[c] & kByteToken) != 0);
+    attrs.push_back(static_cast<char>((tables.byte_class[c] & kByteToken) ? kAttrToken : 0));
   }
+  const auto size = static_cast<uint32_t>(normalized.size());
+  if (size > 0) attrs[0] = static_cast<char>(attrs[0] | kAttrDocStart);
+  normalized.append(kTokenPadding, 'q');
+  attrs.append(kTokenPadding, static_cast<char>(kAttrToken));
+  const Xxh3ShortKeys keys = MakeXxh3ShortKeys(tables.xxh3_secret.data(), tables.seed);
   std::vector<uint64_t> hashes;
-  size_t i = 0;
-  while (i < normalized.size()) {
-    if (!token_bits[i]) {
-      ++i;
+  for (uint32_t s = 0; s < size; ++s) {
+    const auto a = static_cast<uint8_t>(attrs[s]);
+    const bool start = (a & kAttrToken) != 0 &&
+                       (s == 0 || (a & kAttrDocStart) != 0 || (attrs[s - 1] & kAttrToken) == 0);
+    if (!start) continue;
+    const uint32_t len = TokenEndHd(Bytes(attrs), size, s) - s;
+    const uint8_t* token = Bytes(normalized) + s;
+    if (StopwordContainsHd(Bytes(tables.stopword_bytes), tables.stopword_offsets.data(),
+                           tables.num_stopwords(), token, len)) {
       continue;
     }
-    size_t end = i;
-    while (end < normalized.size() && token_bits[end]) ++end;
-    const uint8_t* token = Bytes(normalized) + i;
-    const auto len = static_cast<uint32_t>(end - i);
-    if (!StopwordContainsHd(Bytes(tables.stopword_bytes), tables.stopword_offsets.data(),
-                            tables.num_stopwords(), token, len)) {
-      hashes.push_back(
-          TokenHashHd(tables.hash, token, len, tables.seed, tables.xxh3_secret.data()));
-    }
-    i = end;
+    hashes.push_back(
+        IsShortTokenHd(tables.hash, len)
+            ? ShortTokenHashHd(tables.hash, token, len, keys)
+            : TokenHashHd(tables.hash, token, len, tables.seed, tables.xxh3_secret.data()));
   }
   return hashes;
+}
+
+// The slim kernel's XXH3 (precomputed keys, word loads) equals Xxh3Hd at
+// every length it takes, every alignment and several seeds; LoadLe64 equals
+// Read64.
+TEST(GpuHashTest, ShortXxh3FromWordLoadsEqualsXxh3) {
+  const GpuRecipeTables tables = BuildGpuRecipeTables(Recipe{}).value();
+  SplitMix64 rng(7);
+  alignas(8) uint8_t buffer[64];
+  for (uint64_t seed : {uint64_t{0}, uint64_t{1}, uint64_t{0x9e3779b97f4a7c15}, ~uint64_t{0}}) {
+    const Xxh3ShortKeys keys = MakeXxh3ShortKeys(tables.xxh3_secret.data(), seed);
+    for (int round = 0; round < 50; ++round) {
+      for (uint8_t& b : buffer) b = static_cast<uint8_t>(rng.Next());
+      for (uint32_t offset = 0; offset < 8; ++offset) {
+        ASSERT_EQ(LoadLe64(buffer + offset), Read64(buffer + offset));
+        for (uint32_t len = 0; len <= 16; ++len) {
+          ASSERT_TRUE(IsShortTokenHd(FeatureHashKind::kXxh3, len));
+          ASSERT_EQ(Xxh3ShortHd(buffer + offset, len, keys),
+                    Xxh3Hd(buffer + offset, len, seed, tables.xxh3_secret.data()))
+              << "len " << len << " offset " << offset << " seed " << seed;
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(IsShortTokenHd(FeatureHashKind::kXxh3, 17));
+  EXPECT_TRUE(IsShortTokenHd(FeatureHashKind::kFnv1a, 5000));
+}
+
+// TokenEndHd against the byte loop it replaces, on random attribute runs
+// (token bytes, others, document starts) with token-looking padding.
+TEST(GpuHashTest, TokenEndFromWordLoadsEqualsByteLoop) {
+  SplitMix64 rng(8);
+  for (int round = 0; round < 300; ++round) {
+    const auto size = static_cast<uint32_t>(1 + rng.Next() % 100);
+    std::vector<uint8_t> attrs(size + kTokenPadding, kAttrToken);
+    for (uint32_t i = 0; i < size; ++i) {
+      const uint64_t r = rng.Next() % 10;
+      attrs[i] = r < 7 ? kAttrToken : (r < 9 ? 0 : kAttrToken | kAttrDocStart);
+    }
+    for (uint32_t start = 0; start < size; ++start) {
+      uint32_t expected = start + 1;
+      while (expected < size && attrs[expected] == kAttrToken) ++expected;
+      ASSERT_EQ(TokenEndHd(attrs.data(), size, start), expected) << "start " << start;
+    }
+  }
 }
 
 std::vector<Recipe> RecipesUnderTest() {
