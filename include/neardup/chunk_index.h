@@ -22,10 +22,11 @@
 //
 // Cost: Build O(P + 2^16 * buckets) time for P postings, 8 bytes per posting
 // of scratch; memory 4 bytes per posting + 12 bytes per key + 4 bytes per
-// document slot (smallest to largest number) + 256 KiB of directory. Merge O(P_base + P_added). A
-// file is memory-mapped and used in place: Open costs O(1) plus, with verification, one checksum
-// pass over the file. Thread safety: an index is immutable; all const methods may run concurrently.
-// Copies share the arrays.
+// document slot (smallest to largest number) + 256 KiB of directory. Merge
+// O(P_base + P_added). A file is memory-mapped and used in place: Open costs
+// O(1) plus, with verification, one checksum pass over the file.
+// Thread safety: an index is immutable; all const methods may run
+// concurrently. Copies share the arrays.
 #ifndef NEARDUP_CHUNK_INDEX_H_
 #define NEARDUP_CHUNK_INDEX_H_
 

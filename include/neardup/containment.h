@@ -15,8 +15,9 @@
 // equals a full one): score = max(a_in_b, b_in_a), descending; ties by the
 // smaller document number. A match needs shared > 0 and score >= min_similarity.
 //
-// Cost of Search: one postings walk, O(sum of the capped postings lengths of
-// the query's chunks) counter increments, then O(candidates) to rank.
+// Cost of Search: one lookup per index tier per query chunk and one postings
+// walk, O(sum of the capped postings lengths of the query's chunks) counter
+// increments, then O(candidates) to rank.
 // Memory: 4 bytes per document slot of the index (a counter array reused
 // across searches) plus the candidate list.
 // Thread safety: a ContainmentSearcher holds scratch space; use one per
