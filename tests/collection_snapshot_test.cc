@@ -45,7 +45,7 @@ std::string CheckView(const Collection& c, internal::SplitMix64& rng, uint64_t* 
   }
   Result<std::vector<DocumentInfo>> listed = c.ListDocuments();
   if (!listed.ok() || listed->size() != live.size()) return "catalog and files disagree";
-  const ChunkIndex index = c.index();
+  const TieredChunkIndex index = c.index();
   ContainmentSearcher searcher(index);
   for (int q = 0; q < 4; ++q) {
     std::vector<uint32_t> query = RandomChunks(rng);
@@ -195,7 +195,7 @@ TEST(CollectionSnapshotTest, AViewOutlivesTheFilesItMaps) {
 
   auto reader = Collection::Open(dir, {});
   ASSERT_TRUE(reader.ok());
-  const ChunkIndex pinned = (*reader)->index();
+  const TieredChunkIndex pinned = (*reader)->index();
   const std::vector<std::string> remove_a = {"a"};
   ASSERT_TRUE((*writer)->Commit({}, remove_a).ok());
   ASSERT_TRUE((*writer)->Compact().ok());

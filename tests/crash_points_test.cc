@@ -49,10 +49,14 @@ struct Step {
 
 const std::vector<Step>& Steps() {
   static const std::vector<Step> steps = {
-      {{{"a", 1}, {"b", 2}, {"c", 3}}, {}, false},
-      {{{"d", 4}, {"a", 5}}, {"b"}, false},  // add, modify a, remove b
+      {{{"a", 1}, {"b", 2}, {"c", 3}}, {}, false},  // merged with the base's tier
+      {{{"f", 7}}, {}, false},                      // a second index tier, alone
+      {{}, {"f"}, false},  // a removal: the emptied tier is dropped, no file written
+      {{{"g", 8}}, {}, false},
+      {{{"d", 4}, {"a", 5}}, {"b"}, false},  // add, modify a, remove b; tiers merged
       {{}, {}, true},                        // compact
       {{{"e", 6}}, {"c"}, false},
+      {{}, {"d"}, false},  // a removal that only masks: no index file
   };
   return steps;
 }
@@ -145,7 +149,14 @@ TEST_F(CrashPointsTest, EveryCrashPointLeavesTheLastOrTheNextCommit) {
     const std::string dir = Fresh();
     auto c = OpenWith(dir, &env);
     ASSERT_TRUE(c.ok()) << c.status();
-    for (const Step& step : Steps()) ASSERT_TRUE(RunStep(**c, step).ok());
+    // The run covers the index's tiers: some commits leave several tiers,
+    // later ones merge them, a compaction leaves one.
+    std::vector<uint64_t> tiers;
+    for (const Step& step : Steps()) {
+      ASSERT_TRUE(RunStep(**c, step).ok());
+      tiers.push_back((*c)->Stats()->index_tiers);
+    }
+    EXPECT_EQ(tiers, (std::vector<uint64_t>{1, 2, 1, 2, 1, 1, 1, 1}));
     total = env.operations();
     EXPECT_EQ(State(**c), Expected(Steps().size()));
   }

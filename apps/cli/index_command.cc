@@ -146,12 +146,14 @@ int RunStats(const DirFlags& flags) {
       "\"index_postings\":%llu,\"index_bytes\":%llu,\"index_bytes_per_posting\":%.3f,"
       "\"max_document_frequency\":%u,\"boilerplate_keys\":%llu,\"catalog_bytes\":%llu,"
       "\"memory_bytes\":%llu,\"generation\":%llu,\"similarity_rows\":%llu,"
-      "\"similarity_dirty\":%llu,\"similarity_added\":%llu}\n",
+      "\"similarity_dirty\":%llu,\"similarity_added\":%llu,\"index_tiers\":%llu,"
+      "\"index_dead_postings\":%llu}\n",
       (*collection)->recipe_id().c_str(), u(s->documents), u(s->empty_documents), u(s->segments),
       u(s->segment_rows), u(s->dead_rows), u(s->segment_bytes), u(s->index_keys),
       u(s->index_postings), u(s->index_bytes), per_posting, s->max_document_frequency,
       u(s->boilerplate_keys), u(s->catalog_bytes), u(s->memory_bytes), u(s->generation),
-      u(s->similarity_rows), u(s->similarity_dirty), u(s->similarity_added));
+      u(s->similarity_rows), u(s->similarity_dirty), u(s->similarity_added), u(s->index_tiers),
+      u(s->index_dead_postings));
   return kExitOk;
 }
 

@@ -92,7 +92,7 @@ Result<std::vector<SimilarDocument>> ServedCollection::Similar(std::string_view 
   options.max_document_frequency = view->max_document_frequency();
   options.top_n = top_n;
   options.min_similarity = min_similarity;
-  const ChunkIndex index = view->index();
+  const TieredChunkIndex index = view->index();
   ContainmentSearcher searcher(index);
   const std::vector<ContainmentMatch> matches = searcher.Search(chunks, options, info->doc);
   std::vector<uint32_t> docs;

@@ -10,8 +10,8 @@
 // that is absent), which containment needs as its denominator.
 //
 // Documents are named by caller-chosen numbers (a collection uses its stable
-// document keys); doc_sizes has one slot per number up to the largest, so
-// numbers should be dense.
+// document keys); doc_sizes has one slot per number from the smallest to the
+// largest, so numbers should be dense.
 //
 // Build is a bucket sort: postings are scattered by the top 16 bits of the
 // chunk ID, then each bucket is ordered by a stable counting sort on the low
@@ -22,9 +22,9 @@
 //
 // Cost: Build O(P + 2^16 * buckets) time for P postings, 8 bytes per posting
 // of scratch; memory 4 bytes per posting + 12 bytes per key + 4 bytes per
-// document slot + 256 KiB of directory. Merge O(P_base + P_added). A file is
-// memory-mapped and used in place: Open costs O(1) plus, with verification,
-// one checksum pass over the file.
+// document slot (smallest to largest number) + 256 KiB of directory. Merge
+// O(P_base + P_added). A file is memory-mapped and used in place: Open costs
+// O(1) plus, with verification, one checksum pass over the file.
 // Thread safety: an index is immutable; all const methods may run
 // concurrently. Copies share the arrays.
 #ifndef NEARDUP_CHUNK_INDEX_H_
@@ -96,10 +96,15 @@ class ChunkIndex {
 
   // The number of chunks of document `doc`; 0 when absent (or empty).
   uint32_t DocumentSize(uint32_t doc) const {
-    return doc < doc_sizes_.size() ? doc_sizes_[doc] : 0;
+    const uint32_t slot = doc - first_doc_;  // wraps for doc < first_doc_
+    return slot < doc_sizes_.size() ? doc_sizes_[slot] : 0;
   }
-  // One slot per document number in [0, num_doc_slots()).
-  size_t num_doc_slots() const { return doc_sizes_.size(); }
+  // Every document number of the index lies in [first_doc(), num_doc_slots()).
+  // first_doc() is the smallest number built or merged in (0 for the empty
+  // index), so an index of new documents costs no slots for older numbers.
+  uint32_t first_doc() const { return first_doc_; }
+  size_t num_doc_slots() const { return doc_sizes_.empty() ? 0 : first_doc_ + doc_sizes_.size(); }
+  // Sizes of documents first_doc() + i.
   std::span<const uint32_t> doc_sizes() const { return doc_sizes_; }
   // Documents with at least one chunk.
   uint64_t num_documents() const { return num_documents_; }
@@ -119,10 +124,12 @@ class ChunkIndex {
   bool SameContents(const ChunkIndex& other) const;
 
  private:
+  friend class TieredChunkIndex;  // merges tiers into new arrays
   // Takes the arrays of `storage` (owned vectors or a mapping).
   explicit ChunkIndex(std::shared_ptr<const internal::ChunkIndexStorage> storage);
 
   std::shared_ptr<const internal::ChunkIndexStorage> storage_;
+  uint32_t first_doc_ = 0;
   std::span<const uint32_t> doc_sizes_;
   std::span<const uint32_t> directory_;  // 65537 entries
   std::span<const uint32_t> keys_;

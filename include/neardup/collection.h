@@ -6,9 +6,11 @@
 //                     manifest (segments, current index file), similarities
 //   data/seg-N.nds    immutable segment files: per document its number,
 //                     chunk set, SimHash and zstd-compressed text
-//   data/index-G.ndi  the inverted chunk index of all live documents
-//                     (neardup/chunk_index.h), rewritten by each commit by
-//                     merging the previous one with the new segment
+//   data/index-G.ndi  the tiers of the inverted chunk index
+//                     (neardup/tiered_chunk_index.h): commit G wrote the
+//                     postings of its new documents, merged with the newest
+//                     tiers when their sizes call for it; removed documents
+//                     are masked until a merge drops their postings
 //   recipe.json       the recipe, for people (the catalog's copy rules)
 //   LOCK              held (flock) by the one writer
 //
@@ -39,8 +41,10 @@
 // Cost: Open maps the index and the segments, checks the index's checksum
 // (one read of the file, unless OpenOptions::verify_index is false) and
 // loads the live documents' locations (12 bytes each); a commit of d
-// documents costs their fingerprints' write plus one linear merge of the
-// index (O(all postings)). Memory: the index and segments are
+// documents costs their fingerprints' write plus the write of a tier of their
+// postings, and from time to time a merge of tiers (amortized: each posting
+// is rewritten about index_tier_ratio times per level of tiers); a removal
+// writes no index file. Compact merges all tiers. Memory: the index and segments are
 // memory-mapped. Refresh reuses what did not change.
 // Thread safety: const methods may run concurrently (one read-only
 // Collection may serve many reader threads); Refresh, Commit, Compact and
@@ -64,14 +68,17 @@
 #include "neardup/env.h"
 #include "neardup/recipe.h"
 #include "neardup/status.h"
+#include "neardup/tiered_chunk_index.h"
 
 namespace neardup {
 
 // Bumped whenever the collection's layout changes; a collection with a newer
 // version is refused.
-// Version 2 added `similarity_added` and an index on similarities(b); a
-// version 1 collection is upgraded when opened for writing.
-inline constexpr int kCollectionFormatVersion = 2;
+// Version 2 added `similarity_added` and an index on similarities(b);
+// version 3 the tiered chunk index (table index_tiers instead of meta
+// index_file). An older collection is upgraded when opened for writing
+// (read-only opens read it as it is).
+inline constexpr int kCollectionFormatVersion = 3;
 
 struct CollectionOptions {
   // Chunks found in more than this many documents are ignored for scoring
@@ -120,8 +127,10 @@ struct CollectionStats {
   uint64_t segment_bytes = 0;
   uint64_t index_keys = 0;
   uint64_t index_postings = 0;
-  uint64_t index_bytes = 0;
-  uint64_t boilerplate_keys = 0;  // keys above the cap
+  uint64_t index_bytes = 0;          // all tier files
+  uint64_t index_tiers = 0;          // chunk index files searched together
+  uint64_t index_dead_postings = 0;  // of removed documents, dropped by the next merge
+  uint64_t boilerplate_keys = 0;     // keys above the cap
   uint64_t catalog_bytes = 0;
   uint64_t memory_bytes = 0;  // mapped index + in-memory tables
   uint64_t generation = 0;
@@ -165,6 +174,13 @@ class Collection {
     // removals, syncs, the writer lock). Default null: Env::Default().
     // Tests pass a fault-injecting one. The catalog goes through SQLite.
     Env* env = nullptr;
+    // The writer's merge policy for the tiers of the chunk index
+    // (TierMergeStart in neardup/tiered_chunk_index.h): a commit writes its
+    // new documents as a new tier and merges it with the newest tiers while
+    // an older tier is less than this many times their live size. Default 4:
+    // about log4(archive / commit) tiers to search, each posting rewritten
+    // about 4 times per level. Larger: fewer rewrites, more tiers. At least 2.
+    uint32_t index_tier_ratio = 4;
   };
 
   // Creates the directory `dir` (which must not exist, or be empty).
@@ -191,10 +207,11 @@ class Collection {
   Status CheckRecipe(const Recipe& recipe) const;
 
   // The index of all live documents of this view (numbers as in
-  // DocumentInfo::doc). A copy that shares the arrays (O(1)): it stays valid
-  // after a Commit, Compact or Refresh of this collection, which replace the
-  // collection's own.
-  ChunkIndex index() const { return index_; }
+  // DocumentInfo::doc): its tiers with the removed documents masked, which
+  // answers exactly as one merged index. A copy that shares the arrays
+  // (O(tiers)): it stays valid after a Commit, Compact or Refresh of this
+  // collection, which replace the collection's own.
+  TieredChunkIndex index() const { return index_; }
 
   // Moves a read-only collection to the latest commit (a new pinned view:
   // catalog and files together); a no-op for the writer, whose view is
@@ -270,7 +287,7 @@ class Collection {
   std::string recipe_id_;
   uint32_t max_document_frequency_ = 0;
   bool store_texts_ = true;
-  ChunkIndex index_;
+  TieredChunkIndex index_;
   std::unique_ptr<Impl> impl_;
 };
 

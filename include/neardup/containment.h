@@ -15,8 +15,9 @@
 // equals a full one): score = max(a_in_b, b_in_a), descending; ties by the
 // smaller document number. A match needs shared > 0 and score >= min_similarity.
 //
-// Cost of Search: one postings walk, O(sum of the capped postings lengths of
-// the query's chunks) counter increments, then O(candidates) to rank.
+// Cost of Search: one lookup per index tier per query chunk and one postings
+// walk, O(sum of the capped postings lengths of the query's chunks) counter
+// increments, then O(candidates) to rank.
 // Memory: 4 bytes per document slot of the index (a counter array reused
 // across searches) plus the candidate list.
 // Thread safety: a ContainmentSearcher holds scratch space; use one per
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "neardup/chunk_index.h"
+#include "neardup/tiered_chunk_index.h"
 
 namespace neardup {
 
@@ -69,8 +71,10 @@ struct ContainmentSearchStats {
 
 class ContainmentSearcher {
  public:
-  // `index` must outlive the searcher.
-  explicit ContainmentSearcher(const ChunkIndex& index);
+  // Searches `index` (a ChunkIndex converts to a one-tier index); the
+  // searcher holds a copy that shares its arrays. Over several tiers the
+  // answers are exactly those of the one merged index.
+  explicit ContainmentSearcher(const TieredChunkIndex& index);
 
   // The top matches of a query whose chunk set is `query` (strictly
   // ascending), best first (every match when options.top_n is SIZE_MAX). `exclude_doc` is never
@@ -81,9 +85,10 @@ class ContainmentSearcher {
                                        ContainmentSearchStats* stats = nullptr);
 
  private:
-  const ChunkIndex* index_;
-  std::vector<uint32_t> counts_;   // Invariant: all zero between searches
-  std::vector<uint32_t> touched_;  // documents with counts_ > 0
+  TieredChunkIndex index_;
+  std::vector<std::span<const uint32_t>> postings_;  // per tier, for one chunk
+  std::vector<uint32_t> counts_;                     // Invariant: all zero between searches
+  std::vector<uint32_t> touched_;                    // documents with counts_ > 0
 };
 
 // The documents of `after` whose scores with UNCHANGED documents may differ
@@ -99,7 +104,8 @@ class ContainmentSearcher {
 // (which forces a recomputation). That is what lets an incremental top-N
 // update equal a full recomputation. Returns ascending document numbers.
 // Cost: one postings walk per changed chunk in both indexes.
-std::vector<uint32_t> CapCrossingDocuments(const ChunkIndex& before, const ChunkIndex& after,
+std::vector<uint32_t> CapCrossingDocuments(const TieredChunkIndex& before,
+                                           const TieredChunkIndex& after,
                                            std::span<const std::span<const uint32_t>> changed,
                                            uint32_t max_document_frequency);
 

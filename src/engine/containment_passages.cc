@@ -100,8 +100,8 @@ Result<std::vector<Passage>> PassagesWith(const Collection& collection,
   NEARDUP_ASSIGN_OR_RETURN(std::string text, collection.Text(match_doc));
   NEARDUP_ASSIGN_OR_RETURN(std::vector<internal::ChunkSpan> match, extractor.Extract(text));
   const uint32_t cap = collection.max_document_frequency();
-  const ChunkIndex index = collection.index();
-  auto counted = [&](uint32_t id) { return cap == 0 || index.Postings(id).size() <= cap; };
+  const TieredChunkIndex index = collection.index();
+  auto counted = [&](uint32_t id) { return cap == 0 || index.DocumentFrequency(id) <= cap; };
   const Recipe& recipe = collection.recipe();
   const uint32_t max_gap_tokens =
       static_cast<uint32_t>(recipe.chunks.shingle_width) * (recipe.chunks.sample_modulus - 1);

@@ -29,7 +29,7 @@ template <typename SearchOne>
 Status ForEachSearch(const Collection& collection, size_t n, SimilarStats* stats,
                      SearchOne search_one) {
   // A searcher keeps a pointer to its index: one copy for the whole run.
-  const ChunkIndex index = collection.index();
+  const TieredChunkIndex index = collection.index();
   tbb::enumerable_thread_specific<ContainmentSearcher> searchers(
       [&] { return ContainmentSearcher(index); });
   tbb::enumerable_thread_specific<ContainmentSearchStats> search_stats;
@@ -292,7 +292,7 @@ Result<QueryResult> QueryDocument(const Collection& collection, const Fingerprin
   NEARDUP_RETURN_IF_ERROR(fingerprinter.Compute(text, &fingerprint));
   QueryResult result;
   result.num_chunks = static_cast<uint32_t>(fingerprint.chunks.size());
-  const ChunkIndex index = collection.index();  // the searcher points at it
+  const TieredChunkIndex index = collection.index();  // the searcher points at it
   ContainmentSearcher searcher(index);
   std::vector<ContainmentMatch> matches = searcher.Search(
       fingerprint.chunks, SearchOptions(collection, options.top_n, options.min_similarity),

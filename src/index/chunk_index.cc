@@ -41,7 +41,11 @@ void SortBucket(std::span<uint64_t> entries, std::vector<uint64_t>* scratch) {
   // Two passes: the sorted data is back in `entries`.
 }
 
-void BuildDirectory(ChunkIndexArrays* arrays) {
+}  // namespace
+
+namespace internal {
+
+void BuildChunkDirectory(ChunkIndexArrays* arrays) {
   arrays->directory.assign(kChunkDirectoryBuckets + 1, 0);
   size_t k = 0;
   for (size_t b = 0; b < kChunkDirectoryBuckets; ++b) {
@@ -55,10 +59,6 @@ uint64_t CountDocuments(const std::vector<uint32_t>& doc_sizes) {
   return static_cast<uint64_t>(
       std::count_if(doc_sizes.begin(), doc_sizes.end(), [](uint32_t s) { return s > 0; }));
 }
-
-}  // namespace
-
-namespace internal {
 
 Status CheckChunkIndexStructure(const ChunkIndexViews& v, const std::string& what) {
   auto corrupt = [&](const std::string& detail) {
@@ -99,6 +99,7 @@ ChunkIndex::ChunkIndex() : ChunkIndex(internal::MakeStorage(ChunkIndexArrays::Em
 ChunkIndex::ChunkIndex(std::shared_ptr<const internal::ChunkIndexStorage> storage)
     : storage_(std::move(storage)) {
   const internal::ChunkIndexViews& v = storage_->views;
+  first_doc_ = v.first_doc;
   doc_sizes_ = v.doc_sizes;
   directory_ = v.directory;
   keys_ = v.keys;
@@ -133,10 +134,13 @@ Result<ChunkIndex> ChunkIndex::Build(std::span<const ChunkDocument> documents) {
   }
 
   ChunkIndexArrays arrays;
-  if (!order.empty()) arrays.doc_sizes.assign(size_t{documents[order.back()].doc} + 1, 0);
+  if (!order.empty()) {
+    arrays.first_doc = documents[order.front()].doc;
+    arrays.doc_sizes.assign(size_t{documents[order.back()].doc} - arrays.first_doc + 1, 0);
+  }
   std::vector<uint64_t> bucket_begin(kChunkDirectoryBuckets + 1, 0);
   for (const ChunkDocument& d : documents) {
-    arrays.doc_sizes[d.doc] = static_cast<uint32_t>(d.chunks.size());
+    arrays.doc_sizes[d.doc - arrays.first_doc] = static_cast<uint32_t>(d.chunks.size());
     for (uint32_t c : d.chunks) ++bucket_begin[(c >> 16) + 1];
   }
   for (size_t b = 0; b < kChunkDirectoryBuckets; ++b) bucket_begin[b + 1] += bucket_begin[b];
@@ -190,7 +194,7 @@ Result<ChunkIndex> ChunkIndex::Build(std::span<const ChunkDocument> documents) {
                       }
                     });
   arrays.offsets[num_keys] = total;
-  arrays.num_documents = CountDocuments(arrays.doc_sizes);
+  arrays.num_documents = internal::CountDocuments(arrays.doc_sizes);
   return ChunkIndex(internal::MakeStorage(std::move(arrays)));
 }
 
@@ -200,21 +204,37 @@ Result<ChunkIndex> ChunkIndex::Merge(const ChunkIndex& base, std::span<const uin
   for (uint32_t d : removed) {
     if (d < gone.size()) gone[d] = true;
   }
+  // The merged slots span both inputs' ranges; empty slots at either end are
+  // trimmed below.
   ChunkIndexArrays arrays;
-  arrays.doc_sizes.assign(std::max(base.num_doc_slots(), added.num_doc_slots()), 0);
-  for (size_t d = 0; d < base.num_doc_slots(); ++d) {
-    if (!gone[d]) arrays.doc_sizes[d] = base.doc_sizes_[d];
+  const size_t end = std::max(base.num_doc_slots(), added.num_doc_slots());
+  size_t first = end;
+  if (base.num_doc_slots() > 0) first = base.first_doc_;
+  if (added.num_doc_slots() > 0) first = std::min<size_t>(first, added.first_doc_);
+  std::vector<uint32_t> sizes(end - std::min(first, end), 0);
+  for (size_t i = 0; i < base.doc_sizes_.size(); ++i) {
+    const size_t d = base.first_doc_ + i;
+    if (!gone[d]) sizes[d - first] = base.doc_sizes_[i];
   }
-  for (size_t d = 0; d < added.num_doc_slots(); ++d) {
-    if (added.doc_sizes_[d] == 0) continue;
-    if (arrays.doc_sizes[d] != 0) {
+  for (size_t i = 0; i < added.doc_sizes_.size(); ++i) {
+    const size_t d = added.first_doc_ + i;
+    if (added.doc_sizes_[i] == 0) continue;
+    if (sizes[d - first] != 0) {
       return InvalidArgumentError("document number " + std::to_string(d) +
                                   " is added to the chunk index but is already present");
     }
-    arrays.doc_sizes[d] = added.doc_sizes_[d];
+    sizes[d - first] = added.doc_sizes_[i];
   }
-  // Trailing empty slots carry no information.
-  while (!arrays.doc_sizes.empty() && arrays.doc_sizes.back() == 0) arrays.doc_sizes.pop_back();
+  // Empty slots at either end carry no information.
+  size_t lo = 0;
+  size_t hi = sizes.size();
+  while (hi > lo && sizes[hi - 1] == 0) --hi;
+  while (lo < hi && sizes[lo] == 0) ++lo;
+  if (lo < hi) {
+    arrays.first_doc = static_cast<uint32_t>(first + lo);
+    arrays.doc_sizes.assign(sizes.begin() + static_cast<ptrdiff_t>(lo),
+                            sizes.begin() + static_cast<ptrdiff_t>(hi));
+  }
 
   arrays.keys.reserve(base.num_keys() + added.num_keys());
   arrays.offsets.reserve(base.num_keys() + added.num_keys() + 1);
@@ -258,8 +278,8 @@ Result<ChunkIndex> ChunkIndex::Merge(const ChunkIndex& base, std::span<const uin
     }
   }
   arrays.offsets.push_back(arrays.docs.size());
-  BuildDirectory(&arrays);
-  arrays.num_documents = CountDocuments(arrays.doc_sizes);
+  internal::BuildChunkDirectory(&arrays);
+  arrays.num_documents = internal::CountDocuments(arrays.doc_sizes);
   return ChunkIndex(internal::MakeStorage(std::move(arrays)));
 }
 
@@ -292,13 +312,20 @@ uint64_t ChunkIndex::CountKeysAbove(uint32_t max_document_frequency) const {
 }
 
 bool ChunkIndex::SameContents(const ChunkIndex& other) const {
-  auto trimmed = [](std::span<const uint32_t> s) {
+  // Empty slots at either end carry no information.
+  auto trimmed = [](const ChunkIndex& index) {
+    std::span<const uint32_t> s = index.doc_sizes_;
+    uint64_t first = index.first_doc_;
     while (!s.empty() && s.back() == 0) s = s.first(s.size() - 1);
-    return s;
+    while (!s.empty() && s.front() == 0) {
+      s = s.subspan(1);
+      ++first;
+    }
+    return std::make_pair(s.empty() ? 0 : first, s);
   };
-  auto a = trimmed(doc_sizes_);
-  auto b = trimmed(other.doc_sizes_);
-  return std::ranges::equal(a, b) && std::ranges::equal(keys_, other.keys_) &&
+  const auto [first_a, a] = trimmed(*this);
+  const auto [first_b, b] = trimmed(other);
+  return first_a == first_b && std::ranges::equal(a, b) && std::ranges::equal(keys_, other.keys_) &&
          std::ranges::equal(offsets_, other.offsets_) && std::ranges::equal(docs_, other.docs_);
 }
 

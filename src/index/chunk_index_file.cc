@@ -2,7 +2,7 @@
 //
 // Layout (little-endian; every section starts on a 64-byte boundary):
 //   header      128 bytes (FileHeader below)
-//   doc_sizes   num_doc_slots x u32
+//   doc_sizes   num_doc_slots x u32  sizes of documents first_doc + i
 //   directory   65537 x u32     keys of top-16-bit bucket b: [dir[b], dir[b+1])
 //   keys        num_keys x u32  ascending
 //   offsets     (num_keys + 1) x u64
@@ -24,7 +24,10 @@ namespace {
 using internal::kChunkDirectoryBuckets;
 
 constexpr char kMagic[8] = {'N', 'D', 'C', 'H', 'U', 'N', 'K', 'X'};
-constexpr uint32_t kVersion = 1;
+// Version 2 added first_doc (a reserved, zero field of version 1). A file
+// whose first_doc is 0 is written as version 1, byte for byte what older
+// builds wrote and read.
+constexpr uint32_t kVersion = 2;
 constexpr size_t kAlign = 64;
 
 struct FileHeader {
@@ -37,7 +40,8 @@ struct FileHeader {
   uint64_t num_documents;
   uint64_t file_bytes;
   uint64_t data_checksum;  // of bytes [header_bytes, file_bytes)
-  uint64_t reserved[7];
+  uint64_t first_doc;      // version 2; zero in version 1
+  uint64_t reserved[6];
   uint64_t header_checksum;  // of the bytes before this field
 };
 static_assert(sizeof(FileHeader) == 128);
@@ -78,8 +82,9 @@ Status ChunkIndex::WriteFile(const std::string& path, Env* env) const {
                            internal::AtomicFileWriter::Create(path, env));
   FileHeader header{};
   std::memcpy(header.magic, kMagic, sizeof(kMagic));
-  header.version = kVersion;
+  header.version = first_doc_ == 0 ? 1 : kVersion;
   header.header_bytes = sizeof(FileHeader);
+  header.first_doc = first_doc_;
   header.num_doc_slots = doc_sizes_.size();
   header.num_keys = keys_.size();
   header.num_postings = docs_.size();
@@ -125,6 +130,11 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
   if (header.num_doc_slots > kLimit || header.num_keys > kLimit || header.num_postings > kLimit) {
     return DataLossError("chunk index " + path + " has impossible counts in its header");
   }
+  if ((header.version < 2 && header.first_doc != 0) ||
+      header.first_doc + header.num_doc_slots > (uint64_t{1} << 32)) {
+    return DataLossError("chunk index " + path + " has an impossible first document (" +
+                         std::to_string(header.first_doc) + ") in its header");
+  }
   const Layout layout = ComputeLayout(header.num_doc_slots, header.num_keys, header.num_postings);
   if (layout.end != bytes.size() || header.file_bytes != bytes.size()) {
     return DataLossError("chunk index " + path +
@@ -141,6 +151,7 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
   };
   auto storage = std::make_shared<internal::ChunkIndexStorage>();
   internal::ChunkIndexViews& v = storage->views;
+  v.first_doc = static_cast<uint32_t>(header.first_doc);
   v.doc_sizes = u32(layout.doc_sizes, header.num_doc_slots);
   v.directory = u32(layout.directory, kChunkDirectoryBuckets + 1);
   v.keys = u32(layout.keys, header.num_keys);

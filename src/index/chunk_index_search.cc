@@ -12,7 +12,7 @@ bool RanksBefore(const ContainmentMatch& a, const ContainmentMatch& b) {
   return a.doc < b.doc;
 }
 
-ContainmentSearcher::ContainmentSearcher(const ChunkIndex& index) : index_(&index) {}
+ContainmentSearcher::ContainmentSearcher(const TieredChunkIndex& index) : index_(index) {}
 
 std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32_t> query,
                                                           const ContainmentOptions& options,
@@ -20,23 +20,37 @@ std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32
                                                           ContainmentSearchStats* stats) {
   std::vector<ContainmentMatch> matches;
   if (query.empty() || options.top_n == 0) return matches;
-  if (counts_.size() < index_->num_doc_slots()) counts_.resize(index_->num_doc_slots(), 0);
-  const uint32_t cap = options.max_document_frequency == 0 ? std::numeric_limits<uint32_t>::max()
+  if (counts_.size() < index_.num_doc_slots()) counts_.resize(index_.num_doc_slots(), 0);
+  const uint64_t cap = options.max_document_frequency == 0 ? std::numeric_limits<uint64_t>::max()
                                                            : options.max_document_frequency;
+  const std::span<const ChunkIndex> tiers = index_.tiers();
   uint64_t visited = 0;
   uint64_t boilerplate = 0;
   uint32_t* counts = counts_.data();
+  postings_.resize(tiers.size());
   for (uint32_t chunk : query) {
-    std::span<const uint32_t> postings = index_->Postings(chunk);
-    if (postings.size() > cap) {
+    // df counts live documents only; dead ones are subtracted only when
+    // the stored count alone cannot decide (each dead document of a tier
+    // holds a chunk at most once).
+    uint64_t stored = 0;
+    uint64_t dead_bound = 0;
+    for (size_t t = 0; t < tiers.size(); ++t) {
+      postings_[t] = tiers[t].Postings(chunk);
+      stored += postings_[t].size();
+      dead_bound += std::min<uint64_t>(index_.dead_documents(t), postings_[t].size());
+    }
+    if (stored > cap && (stored - dead_bound > cap || index_.DocumentFrequency(chunk) > cap)) {
       ++boilerplate;
       continue;
     }
-    visited += postings.size();
-    for (uint32_t doc : postings) {
-      // A corrupt unverified file may name a document past doc_sizes.
-      if (doc >= counts_.size()) continue;
-      if (counts[doc]++ == 0) touched_.push_back(doc);
+    for (size_t t = 0; t < tiers.size(); ++t) {
+      const bool has_dead = index_.dead_documents(t) != 0;
+      for (uint32_t doc : postings_[t]) {
+        // A corrupt unverified file may name a document past the slots.
+        if (doc >= counts_.size() || (has_dead && index_.IsDead(doc))) continue;
+        ++visited;
+        if (counts[doc]++ == 0) touched_.push_back(doc);
+      }
     }
   }
   const double query_size = static_cast<double>(query.size());
@@ -44,7 +58,7 @@ std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32
     const uint32_t shared = counts[doc];
     counts[doc] = 0;
     if (doc == exclude_doc) continue;
-    const uint32_t size = index_->DocumentSize(doc);
+    const uint32_t size = index_.DocumentSize(doc);
     if (size == 0) continue;
     ContainmentMatch m{doc, shared, shared / query_size, shared / static_cast<double>(size)};
     if (m.score() >= options.min_similarity) matches.push_back(m);
@@ -64,7 +78,8 @@ std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32
   return matches;
 }
 
-std::vector<uint32_t> CapCrossingDocuments(const ChunkIndex& before, const ChunkIndex& after,
+std::vector<uint32_t> CapCrossingDocuments(const TieredChunkIndex& before,
+                                           const TieredChunkIndex& after,
                                            std::span<const std::span<const uint32_t>> changed,
                                            uint32_t max_document_frequency) {
   std::vector<uint32_t> crossing;
@@ -73,9 +88,10 @@ std::vector<uint32_t> CapCrossingDocuments(const ChunkIndex& before, const Chunk
   std::vector<bool> seen(after.num_doc_slots(), false);
   for (std::span<const uint32_t> chunks : changed) {
     for (uint32_t chunk : chunks) {
-      std::span<const uint32_t> now = after.Postings(chunk);
-      if ((now.size() <= cap) == (before.Postings(chunk).size() <= cap)) continue;
-      for (uint32_t doc : now) {
+      if ((after.DocumentFrequency(chunk) <= cap) == (before.DocumentFrequency(chunk) <= cap)) {
+        continue;
+      }
+      for (uint32_t doc : after.Postings(chunk)) {
         if (doc < seen.size() && !seen[doc]) {
           seen[doc] = true;
           crossing.push_back(doc);

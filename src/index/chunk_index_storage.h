@@ -19,6 +19,10 @@ namespace neardup::internal {
 inline constexpr size_t kChunkDirectoryBuckets = size_t{1} << 16;
 
 struct ChunkIndexArrays {
+  // doc_sizes[i] is the size of document first_doc + i: a tier of new
+  // documents (numbers near the collection's counter) needs no slots for the
+  // numbers below it.
+  uint32_t first_doc = 0;
   std::vector<uint32_t> doc_sizes;
   std::vector<uint32_t> directory;  // kChunkDirectoryBuckets + 1
   std::vector<uint32_t> keys;
@@ -35,6 +39,7 @@ struct ChunkIndexArrays {
 };
 
 struct ChunkIndexViews {
+  uint32_t first_doc = 0;
   std::span<const uint32_t> doc_sizes;
   std::span<const uint32_t> directory;
   std::span<const uint32_t> keys;
@@ -42,6 +47,11 @@ struct ChunkIndexViews {
   std::span<const uint32_t> docs;
   uint64_t num_documents = 0;
 };
+
+// Fills arrays->directory from arrays->keys.
+void BuildChunkDirectory(ChunkIndexArrays* arrays);
+// Slots with a non-zero size.
+uint64_t CountDocuments(const std::vector<uint32_t>& doc_sizes);
 
 // DataLoss (naming `what`) unless the views are structurally sound: the
 // directory has kChunkDirectoryBuckets + 1 monotone entries ending at
@@ -62,7 +72,8 @@ inline std::shared_ptr<const ChunkIndexStorage> MakeStorage(ChunkIndexArrays arr
   auto storage = std::make_shared<ChunkIndexStorage>();
   storage->arrays = std::move(arrays);
   const ChunkIndexArrays& a = storage->arrays;
-  storage->views = {a.doc_sizes, a.directory, a.keys, a.offsets, a.docs, a.num_documents};
+  storage->views = {a.first_doc, a.doc_sizes, a.directory,    a.keys,
+                    a.offsets,   a.docs,      a.num_documents};
   return storage;
 }
 

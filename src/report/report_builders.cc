@@ -109,10 +109,10 @@ Result<ReportData> BuildCollectionReport(const Collection& collection,
   NEARDUP_ASSIGN_OR_RETURN(internal::ChunkSpanExtractor extractor,
                            internal::ChunkSpanExtractor::Create(collection.recipe()));
   const uint32_t cap = collection.max_document_frequency();
-  const ChunkIndex index = collection.index();
+  const TieredChunkIndex index = collection.index();
   const Recipe& recipe = collection.recipe();
   NEARDUP_RETURN_IF_ERROR(AddPassages(
-      extractor, [&](uint32_t id) { return cap == 0 || index.Postings(id).size() <= cap; },
+      extractor, [&](uint32_t id) { return cap == 0 || index.DocumentFrequency(id) <= cap; },
       static_cast<uint32_t>(recipe.chunks.shingle_width) * (recipe.chunks.sample_modulus - 1),
       &data));
   return data;

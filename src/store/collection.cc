@@ -55,6 +55,23 @@ Result<uint64_t> ParseCatalogCount(const std::string& text, const std::string& w
   return value;
 }
 
+Status UpgradeToIndexTiers(SqliteDb* db, const std::string& dir) {
+  NEARDUP_RETURN_IF_ERROR(db->Exec(kSchemaV3));
+  NEARDUP_ASSIGN_OR_RETURN(std::string generation_text, ReadMeta(db, "generation"));
+  NEARDUP_ASSIGN_OR_RETURN(uint64_t generation, ParseCatalogCount(generation_text, "generation"));
+  NEARDUP_ASSIGN_OR_RETURN(std::string index_file, ReadMeta(db, "index_file"));
+  if (index_file != IndexFileName(generation)) {
+    return DataLossError("collection " + dir + ": catalog meta index_file '" +
+                         index_file.substr(0, 80) + "' is not " + IndexFileName(generation));
+  }
+  NEARDUP_ASSIGN_OR_RETURN(auto insert,
+                           db->Prepare("INSERT OR IGNORE INTO index_tiers(generation) VALUES(?)"));
+  insert.Bind(1, static_cast<int64_t>(generation));
+  NEARDUP_RETURN_IF_ERROR(insert.Run());
+  NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM meta WHERE key = 'index_file'"));
+  return WriteMeta(db, "format_version", "3");
+}
+
 Result<std::string> ReadMeta(SqliteDb* db, const std::string& key) {
   NEARDUP_ASSIGN_OR_RETURN(SqliteStatement select,
                            db->Prepare("SELECT value FROM meta WHERE key = ?"));
@@ -153,7 +170,6 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
     NEARDUP_RETURN_IF_ERROR(out->Append(recipe_json + "\n"));
     NEARDUP_RETURN_IF_ERROR(out->Commit());
   }
-  NEARDUP_RETURN_IF_ERROR(ChunkIndex().WriteFile(fs::path(dir) / internal::IndexFileName(0)));
 
   NEARDUP_ASSIGN_OR_RETURN(
       std::unique_ptr<SqliteDb> db,
@@ -161,6 +177,7 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
   NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db.get()));
   NEARDUP_RETURN_IF_ERROR(db->Exec(kSchema));
   NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV2));
+  NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV3));  // no tier: the empty index
   const std::pair<const char*, std::string> meta[] = {
       {"format_version", std::to_string(kCollectionFormatVersion)},
       {"recipe", recipe_json},
@@ -171,7 +188,6 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
       {"next_doc", "0"},
       {"next_segment", "1"},
       {"generation", "0"},
-      {"index_file", internal::IndexFileName(0)},
   };
   for (const auto& [key, value] : meta) {
     NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db.get(), key, value));
@@ -276,10 +292,15 @@ Result<CollectionStats> Collection::Stats() const {
   s.documents = LiveDocuments().size();
   s.empty_documents = s.documents - index_.num_documents();
   s.dead_rows = s.segment_rows - s.documents;
-  s.index_keys = index_.num_keys();
+  s.index_keys = index_.CountKeys();
   s.index_postings = index_.num_postings();
+  s.index_tiers = index_.num_tiers();
+  s.index_dead_postings = index_.num_dead_postings();
   std::error_code ec;
-  s.index_bytes = fs::file_size(fs::path(dir_) / impl_->index_file, ec);
+  for (uint64_t tier : impl_->index_tiers) {
+    const uint64_t size = fs::file_size(fs::path(dir_) / internal::IndexFileName(tier), ec);
+    if (!ec) s.index_bytes += size;
+  }
   s.boilerplate_keys =
       max_document_frequency_ == 0 ? 0 : index_.CountKeysAbove(max_document_frequency_);
   for (const char* file : {"catalog.db", "catalog.db-wal"}) {
@@ -311,7 +332,7 @@ Status Collection::Verify() const {
   for (const auto& [id, segment] : impl_->segments) {
     NEARDUP_RETURN_IF_ERROR(segment->VerifyChecksum());
   }
-  // The mapped index of this view (its file may be unlinked by now).
+  // The mapped tiers of this view (their files may be unlinked by now).
   NEARDUP_RETURN_IF_ERROR(index_.VerifyChecksum());
   NEARDUP_ASSIGN_OR_RETURN(std::vector<DocumentInfo> docs, ListDocuments());
   std::vector<ChunkDocument> live;
@@ -329,7 +350,11 @@ Status Collection::Verify() const {
   }
   Result<ChunkIndex> rebuilt = ChunkIndex::Build(live);
   if (!rebuilt.ok()) return DataLossError("collection " + dir_ + ": " + rebuilt.status().message());
-  if (!rebuilt->SameContents(index_)) {
+  // The tiers with their dead documents masked must be exactly the index
+  // of the live documents.
+  Result<ChunkIndex> merged = index_.Merged();
+  if (!merged.ok()) return DataLossError("collection " + dir_ + ": " + merged.status().message());
+  if (!rebuilt->SameContents(*merged)) {
     return DataLossError("collection " + dir_ +
                          ": the chunk index differs from one rebuilt from the segments");
   }

@@ -134,9 +134,13 @@ TEST_F(CollectionCatalogTest, PathsStayInsideTheCollection) {
   EXPECT_TRUE(fs::exists(outside));
   Sql("UPDATE segments SET file = 'data/seg-1.nds' WHERE segment = 1");
 
-  Sql("UPDATE meta SET value = '../other/x.nds' WHERE key = 'index_file'");
-  ExpectDataLoss("index_file");
-  Sql("UPDATE meta SET value = 'data/index-2.ndi' WHERE key = 'index_file'");
+  // Index tiers are generations (file names derived from them), no later
+  // than the catalog's generation.
+  Sql("INSERT INTO index_tiers(generation) VALUES(99)");
+  ExpectDataLoss("index tier 99");
+  Sql("UPDATE index_tiers SET generation = -1 WHERE generation = 99");
+  ExpectDataLoss("index tier -1");
+  Sql("DELETE FROM index_tiers WHERE generation = -1");
   Sql("UPDATE segments SET segment = 7 WHERE segment = 2");
   ExpectDataLoss("segment number 7");
   Sql("UPDATE segments SET segment = 2 WHERE segment = 7");

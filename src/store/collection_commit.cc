@@ -38,6 +38,45 @@ Status RequireWritable(bool writable, const std::string& dir) {
   return FailedPreconditionError("collection " + dir + " was opened read-only");
 }
 
+// The first of the tiers [start, n) that a commit rewrites into one file
+// (TierMergeStart), or n when it writes no index file: nothing is new, and
+// no tier has enough dead postings or too small an older neighbour.
+size_t TiersToRewrite(const TieredChunkIndex& index, bool last_is_new, uint64_t ratio) {
+  const size_t n = index.num_tiers();
+  if (n == 0) return 0;
+  std::vector<TierSize> sizes;
+  for (size_t t = 0; t < n; ++t) {
+    sizes.push_back({index.tiers()[t].num_postings(), index.dead_postings(t)});
+  }
+  const size_t start = TierMergeStart(sizes, ratio);
+  if (start < n - 1 || last_is_new || sizes[n - 1].dead_postings * 2 > sizes[n - 1].postings) {
+    return start;
+  }
+  return n;
+}
+
+// Unlinks the files of tiers in `before` that are not in `after`.
+void RemoveReplacedTiers(std::span<const uint64_t> before, std::span<const uint64_t> after,
+                         const std::string& dir, Env* env) {
+  for (uint64_t tier : before) {
+    if (std::find(after.begin(), after.end(), tier) != after.end()) continue;
+    env->RemoveFile((fs::path(dir) / internal::IndexFileName(tier)).string()).IgnoreError();
+  }
+}
+
+// Replaces the catalog's list of index tiers (inside the caller's
+// transaction).
+Status WriteIndexTiers(internal::SqliteDb* db, std::span<const uint64_t> tiers) {
+  NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM index_tiers"));
+  NEARDUP_ASSIGN_OR_RETURN(auto insert,
+                           db->Prepare("INSERT INTO index_tiers(generation) VALUES(?)"));
+  for (uint64_t tier : tiers) {
+    insert.Bind(1, static_cast<int64_t>(tier));
+    NEARDUP_RETURN_IF_ERROR(insert.Run());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upserts,
@@ -136,11 +175,48 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     NEARDUP_ASSIGN_OR_RETURN(segment_bytes,
                              internal::WriteSegmentFile(path, rows, store_texts_, impl.env));
   }
+  // The index: the new documents' postings become a new tier, merged with
+  // the newest tiers (dropping dead postings) when the policy says so; the
+  // retired documents are masked by the catalog's live list, so a removal
+  // writes no index file. At most one file, index-<generation>, is written.
+  std::vector<uint32_t> live_after;
+  {
+    std::set<uint32_t> gone(retired.begin(), retired.end());
+    live_after.reserve(impl.locations.size() + pending.size());
+    for (const Impl::Location& at : impl.locations) {
+      if (gone.count(at.doc) == 0) live_after.push_back(at.doc);
+    }
+    // New numbers exceed every live one.
+    for (const Pending& p : pending) live_after.push_back(p.number);
+  }
   NEARDUP_ASSIGN_OR_RETURN(ChunkIndex added, ChunkIndex::Build(added_docs));
-  NEARDUP_ASSIGN_OR_RETURN(ChunkIndex merged, ChunkIndex::Merge(index_, retired, added));
-  const std::string index_file = internal::IndexFileName(generation);
-  cleanup.paths.push_back(fs::path(dir_) / index_file);
-  NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
+  std::vector<ChunkIndex> tiers(index_.tiers().begin(), index_.tiers().end());
+  std::vector<uint64_t> tier_generations = impl.index_tiers;
+  const bool new_tier = added.num_postings() > 0;
+  if (new_tier) {
+    tiers.push_back(std::move(added));
+    tier_generations.push_back(generation);
+  }
+  NEARDUP_ASSIGN_OR_RETURN(TieredChunkIndex staged,
+                           TieredChunkIndex::Create(std::move(tiers), live_after));
+  const size_t num_staged = staged.num_tiers();
+  const size_t rewrite_from = TiersToRewrite(staged, new_tier, impl.index_tier_ratio);
+  std::vector<ChunkIndex> kept_tiers(staged.tiers().begin(),
+                                     staged.tiers().begin() + static_cast<ptrdiff_t>(rewrite_from));
+  std::vector<uint64_t> kept_generations(
+      tier_generations.begin(), tier_generations.begin() + static_cast<ptrdiff_t>(rewrite_from));
+  if (rewrite_from < num_staged) {
+    NEARDUP_ASSIGN_OR_RETURN(ChunkIndex merged, staged.MergeTiers(rewrite_from, num_staged));
+    if (merged.num_postings() > 0) {  // else every document of those tiers is gone
+      const std::string index_file = internal::IndexFileName(generation);
+      cleanup.paths.push_back(fs::path(dir_) / index_file);
+      NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
+      kept_tiers.push_back(std::move(merged));
+      kept_generations.push_back(generation);
+    }
+  }
+  NEARDUP_ASSIGN_OR_RETURN(TieredChunkIndex after,
+                           TieredChunkIndex::Create(std::move(kept_tiers), live_after));
 
   // Lists to recompute (only while a table exists): documents sharing a
   // chunk that crossed the cap; those listing a retired document are found
@@ -155,7 +231,7 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
       changed.push_back(chunks);
     }
     for (const ChunkDocument& d : added_docs) changed.push_back(d.chunks);
-    dirty = CapCrossingDocuments(index_, merged, changed, max_document_frequency_);
+    dirty = CapCrossingDocuments(index_, after, changed, max_document_frequency_);
   }
 
   // The switch: one transaction.
@@ -232,7 +308,7 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
   NEARDUP_RETURN_IF_ERROR(
       WriteMeta(db, "next_segment", std::to_string(segment_id + (pending.empty() ? 0 : 1))));
   NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "generation", std::to_string(generation)));
-  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "index_file", index_file));
+  NEARDUP_RETURN_IF_ERROR(WriteIndexTiers(db, kept_generations));
   NEARDUP_RETURN_IF_ERROR(txn->Commit());
   cleanup.keep = true;
 
@@ -254,12 +330,13 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
           {pending[row].number, static_cast<uint32_t>(segment_id), static_cast<uint32_t>(row)});
     }
   }
-  // Segments whose rows are all dead stay until Compact (readers may map them).
-  impl.env->RemoveFile((fs::path(dir_) / impl.index_file).string()).IgnoreError();
-  impl.index_file = index_file;
+  // Segments whose rows are all dead stay until Compact (readers may map
+  // them). Merged tiers' files go now; readers that map them keep them.
+  RemoveReplacedTiers(impl.index_tiers, kept_generations, dir_, impl.env);
+  impl.index_tiers = std::move(kept_generations);
   impl.generation = generation;
   impl.next_doc = next_doc;
-  index_ = std::move(merged);
+  index_ = std::move(after);
   result.generation = generation;
   return result;
 }
@@ -270,17 +347,23 @@ Status Collection::Compact() {
   const std::vector<uint32_t> live = LiveDocuments();
   uint64_t rows_total = 0;
   for (const auto& [id, segment] : impl.segments) rows_total += segment->num_docs();
-  if (impl.segments.size() <= 1 && rows_total == live.size()) return Status::Ok();
+  const bool rewrite_segments = impl.segments.size() > 1 || rows_total != live.size();
+  const bool rewrite_index = index_.num_tiers() > 1 || index_.num_dead_postings() > 0;
+  if (!rewrite_segments && !rewrite_index) return Status::Ok();
   // Compaction rewrites rows under fresh checksums: check the old ones first,
-  // so that damage is reported, never made permanent and invisible.
+  // so that damage is reported, never made permanent and invisible. (A
+  // writer verified the index tiers' checksums when it opened them.)
   for (const auto& [id, segment] : impl.segments) {
     NEARDUP_RETURN_IF_ERROR(segment->VerifyChecksum());
   }
 
+  // A compaction is a commit of the manifest: a new generation, whose
+  // index file (when the tiers are merged) is index-<generation>.
+  const uint64_t generation = impl.generation + 1;
   const uint64_t segment_id = impl.next_segment;
   FileCleanup cleanup{impl.env, {}};
   uint64_t segment_bytes = 0;
-  if (!live.empty()) {
+  if (rewrite_segments && !live.empty()) {
     std::vector<internal::SegmentRow> rows;
     std::vector<std::string> texts;  // frames of format 1, recompressed with a checksum
     texts.reserve(live.size());
@@ -302,32 +385,57 @@ Status Collection::Compact() {
     NEARDUP_ASSIGN_OR_RETURN(segment_bytes,
                              internal::WriteSegmentFile(path, rows, false, impl.env));
   }
+  // All tiers into one, without the dead postings.
+  TieredChunkIndex index = index_;
+  std::vector<uint64_t> tier_generations = impl.index_tiers;
+  if (rewrite_index) {
+    NEARDUP_ASSIGN_OR_RETURN(ChunkIndex merged, index_.Merged());
+    std::vector<ChunkIndex> tiers;
+    tier_generations.clear();
+    if (merged.num_postings() > 0) {
+      const std::string index_file = internal::IndexFileName(generation);
+      cleanup.paths.push_back(fs::path(dir_) / index_file);
+      NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
+      tiers.push_back(std::move(merged));
+      tier_generations.push_back(generation);
+    }
+    NEARDUP_ASSIGN_OR_RETURN(index, TieredChunkIndex::Create(std::move(tiers), live));
+  }
 
   internal::SqliteDb* db = impl.db.get();
   NEARDUP_ASSIGN_OR_RETURN(auto txn, SqliteTransaction::Begin(db));
-  NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM segments"));
-  if (!live.empty()) {
-    NEARDUP_ASSIGN_OR_RETURN(
-        auto insert_segment,
-        db->Prepare("INSERT INTO segments(segment, file, num_docs, bytes) VALUES(?, ?, ?, ?)"));
-    insert_segment.Bind(1, static_cast<int64_t>(segment_id))
-        .Bind(2, internal::SegmentFileName(segment_id))
-        .Bind(3, static_cast<int64_t>(live.size()))
-        .Bind(4, static_cast<int64_t>(segment_bytes));
-    NEARDUP_RETURN_IF_ERROR(insert_segment.Run());
-    NEARDUP_ASSIGN_OR_RETURN(
-        auto move_doc, db->Prepare("UPDATE documents SET segment = ?, row = ? WHERE doc = ?"));
-    for (size_t row = 0; row < live.size(); ++row) {
-      move_doc.Bind(1, static_cast<int64_t>(segment_id))
-          .Bind(2, static_cast<int64_t>(row))
-          .Bind(3, int64_t{live[row]});
-      NEARDUP_RETURN_IF_ERROR(move_doc.Run());
+  if (rewrite_segments) {
+    NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM segments"));
+    if (!live.empty()) {
+      NEARDUP_ASSIGN_OR_RETURN(
+          auto insert_segment,
+          db->Prepare("INSERT INTO segments(segment, file, num_docs, bytes) VALUES(?, ?, ?, ?)"));
+      insert_segment.Bind(1, static_cast<int64_t>(segment_id))
+          .Bind(2, internal::SegmentFileName(segment_id))
+          .Bind(3, static_cast<int64_t>(live.size()))
+          .Bind(4, static_cast<int64_t>(segment_bytes));
+      NEARDUP_RETURN_IF_ERROR(insert_segment.Run());
+      NEARDUP_ASSIGN_OR_RETURN(
+          auto move_doc, db->Prepare("UPDATE documents SET segment = ?, row = ? WHERE doc = ?"));
+      for (size_t row = 0; row < live.size(); ++row) {
+        move_doc.Bind(1, static_cast<int64_t>(segment_id))
+            .Bind(2, static_cast<int64_t>(row))
+            .Bind(3, int64_t{live[row]});
+        NEARDUP_RETURN_IF_ERROR(move_doc.Run());
+      }
     }
+    NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "next_segment", std::to_string(segment_id + 1)));
   }
-  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "next_segment", std::to_string(segment_id + 1)));
+  if (rewrite_index) NEARDUP_RETURN_IF_ERROR(WriteIndexTiers(db, tier_generations));
+  NEARDUP_RETURN_IF_ERROR(WriteMeta(db, "generation", std::to_string(generation)));
   NEARDUP_RETURN_IF_ERROR(txn->Commit());
   cleanup.keep = true;
 
+  impl.generation = generation;
+  RemoveReplacedTiers(impl.index_tiers, tier_generations, dir_, impl.env);
+  impl.index_tiers = std::move(tier_generations);
+  index_ = std::move(index);
+  if (!rewrite_segments) return Status::Ok();
   std::vector<fs::path> old_files;
   for (const auto& [id, segment] : impl.segments) old_files.push_back(segment->path());
   impl.segments.clear();

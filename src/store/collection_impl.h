@@ -60,7 +60,11 @@ class Collection::Impl {
   std::vector<Location> locations;
   uint64_t generation = 0;
   uint64_t format_version = 0;  // of the catalog as opened
-  std::string index_file;       // relative to dir, e.g. "data/index-3.ndi"
+  // The generations whose files (data/index-G.ndi) are the tiers of the
+  // chunk index, oldest first; index_ (the Collection's) holds them in this
+  // order.
+  std::vector<uint64_t> index_tiers;
+  uint64_t index_tier_ratio = 4;  // OpenOptions::index_tier_ratio
   uint64_t next_doc = 0;
   uint64_t next_segment = 1;
 
@@ -82,6 +86,17 @@ inline constexpr const char* kSchemaV2 = R"sql(
 CREATE TABLE IF NOT EXISTS similarity_added(doc INTEGER PRIMARY KEY);
 CREATE INDEX IF NOT EXISTS similarities_by_b ON similarities(b);
 )sql";
+
+// Added in catalog format version 3: the tiers of the chunk index (the
+// generations of their files), replacing meta index_file.
+inline constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE IF NOT EXISTS index_tiers(generation INTEGER PRIMARY KEY);
+)sql";
+
+// Upgrades a catalog of version 1 or 2 (inside the caller's transaction):
+// its one index file (meta index_file, which must be index-<generation>)
+// becomes the one tier, and the format version becomes 3.
+Status UpgradeToIndexTiers(SqliteDb* db, const std::string& dir);
 
 std::string SegmentFileName(uint64_t segment);   // "data/seg-<n>.nds"
 std::string IndexFileName(uint64_t generation);  // "data/index-<g>.ndi"

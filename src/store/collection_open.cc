@@ -54,10 +54,10 @@ struct View {
   uint64_t next_doc = 0;
   uint64_t next_segment = 1;
   uint64_t generation = 0;
-  std::string index_file;
+  std::vector<uint64_t> index_tiers;
   std::map<uint32_t, std::shared_ptr<const internal::SegmentReader>> segments;
   std::vector<internal::DocumentLocation> locations;
-  ChunkIndex index;
+  TieredChunkIndex index;
 };
 
 // The view a collection holds now, whose readers of unchanged files the
@@ -65,9 +65,41 @@ struct View {
 struct PreviousView {
   const std::map<uint32_t, std::shared_ptr<const internal::SegmentReader>>* segments;
   uint64_t generation;
-  const std::string* index_file;
-  const ChunkIndex* index;
+  const std::vector<uint64_t>* index_tiers;
+  const TieredChunkIndex* index;
 };
+
+// The generations whose index-G.ndi files are the tiers of the index,
+// oldest first. Version 3 lists them in index_tiers; versions 1 and 2 name
+// one file, index_file.
+Status ReadIndexTiers(SqliteDb* db, const std::string& dir, View* v) {
+  if (v->format_version < 3) {
+    NEARDUP_ASSIGN_OR_RETURN(std::string index_file, ReadMeta(db, "index_file"));
+    // File names are derived, never taken from the catalog: a stored name is
+    // only checked against the one its number gives (so '../x' or '/x' is
+    // refused).
+    if (index_file != internal::IndexFileName(v->generation)) {
+      return DataLossError("collection " + dir + ": catalog meta index_file '" +
+                           index_file.substr(0, 80) + "' is not " +
+                           internal::IndexFileName(v->generation));
+    }
+    v->index_tiers = {v->generation};
+    return Status::Ok();
+  }
+  NEARDUP_ASSIGN_OR_RETURN(auto select,
+                           db->Prepare("SELECT generation FROM index_tiers ORDER BY generation"));
+  while (true) {
+    NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    const int64_t tier = select.Int(0);
+    if (tier < 0 || static_cast<uint64_t>(tier) > v->generation) {
+      return DataLossError("collection " + dir + ": catalog index tier " + std::to_string(tier) +
+                           " is outside [0, generation " + std::to_string(v->generation) + "]");
+    }
+    v->index_tiers.push_back(static_cast<uint64_t>(tier));
+  }
+  return Status::Ok();
+}
 
 // Reads the view inside the open transaction of `db`. `previous` may be null.
 Status ReadView(SqliteDb* db, const std::string& dir, bool verify_index,
@@ -99,15 +131,7 @@ Status ReadView(SqliteDb* db, const std::string& dir, bool verify_index,
   NEARDUP_ASSIGN_OR_RETURN(v->next_doc, ReadCount(db, "next_doc", internal::kMaxDocumentNumber));
   NEARDUP_ASSIGN_OR_RETURN(v->next_segment, ReadCount(db, "next_segment", UINT32_MAX));
   NEARDUP_ASSIGN_OR_RETURN(v->generation, ReadCount(db, "generation"));
-  NEARDUP_ASSIGN_OR_RETURN(v->index_file, ReadMeta(db, "index_file"));
-  // File names are derived, never taken from the catalog: a stored name is
-  // only checked against the one its number gives (so '../x' or '/x' is
-  // refused, and compaction can only ever delete data/seg-N.nds files).
-  if (v->index_file != internal::IndexFileName(v->generation)) {
-    return DataLossError("collection " + dir + ": catalog meta index_file '" +
-                         v->index_file.substr(0, 80) + "' is not " +
-                         internal::IndexFileName(v->generation));
-  }
+  NEARDUP_RETURN_IF_ERROR(ReadIndexTiers(db, dir, v));
 
   {
     NEARDUP_ASSIGN_OR_RETURN(auto select,
@@ -175,15 +199,38 @@ Status ReadView(SqliteDb* db, const std::string& dir, bool verify_index,
     }
   }
   if (previous != nullptr && previous->generation == v->generation &&
-      *previous->index_file == v->index_file) {
-    v->index = *previous->index;  // index-G is immutable: the same file
+      *previous->index_tiers == v->index_tiers) {
+    v->index = *previous->index;  // the same files, the same live documents
     return Status::Ok();
   }
-  // The structural checks (O(keys)) always; the checksum (one read of the
-  // file) by default, and always for a writer, which rewrites the index
-  // from it.
-  NEARDUP_ASSIGN_OR_RETURN(
-      v->index, ChunkIndex::Open(fs::path(dir) / v->index_file, {.verify_checksum = verify_index}));
+  // Tier files are immutable (index-G is written once, by commit G): an
+  // open reader of the same generation is the same file.
+  std::map<uint64_t, ChunkIndex> open_tiers;
+  if (previous != nullptr) {
+    for (size_t t = 0; t < previous->index_tiers->size(); ++t) {
+      open_tiers.emplace((*previous->index_tiers)[t], previous->index->tiers()[t]);
+    }
+  }
+  std::vector<ChunkIndex> tiers;
+  for (uint64_t tier : v->index_tiers) {
+    auto it = open_tiers.find(tier);
+    if (it != open_tiers.end()) {
+      tiers.push_back(it->second);
+      continue;
+    }
+    // The structural checks (O(keys)) always; the checksum (one read of the
+    // file) by default, and always for a writer, which merges tiers.
+    NEARDUP_ASSIGN_OR_RETURN(ChunkIndex index,
+                             ChunkIndex::Open(fs::path(dir) / internal::IndexFileName(tier),
+                                              {.verify_checksum = verify_index}));
+    tiers.push_back(std::move(index));
+  }
+  std::vector<uint32_t> live;
+  live.reserve(v->locations.size());
+  for (const internal::DocumentLocation& at : v->locations) live.push_back(at.doc);
+  Result<TieredChunkIndex> index = TieredChunkIndex::Create(std::move(tiers), live);
+  if (!index.ok()) return index.status().WithContext("collection " + dir);
+  v->index = std::move(index).value();
   return Status::Ok();
 }
 
@@ -205,7 +252,7 @@ Status Collection::Impl::LoadLatest(Collection* c) {
     NEARDUP_RETURN_IF_ERROR(db->Exec("BEGIN"));
     read_open = true;
     View view;
-    const PreviousView previous{&segments, generation, &index_file, &c->index_};
+    const PreviousView previous{&segments, generation, &index_tiers, &c->index_};
     status =
         ReadView(db.get(), c->dir_, verify_index || writable, first ? nullptr : &previous, &view);
     if (status.ok()) {
@@ -217,7 +264,7 @@ Status Collection::Impl::LoadLatest(Collection* c) {
       next_doc = view.next_doc;
       next_segment = view.next_segment;
       generation = view.generation;
-      index_file = std::move(view.index_file);
+      index_tiers = std::move(view.index_tiers);
       segments = std::move(view.segments);
       locations = std::move(view.locations);
       c->index_ = std::move(view.index);
@@ -251,6 +298,11 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
   impl.verify_index = options.verify_index;
   impl.clock = options.clock ? options.clock : SystemClock;
   impl.env = options.env != nullptr ? options.env : Env::Default();
+  if (options.index_tier_ratio < 2) {
+    return InvalidArgumentError("index_tier_ratio (" + std::to_string(options.index_tier_ratio) +
+                                ") must be at least 2");
+  }
+  impl.index_tier_ratio = options.index_tier_ratio;
   if (impl.writable) {
     Result<std::unique_ptr<FileLock>> lock = impl.env->LockFile((fs::path(dir) / "LOCK").string());
     if (!lock.ok()) {
@@ -279,13 +331,18 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
       NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV2));
       NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db, "format_version", "2"));
     }
+    if (version < 3) {
+      // Upgrade: the one index file becomes the one tier.
+      NEARDUP_RETURN_IF_ERROR(internal::UpgradeToIndexTiers(db, dir));
+    }
     NEARDUP_RETURN_IF_ERROR(txn->Commit());
   }
   NEARDUP_RETURN_IF_ERROR(impl.LoadLatest(c.get()));
 
   if (impl.writable) {
     // Files of commits that never reached the manifest.
-    std::set<std::string> keep = {impl.index_file};
+    std::set<std::string> keep;
+    for (uint64_t tier : impl.index_tiers) keep.insert(internal::IndexFileName(tier));
     for (const auto& [id, segment] : impl.segments) {
       keep.insert(fs::relative(segment->path(), dir).string());
     }

@@ -312,6 +312,9 @@ TEST_F(CollectionTest, Version1CatalogIsUpgradedWhenOpenedForWriting) {
                                        false, false);
     ASSERT_TRUE(db.ok());
     ASSERT_TRUE((*db)->Exec("DROP INDEX similarities_by_b; DROP TABLE similarity_added").ok());
+    // Versions 1 and 2 name one index file (commit 1 wrote the one tier).
+    ASSERT_TRUE((*db)->Exec("DROP TABLE index_tiers").ok());
+    ASSERT_TRUE(internal::WriteMeta(db->get(), "index_file", "data/index-1.ndi").ok());
     ASSERT_TRUE(internal::WriteMeta(db->get(), "format_version", "1").ok());
   }
   {
@@ -328,7 +331,127 @@ TEST_F(CollectionTest, Version1CatalogIsUpgradedWhenOpenedForWriting) {
   auto db =
       internal::SqliteDb::Open((std::filesystem::path(Dir()) / "catalog.db").string(), false, true);
   ASSERT_TRUE(db.ok());
-  EXPECT_EQ(*internal::ReadMeta(db->get(), "format_version"), "2");
+  EXPECT_EQ(*internal::ReadMeta(db->get(), "format_version"), "3");
+  c = OpenRw();
+  EXPECT_TRUE(c->Verify().ok());
+  EXPECT_EQ(c->LiveDocuments().size(), 2u);
+}
+
+// The oracle of the tier tests: a search over the collection's tiered index
+// equals a search over one index built from the live documents' chunks.
+void ExpectIndexEqualsRebuild(const Collection& c) {
+  std::vector<ChunkDocument> live;
+  for (uint32_t doc : c.LiveDocuments()) live.push_back({doc, *c.Chunks(doc)});
+  Result<ChunkIndex> rebuilt = ChunkIndex::Build(live);
+  ASSERT_TRUE(rebuilt.ok());
+  const TieredChunkIndex index = c.index();
+  ContainmentSearcher over_tiers(index);
+  ContainmentSearcher over_rebuilt(*rebuilt);
+  for (const ChunkDocument& d : live) {
+    for (uint32_t cap : {0u, 2u}) {
+      ContainmentOptions options{cap, 5, 0.0};
+      ASSERT_EQ(over_tiers.Search(d.chunks, options, d.doc),
+                over_rebuilt.Search(d.chunks, options, d.doc))
+          << d.doc;
+    }
+  }
+  EXPECT_EQ(index.num_postings(), rebuilt->num_postings());
+}
+
+std::set<std::string> DataFiles(const std::string& dir) {
+  std::set<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/data")) {
+    files.insert(entry.path().filename().string());
+  }
+  return files;
+}
+
+TEST_F(CollectionTest, SmallCommitsWriteSmallTiersSearchedTogether) {
+  auto c = CreateAndOpen({.max_document_frequency = 2});
+  std::vector<Owned> base;
+  for (int i = 0; i < 60; ++i) {
+    base.push_back({"base" + std::to_string(i),
+                    "w" + std::to_string(i) + " w" + std::to_string(i % 7) + " shared x" +
+                        std::to_string(i % 13) + " y" + std::to_string(i * 3)});
+  }
+  Commit(c.get(), base);
+  const uint64_t base_bytes = *&c->Stats()->index_bytes;
+  size_t most_tiers = 0;
+  for (int i = 0; i < 24; ++i) {
+    const std::set<std::string> before = DataFiles(Dir());
+    const std::string n = std::to_string(i);
+    if (i % 6 == 5) {
+      // A removal writes no index file: the catalog masks the document.
+      Commit(c.get(), {}, {"base" + n});
+      EXPECT_EQ(DataFiles(Dir()), before) << i;
+    } else if (i % 6 == 4) {
+      Commit(c.get(), {{"base" + std::to_string(i + 30), "modified w" + n + " x" + n}});
+    } else {
+      Commit(c.get(), {{"one" + n, "w" + n + " shared new" + n + " x" + std::to_string(i % 13)}});
+      // The new tier holds the commit's postings, not the archive's.
+      uint64_t newest = 0;
+      for (const std::string& f : DataFiles(Dir())) {
+        if (before.count(f) == 0 && f.starts_with("index-")) {
+          newest = std::filesystem::file_size(Dir() + "/data/" + f);
+        }
+      }
+      EXPECT_GT(newest, 0u) << i;
+    }
+    Result<CollectionStats> stats = c->Stats();
+    ASSERT_TRUE(stats.ok());
+    most_tiers = std::max<size_t>(most_tiers, stats->index_tiers);
+    ASSERT_TRUE(c->Verify().ok()) << i << " " << c->Verify();
+    ExpectIndexEqualsRebuild(*c);
+  }
+  EXPECT_GE(most_tiers, 3u);               // tiers were kept apart...
+  EXPECT_LT(c->Stats()->index_tiers, 8u);  // ...and merged
+  EXPECT_GT(c->Stats()->index_dead_postings, 0u);
+  EXPECT_GT(base_bytes, 0u);
+
+  // A reader sees the same tiers; Compact merges them into one.
+  {
+    Result<std::unique_ptr<Collection>> reader = Collection::Open(Dir(), {});
+    ASSERT_TRUE(reader.ok());
+    EXPECT_EQ((*reader)->index().num_tiers(), c->index().num_tiers());
+    ExpectIndexEqualsRebuild(**reader);
+  }
+  ASSERT_TRUE(c->Compact().ok());
+  EXPECT_EQ(c->Stats()->index_tiers, 1u);
+  EXPECT_EQ(c->Stats()->index_dead_postings, 0u);
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  size_t index_files = 0;
+  for (const std::string& f : DataFiles(Dir())) index_files += f.starts_with("index-");
+  EXPECT_EQ(index_files, 1u);  // the merged tiers' files are gone
+  c.reset();
+  c = OpenRw();
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+}
+
+TEST_F(CollectionTest, RemovingEveryDocumentLeavesNoTier) {
+  auto c = CreateAndOpen();
+  Commit(c.get(), {{"a", "p q"}, {"b", "q r"}});
+  Commit(c.get(), {{"c", "r s"}});
+  Commit(c.get(), {}, {"a", "b", "c"});
+  ASSERT_TRUE(c->Verify().ok());
+  EXPECT_EQ(c->index().num_postings(), 0u);
+  ASSERT_TRUE(c->Compact().ok());
+  EXPECT_EQ(c->Stats()->index_tiers, 0u);
+  ASSERT_TRUE(c->Verify().ok());
+  Commit(c.get(), {{"d", "p s"}});
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+}
+
+TEST_F(CollectionTest, TierRatioBelowTwoIsRefused) {
+  ASSERT_TRUE(Collection::Create(Dir(), *PresetRecipe("default"), {}).ok());
+  Collection::OpenOptions options;
+  options.mode = Collection::Mode::kReadWrite;
+  options.index_tier_ratio = 1;
+  Result<std::unique_ptr<Collection>> c = Collection::Open(Dir(), options);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("index_tier_ratio (1) must be at least 2"));
 }
 
 }  // namespace
