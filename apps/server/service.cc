@@ -73,20 +73,24 @@ bool TextsParam(const Request& req, Response& res, const NearDuplicateStream& st
   return true;
 }
 
-// Appends ,"of_text":... to an answer object just written (its closing
-// brace is replaced): the kept document's text for a near-duplicate (null
-// when that document has left the window since), nothing for a new one.
-void AppendOfText(std::string* out, const NearDuplicateStream& stream, const StreamAnswer& answer) {
-  if (answer.status != StreamStatus::kNearDuplicate) return;
-  Result<std::string> text = stream.Text(answer.of);
-  out->pop_back();
-  *out += ",\"of_text\":";
+// Adds ,"name":<the text, or null when `text` is an error (the document
+// left the window meanwhile)> to the JSON object just written to `out`.
+void AppendTextField(std::string* out, const char* name, const Result<std::string>& text) {
+  out->pop_back();  // the object's closing brace
+  *out += std::string(",\"") + name + "\":";
   if (text.ok()) {
     AppendJsonString(out, *text);
   } else {
     *out += "null";
   }
   *out += '}';
+}
+
+// For a near-duplicate, adds "of_text": the kept document's text.
+void AppendOfText(std::string* out, const NearDuplicateStream& stream, const StreamAnswer& answer) {
+  if (answer.status == StreamStatus::kNearDuplicate) {
+    AppendTextField(out, "of_text", stream.Text(answer.of));
+  }
 }
 
 void AppendAnswer(std::string* out, const StreamAnswer& answer) {
@@ -452,18 +456,7 @@ void Service::GetDocument(const Request& req, Response& res) {
   if (!answer.ok()) return SendStatus(res, answer.status());
   std::string body;
   AppendAnswer(&body, *answer);
-  if (stream->config().keep_texts) {
-    // The stored text (null when removed or evicted since Get).
-    Result<std::string> text = stream->Text(answer->id);
-    body.pop_back();  // the answer's closing brace
-    body += ",\"text\":";
-    if (text.ok()) {
-      AppendJsonString(&body, *text);
-    } else {
-      body += "null";
-    }
-    body += '}';
-  }
+  if (stream->config().keep_texts) AppendTextField(&body, "text", stream->Text(answer->id));
   if (with_texts) AppendOfText(&body, *stream, *answer);
   res.set_content(body + "\n", "application/json");
 }
