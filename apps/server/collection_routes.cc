@@ -1,6 +1,7 @@
 // The collection routes of the service (the archive case, docs/SERVER.md):
-// query a document against a containment collection, add documents, a
-// stored document's most similar ones, the collection's counts. Every answer
+// query a document against a containment collection, add, look up and
+// remove documents, compact, a stored document's most similar ones, the
+// collection's counts. Every answer
 // line is the one the CLI prints (neardup/format/wire_format.h).
 #include <httplib.h>
 
@@ -82,6 +83,7 @@ void Service::GetCollection(const Request& req, Response& res) {
   out += ",\"documents\":" + std::to_string(stats->documents) +
          ",\"generation\":" + std::to_string(stats->generation) +
          ",\"segments\":" + std::to_string(stats->segments) +
+         ",\"dead_rows\":" + std::to_string(stats->dead_rows) +
          ",\"index_bytes\":" + std::to_string(stats->index_bytes) +
          ",\"segment_bytes\":" + std::to_string(stats->segment_bytes) +
          ",\"memory_bytes\":" + std::to_string(stats->memory_bytes) +
@@ -156,6 +158,54 @@ void Service::GetSimilar(const Request& req, Response& res) {
     format::AppendSimilarityLine(&body, id, document.id, document.a_in_b, document.b_in_a);
   }
   res.set_content(body, "application/x-ndjson");
+}
+
+void Service::GetCollectionDocument(const Request& req, Response& res) {
+  ServedCollection* collection = FindCollection(req, res);
+  if (!collection) return;
+  const std::string id = req.matches[2].str();
+  Result<std::optional<DocumentInfo>> info = collection->Find(id);
+  if (!info.ok()) return SendStatus(res, info.status());
+  if (!info->has_value()) {
+    return SendError(res, 404, "not_found", "no document \"" + id + "\" in the collection");
+  }
+  const DocumentInfo& document = **info;
+  std::string out = "{\"id\":";
+  AppendJsonString(&out, document.id);
+  out += ",\"name\":";
+  AppendJsonString(&out, document.name);
+  out += ",\"doc\":" + std::to_string(document.doc) +
+         ",\"chunks\":" + std::to_string(document.num_chunks) + ",\"content_hash\":";
+  AppendJsonString(&out, document.content_hash);
+  out += ",\"added_at\":" + std::to_string(document.added_at) +
+         ",\"modified_at\":" + std::to_string(document.modified_at) + "}\n";
+  res.set_content(out, "application/json");
+}
+
+void Service::RemoveFromCollection(const Request& req, Response& res) {
+  ServedCollection* collection = FindCollection(req, res);
+  if (!collection) return;
+  const std::string ids[] = {req.matches[2].str()};
+  // NotFound (404, nothing committed) for an id the collection lacks.
+  Result<CommitResult> committed = collection->Remove(ids);
+  if (!committed.ok()) return SendStatus(res, committed.status());
+  res.status = 204;
+}
+
+void Service::CompactCollection(const Request& req, Response& res) {
+  ServedCollection* collection = FindCollection(req, res);
+  if (!collection) return;
+  if (Status compacted = collection->Compact(); !compacted.ok()) {
+    return SendStatus(res, compacted);
+  }
+  Result<CollectionStats> stats = collection->Stats();
+  if (!stats.ok()) return SendStatus(res, stats.status());
+  res.set_content("{\"documents\":" + std::to_string(stats->documents) +
+                      ",\"segments\":" + std::to_string(stats->segments) +
+                      ",\"dead_rows\":" + std::to_string(stats->dead_rows) +
+                      ",\"segment_bytes\":" + std::to_string(stats->segment_bytes) +
+                      ",\"generation\":" + std::to_string(stats->generation) + "}\n",
+                  "application/json");
 }
 
 void Service::AppendCollectionMetrics(std::string* out) {

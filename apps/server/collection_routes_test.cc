@@ -28,6 +28,7 @@ using test_util::PlantedId;
 using test_util::PlantedTexts;
 using test_util::TempDir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class CollectionRoutesTest : public test_util::ServerTest {
  protected:
@@ -168,6 +169,76 @@ TEST_F(CollectionRoutesTest, ReadersRunWhileAWriterCommitsAndSeeEveryAcknowledge
   options.collections = {{"archive", collection_dir_}};
   StartServer(options);
   EXPECT_THAT(Call("GET", "/v1/collections/archive").second, HasSubstr("\"documents\":48,"));
+}
+
+// Removals and compaction through HTTP: a removed document is gone from
+// every answer (which still equal the CLI's on the same collection), a
+// failed removal commits nothing, compaction drops the tombstones and
+// changes no answer, and all of it survives a restart.
+TEST_F(CollectionRoutesTest, RemoveAndCompactChangeAnswersLikeTheCli) {
+  StartWithCollection();
+  const std::vector<std::string> texts = PlantedTexts(30, 44);
+  ASSERT_EQ(
+      Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 30), "application/x-ndjson")
+          .first,
+      200);
+  // A modification leaves a tombstone too.
+  ASSERT_EQ(Call("POST", "/v1/collections/archive/documents",
+                 DocumentJson(PlantedId(3), texts[7] + " changed", 0))
+                .first,
+            200);
+  auto [document, document_body] = Call("GET", "/v1/collections/archive/documents/" + PlantedId(6));
+  EXPECT_EQ(document, 200);
+  EXPECT_THAT(document_body, HasSubstr("{\"id\":\"doc-6\",\"name\":\"doc-6\",\"doc\":"));
+
+  EXPECT_EQ(Call("DELETE", "/v1/collections/archive/documents/" + PlantedId(5)).first, 204);
+  EXPECT_EQ(Call("DELETE", "/v1/collections/archive/documents/" + PlantedId(10)).first, 204);
+  const std::string before_failure = Call("GET", "/v1/collections/archive").second;
+  EXPECT_THAT(before_failure, HasSubstr("\"documents\":28,\"generation\":4,"));
+  EXPECT_THAT(before_failure, HasSubstr("\"dead_rows\":3,"));
+  // Removing it again, or an unknown id: 404, nothing committed.
+  auto [again, again_body] = Call("DELETE", "/v1/collections/archive/documents/" + PlantedId(5));
+  EXPECT_EQ(again, 404) << again_body;
+  EXPECT_EQ(Call("DELETE", "/v1/collections/none/documents/x").first, 404);
+  EXPECT_EQ(Call("GET", "/v1/collections/archive").second, before_failure);
+  EXPECT_EQ(Call("GET", "/v1/collections/archive/documents/" + PlantedId(5)).first, 404);
+  EXPECT_EQ(Call("GET", "/v1/collections/archive/similar/" + PlantedId(5)).first, 404);
+
+  // The removed documents' own texts and a stored one, as queries: the
+  // answers equal `neardup query` on the same collection and name no
+  // removed document.
+  std::string lines;
+  for (size_t i : {5, 10, 6}) lines += DocumentJson("q" + std::to_string(i), texts[i], 0) + "\n";
+  const std::string queries_file = archive_.Path("queries.jsonl");
+  std::ofstream(queries_file) << lines;
+  const std::string path = "/v1/collections/archive/query?top=5&passages=1";
+  auto [status, answer] = Call("POST", path, lines, "application/x-ndjson");
+  ASSERT_EQ(status, 200) << answer;
+  EXPECT_EQ(answer,
+            RunCli("query " + collection_dir_ + " " + queries_file + " --top 5 --passages 1"));
+  EXPECT_THAT(answer, Not(HasSubstr("\"b\":\"doc-5\"")));
+  EXPECT_THAT(answer, Not(HasSubstr("\"b\":\"doc-10\"")));
+  EXPECT_THAT(answer, HasSubstr("\"b\":\"doc-6\",\"a_in_b\":1,"));
+
+  auto [compacted, compacted_body] = Call("POST", "/v1/collections/archive/compact");
+  ASSERT_EQ(compacted, 200) << compacted_body;
+  EXPECT_THAT(compacted_body, HasSubstr("{\"documents\":28,\"segments\":1,\"dead_rows\":0,"));
+  EXPECT_EQ(Call("POST", path, lines, "application/x-ndjson").second, answer);
+  EXPECT_EQ(Call("GET", "/v1/collections/archive/compact").first, 405);
+  {
+    Result<std::unique_ptr<Collection>> reader = Collection::Open(collection_dir_, {});
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    EXPECT_TRUE((*reader)->Verify().ok());
+  }
+
+  StopServer();
+  ServiceOptions options;
+  options.collections = {{"archive", collection_dir_}};
+  StartServer(options);
+  EXPECT_THAT(Call("GET", "/v1/collections/archive").second,
+              HasSubstr("\"documents\":28,\"generation\":"));
+  EXPECT_EQ(Call("GET", "/v1/collections/archive/documents/" + PlantedId(10)).first, 404);
+  EXPECT_EQ(Call("POST", path, lines, "application/x-ndjson").second, answer);
 }
 
 TEST_F(CollectionRoutesTest, ErrorsAndLimits) {

@@ -237,6 +237,12 @@ Result<StreamConfig> ParseStreamConfig(std::string_view json) {
       config.max_documents = static_cast<uint64_t>(v);
       return Status::Ok();
     }
+    if (name == "keep_texts") {
+      if (value.get_bool().get(config.keep_texts) != simdjson::SUCCESS) {
+        return FieldError(name, "must be true or false");
+      }
+      return Status::Ok();
+    }
     return FieldError(name, "is not a stream setting");
   }));
   return config;

@@ -35,7 +35,7 @@ Result<std::vector<DocumentInput>> ParseDocuments(std::string_view body, bool js
                                                   bool id_optional, size_t max_text_bytes);
 
 // {"method", "threshold", "max_distance", "preset", "window_seconds",
-// "max_documents"}, every key optional (StreamConfig's defaults), no others.
+// "max_documents", "keep_texts"}, every key optional (StreamConfig's defaults), no others.
 Result<StreamConfig> ParseStreamConfig(std::string_view json);
 
 // "2026-11-26T10:00:00Z", with optional fractional seconds (dropped) and a

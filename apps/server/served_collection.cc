@@ -125,6 +125,25 @@ Result<CommitResult> ServedCollection::Add(std::span<const CollectionInput> docu
   return result;
 }
 
+Result<CommitResult> ServedCollection::Remove(std::span<const std::string> ids) {
+  std::lock_guard<std::mutex> lock(writer_mutex_);
+  NEARDUP_ASSIGN_OR_RETURN(CommitResult result, writer_->Commit({}, ids));
+  NEARDUP_RETURN_IF_ERROR(Publish().WithContext("committed, but the new view failed to open"));
+  return result;
+}
+
+Status ServedCollection::Compact() {
+  std::lock_guard<std::mutex> lock(writer_mutex_);
+  NEARDUP_RETURN_IF_ERROR(writer_->Compact());
+  // Views of the old segments keep them mapped (unlinked files stay
+  // readable) until their readers let go.
+  return Publish().WithContext("compacted, but the new view failed to open");
+}
+
+Result<std::optional<DocumentInfo>> ServedCollection::Find(std::string_view id) const {
+  return View()->FindDocument(id);
+}
+
 Result<CollectionStats> ServedCollection::Stats() const { return View()->Stats(); }
 
 const std::string& ServedCollection::recipe_id() const { return writer_->recipe_id(); }

@@ -14,6 +14,10 @@
 // before a commit answers from the commit before it; a request that starts
 // after an add was acknowledged sees it.
 //
+// Remove is one commit (catalog rows only; the rows stay in their segments
+// as tombstones) and Compact rewrites the live rows into one segment: both
+// publish a new view like Add.
+//
 // Cost: Query is QueryDocument (one fingerprint, one postings walk, the
 // passages of the best matches); Similar is one search of the stored
 // document's chunk set; Add is one fingerprint per document plus one commit
@@ -25,6 +29,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -73,6 +78,20 @@ class ServedCollection {
   // Adds (or modifies, by id) `documents` in one durable commit; when an id
   // occurs twice, the last one counts (Collection::Commit).
   Result<CommitResult> Add(std::span<const CollectionInput> documents);
+
+  // Removes the documents `ids` in one durable commit (Collection::Commit);
+  // NotFound, and nothing removed, when one of them is not in the
+  // collection.
+  Result<CommitResult> Remove(std::span<const std::string> ids);
+
+  // Rewrites the live rows into one segment and drops the tombstones of
+  // removed and modified documents (Collection::Compact), under the writer
+  // mutex (adds and removals wait; readers go on with their views). Answers
+  // are unchanged by it.
+  Status Compact();
+
+  // The stored document `id` in the current view; nullopt when absent.
+  Result<std::optional<DocumentInfo>> Find(std::string_view id) const;
 
   Result<CollectionStats> Stats() const;
   const std::string& recipe_id() const;

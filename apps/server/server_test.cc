@@ -88,6 +88,62 @@ TEST_F(ServerTest, StreamAndDocumentRoutes) {
   EXPECT_EQ(Call("POST", "/v1/streams/news/documents", DocumentJson("e", text, 1)).first, 404);
 }
 
+// keep_texts: a near-duplicate's answer can carry the kept document's text
+// (?texts=true), a stored document's answer its text; texts leave with
+// their documents and survive a restart.
+TEST_F(ServerTest, KeptTextsAreShownAndLeaveWithTheWindow) {
+  StartServer();
+  auto [created, info] =
+      Call("PUT", "/v1/streams/t", R"({"keep_texts": true, "max_documents": 3})");
+  ASSERT_EQ(created, 201) << info;
+  EXPECT_THAT(info, HasSubstr("\"max_documents\":3,\"keep_texts\":true}"));
+  const std::vector<std::string> texts = PlantedTexts(4, 39);
+  std::string quoted;
+  AppendJsonString(&quoted, texts[0]);
+  EXPECT_EQ(
+      Call("POST", "/v1/streams/t/documents?texts=true", DocumentJson("a", texts[0], 1)).second,
+      "{\"id\":\"a\",\"status\":\"new\",\"of\":null,\"similarity\":0,\"time\":1}\n");
+  const std::string answer_b =
+      "{\"id\":\"b\",\"status\":\"near_duplicate\",\"of\":\"a\",\"similarity\":1,\"time\":2";
+  EXPECT_EQ(Call("POST", "/v1/streams/t/documents?texts=true", DocumentJson("b", texts[0] + " ", 2))
+                .second,
+            answer_b + ",\"of_text\":" + quoted + "}\n");
+  EXPECT_EQ(Call("POST", "/v1/streams/t/check?texts=true", DocumentJson("c", texts[0], 3)).second,
+            "{\"id\":\"c\",\"status\":\"near_duplicate\",\"of\":\"a\",\"similarity\":1,"
+            "\"time\":3,\"of_text\":" +
+                quoted + "}\n");
+  std::string quoted_b;
+  AppendJsonString(&quoted_b, texts[0] + " ");
+  EXPECT_EQ(Call("GET", "/v1/streams/t/documents/b").second,
+            answer_b + ",\"text\":" + quoted_b + "}\n");
+  EXPECT_EQ(Call("GET", "/v1/streams/t/documents/b?texts=true").second,
+            answer_b + ",\"text\":" + quoted_b + ",\"of_text\":" + quoted + "}\n");
+  EXPECT_EQ(Call("GET", "/v1/streams/t/documents/b?texts=maybe").first, 400);
+  // The cap pushes a and b out, texts included.
+  for (size_t i = 1; i < 4; ++i) {
+    ASSERT_EQ(
+        Call("POST", "/v1/streams/t/documents", DocumentJson(PlantedId(i), texts[i], 10)).first,
+        200);
+  }
+  EXPECT_EQ(Call("GET", "/v1/streams/t/documents/a").first, 404);
+  EXPECT_EQ(Call("GET", "/v1/streams/t/documents/b").first, 404);
+  const std::string last = Call("GET", "/v1/streams/t/documents/" + PlantedId(3)).second;
+  std::string quoted_last;
+  AppendJsonString(&quoted_last, texts[3]);
+  EXPECT_THAT(last, HasSubstr(",\"text\":" + quoted_last + "}"));
+  StopServer();
+  StartServer();
+  EXPECT_EQ(Call("GET", "/v1/streams/t/documents/" + PlantedId(3)).second, last);
+  // A stream without texts refuses texts=true.
+  ASSERT_EQ(Call("PUT", "/v1/streams/plain", "{}").first, 201);
+  auto [refused, refused_body] =
+      Call("POST", "/v1/streams/plain/documents?texts=true", DocumentJson("a", texts[0], 1));
+  EXPECT_EQ(refused, 409);
+  EXPECT_THAT(refused_body, HasSubstr("keep_texts"));
+  EXPECT_EQ(Call("GET", "/v1/streams/plain/documents/a").first, 404);
+  EXPECT_EQ(Call("PUT", "/v1/streams/bad", R"({"keep_texts": 1})").first, 400);
+}
+
 TEST_F(ServerTest, JsonLinesBatchesAnswerInOrderAndABadLineStoresNothing) {
   StartServer();
   ASSERT_EQ(Call("PUT", "/v1/streams/s", "{}").first, 201);

@@ -24,20 +24,17 @@
 #include <utility>
 #include <vector>
 
-#include "neardup/clustering.h"
-#include "neardup/fingerprinter.h"
 #include "neardup/json_writer.h"
-#include "neardup/near_duplicates.h"
 #include "neardup/stream.h"
 #include "service.h"
+#include "support/planted_corpus.h"
 
 namespace neardup::server::test_util {
 
 using ::testing::HasSubstr;
 
-// The service's tests use the public API only, as the service does, so the
-// helpers below are the front end's own (not the library's src/ test
-// utilities).
+// The service's tests use the public API only, as the service does (the
+// library's src/ test utilities are out of reach; scripts/check_layering.sh).
 
 // A fresh directory under the system temp directory, removed at the end.
 class TempDir {
@@ -63,65 +60,12 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// A seeded stream of texts with planted near-duplicates: every fifth text an
-// edited copy of an earlier one (edit rates 0-8%), every 37th empty.
-inline std::vector<std::string> PlantedTexts(size_t count, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  auto word = [&] { return "w" + std::to_string(rng() % 3000); };
-  std::vector<std::string> texts;
-  for (size_t i = 0; i < count; ++i) {
-    std::string text;
-    if (i % 5 == 4) {
-      const std::string& source = texts[rng() % i];
-      const int rate_percent = static_cast<int>(rng() % 9);
-      size_t start = 0;
-      while (start < source.size()) {
-        size_t end = source.find(' ', start);
-        if (end == std::string::npos) end = source.size();
-        std::string token = source.substr(start, end - start);
-        if (static_cast<int>(rng() % 100) < rate_percent) token = word();
-        if (!text.empty()) text += ' ';
-        text += token;
-        start = end + 1;
-      }
-    } else if (i % 37 == 36) {
-      text = "";
-    } else {
-      const size_t length = 60 + rng() % 200;
-      for (size_t w = 0; w < length; ++w) text += word() + " ";
-    }
-    texts.push_back(std::move(text));
-  }
-  return texts;
-}
-
-inline std::string PlantedId(size_t i) { return "doc-" + std::to_string(i); }
-
-// cluster_of of the batch clustering (`neardup clusters --rule ...`) of
-// `texts` in order, with the stream's settings: the oracle of the stream's
-// answers.
-inline Result<std::vector<uint64_t>> BatchClusters(const std::vector<std::string>& texts,
-                                                   const StreamConfig& config, ClusterRule rule) {
-  NearDuplicateOptions options;
-  options.method = config.method;
-  options.threshold = config.threshold;
-  options.max_distance = config.max_distance;
-  NEARDUP_ASSIGN_OR_RETURN(Recipe recipe, PresetRecipe(config.preset));
-  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
-                           CreateCpuFingerprinter(RecipeForNearDuplicates(recipe, options),
-                                                  SketchesForNearDuplicates(options)));
-  std::vector<std::string_view> views(texts.begin(), texts.end());
-  std::vector<Fingerprint> fingerprints;
-  NEARDUP_RETURN_IF_ERROR(fingerprinter->ComputeBatch(views, &fingerprints));
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<SimilarPair> pairs,
-                           FindNearDuplicatePairs(fingerprints, recipe, options));
-  return ClusterDocuments(texts.size(), pairs, rule);
-}
-
-inline Result<std::vector<uint64_t>> BatchLeaders(const std::vector<std::string>& texts,
-                                                  const StreamConfig& config) {
-  return BatchClusters(texts, config, ClusterRule::kLeader);
-}
+// The planted corpus and its batch oracle (tests/support/planted_corpus.h),
+// under the names the tests use.
+using test_support::BatchClusters;
+using test_support::BatchLeaders;
+using test_support::PlantedId;
+using test_support::PlantedTexts;
 
 // Runs a shell command; its exit status (as pclose gives it) and stdout.
 inline std::pair<int, std::string> RunCommand(const std::string& command) {

@@ -30,7 +30,9 @@ std::string RouteOf(const std::string& path) {
     const std::string base = prefix + "{name}";
     if (slash == std::string::npos) return base;
     const std::string rest = path.substr(slash);
-    if (rest == "/documents" || rest == "/check" || rest == "/query") return base + rest;
+    if (rest == "/documents" || rest == "/check" || rest == "/query" || rest == "/compact") {
+      return base + rest;
+    }
     if (rest.rfind("/documents/", 0) == 0) return base + "/documents/{id}";
     if (rest.rfind("/similar/", 0) == 0) return base + "/similar/{id}";
     return "other";
@@ -49,6 +51,46 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
     difference |= static_cast<unsigned char>(x ^ y);
   }
   return difference == 0;
+}
+
+// The query parameter `texts` ("true" or "false", default false); false with
+// a 400 sent when it is malformed, or true on a stream that keeps no texts.
+bool TextsParam(const Request& req, Response& res, const NearDuplicateStream& stream, bool* out) {
+  *out = false;
+  if (!req.has_param("texts")) return true;
+  const std::string value = req.get_param_value("texts");
+  if (value != "true" && value != "false") {
+    SendError(res, 400, "invalid_argument",
+              "parameter \"texts\" (" + value + ") must be true or false");
+    return false;
+  }
+  *out = value == "true";
+  if (*out && !stream.config().keep_texts) {
+    SendError(res, 409, "failed_precondition",
+              "texts=true needs a stream created with \"keep_texts\": true");
+    return false;
+  }
+  return true;
+}
+
+// Adds ,"name":<the text, or null when `text` is an error (the document
+// left the window meanwhile)> to the JSON object just written to `out`.
+void AppendTextField(std::string* out, const char* name, const Result<std::string>& text) {
+  out->pop_back();  // the object's closing brace
+  *out += std::string(",\"") + name + "\":";
+  if (text.ok()) {
+    AppendJsonString(out, *text);
+  } else {
+    *out += "null";
+  }
+  *out += '}';
+}
+
+// For a near-duplicate, adds "of_text": the kept document's text.
+void AppendOfText(std::string* out, const NearDuplicateStream& stream, const StreamAnswer& answer) {
+  if (answer.status == StreamStatus::kNearDuplicate) {
+    AppendTextField(out, "of_text", stream.Text(answer.of));
+  }
 }
 
 void AppendAnswer(std::string* out, const StreamAnswer& answer) {
@@ -286,6 +328,10 @@ void Service::Routes() {
         nullptr);
   route(R"(/v1/collections/([^/]+)/similar/([^/]+))", bind(&Service::GetSimilar), nullptr, nullptr,
         nullptr);
+  route(R"(/v1/collections/([^/]+)/documents/([^/]+))", bind(&Service::GetCollectionDocument),
+        nullptr, nullptr, bind(&Service::RemoveFromCollection));
+  route(R"(/v1/collections/([^/]+)/compact)", nullptr, bind(&Service::CompactCollection), nullptr,
+        nullptr);
 }
 
 namespace {
@@ -302,7 +348,8 @@ std::string StreamJson(const std::string& name, const NearDuplicateStream& strea
   out += ",\"max_distance\":" + std::to_string(c.max_distance) + ",\"preset\":";
   AppendJsonString(&out, c.preset);
   out += ",\"window_seconds\":" + std::to_string(c.window_seconds) +
-         ",\"max_documents\":" + std::to_string(c.max_documents) + "},\"recipe_id\":";
+         ",\"max_documents\":" + std::to_string(c.max_documents) +
+         ",\"keep_texts\":" + (c.keep_texts ? "true" : "false") + "},\"recipe_id\":";
   AppendJsonString(&out, RecipeId(stream.recipe()));
   out += ",\"documents\":" + std::to_string(stats.documents) +
          ",\"kept\":" + std::to_string(stats.kept) + ",\"added\":" + std::to_string(stats.added) +
@@ -376,6 +423,10 @@ void Service::PostDocuments(const Request& req, Response& res, bool check_only) 
   Result<std::vector<DocumentInput>> documents =
       ParseDocuments(req.body, lines, check_only, MaxDocumentBytes());
   if (!documents.ok()) return SendDocumentsError(res, documents.status());
+  // ?texts=true: a near-duplicate's answer carries the kept document's text
+  // (streams that keep texts only).
+  bool with_texts = false;
+  if (!TextsParam(req, res, *stream, &with_texts)) return;
   const int64_t now = NowSeconds();
   std::string body;
   for (const DocumentInput& document : *documents) {
@@ -388,6 +439,7 @@ void Service::PostDocuments(const Request& req, Response& res, bool check_only) 
       return SendStatus(res, answer.status().WithContext("document \"" + document.id + "\""));
     }
     AppendAnswer(&body, *answer);
+    if (with_texts) AppendOfText(&body, *stream, *answer);
     body += '\n';
   }
   res.set_content(body, lines ? "application/x-ndjson" : "application/json");
@@ -398,10 +450,14 @@ void Service::GetDocument(const Request& req, Response& res) {
   if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
+  bool with_texts = false;
+  if (!TextsParam(req, res, *stream, &with_texts)) return;
   Result<StreamAnswer> answer = stream->Get(req.matches[2].str());
   if (!answer.ok()) return SendStatus(res, answer.status());
   std::string body;
   AppendAnswer(&body, *answer);
+  if (stream->config().keep_texts) AppendTextField(&body, "text", stream->Text(answer->id));
+  if (with_texts) AppendOfText(&body, *stream, *answer);
   res.set_content(body + "\n", "application/json");
 }
 

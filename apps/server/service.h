@@ -101,6 +101,9 @@ class Service {
   void QueryCollection(const Request& req, Response& res);
   void AddToCollection(const Request& req, Response& res);
   void GetSimilar(const Request& req, Response& res);
+  void GetCollectionDocument(const Request& req, Response& res);
+  void RemoveFromCollection(const Request& req, Response& res);
+  void CompactCollection(const Request& req, Response& res);
   void AppendCollectionMetrics(std::string* out);
 
   ServiceOptions options_;

@@ -25,9 +25,9 @@
 //
 // Durability (Open): every Add and Remove is a record of a write-ahead log
 // (neardup/write_ahead_log.h) holding the id, time, decision and, for a kept
-// document, the sketches that rebuild the index (never the text); the record
-// is on disk before Add returns. Concurrent Adds share fsyncs (group commit).
-// A snapshot of the whole state is written when the current log passes
+// document, the sketches that rebuild the index (and the text only when the
+// config keeps texts); the record is on disk before Add returns. Concurrent Adds share fsyncs
+// (group commit). A snapshot of the whole state is written when the current log passes
 // snapshot_log_bytes; older logs and snapshots are then deleted, which bounds
 // recovery time. Open loads the newest snapshot and replays the logs after
 // it; a torn or corrupt tail of the last log is truncated and reported in
@@ -37,8 +37,9 @@
 // and verification of its candidates, one log append and a share of an
 // fsync. Memory per kept document: its sketches (MinHash: k-value and bottom-k
 // sketches, 8 bytes per hash each, plus 4 bytes per distinct shingle; SimHash:
-// 8 bytes) and its index entries; per near-duplicate only its answer. Stats()
-// reports the measured total.
+// 8 bytes) and its index entries; per near-duplicate only its answer; with
+// keep_texts, every document's text as well. Stats() reports the measured
+// total.
 // Thread safety: every method may be called concurrently. Add and Remove take
 // one writer lock for the decision and the log append (so decisions follow a
 // single order, the log's); fingerprinting happens before it and the fsync
@@ -69,6 +70,11 @@ struct StreamConfig {
   int64_t window_seconds = 0;
   // The most documents held; the oldest leave first; 0: no cap.
   uint64_t max_documents = 0;
+  // Default false. true: each document's text is held (and logged) while the
+  // document is in the window, so Text() can show it (e.g. the kept
+  // document beside its near-duplicate). Memory and log grow by the texts'
+  // size; they leave with their documents (window, cap, Remove).
+  bool keep_texts = false;
   friend bool operator==(const StreamConfig&, const StreamConfig&) = default;
 };
 
@@ -143,7 +149,8 @@ class NearDuplicateStream {
   NearDuplicateStream& operator=(const NearDuplicateStream&) = delete;
 
   // Decides and stores document `id` (see the rule above). InvalidArgument for
-  // an empty id or one over kMaxStreamIdBytes; ResourceExhausted (disk full)
+  // an empty id or one over kMaxStreamIdBytes (or, when texts are kept, a
+  // text too large for one log record: kMaxLogRecordBytes); ResourceExhausted (disk full)
   // or IoError when the log cannot be written (nothing is stored then, and a
   // later Add may succeed); IoError when it cannot be synced (the stream then
   // refuses every later write).
@@ -153,6 +160,10 @@ class NearDuplicateStream {
   // The stored answer of `id`; NotFound when absent (never added, evicted or
   // removed).
   Result<StreamAnswer> Get(std::string_view id) const;
+  // The text of stored document `id` as it was added (keep_texts).
+  // FailedPrecondition when the stream does not keep texts; NotFound when
+  // `id` is absent.
+  Result<std::string> Text(std::string_view id) const;
   // Removes `id` (and from the index, if kept; documents that were answered
   // as its near-duplicates keep their answers). NotFound when absent.
   Status Remove(std::string_view id);

@@ -6,6 +6,7 @@ The C++ engine from Python:
 - MinHash, MinHashLSH: datasketch's API (another hash family: docs/PYTHON.md).
 - pairs(), clusters(), dedup(): the CLI's answers as Python objects.
 - Collection: a persistent archive for containment search (query, similar).
+- Stream: `neardup serve`'s near-duplicate stream (window, durable), without HTTP.
 Errors: neardup.Error and its subclasses InvalidArgumentError (a ValueError)
 and StorageError (an OSError), carrying the library's message.
 """
@@ -19,6 +20,7 @@ from ._neardup import (
     MinHashLSH,
     Recipe,
     StorageError,
+    Stream,
     find_all,
     num_differing_bits,
     simhash,
@@ -27,6 +29,6 @@ from ._api import Fingerprints, Pair, clusters, dedup, fingerprint, pairs
 
 __all__ = [
     "Collection", "Corpus", "Error", "Fingerprints", "InvalidArgumentError", "MinHash", "MinHashLSH", "Pair",
-    "Recipe", "StorageError", "clusters", "dedup", "find_all", "fingerprint",
+    "Recipe", "StorageError", "Stream", "clusters", "dedup", "find_all", "fingerprint",
     "num_differing_bits", "pairs", "simhash",
 ]

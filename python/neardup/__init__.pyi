@@ -14,6 +14,7 @@ from ._neardup import (
     MinHashLSH as MinHashLSH,
     Recipe as Recipe,
     StorageError as StorageError,
+    Stream as Stream,
     find_all as find_all,
     num_differing_bits as num_differing_bits,
     simhash as simhash,

@@ -125,6 +125,7 @@ void RegisterHamming(py::module_& m);
 void RegisterMinHash(py::module_& m);
 void RegisterNearDuplicates(py::module_& m);
 void RegisterCollection(py::module_& m);
+void RegisterStream(py::module_& m);
 
 }  // namespace neardup::python
 

@@ -14,4 +14,5 @@ PYBIND11_MODULE(_neardup, m) {
   neardup::python::RegisterMinHash(m);
   neardup::python::RegisterNearDuplicates(m);
   neardup::python::RegisterCollection(m);
+  neardup::python::RegisterStream(m);
 }

@@ -10,44 +10,13 @@
 
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/similarity.h"
-#include "util/mix.h"
+#include "support/planted_corpus.h"
 
 namespace neardup {
 namespace {
 
+using test_support::PlantedTexts;
 using ::testing::HasSubstr;
-
-// A corpus of random "word" documents with planted near-duplicates: every
-// fifth document is an edited copy of an earlier one (edit rates 0-8%).
-std::vector<std::string> PlantedCorpus(size_t count, uint64_t seed) {
-  internal::SplitMix64 rng(seed);
-  auto word = [&] { return "w" + std::to_string(rng.Next() % 3000); };
-  std::vector<std::string> texts;
-  for (size_t i = 0; i < count; ++i) {
-    std::string text;
-    if (i % 5 == 4) {
-      const std::string& source = texts[rng.Next() % i];
-      int rate_percent = static_cast<int>(rng.Next() % 9);
-      size_t start = 0;
-      while (start < source.size()) {
-        size_t end = source.find(' ', start);
-        if (end == std::string::npos) end = source.size();
-        std::string token = source.substr(start, end - start);
-        if (static_cast<int>(rng.Next() % 100) < rate_percent) token = word();
-        if (!text.empty()) text += ' ';
-        text += token;
-        start = end + 1;
-      }
-    } else if (i % 37 == 36) {
-      text = "";  // empty documents are never paired
-    } else {
-      size_t length = 60 + rng.Next() % 200;
-      for (size_t w = 0; w < length; ++w) text += word() + " ";
-    }
-    texts.push_back(std::move(text));
-  }
-  return texts;
-}
 
 std::vector<Fingerprint> Fingerprints(const std::vector<std::string>& texts, const Recipe& recipe,
                                       const NearDuplicateOptions& options) {
@@ -75,7 +44,7 @@ bool SharesABand(const KValueSketch& x, const KValueSketch& y, const LshParams& 
 // The digest route's wide SimHash: pairs over all the bits, equal to a
 // linear scan; documents without a shingle are never paired.
 TEST(NearDuplicatesTest, WideSimHashPairsEqualALinearScanOverAllBits) {
-  std::vector<std::string> texts = PlantedCorpus(400, 18);
+  std::vector<std::string> texts = PlantedTexts(400, 18);
   texts.push_back("two words");  // no 3-shingle: the all-zero SimHash
   texts.push_back("other pair");
   for (const std::string preset : {"exlsh", "exlsh-chars"}) {
@@ -126,7 +95,7 @@ TEST(NearDuplicatesTest, WideSimHashRejectsADistanceAsWideAsTheHash) {
 
 TEST(NearDuplicatesTest, SimHashPairsEqualALinearScan) {
   Recipe recipe = *PresetRecipe("default");
-  std::vector<std::string> texts = PlantedCorpus(600, 1);
+  std::vector<std::string> texts = PlantedTexts(600, 1);
   for (int max_distance : {2, 3, 5}) {
     NearDuplicateOptions options;
     options.method = NearDuplicateMethod::kSimHash;
@@ -146,7 +115,7 @@ TEST(NearDuplicatesTest, SimHashPairsEqualALinearScan) {
       }
     }
     EXPECT_EQ(*pairs, expected) << "max_distance " << max_distance;
-    EXPECT_GT(expected.size(), 20u);  // the planted copies with few edits
+    EXPECT_GT(expected.size(), 15u);  // the planted copies with few edits (18 at distance 2)
     EXPECT_EQ(report.pairs, expected.size());
     size_t empty = 0;
     for (const Fingerprint& fp : fps) empty += fp.num_tokens == 0;
@@ -157,7 +126,7 @@ TEST(NearDuplicatesTest, SimHashPairsEqualALinearScan) {
 
 TEST(NearDuplicatesTest, MinHashPairsEqualBandingPlusVerificationByBruteForce) {
   Recipe recipe = *PresetRecipe("default");
-  std::vector<std::string> texts = PlantedCorpus(600, 2);
+  std::vector<std::string> texts = PlantedTexts(600, 2);
   for (double threshold : {0.5, 0.8}) {
     NearDuplicateOptions options;
     options.threshold = threshold;
@@ -182,7 +151,7 @@ TEST(NearDuplicatesTest, MinHashPairsEqualBandingPlusVerificationByBruteForce) {
 
 TEST(NearDuplicatesTest, ExactVerificationReportsExactJaccard) {
   Recipe recipe = *PresetRecipe("default");
-  std::vector<std::string> texts = PlantedCorpus(400, 3);
+  std::vector<std::string> texts = PlantedTexts(400, 3);
   NearDuplicateOptions options;
   options.threshold = 0.7;
   options.verify_exact = true;
@@ -218,7 +187,7 @@ TEST(NearDuplicatesTest, ExactVerificationReportsExactJaccard) {
 
 TEST(NearDuplicatesTest, SameResultWhateverTheThreadCount) {
   Recipe recipe = *PresetRecipe("default");
-  std::vector<std::string> texts = PlantedCorpus(500, 4);
+  std::vector<std::string> texts = PlantedTexts(500, 4);
   NearDuplicateOptions options;
   std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
   std::vector<SimilarPair> all = *FindNearDuplicatePairs(fps, recipe, options);
@@ -260,7 +229,7 @@ std::vector<PartRange> Split(uint64_t n, std::vector<uint64_t> cuts) {
 // methods and several splits.
 TEST(NearDuplicateStagesTest, PiecesGiveExactlyTheOneCallPairs) {
   const Recipe recipe = *PresetRecipe("default");
-  const std::vector<std::string> texts = PlantedCorpus(900, 7);
+  const std::vector<std::string> texts = PlantedTexts(900, 7);
   for (NearDuplicateMethod method :
        {NearDuplicateMethod::kMinHash, NearDuplicateMethod::kSimHash}) {
     for (bool verify_exact : {true, false}) {
@@ -312,7 +281,7 @@ TEST(NearDuplicateStagesTest, PiecesGiveExactlyTheOneCallPairs) {
 TEST(NearDuplicateStagesTest, BadRangesAndCandidatesAreErrors) {
   const Recipe recipe = *PresetRecipe("default");
   NearDuplicateOptions options;
-  const std::vector<Fingerprint> fps = Fingerprints(PlantedCorpus(20, 3), recipe, options);
+  const std::vector<Fingerprint> fps = Fingerprints(PlantedTexts(20, 3), recipe, options);
   const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
   EXPECT_FALSE(FindCandidates(fps, scheme, {0, scheme.num_parts + 1}).ok());
   EXPECT_FALSE(FindCandidates(fps, scheme, {3, 2}).ok());
@@ -350,7 +319,7 @@ TEST(NearDuplicateStagesTest, EqualBandKeysGiveExactlyTheCandidates) {
   const Recipe recipe = *PresetRecipe("default");
   NearDuplicateOptions options;
   options.threshold = 0.6;
-  const std::vector<Fingerprint> fps = Fingerprints(PlantedCorpus(600, 11), recipe, options);
+  const std::vector<Fingerprint> fps = Fingerprints(PlantedTexts(600, 11), recipe, options);
   const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
   const uint64_t n = scheme.num_parts;
   for (PartRange range : {PartRange{0, n}, PartRange{1, n / 2}, PartRange{n - 1, n}}) {

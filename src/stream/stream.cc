@@ -332,6 +332,7 @@ Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_v
     } else {
       const internal::StreamDecision decision = s.state_.Decide(fingerprint, time);
       StreamDoc doc = s.state_.MakeDoc(id, time, decision, std::move(fingerprint));
+      if (s.state_.config().keep_texts) doc.text = std::string(text);
       NEARDUP_ASSIGN_OR_RETURN(auto appended, s.AppendLocked(internal::EncodeAdd(doc)));
       std::tie(log, lsn) = appended;
       answer = AnswerOf(doc);
@@ -369,6 +370,16 @@ Result<StreamAnswer> NearDuplicateStream::Get(std::string_view id) const {
   const StreamDoc* doc = impl_->state_.Find(id);
   if (doc == nullptr) return NotFoundError("no document \"" + std::string(id) + "\"");
   return AnswerOf(*doc);
+}
+
+Result<std::string> NearDuplicateStream::Text(std::string_view id) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  if (!impl_->state_.config().keep_texts) {
+    return FailedPreconditionError("the stream does not keep texts (keep_texts is false)");
+  }
+  const StreamDoc* doc = impl_->state_.Find(id);
+  if (doc == nullptr) return NotFoundError("no document \"" + std::string(id) + "\"");
+  return doc->text;
 }
 
 Status NearDuplicateStream::Remove(std::string_view id) {

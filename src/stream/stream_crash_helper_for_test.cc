@@ -12,7 +12,7 @@
 #include <string>
 
 #include "neardup/stream.h"
-#include "stream/stream_test_util.h"
+#include "support/planted_corpus.h"
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   }
   const size_t count = std::strtoull(argv[2], nullptr, 10);
   const auto texts =
-      neardup::internal::testing::PlantedTexts(count, std::strtoull(argv[3], nullptr, 10));
+      neardup::test_support::PlantedTexts(count, std::strtoull(argv[3], nullptr, 10));
   neardup::StreamOpenOptions options;
   options.snapshot_log_bytes = std::strtoull(argv[4], nullptr, 10);
   auto stream = neardup::NearDuplicateStream::OpenExisting(argv[1], options);
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   if (::write(1, "ready\n", 6) != 6) return 1;
   for (size_t i = 0; i < count; ++i) {
     auto answer =
-        (*stream)->Add(neardup::internal::testing::PlantedId(i), texts[i], static_cast<int64_t>(i));
+        (*stream)->Add(neardup::test_support::PlantedId(i), texts[i], static_cast<int64_t>(i));
     if (!answer.ok()) {
       std::fprintf(stderr, "%s\n", answer.status().ToString().c_str());
       return 1;

@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "neardup/stream.h"
-#include "stream/stream_test_util.h"
+#include "support/planted_corpus.h"
 #include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
 
-using internal::testing::PlantedId;
-using internal::testing::PlantedTexts;
+using test_support::PlantedId;
+using test_support::PlantedTexts;
 
 constexpr size_t kDocuments = 400;
 constexpr uint64_t kSeed = 21;

@@ -129,6 +129,7 @@ std::string EncodeAdd(const StreamDoc& doc) {
     w.Vec(fp.kvalue_minhash.values);
     w.Vec(fp.chunks);
   }
+  if (!doc.text.empty()) w.Str(doc.text);
   return w.Take();
 }
 
@@ -150,6 +151,7 @@ std::string EncodeHeader(const StreamHeader& header) {
   w.Str(c.preset);
   w.I64(c.window_seconds);
   w.U64(c.max_documents);
+  w.U8(c.keep_texts ? 1 : 0);
   w.U64(header.next_seq);
   w.U8(header.newest_time.has_value() ? 1 : 0);
   w.I64(header.newest_time.value_or(0));
@@ -191,6 +193,10 @@ Result<StreamDoc> DecodeAdd(std::string_view record) {
     fp.kvalue_minhash.values = r.Vec<uint64_t>();
     fp.chunks = r.Vec<uint32_t>();
   }
+  if (r.ok() && !r.AtEnd()) {
+    doc.text = r.Str();
+    if (doc.text.empty()) return Malformed("add");  // an empty text is never written
+  }
   if (!r.ok() || !r.AtEnd() || status > 1 || kept > 1 || doc.id.empty() ||
       doc.kept != (doc.status == StreamStatus::kNew)) {
     return Malformed("add");
@@ -210,7 +216,7 @@ Result<StreamHeader> DecodeHeader(std::string_view record) {
   Reader r(record);
   if (r.U8() != static_cast<uint8_t>(StreamRecordType::kHeader)) return Malformed("header");
   const uint32_t version = r.U32();
-  if (r.ok() && version != kStreamFormatVersion) {
+  if (r.ok() && version != kStreamFormatVersion && version != 1) {
     return DataLossError("stream format version " + std::to_string(version) +
                          " is not supported (this build reads " +
                          std::to_string(kStreamFormatVersion) + ")");
@@ -223,6 +229,10 @@ Result<StreamHeader> DecodeHeader(std::string_view record) {
   c.preset = r.Str();
   c.window_seconds = r.I64();
   c.max_documents = r.U64();
+  uint8_t keep_texts = 0;
+  if (version >= 2) keep_texts = r.U8();
+  if (keep_texts > 1) return Malformed("header");
+  c.keep_texts = keep_texts == 1;
   header.next_seq = r.U64();
   const bool has_newest = r.U8() == 1;
   const int64_t newest = r.I64();

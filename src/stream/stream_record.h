@@ -1,13 +1,15 @@
 // The payloads of a stream's log and snapshot records (framed by
-// neardup/write_ahead_log.h). Little-endian, frozen at format version 1:
+// neardup/write_ahead_log.h). Little-endian, frozen at format version 2
+// (version 1 is still read: it lacks the fields marked v2):
 //   header (first record of a snapshot):
-//     u8 type = 3, u32 version = 1, config (u8 method, f64 threshold,
-//     i64 max_distance, str preset, i64 window_seconds, u64 max_documents),
-//     u64 next_seq, u8 has_newest, i64 newest_time, u64 added, u64 evicted,
-//     u64 removed
+//     u8 type = 3, u32 version, config (u8 method, f64 threshold,
+//     i64 max_distance, str preset, i64 window_seconds, u64 max_documents,
+//     v2: u8 keep_texts), u64 next_seq, u8 has_newest, i64 newest_time,
+//     u64 added, u64 evicted, u64 removed
 //   add: u8 type = 1, u64 seq, i64 time, str id, u8 status, str of,
 //     f64 similarity, u8 kept; if kept: u64 num_tokens, u64 simhash,
-//     u32 minhash.k, vec64 minhash, u8 kvalue.empty, vec64 kvalue, vec32 chunks
+//     u32 minhash.k, vec64 minhash, u8 kvalue.empty, vec64 kvalue, vec32 chunks;
+//     v2, only when the stream keeps texts and the text is not empty: str text
 //   remove: u8 type = 2, str id
 // where str is u32 length + bytes and vecN is u32 count + N-bit values.
 // Decode never trusts a length: every read is bounds-checked.
@@ -25,7 +27,7 @@
 
 namespace neardup::internal {
 
-inline constexpr uint32_t kStreamFormatVersion = 1;
+inline constexpr uint32_t kStreamFormatVersion = 2;
 
 enum class StreamRecordType : uint8_t { kAdd = 1, kRemove = 2, kHeader = 3 };
 
@@ -39,6 +41,7 @@ struct StreamDoc {
   double similarity = 0;
   bool kept = false;  // status == kNew: its sketches are held
   Fingerprint fingerprint;
+  std::string text;  // only when the stream keeps texts
 };
 
 struct StreamHeader {

@@ -151,7 +151,7 @@ uint64_t StreamState::DocBytes(const StreamDoc& doc) {
   bytes += sizeof(std::pair<int64_t, uint64_t>) + kTreeNodeOverhead;            // by_time_
   // Strings past the small-string buffer, twice for the id (doc and map key).
   auto heap = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
-  bytes += 2 * heap(doc.id) + heap(doc.of);
+  bytes += 2 * heap(doc.id) + heap(doc.of) + heap(doc.text);
   const Fingerprint& fp = doc.fingerprint;
   bytes += fp.minhash.values.capacity() * sizeof(uint64_t) +
            fp.kvalue_minhash.values.capacity() * sizeof(uint64_t) +

@@ -14,21 +14,22 @@
 #include "neardup/clustering.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicates.h"
-#include "stream/stream_test_util.h"
+#include "stream/stream_record.h"
+#include "support/planted_corpus.h"
 #include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
 
-using internal::testing::PlantedId;
-using internal::testing::PlantedTexts;
 using internal::testing::ReadFileBytes;
 using internal::testing::TempDir;
+using test_support::PlantedId;
+using test_support::PlantedTexts;
 using ::testing::HasSubstr;
 
 std::vector<uint64_t> BatchLeaders(const std::vector<std::string>& texts,
                                    const StreamConfig& config) {
-  Result<std::vector<uint64_t>> cluster_of = internal::testing::BatchLeaders(texts, config);
+  Result<std::vector<uint64_t>> cluster_of = test_support::BatchLeaders(texts, config);
   EXPECT_TRUE(cluster_of.ok()) << cluster_of.status();
   return cluster_of.ok() ? *cluster_of : std::vector<uint64_t>(texts.size());
 }
@@ -258,6 +259,84 @@ TEST(DurableStreamTest, AnotherConfigIsRefusedAndAMissingStreamIsNotFound) {
   EXPECT_EQ((*NearDuplicateStream::OpenExisting(dir.Path("s")))->config(), StreamConfig{});
   EXPECT_EQ(NearDuplicateStream::OpenExisting(dir.Path("none")).status().code(),
             StatusCode::kNotFound);
+}
+
+// The heap a std::string of `size` bytes holds beyond the object (libstdc++:
+// none within its 15-byte buffer, else exactly size + 1 for a copy).
+uint64_t TextHeap(const std::string& text) { return text.size() > 15 ? text.size() + 1 : 0; }
+
+// keep_texts: the texts of the documents in the window, and only those,
+// are held (memory counts exactly their bytes), logged, snapshotted and
+// read back after reopening; decisions are those of a stream without texts.
+TEST(DurableStreamTest, KeptTextsFollowTheWindowAndSurviveReopening) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(60, 15);
+  StreamConfig config;
+  config.max_documents = 10;
+  config.keep_texts = true;
+  StreamConfig without = config;
+  without.keep_texts = false;
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 40 << 10;  // a few snapshots among the adds
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
+  auto plain = std::move(NearDuplicateStream::Create(without)).value();
+  EXPECT_EQ(AddAll(*stream, texts, 0, 60), AddAll(*plain, texts, 0, 60));
+  EXPECT_GT(stream->Stats().snapshots, 0u);
+  auto expect_window = [&](const NearDuplicateStream& s) {
+    uint64_t heap = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      Result<std::string> text = s.Text(PlantedId(i));
+      if (i < 50) {
+        EXPECT_EQ(text.status().code(), StatusCode::kNotFound) << i;
+      } else {
+        ASSERT_TRUE(text.ok()) << text.status();
+        EXPECT_EQ(*text, texts[i]);
+        heap += TextHeap(texts[i]);
+      }
+    }
+    EXPECT_EQ(s.Stats().documents, 10u);
+    EXPECT_EQ(s.Stats().memory_bytes, plain->Stats().memory_bytes + heap);
+  };
+  expect_window(*stream);
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
+  EXPECT_TRUE(reopened->config().keep_texts);
+  expect_window(*reopened);
+  // Removed: gone with its text.
+  ASSERT_TRUE(reopened->Remove(PlantedId(55)).ok());
+  EXPECT_EQ(reopened->Text(PlantedId(55)).status().code(), StatusCode::kNotFound);
+  // Another config (texts or not) is another stream.
+  reopened.reset();
+  EXPECT_EQ(NearDuplicateStream::Open(dir.path(), without).status().code(),
+            StatusCode::kAlreadyExists);
+  // Without keep_texts there is no text to give.
+  EXPECT_EQ(plain->Text(PlantedId(59)).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// Logs and snapshots of format version 1 (before keep_texts) are read: a
+// version 1 header is the version 2 one without the keep_texts byte.
+TEST(DurableStreamTest, VersionOneHeadersAreRead) {
+  internal::StreamHeader header;
+  header.config.preset = "default";
+  header.config.max_documents = 7;
+  header.next_seq = 3;
+  const std::string v2 = internal::EncodeHeader(header);
+  // type, version, method, threshold, max_distance, preset, window, cap.
+  const size_t keep_texts_at = 1 + 4 + 1 + 8 + 8 + (4 + 7) + 8 + 8;
+  std::string v1 = v2.substr(0, keep_texts_at) + v2.substr(keep_texts_at + 1);
+  v1[1] = 1;
+  Result<internal::StreamHeader> decoded = internal::DecodeHeader(v1);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->config, header.config);
+  EXPECT_EQ(decoded->next_seq, 3u);
+  // The version 2 header with the byte removed is malformed, and a later
+  // version is refused.
+  std::string short_v2 = v1;
+  short_v2[1] = 2;
+  EXPECT_EQ(internal::DecodeHeader(short_v2).status().code(), StatusCode::kDataLoss);
+  std::string v3 = v2;
+  v3[1] = 3;
+  EXPECT_THAT(internal::DecodeHeader(v3).status().message(), HasSubstr("version 3"));
 }
 
 std::string OnlyLog(const TempDir& dir) {

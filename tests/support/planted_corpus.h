@@ -1,10 +1,19 @@
-// Test support for the stream's tests and its crash helper: a seeded stream of
-// texts with planted near-duplicates (as engine/near_duplicates_test.cc's
-// PlantedCorpus: every fifth text an edited copy of an earlier one, edit rates
-// 0-8%, every 37th empty), and the batch leader-rule answers for it.
-#ifndef NEARDUP_STREAM_STREAM_TEST_UTIL_H_
-#define NEARDUP_STREAM_STREAM_TEST_UTIL_H_
+// A seeded corpus of texts with planted near-duplicates, and the batch
+// clustering of it: the test data and the oracle shared by the engine's, the
+// stream's and the service's tests. Over the public API only, so front ends'
+// tests may include it (target neardup_test_support, tests/support/).
+//
+// Texts are random "words" w0..w2999 (60-259 per text); every fifth text is
+// an edited copy of an earlier one (each word replaced with probability
+// 0-8%, drawn per copy); every 37th text is empty (never paired). The
+// sequence depends only on (count, seed): std::mt19937_64's output is fixed
+// by the standard, and no distribution (whose output is not) is used.
+#ifndef NEARDUP_TESTS_SUPPORT_PLANTED_CORPUS_H_
+#define NEARDUP_TESTS_SUPPORT_PLANTED_CORPUS_H_
 
+#include <cstdint>
+#include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,26 +21,28 @@
 #include "neardup/clustering.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicates.h"
+#include "neardup/recipe.h"
+#include "neardup/status.h"
 #include "neardup/stream.h"
-#include "util/mix.h"
 
-namespace neardup::internal::testing {
+namespace neardup::test_support {
 
 inline std::vector<std::string> PlantedTexts(size_t count, uint64_t seed) {
-  SplitMix64 rng(seed);
-  auto word = [&] { return "w" + std::to_string(rng.Next() % 3000); };
+  std::mt19937_64 rng(seed);
+  auto word = [&] { return "w" + std::to_string(rng() % 3000); };
   std::vector<std::string> texts;
+  texts.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     std::string text;
     if (i % 5 == 4) {
-      const std::string& source = texts[rng.Next() % i];
-      const int rate_percent = static_cast<int>(rng.Next() % 9);
+      const std::string& source = texts[rng() % i];
+      const int rate_percent = static_cast<int>(rng() % 9);
       size_t start = 0;
       while (start < source.size()) {
         size_t end = source.find(' ', start);
         if (end == std::string::npos) end = source.size();
         std::string token = source.substr(start, end - start);
-        if (static_cast<int>(rng.Next() % 100) < rate_percent) token = word();
+        if (static_cast<int>(rng() % 100) < rate_percent) token = word();
         if (!text.empty()) text += ' ';
         text += token;
         start = end + 1;
@@ -39,7 +50,7 @@ inline std::vector<std::string> PlantedTexts(size_t count, uint64_t seed) {
     } else if (i % 37 == 36) {
       text = "";
     } else {
-      const size_t length = 60 + rng.Next() % 200;
+      const size_t length = 60 + rng() % 200;
       for (size_t w = 0; w < length; ++w) text += word() + " ";
     }
     texts.push_back(std::move(text));
@@ -50,7 +61,8 @@ inline std::vector<std::string> PlantedTexts(size_t count, uint64_t seed) {
 inline std::string PlantedId(size_t i) { return "doc-" + std::to_string(i); }
 
 // cluster_of of the batch clustering (`neardup clusters --rule ...`) over
-// FindNearDuplicatePairs for `texts` in order, with the stream's settings.
+// FindNearDuplicatePairs for `texts` in order, with a stream's settings: the
+// oracle of a stream's answers.
 inline Result<std::vector<uint64_t>> BatchClusters(const std::vector<std::string>& texts,
                                                    const StreamConfig& config, ClusterRule rule) {
   NearDuplicateOptions options;
@@ -75,6 +87,6 @@ inline Result<std::vector<uint64_t>> BatchLeaders(const std::vector<std::string>
   return BatchClusters(texts, config, ClusterRule::kLeader);
 }
 
-}  // namespace neardup::internal::testing
+}  // namespace neardup::test_support
 
-#endif  // NEARDUP_STREAM_STREAM_TEST_UTIL_H_
+#endif  // NEARDUP_TESTS_SUPPORT_PLANTED_CORPUS_H_

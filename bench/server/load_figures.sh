@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The figures of docs/SERVER.md "Measured": `neardup serve` on one core,
+# bench/server/http_load on the other (taskset), loopback, a fresh data
+# directory per run. For each run: the loader's line (requests/s, text MB/s,
+# latency percentiles, its own CPU per request) and the server's CPU time
+# per request (utime + stime from /proc/PID/stat over the run).
+#
+#   bench/server/load_figures.sh [BUILD_DIR]      (default build/release)
+#
+# Environment: SECONDS_PER_RUN (default 5), SERVER_CPU / LOADER_CPU (default
+# 0 / 1), FSYNC=1 to measure durable adds (default: --no-fsync, which
+# measures everything but the disk), RUNS (the list of loader argument sets,
+# one per line; default below).
+set -euo pipefail
+build=${1:-build/release}
+neardup=$build/neardup
+load=$build/bench/http_load
+seconds=${SECONDS_PER_RUN:-5}
+server_cpu=${SERVER_CPU:-0}
+loader_cpu=${LOADER_CPU:-1}
+fsync_flag=--no-fsync
+[ "${FSYNC:-0}" = 1 ] && fsync_flag=
+# Four loader threads: on a shared machine one thread gets one scheduler
+# share of its core however idle it is, and the loader would set the pace.
+default_runs='--route healthz --connections 32 --threads 4
+--route check --connections 32 --threads 4
+--route documents --connections 32 --threads 4
+--route documents --connections 32 --threads 4 --pipeline 4
+--route documents --connections 8 --threads 4 --batch 100'
+runs=${RUNS:-$default_runs}
+ticks=$(getconf CLK_TCK)
+port=$((20000 + RANDOM % 20000))
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+while IFS= read -r args; do
+  [ -n "$args" ] || continue
+  data=$(mktemp -d)
+  # shellcheck disable=SC2086
+  taskset -c "$server_cpu" "$neardup" serve --listen 127.0.0.1:$port --data-dir "$data" \
+    --threads 128 --max-connections 128 $fsync_flag 2>/dev/null &
+  server=$!
+  for _ in $(seq 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+    sleep 0.05
+  done
+  before=$(cpu_ticks $server)
+  # shellcheck disable=SC2086
+  line=$(taskset -c "$loader_cpu" "$load" --port $port --seconds "$seconds" $args || true)
+  after=$(cpu_ticks $server)
+  requests=$(echo "$line" | sed -E 's/.* requests ([0-9]+) .*/\1/')
+  server_us=$(awk -v t=$((after - before)) -v hz="$ticks" -v n="$requests" \
+    'BEGIN { if (n > 0) printf "%.1f", t / hz / n * 1e6; else print "-" }')
+  echo "$line  server CPU per request ${server_us} us ${fsync_flag:-(durable)}"
+  kill -TERM $server
+  wait $server || true
+  rm -rf "$data"
+  port=$((port + 1))
+done <<< "$runs"

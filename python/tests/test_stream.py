@@ -1,0 +1,137 @@
+"""neardup.Stream answers as the batch CLI (`neardup clusters --rule leader`)
+and the HTTP service (`neardup serve`) answer on the same documents, keeps
+its window, texts and durable state."""
+
+import json
+import re
+import subprocess
+import urllib.request
+
+import pytest
+
+import neardup
+from conftest import run_cli
+
+
+def printed(answer):
+    """An answer as `neardup serve` prints it (similarity with %.6g)."""
+    return dict(answer, similarity=float(f"{answer['similarity']:.6g}"))
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    (["--threshold", "0.7"], dict(threshold=0.7)),
+    (["--method", "simhash", "--max-distance", "6"], dict(method="simhash", max_distance=6)),
+])
+def test_answers_equal_the_cli_leader_rule(cli, jsonl_file, planted_corpus, args, kwargs):
+    rows = run_cli(cli, ["clusters", "--rule", "leader", *args, str(jsonl_file)])
+    order = {doc_id: i for i, (doc_id, _) in enumerate(planted_corpus)}
+    leader_of = {}
+    for row in rows:
+        leader = min(row["ids"], key=order.__getitem__)
+        for doc_id in row["ids"]:
+            if doc_id != leader:
+                leader_of[doc_id] = leader
+    stream = neardup.Stream(**kwargs)
+    answers = stream.add_many(planted_corpus, times=[0] * len(planted_corpus))
+    assert len(leader_of) > 10  # the planted edits are found
+    assert {a["id"]: a["of"] for a in answers if a["of"] is not None} == leader_of
+    assert all(a["status"] == ("near_duplicate" if a["id"] in leader_of else "new")
+               for a in answers)
+    # Stored answers, and a check that stores nothing.
+    assert [stream.get(doc_id) for doc_id, _ in planted_corpus] == answers
+    assert stream.check(planted_corpus[0][1], id="q", time=0)["of"] == planted_corpus[0][0]
+    assert "q" not in stream and len(stream) == len(planted_corpus)
+
+
+def test_answers_equal_the_http_service(cli, tmp_path, planted_corpus):
+    server = subprocess.Popen(
+        [cli, "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data"),
+         "--no-fsync"], stderr=subprocess.PIPE, text=True)
+    try:
+        port = None
+        for line in server.stderr:
+            found = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+            if found:
+                port = int(found.group(1))
+                break
+        assert port, "the server did not start"
+        base = f"http://127.0.0.1:{port}"
+
+        def call(method, path, body):
+            request = urllib.request.Request(base + path, data=body.encode(), method=method,
+                                             headers={"Content-Type": "application/x-ndjson"})
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.read().decode()
+
+        # /readyz: the data directory is empty, so recovery is immediate.
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(base + "/readyz", timeout=5)
+                break
+            except OSError:
+                pass
+        config = {"threshold": 0.7, "max_documents": 80, "keep_texts": True}
+        call("PUT", "/v1/streams/s", json.dumps(config))
+        lines = "".join(json.dumps({"id": i, "text": t, "time": n}) + "\n"
+                        for n, (i, t) in enumerate(planted_corpus))
+        served = [json.loads(line) for line in call("POST", "/v1/streams/s/documents",
+                                                    lines).splitlines()]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    stream = neardup.Stream(**config)
+    answers = stream.add_many(planted_corpus, times=list(range(len(planted_corpus))))
+    assert [printed(a) for a in answers] == served
+    assert sum(a["status"] == "near_duplicate" for a in answers) > 10
+    # The window (max_documents 80) holds the last 80 documents, with texts.
+    assert len(stream) == 80 and stream.stats()["evicted"] == len(planted_corpus) - 80
+    assert stream.get(planted_corpus[0][0]) is None
+    last_id, last_text = planted_corpus[-1]
+    assert stream.text(last_id) == last_text
+    with pytest.raises(neardup.StorageError):
+        stream.text(planted_corpus[0][0])
+
+
+def test_a_durable_stream_reopens_with_its_answers(tmp_path, planted_corpus):
+    path = str(tmp_path / "stream")
+    stream = neardup.Stream(path, threshold=0.7, window_seconds=100, keep_texts=True)
+    answers = stream.add_many(planted_corpus[:50], times=list(range(50)))
+    stream.remove(planted_corpus[10][0])
+    stats = stream.stats()
+    del stream
+    reopened = neardup.Stream.open(path)
+    assert reopened.config == {"method": "minhash", "threshold": 0.7, "max_distance": 3,
+                               "preset": "default", "window_seconds": 100, "max_documents": 0,
+                               "keep_texts": True}
+    assert reopened.stats()["documents"] == stats["documents"] == 49
+    expected = [a for i, a in enumerate(answers) if i != 10]
+    assert [reopened.get(a["id"]) for a in expected] == expected
+    assert reopened.text(planted_corpus[3][0]) == planted_corpus[3][1]
+    # A retry returns the stored answer; the window moves with time.
+    assert reopened.add(planted_corpus[5][0], "other text", time=0) == answers[5]
+    reopened.add("late", "a late text", time=200)
+    assert len(reopened) == 1 and reopened.stats()["evicted"] == 49
+    # Another config in the same directory is refused.
+    del reopened
+    with pytest.raises(neardup.InvalidArgumentError, match="another config"):
+        neardup.Stream(path, threshold=0.9)
+
+
+def test_bad_arguments_raise(tmp_path):
+    with pytest.raises(neardup.InvalidArgumentError):
+        neardup.Stream(threshold=1.5)
+    with pytest.raises(neardup.InvalidArgumentError):
+        neardup.Stream(method="cosine")
+    stream = neardup.Stream()
+    with pytest.raises(neardup.InvalidArgumentError):
+        stream.add("", "empty id")
+    with pytest.raises(TypeError):
+        stream.add(3, "not a str id")
+    with pytest.raises(ValueError):
+        stream.add_many([("a", "x")], times=[1, 2])
+    with pytest.raises(neardup.InvalidArgumentError, match="keep_texts"):
+        stream.text("a")
+    with pytest.raises(neardup.StorageError):
+        stream.remove("absent")
+    with pytest.raises(neardup.StorageError):
+        neardup.Stream.open(str(tmp_path / "none"))
