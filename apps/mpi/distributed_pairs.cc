@@ -1,7 +1,9 @@
 #include "distributed_pairs.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 namespace neardup::mpi {
@@ -30,9 +32,132 @@ int KeyOwner(uint32_t band, uint64_t key, int ranks) {
   return static_cast<int>(x % static_cast<uint64_t>(ranks));
 }
 
+// Bytes of a (band, key, document) record on the wire.
+constexpr size_t kKeyRecordBytes = 4 + 8 + 8;
+
+// The records of the received messages sorted by (band, key, document),
+// by a counting sort on the band and the key's top bits (the keys are
+// uniform hashes, so the buckets hold a few records each), then a sort of
+// each bucket: several times faster than sorting all records, and it reads
+// each message once, into place. DataLoss for a message that is not whole
+// records of bands `bands` (a peer out of step).
+Result<std::vector<KeyedDocument>> SortRecords(const std::vector<std::string>& messages,
+                                               PartRange bands) {
+  size_t total = 0;
+  for (const std::string& message : messages) {
+    if (message.size() % kKeyRecordBytes != 0) {
+      return DataLossError("a band key message of " + std::to_string(message.size()) +
+                           " bytes is not whole records (ranks out of step)");
+    }
+    total += message.size() / kKeyRecordBytes;
+  }
+  const uint64_t num_bands = bands.end - bands.begin;
+  int bits = 0;
+  while (bits < 20 && (uint64_t{4} << bits) * num_bands < total) ++bits;
+  const auto bucket_of = [&](const char* record, size_t* bucket) -> bool {
+    uint32_t band = 0;
+    uint64_t key = 0;
+    std::memcpy(&band, record, 4);
+    std::memcpy(&key, record + 4, 8);
+    if (band < bands.begin || band >= bands.end) return false;
+    *bucket = static_cast<size_t>(((band - bands.begin) << bits) | (bits ? key >> (64 - bits) : 0));
+    return true;
+  };
+  std::vector<size_t> start((num_bands << bits) + 1, 0);
+  for (const std::string& message : messages) {
+    for (size_t at = 0; at < message.size(); at += kKeyRecordBytes) {
+      size_t bucket = 0;
+      if (!bucket_of(message.data() + at, &bucket)) {
+        return DataLossError("a band key record outside this round's bands (ranks out of step)");
+      }
+      ++start[bucket + 1];
+    }
+  }
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  std::vector<size_t> next(start.begin(), start.end() - 1);
+  std::vector<KeyedDocument> records(total);
+  for (const std::string& message : messages) {
+    for (size_t at = 0; at < message.size(); at += kKeyRecordBytes) {
+      size_t bucket = 0;
+      bucket_of(message.data() + at, &bucket);
+      KeyedDocument& record = records[next[bucket]++];
+      std::memcpy(&record.band, message.data() + at, 4);
+      std::memcpy(&record.key, message.data() + at + 4, 8);
+      std::memcpy(&record.doc, message.data() + at + 12, 8);
+    }
+  }
+  for (size_t b = 0; b + 1 < start.size(); ++b) {
+    if (start[b + 1] - start[b] > 1) {
+      std::sort(records.begin() + static_cast<ptrdiff_t>(start[b]),
+                records.begin() + static_cast<ptrdiff_t>(start[b + 1]));
+    }
+  }
+  return records;
+}
+
+// The member lists of the groups (runs of equal band and key in the sorted
+// records) seen so far in one round, to find a group whose documents are
+// exactly those of an earlier one. Holds positions into the records, not
+// copies; compares members exactly (a hash only picks the bucket).
+class SeenGroups {
+ public:
+  explicit SeenGroups(const std::vector<KeyedDocument>& records) : records_(records) {}
+
+  // False when [begin, end) has the members of a group inserted before.
+  bool Insert(size_t begin, size_t end) {
+    uint64_t hash = end - begin;
+    for (size_t i = begin; i < end; ++i) {
+      hash = (hash ^ records_[i].doc) * 0x9e3779b97f4a7c15ULL;
+      hash ^= hash >> 32;
+    }
+    auto [first, last] = groups_.equal_range(hash);
+    for (auto it = first; it != last; ++it) {
+      const auto [other_begin, other_end] = it->second;
+      if (other_end - other_begin == end - begin &&
+          std::equal(
+              records_.begin() + static_cast<ptrdiff_t>(begin),
+              records_.begin() + static_cast<ptrdiff_t>(end),
+              records_.begin() + static_cast<ptrdiff_t>(other_begin),
+              [](const KeyedDocument& x, const KeyedDocument& y) { return x.doc == y.doc; })) {
+        return false;
+      }
+    }
+    groups_.emplace(hash, std::make_pair(begin, end));
+    return true;
+  }
+
+ private:
+  const std::vector<KeyedDocument>& records_;
+  std::unordered_multimap<uint64_t, std::pair<size_t, size_t>> groups_;
+};
+
 void SortUnique(std::vector<CandidatePair>* candidates) {
   std::sort(candidates->begin(), candidates->end());
   candidates->erase(std::unique(candidates->begin(), candidates->end()), candidates->end());
+}
+
+// The candidate pairs of sorted records, per owner rank of their first
+// document. Each group of equal (band, key) is a clique of candidates; a
+// pair goes to the owner of its first (smaller) document.
+std::vector<std::vector<CandidatePair>> GroupCandidates(const std::vector<KeyedDocument>& records,
+                                                        const DocumentLayout& layout, int ranks) {
+  std::vector<std::vector<CandidatePair>> found(static_cast<size_t>(ranks));
+  SeenGroups seen(records);
+  for (size_t begin = 0, end = 0; begin < records.size(); begin = end) {
+    while (end < records.size() && records[end].band == records[begin].band &&
+           records[end].key == records[begin].key) {
+      ++end;
+    }
+    // A group with the same members as one of an earlier band here adds
+    // no pair: skip it rather than repeat its clique (the single-process
+    // index emits a pair from its first band only, for the same reason).
+    if (end - begin < 2 || !seen.Insert(begin, end)) continue;
+    for (size_t x = begin; x < end; ++x) {
+      std::vector<CandidatePair>& to = found[static_cast<size_t>(layout.OwnerOf(records[x].doc))];
+      for (size_t y = x + 1; y < end; ++y) to.push_back({records[x].doc, records[y].doc});
+    }
+  }
+  return found;
 }
 
 // One band round: keys of bands [bands.begin, bands.end) shuffled to their
@@ -44,50 +169,32 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         std::vector<CandidatePair>* mine, DistributedPairsStats* stats) {
   const int ranks = comm.size();
   std::vector<std::string> outgoing(static_cast<size_t>(ranks));
+  const uint64_t num_bands = bands.end - bands.begin;
+  for (std::string& message : outgoing) {
+    message.reserve(local.size() * num_bands * kKeyRecordBytes / static_cast<size_t>(ranks) * 9 /
+                    8);
+  }
   std::vector<uint64_t> keys;
   for (size_t i = 0; i < local.size(); ++i) {
     NEARDUP_RETURN_IF_ERROR(ComputeBandKeys(local[i], scheme, bands, &keys));
     for (size_t b = 0; b < keys.size(); ++b) {
       const uint32_t band = static_cast<uint32_t>(bands.begin + b);
-      ByteWriter writer(&outgoing[static_cast<size_t>(KeyOwner(band, keys[b], ranks))]);
-      writer.Put(band);
-      writer.Put(keys[b]);
-      writer.Put<uint64_t>(first_document + i);
+      char record[kKeyRecordBytes];
+      std::memcpy(record, &band, 4);
+      std::memcpy(record + 4, &keys[b], 8);
+      const uint64_t doc = first_document + i;
+      std::memcpy(record + 12, &doc, 8);
+      outgoing[static_cast<size_t>(KeyOwner(band, keys[b], ranks))].append(record, kKeyRecordBytes);
     }
   }
   for (const std::string& message : outgoing) stats->key_bytes += message.size();
   std::vector<std::string> incoming;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(outgoing, &incoming));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
   outgoing.assign(static_cast<size_t>(ranks), std::string());
 
-  std::vector<KeyedDocument> records;
-  for (const std::string& message : incoming) {
-    ByteReader reader(message);
-    while (!reader.done()) {
-      KeyedDocument record;
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.band));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.key));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.doc));
-      records.push_back(record);
-    }
-  }
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<KeyedDocument> records, SortRecords(incoming, bands));
   incoming.clear();
-  std::sort(records.begin(), records.end());
-  // Each group of equal (band, key) is a clique of candidates; a pair goes
-  // to the owner of its first (smaller) document. Pairs found in several
-  // bands of this rank are sent once (a large group, such as many copies of
-  // one text, repeats its whole clique in every band).
-  std::vector<std::vector<CandidatePair>> found(static_cast<size_t>(ranks));
-  for (size_t begin = 0, end = 0; begin < records.size(); begin = end) {
-    while (end < records.size() && records[end].band == records[begin].band &&
-           records[end].key == records[begin].key) {
-      ++end;
-    }
-    for (size_t x = begin; x < end; ++x) {
-      std::vector<CandidatePair>& to = found[static_cast<size_t>(layout.OwnerOf(records[x].doc))];
-      for (size_t y = x + 1; y < end; ++y) to.push_back({records[x].doc, records[y].doc});
-    }
-  }
+  std::vector<std::vector<CandidatePair>> found = GroupCandidates(records, layout, ranks);
   records = {};
   for (size_t r = 0; r < found.size(); ++r) {
     SortUnique(&found[r]);
@@ -99,7 +206,7 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
     found[r] = {};
   }
   for (const std::string& message : outgoing) stats->candidate_bytes += message.size();
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(outgoing, &incoming));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
   for (const std::string& message : incoming) {
     ByteReader reader(message);
     while (!reader.done()) {
@@ -202,7 +309,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
   std::vector<std::string> requests(static_cast<size_t>(ranks));
   for (uint64_t doc : remote) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
   std::vector<std::string> asked;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(requests, &asked));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
   std::vector<std::string> replies(static_cast<size_t>(ranks));
   Status local_status;
   for (size_t r = 0; r < asked.size() && local_status.ok(); ++r) {
@@ -221,7 +328,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   std::vector<std::string> sketches;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(replies, &sketches));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &sketches));
   replies.clear();
 
   // The verification set: this rank's documents, then the fetched ones in

@@ -55,7 +55,7 @@ Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layo
     for (uint64_t doc : docs) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
   }
   std::vector<std::string> asked;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(requests, &asked));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
   const uint64_t first = layout.first[static_cast<size_t>(comm.rank())];
   std::vector<std::string> replies(static_cast<size_t>(comm.size()));
   Status status;
@@ -74,7 +74,7 @@ Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layo
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
   std::vector<std::string> answers;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(replies, &answers));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &answers));
   std::vector<std::string> ids;
   for (const std::string& answer : answers) {
     ByteReader reader(answer);
@@ -226,7 +226,7 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
       for (uint64_t i = 0; i < layout.count[r]; ++i) slice.push_back(keep[layout.first[r] + i]);
     }
     std::vector<std::string> received;
-    NEARDUP_RETURN_IF_ERROR(comm.Exchange(slices, &received));
+    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(slices), &received));
     const std::string& mine = received[0];
     if (mine.size() != corpus.raw_records.size()) {
       status = InternalError("received " + std::to_string(mine.size()) + " keep flags for " +
