@@ -16,6 +16,7 @@
 #include "mpi_comm.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/format/wire_format.h"
+#include "neardup/stage_time.h"
 #include "output.h"
 
 namespace neardup::mpi {
@@ -26,6 +27,47 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
+
+// --profile: each rank's time in each stage (wall and CPU: a rank waiting
+// for its peers in a collective may spin, which shows as CPU), one line per
+// rank on rank 0's stderr. On one machine shared by the ranks the CPU times
+// are the steadier figures.
+class RankProfile {
+ public:
+  void Lap(const char* stage) { stages_.emplace_back(stage, timer_.Lap()); }
+  void Add(const std::vector<std::pair<const char*, StageTime>>& stages) {
+    stages_.insert(stages_.end(), stages.begin(), stages.end());
+    timer_.Restart();
+  }
+  // Collective.
+  void Print(Comm& comm, bool enabled) {
+    if (!enabled) return;
+    std::string line =
+        "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu s):";
+    StageTime total;
+    char buffer[96];
+    for (const auto& [name, time] : stages_) {
+      std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f,", name, time.wall_seconds,
+                    time.cpu_seconds);
+      line += buffer;
+      total += time;
+    }
+    std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f; peak RSS %.1f MB\n",
+                  total.wall_seconds, total.cpu_seconds,
+                  static_cast<double>(PeakResidentBytes()) / 1e6);
+    line += buffer;
+    comm.GatherToRoot(line,
+                      [](std::string_view piece) {
+                        std::fwrite(piece.data(), 1, piece.size(), stderr);
+                        return Status::Ok();
+                      })
+        .IgnoreError();
+  }
+
+ private:
+  StageTimer timer_;
+  std::vector<std::pair<const char*, StageTime>> stages_;
+};
 
 // Rank 0's output file (none elsewhere), opened as the single-process
 // command opens it. Collective.
@@ -120,7 +162,7 @@ Result<IdTable> FetchIdTable(Comm& comm, const DocumentLayout& layout,
 Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
                                 const DocumentLayout& layout, const FingerprintedCorpus& corpus,
                                 const std::vector<SimilarPair>& pairs, cli::OutputFile* output,
-                                std::string* summary) {
+                                std::string* summary, RankProfile* profile) {
   const bool root = comm.rank() == 0;
   if (job.kind == cli::NearDuplicateOutput::kPairs) {
     std::vector<uint64_t> docs;
@@ -153,6 +195,7 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  profile->Lap("cluster");
   const uint64_t n = layout.total;
 
   if (job.kind == cli::NearDuplicateOutput::kClusters) {
@@ -209,6 +252,7 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
   }
   pending = {};
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  profile->Lap("keep");
   uint64_t kept = 0;
   for (bool k : keep) kept += k;
   *summary =
@@ -409,6 +453,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
 
   FingerprintedCorpus corpus;
   FingerprintPipelineStats stats;
+  RankProfile profile;
   for (const SharePiece& piece : prepared->pieces) {
     Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, dedup);
     status = reader.status();
@@ -419,6 +464,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   status = comm.AgreeOnStatus(status);
   if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
+  profile.Lap("fingerprint");
 
   const DocumentLayout layout = DocumentLayout::FromCounts(comm.AllGather(corpus.ids.size()));
   uint64_t empty = 0;
@@ -434,6 +480,11 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
                            flags.memory_mb << 20, &report, &shuffle);
   corpus.fingerprints = {};
   if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
+  if (shuffle.stages.empty()) {
+    profile.Lap("pairs");
+  } else {
+    profile.Add(shuffle.stages);
+  }
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
   report.pairs = pairs->size();
@@ -446,12 +497,14 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
 
   std::string summary;
   cli::OutputFile* out = comm.rank() == 0 ? &**output : nullptr;
-  status = WriteNearDuplicateOutput(comm, job, layout, corpus, *pairs, out, &summary);
+  status = WriteNearDuplicateOutput(comm, job, layout, corpus, *pairs, out, &summary, &profile);
   const uint64_t skipped = comm.Sum(skips.count());
   Status closed;
   if (comm.rank() == 0) closed = out->Finish(status.ok() && !(job.run.strict && skipped > 0));
   closed = comm.AgreeOnStatus(closed);
   if (status.ok()) status = closed;
+  profile.Lap("output");
+  profile.Print(comm, job.profile);
   const uint64_t key_bytes = comm.Sum(shuffle.key_bytes);
   const uint64_t sketch_bytes = comm.Sum(shuffle.sketch_bytes);
   const uint64_t candidate_bytes = comm.Sum(shuffle.candidate_bytes);
