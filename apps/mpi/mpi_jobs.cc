@@ -18,6 +18,7 @@
 #include "neardup/format/wire_format.h"
 #include "neardup/stage_time.h"
 #include "output.h"
+#include "parallel_output.h"
 
 namespace neardup::mpi {
 namespace {
@@ -262,8 +263,8 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
   for (bool jsonl : corpus.is_jsonl) not_jsonl += !jsonl;
   const bool all_jsonl = n > 0 && comm.Sum(not_jsonl) == 0;
   if (all_jsonl) {
-    // Each rank writes its kept records verbatim; rank 0 concatenates them
-    // in rank order, which is input order.
+    // Each rank writes its kept records verbatim, its part of the output
+    // in rank order, which is input order (WriteParts).
     std::vector<std::string> slices(static_cast<size_t>(comm.size()));
     for (int r = 0; root && r < comm.size(); ++r) {
       std::string& slice = slices[static_cast<size_t>(r)];
@@ -283,7 +284,7 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
       text += corpus.raw_records[i];
       text += '\n';
     }
-    return comm.GatherToRoot(text, [&](std::string_view piece) { return output->Write(piece); });
+    return WriteParts(comm, output, text);
   }
   // One decision line per document (inputs that are not all JSONL: files,
   // so few enough for rank 0 to hold every id).
@@ -398,8 +399,7 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   }
   status = comm.AgreeOnStatus(status);
   if (status.ok()) {
-    status =
-        comm.GatherToRoot(text, [&](std::string_view piece) { return (*output)->Write(piece); });
+    status = WriteParts(comm, comm.rank() == 0 ? &**output : nullptr, text);
   }
   text = {};
   const uint64_t skipped = comm.Sum(skips.count());
