@@ -323,8 +323,10 @@ Status GetSketch(ByteReader* reader, bool with_chunks, Fingerprint* fingerprint)
   return Status::Ok();
 }
 
-// Rank 0 receives every rank's pairs (each sorted) and sorts them together.
-Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, const std::vector<SimilarPair>& pairs) {
+// Rank 0 receives every rank's pairs (each sorted) and merges them.
+Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, std::vector<SimilarPair> pairs) {
+  // One rank: its list, sorted, is the result (no encoding round trip).
+  if (comm.size() == 1) return pairs;
   std::string message;
   ByteWriter writer(&message);
   for (const SimilarPair& pair : pairs) {
@@ -496,7 +498,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   stats->stages.emplace_back("verify", timer.Lap());
-  Result<std::vector<SimilarPair>> gathered = GatherPairs(comm, pairs);
+  Result<std::vector<SimilarPair>> gathered = GatherPairs(comm, std::move(pairs));
   stats->stages.emplace_back("gather pairs", timer.Lap());
   return gathered;
 }
@@ -553,7 +555,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return GatherPairs(comm, pairs);
+  return GatherPairs(comm, std::move(pairs));
 }
 
 }  // namespace
