@@ -49,6 +49,11 @@ class OutputFile {
   // what was printed stays printed). Idempotent.
   Status Finish(bool success);
 
+  // The hidden temporary that Finish(true) renames over the output; empty
+  // for standard output and outputs written in place. Lets other processes
+  // (neardup-mpi's ranks) write their parts into it, at their own offsets.
+  const std::string& temp_path() const { return temp_path_; }
+
  private:
   OutputFile(std::FILE* file, std::string name, bool owned, std::string temp_path);
   Status Flush();

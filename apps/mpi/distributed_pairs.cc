@@ -1,7 +1,10 @@
 #include "distributed_pairs.h"
 
 #include <algorithm>
+#include <cstring>
+#include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 namespace neardup::mpi {
@@ -30,9 +33,211 @@ int KeyOwner(uint32_t band, uint64_t key, int ranks) {
   return static_cast<int>(x % static_cast<uint64_t>(ranks));
 }
 
+// Bytes of a (band, key, document) record on the wire.
+constexpr size_t kKeyRecordBytes = 4 + 8 + 8;
+
+// The records of the received messages sorted by (band, key, document),
+// by a counting sort on the band and the key's top bits (the keys are
+// uniform hashes, so the buckets hold a few records each), then a sort of
+// each bucket: several times faster than sorting all records, and it reads
+// each message once, into place. DataLoss for a message that is not whole
+// records of bands `bands` (a peer out of step).
+Result<std::vector<KeyedDocument>> SortRecords(const std::vector<std::string>& messages,
+                                               PartRange bands) {
+  size_t total = 0;
+  for (const std::string& message : messages) {
+    if (message.size() % kKeyRecordBytes != 0) {
+      return DataLossError("a band key message of " + std::to_string(message.size()) +
+                           " bytes is not whole records (ranks out of step)");
+    }
+    total += message.size() / kKeyRecordBytes;
+  }
+  const uint64_t num_bands = bands.end - bands.begin;
+  int bits = 0;
+  while (bits < 20 && (uint64_t{4} << bits) * num_bands < total) ++bits;
+  const auto bucket_of = [&](const char* record, size_t* bucket) -> bool {
+    uint32_t band = 0;
+    uint64_t key = 0;
+    std::memcpy(&band, record, 4);
+    std::memcpy(&key, record + 4, 8);
+    if (band < bands.begin || band >= bands.end) return false;
+    *bucket = static_cast<size_t>(((band - bands.begin) << bits) | (bits ? key >> (64 - bits) : 0));
+    return true;
+  };
+  std::vector<size_t> start((num_bands << bits) + 1, 0);
+  for (const std::string& message : messages) {
+    for (size_t at = 0; at < message.size(); at += kKeyRecordBytes) {
+      size_t bucket = 0;
+      if (!bucket_of(message.data() + at, &bucket)) {
+        return DataLossError("a band key record outside this round's bands (ranks out of step)");
+      }
+      ++start[bucket + 1];
+    }
+  }
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  std::vector<size_t> next(start.begin(), start.end() - 1);
+  std::vector<KeyedDocument> records(total);
+  for (const std::string& message : messages) {
+    for (size_t at = 0; at < message.size(); at += kKeyRecordBytes) {
+      size_t bucket = 0;
+      bucket_of(message.data() + at, &bucket);
+      KeyedDocument& record = records[next[bucket]++];
+      std::memcpy(&record.band, message.data() + at, 4);
+      std::memcpy(&record.key, message.data() + at + 4, 8);
+      std::memcpy(&record.doc, message.data() + at + 12, 8);
+    }
+  }
+  for (size_t b = 0; b + 1 < start.size(); ++b) {
+    if (start[b + 1] - start[b] > 1) {
+      std::sort(records.begin() + static_cast<ptrdiff_t>(start[b]),
+                records.begin() + static_cast<ptrdiff_t>(start[b + 1]));
+    }
+  }
+  return records;
+}
+
 void SortUnique(std::vector<CandidatePair>* candidates) {
   std::sort(candidates->begin(), candidates->end());
   candidates->erase(std::unique(candidates->begin(), candidates->end()), candidates->end());
+}
+
+// A group of candidates: a run [begin, end) of equal (band, key) in the
+// sorted records, its documents ascending.
+struct Group {
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// A hash of a group's member list (to find groups with equal members; the
+// members are then compared).
+uint64_t MembersHash(std::span<const uint64_t> docs) {
+  uint64_t hash = docs.size();
+  for (uint64_t doc : docs) {
+    hash = (hash ^ doc) * 0x9e3779b97f4a7c15ULL;
+    hash ^= hash >> 32;
+  }
+  return hash;
+}
+
+std::vector<uint64_t> MembersOf(const std::vector<KeyedDocument>& records, Group group) {
+  std::vector<uint64_t> docs;
+  docs.reserve(group.end - group.begin);
+  for (size_t i = group.begin; i < group.end; ++i) docs.push_back(records[i].doc);
+  return docs;
+}
+
+// The groups of two or more of sorted records, less each group whose
+// members equal those of a group of an earlier band here: such a group adds
+// no pair, and a large one (many copies of one text) would repeat its whole
+// clique in every band (the single-process index emits a pair from its
+// first band only, for the same reason). Members are compared exactly.
+std::vector<Group> DistinctGroups(const std::vector<KeyedDocument>& records) {
+  std::vector<Group> groups;
+  std::unordered_multimap<uint64_t, size_t> seen;  // members' hash -> index in groups
+  std::vector<uint64_t> members;
+  for (size_t begin = 0, end = 0; begin < records.size(); begin = end) {
+    while (end < records.size() && records[end].band == records[begin].band &&
+           records[end].key == records[begin].key) {
+      ++end;
+    }
+    if (end - begin < 2) continue;
+    members = MembersOf(records, {begin, end});
+    const uint64_t hash = MembersHash(members);
+    bool repeated = false;
+    for (auto [it, last] = seen.equal_range(hash); it != last && !repeated; ++it) {
+      repeated = MembersOf(records, groups[it->second]) == members;
+    }
+    if (repeated) continue;
+    seen.emplace(hash, groups.size());
+    groups.push_back({begin, end});
+  }
+  return groups;
+}
+
+// Groups at least this large are shared by all ranks (their member lists
+// go to every rank: 8 bytes a member, against the 16 bytes of each of the
+// group's size^2 / 2 candidate pairs).
+constexpr size_t kSharedGroupSize = 16;
+
+// Collective. Takes the large groups out of *groups and returns the
+// distinct member lists of every rank's large groups, the same lists in the
+// same order on every rank. A clique of many copies of one text is a group
+// in every band, held by the owners of its band keys; shared, it is
+// expanded once for the whole job, each rank taking a share of its rows
+// (ExpandGroups), instead of once by every owner, whole.
+Result<std::vector<std::vector<uint64_t>>> ShareLargeGroups(
+    Comm& comm, const std::vector<KeyedDocument>& records, std::vector<Group>* groups) {
+  std::vector<std::vector<uint64_t>> distinct;
+  if (comm.size() == 1) return distinct;
+  std::string mine;
+  ByteWriter writer(&mine);
+  std::erase_if(*groups, [&](const Group& group) {
+    if (group.end - group.begin < kSharedGroupSize) return false;
+    writer.PutVector(MembersOf(records, group));
+    return true;
+  });
+  std::vector<std::string> send(static_cast<size_t>(comm.size()), mine);
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  std::unordered_multimap<uint64_t, size_t> seen;  // members' hash -> index in distinct
+  Status status;
+  for (size_t r = 0; r < received.size() && status.ok(); ++r) {
+    ByteReader reader(received[r]);
+    while (!reader.done() && status.ok()) {
+      std::vector<uint64_t> members;
+      status = reader.GetVector(&members);
+      if (!status.ok()) break;
+      const uint64_t hash = MembersHash(members);
+      bool repeated = false;
+      for (auto [it, last] = seen.equal_range(hash); it != last && !repeated; ++it) {
+        repeated = distinct[it->second] == members;
+      }
+      if (repeated) continue;
+      seen.emplace(hash, distinct.size());
+      distinct.push_back(std::move(members));
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  return distinct;
+}
+
+// Where a candidate is verified: the owner of one of its two documents,
+// the first or the second by a hash of the pair, so that the pairs of a
+// clique of copies spread over the owners of its members (sent to the
+// first document's owner, they would pile up on the early ranks: with two
+// ranks, 3/4 of a clique spread evenly over the corpus on rank 0).
+int VerifierOf(const CandidatePair& pair, const DocumentLayout& layout) {
+  uint64_t x = pair.a * 0x9e3779b97f4a7c15ULL ^ pair.b;
+  x ^= x >> 31;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 29;
+  return layout.OwnerOf((x & 1) != 0 ? pair.a : pair.b);
+}
+
+// The candidate pairs of this rank's groups and of its share of the shared
+// ones (the rows x = rank, rank + N, ... of each), per verifying rank
+// (VerifierOf): each group is a clique of candidates.
+std::vector<std::vector<CandidatePair>> ExpandGroups(
+    const std::vector<KeyedDocument>& records, const std::vector<Group>& groups,
+    const std::vector<std::vector<uint64_t>>& shared, const DocumentLayout& layout, int rank,
+    int ranks) {
+  std::vector<std::vector<CandidatePair>> found(static_cast<size_t>(ranks));
+  auto add = [&](uint64_t a, uint64_t b) {
+    const CandidatePair pair{a, b};
+    found[static_cast<size_t>(VerifierOf(pair, layout))].push_back(pair);
+  };
+  for (const Group& group : groups) {
+    for (size_t x = group.begin; x < group.end; ++x) {
+      for (size_t y = x + 1; y < group.end; ++y) add(records[x].doc, records[y].doc);
+    }
+  }
+  for (const std::vector<uint64_t>& members : shared) {
+    for (size_t x = static_cast<size_t>(rank); x < members.size();
+         x += static_cast<size_t>(ranks)) {
+      for (size_t y = x + 1; y < members.size(); ++y) add(members[x], members[y]);
+    }
+  }
+  return found;
 }
 
 // One band round: keys of bands [bands.begin, bands.end) shuffled to their
@@ -44,50 +249,38 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         std::vector<CandidatePair>* mine, DistributedPairsStats* stats) {
   const int ranks = comm.size();
   std::vector<std::string> outgoing(static_cast<size_t>(ranks));
+  const uint64_t num_bands = bands.end - bands.begin;
+  for (std::string& message : outgoing) {
+    message.reserve(local.size() * num_bands * kKeyRecordBytes / static_cast<size_t>(ranks) * 9 /
+                    8);
+  }
   std::vector<uint64_t> keys;
   for (size_t i = 0; i < local.size(); ++i) {
     NEARDUP_RETURN_IF_ERROR(ComputeBandKeys(local[i], scheme, bands, &keys));
     for (size_t b = 0; b < keys.size(); ++b) {
       const uint32_t band = static_cast<uint32_t>(bands.begin + b);
-      ByteWriter writer(&outgoing[static_cast<size_t>(KeyOwner(band, keys[b], ranks))]);
-      writer.Put(band);
-      writer.Put(keys[b]);
-      writer.Put<uint64_t>(first_document + i);
+      char record[kKeyRecordBytes];
+      std::memcpy(record, &band, 4);
+      std::memcpy(record + 4, &keys[b], 8);
+      const uint64_t doc = first_document + i;
+      std::memcpy(record + 12, &doc, 8);
+      outgoing[static_cast<size_t>(KeyOwner(band, keys[b], ranks))].append(record, kKeyRecordBytes);
     }
   }
   for (const std::string& message : outgoing) stats->key_bytes += message.size();
   std::vector<std::string> incoming;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(outgoing, &incoming));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
   outgoing.assign(static_cast<size_t>(ranks), std::string());
 
-  std::vector<KeyedDocument> records;
-  for (const std::string& message : incoming) {
-    ByteReader reader(message);
-    while (!reader.done()) {
-      KeyedDocument record;
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.band));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.key));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.doc));
-      records.push_back(record);
-    }
-  }
+  Result<std::vector<KeyedDocument>> sorted = SortRecords(incoming, bands);
   incoming.clear();
-  std::sort(records.begin(), records.end());
-  // Each group of equal (band, key) is a clique of candidates; a pair goes
-  // to the owner of its first (smaller) document. Pairs found in several
-  // bands of this rank are sent once (a large group, such as many copies of
-  // one text, repeats its whole clique in every band).
-  std::vector<std::vector<CandidatePair>> found(static_cast<size_t>(ranks));
-  for (size_t begin = 0, end = 0; begin < records.size(); begin = end) {
-    while (end < records.size() && records[end].band == records[begin].band &&
-           records[end].key == records[begin].key) {
-      ++end;
-    }
-    for (size_t x = begin; x < end; ++x) {
-      std::vector<CandidatePair>& to = found[static_cast<size_t>(layout.OwnerOf(records[x].doc))];
-      for (size_t y = x + 1; y < end; ++y) to.push_back({records[x].doc, records[y].doc});
-    }
-  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(sorted.status()));
+  std::vector<KeyedDocument> records = *std::move(sorted);
+  std::vector<Group> groups = DistinctGroups(records);
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<std::vector<uint64_t>> shared,
+                           ShareLargeGroups(comm, records, &groups));
+  std::vector<std::vector<CandidatePair>> found =
+      ExpandGroups(records, groups, shared, layout, comm.rank(), ranks);
   records = {};
   for (size_t r = 0; r < found.size(); ++r) {
     SortUnique(&found[r]);
@@ -99,7 +292,7 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
     found[r] = {};
   }
   for (const std::string& message : outgoing) stats->candidate_bytes += message.size();
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(outgoing, &incoming));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
   for (const std::string& message : incoming) {
     ByteReader reader(message);
     while (!reader.done()) {
@@ -130,8 +323,10 @@ Status GetSketch(ByteReader* reader, bool with_chunks, Fingerprint* fingerprint)
   return Status::Ok();
 }
 
-// Rank 0 receives every rank's pairs (each sorted) and sorts them together.
-Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, const std::vector<SimilarPair>& pairs) {
+// Rank 0 receives every rank's pairs (each sorted) and merges them.
+Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, std::vector<SimilarPair> pairs) {
+  // One rank: its list, sorted, is the result (no encoding round trip).
+  if (comm.size() == 1) return pairs;
   std::string message;
   ByteWriter writer(&message);
   for (const SimilarPair& pair : pairs) {
@@ -140,7 +335,7 @@ Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, const std::vector<Simil
     writer.Put(pair.similarity);
     writer.Put<int32_t>(pair.distance);
   }
-  std::vector<std::vector<SimilarPair>> lists(1);
+  std::vector<SimilarPair> all;
   // A record may straddle two pieces of the gather: keep the tail.
   std::string pending;
   NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(message, [&](std::string_view piece) -> Status {
@@ -156,13 +351,33 @@ Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, const std::vector<Simil
       NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.similarity));
       NEARDUP_RETURN_IF_ERROR(reader.Get(&distance));
       pair.distance = distance;
-      lists[0].push_back(pair);
+      all.push_back(pair);
     }
     pending.erase(0, whole);
     return Status::Ok();
   }));
   if (comm.rank() != 0) return std::vector<SimilarPair>{};
-  return MergePairs(lists);
+  // Each rank's list is sorted: merge the runs rather than sort them all.
+  const auto before = [](const SimilarPair& x, const SimilarPair& y) {
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+  };
+  std::vector<size_t> runs{0};
+  for (size_t i = 1; i < all.size(); ++i) {
+    if (before(all[i], all[i - 1])) runs.push_back(i);
+  }
+  runs.push_back(all.size());
+  while (runs.size() > 2) {
+    std::vector<size_t> merged{0};
+    for (size_t r = 0; r + 2 < runs.size(); r += 2) {
+      std::inplace_merge(all.begin() + static_cast<ptrdiff_t>(runs[r]),
+                         all.begin() + static_cast<ptrdiff_t>(runs[r + 1]),
+                         all.begin() + static_cast<ptrdiff_t>(runs[r + 2]), before);
+      merged.push_back(runs[r + 2]);
+    }
+    if (runs.size() % 2 == 0) merged.push_back(runs.back());
+    runs = std::move(merged);
+  }
+  return all;
 }
 
 Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& layout,
@@ -181,6 +396,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
       std::clamp<uint64_t>(memory_bytes / per_band, 1, std::max<uint64_t>(1, scheme.num_parts));
   std::vector<CandidatePair> mine;
   Status status;
+  StageTimer timer;
   for (uint64_t begin = 0; begin < scheme.num_parts; begin += bands_per_round) {
     const PartRange bands{begin, std::min(scheme.num_parts, begin + bands_per_round)};
     status = comm.AgreeOnStatus(
@@ -189,20 +405,23 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
     ++stats->band_rounds;
   }
   report->candidates += mine.size();
+  stats->stages.emplace_back("band keys", timer.Lap());
 
-  // The second documents this rank does not hold, from their owners. Every
-  // b > a >= first_document, so they all come after this rank's documents.
+  // The documents of the candidates this rank does not hold, from their
+  // owners.
   const uint64_t end_of_mine = first_document + local.size();
+  auto is_mine = [&](uint64_t doc) { return doc >= first_document && doc < end_of_mine; };
   std::vector<uint64_t> remote;
   for (const CandidatePair& pair : mine) {
-    if (pair.b >= end_of_mine) remote.push_back(pair.b);
+    if (!is_mine(pair.a)) remote.push_back(pair.a);
+    if (!is_mine(pair.b)) remote.push_back(pair.b);
   }
   std::sort(remote.begin(), remote.end());
   remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
   std::vector<std::string> requests(static_cast<size_t>(ranks));
   for (uint64_t doc : remote) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
   std::vector<std::string> asked;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(requests, &asked));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
   std::vector<std::string> replies(static_cast<size_t>(ranks));
   Status local_status;
   for (size_t r = 0; r < asked.size() && local_status.ok(); ++r) {
@@ -221,28 +440,39 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   std::vector<std::string> sketches;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(replies, &sketches));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &sketches));
   replies.clear();
 
-  // The verification set: this rank's documents, then the fetched ones in
-  // document order, so local numbers keep the global order (a < b holds).
+  // The verification set in document order, so that local numbers keep
+  // the global order (a < b holds): the fetched documents before this
+  // rank's, this rank's, the fetched ones after. The replies come in rank
+  // order, each in the order asked: document order.
   const size_t num_mine = local.size();
-  local.resize(num_mine + remote.size());
-  size_t next = num_mine;
+  const size_t num_before = static_cast<size_t>(
+      std::lower_bound(remote.begin(), remote.end(), first_document) - remote.begin());
+  std::vector<Fingerprint> verifying(num_mine + remote.size());
+  std::move(local.begin(), local.end(), verifying.begin() + static_cast<ptrdiff_t>(num_before));
+  local = {};
+  size_t next = 0;
   for (const std::string& message : sketches) {
     ByteReader reader(message);
-    while (!reader.done() && local_status.ok()) {
-      local_status = GetSketch(&reader, options.verify_exact, &local[next++]);
+    while (!reader.done() && local_status.ok() && next < remote.size()) {
+      const size_t at = next < num_before ? next : next + num_mine;
+      local_status = GetSketch(&reader, options.verify_exact, &verifying[at]);
+      ++next;
     }
   }
-  if (local_status.ok() && next != local.size()) {
-    local_status = InternalError("fetched " + std::to_string(next - num_mine) + " sketches of " +
+  if (local_status.ok() && next != remote.size()) {
+    local_status = InternalError("fetched " + std::to_string(next) + " sketches of " +
                                  std::to_string(remote.size()));
   }
+  sketches.clear();
+  stats->stages.emplace_back("sketches", timer.Lap());
   auto local_number = [&](uint64_t doc) -> uint64_t {
-    if (doc < end_of_mine) return doc - first_document;
-    return num_mine + static_cast<uint64_t>(std::lower_bound(remote.begin(), remote.end(), doc) -
-                                            remote.begin());
+    if (is_mine(doc)) return num_before + (doc - first_document);
+    const uint64_t index =
+        static_cast<uint64_t>(std::lower_bound(remote.begin(), remote.end(), doc) - remote.begin());
+    return index < num_before ? index : index + num_mine;
   };
   std::vector<SimilarPair> pairs;
   if (local_status.ok()) {
@@ -252,7 +482,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
       candidates.push_back({local_number(pair.a), local_number(pair.b)});
     }
     Result<std::vector<SimilarPair>> verified =
-        VerifyCandidates(local, scheme, options, candidates, report);
+        VerifyCandidates(verifying, scheme, options, candidates, report);
     if (verified.ok()) {
       pairs = *std::move(verified);
       // Back to global numbers: the verified pairs keep the candidates' order.
@@ -267,7 +497,10 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
-  return GatherPairs(comm, pairs);
+  stats->stages.emplace_back("verify", timer.Lap());
+  Result<std::vector<SimilarPair>> gathered = GatherPairs(comm, std::move(pairs));
+  stats->stages.emplace_back("gather pairs", timer.Lap());
+  return gathered;
 }
 
 Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& layout,
@@ -322,7 +555,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return GatherPairs(comm, pairs);
+  return GatherPairs(comm, std::move(pairs));
 }
 
 }  // namespace

@@ -24,12 +24,14 @@
 #define NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "mpi_comm.h"
 #include "neardup/clustering.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicate_stages.h"
+#include "neardup/stage_time.h"
 #include "neardup/status.h"
 
 namespace neardup::mpi {
@@ -51,6 +53,8 @@ struct DistributedPairsStats {
   uint64_t key_bytes = 0;     // band keys this rank sent
   uint64_t sketch_bytes = 0;  // sketches this rank sent for verification
   uint64_t candidate_bytes = 0;
+  // This rank's time in each stage, in order (for --profile).
+  std::vector<std::pair<const char*, StageTime>> stages;
 };
 
 // Collective. `local` are this rank's documents (moved from: they become

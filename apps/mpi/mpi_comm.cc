@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <utility>
 
 namespace neardup::mpi {
 namespace {
@@ -53,10 +54,15 @@ Status Comm::AgreeOnStatus(const Status& local) {
   return Status(static_cast<StatusCode>(code), std::move(message));
 }
 
-Status Comm::Exchange(const std::vector<std::string>& send, std::vector<std::string>* received) {
+Status Comm::Exchange(std::vector<std::string> send, std::vector<std::string>* received) {
   const size_t n = static_cast<size_t>(size_);
   if (send.size() != n) return InternalError("Exchange needs one message per rank");
   received->assign(n, std::string());
+  // This rank's message to itself is moved, not sent: with one rank an
+  // exchange copies nothing, with N it saves 1/N of the traffic and copies.
+  const size_t me = static_cast<size_t>(rank_);
+  (*received)[me] = std::move(send[me]);
+  send[me].clear();
   const uint64_t per_destination = round_bytes_ / n;
   uint64_t local_rounds = 0;
   for (const std::string& message : send) {

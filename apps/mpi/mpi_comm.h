@@ -104,8 +104,10 @@ class Comm {
   Status AgreeOnStatus(const Status& local);
 
   // Collective. send[r] goes to rank r; (*received)[r] is what rank r sent
-  // here. In rounds (see above).
-  Status Exchange(const std::vector<std::string>& send, std::vector<std::string>* received);
+  // here. In rounds (see above); the message to this rank itself is moved
+  // (pass `send` with std::move to avoid a copy). Rounds and bytes_sent()
+  // count what went between ranks.
+  Status Exchange(std::vector<std::string> send, std::vector<std::string>* received);
 
   // Collective. Hands `local` of every rank, in rank order, to `sink` on
   // rank 0 (other ranks' sink is not called), in pieces of at most one

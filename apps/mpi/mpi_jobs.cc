@@ -16,7 +16,9 @@
 #include "mpi_comm.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/format/wire_format.h"
+#include "neardup/stage_time.h"
 #include "output.h"
+#include "parallel_output.h"
 
 namespace neardup::mpi {
 namespace {
@@ -26,6 +28,47 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
+
+// --profile: each rank's time in each stage (wall and CPU: a rank waiting
+// for its peers in a collective may spin, which shows as CPU), one line per
+// rank on rank 0's stderr. On one machine shared by the ranks the CPU times
+// are the steadier figures.
+class RankProfile {
+ public:
+  void Lap(const char* stage) { stages_.emplace_back(stage, timer_.Lap()); }
+  void Add(const std::vector<std::pair<const char*, StageTime>>& stages) {
+    stages_.insert(stages_.end(), stages.begin(), stages.end());
+    timer_.Restart();
+  }
+  // Collective.
+  void Print(Comm& comm, bool enabled) {
+    if (!enabled) return;
+    std::string line =
+        "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu s):";
+    StageTime total;
+    char buffer[96];
+    for (const auto& [name, time] : stages_) {
+      std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f,", name, time.wall_seconds,
+                    time.cpu_seconds);
+      line += buffer;
+      total += time;
+    }
+    std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f; peak RSS %.1f MB\n",
+                  total.wall_seconds, total.cpu_seconds,
+                  static_cast<double>(PeakResidentBytes()) / 1e6);
+    line += buffer;
+    comm.GatherToRoot(line,
+                      [](std::string_view piece) {
+                        std::fwrite(piece.data(), 1, piece.size(), stderr);
+                        return Status::Ok();
+                      })
+        .IgnoreError();
+  }
+
+ private:
+  StageTimer timer_;
+  std::vector<std::pair<const char*, StageTime>> stages_;
+};
 
 // Rank 0's output file (none elsewhere), opened as the single-process
 // command opens it. Collective.
@@ -55,7 +98,7 @@ Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layo
     for (uint64_t doc : docs) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
   }
   std::vector<std::string> asked;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(requests, &asked));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
   const uint64_t first = layout.first[static_cast<size_t>(comm.rank())];
   std::vector<std::string> replies(static_cast<size_t>(comm.size()));
   Status status;
@@ -74,7 +117,7 @@ Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layo
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
   std::vector<std::string> answers;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(replies, &answers));
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &answers));
   std::vector<std::string> ids;
   for (const std::string& answer : answers) {
     ByteReader reader(answer);
@@ -120,7 +163,7 @@ Result<IdTable> FetchIdTable(Comm& comm, const DocumentLayout& layout,
 Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
                                 const DocumentLayout& layout, const FingerprintedCorpus& corpus,
                                 const std::vector<SimilarPair>& pairs, cli::OutputFile* output,
-                                std::string* summary) {
+                                std::string* summary, RankProfile* profile) {
   const bool root = comm.rank() == 0;
   if (job.kind == cli::NearDuplicateOutput::kPairs) {
     std::vector<uint64_t> docs;
@@ -153,6 +196,7 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  profile->Lap("cluster");
   const uint64_t n = layout.total;
 
   if (job.kind == cli::NearDuplicateOutput::kClusters) {
@@ -209,6 +253,7 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
   }
   pending = {};
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  profile->Lap("keep");
   uint64_t kept = 0;
   for (bool k : keep) kept += k;
   *summary =
@@ -218,15 +263,15 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
   for (bool jsonl : corpus.is_jsonl) not_jsonl += !jsonl;
   const bool all_jsonl = n > 0 && comm.Sum(not_jsonl) == 0;
   if (all_jsonl) {
-    // Each rank writes its kept records verbatim; rank 0 concatenates them
-    // in rank order, which is input order.
+    // Each rank writes its kept records verbatim, its part of the output
+    // in rank order, which is input order (WriteParts).
     std::vector<std::string> slices(static_cast<size_t>(comm.size()));
     for (int r = 0; root && r < comm.size(); ++r) {
       std::string& slice = slices[static_cast<size_t>(r)];
       for (uint64_t i = 0; i < layout.count[r]; ++i) slice.push_back(keep[layout.first[r] + i]);
     }
     std::vector<std::string> received;
-    NEARDUP_RETURN_IF_ERROR(comm.Exchange(slices, &received));
+    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(slices), &received));
     const std::string& mine = received[0];
     if (mine.size() != corpus.raw_records.size()) {
       status = InternalError("received " + std::to_string(mine.size()) + " keep flags for " +
@@ -239,7 +284,7 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
       text += corpus.raw_records[i];
       text += '\n';
     }
-    return comm.GatherToRoot(text, [&](std::string_view piece) { return output->Write(piece); });
+    return WriteParts(comm, output, text);
   }
   // One decision line per document (inputs that are not all JSONL: files,
   // so few enough for rank 0 to hold every id).
@@ -354,8 +399,7 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   }
   status = comm.AgreeOnStatus(status);
   if (status.ok()) {
-    status =
-        comm.GatherToRoot(text, [&](std::string_view piece) { return (*output)->Write(piece); });
+    status = WriteParts(comm, comm.rank() == 0 ? &**output : nullptr, text);
   }
   text = {};
   const uint64_t skipped = comm.Sum(skips.count());
@@ -409,6 +453,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
 
   FingerprintedCorpus corpus;
   FingerprintPipelineStats stats;
+  RankProfile profile;
   for (const SharePiece& piece : prepared->pieces) {
     Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, dedup);
     status = reader.status();
@@ -419,6 +464,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   status = comm.AgreeOnStatus(status);
   if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
+  profile.Lap("fingerprint");
 
   const DocumentLayout layout = DocumentLayout::FromCounts(comm.AllGather(corpus.ids.size()));
   uint64_t empty = 0;
@@ -434,6 +480,11 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
                            flags.memory_mb << 20, &report, &shuffle);
   corpus.fingerprints = {};
   if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
+  if (shuffle.stages.empty()) {
+    profile.Lap("pairs");
+  } else {
+    profile.Add(shuffle.stages);
+  }
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
   report.pairs = pairs->size();
@@ -446,12 +497,14 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
 
   std::string summary;
   cli::OutputFile* out = comm.rank() == 0 ? &**output : nullptr;
-  status = WriteNearDuplicateOutput(comm, job, layout, corpus, *pairs, out, &summary);
+  status = WriteNearDuplicateOutput(comm, job, layout, corpus, *pairs, out, &summary, &profile);
   const uint64_t skipped = comm.Sum(skips.count());
   Status closed;
   if (comm.rank() == 0) closed = out->Finish(status.ok() && !(job.run.strict && skipped > 0));
   closed = comm.AgreeOnStatus(closed);
   if (status.ok()) status = closed;
+  profile.Lap("output");
+  profile.Print(comm, job.profile);
   const uint64_t key_bytes = comm.Sum(shuffle.key_bytes);
   const uint64_t sketch_bytes = comm.Sum(shuffle.sketch_bytes);
   const uint64_t candidate_bytes = comm.Sum(shuffle.candidate_bytes);

@@ -59,6 +59,11 @@ def main():
         for i in range(40):
             text = edited(rng.choice(docs), 0.03) if i % 2 else new_text()
             small.write(json.dumps({"id": "small-%d" % i, "text": text}) + "\n")
+        # A clique of exact copies, larger than neardup-mpi's shared-group
+        # size (16): expanded by all ranks, a share of its rows each.
+        text = new_text()
+        for i in range(24):
+            small.write(json.dumps({"id": "copy-%d" % i, "text": text}) + "\n")
     open(os.path.join(out, "empty.jsonl"), "w").close()
     for i in range(8):
         text = edited(docs[i * 3], 0.04) if i % 3 == 0 else new_text()

@@ -1,0 +1,39 @@
+// The output of a job written by every rank at once: each rank's part at
+// its own offset of the one output file, which rank 0 then renames into
+// place (issue 15: "ranks write parts and a final rename").
+//
+// The output is rank 0's cli::OutputFile, opened as `neardup` opens it: a
+// hidden temporary beside the target, renamed over it by Finish(true) and
+// removed by Finish(false), so a failed job leaves no file that looks
+// complete. Every rank opens that temporary (no O_CREAT: a rank that does
+// not see it, on a host without the shared file system, cannot create a
+// stray copy), writes its part with pwrite at the exclusive prefix sum of
+// the parts' sizes, and fsyncs and closes it before rank 0 renames it, so
+// the bytes are on the file system (a shared one, NFS or a parallel file
+// system, as well as a local disk) before the file gets its name. Rank 0
+// never receives or copies the other ranks' bytes.
+//
+// Where that cannot be done (standard output, a FIFO or device written in
+// place, a rank that cannot open the temporary) the parts go through rank 0
+// in rank order instead (Comm::GatherToRoot): the same bytes, slower.
+#ifndef NEARDUP_APPS_MPI_PARALLEL_OUTPUT_H_
+#define NEARDUP_APPS_MPI_PARALLEL_OUTPUT_H_
+
+#include <string_view>
+
+#include "mpi_comm.h"
+#include "neardup/status.h"
+#include "output.h"
+
+namespace neardup::mpi {
+
+// Collective. Writes every rank's `part`, in rank order, as the content of
+// `output` (rank 0's; ignored elsewhere). REQUIRES: nothing was written to
+// `output` before. *in_parts (when given) says whether the ranks wrote
+// their parts themselves. A write error on any rank is every rank's error.
+Status WriteParts(Comm& comm, cli::OutputFile* output, std::string_view part,
+                  bool* in_parts = nullptr);
+
+}  // namespace neardup::mpi
+
+#endif  // NEARDUP_APPS_MPI_PARALLEL_OUTPUT_H_
