@@ -207,13 +207,13 @@ int SendPairsOrClusters(const NearDuplicateJob& flags, Report report_kind,
       for (const SimilarPair& pair : pairs) {
         records.push_back({corpus.ids[pair.a], corpus.ids[pair.b], pair.similarity, pair.distance});
       }
-      return sink.ReplacePairs(records);
+      return sink.UpdatePairs(records);
     }
     std::vector<ClusterRecord> records;
     for (uint64_t number = 0; number < members.size(); ++number) {
       for (uint64_t member : members[number]) records.push_back({number, corpus.ids[member]});
     }
-    return sink.ReplaceClusters(records);
+    return sink.UpdateClusters(records);
   });
 }
 
