@@ -74,6 +74,10 @@ class ServedCollection {
   // occurs twice, the last one counts (Collection::Commit).
   Result<CommitResult> Add(std::span<const CollectionInput> documents);
 
+  // The current reader view (one commit), pinned while the caller holds it:
+  // for readers of the whole collection (the /ui/ report pages).
+  std::shared_ptr<const Collection> ReaderView() const { return View(); }
+
   Result<CollectionStats> Stats() const;
   const std::string& recipe_id() const;
   const std::string& dir() const;
