@@ -399,8 +399,14 @@ Result<SinkStats> PostgresSink::UpdateGroups(const GroupedTable& table, const Ro
           },
           nullptr, bulk));
     }
-    if (bulk) NEARDUP_RETURN_IF_ERROR(Exec(table.create_indexes).status());
-    return Status::Ok();
+    if (!bulk) return Status::Ok();
+    NEARDUP_RETURN_IF_ERROR(Exec(table.create_indexes).status());
+    // Statistics now rather than when autovacuum gets to it: without them
+    // the next run's DELETE of a few groups guesses a few hundred distinct
+    // keys and scans the whole table (measured: 155 s instead of seconds
+    // for 1% of 1M top-100 lists).
+    const std::string analyze = std::string("ANALYZE ") + table.table + ", " + table.lists;
+    return Exec(analyze.c_str()).status();
   });
 }
 
