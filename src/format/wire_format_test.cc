@@ -40,7 +40,8 @@ TEST(WireFormatTest, SimilarityRowsAsJsonAndCsv) {
             "\"quote\"\"d\",\"line\nbreak\",0,0.125\n");
 }
 
-TEST(WireFormatTest, QueryResultWithPassagesOnlyForTheFirstMatches) {
+// A query result of 7 chunks: doc-1 and doc-2 (0.5, 0.75), two passages each.
+QueryResult TwoMatches() {
   QueryResult result;
   result.num_chunks = 7;
   QueryMatch first;
@@ -51,6 +52,11 @@ TEST(WireFormatTest, QueryResultWithPassagesOnlyForTheFirstMatches) {
   QueryMatch second = first;
   second.id = "doc-2";
   result.matches = {first, second};
+  return result;
+}
+
+TEST(WireFormatTest, QueryResultWithPassagesOnlyForTheFirstMatches) {
+  const QueryResult result = TwoMatches();
   std::string out;
   AppendQueryResultLine(&out, "q", result, 1);
   EXPECT_EQ(out,
@@ -120,16 +126,7 @@ TEST(WireFormatTest, TablesOfPairsClustersSimilarityAndQueries) {
             "a\tb\ta_in_b\tb_in_a\n"
             "a\tb\t1\t0.25\n");
 
-  QueryResult result;
-  result.num_chunks = 7;
-  QueryMatch match;
-  match.id = "doc-1";
-  match.a_in_b = 0.5;
-  match.b_in_a = 0.75;
-  match.passages = {Passage{0, 10, 20, 30, 2}, Passage{40, 50, 60, 70, 1}};
-  QueryMatch second = match;
-  second.id = "doc-2";
-  result.matches = {match, second};
+  const QueryResult result = TwoMatches();
   std::string query;
   AppendQueryTableHeader(&query, TableFormat::kCsv);
   AppendQueryTableRows(&query, "q", result, 1, TableFormat::kCsv);
