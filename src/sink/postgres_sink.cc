@@ -401,10 +401,11 @@ Result<SinkStats> PostgresSink::UpdateGroups(const GroupedTable& table, const Ro
     }
     if (!bulk) return Status::Ok();
     NEARDUP_RETURN_IF_ERROR(Exec(table.create_indexes).status());
-    // Statistics now rather than when autovacuum gets to it: without them
-    // the next run's DELETE of a few groups guesses a few hundred distinct
-    // keys and scans the whole table (measured: 155 s instead of seconds
-    // for 1% of 1M top-100 lists).
+    // Statistics now rather than when autovacuum gets to it, so that the
+    // next run's DELETE of a few groups is planned with the real number of
+    // distinct keys (without them the planner guesses 200). Measured at 1M
+    // top-100 lists, the next 1% update took 121 s with it and 155 s
+    // without, at a high machine load (docs/BENCHMARKS.md).
     const std::string analyze = std::string("ANALYZE ") + table.table + ", " + table.lists;
     return Exec(analyze.c_str()).status();
   });
