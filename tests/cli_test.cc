@@ -389,3 +389,110 @@ TEST_F(CliTest, BinaryFormatHoldsTheJsonFingerprints) {
 }
 
 }  // namespace
+
+namespace {
+
+// A field of one of our JSON lines (ids of the example corpus hold no
+// quotes or commas): a string's characters or a number's text; "" when
+// absent.
+std::string JsonField(const std::string& line, const std::string& key, size_t from = 0) {
+  size_t at = line.find("\"" + key + "\":", from);
+  if (at == std::string::npos) return "";
+  at += key.size() + 3;
+  if (line[at] == '"') return line.substr(at + 1, line.find('"', at + 1) - at - 1);
+  return line.substr(at, line.find_first_of(",}]", at) - at);
+}
+
+std::string Row(const std::vector<std::string>& fields, const std::string& separator) {
+  std::string row;
+  for (size_t i = 0; i < fields.size(); ++i) row += (i > 0 ? separator : "") + fields[i];
+  return row + "\n";
+}
+
+// --format csv|tsv of pairs, clusters, similar and query: the records of the
+// JSON lines, one row each (a cluster: a row per member; a query: a row per
+// match), after a header line.
+TEST_F(CliTest, TablesHoldTheRecordsOfTheJsonLines) {
+  const std::string archive = (dir_ / "archive").string();
+  ASSERT_EQ(Neardup("index create " + archive).exit_code, 0);
+  ASSERT_EQ(Neardup("index add -q " + archive + " " + Example()).exit_code, 0);
+  for (const std::string format : {"csv", "tsv"}) {
+    SCOPED_TRACE(format);
+    const std::string sep = format == "csv" ? "," : "\t";
+    for (const std::string method : {"minhash", "simhash"}) {
+      const std::string args = "pairs -q --method " + method +
+                               (method == "minhash" ? " --threshold 0.5 " : " --max-distance 12 ") +
+                               Example();
+      CommandResult json = Neardup(args), table = Neardup(args + " --format " + format);
+      ASSERT_EQ(table.exit_code, 0) << table.err;
+      std::string expected = Row({"a", "b", "similarity", "distance"}, sep);
+      for (const std::string& line : Lines(json.out)) {
+        expected += Row({JsonField(line, "a"), JsonField(line, "b"), JsonField(line, "similarity"),
+                         JsonField(line, "distance")},
+                        sep);
+      }
+      EXPECT_GT(Lines(expected).size(), 2u);
+      EXPECT_EQ(table.out, expected) << method;
+    }
+
+    CommandResult clusters = Neardup("clusters -q --threshold 0.5 " + Example());
+    CommandResult cluster_table =
+        Neardup("clusters -q --threshold 0.5 --format " + format + " " + Example());
+    std::string expected = Row({"cluster", "id"}, sep);
+    for (const std::string& line : Lines(clusters.out)) {
+      const std::string ids = line.substr(line.find('[') + 1, line.find(']') - line.find('[') - 1);
+      for (size_t at = 0; at < ids.size(); at = ids.find(',', at) + 1) {
+        const size_t end = ids.find('"', at + 1);
+        expected += Row({JsonField(line, "cluster"), ids.substr(at + 1, end - at - 1)}, sep);
+        if (ids.find(',', at) == std::string::npos) break;
+      }
+    }
+    EXPECT_GT(Lines(expected).size(), 3u);
+    EXPECT_EQ(cluster_table.out, expected);
+
+    CommandResult similar = Neardup("similar -q " + archive);
+    CommandResult similar_table = Neardup("similar -q --format " + format + " " + archive);
+    expected = Row({"a", "b", "a_in_b", "b_in_a"}, sep);
+    for (const std::string& line : Lines(similar.out)) {
+      expected += Row({JsonField(line, "a"), JsonField(line, "b"), JsonField(line, "a_in_b"),
+                       JsonField(line, "b_in_a")},
+                      sep);
+    }
+    EXPECT_EQ(similar_table.out, expected);
+
+    CommandResult query = Neardup("query -q --passages 1 " + archive + " " + Example());
+    CommandResult query_table =
+        Neardup("query -q --passages 1 --format " + format + " " + archive + " " + Example());
+    ASSERT_EQ(query_table.exit_code, 0) << query_table.err;
+    expected = Row({"query", "chunks", "b", "a_in_b", "b_in_a", "passages"}, sep);
+    for (const std::string& line : Lines(query.out)) {
+      const std::string id = JsonField(line, "query"), chunks = JsonField(line, "chunks");
+      size_t at = line.find("{\"b\":");
+      if (at == std::string::npos) expected += Row({id, chunks, "", "", "", ""}, sep);
+      for (bool first = true; at != std::string::npos; first = false) {
+        const size_t next = line.find("{\"b\":", at + 1);
+        const std::string match = line.substr(at, next == std::string::npos ? next : next - at);
+        std::string passages;
+        for (size_t p = match.find("{\"query\":["); first && p != std::string::npos;
+             p = match.find("{\"query\":[", p + 1)) {
+          unsigned qb, qe, mb, me;
+          ASSERT_EQ(std::sscanf(match.c_str() + p, "{\"query\":[%u,%u],\"match\":[%u,%u]}", &qb,
+                                &qe, &mb, &me),
+                    4);
+          passages += (passages.empty() ? "" : " ") + std::to_string(qb) + "-" +
+                      std::to_string(qe) + ":" + std::to_string(mb) + "-" + std::to_string(me);
+        }
+        expected += Row({id, chunks, JsonField(match, "b"), JsonField(match, "a_in_b"),
+                         JsonField(match, "b_in_a"), passages},
+                        sep);
+        at = next;
+      }
+    }
+    EXPECT_THAT(expected, HasSubstr(":"));  // some passages were compared
+    EXPECT_EQ(query_table.out, expected);
+  }
+  // Dedup writes the corpus: it has no --format.
+  EXPECT_EQ(Neardup("dedup -q --format csv " + Example()).exit_code, 2);
+}
+
+}  // namespace

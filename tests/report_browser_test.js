@@ -6,7 +6,8 @@
 // lines, the plots and tables render, no hostile text ran, the pair view
 // highlights the planted passage on both sides at its offsets and links
 // them, the word comparison marks the changed words, search filters rows,
-// sorting sorts, and nothing was logged as an error. Saves screenshots in
+// sorting sorts, and nothing was logged as an error; then the same
+// collection served live by `neardup serve` at /ui/ shows the same. Saves screenshots in
 // the work directory (under the build tree, never committed).
 //
 // usage: node report_browser_test.js NEARDUP_BINARY WORK_DIR
@@ -65,6 +66,7 @@ const pairs = lines(pairsFile);
 const clusters = lines(clustersFile);
 
 // --- the browser -----------------------------------------------------------
+let server = null;  // `neardup serve`, step 9
 const userDataDir = fs.mkdtempSync(path.join(workDir, 'chromium-profile-'));
 const browser = spawn(chromium, [
   '--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
@@ -305,11 +307,51 @@ async function main() {
   check(shown.marks.filter((t) => t === planted).length === 2, 'the collection pair view highlights the planted passage on both sides', shown.marks);
   await screenshot('report-collection.png');
 
+  // 9. The same collection served live by `neardup serve` at /ui/: the
+  // index links to it, and its page shows the same pairs and passage.
+  let hasServe = true;  // a build without cpp-httplib has no `serve`
+  try { execFileSync(neardup, ['serve', '--help'], { stdio: 'ignore' }); } catch (e) { hasServe = false; }
+  if (!hasServe) {
+    console.log('note: this neardup has no serve command; /ui/ not checked');
+    check(errors.length === 0, 'no console errors or exceptions', errors);
+    return;
+  }
+  const dataDir = path.join(workDir, 'serve-data');
+  server = spawn(neardup, ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir,
+                           '--collection', 'archive=' + archive], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let serverLog = '';
+  const port = await new Promise((resolve, reject) => {
+    server.stderr.on('data', (chunk) => {
+      serverLog += chunk;
+      const match = /listening on 127\.0\.0\.1:(\d+)/.exec(serverLog);
+      if (match) resolve(match[1]);
+    });
+    server.once('exit', () => reject(new Error('neardup serve exited: ' + serverLog)));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const indexLoaded = waitFor((m) => m.sessionId === sessionId && m.method === 'Page.loadEventFired', 'the /ui/ index');
+  await send('Page.navigate', { url: base + '/ui/' }, sessionId);
+  await indexLoaded;
+  const links = await evaluate(`[...document.querySelectorAll('a')].map((a) => a.getAttribute('href'))`);
+  check(links.includes('/ui/collections/archive'), 'the /ui/ index links to the served collection', links);
+  const liveLoaded = waitFor((m) => m.sessionId === sessionId && m.method === 'Page.loadEventFired', 'the live report');
+  await send('Page.navigate', { url: base + '/ui/collections/archive?top=5&min=0.1#pair=1' }, sessionId);
+  await liveLoaded;
+  const live = await evaluate(`({
+      ready: document.body.dataset.ready,
+      pairs: document.querySelector('#summary dd[data-key="pairs"]').textContent,
+      marks: [...document.querySelectorAll('#side-a mark, #side-b mark')].map((m) => m.textContent) })`);
+  check(live.ready === '1', 'the live report ran (served with its CSP header)');
+  check(live.pairs === String(unordered.size), 'live pairs = the unordered pairs of similar', [live.pairs, unordered.size]);
+  check(live.marks.filter((t) => t === planted).length === 2, 'the live pair view highlights the planted passage on both sides', live.marks);
+  await screenshot('report-live.png');
+
   check(errors.length === 0, 'no console errors or exceptions', errors);
 }
 
 // Ends the browser (politely, then not), removes its profile, exits.
 function finish(code) {
+  if (server) server.kill('SIGTERM');
   const exited = new Promise((resolve) => {
     if (browser.exitCode !== null || browser.signalCode !== null) resolve();
     else browser.once('exit', resolve);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common_options.h"
@@ -10,6 +11,7 @@
 #include "neardup/containment_engine.h"
 #include "neardup/format/wire_format.h"
 #include "output.h"
+#include "table_format_option.h"
 
 namespace neardup::cli {
 namespace {
@@ -25,6 +27,7 @@ struct QueryFlags {
   size_t passages = 3;
   bool passages_given = false;
   std::string output = "-";
+  TableFormatFlag format;
 };
 
 int RunQuery(const QueryFlags& flags) {
@@ -56,6 +59,11 @@ int RunQuery(const QueryFlags& flags) {
   Status status;
   Document doc;
   std::string line;
+  const std::optional<format::TableFormat> table = flags.format.table();
+  if (table) {
+    format::AppendQueryTableHeader(&line, *table);
+    status = output->Write(line);
+  }
   while (status.ok()) {
     Result<bool> next = (*reader)->Next(&doc);
     if (!next.ok()) {
@@ -69,7 +77,11 @@ int RunQuery(const QueryFlags& flags) {
       break;
     }
     line.clear();
-    format::AppendQueryResultLine(&line, doc.id, *result, options.passages_top);
+    if (table) {
+      format::AppendQueryTableRows(&line, doc.id, *result, options.passages_top, *table);
+    } else {
+      format::AppendQueryResultLine(&line, doc.id, *result, options.passages_top);
+    }
     status = output->Write(line);
   }
   Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
@@ -106,6 +118,7 @@ void RegisterQueryCommand(CLI::App* app, std::function<int()>* run) {
       ->check(UnsignedIn(0, uint64_t{1} << 32));
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
+  flags->format.Register(command);
   command->callback([flags, run, command] {
     // --preset/--recipe only check that the collection was built with them.
     flags->recipe_given = command->count("--preset") + command->count("--recipe") > 0;

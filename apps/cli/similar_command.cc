@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "open_collection.h"
 #include "output.h"
 #include "sink_option.h"
+#include "table_format_option.h"
 
 namespace neardup::cli {
 namespace {
@@ -22,7 +24,7 @@ struct SimilarFlags {
   std::string dir;
   size_t top = 100;
   double min = 0.1;
-  std::string format = "jsonl";
+  TableFormatFlag format;
   std::string output = "-";
   bool full = false;
   RunFlags run;
@@ -89,17 +91,18 @@ int RunSimilar(const SimilarFlags& flags) {
   Result<OutputFile> output = OutputFile::Open(flags.output);
   if (!output.ok()) return ReportError(output.status());
 
-  const bool csv = flags.format == "csv";
+  const std::optional<format::TableFormat> table = flags.format.table();
   std::string line;
-  if (csv) {
-    format::AppendSimilarityCsvHeader(&line);
+  if (table) {
+    format::AppendSimilarityTableHeader(&line, *table);
     status = output->Write(line);
   }
   for (const SimilarityRow& row : *rows) {
     if (!status.ok()) break;
     line.clear();
-    if (csv) {
-      format::AppendSimilarityCsvLine(&line, ids[row.a], ids[row.b], row.a_in_b, row.b_in_a);
+    if (table) {
+      format::AppendSimilarityTableRow(&line, ids[row.a], ids[row.b], row.a_in_b, row.b_in_a,
+                                       *table);
     } else {
       format::AppendSimilarityLine(&line, ids[row.a], ids[row.b], row.a_in_b, row.b_in_a);
     }
@@ -127,9 +130,7 @@ void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run) {
   command->add_option("--min", flags->min, "Least max(a_in_b, b_in_a) reported")
       ->capture_default_str()
       ->check(RealIn(0.0, 1.0));
-  command->add_option("--format", flags->format, "jsonl or csv")
-      ->check(CLI::IsMember({"jsonl", "csv"}))
-      ->capture_default_str();
+  flags->format.Register(command);
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
   command->add_flag("--full", flags->full, "Recompute everything, not only what changed");

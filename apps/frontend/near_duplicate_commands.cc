@@ -49,7 +49,8 @@ struct NearDuplicateFlags {
   std::string rule = "leader";
   std::string keep = "first";
   std::string output = "-";
-  SinkFlags sink;  // pairs and clusters
+  SinkFlags sink;          // pairs and clusters
+  TableFormatFlag format;  // pairs and clusters
   // Options given on the command line that apply to one method only.
   std::vector<std::string> minhash_only_given;
   std::vector<std::string> simhash_only_given;
@@ -154,12 +155,22 @@ constexpr size_t kPairsPerChunk = size_t{1} << 15;
 constexpr size_t kDocumentsPerChunk = size_t{1} << 14;
 
 Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
-                  OutputFile* out) {
+                  std::optional<format::TableFormat> table, OutputFile* out) {
+  if (table) {
+    std::string header;
+    format::AppendPairTableHeader(&header, *table);
+    NEARDUP_RETURN_IF_ERROR(out->Write(header));
+  }
   return WriteInOrder(
       pairs.size(), kPairsPerChunk,
       [&](size_t begin, size_t end, std::string* text) {
         for (size_t i = begin; i < end; ++i) {
-          format::AppendPairLine(text, corpus.ids[pairs[i].a], corpus.ids[pairs[i].b], pairs[i]);
+          const std::string_view a = corpus.ids[pairs[i].a], b = corpus.ids[pairs[i].b];
+          if (table) {
+            format::AppendPairTableRow(text, a, b, pairs[i], *table);
+          } else {
+            format::AppendPairLine(text, a, b, pairs[i]);
+          }
         }
       },
       out);
@@ -180,7 +191,13 @@ std::vector<std::vector<uint64_t>> ClusterMembers(const std::vector<uint64_t>& c
 }
 
 Status WriteClusters(const FingerprintedCorpus& corpus,
-                     const std::vector<std::vector<uint64_t>>& members, OutputFile* out) {
+                     const std::vector<std::vector<uint64_t>>& members,
+                     std::optional<format::TableFormat> table, OutputFile* out) {
+  if (table) {
+    std::string header;
+    format::AppendClusterTableHeader(&header, *table);
+    NEARDUP_RETURN_IF_ERROR(out->Write(header));
+  }
   return WriteInOrder(
       members.size(), kDocumentsPerChunk / 4,
       [&](size_t begin, size_t end, std::string* text) {
@@ -188,7 +205,11 @@ Status WriteClusters(const FingerprintedCorpus& corpus,
         for (size_t number = begin; number < end; ++number) {
           ids.clear();
           for (uint64_t member : members[number]) ids.push_back(corpus.ids[member]);
-          format::AppendClusterLine(text, number, ids);
+          if (table) {
+            format::AppendClusterTableRows(text, number, ids, *table);
+          } else {
+            format::AppendClusterLine(text, number, ids);
+          }
         }
       },
       out);
@@ -207,13 +228,13 @@ int SendPairsOrClusters(const NearDuplicateJob& flags, Report report_kind,
       for (const SimilarPair& pair : pairs) {
         records.push_back({corpus.ids[pair.a], corpus.ids[pair.b], pair.similarity, pair.distance});
       }
-      return sink.ReplacePairs(records);
+      return sink.UpdatePairs(records);
     }
     std::vector<ClusterRecord> records;
     for (uint64_t number = 0; number < members.size(); ++number) {
       for (uint64_t member : members[number]) records.push_back({number, corpus.ids[member]});
     }
-    return sink.ReplaceClusters(records);
+    return sink.UpdateClusters(records);
   });
 }
 
@@ -295,6 +316,7 @@ Result<NearDuplicateJob> ResolveJob(const NearDuplicateFlags& flags, Report kind
   job.explain = flags.explain;
   job.output = flags.output;
   job.sink = flags.sink;
+  job.format = flags.format;
   job.profile = flags.profile;
   return job;
 }
@@ -351,7 +373,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   uint64_t kept = corpus.ids.size();
   std::vector<std::vector<uint64_t>> members;
   if (report_kind == Report::kPairs) {
-    if (write_lines) status = WritePairs(corpus, *pairs, &*output);
+    if (write_lines) status = WritePairs(corpus, *pairs, flags.format.table(), &*output);
   } else {
     Result<std::vector<uint64_t>> clusters = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
@@ -360,7 +382,9 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     if (report_kind == Report::kClusters) {
       members = ClusterMembers(cluster_of);
       num_clusters = members.size();
-      if (write_lines) status = WriteClusters(corpus, members, &*output);
+      if (write_lines) {
+        status = WriteClusters(corpus, members, flags.format.table(), &*output);
+      }
     } else {
       Result<std::vector<bool>> keep = ChooseKept(cluster_of, corpus.lengths, *keep_rule);
       if (!keep.ok()) return ReportError(keep.status());
@@ -452,6 +476,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
   if (kind != Report::kDedup) flags->sink.Register(command);
+  if (kind != Report::kDedup) flags->format.Register(command);
   if (kind != Report::kPairs) {
     command
         ->add_option("--rule", flags->rule,

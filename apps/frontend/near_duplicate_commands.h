@@ -17,6 +17,7 @@
 #include "neardup/near_duplicates.h"
 #include "neardup/recipe.h"
 #include "sink_option.h"
+#include "table_format_option.h"
 
 namespace neardup::cli {
 
@@ -37,7 +38,8 @@ struct NearDuplicateJob {
   bool explain = false;
   bool profile = false;  // --profile: stage times and memory on stderr
   std::string output = "-";
-  SinkFlags sink;  // pairs and clusters: --sink URL
+  SinkFlags sink;          // pairs and clusters: --sink URL
+  TableFormatFlag format;  // pairs and clusters: --format jsonl|csv|tsv
 };
 
 // Runs a resolved job; returns the exit code.

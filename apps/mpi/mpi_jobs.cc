@@ -443,6 +443,12 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
                            "--output and load them, or run `neardup` with --sink"),
         comm.rank());
   }
+  if (job.format.table()) {
+    return ReportErrorOnRanks(
+        UnimplementedError("--format " + job.format.name +
+                           " is not supported by neardup-mpi yet: it writes JSON lines"),
+        comm.rank());
+  }
   Result<std::unique_ptr<Fingerprinter>> fingerprinter = job.device.Create(
       RecipeForNearDuplicates(job.recipe, job.options), SketchesForNearDuplicates(job.options));
   Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output);

@@ -92,6 +92,9 @@ class ServedCollection {
 
   // The stored document `id` in the current view; nullopt when absent.
   Result<std::optional<DocumentInfo>> Find(std::string_view id) const;
+  // The current reader view (one commit), pinned while the caller holds it:
+  // for readers of the whole collection (the /ui/ report pages).
+  std::shared_ptr<const Collection> ReaderView() const { return View(); }
 
   Result<CollectionStats> Stats() const;
   const std::string& recipe_id() const;

@@ -332,6 +332,13 @@ void Service::Routes() {
         nullptr, nullptr, bind(&Service::RemoveFromCollection));
   route(R"(/v1/collections/([^/]+)/compact)", nullptr, bind(&Service::CompactCollection), nullptr,
         nullptr);
+  // The report pages (ui_routes.cc).
+  route(
+      "/ui", [](const Request&, Response& res) { res.set_redirect("/ui/"); }, nullptr, nullptr,
+      nullptr);
+  route("/ui/", bind(&Service::GetUiIndex), nullptr, nullptr, nullptr);
+  route(R"(/ui/collections/([^/]+))", bind(&Service::GetUiCollection), nullptr, nullptr, nullptr);
+  route(R"(/ui/streams/([^/]+))", bind(&Service::GetUiStream), nullptr, nullptr, nullptr);
 }
 
 namespace {

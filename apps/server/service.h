@@ -106,6 +106,11 @@ class Service {
   void CompactCollection(const Request& req, Response& res);
   void AppendCollectionMetrics(std::string* out);
 
+  // The report pages at /ui/ (ui_routes.cc).
+  void GetUiIndex(const Request& req, Response& res);
+  void GetUiCollection(const Request& req, Response& res);
+  void GetUiStream(const Request& req, Response& res);
+
   ServiceOptions options_;
   std::unique_ptr<HttpServer> http_;
   Metrics metrics_;

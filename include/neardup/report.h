@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "neardup/clustering.h"
@@ -148,6 +149,22 @@ Result<ReportData> BuildNearDuplicateReport(DocumentReader& reader,
                                             const std::vector<PairLine>& pairs,
                                             const std::vector<std::vector<std::string>>& clusters,
                                             const NearDuplicateReportOptions& options);
+
+// One entry of a report index: a live service's page per collection and
+// per stream (`neardup serve` at /ui/, docs/REPORT.md).
+struct ReportIndexEntry {
+  std::string name;
+  std::string href;                                        // the entry's own page; empty: no link
+  std::vector<std::pair<std::string, std::string>> facts;  // (label, value) lines
+};
+
+// A small self-contained page (inline CSS, no script, the report's
+// Content-Security-Policy): a title, a note, and per entry its name (a link
+// to `href`) and facts. Every text is HTML-escaped; an href is kept only when
+// it is a path on the same server ("/..." without "//" or a scheme), so a
+// name can never make a link leave it.
+std::string RenderReportIndex(std::string_view title, std::string_view note,
+                              const std::vector<ReportIndexEntry>& entries);
 
 }  // namespace neardup
 

@@ -8,18 +8,23 @@
 // Contract of every sink:
 //  - Each call is one transaction: a reader sees the old result or the new
 //    one, never a part of each. Writers of the same database are serialized.
-//  - Replace{Pairs,Clusters} replace the whole table. UpdateTopN replaces
-//    only the lists that differ from the stored ones (a 64-bit digest per
-//    stored list decides), so an incremental run costs in proportion to what
-//    changed, and deletes the lists of documents that no longer have one.
+//  - Every run is incremental: the rows are grouped (similar: a document's
+//    top-N list; pairs: the pairs whose first id is a document; clusters: a
+//    cluster, named by its first member), and only the groups whose content
+//    differs from the stored ones are rewritten (a 64-bit digest per stored
+//    group decides); stored groups that are gone are deleted. A run costs in
+//    proportion to what changed. Into empty tables (a first run) the rows
+//    are bulk-loaded and the indexes built after them; readers then wait for
+//    the COMMIT instead of reading the empty tables.
 //  - Ids and texts are stored as UTF-8: bytes that are not valid UTF-8
 //    become U+FFFD (as in the JSON output); an id holding a NUL byte is an
 //    InvalidArgument error (PostgreSQL text cannot hold one).
 //  - Credentials come from the URL or the client library's environment
 //    (PGPASSWORD, PGUSER, ~/.pgpass, ...) and are never part of a returned
 //    error message: RedactUrlPassword is applied to everything reported.
-// Cost: O(rows) time; memory one encoding buffer (about 1 MB) plus, for
-// UpdateTopN, the stored digests (one id and 8 bytes per stored list).
+// Cost: O(rows) time; memory one encoding buffer (about 1 MB) plus the
+// stored digests (one id and 8 bytes per stored group) and one entry per
+// group (pairs: plus 8 bytes per pair).
 // Thread safety: a sink holds one connection; use it from one thread at a
 // time. Distinct sinks are independent.
 #ifndef NEARDUP_RESULT_SINK_H_
@@ -44,7 +49,9 @@ struct PairRecord {
   int distance = -1;  // SimHash Hamming distance; -1 (stored as NULL) for MinHash
 };
 
-// One member of a cluster (`neardup clusters`).
+// One member of a cluster (`neardup clusters`). The members of a cluster are
+// consecutive; the cluster is stored under its first member's id (the number
+// names it in one run's output only).
 struct ClusterRecord {
   uint64_t cluster = 0;
   std::string_view id;
@@ -63,8 +70,8 @@ struct TopNRecord {
 struct SinkStats {
   uint64_t rows_written = 0;
   uint64_t rows_deleted = 0;
-  // UpdateTopN only: lists written (new or changed), lists deleted (their
-  // document has no list any more), lists left as they were.
+  // Groups (lists, pair lists, clusters) written (new or changed), deleted
+  // (gone from the result), left as they were.
   uint64_t documents_replaced = 0;
   uint64_t documents_removed = 0;
   uint64_t documents_unchanged = 0;
@@ -90,10 +97,13 @@ class ResultSink {
  public:
   virtual ~ResultSink() = default;
 
-  // Replaces every stored pair with `pairs`.
-  virtual Result<SinkStats> ReplacePairs(std::span<const PairRecord> pairs) = 0;
-  // Replaces every stored cluster member with `members`.
-  virtual Result<SinkStats> ReplaceClusters(std::span<const ClusterRecord> members) = 0;
+  // Makes the stored pairs equal `pairs` (any order), rewriting only the
+  // documents whose pairs (as first id) changed.
+  virtual Result<SinkStats> UpdatePairs(std::span<const PairRecord> pairs) = 0;
+  // Makes the stored clusters equal `members`, rewriting only the clusters
+  // that changed. REQUIRES (else InvalidArgument): the members of a cluster
+  // are consecutive, first member first; a document is in one cluster.
+  virtual Result<SinkStats> UpdateClusters(std::span<const ClusterRecord> members) = 0;
   // Makes the stored top-N lists equal `rows`, rewriting only the lists that
   // changed. REQUIRES (else InvalidArgument): the rows of one document are
   // consecutive.

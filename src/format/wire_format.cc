@@ -1,5 +1,7 @@
 #include "neardup/format/wire_format.h"
 
+#include <initializer_list>
+
 #include "engine/fingerprint_json.h"
 #include "util/json_writer.h"
 
@@ -79,18 +81,13 @@ void AppendSimilarityLine(std::string* out, std::string_view a, std::string_view
   out->append("}\n");
 }
 
-void AppendSimilarityCsvHeader(std::string* out) { out->append("a,b,a_in_b,b_in_a\n"); }
+void AppendSimilarityCsvHeader(std::string* out) {
+  AppendSimilarityTableHeader(out, TableFormat::kCsv);
+}
 
 void AppendSimilarityCsvLine(std::string* out, std::string_view a, std::string_view b,
                              double a_in_b, double b_in_a) {
-  AppendCsvField(out, a);
-  out->push_back(',');
-  AppendCsvField(out, b);
-  out->push_back(',');
-  AppendJsonScore(out, a_in_b);
-  out->push_back(',');
-  AppendJsonScore(out, b_in_a);
-  out->push_back('\n');
+  AppendSimilarityTableRow(out, a, b, a_in_b, b_in_a, TableFormat::kCsv);
 }
 
 void AppendQueryResultLine(std::string* out, std::string_view query_id, const QueryResult& result,
@@ -121,6 +118,107 @@ void AppendQueryResultLine(std::string* out, std::string_view query_id, const Qu
     out->push_back('}');
   }
   out->append("]}\n");
+}
+
+std::optional<TableFormat> ParseTableFormat(std::string_view name) {
+  if (name == "csv") return TableFormat::kCsv;
+  if (name == "tsv") return TableFormat::kTsv;
+  return std::nullopt;
+}
+
+namespace {
+
+void AppendTableField(std::string* out, std::string_view value, TableFormat format) {
+  if (format == TableFormat::kCsv) return AppendCsvField(out, value);
+  for (char c : value) {
+    switch (c) {
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      default:
+        out->push_back(c);
+    }
+  }
+}
+
+// The fields, separated, then '\n'.
+void AppendTableRow(std::string* out, std::initializer_list<std::string_view> fields,
+                    TableFormat format) {
+  bool first = true;
+  for (std::string_view field : fields) {
+    if (!first) out->push_back(format == TableFormat::kCsv ? ',' : '\t');
+    first = false;
+    AppendTableField(out, field, format);
+  }
+  out->push_back('\n');
+}
+
+std::string Score(double value) {
+  std::string text;
+  AppendJsonScore(&text, value);
+  return text;
+}
+
+}  // namespace
+
+void AppendPairTableHeader(std::string* out, TableFormat format) {
+  AppendTableRow(out, {"a", "b", "similarity", "distance"}, format);
+}
+
+void AppendPairTableRow(std::string* out, std::string_view a, std::string_view b,
+                        const SimilarPair& pair, TableFormat format) {
+  const std::string distance = pair.distance >= 0 ? std::to_string(pair.distance) : "";
+  AppendTableRow(out, {a, b, Score(pair.similarity), distance}, format);
+}
+
+void AppendClusterTableHeader(std::string* out, TableFormat format) {
+  AppendTableRow(out, {"cluster", "id"}, format);
+}
+
+void AppendClusterTableRows(std::string* out, uint64_t cluster,
+                            const std::vector<std::string_view>& ids, TableFormat format) {
+  const std::string number = std::to_string(cluster);
+  for (std::string_view id : ids) AppendTableRow(out, {number, id}, format);
+}
+
+void AppendSimilarityTableHeader(std::string* out, TableFormat format) {
+  AppendTableRow(out, {"a", "b", "a_in_b", "b_in_a"}, format);
+}
+
+void AppendSimilarityTableRow(std::string* out, std::string_view a, std::string_view b,
+                              double a_in_b, double b_in_a, TableFormat format) {
+  AppendTableRow(out, {a, b, Score(a_in_b), Score(b_in_a)}, format);
+}
+
+void AppendQueryTableHeader(std::string* out, TableFormat format) {
+  AppendTableRow(out, {"query", "chunks", "b", "a_in_b", "b_in_a", "passages"}, format);
+}
+
+void AppendQueryTableRows(std::string* out, std::string_view query_id, const QueryResult& result,
+                          size_t passages_top, TableFormat format) {
+  const std::string chunks = std::to_string(result.num_chunks);
+  if (result.matches.empty()) AppendTableRow(out, {query_id, chunks, "", "", "", ""}, format);
+  for (size_t i = 0; i < result.matches.size(); ++i) {
+    const QueryMatch& m = result.matches[i];
+    std::string passages;
+    for (size_t j = 0; i < passages_top && j < m.passages.size(); ++j) {
+      const Passage& p = m.passages[j];
+      if (j > 0) passages.push_back(' ');
+      passages += std::to_string(p.query_begin) + "-" + std::to_string(p.query_end) + ":" +
+                  std::to_string(p.match_begin) + "-" + std::to_string(p.match_end);
+    }
+    AppendTableRow(out, {query_id, chunks, m.id, Score(m.a_in_b), Score(m.b_in_a), passages},
+                   format);
+  }
 }
 
 }  // namespace neardup::format

@@ -40,7 +40,8 @@ TEST(WireFormatTest, SimilarityRowsAsJsonAndCsv) {
             "\"quote\"\"d\",\"line\nbreak\",0,0.125\n");
 }
 
-TEST(WireFormatTest, QueryResultWithPassagesOnlyForTheFirstMatches) {
+// A query result of 7 chunks: doc-1 and doc-2 (0.5, 0.75), two passages each.
+QueryResult TwoMatches() {
   QueryResult result;
   result.num_chunks = 7;
   QueryMatch first;
@@ -51,6 +52,11 @@ TEST(WireFormatTest, QueryResultWithPassagesOnlyForTheFirstMatches) {
   QueryMatch second = first;
   second.id = "doc-2";
   result.matches = {first, second};
+  return result;
+}
+
+TEST(WireFormatTest, QueryResultWithPassagesOnlyForTheFirstMatches) {
+  const QueryResult result = TwoMatches();
   std::string out;
   AppendQueryResultLine(&out, "q", result, 1);
   EXPECT_EQ(out,
@@ -82,6 +88,54 @@ TEST(WireFormatTest, InvalidUtf8InAnIdStillGivesValidJson) {
   std::string out;
   AppendJsonString(&out, std::string("caf\xe9\ttab", 8));
   EXPECT_EQ(out, "\"caf\\ufffd\\ttab\"");
+}
+
+// Known answers for the tables: RFC 4180 quoting in CSV, COPY-text escapes
+// in TSV, empty fields for absent values.
+TEST(WireFormatTest, TablesOfPairsClustersSimilarityAndQueries) {
+  EXPECT_EQ(ParseTableFormat("csv"), TableFormat::kCsv);
+  EXPECT_EQ(ParseTableFormat("tsv"), TableFormat::kTsv);
+  EXPECT_EQ(ParseTableFormat("jsonl"), std::nullopt);
+
+  std::string csv, tsv;
+  for (auto [out, format] : {std::pair{&csv, TableFormat::kCsv}, {&tsv, TableFormat::kTsv}}) {
+    AppendPairTableHeader(out, format);
+    AppendPairTableRow(out, "a,\"1\"", "tab\there", SimilarPair{0, 1, 0.8208955, -1}, format);
+    AppendPairTableRow(out, "x", "back\\slash\nline", SimilarPair{0, 1, 0.921875, 5}, format);
+    AppendClusterTableHeader(out, format);
+    AppendClusterTableRows(out, 3, {"p", "q r"}, format);
+    AppendSimilarityTableHeader(out, format);
+    AppendSimilarityTableRow(out, "a", "b", 1.0, 0.25, format);
+  }
+  EXPECT_EQ(csv,
+            "a,b,similarity,distance\n"
+            "\"a,\"\"1\"\"\",tab\there,0.820896,\n"
+            "x,\"back\\slash\nline\",0.921875,5\n"
+            "cluster,id\n"
+            "3,p\n"
+            "3,q r\n"
+            "a,b,a_in_b,b_in_a\n"
+            "a,b,1,0.25\n");
+  EXPECT_EQ(tsv,
+            "a\tb\tsimilarity\tdistance\n"
+            "a,\"1\"\ttab\\there\t0.820896\t\n"
+            "x\tback\\\\slash\\nline\t0.921875\t5\n"
+            "cluster\tid\n"
+            "3\tp\n"
+            "3\tq r\n"
+            "a\tb\ta_in_b\tb_in_a\n"
+            "a\tb\t1\t0.25\n");
+
+  const QueryResult result = TwoMatches();
+  std::string query;
+  AppendQueryTableHeader(&query, TableFormat::kCsv);
+  AppendQueryTableRows(&query, "q", result, 1, TableFormat::kCsv);
+  AppendQueryTableRows(&query, "none", QueryResult{}, 1, TableFormat::kCsv);
+  EXPECT_EQ(query,
+            "query,chunks,b,a_in_b,b_in_a,passages\n"
+            "q,7,doc-1,0.5,0.75,0-10:20-30 40-50:60-70\n"
+            "q,7,doc-2,0.5,0.75,\n"
+            "none,0,,,,\n");
 }
 
 }  // namespace

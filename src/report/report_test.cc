@@ -148,6 +148,26 @@ TEST(RenderReportTest, RefusesIndexesOutOfRange) {
   EXPECT_EQ(RenderReport(data, {}).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(RenderReportIndexTest, NamesAndFactsStayTextAndLinksStayOnTheServer) {
+  std::vector<ReportIndexEntry> entries = {
+      {"<script>alert(1)</script>", "/ui/collections/a", {{"documents", "\"onload=alert(2) x"}}},
+      {"offsite", "//evil.example/x", {}},
+      {"scheme", "javascript:alert(3)", {}},
+      {"backslash", "/\\evil.example", {}},
+  };
+  const std::string html = RenderReportIndex("neardup <serve>", "live & well", entries);
+  EXPECT_THAT(html, Not(HasSubstr("<script")));
+  EXPECT_THAT(html, HasSubstr("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  EXPECT_THAT(html, HasSubstr("<dd>&quot;onload=alert(2) x</dd>"));
+  EXPECT_THAT(html, HasSubstr("<title>neardup &lt;serve&gt;</title>"));
+  EXPECT_THAT(html, HasSubstr("live &amp; well"));
+  // Only the local path is a link.
+  EXPECT_EQ(Count(html, "<a href="), 1u);
+  EXPECT_THAT(html, HasSubstr("<a href=\"/ui/collections/a\">"));
+  EXPECT_THAT(html, HasSubstr("default-src 'none'"));
+  EXPECT_THAT(RenderReportIndex("t", "n", {}), HasSubstr("Nothing here."));
+}
+
 TEST(ReportJsonlTest, ReadsBackWhatTheWireFormatWrites) {
   std::string lines;
   format::AppendPairLine(&lines, "a\"1", "b</script>", {0, 1, 0.820896, -1});

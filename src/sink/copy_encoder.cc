@@ -29,8 +29,9 @@ CopyEncoder::CopyEncoder(CopyFormat format) : format_(format) {
   }
 }
 
-std::string_view CopyEncoder::CopyOptions() const {
-  return format_ == CopyFormat::kBinary ? "(FORMAT binary)" : "(FORMAT text)";
+std::string CopyEncoder::CopyOptions(bool freeze) const {
+  std::string options = format_ == CopyFormat::kBinary ? "(FORMAT binary" : "(FORMAT text";
+  return options + (freeze ? ", FREEZE)" : ")");
 }
 
 void CopyEncoder::AppendBigEndian(uint64_t value, int bytes) {

@@ -33,8 +33,9 @@ class CopyEncoder {
   // Starts the buffer (the binary header).
   explicit CopyEncoder(CopyFormat format);
 
-  // The COPY option for this format: "(FORMAT binary)" or "(FORMAT text)".
-  std::string_view CopyOptions() const;
+  // The COPY options for this format: "(FORMAT binary)" or "(FORMAT text)",
+  // with ", FREEZE" when `freeze`.
+  std::string CopyOptions(bool freeze = false) const;
 
   void BeginRow(int num_fields);
   // REQUIRES: valid UTF-8 without NUL.

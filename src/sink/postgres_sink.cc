@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sink/copy_encoder.h"
-#include "sink/top_n_lists.h"
+#include "sink/row_groups.h"
 #include "sink/url_password.h"
 
 namespace neardup::internal {
@@ -39,11 +39,19 @@ CREATE TABLE IF NOT EXISTS neardup_pairs (
   distance integer);
 CREATE INDEX IF NOT EXISTS neardup_pairs_a ON neardup_pairs (a);
 CREATE INDEX IF NOT EXISTS neardup_pairs_b ON neardup_pairs (b);
+CREATE TABLE IF NOT EXISTS neardup_pairs_lists (
+  a text PRIMARY KEY,
+  digest bigint NOT NULL,
+  length integer NOT NULL);
 CREATE TABLE IF NOT EXISTS neardup_clusters (
-  cluster bigint NOT NULL,
+  cluster text NOT NULL,
   id text NOT NULL);
 CREATE INDEX IF NOT EXISTS neardup_clusters_cluster ON neardup_clusters (cluster);
 CREATE INDEX IF NOT EXISTS neardup_clusters_id ON neardup_clusters (id);
+CREATE TABLE IF NOT EXISTS neardup_clusters_lists (
+  cluster text PRIMARY KEY,
+  digest bigint NOT NULL,
+  length integer NOT NULL);
 CREATE TABLE IF NOT EXISTS neardup_similar (
   a text NOT NULL,
   rank integer NOT NULL,
@@ -56,6 +64,51 @@ CREATE TABLE IF NOT EXISTS neardup_similar_lists (
   digest bigint NOT NULL,
   length integer NOT NULL);
 )sql";
+
+// A table of grouped rows and the table of its groups' digests (*_lists:
+// key, digest, length), with the indexes a bulk load drops and builds again.
+struct GroupedTable {
+  const char* kind;     // neardup_runs.kind
+  const char* table;    // the rows
+  const char* columns;  // their columns, in the order encoded
+  const char* key;      // the group's column, in both tables
+  const char* lists;    // the digests
+  const char* drop_indexes;
+  const char* create_indexes;
+};
+
+constexpr GroupedTable kPairsTable = {
+    "pairs",
+    "neardup_pairs",
+    "(a, b, similarity, distance)",
+    "a",
+    "neardup_pairs_lists",
+    "DROP INDEX IF EXISTS neardup_pairs_a, neardup_pairs_b;"
+    "ALTER TABLE neardup_pairs_lists DROP CONSTRAINT IF EXISTS neardup_pairs_lists_pkey",
+    "CREATE INDEX neardup_pairs_a ON neardup_pairs (a);"
+    "CREATE INDEX neardup_pairs_b ON neardup_pairs (b);"
+    "ALTER TABLE neardup_pairs_lists ADD PRIMARY KEY (a)"};
+constexpr GroupedTable kClustersTable = {
+    "clusters",
+    "neardup_clusters",
+    "(cluster, id)",
+    "cluster",
+    "neardup_clusters_lists",
+    "DROP INDEX IF EXISTS neardup_clusters_cluster, neardup_clusters_id;"
+    "ALTER TABLE neardup_clusters_lists DROP CONSTRAINT IF EXISTS neardup_clusters_lists_pkey",
+    "CREATE INDEX neardup_clusters_cluster ON neardup_clusters (cluster);"
+    "CREATE INDEX neardup_clusters_id ON neardup_clusters (id);"
+    "ALTER TABLE neardup_clusters_lists ADD PRIMARY KEY (cluster)"};
+constexpr GroupedTable kSimilarTable = {
+    "similar",
+    "neardup_similar",
+    "(a, rank, b, a_in_b, b_in_a)",
+    "a",
+    "neardup_similar_lists",
+    "ALTER TABLE neardup_similar DROP CONSTRAINT IF EXISTS neardup_similar_pkey;"
+    "ALTER TABLE neardup_similar_lists DROP CONSTRAINT IF EXISTS neardup_similar_lists_pkey",
+    "ALTER TABLE neardup_similar ADD PRIMARY KEY (a, rank);"
+    "ALTER TABLE neardup_similar_lists ADD PRIMARY KEY (a)"};
 
 // Rows are sent in pieces of about this many bytes.
 constexpr size_t kCopyChunkBytes = size_t{1} << 20;
@@ -109,8 +162,8 @@ class PostgresSink final : public ResultSink {
   PostgresSink(const PostgresSink&) = delete;
   PostgresSink& operator=(const PostgresSink&) = delete;
 
-  Result<SinkStats> ReplacePairs(std::span<const PairRecord> pairs) override;
-  Result<SinkStats> ReplaceClusters(std::span<const ClusterRecord> members) override;
+  Result<SinkStats> UpdatePairs(std::span<const PairRecord> pairs) override;
+  Result<SinkStats> UpdateClusters(std::span<const ClusterRecord> members) override;
   Result<SinkStats> UpdateTopN(std::span<const TopNRecord> rows) override;
 
  private:
@@ -123,15 +176,19 @@ class PostgresSink final : public ResultSink {
 
   // COPY `target` FROM STDIN: `encode_row(i, encoder)` encodes row i, for
   // i = 0, 1, ... num_rows - 1 in order; an error from it aborts the COPY. Adds the rows the
-  // server took to *rows_sent when given.
+  // server took to *rows_sent when given. `freeze`: COPY FREEZE (the table
+  // was created or truncated in this transaction).
   using EncodeRow = std::function<Status(size_t, CopyEncoder&)>;
   Status Copy(const std::string& target, size_t num_rows, const EncodeRow& encode_row,
-              uint64_t* rows_sent);
+              uint64_t* rows_sent, bool freeze);
 
-  // A run that replaces the whole of `table` with the rows of `encode_row`.
-  Result<SinkStats> ReplaceTable(const char* kind, const std::string& table,
-                                 const std::string& columns, size_t num_rows,
-                                 const EncodeRow& encode_row);
+  // `encode_row(row, group, position in group, encoder)` encodes one row.
+  using EncodeGroupRow = std::function<Status(size_t, const RowGroup&, size_t, CopyEncoder&)>;
+  // A run that makes `table` hold `grouped`, rewriting only the groups whose
+  // digest differs from the stored one and deleting the stored groups that
+  // are gone; into empty digests, a bulk load.
+  Result<SinkStats> UpdateGroups(const GroupedTable& table, const RowGroups& grouped,
+                                 const EncodeGroupRow& encode_row);
 
   // BEGIN, the writers' lock and the tables; `body`; the run's row, the
   // before_commit hook and COMMIT. ROLLBACK when anything failed.
@@ -164,9 +221,9 @@ uint64_t PostgresSink::Affected(const PGresult* result) {
 }
 
 Status PostgresSink::Copy(const std::string& target, size_t num_rows, const EncodeRow& encode_row,
-                          uint64_t* rows_sent) {
+                          uint64_t* rows_sent, bool freeze) {
   CopyEncoder encoder(options_.copy_format);
-  const std::string sql = "COPY " + target + " FROM STDIN " + std::string(encoder.CopyOptions());
+  const std::string sql = "COPY " + target + " FROM STDIN " + encoder.CopyOptions(freeze);
   NEARDUP_ASSIGN_OR_RETURN(ResultPtr started, Exec(sql.c_str(), PGRES_COPY_IN));
   auto flush = [&]() -> Status {
     std::string& buffer = encoder.buffer();
@@ -243,26 +300,128 @@ Result<SinkStats> PostgresSink::RunTransaction(const char* kind,
   return stats;
 }
 
-Result<SinkStats> PostgresSink::ReplaceTable(const char* kind, const std::string& table,
-                                             const std::string& columns, size_t num_rows,
-                                             const EncodeRow& encode_row) {
-  return RunTransaction(kind, [&](SinkStats* stats) -> Status {
-    NEARDUP_ASSIGN_OR_RETURN(ResultPtr deleted, Exec(("DELETE FROM " + table).c_str()));
-    stats->rows_deleted = Affected(deleted.get());
-    return Copy(table + " " + columns, num_rows, encode_row, &stats->rows_written);
+Result<SinkStats> PostgresSink::UpdateGroups(const GroupedTable& table, const RowGroups& grouped,
+                                             const EncodeGroupRow& encode_row) {
+  const std::vector<RowGroup>& groups = grouped.groups;
+  return RunTransaction(table.kind, [&](SinkStats* stats) -> Status {
+    // The stored groups' digests decide which groups change.
+    const std::string select = std::string("SELECT ") + table.key + ", digest FROM " + table.lists;
+    NEARDUP_ASSIGN_OR_RETURN(ResultPtr stored, Exec(select.c_str(), PGRES_TUPLES_OK));
+    std::unordered_map<std::string, int64_t> stored_digest;
+    const int num_stored = PQntuples(stored.get());
+    stored_digest.reserve(static_cast<size_t>(num_stored));
+    for (int i = 0; i < num_stored; ++i) {
+      stored_digest.emplace(PQgetvalue(stored.get(), i, 0),
+                            std::strtoll(PQgetvalue(stored.get(), i, 1), nullptr, 10));
+    }
+    stored.reset();
+    const bool bulk = stored_digest.empty();
+    std::vector<const RowGroup*> changed;
+    std::vector<std::string> stale;  // stored groups to delete: changed or gone
+    for (const RowGroup& group : groups) {
+      auto it = stored_digest.find(group.key);
+      if (it != stored_digest.end()) {
+        const bool same = it->second == group.digest;
+        stored_digest.erase(it);
+        if (same) {
+          ++stats->documents_unchanged;
+          continue;
+        }
+        stale.push_back(group.key);
+      }
+      changed.push_back(&group);
+    }
+    stats->documents_replaced = changed.size();
+    stats->documents_removed = stored_digest.size();
+    for (auto& [key, digest] : stored_digest) stale.push_back(key);
+
+    if (bulk) {
+      // Nothing stored under digests (a first run, or rows of a version that
+      // kept none): empty the tables and load them without their indexes,
+      // which are built once at the end (a sort instead of one descent per
+      // row); COPY FREEZE writes the rows already visible to all, so no
+      // later VACUUM rewrites them. TRUNCATE locks readers out until COMMIT:
+      // they then see the new result, never an empty or partial one.
+      const std::string count = std::string("SELECT count(*) FROM ") + table.table;
+      NEARDUP_ASSIGN_OR_RETURN(ResultPtr counted, Exec(count.c_str(), PGRES_TUPLES_OK));
+      stats->rows_deleted = std::strtoull(PQgetvalue(counted.get(), 0, 0), nullptr, 10);
+      const std::string truncate = std::string("TRUNCATE ") + table.table + ", " + table.lists;
+      NEARDUP_RETURN_IF_ERROR(Exec(truncate.c_str()).status());
+      NEARDUP_RETURN_IF_ERROR(Exec(table.drop_indexes).status());
+    } else if (!stale.empty()) {
+      NEARDUP_RETURN_IF_ERROR(
+          Exec("CREATE TEMPORARY TABLE neardup_stale (key text NOT NULL) ON COMMIT DROP").status());
+      NEARDUP_RETURN_IF_ERROR(Copy(
+          "neardup_stale (key)", stale.size(),
+          [&](size_t i, CopyEncoder& encoder) -> Status {
+            encoder.BeginRow(1);
+            encoder.AddText(stale[i]);
+            encoder.EndRow();
+            return Status::Ok();
+          },
+          nullptr, /*freeze=*/false));
+      // Statistics, so that a large delete hashes instead of probing.
+      NEARDUP_RETURN_IF_ERROR(Exec("ANALYZE neardup_stale").status());
+      const std::string delete_rows = std::string("DELETE FROM ") + table.table +
+                                      " s USING neardup_stale t WHERE s." + table.key + " = t.key";
+      NEARDUP_ASSIGN_OR_RETURN(ResultPtr deleted, Exec(delete_rows.c_str()));
+      stats->rows_deleted = Affected(deleted.get());
+      const std::string delete_lists = std::string("DELETE FROM ") + table.lists +
+                                       " s USING neardup_stale t WHERE s." + table.key + " = t.key";
+      NEARDUP_RETURN_IF_ERROR(Exec(delete_lists.c_str()).status());
+    }
+    if (!changed.empty()) {
+      // The rows of the changed groups, in order: Copy asks for them one
+      // after another, so a cursor (group, position) walks them.
+      size_t num_rows = 0;
+      for (const RowGroup* group : changed) num_rows += group->end - group->begin;
+      size_t group = 0, position = changed[0]->begin;
+      NEARDUP_RETURN_IF_ERROR(Copy(
+          std::string(table.table) + " " + table.columns, num_rows,
+          [&](size_t, CopyEncoder& encoder) -> Status {
+            while (position == changed[group]->end) position = changed[++group]->begin;
+            const RowGroup& current = *changed[group];
+            Status status =
+                encode_row(grouped.Row(position), current, position - current.begin, encoder);
+            ++position;
+            return status;
+          },
+          &stats->rows_written, bulk));
+      NEARDUP_RETURN_IF_ERROR(Copy(
+          std::string(table.lists) + " (" + table.key + ", digest, length)", changed.size(),
+          [&](size_t k, CopyEncoder& encoder) -> Status {
+            encoder.BeginRow(3);
+            encoder.AddText(changed[k]->key);
+            encoder.AddInt8(changed[k]->digest);
+            encoder.AddInt4(static_cast<int32_t>(changed[k]->end - changed[k]->begin));
+            encoder.EndRow();
+            return Status::Ok();
+          },
+          nullptr, bulk));
+    }
+    if (!bulk) return Status::Ok();
+    NEARDUP_RETURN_IF_ERROR(Exec(table.create_indexes).status());
+    // Statistics now rather than when autovacuum gets to it, so that the
+    // next run's DELETE of a few groups is planned with the real number of
+    // distinct keys (without them the planner guesses 200). Measured at 1M
+    // top-100 lists, the next 1% update took 121 s with it and 155 s
+    // without, at a high machine load (docs/BENCHMARKS.md).
+    const std::string analyze = std::string("ANALYZE ") + table.table + ", " + table.lists;
+    return Exec(analyze.c_str()).status();
   });
 }
 
-Result<SinkStats> PostgresSink::ReplacePairs(std::span<const PairRecord> pairs) {
-  std::string scratch_a, scratch_b;
-  return ReplaceTable(
-      "pairs", "neardup_pairs", "(a, b, similarity, distance)", pairs.size(),
-      [&](size_t i, CopyEncoder& encoder) -> Status {
-        const PairRecord& pair = pairs[i];
-        NEARDUP_ASSIGN_OR_RETURN(std::string_view a, StorableText(pair.a, "an id", &scratch_a));
-        NEARDUP_ASSIGN_OR_RETURN(std::string_view b, StorableText(pair.b, "an id", &scratch_b));
+Result<SinkStats> PostgresSink::UpdatePairs(std::span<const PairRecord> pairs) {
+  NEARDUP_ASSIGN_OR_RETURN(RowGroups grouped, GroupPairs(pairs));
+  std::string scratch;
+  return UpdateGroups(
+      kPairsTable, grouped,
+      [&](size_t row, const RowGroup& group, size_t, CopyEncoder& encoder) -> Status {
+        const PairRecord& pair = pairs[row];
+        // Checked by GroupPairs; cleaned again here to encode.
+        NEARDUP_ASSIGN_OR_RETURN(std::string_view b, StorableText(pair.b, "an id", &scratch));
         encoder.BeginRow(4);
-        encoder.AddText(a);
+        encoder.AddText(group.key);
         encoder.AddText(b);
         encoder.AddFloat8(pair.similarity);
         if (pair.distance >= 0) {
@@ -275,111 +434,39 @@ Result<SinkStats> PostgresSink::ReplacePairs(std::span<const PairRecord> pairs) 
       });
 }
 
-Result<SinkStats> PostgresSink::ReplaceClusters(std::span<const ClusterRecord> members) {
+Result<SinkStats> PostgresSink::UpdateClusters(std::span<const ClusterRecord> members) {
+  NEARDUP_ASSIGN_OR_RETURN(RowGroups grouped, GroupClusters(members));
   std::string scratch;
-  return ReplaceTable("clusters", "neardup_clusters", "(cluster, id)", members.size(),
-                      [&](size_t i, CopyEncoder& encoder) -> Status {
-                        NEARDUP_ASSIGN_OR_RETURN(std::string_view id,
-                                                 StorableText(members[i].id, "an id", &scratch));
-                        encoder.BeginRow(2);
-                        encoder.AddInt8(static_cast<int64_t>(members[i].cluster));
-                        encoder.AddText(id);
-                        encoder.EndRow();
-                        return Status::Ok();
-                      });
+  return UpdateGroups(
+      kClustersTable, grouped,
+      [&](size_t row, const RowGroup& group, size_t, CopyEncoder& encoder) -> Status {
+        NEARDUP_ASSIGN_OR_RETURN(std::string_view id,
+                                 StorableText(members[row].id, "an id", &scratch));
+        encoder.BeginRow(2);
+        encoder.AddText(group.key);
+        encoder.AddText(id);
+        encoder.EndRow();
+        return Status::Ok();
+      });
 }
 
 Result<SinkStats> PostgresSink::UpdateTopN(std::span<const TopNRecord> rows) {
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<TopNList> lists, GroupTopNLists(rows));
-  return RunTransaction("similar", [&](SinkStats* stats) -> Status {
-    // The stored lists' digests decide which lists change.
-    NEARDUP_ASSIGN_OR_RETURN(ResultPtr stored,
-                             Exec("SELECT a, digest FROM neardup_similar_lists", PGRES_TUPLES_OK));
-    std::unordered_map<std::string, int64_t> stored_digest;
-    const int num_stored = PQntuples(stored.get());
-    stored_digest.reserve(static_cast<size_t>(num_stored));
-    for (int i = 0; i < num_stored; ++i) {
-      stored_digest.emplace(PQgetvalue(stored.get(), i, 0),
-                            std::strtoll(PQgetvalue(stored.get(), i, 1), nullptr, 10));
-    }
-    stored.reset();
-    std::vector<const TopNList*> changed;
-    std::vector<std::string> stale;  // stored lists to delete: changed or gone
-    for (const TopNList& list : lists) {
-      auto it = stored_digest.find(list.a);
-      if (it != stored_digest.end()) {
-        const bool same = it->second == list.digest;
-        stored_digest.erase(it);
-        if (same) {
-          ++stats->documents_unchanged;
-          continue;
-        }
-        stale.push_back(list.a);
-      }
-      changed.push_back(&list);
-    }
-    stats->documents_replaced = changed.size();
-    stats->documents_removed = stored_digest.size();
-    for (auto& [a, digest] : stored_digest) stale.push_back(a);
-
-    if (!stale.empty()) {
-      NEARDUP_RETURN_IF_ERROR(
-          Exec("CREATE TEMPORARY TABLE neardup_stale (a text NOT NULL) ON COMMIT DROP").status());
-      NEARDUP_RETURN_IF_ERROR(Copy(
-          "neardup_stale (a)", stale.size(),
-          [&](size_t i, CopyEncoder& encoder) -> Status {
-            encoder.BeginRow(1);
-            encoder.AddText(stale[i]);
-            encoder.EndRow();
-            return Status::Ok();
-          },
-          nullptr));
-      // Statistics, so that a large delete hashes instead of probing.
-      NEARDUP_RETURN_IF_ERROR(Exec("ANALYZE neardup_stale").status());
-      NEARDUP_ASSIGN_OR_RETURN(
-          ResultPtr deleted,
-          Exec("DELETE FROM neardup_similar s USING neardup_stale t WHERE s.a = t.a"));
-      stats->rows_deleted = Affected(deleted.get());
-      NEARDUP_RETURN_IF_ERROR(
-          Exec("DELETE FROM neardup_similar_lists s USING neardup_stale t WHERE s.a = t.a")
-              .status());
-    }
-    if (changed.empty()) return Status::Ok();
-    // The rows of the changed lists, in order: Copy asks for them one after
-    // another, so a cursor (list, i) walks them.
-    size_t num_rows = 0;
-    for (const TopNList* list : changed) num_rows += list->end - list->begin;
-    size_t list = 0, i = changed[0]->begin;
-    std::string scratch;
-    NEARDUP_RETURN_IF_ERROR(Copy(
-        "neardup_similar (a, rank, b, a_in_b, b_in_a)", num_rows,
-        [&](size_t, CopyEncoder& encoder) -> Status {
-          if (i == changed[list]->end) i = changed[++list]->begin;
-          // Checked by GroupTopNLists; cleaned again here to encode.
-          NEARDUP_ASSIGN_OR_RETURN(std::string_view b, StorableText(rows[i].b, "an id", &scratch));
-          encoder.BeginRow(5);
-          encoder.AddText(changed[list]->a);
-          encoder.AddInt4(static_cast<int32_t>(i - changed[list]->begin + 1));
-          encoder.AddText(b);
-          encoder.AddFloat8(rows[i].a_in_b);
-          encoder.AddFloat8(rows[i].b_in_a);
-          encoder.EndRow();
-          ++i;
-          return Status::Ok();
-        },
-        &stats->rows_written));
-    return Copy(
-        "neardup_similar_lists (a, digest, length)", changed.size(),
-        [&](size_t k, CopyEncoder& encoder) -> Status {
-          encoder.BeginRow(3);
-          encoder.AddText(changed[k]->a);
-          encoder.AddInt8(changed[k]->digest);
-          encoder.AddInt4(static_cast<int32_t>(changed[k]->end - changed[k]->begin));
-          encoder.EndRow();
-          return Status::Ok();
-        },
-        nullptr);
-  });
+  NEARDUP_ASSIGN_OR_RETURN(RowGroups grouped, GroupTopNLists(rows));
+  std::string scratch;
+  return UpdateGroups(
+      kSimilarTable, grouped,
+      [&](size_t row, const RowGroup& group, size_t position, CopyEncoder& encoder) -> Status {
+        // Checked by GroupTopNLists; cleaned again here to encode.
+        NEARDUP_ASSIGN_OR_RETURN(std::string_view b, StorableText(rows[row].b, "an id", &scratch));
+        encoder.BeginRow(5);
+        encoder.AddText(group.key);
+        encoder.AddInt4(static_cast<int32_t>(position + 1));
+        encoder.AddText(b);
+        encoder.AddFloat8(rows[row].a_in_b);
+        encoder.AddFloat8(rows[row].b_in_a);
+        encoder.EndRow();
+        return Status::Ok();
+      });
 }
 
 }  // namespace

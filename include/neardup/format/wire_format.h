@@ -1,4 +1,4 @@
-// Wire formats: the JSON lines (and CSV) that neardup's front ends write for
+// Wire formats: the JSON lines (and CSV/TSV tables) that neardup's front ends write for
 // fingerprints, near-duplicate pairs, clusters, dedup decisions, `similar`
 // rows and `query` results. One encoder per record, shared by the CLI and
 // every later front end (server, MPI, Python), so a record reads the same
@@ -74,6 +74,41 @@ void AppendSimilarityCsvLine(std::string* out, std::string_view a, std::string_v
 // "passages" only for the first `passages_top` matches.
 void AppendQueryResultLine(std::string* out, std::string_view query_id, const QueryResult& result,
                            size_t passages_top);
+
+// Tables: `--format csv|tsv` of pairs, clusters, similar and query. A header
+// line, then one row per record (per cluster member; per query match, or one
+// row with empty match fields for a query without matches). Ids are written
+// as given; scores as in the JSON lines; an absent value (a MinHash pair's
+// distance, a match's passages beyond passages_top) is an empty field.
+//  - csv: RFC 4180 (AppendCsvField), fields separated by ','.
+//  - tsv: fields separated by a tab; a tab, line feed, carriage return or
+//    backslash inside a field is written \t, \n, \r, \\ (the text format
+//    of PostgreSQL's COPY, so one record is always one line).
+enum class TableFormat { kCsv, kTsv };
+
+// "csv" or "tsv"; nullopt for any other name.
+std::optional<TableFormat> ParseTableFormat(std::string_view name);
+
+// `neardup pairs`: a,b,similarity,distance.
+void AppendPairTableHeader(std::string* out, TableFormat format);
+void AppendPairTableRow(std::string* out, std::string_view a, std::string_view b,
+                        const SimilarPair& pair, TableFormat format);
+
+// `neardup clusters`: cluster,id (one row per member, in member order).
+void AppendClusterTableHeader(std::string* out, TableFormat format);
+void AppendClusterTableRows(std::string* out, uint64_t cluster,
+                            const std::vector<std::string_view>& ids, TableFormat format);
+
+// `neardup similar`: a,b,a_in_b,b_in_a.
+void AppendSimilarityTableHeader(std::string* out, TableFormat format);
+void AppendSimilarityTableRow(std::string* out, std::string_view a, std::string_view b,
+                              double a_in_b, double b_in_a, TableFormat format);
+
+// `neardup query`: query,chunks,b,a_in_b,b_in_a,passages; passages as
+// "qb-qe:mb-me" byte ranges separated by spaces.
+void AppendQueryTableHeader(std::string* out, TableFormat format);
+void AppendQueryTableRows(std::string* out, std::string_view query_id, const QueryResult& result,
+                          size_t passages_top, TableFormat format);
 
 }  // namespace neardup::format
 
