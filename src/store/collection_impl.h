@@ -83,6 +83,11 @@ CREATE TABLE IF NOT EXISTS similarity_added(doc INTEGER PRIMARY KEY);
 CREATE INDEX IF NOT EXISTS similarities_by_b ON similarities(b);
 )sql";
 
+// Added in catalog format version 3: documents.format. Adds the column when
+// the table lacks it (whatever the version says, so it can be run on any
+// catalog), inside the caller's transaction.
+Status AddFormatColumn(SqliteDb* db);
+
 std::string SegmentFileName(uint64_t segment);   // "data/seg-<n>.nds"
 std::string IndexFileName(uint64_t generation);  // "data/index-<g>.ndi"
 std::string ContentHash(std::string_view text);  // 16 hex digits, XXH3-64

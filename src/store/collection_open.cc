@@ -277,7 +277,14 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
       // chunk with a changed one, the new ones included) is a superset of
       // what version 2 recomputes, so it stays valid as it is.
       NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV2));
-      NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db, "format_version", "2"));
+    }
+    if (version < 3) {
+      // Upgrade: documents added before keep format "" (and their name).
+      NEARDUP_RETURN_IF_ERROR(internal::AddFormatColumn(db));
+    }
+    if (version < static_cast<uint64_t>(kCollectionFormatVersion)) {
+      NEARDUP_RETURN_IF_ERROR(
+          internal::WriteMeta(db, "format_version", std::to_string(kCollectionFormatVersion)));
     }
     NEARDUP_RETURN_IF_ERROR(txn->Commit());
   }
