@@ -23,6 +23,13 @@ int main(int, char** argv) {
     WarcRecord("response", "http://a/", "2024-01-01T00:00:00Z", "application/http; msgtype=response",
                HttpResponse("text/html", "<p>x")) +
         WarcRecord("conversion", "http://b/", "2024-01-01T00:00:00Z", "text/plain", "y"));
+  // Declared encodings (src/extract/html_charset.h).
+  w("html_charset", '\3',
+    "<html><head><meta http-equiv=Content-Type content='text/html; charset=shift_jis'>"
+    "</head><body><p>\x93\xFA\x96\x7B\x8C\xEA \x85</p></body></html>");
+  w("warc_charset", '\4',
+    WarcRecord("response", "http://c/", "2024-01-01T00:00:00Z", "application/http; msgtype=response",
+               HttpResponse("text/html; charset=gb18030", "<p>\xD6\xD0\xCE\xC4\xD6")));
 }
 CC
 g++ -std=c++20 -Isrc $(pkg-config --cflags poppler-cpp libzip) "$tmp/seeds.cc" -o "$tmp/seeds" \

@@ -193,5 +193,40 @@ TEST_F(InputFormatsCliTest, IndexedPassagesReferToTheExtractedText) {
   EXPECT_NE(squeeze(SampleText()).find(passage), std::string::npos) << passage;
 }
 
+// The catalog keeps each document's original file and format (a WARC
+// record's file, not its URI), shown by `index list` and by `query`.
+TEST_F(InputFormatsCliTest, CatalogKeepsTheOriginalFileNameAndFormat) {
+  Write("archive/e.html", SampleHtml());
+  Write("archive/b.pdf", SamplePdf());
+  Write("archive/g.txt", "an unrelated note about the weather on a sunny afternoon by the sea\n");
+  Write("archive/crawl.warc.gz",
+        Gzip(WarcRecord("response", "https://x.example/a", "2024-05-01T10:00:00Z",
+                        "application/http; msgtype=response",
+                        HttpResponse("text/html", SampleHtml()))));
+  std::string collection = (dir_ / "coll").string();
+  ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
+  CommandResult add = Neardup("index add -q " + collection + " " + (dir_ / "archive").string());
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  CommandResult list = Neardup("index list " + collection);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  std::map<std::string, std::string> names = Field(list.out, "name");
+  std::map<std::string, std::string> formats = Field(list.out, "format");
+  ASSERT_EQ(names.size(), 4u) << list.out;
+  EXPECT_EQ(names["https://x.example/a"], "\"crawl.warc.gz\"");
+  EXPECT_EQ(formats["https://x.example/a"], "\"warc\"");
+  EXPECT_EQ(names["b.pdf"], "\"b.pdf\"");
+  EXPECT_EQ(formats["b.pdf"], "\"pdf\"");
+  EXPECT_EQ(formats["e.html"], "\"html\"");
+  EXPECT_EQ(names["g.txt"], "\"g.txt\"");
+  EXPECT_EQ(formats["g.txt"], "\"\"");
+
+  CommandResult query =
+      Neardup("query --passages 0 " + collection + " " + Write("q.txt", SampleText()));
+  ASSERT_EQ(query.exit_code, 0) << query.err;
+  EXPECT_THAT(query.out, HasSubstr("\"b_format\":\"warc\",\"b_name\":\"crawl.warc.gz\""));
+  EXPECT_THAT(query.out, HasSubstr("\"b\":\"b.pdf\""));
+  EXPECT_THAT(query.out, HasSubstr("\"b_format\":\"pdf\"}"));  // its name is its id
+}
+
 }  // namespace
 }  // namespace neardup::testing

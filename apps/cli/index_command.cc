@@ -8,6 +8,7 @@
 
 #include "common_options.h"
 #include "exit_codes.h"
+#include "index_list_command.h"
 #include "index_verify_command.h"
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
@@ -217,6 +218,7 @@ void RegisterIndexCommand(CLI::App* app, std::function<int()>* run) {
   s->callback([stats, run] { *run = [stats] { return RunStats(*stats); }; });
 
   RegisterIndexVerifyCommand(index, run);
+  RegisterIndexListCommand(index, run);
 }
 
 }  // namespace neardup::cli

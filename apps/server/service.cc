@@ -11,6 +11,7 @@
 #include "http_server.h"
 #include "json_input.h"
 #include "neardup/json_writer.h"
+#include "warc_input.h"
 
 namespace neardup::server {
 namespace {
@@ -425,10 +426,15 @@ void Service::PostDocuments(const Request& req, Response& res, bool check_only) 
   if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
-  const bool lines = IsJsonLines(req);
+  // A WARC body's records carry their own times (WARC-Date): the window
+  // follows the crawl (warc_input.h). Its answers are JSON lines.
+  const bool warc = IsWarc(req);
+  const bool lines = warc || IsJsonLines(req);
   // Every document is parsed before any is added: a bad line stores nothing.
   Result<std::vector<DocumentInput>> documents =
-      ParseDocuments(req.body, lines, check_only, MaxDocumentBytes());
+      warc ? ParseWarcDocuments(req.body, static_cast<size_t>(options_.max_body_mb) << 20,
+                                MaxDocumentBytes())
+           : ParseDocuments(req.body, lines, check_only, MaxDocumentBytes());
   if (!documents.ok()) return SendDocumentsError(res, documents.status());
   // ?texts=true: a near-duplicate's answer carries the kept document's text
   // (streams that keep texts only).

@@ -1,8 +1,9 @@
 // Collection: the persistent, crash-safe store of a document archive for
 // containment search. A collection is a directory:
 //   catalog.db        SQLite: meta (format version, recipe, boilerplate cap,
-//                     counters), documents (external id, name, chunk count,
-//                     content hash, added/modified time, location), the
+//                     counters), documents (external id, original file name
+//                     and format, chunk count, content hash, added/modified
+//                     time, location), the
 //                     manifest (segments, current index file), similarities
 //   data/seg-N.nds    immutable segment files: per document its number,
 //                     chunk set, SimHash and zstd-compressed text
@@ -76,8 +77,10 @@ namespace neardup {
 // version is refused.
 // Version 2 added `similarity_added` and an index on similarities(b);
 // version 3 the tiered chunk index (table index_tiers instead of meta
-// index_file). An older collection is upgraded when opened for writing
-// (read-only opens read it as it is).
+// index_file) and documents.format (the format a document's text was
+// extracted from). An older collection is upgraded when opened for writing
+// (its documents keep format "" and the name they had; its one index file
+// becomes the one tier); read-only opens read it as it is.
 inline constexpr int kCollectionFormatVersion = 3;
 
 struct CollectionOptions {
@@ -94,16 +97,20 @@ struct CollectionOptions {
 // recipe (SketchSelection{.simhash = true, .chunks = true}).
 struct IncomingDocument {
   std::string id;    // external id; the key
-  std::string name;  // where it came from (a path); informational
+  std::string name;  // the original file it came from (a path); informational
   std::string_view text;
   std::vector<uint32_t> chunks;  // strictly ascending
   uint64_t simhash = 0;
+  // The format its text was extracted from ("pdf", "docx", "odt", "html",
+  // "warc": Document::format); empty for plain text and JSONL. Informational.
+  std::string format = {};
 };
 
 struct DocumentInfo {
   uint32_t doc = 0;  // the current version's number
   std::string id;
-  std::string name;
+  std::string name;    // IncomingDocument::name (the id, for documents added before version 3)
+  std::string format;  // IncomingDocument::format
   uint32_t num_chunks = 0;
   std::string content_hash;  // 16 hex digits: XXH3-64 of the text
   int64_t added_at = 0;      // seconds since the epoch (the clock's)
@@ -226,6 +233,9 @@ class Collection {
   Result<std::vector<DocumentInfo>> ListDocuments() const;
   // External ids of the given document numbers ("" for an unknown number).
   Result<std::map<uint32_t, std::string>> ExternalIds(std::span<const uint32_t> docs) const;
+  // The catalog rows of the given live document numbers (unknown numbers
+  // are left out).
+  Result<std::map<uint32_t, DocumentInfo>> FindDocuments(std::span<const uint32_t> docs) const;
   // Live document numbers, ascending.
   std::vector<uint32_t> LiveDocuments() const;
   // The chunk set of a live document (valid until the next Compact).

@@ -139,6 +139,9 @@ struct QueryMatch {
   double a_in_b = 0.0;            // how much of the query is found in the match
   double b_in_a = 0.0;            // how much of the match is found in the query
   std::vector<Passage> passages;  // for the first QueryOptions::passages_top matches
+  // The match's original file and format, as in DocumentInfo.
+  std::string name = {};
+  std::string format = {};
 };
 
 struct QueryResult {

@@ -30,6 +30,11 @@ struct Document {
   std::string format = {};
   std::string title = {};
   std::string date = {};
+  // The file an extracted document came from, named as the reader names
+  // files (a whole file's id): a WARC's records have their URIs as ids and
+  // the WARC file here. Empty for text and JSONL. `neardup index add` keeps
+  // it in the catalog as the document's name.
+  std::string source = {};
 };
 
 }  // namespace neardup

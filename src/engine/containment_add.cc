@@ -75,8 +75,15 @@ Status AddDocuments(DocumentReader& reader, Collection& collection,
           }
           texts.push_back(docs[i].text);
           batch_bytes += docs[i].text.size();
-          batch.push_back(
-              {docs[i].id, docs[i].id, {}, fingerprints[i].chunks, fingerprints[i].simhash});
+          // The catalog's name is the original file (a WARC record's file,
+          // not its URI); for text and JSONL the id is all there is.
+          const std::string& name = docs[i].source.empty() ? docs[i].id : docs[i].source;
+          batch.push_back({docs[i].id,
+                           name,
+                           {},
+                           fingerprints[i].chunks,
+                           fingerprints[i].simhash,
+                           docs[i].format});
           if (batch.size() >= limit_documents || batch_bytes >= limit_bytes) {
             NEARDUP_RETURN_IF_ERROR(commit());
           }

@@ -299,9 +299,11 @@ Result<QueryResult> QueryDocument(const Collection& collection, const Fingerprin
       kNoDocument, &result.search);
   std::vector<uint32_t> docs;
   for (const ContainmentMatch& m : matches) docs.push_back(m.doc);
-  NEARDUP_ASSIGN_OR_RETURN(auto ids, collection.ExternalIds(docs));
+  NEARDUP_ASSIGN_OR_RETURN(auto infos, collection.FindDocuments(docs));
   for (const ContainmentMatch& m : matches) {
-    result.matches.push_back({m.doc, ids[m.doc], m.shared, m.a_in_b, m.b_in_a, {}});
+    const DocumentInfo& info = infos[m.doc];
+    result.matches.push_back(
+        {m.doc, info.id, m.shared, m.a_in_b, m.b_in_a, {}, info.name, info.format});
   }
   NEARDUP_RETURN_IF_ERROR(
       internal::AddPassages(collection, text, options.passages_top, &result.matches));

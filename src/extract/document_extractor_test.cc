@@ -1,6 +1,7 @@
 #include "neardup/document_extractor.h"
 
 #include <chrono>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -108,6 +109,33 @@ TEST(PdfExtractorTest, OcrReadsAScannedPage) {
   EXPECT_TRUE(result.pages_without_text.empty());
   ASSERT_EQ(result.documents.size(), 1u);
   EXPECT_EQ(Words(result.documents[0].text), Words(lines[0] + " " + lines[1]));
+}
+
+// Real encrypted files (src/extract/testdata/README.md: made by qpdf): a
+// user password locks the text, whatever the cipher; an owner password
+// alone does not.
+TEST(PdfExtractorTest, RealEncryptedPdfs) {
+  auto read = [](const std::string& file) {
+    std::ifstream in(std::string(NEARDUP_SOURCE_DIR) + "/src/extract/testdata/" + file,
+                     std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    EXPECT_FALSE(bytes.str().empty()) << file;
+    return bytes.str();
+  };
+  for (const char* locked : {"rc4_user.pdf", "aes256_user.pdf"}) {
+    Result<ExtractionResult> result =
+        ExtractDocuments(read(locked), locked, DocumentFormat::kPdf, {});
+    ASSERT_FALSE(result.ok()) << locked;
+    EXPECT_THAT(result.status().message(), HasSubstr("encrypted with a password")) << locked;
+    EXPECT_THAT(result.status().message(), HasSubstr(locked));
+  }
+  Result<ExtractionResult> open =
+      ExtractDocuments(read("aes128_owner_only.pdf"), "o.pdf", DocumentFormat::kPdf, {});
+  ASSERT_TRUE(open.ok()) << open.status();
+  ASSERT_EQ(open->documents.size(), 1u);
+  EXPECT_THAT(open->documents[0].text,
+              HasSubstr("The archive keeps every thesis as it was handed in."));
 }
 
 TEST(PdfExtractorTest, DamagedAndEncryptedPdfsAreErrorsNamingTheFile) {

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "extract/html_charset.h"
+
 namespace neardup::internal {
 namespace {
 
@@ -174,11 +176,22 @@ struct GumboOutputFree {
 }  // namespace
 
 Result<ExtractedDocument> ExtractHtml(std::string_view bytes, std::string_view name,
-                                      const ExtractOptions& options) {
-  if (bytes.size() > options.max_markup_bytes) {
-    return ResourceExhaustedError(
-        std::string(name) + ": HTML page of " + std::to_string(bytes.size()) +
-        " bytes exceeds max_markup_bytes (" + std::to_string(options.max_markup_bytes) + ")");
+                                      const ExtractOptions& options,
+                                      std::string_view transport_charset) {
+  auto too_large = [&](size_t size) {
+    return ResourceExhaustedError(std::string(name) + ": HTML page of " + std::to_string(size) +
+                                  " bytes exceeds max_markup_bytes (" +
+                                  std::to_string(options.max_markup_bytes) + ")");
+  };
+  if (bytes.size() > options.max_markup_bytes) return too_large(bytes.size());
+  const HtmlEncoding encoding = DetectHtmlEncoding(bytes, transport_charset);
+  bytes.remove_prefix(encoding.skip);
+  bool converted = false;
+  const std::string utf8 =
+      encoding.name == "UTF-8" ? std::string() : ConvertToUtf8(bytes, encoding.name, &converted);
+  if (converted) {
+    if (utf8.size() > options.max_markup_bytes) return too_large(utf8.size());
+    bytes = utf8;
   }
   if (int depth = EstimatedDepth(bytes); depth > kMaxHtmlDepth) {
     return ResourceExhaustedError(std::string(name) + ": HTML nests elements " +

@@ -19,10 +19,15 @@
 
 namespace neardup::internal {
 
-// ResourceExhausted when the page is over options.max_markup_bytes or nests
-// elements deeper than kMaxHtmlDepth (gumbo frees its tree recursively).
+// A page in another encoding than UTF-8 is converted first
+// (extract/html_charset.h); `transport_charset` is the charset of the HTTP
+// Content-Type it came with ("" when none).
+// ResourceExhausted when the page (before or after its conversion to UTF-8)
+// is over options.max_markup_bytes or nests elements deeper than
+// kMaxHtmlDepth (gumbo frees its tree recursively).
 Result<ExtractedDocument> ExtractHtml(std::string_view bytes, std::string_view name,
-                                      const ExtractOptions& options);
+                                      const ExtractOptions& options,
+                                      std::string_view transport_charset = {});
 
 inline constexpr int kMaxHtmlDepth = 10000;
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "extract/html_charset.h"
 #include "extract/html_extractor.h"
 
 namespace neardup::internal {
@@ -117,6 +118,9 @@ RecordOutcome ReadPayload(const Headers& warc, std::string_view block, std::stri
   std::string_view payload = block;
   std::string dechunked;
   PayloadKind kind;
+  // The payload's declared charset (html_charset.h): the HTTP header's for
+  // a response, else the record's own Content-Type's.
+  std::string_view charset = CharsetOfContentType(content_type);
   if (EqualsIgnoreCase(type, "response") &&
       StartsWithIgnoreCase(content_type, "application/http")) {
     auto split = SplitHeader(block);
@@ -127,6 +131,7 @@ RecordOutcome ReadPayload(const Headers& warc, std::string_view block, std::stri
     Headers http(split->first);
     payload = split->second;
     kind = KindOf(http.Get("Content-Type").value_or("text/html"));
+    charset = CharsetOfContentType(http.Get("Content-Type").value_or(""));
     if (kind == PayloadKind::kOther) return outcome;
     std::string_view encoding = http.Get("Content-Encoding").value_or("identity");
     if (!EqualsIgnoreCase(encoding, "identity") && !encoding.empty()) {
@@ -152,14 +157,15 @@ RecordOutcome ReadPayload(const Headers& warc, std::string_view block, std::stri
   }
   ExtractedDocument doc;
   if (kind == PayloadKind::kHtml) {
-    Result<ExtractedDocument> html = ExtractHtml(payload, name, options);
+    Result<ExtractedDocument> html = ExtractHtml(payload, name, options, charset);
     if (!html.ok()) {
       outcome.problem = html.status().message();
       return outcome;
     }
     doc = std::move(html).value();
   } else {
-    doc.text.assign(payload);
+    bool converted = false;
+    doc.text = ConvertToUtf8(payload, EncodingForLabel(charset), &converted);
   }
   outcome.document = std::move(doc);
   return outcome;

@@ -104,6 +104,14 @@ void AppendQueryResultLine(std::string* out, std::string_view query_id, const Qu
     AppendJsonScore(out, m.a_in_b);
     out->append(",\"b_in_a\":");
     AppendJsonScore(out, m.b_in_a);
+    if (!m.format.empty()) {
+      out->append(",\"b_format\":");
+      AppendJsonString(out, m.format);
+      if (!m.name.empty() && m.name != m.id) {
+        out->append(",\"b_name\":");
+        AppendJsonString(out, m.name);
+      }
+    }
     if (i < passages_top) {
       out->append(",\"passages\":[");
       for (size_t j = 0; j < m.passages.size(); ++j) {

@@ -69,6 +69,30 @@ TEST(WireFormatTest, QueryResultWithPassagesOnlyForTheFirstMatches) {
   EXPECT_EQ(none, "{\"query\":\"empty\",\"chunks\":0,\"matches\":[]}\n");
 }
 
+TEST(WireFormatTest, QueryMatchesFromExtractedFilesNameTheirFormatAndFile) {
+  QueryResult result;
+  QueryMatch pdf;
+  pdf.id = "theses/a.pdf";
+  pdf.name = "theses/a.pdf";  // the file is the id: no b_name
+  pdf.format = "pdf";
+  QueryMatch record;
+  record.id = "http://example.org/x";
+  record.name = "crawl.warc.gz";
+  record.format = "warc";
+  QueryMatch text;
+  text.id = "b.txt";
+  text.name = "b.txt";
+  result.matches = {pdf, record, text};
+  std::string out;
+  AppendQueryResultLine(&out, "q", result, 0);
+  EXPECT_EQ(out,
+            "{\"query\":\"q\",\"chunks\":0,\"matches\":["
+            "{\"b\":\"theses/a.pdf\",\"a_in_b\":0,\"b_in_a\":0,\"b_format\":\"pdf\"},"
+            "{\"b\":\"http://example.org/x\",\"a_in_b\":0,\"b_in_a\":0,\"b_format\":\"warc\","
+            "\"b_name\":\"crawl.warc.gz\"},"
+            "{\"b\":\"b.txt\",\"a_in_b\":0,\"b_in_a\":0}]}\n");
+}
+
 TEST(WireFormatTest, FingerprintLineKeepsOnlyTheSelectedSketches) {
   Fingerprint fingerprint;
   fingerprint.num_tokens = 3;

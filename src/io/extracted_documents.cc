@@ -141,6 +141,7 @@ void ExtractedDocuments::Deliver(Queued& file, Result<ExtractionResult> result,
     out.format = format;
     out.title = std::move(extracted.title);
     out.date = std::move(extracted.date);
+    out.source = name;
     ready_.push_back(std::move(out));
   }
   documents_extracted_ += result->documents.size();

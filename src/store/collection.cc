@@ -72,6 +72,17 @@ Status UpgradeToIndexTiers(SqliteDb* db, const std::string& dir) {
   return WriteMeta(db, "format_version", "3");
 }
 
+Status AddFormatColumn(SqliteDb* db) {
+  NEARDUP_ASSIGN_OR_RETURN(SqliteStatement columns, db->Prepare("PRAGMA table_info(documents)"));
+  while (true) {
+    NEARDUP_ASSIGN_OR_RETURN(bool row, columns.Step());
+    if (!row) break;
+    if (columns.Text(1) == "format") return Status::Ok();
+  }
+  columns.Reset();
+  return db->Exec("ALTER TABLE documents ADD COLUMN format TEXT NOT NULL DEFAULT ''");
+}
+
 Result<std::string> ReadMeta(SqliteDb* db, const std::string& key) {
   NEARDUP_ASSIGN_OR_RETURN(SqliteStatement select,
                            db->Prepare("SELECT value FROM meta WHERE key = ?"));
@@ -130,11 +141,16 @@ DocumentInfo ReadDocumentInfo(const internal::SqliteStatement& s) {
   info.content_hash = s.Text(4);
   info.added_at = s.Int(5);
   info.modified_at = s.Int(6);
+  info.format = s.Text(7);
   return info;
 }
 
-constexpr const char* kDocumentColumns =
-    "doc, external_id, name, num_chunks, content_hash, added_at, modified_at";
+// The columns ReadDocumentInfo reads, for a catalog of `format_version`
+// (a version 2 catalog opened read-only has no format column: "").
+std::string DocumentColumns(uint64_t format_version) {
+  return std::string("doc, external_id, name, num_chunks, content_hash, added_at, modified_at, ") +
+         (format_version >= 3 ? "format" : "''");
+}
 
 }  // namespace
 
@@ -178,6 +194,7 @@ Status Collection::Create(const std::string& dir, const Recipe& recipe,
   NEARDUP_RETURN_IF_ERROR(db->Exec(kSchema));
   NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV2));
   NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV3));  // no tier: the empty index
+  NEARDUP_RETURN_IF_ERROR(internal::AddFormatColumn(db.get()));
   const std::pair<const char*, std::string> meta[] = {
       {"format_version", std::to_string(kCollectionFormatVersion)},
       {"recipe", recipe_json},
@@ -205,7 +222,7 @@ Status Collection::CheckRecipe(const Recipe& recipe) const {
 
 Result<std::optional<DocumentInfo>> Collection::FindDocument(std::string_view id) const {
   NEARDUP_ASSIGN_OR_RETURN(auto select,
-                           impl_->db->Prepare(std::string("SELECT ") + kDocumentColumns +
+                           impl_->db->Prepare("SELECT " + DocumentColumns(impl_->format_version) +
                                               " FROM documents WHERE external_id = ?"));
   select.Bind(1, id);
   NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
@@ -217,7 +234,7 @@ Result<std::optional<DocumentInfo>> Collection::FindDocument(std::string_view id
 
 Result<std::vector<DocumentInfo>> Collection::ListDocuments() const {
   NEARDUP_ASSIGN_OR_RETURN(auto select,
-                           impl_->db->Prepare(std::string("SELECT ") + kDocumentColumns +
+                           impl_->db->Prepare("SELECT " + DocumentColumns(impl_->format_version) +
                                               " FROM documents ORDER BY doc"));
   std::vector<DocumentInfo> docs;
   while (true) {
@@ -241,6 +258,22 @@ Result<std::map<uint32_t, std::string>> Collection::ExternalIds(
     select.Reset();
   }
   return ids;
+}
+
+Result<std::map<uint32_t, DocumentInfo>> Collection::FindDocuments(
+    std::span<const uint32_t> docs) const {
+  NEARDUP_ASSIGN_OR_RETURN(auto select,
+                           impl_->db->Prepare("SELECT " + DocumentColumns(impl_->format_version) +
+                                              " FROM documents WHERE doc = ?"));
+  std::map<uint32_t, DocumentInfo> infos;
+  for (uint32_t doc : docs) {
+    if (infos.count(doc)) continue;
+    select.Bind(1, int64_t{doc});
+    NEARDUP_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (row) infos[doc] = ReadDocumentInfo(select);
+    select.Reset();
+  }
+  return infos;
 }
 
 std::vector<uint32_t> Collection::LiveDocuments() const {

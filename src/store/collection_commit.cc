@@ -273,7 +273,8 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     NEARDUP_ASSIGN_OR_RETURN(
         auto insert_doc,
         db->Prepare("INSERT INTO documents(doc, external_id, name, num_chunks, content_hash, "
-                    "added_at, modified_at, segment, row) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                    "added_at, modified_at, segment, row, format) "
+                    "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     for (size_t row = 0; row < pending.size(); ++row) {
       const Pending& p = pending[row];
       insert_doc.Bind(1, int64_t{p.number})
@@ -284,7 +285,8 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
           .Bind(6, p.old.has_value() ? p.old->added_at : now)
           .Bind(7, now)
           .Bind(8, static_cast<int64_t>(segment_id))
-          .Bind(9, static_cast<int64_t>(row));
+          .Bind(9, static_cast<int64_t>(row))
+          .Bind(10, p.doc->format);
       NEARDUP_RETURN_IF_ERROR(insert_doc.Run());
     }
   }

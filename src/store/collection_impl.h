@@ -98,6 +98,11 @@ CREATE TABLE IF NOT EXISTS index_tiers(generation INTEGER PRIMARY KEY);
 // becomes the one tier, and the format version becomes 3.
 Status UpgradeToIndexTiers(SqliteDb* db, const std::string& dir);
 
+// Also added in catalog format version 3: documents.format. Adds the column when
+// the table lacks it (whatever the version says, so it can be run on any
+// catalog), inside the caller's transaction.
+Status AddFormatColumn(SqliteDb* db);
+
 std::string SegmentFileName(uint64_t segment);   // "data/seg-<n>.nds"
 std::string IndexFileName(uint64_t generation);  // "data/index-<g>.ndi"
 std::string ContentHash(std::string_view text);  // 16 hex digits, XXH3-64

@@ -329,10 +329,11 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
       // chunk with a changed one, the new ones included) is a superset of
       // what version 2 recomputes, so it stays valid as it is.
       NEARDUP_RETURN_IF_ERROR(db->Exec(internal::kSchemaV2));
-      NEARDUP_RETURN_IF_ERROR(internal::WriteMeta(db, "format_version", "2"));
     }
     if (version < 3) {
-      // Upgrade: the one index file becomes the one tier.
+      // Upgrade: documents added before keep format "" (and their name), and
+      // the one index file becomes the one tier (which sets version 3).
+      NEARDUP_RETURN_IF_ERROR(internal::AddFormatColumn(db));
       NEARDUP_RETURN_IF_ERROR(internal::UpgradeToIndexTiers(db, dir));
     }
     NEARDUP_RETURN_IF_ERROR(txn->Commit());

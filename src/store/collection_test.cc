@@ -311,7 +311,10 @@ TEST_F(CollectionTest, Version1CatalogIsUpgradedWhenOpenedForWriting) {
     auto db = internal::SqliteDb::Open((std::filesystem::path(Dir()) / "catalog.db").string(),
                                        false, false);
     ASSERT_TRUE(db.ok());
-    ASSERT_TRUE((*db)->Exec("DROP INDEX similarities_by_b; DROP TABLE similarity_added").ok());
+    ASSERT_TRUE((*db)
+                    ->Exec("DROP INDEX similarities_by_b; DROP TABLE similarity_added; "
+                           "ALTER TABLE documents DROP COLUMN format")
+                    .ok());
     // Versions 1 and 2 name one index file (commit 1 wrote the one tier).
     ASSERT_TRUE((*db)->Exec("DROP TABLE index_tiers").ok());
     ASSERT_TRUE(internal::WriteMeta(db->get(), "index_file", "data/index-1.ndi").ok());
@@ -452,6 +455,81 @@ TEST_F(CollectionTest, TierRatioBelowTwoIsRefused) {
   Result<std::unique_ptr<Collection>> c = Collection::Open(Dir(), options);
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(c.status().message(), HasSubstr("index_tier_ratio (1) must be at least 2"));
+}
+
+
+TEST_F(CollectionTest, OriginalFileNameAndFormatAreKept) {
+  auto c = CreateAndOpen();
+  const std::vector<uint32_t> chunks = ChunksOf("p q r");
+  std::vector<IncomingDocument> docs = {
+      {"http://example.org/a", "crawl.warc.gz", "p q r", chunks, 1, "warc"},
+      {"b.pdf", "b.pdf", "p q r", chunks, 2, "pdf"},
+      {"c", "c", "p q r", chunks, 3}};
+  ASSERT_TRUE(c->Commit(docs, {}).ok());
+  c.reset();
+  // As a reader sees them (a fresh open reads the catalog).
+  Result<std::unique_ptr<Collection>> reader = Collection::Open(Dir(), {});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  Result<std::vector<DocumentInfo>> list = (*reader)->ListDocuments();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 3u);
+  EXPECT_EQ((*list)[0].name, "crawl.warc.gz");
+  EXPECT_EQ((*list)[0].format, "warc");
+  EXPECT_EQ((*list)[1].format, "pdf");
+  EXPECT_EQ((*list)[2].name, "c");
+  EXPECT_EQ((*list)[2].format, "");
+  const std::vector<uint32_t> numbers = {2, 0, 7};
+  Result<std::map<uint32_t, DocumentInfo>> found = (*reader)->FindDocuments(numbers);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->size(), 2u);  // 7 is not a document
+  EXPECT_EQ(found->at(0).id, "http://example.org/a");
+  EXPECT_EQ(found->at(0).name, "crawl.warc.gz");
+  EXPECT_EQ(found->at(2).id, "c");
+}
+
+// A collection written before catalog version 3 (no format column: made
+// here by the current code, then taken back to version 2's schema) is read
+// as it is, and upgraded by a writer; its documents keep their names.
+TEST_F(CollectionTest, Version2CatalogIsReadAndUpgradedWithItsNames) {
+  {
+    auto c = CreateAndOpen();
+    Commit(c.get(), {{"a", "p q"}});
+  }
+  const std::string catalog = (std::filesystem::path(Dir()) / "catalog.db").string();
+  {
+    auto db = internal::SqliteDb::Open(catalog, false, false);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE((*db)->Exec("ALTER TABLE documents DROP COLUMN format").ok());
+    ASSERT_TRUE((*db)->Exec("DROP TABLE index_tiers").ok());
+    ASSERT_TRUE(internal::WriteMeta(db->get(), "index_file", "data/index-1.ndi").ok());
+    ASSERT_TRUE(internal::WriteMeta(db->get(), "format_version", "2").ok());
+  }
+  {
+    Result<std::unique_ptr<Collection>> reader = Collection::Open(Dir(), {});
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    Result<std::optional<DocumentInfo>> a = (*reader)->FindDocument("a");
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(a->has_value());
+    EXPECT_EQ((*a)->name, "a.txt");
+    EXPECT_EQ((*a)->format, "");
+    EXPECT_TRUE((*reader)->Verify().ok());
+  }
+  auto c = OpenRw();
+  ASSERT_NE(c, nullptr);
+  const std::vector<uint32_t> chunks = ChunksOf("x y");
+  std::vector<IncomingDocument> docs = {{"b", "b.odt", "x y", chunks, 1, "odt"}};
+  ASSERT_TRUE(c->Commit(docs, {}).ok());
+  Result<std::vector<DocumentInfo>> list = c->ListDocuments();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].name, "a.txt");
+  EXPECT_EQ((*list)[0].format, "");
+  EXPECT_EQ((*list)[1].name, "b.odt");
+  EXPECT_EQ((*list)[1].format, "odt");
+  c.reset();
+  auto db = internal::SqliteDb::Open(catalog, false, true);
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(*internal::ReadMeta(db->get(), "format_version"), "3");
 }
 
 }  // namespace

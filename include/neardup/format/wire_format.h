@@ -71,7 +71,10 @@ void AppendSimilarityCsvLine(std::string* out, std::string_view a, std::string_v
 
 // `neardup query`: {"query":id,"chunks":n,"matches":[{"b":id,"a_in_b":x,
 // "b_in_a":y,"passages":[{"query":[begin,end],"match":[begin,end]},...]},...]};
-// "passages" only for the first `passages_top` matches.
+// "passages" only for the first `passages_top` matches. A match extracted
+// from a PDF, DOCX, ODT, HTML or WARC file also has "b_format" (pdf, ...)
+// and, when its original file is not its id (a WARC record), "b_name".
+// Matches from text and JSONL have neither, so their lines are as before.
 void AppendQueryResultLine(std::string* out, std::string_view query_id, const QueryResult& result,
                            size_t passages_top);
 
