@@ -486,11 +486,21 @@ __global__ void __launch_bounds__(kThreads, 3)
         break;
       }
       switch (BottomKRegisters(num)) {
-        case 1: held = BottomKOfCandidates<1>(buffer, num, k, doc_out, lane); break;
-        case 2: held = BottomKOfCandidates<2>(buffer, num, k, doc_out, lane); break;
-        case 4: held = BottomKOfCandidates<4>(buffer, num, k, doc_out, lane); break;
-        case 8: held = BottomKOfCandidates<8>(buffer, num, k, doc_out, lane); break;
-        default: held = BottomKOfCandidates<16>(buffer, num, k, doc_out, lane); break;
+        case 1:
+          held = BottomKOfCandidates<1>(buffer, num, k, doc_out, lane);
+          break;
+        case 2:
+          held = BottomKOfCandidates<2>(buffer, num, k, doc_out, lane);
+          break;
+        case 4:
+          held = BottomKOfCandidates<4>(buffer, num, k, doc_out, lane);
+          break;
+        case 8:
+          held = BottomKOfCandidates<8>(buffer, num, k, doc_out, lane);
+          break;
+        default:
+          held = BottomKOfCandidates<16>(buffer, num, k, doc_out, lane);
+          break;
       }
       // Exact once k are found or every feature was a candidate.
       if (held >= k || threshold == UINT64_MAX) break;
