@@ -96,6 +96,14 @@ TEST(CudaFingerprinterTest, GoldenStyleTextsEqualCpu) {
         for (int i = 0; i < 3000; ++i) t += "one two three four five six ";
         return t;
       }(),
+      // About 400 shingles (thresholded: fewer candidates sort in a smaller
+      // network) but ten distinct: too few under the threshold, so the
+      // warp retries with every feature (no sorted path under 512).
+      [] {
+        std::string t;
+        for (int i = 0; i < 40; ++i) t += "a1 b2 c3 d4 e5 f6 g7 h8 i9 j10 ";
+        return t;
+      }(),
       // Many documents of 600 to 2,000 distinct shingles, some above the
       // candidates a warp holds, are in SyntheticCorpusEqualsCpu.
   };

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "gpu/gpu_bottomk.h"
 #include "gpu/gpu_hash.h"
 #include "gpu/gpu_tables.h"
 #include "gpu/gpu_token.h"
@@ -357,19 +358,103 @@ __global__ void BottomKKernel(const uint64_t* sorted, const uint32_t* token_offs
   }
 }
 
-// Candidates a warp holds in shared memory for BottomKSelectKernel.
-constexpr uint32_t kBottomKCandidates = 512;
+constexpr uint32_t kFullMask = 0xffffffffu;
 
-// Bottom-k without sorting, a warp per document. Candidates: every feature
-// when there are at most kBottomKCandidates, else those <= a threshold T
-// that about 2k + 64 uniform hashes fall under. Then k rounds: each round
-// the warp finds the smallest candidate above the last one taken (a min
-// reduction with shuffles). The result is exact: the k smallest distinct
-// values under T are the k smallest distinct of all. A document whose
-// candidates overflow, or that found fewer than k distinct under a
-// threshold (many repeated shingles), is flagged in needs_sort[] for the
-// sorted path, and *num_flagged counts it.
-__global__ void __launch_bounds__(kThreads)
+// Sorts the 32 * R values a warp holds, element r * 32 + lane in v[r] of
+// lane `lane`, ascending (gpu/gpu_bottomk.h gives the network). With this
+// layout a stride of 32 or more pairs two registers of the same lane (a
+// compare-exchange, no communication) and a smaller one pairs the same
+// register of lanes lane and lane ^ stride (one 64-bit shuffle). The loops
+// run over exponents so that they unroll fully and every v[] index is a
+// constant: a register array indexed at run time would live in local memory.
+template <int R>
+__device__ __forceinline__ void WarpBitonicSort(uint64_t (&v)[R], uint32_t lane) {
+  constexpr int kLogSize = 5 + (R >= 2) + (R >= 4) + (R >= 8) + (R >= 16);
+  static_assert(R == 1 || R == 2 || R == 4 || R == 8 || R == 16, "R: a power of two <= 16");
+#pragma unroll
+  for (int log_size = 1; log_size <= kLogSize; ++log_size) {
+    const uint32_t size = 1u << log_size;
+#pragma unroll
+    for (int log_stride = log_size - 1; log_stride >= 0; --log_stride) {
+      const uint32_t stride = 1u << log_stride;
+      if (stride >= 32) {
+        const int s = static_cast<int>(stride / 32);
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          if ((r & s) != 0) continue;  // the pair's upper register
+          // r * 32 + lane is the pair's lower index: it takes the minimum
+          // iff the pair is ascending.
+          const bool ascending = BitonicKeepsMin(r * 32 + lane, size, stride);
+          const uint64_t a = v[r];
+          const uint64_t b = v[r + s];
+          const uint64_t lo = a < b ? a : b;
+          const uint64_t hi = a < b ? b : a;
+          v[r] = ascending ? lo : hi;
+          v[r + s] = ascending ? hi : lo;
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const uint64_t other = __shfl_xor_sync(kFullMask, v[r], stride);
+          const bool keeps_min = BitonicKeepsMin(r * 32 + lane, size, stride);
+          v[r] = keeps_min ? (v[r] < other ? v[r] : other) : (v[r] < other ? other : v[r]);
+        }
+      }
+    }
+  }
+}
+
+// The bottom-k of `num` candidates in `buffer` (shared memory; every lane's
+// writes to it done and visible, __syncwarp): sorts them in registers and
+// writes the first k distinct to out[0, k) (coalesced). Returns how many
+// distinct it found, stopping at k (so a result < k means all of them).
+template <int R>
+__device__ __forceinline__ uint32_t BottomKOfCandidates(const uint64_t* buffer, uint32_t num,
+                                                        uint32_t k, uint64_t* out, uint32_t lane) {
+  uint64_t v[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const uint32_t i = r * 32 + lane;
+    // Padding sorts after every candidate, ties included, so elements
+    // [0, num) of the sorted registers are exactly the sorted candidates.
+    v[r] = i < num ? buffer[i] : UINT64_MAX;
+  }
+  WarpBitonicSort<R>(v, lane);
+  uint32_t held = 0;
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    // The element before r * 32 + lane: the lane below, or for lane 0 the
+    // last lane of the register before.
+    const uint64_t below = __shfl_up_sync(kFullMask, v[r], 1);
+    const uint64_t wrapped = __shfl_sync(kFullMask, v[r > 0 ? r - 1 : 0], 31);
+    const uint32_t i = r * 32 + lane;
+    const bool first = i == 0 || v[r] != (lane == 0 ? wrapped : below);
+    const uint32_t taken = __ballot_sync(kFullMask, i < num && first);
+    const uint32_t pos = held + __popc(taken & ((1u << lane) - 1));
+    if (((taken >> lane) & 1) != 0 && pos < k) out[pos] = v[r];
+    held += __popc(taken);
+    if (held >= k) return k;  // warp-uniform
+  }
+  return held;
+}
+
+// Bottom-k without sorting in global memory, a warp per document (the
+// candidate threshold, the sorting network and why the result is exact:
+// gpu/gpu_bottomk.h). Candidates go to shared memory (a ballot compacts
+// them), then to registers for the network. A document with fewer than k
+// distinct candidates under a threshold (repeated shingles) tries again with
+// every feature; one whose candidates do not fit in kBottomKCandidates is
+// flagged in needs_sort[] for the sorted path (cub::DeviceSegmentedSort and
+// BottomKKernel), and *num_flagged counts it.
+//
+// Replaces k rounds of a warp min-reduction (each a pass over all
+// candidates and 15 shuffles): the network costs 15 to 30 shuffle stages per
+// register instead, whatever k.
+//
+// Three blocks per SM in the launch bounds cap registers at 85: with none,
+// ptxas chose 80 registers and spilled 20 bytes (the 16-register network
+// plus the per-document state); at 85 nothing spills (ptxas -v, sm_90).
+__global__ void __launch_bounds__(kThreads, 3)
     BottomKSelectKernel(const uint64_t* features, const uint32_t* token_offsets,
                         const uint32_t* feature_ends, uint32_t num_docs, uint32_t k, uint64_t* out,
                         uint32_t* counts, uint8_t* needs_sort, uint32_t* num_flagged) {
@@ -380,49 +465,53 @@ __global__ void __launch_bounds__(kThreads)
     const uint32_t begin = token_offsets[d];
     const uint32_t end = feature_ends[d];
     const uint32_t n = end - begin;
-    const uint64_t margin = 2 * uint64_t{k} + 64;
-    const bool thresholded = n > kBottomKCandidates && margin < n;
-    const uint64_t threshold = thresholded ? (UINT64_MAX / n) * margin : UINT64_MAX;
-    uint32_t num = 0;
-    for (uint32_t base = begin; base < end; base += 32) {
-      const bool valid = base + lane < end;
-      const uint64_t v = valid ? features[base + lane] : 0;
-      const bool take = valid && v <= threshold;
-      const uint32_t mask = __ballot_sync(0xffffffffu, take);
-      const uint32_t pos = num + __popc(mask & ((1u << lane) - 1));
-      if (take && pos < kBottomKCandidates) buffer[pos] = v;
-      num += __popc(mask);
-    }
-    __syncwarp();
-    bool flag = num > kBottomKCandidates;
+    uint64_t threshold = BottomKThreshold(n, k);
+    uint64_t* doc_out = out + size_t{d} * k;
     uint32_t held = 0;
-    if (!flag) {
-      uint64_t last = 0;
-      while (held < k) {
-        bool found = false;
-        uint64_t best = 0;
-        for (uint32_t j = lane; j < num; j += 32) {
-          const uint64_t v = buffer[j];
-          if ((held == 0 || v > last) && (!found || v < best)) {
-            best = v;
-            found = true;
-          }
-        }
-#pragma unroll
-        for (int offset = 16; offset > 0; offset /= 2) {
-          const uint64_t other = __shfl_xor_sync(0xffffffffu, best, offset);
-          const bool other_found = __shfl_xor_sync(0xffffffffu, found, offset);
-          if (other_found && (!found || other < best)) {
-            best = other;
-            found = true;
-          }
-        }
-        if (!found) break;
-        if (lane == 0) out[size_t{d} * k + held] = best;
-        last = best;
-        ++held;
+    bool flag = false;
+    while (true) {
+      uint32_t num = 0;
+      for (uint32_t base = begin; base < end; base += 32) {
+        const bool valid = base + lane < end;
+        const uint64_t v = valid ? features[base + lane] : 0;
+        const bool take = valid && v <= threshold;
+        const uint32_t mask = __ballot_sync(kFullMask, take);
+        const uint32_t pos = num + __popc(mask & ((1u << lane) - 1));
+        if (take && pos < kBottomKCandidates) buffer[pos] = v;
+        num += __popc(mask);
       }
-      flag = thresholded && held < k;
+      __syncwarp();
+      if (num > kBottomKCandidates) {
+        flag = true;
+        break;
+      }
+      switch (BottomKRegisters(num)) {
+        case 1:
+          held = BottomKOfCandidates<1>(buffer, num, k, doc_out, lane);
+          break;
+        case 2:
+          held = BottomKOfCandidates<2>(buffer, num, k, doc_out, lane);
+          break;
+        case 4:
+          held = BottomKOfCandidates<4>(buffer, num, k, doc_out, lane);
+          break;
+        case 8:
+          held = BottomKOfCandidates<8>(buffer, num, k, doc_out, lane);
+          break;
+        default:
+          held = BottomKOfCandidates<16>(buffer, num, k, doc_out, lane);
+          break;
+      }
+      // Exact once k are found or every feature was a candidate.
+      if (held >= k || threshold == UINT64_MAX) break;
+      if (n > kBottomKCandidates) {
+        flag = true;
+        break;
+      }
+      // Retry with every feature: it rewrites doc_out from the start and
+      // finds at least the held values again.
+      threshold = UINT64_MAX;
+      __syncwarp();  // every lane done reading the buffer before it is refilled
     }
     if (lane == 0) {
       counts[d] = held;

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_bottomk.h"
 #include "gpu/gpu_tables.h"
 #include "gpu/gpu_token.h"
 #include "hash/feature_hash.h"
@@ -207,6 +209,114 @@ std::vector<Recipe> RecipesUnderTest() {
   custom.custom_stopwords = {"The", "a", "and", "of,", "zz"};
   recipes.push_back(custom);
   return recipes;
+}
+
+// The bitonic network of BottomKSelectKernel, run stage by stage on an array
+// with the kernel's loops (exponents) and its rule, sorts any values.
+void BitonicSortOnHost(std::vector<uint64_t>* values) {
+  const uint32_t m = static_cast<uint32_t>(values->size());
+  std::vector<uint64_t> next(m);
+  for (uint32_t size = 2; size <= m; size *= 2) {
+    for (uint32_t stride = size / 2; stride > 0; stride /= 2) {
+      for (uint32_t i = 0; i < m; ++i) {
+        const uint64_t a = (*values)[i];
+        const uint64_t b = (*values)[i ^ stride];
+        next[i] = BitonicKeepsMin(i, size, stride) ? std::min(a, b) : std::max(a, b);
+      }
+      values->swap(next);
+    }
+  }
+}
+
+TEST(GpuBottomKTest, BitonicNetworkSortsEveryRegisterCount) {
+  SplitMix64 rng(7);
+  for (uint32_t registers = 1; registers <= 16; registers *= 2) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<uint64_t> values(32 * registers);
+      // Repeats, extremes and padding-like UINT64_MAX as well as hashes.
+      for (uint64_t& v : values) {
+        const uint64_t r = rng.Next();
+        v = r % 4 == 0 ? r % 5 : r % 4 == 1 ? UINT64_MAX - r % 3 : r;
+      }
+      std::vector<uint64_t> expected = values;
+      std::sort(expected.begin(), expected.end());
+      BitonicSortOnHost(&values);
+      ASSERT_EQ(values, expected) << registers << " registers, trial " << trial;
+    }
+  }
+}
+
+TEST(GpuBottomKTest, RegistersHoldTheCandidates) {
+  EXPECT_EQ(BottomKRegisters(0), 1u);
+  EXPECT_EQ(BottomKRegisters(32), 1u);
+  EXPECT_EQ(BottomKRegisters(33), 2u);
+  EXPECT_EQ(BottomKRegisters(256), 8u);
+  EXPECT_EQ(BottomKRegisters(257), 16u);
+  EXPECT_EQ(BottomKRegisters(kBottomKCandidates), 16u);
+}
+
+// The kernel's selection emulated with std::sort for the network: the
+// threshold, the first k distinct, the retry with every feature and the
+// flag. Returns false when the document would be flagged.
+bool SelectLikeTheKernel(const std::vector<uint64_t>& features, uint32_t k,
+                         std::vector<uint64_t>* out, uint32_t* registers) {
+  const uint32_t n = static_cast<uint32_t>(features.size());
+  uint64_t threshold = BottomKThreshold(n, k);
+  while (true) {
+    std::vector<uint64_t> candidates;
+    for (uint64_t f : features) {
+      if (f <= threshold) candidates.push_back(f);
+    }
+    if (candidates.size() > kBottomKCandidates) return false;
+    *registers = BottomKRegisters(static_cast<uint32_t>(candidates.size()));
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    if (candidates.size() > k) candidates.resize(k);
+    *out = candidates;
+    if (out->size() >= k || threshold == UINT64_MAX) return true;
+    if (n > kBottomKCandidates) return false;
+    threshold = UINT64_MAX;
+  }
+}
+
+TEST(GpuBottomKTest, ThresholdedSelectionIsExactAndUsesSmallerNetworks) {
+  SplitMix64 rng(11);
+  for (uint32_t k : {1u, 4u, 64u, 128u, 200u, 400u}) {
+    int flagged = 0;
+    int smaller = 0;
+    int large = 0;
+    for (uint32_t n = 0; n <= 1400; n += 7) {
+      // Distinct hashes, or a few repeated shingles (fewer than k distinct).
+      const uint64_t repeats = n % 5 == 0 ? 3 : 0;
+      std::vector<uint64_t> features(n);
+      for (uint64_t& f : features) f = repeats != 0 ? rng.Next() % repeats * 0x9e37 : rng.Next();
+      std::vector<uint64_t> expected = features;
+      std::sort(expected.begin(), expected.end());
+      expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+      if (expected.size() > k) expected.resize(k);
+      std::vector<uint64_t> got;
+      uint32_t registers = 0;
+      if (!SelectLikeTheKernel(features, k, &got, &registers)) {
+        // Only what cannot fit: too many candidates, or too few distinct
+        // under the threshold of a document over the candidate limit.
+        EXPECT_TRUE(n > kBottomKCandidates) << k << " " << n;
+        ++flagged;
+        continue;
+      }
+      ASSERT_EQ(got, expected) << "k " << k << ", n " << n;
+      if (repeats == 0 && n > 256 && n <= kBottomKCandidates) {
+        ++large;
+        smaller += registers < 16;
+      }
+    }
+    if (k <= 128) {
+      // Hashes alone: every document between 257 and 512 features ran a
+      // smaller network than its features need, and the only flagged ones
+      // repeat shingles (a fifth of the sizes, over 512 features).
+      EXPECT_EQ(smaller, large) << k;
+      EXPECT_LE(flagged, 1400 / 7 / 5) << k;
+    }
+  }
 }
 
 TEST(GpuTablesTest, TableTokenStageEqualsTokenHasherOnAscii) {
