@@ -278,28 +278,14 @@ Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corp
   }
   // A second pass over the inputs yields the same documents in the same
   // order (the reader is deterministic); it writes the kept lines verbatim
-  // without holding the whole corpus in memory.
+  // without holding the whole corpus in memory, read and parsed on every
+  // core like the first.
   InputFlags input = flags.input;
   SkipReporter silent(/*quiet=*/true);
-  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(input, &silent, true);
+  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(input, &silent);
   if (!reader.ok()) return reader.status();
-  Document document;
-  size_t ordinal = 0;
-  while (true) {
-    NEARDUP_ASSIGN_OR_RETURN(bool more, (*reader)->Next(&document));
-    if (!more) break;
-    if (ordinal >= n || document.id != corpus.ids[ordinal]) {
-      return DataLossError("the inputs changed while dedup was reading them (document " +
-                           std::to_string(ordinal) + ")");
-    }
-    if (keep[ordinal]) {
-      NEARDUP_RETURN_IF_ERROR(out->Write(document.raw_record));
-      NEARDUP_RETURN_IF_ERROR(out->Write("\n"));
-    }
-    ++ordinal;
-  }
-  if (ordinal != n) return DataLossError("the inputs changed while dedup was reading them");
-  return Status::Ok();
+  return CopyKeptRecords(**reader, corpus.ids, keep, FingerprintPipelineOptions{},
+                         [&](std::string_view records) { return out->Write(records); });
 }
 
 Result<NearDuplicateJob> ResolveJob(const NearDuplicateFlags& flags, Report kind) {
@@ -339,7 +325,9 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   bool from_stdin = false;
   for (const std::string& input : flags.input.inputs) from_stdin = from_stdin || input == "-";
   SkipReporter skips(flags.run.quiet);
-  Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(flags.input, &skips, dedup);
+  // Records are kept in memory only from stdin (files are read again).
+  Result<std::unique_ptr<DocumentReader>> reader =
+      OpenInputs(flags.input, &skips, dedup && from_stdin);
   if (!reader.ok()) return ReportError(reader.status());
   // With --sink and no --output, nothing is printed.
   const bool write_lines = flags.sink.WriteLines();

@@ -57,6 +57,7 @@ class OutputFile {
  private:
   OutputFile(std::FILE* file, std::string name, bool owned, std::string temp_path);
   Status Flush();
+  Status WriteNow(std::string_view bytes);  // unbuffered by us (stdio may still)
 
   std::FILE* file_;
   std::string name_;       // the output as named, for messages and the rename

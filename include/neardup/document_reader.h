@@ -140,6 +140,12 @@ struct InputOptions {
   // ("<name>:<line>") and skip reports then give the file's own line
   // numbers, and a byte order mark is ignored only on line 1.
   uint64_t first_line_number = 1;
+  // Read uncompressed JSONL files through a read-only memory mapping when
+  // they are read in blocks (RunFingerprintPipeline): the chunks are the
+  // page cache's pages, with no read(2) copy. Default true. The documents are
+  // the same either way. Set false for inputs that another process may
+  // truncate while they are read: a mapped file that shrinks raises SIGBUS.
+  bool map_files = true;
 };
 
 // A source of bytes read front to back: a file, stdin, a decompressor, memory.

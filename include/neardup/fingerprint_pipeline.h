@@ -89,8 +89,7 @@ struct FingerprintedCorpus {
   std::vector<std::string> ids;
   std::vector<uint64_t> lengths;  // bytes of text
   std::vector<Fingerprint> fingerprints;
-  // is_jsonl[i]: document i came from a JSONL record (raw_records needs
-  // InputOptions::keep_raw_records to tell).
+  // is_jsonl[i]: document i came from a JSONL record.
   std::vector<bool> is_jsonl;
   // Filled only when `keep_raw_records` is passed to CollectFingerprints.
   std::vector<std::string> raw_records;
@@ -104,6 +103,19 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
                            const FingerprintPipelineOptions& options, bool keep_raw_records,
                            FingerprintedCorpus* corpus, FingerprintPipelineStats* stats = nullptr,
                            const std::function<void(uint64_t, uint64_t)>& on_progress = {});
+
+// The second pass of `dedup`: reads `reader` (the same inputs as the pass
+// that collected `ids`, opened anew) through the same parallel read and
+// parse, and hands `write`, in input order, the JSONL line of each document
+// i with keep[i], each followed by "\n" (a text document gives an empty
+// line: callers use it when every document is a JSONL record). Needs no
+// InputOptions::keep_raw_records: lines are written from the chunk they
+// were read into. DataLoss when the documents read are not those of `ids`
+// (an input changed between the passes). Memory: as RunFingerprintPipeline.
+// REQUIRES: keep.size() == ids.size().
+Status CopyKeptRecords(DocumentReader& reader, std::span<const std::string> ids,
+                       const std::vector<bool>& keep, const FingerprintPipelineOptions& options,
+                       const std::function<Status(std::string_view)>& write);
 
 }  // namespace neardup
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -30,6 +31,7 @@ struct Batch {
   std::vector<Fingerprint> fingerprints;
   std::string formatted;
   Status status;
+  uint64_t first_document = 0;  // the ordinal of block.documents[0]
 };
 
 // Batches not in flight. At most max_batches_in_flight exist, which bounds
@@ -53,13 +55,17 @@ class BatchPool {
   std::vector<std::unique_ptr<Batch>> free_;
 };
 
-}  // namespace
+// The five filters of the pipeline (docs/PIPELINE.md) with the block-level
+// work left to the caller: `work` runs in parallel on numbered blocks (line
+// numbers known, ids assigned; `first_document` is the ordinal of the
+// block's first document), `deliver` serially in input order and returns the
+// first error, which stops the pipeline. Reader failures come after the
+// block's documents were delivered.
+using BlockWork = std::function<void(Batch*)>;
+using BlockDelivery = std::function<Status(Batch&)>;
 
-Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
-                              const FingerprintPipelineOptions& options,
-                              const FingerprintFormatter& formatter,
-                              const FormattedFingerprintSink& sink,
-                              FingerprintPipelineStats* stats) {
+Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions& options,
+                        const BlockWork& work, const BlockDelivery& deliver) {
   size_t in_flight = options.max_batches_in_flight;
   if (in_flight == 0) {
     // One batch per thread plus one being read: more only adds memory (and
@@ -73,12 +79,12 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
   const size_t batch_bytes = std::max<size_t>(1, options.batch_bytes);
   const InputOptions& input_options = DocumentBlockReader::options(reader);
 
-  FingerprintPipelineStats local_stats;
   // The first and last filters run concurrently with each other, so each
   // owns its own state; a failure reaches the reader through an atomic flag.
   Status error;
   std::atomic<bool> stopped{false};
   bool reader_done = false;
+  uint64_t documents_numbered = 0;
   BatchPool pool;
   tbb::enumerable_thread_specific<std::unique_ptr<internal::JsonlRecordParser>> parsers;
 
@@ -115,53 +121,32 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
   // Serial: line numbers need every earlier chunk's line count.
   auto number = [&](Batch* batch) -> Batch* {
     DocumentBlockReader::Number(reader, &batch->block);
+    batch->first_document = documents_numbered;
+    documents_numbered += batch->block.num_documents;
     return batch;
   };
 
-  // Parallel: ids, fingerprints, output text.
-  auto work = [&](Batch* batch) -> Batch* {
-    DocumentBlock& block = batch->block;
-    internal::AssignLineIds(&block);
+  // Parallel: ids, then the caller's work.
+  auto compute = [&](Batch* batch) -> Batch* {
+    internal::AssignLineIds(&batch->block);
     batch->status = Status::Ok();
     batch->formatted.clear();
-    batch->fingerprints.resize(block.num_documents);
-    if (block.num_documents == 0) return batch;
-    batch->texts.clear();
-    for (const Document& document : block.document_span()) batch->texts.push_back(document.text);
-    batch->status = fingerprinter.ComputeBatch(batch->texts, &batch->fingerprints);
-    if (batch->status.ok() && formatter) {
-      formatter(block.document_span(), batch->fingerprints, &batch->formatted);
-    }
+    work(batch);
     return batch;
   };
 
-  // Serial, in input order: skip reports, the sink, statistics.
-  auto deliver = [&](Batch* raw) {
+  // Serial, in input order: skip reports, the caller's delivery.
+  auto finish = [&](Batch* raw) {
     std::unique_ptr<Batch> batch(raw);
     if (stopped.load(std::memory_order_relaxed)) {
       pool.Give(std::move(batch));
       return;
     }
-    const DocumentBlock& block = batch->block;
-    Status read_status = DocumentBlockReader::Finish(reader, block);
+    Status read_status = DocumentBlockReader::Finish(reader, batch->block);
     Status status = batch->status;
-    if (status.ok() && block.num_documents > 0) {
-      status = sink(block.document_span(), batch->fingerprints, batch->formatted);
-    }
-    if (status.ok()) {
-      for (size_t i = 0; i < block.num_documents; ++i) {
-        const Fingerprint& fp = batch->fingerprints[i];
-        local_stats.documents++;
-        local_stats.bytes += block.documents[i].text.size();
-        if (fp.num_tokens == 0) local_stats.empty_documents++;
-        if (fp.invalid_utf8_sequences > 0) {
-          local_stats.documents_with_invalid_utf8++;
-          local_stats.invalid_utf8_sequences += fp.invalid_utf8_sequences;
-        }
-      }
-      // Documents read before a failure are delivered; the failure after them.
-      status = read_status;
-    }
+    if (status.ok()) status = deliver(*batch);
+    // Documents read before a failure are delivered; the failure after them.
+    if (status.ok()) status = read_status;
     if (!status.ok()) {
       error = status;
       stopped.store(true, std::memory_order_relaxed);
@@ -173,10 +158,64 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
       in_flight, tbb::make_filter<void, Batch*>(tbb::filter_mode::serial_in_order, read) &
                      tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, parse) &
                      tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::serial_in_order, number) &
-                     tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, work) &
-                     tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, deliver));
-  if (stats != nullptr) *stats = local_stats;
+                     tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, compute) &
+                     tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, finish));
   return error;
+}
+
+// Fingerprints (and formats) each block; `deliver` receives it in order.
+Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                            const FingerprintPipelineOptions& options,
+                            const FingerprintFormatter& formatter, const BlockDelivery& deliver,
+                            FingerprintPipelineStats* stats) {
+  FingerprintPipelineStats local_stats;
+  Status status = RunBlockPipeline(
+      reader, options,
+      [&](Batch* batch) {
+        const DocumentBlock& block = batch->block;
+        batch->fingerprints.resize(block.num_documents);
+        if (block.num_documents == 0) return;
+        batch->texts.clear();
+        for (const Document& document : block.document_span()) {
+          batch->texts.push_back(document.text);
+        }
+        batch->status = fingerprinter.ComputeBatch(batch->texts, &batch->fingerprints);
+        if (batch->status.ok() && formatter) {
+          formatter(block.document_span(), batch->fingerprints, &batch->formatted);
+        }
+      },
+      [&](Batch& batch) -> Status {
+        const DocumentBlock& block = batch.block;
+        if (block.num_documents > 0) NEARDUP_RETURN_IF_ERROR(deliver(batch));
+        for (size_t i = 0; i < block.num_documents; ++i) {
+          const Fingerprint& fp = batch.fingerprints[i];
+          local_stats.documents++;
+          local_stats.bytes += block.documents[i].text.size();
+          if (fp.num_tokens == 0) local_stats.empty_documents++;
+          if (fp.invalid_utf8_sequences > 0) {
+            local_stats.documents_with_invalid_utf8++;
+            local_stats.invalid_utf8_sequences += fp.invalid_utf8_sequences;
+          }
+        }
+        return Status::Ok();
+      });
+  if (stats != nullptr) *stats = local_stats;
+  return status;
+}
+
+}  // namespace
+
+Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                              const FingerprintPipelineOptions& options,
+                              const FingerprintFormatter& formatter,
+                              const FormattedFingerprintSink& sink,
+                              FingerprintPipelineStats* stats) {
+  return RunFingerprintBlocks(
+      reader, fingerprinter, options, formatter,
+      [&](Batch& batch) {
+        return sink(batch.block.document_span(), batch.fingerprints, batch.formatted);
+      },
+      stats);
 }
 
 Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
@@ -194,15 +233,16 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
                            FingerprintedCorpus* corpus, FingerprintPipelineStats* stats,
                            const std::function<void(uint64_t, uint64_t)>& on_progress) {
   uint64_t bytes = 0;
-  return RunFingerprintPipeline(
-      reader, fingerprinter, options,
-      [&](std::span<const Document> documents, std::span<const Fingerprint> fingerprints) {
-        for (size_t i = 0; i < documents.size(); ++i) {
-          const Document& document = documents[i];
+  return RunFingerprintBlocks(
+      reader, fingerprinter, options, FingerprintFormatter(),
+      [&](Batch& batch) {
+        const DocumentBlock& block = batch.block;
+        for (size_t i = 0; i < block.num_documents; ++i) {
+          const Document& document = block.documents[i];
           corpus->ids.push_back(document.id);
           corpus->lengths.push_back(document.text.size());
-          corpus->fingerprints.push_back(fingerprints[i]);
-          corpus->is_jsonl.push_back(!document.raw_record.empty());
+          corpus->fingerprints.push_back(batch.fingerprints[i]);
+          corpus->is_jsonl.push_back(block.jsonl);
           if (keep_raw_records) corpus->raw_records.push_back(document.raw_record);
           bytes += document.text.size();
         }
@@ -210,6 +250,41 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
         return Status::Ok();
       },
       stats);
+}
+
+Status CopyKeptRecords(DocumentReader& reader, std::span<const std::string> ids,
+                       const std::vector<bool>& keep, const FingerprintPipelineOptions& options,
+                       const std::function<Status(std::string_view)>& write) {
+  const uint64_t n = ids.size();
+  auto changed = [](uint64_t ordinal) {
+    return DataLossError("the inputs changed while dedup was reading them (document " +
+                         std::to_string(ordinal) + ")");
+  };
+  uint64_t documents = 0;
+  Status status = RunBlockPipeline(
+      reader, options,
+      [&](Batch* batch) {
+        const DocumentBlock& block = batch->block;
+        for (size_t i = 0; i < block.num_documents; ++i) {
+          const uint64_t ordinal = batch->first_document + i;
+          if (ordinal >= n || block.documents[i].id != ids[ordinal]) {
+            batch->status = changed(ordinal);
+            return;
+          }
+          if (!keep[ordinal]) continue;
+          // A text document has no record: the caller writes only JSONL.
+          if (block.jsonl) batch->formatted.append(block.records[i]);
+          batch->formatted.push_back('\n');
+        }
+      },
+      [&](Batch& batch) -> Status {
+        documents += batch.block.num_documents;
+        if (batch.formatted.empty()) return Status::Ok();
+        return write(batch.formatted);
+      });
+  NEARDUP_RETURN_IF_ERROR(status);
+  if (documents != n) return changed(documents);
+  return Status::Ok();
 }
 
 }  // namespace neardup

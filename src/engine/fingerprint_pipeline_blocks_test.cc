@@ -91,10 +91,16 @@ void ExpectSameAsReader(const std::vector<std::string>& inputs, const InputOptio
   ReadOutcome reference = ReadAll(inputs, options);
   const std::string expected = FormatSerially(reference);
   for (size_t batch_bytes : batch_sizes) {
-    for (int threads : {1, 2, 3, 8}) {
+    // Plain files are chunked from a mapping unless map_files is off; the
+    // serial reference always reads a stream.
+    for (auto [threads, map_files] :
+         {std::pair{1, true}, std::pair{2, true}, std::pair{3, true}, std::pair{8, true},
+          std::pair{1, false}, std::pair{3, false}}) {
       SCOPED_TRACE("batch_bytes " + std::to_string(batch_bytes) + ", threads " +
-                   std::to_string(threads));
-      PipelineOutcome got = RunPipeline(inputs, options, batch_bytes, threads);
+                   std::to_string(threads) + ", map_files " + std::to_string(map_files));
+      InputOptions run_options = options;
+      run_options.map_files = map_files;
+      PipelineOutcome got = RunPipeline(inputs, run_options, batch_bytes, threads);
       EXPECT_EQ(got.read.status.ToString(), reference.status.ToString());
       ASSERT_EQ(got.read.documents.size(), reference.documents.size());
       for (size_t i = 0; i < reference.documents.size(); ++i) {
@@ -216,6 +222,108 @@ TEST_F(FingerprintPipelineBlocksTest, LinesLongerThanTheChunk) {
   InputOptions options;
   options.max_document_bytes = 12000;  // lines of ~15000 bytes are passed over
   ExpectSameAsReader({Write("long.jsonl", lines)}, options, {1, 4096});
+}
+
+TEST_F(FingerprintPipelineBlocksTest, MappedInputEdges) {
+  InputOptions options;
+  options.max_document_bytes = 100;
+  const std::string line = "{\"id\": \"p\", \"text\": \"page sized\"}\n";
+  // Exactly one page: the padding past the last line is the extra zero page.
+  std::string page_file;
+  while (page_file.size() + line.size() <= 4096) page_file += line;
+  page_file += std::string(4095 - page_file.size(), ' ') + "\n";
+  ASSERT_EQ(page_file.size(), 4096u);
+  ExpectSameAsReader({Write("page.jsonl", page_file)}, options, {1, 64, 4096});
+  // A last line without "\n", too long, ending in "\r"; one too long with
+  // "\r\n"; one of exactly max_document_bytes + 1 with its "\r".
+  const std::string text = "{\"text\": \"" + std::string(150, 'z') + "\"}";
+  const std::string edge = "{\"text\": \"" + std::string(100 - 12, 'q') + "\"}\r\n";
+  ExpectSameAsReader({Write("tail1.jsonl", line + text + "\r\n" + edge + line + text + "\r")},
+                     options, {1, 16, 64, 4096});
+  ExpectSameAsReader({Write("tail2.jsonl", text + "\n" + line + text)}, options, {1, 16, 4096});
+}
+
+// The records dedup writes for `keep`, read the old way: DocumentReader::Next
+// with keep_raw_records.
+std::string KeptRecordsSerially(const std::vector<std::string>& inputs, InputOptions options,
+                                const std::vector<bool>& keep, std::vector<std::string>* ids) {
+  options.keep_raw_records = true;
+  ReadOutcome reference = ReadAll(inputs, options);
+  EXPECT_TRUE(reference.status.ok()) << reference.status;
+  std::string out;
+  for (size_t i = 0; i < reference.documents.size(); ++i) {
+    ids->push_back(reference.documents[i].id);
+    if (keep[i % keep.size()]) out += reference.documents[i].raw_record + "\n";
+  }
+  return out;
+}
+
+Status CopyKept(const std::vector<std::string>& inputs, InputOptions options,
+                const std::vector<std::string>& ids, const std::vector<bool>& keep,
+                size_t batch_bytes, int threads, std::string* out) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  auto reader = DocumentReader::Open(inputs, options);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  FingerprintPipelineOptions pipeline;
+  pipeline.batch_bytes = batch_bytes;
+  return CopyKeptRecords(**reader, ids, keep, pipeline, [&](std::string_view records) {
+    out->append(records);
+    return Status::Ok();
+  });
+}
+
+TEST_F(FingerprintPipelineBlocksTest, CopyKeptRecordsWritesWhatTheSerialPassWrote) {
+  InputOptions options;
+  options.max_document_bytes = 400;
+  Write("d/a.jsonl", MessyJsonl(6, 120, true));
+  Write("d/b.jsonl.gz", internal::testing::Gzip(MessyJsonl(7, 60, false)));
+  Write("d/c.jsonl.zst", internal::testing::Zstd(MessyJsonl(8, 60, true)));
+  const std::vector<std::string> inputs = {(dir_ / "d").string(),
+                                           Write("e.jsonl", MessyJsonl(9, 50, false))};
+  std::vector<std::string> ids;
+  const std::vector<bool> pattern = {true, false, false, true, true};
+  const std::string expected = KeptRecordsSerially(inputs, options, pattern, &ids);
+  std::vector<bool> keep(ids.size());
+  for (size_t i = 0; i < keep.size(); ++i) keep[i] = pattern[i % pattern.size()];
+  ASSERT_GT(expected.size(), 1000u);
+  for (bool map_files : {true, false}) {
+    for (size_t batch_bytes : {size_t{1}, size_t{300}, size_t{1} << 20}) {
+      for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE("map_files " + std::to_string(map_files) + ", batch_bytes " +
+                     std::to_string(batch_bytes) + ", threads " + std::to_string(threads));
+        InputOptions run_options = options;
+        run_options.map_files = map_files;
+        std::string got;
+        EXPECT_TRUE(CopyKept(inputs, run_options, ids, keep, batch_bytes, threads, &got).ok());
+        EXPECT_EQ(got, expected);
+      }
+    }
+  }
+}
+
+TEST_F(FingerprintPipelineBlocksTest, CopyKeptRecordsNoticesChangedInputs) {
+  const std::string path = Write("a.jsonl", MessyJsonl(10, 80, false));
+  std::vector<std::string> ids;
+  const std::vector<bool> all = {true};
+  KeptRecordsSerially({path}, InputOptions{}, all, &ids);
+  ASSERT_GT(ids.size(), 10u);
+  std::string got;
+  // An id that differs, one document too many, one too few.
+  std::vector<std::string> renamed = ids;
+  renamed[7] = "other";
+  Status status =
+      CopyKept({path}, InputOptions{}, renamed, std::vector<bool>(ids.size(), true), 64, 2, &got);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  EXPECT_NE(status.message().find("(document 7)"), std::string::npos) << status;
+  std::vector<std::string> fewer(ids.begin(), ids.end() - 1);
+  status =
+      CopyKept({path}, InputOptions{}, fewer, std::vector<bool>(fewer.size(), true), 64, 2, &got);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss);
+  std::vector<std::string> more = ids;
+  more.push_back("extra");
+  status =
+      CopyKept({path}, InputOptions{}, more, std::vector<bool>(more.size(), true), 64, 2, &got);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status;
 }
 
 TEST_F(FingerprintPipelineBlocksTest, RealCorpusWhenPresent) {

@@ -17,7 +17,7 @@ std::string TooLargeReason(const char* what, uint64_t size, uint64_t max) {
 }
 
 void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, DocumentBlock* block) {
-  const char* data = block->chunk.data.get();
+  const char* data = block->chunk.lines();
   const size_t size = block->chunk.size;
   size_t pos = 0;
   uint64_t line = 0;
@@ -33,7 +33,9 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
     const void* newline = std::memchr(data + pos, '\n', size - pos);
     const size_t stop = newline != nullptr ? static_cast<const char*>(newline) - data : size;
     size_t length = stop - pos;
-    if (length > 0 && data[stop - 1] == '\r') --length;
+    // As LineReader: "\r\n" ends a line, a "\r" at the very end of the
+    // stream stays part of the last line.
+    if (newline != nullptr && length > 0 && data[stop - 1] == '\r') --length;
     std::string_view text(data + pos, length);
     pos = newline != nullptr ? stop + 1 : size;
     ++line;
@@ -47,7 +49,10 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
     }
     if (IsBlankLine(text)) continue;
     if (count == block->documents.size()) block->documents.emplace_back();
-    if (count >= block->id_lines.size()) block->id_lines.resize(count + 1);
+    if (count >= block->id_lines.size()) {
+      block->id_lines.resize(count + 1);
+      block->records.resize(count + 1);
+    }
     Document* doc = &block->documents[count];
     bool has_id;
     bool replaced_utf8;
@@ -58,6 +63,7 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
     }
     if (replaced_utf8) ++block->replaced_utf8;
     block->id_lines[count] = has_id ? 0 : line;
+    block->records[count] = text;
     if (options.keep_raw_records) {
       doc->raw_record.assign(text);
     } else {

@@ -54,6 +54,9 @@ struct DocumentBlock {
   // JSONL: per document, its 1-based line within the chunk when it had no
   // id (AssignLineIds names it), else 0.
   std::vector<uint64_t> id_lines;
+  // JSONL: per document, its line in the chunk as Document::raw_record would
+  // hold it (no line ending, no byte order mark), whatever keep_raw_records.
+  std::vector<std::string_view> records;
   // JSONL: records skipped while parsing; line numbers within the chunk
   // until Number makes them the source's.
   std::vector<SkippedRecord> line_skips;

@@ -15,6 +15,7 @@
 #include "io/jsonl_chunker.h"
 #include "io/jsonl_record_parser.h"
 #include "io/line_reader.h"
+#include "io/mapped_input.h"
 
 namespace neardup {
 namespace {
@@ -125,6 +126,11 @@ class DocumentReader::Impl {
     }
     documents_read_ += block.num_documents;
     documents_with_invalid_utf8_ += block.replaced_utf8;
+    // Blocks finish in order: the mapped pages before this one's end are
+    // done with.
+    if (block.jsonl && block.chunk.mapping != nullptr) {
+      block.chunk.mapping->Release(block.chunk.mapped, block.chunk.size);
+    }
     return block.error;
   }
 
@@ -138,6 +144,8 @@ class DocumentReader::Impl {
     std::unique_ptr<ByteStream> stream;
     std::unique_ptr<internal::LineReader> lines;
     std::unique_ptr<internal::JsonlChunker> chunker;
+    // A plain JSONL file mapped for NextBlock (null: chunks are read).
+    std::shared_ptr<const internal::MappedInput> mapping;
   };
 
   // The next document in reading order: files to extract wait in extracted_
@@ -236,8 +244,12 @@ class DocumentReader::Impl {
         }
         bool starts = source_.chunker == nullptr;
         if (starts) {
-          source_.chunker = std::make_unique<internal::JsonlChunker>(
-              source_.stream.get(), chunk_bytes, options_.max_document_bytes);
+          source_.chunker =
+              source_.mapping != nullptr
+                  ? std::make_unique<internal::JsonlChunker>(source_.mapping, chunk_bytes,
+                                                             options_.max_document_bytes)
+                  : std::make_unique<internal::JsonlChunker>(source_.stream.get(), chunk_bytes,
+                                                             options_.max_document_bytes);
         }
         NEARDUP_ASSIGN_OR_RETURN(bool got, source_.chunker->Next(&block->chunk));
         if (!got) {
@@ -300,8 +312,9 @@ class DocumentReader::Impl {
         NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> raw,
                                  internal::OpenFileStream(entry.path));
         bool jsonl = IsJsonl(entry.name);
-        NEARDUP_RETURN_IF_ERROR(
-            StartSource(std::move(raw), std::move(entry.path), std::move(entry.name), jsonl));
+        NEARDUP_RETURN_IF_ERROR(StartSource(std::move(raw), std::move(entry.path),
+                                            std::move(entry.name), jsonl,
+                                            /*mappable=*/true));
         return true;
       }
       dir_entries_.clear();
@@ -323,14 +336,23 @@ class DocumentReader::Impl {
         continue;
       }
       NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<ByteStream> raw, internal::OpenFileStream(input));
-      NEARDUP_RETURN_IF_ERROR(StartSource(std::move(raw), input, input, IsJsonl(input)));
+      NEARDUP_RETURN_IF_ERROR(
+          StartSource(std::move(raw), input, input, IsJsonl(input), /*mappable=*/true));
       return true;
     }
   }
 
   Status StartSource(std::unique_ptr<ByteStream> raw, std::string path, std::string name,
-                     bool jsonl) {
-    NEARDUP_ASSIGN_OR_RETURN(source_.stream, internal::OpenDecompressed(std::move(raw), path));
+                     bool jsonl, bool mappable = false) {
+    internal::Compression compression;
+    NEARDUP_ASSIGN_OR_RETURN(source_.stream,
+                             internal::OpenDecompressed(std::move(raw), path, &compression));
+    // Uncompressed JSONL files are chunked straight from the page cache
+    // (NextBlock only; Next reads lines from the stream).
+    if (mappable && jsonl && options_.map_files && compression == internal::Compression::kNone &&
+        source_.stream->HasEnd()) {
+      source_.mapping = internal::MappedInput::Map(path);
+    }
     source_.path = std::move(path);
     source_.name = std::move(name);
     source_.jsonl = jsonl;

@@ -22,6 +22,51 @@ JsonlChunker::JsonlChunker(ByteStream* stream, size_t chunk_bytes, uint64_t max_
   NEARDUP_CHECK(chunk_bytes > 0);
 }
 
+JsonlChunker::JsonlChunker(std::shared_ptr<const MappedInput> file, size_t chunk_bytes,
+                           uint64_t max_line_bytes)
+    : file_(std::move(file)), chunk_bytes_(chunk_bytes), max_line_bytes_(max_line_bytes) {
+  NEARDUP_CHECK(chunk_bytes > 0);
+  NEARDUP_CHECK(file_ != nullptr && file_->padding_bytes() >= kLinePaddingBytes);
+}
+
+// The stream path's rules, on bytes already in memory: a chunk ends after
+// the last "\n" within chunk_bytes of its start; a line longer than that is
+// a chunk of its own, or, past max_line_bytes (+1 for a "\r"), a tail.
+bool JsonlChunker::NextMapped(JsonlChunk* chunk) {
+  const char* data = file_->data();
+  const size_t size = file_->size();
+  if (file_pos_ >= size) return false;
+  chunk->mapping = file_;
+  chunk->mapped = data + file_pos_;
+  chunk->size = 0;
+  const size_t begin = file_pos_;
+  const size_t end = size - begin <= chunk_bytes_ ? size : begin + chunk_bytes_;
+  if (end == size) {
+    chunk->size = size - begin;  // the last line may lack its "\n"
+    file_pos_ = size;
+    return true;
+  }
+  if (const void* last = memrchr(data + begin, '\n', end - begin); last != nullptr) {
+    file_pos_ = static_cast<const char*>(last) - data + 1;
+    chunk->size = file_pos_ - begin;
+    return true;
+  }
+  // One line longer than a chunk.
+  const void* newline = std::memchr(data + end, '\n', size - end);
+  const size_t stop = newline != nullptr ? static_cast<const char*>(newline) - data : size;
+  file_pos_ = newline != nullptr ? stop + 1 : size;
+  if (stop - begin > max_line_bytes_ + 1) {
+    uint64_t length = stop - begin;
+    // The stream path drops the "\r" of "\r\n" only when a "\n" follows.
+    if (newline != nullptr && data[stop - 1] == '\r') --length;
+    chunk->tail = ChunkTail::kTooLongLine;
+    chunk->tail_length = length;
+    return true;
+  }
+  chunk->size = file_pos_ - begin;
+  return true;
+}
+
 void JsonlChunker::Reserve(JsonlChunk* chunk, size_t bytes) {
   if (chunk->capacity >= bytes + kLinePaddingBytes) return;
   // A quarter more: the partial line carried into each chunk varies, and a
@@ -69,6 +114,14 @@ Status JsonlChunker::Discard(JsonlChunk* chunk, uint64_t seen) {
 }
 
 Result<bool> JsonlChunker::Next(JsonlChunk* chunk) {
+  chunk->mapped = nullptr;
+  chunk->mapping.reset();
+  if (file_ != nullptr) {
+    chunk->tail = ChunkTail::kNone;
+    chunk->tail_length = 0;
+    chunk->tail_error = Status::Ok();
+    return NextMapped(chunk);
+  }
   if (failed_ || (at_eof_ && carry_.empty())) return false;
   chunk->size = 0;
   chunk->tail = ChunkTail::kNone;

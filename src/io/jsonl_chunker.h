@@ -12,7 +12,8 @@
 //
 // Cost: one chunk buffer per chunk in flight, each max(chunk_bytes, longest
 // kept line) plus padding; the partial line carried between chunks is copied
-// once.
+// once. Over a MappedInput nothing is copied: a chunk points into the mapping
+// (whose zero tail is the last line's padding) and keeps it alive.
 // Thread safety: one thread at a time; chunks are independent once returned.
 #ifndef NEARDUP_IO_JSONL_CHUNKER_H_
 #define NEARDUP_IO_JSONL_CHUNKER_H_
@@ -22,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "io/mapped_input.h"
 #include "neardup/document_reader.h"
 #include "neardup/status.h"
 
@@ -42,9 +44,15 @@ enum class ChunkTail {
 };
 
 struct JsonlChunk {
-  // [data, data + size) are whole lines, then kLinePaddingBytes zeros.
+  // [lines(), lines() + size) are whole lines, then at least
+  // kLinePaddingBytes readable bytes (zeros after the last line of a stream).
+  const char* lines() const { return mapped != nullptr ? mapped : data.get(); }
+  // The buffer read into (stream chunks).
   std::unique_ptr<char[]> data;
   size_t capacity = 0;  // bytes allocated at data, padding included
+  // Chunks of a mapped file: their lines in the mapping, which they keep.
+  const char* mapped = nullptr;
+  std::shared_ptr<const MappedInput> mapping;
   size_t size = 0;
   ChunkTail tail = ChunkTail::kNone;
   uint64_t tail_length = 0;
@@ -55,6 +63,10 @@ class JsonlChunker {
  public:
   // The stream must outlive the chunker. REQUIRES: chunk_bytes > 0.
   JsonlChunker(ByteStream* stream, size_t chunk_bytes, uint64_t max_line_bytes);
+  // Chunks of a mapped file: the same lines and tails as the stream of its
+  // bytes would give, without reading. REQUIRES: file != nullptr.
+  JsonlChunker(std::shared_ptr<const MappedInput> file, size_t chunk_bytes,
+               uint64_t max_line_bytes);
 
   // Fills *chunk (reusing its buffer) with the next lines, at least
   // chunk_bytes of them unless the stream ends first. false: the stream is
@@ -68,8 +80,11 @@ class JsonlChunker {
   // Passes over the rest of an over-long line whose first `seen` bytes are
   // gone; fills the chunk's tail.
   Status Discard(JsonlChunk* chunk, uint64_t seen);
+  bool NextMapped(JsonlChunk* chunk);
 
-  ByteStream* stream_;
+  ByteStream* stream_ = nullptr;
+  std::shared_ptr<const MappedInput> file_;
+  size_t file_pos_ = 0;  // mapped: where the next chunk starts
   size_t chunk_bytes_;
   uint64_t max_line_bytes_;
   std::string carry_;  // the partial line after the last chunk's last "\n"

@@ -1,0 +1,60 @@
+// MappedInput: a regular file mapped read-only into memory, followed by at
+// least one page of readable zero bytes, so that the JSONL chunker can hand
+// out chunks that point into the page cache (no read(2) copy) and simdjson
+// may read its padding past any line, the last one included.
+//
+// Cost: address space for the file plus one page; pages are faulted in by
+// whichever thread first touches them (the parallel parse filter), not by
+// the serial reader. The mapping is private and read-only: nothing is ever
+// written back.
+// Caveat, as for every mmap reader: if another process truncates the file
+// while it is mapped, touching the lost pages raises SIGBUS. Inputs that may
+// change while read can be read with InputOptions::map_files = false.
+// Thread safety: immutable once made; shared by the chunks that point into
+// it (std::shared_ptr), and unmapped when the last one lets go.
+#ifndef NEARDUP_IO_MAPPED_INPUT_H_
+#define NEARDUP_IO_MAPPED_INPUT_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "neardup/status.h"
+
+namespace neardup::internal {
+
+class MappedInput {
+ public:
+  // Maps `path`. Returns nullptr (not an error) when the file is not a
+  // regular file, is empty, or the system refuses the mapping: the caller
+  // then reads it as a stream, whose errors are the ones to report.
+  static std::shared_ptr<const MappedInput> Map(const std::string& path);
+
+  ~MappedInput();
+  MappedInput(const MappedInput&) = delete;
+  MappedInput& operator=(const MappedInput&) = delete;
+
+  // [data(), data() + size()) is the file; padding_bytes() zero bytes follow.
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  size_t padding_bytes() const { return mapped_ - size_; }
+
+  // Drops the pages of [begin, begin + size) that no later byte shares from
+  // this process's page tables (the page cache keeps them; touching them
+  // again faults them back in), so that resident memory stays about the
+  // chunks in flight rather than the whole file. REQUIRES: the range lies in
+  // the file and starts where the previous release ended or later.
+  void Release(const char* begin, size_t size) const;
+
+ private:
+  MappedInput(const char* data, size_t size, size_t mapped)
+      : data_(data), size_(size), mapped_(mapped) {}
+
+  const char* data_;
+  size_t size_;
+  size_t mapped_;  // bytes of address space, the zero tail included
+};
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_IO_MAPPED_INPUT_H_
