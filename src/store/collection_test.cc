@@ -457,7 +457,6 @@ TEST_F(CollectionTest, TierRatioBelowTwoIsRefused) {
   EXPECT_THAT(c.status().message(), HasSubstr("index_tier_ratio (1) must be at least 2"));
 }
 
-
 TEST_F(CollectionTest, OriginalFileNameAndFormatAreKept) {
   auto c = CreateAndOpen();
   const std::vector<uint32_t> chunks = ChunksOf("p q r");
