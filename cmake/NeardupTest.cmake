@@ -1,3 +1,30 @@
+# How test binaries are compiled (docs/ARCHITECTURE.md "Build"). The suite's
+# compile time is most of CI's time, and test sources are most of it: their
+# code runs once per CTest run, so it is compiled for build speed, while the
+# library under test keeps the build type's flags.
+# - -Og: a third to a half less compile time than -O3 for a gtest file, and
+#   still readable in a debugger. The library's objects stay at -O2/-O3.
+# - NEARDUP_UNITY_TESTS (scripts/test.sh turns it on): each test binary's
+#   sources compile as one translation unit, so gtest/gmock and our headers
+#   are parsed once per binary, not once per file. Off by default: an edit to
+#   one test file would recompile its whole binary. Test files must therefore
+#   not define two things of the same name in one binary (helpers in
+#   anonymous namespaces included).
+option(NEARDUP_UNITY_TESTS "Compile each test binary's sources as one translation unit" OFF)
+
+# neardup_test_build_options(target): the include paths and compile options
+# every test binary gets: src/ for the module's internals, tests/ for the
+# shared helpers ("support/temp_dir.h", "support/planted_corpus.h").
+function(neardup_test_build_options target)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  if(NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
+    target_compile_options(${target} PRIVATE -Og)
+  endif()
+  if(NEARDUP_UNITY_TESTS)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
+  endif()
+endfunction()
+
 # neardup_add_test(NAME name SOURCES a.cc ... [LIBS lib ...])
 # Declares one GoogleTest binary and registers its tests with CTest.
 function(neardup_add_test)
@@ -8,7 +35,7 @@ function(neardup_add_test)
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main
                                             neardup_build_flags)
-  target_include_directories(${ARG_NAME} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  neardup_test_build_options(${ARG_NAME})
   target_compile_definitions(${ARG_NAME} PRIVATE
     NEARDUP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   include(GoogleTest)

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup::testing {
 
@@ -75,7 +75,7 @@ class CliTestBase : public ::testing::Test {
 
   static std::string Example() { return std::string(NEARDUP_SOURCE_DIR) + "/examples/news.jsonl"; }
 
-  neardup::internal::testing::TempDir temp_;  // removed after each test
+  neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
 };
 

@@ -24,15 +24,15 @@
 
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
+#include "support/temp_dir.h"
 #include "util/mix.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
 
 namespace fs = std::filesystem;
-using internal::testing::ReadFileBytes;
-using internal::testing::WriteFileBytes;
+using test_support::ReadFileBytes;
+using test_support::WriteFileBytes;
 
 std::string Words(internal::SplitMix64& rng, int count) {
   std::string text;

@@ -19,8 +19,8 @@
 
 #include "neardup/collection.h"
 #include "neardup/containment.h"
+#include "support/temp_dir.h"
 #include "util/mix.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
@@ -78,7 +78,7 @@ std::string CheckView(const Collection& c, internal::SplitMix64& rng, uint64_t* 
 }
 
 TEST(CollectionSnapshotTest, ReadersSeeOneCommitWhileAWriterChangesEverything) {
-  internal::testing::TempDir temp;
+  test_support::TempDir temp;
   const std::string dir = temp.Path("c");
   ASSERT_TRUE(Collection::Create(dir, *PresetRecipe("default"), {}).ok());
   auto writer = Collection::Open(dir, {.mode = Collection::Mode::kReadWrite, .clock = {}});
@@ -182,7 +182,7 @@ TEST(CollectionSnapshotTest, ReadersSeeOneCommitWhileAWriterChangesEverything) {
 // A view keeps answering from its commit after the writer compacted the
 // segments it maps away and replaced the index file it maps.
 TEST(CollectionSnapshotTest, AViewOutlivesTheFilesItMaps) {
-  internal::testing::TempDir temp;
+  test_support::TempDir temp;
   const std::string dir = temp.Path("c");
   ASSERT_TRUE(Collection::Create(dir, *PresetRecipe("default"), {}).ok());
   auto writer = Collection::Open(dir, {.mode = Collection::Mode::kReadWrite, .clock = {}});

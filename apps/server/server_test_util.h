@@ -28,6 +28,7 @@
 #include "neardup/stream.h"
 #include "service.h"
 #include "support/planted_corpus.h"
+#include "support/temp_dir.h"
 
 namespace neardup::server::test_util {
 
@@ -36,36 +37,13 @@ using ::testing::HasSubstr;
 // The service's tests use the public API only, as the service does (the
 // library's src/ test utilities are out of reach; scripts/check_layering.sh).
 
-// A fresh directory under the system temp directory, removed at the end.
-class TempDir {
- public:
-  TempDir() {
-    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ =
-        std::filesystem::temp_directory_path() / ("neardup_server_" + std::string(info->name()) +
-                                                  "_" + std::to_string(std::random_device{}()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string Path(const std::string& relative) const { return (path_ / relative).string(); }
-  std::string path() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
-};
-
-// The planted corpus and its batch oracle (tests/support/planted_corpus.h),
-// under the names the tests use.
+// The temporary directory and the planted corpus with its batch oracle
+// (tests/support/), under the names the tests use.
 using test_support::BatchClusters;
 using test_support::BatchLeaders;
 using test_support::PlantedId;
 using test_support::PlantedTexts;
+using test_support::TempDir;
 
 // Runs a shell command; its exit status (as pclose gives it) and stdout.
 inline std::pair<int, std::string> RunCommand(const std::string& command) {

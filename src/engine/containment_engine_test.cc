@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "neardup/similarity.h"
+#include "support/temp_dir.h"
 #include "util/mix.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
@@ -77,7 +77,7 @@ class ContainmentEngineTest : public ::testing::Test {
     EXPECT_EQ(stats.fingerprint.documents, docs.size());
   }
 
-  neardup::internal::testing::TempDir temp_;  // removed after each test
+  neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
   int inputs_ = 0;
 };

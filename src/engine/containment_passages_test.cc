@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "neardup/containment_engine.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
@@ -89,7 +89,7 @@ class MatchingPassagesTest : public ::testing::Test {
     return std::move(c).value();
   }
 
-  neardup::internal::testing::TempDir temp_;  // removed after each test
+  neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
 };
 

@@ -23,7 +23,7 @@ SketchSelection SimHashOnly() {
   return selection;
 }
 
-std::unique_ptr<Fingerprinter> Make(const Recipe& recipe) {
+std::unique_ptr<Fingerprinter> MakeDigestFingerprinter(const Recipe& recipe) {
   Result<std::unique_ptr<Fingerprinter>> fingerprinter =
       CreateCpuFingerprinter(recipe, SimHashOnly());
   NEARDUP_CHECK(fingerprinter.ok()) << fingerprinter.status();
@@ -32,7 +32,7 @@ std::unique_ptr<Fingerprinter> Make(const Recipe& recipe) {
 
 Fingerprint Compute(const Recipe& recipe, std::string_view text) {
   Fingerprint out;
-  Status status = Make(recipe)->Compute(text, &out);
+  Status status = MakeDigestFingerprinter(recipe)->Compute(text, &out);
   NEARDUP_CHECK(status.ok()) << status;
   return out;
 }
@@ -184,7 +184,7 @@ TEST(DigestFingerprinterTest, BatchEqualsOneByOneForAnyThreadCount) {
   std::vector<std::string> texts;
   for (int i = 0; i < 300; ++i) texts.push_back(Repeat("w" + std::to_string(i % 37), i % 9));
   std::vector<std::string_view> views(texts.begin(), texts.end());
-  auto fingerprinter = Make(recipe);
+  auto fingerprinter = MakeDigestFingerprinter(recipe);
   std::vector<Fingerprint> batch;
   {
     tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);

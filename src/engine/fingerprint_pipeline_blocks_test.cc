@@ -172,7 +172,7 @@ class FingerprintPipelineBlocksTest : public ::testing::Test {
     return path.string();
   }
 
-  internal::testing::TempDir temp_;
+  test_support::TempDir temp_;
   std::filesystem::path dir_ = temp_.dir();
 };
 

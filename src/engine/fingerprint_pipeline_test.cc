@@ -1,5 +1,5 @@
 #include "neardup/fingerprint_pipeline.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -39,7 +39,7 @@ class FingerprintPipelineTest : public ::testing::Test {
     return std::move(CreateCpuFingerprinter(*PresetRecipe("default"), selection)).value();
   }
 
-  neardup::internal::testing::TempDir temp_;  // removed after each test
+  neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
 };
 

@@ -20,8 +20,8 @@ namespace {
 
 // A document of `length` code points drawn from `letters`, in clauses of 20
 // to 60 letters ended by `stop` (as Japanese is written: no spaces).
-std::u32string Document(internal::SplitMix64* rng, const std::u32string& letters, size_t length,
-                        char32_t stop) {
+std::u32string RandomScriptText(internal::SplitMix64* rng, const std::u32string& letters,
+                                size_t length, char32_t stop) {
   std::u32string text;
   size_t clause = 0;
   const size_t clause_length = 20 + rng->Next() % 41;
@@ -47,7 +47,7 @@ std::vector<std::string> Corpus(const std::u32string& letters, char32_t stop, ui
   internal::SplitMix64 rng(seed);
   std::vector<std::string> texts;
   for (int i = 0; i < 30; ++i) {
-    const std::u32string source = Document(&rng, letters, 1500, stop);
+    const std::u32string source = RandomScriptText(&rng, letters, 1500, stop);
     std::u32string copy = source;
     for (char32_t& c : copy) {
       if (c != stop && rng.Next() % 100 == 0) c = letters[rng.Next() % letters.size()];

@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "neardup/document_reader.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
@@ -16,8 +16,8 @@ using internal::testing::HttpResponse;
 using internal::testing::SampleHtml;
 using internal::testing::SamplePdf;
 using internal::testing::SampleText;
-using internal::testing::TempDir;
 using internal::testing::WarcRecord;
+using test_support::TempDir;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 

@@ -14,14 +14,14 @@
 #include "index/chunk_index_test_util.h"
 #include "neardup/containment.h"
 #include "neardup/similarity.h"
+#include "support/temp_dir.h"
 #include "util/mix.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
 
-using neardup::internal::testing::ReadFileBytes;
-using neardup::internal::testing::WriteFileBytes;
+using neardup::test_support::ReadFileBytes;
+using neardup::test_support::WriteFileBytes;
 
 using internal::testing::AsInput;
 using internal::testing::BruteForce;
@@ -50,7 +50,7 @@ void ExpectPostingsMatch(const ChunkIndex& index, const Docs& docs) {
 class ChunkIndexFileTest : public ::testing::Test {
  protected:
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
-  neardup::internal::testing::TempDir temp_;  // removed after each test
+  neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
 };
 

@@ -10,13 +10,13 @@
 
 #include "index/hamming_test_util.h"
 #include "neardup/hamming_index.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
 
-using neardup::internal::testing::ReadFileBytes;
-using neardup::internal::testing::WriteFileBytes;
+using neardup::test_support::ReadFileBytes;
+using neardup::test_support::WriteFileBytes;
 
 using ::testing::HasSubstr;
 
@@ -39,7 +39,7 @@ class HammingFileTest : public ::testing::Test {
     return index;
   }
 
-  neardup::internal::testing::TempDir temp_;  // removed after each test
+  neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
 };
 

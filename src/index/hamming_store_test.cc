@@ -9,15 +9,15 @@
 #include <vector>
 
 #include "index/index_store_test_util.h"
+#include "support/temp_dir.h"
 #include "util/mix.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
 
-using internal::testing::ReadFileBytes;
-using internal::testing::TempDir;
-using internal::testing::WriteFileBytes;
+using test_support::ReadFileBytes;
+using test_support::TempDir;
+using test_support::WriteFileBytes;
 
 constexpr HammingIndexOptions kOptions{6, 3};
 

@@ -9,7 +9,7 @@
 
 #include "index/chunk_index_test_util.h"
 #include "neardup/containment.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
@@ -160,7 +160,7 @@ TEST(TieredChunkIndexTest, AChunkIndexIsAOneTierIndex) {
 }
 
 TEST(TieredChunkIndexTest, ATierOfNewDocumentsStoresNoOlderSlots) {
-  internal::testing::TempDir temp;
+  test_support::TempDir temp;
   Docs docs = RandomDocs(6, 3, 1'000'000);
   const ChunkIndex tier = BuildOrDie(docs);
   EXPECT_EQ(tier.first_doc(), 1'000'000u);

@@ -8,13 +8,13 @@
 #include <thread>
 #include <vector>
 
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
 
-using internal::testing::ReadFileBytes;
-using internal::testing::TempDir;
+using test_support::ReadFileBytes;
+using test_support::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 

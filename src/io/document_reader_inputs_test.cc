@@ -27,8 +27,8 @@ using internal::testing::Ids;
 using internal::testing::ReadAll;
 using internal::testing::ReadOutcome;
 using internal::testing::ReadStream;
-using internal::testing::TempDir;
 using internal::testing::Texts;
+using test_support::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 

@@ -11,9 +11,9 @@
 namespace neardup::internal {
 namespace {
 
+using test_support::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::TempDir;
 
 TEST(IsJsonlNameTest, ByNameWithCompressionSuffixRemoved) {
   for (const char* name : {"a.jsonl", "dir/a.ndjson", "A.JSONL", "x.jsonl.gz", "x.ndjson.zst",

@@ -1,4 +1,4 @@
-// Helpers for the io tests (TempDir: util/temp_dir_test_util.h): gzip and zstd
+// Helpers for the io tests (TempDir: support/temp_dir.h): gzip and zstd
 // compression through the libraries' own APIs, and streams that misbehave.
 #ifndef NEARDUP_IO_IO_TEST_UTIL_H_
 #define NEARDUP_IO_IO_TEST_UTIL_H_
@@ -18,7 +18,7 @@
 
 #include "gtest/gtest.h"
 #include "neardup/document_reader.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup::internal::testing {
 

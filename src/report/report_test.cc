@@ -8,7 +8,7 @@
 
 #include "neardup/containment_engine.h"
 #include "neardup/format/wire_format.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
@@ -203,7 +203,7 @@ class ReportBuilderTest : public ::testing::Test {
     EXPECT_TRUE(reader.ok());
     return std::move(reader).value();
   }
-  internal::testing::TempDir temp_;
+  test_support::TempDir temp_;
   int files_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "neardup/minhash.h"
+#include "sketch/similarity_test_util.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -12,12 +13,7 @@ namespace {
 using ::testing::Each;
 using ::testing::ElementsAreArray;
 
-std::vector<uint64_t> RandomFeatures(uint64_t seed, size_t n) {
-  internal::SplitMix64 rng(seed);
-  std::vector<uint64_t> features(n);
-  for (auto& f : features) f = rng.Next();
-  return features;
-}
+using testing_util::RandomFeatures;
 
 // The frozen definition from the header, written out plainly.
 std::vector<uint64_t> Reference(const std::vector<uint64_t>& features, uint64_t k, uint64_t seed) {

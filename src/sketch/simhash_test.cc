@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "hash/cpu_path.h"
+#include "sketch/similarity_test_util.h"
 #include "sketch/sketch_kernels.h"
 #include "util/mix.h"
 
@@ -53,12 +54,7 @@ std::vector<int64_t> NaiveSums(const std::vector<uint64_t>& features, int bits) 
   return sums;
 }
 
-std::vector<uint64_t> RandomFeatures(uint64_t seed, size_t n) {
-  internal::SplitMix64 rng(seed);
-  std::vector<uint64_t> features(n);
-  for (auto& f : features) f = rng.Next();
-  return features;
-}
+using testing_util::RandomFeatures;
 
 TEST(SimHashTest, PaperExampleWithRepeatedFeature) {
   SimHashAccumulator acc(64);

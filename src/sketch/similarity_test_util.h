@@ -1,5 +1,5 @@
-// Sketch generators and the definition-based oracle shared by the
-// similarity tests (similarity_test.cc, similarity_summary_test.cc).
+// Sketch and feature generators and the definition-based oracle shared by
+// the sketch tests (similarity, similarity summary, SimHash, k-value MinHash).
 #ifndef NEARDUP_SKETCH_SIMILARITY_TEST_UTIL_H_
 #define NEARDUP_SKETCH_SIMILARITY_TEST_UTIL_H_
 
@@ -16,6 +16,14 @@
 #include "util/mix.h"
 
 namespace neardup::testing_util {
+
+// `n` random 64-bit features, a SplitMix64 stream from `seed`.
+inline std::vector<uint64_t> RandomFeatures(uint64_t seed, size_t n) {
+  internal::SplitMix64 rng(seed);
+  std::vector<uint64_t> features(n);
+  for (auto& f : features) f = rng.Next();
+  return features;
+}
 
 // A sketch holding exactly `values` (sorted and de-duplicated here): for
 // sketches shaped by hand, not through a builder.

@@ -12,7 +12,7 @@
 
 #include "neardup/collection.h"
 #include "store/sqlite_db.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
@@ -52,7 +52,7 @@ class CollectionCatalogTest : public ::testing::Test {
     }
   }
 
-  internal::testing::TempDir temp_;
+  test_support::TempDir temp_;
 };
 
 // The reproduction: next_doc = 4000000000 made every command allocate 32 GB.

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "neardup/collection.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
@@ -111,7 +111,7 @@ class CollectionReadOnlyTest : public ::testing::Test {
     return *skipped ? "" : out;
   }
 
-  internal::testing::TempDir temp_;
+  test_support::TempDir temp_;
 };
 
 struct FileState {
@@ -129,7 +129,7 @@ std::map<std::string, FileState> Snapshot(const std::string& dir) {
     struct stat st;
     EXPECT_EQ(::stat(entry.path().c_str(), &st), 0);
     FileState state{entry.file_size(), int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
-                    internal::testing::ReadFileBytes(entry.path().string())};
+                    test_support::ReadFileBytes(entry.path().string())};
     // SQLite's -shm is the shared-memory index of the log, which every
     // reader updates by design (it holds no data); it must exist, and stay.
     if (name == "catalog.db-shm") state = {0, 0, ""};

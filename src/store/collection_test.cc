@@ -11,8 +11,8 @@
 #include "neardup/containment.h"
 #include "store/collection_impl.h"
 #include "store/sqlite_db.h"
+#include "support/temp_dir.h"
 #include "util/mix.h"
-#include "util/temp_dir_test_util.h"
 
 namespace neardup {
 namespace {
@@ -72,7 +72,7 @@ class CollectionTest : public ::testing::Test {
     return r.ok() ? *r : CommitResult{};
   }
 
-  neardup::internal::testing::TempDir temp_;  // removed after each test
+  neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
   int64_t now_ = 1000;
 };

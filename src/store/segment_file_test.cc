@@ -1,5 +1,5 @@
 #include "store/segment_file.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 namespace neardup::internal {
 namespace {
 
-using neardup::internal::testing::ReadFileBytes;
-using neardup::internal::testing::WriteFileBytes;
+using neardup::test_support::ReadFileBytes;
+using neardup::test_support::WriteFileBytes;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 class SegmentFileTest : public ::testing::Test {
  protected:
   std::string Path(const std::string& name) { return (dir_ / name).string(); }
-  neardup::internal::testing::TempDir temp_;  // removed after each test
+  neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
 };
 

@@ -19,7 +19,7 @@
 
 #include "neardup/stream.h"
 #include "support/planted_corpus.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
@@ -95,7 +95,7 @@ std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after, int*
 }
 
 TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkill) {
-  internal::testing::TempDir dir;
+  test_support::TempDir dir;
   const std::string path = dir.Path("stream");
   ASSERT_TRUE(NearDuplicateStream::Open(path, {}).ok());
   std::mt19937 rng(5);

@@ -16,15 +16,15 @@
 #include "neardup/near_duplicates.h"
 #include "stream/stream_record.h"
 #include "support/planted_corpus.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
 
-using internal::testing::ReadFileBytes;
-using internal::testing::TempDir;
 using test_support::PlantedId;
 using test_support::PlantedTexts;
+using test_support::ReadFileBytes;
+using test_support::TempDir;
 using ::testing::HasSubstr;
 
 std::vector<uint64_t> BatchLeaders(const std::vector<std::string>& texts,
@@ -356,7 +356,7 @@ TEST(DurableStreamTest, ATornTailIsCutAndReported) {
   const std::string log = OnlyLog(dir);
   const std::string bytes = ReadFileBytes(log);
   // Cut into the last record.
-  internal::testing::TempDir scratch;
+  test_support::TempDir scratch;
   std::filesystem::resize_file(log, bytes.size() - 7);
   auto stream = std::move(NearDuplicateStream::OpenExisting(dir.path())).value();
   EXPECT_GT(stream->recovery().truncated_bytes, 0u);

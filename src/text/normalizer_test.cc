@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "text/text_samples_for_test.h"
 #include "text/utf8.h"
 #include "util/mix.h"
 
@@ -19,12 +20,6 @@ NormalizationOptions Options(bool nfkc, bool case_fold, bool remove_punctuation)
   options.case_fold = case_fold;
   options.remove_punctuation = remove_punctuation;
   return options;
-}
-
-std::vector<NormalizationOptions> AllOptions() {
-  std::vector<NormalizationOptions> all;
-  for (int bits = 0; bits < 8; ++bits) all.push_back(Options(bits & 1, bits & 2, bits & 4));
-  return all;
 }
 
 std::string Describe(const NormalizationOptions& o) {
@@ -138,7 +133,7 @@ TEST(NormalizerTest, NfkcRemovesDefaultIgnorables) {
 }
 
 TEST(NormalizerTest, InvalidUtf8IsReplacedAndCounted) {
-  for (const NormalizationOptions& options : AllOptions()) {
+  for (const NormalizationOptions& options : AllNormalizationOptions()) {
     uint64_t invalid = 0;
     std::string out = Norm(
         "A\xFF"
@@ -157,7 +152,7 @@ TEST(NormalizerTest, EmptyInputAndStats) {
   std::string out = "previous";
   NormalizeStats stats;
   stats.invalid_utf8_sequences = 3;  // added to, not reset
-  for (const NormalizationOptions& options : AllOptions()) {
+  for (const NormalizationOptions& options : AllNormalizationOptions()) {
     Normalize("", options, &out, &stats);
     EXPECT_EQ(out, "");
   }
@@ -205,12 +200,12 @@ TEST(NormalizerTest, AsciiFastPathEqualsUtf8procPath) {
       // Half printable, half any ASCII byte (controls and NUL included).
       c = static_cast<char>(r % 2 ? 0x20 + (r >> 8) % 95 : (r >> 8) % 128);
     }
-    for (const NormalizationOptions& options : AllOptions()) {
+    for (const NormalizationOptions& options : AllNormalizationOptions()) {
       const std::string fast = Norm(s, options);
-      ASSERT_EQ(fast, Reference(s, options)) << testing::PrintToString(s) << Describe(options);
+      ASSERT_EQ(fast, Reference(s, options)) << ::testing::PrintToString(s) << Describe(options);
       for (CpuPath path : SupportedCpuPaths()) {
         ASSERT_EQ(fast + e_acute, Norm(s + e_acute, options, nullptr, path))
-            << testing::PrintToString(s) << Describe(options) << CpuPathName(path);
+            << ::testing::PrintToString(s) << Describe(options) << CpuPathName(path);
       }
     }
   }
@@ -265,13 +260,14 @@ TEST(NormalizerTest, MatchesReferenceOnRandomUnicode) {
     size_t n = rng.Next() % 40;
     for (size_t k = 0; k < n; ++k) s += pieces[rng.Next() % pieces.size()];
     uint64_t expected_invalid = SanitizeUtf8(s, &repaired);
-    for (const NormalizationOptions& options : AllOptions()) {
+    for (const NormalizationOptions& options : AllNormalizationOptions()) {
       const std::string want = Reference(repaired, options);
       for (CpuPath path : SupportedCpuPaths()) {
         uint64_t invalid = 0;
         std::string out = Norm(s, options, &invalid, path);
         ASSERT_EQ(invalid, expected_invalid) << CpuPathName(path);
-        ASSERT_EQ(out, want) << testing::PrintToString(s) << Describe(options) << CpuPathName(path);
+        ASSERT_EQ(out, want) << ::testing::PrintToString(s) << Describe(options)
+                             << CpuPathName(path);
         ASSERT_TRUE(IsValidUtf8(out));
       }
     }
@@ -299,7 +295,7 @@ TEST(NormalizerTest, EveryBmpCodePointInContextMatchesReference) {
     for (const NormalizationOptions& options : unicode) {
       ASSERT_EQ(Norm(s, options, nullptr, CpuPath::kPortable), Reference(s, options))
           << "U+" << std::hex << static_cast<uint32_t>(cp) << " " << Describe(options) << " "
-          << testing::PrintToString(s);
+          << ::testing::PrintToString(s);
     }
   }
 }
@@ -333,11 +329,11 @@ TEST(NormalizerTest, RandomCodePointsMatchReference) {
       if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xE9;
       AppendUtf8(cp, &s);
     }
-    for (const NormalizationOptions& options : AllOptions()) {
+    for (const NormalizationOptions& options : AllNormalizationOptions()) {
       const std::string want = Reference(s, options);
       for (CpuPath path : SupportedCpuPaths()) {
         ASSERT_EQ(Norm(s, options, nullptr, path), want)
-            << testing::PrintToString(s) << Describe(options) << CpuPathName(path);
+            << ::testing::PrintToString(s) << Describe(options) << CpuPathName(path);
       }
     }
   }
@@ -360,10 +356,10 @@ void ExpectAllPathsMatchReference(const std::string& s,
     for (CpuPath path : SupportedCpuPaths()) {
       uint64_t invalid = 0;
       const std::string got = Norm(s, options, &invalid, path);
-      ASSERT_EQ(got, want) << testing::PrintToString(s) << " " << Describe(options) << " "
+      ASSERT_EQ(got, want) << ::testing::PrintToString(s) << " " << Describe(options) << " "
                            << CpuPathName(path);
       ASSERT_EQ(invalid, expected_invalid)
-          << testing::PrintToString(s) << " " << Describe(options) << " " << CpuPathName(path);
+          << ::testing::PrintToString(s) << " " << Describe(options) << " " << CpuPathName(path);
     }
   }
 }
@@ -451,7 +447,7 @@ TEST(NormalizerTest, InvalidSequencesAtEveryPositionMatchReference) {
                                             "\xCC\x81",
                                             "\xE1\x85\xA1",
                                             "\xC3\x83\x80"};
-  const std::vector<NormalizationOptions> all = AllOptions();
+  const std::vector<NormalizationOptions> all = AllNormalizationOptions();
   for (size_t offset : {size_t{0}, size_t{37}, size_t{64}}) {
     const std::string padded = std::string(offset, 'x') + text;
     for (size_t i = 0; i <= padded.size(); ++i) {
@@ -527,7 +523,7 @@ TEST(NormalizerTest, LongMixedTextsMatchReference) {
       s += (r & 255) < rare_per_256 ? rare[(r >> 8) % rare.size()]
                                     : common[(r >> 8) % common.size()];
     }
-    ExpectAllPathsMatchReference(s, AllOptions());
+    ExpectAllPathsMatchReference(s, AllNormalizationOptions());
   }
 }
 
@@ -540,7 +536,7 @@ TEST(NormalizerTest, LongExpansionsMatchReference) {
     s += i % 7 == 0 ? "\xEF\xB7\xBA" : "\xC2\xBD";
     if (i % 5 == 0) s += "abc \xD0\x9F\xD1\x80\xD0\xB8 ";
   }
-  ExpectAllPathsMatchReference(s, AllOptions());
+  ExpectAllPathsMatchReference(s, AllNormalizationOptions());
 }
 
 }  // namespace

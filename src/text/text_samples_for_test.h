@@ -1,7 +1,8 @@
 // Test helper: seeded random texts that exercise every normalization path
 // (ASCII, NFKC expansions, case folding, combining marks that compose,
 // default-ignorable characters, punctuation, non-Latin scripts, Unicode white
-// space and invalid UTF-8). Deterministic for a seed.
+// space and invalid UTF-8). Deterministic for a seed. And the eight
+// combinations of the normalization switches, to run each text under.
 #ifndef NEARDUP_TEXT_TEXT_SAMPLES_FOR_TEST_H_
 #define NEARDUP_TEXT_TEXT_SAMPLES_FOR_TEST_H_
 
@@ -10,8 +11,25 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "neardup/recipe.h"
 
 namespace neardup::internal {
+
+// Every combination of nfkc, case_fold and remove_punctuation (bit 0, 1, 2 of
+// the index).
+inline std::vector<NormalizationOptions> AllNormalizationOptions() {
+  std::vector<NormalizationOptions> all;
+  for (int bits = 0; bits < 8; ++bits) {
+    NormalizationOptions options;
+    options.nfkc = (bits & 1) != 0;
+    options.case_fold = (bits & 2) != 0;
+    options.remove_punctuation = (bits & 4) != 0;
+    all.push_back(options);
+  }
+  return all;
+}
 
 inline std::string RandomMixedText(uint32_t seed, size_t pieces) {
   static constexpr std::array<std::string_view, 34> kPieces = {

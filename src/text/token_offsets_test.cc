@@ -15,20 +15,8 @@ namespace {
 
 using ::testing::ElementsAre;
 
-std::vector<NormalizationOptions> AllOptions() {
-  std::vector<NormalizationOptions> all;
-  for (int bits = 0; bits < 8; ++bits) {
-    NormalizationOptions options;
-    options.nfkc = (bits & 1) != 0;
-    options.case_fold = (bits & 2) != 0;
-    options.remove_punctuation = (bits & 4) != 0;
-    all.push_back(options);
-  }
-  return all;
-}
-
 TEST(NormalizeWithOffsetsTest, TextEqualsNormalizeAndRangesAreSane) {
-  for (const NormalizationOptions& options : AllOptions()) {
+  for (const NormalizationOptions& options : AllNormalizationOptions()) {
     for (uint32_t seed = 0; seed < 60; ++seed) {
       const std::string text = RandomMixedText(seed, 1 + seed % 40);
       NormalizedText out;

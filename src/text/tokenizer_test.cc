@@ -189,7 +189,7 @@ TEST(TokenizerTest, MatchesBruteForceOracleOnRandomText) {
     for (TokenizerKind kind :
          {TokenizerKind::kWord, TokenizerKind::kWhitespace, TokenizerKind::kChar}) {
       ASSERT_EQ(Tokens(kind, text), OracleTokens(kind, text))
-          << testing::PrintToString(text) << " kind " << static_cast<int>(kind);
+          << ::testing::PrintToString(text) << " kind " << static_cast<int>(kind);
     }
   }
 }

@@ -123,7 +123,7 @@ TEST(Utf8Test, IllFormedSequencesAreInvalid) {
        {"\x80", "\xBF", "\xC0\xAF", "\xC1\xBF", "\xE0\x80\x80", "\xE0\x9F\xBF", "\xED\xA0\x80",
         "\xED\xBF\xBF", "\xF0\x80\x80\x80", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80",
         "\xF5\x80\x80\x80", "\xFF", "\xC3", "\xE2\x82", "\xF0\x9F\x98"}) {
-    EXPECT_FALSE(IsValidUtf8(s)) << testing::PrintToString(std::string(s));
+    EXPECT_FALSE(IsValidUtf8(s)) << ::testing::PrintToString(std::string(s));
   }
 }
 
@@ -151,8 +151,8 @@ TEST(SanitizeUtf8Test, MaximalSubpartsBecomeOneReplacementEach) {
   };
   std::string out = "stale contents";
   for (const Case& c : cases) {
-    EXPECT_EQ(SanitizeUtf8(c.in, &out), c.replacements) << testing::PrintToString(c.in);
-    EXPECT_EQ(out, Replace(c.want)) << testing::PrintToString(c.in);
+    EXPECT_EQ(SanitizeUtf8(c.in, &out), c.replacements) << ::testing::PrintToString(c.in);
+    EXPECT_EQ(out, Replace(c.want)) << ::testing::PrintToString(c.in);
   }
 }
 
@@ -162,10 +162,10 @@ TEST(Utf8Test, ValidatorAndSanitizerAgreeWithOracleOnRandomBytes) {
   for (int i = 0; i < 20000; ++i) {
     std::string s = RandomUtf8ish(rng, 24);
     const bool valid = OracleValid(s);
-    ASSERT_EQ(IsValidUtf8(s), valid) << testing::PrintToString(s);
+    ASSERT_EQ(IsValidUtf8(s), valid) << ::testing::PrintToString(s);
     uint64_t replacements = SanitizeUtf8(s, &out);
-    ASSERT_EQ(replacements == 0, valid) << testing::PrintToString(s);
-    ASSERT_TRUE(OracleValid(out)) << testing::PrintToString(s);
+    ASSERT_EQ(replacements == 0, valid) << ::testing::PrintToString(s);
+    ASSERT_TRUE(OracleValid(out)) << ::testing::PrintToString(s);
     if (valid) {
       ASSERT_EQ(out, s);
     }

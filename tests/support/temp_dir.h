@@ -1,7 +1,8 @@
-// Test support shared by every module's tests: a per-test temporary
-// directory and whole-file reads and writes (for tests that damage files).
-#ifndef NEARDUP_UTIL_TEMP_DIR_TEST_UTIL_H_
-#define NEARDUP_UTIL_TEMP_DIR_TEST_UTIL_H_
+// Test support shared by the tests of every module and front end: a per-test
+// temporary directory and whole-file reads and writes (for tests that damage
+// files). Standard library and GoogleTest only.
+#ifndef NEARDUP_TESTS_SUPPORT_TEMP_DIR_H_
+#define NEARDUP_TESTS_SUPPORT_TEMP_DIR_H_
 
 #include <algorithm>
 #include <filesystem>
@@ -13,7 +14,7 @@
 
 #include "gtest/gtest.h"
 
-namespace neardup::internal::testing {
+namespace neardup::test_support {
 
 // A fresh directory under the system temp directory, removed at the end.
 class TempDir {
@@ -64,6 +65,6 @@ inline void WriteFileBytes(const std::string& path, const std::string& bytes) {
   EXPECT_TRUE(out.good()) << path;
 }
 
-}  // namespace neardup::internal::testing
+}  // namespace neardup::test_support
 
-#endif  // NEARDUP_UTIL_TEMP_DIR_TEST_UTIL_H_
+#endif  // NEARDUP_TESTS_SUPPORT_TEMP_DIR_H_
