@@ -27,6 +27,8 @@
 #include "gpu/cuda_pipeline.h"
 #include "gpu/gpu_tables.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/gpu_utf8_tables.h"
+#include "gpu/gpu_utf8_test_util.h"
 #include "neardup/document_reader.h"
 #include "neardup/fingerprint_backend.h"
 
@@ -221,8 +223,15 @@ int Main(int argc, char** argv) {
   std::printf("host-to-device copy (pinned, 1 GiB): %.1f GB/s\n", h2d);
 
   // 1. Bit identity.
+  std::printf("UTF-8 path: %s\n", GpuUtf8PathEnabled()
+                                      ? "on (NEARDUP_GPU_UTF8=1)"
+                                      : "off (documents with a byte >= 0x80 go to the CPU)");
   size_t mismatches =
       CheckIdentity("synthetic", SyntheticCorpus(11, quick ? 500 : 4000, 20000, 10));
+  // Many scripts, marks, compatibility forms and invalid UTF-8
+  // (gpu/gpu_utf8_test_util.h): on the UTF-8 path about half of it runs on
+  // the GPU.
+  mismatches += CheckIdentity("multiscript", MultiScriptCorpus(12, quick ? 1000 : 4000));
   std::vector<std::string> real;
   if (!corpus_path.empty()) {
     real = ReadCorpus(corpus_path);
@@ -385,8 +394,8 @@ int Main(int argc, char** argv) {
       "device: %s; H2D pinned %.1f GB/s; host memcpy of the corpus into pinned memory "
       "(all cores) %.1f GB/s\n",
       device.c_str(), h2d, pack_gbps);
-  std::printf("bit identity: %s (%zu mismatching document-recipe pairs)\n",
-              mismatches == 0 ? "PASS" : "FAIL", mismatches);
+  std::printf("bit identity: %s (%zu mismatching document-recipe pairs); UTF-8 path %s\n",
+              mismatches == 0 ? "PASS" : "FAIL", mismatches, GpuUtf8PathEnabled() ? "on" : "off");
   std::printf("%-16s %9s %9s %9s %9s   per 256 MiB batch: %6s %6s %6s\n", "recipe sketch",
               "CPU GB/s", "CUDA GB/s", "in place", "kernels", "H2D ms", "kern", "D2H");
   for (const Row& r : rows) {

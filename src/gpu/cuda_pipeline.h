@@ -76,9 +76,13 @@ struct PackedBatch {
 // when the selection did not ask for it (k = recipe.minhash.num_hashes).
 struct BatchSketches {
   size_t num_docs = 0;
-  // 1 for a document with a byte >= 0x80: its other fields are meaningless
-  // (the GPU covers ASCII only) and its fingerprint is the CPU's to compute.
+  // 1 for a document the GPU leaves to the CPU: its other fields are
+  // meaningless and its fingerprint is the CPU's to compute. Without the
+  // UTF-8 path, any document with a byte >= 0x80; with it, one with a code
+  // point its tables do not cover (gpu/gpu_utf8_tables.h).
   const uint8_t* non_ascii = nullptr;
+  // Invalid UTF-8 subparts per document (the UTF-8 path only; null: none).
+  const uint32_t* invalid_utf8 = nullptr;
   const uint32_t* num_tokens = nullptr;
   const uint64_t* simhash_high = nullptr;  // the 64-bit SimHash
   const uint64_t* simhash_low = nullptr;   // 128-bit recipes only
