@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -205,6 +206,30 @@ std::string Describe(const Coverage& c) {
                 c.non_ascii_docs ? 100.0 * c.gpu_non_ascii_docs / c.non_ascii_docs : 0.0,
                 c.bytes ? 100.0 * c.cpu_bytes / c.bytes : 0.0);
   return line;
+}
+
+// Off by default: the recipe tables carry the UTF-8 tables only when
+// NEARDUP_GPU_UTF8=1 (until the path has been verified on a GPU).
+TEST(GpuUtf8Test, PathIsOffUnlessAskedFor) {
+  const char* old = std::getenv("NEARDUP_GPU_UTF8");
+  const std::string saved = old != nullptr ? old : "";
+  const Recipe recipe = PresetRecipe("default").value();
+  unsetenv("NEARDUP_GPU_UTF8");
+  EXPECT_FALSE(GpuUtf8PathEnabled());
+  EXPECT_EQ(BuildGpuRecipeTables(recipe).value().utf8, nullptr);
+  setenv("NEARDUP_GPU_UTF8", "0", 1);
+  EXPECT_FALSE(GpuUtf8PathEnabled());
+  setenv("NEARDUP_GPU_UTF8", "1", 1);
+  EXPECT_TRUE(GpuUtf8PathEnabled());
+  const GpuRecipeTables tables = BuildGpuRecipeTables(recipe).value();
+  ASSERT_NE(tables.utf8, nullptr);
+  EXPECT_TRUE(tables.utf8->segments);
+  EXPECT_GT(tables.utf8->num_covered, 60000u);
+  if (old != nullptr) {
+    setenv("NEARDUP_GPU_UTF8", saved.c_str(), 1);
+  } else {
+    unsetenv("NEARDUP_GPU_UTF8");
+  }
 }
 
 TEST(GpuUtf8Test, DecoderEqualsTheCpuDecoder) {
