@@ -16,8 +16,8 @@
 #       texts, a seeded corpus, many small batches, the real corpus) and the
 #       throughput benchmark, then both again with the UTF-8 path on
 #       (NEARDUP_GPU_UTF8=1; the benchmark quick), and prints one summary;
-#       then the baseline's quick run, if packaged. Writes the full log to $OUT/gpu_check.log
-#       when OUT is set.
+#       then the baseline's quick run, if packaged. Writes the full log to
+#       $OUT/gpu_check.log when OUT is set.
 #
 # Exit status: 0 when every test passed and every fingerprint was identical.
 set -uo pipefail
@@ -106,7 +106,7 @@ utf8_tests=$?
 echo "cuda_test (UTF-8 path) exit status: $utf8_tests"
 echo "== UTF-8 path: check and throughput (quick)"
 NEARDUP_GPU_UTF8=1 timeout 120 "$dir/neardup_gpu_check" --quick ${corpus:+--corpus "$corpus"} |
-  sed -n '/^identity\|^  \|UTF-8 path/p; /==== neardup GPU check summary/,$p'
+  sed -n '/^identity\|^  \|UTF-8 path\|^no GPU\|^device/p; /==== neardup GPU check summary/,$p'
 utf8_check=${PIPESTATUS[0]}
 echo "neardup_gpu_check (UTF-8 path) exit status: $utf8_check"
 if [ -x "$dir/baseline/neardup_gpu_check" ]; then
