@@ -225,7 +225,8 @@ NEARDUP_HD void Utf8WalkHd(const uint8_t* text, const uint32_t* offsets, uint32_
 
 // Counts a walk's output bytes and reports its documents' invalid subparts
 // and uncovered code points (to per-document arrays, either may be null).
-// `Count` adds with an atomic on the device.
+// On the device the invalid counts are added atomically (several chunks may
+// hold subparts of one document).
 struct Utf8SizeSink {
   uint32_t bytes = 0;
   uint32_t* invalid = nullptr;   // per document
