@@ -331,7 +331,8 @@ std::vector<std::string> LoadCorpus(const std::string& name, size_t max_bytes) {
   return texts;
 }
 
-// The real corpora (scripts/fetch_corpora.sh), under the default and paper
+// The real corpora (scripts/fetch_corpora.sh; the translated manual pages of
+// scripts/make_i18n_corpus.sh, in eleven languages), under the default and paper
 // recipes; prints how much of each the GPU path covers. Skipped without them
 // (CI). Under the sanitizers only their first megabytes.
 TEST(GpuUtf8Test, RealCorporaGiveTheCpuTokenHashes) {
@@ -341,7 +342,7 @@ TEST(GpuUtf8Test, RealCorporaGiveTheCpuTokenHashes) {
   const size_t max_bytes = size_t{64} << 20;
 #endif
   bool any = false;
-  for (const char* name : {"spamassassin.jsonl", "brown.jsonl"}) {
+  for (const char* name : {"spamassassin.jsonl", "brown.jsonl", "manpages_i18n.jsonl"}) {
     const std::vector<std::string> docs = LoadCorpus(name, max_bytes);
     if (docs.empty()) continue;
     any = true;
