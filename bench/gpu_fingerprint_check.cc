@@ -27,6 +27,8 @@
 #include "gpu/cuda_pipeline.h"
 #include "gpu/gpu_tables.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/gpu_utf8_tables.h"
+#include "gpu/gpu_utf8_test_util.h"
 #include "neardup/document_reader.h"
 #include "neardup/fingerprint_backend.h"
 
@@ -185,6 +187,37 @@ bool CopyToPinned(const std::vector<std::string_view>& views, PinnedTexts* pinne
   return true;
 }
 
+// The kernels alone on one batch of the first 256 MiB of `views`, already
+// on the device: row->kernel_ms (median of 5), kernel_gbps, stages_ms, and
+// the copies' times. Returns 0, or the exit status of a failure.
+int TimeKernels(const Recipe& recipe, const SketchSelection& selection,
+                const std::vector<std::string_view>& views, Row* row) {
+  const GpuRecipeTables tables = BuildGpuRecipeTables(recipe).value();
+  auto pipeline = CudaPipeline::Create(recipe, selection, tables).value();
+  PinnedBuffer packed;
+  std::vector<uint32_t> offsets = {0};
+  size_t batch_bytes = 0;
+  for (size_t i = 0; i < views.size() && batch_bytes + views[i].size() <= (size_t{256} << 20);
+       ++i) {
+    batch_bytes += views[i].size();
+    offsets.push_back(static_cast<uint32_t>(batch_bytes));
+  }
+  if (!packed.Reserve(batch_bytes).ok()) return 4;
+  for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+    std::memcpy(packed.data() + offsets[i], views[i].data(), views[i].size());
+  }
+  PackedBatch batch{packed.data(), offsets.data(), offsets.size() - 1};
+  BatchSketches sketches;
+  BatchTimings timings;
+  if (!pipeline->Run(batch, &sketches, &timings).ok()) return 5;
+  if (!pipeline->Run(batch, &sketches, &timings).ok()) return 5;
+  row->h2d_ms = timings.h2d_ms;
+  row->d2h_ms = timings.d2h_ms;
+  row->kernel_ms = ValueOr(pipeline->TimeKernelsOnLastBatch(5, &row->stages_ms), 0.0);
+  row->kernel_gbps = batch_bytes / (row->kernel_ms * 1e6);
+  return 0;
+}
+
 void PrintStages(const char* label, const char* input, const CudaStageSeconds& s) {
   std::printf("%-16s %-7s %7.1f %6.1f %6.1f %7.1f %6.1f %7.1f %6.1f %6.1f %6.1f %4llu/%llu\n",
               label, input, s.wall * 1e3, s.claim * 1e3, s.pack * 1e3, s.device * 1e3, s.h2d * 1e3,
@@ -221,8 +254,15 @@ int Main(int argc, char** argv) {
   std::printf("host-to-device copy (pinned, 1 GiB): %.1f GB/s\n", h2d);
 
   // 1. Bit identity.
+  std::printf("UTF-8 path: %s\n", GpuUtf8PathEnabled()
+                                      ? "on (NEARDUP_GPU_UTF8=1)"
+                                      : "off (documents with a byte >= 0x80 go to the CPU)");
   size_t mismatches =
       CheckIdentity("synthetic", SyntheticCorpus(11, quick ? 500 : 4000, 20000, 10));
+  // Many scripts, marks, compatibility forms and invalid UTF-8
+  // (gpu/gpu_utf8_test_util.h): on the UTF-8 path about half of it runs on
+  // the GPU.
+  mismatches += CheckIdentity("multiscript", MultiScriptCorpus(12, quick ? 1000 : 4000));
   std::vector<std::string> real;
   if (!corpus_path.empty()) {
     real = ReadCorpus(corpus_path);
@@ -286,29 +326,8 @@ int Main(int argc, char** argv) {
       row.cuda_gbps = EndToEndGBps(*cuda, views, bytes, repeats, &row.stages);
       row.cuda_pinned_gbps = EndToEndGBps(*cuda, pinned->views, bytes, repeats, &row.pinned_stages);
       // The kernels alone, on one 256 MiB batch on the device.
-      const GpuRecipeTables tables = BuildGpuRecipeTables(recipe).value();
-      auto pipeline = CudaPipeline::Create(recipe, selection, tables).value();
-      PinnedBuffer packed;
-      std::vector<uint32_t> offsets = {0};
-      size_t batch_bytes = 0;
-      for (size_t i = 0; i < views.size() && batch_bytes + views[i].size() <= (size_t{256} << 20);
-           ++i) {
-        batch_bytes += views[i].size();
-        offsets.push_back(static_cast<uint32_t>(batch_bytes));
-      }
-      if (!packed.Reserve(batch_bytes).ok()) return 4;
-      for (size_t i = 0; i + 1 < offsets.size(); ++i) {
-        std::memcpy(packed.data() + offsets[i], views[i].data(), views[i].size());
-      }
-      PackedBatch batch{packed.data(), offsets.data(), offsets.size() - 1};
-      BatchSketches sketches;
-      BatchTimings timings;
-      if (!pipeline->Run(batch, &sketches, &timings).ok()) return 5;
-      if (!pipeline->Run(batch, &sketches, &timings).ok()) return 5;
-      row.h2d_ms = timings.h2d_ms;
-      row.d2h_ms = timings.d2h_ms;
-      row.kernel_ms = ValueOr(pipeline->TimeKernelsOnLastBatch(5, &row.stages_ms), 0.0);
-      row.kernel_gbps = batch_bytes / (row.kernel_ms * 1e6);
+      const int status = TimeKernels(recipe, selection, views, &row);
+      if (status != 0) return status;
       rows.push_back(row);
       std::printf("  %-16s done\n", row.label.c_str());
       std::fflush(stdout);
@@ -355,6 +374,37 @@ int Main(int argc, char** argv) {
     }
   }
 
+  // The UTF-8 path's kernels (NEARDUP_GPU_UTF8=1): one 256 MiB batch of
+  // the multi-script corpus, and of the real corpus, repeated (a batch with
+  // a byte >= 0x80 runs them; documents they do not cover are still
+  // computed on the device, and dropped).
+  std::vector<std::string> utf8_rows;
+  if (GpuUtf8PathEnabled()) {
+    std::vector<std::string> multiscript = MultiScriptCorpus(13, 20000);
+    for (const std::vector<std::string>* corpus : {&multiscript, &real}) {
+      if (corpus->empty()) continue;
+      std::vector<std::string_view> corpus_views;
+      size_t corpus_bytes = 0;
+      while (corpus_bytes < (size_t{256} << 20)) {
+        for (const std::string& t : *corpus) {
+          corpus_views.push_back(t);
+          corpus_bytes += t.size();
+        }
+      }
+      SketchSelection selection;
+      selection.simhash = true;
+      Row row;
+      const int status =
+          TimeKernels(PresetRecipe("default").value(), selection, corpus_views, &row);
+      if (status != 0) return status;
+      char line[400];
+      std::snprintf(line, sizeof(line), "UTF-8 kernels, %s corpus, default simhash: %.1f GB/s (%s)",
+                    corpus == &real ? "real" : "multiscript", row.kernel_gbps,
+                    row.stages_ms.c_str());
+      utf8_rows.push_back(line);
+    }
+  }
+
   // Batch size and streams, for the end-to-end figure (the in-place rows
   // read the synthetic corpus from page-locked memory again).
   if (!real.empty()) {
@@ -385,8 +435,8 @@ int Main(int argc, char** argv) {
       "device: %s; H2D pinned %.1f GB/s; host memcpy of the corpus into pinned memory "
       "(all cores) %.1f GB/s\n",
       device.c_str(), h2d, pack_gbps);
-  std::printf("bit identity: %s (%zu mismatching document-recipe pairs)\n",
-              mismatches == 0 ? "PASS" : "FAIL", mismatches);
+  std::printf("bit identity: %s (%zu mismatching document-recipe pairs); UTF-8 path %s\n",
+              mismatches == 0 ? "PASS" : "FAIL", mismatches, GpuUtf8PathEnabled() ? "on" : "off");
   std::printf("%-16s %9s %9s %9s %9s   per 256 MiB batch: %6s %6s %6s\n", "recipe sketch",
               "CPU GB/s", "CUDA GB/s", "in place", "kernels", "H2D ms", "kern", "D2H");
   for (const Row& r : rows) {
@@ -406,6 +456,7 @@ int Main(int argc, char** argv) {
   std::printf("kernel stages, ms per 256 MiB batch:\n");
   for (const Row& r : rows) std::printf("%-16s %s\n", r.label.c_str(), r.stages_ms.c_str());
   for (const std::string& line : real_rows) std::printf("%s\n", line.c_str());
+  for (const std::string& line : utf8_rows) std::printf("%s\n", line.c_str());
   std::printf(
       "end to end by batch size and streams (default is 64 MiB, 3 streams; in place = "
       "texts in page-locked memory):\n");

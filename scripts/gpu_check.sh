@@ -14,9 +14,10 @@
 #   scripts/gpu_check.sh run DIR       on the GPU machine (no build tools or
 #       Debian libraries needed): runs the bit-identity tests (golden-style
 #       texts, a seeded corpus, many small batches, the real corpus) and the
-#       throughput benchmark, and prints one summary; then the baseline's
-#       quick run, if packaged. Writes the full log to $OUT/gpu_check.log
-#       when OUT is set.
+#       throughput benchmark, then both again with the UTF-8 path on
+#       (NEARDUP_GPU_UTF8=1; the benchmark quick), and prints one summary;
+#       then the baseline's quick run, if packaged. Writes the full log to
+#       $OUT/gpu_check.log when OUT is set.
 #
 # Exit status: 0 when every test passed and every fingerprint was identical.
 set -uo pipefail
@@ -96,9 +97,23 @@ echo "== check and throughput"
 timeout 170 "$dir/neardup_gpu_check" ${corpus:+--corpus "$corpus"} ${GPU_CHECK_ARGS:-}
 check=$?
 echo "neardup_gpu_check exit status: $check"
+# The UTF-8 path (off by default until this passes): every bit-identity
+# test again with it on, then a quick check and benchmark (the real corpus's
+# row shows how many bytes still fall back to the CPU).
+echo "== UTF-8 path (NEARDUP_GPU_UTF8=1): bit identity (GoogleTest)"
+NEARDUP_GPU_UTF8=1 NEARDUP_GPU_CORPUS="$corpus" timeout 120 "$dir/cuda_test" --gtest_brief=1
+utf8_tests=$?
+echo "cuda_test (UTF-8 path) exit status: $utf8_tests"
+echo "== UTF-8 path: check and throughput (quick)"
+NEARDUP_GPU_UTF8=1 timeout 120 "$dir/neardup_gpu_check" --quick ${corpus:+--corpus "$corpus"} |
+  sed -n '/^identity\|^  \|UTF-8 path\|^no GPU\|^device/p; /==== neardup GPU check summary/,$p'
+utf8_check=${PIPESTATUS[0]}
+echo "neardup_gpu_check (UTF-8 path) exit status: $utf8_check"
 if [ -x "$dir/baseline/neardup_gpu_check" ]; then
   echo "== baseline: the earlier version, quick run on the same device"
   timeout 100 "$dir/baseline/neardup_gpu_check" --quick | sed -n '/==== neardup GPU check summary/,$p'
 fi
-echo "== gpu_check: tests $([ $tests = 0 ] && echo PASS || echo FAIL), check $([ $check = 0 ] && echo PASS || echo FAIL)"
-[ $tests = 0 ] && [ $check = 0 ]
+pass() { [ "$1" = 0 ] && echo PASS || echo FAIL; }
+echo "== gpu_check: tests $(pass $tests), check $(pass $check);" \
+  "UTF-8 path: tests $(pass $utf8_tests), check $(pass $utf8_check)"
+[ $tests = 0 ] && [ $check = 0 ] && [ $utf8_tests = 0 ] && [ $utf8_check = 0 ]

@@ -294,7 +294,7 @@ class CudaFingerprinter final : public Fingerprinter {
                           if (s.non_ascii[j]) continue;
                           Fingerprint& f = (*call->out)[first + j];
                           f.num_tokens = s.num_tokens[j];
-                          f.invalid_utf8_sequences = 0;
+                          f.invalid_utf8_sequences = s.invalid_utf8 ? s.invalid_utf8[j] : 0;
                           if (selection_.simhash) {
                             f.simhash = s.simhash_high[j];
                             if (recipe_.simhash.bits == 128) {

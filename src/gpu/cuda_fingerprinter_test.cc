@@ -13,6 +13,7 @@
 #include "gpu/cuda_fingerprinter.h"
 #include "gpu/cuda_pipeline.h"
 #include "gpu/gpu_test_util.h"
+#include "gpu/gpu_utf8_test_util.h"
 #include "neardup/document_reader.h"
 #include "neardup/fingerprint_backend.h"
 
@@ -149,6 +150,55 @@ TEST(CudaFingerprinterTest, RealCorpusEqualsCpu) {
   }
   ASSERT_FALSE(texts.empty());
   ExpectSameAsCpu(texts, CudaFingerprinterOptions{}, true);
+}
+
+// Sets NEARDUP_GPU_UTF8=1 for its lifetime (fingerprinters made meanwhile
+// run the UTF-8 path), then restores the variable.
+class ScopedUtf8Path {
+ public:
+  ScopedUtf8Path() {
+    const char* old = std::getenv("NEARDUP_GPU_UTF8");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("NEARDUP_GPU_UTF8", "1", 1);
+  }
+  ~ScopedUtf8Path() {
+    if (had_) {
+      setenv("NEARDUP_GPU_UTF8", old_.c_str(), 1);
+    } else {
+      unsetenv("NEARDUP_GPU_UTF8");
+    }
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+// The UTF-8 path (off by default until this has passed on a GPU,
+// docs/GPU.md): the golden and edge texts and a seeded corpus in many
+// scripts with invalid UTF-8, every test recipe, in one batch and in many
+// small ones; and the GPU takes the documents its tables cover (fewer go to
+// the CPU than have a byte >= 0x80).
+TEST(CudaFingerprinterTest, Utf8PathEqualsCpuOnManyScripts) {
+  NEARDUP_SKIP_WITHOUT_GPU();
+  ScopedUtf8Path utf8;
+  std::vector<std::string> texts = Utf8GoldenAndEdgeTexts();
+  for (std::string& t : MultiScriptCorpus(7, 2000)) texts.push_back(std::move(t));
+  ExpectSameAsCpu(texts, CudaFingerprinterOptions{}, true);
+  CudaFingerprinterOptions small;
+  small.batch_bytes = 2048;
+  small.streams = 3;
+  ExpectSameAsCpu(texts, small, true);
+  size_t non_ascii = 0;
+  for (const std::string& t : texts) {
+    non_ascii += std::any_of(t.begin(), t.end(), [](char c) { return (c & 0x80) != 0; });
+  }
+  auto cuda = CreateCudaFingerprinter(PresetRecipe("default").value(), AllSketches()).value();
+  const std::vector<std::string_view> views(texts.begin(), texts.end());
+  std::vector<Fingerprint> out;
+  ASSERT_TRUE(cuda->ComputeBatch(views, &out).ok());
+  EXPECT_LT(cuda->stats().host_documents, non_ascii / 2);
 }
 
 TEST(CudaFingerprinterTest, ComputeOneTextEqualsCpu) {

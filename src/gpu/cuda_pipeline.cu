@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
@@ -18,6 +19,8 @@
 
 #include "gpu/cuda_kernels.cuh"
 #include "gpu/cuda_pipeline.h"
+#include "gpu/cuda_utf8_kernels.cuh"
+#include "gpu/gpu_utf8_tables.h"
 
 namespace neardup::internal::gpu {
 namespace {
@@ -32,6 +35,12 @@ namespace {
   } while (0)
 
 #define NEARDUP_CUDA_LAUNCHED() NEARDUP_CUDA_RETURN(cudaGetLastError())
+
+// The UTF-8 path takes batches up to this size: its output is at most 7.5
+// bytes per input byte (15 bytes for a 2-byte sequence), so positions stay
+// 32-bit. A larger batch (batch_bytes is at most 1 GiB) runs the ASCII path
+// (its documents with a byte >= 0x80 go to the CPU).
+constexpr uint32_t kMaxUtf8BatchBytes = uint32_t{1} << 28;
 
 unsigned Blocks(size_t n) {
   const size_t blocks = (n + kThreads - 1) / kThreads;
@@ -81,6 +90,7 @@ class CudaPipelineImpl final : public CudaPipeline {
     if (stop_bytes_ != nullptr) cudaFree(stop_bytes_);
     if (stop_offsets_ != nullptr) cudaFree(stop_offsets_);
     if (byte_class_ != nullptr) cudaFree(byte_class_);
+    for (void* p : utf8_device_) cudaFree(p);
     for (cudaEvent_t e : events_) {
       if (e != nullptr) cudaEventDestroy(e);
     }
@@ -112,6 +122,7 @@ class CudaPipelineImpl final : public CudaPipeline {
     NEARDUP_CUDA_RETURN(cudaMalloc(&byte_class_, 128));
     NEARDUP_CUDA_RETURN(
         cudaMemcpy(byte_class_, host_tables_.byte_class.data(), 128, cudaMemcpyHostToDevice));
+    if (host_tables_.utf8 != nullptr) NEARDUP_RETURN_IF_ERROR(UploadUtf8Tables());
     return Status::Ok();
   }
 
@@ -186,6 +197,7 @@ class CudaPipelineImpl final : public CudaPipeline {
   // Device pointers of one run's outputs (owned by the run's arena).
   struct DeviceResults {
     uint8_t* non_ascii = nullptr;
+    uint32_t* invalid_utf8 = nullptr;  // the UTF-8 path only
     uint32_t* num_tokens = nullptr;
     uint64_t* simhash_high = nullptr;
     uint64_t* simhash_low = nullptr;
@@ -263,11 +275,104 @@ class CudaPipelineImpl final : public CudaPipeline {
     uint32_t count = 0;
   };
 
-  Status Tokenize(DeviceArena* arena, Tokens* tokens) {
+  // The device copies of the UTF-8 path's tables (gpu/gpu_utf8_tables.h)
+  // and their view.
+  Status UploadUtf8Tables() {
+    const GpuUtf8Tables& t = *host_tables_.utf8;
+    auto upload = [&](const void* data, size_t bytes, const void** device) -> Status {
+      void* p = nullptr;
+      NEARDUP_CUDA_RETURN(cudaMalloc(&p, std::max<size_t>(bytes, 1)));
+      utf8_device_.push_back(p);
+      if (bytes > 0) NEARDUP_CUDA_RETURN(cudaMemcpy(p, data, bytes, cudaMemcpyHostToDevice));
+      *device = p;
+      return Status::Ok();
+    };
+    const void* p = nullptr;
+    NEARDUP_RETURN_IF_ERROR(upload(t.stage1.data(), t.stage1.size() * 2, &p));
+    utf8_view_.stage1 = static_cast<const uint16_t*>(p);
+    NEARDUP_RETURN_IF_ERROR(upload(t.stage2.data(), t.stage2.size() * 4, &p));
+    utf8_view_.stage2 = static_cast<const uint32_t*>(p);
+    NEARDUP_RETURN_IF_ERROR(upload(t.pool_bytes.data(), t.pool_bytes.size(), &p));
+    utf8_view_.pool_bytes = static_cast<const uint8_t*>(p);
+    NEARDUP_RETURN_IF_ERROR(upload(t.pool_attrs.data(), t.pool_attrs.size(), &p));
+    utf8_view_.pool_attrs = static_cast<const uint8_t*>(p);
+    utf8_view_.ascii_class = byte_class_;
+    NEARDUP_RETURN_IF_ERROR(upload(host_tables_.mapped.data(), 128, &p));
+    utf8_view_.ascii_mapped = static_cast<const uint8_t*>(p);
+    utf8_view_.invalid_entry = t.invalid_entry;
+    return Status::Ok();
+  }
+
+  // Whether the batch in RunKernels runs the UTF-8 path.
+  bool Utf8Batch() const { return utf8_batch_; }
+
+  // The normalised text of the batch and its attributes.
+  struct Normalized {
+    uint8_t* bytes = nullptr;
+    uint8_t* attrs = nullptr;
+    uint32_t* offsets = nullptr;  // num_docs + 1
+    uint32_t size = 0;
+  };
+
+  // Step 1 on the UTF-8 path (gpu/cuda_utf8_kernels.cuh): sizes, a scan,
+  // the write, document starts and script segmentation's cuts. Flags the
+  // documents it does not cover in results->non_ascii.
+  Status NormalizeUtf8(DeviceArena* arena, DeviceResults* results, Normalized* out) {
     const uint32_t n = n_;
     const uint32_t num_docs = num_docs_;
-    // 1. Normalise; with punctuation removal, where each 16-byte chunk's
-    // bytes go comes from a scan of the chunks' kept-byte counts.
+    const bool segments = host_tables_.utf8->segments;
+    const uint32_t num_chunks = (n + kUtf8ChunkBytes - 1) / kUtf8ChunkBytes;
+    uint32_t* sizes = nullptr;
+    uint32_t* chunk_positions = nullptr;
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_chunks} + 1, &sizes));
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_chunks} + 1, &chunk_positions));
+    NEARDUP_CUDA_RETURN(cudaMemsetAsync(sizes, 0, (size_t{num_chunks} + 1) * 4, stream_));
+    if (num_chunks > 0) {
+      NEARDUP_RETURN_IF_ERROR(Launch(num_chunks, Utf8SizeKernel, static_cast<const uint8_t*>(text_),
+                                     static_cast<const uint32_t*>(offsets_), num_docs, n,
+                                     utf8_view_, sizes, results->invalid_utf8, results->non_ascii));
+    }
+    NEARDUP_RETURN_IF_ERROR(Cub(arena, [&](void* temp, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(temp, bytes, sizes, chunk_positions, num_chunks + 1,
+                                           stream_);
+    }));
+    NEARDUP_RETURN_IF_ERROR(ReadBack(chunk_positions + num_chunks, &out->size));
+    const uint32_t size = out->size;
+    uint8_t* seg = nullptr;
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{size} + kTokenPadding, &out->bytes));
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{size} + kTokenPadding, &out->attrs));
+    if (segments) NEARDUP_RETURN_IF_ERROR(arena->Allocate(size, &seg));
+    NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{num_docs} + 1, &out->offsets));
+    NEARDUP_CUDA_RETURN(cudaMemsetAsync(out->bytes + size, 0, kTokenPadding, stream_));
+    NEARDUP_CUDA_RETURN(cudaMemsetAsync(out->attrs + size, 0, kTokenPadding, stream_));
+    if (num_chunks > 0) {
+      NEARDUP_RETURN_IF_ERROR(
+          Launch(num_chunks, Utf8WriteKernel, static_cast<const uint8_t*>(text_),
+                 static_cast<const uint32_t*>(offsets_), num_docs, n, utf8_view_,
+                 static_cast<const uint32_t*>(chunk_positions), out->bytes, out->attrs, seg));
+    }
+    NEARDUP_RETURN_IF_ERROR(
+        Launch(size_t{num_docs} + 1, Utf8DocOffsetsKernel, static_cast<const uint8_t*>(text_),
+               static_cast<const uint32_t*>(offsets_), num_docs, n, utf8_view_,
+               static_cast<const uint32_t*>(chunk_positions), size, out->offsets, out->attrs));
+    if (segments && size > 0) {
+      uint8_t* cut = nullptr;
+      NEARDUP_RETURN_IF_ERROR(arena->Allocate(size_t{size} + kTokenPadding, &cut));
+      NEARDUP_CUDA_RETURN(cudaMemsetAsync(cut + size, 0, kTokenPadding, stream_));
+      NEARDUP_RETURN_IF_ERROR(Launch(size, SegmentCutKernel,
+                                     static_cast<const uint8_t*>(out->attrs),
+                                     static_cast<const uint8_t*>(seg), size, cut));
+      out->attrs = cut;
+    }
+    return Status::Ok();
+  }
+
+  // Step 1 on the ASCII path: the byte tables; with punctuation removal,
+  // where each 16-byte chunk's bytes go comes from a scan of the chunks'
+  // kept-byte counts.
+  Status NormalizeAscii(DeviceArena* arena, Normalized* out) {
+    const uint32_t n = n_;
+    const uint32_t num_docs = num_docs_;
     const uint8_t* text = text_;
     uint32_t* chunk_positions = nullptr;
     uint32_t normalized_size = n;
@@ -302,6 +407,26 @@ class CudaPipelineImpl final : public CudaPipeline {
         size_t{num_docs} + 1, DocOffsetsKernel, static_cast<const uint32_t*>(offsets_), num_docs, n,
         text, static_cast<const uint8_t*>(byte_class_),
         static_cast<const uint32_t*>(chunk_positions), normalized_size, norm_offsets, attrs));
+    out->bytes = normalized;
+    out->attrs = attrs;
+    out->offsets = norm_offsets;
+    out->size = normalized_size;
+    return Status::Ok();
+  }
+
+  Status Tokenize(DeviceArena* arena, DeviceResults* results, Tokens* tokens) {
+    const uint32_t num_docs = num_docs_;
+    // 1. Normalise.
+    Normalized norm;
+    if (Utf8Batch()) {
+      NEARDUP_RETURN_IF_ERROR(NormalizeUtf8(arena, results, &norm));
+    } else {
+      NEARDUP_RETURN_IF_ERROR(NormalizeAscii(arena, &norm));
+    }
+    const uint8_t* normalized = norm.bytes;
+    const uint8_t* attrs = norm.attrs;
+    const uint32_t* norm_offsets = norm.offsets;
+    const uint32_t normalized_size = norm.size;
     NEARDUP_RETURN_IF_ERROR(Mark("normalize"));
     // 2. Token starts: at most one per normalised byte.
     uint32_t* starts = nullptr;
@@ -409,8 +534,28 @@ class CudaPipelineImpl final : public CudaPipeline {
           Launch((size_t{n_} + 15) / 16, NonAsciiKernel, static_cast<const uint8_t*>(text_), n_,
                  static_cast<const uint32_t*>(offsets_), num_docs, results->non_ascii));
     }
+    utf8_batch_ = false;
+    if (host_tables_.utf8 != nullptr && n_ > 0 && n_ <= kMaxUtf8BatchBytes) {
+      // The UTF-8 path only for a batch with a byte >= 0x80 (a pure-ASCII
+      // batch keeps the byte-table kernels); it flags what its tables do not
+      // cover as it normalises.
+      uint8_t* any = nullptr;
+      NEARDUP_RETURN_IF_ERROR(arena->Allocate(1, &any));
+      NEARDUP_RETURN_IF_ERROR(Cub(arena, [&](void* temp, size_t& bytes) {
+        return cub::DeviceReduce::Max(temp, bytes, results->non_ascii, any, num_docs, stream_);
+      }));
+      uint8_t host_any = 0;
+      NEARDUP_RETURN_IF_ERROR(ReadBack(static_cast<const uint8_t*>(any), &host_any));
+      if (host_any != 0) {
+        utf8_batch_ = true;
+        NEARDUP_CUDA_RETURN(cudaMemsetAsync(results->non_ascii, 0, num_docs, stream_));
+        NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->invalid_utf8));
+        NEARDUP_CUDA_RETURN(
+            cudaMemsetAsync(results->invalid_utf8, 0, size_t{num_docs} * 4, stream_));
+      }
+    }
     Tokens tokens;
-    NEARDUP_RETURN_IF_ERROR(Tokenize(arena, &tokens));
+    NEARDUP_RETURN_IF_ERROR(Tokenize(arena, results, &tokens));
     const uint32_t* token_offsets = tokens.offsets;
     NEARDUP_RETURN_IF_ERROR(arena->Allocate(num_docs, &results->num_tokens));
     if (num_docs > 0) {
@@ -565,6 +710,7 @@ class CudaPipelineImpl final : public CudaPipeline {
       parts.push_back({device, count * sizeof(*device), reinterpret_cast<const void**>(host)});
     };
     add(r.non_ascii, num_docs, &out->non_ascii);
+    add(r.invalid_utf8, num_docs, &out->invalid_utf8);
     add(r.num_tokens, num_docs, &out->num_tokens);
     add(r.simhash_high, num_docs, &out->simhash_high);
     if (recipe_.simhash.bits == 128) add(r.simhash_low, num_docs, &out->simhash_low);
@@ -607,6 +753,10 @@ class CudaPipelineImpl final : public CudaPipeline {
   uint32_t* stop_offsets_ = nullptr;
   uint32_t num_stopwords_ = 0;
   uint8_t* byte_class_ = nullptr;  // tables_.byte_class in device memory
+  // The UTF-8 path's tables in device memory (host_tables_.utf8 not null).
+  std::vector<void*> utf8_device_;
+  Utf8TablesView utf8_view_;
+  bool utf8_batch_ = false;  // set by RunKernels
   PinnedBuffer results_;
   // Stage events of TimeKernelsOnLastBatch's profiled repeat.
   bool profile_ = false;

@@ -13,8 +13,14 @@
 //   min-reductions (a segmented sort only for documents it cannot settle);
 //   k-value MinHash: atomicMin per bin, densified per bin -> chunks: a
 //   segmented sort of the chunk ids, sampling and a unique-compaction.
-// Every value comes from the functions of gpu/gpu_hash.h and the tables of
-// gpu/gpu_tables.h, which are tested against the CPU path on the host.
+// With the UTF-8 path on (GpuRecipeTables::utf8, NEARDUP_GPU_UTF8=1), a
+// batch with a byte >= 0x80 is normalised by the kernels of
+// gpu/cuda_utf8_kernels.cuh instead (sizes, a scan, the write, document
+// starts, script segmentation's cuts), which flag only the documents with a
+// code point their tables do not cover.
+// Every value comes from the functions of gpu/gpu_hash.h and gpu/gpu_utf8.h
+// and the tables of gpu/gpu_tables.h and gpu/gpu_utf8_tables.h, which are
+// tested against the CPU path on the host.
 //
 // Cost: about 12 bytes of device memory per input byte for the batch in
 // flight (positions, token and feature arrays, CUB scratch; more with
@@ -76,9 +82,13 @@ struct PackedBatch {
 // when the selection did not ask for it (k = recipe.minhash.num_hashes).
 struct BatchSketches {
   size_t num_docs = 0;
-  // 1 for a document with a byte >= 0x80: its other fields are meaningless
-  // (the GPU covers ASCII only) and its fingerprint is the CPU's to compute.
+  // 1 for a document the GPU leaves to the CPU: its other fields are
+  // meaningless and its fingerprint is the CPU's to compute. Without the
+  // UTF-8 path, any document with a byte >= 0x80; with it, one with a code
+  // point its tables do not cover (gpu/gpu_utf8_tables.h).
   const uint8_t* non_ascii = nullptr;
+  // Invalid UTF-8 subparts per document (the UTF-8 path only; null: none).
+  const uint32_t* invalid_utf8 = nullptr;
   const uint32_t* num_tokens = nullptr;
   const uint64_t* simhash_high = nullptr;  // the 64-bit SimHash
   const uint64_t* simhash_low = nullptr;   // 128-bit recipes only

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "gpu/gpu_utf8_tables.h"
 #include "hash/xxh3_inline.h"
 #include "text/normalizer.h"
 #include "text/token_hasher.h"
@@ -55,6 +56,10 @@ Result<GpuRecipeTables> BuildGpuRecipeTables(const Recipe& recipe) {
       tables.stopword_bytes += word;
       tables.stopword_offsets.push_back(static_cast<uint32_t>(tables.stopword_bytes.size()));
     }
+  }
+  if (GpuUtf8PathEnabled()) {
+    NEARDUP_ASSIGN_OR_RETURN(GpuUtf8Tables utf8, BuildGpuUtf8Tables(recipe));
+    tables.utf8 = std::make_shared<const GpuUtf8Tables>(std::move(utf8));
   }
   return tables;
 }

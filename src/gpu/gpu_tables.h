@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@
 #include "neardup/status.h"
 
 namespace neardup::internal::gpu {
+
+struct GpuUtf8Tables;  // gpu/gpu_utf8_tables.h
 
 // Bits of GpuRecipeTables::byte_class.
 inline constexpr uint8_t kByteKept = 1;   // Normalize keeps the byte (as mapped[c])
@@ -42,6 +45,10 @@ struct GpuRecipeTables {
   std::string stopword_bytes;
   std::vector<uint32_t> stopword_offsets{0};
   uint32_t num_stopwords() const { return static_cast<uint32_t>(stopword_offsets.size() - 1); }
+  // The UTF-8 path's tables (gpu/gpu_utf8_tables.h), built only when
+  // GpuUtf8PathEnabled(); null otherwise: documents with a byte >= 0x80 then
+  // go to the CPU.
+  std::shared_ptr<const GpuUtf8Tables> utf8;
 };
 
 // Whether the GPU path computes this recipe's fingerprints (the word and
