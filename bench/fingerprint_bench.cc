@@ -1,7 +1,8 @@
 // Fingerprint throughput on real text: MB/s for each preset and sketch, on one
 // thread (Compute per document; bytes_per_second from the thread's CPU time,
 // so other load on a shared machine does not count) and on 1, 2 and all
-// cores (ComputeBatch in a oneTBB arena of that many threads; wall time).
+// cores (ComputeBatch in a oneTBB arena of that many threads; wall time);
+// OneThreadFlatBatch is OneThreadBatch into a FingerprintBatch.
 // NEARDUP_CPU_PATH=reference|portable|avx2|avx512 picks the implementation
 // (hash/cpu_path.h).
 //
@@ -52,20 +53,29 @@ SketchSelection Select(int sketch) {
   return s;
 }
 
-void Run(benchmark::State& state, const char* preset, int minhash_shingles, int threads) {
+// `flat`: ComputeBatch into a reused FingerprintBatch instead of a vector of
+// Fingerprint structs.
+void Run(benchmark::State& state, const char* preset, int minhash_shingles, int threads,
+         bool flat = false) {
   const Corpus& corpus = LoadCorpus();
   Recipe recipe = *PresetRecipe(preset);
   if (minhash_shingles > 0) recipe.minhash.shingle_width = minhash_shingles;
   auto fingerprinter =
       std::move(CreateCpuFingerprinter(recipe, Select(static_cast<int>(state.range(0))))).value();
   std::vector<Fingerprint> out;
+  FingerprintBatch flat_out;
   Fingerprint one;
   tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
   for (auto _ : state) {
     if (threads != 0) {
       arena.execute([&] {
-        Status s = fingerprinter->ComputeBatch(corpus.views, &out);
-        benchmark::DoNotOptimize(out.data());
+        if (flat) {
+          Status s = fingerprinter->ComputeBatch(corpus.views, &flat_out);
+          benchmark::DoNotOptimize(flat_out.num_tokens().data());
+        } else {
+          Status s = fingerprinter->ComputeBatch(corpus.views, &out);
+          benchmark::DoNotOptimize(out.data());
+        }
       });
     } else {
       for (std::string_view text : corpus.views) {
@@ -84,6 +94,9 @@ void SingleThread(benchmark::State& state, const char* preset, int shingles) {
 }
 void OneThreadBatch(benchmark::State& state, const char* preset, int shingles) {
   Run(state, preset, shingles, 1);
+}
+void OneThreadFlatBatch(benchmark::State& state, const char* preset, int shingles) {
+  Run(state, preset, shingles, 1, /*flat=*/true);
 }
 void TwoThreads(benchmark::State& state, const char* preset, int shingles) {
   Run(state, preset, shingles, 2);
@@ -108,6 +121,8 @@ NEARDUP_FINGERPRINT_BENCH(SingleThread, "paper", 3, paper_minhash_k3);
 NEARDUP_FINGERPRINT_BENCH(SingleThread, "short", 0, short);
 NEARDUP_FINGERPRINT_BENCH_WALL(OneThreadBatch, "default", 0, default);
 NEARDUP_FINGERPRINT_BENCH_WALL(OneThreadBatch, "paper", 0, paper);
+NEARDUP_FINGERPRINT_BENCH_WALL(OneThreadFlatBatch, "default", 0, default);
+NEARDUP_FINGERPRINT_BENCH_WALL(OneThreadFlatBatch, "paper", 0, paper);
 NEARDUP_FINGERPRINT_BENCH_WALL(TwoThreads, "default", 0, default);
 NEARDUP_FINGERPRINT_BENCH_WALL(TwoThreads, "paper", 0, paper);
 NEARDUP_FINGERPRINT_BENCH_WALL(AllCores, "default", 0, default);

@@ -92,6 +92,13 @@ echo "== bit identity (GoogleTest)"
 NEARDUP_GPU_CORPUS="$corpus" timeout 120 "$dir/cuda_test" --gtest_brief=1
 tests=$?
 echo "cuda_test exit status: $tests"
+# Session 7 wrote the flat FingerprintBatch output and the pinned input seam
+# (Fingerprinter::NewInput) without a GPU: name their test's result here.
+echo "== flat batch from the backend's pinned input (unverified before this run)"
+timeout 60 "$dir/cuda_test" --gtest_filter='CudaFingerprinterTest.FlatBatchFromPinnedInputEqualsCpu'
+flat=$?
+echo "flat batch / pinned input test exit status: $flat"
+[ "$tests" -eq 0 ] && tests=$flat
 
 echo "== check and throughput"
 timeout 170 "$dir/neardup_gpu_check" ${corpus:+--corpus "$corpus"} ${GPU_CHECK_ARGS:-}

@@ -142,16 +142,30 @@ void AppendDigest(std::string* out, const std::vector<T>& values) {
   out->append("\"}");
 }
 
-std::string GoldenLines(int version) {
+// With `flat`, every recipe's texts go through one flat ComputeBatch
+// (neardup/fingerprint_batch.h) and each line is written from its document.
+std::string GoldenLines(int version, bool flat = false) {
   SketchSelection all;
   all.simhash = all.minhash = all.kvalue_minhash = all.chunks = true;
   std::string lines;
   for (const GoldenRecipe& golden : Recipes(version)) {
     NEARDUP_CHECK(golden.recipe.version == version) << golden.name;
     auto fingerprinter = std::move(CreateCpuFingerprinter(golden.recipe, all)).value();
-    for (const GoldenText& text : version == 1 ? Texts() : TextsV2()) {
+    const std::vector<GoldenText> texts = version == 1 ? Texts() : TextsV2();
+    FingerprintBatch batch;
+    if (flat) {
+      std::vector<std::string_view> views;
+      for (const GoldenText& text : texts) views.push_back(text.text);
+      NEARDUP_CHECK(fingerprinter->ComputeBatch(views, &batch).ok());
+    }
+    for (size_t t = 0; t < texts.size(); ++t) {
+      const GoldenText& text = texts[t];
       Fingerprint fp;
-      NEARDUP_CHECK(fingerprinter->Compute(text.text, &fp).ok());
+      if (flat) {
+        batch.CopyTo(t, &fp);
+      } else {
+        NEARDUP_CHECK(fingerprinter->Compute(text.text, &fp).ok());
+      }
       std::string line = "{\"recipe\":\"";
       line.append(golden.name);
       line.append("\",\"recipe_id\":\"");
@@ -187,10 +201,10 @@ std::string GoldenPath(int version) {
          std::to_string(version) + ".jsonl";
 }
 
-void ExpectGoldenFile(int version) {
-  std::string actual = GoldenLines(version);
+void ExpectGoldenFile(int version, bool flat = false) {
+  std::string actual = GoldenLines(version, flat);
   const char* update = std::getenv("NEARDUP_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == std::to_string(version)) {
+  if (!flat && update != nullptr && std::string(update) == std::to_string(version)) {
     std::ofstream(GoldenPath(version), std::ios::binary) << actual;
     GTEST_SKIP() << "rewrote " << GoldenPath(version);
   }
@@ -217,6 +231,13 @@ void ExpectGoldenFile(int version) {
 TEST(GoldenTest, Version1RecipesKeepTheirVectors) { ExpectGoldenFile(1); }
 
 TEST(GoldenTest, Version2RecipesMatchTheCommittedVectors) { ExpectGoldenFile(2); }
+
+TEST(GoldenTest, FlatBatchesGiveTheGoldenVectors) {
+  for (int version = 1; version <= kRecipeFormatVersion; ++version) {
+    SCOPED_TRACE(version);
+    ExpectGoldenFile(version, /*flat=*/true);
+  }
+}
 
 TEST(GoldenTest, EveryVersionHasItsFile) {
   for (int version = 1; version <= kRecipeFormatVersion; ++version) {

@@ -89,10 +89,10 @@ int RunFingerprintJob(const FingerprintJob& flags) {
 
   FingerprintPipelineStats stats;
   // Formatting runs on the worker threads, per batch; only writing is serial.
-  Status status = RunFingerprintPipeline(
+  // Flat batches: no allocation per document (fingerprint_batch.h).
+  Status status = RunFlatFingerprintPipeline(
       **reader, **fingerprinter, FingerprintPipelineOptions{},
-      [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints,
-          std::string* out) {
+      [&](std::span<const Document> docs, const FingerprintBatch& fingerprints, std::string* out) {
         for (size_t i = 0; i < docs.size(); ++i) {
           if (binary) {
             format::AppendFingerprintRecord(out, fingerprints[i], *layout);
@@ -102,7 +102,7 @@ int RunFingerprintJob(const FingerprintJob& flags) {
           }
         }
       },
-      [&](std::span<const Document> docs, std::span<const Fingerprint>,
+      [&](std::span<const Document> docs, const FingerprintBatch&,
           std::string_view formatted) -> Status {
         for (const Document& doc : docs) bytes += doc.text.size();
         documents += docs.size();

@@ -19,6 +19,7 @@
 #define NEARDUP_CHUNK_SET_H_
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace neardup {
@@ -41,6 +42,10 @@ class ChunkSetBuilder {
   // features added since construction or Reset(). The builder keeps its
   // state: more Add() calls extend the same document.
   std::vector<uint32_t> Finish();
+
+  // Finish() without the copy: a view of the builder's own buffer, valid
+  // until the next Add(), Reset() or Finish.
+  std::span<const uint32_t> FinishView();
 
   // Starts a new document.
   void Reset() { ids_.clear(); }

@@ -82,6 +82,20 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               const FormattedFingerprintSink& sink,
                               FingerprintPipelineStats* stats = nullptr);
 
+// The same, with each block's fingerprints as one flat FingerprintBatch
+// (fingerprint_batch.h; read document i as batch[i]) instead of a vector of
+// Fingerprint structs: no heap allocation per document once the pipeline's
+// recycled batches have grown (`neardup fingerprint` uses it).
+using FlatFingerprintFormatter = std::function<void(
+    std::span<const Document>, const FingerprintBatch& fingerprints, std::string* out)>;
+using FlatFingerprintSink = std::function<Status(
+    std::span<const Document>, const FingerprintBatch& fingerprints, std::string_view formatted)>;
+Status RunFlatFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                                  const FingerprintPipelineOptions& options,
+                                  const FlatFingerprintFormatter& formatter,
+                                  const FlatFingerprintSink& sink,
+                                  FingerprintPipelineStats* stats = nullptr);
+
 // Every document of a reader, fingerprinted and kept in memory in input
 // order (texts are not kept). Memory: the selected sketches (about 2 KiB per
 // document for both MinHash kinds at k = 128) plus ids.

@@ -19,20 +19,14 @@
 #include <string_view>
 #include <vector>
 
+#include "neardup/fingerprint_batch.h"
+#include "neardup/fingerprint_input.h"
 #include "neardup/minhash.h"
 #include "neardup/recipe.h"
 #include "neardup/simhash.h"
 #include "neardup/status.h"
 
 namespace neardup {
-
-// Which sketches to compute; each costs time, so ask only for what is used.
-struct SketchSelection {
-  bool simhash = false;         // recipe.simhash.bits: 64, 128 (or 160, 256: digest route)
-  bool minhash = false;         // bottom-k, k = recipe.minhash.num_hashes
-  bool kvalue_minhash = false;  // one-permutation k values, for LSH banding
-  bool chunks = false;          // sorted unique 32-bit chunk ids
-};
 
 // All sketches of one document. A field is meaningful only when the
 // selection asked for it.
@@ -78,6 +72,25 @@ class Fingerprinter {
   // context allows (oneTBB). Resizes *out to texts.size().
   virtual Status ComputeBatch(std::span<const std::string_view> texts,
                               std::vector<Fingerprint>* out) const = 0;
+
+  // Fingerprints texts[i] into document i of *out, as flat arrays (no heap
+  // allocation per document; *out keeps its capacity across calls): the
+  // same values as the vector overload. Resets *out to texts.size()
+  // documents of FingerprintBatchLayout::For(recipe(), selection()).
+  virtual Status ComputeBatch(std::span<const std::string_view> texts,
+                              FingerprintBatch* out) const = 0;
+
+  // Submits a filled input (NewInput): its texts into *out.
+  Status ComputeBatch(const FingerprintInput& input, FingerprintBatch* out) const {
+    return ComputeBatch(input.texts(), out);
+  }
+
+  // A buffer for a reader to lay texts into (fingerprint_input.h), in the
+  // memory this backend reads fastest: page-locked for CUDA, plain heap
+  // memory for the CPU. `initial_bytes` is reserved up front.
+  virtual Result<std::unique_ptr<FingerprintInput>> NewInput(size_t initial_bytes) const {
+    return NewHostFingerprintInput(initial_bytes);
+  }
 
   // Fingerprints one text on the calling thread.
   virtual Status Compute(std::string_view text, Fingerprint* out) const = 0;

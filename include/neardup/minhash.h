@@ -154,6 +154,10 @@ class KValueBuilder {
   // builder keeps its state: more Add() calls extend the same document.
   KValueSketch Finish() const;
 
+  // Finish() into `values` (k of them) with no allocation; returns `empty`
+  // (then `values` are k zeros). REQUIRES: values.size() == k.
+  bool FinishInto(std::span<uint64_t> values) const;
+
   // Starts a new document.
   void Reset();
 

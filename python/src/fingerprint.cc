@@ -10,8 +10,9 @@
 namespace neardup::python {
 namespace {
 
-// Documents are fingerprinted this many at a time, so that the library's
-// per-document Fingerprint objects never hold more than a batch of sketches.
+// Documents are fingerprinted this many at a time into one reused
+// FingerprintBatch, so that its arrays never hold more than a batch of
+// sketches beside the outputs.
 constexpr size_t kBatchDocuments = 4096;
 
 // high << 64 | low as one Python int.
@@ -72,35 +73,39 @@ Status FingerprintAll(const Fingerprinter& fingerprinter, std::span<const std::s
   if (selection.chunks) out->chunk_offsets.assign(1, 0);
   out->num_tokens.resize(n);
   out->invalid_utf8.resize(n);
-  std::vector<Fingerprint> batch;
+  // One flat batch, reused for every kBatchDocuments documents: its arrays
+  // are copied row by row into the outputs (no Fingerprint objects).
+  FingerprintBatch batch;
   for (size_t first = 0; first < n; first += kBatchDocuments) {
     const size_t count = std::min(kBatchDocuments, n - first);
     NEARDUP_RETURN_IF_ERROR(fingerprinter.ComputeBatch(texts.subspan(first, count), &batch));
-    for (size_t j = 0; j < count; ++j) {
-      const size_t i = first + j;
-      const Fingerprint& f = batch[j];
-      out->num_tokens[i] = f.num_tokens;
-      out->invalid_utf8[i] = f.invalid_utf8_sequences;
-      if (selection.simhash) {
-        if (wide) {
-          out->simhash[2 * i] = f.simhash128.high;
-          out->simhash[2 * i + 1] = f.simhash128.low;
-        } else {
-          out->simhash[i] = f.simhash;
+    std::copy_n(batch.num_tokens().begin(), count, out->num_tokens.begin() + first);
+    std::copy_n(batch.invalid_utf8_sequences().begin(), count, out->invalid_utf8.begin() + first);
+    if (selection.simhash) {
+      if (wide) {
+        for (size_t j = 0; j < count; ++j) {
+          const SimHash128 value = batch[j].simhash128();
+          out->simhash[2 * (first + j)] = value.high;
+          out->simhash[2 * (first + j) + 1] = value.low;
         }
+      } else {
+        std::copy_n(batch.simhash().begin(), count, out->simhash.begin() + first);
       }
-      if (selection.minhash) {
-        std::copy(f.minhash.values.begin(), f.minhash.values.end(), out->minhash.begin() + i * k);
-        out->minhash_sizes[i] = static_cast<uint32_t>(f.minhash.values.size());
-      }
-      if (selection.kvalue_minhash) {
-        std::copy(f.kvalue_minhash.values.begin(), f.kvalue_minhash.values.end(),
-                  out->kminhash.begin() + i * k);
-        out->kminhash_empty[i] = f.kvalue_minhash.empty ? 1 : 0;
-      }
-      if (selection.chunks) {
-        out->chunk_values.insert(out->chunk_values.end(), f.chunks.begin(), f.chunks.end());
-        out->chunk_offsets.push_back(out->chunk_values.size());
+    }
+    if (selection.minhash) {
+      std::copy_n(batch.minhash().begin(), count * k, out->minhash.begin() + first * k);
+      std::copy_n(batch.minhash_count().begin(), count, out->minhash_sizes.begin() + first);
+    }
+    if (selection.kvalue_minhash) {
+      std::copy_n(batch.kvalue_minhash().begin(), count * k, out->kminhash.begin() + first * k);
+      std::copy_n(batch.kvalue_empty().begin(), count, out->kminhash_empty.begin() + first);
+    }
+    if (selection.chunks) {
+      const uint64_t base = out->chunk_values.size();
+      out->chunk_values.insert(out->chunk_values.end(), batch.chunk_ids().begin(),
+                               batch.chunk_ids().end());
+      for (size_t j = 1; j <= count; ++j) {
+        out->chunk_offsets.push_back(base + batch.chunk_offsets()[j]);
       }
     }
   }

@@ -175,3 +175,39 @@ def test_two_threads_fingerprint_concurrently():
     b.join()
     inside = [t for t in finished_b if span["start"] < t < span["end"]]
     assert len(inside) >= 3, (len(inside), span["end"] - span["start"])
+
+
+def test_flat_batches_across_the_batch_boundary_equal_one_document_calls():
+    # fingerprint() fills its arrays from the library's flat FingerprintBatch
+    # 4096 documents at a time: rows, sizes and chunk offsets past the first
+    # batch must equal what a call on that document alone gives, and every
+    # SimHash the per-document simhash().
+    import random
+
+    rng = random.Random(11)
+    words = ["alpha", "beta", "gamma", "delta", "caf\u00e9", "na\u00efve", "\u6771\u4eac", "x"]
+    texts = [
+        " ".join(rng.choice(words) for _ in range(rng.randrange(0, 30))) for _ in range(4200)
+    ]
+    default = neardup.Recipe.preset()
+    wide = neardup.Recipe.from_json(default.to_json().replace('"bits":64', '"bits":128'))
+    for recipe in (default, wide):
+        fps = neardup.fingerprint(
+            texts, simhash=True, minhash=True, kminhash=True, chunks=True, recipe=recipe
+        )
+        assert fps.chunk_offsets[-1] == len(fps.chunk_values)
+        for i in (0, 4095, 4096, 4097, 4199) + tuple(rng.randrange(4200) for _ in range(20)):
+            one = neardup.fingerprint(
+                [texts[i]], simhash=True, minhash=True, kminhash=True, chunks=True, recipe=recipe
+            )
+            assert np.array_equal(fps.minhash[i], one.minhash[0])
+            assert fps.minhash_sizes[i] == one.minhash_sizes[0]
+            assert np.array_equal(fps.kminhash[i], one.kminhash[0])
+            assert fps.kminhash_empty[i] == one.kminhash_empty[0]
+            assert np.array_equal(fps.chunks(i), one.chunks(0))
+            assert fps.num_tokens[i] == one.num_tokens[0]
+            value = neardup.simhash(texts[i], recipe=recipe)
+            if recipe.simhash_bits == 128:
+                assert (int(fps.simhash[i, 0]) << 64) | int(fps.simhash[i, 1]) == value
+            else:
+                assert int(fps.simhash[i]) == value

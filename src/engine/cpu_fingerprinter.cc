@@ -12,6 +12,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <span>
@@ -65,6 +66,7 @@ struct Workspace {
   std::array<uint64_t, internal::ShingleBatch::kMaxBatch> simhash_features;
   std::array<uint64_t, internal::ShingleBatch::kMaxBatch> minhash_features;
   std::array<uint64_t, internal::ShingleBatch::kMaxBatch> chunk_features;
+  BottomKSketch minhash_sketch;  // the flat path's bottom-k, before its row
 };
 
 class CpuFingerprinter final : public Fingerprinter {
@@ -80,6 +82,7 @@ class CpuFingerprinter final : public Fingerprinter {
                         recipe_.minhash.shingle_width == 1) &&
                        (!selection_.chunks || recipe_.chunks.shingle_width == 1)),
         strict_ties_(recipe_.simhash.tie == SimHashTieRule::kZero),
+        layout_(FingerprintBatchLayout::For(recipe_, selection_)),
         workspaces_([this] { return Workspace(recipe_, token_hasher_.path()); }) {}
 
   const Recipe& recipe() const override { return recipe_; }
@@ -103,37 +106,104 @@ class CpuFingerprinter final : public Fingerprinter {
     return Status::Ok();
   }
 
+  // Each block of kBlockDocuments documents is one chunk part of *out (one
+  // thread writes it), so no document allocates: sketches go from the
+  // workspace's builders straight into the batch's rows.
+  Status ComputeBatch(std::span<const std::string_view> texts,
+                      FingerprintBatch* out) const override {
+    constexpr size_t kBlockDocuments = 128;
+    out->Reset(texts.size(), layout_);
+    const size_t num_blocks = (texts.size() + kBlockDocuments - 1) / kBlockDocuments;
+    if (selection_.chunks) out->StartChunks(num_blocks);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, num_blocks, 1),
+                      [&](const tbb::blocked_range<size_t>& blocks) {
+                        Workspace& workspace = workspaces_.local();
+                        for (size_t b = blocks.begin(); b != blocks.end(); ++b) {
+                          const size_t end = std::min(texts.size(), (b + 1) * kBlockDocuments);
+                          for (size_t i = b * kBlockDocuments; i != end; ++i) {
+                            ComputeInto(texts[i], &workspace, out, i, b);
+                          }
+                        }
+                      });
+    if (selection_.chunks) out->FinishChunks();
+    return Status::Ok();
+  }
+
  private:
-  void ComputeWith(std::string_view text, Workspace* ws, Fingerprint* out) const {
+  // The SimHash words of the accumulated document: the 64-bit value (or
+  // the high word of 128) and the low word of 128.
+  struct SimHashWords {
+    uint64_t high = 0;
+    uint64_t low = 0;
+  };
+
+  SimHashWords FinishSimHash(const Workspace& ws) const {
+    SimHashWords words;
+    if (recipe_.simhash.bits == 128) {
+      const SimHash128 value = ws.simhash.Finish128();
+      words = {value.high, value.low};
+    } else {
+      words.high = ws.simhash.Finish64();
+    }
+    if (strict_ties_) ClearTiedBits(ws.simhash, &words);
+    return words;
+  }
+
+  // Resets the workspace's builders and feeds them the text's features.
+  void Accumulate(std::string_view text, Workspace* ws, internal::TextStats* stats) const {
     ws->simhash.Reset();
     ws->bottom_k.Reset();
     ws->kvalue.Reset();
     ws->chunks.Reset();
-    internal::TextStats stats;
     if (token_hasher_.path() == internal::CpuPath::kReference) {
-      AddFeaturesReference(text, ws, &stats);
+      AddFeaturesReference(text, ws, stats);
     } else {
-      AddFeaturesBatched(text, ws, &stats);
+      AddFeaturesBatched(text, ws, stats);
     }
+  }
+
+  void ComputeWith(std::string_view text, Workspace* ws, Fingerprint* out) const {
+    internal::TextStats stats;
+    Accumulate(text, ws, &stats);
     out->num_tokens = stats.tokens - stats.stopwords_removed;
     out->invalid_utf8_sequences = stats.invalid_utf8_sequences;
     if (selection_.simhash) {
-      if (recipe_.simhash.bits == 128) {
-        out->simhash128 = ws->simhash.Finish128();
-        out->simhash = out->simhash128.high;
-      } else {
-        out->simhash = ws->simhash.Finish64();
-      }
-      if (strict_ties_) ClearTiedBits(ws->simhash, out);
+      const SimHashWords words = FinishSimHash(*ws);
+      out->simhash = words.high;
+      if (recipe_.simhash.bits == 128) out->simhash128 = SimHash128{words.high, words.low};
     }
     if (selection_.minhash) ws->bottom_k.Finish(&out->minhash);
     if (selection_.kvalue_minhash) out->kvalue_minhash = ws->kvalue.Finish();
     if (selection_.chunks) out->chunks = ws->chunks.Finish();
   }
 
+  // Document `doc` of *out, its chunks into part `part`.
+  void ComputeInto(std::string_view text, Workspace* ws, FingerprintBatch* out, size_t doc,
+                   size_t part) const {
+    internal::TextStats stats;
+    Accumulate(text, ws, &stats);
+    out->mutable_num_tokens()[doc] = stats.tokens - stats.stopwords_removed;
+    out->mutable_invalid_utf8_sequences()[doc] = stats.invalid_utf8_sequences;
+    if (selection_.simhash) {
+      const SimHashWords words = FinishSimHash(*ws);
+      out->mutable_simhash()[doc] = words.high;
+      if (recipe_.simhash.bits == 128) out->mutable_simhash_low()[doc] = words.low;
+    }
+    if (selection_.minhash) {
+      ws->bottom_k.Finish(&ws->minhash_sketch);
+      out->SetMinHash(doc, ws->minhash_sketch.values);
+    }
+    if (selection_.kvalue_minhash) {
+      const size_t k = out->num_hashes();
+      out->mutable_kvalue_empty()[doc] =
+          ws->kvalue.FinishInto(out->mutable_kvalue_minhash().subspan(doc * k, k)) ? 1 : 0;
+    }
+    if (selection_.chunks) out->SetChunks(part, doc, ws->chunks.FinishView());
+  }
+
   // The strict tie rule (SimHashTieRule::kZero): a bit whose sum is 0 is 0,
   // where the accumulator's rule gave 1.
-  static void ClearTiedBits(const SimHashAccumulator& simhash, Fingerprint* out) {
+  static void ClearTiedBits(const SimHashAccumulator& simhash, SimHashWords* words) {
     std::span<const int64_t> sums = simhash.sums();
     auto cleared = [&](uint64_t word, size_t first_sum) {
       for (size_t i = 0; i < 64; ++i) {
@@ -142,11 +212,10 @@ class CpuFingerprinter final : public Fingerprinter {
       return word;
     };
     if (simhash.bits() == 128) {
-      out->simhash128.low = cleared(out->simhash128.low, 0);
-      out->simhash128.high = cleared(out->simhash128.high, 64);
-      out->simhash = out->simhash128.high;
+      words->low = cleared(words->low, 0);
+      words->high = cleared(words->high, 64);
     } else {
-      out->simhash = cleared(out->simhash, 0);
+      words->high = cleared(words->high, 0);
     }
   }
 
@@ -263,6 +332,7 @@ class CpuFingerprinter final : public Fingerprinter {
   // always empty).
   const bool unigrams_only_;
   const bool strict_ties_;
+  const FingerprintBatchLayout layout_;
   // Thread-local scratch; mutable because reusing buffers is not observable.
   mutable tbb::enumerable_thread_specific<Workspace> workspaces_;
 };

@@ -3,6 +3,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,7 @@ class DigestFingerprinter final : public Fingerprinter {
         // text/token_hasher.h).
         filter_stopwords_(!stopwords_.empty() && (recipe_.tokenizer == TokenizerKind::kWord ||
                                                   recipe_.tokenizer == TokenizerKind::kWhitespace)),
+        layout_(FingerprintBatchLayout::For(recipe_, selection_)),
         workspaces_([this] { return Workspace(recipe_.simhash.bits); }) {}
 
   const Recipe& recipe() const override { return recipe_; }
@@ -80,8 +82,45 @@ class DigestFingerprinter final : public Fingerprinter {
     return Status::Ok();
   }
 
+  Status ComputeBatch(std::span<const std::string_view> texts,
+                      FingerprintBatch* out) const override {
+    out->Reset(texts.size(), layout_);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, texts.size()),
+                      [&](const tbb::blocked_range<size_t>& range) {
+                        Workspace& workspace = workspaces_.local();
+                        for (size_t i = range.begin(); i != range.end(); ++i) {
+                          const DocumentSums sums = Accumulate(texts[i], &workspace);
+                          const WideSimHash wide = workspace.simhash.Finish(recipe_.simhash.tie);
+                          out->mutable_num_tokens()[i] = sums.num_tokens;
+                          out->mutable_invalid_utf8_sequences()[i] = sums.invalid_utf8_sequences;
+                          out->mutable_simhash()[i] = wide.words[0];
+                          std::copy(wide.words.begin(), wide.words.end(),
+                                    out->mutable_simhash_wide().begin() + 4 * i);
+                          out->mutable_num_shingles()[i] = workspace.simhash.count();
+                        }
+                      });
+    return Status::Ok();
+  }
+
  private:
+  struct DocumentSums {
+    uint64_t num_tokens = 0;
+    uint64_t invalid_utf8_sequences = 0;
+  };
+
   void ComputeWith(std::string_view text, Workspace* ws, Fingerprint* out) const {
+    const DocumentSums sums = Accumulate(text, ws);
+    *out = Fingerprint();
+    out->num_tokens = sums.num_tokens;
+    out->invalid_utf8_sequences = sums.invalid_utf8_sequences;
+    out->simhash_wide = ws->simhash.Finish(recipe_.simhash.tie);
+    out->num_shingles = ws->simhash.count();
+    out->simhash = out->simhash_wide.words[0];
+    out->simhash128 = SimHash128{out->simhash_wide.words[0], out->simhash_wide.words[1]};
+  }
+
+  // Feeds the text's shingle digests into ws->simhash (reset first).
+  DocumentSums Accumulate(std::string_view text, Workspace* ws) const {
     NormalizeStats stats;
     if (recipe_.normalization.kind == NormalizerKind::kAsciiWord) {
       NormalizeAsciiWord(text, &ws->normalized, &stats);
@@ -110,14 +149,7 @@ class DigestFingerprinter final : public Fingerprinter {
       }
       ws->simhash.Add(digest);
     }
-
-    *out = Fingerprint();
-    out->num_tokens = tokens.size();
-    out->invalid_utf8_sequences = stats.invalid_utf8_sequences;
-    out->simhash_wide = ws->simhash.Finish(recipe_.simhash.tie);
-    out->num_shingles = ws->simhash.count();
-    out->simhash = out->simhash_wide.words[0];
-    out->simhash128 = SimHash128{out->simhash_wide.words[0], out->simhash_wide.words[1]};
+    return DocumentSums{tokens.size(), stats.invalid_utf8_sequences};
   }
 
   const Recipe recipe_;
@@ -125,6 +157,7 @@ class DigestFingerprinter final : public Fingerprinter {
   const Digester digester_;
   const StopwordSet stopwords_;
   const bool filter_stopwords_;
+  const FingerprintBatchLayout layout_;
   mutable tbb::enumerable_thread_specific<Workspace> workspaces_;
 };
 

@@ -1,6 +1,7 @@
 #include "engine/fingerprint_json.h"
 
 #include <charconv>
+#include <span>
 
 #include "sketch/digest_simhash.h"
 #include "util/base64.h"
@@ -9,7 +10,7 @@
 namespace neardup::internal {
 namespace {
 
-void AppendHexArray(std::string* out, const std::vector<uint64_t>& values) {
+void AppendHexArray(std::string* out, std::span<const uint64_t> values) {
   out->push_back('[');
   for (size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out->push_back(',');
@@ -22,7 +23,7 @@ void AppendHexArray(std::string* out, const std::vector<uint64_t>& values) {
 
 // "v0,v1,...": written in place (a chunk set has thousands of values; one
 // resize, then std::to_chars, instead of a string per value).
-void AppendDecimalList(std::string* out, const std::vector<uint32_t>& values) {
+void AppendDecimalList(std::string* out, std::span<const uint32_t> values) {
   constexpr size_t kMaxDigits = 10;  // UINT32_MAX
   const size_t start = out->size();
   out->resize(start + values.size() * (kMaxDigits + 1));
@@ -35,21 +36,37 @@ void AppendDecimalList(std::string* out, const std::vector<uint32_t>& values) {
   out->resize(static_cast<size_t>(p - out->data()));
 }
 
-}  // namespace
+// A Fingerprint read through FingerprintView's accessors, so that one
+// writer serves both.
+class FingerprintAccess {
+ public:
+  explicit FingerprintAccess(const Fingerprint& f) : f_(f) {}
+  uint64_t num_tokens() const { return f_.num_tokens; }
+  uint64_t simhash() const { return f_.simhash; }
+  SimHash128 simhash128() const { return f_.simhash128; }
+  const WideSimHash& simhash_wide() const { return f_.simhash_wide; }
+  std::span<const uint64_t> minhash() const { return f_.minhash.values; }
+  std::span<const uint64_t> kvalue_minhash() const { return f_.kvalue_minhash.values; }
+  bool kvalue_empty() const { return f_.kvalue_minhash.empty; }
+  std::span<const uint32_t> chunks() const { return f_.chunks; }
 
-void AppendFingerprintJson(std::string* out, std::string_view id, const Fingerprint& fingerprint,
-                           const SketchSelection& selection, int simhash_bits,
-                           std::string_view recipe_id) {
+ private:
+  const Fingerprint& f_;
+};
+
+template <typename Document>
+void AppendJson(std::string* out, std::string_view id, const Document& fingerprint,
+                const SketchSelection& selection, int simhash_bits, std::string_view recipe_id) {
   out->append("{\"id\":");
   AppendJsonString(out, id);
   out->append(",\"recipe\":\"");
   out->append(recipe_id);
   out->append("\",\"tokens\":");
-  out->append(std::to_string(fingerprint.num_tokens));
-  if (selection.simhash && fingerprint.simhash_wide.bits > 0) {
+  out->append(std::to_string(fingerprint.num_tokens()));
+  if (selection.simhash && fingerprint.simhash_wide().bits > 0) {
     // The digest route: every bit in hex, and the bytes in Base64 as ExLSH
     // prints them.
-    const std::vector<uint8_t> bytes = WideSimHashBytes(fingerprint.simhash_wide);
+    const std::vector<uint8_t> bytes = WideSimHashBytes(fingerprint.simhash_wide());
     out->append(",\"simhash\":\"");
     for (const uint8_t byte : bytes) {
       static constexpr char kHex[] = "0123456789abcdef";
@@ -62,31 +79,46 @@ void AppendFingerprintJson(std::string* out, std::string_view id, const Fingerpr
   } else if (selection.simhash) {
     out->append(",\"simhash\":\"");
     if (simhash_bits == 128) {
-      AppendHex64(out, fingerprint.simhash128.high);
-      AppendHex64(out, fingerprint.simhash128.low);
+      const SimHash128 value = fingerprint.simhash128();
+      AppendHex64(out, value.high);
+      AppendHex64(out, value.low);
     } else {
-      AppendHex64(out, fingerprint.simhash);
+      AppendHex64(out, fingerprint.simhash());
     }
     out->push_back('"');
   }
   if (selection.minhash) {
     out->append(",\"minhash\":");
-    AppendHexArray(out, fingerprint.minhash.values);
+    AppendHexArray(out, fingerprint.minhash());
   }
   if (selection.kvalue_minhash) {
     out->append(",\"kminhash\":");
-    if (fingerprint.kvalue_minhash.empty) {
+    if (fingerprint.kvalue_empty()) {
       out->append("[]");
     } else {
-      AppendHexArray(out, fingerprint.kvalue_minhash.values);
+      AppendHexArray(out, fingerprint.kvalue_minhash());
     }
   }
   if (selection.chunks) {
     out->append(",\"chunks\":[");
-    AppendDecimalList(out, fingerprint.chunks);
+    AppendDecimalList(out, fingerprint.chunks());
     out->push_back(']');
   }
   out->push_back('}');
+}
+
+}  // namespace
+
+void AppendFingerprintJson(std::string* out, std::string_view id, const Fingerprint& fingerprint,
+                           const SketchSelection& selection, int simhash_bits,
+                           std::string_view recipe_id) {
+  AppendJson(out, id, FingerprintAccess(fingerprint), selection, simhash_bits, recipe_id);
+}
+
+void AppendFingerprintJson(std::string* out, std::string_view id,
+                           const FingerprintView& fingerprint, const SketchSelection& selection,
+                           int simhash_bits, std::string_view recipe_id) {
+  AppendJson(out, id, fingerprint, selection, simhash_bits, recipe_id);
 }
 
 }  // namespace neardup::internal

@@ -21,6 +21,10 @@ namespace neardup::internal {
 void AppendFingerprintJson(std::string* out, std::string_view id, const Fingerprint& fingerprint,
                            const SketchSelection& selection, int simhash_bits,
                            std::string_view recipe_id);
+// The same line for one document of a flat batch.
+void AppendFingerprintJson(std::string* out, std::string_view id,
+                           const FingerprintView& fingerprint, const SketchSelection& selection,
+                           int simhash_bits, std::string_view recipe_id);
 
 }  // namespace neardup::internal
 

@@ -29,6 +29,7 @@ struct Batch {
   DocumentBlock block;
   std::vector<std::string_view> texts;
   std::vector<Fingerprint> fingerprints;
+  FingerprintBatch flat;  // the flat pipeline's output (RunFlatFingerprintPipeline)
   std::string formatted;
   Status status;
   uint64_t first_document = 0;  // the ordinal of block.documents[0]
@@ -164,21 +165,32 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
 }
 
 // Fingerprints (and formats) each block; `deliver` receives it in order.
+// Exactly one of the formatters is used: `flat_formatter` (which may be
+// empty) when `flat`, the fingerprints then in batch->flat (no allocation
+// per document), else `formatter`, into batch->fingerprints.
 Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerprinter,
-                            const FingerprintPipelineOptions& options,
-                            const FingerprintFormatter& formatter, const BlockDelivery& deliver,
-                            FingerprintPipelineStats* stats) {
+                            const FingerprintPipelineOptions& options, bool flat,
+                            const FingerprintFormatter& formatter,
+                            const FlatFingerprintFormatter& flat_formatter,
+                            const BlockDelivery& deliver, FingerprintPipelineStats* stats) {
   FingerprintPipelineStats local_stats;
   Status status = RunBlockPipeline(
       reader, options,
       [&](Batch* batch) {
         const DocumentBlock& block = batch->block;
-        batch->fingerprints.resize(block.num_documents);
-        if (block.num_documents == 0) return;
         batch->texts.clear();
         for (const Document& document : block.document_span()) {
           batch->texts.push_back(document.text);
         }
+        if (flat) {
+          batch->status = fingerprinter.ComputeBatch(batch->texts, &batch->flat);
+          if (batch->status.ok() && flat_formatter && block.num_documents > 0) {
+            flat_formatter(block.document_span(), batch->flat, &batch->formatted);
+          }
+          return;
+        }
+        batch->fingerprints.resize(block.num_documents);
+        if (block.num_documents == 0) return;
         batch->status = fingerprinter.ComputeBatch(batch->texts, &batch->fingerprints);
         if (batch->status.ok() && formatter) {
           formatter(block.document_span(), batch->fingerprints, &batch->formatted);
@@ -188,13 +200,16 @@ Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerp
         const DocumentBlock& block = batch.block;
         if (block.num_documents > 0) NEARDUP_RETURN_IF_ERROR(deliver(batch));
         for (size_t i = 0; i < block.num_documents; ++i) {
-          const Fingerprint& fp = batch.fingerprints[i];
+          const uint64_t tokens =
+              flat ? batch.flat.num_tokens()[i] : batch.fingerprints[i].num_tokens;
+          const uint64_t invalid = flat ? batch.flat.invalid_utf8_sequences()[i]
+                                        : batch.fingerprints[i].invalid_utf8_sequences;
           local_stats.documents++;
           local_stats.bytes += block.documents[i].text.size();
-          if (fp.num_tokens == 0) local_stats.empty_documents++;
-          if (fp.invalid_utf8_sequences > 0) {
+          if (tokens == 0) local_stats.empty_documents++;
+          if (invalid > 0) {
             local_stats.documents_with_invalid_utf8++;
-            local_stats.invalid_utf8_sequences += fp.invalid_utf8_sequences;
+            local_stats.invalid_utf8_sequences += invalid;
           }
         }
         return Status::Ok();
@@ -211,10 +226,21 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               const FormattedFingerprintSink& sink,
                               FingerprintPipelineStats* stats) {
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, formatter,
+      reader, fingerprinter, options, /*flat=*/false, formatter, FlatFingerprintFormatter(),
       [&](Batch& batch) {
         return sink(batch.block.document_span(), batch.fingerprints, batch.formatted);
       },
+      stats);
+}
+
+Status RunFlatFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                                  const FingerprintPipelineOptions& options,
+                                  const FlatFingerprintFormatter& formatter,
+                                  const FlatFingerprintSink& sink,
+                                  FingerprintPipelineStats* stats) {
+  return RunFingerprintBlocks(
+      reader, fingerprinter, options, /*flat=*/true, FingerprintFormatter(), formatter,
+      [&](Batch& batch) { return sink(batch.block.document_span(), batch.flat, batch.formatted); },
       stats);
 }
 
@@ -234,7 +260,8 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
                            const std::function<void(uint64_t, uint64_t)>& on_progress) {
   uint64_t bytes = 0;
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, FingerprintFormatter(),
+      reader, fingerprinter, options, /*flat=*/false, FingerprintFormatter(),
+      FlatFingerprintFormatter(),
       [&](Batch& batch) {
         const DocumentBlock& block = batch.block;
         for (size_t i = 0; i < block.num_documents; ++i) {

@@ -1,4 +1,5 @@
 #include "neardup/fingerprint_pipeline.h"
+#include "engine/fingerprint_json.h"
 #include "support/temp_dir.h"
 
 #include <gmock/gmock.h>
@@ -80,6 +81,76 @@ TEST_F(FingerprintPipelineTest, DeliversEveryDocumentInInputOrder) {
       EXPECT_EQ(simhashes, first_run) << threads << " threads";
     }
   }
+}
+
+TEST_F(FingerprintPipelineTest, FlatPipelineWritesWhatTheFingerprintPipelineWrites) {
+  std::string path = (dir_ / "mixed.jsonl").string();
+  {
+    std::ofstream out(path);
+    for (int i = 0; i < 600; ++i) {
+      out << "{\"id\": \"d" << i << "\", \"text\": \"";
+      if (i % 50 != 0) {  // every 50th is empty: no tokens
+        for (int w = 0; w < i % 37; ++w) out << "word" << (w * i) % 23 << (w % 5 == 0 ? ". " : " ");
+        out << "caf\u00e9 \u6771\u4eac";
+      }
+      out << "\"}\n";
+    }
+  }
+  SketchSelection all;
+  all.simhash = all.minhash = all.kvalue_minhash = all.chunks = true;
+  Recipe recipe = *PresetRecipe("default");
+  recipe.simhash.bits = 128;
+  auto fingerprinter = std::move(CreateCpuFingerprinter(recipe, all)).value();
+  FingerprintPipelineOptions options;
+  options.batch_bytes = 2000;  // many batches, recycled
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+
+  std::string want;
+  FingerprintPipelineStats want_stats;
+  auto reader = Open(path);
+  ASSERT_TRUE(
+      RunFingerprintPipeline(
+          *reader, *fingerprinter, options,
+          [&](std::span<const Document> docs, std::span<const Fingerprint> fps, std::string* out) {
+            for (size_t i = 0; i < docs.size(); ++i) {
+              internal::AppendFingerprintJson(out, docs[i].id, fps[i], all, 128, "r");
+            }
+          },
+          [&](std::span<const Document>, std::span<const Fingerprint>, std::string_view formatted) {
+            want.append(formatted);
+            return Status::Ok();
+          },
+          &want_stats)
+          .ok());
+
+  std::string got;
+  FingerprintPipelineStats got_stats;
+  size_t documents = 0;
+  reader = Open(path);
+  ASSERT_TRUE(
+      RunFlatFingerprintPipeline(
+          *reader, *fingerprinter, options,
+          [&](std::span<const Document> docs, const FingerprintBatch& fps, std::string* out) {
+            EXPECT_EQ(docs.size(), fps.size());
+            for (size_t i = 0; i < docs.size(); ++i) {
+              internal::AppendFingerprintJson(out, docs[i].id, fps[i], all, 128, "r");
+            }
+          },
+          [&](std::span<const Document> docs, const FingerprintBatch& fps,
+              std::string_view formatted) {
+            EXPECT_EQ(docs.size(), fps.size());
+            documents += fps.size();
+            got.append(formatted);
+            return Status::Ok();
+          },
+          &got_stats)
+          .ok());
+  EXPECT_EQ(documents, 600u);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got_stats.documents, want_stats.documents);
+  EXPECT_EQ(got_stats.bytes, want_stats.bytes);
+  EXPECT_EQ(got_stats.empty_documents, 12u);
+  EXPECT_EQ(got_stats.empty_documents, want_stats.empty_documents);
 }
 
 TEST_F(FingerprintPipelineTest, SinkErrorStopsThePipelineAndIsReturned) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <span>
 
 namespace neardup::format {
 namespace {
@@ -20,7 +21,7 @@ char* Put(char* at, uint64_t value) {
 }
 
 // k values, the missing ones as `fill`.
-char* PutValues(char* at, const std::vector<uint64_t>& values, size_t k, uint64_t fill) {
+char* PutValues(char* at, std::span<const uint64_t> values, size_t k, uint64_t fill) {
   const size_t n = std::min(values.size(), k);
   if constexpr (std::endian::native == std::endian::little) {
     if (n > 0) std::memcpy(at, values.data(), n * 8);  // data() may be null when empty
@@ -75,29 +76,51 @@ std::string FingerprintRecordDtype(const FingerprintRecordLayout& layout) {
   return dtype + "]";
 }
 
-void AppendFingerprintRecord(std::string* out, const Fingerprint& fingerprint,
-                             const FingerprintRecordLayout& layout) {
+namespace {
+
+// One record from either form of a document: `simhash128`, `minhash`,
+// `kvalue` are what Fingerprint and FingerprintView hold.
+void AppendRecord(std::string* out, const FingerprintRecordLayout& layout, uint64_t num_tokens,
+                  uint64_t simhash, SimHash128 simhash128, std::span<const uint64_t> minhash,
+                  std::span<const uint64_t> kvalue, bool kvalue_empty) {
   const size_t start = out->size();
   out->resize(start + layout.record_bytes);
   char* at = out->data() + start;
-  at = Put(at, fingerprint.num_tokens);
+  at = Put(at, num_tokens);
   if (layout.selection.simhash && layout.simhash_bits == 128) {
-    at = Put(at, fingerprint.simhash128.high);
-    at = Put(at, fingerprint.simhash128.low);
+    at = Put(at, simhash128.high);
+    at = Put(at, simhash128.low);
   } else if (layout.selection.simhash) {
-    at = Put(at, fingerprint.simhash);
+    at = Put(at, simhash);
   }
   if (layout.selection.minhash) {
-    const std::vector<uint64_t>& values = fingerprint.minhash.values;
-    at = Put(at, std::min(values.size(), layout.num_hashes));
-    at = PutValues(at, values, layout.num_hashes, std::numeric_limits<uint64_t>::max());
+    at = Put(at, std::min(minhash.size(), layout.num_hashes));
+    at = PutValues(at, minhash, layout.num_hashes, std::numeric_limits<uint64_t>::max());
   }
   if (layout.selection.kvalue_minhash) {
-    const KValueSketch& sketch = fingerprint.kvalue_minhash;
-    at = Put(at, sketch.empty ? 1 : 0);
-    static const std::vector<uint64_t> kNone;
-    at = PutValues(at, sketch.empty ? kNone : sketch.values, layout.num_hashes, 0);
+    at = Put(at, kvalue_empty ? 1 : 0);
+    at = PutValues(at, kvalue_empty ? std::span<const uint64_t>() : kvalue, layout.num_hashes, 0);
   }
+}
+
+}  // namespace
+
+void AppendFingerprintRecord(std::string* out, const Fingerprint& fingerprint,
+                             const FingerprintRecordLayout& layout) {
+  AppendRecord(out, layout, fingerprint.num_tokens, fingerprint.simhash, fingerprint.simhash128,
+               fingerprint.minhash.values, fingerprint.kvalue_minhash.values,
+               fingerprint.kvalue_minhash.empty);
+}
+
+void AppendFingerprintRecord(std::string* out, const FingerprintView& fingerprint,
+                             const FingerprintRecordLayout& layout) {
+  const bool simhash = layout.selection.simhash;
+  const bool kvalue = layout.selection.kvalue_minhash;
+  AppendRecord(out, layout, fingerprint.num_tokens(), simhash ? fingerprint.simhash() : 0,
+               simhash ? fingerprint.simhash128() : SimHash128{0, 0},
+               layout.selection.minhash ? fingerprint.minhash() : std::span<const uint64_t>(),
+               kvalue ? fingerprint.kvalue_minhash() : std::span<const uint64_t>(),
+               kvalue ? fingerprint.kvalue_empty() : true);
 }
 
 }  // namespace neardup::format

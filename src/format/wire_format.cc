@@ -33,6 +33,13 @@ void AppendFingerprintLine(std::string* out, std::string_view id, const Fingerpr
   out->push_back('\n');
 }
 
+void AppendFingerprintLine(std::string* out, std::string_view id,
+                           const FingerprintView& fingerprint, const SketchSelection& selection,
+                           int simhash_bits, std::string_view recipe_id) {
+  internal::AppendFingerprintJson(out, id, fingerprint, selection, simhash_bits, recipe_id);
+  out->push_back('\n');
+}
+
 void AppendPairLine(std::string* out, std::string_view a, std::string_view b,
                     const SimilarPair& pair) {
   out->append("{\"a\":");

@@ -62,6 +62,31 @@ void AddSeconds(std::chrono::steady_clock::time_point start, std::atomic<double>
   }
 }
 
+// A FingerprintInput in page-locked memory (a PinnedBuffer): the lanes find
+// its texts back to back there and let the GPU read them in place.
+class PinnedFingerprintInput final : public FingerprintInput {
+ public:
+  bool page_locked() const override { return true; }
+
+ protected:
+  Result<char*> Reallocate(size_t capacity, size_t keep) override {
+    auto grown = std::make_unique<PinnedBuffer>();
+    NEARDUP_RETURN_IF_ERROR(grown->Reserve(capacity));
+    if (keep > 0) std::memcpy(grown->data(), buffer_->data(), keep);
+    buffer_ = std::move(grown);
+    return buffer_->data();
+  }
+
+ private:
+  std::unique_ptr<PinnedBuffer> buffer_;
+};
+
+Result<std::unique_ptr<FingerprintInput>> NewPinnedFingerprintInput(size_t initial_bytes) {
+  std::unique_ptr<FingerprintInput> input = std::make_unique<PinnedFingerprintInput>();
+  NEARDUP_RETURN_IF_ERROR(input->Reserve(initial_bytes));
+  return input;
+}
+
 // One stream's state: its pipeline and reusable host buffers.
 struct Lane {
   std::unique_ptr<CudaPipeline> pipeline;
@@ -76,7 +101,10 @@ struct Lane {
 // backend, which the calling thread fingerprints while the lanes go on.
 struct CallState {
   std::span<const std::string_view> texts;
+  // One of the two outputs: Fingerprint structs, or the flat batch (whose
+  // chunk part l is lane l's and the last part the CPU's).
   std::vector<Fingerprint>* out = nullptr;
+  FingerprintBatch* flat = nullptr;
   std::mutex mutex;
   std::condition_variable wake;
   size_t next = 0;  // the first document no lane has claimed
@@ -94,7 +122,8 @@ class CudaFingerprinter final : public Fingerprinter {
         selection_(selection),
         cpu_(std::move(cpu)),
         options_(options),
-        lanes_(std::move(lanes)) {}
+        lanes_(std::move(lanes)),
+        layout_(FingerprintBatchLayout::For(recipe_, selection_)) {}
 
   const Recipe& recipe() const override { return recipe_; }
   const SketchSelection& selection() const override { return selection_; }
@@ -125,13 +154,52 @@ class CudaFingerprinter final : public Fingerprinter {
                       std::vector<Fingerprint>* out) const override {
     out->resize(texts.size());
     if (lanes_.empty()) {  // a recipe the GPU path does not cover
-      return ComputeOnCpu(texts, std::vector<size_t>(), /*all=*/true, out);
+      CountHost(texts);
+      return cpu_->ComputeBatch(texts, out);
     }
-    const Clock::time_point call_start = Clock::now();
-    std::lock_guard<std::mutex> gpu_lock(gpu_mutex_);
     CallState call;
     call.texts = texts;
     call.out = out;
+    return RunCall(&call);
+  }
+
+  // The same, into flat arrays: each lane writes its documents' rows
+  // straight from the pipeline's result buffers (no Fingerprint structs).
+  Status ComputeBatch(std::span<const std::string_view> texts,
+                      FingerprintBatch* out) const override {
+    if (lanes_.empty()) {
+      CountHost(texts);
+      return cpu_->ComputeBatch(texts, out);
+    }
+    out->Reset(texts.size(), layout_);
+    if (selection_.chunks) out->StartChunks(lanes_.size() + 1);
+    CallState call;
+    call.texts = texts;
+    call.flat = out;
+    NEARDUP_RETURN_IF_ERROR(RunCall(&call));
+    if (selection_.chunks) out->FinishChunks();
+    return Status::Ok();
+  }
+
+  // Page-locked memory, which the lanes read in place.
+  Result<std::unique_ptr<FingerprintInput>> NewInput(size_t initial_bytes) const override {
+    return NewPinnedFingerprintInput(initial_bytes);
+  }
+
+ private:
+  void CountHost(std::span<const std::string_view> texts) const {
+    uint64_t total = 0;
+    for (const std::string_view text : texts) total += text.size();
+    host_documents_ += texts.size();
+    host_bytes_ += total;
+  }
+
+  // The body of both ComputeBatch overloads for a recipe the GPU covers.
+  Status RunCall(CallState* call_state) const {
+    CallState& call = *call_state;
+    const std::span<const std::string_view> texts = call.texts;
+    const Clock::time_point call_start = Clock::now();
+    std::lock_guard<std::mutex> gpu_lock(gpu_mutex_);
     const size_t num_lanes = std::min(lanes_.size(), std::max<size_t>(texts.size(), 1));
     call.lanes_running = num_lanes;
     std::vector<Status> lane_status(num_lanes);
@@ -141,7 +209,7 @@ class CudaFingerprinter final : public Fingerprinter {
         size_t first = 0;
         size_t last = 0;
         while (lane_status[l].ok() && ClaimBatch(&call, &first, &last)) {
-          lane_status[l] = RunBatch(&call, first, last, lanes_[l].get());
+          lane_status[l] = RunBatch(&call, first, last, l);
         }
         std::lock_guard<std::mutex> lock(call.mutex);
         --call.lanes_running;
@@ -161,7 +229,7 @@ class CudaFingerprinter final : public Fingerprinter {
       }
       if (!cpu_status.ok()) continue;
       const Clock::time_point start = Clock::now();
-      cpu_status = ComputeOnCpu(texts, docs, /*all=*/false, out);
+      cpu_status = ComputeOnCpu(call, docs);
       AddSeconds(start, &stages_.cpu);
     }
     for (std::thread& t : threads) t.join();
@@ -170,7 +238,6 @@ class CudaFingerprinter final : public Fingerprinter {
     return cpu_status;
   }
 
- private:
   // Busy seconds per stage (CudaStageSeconds), added up by concurrent lanes.
   struct AtomicStages {
     std::atomic<double> wall{0};
@@ -208,23 +275,27 @@ class CudaFingerprinter final : public Fingerprinter {
     return *first < *last;
   }
 
-  Status ComputeOnCpu(std::span<const std::string_view> texts, const std::vector<size_t>& which,
-                      bool all, std::vector<Fingerprint>* out) const {
+  // The CPU backend on documents `which` of the call (under gpu_mutex_,
+  // on the calling thread).
+  Status ComputeOnCpu(const CallState& call, const std::vector<size_t>& which) const {
     std::vector<std::string_view> subset;
-    if (!all) {
-      subset.reserve(which.size());
-      for (size_t i : which) subset.push_back(texts[i]);
-    }
-    std::span<const std::string_view> input =
-        all ? texts : std::span<const std::string_view>(subset);
-    std::vector<Fingerprint> results;
-    NEARDUP_RETURN_IF_ERROR(cpu_->ComputeBatch(input, &results));
+    subset.reserve(which.size());
     uint64_t total = 0;
-    for (size_t j = 0; j < input.size(); ++j) {
-      total += input[j].size();
-      (*out)[all ? j : which[j]] = std::move(results[j]);
+    for (size_t i : which) {
+      subset.push_back(call.texts[i]);
+      total += call.texts[i].size();
     }
-    host_documents_ += input.size();
+    if (call.flat != nullptr) {
+      NEARDUP_RETURN_IF_ERROR(cpu_->ComputeBatch(subset, &cpu_batch_));
+      for (size_t j = 0; j < which.size(); ++j) {
+        call.flat->CopyDocument(cpu_batch_, j, which[j], /*part=*/lanes_.size());
+      }
+    } else {
+      std::vector<Fingerprint> results;
+      NEARDUP_RETURN_IF_ERROR(cpu_->ComputeBatch(subset, &results));
+      for (size_t j = 0; j < which.size(); ++j) (*call.out)[which[j]] = std::move(results[j]);
+    }
+    host_documents_ += which.size();
     host_bytes_ += total;
     return Status::Ok();
   }
@@ -284,9 +355,16 @@ class CudaFingerprinter final : public Fingerprinter {
 
   // Writes the GPU's results of documents [first, last) into the call's
   // output, except those flagged non-ASCII, which it appends to *host_docs.
-  void Unpack(CallState* call, size_t first, size_t last, const BatchSketches& s,
+  void Unpack(CallState* call, size_t first, size_t last, const BatchSketches& s, size_t lane_index,
               std::vector<size_t>* host_docs) const {
     const size_t num_docs = last - first;
+    if (call->flat != nullptr) {
+      UnpackFlat(call->flat, first, last, s, lane_index);
+      for (size_t j = 0; j < num_docs; ++j) {
+        if (s.non_ascii[j]) host_docs->push_back(first + j);
+      }
+      return;
+    }
     const size_t k = static_cast<size_t>(recipe_.minhash.num_hashes);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, num_docs, 64),
                       [&](const tbb::blocked_range<size_t>& range) {
@@ -322,7 +400,48 @@ class CudaFingerprinter final : public Fingerprinter {
     }
   }
 
-  Status RunBatch(CallState* call, size_t first, size_t last, Lane* lane) const {
+  // Unpack into the flat batch: rows copied from the pipeline's result
+  // buffers (the fixed-size ones on the oneTBB workers; chunk sets into the
+  // lane's part, which only this lane writes).
+  void UnpackFlat(FingerprintBatch* out, size_t first, size_t last, const BatchSketches& s,
+                  size_t lane_index) const {
+    const size_t num_docs = last - first;
+    const size_t k = static_cast<size_t>(recipe_.minhash.num_hashes);
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, num_docs, 256), [&](const tbb::blocked_range<size_t>& range) {
+          for (size_t j = range.begin(); j != range.end(); ++j) {
+            if (s.non_ascii[j]) continue;
+            const size_t d = first + j;
+            out->mutable_num_tokens()[d] = s.num_tokens[j];
+            if (selection_.simhash) {
+              out->mutable_simhash()[d] = s.simhash_high[j];
+              if (recipe_.simhash.bits == 128) {
+                out->mutable_simhash_low()[d] = s.simhash_low[j];
+              }
+            }
+            if (selection_.minhash) {
+              out->SetMinHash(d, std::span<const uint64_t>(s.minhash + j * k, s.minhash_count[j]));
+            }
+            if (selection_.kvalue_minhash) {
+              std::memcpy(out->mutable_kvalue_minhash().data() + d * k, s.kvalue + j * k,
+                          k * sizeof(uint64_t));
+              out->mutable_kvalue_empty()[d] = s.kvalue_empty[j] != 0 ? 1 : 0;
+            }
+          }
+        });
+    if (selection_.chunks) {
+      for (size_t j = 0; j < num_docs; ++j) {
+        if (s.non_ascii[j]) continue;
+        const uint32_t* c = s.chunk_ids;
+        out->SetChunks(
+            lane_index, first + j,
+            std::span<const uint32_t>(c + s.chunk_offsets[j], c + s.chunk_offsets[j + 1]));
+      }
+    }
+  }
+
+  Status RunBatch(CallState* call, size_t first, size_t last, size_t lane_index) const {
+    Lane* lane = lanes_[lane_index].get();
     Clock::time_point start = Clock::now();
     std::vector<size_t> host_docs;
     PackedBatch batch;
@@ -339,7 +458,7 @@ class CudaFingerprinter final : public Fingerprinter {
     start = Clock::now();
     // The huge documents Pack left out come first; Unpack appends the flagged.
     const size_t huge = host_docs.size();
-    Unpack(call, first, last, lane->sketches, &host_docs);
+    Unpack(call, first, last, lane->sketches, lane_index, &host_docs);
     uint64_t flagged_bytes = 0;
     for (size_t j = huge; j < host_docs.size(); ++j)
       flagged_bytes += call->texts[host_docs[j]].size();
@@ -384,7 +503,10 @@ class CudaFingerprinter final : public Fingerprinter {
   const CudaFingerprinterOptions options_;
   // A lane's buffers are scratch, used under gpu_mutex_.
   const std::vector<std::unique_ptr<Lane>> lanes_;
+  const FingerprintBatchLayout layout_;
   mutable std::mutex gpu_mutex_;
+  // The CPU backend's results for the flat path, used under gpu_mutex_.
+  mutable FingerprintBatch cpu_batch_;
   mutable std::atomic<uint64_t> device_documents_{0};
   mutable std::atomic<uint64_t> device_bytes_{0};
   mutable std::atomic<uint64_t> host_documents_{0};

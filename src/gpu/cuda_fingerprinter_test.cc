@@ -134,6 +134,59 @@ TEST(CudaFingerprinterTest, PageLockedInputIsReadInPlaceAndEqualsCpu) {
   ExpectSameAsCpu(SyntheticCorpus(4, 300, 6000, 7), small, true, /*page_locked=*/true);
 }
 
+// The flat batch (FingerprintBatch) from the backend's own pinned input
+// (Fingerprinter::NewInput: the reader's seam of issue 19), then from texts
+// anywhere in memory with many small batches, into one reused batch: every
+// document equals the CPU backend's, and the pinned input is read in place.
+// Written without a GPU (session 7): first run by scripts/gpu_check.sh.
+TEST(CudaFingerprinterTest, FlatBatchFromPinnedInputEqualsCpu) {
+  NEARDUP_SKIP_WITHOUT_GPU();
+  const std::vector<std::string> texts = SyntheticCorpus(5, 1200, 20000, 10);
+  CudaFingerprinterOptions small;
+  small.batch_bytes = 8192;
+  for (const Recipe& recipe : GpuTestRecipes()) {
+    const SketchSelection selection = AllSketches();
+    auto cpu = CreateCpuFingerprinter(recipe, selection).value();
+    std::vector<Fingerprint> expected;
+    std::vector<std::string_view> views(texts.begin(), texts.end());
+    ASSERT_TRUE(cpu->ComputeBatch(views, &expected).ok());
+    FingerprintBatch batch;
+    // The first batch.size() documents of `batch` equal the CPU's.
+    auto expect_batch_equals_cpu = [&](const char* input_name) {
+      size_t mismatches = 0;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        Fingerprint got;
+        batch.CopyTo(i, &got);
+        const std::string diff = FingerprintDifference(got, expected[i], selection, recipe);
+        if (!diff.empty() && ++mismatches <= 5) {
+          ADD_FAILURE() << recipe.name << " " << input_name << ", document " << i << ": " << diff;
+        }
+      }
+      EXPECT_EQ(mismatches, 0u) << recipe.name << " " << input_name;
+    };
+    for (const CudaFingerprinterOptions& options : {CudaFingerprinterOptions{}, small}) {
+      auto cuda = CreateCudaFingerprinter(recipe, selection, options).value();
+      Result<std::unique_ptr<FingerprintInput>> input = cuda->NewInput(1 << 20);
+      ASSERT_TRUE(input.ok()) << input.status().ToString();
+      EXPECT_TRUE((*input)->page_locked());
+      for (const std::string& text : texts) ASSERT_TRUE((*input)->Append(text).ok());
+      ASSERT_TRUE(cuda->ComputeBatch(**input, &batch).ok());
+      ASSERT_EQ(batch.size(), texts.size());
+      expect_batch_equals_cpu("pinned input");
+      if (recipe.tokenizer != TokenizerKind::kChar) {
+        const CudaStageSeconds stages = CudaStageTimes(*cuda).value();
+        EXPECT_GT(stages.batches, 0u) << recipe.name;
+        EXPECT_EQ(stages.in_place_batches, stages.batches) << recipe.name;
+      }
+      // Copied path, a smaller call into the same batch.
+      const std::span<const std::string_view> half(views.data(), views.size() / 2);
+      ASSERT_TRUE(cuda->ComputeBatch(half, &batch).ok());
+      ASSERT_EQ(batch.size(), half.size());
+      expect_batch_equals_cpu("texts");
+    }
+  }
+}
+
 TEST(CudaFingerprinterTest, RealCorpusEqualsCpu) {
   NEARDUP_SKIP_WITHOUT_GPU();
   const char* path = std::getenv("NEARDUP_GPU_CORPUS");

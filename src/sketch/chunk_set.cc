@@ -67,6 +67,11 @@ ChunkSetBuilder::ChunkSetBuilder(uint32_t sample_modulus) : sample_modulus_(samp
 }
 
 std::vector<uint32_t> ChunkSetBuilder::Finish() {
+  const std::span<const uint32_t> ids = FinishView();
+  return std::vector<uint32_t>(ids.begin(), ids.end());
+}
+
+std::span<const uint32_t> ChunkSetBuilder::FinishView() {
   SortUnique(&ids_, &scratch_, &bucket_starts_);
   return ids_;
 }

@@ -16,13 +16,22 @@ KValueBuilder::KValueBuilder(int k, uint64_t seed)
 KValueSketch KValueBuilder::Finish() const {
   KValueSketch sketch;
   sketch.values.assign(num_bins_, 0);
-  sketch.empty = std::find(filled_.begin(), filled_.end(), uint8_t{1}) == filled_.end();
-  if (sketch.empty) return sketch;
+  sketch.empty = FinishInto(sketch.values);
+  return sketch;
+}
+
+bool KValueBuilder::FinishInto(std::span<uint64_t> values) const {
+  NEARDUP_CHECK(values.size() == num_bins_);
+  const bool empty = std::find(filled_.begin(), filled_.end(), uint8_t{1}) == filled_.end();
+  if (empty) {
+    std::fill(values.begin(), values.end(), uint64_t{0});
+    return true;
+  }
 
   const uint64_t max_attempts = 16 * num_bins_;
   for (uint64_t i = 0; i < num_bins_; ++i) {
     if (filled_[i]) {
-      sketch.values[i] = mins_[i];
+      values[i] = mins_[i];
       continue;
     }
     // Optimal densification (Shrivastava 2017): probe bins by a sequence
@@ -41,9 +50,9 @@ KValueSketch KValueBuilder::Finish() const {
       source = (i + 1) % num_bins_;
       while (!filled_[source]) source = (source + 1) % num_bins_;
     }
-    sketch.values[i] = mins_[source];
+    values[i] = mins_[source];
   }
-  return sketch;
+  return false;
 }
 
 void KValueBuilder::Reset() {

@@ -52,6 +52,9 @@ std::string FingerprintRecordDtype(const FingerprintRecordLayout& layout);
 // Appends one record (layout.record_bytes bytes) to *out.
 void AppendFingerprintRecord(std::string* out, const Fingerprint& fingerprint,
                              const FingerprintRecordLayout& layout);
+// The same record for one document of a flat batch (fingerprint_batch.h).
+void AppendFingerprintRecord(std::string* out, const FingerprintView& fingerprint,
+                             const FingerprintRecordLayout& layout);
 
 }  // namespace neardup::format
 

@@ -46,6 +46,10 @@ void AppendCsvField(std::string* out, std::string_view value);
 void AppendFingerprintLine(std::string* out, std::string_view id, const Fingerprint& fingerprint,
                            const SketchSelection& selection, int simhash_bits,
                            std::string_view recipe_id);
+// The same line for one document of a flat batch (fingerprint_batch.h).
+void AppendFingerprintLine(std::string* out, std::string_view id,
+                           const FingerprintView& fingerprint, const SketchSelection& selection,
+                           int simhash_bits, std::string_view recipe_id);
 
 // `neardup pairs`: {"a":id,"b":id,"distance":d,"similarity":s}, "distance"
 // only for a SimHash pair (pair.distance >= 0).
