@@ -13,7 +13,9 @@
 // Memory: at most `max_batches_in_flight` batches, each about batch_bytes of
 // input (more when one line is longer) plus its documents, fingerprints and
 // formatted output. Batches are reused (chunk buffers, output buffers,
-// fingerprint vectors); a document costs its id and text strings.
+// fingerprint vectors); a JSONL document costs no allocation on the view
+// path (RunFingerprintViewPipeline, CollectFingerprints), and its id and
+// text strings where a sink takes Documents.
 // Thread safety: the sink is called from one thread at a time; the formatter
 // from several at once (it must only write its `out`).
 #ifndef NEARDUP_FINGERPRINT_PIPELINE_H_
@@ -67,6 +69,18 @@ using FingerprintFormatter =
 using FormattedFingerprintSink = std::function<Status(
     std::span<const Document>, std::span<const Fingerprint>, std::string_view formatted)>;
 
+// A batch's documents as views into the pipeline's own buffers (a JSONL
+// chunk, the strings unescaped from it, text files read whole), valid during
+// the call: the form without a copy or an allocation per document.
+struct DocumentViews {
+  std::span<const std::string_view> ids;
+  std::span<const std::string_view> texts;
+};
+using FingerprintViewFormatter =
+    std::function<void(const DocumentViews&, std::span<const Fingerprint>, std::string* out)>;
+using FormattedFingerprintViewSink = std::function<Status(
+    const DocumentViews&, std::span<const Fingerprint>, std::string_view formatted)>;
+
 // Returns the first error of the reader or the sink (the pipeline stops
 // there; batches already handed to the sink stay handed).
 Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
@@ -81,6 +95,15 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               const FingerprintFormatter& formatter,
                               const FormattedFingerprintSink& sink,
                               FingerprintPipelineStats* stats = nullptr);
+
+// The same on views: JSONL documents are never copied into Documents (their
+// texts go from the chunk, or the one buffer their escapes were decoded
+// into, straight to the fingerprinter). `neardup fingerprint` runs this.
+Status RunFingerprintViewPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                                  const FingerprintPipelineOptions& options,
+                                  const FingerprintViewFormatter& formatter,
+                                  const FormattedFingerprintViewSink& sink,
+                                  FingerprintPipelineStats* stats = nullptr);
 
 // Every document of a reader, fingerprinted and kept in memory in input
 // order (texts are not kept). Memory: the selected sketches (about 2 KiB per

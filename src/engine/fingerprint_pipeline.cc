@@ -24,10 +24,9 @@ using internal::DocumentBlock;
 using internal::DocumentBlockReader;
 
 // One token of the pipeline. Batches are recycled, so their chunk buffer,
-// text views, fingerprints and output keep their capacity.
+// arena, views, fingerprints and output keep their capacity.
 struct Batch {
   DocumentBlock block;
-  std::vector<std::string_view> texts;
   std::vector<Fingerprint> fingerprints;
   std::string formatted;
   Status status;
@@ -163,25 +162,32 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
   return error;
 }
 
+DocumentViews ViewsOf(const DocumentBlock& block) { return {block.ids, block.texts}; }
+
 // Fingerprints (and formats) each block; `deliver` receives it in order.
+// With `make_documents`, JSONL blocks also get Documents (copies of their
+// ids and texts) for `document_formatter` and `deliver`; else `formatter`
+// sees the views and nothing is copied.
 Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerprinter,
-                            const FingerprintPipelineOptions& options,
-                            const FingerprintFormatter& formatter, const BlockDelivery& deliver,
+                            const FingerprintPipelineOptions& options, bool make_documents,
+                            const FingerprintFormatter& document_formatter,
+                            const FingerprintViewFormatter& formatter, const BlockDelivery& deliver,
                             FingerprintPipelineStats* stats) {
   FingerprintPipelineStats local_stats;
+  const bool keep_raw_records = DocumentBlockReader::options(reader).keep_raw_records;
   Status status = RunBlockPipeline(
       reader, options,
       [&](Batch* batch) {
-        const DocumentBlock& block = batch->block;
+        DocumentBlock& block = batch->block;
         batch->fingerprints.resize(block.num_documents);
         if (block.num_documents == 0) return;
-        batch->texts.clear();
-        for (const Document& document : block.document_span()) {
-          batch->texts.push_back(document.text);
-        }
-        batch->status = fingerprinter.ComputeBatch(batch->texts, &batch->fingerprints);
-        if (batch->status.ok() && formatter) {
-          formatter(block.document_span(), batch->fingerprints, &batch->formatted);
+        if (make_documents) internal::MakeDocuments(keep_raw_records, &block);
+        batch->status = fingerprinter.ComputeBatch(block.texts, &batch->fingerprints);
+        if (!batch->status.ok()) return;
+        if (document_formatter) {
+          document_formatter(block.document_span(), batch->fingerprints, &batch->formatted);
+        } else if (formatter) {
+          formatter(ViewsOf(block), batch->fingerprints, &batch->formatted);
         }
       },
       [&](Batch& batch) -> Status {
@@ -190,7 +196,7 @@ Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerp
         for (size_t i = 0; i < block.num_documents; ++i) {
           const Fingerprint& fp = batch.fingerprints[i];
           local_stats.documents++;
-          local_stats.bytes += block.documents[i].text.size();
+          local_stats.bytes += block.texts[i].size();
           if (fp.num_tokens == 0) local_stats.empty_documents++;
           if (fp.invalid_utf8_sequences > 0) {
             local_stats.documents_with_invalid_utf8++;
@@ -211,7 +217,7 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               const FormattedFingerprintSink& sink,
                               FingerprintPipelineStats* stats) {
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, formatter,
+      reader, fingerprinter, options, true, formatter, FingerprintViewFormatter(),
       [&](Batch& batch) {
         return sink(batch.block.document_span(), batch.fingerprints, batch.formatted);
       },
@@ -228,23 +234,39 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
       stats);
 }
 
+Status RunFingerprintViewPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                                  const FingerprintPipelineOptions& options,
+                                  const FingerprintViewFormatter& formatter,
+                                  const FormattedFingerprintViewSink& sink,
+                                  FingerprintPipelineStats* stats) {
+  return RunFingerprintBlocks(
+      reader, fingerprinter, options, false, FingerprintFormatter(), formatter,
+      [&](Batch& batch) { return sink(ViewsOf(batch.block), batch.fingerprints, batch.formatted); },
+      stats);
+}
+
 Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerprinter,
                            const FingerprintPipelineOptions& options, bool keep_raw_records,
                            FingerprintedCorpus* corpus, FingerprintPipelineStats* stats,
                            const std::function<void(uint64_t, uint64_t)>& on_progress) {
   uint64_t bytes = 0;
+  const bool reader_keeps_records = DocumentBlockReader::options(reader).keep_raw_records;
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, FingerprintFormatter(),
+      reader, fingerprinter, options, false, FingerprintFormatter(), FingerprintViewFormatter(),
       [&](Batch& batch) {
         const DocumentBlock& block = batch.block;
         for (size_t i = 0; i < block.num_documents; ++i) {
-          const Document& document = block.documents[i];
-          corpus->ids.push_back(document.id);
-          corpus->lengths.push_back(document.text.size());
+          corpus->ids.emplace_back(block.ids[i]);
+          corpus->lengths.push_back(block.texts[i].size());
           corpus->fingerprints.push_back(batch.fingerprints[i]);
           corpus->is_jsonl.push_back(block.jsonl);
-          if (keep_raw_records) corpus->raw_records.push_back(document.raw_record);
-          bytes += document.text.size();
+          if (keep_raw_records) {
+            // As Document::raw_record: the line, for JSONL read with
+            // keep_raw_records; empty otherwise.
+            corpus->raw_records.emplace_back(
+                block.jsonl && reader_keeps_records ? block.records[i] : std::string_view());
+          }
+          bytes += block.texts[i].size();
         }
         if (on_progress) on_progress(corpus->ids.size(), bytes);
         return Status::Ok();
@@ -267,7 +289,7 @@ Status CopyKeptRecords(DocumentReader& reader, std::span<const std::string> ids,
         const DocumentBlock& block = batch->block;
         for (size_t i = 0; i < block.num_documents; ++i) {
           const uint64_t ordinal = batch->first_document + i;
-          if (ordinal >= n || block.documents[i].id != ids[ordinal]) {
+          if (ordinal >= n || block.ids[i] != ids[ordinal]) {
             batch->status = changed(ordinal);
             return;
           }
