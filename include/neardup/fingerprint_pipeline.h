@@ -48,6 +48,10 @@ struct FingerprintPipelineOptions {
   size_t batch_bytes = size_t{1} << 20;
   // Default 0: the number of worker threads plus one (at least 2).
   size_t max_batches_in_flight = 0;
+  // CollectFingerprints only: record where each JSONL record lies in its
+  // file (FingerprintedCorpus::record_locations), for
+  // CopyKeptRecordsByLocation. 24 bytes per document.
+  bool record_locations = false;
 };
 
 struct FingerprintPipelineStats {
@@ -105,6 +109,20 @@ Status RunFingerprintViewPipeline(DocumentReader& reader, const Fingerprinter& f
                                   const FormattedFingerprintViewSink& sink,
                                   FingerprintPipelineStats* stats = nullptr);
 
+// A JSONL file as the first pass saw it, and a record in one: `size` bytes
+// at `offset` of record_files[file], the line as Document::raw_record holds
+// it (no line ending, no byte order mark).
+struct RecordFile {
+  std::string path;
+  uint64_t size = 0;
+  int64_t modified_ns = 0;  // modification time, ns since the epoch
+};
+struct RecordLocation {
+  uint32_t file = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
 // Every document of a reader, fingerprinted and kept in memory in input
 // order (texts are not kept). Memory: the selected sketches (about 2 KiB per
 // document for both MinHash kinds at k = 128) plus ids.
@@ -116,6 +134,12 @@ struct FingerprintedCorpus {
   std::vector<bool> is_jsonl;
   // Filled only when `keep_raw_records` is passed to CollectFingerprints.
   std::vector<std::string> raw_records;
+  // With FingerprintPipelineOptions::record_locations, when every document
+  // came from a JSONL file read through a mapping (InputOptions::map_files,
+  // not compressed, not stdin): per document, where its record lies. Left
+  // empty as soon as one document did not (a second pass must then re-read).
+  std::vector<RecordFile> record_files;
+  std::vector<RecordLocation> record_locations;
 };
 
 // Runs the pipeline and appends every document to *corpus. With
@@ -139,6 +163,18 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
 Status CopyKeptRecords(DocumentReader& reader, std::span<const std::string> ids,
                        const std::vector<bool>& keep, const FingerprintPipelineOptions& options,
                        const std::function<Status(std::string_view)>& write);
+
+// The second pass of `dedup` without reading the inputs again: copies the
+// kept records (each followed by "\n") from the files the first pass
+// located them in (corpus.record_locations), on all cores, and hands them to
+// `write` in input order; the same bytes as CopyKeptRecords. Each file is
+// mapped anew; DataLoss when one's size or modification time changed, or a
+// record is no longer a whole line. FailedPrecondition (nothing written)
+// when the corpus has no locations: use CopyKeptRecords then. Memory: the
+// ranges in flight (about batch_bytes each); pages are given back as written.
+Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
+                                 const FingerprintPipelineOptions& options,
+                                 const std::function<Status(std::string_view)>& write);
 
 }  // namespace neardup
 

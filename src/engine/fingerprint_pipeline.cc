@@ -162,6 +162,28 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
   return error;
 }
 
+// Appends where the block's records lie in their file; false (and no
+// locations at all) when they do not lie in a mapped file.
+bool AddRecordLocations(const DocumentBlock& block, FingerprintedCorpus* corpus) {
+  const internal::MappedInput* file = block.chunk.mapping.get();
+  if (!block.jsonl || file == nullptr) {
+    corpus->record_files.clear();
+    corpus->record_locations.clear();
+    return false;
+  }
+  // Chunks of one file come one after another.
+  if (corpus->record_files.empty() || corpus->record_files.back().path != block.source_path) {
+    corpus->record_files.push_back({block.source_path, file->size(), file->modified_ns()});
+  }
+  const uint32_t index = static_cast<uint32_t>(corpus->record_files.size() - 1);
+  for (size_t i = 0; i < block.num_documents; ++i) {
+    corpus->record_locations.push_back(
+        {index, static_cast<uint64_t>(block.records[i].data() - file->data()),
+         block.records[i].size()});
+  }
+  return true;
+}
+
 DocumentViews ViewsOf(const DocumentBlock& block) { return {block.ids, block.texts}; }
 
 // Fingerprints (and formats) each block; `deliver` receives it in order.
@@ -251,6 +273,7 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
                            const std::function<void(uint64_t, uint64_t)>& on_progress) {
   uint64_t bytes = 0;
   const bool reader_keeps_records = DocumentBlockReader::options(reader).keep_raw_records;
+  bool locating = options.record_locations;
   return RunFingerprintBlocks(
       reader, fingerprinter, options, false, FingerprintFormatter(), FingerprintViewFormatter(),
       [&](Batch& batch) {
@@ -268,6 +291,7 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
           }
           bytes += block.texts[i].size();
         }
+        if (locating) locating = AddRecordLocations(block, corpus);
         if (on_progress) on_progress(corpus->ids.size(), bytes);
         return Status::Ok();
       },
