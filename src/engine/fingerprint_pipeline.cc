@@ -144,6 +144,13 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
     Status read_status = DocumentBlockReader::Finish(reader, batch->block);
     Status status = batch->status;
     if (status.ok()) status = deliver(*batch);
+    // Blocks finish in order: the mapped pages before this one's end are
+    // done with, now that the sink has seen the views into them (giving
+    // them back before would fault them in again for the ids it copies).
+    const DocumentBlock& block = batch->block;
+    if (block.jsonl && block.chunk.mapping != nullptr) {
+      block.chunk.mapping->Release(block.chunk.mapped, block.chunk.size);
+    }
     // Documents read before a failure are delivered; the failure after them.
     if (status.ok()) status = read_status;
     if (!status.ok()) {
