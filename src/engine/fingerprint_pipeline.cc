@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/batches_in_flight.h"
 #include "io/document_block.h"
 #include "io/jsonl_record_parser.h"
 
@@ -65,15 +66,7 @@ using BlockDelivery = std::function<Status(Batch&)>;
 
 Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions& options,
                         const BlockWork& work, const BlockDelivery& deliver) {
-  size_t in_flight = options.max_batches_in_flight;
-  if (in_flight == 0) {
-    // One batch per thread plus one being read: more only adds memory (and
-    // fresh pages to fault in) without adding work to steal.
-    const size_t threads =
-        std::min(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
-                 tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-    in_flight = std::max<size_t>(2, threads + 1);
-  }
+  const size_t in_flight = internal::BatchesInFlight(options);
   const size_t batch_documents = std::max<size_t>(1, options.batch_documents);
   const size_t batch_bytes = std::max<size_t>(1, options.batch_bytes);
   const InputOptions& input_options = DocumentBlockReader::options(reader);

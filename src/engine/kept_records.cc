@@ -2,15 +2,14 @@
 // saw every record in a mapped file. Ranges of documents are copied from the
 // files' mappings on every core and written in input order, without
 // reading, splitting or parsing a single line again.
-#include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/batches_in_flight.h"
 #include "io/mapped_input.h"
 #include "neardup/fingerprint_pipeline.h"
 
@@ -67,13 +66,7 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
   }
 
   const size_t range_bytes = std::max<size_t>(1, options.batch_bytes);
-  size_t in_flight = options.max_batches_in_flight;
-  if (in_flight == 0) {
-    const size_t threads =
-        std::min(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
-                 tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-    in_flight = std::max<size_t>(2, threads + 1);
-  }
+  const size_t in_flight = internal::BatchesInFlight(options);
 
   Status error;
   size_t next = 0;
