@@ -89,28 +89,28 @@ int RunFingerprintJob(const FingerprintJob& flags) {
 
   FingerprintPipelineStats stats;
   // Formatting runs on the worker threads, per batch; only writing is serial.
-  // Flat batches: no allocation per document (fingerprint_batch.h).
+  // Flat batches on views: no allocation per document (fingerprint_batch.h).
   Status status = RunFlatFingerprintPipeline(
       **reader, **fingerprinter, FingerprintPipelineOptions{},
-      [&](std::span<const Document> docs, const FingerprintBatch& fingerprints, std::string* out) {
-        for (size_t i = 0; i < docs.size(); ++i) {
+      [&](const DocumentViews& docs, const FingerprintBatch& fingerprints, std::string* out) {
+        for (size_t i = 0; i < docs.ids.size(); ++i) {
           if (binary) {
             format::AppendFingerprintRecord(out, fingerprints[i], *layout);
           } else {
-            format::AppendFingerprintLine(out, docs[i].id, fingerprints[i], selection, simhash_bits,
-                                          recipe_id);
+            format::AppendFingerprintLine(out, docs.ids[i], fingerprints[i], selection,
+                                          simhash_bits, recipe_id);
           }
         }
       },
-      [&](std::span<const Document> docs, const FingerprintBatch&,
+      [&](const DocumentViews& docs, const FingerprintBatch&,
           std::string_view formatted) -> Status {
-        for (const Document& doc : docs) bytes += doc.text.size();
-        documents += docs.size();
+        for (std::string_view text : docs.texts) bytes += text.size();
+        documents += docs.ids.size();
         progress.Update(documents, bytes);
         if (ids_output.has_value()) {
           ids.clear();
-          for (const Document& doc : docs) {
-            format::AppendJsonString(&ids, doc.id);
+          for (std::string_view id : docs.ids) {
+            format::AppendJsonString(&ids, id);
             ids.push_back('\n');
           }
           NEARDUP_RETURN_IF_ERROR(ids_output->Write(ids));

@@ -280,12 +280,17 @@ Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corp
   // order (the reader is deterministic); it writes the kept lines verbatim
   // without holding the whole corpus in memory, read and parsed on every
   // core like the first.
+  // Better still when the first pass saw where every record lies in its
+  // (mapped) file: copy them from there, nothing to read or parse.
+  auto write = [&](std::string_view records) { return out->Write(records); };
+  if (corpus.record_locations.size() == n) {
+    return CopyKeptRecordsByLocation(corpus, keep, FingerprintPipelineOptions{}, write);
+  }
   InputFlags input = flags.input;
   SkipReporter silent(/*quiet=*/true);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(input, &silent);
   if (!reader.ok()) return reader.status();
-  return CopyKeptRecords(**reader, corpus.ids, keep, FingerprintPipelineOptions{},
-                         [&](std::string_view records) { return out->Write(records); });
+  return CopyKeptRecords(**reader, corpus.ids, keep, FingerprintPipelineOptions{}, write);
 }
 
 Result<NearDuplicateJob> ResolveJob(const NearDuplicateFlags& flags, Report kind) {
@@ -340,9 +345,11 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   std::vector<std::pair<const char*, StageTime>> stages;
   FingerprintedCorpus corpus;
   Progress progress(flags.run.quiet);
+  FingerprintPipelineOptions pipeline;
+  pipeline.record_locations = dedup && !from_stdin;
   Status status = CollectFingerprints(
-      **reader, **fingerprinter, FingerprintPipelineOptions{}, dedup && from_stdin, &corpus,
-      nullptr, [&](uint64_t documents, uint64_t bytes) { progress.Update(documents, bytes); });
+      **reader, **fingerprinter, pipeline, dedup && from_stdin, &corpus, nullptr,
+      [&](uint64_t documents, uint64_t bytes) { progress.Update(documents, bytes); });
   progress.Finish();
   if (!status.ok()) return ReportError(status);
   stages.emplace_back("fingerprint", stage_timer.Lap());

@@ -13,7 +13,9 @@
 // Memory: at most `max_batches_in_flight` batches, each about batch_bytes of
 // input (more when one line is longer) plus its documents, fingerprints and
 // formatted output. Batches are reused (chunk buffers, output buffers,
-// fingerprint vectors); a document costs its id and text strings.
+// fingerprint vectors); a JSONL document costs no allocation on the view
+// path (RunFingerprintViewPipeline, CollectFingerprints), and its id and
+// text strings where a sink takes Documents.
 // Thread safety: the sink is called from one thread at a time; the formatter
 // from several at once (it must only write its `out`).
 #ifndef NEARDUP_FINGERPRINT_PIPELINE_H_
@@ -46,6 +48,10 @@ struct FingerprintPipelineOptions {
   size_t batch_bytes = size_t{1} << 20;
   // Default 0: the number of worker threads plus one (at least 2).
   size_t max_batches_in_flight = 0;
+  // CollectFingerprints only: record where each JSONL record lies in its
+  // file (FingerprintedCorpus::record_locations), for
+  // CopyKeptRecordsByLocation. 24 bytes per document.
+  bool record_locations = false;
 };
 
 struct FingerprintPipelineStats {
@@ -67,6 +73,18 @@ using FingerprintFormatter =
 using FormattedFingerprintSink = std::function<Status(
     std::span<const Document>, std::span<const Fingerprint>, std::string_view formatted)>;
 
+// A batch's documents as views into the pipeline's own buffers (a JSONL
+// chunk, the strings unescaped from it, text files read whole), valid during
+// the call: the form without a copy or an allocation per document.
+struct DocumentViews {
+  std::span<const std::string_view> ids;
+  std::span<const std::string_view> texts;
+};
+using FingerprintViewFormatter =
+    std::function<void(const DocumentViews&, std::span<const Fingerprint>, std::string* out)>;
+using FormattedFingerprintViewSink = std::function<Status(
+    const DocumentViews&, std::span<const Fingerprint>, std::string_view formatted)>;
+
 // Returns the first error of the reader or the sink (the pipeline stops
 // there; batches already handed to the sink stay handed).
 Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
@@ -82,19 +100,43 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               const FormattedFingerprintSink& sink,
                               FingerprintPipelineStats* stats = nullptr);
 
-// The same, with each block's fingerprints as one flat FingerprintBatch
-// (fingerprint_batch.h; read document i as batch[i]) instead of a vector of
-// Fingerprint structs: no heap allocation per document once the pipeline's
-// recycled batches have grown (`neardup fingerprint` uses it).
+// The same on views: JSONL documents are never copied into Documents (their
+// texts go from the chunk, or the one buffer their escapes were decoded
+// into, straight to the fingerprinter).
+Status RunFingerprintViewPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                                  const FingerprintPipelineOptions& options,
+                                  const FingerprintViewFormatter& formatter,
+                                  const FormattedFingerprintViewSink& sink,
+                                  FingerprintPipelineStats* stats = nullptr);
+
+// The same on views, with each block's fingerprints as one flat
+// FingerprintBatch (fingerprint_batch.h; read document i as batch[i]) instead
+// of a vector of Fingerprint structs: neither the documents nor their
+// fingerprints cost a heap allocation once the pipeline's recycled batches
+// have grown. `neardup fingerprint` runs this.
 using FlatFingerprintFormatter = std::function<void(
-    std::span<const Document>, const FingerprintBatch& fingerprints, std::string* out)>;
+    const DocumentViews&, const FingerprintBatch& fingerprints, std::string* out)>;
 using FlatFingerprintSink = std::function<Status(
-    std::span<const Document>, const FingerprintBatch& fingerprints, std::string_view formatted)>;
+    const DocumentViews&, const FingerprintBatch& fingerprints, std::string_view formatted)>;
 Status RunFlatFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
                                   const FingerprintPipelineOptions& options,
                                   const FlatFingerprintFormatter& formatter,
                                   const FlatFingerprintSink& sink,
                                   FingerprintPipelineStats* stats = nullptr);
+
+// A JSONL file as the first pass saw it, and a record in one: `size` bytes
+// at `offset` of record_files[file], the line as Document::raw_record holds
+// it (no line ending, no byte order mark).
+struct RecordFile {
+  std::string path;
+  uint64_t size = 0;
+  int64_t modified_ns = 0;  // modification time, ns since the epoch
+};
+struct RecordLocation {
+  uint32_t file = 0;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
 
 // Every document of a reader, fingerprinted and kept in memory in input
 // order (texts are not kept). Memory: the selected sketches (about 2 KiB per
@@ -107,6 +149,12 @@ struct FingerprintedCorpus {
   std::vector<bool> is_jsonl;
   // Filled only when `keep_raw_records` is passed to CollectFingerprints.
   std::vector<std::string> raw_records;
+  // With FingerprintPipelineOptions::record_locations, when every document
+  // came from a JSONL file read through a mapping (InputOptions::map_files,
+  // not compressed, not stdin): per document, where its record lies. Left
+  // empty as soon as one document did not (a second pass must then re-read).
+  std::vector<RecordFile> record_files;
+  std::vector<RecordLocation> record_locations;
 };
 
 // Runs the pipeline and appends every document to *corpus. With
@@ -130,6 +178,18 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
 Status CopyKeptRecords(DocumentReader& reader, std::span<const std::string> ids,
                        const std::vector<bool>& keep, const FingerprintPipelineOptions& options,
                        const std::function<Status(std::string_view)>& write);
+
+// The second pass of `dedup` without reading the inputs again: copies the
+// kept records (each followed by "\n") from the files the first pass
+// located them in (corpus.record_locations), on all cores, and hands them to
+// `write` in input order; the same bytes as CopyKeptRecords. Each file is
+// mapped anew; DataLoss when one's size or modification time changed, or a
+// record is no longer a whole line. FailedPrecondition (nothing written)
+// when the corpus has no locations: use CopyKeptRecords then. Memory: the
+// ranges in flight (about batch_bytes each); pages are given back as written.
+Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
+                                 const FingerprintPipelineOptions& options,
+                                 const std::function<Status(std::string_view)>& write);
 
 }  // namespace neardup
 

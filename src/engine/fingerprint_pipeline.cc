@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/batches_in_flight.h"
 #include "io/document_block.h"
 #include "io/jsonl_record_parser.h"
 
@@ -24,10 +25,9 @@ using internal::DocumentBlock;
 using internal::DocumentBlockReader;
 
 // One token of the pipeline. Batches are recycled, so their chunk buffer,
-// text views, fingerprints and output keep their capacity.
+// arena, views, fingerprints and output keep their capacity.
 struct Batch {
   DocumentBlock block;
-  std::vector<std::string_view> texts;
   std::vector<Fingerprint> fingerprints;
   FingerprintBatch flat;  // the flat pipeline's output (RunFlatFingerprintPipeline)
   std::string formatted;
@@ -67,15 +67,7 @@ using BlockDelivery = std::function<Status(Batch&)>;
 
 Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions& options,
                         const BlockWork& work, const BlockDelivery& deliver) {
-  size_t in_flight = options.max_batches_in_flight;
-  if (in_flight == 0) {
-    // One batch per thread plus one being read: more only adds memory (and
-    // fresh pages to fault in) without adding work to steal.
-    const size_t threads =
-        std::min(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
-                 tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-    in_flight = std::max<size_t>(2, threads + 1);
-  }
+  const size_t in_flight = internal::BatchesInFlight(options);
   const size_t batch_documents = std::max<size_t>(1, options.batch_documents);
   const size_t batch_bytes = std::max<size_t>(1, options.batch_bytes);
   const InputOptions& input_options = DocumentBlockReader::options(reader);
@@ -146,6 +138,13 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
     Status read_status = DocumentBlockReader::Finish(reader, batch->block);
     Status status = batch->status;
     if (status.ok()) status = deliver(*batch);
+    // Blocks finish in order: the mapped pages before this one's end are
+    // done with, now that the sink has seen the views into them (giving
+    // them back before would fault them in again for the ids it copies).
+    const DocumentBlock& block = batch->block;
+    if (block.jsonl && block.chunk.mapping != nullptr) {
+      block.chunk.mapping->Release(block.chunk.mapped, block.chunk.size);
+    }
     // Documents read before a failure are delivered; the failure after them.
     if (status.ok()) status = read_status;
     if (!status.ok()) {
@@ -164,48 +163,80 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
   return error;
 }
 
+// Appends where the block's records lie in their file; false (and no
+// locations at all) when they do not lie in a mapped file.
+bool AddRecordLocations(const DocumentBlock& block, FingerprintedCorpus* corpus) {
+  const internal::MappedInput* file = block.chunk.mapping.get();
+  if (!block.jsonl || file == nullptr) {
+    corpus->record_files.clear();
+    corpus->record_locations.clear();
+    return false;
+  }
+  // Chunks of one file come one after another.
+  if (corpus->record_files.empty() || corpus->record_files.back().path != block.source_path) {
+    corpus->record_files.push_back({block.source_path, file->size(), file->modified_ns()});
+  }
+  const uint32_t index = static_cast<uint32_t>(corpus->record_files.size() - 1);
+  for (size_t i = 0; i < block.num_documents; ++i) {
+    corpus->record_locations.push_back(
+        {index, static_cast<uint64_t>(block.records[i].data() - file->data()),
+         block.records[i].size()});
+  }
+  return true;
+}
+
+DocumentViews ViewsOf(const DocumentBlock& block) { return {block.ids, block.texts}; }
+
 // Fingerprints (and formats) each block; `deliver` receives it in order.
-// Exactly one of the formatters is used: `flat_formatter` (which may be
-// empty) when `flat`, the fingerprints then in batch->flat (no allocation
-// per document), else `formatter`, into batch->fingerprints.
+// What the blocks are fingerprinted into, and which formatter sees them:
+// kDocuments: JSONL blocks also get Documents (copies of their ids and texts)
+// for `document_formatter` and the delivery; kViews: `view_formatter` sees
+// the views and nothing is copied; kFlat: the views and one flat
+// FingerprintBatch per block (batch->flat: no allocation per document) for
+// `flat_formatter`. A formatter may be empty.
+enum class BlockOutput { kDocuments, kViews, kFlat };
+
 Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerprinter,
-                            const FingerprintPipelineOptions& options, bool flat,
-                            const FingerprintFormatter& formatter,
+                            const FingerprintPipelineOptions& options, BlockOutput output,
+                            const FingerprintFormatter& document_formatter,
+                            const FingerprintViewFormatter& view_formatter,
                             const FlatFingerprintFormatter& flat_formatter,
                             const BlockDelivery& deliver, FingerprintPipelineStats* stats) {
   FingerprintPipelineStats local_stats;
+  const bool keep_raw_records = DocumentBlockReader::options(reader).keep_raw_records;
   Status status = RunBlockPipeline(
       reader, options,
       [&](Batch* batch) {
-        const DocumentBlock& block = batch->block;
-        batch->texts.clear();
-        for (const Document& document : block.document_span()) {
-          batch->texts.push_back(document.text);
-        }
-        if (flat) {
-          batch->status = fingerprinter.ComputeBatch(batch->texts, &batch->flat);
+        DocumentBlock& block = batch->block;
+        if (output == BlockOutput::kFlat) {
+          batch->status = fingerprinter.ComputeBatch(block.texts, &batch->flat);
           if (batch->status.ok() && flat_formatter && block.num_documents > 0) {
-            flat_formatter(block.document_span(), batch->flat, &batch->formatted);
+            flat_formatter(ViewsOf(block), batch->flat, &batch->formatted);
           }
           return;
         }
         batch->fingerprints.resize(block.num_documents);
         if (block.num_documents == 0) return;
-        batch->status = fingerprinter.ComputeBatch(batch->texts, &batch->fingerprints);
-        if (batch->status.ok() && formatter) {
-          formatter(block.document_span(), batch->fingerprints, &batch->formatted);
+        if (output == BlockOutput::kDocuments) internal::MakeDocuments(keep_raw_records, &block);
+        batch->status = fingerprinter.ComputeBatch(block.texts, &batch->fingerprints);
+        if (!batch->status.ok()) return;
+        if (output == BlockOutput::kDocuments && document_formatter) {
+          document_formatter(block.document_span(), batch->fingerprints, &batch->formatted);
+        } else if (output == BlockOutput::kViews && view_formatter) {
+          view_formatter(ViewsOf(block), batch->fingerprints, &batch->formatted);
         }
       },
       [&](Batch& batch) -> Status {
         const DocumentBlock& block = batch.block;
         if (block.num_documents > 0) NEARDUP_RETURN_IF_ERROR(deliver(batch));
+        const bool flat = output == BlockOutput::kFlat;
         for (size_t i = 0; i < block.num_documents; ++i) {
           const uint64_t tokens =
               flat ? batch.flat.num_tokens()[i] : batch.fingerprints[i].num_tokens;
           const uint64_t invalid = flat ? batch.flat.invalid_utf8_sequences()[i]
                                         : batch.fingerprints[i].invalid_utf8_sequences;
           local_stats.documents++;
-          local_stats.bytes += block.documents[i].text.size();
+          local_stats.bytes += block.texts[i].size();
           if (tokens == 0) local_stats.empty_documents++;
           if (invalid > 0) {
             local_stats.documents_with_invalid_utf8++;
@@ -226,7 +257,8 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               const FormattedFingerprintSink& sink,
                               FingerprintPipelineStats* stats) {
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, /*flat=*/false, formatter, FlatFingerprintFormatter(),
+      reader, fingerprinter, options, BlockOutput::kDocuments, formatter,
+      FingerprintViewFormatter(), FlatFingerprintFormatter(),
       [&](Batch& batch) {
         return sink(batch.block.document_span(), batch.fingerprints, batch.formatted);
       },
@@ -239,8 +271,9 @@ Status RunFlatFingerprintPipeline(DocumentReader& reader, const Fingerprinter& f
                                   const FlatFingerprintSink& sink,
                                   FingerprintPipelineStats* stats) {
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, /*flat=*/true, FingerprintFormatter(), formatter,
-      [&](Batch& batch) { return sink(batch.block.document_span(), batch.flat, batch.formatted); },
+      reader, fingerprinter, options, BlockOutput::kFlat, FingerprintFormatter(),
+      FingerprintViewFormatter(), formatter,
+      [&](Batch& batch) { return sink(ViewsOf(batch.block), batch.flat, batch.formatted); },
       stats);
 }
 
@@ -254,25 +287,44 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
       stats);
 }
 
+Status RunFingerprintViewPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,
+                                  const FingerprintPipelineOptions& options,
+                                  const FingerprintViewFormatter& formatter,
+                                  const FormattedFingerprintViewSink& sink,
+                                  FingerprintPipelineStats* stats) {
+  return RunFingerprintBlocks(
+      reader, fingerprinter, options, BlockOutput::kViews, FingerprintFormatter(), formatter,
+      FlatFingerprintFormatter(),
+      [&](Batch& batch) { return sink(ViewsOf(batch.block), batch.fingerprints, batch.formatted); },
+      stats);
+}
+
 Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerprinter,
                            const FingerprintPipelineOptions& options, bool keep_raw_records,
                            FingerprintedCorpus* corpus, FingerprintPipelineStats* stats,
                            const std::function<void(uint64_t, uint64_t)>& on_progress) {
   uint64_t bytes = 0;
+  const bool reader_keeps_records = DocumentBlockReader::options(reader).keep_raw_records;
+  bool locating = options.record_locations;
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, /*flat=*/false, FingerprintFormatter(),
-      FlatFingerprintFormatter(),
+      reader, fingerprinter, options, BlockOutput::kViews, FingerprintFormatter(),
+      FingerprintViewFormatter(), FlatFingerprintFormatter(),
       [&](Batch& batch) {
         const DocumentBlock& block = batch.block;
         for (size_t i = 0; i < block.num_documents; ++i) {
-          const Document& document = block.documents[i];
-          corpus->ids.push_back(document.id);
-          corpus->lengths.push_back(document.text.size());
+          corpus->ids.emplace_back(block.ids[i]);
+          corpus->lengths.push_back(block.texts[i].size());
           corpus->fingerprints.push_back(batch.fingerprints[i]);
           corpus->is_jsonl.push_back(block.jsonl);
-          if (keep_raw_records) corpus->raw_records.push_back(document.raw_record);
-          bytes += document.text.size();
+          if (keep_raw_records) {
+            // As Document::raw_record: the line, for JSONL read with
+            // keep_raw_records; empty otherwise.
+            corpus->raw_records.emplace_back(
+                block.jsonl && reader_keeps_records ? block.records[i] : std::string_view());
+          }
+          bytes += block.texts[i].size();
         }
+        if (locating) locating = AddRecordLocations(block, corpus);
         if (on_progress) on_progress(corpus->ids.size(), bytes);
         return Status::Ok();
       },
@@ -294,7 +346,7 @@ Status CopyKeptRecords(DocumentReader& reader, std::span<const std::string> ids,
         const DocumentBlock& block = batch->block;
         for (size_t i = 0; i < block.num_documents; ++i) {
           const uint64_t ordinal = batch->first_document + i;
-          if (ordinal >= n || block.documents[i].id != ids[ordinal]) {
+          if (ordinal >= n || block.ids[i] != ids[ordinal]) {
             batch->status = changed(ordinal);
             return;
           }

@@ -130,15 +130,15 @@ TEST_F(FingerprintPipelineTest, FlatPipelineWritesWhatTheFingerprintPipelineWrit
   ASSERT_TRUE(
       RunFlatFingerprintPipeline(
           *reader, *fingerprinter, options,
-          [&](std::span<const Document> docs, const FingerprintBatch& fps, std::string* out) {
-            EXPECT_EQ(docs.size(), fps.size());
-            for (size_t i = 0; i < docs.size(); ++i) {
-              internal::AppendFingerprintJson(out, docs[i].id, fps[i], all, 128, "r");
+          [&](const DocumentViews& docs, const FingerprintBatch& fps, std::string* out) {
+            EXPECT_EQ(docs.ids.size(), fps.size());
+            for (size_t i = 0; i < docs.ids.size(); ++i) {
+              internal::AppendFingerprintJson(out, docs.ids[i], fps[i], all, 128, "r");
             }
           },
-          [&](std::span<const Document> docs, const FingerprintBatch& fps,
+          [&](const DocumentViews& docs, const FingerprintBatch& fps,
               std::string_view formatted) {
-            EXPECT_EQ(docs.size(), fps.size());
+            EXPECT_EQ(docs.ids.size(), fps.size());
             documents += fps.size();
             got.append(formatted);
             return Status::Ok();

@@ -25,10 +25,12 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
   block->line_skips.clear();
   block->replaced_utf8 = 0;
   block->documents.clear();
+  block->arena.Clear();
   auto skip = [&](std::string id, std::string reason) {
     block->line_skips.push_back(
         SkippedRecord{block->source_path, line, std::move(id), std::move(reason)});
   };
+  JsonlRecord record;
   while (pos < size) {
     const void* newline = std::memchr(data + pos, '\n', size - pos);
     const size_t stop = newline != nullptr ? static_cast<const char*>(newline) - data : size;
@@ -48,27 +50,26 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
       text.remove_prefix(3);
     }
     if (IsBlankLine(text)) continue;
-    if (count == block->documents.size()) block->documents.emplace_back();
-    if (count >= block->id_lines.size()) {
+    Status status = parser->ParseRecord(text, &block->arena, &record);
+    if (!status.ok()) {
+      skip(record.has_id ? std::string(FieldView(text, block->arena, record.id)) : std::string(),
+           status.message());
+      continue;
+    }
+    if (record.replaced_utf8) ++block->replaced_utf8;
+    // Offsets within the line become offsets within the chunk.
+    const size_t line_offset = static_cast<size_t>(text.data() - data);
+    for (JsonlField* field : {&record.id, &record.text}) {
+      if (!field->in_arena) field->offset += line_offset;
+    }
+    if (count >= block->fields.size()) {
+      block->fields.resize(count + 1);
       block->id_lines.resize(count + 1);
       block->records.resize(count + 1);
     }
-    Document* doc = &block->documents[count];
-    bool has_id;
-    bool replaced_utf8;
-    Status status = parser->Parse(text, doc, &has_id, &replaced_utf8);
-    if (!status.ok()) {
-      skip(doc->id, status.message());
-      continue;
-    }
-    if (replaced_utf8) ++block->replaced_utf8;
-    block->id_lines[count] = has_id ? 0 : line;
+    block->fields[count] = record;
+    block->id_lines[count] = record.has_id ? 0 : line;
     block->records[count] = text;
-    if (options.keep_raw_records) {
-      doc->raw_record.assign(text);
-    } else {
-      doc->raw_record.clear();
-    }
     ++count;
   }
   block->lines = line;
@@ -76,17 +77,55 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
 }
 
 void AssignLineIds(DocumentBlock* block) {
-  if (!block->jsonl) return;
-  for (size_t i = 0; i < block->num_documents; ++i) {
-    if (block->id_lines[i] == 0) continue;
-    std::string& id = block->documents[i].id;
-    id.assign(block->source_name);
-    id.push_back(':');
+  const size_t n = block->num_documents;
+  block->ids.resize(n);
+  block->texts.resize(n);
+  if (!block->jsonl) {
+    for (size_t i = 0; i < n; ++i) {
+      block->ids[i] = block->documents[i].id;
+      block->texts[i] = block->documents[i].text;
+    }
+    return;
+  }
+  const std::string_view chunk(block->chunk.lines(), block->chunk.size);
+  // Reserved whole first, so the views below stay valid while it is filled.
+  size_t missing = 0;
+  for (size_t i = 0; i < n; ++i) missing += block->id_lines[i] != 0;
+  std::string& line_ids = block->line_ids;
+  line_ids.clear();
+  line_ids.reserve(missing * (block->source_name.size() + 1 + 20));
+  for (size_t i = 0; i < n; ++i) {
+    const JsonlRecord& record = block->fields[i];
+    block->texts[i] = FieldView(chunk, block->arena, record.text);
+    if (block->id_lines[i] == 0) {
+      block->ids[i] = FieldView(chunk, block->arena, record.id);
+      continue;
+    }
+    const size_t start = line_ids.size();
+    line_ids.append(block->source_name);
+    line_ids.push_back(':');
     char digits[24];
     char* end =
         std::to_chars(digits, digits + sizeof digits, block->first_line + block->id_lines[i] - 1)
             .ptr;
-    id.append(digits, end);
+    line_ids.append(digits, end);
+    block->ids[i] = std::string_view(line_ids.data() + start, line_ids.size() - start);
+  }
+}
+
+void MakeDocuments(bool keep_raw_records, DocumentBlock* block) {
+  if (!block->jsonl) return;
+  const size_t n = block->num_documents;
+  if (block->documents.size() < n) block->documents.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    Document& doc = block->documents[i];
+    doc.id.assign(block->ids[i]);
+    doc.text.assign(block->texts[i]);
+    if (keep_raw_records) {
+      doc.raw_record.assign(block->records[i]);
+    } else {
+      doc.raw_record.clear();
+    }
   }
 }
 

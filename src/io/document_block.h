@@ -6,14 +6,16 @@
 //   DocumentBlockReader::Next     serial, in order: read a chunk (no parsing)
 //   ParseJsonlBlock               any thread, one JsonlRecordParser each
 //   DocumentBlockReader::Number   serial, in order: the chunk's first line
-//   AssignLineIds                 any thread: "<name>:<line>" ids
+//   AssignLineIds                 any thread: "<name>:<line>" ids, views
 //   DocumentBlockReader::Finish   serial, in order: skip reports, counters
 //
 // The documents, skips and errors that come out are exactly those of
 // DocumentReader::Next over the same inputs, in the same order.
-// Cost: a block's chunk buffer, document vector, skip lists are reused when
-// the block is; each document's id and text are one string each, made anew
-// per chunk (see ParseJsonlBlock).
+// Cost: a block's buffers (chunk, arena, views, skip lists) are reused when
+// the block is. A JSONL document costs no allocation: its id and text are
+// views into the chunk (a string without escapes) or into the block's arena
+// (unescaped strings, "<name>:<line>" ids); MakeDocuments copies them into
+// Document strings only for callers that want Documents.
 // Thread safety: Next, Number and Finish each serially in block order (they
 // may run at the same time as each other); a reader so used must not also be
 // read with DocumentReader::Next.
@@ -29,6 +31,7 @@
 
 #include "io/jsonl_chunker.h"
 #include "io/jsonl_record_parser.h"
+#include "io/text_arena.h"
 #include "neardup/document.h"
 #include "neardup/document_reader.h"
 #include "neardup/status.h"
@@ -47,10 +50,22 @@ struct DocumentBlock {
   // The reader failed after this block's content (or the chunk's tail).
   Status error;
 
-  // Documents [0, num_documents) are the block's; later ones are spare
-  // capacity. Set by Next (text) or ParseJsonlBlock.
+  // The block has num_documents documents. Text: documents[0, num_documents)
+  // (later ones are spare capacity), set by Next. JSONL: filled only by
+  // MakeDocuments (ids and texts are the documents).
   std::vector<Document> documents;
   size_t num_documents = 0;
+  // Per document, its id and text; set by AssignLineIds. JSONL: views into
+  // the chunk, `arena` or `line_ids`; text: into `documents`. Valid until
+  // the block is read again.
+  std::vector<std::string_view> ids;
+  std::vector<std::string_view> texts;
+  // JSONL: per document, where ParseJsonlBlock found its id and text (field
+  // offsets relative to the chunk's lines); strings with escapes, and lines
+  // with invalid UTF-8, are unescaped into `arena`.
+  std::vector<JsonlRecord> fields;
+  TextArena arena;
+  std::string line_ids;  // JSONL: "<name>:<line>" ids of documents without one
   // JSONL: per document, its 1-based line within the chunk when it had no
   // id (AssignLineIds names it), else 0.
   std::vector<uint64_t> id_lines;
@@ -82,15 +97,19 @@ class DocumentBlockReader {
   static const InputOptions& options(const DocumentReader& reader);
 };
 
-// Splits block->chunk into lines and parses each into block->documents, as
-// DocumentReader::Next does line by line. The documents are made anew (one
-// text allocation each, which malloc serves from the previous chunk's freed
-// texts): keeping each slot's string instead grew slots one by one and
-// faulted in 4x the fresh pages, costing more than the allocations.
+// Splits block->chunk into lines and parses each into block->fields, as
+// DocumentReader::Next does line by line, without copying any text (strings
+// with escapes are unescaped once, into block->arena).
 void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, DocumentBlock* block);
 
-// Names documents without an id "<source_name>:<line>". REQUIRES: Number ran.
+// Names JSONL documents without an id "<source_name>:<line>" and sets
+// block->ids and block->texts. REQUIRES: Number ran.
 void AssignLineIds(DocumentBlock* block);
+
+// JSONL: copies ids and texts into block->documents[0, num_documents), and
+// each record into raw_record when keep_raw_records (else clears it), for
+// callers that take Documents. REQUIRES: AssignLineIds ran.
+void MakeDocuments(bool keep_raw_records, DocumentBlock* block);
 
 // Shared with document_reader.cc: a line of only spaces, tabs and "\r" is
 // blank (ignored); the reason given for a too large record or document.

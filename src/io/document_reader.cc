@@ -126,11 +126,8 @@ class DocumentReader::Impl {
     }
     documents_read_ += block.num_documents;
     documents_with_invalid_utf8_ += block.replaced_utf8;
-    // Blocks finish in order: the mapped pages before this one's end are
-    // done with.
-    if (block.jsonl && block.chunk.mapping != nullptr) {
-      block.chunk.mapping->Release(block.chunk.mapped, block.chunk.size);
-    }
+    // The block's mapped pages are given back by the pipeline once its sink
+    // is done with the views into them (fingerprint_pipeline.cc).
     return block.error;
   }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -137,6 +138,7 @@ struct JsonlRecordParser::State {
   std::string id_field;
   od::parser parser;
   std::string repaired;  // a line with invalid UTF-8 replaced, plus padding
+  TextArena arena;       // Parse's unescaped strings
 };
 
 JsonlRecordParser::JsonlRecordParser(std::string text_field, std::string id_field)
@@ -149,10 +151,25 @@ JsonlRecordParser::~JsonlRecordParser() = default;
 
 Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_id,
                                 bool* replaced_utf8) {
+  TextArena& arena = state_->arena;
+  arena.Clear();
+  JsonlRecord record;
+  Status status = ParseRecord(line, &arena, &record);
+  *has_id = record.has_id;
+  if (replaced_utf8 != nullptr) *replaced_utf8 = record.replaced_utf8;
+  if (record.has_id) {
+    doc->id.assign(FieldView(line, arena, record.id));
+  } else {
+    doc->id.clear();
+  }
+  if (status.ok()) doc->text.assign(FieldView(line, arena, record.text));
+  return status;
+}
+
+Status JsonlRecordParser::ParseRecord(std::string_view line, TextArena* arena,
+                                      JsonlRecord* record) {
   od::parser& parser = state_->parser;
-  doc->id.clear();
-  *has_id = false;
-  if (replaced_utf8 != nullptr) *replaced_utf8 = false;
+  *record = JsonlRecord();
   if (line.size() > parser.max_capacity()) {
     return InvalidArgumentError("line of " + std::to_string(line.size()) +
                                 " bytes exceeds the JSON parser's limit of " +
@@ -168,18 +185,47 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
     }
   }
 
-  std::string_view text;
+  JsonlField text;
   bool text_found = false;
   od::json_type text_type = od::json_type::string;
-  std::string_view id_token;
+  JsonlField id;
   od::json_type id_type = od::json_type::null;
   bool id_found = false;
   std::optional<od::json_type> non_object_root;
+  const size_t arena_start = arena->size();
 
   auto walk = [&](std::string_view json) -> error_code {
     text_found = false;
     id_found = false;
     non_object_root.reset();
+    arena->Truncate(arena_start);
+    // A string's value: the bytes between its quotes when it has no escape
+    // (no copy: simdjson's first stage already checked its UTF-8 and control
+    // characters), else unescaped by simdjson straight into the arena.
+    auto read_string = [&](od::value& value, JsonlField* field) -> error_code {
+      const std::string_view token = value.raw_json_token();
+      od::raw_json_string raw;
+      if (error_code e = value.get_raw_json_string().get(raw)) return e;
+      const char* start = raw.raw();
+      const char* limit = token.data() + token.size();
+      const void* quote = std::memchr(start, '"', limit - start);
+      if (quote != nullptr &&
+          std::memchr(start, '\\', static_cast<const char*>(quote) - start) == nullptr) {
+        *field = {static_cast<size_t>(start - json.data()),
+                  static_cast<size_t>(static_cast<const char*>(quote) - start), false};
+        return simdjson::SUCCESS;
+      }
+      // The unescaped string is never longer than its token; simdjson may
+      // write up to SIMDJSON_PADDING bytes past it.
+      const size_t offset = arena->size();
+      char* room = arena->Reserve(token.size() + simdjson::SIMDJSON_PADDING);
+      uint8_t* dst = reinterpret_cast<uint8_t*>(room);
+      std::string_view unescaped;
+      if (error_code e = parser.unescape(raw, dst).get(unescaped)) return e;
+      arena->Commit(unescaped.size());
+      *field = {offset, unescaped.size(), true};
+      return simdjson::SUCCESS;
+    };
     od::document document;
     if (error_code e = parser
                            .iterate(simdjson::padded_string_view(json.data(), json.size(),
@@ -204,11 +250,14 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
       if (key == state_->text_field || key == state_->id_field) {
         od::json_type type;
         if (error_code e = value.type().get(type)) return e;
-        std::string_view string;
+        JsonlField string;
         if (type == od::json_type::string) {
-          if (error_code e = value.get_string().get(string)) return e;
+          if (error_code e = read_string(value, &string)) return e;
         } else {
-          if (type == od::json_type::number) string = TrimJsonSpace(value.raw_json_token());
+          if (type == od::json_type::number) {
+            const std::string_view token = TrimJsonSpace(value.raw_json_token());
+            string = {static_cast<size_t>(token.data() - json.data()), token.size(), false};
+          }
           if (error_code e = Validate(value, 1)) return e;
         }
         // Both names may be the same field.
@@ -220,7 +269,7 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
         if (key == state_->id_field) {
           id_found = true;
           id_type = type;
-          id_token = string;
+          id = string;
         }
       } else if (error_code e = Validate(value, 1)) {
         return e;
@@ -241,8 +290,17 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
     SanitizeUtf8(line, &repaired);
     const size_t size = repaired.size();
     repaired.resize(size + kLinePaddingBytes, '\0');
-    if (replaced_utf8 != nullptr) *replaced_utf8 = true;
-    error = walk(std::string_view(repaired.data(), size));
+    record->replaced_utf8 = true;
+    const std::string_view json(repaired.data(), size);
+    error = walk(json);
+    // The repaired line is reused by the next one: keep its fields.
+    for (JsonlField* field : {&text, &id}) {
+      if (field->in_arena) continue;
+      char* room = arena->Reserve(field->size);
+      if (field->size > 0) std::memcpy(room, json.data() + field->offset, field->size);
+      *field = {arena->size(), field->size, true};
+      arena->Commit(field->size);
+    }
   }
   Status status;
   if (non_object_root.has_value() && !IsWholeScalar(line, *non_object_root)) {
@@ -255,8 +313,8 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
     status = InvalidArgumentError(std::string("invalid JSON: ") + simdjson::error_message(error));
   } else {
     if (id_found && (id_type == od::json_type::string || id_type == od::json_type::number)) {
-      doc->id.assign(id_token);
-      *has_id = true;
+      record->id = id;
+      record->has_id = true;
     }
     if (id_found && id_type != od::json_type::string && id_type != od::json_type::number &&
         id_type != od::json_type::null) {
@@ -268,7 +326,7 @@ Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_
       status = InvalidArgumentError("text field " + Quoted(state_->text_field) + " is " +
                                     TypeName(text_type) + ", not a string");
     } else {
-      doc->text.assign(text);
+      record->text = text;
     }
   }
   if (line.size() > kReleaseAfterBytes) state_->parser = od::parser();

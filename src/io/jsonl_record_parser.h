@@ -5,8 +5,11 @@
 // is validated (RFC 8259), not only the fields that are read.
 //
 // Cost: the parser keeps about 6 bytes of index per byte of the longest line
-// seen, released after a line over 64 MiB. No allocation per line otherwise
-// (beyond growing the Document's strings).
+// seen, released after a line over 64 MiB. No allocation per line otherwise:
+// ParseRecord hands back a string without escapes as a view into the line
+// (no copy at all) and unescapes one with escapes straight into the caller's
+// arena (one pass, no allocation of its own); Parse then copies into the
+// Document's strings.
 // Thread safety: one thread at a time.
 #ifndef NEARDUP_IO_JSONL_RECORD_PARSER_H_
 #define NEARDUP_IO_JSONL_RECORD_PARSER_H_
@@ -15,10 +18,33 @@
 #include <string>
 #include <string_view>
 
+#include "io/text_arena.h"
 #include "neardup/document.h"
 #include "neardup/status.h"
 
 namespace neardup::internal {
+
+// Where a field's value is: `size` bytes at `offset` in the line parsed, or
+// in the arena when `in_arena` (it had escapes, or the line was repaired).
+struct JsonlField {
+  size_t offset = 0;
+  size_t size = 0;
+  bool in_arena = false;
+};
+
+// What ParseRecord read from one line.
+struct JsonlRecord {
+  JsonlField id;    // when has_id: a string's value, or a number's JSON text
+  JsonlField text;  // on success: the text field's string value
+  bool has_id = false;
+  bool replaced_utf8 = false;  // invalid UTF-8 was replaced by U+FFFD
+};
+
+// The bytes of `field` of a record parsed from `line` into `arena`.
+inline std::string_view FieldView(std::string_view line, const TextArena& arena,
+                                  const JsonlField& field) {
+  return {(field.in_arena ? arena.data() : line.data()) + field.offset, field.size};
+}
 
 class JsonlRecordParser {
  public:
@@ -36,6 +62,12 @@ class JsonlRecordParser {
   // the line parsed again, and *replaced_utf8 (when given) says so.
   // REQUIRES: kLinePaddingBytes (line_reader.h) readable bytes follow `line`.
   Status Parse(std::string_view line, Document* doc, bool* has_id, bool* replaced_utf8 = nullptr);
+
+  // The same without copies: the id and text are described by *record
+  // (FieldView), in `line` or appended to *arena; errors, ids and texts are
+  // those of Parse. On failure, record->has_id says whether the id was read.
+  // REQUIRES: as Parse.
+  Status ParseRecord(std::string_view line, TextArena* arena, JsonlRecord* record);
 
  private:
   struct State;

@@ -43,7 +43,8 @@ std::shared_ptr<const MappedInput> MappedInput::Map(const std::string& path) {
   // Read front to back once, by several threads a chunk apart.
   (void)::madvise(file, size, MADV_SEQUENTIAL);
   return std::shared_ptr<const MappedInput>(
-      new MappedInput(static_cast<const char*>(file), size, mapped));
+      new MappedInput(static_cast<const char*>(file), size, mapped,
+                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec));
 }
 
 void MappedInput::Release(const char* begin, size_t size) const {

@@ -16,6 +16,7 @@
 #define NEARDUP_IO_MAPPED_INPUT_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,9 @@ class MappedInput {
   const char* data() const { return data_; }
   size_t size() const { return size_; }
   size_t padding_bytes() const { return mapped_ - size_; }
+  // The file's modification time when it was mapped, in ns since the epoch
+  // (dedup's second pass compares it with the first's).
+  int64_t modified_ns() const { return modified_ns_; }
 
   // Drops the pages of [begin, begin + size) that no later byte shares from
   // this process's page tables (the page cache keeps them; touching them
@@ -47,12 +51,13 @@ class MappedInput {
   void Release(const char* begin, size_t size) const;
 
  private:
-  MappedInput(const char* data, size_t size, size_t mapped)
-      : data_(data), size_(size), mapped_(mapped) {}
+  MappedInput(const char* data, size_t size, size_t mapped, int64_t modified_ns)
+      : data_(data), size_(size), mapped_(mapped), modified_ns_(modified_ns) {}
 
   const char* data_;
   size_t size_;
   size_t mapped_;  // bytes of address space, the zero tail included
+  int64_t modified_ns_;
 };
 
 }  // namespace neardup::internal

@@ -1,0 +1,135 @@
+// CopyKeptRecordsByLocation: the second pass of `dedup` when the first one
+// saw every record in a mapped file. Ranges of documents are copied from the
+// files' mappings on every core and written in input order, without
+// reading, splitting or parsing a single line again.
+#include <tbb/parallel_pipeline.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/batches_in_flight.h"
+#include "io/mapped_input.h"
+#include "neardup/fingerprint_pipeline.h"
+
+namespace neardup {
+namespace {
+
+// At most this many documents per range, whatever their sizes, so that a
+// run of dropped documents still advances in steps.
+constexpr size_t kMaxRangeDocuments = size_t{1} << 16;
+
+struct Range {
+  size_t begin = 0;
+  size_t end = 0;
+  std::string text;
+  Status status;
+};
+
+Status Changed(const std::string& path) {
+  return DataLossError("the inputs changed while dedup was reading them (" + path + ")");
+}
+
+// True when [offset, offset + size) of `file` is a whole line as the reader
+// cut it: a line ending (or the file's start, or a byte order mark at it)
+// before, a line ending (or the end) after.
+bool IsWholeLine(const internal::MappedInput& file, uint64_t offset, uint64_t size) {
+  const char* data = file.data();
+  if (offset > file.size() || size > file.size() - offset) return false;
+  const bool starts = offset == 0 || data[offset - 1] == '\n' ||
+                      (offset == 3 && std::string_view(data, 3) == "\xEF\xBB\xBF");
+  const uint64_t end = offset + size;
+  const bool ends = end == file.size() || data[end] == '\n' || data[end] == '\r';
+  return starts && ends;
+}
+
+}  // namespace
+
+Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
+                                 const FingerprintPipelineOptions& options,
+                                 const std::function<Status(std::string_view)>& write) {
+  const size_t n = corpus.ids.size();
+  if (corpus.record_locations.size() != n || keep.size() != n) {
+    return FailedPreconditionError(
+        "record locations are missing (an input was not a mapped JSONL file)");
+  }
+  std::vector<std::shared_ptr<const internal::MappedInput>> files;
+  files.reserve(corpus.record_files.size());
+  for (const RecordFile& file : corpus.record_files) {
+    std::shared_ptr<const internal::MappedInput> mapped = internal::MappedInput::Map(file.path);
+    if (mapped == nullptr || mapped->size() != file.size ||
+        mapped->modified_ns() != file.modified_ns) {
+      return Changed(file.path);
+    }
+    files.push_back(std::move(mapped));
+  }
+
+  const size_t range_bytes = std::max<size_t>(1, options.batch_bytes);
+  const size_t in_flight = internal::BatchesInFlight(options);
+
+  Status error;
+  size_t next = 0;
+  // Per file, where the pages already given back end.
+  std::vector<uint64_t> released(files.size(), 0);
+  tbb::parallel_pipeline(
+      in_flight,
+      tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order,
+                                     [&](tbb::flow_control& control) -> Range* {
+                                       if (next >= n || !error.ok()) {
+                                         control.stop();
+                                         return nullptr;
+                                       }
+                                       auto range = std::make_unique<Range>();
+                                       range->begin = next;
+                                       size_t bytes = 0;
+                                       while (next < n && bytes < range_bytes &&
+                                              next - range->begin < kMaxRangeDocuments) {
+                                         if (keep[next])
+                                           bytes += corpus.record_locations[next].size + 1;
+                                         ++next;
+                                       }
+                                       range->end = next;
+                                       range->text.reserve(bytes);
+                                       return range.release();
+                                     }) &
+          tbb::make_filter<Range*, Range*>(tbb::filter_mode::parallel,
+                                           [&](Range* range) {
+                                             for (size_t i = range->begin; i < range->end; ++i) {
+                                               if (!keep[i]) continue;
+                                               const RecordLocation& at =
+                                                   corpus.record_locations[i];
+                                               const internal::MappedInput& file = *files[at.file];
+                                               if (!IsWholeLine(file, at.offset, at.size)) {
+                                                 range->status =
+                                                     Changed(corpus.record_files[at.file].path);
+                                                 break;
+                                               }
+                                               range->text.append(file.data() + at.offset, at.size);
+                                               range->text.push_back('\n');
+                                             }
+                                             return range;
+                                           }) &
+          tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
+            std::unique_ptr<Range> range(raw);
+            if (!error.ok()) return;
+            Status status = range->status;
+            if (status.ok() && !range->text.empty()) status = write(range->text);
+            if (!status.ok()) {
+              error = status;
+              return;
+            }
+            // The pages read so far go back to the page cache, so that
+            // resident memory stays that of the ranges in flight.
+            const RecordLocation& at = corpus.record_locations[range->end - 1];
+            const uint64_t end = at.offset + at.size;
+            if (end > released[at.file]) {
+              files[at.file]->Release(files[at.file]->data() + released[at.file],
+                                      end - released[at.file]);
+              released[at.file] = end;
+            }
+          }));
+  return error;
+}
+
+}  // namespace neardup

@@ -1,0 +1,182 @@
+// CopyKeptRecordsByLocation against the serial reader's raw records: the
+// first pass records where each line lies in its mapped file, the second
+// copies the kept ones from a new mapping, byte for byte what dedup wrote
+// before; inputs it cannot locate (compressed, text, map_files off) leave
+// the locations empty so that the caller falls back to CopyKeptRecords.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <tbb/global_control.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "io/io_test_util.h"
+#include "neardup/fingerprint_pipeline.h"
+#include "neardup/recipe.h"
+
+namespace neardup {
+namespace {
+
+std::unique_ptr<Fingerprinter> SimhashOnly() {
+  SketchSelection selection;
+  selection.simhash = true;
+  return std::move(CreateCpuFingerprinter(*PresetRecipe("default"), selection)).value();
+}
+
+class KeptRecordsTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& name, const std::string& bytes) {
+    std::filesystem::path path = dir_ / name;
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path.string();
+  }
+
+  // The first pass, recording locations.
+  FingerprintedCorpus Collect(const std::vector<std::string>& inputs, InputOptions options,
+                              size_t batch_bytes = size_t{1} << 20) {
+    auto reader = DocumentReader::Open(inputs, options);
+    EXPECT_TRUE(reader.ok()) << reader.status();
+    FingerprintPipelineOptions pipeline;
+    pipeline.batch_bytes = batch_bytes;
+    pipeline.record_locations = true;
+    FingerprintedCorpus corpus;
+    Status status = CollectFingerprints(**reader, *fingerprinter_, pipeline, false, &corpus);
+    EXPECT_TRUE(status.ok()) << status;
+    return corpus;
+  }
+
+  // The kept records as the serial reader's raw records give them.
+  static std::string Expected(const std::vector<std::string>& inputs, InputOptions options,
+                              const std::vector<bool>& keep) {
+    options.keep_raw_records = true;
+    internal::testing::ReadOutcome reference = internal::testing::ReadAll(inputs, options);
+    EXPECT_TRUE(reference.status.ok()) << reference.status;
+    EXPECT_EQ(reference.documents.size(), keep.size());
+    std::string out;
+    for (size_t i = 0; i < reference.documents.size() && i < keep.size(); ++i) {
+      if (keep[i]) out += reference.documents[i].raw_record + "\n";
+    }
+    return out;
+  }
+
+  static Status Copy(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
+                     size_t batch_bytes, int threads, std::string* out) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    FingerprintPipelineOptions pipeline;
+    pipeline.batch_bytes = batch_bytes;
+    return CopyKeptRecordsByLocation(corpus, keep, pipeline, [&](std::string_view records) {
+      out->append(records);
+      return Status::Ok();
+    });
+  }
+
+  internal::testing::TempDir temp_;
+  std::filesystem::path dir_ = temp_.dir();
+  std::unique_ptr<Fingerprinter> fingerprinter_ = SimhashOnly();
+};
+
+// CRLF and LF lines, blank and empty lines, invalid lines (skipped: not
+// documents), a byte order mark, escapes, a last line without "\n".
+std::string EdgyJsonl(int lines, bool bom, bool last_newline) {
+  std::string out = bom ? "\xEF\xBB\xBF" : "";
+  for (int i = 0; i < lines; ++i) {
+    const std::string n = std::to_string(i);
+    switch (i % 6) {
+      case 0:
+        out += "{\"id\": \"c" + n + "\", \"text\": \"crlf line " + n + "\"}\r\n";
+        break;
+      case 1:
+        out += "\n \t\r\n";  // empty, blank
+        break;
+      case 2:
+        out += "{\"id\": \"bad" + n + "\", \"text\": 5}\n";  // skipped
+        break;
+      case 3:
+        out += "  {\"text\": \"spaces around, no id \\u00e9\\n" + n + "\"}  \n";
+        break;
+      default:
+        out += "{\"id\": \"l" + n + "\", \"text\": \"lf line " + n + "\"}\n";
+    }
+  }
+  out += "{\"id\": \"last\", \"text\": \"the last line\"}";
+  if (last_newline) out += "\r\n";
+  return out;
+}
+
+TEST_F(KeptRecordsTest, CopiesWhatTheSerialReaderKept) {
+  const std::vector<std::string> inputs = {Write("a.jsonl", EdgyJsonl(200, true, false)),
+                                           Write("d/b.jsonl", EdgyJsonl(50, false, true)),
+                                           Write("d/c.jsonl", EdgyJsonl(7, false, false))};
+  for (size_t first_batch : {size_t{1}, size_t{1} << 20}) {
+    FingerprintedCorpus corpus = Collect(inputs, InputOptions{}, first_batch);
+    ASSERT_EQ(corpus.record_locations.size(), corpus.ids.size());
+    ASSERT_EQ(corpus.record_files.size(), 3u);
+    for (int pattern = 0; pattern < 3; ++pattern) {
+      std::vector<bool> keep(corpus.ids.size());
+      for (size_t i = 0; i < keep.size(); ++i) {
+        keep[i] = pattern == 0 ? true : pattern == 1 ? i % 3 != 1 : i + 1 == keep.size();
+      }
+      const std::string expected = Expected(inputs, InputOptions{}, keep);
+      for (size_t batch_bytes : {size_t{1}, size_t{100}, size_t{1} << 20}) {
+        for (int threads : {1, 3}) {
+          std::string out;
+          ASSERT_TRUE(Copy(corpus, keep, batch_bytes, threads, &out).ok());
+          EXPECT_EQ(out, expected) << "pattern " << pattern << ", batch " << batch_bytes;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(KeptRecordsTest, InputsWithoutLocationsFallBack) {
+  const std::string plain = Write("p.jsonl", EdgyJsonl(20, false, true));
+  const std::string gz = Write("g.jsonl.gz", internal::testing::Gzip(EdgyJsonl(20, false, true)));
+  const std::string zst = Write("z.jsonl.zst", internal::testing::Zstd(EdgyJsonl(9, true, false)));
+  const std::string text = Write("t.txt", "a text file");
+  InputOptions unmapped;
+  unmapped.map_files = false;
+  for (auto [inputs, options] : {std::pair{std::vector<std::string>{gz}, InputOptions{}},
+                                 std::pair{std::vector<std::string>{plain, zst}, InputOptions{}},
+                                 std::pair{std::vector<std::string>{plain, text}, InputOptions{}},
+                                 std::pair{std::vector<std::string>{plain}, unmapped}}) {
+    FingerprintedCorpus corpus = Collect(inputs, options);
+    ASSERT_GT(corpus.ids.size(), 0u);
+    EXPECT_TRUE(corpus.record_locations.empty()) << inputs.back();
+    std::string out;
+    Status status = Copy(corpus, std::vector<bool>(corpus.ids.size(), true), 100, 2, &out);
+    EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition) << status;
+    EXPECT_EQ(out, "");
+  }
+}
+
+TEST_F(KeptRecordsTest, AFileChangedBetweenThePassesIsDataLoss) {
+  const std::string path = Write("a.jsonl", EdgyJsonl(30, false, true));
+  FingerprintedCorpus corpus = Collect({path}, InputOptions{});
+  const std::vector<bool> keep(corpus.ids.size(), true);
+  std::string out;
+  // Appended to: another size.
+  Write("a.jsonl", EdgyJsonl(30, false, true) + "{\"text\": \"more\"}\n");
+  Status status = Copy(corpus, keep, 100, 2, &out);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status;
+  EXPECT_NE(status.message().find("the inputs changed"), std::string::npos) << status;
+  // The same size, rewritten with its lines shifted by a byte, and a first
+  // pass that saw this modification time: the line check notices.
+  std::string shifted = EdgyJsonl(30, false, true);
+  Write("a.jsonl", " " + shifted.substr(0, shifted.size() - 1));
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  corpus.record_files[0].modified_ns =
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  out.clear();
+  status = Copy(corpus, keep, 100, 2, &out);
+  EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status;
+  // Gone.
+  std::filesystem::remove(path);
+  EXPECT_EQ(Copy(corpus, keep, 100, 2, &out).code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace neardup
