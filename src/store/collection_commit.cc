@@ -322,8 +322,11 @@ Status Collection::Compact() {
   Impl& impl = *impl_;
   NEARDUP_RETURN_IF_ERROR(RequireWritable(impl.writable, dir_));
   // The running merge first: its tiers are about to be merged anyway, but
-  // it must not be installed over the compacted list later.
-  NEARDUP_RETURN_IF_ERROR(impl.FinishMerge(this, true));
+  // it must not be installed over the compacted list later. Its failure is
+  // MaintainIndex's to report; the compaction goes on.
+  if (Status merged = impl.FinishMerge(this, true); !merged.ok()) {
+    impl.merge_error = std::move(merged);
+  }
   const std::vector<uint32_t> live = LiveDocuments();
   uint64_t rows_total = 0;
   for (const auto& [id, segment] : impl.segments) rows_total += segment->num_docs();

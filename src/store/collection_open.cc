@@ -14,6 +14,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -198,8 +199,11 @@ Status ReadView(SqliteDb* db, const std::string& dir, bool verify_index,
                               static_cast<uint32_t>(seg_row)});
     }
   }
+  // (The previous view lists its tiers in document order, the catalog by
+  // generation: compare them as sets.)
   if (previous != nullptr && previous->generation == v->generation &&
-      *previous->index_tiers == v->index_tiers) {
+      std::is_permutation(previous->index_tiers->begin(), previous->index_tiers->end(),
+                          v->index_tiers.begin(), v->index_tiers.end())) {
     v->index = *previous->index;  // the same files, the same live documents
     return Status::Ok();
   }
