@@ -23,14 +23,15 @@
 //                             the first <eighths>/8 of the archive:
 //                             fingerprint + ContainmentSearcher::Search
 //                             (cap 1000, top 10); p50 / p99 per query
-// BM_QueryTiers/<tiers>       the queries of BM_Query (fingerprinted first,
+// BM_QueryTiers/<tiers>/<d>   the queries of BM_Query (fingerprinted first,
 //                             not timed) against the whole archive split
 //                             into <tiers> tiers (each a quarter of the one
 //                             before, as the merge policy leaves them; every
-//                             50th document dead), /1 the same live documents
-//                             as one merged index: search CPU ms per query
-//                             and a hash of the answers (equal for every
-//                             /<tiers>); bench/collection/tier_search.sh
+//                             <d>th document dead, none for 0), /1 the same
+//                             live documents as one merged index: search CPU
+//                             ms per query and a hash of the answers (equal
+//                             for every /<tiers> with the same <d>);
+//                             bench/collection/tier_search.sh
 // BM_QueryCollection/<top>    QueryDocument on the collection (external ids
 //                             from SQLite) with passages for the best <top>
 // Every benchmark reports the peak RSS of the process so far (getrusage).
@@ -358,8 +359,11 @@ void BM_QueryTiers(benchmark::State& state) {
     tiers.push_back(std::move(ChunkIndex::Build(docs)).value());
   }
   std::vector<uint32_t> live;
+  const int64_t dead_every = state.range(1);  // 0: no dead document
   for (size_t i = 0; i < n; ++i) {
-    if (i % 50 != 7) live.push_back(static_cast<uint32_t>(i));
+    if (dead_every == 0 || i % static_cast<size_t>(dead_every) != 7) {
+      live.push_back(static_cast<uint32_t>(i));
+    }
   }
   TieredChunkIndex index = std::move(TieredChunkIndex::Create(std::move(tiers), live)).value();
   if (num_tiers == 1) index = std::move(index.Merged()).value();
@@ -440,9 +444,11 @@ BENCHMARK(BM_Query)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_QueryTiers)
-    ->Arg(1)
-    ->Arg(3)
-    ->Arg(6)
+    ->Args({1, 50})
+    ->Args({3, 50})
+    ->Args({6, 50})
+    ->Args({3, 0})
+    ->Args({6, 0})
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
