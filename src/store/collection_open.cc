@@ -204,7 +204,8 @@ Status ReadView(SqliteDb* db, const std::string& dir, bool verify_index,
   if (previous != nullptr && previous->generation == v->generation &&
       std::is_permutation(previous->index_tiers->begin(), previous->index_tiers->end(),
                           v->index_tiers.begin(), v->index_tiers.end())) {
-    v->index = *previous->index;  // the same files, the same live documents
+    v->index = *previous->index;              // the same files, the same live documents
+    v->index_tiers = *previous->index_tiers;  // in the index's (document) order
     return Status::Ok();
   }
   // Tier files are immutable (index-G is written once, by commit G): an
