@@ -5,6 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <future>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "neardup/collection.h"
 #include "store/collection_impl.h"
