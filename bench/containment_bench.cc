@@ -23,6 +23,15 @@
 //                             the first <eighths>/8 of the archive:
 //                             fingerprint + ContainmentSearcher::Search
 //                             (cap 1000, top 10); p50 / p99 per query
+// BM_QueryTiers/<tiers>/<d>   the queries of BM_Query (fingerprinted first,
+//                             not timed) against the whole archive split
+//                             into <tiers> tiers (each a quarter of the one
+//                             before, as the merge policy leaves them; every
+//                             <d>th document dead, none for 0), /1 the same
+//                             live documents as one merged index: search CPU
+//                             ms per query and a hash of the answers (equal
+//                             for every /<tiers> with the same <d>);
+//                             bench/collection/tier_search.sh
 // BM_QueryCollection/<top>    QueryDocument on the collection (external ids
 //                             from SQLite) with passages for the best <top>
 // Every benchmark reports the peak RSS of the process so far (getrusage).
@@ -332,6 +341,60 @@ void BM_Query(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = PeakRssMiB();
 }
 
+void BM_QueryTiers(benchmark::State& state) {
+  Archive& a = TheArchive();
+  const std::vector<Fingerprint>& fingerprints = Fingerprints(a);
+  const size_t n = fingerprints.size();
+  const int64_t num_tiers = state.range(0);
+  std::vector<size_t> bounds = {0};
+  for (int64_t t = 0; t + 1 < num_tiers; ++t)
+    bounds.push_back(bounds.back() + (n - bounds.back()) * 3 / 4);
+  bounds.push_back(n);
+  std::vector<ChunkIndex> tiers;
+  for (size_t t = 0; t + 1 < bounds.size(); ++t) {
+    std::vector<ChunkDocument> docs;
+    for (size_t i = bounds[t]; i < bounds[t + 1]; ++i) {
+      docs.push_back({static_cast<uint32_t>(i), fingerprints[i].chunks});
+    }
+    tiers.push_back(std::move(ChunkIndex::Build(docs)).value());
+  }
+  std::vector<uint32_t> live;
+  const int64_t dead_every = state.range(1);  // 0: no dead document
+  for (size_t i = 0; i < n; ++i) {
+    if (dead_every == 0 || i % static_cast<size_t>(dead_every) != 7) {
+      live.push_back(static_cast<uint32_t>(i));
+    }
+  }
+  TieredChunkIndex index = std::move(TieredChunkIndex::Create(std::move(tiers), live)).value();
+  if (num_tiers == 1) index = std::move(index.Merged()).value();
+  std::vector<std::vector<uint32_t>> queries;
+  Fingerprint f;
+  for (const std::string& q : a.queries) {
+    if (!a.fingerprinter->Compute(q, &f).ok()) std::abort();
+    queries.push_back(f.chunks);
+  }
+  ContainmentSearcher searcher(index);
+  ContainmentOptions options{.max_document_frequency = kCap, .top_n = 10, .min_similarity = 0.1};
+  ContainmentSearchStats stats;
+  uint64_t answers = 0;
+  size_t searches = 0;
+  const double cpu_start = CpuSeconds();
+  for (auto _ : state) {
+    for (const std::vector<uint32_t>& q : queries) {
+      for (const ContainmentMatch& m : searcher.Search(q, options, kNoDocument, &stats)) {
+        answers = internal::Mix64(answers + (uint64_t{m.doc} << 20) + m.shared);
+      }
+      ++searches;
+    }
+  }
+  const double cpu = CpuSeconds() - cpu_start;
+  state.counters["tiers"] = static_cast<double>(index.num_tiers());
+  state.counters["cpu_ms_per_query"] = cpu * 1e3 / static_cast<double>(searches);
+  state.counters["visited_per_query"] =
+      static_cast<double>(stats.postings_visited) / static_cast<double>(searches);
+  state.counters["answers_hash"] = static_cast<double>(answers % 1000000);
+}
+
 void BM_QueryCollection(benchmark::State& state) {
   Archive& a = TheArchive();
   QueryOptions options{
@@ -378,6 +441,15 @@ BENCHMARK(BM_Query)
     ->Arg(4)
     ->Arg(8)
     ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_QueryTiers)
+    ->Args({1, 50})
+    ->Args({3, 50})
+    ->Args({6, 50})
+    ->Args({3, 0})
+    ->Args({6, 0})
+    ->Iterations(3)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(Cleanup)->Iterations(1);

@@ -14,7 +14,8 @@
 //
 // Files it does not write are left alone: names in `untracked` (the SQLite
 // catalog and its log go through SQLite's own, synchronous=FULL, I/O).
-// Not thread-safe: one writer.
+// Thread-safe (one mutex): a writer's background merge thread writes
+// through it while the writer commits.
 #ifndef NEARDUP_TESTS_FAULT_INJECTION_ENV_H_
 #define NEARDUP_TESTS_FAULT_INJECTION_ENV_H_
 
@@ -24,6 +25,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -36,13 +38,23 @@ class FaultInjectionEnv : public Env {
  public:
   explicit FaultInjectionEnv(std::set<std::string> untracked) : untracked_(std::move(untracked)) {}
 
-  void CrashAtOperation(uint64_t k) { crash_at_ = k; }
+  void CrashAtOperation(uint64_t k) {
+    std::lock_guard<std::mutex> lock(mu_);
+    crash_at_ = k;
+  }
   void FailWritesAfter(uint64_t bytes, Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
     write_limit_ = bytes;
     write_error_ = std::move(status);
   }
-  uint64_t operations() const { return operations_; }
-  bool crashed() const { return crashed_; }
+  uint64_t operations() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return operations_;
+  }
+  bool crashed() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return crashed_;
+  }
   // Leaves every tracked directory as a power loss at this point would.
   void SimulateCrash();
 
@@ -84,6 +96,7 @@ class FaultInjectionEnv : public Env {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
+  mutable std::mutex mu_;  // guards everything below
   std::set<std::string> untracked_;
   uint64_t crash_at_ = 0;  // 0: never
   uint64_t operations_ = 0;
@@ -103,22 +116,26 @@ class FaultWritableFile : public WritableFile {
                     int identity)
       : env_(env), file_(std::move(file)), path_(std::move(path)), identity_(identity) {}
   Status Append(std::span<const uint8_t> bytes) override {
+    std::lock_guard<std::mutex> lock(env_->mu_);
     NEARDUP_RETURN_IF_ERROR(env_->Operation());
     NEARDUP_RETURN_IF_ERROR(env_->Written(bytes.size()));
     return file_->Append(bytes);
   }
   Status WriteAt(uint64_t offset, std::span<const uint8_t> bytes) override {
+    std::lock_guard<std::mutex> lock(env_->mu_);
     NEARDUP_RETURN_IF_ERROR(env_->Operation());
     NEARDUP_RETURN_IF_ERROR(env_->Written(bytes.size()));
     return file_->WriteAt(offset, bytes);
   }
   Status Sync() override {
+    std::lock_guard<std::mutex> lock(env_->mu_);
     NEARDUP_RETURN_IF_ERROR(env_->Operation());
     NEARDUP_RETURN_IF_ERROR(file_->Sync());
     env_->synced_[identity_] = FaultInjectionEnv::ReadAll(path_);
     return Status::Ok();
   }
   Status Close() override {
+    std::lock_guard<std::mutex> lock(env_->mu_);
     NEARDUP_RETURN_IF_ERROR(env_->Operation());
     return file_->Close();
   }
@@ -145,6 +162,7 @@ inline void FaultInjectionEnv::Track(const std::string& path) {
 
 inline Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewWritableFile(
     const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
   NEARDUP_RETURN_IF_ERROR(Operation());
   Track(path);
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
@@ -157,6 +175,7 @@ inline Result<std::unique_ptr<WritableFile>> FaultInjectionEnv::NewWritableFile(
 }
 
 inline Status FaultInjectionEnv::RenameFile(const std::string& from, const std::string& to) {
+  std::lock_guard<std::mutex> lock(mu_);
   NEARDUP_RETURN_IF_ERROR(Operation());
   Track(from);
   NEARDUP_RETURN_IF_ERROR(Env::Default()->RenameFile(from, to));
@@ -170,6 +189,7 @@ inline Status FaultInjectionEnv::RenameFile(const std::string& from, const std::
 }
 
 inline Status FaultInjectionEnv::RemoveFile(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
   NEARDUP_RETURN_IF_ERROR(Operation());
   Track(path);
   NEARDUP_RETURN_IF_ERROR(Env::Default()->RemoveFile(path));
@@ -178,6 +198,7 @@ inline Status FaultInjectionEnv::RemoveFile(const std::string& path) {
 }
 
 inline Status FaultInjectionEnv::SyncDirectory(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(mu_);
   NEARDUP_RETURN_IF_ERROR(Operation());
   Track(dir + "/x");
   NEARDUP_RETURN_IF_ERROR(Env::Default()->SyncDirectory(dir));
@@ -186,6 +207,7 @@ inline Status FaultInjectionEnv::SyncDirectory(const std::string& dir) {
 }
 
 inline void FaultInjectionEnv::SimulateCrash() {
+  std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [dir, entries] : durable_) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       if (entry.is_regular_file() && !untracked_.count(Name(entry.path().string()))) {

@@ -43,13 +43,18 @@
 // (one read of the file, unless OpenOptions::verify_index is false) and
 // loads the live documents' locations (12 bytes each); a commit of d
 // documents costs their fingerprints' write plus the write of a tier of their
-// postings, and from time to time a merge of tiers (amortized: each posting
-// is rewritten about index_tier_ratio times per level of tiers); a removal
+// postings; merges of tiers (amortized: each posting is rewritten about
+// index_tier_ratio times per level of tiers) run on a background thread of
+// the writer and are installed by its next call (OpenOptions::
+// background_index_merges, max_index_tiers; docs/CONTAINMENT.md); a removal
 // writes no index file. Compact merges all tiers. Memory: the index and segments are
 // memory-mapped. Refresh reuses what did not change.
 // Thread safety: const methods may run concurrently (one read-only
-// Collection may serve many reader threads); Refresh, Commit, Compact and
-// the similarity writes need exclusive access. One writing process per
+// Collection may serve many reader threads); Refresh, Commit, Compact,
+// MaintainIndex and the similarity writes need exclusive access. A writer
+// merges index tiers on a thread of its own (background_index_merges),
+// which only reads immutable tiers and writes one file: the Collection's
+// state changes only inside the calls above. One writing process per
 // collection (LOCK); any number of read-only openers. A reader thread that
 // refreshes on its own schedule opens its own read-only Collection.
 #ifndef NEARDUP_COLLECTION_H_
@@ -188,6 +193,21 @@ class Collection {
     // about log4(archive / commit) tiers to search, each posting rewritten
     // about 4 times per level. Larger: fewer rewrites, more tiers. At least 2.
     uint32_t index_tier_ratio = 4;
+    // Default true: a commit writes its own tier and returns; the merge the
+    // policy then asks for runs on a thread of the writer's (one at a time)
+    // and is installed (a manifest switch of its own, with a new
+    // generation) by the writer's next Commit, MaintainIndex, Compact or
+    // close, which waits for it. Readers see every live tier meanwhile.
+    // false: the commit merges before it returns (as before; the tier
+    // count after each commit is then deterministic).
+    bool background_index_merges = true;
+    // Back-pressure: a commit that would leave more tiers than this waits
+    // for the running merge, and if that is not enough merges the newest
+    // tiers itself (down to at most this many), so a writer that commits
+    // faster than merges finish keeps the search over a bounded number of
+    // tiers. Default 12 (the policy alone keeps about log4(archive / commit)
+    // tiers). At least 2.
+    uint32_t max_index_tiers = 12;
   };
 
   // Creates the directory `dir` (which must not exist, or be empty).
@@ -254,6 +274,15 @@ class Collection {
   // REQUIRES: opened kReadWrite.
   Result<CommitResult> Commit(std::span<const IncomingDocument> upserts,
                               std::span<const std::string> removals);
+
+  // Waits for the running background merge of index tiers and installs it,
+  // then runs (on the calling thread) every merge the policy asks for, so
+  // that the tiers are as the policy leaves them. For a server's idle time,
+  // or before a process exits; Commit and close install finished merges on
+  // their own. The error of a background merge that failed since the last
+  // call (its work is dropped and redone later; the collection stays at its
+  // last commit). REQUIRES: opened kReadWrite (else FailedPrecondition).
+  Status MaintainIndex();
 
   // Rewrites all live rows into one segment and drops the others (and their
   // tombstones). Document numbers and similarities are unchanged.

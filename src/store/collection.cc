@@ -160,7 +160,12 @@ Collection::Impl::~Impl() {
   lock.reset();  // after the catalog is closed
 }
 
-Collection::~Collection() = default;
+Collection::~Collection() {
+  // A running background merge is waited for and installed (as LevelDB's
+  // close waits for its compaction): its work is not lost when a process
+  // commits once and exits. Errors leave the last commit, which is durable.
+  if (impl_ != nullptr && impl_->writable) impl_->FinishMerge(this, true).IgnoreError();
+}
 
 Status Collection::Create(const std::string& dir, const Recipe& recipe,
                           const CollectionOptions& options) {

@@ -12,21 +12,14 @@
 
 namespace neardup {
 namespace fs = std::filesystem;
+using internal::FileCleanup;
+using internal::RemoveReplacedTiers;
 using internal::SqliteTransaction;
+using internal::TiersToRewrite;
+using internal::WriteIndexTiers;
 using internal::WriteMeta;
 
 namespace {
-
-// Removes files written by a commit that did not reach the catalog.
-struct FileCleanup {
-  Env* env;
-  std::vector<fs::path> paths;
-  bool keep = false;
-  ~FileCleanup() {
-    if (keep) return;
-    for (const fs::path& p : paths) env->RemoveFile(p.string()).IgnoreError();
-  }
-};
 
 // How far the catalog's next_doc may run ahead of the numbers in use before
 // a commit stops trusting it (see Commit). Removing more than this many of
@@ -36,45 +29,6 @@ constexpr uint64_t kMaxDocumentNumberGap = uint64_t{1} << 20;
 Status RequireWritable(bool writable, const std::string& dir) {
   if (writable) return Status::Ok();
   return FailedPreconditionError("collection " + dir + " was opened read-only");
-}
-
-// The first of the tiers [start, n) that a commit rewrites into one file
-// (TierMergeStart), or n when it writes no index file: nothing is new, and
-// no tier has enough dead postings or too small an older neighbour.
-size_t TiersToRewrite(const TieredChunkIndex& index, bool last_is_new, uint64_t ratio) {
-  const size_t n = index.num_tiers();
-  if (n == 0) return 0;
-  std::vector<TierSize> sizes;
-  for (size_t t = 0; t < n; ++t) {
-    sizes.push_back({index.tiers()[t].num_postings(), index.dead_postings(t)});
-  }
-  const size_t start = TierMergeStart(sizes, ratio);
-  if (start < n - 1 || last_is_new || sizes[n - 1].dead_postings * 2 > sizes[n - 1].postings) {
-    return start;
-  }
-  return n;
-}
-
-// Unlinks the files of tiers in `before` that are not in `after`.
-void RemoveReplacedTiers(std::span<const uint64_t> before, std::span<const uint64_t> after,
-                         const std::string& dir, Env* env) {
-  for (uint64_t tier : before) {
-    if (std::find(after.begin(), after.end(), tier) != after.end()) continue;
-    env->RemoveFile((fs::path(dir) / internal::IndexFileName(tier)).string()).IgnoreError();
-  }
-}
-
-// Replaces the catalog's list of index tiers (inside the caller's
-// transaction).
-Status WriteIndexTiers(internal::SqliteDb* db, std::span<const uint64_t> tiers) {
-  NEARDUP_RETURN_IF_ERROR(db->Exec("DELETE FROM index_tiers"));
-  NEARDUP_ASSIGN_OR_RETURN(auto insert,
-                           db->Prepare("INSERT INTO index_tiers(generation) VALUES(?)"));
-  for (uint64_t tier : tiers) {
-    insert.Bind(1, static_cast<int64_t>(tier));
-    NEARDUP_RETURN_IF_ERROR(insert.Run());
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -138,6 +92,15 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     ++result.removed;
   }
   if (pending.empty() && retired.empty()) return result;
+  // A finished background merge is installed first (its own manifest
+  // switch). Back-pressure: when this commit's tier would exceed
+  // max_index_tiers, it waits for the running merge. A merge that failed
+  // is dropped here (redone later) and reported by MaintainIndex.
+  {
+    const bool over = index_.num_tiers() + 1 > impl.max_index_tiers;
+    Status merged = impl.FinishMerge(this, over);
+    if (!merged.ok()) impl.merge_error = std::move(merged);
+  }
   // New numbers continue the counter, except where the catalog's counter
   // lies far beyond every number in use (the live documents and the index's
   // slots): the index holds a slot per number up to the largest, so a
@@ -200,7 +163,18 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
   NEARDUP_ASSIGN_OR_RETURN(TieredChunkIndex staged,
                            TieredChunkIndex::Create(std::move(tiers), live_after));
   const size_t num_staged = staged.num_tiers();
-  const size_t rewrite_from = TiersToRewrite(staged, new_tier, impl.index_tier_ratio);
+  // With background merges the commit writes its own tier only, unless the
+  // tier count would pass max_index_tiers even after the running merge:
+  // then it merges the newest tiers itself, as far as the policy says and
+  // at least down to the bound.
+  size_t rewrite_from = TiersToRewrite(staged, new_tier, impl.index_tier_ratio);
+  if (impl.background_merges) {
+    rewrite_from = std::max(rewrite_from, new_tier ? num_staged - 1 : num_staged);
+    if (num_staged > impl.max_index_tiers) {
+      rewrite_from = std::min(TiersToRewrite(staged, new_tier, impl.index_tier_ratio),
+                              static_cast<size_t>(impl.max_index_tiers - 1));
+    }
+  }
   std::vector<ChunkIndex> kept_tiers(staged.tiers().begin(),
                                      staged.tiers().begin() + static_cast<ptrdiff_t>(rewrite_from));
   std::vector<uint64_t> kept_generations(
@@ -340,12 +314,19 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
   impl.next_doc = next_doc;
   index_ = std::move(after);
   result.generation = generation;
+  impl.StartMerge(this);
   return result;
 }
 
 Status Collection::Compact() {
   Impl& impl = *impl_;
   NEARDUP_RETURN_IF_ERROR(RequireWritable(impl.writable, dir_));
+  // The running merge first: its tiers are about to be merged anyway, but
+  // it must not be installed over the compacted list later. Its failure is
+  // MaintainIndex's to report; the compaction goes on.
+  if (Status merged = impl.FinishMerge(this, true); !merged.ok()) {
+    impl.merge_error = std::move(merged);
+  }
   const std::vector<uint32_t> live = LiveDocuments();
   uint64_t rows_total = 0;
   for (const auto& [id, segment] : impl.segments) rows_total += segment->num_docs();

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,26 @@ struct DocumentLocation {
   uint32_t row = 0;
 };
 
+// What a background merge of index tiers produced: the tiers it replaces
+// (their generations, a contiguous run of the tier list when it started) and
+// the merged tier, written to data/index-merge.ndi (not written when it has
+// no posting: every document of the run is gone).
+struct TierMergeOutput {
+  std::vector<uint64_t> replaced;
+  ChunkIndex merged;
+};
+
+// Removes files written by a commit that did not reach the catalog.
+struct FileCleanup {
+  Env* env;
+  std::vector<std::filesystem::path> paths;
+  bool keep = false;
+  ~FileCleanup() {
+    if (keep) return;
+    for (const std::filesystem::path& p : paths) env->RemoveFile(p.string()).IgnoreError();
+  }
+};
+
 }  // namespace internal
 
 class Collection::Impl {
@@ -41,6 +64,28 @@ class Collection::Impl {
   Status LoadLatest(Collection* c);
   // Ends the pinned read transaction, if one is open.
   void EndRead();
+
+  // Background merges of index tiers (collection_merge.cc; the design is in
+  // docs/CONTAINMENT.md). Each runs on the writer's side:
+  // Starts a merge of the tiers the policy (TierMergeStart) picks, on its own
+  // thread, unless one is running or background merges are off. The thread
+  // reads a copy of c->index_ and writes data/index-merge.ndi; it never
+  // touches the catalog or the collection.
+  void StartMerge(Collection* c);
+  // Installs the finished background merge (a manifest switch of its own:
+  // rename to index-<G>.ndi, one transaction, a new generation). `wait`:
+  // waits for a running one; otherwise returns at once when it is still
+  // running. A failed merge is dropped (its file removed) and its error
+  // returned.
+  Status FinishMerge(Collection* c, bool wait);
+  // Waits for a running merge and installs it, then merges (on this thread)
+  // until the policy asks for nothing.
+  Status MaintainIndex(Collection* c);
+  // Switches the manifest to a finished merge: its file becomes
+  // index-<G> (G the new generation) and replaces its run of tiers, in one
+  // transaction. Tiers committed since it started stay; documents removed
+  // since are masked by the live list, as in any tier.
+  Status Install(Collection* c, internal::TierMergeOutput out);
 
   std::unique_ptr<internal::SqliteDb> db;
   bool writable = false;
@@ -65,6 +110,14 @@ class Collection::Impl {
   // order.
   std::vector<uint64_t> index_tiers;
   uint64_t index_tier_ratio = 4;  // OpenOptions::index_tier_ratio
+  bool background_merges = true;  // OpenOptions::background_index_merges
+  uint64_t max_index_tiers = 12;  // OpenOptions::max_index_tiers
+  // The running (or finished, not yet installed) background merge; valid()
+  // while there is one.
+  std::future<Result<internal::TierMergeOutput>> merge;
+  // The error of a background merge that a Commit dropped: returned by the
+  // next MaintainIndex.
+  Status merge_error;
   uint64_t next_doc = 0;
   uint64_t next_segment = 1;
 
@@ -106,6 +159,19 @@ Status AddFormatColumn(SqliteDb* db);
 std::string SegmentFileName(uint64_t segment);   // "data/seg-<n>.nds"
 std::string IndexFileName(uint64_t generation);  // "data/index-<g>.ndi"
 std::string ContentHash(std::string_view text);  // 16 hex digits, XXH3-64
+
+inline constexpr const char* kMergeFileName = "index-merge.ndi";  // in kDataDir
+
+// The first of the tiers [start, n) of `index` that one file should replace
+// (TierMergeStart), or n when nothing needs rewriting: `last_is_new` (the
+// last tier is a commit's, still to be written) asks for start <= n - 1.
+size_t TiersToRewrite(const TieredChunkIndex& index, bool last_is_new, uint64_t ratio);
+// Replaces the catalog's list of index tiers (inside the caller's
+// transaction).
+Status WriteIndexTiers(SqliteDb* db, std::span<const uint64_t> tiers);
+// Unlinks the files of tiers in `before` that are not in `after`.
+void RemoveReplacedTiers(std::span<const uint64_t> before, std::span<const uint64_t> after,
+                         const std::string& dir, Env* env);
 
 // The largest document number a collection issues (kNoDocument is reserved).
 inline constexpr uint64_t kMaxDocumentNumber = 0xfffffffeull;

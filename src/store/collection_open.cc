@@ -14,6 +14,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -198,9 +199,13 @@ Status ReadView(SqliteDb* db, const std::string& dir, bool verify_index,
                               static_cast<uint32_t>(seg_row)});
     }
   }
+  // (The previous view lists its tiers in document order, the catalog by
+  // generation: compare them as sets.)
   if (previous != nullptr && previous->generation == v->generation &&
-      *previous->index_tiers == v->index_tiers) {
-    v->index = *previous->index;  // the same files, the same live documents
+      std::is_permutation(previous->index_tiers->begin(), previous->index_tiers->end(),
+                          v->index_tiers.begin(), v->index_tiers.end())) {
+    v->index = *previous->index;              // the same files, the same live documents
+    v->index_tiers = *previous->index_tiers;  // in the index's (document) order
     return Status::Ok();
   }
   // Tier files are immutable (index-G is written once, by commit G): an
@@ -224,6 +229,24 @@ Status ReadView(SqliteDb* db, const std::string& dir, bool verify_index,
                              ChunkIndex::Open(fs::path(dir) / internal::IndexFileName(tier),
                                               {.verify_checksum = verify_index}));
     tiers.push_back(std::move(index));
+  }
+  // Tiers in the order of their documents (TieredChunkIndex's invariant):
+  // a merged tier is named by the generation that installed it, newer than
+  // the tiers committed above it while it was being merged.
+  {
+    std::vector<size_t> order(tiers.size());
+    for (size_t t = 0; t < order.size(); ++t) order[t] = t;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return tiers[a].first_doc() < tiers[b].first_doc();
+    });
+    std::vector<ChunkIndex> sorted;
+    std::vector<uint64_t> generations;
+    for (size_t t : order) {
+      sorted.push_back(std::move(tiers[t]));
+      generations.push_back(v->index_tiers[t]);
+    }
+    tiers = std::move(sorted);
+    v->index_tiers = std::move(generations);
   }
   std::vector<uint32_t> live;
   live.reserve(v->locations.size());
@@ -303,6 +326,12 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
                                 ") must be at least 2");
   }
   impl.index_tier_ratio = options.index_tier_ratio;
+  if (options.max_index_tiers < 2) {
+    return InvalidArgumentError("max_index_tiers (" + std::to_string(options.max_index_tiers) +
+                                ") must be at least 2");
+  }
+  impl.max_index_tiers = options.max_index_tiers;
+  impl.background_merges = options.background_index_merges;
   if (impl.writable) {
     Result<std::unique_ptr<FileLock>> lock = impl.env->LockFile((fs::path(dir) / "LOCK").string());
     if (!lock.ok()) {
@@ -359,6 +388,9 @@ Result<std::unique_ptr<Collection>> Collection::Open(const std::string& dir,
       NEARDUP_RETURN_IF_ERROR(
           internal::FsyncDirectory(fs::path(dir) / internal::kDataDir, impl.env));
     }
+    // A merge the last writer left to do (it installs the running one when
+    // it closes, not the ones the policy asks for next).
+    impl.StartMerge(c.get());
   }
   return c;
 }

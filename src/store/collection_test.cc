@@ -10,6 +10,7 @@
 
 #include "neardup/containment.h"
 #include "store/collection_impl.h"
+#include "store/collection_test_util.h"
 #include "store/sqlite_db.h"
 #include "support/temp_dir.h"
 #include "util/mix.h"
@@ -17,36 +18,13 @@
 namespace neardup {
 namespace {
 
+using internal::testing::ChunksOf;
+using internal::testing::DataFiles;
+using internal::testing::ExpectIndexEqualsRebuild;
+using internal::testing::Incoming;
+using internal::testing::Owned;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// Synthetic fingerprints: the chunks of a text are the Mix64 of its words'
-// positions in a tiny vocabulary (no Fingerprinter needed at this layer).
-std::vector<uint32_t> ChunksOf(const std::string& text) {
-  std::set<uint32_t> chunks;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    uint64_t h = 0;
-    for (size_t i = start; i < end; ++i) h = internal::Mix64(h + static_cast<uint8_t>(text[i]));
-    if (end > start) chunks.insert(static_cast<uint32_t>(h));
-    start = end + 1;
-  }
-  return {chunks.begin(), chunks.end()};
-}
-
-struct Owned {
-  std::string id, text;
-};
-
-std::vector<IncomingDocument> Incoming(const std::vector<Owned>& docs) {
-  std::vector<IncomingDocument> out;
-  for (const Owned& d : docs) {
-    out.push_back({d.id, d.id + ".txt", d.text, ChunksOf(d.text), internal::Mix64(d.text.size())});
-  }
-  return out;
-}
 
 class CollectionTest : public ::testing::Test {
  protected:
@@ -61,6 +39,7 @@ class CollectionTest : public ::testing::Test {
     Collection::OpenOptions options;
     options.mode = Collection::Mode::kReadWrite;
     options.clock = [this] { return now_; };
+    options.background_index_merges = background_merges_;
     Result<std::unique_ptr<Collection>> c = Collection::Open(Dir(), options);
     EXPECT_TRUE(c.ok()) << c.status();
     return c.ok() ? std::move(c).value() : nullptr;
@@ -75,6 +54,7 @@ class CollectionTest : public ::testing::Test {
   neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();
   int64_t now_ = 1000;
+  bool background_merges_ = true;  // OpenOptions::background_index_merges
 };
 
 TEST_F(CollectionTest, CreateOpenAndRecipeChecks) {
@@ -340,36 +320,10 @@ TEST_F(CollectionTest, Version1CatalogIsUpgradedWhenOpenedForWriting) {
   EXPECT_EQ(c->LiveDocuments().size(), 2u);
 }
 
-// The oracle of the tier tests: a search over the collection's tiered index
-// equals a search over one index built from the live documents' chunks.
-void ExpectIndexEqualsRebuild(const Collection& c) {
-  std::vector<ChunkDocument> live;
-  for (uint32_t doc : c.LiveDocuments()) live.push_back({doc, *c.Chunks(doc)});
-  Result<ChunkIndex> rebuilt = ChunkIndex::Build(live);
-  ASSERT_TRUE(rebuilt.ok());
-  const TieredChunkIndex index = c.index();
-  ContainmentSearcher over_tiers(index);
-  ContainmentSearcher over_rebuilt(*rebuilt);
-  for (const ChunkDocument& d : live) {
-    for (uint32_t cap : {0u, 2u}) {
-      ContainmentOptions options{cap, 5, 0.0};
-      ASSERT_EQ(over_tiers.Search(d.chunks, options, d.doc),
-                over_rebuilt.Search(d.chunks, options, d.doc))
-          << d.doc;
-    }
-  }
-  EXPECT_EQ(index.num_postings(), rebuilt->num_postings());
-}
-
-std::set<std::string> DataFiles(const std::string& dir) {
-  std::set<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir + "/data")) {
-    files.insert(entry.path().filename().string());
-  }
-  return files;
-}
-
 TEST_F(CollectionTest, SmallCommitsWriteSmallTiersSearchedTogether) {
+  // Merges inside the commit, so that each commit's files are known when it
+  // returns (collection_merge_test.cc runs them in the background).
+  background_merges_ = false;
   auto c = CreateAndOpen({.max_document_frequency = 2});
   std::vector<Owned> base;
   for (int i = 0; i < 60; ++i) {

@@ -1,0 +1,263 @@
+// Background merges of the chunk index's tiers (collection_merge.cc): a
+// commit returns while a merge runs, every view (the writer's, a reader's)
+// searches exactly as a rebuild of its live documents, a finished merge is
+// installed by the next call, a failed one is dropped and reported, and
+// the tier count stays bounded when merges cannot keep up (back-pressure).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "neardup/collection.h"
+#include "store/collection_test_util.h"
+#include "util/temp_dir_test_util.h"
+
+namespace neardup {
+namespace {
+
+using internal::testing::DataFiles;
+using internal::testing::ExpectIndexEqualsRebuild;
+using internal::testing::Incoming;
+using internal::testing::Owned;
+using ::testing::HasSubstr;
+
+// The default Env, except for the file of a background merge
+// (data/index-merge.ndi, written through a temporary name): its creation
+// waits while the gate is closed (at most 20 s, so a broken build fails
+// rather than hangs), or fails while `failures` > 0.
+class MergeGateEnv : public Env {
+ public:
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = false;
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  std::atomic<int> failures{0};
+  std::atomic<int> merges{0};  // merge files begun
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    if (std::filesystem::path(path).filename().string().starts_with("index-merge")) {
+      ++merges;
+      if (failures > 0) {
+        --failures;
+        return IoError("write " + path + ": injected failure");
+      }
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(20), [this] { return open_; });
+    }
+    return Env::Default()->NewWritableFile(path);
+  }
+  Status RenameFile(const std::string& from, const std::string& to) override {
+    return Env::Default()->RenameFile(from, to);
+  }
+  Status RemoveFile(const std::string& path) override { return Env::Default()->RemoveFile(path); }
+  Status SyncDirectory(const std::string& dir) override {
+    return Env::Default()->SyncDirectory(dir);
+  }
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return Env::Default()->LockFile(path);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+};
+
+class CollectionMergeTest : public ::testing::Test {
+ protected:
+  std::string Dir() const { return (temp_.dir() / "c").string(); }
+
+  std::unique_ptr<Collection> CreateAndOpen(uint32_t max_tiers = 12) {
+    EXPECT_TRUE(Collection::Create(Dir(), *PresetRecipe("default"), {}).ok());
+    Collection::OpenOptions options;
+    options.mode = Collection::Mode::kReadWrite;
+    options.env = &env_;
+    options.max_index_tiers = max_tiers;
+    Result<std::unique_ptr<Collection>> c = Collection::Open(Dir(), options);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? std::move(c).value() : nullptr;
+  }
+  static CommitResult Commit(Collection* c, const std::vector<Owned>& docs,
+                             std::vector<std::string> removals = {}) {
+    Result<CommitResult> r = c->Commit(Incoming(docs), removals);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : CommitResult{};
+  }
+  static std::vector<Owned> Base() {
+    std::vector<Owned> base;
+    for (int i = 0; i < 60; ++i) {
+      base.push_back({"base" + std::to_string(i), "w" + std::to_string(i) + " shared x" +
+                                                      std::to_string(i % 13) + " y" +
+                                                      std::to_string(i * 3)});
+    }
+    return base;
+  }
+  static Owned Small(int i) {
+    return {"one" + std::to_string(i), "w" + std::to_string(i) + " shared new" + std::to_string(i) +
+                                           " x" + std::to_string(i % 13)};
+  }
+  static uint64_t Tiers(const Collection& c) { return c.index().num_tiers(); }
+  // A reader's view of the latest commit searches as a rebuild of its live
+  // documents, with the writer's live documents.
+  void ExpectReaderExact(const Collection& writer) {
+    Result<std::unique_ptr<Collection>> reader = Collection::Open(Dir(), {});
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    EXPECT_EQ((*reader)->LiveDocuments(), writer.LiveDocuments());
+    EXPECT_EQ((*reader)->index().num_tiers(), writer.index().num_tiers());
+    ExpectIndexEqualsRebuild(**reader);
+  }
+
+  neardup::internal::testing::TempDir temp_;
+  MergeGateEnv env_;
+};
+
+TEST_F(CollectionMergeTest, ACommitReturnsWhileAMergeRunsAndEveryViewStaysExact) {
+  auto c = CreateAndOpen();
+  Commit(c.get(), Base());
+  Commit(c.get(), {Small(0)});  // a tier of its own: the base is > 4 times larger
+  EXPECT_EQ(Tiers(*c), 2u);
+  env_.Close();
+  // Two one-document tiers call for a merge: it starts, and waits at the gate.
+  Commit(c.get(), {Small(1)});
+  EXPECT_EQ(Tiers(*c), 3u);
+  // The writer goes on: each commit adds its tier, the merge's tiers stay.
+  Commit(c.get(), {Small(2)});
+  Commit(c.get(), {}, {"one0"});  // a document of the merging run
+  Commit(c.get(), {{"base5", "modified w5 x5"}});
+  EXPECT_EQ(Tiers(*c), 5u);
+  EXPECT_EQ(env_.merges, 1);  // one at a time: the first still runs
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
+  const uint64_t generation = c->generation();
+
+  env_.Open();
+  // The merge is installed as a manifest switch of its own (a generation),
+  // then MaintainIndex runs what the policy asks for next.
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  EXPECT_GT(c->generation(), generation);
+  EXPECT_LT(Tiers(*c), 5u);
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
+  // Nothing left to do: no new generation, no merge file.
+  const uint64_t settled = c->generation();
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  EXPECT_EQ(c->generation(), settled);
+  for (const std::string& f : DataFiles(Dir())) EXPECT_FALSE(f.starts_with("index-merge")) << f;
+  c.reset();
+  Result<std::unique_ptr<Collection>> reopened =
+      Collection::Open(Dir(), {.mode = Collection::Mode::kReadWrite, .clock = {}});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  ASSERT_TRUE((*reopened)->Verify().ok());
+  ExpectIndexEqualsRebuild(**reopened);
+}
+
+TEST_F(CollectionMergeTest, ManySmallCommitsWithMergesInstalledOnTheWay) {
+  auto c = CreateAndOpen();
+  Commit(c.get(), Base());
+  for (int i = 0; i < 30; ++i) {
+    if (i % 7 == 6) {
+      Commit(c.get(), {}, {"base" + std::to_string(i)});
+    } else if (i % 7 == 5) {
+      Commit(c.get(), {{"base" + std::to_string(i + 30), "modified w" + std::to_string(i)}});
+    } else {
+      Commit(c.get(), {Small(i)});
+    }
+    ASSERT_TRUE(c->Verify().ok()) << i;
+    ExpectIndexEqualsRebuild(*c);
+    EXPECT_LE(Tiers(*c), 12u);
+  }
+  ExpectReaderExact(*c);
+  EXPECT_GT(env_.merges, 0);
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  EXPECT_LE(Tiers(*c), 4u);
+  ExpectIndexEqualsRebuild(*c);
+  // Closing a writer installs its running merge: a reopened one agrees.
+  const std::vector<uint32_t> live = c->LiveDocuments();
+  c.reset();
+  auto reader = Collection::Open(Dir(), {});
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->LiveDocuments(), live);
+  ASSERT_TRUE((*reader)->Verify().ok());
+}
+
+// Back-pressure: a merge slower than the commits never lets the tier count
+// pass max_index_tiers (the commit that would waits for it); when merges
+// fail outright, commits merge themselves.
+TEST_F(CollectionMergeTest, SlowOrFailingMergesKeepTheTierCountBounded) {
+  auto c = CreateAndOpen(/*max_tiers=*/4);
+  Commit(c.get(), Base());
+  env_.Close();
+  // The merge started by the third tier is stuck at the gate: each commit
+  // adds a tier, up to the bound.
+  for (int i = 0; i < 3; ++i) {
+    Commit(c.get(), {Small(i)});
+    EXPECT_EQ(Tiers(*c), static_cast<uint64_t>(i) + 2);
+  }
+  ASSERT_EQ(Tiers(*c), 4u);
+  // The next commit must wait for the merge: the gate opens 200 ms later.
+  std::atomic<bool> opened{false};
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    opened = true;
+    env_.Open();
+  });
+  Commit(c.get(), {Small(3)});
+  EXPECT_TRUE(opened);  // it returned only after the merge could finish
+  EXPECT_LE(Tiers(*c), 4u);
+  opener.join();
+  for (int i = 4; i < 16; ++i) {
+    Commit(c.get(), {Small(i)});
+    EXPECT_LE(Tiers(*c), 4u) << i;
+  }
+  ExpectIndexEqualsRebuild(*c);
+
+  env_.failures = 1000;
+  for (int i = 16; i < 28; ++i) {
+    Commit(c.get(), {Small(i)});
+    EXPECT_LE(Tiers(*c), 4u) << i;
+  }
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
+  // The failures are reported by MaintainIndex, not by the commits (whose
+  // own work was durable); the merge file never stays behind.
+  Status maintained = c->MaintainIndex();
+  EXPECT_EQ(maintained.code(), StatusCode::kIoError) << maintained;
+  EXPECT_THAT(maintained.message(), HasSubstr("injected failure"));
+  for (const std::string& f : DataFiles(Dir())) EXPECT_FALSE(f.starts_with("index-merge")) << f;
+  env_.failures = 0;
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+}
+
+TEST_F(CollectionMergeTest, MaxIndexTiersBelowTwoIsRefusedAndReadersCannotMaintain) {
+  ASSERT_TRUE(Collection::Create(Dir(), *PresetRecipe("default"), {}).ok());
+  Collection::OpenOptions options;
+  options.mode = Collection::Mode::kReadWrite;
+  options.max_index_tiers = 1;
+  Result<std::unique_ptr<Collection>> c = Collection::Open(Dir(), options);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("max_index_tiers (1) must be at least 2"));
+  Result<std::unique_ptr<Collection>> reader = Collection::Open(Dir(), {});
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->MaintainIndex().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace neardup
