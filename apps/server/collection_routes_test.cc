@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -144,6 +145,26 @@ TEST_F(CollectionRoutesTest, ReadersRunWhileAWriterCommitsAndSeeEveryAcknowledge
       }
     });
   }
+  // Whatever ends the test (an ASSERT returns early), the readers stop and
+  // are joined: a std::thread destroyed unjoined terminates the process, and
+  // the failure's message with it.
+  struct StopReaders {
+    std::atomic<bool>& done;
+    std::vector<std::thread>& readers;
+    ~StopReaders() {
+      done = true;
+      for (std::thread& reader : readers) {
+        if (reader.joinable()) reader.join();
+      }
+    }
+  } stop_readers{done, readers};
+  // The readers are reading before the first commit (on a loaded machine a
+  // reader thread could start only after the writer was done, and then
+  // `reads` stayed 0 and nothing ran concurrently).
+  for (int i = 0; i < 3000 && reads.load() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GE(reads.load(), 2) << "the readers did not start";
   for (size_t batch = 0; batch < 6; ++batch) {
     const size_t first = batch * 8;
     auto [status, body] = Call("POST", "/v1/collections/archive/documents", Lines(texts, first, 8),

@@ -200,20 +200,28 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
   SocketStream stream(sock, Milliseconds(read_timeout_sec_, read_timeout_usec_),
                       Milliseconds(write_timeout_sec_, write_timeout_usec_));
   // Waits for the next request of a keep-alive connection, in short slices
-  // so that Stop() ends idle connections promptly.
+  // so that Stop() ends idle connections promptly. A request that has
+  // arrived is served even after Stop(): it is in flight (under load a pool
+  // thread may reach a connection accepted before Stop() only after it, with
+  // the client's request already waiting; it used to be closed unanswered).
+  auto stopped = [&] { return svr_sock_.load() == INVALID_SOCKET; };
   auto next_request = [&] {
     using Clock = std::chrono::steady_clock;
     const Clock::time_point deadline = Clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
     while (true) {
-      if (svr_sock_.load() == INVALID_SOCKET) return false;
-      if (stream.buffered() || Poll(sock, POLLIN, 50)) return true;
+      if (stream.buffered() || Poll(sock, POLLIN, 0)) return true;
+      if (stopped()) return false;
+      if (Poll(sock, POLLIN, 50)) return true;
       if (Clock::now() >= deadline) return false;
     }
   };
   bool ok = false;
   for (size_t left = keep_alive_max_count_; left > 0 && next_request(); --left) {
     bool connection_closed = false;
-    ok = process_request(stream, /*close_connection=*/left == 1, connection_closed, nullptr);
+    // After Stop() the answer says Connection: close, so a client that keeps
+    // sending cannot hold the connection (and the exit) open.
+    ok = process_request(stream, /*close_connection=*/left == 1 || stopped(), connection_closed,
+                         nullptr);
     if (!ok || connection_closed || stream.timed_out()) break;
   }
   ::shutdown(sock, SHUT_RDWR);

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <ctime>
+#include <optional>
+#include <string>
 
 namespace neardup::server {
 namespace {
@@ -15,12 +17,28 @@ Status FieldError(std::string_view field, std::string_view what) {
 }
 
 // Runs `on_field(key, value)` for each field of the object in `json`.
+// Bodies up to this size are parsed by the thread's reused parser; larger
+// ones by a parser of their own, so that a thread does not hold buffers of
+// its largest document for ever.
+constexpr size_t kReusedParserBytes = size_t{1} << 20;
+
 template <typename OnField>
 Status ForEachField(std::string_view json, OnField&& on_field) {
-  od::parser parser;
-  simdjson::padded_string padded(json);
+  // simdjson sizes a parser's buffers at its first document: a parser (and a
+  // padded copy) per document cost an allocation and page faults per line of
+  // a batch, a tenth of a single-document POST's CPU. One per thread instead.
+  thread_local od::parser reused_parser;
+  thread_local std::string reused_padded;
+  std::optional<od::parser> own_parser;
+  std::string own_padded;
+  const bool reuse = json.size() <= kReusedParserBytes;
+  od::parser& parser = reuse ? reused_parser : own_parser.emplace();
+  std::string& padded = reuse ? reused_padded : own_padded;
+  padded.assign(json);
+  padded.resize(json.size() + simdjson::SIMDJSON_PADDING);
   od::document document;
-  if (parser.iterate(padded).get(document) != simdjson::SUCCESS) {
+  if (parser.iterate(padded.data(), json.size(), padded.size()).get(document) !=
+      simdjson::SUCCESS) {
     return InvalidArgumentError("body is not valid JSON");
   }
   od::object object;

@@ -4,8 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -438,24 +440,60 @@ TEST(ServeCommandTest, SigtermFinishesTheRequestInFlightAndExitsZero) {
   for (size_t i = 0; i < texts.size(); ++i) {
     batch += DocumentJson(PlantedId(i), texts[i], 0) + "\n";
   }
-  int result_status = 0;
-  std::string result_body;
-  std::string result_error;
-  std::thread poster([&] {
-    httplib::Result result = client.Post("/v1/streams/s/documents", batch, "application/x-ndjson");
-    if (result) {
-      result_status = result->status;
-      result_body = result->body;
-    } else {
-      result_error = httplib::to_string(result.error());
+  // SIGTERM must land while the request is in flight, whatever the load:
+  // the request goes out on a raw socket in two parts, and SIGTERM is sent
+  // once the server holds the connection (/metrics counts it) with half of
+  // the body read, so the server cannot have answered yet. (The test used to
+  // sleep 50 ms after starting the POST on a thread; on a loaded machine the
+  // signal could come before the POST connected, or after it was answered.)
+  // Open connections as /metrics counts them (its own included), once they
+  // are `expected` (false after ~10 s).
+  auto wait_for_connections = [&](int expected) {
+    const std::string line = "\nneardup_http_open_connections " + std::to_string(expected) + "\n";
+    for (int i = 0; i < 1000; ++i) {
+      httplib::Result metrics = client.Get("/metrics");
+      if (metrics && metrics->body.find(line) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-  });
-  // The batch syncs 150 documents one by one: SIGTERM lands while it runs.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return false;
+  };
+  // The earlier requests' connections are gone (so that 2 below means the
+  // POST's).
+  ASSERT_TRUE(wait_for_connections(1));
+  const int sock = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(sock, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(sock, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const timeval timeout{60, 0};
+  ::setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  const std::string request =
+      "POST /v1/streams/s/documents HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/x-ndjson\r\nContent-Length: " +
+      std::to_string(batch.size()) + "\r\n\r\n" + batch;
+  const size_t first_part = request.size() / 2;
+  auto send_all = [&](std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(sock, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  };
+  ASSERT_TRUE(send_all(std::string_view(request).substr(0, first_part)));
+  ASSERT_TRUE(wait_for_connections(2)) << "the server never took the POST's connection";
   ::kill(serve.pid(), SIGTERM);
-  poster.join();
-  EXPECT_EQ(result_status, 200) << result_error;
-  EXPECT_EQ(std::count(result_body.begin(), result_body.end(), '\n'), 150);
+  ASSERT_TRUE(send_all(std::string_view(request).substr(first_part)));
+  std::string answer;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(sock, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
+  ::close(sock);
+  EXPECT_EQ(answer.substr(0, answer.find("\r\n")), "HTTP/1.1 200 OK");
+  const std::string body = answer.substr(std::min(answer.size(), answer.find("\r\n\r\n") + 4));
+  EXPECT_EQ(std::count(body.begin(), body.end(), '\n'), 150);
   const int status = serve.Wait();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_THAT(serve.ReadUntil("stopped"), HasSubstr("POST /v1/streams/s/documents 200"));

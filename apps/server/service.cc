@@ -122,6 +122,17 @@ int64_t NowSeconds() {
 
 thread_local std::chrono::steady_clock::time_point request_start;
 
+// httplib reads a body (after this pre-routing step) by appending 4 KiB
+// reads to req.body: a 300 KB batch grew by ten reallocations, each a copy
+// and fresh pages (8% of a batch POST's server CPU). The declared length,
+// up to the body limit (a longer body is refused unread), is reserved at
+// once instead. The Request is httplib's own non-const object, handed to
+// the pre-routing handler as const only by its signature.
+void ReserveBody(const Request& req, size_t max_bytes) {
+  const size_t length = static_cast<size_t>(req.get_header_value<uint64_t>("Content-Length"));
+  if (length > 0 && length <= max_bytes) const_cast<Request&>(req).body.reserve(length);
+}
+
 // Each open connection holds a pool thread: the cap is at most the pool.
 size_t ConnectionCap(const ServiceOptions& options) {
   const size_t threads = static_cast<size_t>(std::max(options.threads, 2));
@@ -236,15 +247,15 @@ void Service::Routes() {
 
   http.set_pre_routing_handler([this](const Request& req, Response& res) {
     request_start = std::chrono::steady_clock::now();
-    if (options_.token.empty() || req.path == "/healthz" || req.path == "/readyz") {
-      return httplib::Server::HandlerResponse::Unhandled;
+    if (!options_.token.empty() && req.path != "/healthz" && req.path != "/readyz") {
+      const std::string header = req.get_header_value("Authorization");
+      if (!ConstantTimeEquals(header, "Bearer " + options_.token)) {
+        res.set_header("WWW-Authenticate", "Bearer");
+        SendError(res, 401, "unauthenticated", "a valid bearer token is required");
+        return httplib::Server::HandlerResponse::Handled;
+      }
     }
-    const std::string header = req.get_header_value("Authorization");
-    if (!ConstantTimeEquals(header, "Bearer " + options_.token)) {
-      res.set_header("WWW-Authenticate", "Bearer");
-      SendError(res, 401, "unauthenticated", "a valid bearer token is required");
-      return httplib::Server::HandlerResponse::Handled;
-    }
+    ReserveBody(req, static_cast<size_t>(options_.max_body_mb) << 20);
     return httplib::Server::HandlerResponse::Unhandled;
   });
   http.set_error_handler([this](const Request&, Response& res) {
@@ -441,18 +452,23 @@ void Service::PostDocuments(const Request& req, Response& res, bool check_only) 
   bool with_texts = false;
   if (!TextsParam(req, res, *stream, &with_texts)) return;
   const int64_t now = NowSeconds();
-  std::string body;
+  std::vector<StreamDocument> inputs;
+  inputs.reserve(documents->size());
   for (const DocumentInput& document : *documents) {
-    const int64_t time = document.time.value_or(now);
-    Result<StreamAnswer> answer = check_only ? stream->Check(document.id, document.text, time)
-                                             : stream->Add(document.id, document.text, time);
-    if (!answer.ok()) {
-      // The documents before this one are stored; a retry of the whole body
-      // is idempotent.
-      return SendStatus(res, answer.status().WithContext("document \"" + document.id + "\""));
-    }
-    AppendAnswer(&body, *answer);
-    if (with_texts) AppendOfText(&body, *stream, *answer);
+    inputs.push_back(StreamDocument{document.id, document.text, document.time.value_or(now)});
+  }
+  // The whole body at once: its texts are fingerprinted in parallel, and the
+  // answers are those of adding the documents one by one. On an error the
+  // documents before the failed one are stored; a retry of the whole body is
+  // idempotent.
+  Result<std::vector<StreamAnswer>> answers =
+      check_only ? stream->CheckBatch(inputs) : stream->AddBatch(inputs);
+  if (!answers.ok()) return SendStatus(res, answers.status());
+  std::string body;
+  body.reserve(answers->size() * 128);
+  for (const StreamAnswer& answer : *answers) {
+    AppendAnswer(&body, answer);
+    if (with_texts) AppendOfText(&body, *stream, answer);
     body += '\n';
   }
   res.set_content(body, lines ? "application/x-ndjson" : "application/json");

@@ -50,8 +50,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "neardup/near_duplicates.h"
 #include "neardup/recipe.h"
@@ -121,9 +123,27 @@ struct StreamOpenOptions {
   // benchmarks: nothing is then durable).
   bool sync = true;
   // A snapshot is written once the current log is this long (default 64 MiB:
-  // recovery replays at most this much log).
+  // recovery replays at most this much log) ...
   uint64_t snapshot_log_bytes = uint64_t{64} << 20;
+  // ... and (true, the default) at least as long as the last snapshot this
+  // process wrote. A snapshot costs O(documents in the window) (write and
+  // fsync, under the writer lock): waiting for as many bytes of log makes
+  // that O(1) per add however large the window, and recovery replays at most
+  // as much log as it reads snapshot. false: every snapshot_log_bytes (tests
+  // that want many snapshots).
+  bool snapshot_grows_with_state = true;
 };
+
+// One document of AddBatch / CheckBatch (views: the caller keeps the bytes).
+struct StreamDocument {
+  std::string_view id;
+  std::string_view text;
+  int64_t time = 0;
+};
+
+// AddBatch fingerprints and decides at most this many documents at a time
+// (bounds the fingerprints held and how long the writer lock is held).
+inline constexpr size_t kStreamBatchGroup = 128;
 
 // The largest id Add accepts, in bytes.
 inline constexpr size_t kMaxStreamIdBytes = 1024;
@@ -155,6 +175,22 @@ class NearDuplicateStream {
   // later Add may succeed); IoError when it cannot be synced (the stream then
   // refuses every later write).
   Result<StreamAnswer> Add(std::string_view id, std::string_view text, int64_t time);
+  // Adds documents[0], documents[1], ... in this order and returns exactly
+  // the answers that calling Add on each in turn would return: a document may
+  // be a near-duplicate of an earlier one of the same batch, and an id given
+  // twice gets the first one's answer. Faster than that loop: the texts are
+  // fingerprinted in parallel (Fingerprinter::ComputeBatch, oneTBB) in
+  // groups of kStreamBatchGroup, each group is then decided under one hold
+  // of the writer lock (other requests may interleave between groups, as
+  // between Adds), and one fsync covers the whole batch. Ids present before
+  // the call are not fingerprinted. On an error at document i (Add's errors,
+  // its message prefixed with `document "<id>"`), documents before i are
+  // stored and durable, none from i on.
+  Result<std::vector<StreamAnswer>> AddBatch(std::span<const StreamDocument> documents);
+  // The answers Check would give each document now, storing nothing
+  // (fingerprinted in parallel; decided under one hold of the lock, so a
+  // concurrent Add lands before or after the whole batch).
+  Result<std::vector<StreamAnswer>> CheckBatch(std::span<const StreamDocument> documents) const;
   // The answer Add would give now (id set to `id`), storing nothing.
   Result<StreamAnswer> Check(std::string_view id, std::string_view text, int64_t time) const;
   // The stored answer of `id`; NotFound when absent (never added, evicted or

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -80,6 +81,9 @@ StreamAnswer AnswerOf(const StreamDoc& doc) {
   return StreamAnswer{doc.id, doc.status, doc.of, doc.similarity, doc.time};
 }
 
+// The errors of a full disk, quota or file size limit.
+bool IsDiskFull(int error) { return error == ENOSPC || error == EDQUOT || error == EFBIG; }
+
 Status CheckId(std::string_view id) {
   if (id.empty()) return InvalidArgumentError("id must not be empty");
   if (id.size() > kMaxStreamIdBytes) {
@@ -107,22 +111,38 @@ class NearDuplicateStream::Impl {
   // Writes snapshot-<generation> atomically (temporary file, fsync, rename,
   // directory fsync). REQUIRES: mutex_ held (or not yet shared).
   Status WriteSnapshot(uint64_t generation) {
-    std::string bytes;
-    AppendLogRecord(internal::EncodeHeader(state_.Header()), &bytes);
-    state_.ForEachDoc(
-        [&](const StreamDoc& doc) { AppendLogRecord(internal::EncodeAdd(doc), &bytes); });
     const std::string path = Numbered(dir_, "snapshot", generation);
     const std::string temporary = path + ".tmp";
     FILE* out = std::fopen(temporary.c_str(), "wb");
     if (out == nullptr) return IoError("cannot create " + temporary + ": " + std::strerror(errno));
-    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size() &&
-                         std::fflush(out) == 0 && (!options_.sync || ::fsync(fileno(out)) == 0);
+    // Written in pieces of about kSnapshotBufferBytes: the snapshot of a
+    // large window is never held in memory whole (it was one string as large
+    // as the window's state, grown by reallocation, under the writer lock).
+    constexpr size_t kSnapshotBufferBytes = size_t{1} << 20;
+    std::string bytes;
+    uint64_t total = 0;
+    bool written = true;
+    auto flush = [&] {
+      written = written && std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
+      total += bytes.size();
+      bytes.clear();
+    };
+    AppendLogRecord(internal::EncodeHeader(state_.Header()), &bytes);
+    state_.ForEachDoc([&](const StreamDoc& doc) {
+      AppendLogRecord(internal::EncodeAdd(doc), &bytes);
+      if (bytes.size() >= kSnapshotBufferBytes) flush();
+    });
+    flush();
+    written = written && std::fflush(out) == 0 && (!options_.sync || ::fsync(fileno(out)) == 0);
     const int saved_errno = errno;
     std::fclose(out);
     if (!written) {
       std::remove(temporary.c_str());
-      return IoError("cannot write snapshot " + temporary + ": " + std::strerror(saved_errno));
+      const std::string message =
+          "cannot write snapshot " + temporary + ": " + std::strerror(saved_errno);
+      return IsDiskFull(saved_errno) ? ResourceExhaustedError(message) : IoError(message);
     }
+    snapshot_bytes_ = total;
     if (std::rename(temporary.c_str(), path.c_str()) != 0) {
       return IoError("cannot rename " + temporary + ": " + std::strerror(errno));
     }
@@ -233,8 +253,66 @@ class NearDuplicateStream::Impl {
     return std::pair{log_, lsn};
   }
 
+  // Decides and stores one document, or finds its stored answer (an id
+  // present already). `fingerprint` is the text's, or null when the caller
+  // skipped it (the id was present when it looked): it is then computed here
+  // if the id has left meanwhile. REQUIRES: mutex_ held; a valid id.
+  Status AddLocked(const StreamDocument& document, Fingerprint* fingerprint, StreamAnswer* answer) {
+    if (const StreamDoc* stored = state_.Find(document.id)) {
+      // A retry, or a concurrent request's add: the stored answer, durable
+      // once the caller's SyncAll returns.
+      *answer = AnswerOf(*stored);
+      return Status::Ok();
+    }
+    Fingerprint computed;
+    if (fingerprint == nullptr) {
+      NEARDUP_RETURN_IF_ERROR(fingerprinter_->Compute(document.text, &computed));
+      fingerprint = &computed;
+    }
+    const internal::StreamDecision decision = state_.Decide(*fingerprint, document.time);
+    StreamDoc doc = state_.MakeDoc(document.id, document.time, decision, std::move(*fingerprint));
+    if (state_.config().keep_texts) doc.text = std::string(document.text);
+    NEARDUP_RETURN_IF_ERROR(AppendLocked(internal::EncodeAdd(doc)).status());
+    *answer = AnswerOf(doc);
+    Status applied = state_.ApplyAdd(std::move(doc));
+    if (!applied.ok()) {
+      // Memory and log now disagree: refuse further writes.
+      failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
+      return failed_;
+    }
+    MaybeRotateLocked();
+    return Status::Ok();
+  }
+
+  // ComputeBatch (parallel), or Compute on this thread for one text (a
+  // single-document request pays no task scheduling).
+  Status FingerprintAll(std::span<const std::string_view> texts,
+                        std::vector<Fingerprint>* out) const {
+    if (texts.size() != 1) return fingerprinter_->ComputeBatch(texts, out);
+    out->resize(1);
+    return fingerprinter_->Compute(texts[0], &(*out)[0]);
+  }
+
+  // Returns once `log` is durable up to `lsn`: the caller reads log_ and its
+  // size under mutex_ after its last write (a rotation synced the older
+  // logs). A failed sync stops every later write.
+  Status SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn) {
+    if (log == nullptr) return Status::Ok();
+    Status synced = log->SyncTo(lsn);
+    if (!synced.ok()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (failed_.ok()) failed_ = synced;
+    }
+    return synced;
+  }
+
   void MaybeRotateLocked() {
-    if (log_ != nullptr && log_->size() >= options_.snapshot_log_bytes) {
+    // Past the larger of snapshot_log_bytes and the last snapshot's size (see
+    // StreamOpenOptions::snapshot_grows_with_state).
+    const uint64_t due = options_.snapshot_grows_with_state
+                             ? std::max(options_.snapshot_log_bytes, snapshot_bytes_)
+                             : options_.snapshot_log_bytes;
+    if (log_ != nullptr && log_->size() >= due) {
       // A failed snapshot leaves the old log in use (or, past the point of no
       // return, failed_ set): the record just appended stays valid either way.
       RotateLocked().IgnoreError();
@@ -249,7 +327,8 @@ class NearDuplicateStream::Impl {
   std::shared_ptr<WriteAheadLog> log_;
   uint64_t generation_ = 0;
   uint64_t snapshots_ = 0;
-  Status failed_;  // set once: writes refused after a log failure
+  uint64_t snapshot_bytes_ = 0;  // of the last snapshot written (0: none since open)
+  Status failed_;                // set once: writes refused after a log failure
   StreamRecovery recovery_;
 };
 
@@ -307,53 +386,80 @@ Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_v
                                               int64_t time) {
   NEARDUP_RETURN_IF_ERROR(CheckId(id));
   Impl& s = *impl_;
+  bool present = false;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex_);
+    present = s.state_.Find(id) != nullptr;
+  }
+  // Fingerprinting, the expensive part, runs outside the lock (a retry of a
+  // present id needs none).
+  Fingerprint fingerprint;
+  if (!present) NEARDUP_RETURN_IF_ERROR(s.fingerprinter_->Compute(text, &fingerprint));
+  StreamAnswer answer;
   std::shared_ptr<WriteAheadLog> log;
   uint64_t lsn = 0;
-  StreamAnswer answer;
   {
-    std::unique_lock<std::mutex> lock(s.mutex_);
-    if (const StreamDoc* doc = s.state_.Find(id)) {
-      // A retry: the stored answer, once it is durable (its record may still
-      // be waiting for a group's fsync).
-      answer = AnswerOf(*doc);
-      log = s.log_;
-      lsn = log == nullptr ? 0 : log->size();
-    }
+    std::lock_guard<std::mutex> lock(s.mutex_);
+    NEARDUP_RETURN_IF_ERROR(
+        s.AddLocked(StreamDocument{id, text, time}, present ? nullptr : &fingerprint, &answer));
+    log = s.log_;
+    lsn = log == nullptr ? 0 : log->size();
   }
-  if (answer.id.empty()) {
-    // Fingerprinting, the expensive part, runs outside the lock.
-    Fingerprint fingerprint;
-    NEARDUP_RETURN_IF_ERROR(s.fingerprinter_->Compute(text, &fingerprint));
-    std::unique_lock<std::mutex> lock(s.mutex_);
-    if (const StreamDoc* stored = s.state_.Find(id)) {
-      answer = AnswerOf(*stored);  // added by a concurrent request meanwhile
-      log = s.log_;
-      lsn = log == nullptr ? 0 : log->size();
-    } else {
-      const internal::StreamDecision decision = s.state_.Decide(fingerprint, time);
-      StreamDoc doc = s.state_.MakeDoc(id, time, decision, std::move(fingerprint));
-      if (s.state_.config().keep_texts) doc.text = std::string(text);
-      NEARDUP_ASSIGN_OR_RETURN(auto appended, s.AppendLocked(internal::EncodeAdd(doc)));
-      std::tie(log, lsn) = appended;
-      answer = AnswerOf(doc);
-      Status applied = s.state_.ApplyAdd(std::move(doc));
-      if (!applied.ok()) {
-        // Memory and log now disagree: refuse further writes.
-        s.failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
-        return s.failed_;
-      }
-      s.MaybeRotateLocked();
-    }
-  }
-  if (log != nullptr) {
-    Status synced = log->SyncTo(lsn);
-    if (!synced.ok()) {
-      std::lock_guard<std::mutex> lock(s.mutex_);
-      if (s.failed_.ok()) s.failed_ = synced;
-      return synced;
-    }
-  }
+  NEARDUP_RETURN_IF_ERROR(s.SyncAll(log, lsn));
   return answer;
+}
+
+Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
+    std::span<const StreamDocument> documents) {
+  Impl& s = *impl_;
+  std::vector<StreamAnswer> answers(documents.size());
+  std::shared_ptr<WriteAheadLog> log;
+  uint64_t lsn = 0;
+  Status failed;
+  std::vector<std::string_view> texts;
+  std::vector<size_t> positions;  // of each group document's text in `texts`
+  std::vector<Fingerprint> fingerprints;
+  for (size_t first = 0; first < documents.size() && failed.ok(); first += kStreamBatchGroup) {
+    const std::span<const StreamDocument> group =
+        documents.subspan(first, std::min(kStreamBatchGroup, documents.size() - first));
+    // Only the texts of ids absent now: a present id gets its stored answer
+    // (one that leaves meanwhile is fingerprinted under the lock by
+    // AddLocked, as Add would have done).
+    texts.clear();
+    positions.assign(group.size(), SIZE_MAX);
+    {
+      std::lock_guard<std::mutex> lock(s.mutex_);
+      for (size_t i = 0; i < group.size(); ++i) {
+        if (CheckId(group[i].id).ok() && s.state_.Find(group[i].id) == nullptr) {
+          positions[i] = texts.size();
+          texts.push_back(group[i].text);
+        }
+      }
+    }
+    failed = s.FingerprintAll(texts, &fingerprints);
+    if (!failed.ok()) {
+      failed = failed.WithContext("document \"" + std::string(group[0].id) + "\"");
+      break;
+    }
+    std::lock_guard<std::mutex> lock(s.mutex_);
+    for (size_t i = 0; i < group.size() && failed.ok(); ++i) {
+      const StreamDocument& document = group[i];
+      failed = CheckId(document.id);
+      if (failed.ok()) {
+        Fingerprint* fingerprint = positions[i] == SIZE_MAX ? nullptr : &fingerprints[positions[i]];
+        failed = s.AddLocked(document, fingerprint, &answers[first + i]);
+      }
+      if (!failed.ok())
+        failed = failed.WithContext("document \"" + std::string(document.id) + "\"");
+    }
+    log = s.log_;
+    lsn = log == nullptr ? 0 : log->size();
+  }
+  // What was stored before an error is made durable too, so that a retry of
+  // the batch finds it with the same answers.
+  NEARDUP_RETURN_IF_ERROR(s.SyncAll(log, lsn));
+  NEARDUP_RETURN_IF_ERROR(failed);
+  return answers;
 }
 
 Result<StreamAnswer> NearDuplicateStream::Check(std::string_view id, std::string_view text,
@@ -363,6 +469,25 @@ Result<StreamAnswer> NearDuplicateStream::Check(std::string_view id, std::string
   std::lock_guard<std::mutex> lock(impl_->mutex_);
   internal::StreamDecision decision = impl_->state_.Decide(fingerprint, time);
   return StreamAnswer{std::string(id), decision.status, decision.of, decision.similarity, time};
+}
+
+Result<std::vector<StreamAnswer>> NearDuplicateStream::CheckBatch(
+    std::span<const StreamDocument> documents) const {
+  std::vector<std::string_view> texts;
+  texts.reserve(documents.size());
+  for (const StreamDocument& document : documents) texts.push_back(document.text);
+  std::vector<Fingerprint> fingerprints;
+  NEARDUP_RETURN_IF_ERROR(impl_->FingerprintAll(texts, &fingerprints));
+  std::vector<StreamAnswer> answers;
+  answers.reserve(documents.size());
+  std::lock_guard<std::mutex> lock(impl_->mutex_);
+  for (size_t i = 0; i < documents.size(); ++i) {
+    const internal::StreamDecision decision =
+        impl_->state_.Decide(fingerprints[i], documents[i].time);
+    answers.push_back(StreamAnswer{std::string(documents[i].id), decision.status, decision.of,
+                                   decision.similarity, documents[i].time});
+  }
+  return answers;
 }
 
 Result<StreamAnswer> NearDuplicateStream::Get(std::string_view id) const {

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       neardup::test_support::PlantedTexts(count, std::strtoull(argv[3], nullptr, 10));
   neardup::StreamOpenOptions options;
   options.snapshot_log_bytes = std::strtoull(argv[4], nullptr, 10);
+  options.snapshot_grows_with_state = false;  // snapshots all through the run
   auto stream = neardup::NearDuplicateStream::OpenExisting(argv[1], options);
   if (!stream.ok()) {
     std::fprintf(stderr, "%s\n", stream.status().ToString().c_str());

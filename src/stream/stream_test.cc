@@ -208,6 +208,7 @@ TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
   const std::vector<StreamAnswer> expected = AddAll(*memory, texts, 0, texts.size());
   StreamOpenOptions options;
   options.snapshot_log_bytes = 40 << 10;  // several snapshots over 300 documents
+  options.snapshot_grows_with_state = false;
   // The same stream in memory, kept in step with the durable one.
   auto in_step = std::move(NearDuplicateStream::Create(config)).value();
   std::vector<StreamAnswer> answers;

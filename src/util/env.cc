@@ -12,12 +12,15 @@
 namespace neardup {
 namespace {
 
-// A full disk is ResourceExhausted; a missing file NotFound only where the
-// caller asked for an existing one (`missing_is_not_found`); else IoError.
+// A full disk (or quota, or file size limit) is ResourceExhausted; a missing file NotFound only
+// where the caller asked for an existing one (`missing_is_not_found`); else IoError.
 Status ErrnoStatus(std::string_view what, const std::string& path, int error,
                    bool missing_is_not_found = false) {
   std::string message = std::string(what) + " " + path + ": " + std::strerror(error);
-  if (error == ENOSPC || error == EDQUOT) return ResourceExhaustedError(std::move(message));
+  // EFBIG: a file size limit (RLIMIT_FSIZE), full for that file (as the write-ahead log counts it).
+  if (error == ENOSPC || error == EDQUOT || error == EFBIG) {
+    return ResourceExhaustedError(std::move(message));
+  }
   if (error == ENOENT && missing_is_not_found) return NotFoundError(std::move(message));
   return IoError(std::move(message));
 }
