@@ -145,6 +145,8 @@ struct StreamDetail {
 // A stored document's answer with what StreamDetail asked for.
 struct StreamEntry {
   StreamAnswer answer;
+  // A near-duplicate's kept document's time, while that one is in the window.
+  std::optional<int64_t> of_time;
   std::optional<std::string> text;  // with texts
   std::optional<std::string>
       of_text;                    // with texts, a near-duplicate whose kept one is in the window

@@ -155,11 +155,18 @@ class NearDuplicateStream::Impl {
   // `doc`'s entry with the texts `detail` asks for (passages are added by
   // AddPassages, outside the lock). REQUIRES: mutex_ held.
   StreamEntry EntryLocked(const StreamDoc& doc, const StreamDetail& detail) const {
-    StreamEntry entry{AnswerOf(doc), std::nullopt, std::nullopt, {}};
-    if (!detail.texts && !detail.passages) return entry;
-    entry.text = doc.text;
+    StreamEntry entry;
+    entry.answer = AnswerOf(doc);
+    const bool texts = detail.texts || detail.passages;
+    if (texts) entry.text = doc.text;
     if (doc.status == StreamStatus::kNearDuplicate) {
-      if (const StreamDoc* kept = state_.Find(doc.of)) entry.of_text = kept->text;
+      // The kept document, unless its id left and came back as another
+      // (later) document.
+      const StreamDoc* kept = state_.Find(doc.of);
+      if (kept != nullptr && kept->kept && kept->seq < doc.seq) {
+        entry.of_time = kept->time;
+        if (texts) entry.of_text = kept->text;
+      }
     }
     return entry;
   }

@@ -318,6 +318,7 @@ TEST(StreamListTest, EntriesCarryTheTwoTextsAndTheirPassages) {
   EXPECT_EQ(entry->answer, *stream->Get("copy"));
   EXPECT_EQ(entry->text, copy);
   EXPECT_EQ(entry->of_text, kept);
+  EXPECT_EQ(entry->of_time, 1);
   // The two-text function under the stream's passage recipe.
   EXPECT_EQ(entry->passages,
             *MatchingPassages(NearDuplicatePassageRecipe(stream->recipe()), copy, kept));
@@ -342,12 +343,14 @@ TEST(StreamListTest, EntriesCarryTheTwoTextsAndTheirPassages) {
   EXPECT_EQ(leader->of_text, std::nullopt);
   EXPECT_THAT(leader->passages, IsEmpty());
   EXPECT_EQ(stream->Entry("copy", {})->text, std::nullopt);
+  EXPECT_EQ(stream->Entry("copy", {})->of_time, 1);
   // The kept document removed: the near-duplicate is still listed, with its
   // own text only.
   ASSERT_TRUE(stream->Remove("kept").ok());
   entry = stream->Entry("copy", detail);
   EXPECT_EQ(entry->text, copy);
   EXPECT_EQ(entry->of_text, std::nullopt);
+  EXPECT_EQ(entry->of_time, std::nullopt);
   EXPECT_THAT(entry->passages, IsEmpty());
   EXPECT_EQ(stream->List(options)->entries.size(), 1u);
 }
