@@ -16,10 +16,16 @@
 namespace neardup::server {
 namespace {
 
+// Whether the list parameter `key` has a value: an empty one is the default
+// (the empty fields of the /ui/ page's search form).
+bool Given(const httplib::Request& req, const char* key) {
+  return req.has_param(key) && !req.get_param_value(key).empty();
+}
+
 // `key` as integer seconds or an RFC 3339 time; false with a 400 sent.
 bool TimeParam(const httplib::Request& req, httplib::Response& res, const char* key,
                std::optional<int64_t>* out) {
-  if (!req.has_param(key)) return true;
+  if (!Given(req, key)) return true;
   const std::string text = req.get_param_value(key);
   char* end = nullptr;
   errno = 0;
@@ -71,15 +77,16 @@ bool NumberParam(const httplib::Request& req, httplib::Response& res, const char
 
 bool ParseStreamListParams(const httplib::Request& req, httplib::Response& res,
                            StreamListOptions* options) {
-  double limit = 0;
-  if (!NumberParam(req, res, "limit", 100, 1, static_cast<double>(kMaxStreamListLimit), true,
-                   &limit) ||
+  double limit = 100;
+  if ((Given(req, "limit") &&
+       !NumberParam(req, res, "limit", 100, 1, static_cast<double>(kMaxStreamListLimit), true,
+                    &limit)) ||
       !TimeParam(req, res, "from", &options->from_time) ||
       !TimeParam(req, res, "to", &options->to_time)) {
     return false;
   }
   options->limit = static_cast<size_t>(limit);
-  if (req.has_param("order")) {
+  if (Given(req, "order")) {
     const std::string order = req.get_param_value("order");
     if (order != "newest" && order != "oldest") {
       SendError(res, 400, "invalid_argument",
@@ -88,8 +95,8 @@ bool ParseStreamListParams(const httplib::Request& req, httplib::Response& res,
     }
     options->oldest_first = order == "oldest";
   }
-  if (req.has_param("cursor")) options->cursor = req.get_param_value("cursor");
-  if (req.has_param("q")) options->search = req.get_param_value("q");
+  if (Given(req, "cursor")) options->cursor = req.get_param_value("cursor");
+  if (Given(req, "q")) options->search = req.get_param_value("q");
   return true;
 }
 

@@ -28,7 +28,8 @@ bool NumberParam(const httplib::Request& req, httplib::Response& res, const char
 
 // `limit` (1..10000, default 100), `cursor`, `order` (newest | oldest),
 // `from` / `to` (integer seconds or RFC 3339), `q` (the search) into
-// `options`; false with a 400 naming the parameter sent.
+// `options` (an empty value is the default: a search form's empty fields);
+// false with a 400 naming the parameter sent.
 bool ParseStreamListParams(const httplib::Request& req, httplib::Response& res,
                            StreamListOptions* options);
 

@@ -109,6 +109,9 @@ TEST_F(StreamAnswersTest, TheListIsTheLibrarysPageByPageAndAfterARestart) {
   StopServer();
   StartServer();
   EXPECT_EQ(AllPages("/v1/streams/s/near_duplicates?limit=9"), before);
+  // Empty values are the defaults (a submitted search form's empty fields).
+  EXPECT_EQ(Call("GET", "/v1/streams/s/near_duplicates?limit=9&q=&from=&to=&order=&cursor=").second,
+            Call("GET", "/v1/streams/s/near_duplicates?limit=9").second);
   // RFC 3339 times are the same as seconds.
   EXPECT_EQ(Call("GET", "/v1/streams/s/near_duplicates?from=1970-01-01T00:03:20Z&to=260").second,
             Call("GET", "/v1/streams/s/near_duplicates?from=200&to=260").second);
