@@ -72,10 +72,12 @@ TEST(ChainPassagesTest, UncountedChunksAndRepeatsInTheMatch) {
 
 class MatchingPassagesTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Collection> CreateWith(const std::vector<Document>& docs, bool store_texts) {
+  std::unique_ptr<Collection> CreateWith(const std::vector<Document>& docs, bool store_texts,
+                                         uint32_t max_document_frequency = 1000) {
     const std::string path = (dir_ / "c").string();
-    EXPECT_TRUE(Collection::Create(path, *PresetRecipe("default"),
-                                   {.max_document_frequency = 1000, .store_texts = store_texts})
+    EXPECT_TRUE(Collection::Create(
+                    path, *PresetRecipe("default"),
+                    {.max_document_frequency = max_document_frequency, .store_texts = store_texts})
                     .ok());
     Result<std::unique_ptr<Collection>> c =
         Collection::Open(path, {.mode = Collection::Mode::kReadWrite, .clock = {}});
@@ -156,26 +158,10 @@ TEST_F(MatchingPassagesTest, TwoTextsCountEveryChunkWhereACollectionAppliesItsCa
   const std::string own = "Unique tale about lighthouse keepers during long northern winters";
   const std::string archived = shared + ". " + own;
   const std::string query = own + "; and then " + shared;
-  const std::string path = (dir_ / "capped").string();
-  ASSERT_TRUE(Collection::Create(path, *PresetRecipe("default"),
-                                 {.max_document_frequency = 1, .store_texts = true})
-                  .ok());
-  Result<std::unique_ptr<Collection>> c =
-      Collection::Open(path, {.mode = Collection::Mode::kReadWrite, .clock = {}});
-  ASSERT_TRUE(c.ok()) << c.status();
-  Result<std::unique_ptr<Fingerprinter>> fingerprinter = CreateCollectionFingerprinter(**c);
-  ASSERT_TRUE(fingerprinter.ok());
-  // IncomingDocument views its id and text: they must outlive the commit.
-  const std::vector<std::pair<std::string, std::string>> docs = {
-      {"a", archived}, {"b", shared + ". something else entirely, about rivers"}};
-  std::vector<IncomingDocument> incoming;
-  for (const auto& [id, text] : docs) {
-    Fingerprint f;
-    ASSERT_TRUE((*fingerprinter)->Compute(text, &f).ok());
-    incoming.push_back({id, id, text, f.chunks, f.simhash});
-  }
-  ASSERT_TRUE((*c)->Commit(incoming, {}).ok());
-  Result<std::vector<Passage>> two = MatchingPassages((*c)->recipe(), query, archived);
+  std::unique_ptr<Collection> c =
+      CreateWith({{"a", archived}, {"b", shared + ". something else entirely, about rivers"}},
+                 /*store_texts=*/true, /*max_document_frequency=*/1);
+  Result<std::vector<Passage>> two = MatchingPassages(c->recipe(), query, archived);
   ASSERT_TRUE(two.ok()) << two.status();
   auto slice = [](const std::string& text, uint32_t begin, uint32_t end) {
     return text.substr(begin, end - begin);
@@ -185,9 +171,9 @@ TEST_F(MatchingPassagesTest, TwoTextsCountEveryChunkWhereACollectionAppliesItsCa
   EXPECT_EQ(slice(archived, (*two)[0].match_begin, (*two)[0].match_end), own);
   EXPECT_EQ(slice(query, (*two)[1].query_begin, (*two)[1].query_end), shared);
   EXPECT_EQ(slice(archived, (*two)[1].match_begin, (*two)[1].match_end), shared);
-  Result<std::optional<DocumentInfo>> info = (*c)->FindDocument("a");
+  Result<std::optional<DocumentInfo>> info = c->FindDocument("a");
   ASSERT_TRUE(info.ok() && info->has_value());
-  Result<std::vector<Passage>> capped = MatchingPassages(**c, query, (*info)->doc);
+  Result<std::vector<Passage>> capped = MatchingPassages(*c, query, (*info)->doc);
   ASSERT_TRUE(capped.ok()) << capped.status();
   ASSERT_EQ(capped->size(), 1u);
   EXPECT_EQ((*capped)[0], (*two)[0]);
