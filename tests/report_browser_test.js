@@ -7,7 +7,9 @@
 // highlights the planted passage on both sides at its offsets and links
 // them, the word comparison marks the changed words, search filters rows,
 // sorting sorts, and nothing was logged as an error; then the same
-// collection served live by `neardup serve` at /ui/ shows the same. Saves screenshots in
+// collection served live by `neardup serve` at /ui/ shows the same, and a
+// stream's page there shows its near-duplicate answers with their
+// passages. Saves screenshots in
 // the work directory (under the build tree, never committed).
 //
 // usage: node report_browser_test.js NEARDUP_BINARY WORK_DIR
@@ -346,6 +348,73 @@ async function main() {
   check(live.marks.filter((t) => t === planted).length === 2, 'the live pair view highlights the planted passage on both sides', live.marks);
   await screenshot('report-live.png');
 
+  // 10. A stream that keeps texts, at /ui/streams/NAME: the pairs are the
+  // JSON list's, clicking one shows both texts with the passages of the
+  // passages route highlighted on both sides, a <script> text runs nothing,
+  // and the search form asks the server for the matching answers only.
+  const api = async (method, route, body, type = 'application/json') => {
+    const response = await fetch(base + route, { method, body, headers: { 'Content-Type': type } });
+    const text = await response.text();
+    check(response.ok, `${method} ${route} succeeds`, text);
+    return text;
+  };
+  await api('PUT', '/v1/streams/wire', JSON.stringify({ threshold: 0.3, keep_texts: true }));
+  const streamDocs = [
+    { id: 'wire-original', text: 'Ünïcödé 日本 first report: ' + planted + ' more on the wire', time: 100 },
+    { id: 'wire-copy', text: '<script>document.body.dataset.pwned=3</script> ' + planted + ' (updated)', time: 110 },
+    { id: 'other-story', text: benign + ' and a tail of its own', time: 120 },
+    { id: 'other-story-copy', text: 'Repost: ' + benign, time: 130 },
+  ];
+  await api('POST', '/v1/streams/wire/documents', streamDocs.map((d) => JSON.stringify(d)).join('\n'),
+            'application/x-ndjson');
+  const listed = JSON.parse(await api('GET', '/v1/streams/wire/near_duplicates'));
+  check(listed.answers.map((a) => a.id).join() === 'other-story-copy,wire-copy',
+        'the stream lists its two near-duplicates, newest first', listed);
+  const entry = JSON.parse(await api('GET', '/v1/streams/wire/documents/wire-copy?passages=true'));
+  const slice = (text, range) => Buffer.from(text, 'utf8').subarray(range[0], range[1]).toString('utf8');
+  const expectedPassages = entry.passages.map((p) => [slice(entry.of_text, p.match), slice(entry.text, p.query)]);
+  check(expectedPassages.length === 1 && expectedPassages[0][0] === planted && expectedPassages[0][1] === planted,
+        'the passages route gives the planted passage in both texts', entry.passages);
+  const streamLoaded = waitFor((m) => m.sessionId === sessionId && m.method === 'Page.loadEventFired', 'the stream page');
+  await send('Page.navigate', { url: base + '/ui/streams/wire' }, sessionId);
+  await streamLoaded;
+  const streamPage = await evaluate(`(() => {
+      const rows = [...document.querySelectorAll('#tab-pairs tbody tr')];
+      const ids = rows.map((tr) => [...tr.querySelectorAll('td.id')].map((td) => td.textContent));
+      const row = rows.find((tr) => tr.querySelectorAll('td.id')[1].textContent === 'wire-copy');
+      row.click();
+      const marks = (id) => [...document.querySelectorAll('#' + id + ' mark')].map((m) => [m.dataset.p, m.textContent]);
+      return { ready: document.body.dataset.ready, ids,
+               pairs: document.querySelector('#summary dd[data-key="pairs"]').textContent,
+               a: marks('side-a'), b: marks('side-b'),
+               bText: document.getElementById('side-b').textContent,
+               scripts: document.querySelectorAll('script').length };
+    })()`);
+  check(streamPage.ready === '1', 'the stream page ran (served with its CSP header)');
+  check(streamPage.pairs === String(listed.answers.length), 'stream page pairs = the listed answers', streamPage);
+  check(JSON.stringify(streamPage.ids) === JSON.stringify(listed.answers.map((a) => [a.of, a.id])),
+        'the stream page rows are the listed answers (A = kept, B = near-duplicate)', streamPage.ids);
+  check(JSON.stringify(streamPage.a.map((m) => m[1])) === JSON.stringify(expectedPassages.map((p) => p[0])) &&
+        JSON.stringify(streamPage.b.map((m) => m[1])) === JSON.stringify(expectedPassages.map((p) => p[1])) &&
+        streamPage.a.length > 0 && streamPage.a[0][0] === streamPage.b[0][0],
+        'the stream pair view highlights the route\'s passages on both sides', streamPage);
+  check(streamPage.bText === streamDocs[1].text, 'the <script> text is shown as text', streamPage.bText);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  check(await evaluate('document.body.dataset.pwned') === undefined && streamPage.scripts === 2,
+        'the stream page ran no hostile script');
+  await screenshot('report-stream.png');
+  const searched = waitFor((m) => m.sessionId === sessionId && m.method === 'Page.loadEventFired', 'the searched stream page');
+  await evaluate(`(() => {
+      const form = document.getElementById('live-search');
+      form.querySelector('input[name="q"]').value = 'OTHER';
+      form.submit();
+    })()`);
+  await searched;
+  const found = await evaluate(`({ url: location.href,
+      ids: [...document.querySelectorAll('#tab-pairs tbody tr td.id')].map((td) => td.textContent) })`);
+  check(found.url.includes('q=OTHER') && found.ids.join() === 'other-story,other-story-copy',
+        'the search form finds the one matching answer', found);
+
   check(errors.length === 0, 'no console errors or exceptions', errors);
 }
 
@@ -365,7 +434,7 @@ function finish(code) {
   });
 }
 
-const deadline = setTimeout(() => { console.log('FAIL: timed out'); browser.kill('SIGKILL'); process.exit(1); }, 60000);
+const deadline = setTimeout(() => { console.log('FAIL: timed out'); browser.kill('SIGKILL'); process.exit(1); }, 90000);
 main().then(() => {
   clearTimeout(deadline);
   failures.forEach((f) => console.log('FAIL: ' + f));

@@ -11,6 +11,7 @@
 #include "http_server.h"
 #include "json_input.h"
 #include "neardup/json_writer.h"
+#include "stream_answers.h"
 #include "warc_input.h"
 
 namespace neardup::server {
@@ -31,7 +32,8 @@ std::string RouteOf(const std::string& path) {
     const std::string base = prefix + "{name}";
     if (slash == std::string::npos) return base;
     const std::string rest = path.substr(slash);
-    if (rest == "/documents" || rest == "/check" || rest == "/query" || rest == "/compact") {
+    if (rest == "/documents" || rest == "/check" || rest == "/query" || rest == "/compact" ||
+        rest == "/near_duplicates") {
       return base + rest;
     }
     if (rest.rfind("/documents/", 0) == 0) return base + "/documents/{id}";
@@ -54,26 +56,6 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return difference == 0;
 }
 
-// The query parameter `texts` ("true" or "false", default false); false with
-// a 400 sent when it is malformed, or true on a stream that keeps no texts.
-bool TextsParam(const Request& req, Response& res, const NearDuplicateStream& stream, bool* out) {
-  *out = false;
-  if (!req.has_param("texts")) return true;
-  const std::string value = req.get_param_value("texts");
-  if (value != "true" && value != "false") {
-    SendError(res, 400, "invalid_argument",
-              "parameter \"texts\" (" + value + ") must be true or false");
-    return false;
-  }
-  *out = value == "true";
-  if (*out && !stream.config().keep_texts) {
-    SendError(res, 409, "failed_precondition",
-              "texts=true needs a stream created with \"keep_texts\": true");
-    return false;
-  }
-  return true;
-}
-
 // Adds ,"name":<the text, or null when `text` is an error (the document
 // left the window meanwhile)> to the JSON object just written to `out`.
 void AppendTextField(std::string* out, const char* name, const Result<std::string>& text) {
@@ -94,6 +76,8 @@ void AppendOfText(std::string* out, const NearDuplicateStream& stream, const Str
   }
 }
 
+}  // namespace
+
 void AppendAnswer(std::string* out, const StreamAnswer& answer) {
   *out += "{\"id\":";
   AppendJsonString(out, answer.id);
@@ -109,6 +93,8 @@ void AppendAnswer(std::string* out, const StreamAnswer& answer) {
   AppendJsonDouble(out, answer.similarity);
   *out += ",\"time\":" + std::to_string(answer.time) + "}";
 }
+
+namespace {
 
 void AppendOptionalTime(std::string* out, const std::optional<int64_t>& time) {
   *out += time ? std::to_string(*time) : "null";
@@ -333,6 +319,8 @@ void Service::Routes() {
         nullptr);
   route(R"(/v1/streams/([^/]+)/documents/([^/]+))", bind(&Service::GetDocument), nullptr, nullptr,
         bind(&Service::DeleteDocument));
+  route(R"(/v1/streams/([^/]+)/near_duplicates)", bind(&Service::ListStreamAnswers), nullptr,
+        nullptr, nullptr);
   route(R"(/v1/collections/([^/]+))", bind(&Service::GetCollection), nullptr, nullptr, nullptr);
   route(R"(/v1/collections/([^/]+)/query)", nullptr, bind(&Service::QueryCollection), nullptr,
         nullptr);
@@ -450,7 +438,7 @@ void Service::PostDocuments(const Request& req, Response& res, bool check_only) 
   // ?texts=true: a near-duplicate's answer carries the kept document's text
   // (streams that keep texts only).
   bool with_texts = false;
-  if (!TextsParam(req, res, *stream, &with_texts)) return;
+  if (!TextFlagParam(req, res, "texts", *stream, &with_texts)) return;
   const int64_t now = NowSeconds();
   std::vector<StreamDocument> inputs;
   inputs.reserve(documents->size());
@@ -479,8 +467,12 @@ void Service::GetDocument(const Request& req, Response& res) {
   if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
+  // ?passages=true: the texts and their matching passages (stream_answers.cc).
+  bool with_passages = false;
+  if (!TextFlagParam(req, res, "passages", *stream, &with_passages)) return;
+  if (with_passages) return SendDocumentEntry(req, res, *stream);
   bool with_texts = false;
-  if (!TextsParam(req, res, *stream, &with_texts)) return;
+  if (!TextFlagParam(req, res, "texts", *stream, &with_texts)) return;
   Result<StreamAnswer> answer = stream->Get(req.matches[2].str());
   if (!answer.ok()) return SendStatus(res, answer.status());
   std::string body;

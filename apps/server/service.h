@@ -106,6 +106,11 @@ class Service {
   void CompactCollection(const Request& req, Response& res);
   void AppendCollectionMetrics(std::string* out);
 
+  // A stream's list of near-duplicate answers, and one document's entry
+  // with texts and passages (stream_answers.cc).
+  void ListStreamAnswers(const Request& req, Response& res);
+  void SendDocumentEntry(const Request& req, Response& res, const NearDuplicateStream& stream);
+
   // The report pages at /ui/ (ui_routes.cc).
   void GetUiIndex(const Request& req, Response& res);
   void GetUiCollection(const Request& req, Response& res);

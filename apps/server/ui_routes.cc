@@ -1,12 +1,15 @@
 // The report pages of the service (`neardup serve` at /ui/, docs/REPORT.md):
 // the HTML report of `neardup report --collection` for a live collection
 // (from the reader view current when the request starts, so it never
-// waits for an add), a page of each stream's counts, and an index of both.
+// waits for an add), a stream's near-duplicate answers as the same report
+// (a page at a time, with its counts, links and a search form), and an
+// index of both.
 // Pages are built per request; a collection page costs what `neardup report
 // --collection` costs (its top-N lists are read when the stored table is
 // current for the asked top/min, else computed for the page, not stored).
 #include <httplib.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -20,6 +23,7 @@
 #include "neardup/recipe.h"
 #include "neardup/report.h"
 #include "service.h"
+#include "stream_answers.h"
 
 namespace neardup::server {
 namespace {
@@ -34,26 +38,20 @@ void SendPage(httplib::Response& res, std::string html) {
   res.set_content(std::move(html), "text/html; charset=utf-8");
 }
 
-// The query parameter `key` as a number in [min, max] (`fallback` when
-// absent; `integer`: no fraction), or false with a 400 naming it sent.
-bool NumberParam(const httplib::Request& req, httplib::Response& res, const char* key,
-                 double fallback, double min, double max, bool integer, double* out) {
-  *out = fallback;
-  if (!req.has_param(key)) return true;
-  const std::string text = req.get_param_value(key);
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(value >= min && value <= max) ||
-      (integer && value != static_cast<double>(static_cast<uint64_t>(value)))) {
-    char range[64];
-    std::snprintf(range, sizeof(range), "%s in [%g, %g]", integer ? "an integer" : "a number", min,
-                  max);
-    SendError(res, 400, "invalid_argument",
-              std::string("parameter \"") + key + "\" (" + text + ") must be " + range);
-    return false;
+// `text` for a query string: unreserved bytes as they are, others %XX.
+std::string UrlEncoded(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
   }
-  *out = value;
-  return true;
+  return out;
 }
 
 std::string Count(uint64_t value) { return std::to_string(value); }
@@ -140,12 +138,61 @@ void Service::GetUiStream(const Request& req, Response& res) {
   if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
-  SendPage(res, RenderReportIndex(
-                    "neardup serve: stream " + name,
-                    "A stream keeps no texts and no list of its answers, so this page shows its "
-                    "counts; one document's answer is GET /v1/streams/" +
-                        name + "/documents/ID.",
-                    {{"stream " + name, "", StreamFacts(*stream)}}));
+  StreamListOptions options;
+  double max_text_kb = 0;
+  if (!ParseStreamListParams(req, res, &options) ||
+      !NumberParam(req, res, "max_text_kb", 64, 1, 1024, true, &max_text_kb)) {
+    return;
+  }
+  Result<StreamReport> report = BuildStreamReport(*stream, options);
+  if (!report.ok()) return SendStatus(res, report.status());
+  ReportData& data = report->data;
+  data.summary.command_line = "neardup serve: GET " + req.target + " (live)";
+  // The page's own parameters, to carry into its links and form.
+  const std::string base = "/ui/streams/" + name;
+  std::vector<std::pair<std::string, std::string>> kept;
+  for (const char* key : {"q", "from", "to", "limit", "order", "max_text_kb"}) {
+    if (req.has_param(key)) kept.emplace_back(key, req.get_param_value(key));
+  }
+  auto href = [&](const std::string& cursor) {
+    std::string out = base;
+    char separator = '?';
+    for (const auto& [key, value] : kept) {
+      out += separator + key + "=" + UrlEncoded(value);
+      separator = '&';
+    }
+    if (!cursor.empty()) out += separator + std::string("cursor=") + UrlEncoded(cursor);
+    return out;
+  };
+  ReportNavigation& navigation = data.navigation;
+  navigation.facts = StreamFacts(*stream);
+  navigation.facts.emplace_back(
+      "this page", std::to_string(data.pairs.size()) + " near-duplicate answers, " +
+                       (options.oldest_first ? "oldest" : "newest") + " first" +
+                       (options.cursor.empty() ? "" : ", after cursor " + options.cursor));
+  if (!stream->config().keep_texts) {
+    navigation.facts.emplace_back("texts",
+                                  "not kept by this stream: ids, times and similarities only");
+  }
+  navigation.links.emplace_back("first page", href(""));
+  if (!report->next_cursor.empty())
+    navigation.links.emplace_back("next page", href(report->next_cursor));
+  navigation.links.emplace_back("all streams and collections", "/ui/");
+  navigation.form_action = base;
+  for (const auto& [key, label] :
+       std::vector<std::pair<std::string, std::string>>{{"q", "id contains"},
+                                                        {"from", "from time"},
+                                                        {"to", "to time"},
+                                                        {"limit", "per page"},
+                                                        {"order", "order (newest | oldest)"}}) {
+    navigation.form_fields.push_back(
+        {key, label, req.has_param(key) ? req.get_param_value(key) : std::string()});
+  }
+  ReportOptions render;
+  render.max_text_bytes = static_cast<size_t>(max_text_kb) << 10;
+  Result<std::string> html = RenderReport(data, render);
+  if (!html.ok()) return SendStatus(res, html.status());
+  SendPage(res, *std::move(html));
 }
 
 }  // namespace neardup::server

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@ using test_util::PlantedId;
 using test_util::PlantedTexts;
 using test_util::TempDir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class UiRoutesTest : public test_util::ServerTest {
  protected:
@@ -123,14 +125,79 @@ TEST_F(UiRoutesTest, IndexAndStreamPagesShowTheLiveCounts) {
 
   auto [stream_status, stream] = Call("GET", "/ui/streams/news");
   ASSERT_EQ(stream_status, 200);
-  EXPECT_THAT(stream, HasSubstr("<dt>kept (indexed)</dt><dd>2</dd>"));
+  EXPECT_THAT(stream, HasSubstr("<dt>kept (indexed)</dt><dd data-key=\"kept (indexed)\">2</dd>"));
   EXPECT_THAT(stream, HasSubstr("minhash, Jaccard at least 0.8"));
   EXPECT_EQ(Call("GET", "/ui/streams/nope").first, 404);
+
+  // The answer in the window is the page's one pair (no texts: ids only).
+  EXPECT_THAT(stream, HasSubstr("\"docs\":[[\"a\",0,null,0,0,1],[\"a2\",0,null,0,0,3]]"));
+  EXPECT_THAT(stream, HasSubstr("not kept by this stream"));
 
   httplib::Result redirect = Get("/ui");
   ASSERT_TRUE(redirect);
   EXPECT_EQ(redirect->status, 302);
   EXPECT_EQ(redirect->get_header_value("Location"), "/ui/");
+}
+
+// A stream that keeps texts: its page is the report of its near-duplicate
+// answers, a page at a time, searchable, with the two texts and their
+// passages, and hostile texts stay text.
+TEST_F(UiRoutesTest, StreamPagesListTheAnswersWithTextsAndPassages) {
+  StartServer();
+  ASSERT_EQ(Call("PUT", "/v1/streams/s", R"({"keep_texts": true, "threshold": 0.5})").first, 201);
+  const std::vector<std::string> texts = PlantedTexts(2, 33);
+  const std::string hostile = "<script>alert(1)</script> \"onload=alert(2) ";
+  std::string lines = DocumentJson("kept-0", texts[0], 10) + "\n" +
+                      DocumentJson("kept-1", texts[1], 11) + "\n" +
+                      DocumentJson("copy-0", hostile + texts[0], 12) + "\n" +
+                      DocumentJson("<img src=x onerror=alert(3)>", texts[1] + hostile, 13) + "\n";
+  ASSERT_EQ(Call("POST", "/v1/streams/s/documents", lines, "application/x-ndjson").first, 200);
+
+  // Two answers, one per page: the newest first, then the link to the next.
+  auto [status, first] = Call("GET", "/ui/streams/s?limit=1");
+  ASSERT_EQ(status, 200) << first;
+  EXPECT_THAT(first, HasSubstr("\"pairs\":[[0,1,"));
+  EXPECT_THAT(first, HasSubstr("[\"kept-1\","));
+  EXPECT_THAT(first, Not(HasSubstr("copy-0")));
+  const std::string next = "<a href=\"/ui/streams/s?limit=1&amp;cursor=13.3\">next page</a>";
+  ASSERT_THAT(first, HasSubstr(next));
+  auto [next_status, second] = Call("GET", "/ui/streams/s?limit=1&cursor=13.3");
+  ASSERT_EQ(next_status, 200);
+  EXPECT_THAT(second, HasSubstr("[\"copy-0\","));
+  EXPECT_THAT(second, Not(HasSubstr("next page")));
+  // The passages are the JSON route's (one passage: 4 UTF-16 offsets, the
+  // texts being ASCII equal to the byte offsets, kept document first).
+  const std::string entry = Call("GET", "/v1/streams/s/documents/copy-0?passages=true").second;
+  std::smatch passage;
+  ASSERT_TRUE(std::regex_search(
+      entry, passage,
+      std::regex(R"("passages":\[\{"query":\[(\d+),(\d+)\],"match":\[(\d+),(\d+)\]\}\])")));
+  EXPECT_THAT(second,
+              HasSubstr("[" + std::string(passage[3]) + "," + std::string(passage[4]) + "," +
+                        std::string(passage[1]) + "," + std::string(passage[2]) + "]]]"));
+  // Search across the window, and the form keeps what was asked.
+  auto [found_status, found] = Call("GET", "/ui/streams/s?q=COPY");
+  ASSERT_EQ(found_status, 200);
+  EXPECT_THAT(found, HasSubstr("[\"copy-0\","));
+  EXPECT_THAT(found, Not(HasSubstr("onerror=alert(3)")));
+  EXPECT_THAT(found, HasSubstr("name=\"q\" value=\"COPY\""));
+  // Hostile ids and texts: only the page's two scripts, no markup of theirs.
+  auto [all_status, all] = Call("GET", "/ui/streams/s?q=%22%3E%3Cscript%3E");
+  ASSERT_EQ(all_status, 200);
+  EXPECT_THAT(all, HasSubstr("value=\"&quot;&gt;&lt;script&gt;\""));
+  for (const std::string& page : {first, second, found, all}) {
+    const size_t one = page.find("<script");
+    const size_t two = page.find("<script", one + 1);
+    ASSERT_NE(two, std::string::npos);
+    EXPECT_EQ(page.find("<script", two + 1), std::string::npos);
+    EXPECT_EQ(page.find("<img"), std::string::npos);
+  }
+  EXPECT_THAT(Call("GET", "/ui/streams/s").second,
+              HasSubstr("\\u003cimg src=x onerror=alert(3)\\u003e"));
+  // Parameters are checked.
+  for (const char* bad : {"limit=0", "order=up", "from=x", "cursor=abc", "max_text_kb=0"}) {
+    EXPECT_EQ(Call("GET", std::string("/ui/streams/s?") + bad).first, 400) << bad;
+  }
 }
 
 }  // namespace

@@ -37,6 +37,7 @@
 #include "neardup/document_reader.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/fingerprinter.h"
+#include "neardup/passages.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -120,18 +121,6 @@ Status ComputeSimilarities(Collection& collection, const SimilarOptions& options
 // then print it from a read-only collection, without the writer lock.
 Result<bool> SimilaritiesAreCurrent(const Collection& collection, const SimilarOptions& options);
 
-// A matching passage: bytes [query_begin, query_end) of the query text and
-// bytes [match_begin, match_end) of the match's stored text (BYTE offsets
-// into the original UTF-8, half-open; slice the original texts with them).
-struct Passage {
-  uint32_t query_begin = 0;
-  uint32_t query_end = 0;
-  uint32_t match_begin = 0;
-  uint32_t match_end = 0;
-  uint32_t chunks = 0;  // shared chunk occurrences merged into this passage
-  friend bool operator==(const Passage&, const Passage&) = default;
-};
-
 struct QueryMatch {
   uint32_t doc = 0;
   std::string id;  // external id
@@ -166,15 +155,10 @@ Result<QueryResult> QueryDocument(const Collection& collection, const Fingerprin
                                   std::string_view text, const QueryOptions& options);
 
 // The passages of `query_text` found in the stored text of live document
-// `match_doc`. A chunk occurrence of the query pairs with an occurrence of
-// the same chunk in the match when the chunk is counted (df <= the
-// collection's cap, as in the score). Pairs are chained into runs in text
-// order: a pair extends a run when it moves forward in both texts and its
-// window overlaps or touches the run's last window in both (gap of at most
-// shingle_width * (sample_modulus - 1) tokens, so sampled recipes still give
-// whole passages). A passage is the union of its windows' byte ranges.
-// Passages come sorted by query_begin, then match_begin. A chunk repeated
-// more than 64 times in the match pairs with its first 64 occurrences only.
+// `match_doc`, under the collection's recipe, as neardup/passages.h finds
+// them for two texts, except that a chunk counts only when its document
+// frequency is within the collection's cap (as in the score).
+// Passages come sorted by query_begin, then match_begin.
 // NotFound when the document is not live; FailedPrecondition when texts are
 // not stored; the errors of chunking (texts >= 4 GiB).
 Result<std::vector<Passage>> MatchingPassages(const Collection& collection,

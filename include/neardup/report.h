@@ -12,6 +12,8 @@
 //  - BuildNearDuplicateReport: the verified pairs (and clusters) of
 //    `neardup pairs` / `clusters`, with the shared shingles of each pair
 //    chained into passages the same way.
+//  - BuildStreamReport: a page of a stream's near-duplicate answers
+//    (neardup/stream.h), with passages when the stream keeps texts.
 //
 // Safety: every text of the data (document text, ids, the command line) is
 // either HTML-escaped into the page or embedded once as JSON inside a
@@ -42,6 +44,7 @@
 #include "neardup/document_reader.h"
 #include "neardup/recipe.h"
 #include "neardup/status.h"
+#include "neardup/stream.h"
 
 namespace neardup {
 
@@ -53,6 +56,8 @@ struct ReportDocument {
   std::optional<std::string> text;  // the full text; nullopt when not shown
   // Containment only: the best max(a_in_b, b_in_a) over its top-N (0: none).
   double best_score = 0.0;
+  // Seconds since the epoch (a stream's documents); shown as UTC when set.
+  std::optional<int64_t> time = std::nullopt;
 };
 
 struct ReportPair {
@@ -82,12 +87,33 @@ struct ReportSummary {
   uint64_t bytes_total = 0;
 };
 
+// A text field of a ReportNavigation's search form.
+struct ReportFormField {
+  std::string name;   // the query parameter
+  std::string label;  // shown before the field
+  std::string value;  // its current value
+};
+
+// What a live page (`neardup serve`'s stream pages) shows above its tables:
+// facts, links to other pages of the same result, and a GET form that asks
+// the server for another page. Empty: nothing (a report file).
+// Every text is HTML-escaped; a link or form whose href/action is not a path
+// on the same server ("/..." without "//", a scheme or a backslash) is left
+// out, so no value can make the page leave its server.
+struct ReportNavigation {
+  std::vector<std::pair<std::string, std::string>> facts;  // (label, value)
+  std::vector<std::pair<std::string, std::string>> links;  // (label, href)
+  std::string form_action;                                 // empty: no form
+  std::vector<ReportFormField> form_fields;
+};
+
 struct ReportData {
   ReportKind kind = ReportKind::kNearDuplicates;
   ReportSummary summary;
   std::vector<ReportDocument> documents;
   std::vector<ReportPair> pairs;
   std::vector<ReportCluster> clusters;  // near-duplicates only
+  ReportNavigation navigation;
 };
 
 struct ReportOptions {
@@ -149,6 +175,23 @@ Result<ReportData> BuildNearDuplicateReport(DocumentReader& reader,
                                             const std::vector<PairLine>& pairs,
                                             const std::vector<std::vector<std::string>>& clusters,
                                             const NearDuplicateReportOptions& options);
+
+// A page of a stream's near-duplicate answers (NearDuplicateStream::List with
+// `options`; newest first by default) as a near-duplicates report: per
+// answer a pair (A = the kept document, B = the near-duplicate, with its
+// similarity and, for SimHash, distance), documents with their times, and
+// per kept document a cluster of it and its near-duplicates on this page
+// (kept by the leader rule). A stream that keeps texts adds both texts and
+// their passages (StreamDetail::passages; `options.detail` is set here);
+// one that does not shows ids, times and similarities only. The summary
+// counts the window (Stats()); the navigation is left to the caller, with
+// the page's next cursor. The errors of List.
+struct StreamReport {
+  ReportData data;
+  std::string next_cursor;  // as StreamPage::next_cursor
+};
+Result<StreamReport> BuildStreamReport(const NearDuplicateStream& stream,
+                                       StreamListOptions options);
 
 // One entry of a report index: a live service's page per collection and
 // per stream (`neardup serve` at /ui/, docs/REPORT.md).

@@ -37,13 +37,15 @@
 // and verification of its candidates, one log append and a share of an
 // fsync. Memory per kept document: its sketches (MinHash: k-value and bottom-k
 // sketches, 8 bytes per hash each, plus 4 bytes per distinct shingle; SimHash:
-// 8 bytes) and its index entries; per near-duplicate only its answer; with
+// 8 bytes) and its index entries; per near-duplicate its answer and its entry
+// in the list of near-duplicates (List, ~64 bytes); with
 // keep_texts, every document's text as well. Stats() reports the measured
 // total.
 // Thread safety: every method may be called concurrently. Add and Remove take
 // one writer lock for the decision and the log append (so decisions follow a
 // single order, the log's); fingerprinting happens before it and the fsync
-// wait after it. Check, Get and Stats take the same lock briefly.
+// wait after it. Check, Get, Entry, List and Stats take the same lock briefly
+// (Entry and List compute passages after releasing it).
 #ifndef NEARDUP_STREAM_H_
 #define NEARDUP_STREAM_H_
 
@@ -56,6 +58,7 @@
 #include <vector>
 
 #include "neardup/near_duplicates.h"
+#include "neardup/passages.h"
 #include "neardup/recipe.h"
 #include "neardup/status.h"
 
@@ -145,6 +148,62 @@ struct StreamDocument {
 // (bounds the fingerprints held and how long the writer lock is held).
 inline constexpr size_t kStreamBatchGroup = 128;
 
+// What an entry of List or Entry carries besides the answer.
+struct StreamDetail {
+  // The document's text and, for a near-duplicate, its kept document's text
+  // while that one is in the window (keep_texts streams only). Default false.
+  bool texts = false;
+  // Also the passages between the two (implies texts): this document is the
+  // query, the kept one the match, under NearDuplicatePassageRecipe of the
+  // stream's recipe (neardup/passages.h), as `neardup report` shows a pair.
+  // Computed outside the stream's lock: a few times the fingerprinting cost
+  // of both texts. Default false.
+  bool passages = false;
+};
+
+// A stored document's answer with what StreamDetail asked for.
+struct StreamEntry {
+  StreamAnswer answer;
+  // A near-duplicate's kept document's time, while that one is in the window.
+  std::optional<int64_t> of_time;
+  std::optional<std::string> text;  // with texts
+  std::optional<std::string>
+      of_text;                    // with texts, a near-duplicate whose kept one is in the window
+  std::vector<Passage> passages;  // with passages, when of_text is present
+};
+
+// Which near-duplicate answers List returns (see List).
+struct StreamListOptions {
+  // By (time, arrival): newest first (default) or oldest first.
+  bool oldest_first = false;
+  // Only answers whose time is in [from_time, to_time] (either side open when
+  // unset).
+  std::optional<int64_t> from_time;
+  std::optional<int64_t> to_time;
+  // Only answers whose id or kept document's id contains this (ASCII letters
+  // compared case-insensitively, other bytes exactly). Empty: all.
+  std::string search;
+  // Where the previous page ended (its next_cursor); empty: the first page.
+  std::string cursor;
+  // Entries per page, 1..kMaxStreamListLimit. Default 100.
+  size_t limit = 100;
+  // The most near-duplicates one call looks at, at least 1 (a search may skip
+  // many; the page then ends early with a cursor, so no call holds the
+  // stream's lock for long). Default 100000 (about a millisecond).
+  size_t max_scanned = 100000;
+  StreamDetail detail;
+};
+
+struct StreamPage {
+  std::vector<StreamEntry> entries;
+  // Pass as StreamListOptions::cursor for the next page; empty when nothing
+  // is left (a full page may be followed by an empty one).
+  std::string next_cursor;
+  uint64_t scanned = 0;  // near-duplicates looked at
+};
+
+inline constexpr size_t kMaxStreamListLimit = 10000;
+
 // The largest id Add accepts, in bytes.
 inline constexpr size_t kMaxStreamIdBytes = 1024;
 
@@ -200,6 +259,21 @@ class NearDuplicateStream {
   // FailedPrecondition when the stream does not keep texts; NotFound when
   // `id` is absent.
   Result<std::string> Text(std::string_view id) const;
+  // The stored answer of `id` with `detail` (texts read under one lock, so
+  // text and of_text are of one moment). NotFound when absent;
+  // FailedPrecondition when detail asks for texts and the stream keeps none.
+  Result<StreamEntry> Entry(std::string_view id, const StreamDetail& detail) const;
+  // The near-duplicate answers in the window now, a page at a time (see
+  // StreamListOptions). Documents answered as near-duplicates are listed
+  // until they leave the window (time, cap or Remove), also after their kept
+  // document left; the list is part of the state, so it is the same after a
+  // restart (snapshot + log) as before. A cursor stays valid while
+  // documents come and go: the next page starts after its (time, arrival).
+  // Cost: O(log n + scanned) under the lock, then the texts and passages
+  // asked for; memory one set entry (~64 bytes) per near-duplicate, counted
+  // in Stats().memory_bytes. InvalidArgument for a bad limit, max_scanned or
+  // cursor; FailedPrecondition as Entry.
+  Result<StreamPage> List(const StreamListOptions& options) const;
   // Removes `id` (and from the index, if kept; documents that were answered
   // as its near-duplicates keep their answers). NotFound when absent.
   Status Remove(std::string_view id);

@@ -1,9 +1,11 @@
-// MatchingPassages: where a query and a stored document share counted
-// chunks, as runs of byte ranges in both texts.
+// MatchingPassages: where two texts (or a query and a stored document)
+// share counted chunks, as runs of byte ranges in both texts.
 #include "engine/containment_passages.h"
 
 #include <algorithm>
 #include <utility>
+
+#include "neardup/near_duplicates.h"
 
 namespace neardup {
 namespace internal {
@@ -84,12 +86,36 @@ std::vector<Passage> ChainPassages(std::span<const ChunkSpan> query,
   return done;
 }
 
+Result<PassageMatcher> PassageMatcher::Create(const Recipe& recipe) {
+  NEARDUP_ASSIGN_OR_RETURN(ChunkSpanExtractor extractor, ChunkSpanExtractor::Create(recipe));
+  // Sampled recipes keep one window in sample_modulus: a run may skip the
+  // windows sampling dropped and still be one passage.
+  const uint32_t max_gap_tokens =
+      static_cast<uint32_t>(recipe.chunks.shingle_width) * (recipe.chunks.sample_modulus - 1);
+  return PassageMatcher(std::move(extractor), max_gap_tokens);
+}
+
+Result<std::vector<Passage>> PassageMatcher::Match(
+    std::span<const ChunkSpan> query, std::string_view match_text,
+    const std::function<bool(uint32_t)>& counted) const {
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<ChunkSpan> match, extractor_.Extract(match_text));
+  static const std::function<bool(uint32_t)> kAll = [](uint32_t) { return true; };
+  return ChainPassages(query, match, counted ? counted : kAll, max_gap_tokens_);
+}
+
+Result<std::vector<Passage>> PassageMatcher::Match(
+    std::string_view query_text, std::string_view match_text,
+    const std::function<bool(uint32_t)>& counted) const {
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<ChunkSpan> query, extractor_.Extract(query_text));
+  return Match(query, match_text, counted);
+}
+
 }  // namespace internal
 
 namespace {
 
 Result<std::vector<Passage>> PassagesWith(const Collection& collection,
-                                          const internal::ChunkSpanExtractor& extractor,
+                                          const internal::PassageMatcher& matcher,
                                           std::span<const internal::ChunkSpan> query,
                                           uint32_t match_doc) {
   if (!collection.stores_texts()) {
@@ -98,24 +124,34 @@ Result<std::vector<Passage>> PassagesWith(const Collection& collection,
                                    "passages are unavailable");
   }
   NEARDUP_ASSIGN_OR_RETURN(std::string text, collection.Text(match_doc));
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<internal::ChunkSpan> match, extractor.Extract(text));
   const uint32_t cap = collection.max_document_frequency();
   const TieredChunkIndex index = collection.index();
-  auto counted = [&](uint32_t id) { return cap == 0 || index.DocumentFrequency(id) <= cap; };
-  const Recipe& recipe = collection.recipe();
-  const uint32_t max_gap_tokens =
-      static_cast<uint32_t>(recipe.chunks.shingle_width) * (recipe.chunks.sample_modulus - 1);
-  return internal::ChainPassages(query, match, counted, max_gap_tokens);
+  return matcher.Match(query, text,
+                       [&](uint32_t id) { return cap == 0 || index.DocumentFrequency(id) <= cap; });
 }
 
 }  // namespace
 
+Recipe NearDuplicatePassageRecipe(Recipe recipe) {
+  NearDuplicateOptions exact;
+  exact.method = NearDuplicateMethod::kMinHash;
+  exact.verify_exact = true;
+  return RecipeForNearDuplicates(std::move(recipe), exact);
+}
+
+Result<std::vector<Passage>> MatchingPassages(const Recipe& recipe, std::string_view query_text,
+                                              std::string_view match_text) {
+  NEARDUP_ASSIGN_OR_RETURN(internal::PassageMatcher matcher,
+                           internal::PassageMatcher::Create(recipe));
+  return matcher.Match(query_text, match_text);
+}
+
 Result<std::vector<Passage>> MatchingPassages(const Collection& collection,
                                               std::string_view query_text, uint32_t match_doc) {
-  NEARDUP_ASSIGN_OR_RETURN(internal::ChunkSpanExtractor extractor,
-                           internal::ChunkSpanExtractor::Create(collection.recipe()));
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<internal::ChunkSpan> query, extractor.Extract(query_text));
-  return PassagesWith(collection, extractor, query, match_doc);
+  NEARDUP_ASSIGN_OR_RETURN(internal::PassageMatcher matcher,
+                           internal::PassageMatcher::Create(collection.recipe()));
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<internal::ChunkSpan> query, matcher.Spans(query_text));
+  return PassagesWith(collection, matcher, query, match_doc);
 }
 
 namespace internal {
@@ -123,12 +159,11 @@ namespace internal {
 Status AddPassages(const Collection& collection, std::string_view query_text, size_t passages_top,
                    std::vector<QueryMatch>* matches) {
   if (passages_top == 0 || matches->empty()) return Status::Ok();
-  NEARDUP_ASSIGN_OR_RETURN(ChunkSpanExtractor extractor,
-                           ChunkSpanExtractor::Create(collection.recipe()));
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<ChunkSpan> query, extractor.Extract(query_text));
+  NEARDUP_ASSIGN_OR_RETURN(PassageMatcher matcher, PassageMatcher::Create(collection.recipe()));
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<ChunkSpan> query, matcher.Spans(query_text));
   for (size_t i = 0; i < matches->size() && i < passages_top; ++i) {
     NEARDUP_ASSIGN_OR_RETURN((*matches)[i].passages,
-                             PassagesWith(collection, extractor, query, (*matches)[i].doc));
+                             PassagesWith(collection, matcher, query, (*matches)[i].doc));
   }
   return Status::Ok();
 }

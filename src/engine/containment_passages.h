@@ -12,6 +12,7 @@
 #include <functional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "neardup/containment_engine.h"
@@ -30,6 +31,35 @@ std::vector<Passage> ChainPassages(std::span<const ChunkSpan> query,
                                    std::span<const ChunkSpan> match,
                                    const std::function<bool(uint32_t)>& counted,
                                    uint32_t max_gap_tokens);
+
+// The part every matching-passages caller shares (a collection's
+// MatchingPassages and its queries, the two-text MatchingPassages of
+// neardup/passages.h, the report's pairs, a stream's near-duplicates): the
+// recipe's chunk spans of both texts chained by ChainPassages with the
+// recipe's gap, shingle_width * (sample_modulus - 1) tokens.
+// Thread safety: const after Create; may be shared.
+class PassageMatcher {
+ public:
+  // The errors of ChunkSpanExtractor::Create.
+  static Result<PassageMatcher> Create(const Recipe& recipe);
+
+  // The chunk spans of `text` (to chain one query against many matches).
+  Result<std::vector<ChunkSpan>> Spans(std::string_view text) const {
+    return extractor_.Extract(text);
+  }
+  // The passages of the query (its Spans) found in `match_text`; a shared
+  // chunk counts when counted(id) (null: every chunk).
+  Result<std::vector<Passage>> Match(std::span<const ChunkSpan> query, std::string_view match_text,
+                                     const std::function<bool(uint32_t)>& counted = {}) const;
+  Result<std::vector<Passage>> Match(std::string_view query_text, std::string_view match_text,
+                                     const std::function<bool(uint32_t)>& counted = {}) const;
+
+ private:
+  PassageMatcher(ChunkSpanExtractor extractor, uint32_t max_gap_tokens)
+      : extractor_(std::move(extractor)), max_gap_tokens_(max_gap_tokens) {}
+  ChunkSpanExtractor extractor_;
+  uint32_t max_gap_tokens_;
+};
 
 // Sets the passages of the first `passages_top` of `matches` (the query's
 // chunk spans are computed once). The errors of MatchingPassages.

@@ -5,10 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "neardup/containment_engine.h"
+#include "neardup/passages.h"
 #include "support/temp_dir.h"
 
 namespace neardup {
@@ -69,10 +72,12 @@ TEST(ChainPassagesTest, UncountedChunksAndRepeatsInTheMatch) {
 
 class MatchingPassagesTest : public ::testing::Test {
  protected:
-  std::unique_ptr<Collection> CreateWith(const std::vector<Document>& docs, bool store_texts) {
+  std::unique_ptr<Collection> CreateWith(const std::vector<Document>& docs, bool store_texts,
+                                         uint32_t max_document_frequency = 1000) {
     const std::string path = (dir_ / "c").string();
-    EXPECT_TRUE(Collection::Create(path, *PresetRecipe("default"),
-                                   {.max_document_frequency = 1000, .store_texts = store_texts})
+    EXPECT_TRUE(Collection::Create(
+                    path, *PresetRecipe("default"),
+                    {.max_document_frequency = max_document_frequency, .store_texts = store_texts})
                     .ok());
     Result<std::unique_ptr<Collection>> c =
         Collection::Open(path, {.mode = Collection::Mode::kReadWrite, .clock = {}});
@@ -137,6 +142,52 @@ TEST_F(MatchingPassagesTest, PastedParagraphsAreFound) {
   Result<std::vector<Passage>> direct = MatchingPassages(*c, query, m.doc);
   ASSERT_TRUE(direct.ok());
   EXPECT_EQ(*direct, m.passages);
+  // Two texts and the recipe, no collection: the same passages (no chunk is
+  // over this collection's cap).
+  Result<std::vector<Passage>> texts = MatchingPassages(c->recipe(), query, archived);
+  ASSERT_TRUE(texts.ok()) << texts.status();
+  EXPECT_EQ(*texts, m.passages);
+}
+
+// The two-text form counts every chunk; a collection leaves out those over
+// its cap. A chunk shared by every document of a collection capped at one
+// document is boilerplate there, but still a passage between the two texts.
+TEST_F(MatchingPassagesTest, TwoTextsCountEveryChunkWhereACollectionAppliesItsCap) {
+  const std::string shared =
+      "Quarterly boilerplate sentence printed atop every letter inside this archive";
+  const std::string own = "Unique tale about lighthouse keepers during long northern winters";
+  const std::string archived = shared + ". " + own;
+  const std::string query = own + "; and then " + shared;
+  std::unique_ptr<Collection> c =
+      CreateWith({{"a", archived}, {"b", shared + ". something else entirely, about rivers"}},
+                 /*store_texts=*/true, /*max_document_frequency=*/1);
+  Result<std::vector<Passage>> two = MatchingPassages(c->recipe(), query, archived);
+  ASSERT_TRUE(two.ok()) << two.status();
+  auto slice = [](const std::string& text, uint32_t begin, uint32_t end) {
+    return text.substr(begin, end - begin);
+  };
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ(slice(query, (*two)[0].query_begin, (*two)[0].query_end), own);
+  EXPECT_EQ(slice(archived, (*two)[0].match_begin, (*two)[0].match_end), own);
+  EXPECT_EQ(slice(query, (*two)[1].query_begin, (*two)[1].query_end), shared);
+  EXPECT_EQ(slice(archived, (*two)[1].match_begin, (*two)[1].match_end), shared);
+  Result<std::optional<DocumentInfo>> info = c->FindDocument("a");
+  ASSERT_TRUE(info.ok() && info->has_value());
+  Result<std::vector<Passage>> capped = MatchingPassages(*c, query, (*info)->doc);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  ASSERT_EQ(capped->size(), 1u);
+  EXPECT_EQ((*capped)[0], (*two)[0]);
+}
+
+TEST(TwoTextPassagesTest, BadRecipeAndNoSharedChunks) {
+  Recipe recipe = *PresetRecipe("default");
+  Result<std::vector<Passage>> none =
+      MatchingPassages(recipe, "alpha beta gamma delta epsilon", "one two three four five six");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_THAT(*none, IsEmpty());
+  EXPECT_THAT(*MatchingPassages(recipe, "", "one two three"), IsEmpty());
+  recipe.chunks.shingle_width = 0;
+  EXPECT_EQ(MatchingPassages(recipe, "a b", "a b").status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(MatchingPassagesTest, WithoutStoredTextsPassagesAreRefused) {

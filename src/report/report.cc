@@ -126,7 +126,7 @@ std::string DataJson(const ReportData& data, const ReportOptions& options) {
   json += data.kind == ReportKind::kContainment ? "\"containment\"" : "\"near-duplicates\"";
   json += ",\"page\":" + std::to_string(options.page_size);
   json += ",\"max_text_bytes\":" + std::to_string(options.max_text_bytes);
-  // docs: [id, length, text or null, cut (0/1), best score]
+  // docs: [id, length, text or null, cut (0/1), best score(, time)]
   json += ",\"docs\":[";
   for (size_t i = 0; i < data.documents.size(); ++i) {
     const ReportDocument& doc = data.documents[i];
@@ -141,6 +141,7 @@ std::string DataJson(const ReportData& data, const ReportOptions& options) {
     }
     json += doc.text && cuts[i] < doc.text->size() ? ",1," : ",0,";
     AppendScore(&json, doc.best_score);
+    if (doc.time) json += ',' + std::to_string(*doc.time);
     json += ']';
   }
   // pairs: [a, b, similarity, distance, a_in_b, b_in_a, [a0, a1, b0, b1, ...]]
@@ -227,6 +228,42 @@ std::string SummaryHtml(const ReportData& data, const ReportOptions& options) {
   return html;
 }
 
+// The facts, links and search form of a live page; "" for a report file.
+std::string NavigationHtml(const ReportNavigation& navigation) {
+  std::string html;
+  if (!navigation.facts.empty()) {
+    html += "<dl id=\"live-facts\">";
+    for (const auto& [label, value] : navigation.facts) SummaryItem(&html, label, label, value);
+    html += "</dl>";
+  }
+  if (!navigation.form_action.empty() && internal::IsLocalPath(navigation.form_action)) {
+    html += "<form id=\"live-search\" method=\"get\" action=\"";
+    AppendHtmlEscaped(&html, navigation.form_action);
+    html += "\">";
+    for (const ReportFormField& field : navigation.form_fields) {
+      html += "<label>";
+      AppendHtmlEscaped(&html, field.label);
+      html += " <input type=\"text\" name=\"";
+      AppendHtmlEscaped(&html, field.name);
+      html += "\" value=\"";
+      AppendHtmlEscaped(&html, field.value);
+      html += "\"></label> ";
+    }
+    html += "<button type=\"submit\">show</button></form>";
+  }
+  std::string links;
+  for (const auto& [label, href] : navigation.links) {
+    if (!internal::IsLocalPath(href)) continue;
+    links += "<a href=\"";
+    AppendHtmlEscaped(&links, href);
+    links += "\">";
+    AppendHtmlEscaped(&links, label);
+    links += "</a> ";
+  }
+  if (!links.empty()) html += "<p id=\"live-links\">" + links + "</p>";
+  return html.empty() ? html : "<section id=\"live\">" + html + "</section>";
+}
+
 std::string PlotsHtml(const ReportData& data) {
   std::vector<double> scores;
   scores.reserve(data.pairs.size());
@@ -262,6 +299,7 @@ Result<std::string> RenderReport(const ReportData& data, const ReportOptions& op
       {"TITLE", title},
       {"SUMMARY", SummaryHtml(data, options)},
       {"PLOTS", PlotsHtml(data)},
+      {"NAV", NavigationHtml(data.navigation)},
       {"DATA", DataJson(data, options)},
   };
   // Placeholders are looked for in the template only, never in what replaces

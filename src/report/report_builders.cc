@@ -10,7 +10,6 @@
 #include "engine/containment_passages.h"
 #include "neardup/near_duplicates.h"
 #include "neardup/report.h"
-#include "text/chunk_spans.h"
 
 namespace neardup {
 namespace {
@@ -21,24 +20,22 @@ std::string Number(double value) {
   return buffer;
 }
 
-// The passages of every pair, in parallel: each pair's two texts are chunked
-// with `extractor` (one pair at a time, so memory stays that of the texts).
-Status AddPassages(const internal::ChunkSpanExtractor& extractor,
-                   const std::function<bool(uint32_t)>& counted, uint32_t max_gap_tokens,
-                   ReportData* data) {
+// The passages of every pair, in parallel (one pair's two texts chunked at
+// a time, so memory stays that of the texts).
+Status AddPassages(const internal::PassageMatcher& matcher,
+                   const std::function<bool(uint32_t)>& counted, ReportData* data) {
   std::vector<Status> errors(data->pairs.size());
   tbb::parallel_for(size_t{0}, data->pairs.size(), [&](size_t p) {
     ReportPair& pair = data->pairs[p];
     const auto& a = data->documents[pair.a].text;
     const auto& b = data->documents[pair.b].text;
     if (!a || !b) return;
-    Result<std::vector<internal::ChunkSpan>> spans_a = extractor.Extract(*a);
-    Result<std::vector<internal::ChunkSpan>> spans_b = extractor.Extract(*b);
-    if (!spans_a.ok() || !spans_b.ok()) {
-      errors[p] = spans_a.ok() ? spans_b.status() : spans_a.status();
+    Result<std::vector<Passage>> passages = matcher.Match(*a, *b, counted);
+    if (!passages.ok()) {
+      errors[p] = passages.status();
       return;
     }
-    pair.passages = internal::ChainPassages(*spans_a, *spans_b, counted, max_gap_tokens);
+    pair.passages = *std::move(passages);
   });
   for (const Status& error : errors) NEARDUP_RETURN_IF_ERROR(error);
   return Status::Ok();
@@ -106,15 +103,12 @@ Result<ReportData> BuildCollectionReport(const Collection& collection,
     data.summary.bytes_total += text.size();
     data.documents[i].text = std::move(text);
   }
-  NEARDUP_ASSIGN_OR_RETURN(internal::ChunkSpanExtractor extractor,
-                           internal::ChunkSpanExtractor::Create(collection.recipe()));
+  NEARDUP_ASSIGN_OR_RETURN(internal::PassageMatcher matcher,
+                           internal::PassageMatcher::Create(collection.recipe()));
   const uint32_t cap = collection.max_document_frequency();
   const TieredChunkIndex index = collection.index();
-  const Recipe& recipe = collection.recipe();
   NEARDUP_RETURN_IF_ERROR(AddPassages(
-      extractor, [&](uint32_t id) { return cap == 0 || index.DocumentFrequency(id) <= cap; },
-      static_cast<uint32_t>(recipe.chunks.shingle_width) * (recipe.chunks.sample_modulus - 1),
-      &data));
+      matcher, [&](uint32_t id) { return cap == 0 || index.DocumentFrequency(id) <= cap; }, &data));
   return data;
 }
 
@@ -231,15 +225,9 @@ Result<ReportData> BuildNearDuplicateReport(DocumentReader& reader,
   data.summary.recipe_json = CanonicalJson(options.recipe);
 
   // Passages over the shingles the MinHash verification compares.
-  NearDuplicateOptions exact;
-  exact.method = NearDuplicateMethod::kMinHash;
-  exact.verify_exact = true;
-  Result<internal::ChunkSpanExtractor> extractor =
-      internal::ChunkSpanExtractor::Create(RecipeForNearDuplicates(options.recipe, exact));
-  if (extractor.ok()) {
-    NEARDUP_RETURN_IF_ERROR(AddPassages(
-        *extractor, [](uint32_t) { return true; }, 0, &data));
-  }
+  Result<internal::PassageMatcher> matcher =
+      internal::PassageMatcher::Create(NearDuplicatePassageRecipe(options.recipe));
+  if (matcher.ok()) NEARDUP_RETURN_IF_ERROR(AddPassages(*matcher, {}, &data));
   return data;
 }
 

@@ -9,17 +9,7 @@ namespace neardup {
 namespace {
 
 using internal::AppendHtmlEscaped;
-
-// A link target on the same server: an absolute path, not "//host" (a
-// network-path reference), with no backslash (which browsers read as '/')
-// and no control characters.
-bool IsLocalPath(std::string_view href) {
-  if (href.size() < 1 || href[0] != '/' || href.substr(0, 2) == "//") return false;
-  for (char c : href) {
-    if (c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
-  }
-  return true;
-}
+using internal::IsLocalPath;
 
 constexpr std::string_view kHead = R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

@@ -68,6 +68,14 @@ void AppendHtmlEscaped(std::string* out, std::string_view text) {
       });
 }
 
+bool IsLocalPath(std::string_view href) {
+  if (href.size() < 1 || href[0] != '/' || href.substr(0, 2) == "//") return false;
+  for (char c : href) {
+    if (c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
 void AppendScriptJsonString(std::string* out, std::string_view text) {
   out->push_back('"');
   ForEachCharacter(

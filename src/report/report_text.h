@@ -20,6 +20,11 @@ namespace neardup::internal {
 // content and in quoted attribute values); invalid UTF-8 becomes U+FFFD.
 void AppendHtmlEscaped(std::string* out, std::string_view text);
 
+// A link target on the same server: an absolute path, not "//host" (a
+// network-path reference), with no backslash (which browsers read as '/')
+// and no control characters.
+bool IsLocalPath(std::string_view href);
+
 // Appends `text` as a JSON string that is also safe inside a <script>
 // element: '<', '>' and '&' are \u003c, \u003e, \u0026 (so neither "</script"
 // nor "<!--" can occur), U+2028 and U+2029 are escaped, control characters

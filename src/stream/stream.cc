@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <vector>
 
+#include "engine/containment_passages.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/write_ahead_log.h"
 #include "stream/stream_record.h"
@@ -93,6 +95,45 @@ Status CheckId(std::string_view id) {
   return Status::Ok();
 }
 
+Status CheckDetail(const StreamDetail& detail, const StreamConfig& config) {
+  if ((detail.texts || detail.passages) && !config.keep_texts) {
+    return FailedPreconditionError("the stream does not keep texts (keep_texts is false)");
+  }
+  return Status::Ok();
+}
+
+// A list cursor is "<time>.<arrival number>" of the entry the page ended at.
+std::string EncodeCursor(const StreamState::ListKey& key) {
+  return std::to_string(key.first) + "." + std::to_string(key.second);
+}
+
+Result<StreamState::ListKey> DecodeCursor(std::string_view cursor) {
+  StreamState::ListKey key;
+  const char* end = cursor.data() + cursor.size();
+  auto [dot, time_error] = std::from_chars(cursor.data(), end, key.first);
+  Status bad =
+      InvalidArgumentError("cursor (\"" + std::string(cursor) + "\") is not one a page returned");
+  if (time_error != std::errc() || dot == end || *dot != '.' || dot + 1 == end || dot[1] == '-' ||
+      dot[1] == '+') {
+    return bad;
+  }
+  auto [last, seq_error] = std::from_chars(dot + 1, end, key.second);
+  if (seq_error != std::errc() || last != end) return bad;
+  return key;
+}
+
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool ContainsFolded(std::string_view text, std::string_view folded_needle) {
+  if (folded_needle.size() > text.size()) return false;
+  for (size_t at = 0; at + folded_needle.size() <= text.size(); ++at) {
+    size_t i = 0;
+    while (i < folded_needle.size() && AsciiLower(text[at + i]) == folded_needle[i]) ++i;
+    if (i == folded_needle.size()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 class NearDuplicateStream::Impl {
@@ -105,7 +146,40 @@ class NearDuplicateStream::Impl {
     NEARDUP_ASSIGN_OR_RETURN(
         std::unique_ptr<Fingerprinter> fingerprinter,
         CreateCpuFingerprinter(state.recipe(), SketchesForNearDuplicates(state.options())));
-    return std::make_unique<Impl>(std::move(state), std::move(fingerprinter));
+    auto impl = std::make_unique<Impl>(std::move(state), std::move(fingerprinter));
+    if (config.keep_texts) {
+      NEARDUP_ASSIGN_OR_RETURN(
+          internal::PassageMatcher matcher,
+          internal::PassageMatcher::Create(NearDuplicatePassageRecipe(impl->state_.recipe())));
+      impl->passage_matcher_.emplace(std::move(matcher));
+    }
+    return impl;
+  }
+
+  // `doc`'s entry with the texts `detail` asks for (passages are added by
+  // AddPassages, outside the lock). REQUIRES: mutex_ held.
+  StreamEntry EntryLocked(const StreamDoc& doc, const StreamDetail& detail) const {
+    StreamEntry entry;
+    entry.answer = AnswerOf(doc);
+    const bool texts = detail.texts || detail.passages;
+    if (texts) entry.text = doc.text;
+    if (doc.status == StreamStatus::kNearDuplicate) {
+      // The kept document, unless its id left and came back as another
+      // (later) document.
+      const StreamDoc* kept = state_.Find(doc.of);
+      if (kept != nullptr && kept->kept && kept->seq < doc.seq) {
+        entry.of_time = kept->time;
+        if (texts) entry.of_text = kept->text;
+      }
+    }
+    return entry;
+  }
+
+  Status AddPassages(const StreamDetail& detail, StreamEntry* entry) const {
+    if (!detail.passages || !entry->text || !entry->of_text) return Status::Ok();
+    NEARDUP_ASSIGN_OR_RETURN(entry->passages,
+                             passage_matcher_->Match(*entry->text, *entry->of_text));
+    return Status::Ok();
   }
 
   // Writes snapshot-<generation> atomically (temporary file, fsync, rename,
@@ -321,6 +395,7 @@ class NearDuplicateStream::Impl {
 
   StreamState state_;
   std::unique_ptr<Fingerprinter> fingerprinter_;
+  std::optional<internal::PassageMatcher> passage_matcher_;  // keep_texts streams
   mutable std::mutex mutex_;  // the writer lock; guards everything below and state_
   std::string dir_;           // "" in memory
   StreamOpenOptions options_;
@@ -505,6 +580,54 @@ Result<std::string> NearDuplicateStream::Text(std::string_view id) const {
   const StreamDoc* doc = impl_->state_.Find(id);
   if (doc == nullptr) return NotFoundError("no document \"" + std::string(id) + "\"");
   return doc->text;
+}
+
+Result<StreamEntry> NearDuplicateStream::Entry(std::string_view id,
+                                               const StreamDetail& detail) const {
+  NEARDUP_RETURN_IF_ERROR(CheckDetail(detail, impl_->state_.config()));
+  StreamEntry entry;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex_);
+    const StreamDoc* doc = impl_->state_.Find(id);
+    if (doc == nullptr) return NotFoundError("no document \"" + std::string(id) + "\"");
+    entry = impl_->EntryLocked(*doc, detail);
+  }
+  NEARDUP_RETURN_IF_ERROR(impl_->AddPassages(detail, &entry));
+  return entry;
+}
+
+Result<StreamPage> NearDuplicateStream::List(const StreamListOptions& options) const {
+  NEARDUP_RETURN_IF_ERROR(CheckDetail(options.detail, impl_->state_.config()));
+  if (options.limit < 1 || options.limit > kMaxStreamListLimit) {
+    return InvalidArgumentError("limit (" + std::to_string(options.limit) + ") must be in [1, " +
+                                std::to_string(kMaxStreamListLimit) + "]");
+  }
+  if (options.max_scanned < 1) return InvalidArgumentError("max_scanned (0) must be at least 1");
+  std::optional<StreamState::ListKey> after;
+  if (!options.cursor.empty()) {
+    NEARDUP_ASSIGN_OR_RETURN(after, DecodeCursor(options.cursor));
+  }
+  std::string needle = options.search;
+  std::transform(needle.begin(), needle.end(), needle.begin(), AsciiLower);
+  auto accept = [&](const StreamDoc& doc) {
+    return needle.empty() || ContainsFolded(doc.id, needle) || ContainsFolded(doc.of, needle);
+  };
+  StreamPage page;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex_);
+    std::vector<const StreamDoc*> docs;
+    std::optional<StreamState::ListKey> next =
+        impl_->state_.ListNearDuplicates(options, after, accept, &docs, &page.scanned);
+    if (next) page.next_cursor = EncodeCursor(*next);
+    page.entries.reserve(docs.size());
+    for (const StreamDoc* doc : docs) {
+      page.entries.push_back(impl_->EntryLocked(*doc, options.detail));
+    }
+  }
+  for (StreamEntry& entry : page.entries) {
+    NEARDUP_RETURN_IF_ERROR(impl_->AddPassages(options.detail, &entry));
+  }
+  return page;
 }
 
 Status NearDuplicateStream::Remove(std::string_view id) {

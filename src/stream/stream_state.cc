@@ -149,6 +149,7 @@ uint64_t StreamState::DocBytes(const StreamDoc& doc) {
   uint64_t bytes = sizeof(StreamDoc) + kTreeNodeOverhead;                       // docs_
   bytes += sizeof(std::pair<const std::string, uint64_t>) + kHashNodeOverhead;  // seq_of_id_
   bytes += sizeof(std::pair<int64_t, uint64_t>) + kTreeNodeOverhead;            // by_time_
+  if (!doc.kept) bytes += sizeof(ListKey) + kTreeNodeOverhead;                  // near_by_time_
   // Strings past the small-string buffer, twice for the id (doc and map key).
   auto heap = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
   bytes += 2 * heap(doc.id) + heap(doc.of) + heap(doc.text);
@@ -179,6 +180,7 @@ Status StreamState::Store(StreamDoc doc) {
   doc_bytes_ += DocBytes(doc);
   seq_of_id_.emplace(doc.id, doc.seq);
   by_time_.emplace(doc.time, doc.seq);
+  if (!doc.kept) near_by_time_.emplace(doc.time, doc.seq);
   const uint64_t seq = doc.seq;
   docs_.emplace(seq, std::move(doc));
   return Status::Ok();
@@ -197,6 +199,7 @@ void StreamState::Erase(std::map<uint64_t, StreamDoc>::iterator it) {
   doc_bytes_ -= DocBytes(doc);
   seq_of_id_.erase(doc.id);
   by_time_.erase({doc.time, doc.seq});
+  if (!doc.kept) near_by_time_.erase({doc.time, doc.seq});
   docs_.erase(it);
 }
 
@@ -272,6 +275,53 @@ void StreamState::FillStats(StreamStats* stats) const {
   if (!by_time_.empty()) stats->oldest_time = by_time_.begin()->first;
   stats->newest_time = newest_time_;
   stats->memory_bytes = doc_bytes_ + (lsh_ ? lsh_->MemoryBytes() : hamming_->MemoryBytes());
+}
+
+std::optional<StreamState::ListKey> StreamState::ListNearDuplicates(
+    const StreamListOptions& options, const std::optional<ListKey>& after,
+    const std::function<bool(const StreamDoc&)>& accept, std::vector<const StreamDoc*>* out,
+    uint64_t* scanned) const {
+  constexpr uint64_t kLastSeq = std::numeric_limits<uint64_t>::max();
+  const ListKey low{options.from_time.value_or(std::numeric_limits<int64_t>::min()), 0};
+  const ListKey high{options.to_time.value_or(std::numeric_limits<int64_t>::max()), kLastSeq};
+  if (low > high) return std::nullopt;
+  size_t found = 0;
+  // Visits `key`; true to go on.
+  auto visit = [&](const ListKey& key) {
+    ++*scanned;
+    const StreamDoc& doc = docs_.at(key.second);
+    if (accept(doc)) {
+      out->push_back(&doc);
+      ++found;
+    }
+    return found < options.limit && *scanned < options.max_scanned;
+  };
+  if (options.oldest_first) {
+    // From the first key past `after` (or from `low`) up to `high`.
+    auto it =
+        after && *after >= low ? near_by_time_.upper_bound(*after) : near_by_time_.lower_bound(low);
+    for (; it != near_by_time_.end() && *it <= high; ++it) {
+      if (!visit(*it)) {
+        auto next = std::next(it);
+        if (next == near_by_time_.end() || *next > high) return std::nullopt;
+        return *it;
+      }
+    }
+    return std::nullopt;
+  }
+  // Newest first: from the last key before `after` (or at most `high`) down
+  // to `low`.
+  auto it =
+      after && *after <= high ? near_by_time_.lower_bound(*after) : near_by_time_.upper_bound(high);
+  while (it != near_by_time_.begin()) {
+    --it;
+    if (*it < low) return std::nullopt;
+    if (!visit(*it)) {
+      if (it == near_by_time_.begin() || *std::prev(it) < low) return std::nullopt;
+      return *it;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace neardup::internal

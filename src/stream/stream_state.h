@@ -8,6 +8,7 @@
 #define NEARDUP_STREAM_STREAM_STATE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "neardup/hamming_index.h"
 #include "neardup/lsh_index.h"
@@ -72,6 +74,18 @@ class StreamState {
 
   void FillStats(StreamStats* stats) const;
 
+  // A position in the list of near-duplicates: (time, seq).
+  using ListKey = std::pair<int64_t, uint64_t>;
+  // Appends to `out` the near-duplicates after `after` (none: from the
+  // start) in `options`' order and time range for which accept(doc) holds,
+  // until options.limit are found or options.max_scanned looked at. Returns
+  // where a next page starts, or nullopt when the range holds no more.
+  std::optional<ListKey> ListNearDuplicates(const StreamListOptions& options,
+                                            const std::optional<ListKey>& after,
+                                            const std::function<bool(const StreamDoc&)>& accept,
+                                            std::vector<const StreamDoc*>* out,
+                                            uint64_t* scanned) const;
+
  private:
   StreamState(StreamConfig config, Recipe recipe, NearDuplicateOptions options);
   Status Store(StreamDoc doc);
@@ -90,6 +104,9 @@ class StreamState {
   std::map<uint64_t, StreamDoc> docs_;  // by seq
   std::unordered_map<std::string, uint64_t> seq_of_id_;
   std::set<std::pair<int64_t, uint64_t>> by_time_;  // (time, seq): eviction order
+  // The near-duplicates only, for List: (time, seq). Derived from docs_, so
+  // a replay rebuilds it.
+  std::set<ListKey> near_by_time_;
   uint64_t next_seq_ = 0;
   std::optional<int64_t> newest_time_;
   uint64_t kept_ = 0;
