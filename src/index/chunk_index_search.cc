@@ -130,8 +130,8 @@ std::span<const uint32_t> QueryChunksInRange(std::span<const uint32_t> chunks, u
                                              uint64_t end) {
   const auto first = std::lower_bound(chunks.begin(), chunks.end(), begin,
                                       [](uint32_t c, uint64_t v) { return c < v; });
-  const auto last = std::lower_bound(first, chunks.end(), end,
-                                     [](uint32_t c, uint64_t v) { return c < v; });
+  const auto last =
+      std::lower_bound(first, chunks.end(), end, [](uint32_t c, uint64_t v) { return c < v; });
   return {first, last};
 }
 
