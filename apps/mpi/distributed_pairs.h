@@ -6,10 +6,10 @@
 // rank computes its documents' band keys (ComputeBandKeys) and sends each
 // (band, key, document) to the key's owner rank (a hash of band and key);
 // the owner groups equal keys into candidate pairs and sends each pair to
-// the owner of its first document. There the candidates are deduplicated,
-// the sketches (and chunk sets, for exact verification) of the second
-// documents are fetched from their owners, and the pairs verified
-// (VerifyCandidates).
+// its verifier, the owner of one of its documents (band_groups.h). There the
+// candidates are deduplicated, the sketches (and chunk sets, for exact
+// verification) of the other documents are fetched from their owners, and
+// the pairs verified (VerifyCandidates).
 // SimHash: every rank gathers all 64-bit SimHashes (8 bytes per document)
 // and self-joins its share of the permuted tables (FindCandidates over a
 // PartRange), as the original design puts a table per machine; a pair is
