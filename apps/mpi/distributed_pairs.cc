@@ -26,41 +26,36 @@ Status GetSketch(ByteReader* reader, bool with_chunks, Fingerprint* fingerprint)
   return Status::Ok();
 }
 
-// Rank 0 receives every rank's pairs (each sorted) and merges them.
-Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, std::vector<SimilarPair> pairs) {
-  // One rank: its list, sorted, is the result (no encoding round trip).
-  if (comm.size() == 1) return pairs;
-  std::string message;
-  ByteWriter writer(&message);
-  for (const SimilarPair& pair : pairs) {
-    writer.Put(pair.a);
-    writer.Put(pair.b);
-    writer.Put(pair.similarity);
-    writer.Put<int32_t>(pair.distance);
+constexpr size_t kPairRecordBytes = 8 + 8 + 8 + 4;
+
+void PutPair(const SimilarPair& pair, ByteWriter* writer) {
+  writer->Put(pair.a);
+  writer->Put(pair.b);
+  writer->Put(pair.similarity);
+  writer->Put<int32_t>(pair.distance);
+}
+
+// Appends the whole records of `bytes` to *pairs; returns the bytes used.
+Result<size_t> GetPairs(std::string_view bytes, std::vector<SimilarPair>* pairs) {
+  const size_t whole = bytes.size() / kPairRecordBytes * kPairRecordBytes;
+  ByteReader reader(bytes.substr(0, whole));
+  while (!reader.done()) {
+    SimilarPair pair;
+    int32_t distance = 0;
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.a));
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.b));
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.similarity));
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&distance));
+    pair.distance = distance;
+    pairs->push_back(pair);
   }
-  std::vector<SimilarPair> all;
-  // A record may straddle two pieces of the gather: keep the tail.
-  std::string pending;
-  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(message, [&](std::string_view piece) -> Status {
-    pending.append(piece);
-    constexpr size_t kRecord = 8 + 8 + 8 + 4;
-    const size_t whole = pending.size() / kRecord * kRecord;
-    ByteReader reader(std::string_view(pending).substr(0, whole));
-    while (!reader.done()) {
-      SimilarPair pair;
-      int32_t distance = 0;
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.a));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.b));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.similarity));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&distance));
-      pair.distance = distance;
-      all.push_back(pair);
-    }
-    pending.erase(0, whole);
-    return Status::Ok();
-  }));
-  if (comm.rank() != 0) return std::vector<SimilarPair>{};
-  // Each rank's list is sorted: merge the runs rather than sort them all.
+  return whole;
+}
+
+// Sorts *pairs by (a, b), given that it is a concatenation of sorted runs
+// (one per rank): merges the runs rather than sorting them all.
+void MergeSortedRuns(std::vector<SimilarPair>* pairs) {
+  std::vector<SimilarPair>& all = *pairs;
   const auto before = [](const SimilarPair& x, const SimilarPair& y) {
     return x.a != y.a ? x.a < y.a : x.b < y.b;
   };
@@ -80,15 +75,57 @@ Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, std::vector<SimilarPair
     if (runs.size() % 2 == 0) merged.push_back(runs.back());
     runs = std::move(merged);
   }
-  return all;
 }
 
-Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& layout,
-                                              std::vector<Fingerprint> local,
-                                              const NearDuplicateScheme& scheme,
-                                              const NearDuplicateOptions& options,
-                                              uint64_t memory_bytes, NearDuplicateReport* report,
-                                              DistributedPairsStats* stats) {
+// Each rank's verified pairs (sorted) to where `placement` puts them,
+// sorted there. Collective.
+Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& layout,
+                                            std::vector<SimilarPair> pairs,
+                                            PairPlacement placement) {
+  // One rank: its list, sorted, is the result (no encoding round trip).
+  if (comm.size() == 1) return pairs;
+  std::vector<SimilarPair> placed;
+  if (placement == PairPlacement::kOwners) {
+    std::vector<std::string> send(static_cast<size_t>(comm.size()));
+    for (const SimilarPair& pair : pairs) {
+      ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(pair.a))]);
+      PutPair(pair, &writer);
+    }
+    pairs = {};
+    std::vector<std::string> received;
+    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+    Status status;
+    for (const std::string& message : received) {
+      Result<size_t> used = GetPairs(message, &placed);
+      if (status.ok() && (!used.ok() || *used != message.size())) {
+        status =
+            used.ok() ? DataLossError("a message of pairs is not whole records") : used.status();
+      }
+    }
+    NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+    MergeSortedRuns(&placed);
+    return placed;
+  }
+  std::string message;
+  ByteWriter writer(&message);
+  for (const SimilarPair& pair : pairs) PutPair(pair, &writer);
+  pairs = {};
+  // A record may straddle two pieces of the gather: keep the tail.
+  std::string pending;
+  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(message, [&](std::string_view piece) -> Status {
+    pending.append(piece);
+    NEARDUP_ASSIGN_OR_RETURN(size_t used, GetPairs(pending, &placed));
+    pending.erase(0, used);
+    return Status::Ok();
+  }));
+  MergeSortedRuns(&placed);
+  return placed;
+}
+
+Result<std::vector<SimilarPair>> MinHashPairs(
+    Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
+    const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
+    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
   const int ranks = comm.size();
   const uint64_t first_document = layout.first[static_cast<size_t>(comm.rank())];
   // Bands per round: a band's keys take about 2 x 20 bytes per document of
@@ -201,7 +238,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   stats->stages.emplace_back("verify", timer.Lap());
-  Result<std::vector<SimilarPair>> gathered = GatherPairs(comm, std::move(pairs));
+  Result<std::vector<SimilarPair>> gathered = PlacePairs(comm, layout, std::move(pairs), placement);
   stats->stages.emplace_back("gather pairs", timer.Lap());
   return gathered;
 }
@@ -210,6 +247,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
                                               const std::vector<Fingerprint>& local,
                                               const NearDuplicateScheme& scheme,
                                               const NearDuplicateOptions& options,
+                                              PairPlacement placement,
                                               NearDuplicateReport* report) {
   // Every rank gets every SimHash (and whether the document has features).
   std::string message;
@@ -258,7 +296,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return GatherPairs(comm, std::move(pairs));
+  return PlacePairs(comm, layout, std::move(pairs), placement);
 }
 
 }  // namespace
@@ -283,11 +321,12 @@ int DocumentLayout::OwnerOf(uint64_t doc) const {
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    NearDuplicateReport* report, DistributedPairsStats* stats) {
+    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
-    return SimHashPairs(comm, layout, local, scheme, options, report);
+    return SimHashPairs(comm, layout, local, scheme, options, placement, report);
   }
-  return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, report, stats);
+  return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
+                      report, stats);
 }
 
 }  // namespace neardup::mpi
