@@ -1,310 +1,13 @@
 #include "distributed_pairs.h"
 
 #include <algorithm>
-#include <cstring>
-#include <span>
 #include <string>
-#include <unordered_map>
 #include <utility>
+
+#include "band_groups.h"
 
 namespace neardup::mpi {
 namespace {
-
-// A (band, key, document) record of the shuffle: 20 bytes on the wire.
-struct KeyedDocument {
-  uint32_t band = 0;
-  uint64_t key = 0;
-  uint64_t doc = 0;
-  friend bool operator<(const KeyedDocument& x, const KeyedDocument& y) {
-    if (x.band != y.band) return x.band < y.band;
-    if (x.key != y.key) return x.key < y.key;
-    return x.doc < y.doc;
-  }
-};
-
-// The rank that groups a band key: a mix of band and key (the keys are
-// already uniform hashes; the band keeps equal keys of different bands
-// apart), so owners get equal shares of the keys.
-int KeyOwner(uint32_t band, uint64_t key, int ranks) {
-  uint64_t x = key ^ (uint64_t{band} * 0x9e3779b97f4a7c15ULL);
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 29;
-  return static_cast<int>(x % static_cast<uint64_t>(ranks));
-}
-
-// Bytes of a (band, key, document) record on the wire.
-constexpr size_t kKeyRecordBytes = 4 + 8 + 8;
-
-// The records of the received messages sorted by (band, key, document),
-// by a counting sort on the band and the key's top bits (the keys are
-// uniform hashes, so the buckets hold a few records each), then a sort of
-// each bucket: several times faster than sorting all records, and it reads
-// each message once, into place. DataLoss for a message that is not whole
-// records of bands `bands` (a peer out of step).
-Result<std::vector<KeyedDocument>> SortRecords(const std::vector<std::string>& messages,
-                                               PartRange bands) {
-  size_t total = 0;
-  for (const std::string& message : messages) {
-    if (message.size() % kKeyRecordBytes != 0) {
-      return DataLossError("a band key message of " + std::to_string(message.size()) +
-                           " bytes is not whole records (ranks out of step)");
-    }
-    total += message.size() / kKeyRecordBytes;
-  }
-  const uint64_t num_bands = bands.end - bands.begin;
-  int bits = 0;
-  while (bits < 20 && (uint64_t{4} << bits) * num_bands < total) ++bits;
-  const auto bucket_of = [&](const char* record, size_t* bucket) -> bool {
-    uint32_t band = 0;
-    uint64_t key = 0;
-    std::memcpy(&band, record, 4);
-    std::memcpy(&key, record + 4, 8);
-    if (band < bands.begin || band >= bands.end) return false;
-    *bucket = static_cast<size_t>(((band - bands.begin) << bits) | (bits ? key >> (64 - bits) : 0));
-    return true;
-  };
-  std::vector<size_t> start((num_bands << bits) + 1, 0);
-  for (const std::string& message : messages) {
-    for (size_t at = 0; at < message.size(); at += kKeyRecordBytes) {
-      size_t bucket = 0;
-      if (!bucket_of(message.data() + at, &bucket)) {
-        return DataLossError("a band key record outside this round's bands (ranks out of step)");
-      }
-      ++start[bucket + 1];
-    }
-  }
-  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-  std::vector<size_t> next(start.begin(), start.end() - 1);
-  std::vector<KeyedDocument> records(total);
-  for (const std::string& message : messages) {
-    for (size_t at = 0; at < message.size(); at += kKeyRecordBytes) {
-      size_t bucket = 0;
-      bucket_of(message.data() + at, &bucket);
-      KeyedDocument& record = records[next[bucket]++];
-      std::memcpy(&record.band, message.data() + at, 4);
-      std::memcpy(&record.key, message.data() + at + 4, 8);
-      std::memcpy(&record.doc, message.data() + at + 12, 8);
-    }
-  }
-  for (size_t b = 0; b + 1 < start.size(); ++b) {
-    if (start[b + 1] - start[b] > 1) {
-      std::sort(records.begin() + static_cast<ptrdiff_t>(start[b]),
-                records.begin() + static_cast<ptrdiff_t>(start[b + 1]));
-    }
-  }
-  return records;
-}
-
-void SortUnique(std::vector<CandidatePair>* candidates) {
-  std::sort(candidates->begin(), candidates->end());
-  candidates->erase(std::unique(candidates->begin(), candidates->end()), candidates->end());
-}
-
-// A group of candidates: a run [begin, end) of equal (band, key) in the
-// sorted records, its documents ascending.
-struct Group {
-  size_t begin = 0;
-  size_t end = 0;
-};
-
-// A hash of a group's member list (to find groups with equal members; the
-// members are then compared).
-uint64_t MembersHash(std::span<const uint64_t> docs) {
-  uint64_t hash = docs.size();
-  for (uint64_t doc : docs) {
-    hash = (hash ^ doc) * 0x9e3779b97f4a7c15ULL;
-    hash ^= hash >> 32;
-  }
-  return hash;
-}
-
-std::vector<uint64_t> MembersOf(const std::vector<KeyedDocument>& records, Group group) {
-  std::vector<uint64_t> docs;
-  docs.reserve(group.end - group.begin);
-  for (size_t i = group.begin; i < group.end; ++i) docs.push_back(records[i].doc);
-  return docs;
-}
-
-// The groups of two or more of sorted records, less each group whose
-// members equal those of a group of an earlier band here: such a group adds
-// no pair, and a large one (many copies of one text) would repeat its whole
-// clique in every band (the single-process index emits a pair from its
-// first band only, for the same reason). Members are compared exactly.
-std::vector<Group> DistinctGroups(const std::vector<KeyedDocument>& records) {
-  std::vector<Group> groups;
-  std::unordered_multimap<uint64_t, size_t> seen;  // members' hash -> index in groups
-  std::vector<uint64_t> members;
-  for (size_t begin = 0, end = 0; begin < records.size(); begin = end) {
-    while (end < records.size() && records[end].band == records[begin].band &&
-           records[end].key == records[begin].key) {
-      ++end;
-    }
-    if (end - begin < 2) continue;
-    members = MembersOf(records, {begin, end});
-    const uint64_t hash = MembersHash(members);
-    bool repeated = false;
-    for (auto [it, last] = seen.equal_range(hash); it != last && !repeated; ++it) {
-      repeated = MembersOf(records, groups[it->second]) == members;
-    }
-    if (repeated) continue;
-    seen.emplace(hash, groups.size());
-    groups.push_back({begin, end});
-  }
-  return groups;
-}
-
-// Groups at least this large are shared by all ranks (their member lists
-// go to every rank: 8 bytes a member, against the 16 bytes of each of the
-// group's size^2 / 2 candidate pairs).
-constexpr size_t kSharedGroupSize = 16;
-
-// Collective. Takes the large groups out of *groups and returns the
-// distinct member lists of every rank's large groups, the same lists in the
-// same order on every rank. A clique of many copies of one text is a group
-// in every band, held by the owners of its band keys; shared, it is
-// expanded once for the whole job, each rank taking a share of its rows
-// (ExpandGroups), instead of once by every owner, whole.
-Result<std::vector<std::vector<uint64_t>>> ShareLargeGroups(
-    Comm& comm, const std::vector<KeyedDocument>& records, std::vector<Group>* groups) {
-  std::vector<std::vector<uint64_t>> distinct;
-  if (comm.size() == 1) return distinct;
-  std::string mine;
-  ByteWriter writer(&mine);
-  std::erase_if(*groups, [&](const Group& group) {
-    if (group.end - group.begin < kSharedGroupSize) return false;
-    writer.PutVector(MembersOf(records, group));
-    return true;
-  });
-  std::vector<std::string> send(static_cast<size_t>(comm.size()), mine);
-  std::vector<std::string> received;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
-  std::unordered_multimap<uint64_t, size_t> seen;  // members' hash -> index in distinct
-  Status status;
-  for (size_t r = 0; r < received.size() && status.ok(); ++r) {
-    ByteReader reader(received[r]);
-    while (!reader.done() && status.ok()) {
-      std::vector<uint64_t> members;
-      status = reader.GetVector(&members);
-      if (!status.ok()) break;
-      const uint64_t hash = MembersHash(members);
-      bool repeated = false;
-      for (auto [it, last] = seen.equal_range(hash); it != last && !repeated; ++it) {
-        repeated = distinct[it->second] == members;
-      }
-      if (repeated) continue;
-      seen.emplace(hash, distinct.size());
-      distinct.push_back(std::move(members));
-    }
-  }
-  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return distinct;
-}
-
-// Where a candidate is verified: the owner of one of its two documents,
-// the first or the second by a hash of the pair, so that the pairs of a
-// clique of copies spread over the owners of its members (sent to the
-// first document's owner, they would pile up on the early ranks: with two
-// ranks, 3/4 of a clique spread evenly over the corpus on rank 0).
-int VerifierOf(const CandidatePair& pair, const DocumentLayout& layout) {
-  uint64_t x = pair.a * 0x9e3779b97f4a7c15ULL ^ pair.b;
-  x ^= x >> 31;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 29;
-  return layout.OwnerOf((x & 1) != 0 ? pair.a : pair.b);
-}
-
-// The candidate pairs of this rank's groups and of its share of the shared
-// ones (the rows x = rank, rank + N, ... of each), per verifying rank
-// (VerifierOf): each group is a clique of candidates.
-std::vector<std::vector<CandidatePair>> ExpandGroups(
-    const std::vector<KeyedDocument>& records, const std::vector<Group>& groups,
-    const std::vector<std::vector<uint64_t>>& shared, const DocumentLayout& layout, int rank,
-    int ranks) {
-  std::vector<std::vector<CandidatePair>> found(static_cast<size_t>(ranks));
-  auto add = [&](uint64_t a, uint64_t b) {
-    const CandidatePair pair{a, b};
-    found[static_cast<size_t>(VerifierOf(pair, layout))].push_back(pair);
-  };
-  for (const Group& group : groups) {
-    for (size_t x = group.begin; x < group.end; ++x) {
-      for (size_t y = x + 1; y < group.end; ++y) add(records[x].doc, records[y].doc);
-    }
-  }
-  for (const std::vector<uint64_t>& members : shared) {
-    for (size_t x = static_cast<size_t>(rank); x < members.size();
-         x += static_cast<size_t>(ranks)) {
-      for (size_t y = x + 1; y < members.size(); ++y) add(members[x], members[y]);
-    }
-  }
-  return found;
-}
-
-// One band round: keys of bands [bands.begin, bands.end) shuffled to their
-// owners, grouped, and the candidate pairs sent to the owners of their first
-// documents; appended to *mine.
-Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
-                        const std::vector<Fingerprint>& local, uint64_t first_document,
-                        const NearDuplicateScheme& scheme, PartRange bands,
-                        std::vector<CandidatePair>* mine, DistributedPairsStats* stats) {
-  const int ranks = comm.size();
-  std::vector<std::string> outgoing(static_cast<size_t>(ranks));
-  const uint64_t num_bands = bands.end - bands.begin;
-  for (std::string& message : outgoing) {
-    message.reserve(local.size() * num_bands * kKeyRecordBytes / static_cast<size_t>(ranks) * 9 /
-                    8);
-  }
-  std::vector<uint64_t> keys;
-  for (size_t i = 0; i < local.size(); ++i) {
-    NEARDUP_RETURN_IF_ERROR(ComputeBandKeys(local[i], scheme, bands, &keys));
-    for (size_t b = 0; b < keys.size(); ++b) {
-      const uint32_t band = static_cast<uint32_t>(bands.begin + b);
-      char record[kKeyRecordBytes];
-      std::memcpy(record, &band, 4);
-      std::memcpy(record + 4, &keys[b], 8);
-      const uint64_t doc = first_document + i;
-      std::memcpy(record + 12, &doc, 8);
-      outgoing[static_cast<size_t>(KeyOwner(band, keys[b], ranks))].append(record, kKeyRecordBytes);
-    }
-  }
-  for (const std::string& message : outgoing) stats->key_bytes += message.size();
-  std::vector<std::string> incoming;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
-  outgoing.assign(static_cast<size_t>(ranks), std::string());
-
-  Result<std::vector<KeyedDocument>> sorted = SortRecords(incoming, bands);
-  incoming.clear();
-  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(sorted.status()));
-  std::vector<KeyedDocument> records = *std::move(sorted);
-  std::vector<Group> groups = DistinctGroups(records);
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<std::vector<uint64_t>> shared,
-                           ShareLargeGroups(comm, records, &groups));
-  std::vector<std::vector<CandidatePair>> found =
-      ExpandGroups(records, groups, shared, layout, comm.rank(), ranks);
-  records = {};
-  for (size_t r = 0; r < found.size(); ++r) {
-    SortUnique(&found[r]);
-    ByteWriter writer(&outgoing[r]);
-    for (const CandidatePair& pair : found[r]) {
-      writer.Put(pair.a);
-      writer.Put(pair.b);
-    }
-    found[r] = {};
-  }
-  for (const std::string& message : outgoing) stats->candidate_bytes += message.size();
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
-  for (const std::string& message : incoming) {
-    ByteReader reader(message);
-    while (!reader.done()) {
-      CandidatePair pair;
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.a));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.b));
-      mine->push_back(pair);
-    }
-  }
-  SortUnique(mine);
-  return Status::Ok();
-}
 
 // What verification reads of a document: its token count, bottom-k sketch
 // and (exact verification) chunk set.
@@ -323,41 +26,36 @@ Status GetSketch(ByteReader* reader, bool with_chunks, Fingerprint* fingerprint)
   return Status::Ok();
 }
 
-// Rank 0 receives every rank's pairs (each sorted) and merges them.
-Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, std::vector<SimilarPair> pairs) {
-  // One rank: its list, sorted, is the result (no encoding round trip).
-  if (comm.size() == 1) return pairs;
-  std::string message;
-  ByteWriter writer(&message);
-  for (const SimilarPair& pair : pairs) {
-    writer.Put(pair.a);
-    writer.Put(pair.b);
-    writer.Put(pair.similarity);
-    writer.Put<int32_t>(pair.distance);
+constexpr size_t kPairRecordBytes = 8 + 8 + 8 + 4;
+
+void PutPair(const SimilarPair& pair, ByteWriter* writer) {
+  writer->Put(pair.a);
+  writer->Put(pair.b);
+  writer->Put(pair.similarity);
+  writer->Put<int32_t>(pair.distance);
+}
+
+// Appends the whole records of `bytes` to *pairs; returns the bytes used.
+Result<size_t> GetPairs(std::string_view bytes, std::vector<SimilarPair>* pairs) {
+  const size_t whole = bytes.size() / kPairRecordBytes * kPairRecordBytes;
+  ByteReader reader(bytes.substr(0, whole));
+  while (!reader.done()) {
+    SimilarPair pair;
+    int32_t distance = 0;
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.a));
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.b));
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.similarity));
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&distance));
+    pair.distance = distance;
+    pairs->push_back(pair);
   }
-  std::vector<SimilarPair> all;
-  // A record may straddle two pieces of the gather: keep the tail.
-  std::string pending;
-  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(message, [&](std::string_view piece) -> Status {
-    pending.append(piece);
-    constexpr size_t kRecord = 8 + 8 + 8 + 4;
-    const size_t whole = pending.size() / kRecord * kRecord;
-    ByteReader reader(std::string_view(pending).substr(0, whole));
-    while (!reader.done()) {
-      SimilarPair pair;
-      int32_t distance = 0;
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.a));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.b));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.similarity));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&distance));
-      pair.distance = distance;
-      all.push_back(pair);
-    }
-    pending.erase(0, whole);
-    return Status::Ok();
-  }));
-  if (comm.rank() != 0) return std::vector<SimilarPair>{};
-  // Each rank's list is sorted: merge the runs rather than sort them all.
+  return whole;
+}
+
+// Sorts *pairs by (a, b), given that it is a concatenation of sorted runs
+// (one per rank): merges the runs rather than sorting them all.
+void MergeSortedRuns(std::vector<SimilarPair>* pairs) {
+  std::vector<SimilarPair>& all = *pairs;
   const auto before = [](const SimilarPair& x, const SimilarPair& y) {
     return x.a != y.a ? x.a < y.a : x.b < y.b;
   };
@@ -377,15 +75,57 @@ Result<std::vector<SimilarPair>> GatherPairs(Comm& comm, std::vector<SimilarPair
     if (runs.size() % 2 == 0) merged.push_back(runs.back());
     runs = std::move(merged);
   }
-  return all;
 }
 
-Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& layout,
-                                              std::vector<Fingerprint> local,
-                                              const NearDuplicateScheme& scheme,
-                                              const NearDuplicateOptions& options,
-                                              uint64_t memory_bytes, NearDuplicateReport* report,
-                                              DistributedPairsStats* stats) {
+// Each rank's verified pairs (sorted) to where `placement` puts them,
+// sorted there. Collective.
+Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& layout,
+                                            std::vector<SimilarPair> pairs,
+                                            PairPlacement placement) {
+  // One rank: its list, sorted, is the result (no encoding round trip).
+  if (comm.size() == 1) return pairs;
+  std::vector<SimilarPair> placed;
+  if (placement == PairPlacement::kOwners) {
+    std::vector<std::string> send(static_cast<size_t>(comm.size()));
+    for (const SimilarPair& pair : pairs) {
+      ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(pair.a))]);
+      PutPair(pair, &writer);
+    }
+    pairs = {};
+    std::vector<std::string> received;
+    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+    Status status;
+    for (const std::string& message : received) {
+      Result<size_t> used = GetPairs(message, &placed);
+      if (status.ok() && (!used.ok() || *used != message.size())) {
+        status =
+            used.ok() ? DataLossError("a message of pairs is not whole records") : used.status();
+      }
+    }
+    NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+    MergeSortedRuns(&placed);
+    return placed;
+  }
+  std::string message;
+  ByteWriter writer(&message);
+  for (const SimilarPair& pair : pairs) PutPair(pair, &writer);
+  pairs = {};
+  // A record may straddle two pieces of the gather: keep the tail.
+  std::string pending;
+  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(message, [&](std::string_view piece) -> Status {
+    pending.append(piece);
+    NEARDUP_ASSIGN_OR_RETURN(size_t used, GetPairs(pending, &placed));
+    pending.erase(0, used);
+    return Status::Ok();
+  }));
+  MergeSortedRuns(&placed);
+  return placed;
+}
+
+Result<std::vector<SimilarPair>> MinHashPairs(
+    Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
+    const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
+    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
   const int ranks = comm.size();
   const uint64_t first_document = layout.first[static_cast<size_t>(comm.rank())];
   // Bands per round: a band's keys take about 2 x 20 bytes per document of
@@ -498,7 +238,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(Comm& comm, const DocumentLayout& 
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   stats->stages.emplace_back("verify", timer.Lap());
-  Result<std::vector<SimilarPair>> gathered = GatherPairs(comm, std::move(pairs));
+  Result<std::vector<SimilarPair>> gathered = PlacePairs(comm, layout, std::move(pairs), placement);
   stats->stages.emplace_back("gather pairs", timer.Lap());
   return gathered;
 }
@@ -507,6 +247,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
                                               const std::vector<Fingerprint>& local,
                                               const NearDuplicateScheme& scheme,
                                               const NearDuplicateOptions& options,
+                                              PairPlacement placement,
                                               NearDuplicateReport* report) {
   // Every rank gets every SimHash (and whether the document has features).
   std::string message;
@@ -555,7 +296,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return GatherPairs(comm, std::move(pairs));
+  return PlacePairs(comm, layout, std::move(pairs), placement);
 }
 
 }  // namespace
@@ -580,11 +321,12 @@ int DocumentLayout::OwnerOf(uint64_t doc) const {
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    NearDuplicateReport* report, DistributedPairsStats* stats) {
+    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
-    return SimHashPairs(comm, layout, local, scheme, options, report);
+    return SimHashPairs(comm, layout, local, scheme, options, placement, report);
   }
-  return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, report, stats);
+  return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
+                      report, stats);
 }
 
 }  // namespace neardup::mpi

@@ -6,15 +6,15 @@
 // rank computes its documents' band keys (ComputeBandKeys) and sends each
 // (band, key, document) to the key's owner rank (a hash of band and key);
 // the owner groups equal keys into candidate pairs and sends each pair to
-// the owner of its first document. There the candidates are deduplicated,
-// the sketches (and chunk sets, for exact verification) of the second
-// documents are fetched from their owners, and the pairs verified
-// (VerifyCandidates).
+// its verifier, the owner of one of its documents (band_groups.h). There the
+// candidates are deduplicated, the sketches (and chunk sets, for exact
+// verification) of the other documents are fetched from their owners, and
+// the pairs verified (VerifyCandidates).
 // SimHash: every rank gathers all 64-bit SimHashes (8 bytes per document)
 // and self-joins its share of the permuted tables (FindCandidates over a
 // PartRange), as the original design puts a table per machine; a pair is
 // found in exactly one table.
-// Either way rank 0 receives every pair, sorted by (a, b).
+// Either way the pairs end where PairPlacement says, sorted by (a, b).
 // Memory per rank: its share of the sketches; one band round of keys
 // (20 bytes per document and band, sent and received); its candidates; the
 // sketches it fetched. SimHash: 9 bytes per document of the whole corpus
@@ -57,14 +57,25 @@ struct DistributedPairsStats {
   std::vector<std::pair<const char*, StageTime>> stages;
 };
 
+// Where FindPairsDistributed leaves the pairs.
+enum class PairPlacement {
+  // Every pair on rank 0 (the clustering rules need them all); none
+  // elsewhere. 28 bytes a pair to rank 0.
+  kRoot,
+  // Each pair on the owner of its first document: the ranks' lists,
+  // concatenated in rank order, are the sorted list (so each rank can
+  // write its part of `pairs`' output). 28 bytes a pair, spread.
+  kOwners,
+};
+
 // Collective. `local` are this rank's documents (moved from: they become
-// part of the verification set). The pairs, sorted, on rank 0; empty on the
-// others. Adds candidates and exact_checks of this rank to *report.
+// part of the verification set). The pairs, sorted by (a, b), placed as
+// `placement` says. Adds candidates and exact_checks of this rank to *report.
 // `memory_bytes` bounds one band round's keys on a rank.
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    NearDuplicateReport* report, DistributedPairsStats* stats);
+    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats);
 
 }  // namespace neardup::mpi
 

@@ -1,5 +1,6 @@
 // neardup-mpi: the near-duplicate commands of `neardup` on many machines
-// (`mpirun -n N neardup-mpi pairs|clusters|dedup|fingerprint ...`), with the
+// (`mpirun -n N neardup-mpi pairs|clusters|dedup|fingerprint ...`) and the
+// containment top-N of a collection (`similar COLLECTION`), with the
 // same flags (parsed by the shared front end, apps/frontend/) and the same
 // output, byte for byte, whatever N. The design: docs/DISTRIBUTED.md.
 //
@@ -23,6 +24,7 @@
 #include "mpi_jobs.h"
 #include "near_duplicate_commands.h"
 #include "output.h"
+#include "similar_command.h"
 
 namespace {
 
@@ -44,7 +46,8 @@ int ParseAndRun(int argc, char** argv, int rank) {
       &app, &run, [&](const neardup::cli::NearDuplicateJob& job) {
         return neardup::mpi::RunNearDuplicatesOnRanks(job, flags);
       });
-  for (const char* name : {"fingerprint", "pairs", "clusters", "dedup"}) {
+  neardup::mpi::RegisterSimilarCommand(&app, &run, &flags);
+  for (const char* name : {"fingerprint", "pairs", "clusters", "dedup", "similar"}) {
     flags.Register(app.get_subcommand(name));
   }
 

@@ -75,7 +75,8 @@ class ByteReader {
     NEARDUP_RETURN_IF_ERROR(Get(&count));
     if (count > bytes_.size() / sizeof(T)) return Short();
     values->resize(count);
-    std::memcpy(values->data(), bytes_.data(), count * sizeof(T));
+    // An empty vector's data() may be null, which memcpy must not get.
+    if (count != 0) std::memcpy(values->data(), bytes_.data(), count * sizeof(T));
     bytes_.remove_prefix(count * sizeof(T));
     return Status::Ok();
   }

@@ -88,15 +88,13 @@ Result<std::optional<cli::OutputFile>> OpenOutputOnRoot(Comm& comm, const std::s
   return output;
 }
 
-// The ids of `docs` (sorted, unique; given on rank 0, ignored elsewhere)
-// from their owners, in the same order, on rank 0. Collective.
+// The ids of `docs` (sorted, unique; each rank its own list, empty where
+// it needs none) from their owners, in the same order. Collective.
 Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layout,
                                           const std::vector<std::string>& local_ids,
                                           const std::vector<uint64_t>& docs) {
   std::vector<std::string> requests(static_cast<size_t>(comm.size()));
-  if (comm.rank() == 0) {
-    for (uint64_t doc : docs) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
-  }
+  for (uint64_t doc : docs) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
   std::vector<std::string> asked;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
   const uint64_t first = layout.first[static_cast<size_t>(comm.rank())];
@@ -126,7 +124,7 @@ Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layo
       status = reader.GetBytes(&ids.back());
     }
   }
-  if (status.ok() && comm.rank() == 0 && ids.size() != docs.size()) {
+  if (status.ok() && ids.size() != docs.size()) {
     status = InternalError("fetched " + std::to_string(ids.size()) + " ids of " +
                            std::to_string(docs.size()));
   }
@@ -158,29 +156,86 @@ Result<IdTable> FetchIdTable(Comm& comm, const DocumentLayout& layout,
   return IdTable(std::move(docs), std::move(ids));
 }
 
-// Everything the near-duplicate commands do after the pairs are known; rank
-// 0 writes. Collective.
+// This rank's lines of `clusters`' output. Rank 0 (which holds
+// `cluster_of`, the cluster of every document) sends each cluster of two or
+// more, with its number (clusters are numbered in order of their first
+// member), to the owner of its first member; that rank fetches its members'
+// ids and formats its line. So the lines of the ranks, in rank order, are
+// the output in order, and rank 0 holds no id and writes no line of the
+// others. *clusters: their number (on rank 0). Collective.
+Result<std::string> ClusterLines(Comm& comm, const DocumentLayout& layout,
+                                 const std::vector<std::string>& local_ids,
+                                 const std::vector<uint64_t>& cluster_of, uint64_t* clusters) {
+  const uint64_t n = cluster_of.size();  // 0 except on rank 0
+  std::vector<std::vector<uint64_t>> members(n);
+  for (uint64_t doc = 0; doc < n; ++doc) members[cluster_of[doc]].push_back(doc);
+  std::vector<uint64_t> first_members;
+  for (uint64_t c = 0; c < n; ++c) {
+    if (members[c].size() >= 2) first_members.push_back(members[c].front());
+  }
+  std::sort(first_members.begin(), first_members.end());
+  *clusters = first_members.size();
+  std::vector<std::string> send(static_cast<size_t>(comm.size()));
+  uint64_t number = 0;
+  for (uint64_t first : first_members) {
+    ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(first))]);
+    writer.Put(number++);
+    writer.PutVector(members[cluster_of[first]]);
+  }
+  members = {};
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  ByteReader reader(received[0]);
+  std::vector<uint64_t> numbers;
+  std::vector<std::vector<uint64_t>> mine;  // the member lists of this rank's lines
+  std::vector<uint64_t> docs;
+  Status status;
+  while (!reader.done() && status.ok()) {
+    numbers.emplace_back();
+    mine.emplace_back();
+    status = reader.Get(&numbers.back());
+    if (status.ok()) status = reader.GetVector(&mine.back());
+    docs.insert(docs.end(), mine.back().begin(), mine.back().end());
+  }
+  for (size_t r = 1; r < received.size() && status.ok(); ++r) {
+    if (!received[r].empty()) status = InternalError("clusters sent by a rank other than 0");
+  }
+  received = {};
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  NEARDUP_ASSIGN_OR_RETURN(IdTable ids, FetchIdTable(comm, layout, local_ids, std::move(docs)));
+  std::string text;
+  std::vector<std::string_view> member_ids;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    member_ids.clear();
+    for (uint64_t member : mine[i]) member_ids.push_back(ids[member]);
+    format::AppendClusterLine(&text, numbers[i], member_ids);
+  }
+  return text;
+}
+
+// Everything the near-duplicate commands do after the pairs are known; each
+// rank writes its part. Collective.
 Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
                                 const DocumentLayout& layout, const FingerprintedCorpus& corpus,
                                 const std::vector<SimilarPair>& pairs, cli::OutputFile* output,
                                 std::string* summary, RankProfile* profile) {
   const bool root = comm.rank() == 0;
   if (job.kind == cli::NearDuplicateOutput::kPairs) {
+    // The pairs are on the owners of their first documents
+    // (PairPlacement::kOwners): each rank writes its lines, its part of the
+    // output, in rank order, which is the sorted order.
     std::vector<uint64_t> docs;
     for (const SimilarPair& pair : pairs) {
       docs.push_back(pair.a);
       docs.push_back(pair.b);
     }
     NEARDUP_ASSIGN_OR_RETURN(IdTable ids, FetchIdTable(comm, layout, corpus.ids, docs));
-    Status status;
-    std::string line;
-    for (size_t i = 0; i < pairs.size() && status.ok(); ++i) {
-      line.clear();
-      format::AppendPairLine(&line, ids[pairs[i].a], ids[pairs[i].b], pairs[i]);
-      status = output->Write(line);
+    std::string text;
+    for (const SimilarPair& pair : pairs) {
+      format::AppendPairLine(&text, ids[pair.a], ids[pair.b], pair);
     }
-    *summary = std::to_string(pairs.size()) + " pairs";
-    return comm.AgreeOnStatus(status);
+    *summary = std::to_string(comm.Sum(pairs.size())) + " pairs";
+    return WriteParts(comm, output, text);
   }
 
   // Rank 0 clusters the whole corpus: the pairs are all there, and the
@@ -200,29 +255,11 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
   const uint64_t n = layout.total;
 
   if (job.kind == cli::NearDuplicateOutput::kClusters) {
-    std::vector<uint64_t> size(root ? n : 0, 0);
-    for (uint64_t c : cluster_of) ++size[c];
-    std::vector<uint64_t> docs;
-    for (uint64_t doc = 0; root && doc < n; ++doc) {
-      if (size[cluster_of[doc]] >= 2) docs.push_back(doc);
-    }
-    NEARDUP_ASSIGN_OR_RETURN(IdTable ids, FetchIdTable(comm, layout, corpus.ids, docs));
-    // Clusters of two or more, numbered in order of their first member.
-    std::vector<std::vector<uint64_t>> members(root ? n : 0);
-    for (uint64_t doc : docs) members[cluster_of[doc]].push_back(doc);
-    std::string line;
-    std::vector<std::string_view> member_ids;
-    uint64_t number = 0;
-    for (uint64_t c = 0; root && c < n && status.ok(); ++c) {
-      if (members[c].empty()) continue;
-      member_ids.clear();
-      for (uint64_t member : members[c]) member_ids.push_back(ids[member]);
-      line.clear();
-      format::AppendClusterLine(&line, number++, member_ids);
-      status = output->Write(line);
-    }
-    *summary = std::to_string(number) + " clusters of two or more";
-    return comm.AgreeOnStatus(status);
+    uint64_t clusters = 0;
+    NEARDUP_ASSIGN_OR_RETURN(std::string text,
+                             ClusterLines(comm, layout, corpus.ids, cluster_of, &clusters));
+    *summary = std::to_string(clusters) + " clusters of two or more";
+    return WriteParts(comm, output, text);
   }
 
   // dedup: the lengths of every document to rank 0, which chooses the kept.
@@ -481,9 +518,10 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
       ChooseNearDuplicateScheme(job.recipe, job.options, layout.total);
   if (!scheme.ok()) return ReportErrorOnRanks(scheme.status(), comm.rank());
   DistributedPairsStats shuffle;
-  Result<std::vector<SimilarPair>> pairs =
-      FindPairsDistributed(comm, layout, std::move(corpus.fingerprints), *scheme, job.options,
-                           flags.memory_mb << 20, &report, &shuffle);
+  Result<std::vector<SimilarPair>> pairs = FindPairsDistributed(
+      comm, layout, std::move(corpus.fingerprints), *scheme, job.options, flags.memory_mb << 20,
+      job.kind == cli::NearDuplicateOutput::kPairs ? PairPlacement::kOwners : PairPlacement::kRoot,
+      &report, &shuffle);
   corpus.fingerprints = {};
   if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
   if (shuffle.stages.empty()) {
@@ -493,7 +531,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
-  report.pairs = pairs->size();
+  report.pairs = comm.Sum(pairs->size());
   report.lsh = scheme->lsh;
   report.num_blocks =
       scheme->method == NearDuplicateMethod::kSimHash ? scheme->hamming.num_blocks : 0;

@@ -1,6 +1,7 @@
 // The commands of neardup-mpi: the jobs the shared front end parses
 // (apps/frontend/), run on every rank of MPI_COMM_WORLD. Each writes exactly
-// what the single-process command writes; rank 0 writes it.
+// what the single-process command writes, each rank its part of the output
+// (parallel_output.h).
 #ifndef NEARDUP_APPS_MPI_MPI_JOBS_H_
 #define NEARDUP_APPS_MPI_MPI_JOBS_H_
 

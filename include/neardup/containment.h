@@ -63,6 +63,15 @@ struct ContainmentMatch {
 // The ranking order above: true when `a` comes before `b`.
 bool RanksBefore(const ContainmentMatch& a, const ContainmentMatch& b);
 
+// The counted chunks a query shares with one indexed document: the partial
+// score of a piece of the work when it is split by chunk-ID range
+// (neardup-mpi); the pieces' counts of a document sum to its `shared`.
+struct SharedChunks {
+  uint32_t doc = 0;
+  uint32_t shared = 0;
+  friend bool operator==(const SharedChunks&, const SharedChunks&) = default;
+};
+
 struct ContainmentSearchStats {
   uint64_t postings_visited = 0;    // counter increments
   uint64_t boilerplate_chunks = 0;  // query chunks skipped by the cap
@@ -84,12 +93,44 @@ class ContainmentSearcher {
                                        uint32_t exclude_doc = kNoDocument,
                                        ContainmentSearchStats* stats = nullptr);
 
+  // The counting half of Search, for work split by chunk-ID range: the
+  // counted chunks of `query_piece` shared with each live indexed document
+  // other than `exclude_doc`, one entry per document with a count > 0, in no
+  // particular order. `query_piece` is any strictly ascending part of a
+  // query (QueryChunksInRange); df and the cap are the whole index's, so the
+  // counts of a query's disjoint pieces, summed per document and ranked by
+  // RankSharedChunks, give exactly Search's matches. `stats` (may be null)
+  // is added to (candidates: the entries returned).
+  std::vector<SharedChunks> CountShared(std::span<const uint32_t> query_piece,
+                                        uint32_t max_document_frequency,
+                                        uint32_t exclude_doc = kNoDocument,
+                                        ContainmentSearchStats* stats = nullptr);
+
  private:
+  // Counts `query`'s counted chunks into counts_ and touched_.
+  void Count(std::span<const uint32_t> query, uint32_t max_document_frequency,
+             ContainmentSearchStats* stats);
+
   TieredChunkIndex index_;
   std::vector<std::span<const uint32_t>> postings_;  // per tier, for one chunk
   std::vector<uint32_t> counts_;                     // Invariant: all zero between searches
   std::vector<uint32_t> touched_;                    // documents with counts_ > 0
 };
+
+// The ranking half of Search: the matches, best first, of a query of
+// `query_size` chunks (its whole chunk set) given the summed shared counts of
+// every document it shares a counted chunk with (`counts`: each document at
+// most once, in any order, the query's own number left out), with the
+// document sizes of `index`. The same arithmetic and order as Search, which
+// runs it over its own counts.
+std::vector<ContainmentMatch> RankSharedChunks(std::span<const SharedChunks> counts,
+                                               size_t query_size, const TieredChunkIndex& index,
+                                               const ContainmentOptions& options);
+
+// The part of `chunks` (strictly ascending) in the chunk-ID range
+// [begin, end) (end up to 2^32): a subspan, found by binary search.
+std::span<const uint32_t> QueryChunksInRange(std::span<const uint32_t> chunks, uint64_t begin,
+                                             uint64_t end);
 
 // The documents of `after` whose scores with UNCHANGED documents may differ
 // from `before`, when `after` is `before` with documents of chunk sets

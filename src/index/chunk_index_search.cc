@@ -1,5 +1,6 @@
 // ContainmentSearcher: the postings walk with a dense counter array.
 #include <algorithm>
+#include <limits>
 
 #include "neardup/containment.h"
 
@@ -12,17 +13,36 @@ bool RanksBefore(const ContainmentMatch& a, const ContainmentMatch& b) {
   return a.doc < b.doc;
 }
 
+namespace {
+
+// Search's arithmetic, shared with RankSharedChunks so that a score
+// summed from pieces is the same double as one computed whole.
+void AddMatch(uint32_t doc, uint32_t shared, double query_size, const TieredChunkIndex& index,
+              const ContainmentOptions& options, std::vector<ContainmentMatch>* matches) {
+  const uint32_t size = index.DocumentSize(doc);
+  if (size == 0 || shared == 0) return;
+  ContainmentMatch m{doc, shared, shared / query_size, shared / static_cast<double>(size)};
+  if (m.score() >= options.min_similarity) matches->push_back(m);
+}
+
+void KeepTop(size_t top_n, std::vector<ContainmentMatch>* matches) {
+  if (matches->size() > top_n) {
+    std::nth_element(matches->begin(), matches->begin() + static_cast<ptrdiff_t>(top_n),
+                     matches->end(), RanksBefore);
+    matches->resize(top_n);
+  }
+  std::sort(matches->begin(), matches->end(), RanksBefore);
+}
+
+}  // namespace
+
 ContainmentSearcher::ContainmentSearcher(const TieredChunkIndex& index) : index_(index) {}
 
-std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32_t> query,
-                                                          const ContainmentOptions& options,
-                                                          uint32_t exclude_doc,
-                                                          ContainmentSearchStats* stats) {
-  std::vector<ContainmentMatch> matches;
-  if (query.empty() || options.top_n == 0) return matches;
+void ContainmentSearcher::Count(std::span<const uint32_t> query, uint32_t max_document_frequency,
+                                ContainmentSearchStats* stats) {
   if (counts_.size() < index_.num_doc_slots()) counts_.resize(index_.num_doc_slots(), 0);
-  const uint64_t cap = options.max_document_frequency == 0 ? std::numeric_limits<uint64_t>::max()
-                                                           : options.max_document_frequency;
+  const uint64_t cap =
+      max_document_frequency == 0 ? std::numeric_limits<uint64_t>::max() : max_document_frequency;
   const std::span<const ChunkIndex> tiers = index_.tiers();
   uint64_t visited = 0;
   uint64_t boilerplate = 0;
@@ -53,29 +73,66 @@ std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32
       }
     }
   }
-  const double query_size = static_cast<double>(query.size());
-  for (uint32_t doc : touched_) {
-    const uint32_t shared = counts[doc];
-    counts[doc] = 0;
-    if (doc == exclude_doc) continue;
-    const uint32_t size = index_.DocumentSize(doc);
-    if (size == 0) continue;
-    ContainmentMatch m{doc, shared, shared / query_size, shared / static_cast<double>(size)};
-    if (m.score() >= options.min_similarity) matches.push_back(m);
-  }
   if (stats != nullptr) {
     stats->postings_visited += visited;
     stats->boilerplate_chunks += boilerplate;
     stats->candidates += touched_.size();
   }
-  touched_.clear();
-  if (matches.size() > options.top_n) {
-    std::nth_element(matches.begin(), matches.begin() + static_cast<ptrdiff_t>(options.top_n),
-                     matches.end(), RanksBefore);
-    matches.resize(options.top_n);
+}
+
+std::vector<ContainmentMatch> ContainmentSearcher::Search(std::span<const uint32_t> query,
+                                                          const ContainmentOptions& options,
+                                                          uint32_t exclude_doc,
+                                                          ContainmentSearchStats* stats) {
+  std::vector<ContainmentMatch> matches;
+  if (query.empty() || options.top_n == 0) return matches;
+  Count(query, options.max_document_frequency, stats);
+  const double query_size = static_cast<double>(query.size());
+  for (uint32_t doc : touched_) {
+    const uint32_t shared = counts_[doc];
+    counts_[doc] = 0;
+    if (doc != exclude_doc) AddMatch(doc, shared, query_size, index_, options, &matches);
   }
-  std::sort(matches.begin(), matches.end(), RanksBefore);
+  touched_.clear();
+  KeepTop(options.top_n, &matches);
   return matches;
+}
+
+std::vector<SharedChunks> ContainmentSearcher::CountShared(std::span<const uint32_t> query_piece,
+                                                           uint32_t max_document_frequency,
+                                                           uint32_t exclude_doc,
+                                                           ContainmentSearchStats* stats) {
+  std::vector<SharedChunks> shared;
+  if (query_piece.empty()) return shared;
+  Count(query_piece, max_document_frequency, stats);
+  shared.reserve(touched_.size());
+  for (uint32_t doc : touched_) {
+    const uint32_t count = counts_[doc];
+    counts_[doc] = 0;
+    if (doc != exclude_doc) shared.push_back({doc, count});
+  }
+  touched_.clear();
+  return shared;
+}
+
+std::vector<ContainmentMatch> RankSharedChunks(std::span<const SharedChunks> counts,
+                                               size_t query_size, const TieredChunkIndex& index,
+                                               const ContainmentOptions& options) {
+  std::vector<ContainmentMatch> matches;
+  if (query_size == 0 || options.top_n == 0) return matches;
+  const double size = static_cast<double>(query_size);
+  for (const SharedChunks& c : counts) AddMatch(c.doc, c.shared, size, index, options, &matches);
+  KeepTop(options.top_n, &matches);
+  return matches;
+}
+
+std::span<const uint32_t> QueryChunksInRange(std::span<const uint32_t> chunks, uint64_t begin,
+                                             uint64_t end) {
+  const auto first = std::lower_bound(chunks.begin(), chunks.end(), begin,
+                                      [](uint32_t c, uint64_t v) { return c < v; });
+  const auto last =
+      std::lower_bound(first, chunks.end(), end, [](uint32_t c, uint64_t v) { return c < v; });
+  return {first, last};
 }
 
 std::vector<uint32_t> CapCrossingDocuments(const TieredChunkIndex& before,

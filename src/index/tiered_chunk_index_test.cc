@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -83,6 +86,62 @@ TEST(TieredChunkIndexTest, SearchOverTiersEqualsTheMergedIndexAndBruteForce) {
       }
     }
   }
+}
+
+// Work split by chunk-ID range (neardup-mpi): each query cut into the
+// pieces of 1..4 equal ranges of the 32-bit chunk space, counted piece by
+// piece, summed per document and ranked gives exactly Search's matches,
+// over tiers with dead documents and under a cap.
+TEST(TieredChunkIndexTest, CountsOfChunkRangesSumToSearch) {
+  Tiered t = MakeTiered(24, 3, 60);
+  ContainmentSearcher searcher(t.index);
+  for (uint32_t cap : {0u, 3u, 25u}) {
+    for (size_t top_n : {size_t{1}, size_t{7}, size_t{1000}}) {
+      for (double min : {0.0, 0.25}) {
+        const ContainmentOptions options{cap, top_n, min};
+        for (uint64_t ranges = 1; ranges <= 4; ++ranges) {
+          for (const auto& [doc, chunks] : t.all) {
+            std::map<uint32_t, uint32_t> summed;
+            size_t pieces_size = 0;
+            for (uint64_t r = 0; r < ranges; ++r) {
+              const std::span<const uint32_t> piece =
+                  QueryChunksInRange(chunks, (r << 32) / ranges, ((r + 1) << 32) / ranges);
+              pieces_size += piece.size();
+              for (const SharedChunks& c : searcher.CountShared(piece, cap, doc)) {
+                ASSERT_GT(c.shared, 0u);
+                ASSERT_NE(c.doc, doc);
+                summed[c.doc] += c.shared;
+              }
+            }
+            ASSERT_EQ(pieces_size, chunks.size()) << "the ranges tile the chunk space";
+            std::vector<SharedChunks> counts;
+            for (const auto& [other, shared] : summed) counts.push_back({other, shared});
+            // The order of the counts does not matter.
+            std::reverse(counts.begin(), counts.end());
+            ASSERT_EQ(RankSharedChunks(counts, chunks.size(), t.index, options),
+                      searcher.Search(chunks, options, doc))
+                << "doc " << doc << " ranges " << ranges << " cap " << cap << " top " << top_n;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TieredChunkIndexTest, EmptyPiecesCountAndRankNothing) {
+  Tiered t = MakeTiered(25, 2, 20);
+  ContainmentSearcher searcher(t.index);
+  EXPECT_TRUE(searcher.CountShared({}, 0).empty());
+  const std::vector<SharedChunks> counts = {{0, 3}};
+  EXPECT_TRUE(RankSharedChunks(counts, 0, t.index, {}).empty()) << "an empty query matches nothing";
+}
+
+TEST(TieredChunkIndexTest, QueryChunksInRangeCutsAtTheBounds) {
+  const std::vector<uint32_t> chunks = {0, 5, 9, 0xffffffffu};
+  EXPECT_THAT(QueryChunksInRange(chunks, 0, 5), ElementsAreArray({0u}));
+  EXPECT_THAT(QueryChunksInRange(chunks, 5, 10), ElementsAreArray({5u, 9u}));
+  EXPECT_THAT(QueryChunksInRange(chunks, 10, uint64_t{1} << 32), ElementsAreArray({0xffffffffu}));
+  EXPECT_TRUE(QueryChunksInRange(chunks, 6, 9).empty());
 }
 
 TEST(TieredChunkIndexTest, LookupsAndCountsEqualTheMergedIndex) {
