@@ -73,7 +73,7 @@ class KeptRecordsTest : public ::testing::Test {
     });
   }
 
-  internal::testing::TempDir temp_;
+  test_support::TempDir temp_;
   std::filesystem::path dir_ = temp_.dir();
   std::unique_ptr<Fingerprinter> fingerprinter_ = SimhashOnly();
 };

@@ -30,7 +30,7 @@
 namespace neardup::internal::gpu {
 namespace {
 
-const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+const uint8_t* TextBytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
 struct EmulatedDoc {
   bool for_cpu = false;
@@ -56,7 +56,7 @@ std::vector<EmulatedDoc> EmulateBatch(const GpuRecipeTables& tables, const GpuUt
   std::vector<uint32_t> invalid(num_docs, 0);
   std::vector<uint8_t> uncovered(num_docs, 0);
   for (uint32_t v = 0; v < num_chunks; ++v) {
-    positions[v] = Utf8ChunkSizeHd(Bytes(text), offsets.data(), num_docs, n, v, view,
+    positions[v] = Utf8ChunkSizeHd(TextBytes(text), offsets.data(), num_docs, n, v, view,
                                    invalid.data(), uncovered.data());
   }
   uint32_t total = 0;
@@ -67,20 +67,20 @@ std::vector<EmulatedDoc> EmulateBatch(const GpuRecipeTables& tables, const GpuUt
   std::string seg(size, '\0');
   auto* attr_bytes = reinterpret_cast<uint8_t*>(attrs.data());
   for (uint32_t v = 0; v < num_chunks; ++v) {
-    Utf8ChunkWriteHd(Bytes(text), offsets.data(), num_docs, n, v, view, positions.data(),
+    Utf8ChunkWriteHd(TextBytes(text), offsets.data(), num_docs, n, v, view, positions.data(),
                      reinterpret_cast<uint8_t*>(normalized.data()), attr_bytes,
                      utf8.segments ? reinterpret_cast<uint8_t*>(seg.data()) : nullptr);
   }
   std::vector<uint32_t> norm_offsets(num_docs + 1);
   for (uint32_t d = 0; d <= num_docs; ++d) {
-    norm_offsets[d] = Utf8NormalizedOffsetHd(Bytes(text), offsets.data(), num_docs, n, d, view,
+    norm_offsets[d] = Utf8NormalizedOffsetHd(TextBytes(text), offsets.data(), num_docs, n, d, view,
                                              positions.data(), size);
     if (d < num_docs && norm_offsets[d] < size) attr_bytes[norm_offsets[d]] |= kAttrDocStart;
   }
   if (utf8.segments) {
     std::string cut = attrs;  // the kernel writes a copy: no thread reads what another writes
     for (uint32_t p = 0; p < size; ++p) {
-      if (SegmentCutHd(attr_bytes, Bytes(seg), p))
+      if (SegmentCutHd(attr_bytes, TextBytes(seg), p))
         cut[p] = static_cast<char>(cut[p] | kAttrDocStart);
     }
     attrs = cut;
@@ -96,8 +96,8 @@ std::vector<EmulatedDoc> EmulateBatch(const GpuRecipeTables& tables, const GpuUt
     if (!start) continue;
     while (norm_offsets[d + 1] <= s) ++d;
     const uint32_t len = TokenEndHd(attr_bytes, size, s) - s;
-    const uint8_t* token = Bytes(normalized) + s;
-    if (StopwordContainsHd(Bytes(tables.stopword_bytes), tables.stopword_offsets.data(),
+    const uint8_t* token = TextBytes(normalized) + s;
+    if (StopwordContainsHd(TextBytes(tables.stopword_bytes), tables.stopword_offsets.data(),
                            tables.num_stopwords(), token, len)) {
       continue;
     }

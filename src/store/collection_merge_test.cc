@@ -16,7 +16,7 @@
 
 #include "neardup/collection.h"
 #include "store/collection_test_util.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
@@ -120,7 +120,7 @@ class CollectionMergeTest : public ::testing::Test {
     ExpectIndexEqualsRebuild(**reader);
   }
 
-  neardup::internal::testing::TempDir temp_;
+  neardup::test_support::TempDir temp_;
   MergeGateEnv env_;
 };
 

@@ -10,12 +10,12 @@
 
 #include "neardup/stream.h"
 #include "support/planted_corpus.h"
-#include "util/temp_dir_test_util.h"
+#include "support/temp_dir.h"
 
 namespace neardup {
 namespace {
 
-using internal::testing::TempDir;
+using test_support::TempDir;
 using test_support::PlantedId;
 using test_support::PlantedTexts;
 using ::testing::HasSubstr;
