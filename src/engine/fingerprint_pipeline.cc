@@ -273,8 +273,7 @@ Status RunFlatFingerprintPipeline(DocumentReader& reader, const Fingerprinter& f
   return RunFingerprintBlocks(
       reader, fingerprinter, options, BlockOutput::kFlat, FingerprintFormatter(),
       FingerprintViewFormatter(), formatter,
-      [&](Batch& batch) { return sink(ViewsOf(batch.block), batch.flat, batch.formatted); },
-      stats);
+      [&](Batch& batch) { return sink(ViewsOf(batch.block), batch.flat, batch.formatted); }, stats);
 }
 
 Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& fingerprinter,

@@ -136,8 +136,7 @@ TEST_F(FingerprintPipelineTest, FlatPipelineWritesWhatTheFingerprintPipelineWrit
               internal::AppendFingerprintJson(out, docs.ids[i], fps[i], all, 128, "r");
             }
           },
-          [&](const DocumentViews& docs, const FingerprintBatch& fps,
-              std::string_view formatted) {
+          [&](const DocumentViews& docs, const FingerprintBatch& fps, std::string_view formatted) {
             EXPECT_EQ(docs.ids.size(), fps.size());
             documents += fps.size();
             got.append(formatted);

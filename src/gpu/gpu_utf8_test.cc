@@ -30,7 +30,9 @@
 namespace neardup::internal::gpu {
 namespace {
 
-const uint8_t* TextBytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+const uint8_t* TextBytes(const std::string& s) {
+  return reinterpret_cast<const uint8_t*>(s.data());
+}
 
 struct EmulatedDoc {
   bool for_cpu = false;

@@ -15,9 +15,9 @@
 namespace neardup {
 namespace {
 
-using test_support::TempDir;
 using test_support::PlantedId;
 using test_support::PlantedTexts;
+using test_support::TempDir;
 using ::testing::HasSubstr;
 
 // A stream of documents with planted near-duplicates (also inside one

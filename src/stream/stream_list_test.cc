@@ -19,9 +19,9 @@
 namespace neardup {
 namespace {
 
-using test_support::TempDir;
 using test_support::PlantedId;
 using test_support::PlantedTexts;
+using test_support::TempDir;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
