@@ -6,7 +6,6 @@
 #include <tbb/global_control.h>
 
 #include <filesystem>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -215,10 +214,7 @@ std::string MessyJsonl(uint64_t seed, int lines, bool bom) {
 class FingerprintPipelineBlocksTest : public ::testing::Test {
  protected:
   std::string Write(const std::string& name, const std::string& bytes) {
-    std::filesystem::path path = dir_ / name;
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path.string();
+    return temp_.Write(name, bytes);
   }
 
   test_support::TempDir temp_;

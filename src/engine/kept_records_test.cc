@@ -8,7 +8,6 @@
 #include <tbb/global_control.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -28,10 +27,7 @@ std::unique_ptr<Fingerprinter> SimhashOnly() {
 class KeptRecordsTest : public ::testing::Test {
  protected:
   std::string Write(const std::string& name, const std::string& bytes) {
-    std::filesystem::path path = dir_ / name;
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path.string();
+    return temp_.Write(name, bytes);
   }
 
   // The first pass, recording locations.
