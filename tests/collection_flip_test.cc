@@ -57,8 +57,13 @@ std::vector<IncomingDocument> Incoming(
   return out;
 }
 
+// Merges in the commit, not on a background thread: a merge that a thread
+// finished before the commit would bump the generation the operations
+// report, and the outputs must not depend on timing.
 Result<std::unique_ptr<Collection>> OpenRw(const std::string& dir) {
-  return Collection::Open(dir, {.mode = Collection::Mode::kReadWrite, .clock = [] { return 7; }});
+  return Collection::Open(dir, {.mode = Collection::Mode::kReadWrite,
+                                .clock = [] { return 7; },
+                                .background_index_merges = false});
 }
 
 std::string Describe(const QueryResult& r) {
