@@ -92,6 +92,9 @@ TEST_F(ContainmentEngineTest, CommitsGrowWithTheCollection) {
       out << "{\"id\":\"" << d.id << "\",\"text\":\"" << d.text << "\"}\n";
   }
   auto add = [&](double growth) {
+    // Closed first: an open writer's background merge may still be writing
+    // into the directory.
+    c.reset();
     std::filesystem::remove_all(dir_ / "c");
     c = Create(0);
     Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open({path}, {});
