@@ -17,6 +17,7 @@
 #include "hash/cpu_path.h"
 #include "neardup/document_reader.h"
 #include "neardup/fingerprinter.h"
+#include "support/corpus_texts.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -32,23 +33,17 @@ constexpr size_t kNonAsciiDocuments = 250;
 
 std::vector<std::string> LoadCorpus(const std::string& name) {
   std::vector<std::string> texts;
-  const std::string path = std::string(NEARDUP_SOURCE_DIR) + "/cache/corpora/" + name;
-  if (!std::filesystem::exists(path)) return texts;
-  Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open({path}, InputOptions{});
-  if (!reader.ok()) return texts;
-  Document doc;
   size_t non_ascii = 0;
-  while (non_ascii < kNonAsciiDocuments) {
-    Result<bool> next = (*reader)->Next(&doc);
-    if (!next.ok() || !*next) break;
+  test_support::ForEachCorpusText(name, [&](std::string&& text) {
     if (texts.size() >= kFirstDocuments) {
       bool ascii = true;
-      for (char c : doc.text) ascii &= static_cast<unsigned char>(c) < 0x80;
-      if (ascii) continue;
+      for (char c : text) ascii &= static_cast<unsigned char>(c) < 0x80;
+      if (ascii) return true;
       ++non_ascii;
     }
-    texts.push_back(std::move(doc.text));
-  }
+    texts.push_back(std::move(text));
+    return non_ascii < kNonAsciiDocuments;
+  });
   return texts;
 }
 

@@ -8,6 +8,7 @@
 // Every document the tables cover must give exactly the CPU's token hashes;
 // the others must be flagged for the CPU.
 #include "gpu/gpu_utf8.h"
+#include "support/corpus_texts.h"
 
 #include <gtest/gtest.h>
 
@@ -318,18 +319,12 @@ TEST(GpuUtf8Test, SeededUnicodeFuzzGivesTheCpuTokenHashes) {
 
 std::vector<std::string> LoadCorpus(const std::string& name, size_t max_bytes) {
   std::vector<std::string> texts;
-  const std::string path = std::string(NEARDUP_SOURCE_DIR) + "/cache/corpora/" + name;
-  if (!std::filesystem::exists(path)) return texts;
-  Result<std::unique_ptr<DocumentReader>> reader = DocumentReader::Open({path}, InputOptions{});
-  if (!reader.ok()) return texts;
-  Document doc;
   size_t bytes = 0;
-  while (bytes < max_bytes) {
-    Result<bool> next = (*reader)->Next(&doc);
-    if (!next.ok() || !*next) break;
-    bytes += doc.text.size();
-    texts.push_back(std::move(doc.text));
-  }
+  test_support::ForEachCorpusText(name, [&](std::string&& text) {
+    bytes += text.size();
+    texts.push_back(std::move(text));
+    return bytes < max_bytes;
+  });
   return texts;
 }
 
