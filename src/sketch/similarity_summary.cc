@@ -272,52 +272,35 @@ __attribute__((target("avx512f,avx512vpopcntdq,popcnt"))) size_t MaxCommonAvx512
 
 using MaxCommonFn = size_t (*)(const BottomKSummary&, const BottomKSummary&);
 
-FilterBlockFn FilterBlockFor(internal::SummaryKernel kernel);
-MaxCommonFn MaxCommonFor(internal::SummaryKernel kernel);
+// The summary kernels of one instruction set, chosen together.
+struct SummaryFns {
+  FilterBlockFn filter_block;
+  MaxCommonFn max_common;
+};
 
-// The kernel of the CPU path's table (sketch/sketch_kernels.h), resolved on
+SummaryFns SummaryFnsFor(internal::SummaryKernel kernel);
+
+// The kernels of the CPU path's table (sketch/sketch_kernels.h), resolved on
 // first use.
-FilterBlockFn BestFilterBlock() {
-  static const FilterBlockFn best = FilterBlockFor(internal::ActiveSketchKernels().summary);
+const SummaryFns& BestSummaryFns() {
+  static const SummaryFns best = SummaryFnsFor(internal::ActiveSketchKernels().summary);
   return best;
 }
 
-MaxCommonFn BestMaxCommon() {
-  static const MaxCommonFn best = MaxCommonFor(internal::ActiveSketchKernels().summary);
-  return best;
-}
-
-FilterBlockFn FilterBlockFor(internal::SummaryKernel kernel) {
+SummaryFns SummaryFnsFor(internal::SummaryKernel kernel) {
   switch (kernel) {
     case internal::SummaryKernel::kPortable:
-      return &FilterBlockPortable;
+      return {&FilterBlockPortable, &MaxCommonPortable};
 #if defined(__x86_64__)
     case internal::SummaryKernel::kPopcnt:
       NEARDUP_CHECK(HasPopcnt()) << "this CPU has no POPCNT";
-      return &FilterBlockPopcnt;
+      return {&FilterBlockPopcnt, &MaxCommonPopcnt};
     case internal::SummaryKernel::kAvx512:
       NEARDUP_CHECK(HasAvx512Popcnt()) << "this CPU has no AVX-512 VPOPCNTDQ";
-      return &FilterBlockAvx512;
+      return {&FilterBlockAvx512, &MaxCommonAvx512};
 #endif
     default:
-      return BestFilterBlock();
-  }
-}
-
-MaxCommonFn MaxCommonFor(internal::SummaryKernel kernel) {
-  switch (kernel) {
-    case internal::SummaryKernel::kPortable:
-      return &MaxCommonPortable;
-#if defined(__x86_64__)
-    case internal::SummaryKernel::kPopcnt:
-      NEARDUP_CHECK(HasPopcnt()) << "this CPU has no POPCNT";
-      return &MaxCommonPopcnt;
-    case internal::SummaryKernel::kAvx512:
-      NEARDUP_CHECK(HasAvx512Popcnt()) << "this CPU has no AVX-512 VPOPCNTDQ";
-      return &MaxCommonAvx512;
-#endif
-    default:
-      return BestMaxCommon();
+      return BestSummaryFns();
   }
 }
 
@@ -339,7 +322,7 @@ bool SummaryBoundRejects(size_t bound, size_t most, double threshold) {
 }
 
 size_t MaxCommonValuesWith(SummaryKernel kernel, const BottomKSummary& a, const BottomKSummary& b) {
-  return MaxCommonFor(kernel)(a, b);
+  return SummaryFnsFor(kernel).max_common(a, b);
 }
 
 SummaryKernel SummaryKernelFor(const CpuFeatures& f) {
@@ -370,7 +353,7 @@ BottomKSummary SummarizeBottomK(const BottomKSketch& sketch) {
 }
 
 size_t MaxCommonValues(const BottomKSummary& a, const BottomKSummary& b) {
-  return BestMaxCommon()(a, b);
+  return BestSummaryFns().max_common(a, b);
 }
 
 Result<bool> JaccardAtLeast(const BottomKSketch& a, const BottomKSummary& summary_a,
@@ -412,7 +395,7 @@ size_t JaccardAtLeastPairsWith(SummaryKernel kernel, std::span<const BottomKSket
                                       << ") differs from " << n << " pairs";
   NEARDUP_CHECK(estimates.empty() || estimates.size() == n)
       << "JaccardAtLeastPairs: estimates size (" << estimates.size() << ") is neither 0 nor " << n;
-  const FilterBlockFn filter = FilterBlockFor(kernel);
+  const FilterBlockFn filter = SummaryFnsFor(kernel).filter_block;
   const uint32_t* needed = NeededTable(threshold);
   size_t count = 0;
   size_t checked = 0;  // pairs[0, checked) index inside `sketches`
