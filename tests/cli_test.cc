@@ -33,6 +33,15 @@ TEST_F(CliTest, HelpOnEveryCommand) {
   EXPECT_THAT(Neardup("fingerprint --help").out, HasSubstr("--preset"));
 }
 
+TEST_F(CliTest, VersionNamesTheCpuPathInUse) {
+  CommandResult run = Neardup("--version");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out,
+              MatchesRegex("neardup [0-9]+\\.[0-9]+\\.[0-9]+\n"
+                           "cpu path (portable|avx2|avx512) \\(of reference portable[a-z0-9 ]*\\); "
+                           "features [a-z0-9 ]+\n"));
+}
+
 TEST_F(CliTest, FingerprintsTheExampleCorpusInInputOrder) {
   CommandResult run = Neardup("fingerprint --quiet --simhash --minhash " + Example());
   ASSERT_EQ(run.exit_code, 0) << run.err;

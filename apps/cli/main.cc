@@ -6,11 +6,13 @@
 #include <exception>
 #include <functional>
 #include <new>
+#include <string>
 
 #include "exit_codes.h"
 #include "fingerprint_command.h"
 #include "index_command.h"
 #include "near_duplicate_commands.h"
+#include "neardup/cpu_dispatch.h"
 #include "output.h"
 #include "query_command.h"
 #include "recipe_command.h"
@@ -24,7 +26,8 @@ namespace {
 
 int ParseAndRun(int argc, char** argv) {
   CLI::App app{"neardup: find near-duplicate and similar documents, fast", "neardup"};
-  app.set_version_flag("--version", "neardup 0.1.0");
+  // The CPU line tells a bug report or a benchmark record which kernels ran.
+  app.set_version_flag("--version", std::string("neardup 0.1.0\n") + neardup::CpuDispatchLine());
   app.require_subcommand(1);
 
   std::function<int()> run;

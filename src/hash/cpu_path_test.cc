@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "hash/cpu_features.h"
+#include "neardup/cpu_dispatch.h"
 
 namespace neardup::internal {
 namespace {
@@ -49,6 +50,28 @@ TEST(CpuPathTest, EnvironmentLowersButNeverRaisesTheChoice) {
   } else {
     ::unsetenv("NEARDUP_CPU_PATH");
   }
+}
+
+TEST(CpuPathTest, DispatchDescriptionNamesThePathInUseAndTheProbedFeatures) {
+  const char* saved = std::getenv("NEARDUP_CPU_PATH");
+  std::string saved_value = saved != nullptr ? saved : "";
+  ::setenv("NEARDUP_CPU_PATH", "portable", 1);
+  const CpuDispatchInfo info = DescribeCpuDispatch();
+  EXPECT_EQ(info.path, "portable");
+  ASSERT_EQ(info.supported.size(), SupportedCpuPaths().size());
+  for (size_t i = 0; i < info.supported.size(); ++i) {
+    EXPECT_EQ(info.supported[i], CpuPathName(SupportedCpuPaths()[i]));
+  }
+  EXPECT_EQ(info.features, HostCpuFeatures().ToString());
+  const std::string line = CpuDispatchLine();
+  EXPECT_EQ(line.rfind("cpu path portable (of reference portable", 0), 0u) << line;
+  EXPECT_NE(line.find("); features "), std::string::npos) << line;
+  if (saved != nullptr) {
+    ::setenv("NEARDUP_CPU_PATH", saved_value.c_str(), 1);
+  } else {
+    ::unsetenv("NEARDUP_CPU_PATH");
+  }
+  EXPECT_EQ(DescribeCpuDispatch().path, CpuPathName(DetectCpuPath()));
 }
 
 TEST(CpuPathTest, ChooseByValueLowersButNeverRaises) {

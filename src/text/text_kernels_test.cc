@@ -39,7 +39,8 @@ TEST(TextKernelsTest, EachLevelGetsItsOwnKernels) {
 }
 
 TEST(TextKernelsTest, Vbmi2WithoutVbmiGetsNoKernelThatNeedsBoth) {
-  // The build machine's kind of CPU: AVX-512 VBMI2 but not VBMI.
+  // A kind of CPU some build machines were (KVM hides extensions): AVX-512
+  // VBMI2 but not VBMI.
   CpuFeatures f = CpuFeatures::All();
   f.avx512vbmi = false;
   const TextKernels k = ChooseTextKernels(CpuPath::kAvx512, f);
