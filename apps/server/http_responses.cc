@@ -56,9 +56,9 @@ bool IsJsonLines(const httplib::Request& req) {
   return req.get_header_value("Content-Type").rfind("application/x-ndjson", 0) == 0;
 }
 
-bool NameOf(const httplib::Request& req, httplib::Response& res, std::string_view kind,
+bool NameOf(const HttpRequest& req, httplib::Response& res, std::string_view kind,
             std::string* name) {
-  *name = req.matches[1].str();
+  *name = req.name;
   if (!IsValidStreamName(*name)) {
     SendError(res, 400, "invalid_argument",
               std::string(kind) + " name must match [A-Za-z0-9_-]{1,64}");

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "http_message.h"
 #include "neardup/status.h"
 
 namespace httplib {
@@ -33,9 +34,9 @@ void SendDocumentsError(httplib::Response& res, const Status& status);
 // Whether the body is JSON lines (Content-Type application/x-ndjson).
 bool IsJsonLines(const httplib::Request& req);
 
-// The `kind` ("stream", "collection") name of a matched route (req.matches[1]), or
+// The `kind` ("stream", "collection") name of a matched route (req.name), or
 // false with a 400 sent. Names never reach the file system unchecked.
-bool NameOf(const httplib::Request& req, httplib::Response& res, std::string_view kind,
+bool NameOf(const HttpRequest& req, httplib::Response& res, std::string_view kind,
             std::string* name);
 
 }  // namespace neardup::server
