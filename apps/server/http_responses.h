@@ -17,6 +17,10 @@ struct Response;
 
 namespace neardup::server {
 
+// Sets the answer's body and Content-Type without copying the body
+// (httplib 0.11's set_content copies).
+void SetBody(httplib::Response& res, std::string body, std::string_view content_type);
+
 // invalid argument 400, not found 404, already exists 409, resource
 // exhausted (disk full) 507, unimplemented 501, other 500.
 int HttpStatusFor(StatusCode code);

@@ -400,7 +400,7 @@ void Service::PostDocuments(const Request& req, Response& res, bool check_only) 
     if (with_texts) AppendOfText(&body, *stream, answer);
     body += '\n';
   }
-  res.set_content(body, lines ? "application/x-ndjson" : "application/json");
+  SetBody(res, std::move(body), lines ? "application/x-ndjson" : "application/json");
 }
 
 void Service::GetDocument(const Request& req, Response& res) {
