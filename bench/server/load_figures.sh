@@ -5,16 +5,20 @@
 # latency percentiles, its own CPU per request) and the server's CPU time
 # per request (utime + stime from /proc/PID/stat over the run).
 #
-#   bench/server/load_figures.sh [BUILD_DIR]      (default build/release)
+#   bench/server/load_figures.sh [BUILD_DIR...]   (default build/release)
 #
-# Environment: SECONDS_PER_RUN (default 5), SERVER_CPU / LOADER_CPU (default
-# 0 / 1), FSYNC=1 to measure durable adds (default: --no-fsync, which
+# With several build directories (e.g. a copy of the starting build and the
+# current one) each run line is run by each build in turn, so that a
+# before/after comparison shares one stretch of machine load; each line is
+# then prefixed with its build directory.
+#
+# Environment: SECONDS_PER_RUN (default 5), SERVER_CPU / LOADER_CPU (taskset
+# CPU lists, default 0 / 1: one core each; "0,1" / "0,1" lets both share
+# both cores), FSYNC=1 to measure durable adds (default: --no-fsync, which
 # measures everything but the disk), RUNS (the list of loader argument sets,
 # one per line; default below).
 set -euo pipefail
-build=${1:-build/release}
-neardup=$build/neardup
-load=$build/bench/http_load
+[ $# -gt 0 ] || set -- build/release
 seconds=${SECONDS_PER_RUN:-5}
 server_cpu=${SERVER_CPU:-0}
 loader_cpu=${LOADER_CPU:-1}
@@ -34,14 +38,19 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 while IFS= read -r args; do
   [ -n "$args" ] || continue
-  data=$(mktemp -d)
-  # shellcheck disable=SC2086
-  taskset -c "$server_cpu" "$neardup" serve --listen 127.0.0.1:$port --data-dir "$data" \
-    --threads 128 --max-connections 128 $fsync_flag 2>/dev/null &
-  server=$!
-  for _ in $(seq 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-    sleep 0.05
+  for build in "$@"; do
+    neardup=$build/neardup
+    load=$build/bench/http_load
+    label=
+    [ $# -gt 1 ] && label="$build  "
+    data=$(mktemp -d)
+    # shellcheck disable=SC2086
+    taskset -c "$server_cpu" "$neardup" serve --listen 127.0.0.1:$port --data-dir "$data" \
+      --threads 128 --max-connections 128 $fsync_flag 2>/dev/null &
+    server=$!
+    for _ in $(seq 100); do
+      (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+      sleep 0.05
   done
   before=$(cpu_ticks $server)
   # shellcheck disable=SC2086
@@ -50,9 +59,10 @@ while IFS= read -r args; do
   requests=$(echo "$line" | sed -E 's/.* requests ([0-9]+) .*/\1/')
   server_us=$(awk -v t=$((after - before)) -v hz="$ticks" -v n="$requests" \
     'BEGIN { if (n > 0) printf "%.1f", t / hz / n * 1e6; else print "-" }')
-  echo "$line  server CPU per request ${server_us} us ${fsync_flag:-(durable)}"
+  echo "$label$line  server CPU per request ${server_us} us ${fsync_flag:-(durable)}"
   kill -TERM $server
   wait $server || true
   rm -rf "$data"
   port=$((port + 1))
+  done
 done <<< "$runs"
