@@ -108,6 +108,8 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
   };
   http_ = std::make_unique<HttpServer>(static_cast<size_t>(std::max(options_.threads, 2)),
                                        ConnectionCap(options_), std::move(handlers));
+  // cpp-httplib's default closes a keep-alive connection after 5 requests,
+  // which makes every client reconnect all the time.
   http_->set_keep_alive_max_count(1000000);
   http_->set_payload_max_length(static_cast<size_t>(options_.max_body_mb) << 20);
   http_->set_read_timeout(options_.read_timeout_seconds, 0);
