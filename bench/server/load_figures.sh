@@ -33,7 +33,9 @@ default_runs='--route healthz --connections 32 --threads 4
 --route documents --connections 8 --threads 4 --batch 100'
 runs=${RUNS:-$default_runs}
 ticks=$(getconf CLK_TCK)
-port=$((20000 + RANDOM % 20000))
+# Below the kernel's ephemeral range (32768-60999), where client sockets'
+# local ports would make the bind fail now and then.
+port=$((20000 + RANDOM % 12000))
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 while IFS= read -r args; do
@@ -51,18 +53,31 @@ while IFS= read -r args; do
     for _ in $(seq 100); do
       (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
       sleep 0.05
-  done
-  before=$(cpu_ticks $server)
-  # shellcheck disable=SC2086
-  line=$(taskset -c "$loader_cpu" "$load" --port $port --seconds "$seconds" $args || true)
-  after=$(cpu_ticks $server)
-  requests=$(echo "$line" | sed -E 's/.* requests ([0-9]+) .*/\1/')
-  server_us=$(awk -v t=$((after - before)) -v hz="$ticks" -v n="$requests" \
-    'BEGIN { if (n > 0) printf "%.1f", t / hz / n * 1e6; else print "-" }')
-  echo "$label$line  server CPU per request ${server_us} us ${fsync_flag:-(durable)}"
-  kill -TERM $server
-  wait $server || true
-  rm -rf "$data"
-  port=$((port + 1))
+    done
+    # A port another process holds makes the server exit at once: say so and
+    # go on with the next port.
+    if ! kill -0 $server 2>/dev/null; then
+      echo "$label$args: the server did not start (port $port taken?)"
+      rm -rf "$data"
+      port=$((port + 1))
+      continue
+    fi
+    before=$(cpu_ticks $server)
+    # shellcheck disable=SC2086
+    line=$(taskset -c "$loader_cpu" "$load" --port $port --seconds "$seconds" $args || true)
+    if ! after=$(cpu_ticks $server 2>/dev/null); then
+      echo "$label$line  THE SERVER EXITED during the run"
+      rm -rf "$data"
+      port=$((port + 1))
+      continue
+    fi
+    requests=$(echo "$line" | sed -E 's/.* requests ([0-9]+) .*/\1/')
+    server_us=$(awk -v t=$((after - before)) -v hz="$ticks" -v n="$requests" \
+      'BEGIN { if (n > 0) printf "%.1f", t / hz / n * 1e6; else print "-" }')
+    echo "$label$line  server CPU per request ${server_us} us ${fsync_flag:-(durable)}"
+    kill -TERM $server
+    wait $server || true
+    rm -rf "$data"
+    port=$((port + 1))
   done
 done <<< "$runs"
