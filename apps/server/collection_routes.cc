@@ -77,7 +77,7 @@ void Service::GetCollection(const Request& req, Response& res) {
   Result<CollectionStats> stats = collection->Stats();
   if (!stats.ok()) return SendStatus(res, stats.status());
   std::string out = "{\"name\":";
-  AppendJsonString(&out, req.matches[1].str());
+  AppendJsonString(&out, req.name);
   out += ",\"recipe_id\":";
   AppendJsonString(&out, collection->recipe_id());
   out += ",\"documents\":" + std::to_string(stats->documents) +
@@ -150,7 +150,7 @@ void Service::GetSimilar(const Request& req, Response& res) {
       !FractionParam(req, res, "min", 0.1, &min)) {
     return;
   }
-  const std::string id = req.matches[2].str();
+  const std::string id = req.id;
   Result<std::vector<SimilarDocument>> similar = collection->Similar(id, top, min);
   if (!similar.ok()) return SendStatus(res, similar.status());
   std::string body;
@@ -163,7 +163,7 @@ void Service::GetSimilar(const Request& req, Response& res) {
 void Service::GetCollectionDocument(const Request& req, Response& res) {
   ServedCollection* collection = FindCollection(req, res);
   if (!collection) return;
-  const std::string id = req.matches[2].str();
+  const std::string id = req.id;
   Result<std::optional<DocumentInfo>> info = collection->Find(id);
   if (!info.ok()) return SendStatus(res, info.status());
   if (!info->has_value()) {
@@ -185,7 +185,7 @@ void Service::GetCollectionDocument(const Request& req, Response& res) {
 void Service::RemoveFromCollection(const Request& req, Response& res) {
   ServedCollection* collection = FindCollection(req, res);
   if (!collection) return;
-  const std::string ids[] = {req.matches[2].str()};
+  const std::string ids[] = {req.id};
   // NotFound (404, nothing committed) for an id the collection lacks.
   Result<CommitResult> committed = collection->Remove(ids);
   if (!committed.ok()) return SendStatus(res, committed.status());

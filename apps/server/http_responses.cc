@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <string>
+#include <utility>
 
 #include "json_input.h"
 #include "neardup/json_writer.h"
@@ -30,6 +31,12 @@ int HttpStatusFor(StatusCode code) {
   }
 }
 
+void SetBody(httplib::Response& res, std::string body, std::string_view content_type) {
+  res.body = std::move(body);
+  res.headers.erase("Content-Type");
+  res.set_header("Content-Type", std::string(content_type));
+}
+
 void SendError(httplib::Response& res, int http_status, std::string_view code,
                std::string_view message) {
   std::string body = "{\"error\":";
@@ -38,7 +45,7 @@ void SendError(httplib::Response& res, int http_status, std::string_view code,
   AppendJsonString(&body, code);
   body += "}\n";
   res.status = http_status;
-  res.set_content(body, "application/json");
+  SetBody(res, std::move(body), "application/json");
 }
 
 void SendStatus(httplib::Response& res, const Status& status) {
@@ -56,9 +63,9 @@ bool IsJsonLines(const httplib::Request& req) {
   return req.get_header_value("Content-Type").rfind("application/x-ndjson", 0) == 0;
 }
 
-bool NameOf(const httplib::Request& req, httplib::Response& res, std::string_view kind,
+bool NameOf(const HttpRequest& req, httplib::Response& res, std::string_view kind,
             std::string* name) {
-  *name = req.matches[1].str();
+  *name = req.name;
   if (!IsValidStreamName(*name)) {
     SendError(res, 400, "invalid_argument",
               std::string(kind) + " name must match [A-Za-z0-9_-]{1,64}");

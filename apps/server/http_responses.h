@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "http_message.h"
 #include "neardup/status.h"
 
 namespace httplib {
@@ -15,6 +16,10 @@ struct Response;
 }  // namespace httplib
 
 namespace neardup::server {
+
+// Sets the answer's body and Content-Type without copying the body
+// (httplib 0.11's set_content copies).
+void SetBody(httplib::Response& res, std::string body, std::string_view content_type);
 
 // invalid argument 400, not found 404, already exists 409, resource
 // exhausted (disk full) 507, unimplemented 501, other 500.
@@ -33,9 +38,9 @@ void SendDocumentsError(httplib::Response& res, const Status& status);
 // Whether the body is JSON lines (Content-Type application/x-ndjson).
 bool IsJsonLines(const httplib::Request& req);
 
-// The `kind` ("stream", "collection") name of a matched route (req.matches[1]), or
+// The `kind` ("stream", "collection") name of a matched route (req.name), or
 // false with a 400 sent. Names never reach the file system unchecked.
-bool NameOf(const httplib::Request& req, httplib::Response& res, std::string_view kind,
+bool NameOf(const HttpRequest& req, httplib::Response& res, std::string_view kind,
             std::string* name);
 
 }  // namespace neardup::server

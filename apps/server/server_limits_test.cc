@@ -1,13 +1,9 @@
 // The connection limits of the service (HttpServer): the connection cap,
 // slow clients timing out, and Stop() not waiting for idle keep-alive
 // connections.
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <memory>
@@ -21,41 +17,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A raw TCP connection to the server (to hold a connection open, or to send
-// part of a request).
-class RawConnection {
- public:
-  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
-  }
-  ~RawConnection() { ::close(fd_); }
-  bool connected() const { return connected_; }
-  void Send(const std::string& bytes) {
-    EXPECT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(bytes.size()));
-  }
-  // Everything until the server closes (or `timeout` passes).
-  std::string ReadAll(std::chrono::seconds timeout) {
-    timeval tv{static_cast<time_t>(timeout.count()), 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    std::string out;
-    char buffer[4096];
-    ssize_t n;
-    while ((n = ::recv(fd_, buffer, sizeof(buffer), 0)) > 0) out.append(buffer, n);
-    closed_ = n == 0;
-    return out;
-  }
-  bool closed_by_server() const { return closed_; }
-
- private:
-  int fd_;
-  bool connected_ = false;
-  bool closed_ = false;
-};
+using test_util::RawConnection;
 
 class ServerLimitsTest : public test_util::ServerTest {};
 

@@ -4,10 +4,13 @@
 #ifndef NEARDUP_APPS_SERVER_SERVER_TEST_UTIL_H_
 #define NEARDUP_APPS_SERVER_SERVER_TEST_UTIL_H_
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,6 +132,50 @@ class ServerTest : public ::testing::Test {
   Status run_status_;
   int port_ = 0;
   std::string token_;
+};
+
+// A raw TCP connection to the server (to hold a connection open, to send
+// part of a request, or bytes no HTTP client would send).
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { ::close(fd_); }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  bool connected() const { return connected_; }
+  void Send(const std::string& bytes) {
+    EXPECT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  // Everything until the server closes (or `timeout` passes).
+  std::string ReadAll(std::chrono::seconds timeout) { return ReadUntil("", timeout); }
+  // What arrives until `text` is among it (empty: until the server closes),
+  // or `timeout` passes.
+  std::string ReadUntil(const std::string& text, std::chrono::seconds timeout) {
+    timeval tv{static_cast<time_t>(timeout.count()), 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string out;
+    char buffer[4096];
+    ssize_t n = -1;
+    while ((text.empty() || out.find(text) == std::string::npos) &&
+           (n = ::recv(fd_, buffer, sizeof(buffer), 0)) > 0) {
+      out.append(buffer, static_cast<size_t>(n));
+    }
+    if (text.empty()) closed_ = n == 0;
+    return out;
+  }
+  bool closed_by_server() const { return closed_; }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+  bool closed_ = false;
 };
 
 // `neardup serve` as a process: its stderr and exit status.

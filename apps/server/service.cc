@@ -18,30 +18,8 @@ namespace neardup::server {
 namespace {
 
 namespace fs = std::filesystem;
-using httplib::Request;
 using httplib::Response;
-
-// The route template of a path, for metrics and logs (never the raw path:
-// ids would make unbounded label sets).
-std::string RouteOf(const std::string& path) {
-  if (path == "/healthz" || path == "/readyz" || path == "/metrics") return path;
-  for (const std::string kind : {"streams", "collections"}) {
-    const std::string prefix = "/v1/" + kind + "/";
-    if (path.rfind(prefix, 0) != 0) continue;
-    const size_t slash = path.find('/', prefix.size());
-    const std::string base = prefix + "{name}";
-    if (slash == std::string::npos) return base;
-    const std::string rest = path.substr(slash);
-    if (rest == "/documents" || rest == "/check" || rest == "/query" || rest == "/compact" ||
-        rest == "/near_duplicates") {
-      return base + rest;
-    }
-    if (rest.rfind("/documents/", 0) == 0) return base + "/documents/{id}";
-    if (rest.rfind("/similar/", 0) == 0) return base + "/similar/{id}";
-    return "other";
-  }
-  return "other";
-}
+using Request = HttpRequest;
 
 // Compares in time that depends only on the lengths, not on where the first
 // difference is.
@@ -106,19 +84,6 @@ int64_t NowSeconds() {
       .count();
 }
 
-thread_local std::chrono::steady_clock::time_point request_start;
-
-// httplib reads a body (after this pre-routing step) by appending 4 KiB
-// reads to req.body: a 300 KB batch grew by ten reallocations, each a copy
-// and fresh pages (8% of a batch POST's server CPU). The declared length,
-// up to the body limit (a longer body is refused unread), is reserved at
-// once instead. The Request is httplib's own non-const object, handed to
-// the pre-routing handler as const only by its signature.
-void ReserveBody(const Request& req, size_t max_bytes) {
-  const size_t length = static_cast<size_t>(req.get_header_value<uint64_t>("Content-Length"));
-  if (length > 0 && length <= max_bytes) const_cast<Request&>(req).body.reserve(length);
-}
-
 // Each open connection holds a pool thread: the cap is at most the pool.
 size_t ConnectionCap(const ServiceOptions& options) {
   const size_t threads = static_cast<size_t>(std::max(options.threads, 2));
@@ -131,11 +96,24 @@ bool IsLoopbackHost(const std::string& host) {
   return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
 }
 
-Service::Service(ServiceOptions options)
-    : options_(std::move(options)),
-      http_(std::make_unique<HttpServer>(static_cast<size_t>(std::max(options_.threads, 2)),
-                                         ConnectionCap(options_))) {
+Service::Service(ServiceOptions options) : options_(std::move(options)) {
   Routes();
+  HttpServer::Handlers handlers;
+  handlers.on_head = [this](const Request& req, Response& res) {
+    return RefuseUnauthenticated(req, res);
+  };
+  handlers.on_request = [this](Request& req, Response& res) { Dispatch(req, res); };
+  handlers.on_answered = [this](const Request& req, const Response& res, double seconds) {
+    LogAnswer(req, res, seconds);
+  };
+  http_ = std::make_unique<HttpServer>(static_cast<size_t>(std::max(options_.threads, 2)),
+                                       ConnectionCap(options_), std::move(handlers));
+  // cpp-httplib's default closes a keep-alive connection after 5 requests,
+  // which makes every client reconnect all the time.
+  http_->set_keep_alive_max_count(1000000);
+  http_->set_payload_max_length(static_cast<size_t>(options_.max_body_mb) << 20);
+  http_->set_read_timeout(options_.read_timeout_seconds, 0);
+  http_->set_write_timeout(options_.read_timeout_seconds, 0);
 }
 
 Service::~Service() = default;
@@ -221,124 +199,89 @@ bool Service::CheckReady(Response& res) {
   return false;
 }
 
+bool Service::RefuseUnauthenticated(const Request& req, Response& res) const {
+  if (options_.token.empty() || req.path == "/healthz" || req.path == "/readyz") return false;
+  const std::string header = req.get_header_value("Authorization");
+  if (ConstantTimeEquals(header, "Bearer " + options_.token)) return false;
+  res.set_header("WWW-Authenticate", "Bearer");
+  SendError(res, 401, "unauthenticated", "a valid bearer token is required");
+  return true;
+}
+
+void Service::Dispatch(Request& req, Response& res) const {
+  const Router::Match match = router_.Find(&req);
+  switch (match.outcome) {
+    case Router::Outcome::kMatched:
+      return (*match.handler)(req, res);
+    case Router::Outcome::kWrongMethod:
+      return SendError(res, 405, "method_not_allowed",
+                       "method " + req.method + " is not allowed on " + req.path);
+    case Router::Outcome::kNoRoute:
+      return SendError(res, 404, "not_found", "no such route");
+  }
+}
+
+void Service::LogAnswer(const Request& req, const Response& res, double seconds) {
+  // The route's template (never the raw path: ids would make unbounded
+  // label sets); "other" when none matched.
+  metrics_.Record(req.route.empty() ? "other" : req.route, req.method, res.status, seconds);
+  if (!options_.log_requests) return;
+  const long long micros = static_cast<long long>(seconds * 1e6);
+  if (options_.log_json) {
+    std::string line = "{\"method\":";
+    AppendJsonString(&line, req.method);
+    line += ",\"path\":";
+    AppendJsonString(&line, req.path);
+    line += ",\"status\":" + std::to_string(res.status) +
+            ",\"bytes\":" + std::to_string(res.body.size()) +
+            ",\"microseconds\":" + std::to_string(micros) + "}\n";
+    std::fputs(line.c_str(), stderr);
+  } else {
+    std::fprintf(stderr, "%s %s %d %zu %lld\n", req.method.c_str(), req.path.c_str(), res.status,
+                 res.body.size(), micros);
+  }
+}
+
 void Service::Routes() {
-  httplib::Server& http = *http_;
-  http.set_tcp_nodelay(true);
-  // cpp-httplib closes a keep-alive connection after 5 requests by default,
-  // which makes every client reconnect all the time.
-  http.set_keep_alive_max_count(1000000);
-  http.set_payload_max_length(static_cast<size_t>(options_.max_body_mb) << 20);
-  http.set_read_timeout(options_.read_timeout_seconds, 0);
-  http.set_write_timeout(options_.read_timeout_seconds, 0);
-
-  http.set_pre_routing_handler([this](const Request& req, Response& res) {
-    request_start = std::chrono::steady_clock::now();
-    if (!options_.token.empty() && req.path != "/healthz" && req.path != "/readyz") {
-      const std::string header = req.get_header_value("Authorization");
-      if (!ConstantTimeEquals(header, "Bearer " + options_.token)) {
-        res.set_header("WWW-Authenticate", "Bearer");
-        SendError(res, 401, "unauthenticated", "a valid bearer token is required");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    ReserveBody(req, static_cast<size_t>(options_.max_body_mb) << 20);
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
-  http.set_error_handler([this](const Request&, Response& res) {
-    if (!res.body.empty()) return;  // a handler's own error
-    if (res.status == 413) {
-      SendError(
-          res, 413, "payload_too_large",
-          "request body exceeds --max-body-mb (" + std::to_string(options_.max_body_mb) + " MiB)");
-    } else if (res.status == 404) {
-      SendError(res, 404, "not_found", "no such route");
-    } else {
-      SendError(res, res.status, "error", "request failed");
-    }
-  });
-  http.set_logger([this](const Request& req, const Response& res) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - request_start).count();
-    const std::string route = RouteOf(req.path);
-    metrics_.Record(route, req.method, res.status, seconds);
-    if (!options_.log_requests) return;
-    const long long micros = static_cast<long long>(seconds * 1e6);
-    if (options_.log_json) {
-      std::string line = "{\"method\":";
-      AppendJsonString(&line, req.method);
-      line += ",\"path\":";
-      AppendJsonString(&line, req.path);
-      line += ",\"status\":" + std::to_string(res.status) +
-              ",\"bytes\":" + std::to_string(res.body.size()) +
-              ",\"microseconds\":" + std::to_string(micros) + "}\n";
-      std::fputs(line.c_str(), stderr);
-    } else {
-      std::fprintf(stderr, "%s %s %d %zu %lld\n", req.method.c_str(), req.path.c_str(), res.status,
-                   res.body.size(), micros);
-    }
-  });
-
-  auto method_not_allowed = [](const Request& req, Response& res) {
-    SendError(res, 405, "method_not_allowed",
-              "method " + req.method + " is not allowed on " + req.path);
-  };
-  // Every method is routed for each path, so a wrong one gets 405, not 404.
-  auto route = [&](const std::string& pattern, httplib::Server::Handler get,
-                   httplib::Server::Handler post, httplib::Server::Handler put,
-                   httplib::Server::Handler del) {
-    http.Get(pattern, get ? get : method_not_allowed);
-    http.Post(pattern, post ? post : method_not_allowed);
-    http.Put(pattern, put ? put : method_not_allowed);
-    http.Delete(pattern, del ? del : method_not_allowed);
-    http.Patch(pattern, method_not_allowed);
-  };
   auto bind = [this](void (Service::*handler)(const Request&, Response&)) {
     return [this, handler](const Request& req, Response& res) { (this->*handler)(req, res); };
   };
-  route(
-      "/healthz",
-      [](const Request&, Response& res) {
-        res.set_content("{\"status\":\"ok\"}\n", "application/json");
-      },
-      nullptr, nullptr, nullptr);
-  route(
-      "/readyz",
-      [this](const Request&, Response& res) {
-        if (!CheckReady(res)) return;
-        res.set_content("{\"status\":\"ready\"}\n", "application/json");
-      },
-      nullptr, nullptr, nullptr);
-  route("/metrics", bind(&Service::GetMetrics), nullptr, nullptr, nullptr);
-  route(R"(/v1/streams/([^/]+))", bind(&Service::GetStream), nullptr, bind(&Service::PutStream),
-        bind(&Service::DeleteStream));
-  route(R"(/v1/streams/([^/]+)/documents)", nullptr,
-        [this](const Request& req, Response& res) { PostDocuments(req, res, false); }, nullptr,
-        nullptr);
-  route(R"(/v1/streams/([^/]+)/check)", nullptr,
-        [this](const Request& req, Response& res) { PostDocuments(req, res, true); }, nullptr,
-        nullptr);
-  route(R"(/v1/streams/([^/]+)/documents/([^/]+))", bind(&Service::GetDocument), nullptr, nullptr,
-        bind(&Service::DeleteDocument));
-  route(R"(/v1/streams/([^/]+)/near_duplicates)", bind(&Service::ListStreamAnswers), nullptr,
-        nullptr, nullptr);
-  route(R"(/v1/collections/([^/]+))", bind(&Service::GetCollection), nullptr, nullptr, nullptr);
-  route(R"(/v1/collections/([^/]+)/query)", nullptr, bind(&Service::QueryCollection), nullptr,
-        nullptr);
-  route(R"(/v1/collections/([^/]+)/documents)", nullptr, bind(&Service::AddToCollection), nullptr,
-        nullptr);
-  route(R"(/v1/collections/([^/]+)/similar/([^/]+))", bind(&Service::GetSimilar), nullptr, nullptr,
-        nullptr);
-  route(R"(/v1/collections/([^/]+)/documents/([^/]+))", bind(&Service::GetCollectionDocument),
-        nullptr, nullptr, bind(&Service::RemoveFromCollection));
-  route(R"(/v1/collections/([^/]+)/compact)", nullptr, bind(&Service::CompactCollection), nullptr,
-        nullptr);
+  // A method without a handler gets 405 on a known path, not 404.
+  router_.Add("/healthz").Get([](const Request&, Response& res) {
+    res.set_content("{\"status\":\"ok\"}\n", "application/json");
+  });
+  router_.Add("/readyz").Get([this](const Request&, Response& res) {
+    if (!CheckReady(res)) return;
+    res.set_content("{\"status\":\"ready\"}\n", "application/json");
+  });
+  router_.Add("/metrics").Get(bind(&Service::GetMetrics));
+  router_.Add("/v1/streams/{name}")
+      .Get(bind(&Service::GetStream))
+      .Put(bind(&Service::PutStream))
+      .Delete(bind(&Service::DeleteStream));
+  router_.Add("/v1/streams/{name}/documents").Post([this](const Request& req, Response& res) {
+    PostDocuments(req, res, false);
+  });
+  router_.Add("/v1/streams/{name}/check").Post([this](const Request& req, Response& res) {
+    PostDocuments(req, res, true);
+  });
+  router_.Add("/v1/streams/{name}/documents/{id}")
+      .Get(bind(&Service::GetDocument))
+      .Delete(bind(&Service::DeleteDocument));
+  router_.Add("/v1/streams/{name}/near_duplicates").Get(bind(&Service::ListStreamAnswers));
+  router_.Add("/v1/collections/{name}").Get(bind(&Service::GetCollection));
+  router_.Add("/v1/collections/{name}/query").Post(bind(&Service::QueryCollection));
+  router_.Add("/v1/collections/{name}/documents").Post(bind(&Service::AddToCollection));
+  router_.Add("/v1/collections/{name}/similar/{id}").Get(bind(&Service::GetSimilar));
+  router_.Add("/v1/collections/{name}/documents/{id}")
+      .Get(bind(&Service::GetCollectionDocument))
+      .Delete(bind(&Service::RemoveFromCollection));
+  router_.Add("/v1/collections/{name}/compact").Post(bind(&Service::CompactCollection));
   // The report pages (ui_routes.cc).
-  route(
-      "/ui", [](const Request&, Response& res) { res.set_redirect("/ui/"); }, nullptr, nullptr,
-      nullptr);
-  route("/ui/", bind(&Service::GetUiIndex), nullptr, nullptr, nullptr);
-  route(R"(/ui/collections/([^/]+))", bind(&Service::GetUiCollection), nullptr, nullptr, nullptr);
-  route(R"(/ui/streams/([^/]+))", bind(&Service::GetUiStream), nullptr, nullptr, nullptr);
+  router_.Add("/ui").Get([](const Request&, Response& res) { res.set_redirect("/ui/"); });
+  router_.Add("/ui/").Get(bind(&Service::GetUiIndex));
+  router_.Add("/ui/collections/{name}").Get(bind(&Service::GetUiCollection));
+  router_.Add("/ui/streams/{name}").Get(bind(&Service::GetUiStream));
 }
 
 namespace {
@@ -459,7 +402,7 @@ void Service::PostDocuments(const Request& req, Response& res, bool check_only) 
     if (with_texts) AppendOfText(&body, *stream, answer);
     body += '\n';
   }
-  res.set_content(body, lines ? "application/x-ndjson" : "application/json");
+  SetBody(res, std::move(body), lines ? "application/x-ndjson" : "application/json");
 }
 
 void Service::GetDocument(const Request& req, Response& res) {
@@ -473,7 +416,7 @@ void Service::GetDocument(const Request& req, Response& res) {
   if (with_passages) return SendDocumentEntry(req, res, *stream);
   bool with_texts = false;
   if (!TextFlagParam(req, res, "texts", *stream, &with_texts)) return;
-  Result<StreamAnswer> answer = stream->Get(req.matches[2].str());
+  Result<StreamAnswer> answer = stream->Get(req.id);
   if (!answer.ok()) return SendStatus(res, answer.status());
   std::string body;
   AppendAnswer(&body, *answer);
@@ -487,7 +430,7 @@ void Service::DeleteDocument(const Request& req, Response& res) {
   if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);
   if (!stream) return SendError(res, 404, "not_found", "no stream \"" + name + "\"");
-  Status removed = stream->Remove(req.matches[2].str());
+  Status removed = stream->Remove(req.id);
   if (!removed.ok()) return SendStatus(res, removed);
   res.status = 204;
 }

@@ -2,9 +2,11 @@
 // docs/SERVER.md). A thin layer: routes, request parsing, status mapping,
 // auth, metrics and logs; every decision is NearDuplicateStream's
 // (neardup/stream.h). One stream per directory DATA_DIR/streams/NAME.
-// Built on cpp-httplib: blocking, one pool thread per connection, so the pool
-// is sized above the expected connection count and TCP_NODELAY is set (small
-// answers would otherwise wait for Nagle's delayed ACK).
+// Transport: HttpServer (cpp-httplib's accept loop and thread pool, this
+// project's request loop): blocking, one pool thread per connection, so the
+// pool is sized above the expected connection count and TCP_NODELAY is set
+// (small answers would otherwise wait for Nagle's delayed ACK). Routes are
+// matched by Router (router.h), without regular expressions.
 // Thread safety: Stop() may be called from any thread (a signal watcher);
 // the rest from the thread that owns the Service.
 #ifndef NEARDUP_APPS_SERVER_SERVICE_H_
@@ -19,16 +21,12 @@
 #include <utility>
 #include <vector>
 
+#include "http_message.h"
 #include "metrics.h"
 #include "neardup/status.h"
 #include "neardup/stream.h"
+#include "router.h"
 #include "served_collection.h"
-
-namespace httplib {
-class Server;
-class Request;
-class Response;
-}  // namespace httplib
 
 namespace neardup::server {
 
@@ -77,10 +75,15 @@ class Service {
   bool ready() const { return ready_.load(); }
 
  private:
-  using Request = httplib::Request;
+  using Request = HttpRequest;
   using Response = httplib::Response;
 
   void Routes();
+  // HttpServer's steps: auth before the body is read; routing; metrics and
+  // the log line after the answer.
+  bool RefuseUnauthenticated(const Request& req, Response& res) const;
+  void Dispatch(Request& req, Response& res) const;
+  void LogAnswer(const Request& req, const Response& res, double seconds);
   Status Recover();
   std::shared_ptr<NearDuplicateStream> FindStream(const std::string& name);
   std::string StreamDir(const std::string& name) const;
@@ -117,6 +120,7 @@ class Service {
   void GetUiStream(const Request& req, Response& res);
 
   ServiceOptions options_;
+  Router router_;  // fixed once constructed
   std::unique_ptr<HttpServer> http_;
   Metrics metrics_;
   std::atomic<bool> ready_{false};

@@ -154,17 +154,17 @@ void AppendStreamEntry(std::string* out, const StreamEntry& entry, const StreamD
   *out += '}';
 }
 
-void Service::SendDocumentEntry(const httplib::Request& req, httplib::Response& res,
+void Service::SendDocumentEntry(const Request& req, httplib::Response& res,
                                 const NearDuplicateStream& stream) {
   const StreamDetail detail{.texts = true, .passages = true};
-  Result<StreamEntry> entry = stream.Entry(req.matches[2].str(), detail);
+  Result<StreamEntry> entry = stream.Entry(req.id, detail);
   if (!entry.ok()) return SendStatus(res, entry.status());
   std::string body;
   AppendStreamEntry(&body, *entry, detail);
   res.set_content(body + "\n", "application/json");
 }
 
-void Service::ListStreamAnswers(const httplib::Request& req, httplib::Response& res) {
+void Service::ListStreamAnswers(const Request& req, httplib::Response& res) {
   std::string name;
   if (!CheckReady(res) || !NameOf(req, res, "stream", &name)) return;
   std::shared_ptr<NearDuplicateStream> stream = FindStream(name);

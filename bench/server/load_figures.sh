@@ -5,16 +5,20 @@
 # latency percentiles, its own CPU per request) and the server's CPU time
 # per request (utime + stime from /proc/PID/stat over the run).
 #
-#   bench/server/load_figures.sh [BUILD_DIR]      (default build/release)
+#   bench/server/load_figures.sh [BUILD_DIR...]   (default build/release)
 #
-# Environment: SECONDS_PER_RUN (default 5), SERVER_CPU / LOADER_CPU (default
-# 0 / 1), FSYNC=1 to measure durable adds (default: --no-fsync, which
+# With several build directories (e.g. a copy of the starting build and the
+# current one) each run line is run by each build in turn, so that a
+# before/after comparison shares one stretch of machine load; each line is
+# then prefixed with its build directory.
+#
+# Environment: SECONDS_PER_RUN (default 5), SERVER_CPU / LOADER_CPU (taskset
+# CPU lists, default 0 / 1: one core each; "0,1" / "0,1" lets both share
+# both cores), FSYNC=1 to measure durable adds (default: --no-fsync, which
 # measures everything but the disk), RUNS (the list of loader argument sets,
 # one per line; default below).
 set -euo pipefail
-build=${1:-build/release}
-neardup=$build/neardup
-load=$build/bench/http_load
+[ $# -gt 0 ] || set -- build/release
 seconds=${SECONDS_PER_RUN:-5}
 server_cpu=${SERVER_CPU:-0}
 loader_cpu=${LOADER_CPU:-1}
@@ -29,30 +33,51 @@ default_runs='--route healthz --connections 32 --threads 4
 --route documents --connections 8 --threads 4 --batch 100'
 runs=${RUNS:-$default_runs}
 ticks=$(getconf CLK_TCK)
-port=$((20000 + RANDOM % 20000))
+# Below the kernel's ephemeral range (32768-60999), where client sockets'
+# local ports would make the bind fail now and then.
+port=$((20000 + RANDOM % 12000))
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 while IFS= read -r args; do
   [ -n "$args" ] || continue
-  data=$(mktemp -d)
-  # shellcheck disable=SC2086
-  taskset -c "$server_cpu" "$neardup" serve --listen 127.0.0.1:$port --data-dir "$data" \
-    --threads 128 --max-connections 128 $fsync_flag 2>/dev/null &
-  server=$!
-  for _ in $(seq 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
-    sleep 0.05
+  for build in "$@"; do
+    neardup=$build/neardup
+    load=$build/bench/http_load
+    label=
+    [ $# -gt 1 ] && label="$build  "
+    data=$(mktemp -d)
+    # shellcheck disable=SC2086
+    taskset -c "$server_cpu" "$neardup" serve --listen 127.0.0.1:$port --data-dir "$data" \
+      --threads 128 --max-connections 128 $fsync_flag 2>/dev/null &
+    server=$!
+    for _ in $(seq 100); do
+      (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+      sleep 0.05
+    done
+    # A port another process holds makes the server exit at once: say so and
+    # go on with the next port.
+    if ! kill -0 $server 2>/dev/null; then
+      echo "$label$args: the server did not start (port $port taken?)"
+      rm -rf "$data"
+      port=$((port + 1))
+      continue
+    fi
+    before=$(cpu_ticks $server)
+    # shellcheck disable=SC2086
+    line=$(taskset -c "$loader_cpu" "$load" --port $port --seconds "$seconds" $args || true)
+    if ! after=$(cpu_ticks $server 2>/dev/null); then
+      echo "$label$line  THE SERVER EXITED during the run"
+      rm -rf "$data"
+      port=$((port + 1))
+      continue
+    fi
+    requests=$(echo "$line" | sed -E 's/.* requests ([0-9]+) .*/\1/')
+    server_us=$(awk -v t=$((after - before)) -v hz="$ticks" -v n="$requests" \
+      'BEGIN { if (n > 0) printf "%.1f", t / hz / n * 1e6; else print "-" }')
+    echo "$label$line  server CPU per request ${server_us} us ${fsync_flag:-(durable)}"
+    kill -TERM $server
+    wait $server || true
+    rm -rf "$data"
+    port=$((port + 1))
   done
-  before=$(cpu_ticks $server)
-  # shellcheck disable=SC2086
-  line=$(taskset -c "$loader_cpu" "$load" --port $port --seconds "$seconds" $args || true)
-  after=$(cpu_ticks $server)
-  requests=$(echo "$line" | sed -E 's/.* requests ([0-9]+) .*/\1/')
-  server_us=$(awk -v t=$((after - before)) -v hz="$ticks" -v n="$requests" \
-    'BEGIN { if (n > 0) printf "%.1f", t / hz / n * 1e6; else print "-" }')
-  echo "$line  server CPU per request ${server_us} us ${fsync_flag:-(durable)}"
-  kill -TERM $server
-  wait $server || true
-  rm -rf "$data"
-  port=$((port + 1))
 done <<< "$runs"
