@@ -1,6 +1,7 @@
 #include "engine/fingerprint_json.h"
 
 #include <charconv>
+#include <cstring>
 #include <span>
 
 #include "sketch/digest_simhash.h"
@@ -10,15 +11,57 @@
 namespace neardup::internal {
 namespace {
 
+// The 16 lowercase hex digits of `value`, most significant first, as
+// AppendHex64 writes them, without a table or a loop: each nibble is spread
+// into a byte of its own (SWAR), turned into its ASCII digit, and the bytes
+// are put in big-endian order. About 30 instructions for 16 digits, where a
+// digit-per-iteration loop and a string append per value made this writer
+// the largest single cost of `neardup fingerprint --minhash` (128 values per
+// document; docs/BENCHMARKS.md, session 8).
+inline void WriteHex64(char* out, uint64_t value) {
+  // 32 bits into 8 nibbles, one per byte, least significant nibble in the
+  // lowest byte.
+  auto spread = [](uint64_t x) {
+    x = ((x & 0xFFFF0000u) << 16) | (x & 0xFFFFu);
+    x = ((x & 0x0000FF000000FF00u) << 8) | (x & 0x000000FF000000FFu);
+    x = ((x & 0x00F000F000F000F0u) << 4) | (x & 0x000F000F000F000Fu);
+    return x;
+  };
+  auto digits = [](uint64_t nibbles) {
+    // 0-9 -> '0'-'9', 10-15 -> 'a'-'f': add '0', and 'a' - '0' - 10 = 39
+    // where the nibble is 10 or more (bit 4 of nibble + 6).
+    const uint64_t letters = ((nibbles + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
+    return nibbles + 0x3030303030303030u + letters * 39;
+  };
+  const uint64_t high = __builtin_bswap64(digits(spread(value >> 32)));
+  const uint64_t low = __builtin_bswap64(digits(spread(value & 0xFFFFFFFFu)));
+  std::memcpy(out, &high, 8);
+  std::memcpy(out + 8, &low, 8);
+}
+
+// ["v0","v1",...], written in place: one resize for the whole array.
 void AppendHexArray(std::string* out, std::span<const uint64_t> values) {
-  out->push_back('[');
+  constexpr size_t kPerValue = 19;  // "0123456789abcdef",
+  const size_t start = out->size();
+  out->resize(start + 2 + values.size() * kPerValue);
+  char* p = out->data() + start;
+  *p++ = '[';
   for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    out->push_back('"');
-    AppendHex64(out, values[i]);
-    out->push_back('"');
+    p[0] = '"';
+    WriteHex64(p + 1, values[i]);
+    p[17] = '"';
+    p[18] = ',';
+    p += kPerValue;
   }
-  out->push_back(']');
+  if (!values.empty()) --p;  // no comma after the last value
+  *p++ = ']';
+  out->resize(static_cast<size_t>(p - out->data()));
+}
+
+void AppendHex(std::string* out, uint64_t value) {
+  const size_t start = out->size();
+  out->resize(start + 16);
+  WriteHex64(out->data() + start, value);
 }
 
 // "v0,v1,...": written in place (a chunk set has thousands of values; one
@@ -62,7 +105,8 @@ void AppendJson(std::string* out, std::string_view id, const Document& fingerpri
   out->append(",\"recipe\":\"");
   out->append(recipe_id);
   out->append("\",\"tokens\":");
-  out->append(std::to_string(fingerprint.num_tokens()));
+  char digits[24];
+  out->append(digits, std::to_chars(digits, digits + sizeof digits, fingerprint.num_tokens()).ptr);
   if (selection.simhash && fingerprint.simhash_wide().bits > 0) {
     // The digest route: every bit in hex, and the bytes in Base64 as ExLSH
     // prints them.
@@ -80,10 +124,10 @@ void AppendJson(std::string* out, std::string_view id, const Document& fingerpri
     out->append(",\"simhash\":\"");
     if (simhash_bits == 128) {
       const SimHash128 value = fingerprint.simhash128();
-      AppendHex64(out, value.high);
-      AppendHex64(out, value.low);
+      AppendHex(out, value.high);
+      AppendHex(out, value.low);
     } else {
-      AppendHex64(out, fingerprint.simhash());
+      AppendHex(out, fingerprint.simhash());
     }
     out->push_back('"');
   }
