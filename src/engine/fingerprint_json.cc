@@ -1,9 +1,9 @@
 #include "engine/fingerprint_json.h"
 
 #include <charconv>
-#include <cstring>
 #include <span>
 
+#include "engine/hex_strings.h"
 #include "sketch/digest_simhash.h"
 #include "util/base64.h"
 #include "util/json_writer.h"
@@ -11,57 +11,26 @@
 namespace neardup::internal {
 namespace {
 
-// The 16 lowercase hex digits of `value`, most significant first, as
-// AppendHex64 writes them, without a table or a loop: each nibble is spread
-// into a byte of its own (SWAR), turned into its ASCII digit, and the bytes
-// are put in big-endian order. About 30 instructions for 16 digits, where a
-// digit-per-iteration loop and a string append per value made this writer
-// the largest single cost of `neardup fingerprint --minhash` (128 values per
-// document; docs/BENCHMARKS.md, session 8).
-inline void WriteHex64(char* out, uint64_t value) {
-  // 32 bits into 8 nibbles, one per byte, least significant nibble in the
-  // lowest byte.
-  auto spread = [](uint64_t x) {
-    x = ((x & 0xFFFF0000u) << 16) | (x & 0xFFFFu);
-    x = ((x & 0x0000FF000000FF00u) << 8) | (x & 0x000000FF000000FFu);
-    x = ((x & 0x00F000F000F000F0u) << 4) | (x & 0x000F000F000F000Fu);
-    return x;
-  };
-  auto digits = [](uint64_t nibbles) {
-    // 0-9 -> '0'-'9', 10-15 -> 'a'-'f': add '0', and 'a' - '0' - 10 = 39
-    // where the nibble is 10 or more (bit 4 of nibble + 6).
-    const uint64_t letters = ((nibbles + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
-    return nibbles + 0x3030303030303030u + letters * 39;
-  };
-  const uint64_t high = __builtin_bswap64(digits(spread(value >> 32)));
-  const uint64_t low = __builtin_bswap64(digits(spread(value & 0xFFFFFFFFu)));
-  std::memcpy(out, &high, 8);
-  std::memcpy(out + 8, &low, 8);
-}
-
-// ["v0","v1",...], written in place: one resize for the whole array.
-void AppendHexArray(std::string* out, std::span<const uint64_t> values) {
-  constexpr size_t kPerValue = 19;  // "0123456789abcdef",
-  const size_t start = out->size();
-  out->resize(start + 2 + values.size() * kPerValue);
-  char* p = out->data() + start;
-  *p++ = '[';
-  for (size_t i = 0; i < values.size(); ++i) {
-    p[0] = '"';
-    WriteHex64(p + 1, values[i]);
-    p[17] = '"';
-    p[18] = ',';
-    p += kPerValue;
+// An id is nearly always printable ASCII without '"' or '\\': then it is
+// its own JSON text, appended whole, instead of AppendJsonString's byte at a
+// time.
+void AppendId(std::string* out, std::string_view id) {
+  for (const char c : id) {
+    const unsigned char byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\') {
+      AppendJsonString(out, id);
+      return;
+    }
   }
-  if (!values.empty()) --p;  // no comma after the last value
-  *p++ = ']';
-  out->resize(static_cast<size_t>(p - out->data()));
+  out->push_back('"');
+  out->append(id);
+  out->push_back('"');
 }
 
 void AppendHex(std::string* out, uint64_t value) {
   const size_t start = out->size();
   out->resize(start + 16);
-  WriteHex64(out->data() + start, value);
+  WriteHex64Digits(out->data() + start, value);
 }
 
 // "v0,v1,...": written in place (a chunk set has thousands of values; one
@@ -101,7 +70,7 @@ template <typename Document>
 void AppendJson(std::string* out, std::string_view id, const Document& fingerprint,
                 const SketchSelection& selection, int simhash_bits, std::string_view recipe_id) {
   out->append("{\"id\":");
-  AppendJsonString(out, id);
+  AppendId(out, id);
   out->append(",\"recipe\":\"");
   out->append(recipe_id);
   out->append("\",\"tokens\":");
@@ -133,14 +102,14 @@ void AppendJson(std::string* out, std::string_view id, const Document& fingerpri
   }
   if (selection.minhash) {
     out->append(",\"minhash\":");
-    AppendHexArray(out, fingerprint.minhash());
+    AppendHexStringArray(out, fingerprint.minhash());
   }
   if (selection.kvalue_minhash) {
     out->append(",\"kminhash\":");
     if (fingerprint.kvalue_empty()) {
       out->append("[]");
     } else {
-      AppendHexArray(out, fingerprint.kvalue_minhash());
+      AppendHexStringArray(out, fingerprint.kvalue_minhash());
     }
   }
   if (selection.chunks) {

@@ -3,12 +3,14 @@
 // for values whose nibbles cover 0-f in every position, 0, 2^64-1 and
 // random ones, for SimHash 64 and 128, bottom-k, k-value MinHash and chunks.
 #include "engine/fingerprint_json.h"
+#include "engine/hex_strings.h"
 
 #include <gtest/gtest.h>
 
 #include <cinttypes>
 #include <cstdio>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,45 @@ TEST(FingerprintJsonTest, HexValuesEqualAnIndependentWriter) {
           ",\"chunks\":[0,7,4294967295]}";
       EXPECT_EQ(line, expected) << "values from " << start << ", " << bits << " bits";
     }
+  }
+}
+
+// Both paths of the array writer, every length 0..40 (the vector path's
+// eight-value groups and its tail), appended after existing bytes.
+TEST(FingerprintJsonTest, HexArrayPathsEqualAnIndependentWriter) {
+  const std::vector<uint64_t> values = HexTestValues();
+  using Append = void (*)(std::string*, std::span<const uint64_t>);
+  std::vector<std::pair<const char*, Append>> paths = {{"portable", &AppendHexStringArrayPortable},
+                                                       {"dispatched", &AppendHexStringArray}};
+  if (HexStringsAvx512Supported()) paths.emplace_back("avx512", &AppendHexStringArrayAvx512);
+  for (const auto& [name, append] : paths) {
+    for (size_t start = 0; start + 40 <= values.size(); start += 37) {
+      for (size_t count = 0; count <= 40; ++count) {
+        const std::vector<uint64_t> part(values.begin() + start, values.begin() + start + count);
+        std::string out = "x";
+        append(&out, part);
+        ASSERT_EQ(out, "x" + OracleHexArray(part)) << name << " " << start << "+" << count;
+      }
+    }
+  }
+}
+
+// Plain ids are appended whole; any other takes the escaping writer.
+TEST(FingerprintJsonTest, IdsAreEscapedAsJsonStrings) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plain id 1", R"("plain id 1")"},
+      {"", R"("")"},
+      {"a\"b", R"("a\"b")"},
+      {"back\\slash", R"("back\\slash")"},
+      {"tab\there", R"("tab\there")"},
+      {std::string("nul\0", 4), R"("nul\u0000")"},
+      {"caf\xC3\xA9", "\"caf\xC3\xA9\""},
+      {"bad\xFF", R"("bad\ufffd")"}};
+  const SketchSelection none;
+  for (const auto& [id, json] : cases) {
+    std::string line;
+    AppendFingerprintJson(&line, id, Fingerprint(), none, 64, "r");
+    EXPECT_EQ(line, "{\"id\":" + json + R"(,"recipe":"r","tokens":0})") << id;
   }
 }
 
