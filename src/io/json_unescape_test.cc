@@ -7,6 +7,9 @@
 // random strings built from those pieces.
 #include "io/json_unescape.h"
 
+#include "io/jsonl_record_parser.h"
+#include "io/line_reader.h"
+
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
@@ -161,6 +164,48 @@ TEST(JsonUnescapeTest, RandomStringsAsSimdjson) {
   // Both outcomes were exercised.
   EXPECT_GT(refused, 1000u);
   EXPECT_LT(refused, 10000u);
+}
+
+// Through the reader: the text and id ParseRecord returns (the body found
+// from the raw token, the prefix copied, the rest unescaped) equal
+// simdjson's get_string of the same line, whatever the white space around
+// the values and wherever the escapes stand in the body.
+TEST(JsonUnescapeTest, ReaderFieldsEqualSimdjsonGetString) {
+  JsonlRecordParser reader("text", "id");
+  simdjson::ondemand::parser oracle;
+  const std::vector<std::string> bodies = {R"(\n at the start)",
+                                           R"(at the end\n)",
+                                           R"(\\)",
+                                           R"(ends in a backslash \\)",
+                                           R"(\"quoted\")",
+                                           R"(\u00e9\ud83d\ude00)",
+                                           std::string(200, 'x') + R"(\t)" + std::string(70, 'y'),
+                                           "no escape at all",
+                                           ""};
+  const std::vector<std::pair<std::string, std::string>> shapes = {
+      {R"({"id": "i\n1", "text": ")", R"("})"},
+      {R"({ "text" :  ")", "\"  \t , \"id\" : 7 }"},
+      {"{\"text\":\"", "\"\r\n\t}"},
+      {R"({"other": [1, "x\n"], "text": ")", R"(", "id": "z"})"}};
+  for (const std::string& body : bodies) {
+    for (const auto& [before, after] : shapes) {
+      const std::string json = before + body + after;
+      std::string line = json;
+      line.resize(json.size() + kLinePaddingBytes, '\0');
+      TextArena arena;
+      JsonlRecord record;
+      ASSERT_TRUE(
+          reader.ParseRecord(std::string_view(line.data(), json.size()), &arena, &record).ok())
+          << json;
+      simdjson::ondemand::document document;
+      ASSERT_EQ(oracle.iterate(simdjson::padded_string_view(line.data(), json.size(), line.size()))
+                    .get(document),
+                simdjson::SUCCESS);
+      std::string_view expected;
+      ASSERT_EQ(document["text"].get_string().get(expected), simdjson::SUCCESS) << json;
+      EXPECT_EQ(FieldView(line, arena, record.text), expected) << json;
+    }
+  }
 }
 
 }  // namespace
