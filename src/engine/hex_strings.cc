@@ -13,9 +13,12 @@ namespace {
 
 // Each value takes its 16 digits and the `","` before the next one.
 constexpr size_t kBytesPerValue = 19;
+// The most any writer stores past the last value's separator: the vector
+// path's second 64-byte store of a group.
+constexpr size_t kSlackBytes = 128 - 4 * kBytesPerValue + 4;
 
 // out: the array's bytes from '[' on, with room for values.size() *
-// kBytesPerValue + 2 + 4 bytes (the last separator's store is 4 bytes wide).
+// kBytesPerValue + 2 + kSlackBytes (the stores past the last value).
 // Returns the array's size.
 template <typename WriteDigits>
 size_t WriteArray(char* out, std::span<const uint64_t> values, WriteDigits write_digits) {
@@ -65,14 +68,31 @@ constexpr std::array<uint8_t, 64> kDigits = [] {
   return digits;
 }();
 
-NEARDUP_HEX_TARGET void StoreFour(char* p, __m512i digits) {
-  alignas(64) char lanes[64];
-  _mm512_store_si512(lanes, digits);
-  for (int value = 0; value < 4; ++value) {
-    std::memcpy(p, lanes + 16 * value, 16);
-    std::memcpy(p + 16, "\",\"", 4);
-    p += kBytesPerValue;
+// Byte permutes that lay four values' 64 digits out as they are written:
+// value v's digits at 19 v, `","` after each (76 bytes, in two 64-byte
+// stores). Index i < 64: digit byte i; 64: '"'; 65: ','.
+constexpr std::array<uint8_t, 128> kLayout = [] {
+  std::array<uint8_t, 128> layout{};
+  for (int j = 0; j < 4 * static_cast<int>(kBytesPerValue); ++j) {
+    const int value = j / kBytesPerValue;
+    const int offset = j % kBytesPerValue;
+    layout[j] = static_cast<uint8_t>(offset < 16 ? 16 * value + offset : (offset == 17 ? 65 : 64));
   }
+  return layout;
+}();
+constexpr std::array<uint8_t, 64> kQuoteComma = [] {
+  std::array<uint8_t, 64> bytes{};
+  bytes[0] = '"';
+  bytes[1] = ',';
+  return bytes;
+}();
+
+// Writes four values' digits and separators at p[0, 76), and may write up
+// to p + 128.
+NEARDUP_HEX_TARGET void StoreFour(char* p, __m512i digits, __m512i layout_low, __m512i layout_high,
+                                  __m512i quote_comma) {
+  _mm512_storeu_si512(p, _mm512_permutex2var_epi8(digits, layout_low, quote_comma));
+  _mm512_storeu_si512(p + 64, _mm512_permutex2var_epi8(digits, layout_high, quote_comma));
 }
 
 NEARDUP_HEX_TARGET void WriteDigitsAvx512(char* p, std::span<const uint64_t> values) {
@@ -80,6 +100,9 @@ NEARDUP_HEX_TARGET void WriteDigitsAvx512(char* p, std::span<const uint64_t> val
   const __m512i last_four = _mm512_loadu_si512(kLastFour.data());
   const __m512i digit_table = _mm512_loadu_si512(kDigits.data());
   const __m512i low_nibble = _mm512_set1_epi8(0x0F);
+  const __m512i layout_low = _mm512_loadu_si512(kLayout.data());
+  const __m512i layout_high = _mm512_loadu_si512(kLayout.data() + 64);
+  const __m512i quote_comma = _mm512_loadu_si512(kQuoteComma.data());
   size_t i = 0;
   for (; i + 8 <= values.size(); i += 8) {
     const __m512i bytes = _mm512_loadu_si512(values.data() + i);
@@ -87,8 +110,9 @@ NEARDUP_HEX_TARGET void WriteDigitsAvx512(char* p, std::span<const uint64_t> val
     const __m512i low = _mm512_and_si512(bytes, low_nibble);
     const __m512i a = _mm512_permutex2var_epi8(high, first_four, low);
     const __m512i b = _mm512_permutex2var_epi8(high, last_four, low);
-    StoreFour(p, _mm512_shuffle_epi8(digit_table, a));
-    StoreFour(p + 4 * kBytesPerValue, _mm512_shuffle_epi8(digit_table, b));
+    StoreFour(p, _mm512_shuffle_epi8(digit_table, a), layout_low, layout_high, quote_comma);
+    StoreFour(p + 4 * kBytesPerValue, _mm512_shuffle_epi8(digit_table, b), layout_low, layout_high,
+              quote_comma);
     p += 8 * kBytesPerValue;
   }
   WriteDigitsPortable(p, values.subspan(i));
@@ -106,7 +130,7 @@ AppendFunction ChooseAppend() {
 template <typename WriteDigits>
 void Append(std::string* out, std::span<const uint64_t> values, WriteDigits write_digits) {
   const size_t start = out->size();
-  out->resize(start + values.size() * kBytesPerValue + 2 + 4);
+  out->resize(start + values.size() * kBytesPerValue + 2 + kSlackBytes);
   out->resize(start + WriteArray(out->data() + start, values, write_digits));
 }
 
