@@ -7,6 +7,13 @@
 #
 #   bench/pipeline_bench.sh [--build build/release] [--mb 250] [--runs 3]
 #                           [--sketch simhash|minhash] [--no-perf]
+#                           [--baseline BINARY] [--jsonl-only]
+#
+# --baseline: another `neardup` binary (e.g. a copy of the build before a
+# change) run alternately with the build's, run for run, so that both see
+# the same machine load; each gets its own row (`base` / `build`) and the
+# CPU-time ratio build/base is printed. --jsonl-only: only the plain JSONL
+# form (the others take most of the time).
 #
 # The corpus is cache/corpora/{spamassassin,brown}.jsonl (scripts/
 # fetch_corpora.sh), repeated up to --mb megabytes, in $BENCH_DIR (default
@@ -19,6 +26,8 @@ mb=250
 runs=3
 sketch=simhash
 use_perf=1
+baseline=
+jsonl_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -26,12 +35,16 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --sketch) sketch=$2; shift 2 ;;
     --no-perf) use_perf=0; shift ;;
-    *) echo "usage: $0 [--build DIR] [--mb N] [--runs N] [--sketch simhash|minhash] [--no-perf]" >&2
+    --baseline) baseline=$2; shift 2 ;;
+    --jsonl-only) jsonl_only=1; shift ;;
+    *) echo "usage: $0 [--build DIR] [--mb N] [--runs N] [--sketch simhash|minhash] [--no-perf]" \
+            "[--baseline BINARY] [--jsonl-only]" >&2
        exit 2 ;;
   esac
 done
 neardup=$build/neardup
 [ -x "$neardup" ] || { echo "build $neardup first" >&2; exit 1; }
+[ -z "$baseline" ] || [ -x "$baseline" ] || { echo "no baseline binary $baseline" >&2; exit 1; }
 command -v perf >/dev/null 2>&1 || use_perf=0
 
 dir=${BENCH_DIR:-/tmp/neardup_pipeline_bench}
@@ -60,25 +73,40 @@ bytes=$(stat -c %s "$big")
 echo "# neardup fingerprint --$sketch; $((bytes / 1000000)) MB of JSONL; $(nproc) CPUs;" \
   "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-); load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# best of $runs; MB/s of uncompressed JSONL: by wall clock, and by CPU time (user+sys)"
-printf '%-22s %7s %9s %9s %9s %9s\n' form threads wall_s cpu_s "MB/s" "MB/s/cpu"
+printf '%-22s %-6s %7s %9s %9s %9s %9s\n' form binary threads wall_s cpu_s "MB/s" "MB/s/cpu"
+
+binaries=("$neardup")
+labels=(build)
+if [ -n "$baseline" ]; then binaries=("$baseline" "$neardup"); labels=(base build); fi
 
 run_form() {  # NAME INPUT
-  local name=$1 input=$2 threads best_wall best_cpu wall cpu
+  local name=$1 input=$2 threads i wall cpu
   for threads in 1 2; do
-    best_wall=1e9; best_cpu=1e9
+    local -a best_wall=() best_cpu=()
+    for i in "${!binaries[@]}"; do best_wall[i]=1e9; best_cpu[i]=1e9; done
     for _ in $(seq "$runs"); do
-      read -r wall cpu < <( { /usr/bin/time -f '%e %U %S' \
-        "$neardup" fingerprint "--$sketch" --quiet --threads "$threads" "$input" > /dev/null; } \
-        2>&1 | awk '{print $1, $2 + $3}')
-      best_wall=$(awk -v a="$best_wall" -v b="$wall" 'BEGIN{print (b < a) ? b : a}')
-      best_cpu=$(awk -v a="$best_cpu" -v b="$cpu" 'BEGIN{print (b < a) ? b : a}')
+      for i in "${!binaries[@]}"; do  # alternated, run for run
+        read -r wall cpu < <( { /usr/bin/time -f '%e %U %S' \
+          "${binaries[i]}" fingerprint "--$sketch" --quiet --threads "$threads" "$input" \
+          > /dev/null; } 2>&1 | awk '{print $1, $2 + $3}')
+        best_wall[i]=$(awk -v a="${best_wall[i]}" -v b="$wall" 'BEGIN{print (b < a) ? b : a}')
+        best_cpu[i]=$(awk -v a="${best_cpu[i]}" -v b="$cpu" 'BEGIN{print (b < a) ? b : a}')
+      done
     done
-    awk -v n="$name" -v t="$threads" -v w="$best_wall" -v c="$best_cpu" -v b="$bytes" \
-      'BEGIN{printf "%-22s %7d %9.2f %9.2f %9.0f %9.0f\n", n, t, w, c, b/w/1e6, b/c/1e6}'
+    for i in "${!binaries[@]}"; do
+      awk -v n="$name" -v l="${labels[i]}" -v t="$threads" -v w="${best_wall[i]}" \
+        -v c="${best_cpu[i]}" -v b="$bytes" \
+        'BEGIN{printf "%-22s %-6s %7d %9.2f %9.2f %9.0f %9.0f\n", n, l, t, w, c, b/w/1e6, b/c/1e6}'
+    done
+    if [ -n "$baseline" ]; then
+      awk -v a="${best_cpu[0]}" -v b="${best_cpu[1]}" -v t="$threads" \
+        'BEGIN{printf "%-22s cpu build/base at %d thread(s): %.2f\n", "", t, b/a}'
+    fi
   done
 }
 
 run_form jsonl "$big"
+[ "$jsonl_only" = 0 ] || exit 0
 run_form "zst (1 frame)" "$big.zst"
 run_form "zst (pzstd frames)" "$dir/many_frames.jsonl.zst"
 run_form gz "$big.gz"
@@ -96,7 +124,8 @@ stages() {  # INPUT
       if (line ~ /ZSTD|HUF_|FSE_|zstd/) s = "decompress"
       else if (line ~ /inflate|adler|crc32|libz|deflate/) s = "decompress"
       else if (line ~ /simdjson|JsonlRecordParser|ParseJsonlBlock|Validate|IsJsonNumber/) s = "parse"
-      else if (line ~ /AppendHex|AppendFingerprint|AppendJson|AppendBase64|AppendDecimal|to_chars/) s = "format"
+      else if (line ~ /Unescape/) s = "unescape"
+      else if (line ~ /AppendHex|AppendFingerprint|AppendJson|AppendBase64|AppendDecimal|to_chars|AppendId|WriteDigits|HexString/) s = "format"
       else if (line ~ /JsonlChunker|memrchr|copy_to_iter|filemap|FdStream|PrefixedStream|\[k\] .*read/) s = "read"
       else if (line ~ /OutputFile|fwrite|_IO_/) s = "write"
       else if (line ~ /neardup::internal|Horner|Xxh3|Mix64|TokenScanner|Normaliz|BottomK|KValue|SimHash|Shingle|CountBits|BucketSort|Prefix|Filter|Append.*Avx/) s = "fingerprint"

@@ -2,7 +2,10 @@
 // detection every stream goes through), also served in small pieces so line
 // and block boundaries fall everywhere, and as gzip members wrapped around
 // the input so the decompressor sees it too. Reads to the end or the first
-// error; must never crash, hang or read out of bounds.
+// error; must never crash, hang or read out of bounds. Also decodes the
+// input as a JSON string body with UnescapeJsonString (both paths) and with
+// simdjson's unescaper, which must agree byte for byte.
+#include <simdjson.h>
 #include <zlib.h>
 
 #include <cstddef>
@@ -11,8 +14,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "io/byte_stream.h"
+#include "io/json_unescape.h"
 #include "neardup/check.h"
 #include "neardup/document_reader.h"
 
@@ -73,9 +78,49 @@ std::string GzipMember(const uint8_t* data, size_t size) {
   return out;
 }
 
+// `data` made a string body as simdjson's first stage would delimit one
+// (unescaped quotes become 'q', an escape left open at the end is dropped),
+// decoded by each path of UnescapeJsonString and by simdjson.
+void CompareUnescapers(const uint8_t* data, size_t size) {
+  static simdjson::ondemand::parser* const parser = [] {
+    auto* p = new simdjson::ondemand::parser;
+    NEARDUP_CHECK(p->allocate(1 << 16) == simdjson::SUCCESS);
+    return p;
+  }();
+  std::string body;
+  bool open_escape = false;
+  for (size_t i = 0; i < size; ++i) {
+    char c = static_cast<char>(data[i]);
+    if (!open_escape && c == '"') c = 'q';
+    open_escape = !open_escape && c == '\\';
+    body.push_back(c);
+  }
+  if (open_escape) body.pop_back();
+  std::string quoted = "\"" + body + "\"" + std::string(simdjson::SIMDJSON_PADDING, '\0');
+  std::string expected(body.size() + simdjson::SIMDJSON_PADDING, '\0');
+  uint8_t* dst = reinterpret_cast<uint8_t*>(expected.data());
+  std::string_view value;
+  const bool refused = parser
+                           ->unescape(simdjson::ondemand::raw_json_string(
+                                          reinterpret_cast<const uint8_t*>(quoted.data()) + 1),
+                                      dst)
+                           .get(value) != simdjson::SUCCESS;
+  const std::string_view line(quoted.data() + 1, body.size());  // closing quote and padding follow
+  std::string out(body.size() + neardup::internal::kUnescapeSlackBytes, '\0');
+  auto check = [&](std::optional<size_t> decoded) {
+    NEARDUP_CHECK(decoded.has_value() == !refused);
+    if (decoded.has_value()) NEARDUP_CHECK(std::string_view(out.data(), *decoded) == value);
+  };
+  check(neardup::internal::UnescapeJsonStringPortable(line, out.data()));
+  if (neardup::internal::JsonUnescapeAvx512Supported()) {
+    check(neardup::internal::UnescapeJsonStringAvx512(line, out.data()));
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  CompareUnescapers(data, size);
   std::string bytes(reinterpret_cast<const char*>(data), size);
   // Raw bytes: JSONL unless they start with a compression magic.
   ReadToEnd(neardup::internal::MakeStringStream(bytes), neardup::InputFormat::kJsonl, 1ull << 31);

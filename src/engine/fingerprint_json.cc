@@ -3,6 +3,7 @@
 #include <charconv>
 #include <span>
 
+#include "engine/hex_strings.h"
 #include "sketch/digest_simhash.h"
 #include "util/base64.h"
 #include "util/json_writer.h"
@@ -10,15 +11,26 @@
 namespace neardup::internal {
 namespace {
 
-void AppendHexArray(std::string* out, std::span<const uint64_t> values) {
-  out->push_back('[');
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out->push_back(',');
-    out->push_back('"');
-    AppendHex64(out, values[i]);
-    out->push_back('"');
+// An id is nearly always printable ASCII without '"' or '\\': then it is
+// its own JSON text, appended whole, instead of AppendJsonString's byte at a
+// time.
+void AppendId(std::string* out, std::string_view id) {
+  for (const char c : id) {
+    const unsigned char byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\') {
+      AppendJsonString(out, id);
+      return;
+    }
   }
-  out->push_back(']');
+  out->push_back('"');
+  out->append(id);
+  out->push_back('"');
+}
+
+void AppendHex(std::string* out, uint64_t value) {
+  const size_t start = out->size();
+  out->resize(start + 16);
+  WriteHex64Digits(out->data() + start, value);
 }
 
 // "v0,v1,...": written in place (a chunk set has thousands of values; one
@@ -58,11 +70,12 @@ template <typename Document>
 void AppendJson(std::string* out, std::string_view id, const Document& fingerprint,
                 const SketchSelection& selection, int simhash_bits, std::string_view recipe_id) {
   out->append("{\"id\":");
-  AppendJsonString(out, id);
+  AppendId(out, id);
   out->append(",\"recipe\":\"");
   out->append(recipe_id);
   out->append("\",\"tokens\":");
-  out->append(std::to_string(fingerprint.num_tokens()));
+  char digits[24];
+  out->append(digits, std::to_chars(digits, digits + sizeof digits, fingerprint.num_tokens()).ptr);
   if (selection.simhash && fingerprint.simhash_wide().bits > 0) {
     // The digest route: every bit in hex, and the bytes in Base64 as ExLSH
     // prints them.
@@ -80,23 +93,23 @@ void AppendJson(std::string* out, std::string_view id, const Document& fingerpri
     out->append(",\"simhash\":\"");
     if (simhash_bits == 128) {
       const SimHash128 value = fingerprint.simhash128();
-      AppendHex64(out, value.high);
-      AppendHex64(out, value.low);
+      AppendHex(out, value.high);
+      AppendHex(out, value.low);
     } else {
-      AppendHex64(out, fingerprint.simhash());
+      AppendHex(out, fingerprint.simhash());
     }
     out->push_back('"');
   }
   if (selection.minhash) {
     out->append(",\"minhash\":");
-    AppendHexArray(out, fingerprint.minhash());
+    AppendHexStringArray(out, fingerprint.minhash());
   }
   if (selection.kvalue_minhash) {
     out->append(",\"kminhash\":");
     if (fingerprint.kvalue_empty()) {
       out->append("[]");
     } else {
-      AppendHexArray(out, fingerprint.kvalue_minhash());
+      AppendHexStringArray(out, fingerprint.kvalue_minhash());
     }
   }
   if (selection.chunks) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "io/json_unescape.h"
 #include "io/line_reader.h"
 #include "text/utf8.h"
 
@@ -201,29 +202,41 @@ Status JsonlRecordParser::ParseRecord(std::string_view line, TextArena* arena,
     arena->Truncate(arena_start);
     // A string's value: the bytes between its quotes when it has no escape
     // (no copy: simdjson's first stage already checked its UTF-8 and control
-    // characters), else unescaped by simdjson straight into the arena.
+    // characters), else the bytes before the first backslash copied and the
+    // rest unescaped by UnescapeJsonString (json_unescape.h: simdjson's
+    // decoding and refusals, faster on dense escapes) into the arena.
     auto read_string = [&](od::value& value, JsonlField* field) -> error_code {
-      const std::string_view token = value.raw_json_token();
+      const std::string_view token = TrimJsonSpace(value.raw_json_token());
       od::raw_json_string raw;
       if (error_code e = value.get_raw_json_string().get(raw)) return e;
       const char* start = raw.raw();
-      const char* limit = token.data() + token.size();
-      const void* quote = std::memchr(start, '"', limit - start);
-      if (quote != nullptr &&
-          std::memchr(start, '\\', static_cast<const char*>(quote) - start) == nullptr) {
-        *field = {static_cast<size_t>(start - json.data()),
-                  static_cast<size_t>(static_cast<const char*>(quote) - start), false};
+      const char* end = token.data() + token.size() - 1;  // the closing quote
+      if (token.size() < 2 || *end != '"' || end < start) {
+        // Not a token shape the first stage makes; simdjson decides.
+        const size_t offset = arena->size();
+        char* room = arena->Reserve(token.size() + simdjson::SIMDJSON_PADDING);
+        uint8_t* dst = reinterpret_cast<uint8_t*>(room);
+        std::string_view unescaped;
+        if (error_code e = parser.unescape(raw, dst).get(unescaped)) return e;
+        arena->Commit(unescaped.size());
+        *field = {offset, unescaped.size(), true};
         return simdjson::SUCCESS;
       }
-      // The unescaped string is never longer than its token; simdjson may
-      // write up to SIMDJSON_PADDING bytes past it.
+      const size_t body_size = static_cast<size_t>(end - start);
+      const void* backslash = std::memchr(start, '\\', body_size);
+      if (backslash == nullptr) {
+        *field = {static_cast<size_t>(start - json.data()), body_size, false};
+        return simdjson::SUCCESS;
+      }
+      const size_t prefix = static_cast<size_t>(static_cast<const char*>(backslash) - start);
       const size_t offset = arena->size();
-      char* room = arena->Reserve(token.size() + simdjson::SIMDJSON_PADDING);
-      uint8_t* dst = reinterpret_cast<uint8_t*>(room);
-      std::string_view unescaped;
-      if (error_code e = parser.unescape(raw, dst).get(unescaped)) return e;
-      arena->Commit(unescaped.size());
-      *field = {offset, unescaped.size(), true};
+      char* room = arena->Reserve(body_size + kUnescapeSlackBytes);
+      std::memcpy(room, start, prefix);
+      const std::optional<size_t> rest =
+          UnescapeJsonString(std::string_view(start + prefix, body_size - prefix), room + prefix);
+      if (!rest.has_value()) return simdjson::STRING_ERROR;
+      arena->Commit(prefix + *rest);
+      *field = {offset, prefix + *rest, true};
       return simdjson::SUCCESS;
     };
     od::document document;

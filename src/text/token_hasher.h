@@ -222,7 +222,8 @@ void TokenHasher::HashSegmentedSpans(std::string_view normalized, const TokenSpa
     num_segments = 0;
   };
   for (size_t i = 0; i < num_spans; ++i) {
-    const std::string_view token = normalized.substr(spans[i].begin, spans[i].length);
+    // Not substr: its bounds check kept it out of line in this loop.
+    const std::string_view token(normalized.data() + spans[i].begin, spans[i].length);
     ForEachScriptSegment(token, [&](std::string_view segment) {
       segments[num_segments++] =
           TokenSpan{static_cast<size_t>(segment.data() - normalized.data()), segment.size()};
