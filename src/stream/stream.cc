@@ -299,7 +299,6 @@ class NearDuplicateStream::Impl {
     size_t error_at = group.size();
     for (size_t i = 0; i < group.size(); ++i) {
       Status status = CheckId(group[i].id);
-      if (status.ok() && log_ != nullptr && !failed_.ok()) status = failed_;
       std::optional<StreamDoc> doc;
       if (status.ok()) {
         Fingerprint* fingerprint =
@@ -309,6 +308,8 @@ class NearDuplicateStream::Impl {
         status = prepared.status();
         if (status.ok()) doc = std::move(prepared).value();
       }
+      // A stream that refuses writes still answers a present id (as Add).
+      if (status.ok() && doc && log_ != nullptr && !failed_.ok()) status = failed_;
       if (status.ok() && doc && log_ != nullptr) {
         std::string record = internal::EncodeAdd(*doc);
         if (record.size() > kMaxLogRecordBytes) {
