@@ -1,8 +1,5 @@
 #include "neardup/write_ahead_log.h"
 
-#include <signal.h>
-#include <sys/resource.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/file_size_limit.h"
 #include "support/temp_dir.h"
 
 namespace neardup {
@@ -143,16 +141,12 @@ TEST(WriteAheadLogTest, AFailedAppendBatchKeepsItsWholeRecords) {
   const uint64_t start = log->size();
   const std::vector<std::string> batch(4, std::string(100, 'r'));
   const uint64_t record = kLogRecordHeaderBytes + 100;
-  rlimit old_limit;
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  auto old_handler = signal(SIGXFSZ, SIG_IGN);
-  rlimit limit = old_limit;
-  limit.rlim_cur = start + 2 * record + 50;
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
   size_t appended = 99;
-  Result<uint64_t> full = log->AppendBatch(batch, &appended);
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  signal(SIGXFSZ, old_handler);
+  Result<uint64_t> full = InternalError("not run");
+  {
+    test_support::ScopedFileSizeLimit limit(start + 2 * record + 50);
+    full = log->AppendBatch(batch, &appended);
+  }
   EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted) << full.status();
   EXPECT_EQ(appended, 2u);
   EXPECT_EQ(log->size(), start + 2 * record);
