@@ -108,6 +108,9 @@ struct StreamStats {
   std::optional<int64_t> newest_time;  // the newest time ever added
   uint64_t memory_bytes = 0;           // answers, sketches and index, measured
   uint64_t log_bytes = 0;              // current log file; 0 in memory
+  // Writes to the current log file (as log_syncs): one per Add and Remove,
+  // one per group of an AddBatch (at most kStreamBatchGroup documents).
+  uint64_t log_appends = 0;
   uint64_t log_syncs = 0;
   uint64_t log_sync_nanoseconds = 0;
   uint64_t snapshots = 0;  // written since open
@@ -241,10 +244,18 @@ class NearDuplicateStream {
   // fingerprinted in parallel (Fingerprinter::ComputeBatch, oneTBB) in
   // groups of kStreamBatchGroup, each group is then decided under one hold
   // of the writer lock (other requests may interleave between groups, as
-  // between Adds), and one fsync covers the whole batch. Ids present before
-  // the call are not fingerprinted. On an error at document i (Add's errors,
-  // its message prefixed with `document "<id>"`), documents before i are
-  // stored and durable, none from i on.
+  // between Adds) and its records written to the log with one write
+  // (WriteAheadLog::AppendBatch), and one fsync covers the whole batch. Ids
+  // present before the call are not fingerprinted. On an error at document i
+  // (Add's errors, its message prefixed with `document "<id>"`), documents
+  // before i are stored and durable, none from i on. A write that fails part
+  // way (disk full: ResourceExhausted) keeps the documents whose records it
+  // wrote whole; the ones after are taken out of memory again (their
+  // evictions undone too: the state is reloaded from snapshot and log, a
+  // recovery's cost, paid only when the disk fails), so nothing that is not
+  // in the log is ever visible. After a crash during the write, Open keeps
+  // the records before the torn one (a prefix of the batch, as after an
+  // error) and cuts the rest (recovery()).
   Result<std::vector<StreamAnswer>> AddBatch(std::span<const StreamDocument> documents);
   // The answers Check would give each document now, storing nothing
   // (fingerprinted in parallel; decided under one hold of the lock, so a

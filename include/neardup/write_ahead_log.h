@@ -14,8 +14,10 @@
 // SyncTo(lsn) returns once everything up to lsn is on disk. Concurrent
 // SyncTo callers share one fdatasync: the first waiter becomes the leader,
 // syncs everything written so far, and wakes every caller it covered.
-// Cost: Append is one write() (a copy into the page cache); SyncTo is at most
-// one fdatasync per group of waiters.
+// Cost: Append (one record) and AppendBatch (many) are one write() each (a
+// copy into the page cache); SyncTo is at most one fdatasync per group of
+// waiters. On disk a record costs kLogRecordHeaderBytes (12) besides its
+// payload.
 // Thread safety: Append must be serialised by the caller (one writer);
 // SyncTo, size() and the counters may be called from any thread, also while
 // an Append runs. After a failed write or sync the log is broken: every later
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,11 +87,24 @@ class WriteAheadLog {
   // REQUIRES: one caller at a time.
   Result<uint64_t> Append(std::string_view payload);
 
+  // Appends `payloads` as consecutive records with one write() (a batch's
+  // records then share one fsync and one system call); returns the LSN past
+  // the last. Every payload is checked against kMaxLogRecordBytes before
+  // anything is written (InvalidArgument naming its index). On a failed or
+  // short write the file is cut back to the end of the last record written
+  // whole, so it ends on a record boundary: *appended (when not null) is then
+  // the number of leading records that are in the file (readable, not yet
+  // synced), and the error is Append's. On success *appended is
+  // payloads.size().
+  // REQUIRES: one caller at a time.
+  Result<uint64_t> AppendBatch(std::span<const std::string> payloads, size_t* appended = nullptr);
+
   // Returns once every record up to `lsn` is durable (group commit).
   Status SyncTo(uint64_t lsn);
 
   // Bytes written (durable or not).
   uint64_t size() const;
+  uint64_t appends() const;           // Append / AppendBatch calls that wrote
   uint64_t syncs() const;             // fdatasync calls made
   uint64_t sync_nanoseconds() const;  // their total duration
   const std::string& path() const { return path_; }
@@ -105,9 +121,14 @@ class WriteAheadLog {
   uint64_t synced_ = 0;   // guarded by mutex_
   bool syncing_ = false;  // guarded by mutex_: a leader is in fdatasync
   Status broken_;         // guarded by mutex_: set once, never cleared
+  uint64_t appends_ = 0;  // guarded by mutex_
   uint64_t syncs_ = 0;
   uint64_t sync_nanoseconds_ = 0;
   std::string buffer_;  // Append's framing buffer (one writer)
+
+  // Writes buffer_ at `start`, whose records end at `ends` (offsets in
+  // buffer_); see AppendBatch.
+  Result<uint64_t> WriteBuffer(uint64_t start, std::span<const size_t> ends, size_t* appended);
 };
 
 // fsyncs the directory at `path`, so that a file created or renamed in it

@@ -40,6 +40,48 @@ py::dict AnswerToDict(const StreamAnswer& answer) {
   return out;
 }
 
+py::object OptionalStr(const std::optional<std::string>& value) {
+  return value ? py::object(py::str(*value)) : py::object(py::none());
+}
+
+// An entry with the fields of the HTTP routes' JSON (apps/server): the
+// answer; for a near-duplicate of_time (None once its kept document left);
+// with texts: text (and of_text for a near-duplicate); with passages, for a
+// near-duplicate: passages, a list of {query: [begin, end], match: [begin,
+// end]} byte ranges (None when the kept text is gone).
+py::dict EntryToDict(const StreamEntry& entry, const StreamDetail& detail) {
+  py::dict out = AnswerToDict(entry.answer);
+  const bool near_duplicate = entry.answer.status == StreamStatus::kNearDuplicate;
+  if (near_duplicate) {
+    out["of_time"] = entry.of_time ? py::object(py::int_(*entry.of_time)) : py::none();
+  }
+  if (detail.texts || detail.passages) {
+    out["text"] = OptionalStr(entry.text);
+    if (near_duplicate) out["of_text"] = OptionalStr(entry.of_text);
+  }
+  if (detail.passages && near_duplicate) {
+    if (!entry.of_text) {
+      out["passages"] = py::none();
+    } else {
+      py::list passages;
+      for (const Passage& p : entry.passages) {
+        py::dict passage;
+        py::list query;
+        query.append(p.query_begin);
+        query.append(p.query_end);
+        py::list match;
+        match.append(p.match_begin);
+        match.append(p.match_end);
+        passage["query"] = query;
+        passage["match"] = match;
+        passages.append(passage);
+      }
+      out["passages"] = passages;
+    }
+  }
+  return out;
+}
+
 // `work` run with the GIL released (the library never touches Python).
 template <typename Fn>
 auto WithoutGil(Fn&& work) {
@@ -113,24 +155,20 @@ class PyStream {
                               std::to_string(ids.size()) + " documents");
       }
     }
-    std::vector<StreamAnswer> answers;
-    answers.reserve(ids.size());
-    Status failed;
-    {
-      py::gil_scoped_release release;
-      const int64_t now = NowSeconds();
-      for (size_t i = 0; i < ids.size() && failed.ok(); ++i) {
-        Result<StreamAnswer> answer =
-            stream_->Add(ids[i], docs.texts[i], times.empty() ? now : times[i]);
-        if (answer.ok()) {
-          answers.push_back(std::move(answer).value());
-        } else {
-          // The documents before it are stored (a retry is idempotent).
-          failed = answer.status().WithContext("document \"" + ids[i] + "\"");
-        }
-      }
+    std::vector<StreamDocument> batch(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      batch[i] = StreamDocument{ids[i], docs.texts[i], times.empty() ? 0 : times[i]};
     }
-    ThrowIfError(failed);
+    // AddBatch: texts fingerprinted in parallel, one log write per group and
+    // one fsync; on an error the documents before it are stored (a retry is
+    // idempotent) and the message names the document.
+    const std::vector<StreamAnswer> answers = ValueOrThrow(WithoutGil([&] {
+      if (times.empty()) {
+        const int64_t now = NowSeconds();
+        for (StreamDocument& document : batch) document.time = now;
+      }
+      return stream_->AddBatch(batch);
+    }));
     py::list out;
     for (const StreamAnswer& answer : answers) out.append(AnswerToDict(answer));
     return out;
@@ -140,6 +178,47 @@ class PyStream {
     Result<StreamAnswer> answer = stream_->Get(id);
     if (answer.status().code() == StatusCode::kNotFound) return py::none();
     return AnswerToDict(ValueOrThrow(std::move(answer)));
+  }
+
+  // The stored answer of `id` with what `texts` / `passages` ask for, as the
+  // HTTP route GET /v1/streams/{name}/documents/{id}?passages=true prints
+  // it; None when absent.
+  py::object Entry(const std::string& id, bool texts, bool passages) const {
+    const StreamDetail detail{.texts = texts, .passages = passages};
+    Result<StreamEntry> entry = WithoutGil([&] { return stream_->Entry(id, detail); });
+    if (entry.status().code() == StatusCode::kNotFound) return py::none();
+    return EntryToDict(ValueOrThrow(std::move(entry)), detail);
+  }
+
+  // A page of the near-duplicate answers in the window, as the HTTP route
+  // GET /v1/streams/{name}/answers prints it: {answers, next_cursor,
+  // scanned}.
+  py::dict List(size_t limit, const std::string& order, const std::optional<int64_t>& from_time,
+                const std::optional<int64_t>& to_time, const std::string& search,
+                const std::optional<std::string>& cursor, bool texts, bool passages,
+                size_t max_scanned) const {
+    if (order != "newest" && order != "oldest") {
+      throw py::value_error("Stream.list: order (" + order + ") must be newest or oldest");
+    }
+    StreamListOptions options;
+    options.limit = limit;
+    options.oldest_first = order == "oldest";
+    options.from_time = from_time;
+    options.to_time = to_time;
+    options.search = search;
+    options.cursor = cursor.value_or("");
+    options.max_scanned = max_scanned;
+    options.detail = StreamDetail{.texts = texts, .passages = passages};
+    const StreamPage page = ValueOrThrow(WithoutGil([&] { return stream_->List(options); }));
+    py::list answers;
+    for (const StreamEntry& entry : page.entries)
+      answers.append(EntryToDict(entry, options.detail));
+    py::dict out;
+    out["answers"] = answers;
+    out["next_cursor"] =
+        page.next_cursor.empty() ? py::object(py::none()) : py::object(py::str(page.next_cursor));
+    out["scanned"] = page.scanned;
+    return out;
   }
 
   bool Contains(const std::string& id) const { return stream_->Get(id).ok(); }
@@ -234,11 +313,30 @@ void RegisterStream(py::module_& m) {
            "Adding an id that is present returns its stored answer and changes nothing.")
       .def("add_many", &PyStream::AddMany, py::arg("documents"), py::arg("times") = py::none(),
            "Adds (id, text) pairs in order (times: one int per document, or None: now); "
-           "the list of answers.")
+           "the list of answers, equal to add() on each in turn. Faster: the texts are "
+           "fingerprinted in parallel and written to the log together (one fsync). On an "
+           "error the documents before the one named are stored, none after it.")
       .def("check", &PyStream::Check, py::arg("text"), py::arg("id") = "",
            py::arg("time") = py::none(), "The answer add would give now; stores nothing.")
       .def("get", &PyStream::Get, py::arg("id"),
            "The stored answer of `id`, or None (never added, evicted or removed).")
+      .def("entry", &PyStream::Entry, py::arg("id"), py::arg("texts") = false,
+           py::arg("passages") = false,
+           "The stored answer of `id` with of_time (near-duplicates), and with texts=True "
+           "text / of_text, with passages=True also passages ({query: [begin, end], match: "
+           "[begin, end]} byte ranges of the two texts): the JSON of the HTTP route. None "
+           "when absent; InvalidArgumentError for texts or passages on a stream that keeps "
+           "no texts.")
+      .def("list", &PyStream::List, py::kw_only(), py::arg("limit") = 100,
+           py::arg("order") = "newest", py::arg("from_time") = py::none(),
+           py::arg("to_time") = py::none(), py::arg("search") = "", py::arg("cursor") = py::none(),
+           py::arg("texts") = false, py::arg("passages") = false, py::arg("max_scanned") = 100000,
+           "A page of the near-duplicate answers in the window: {answers (entries as "
+           "entry() gives them), next_cursor (pass as cursor for the next page; None at the "
+           "end), scanned}. order: 'newest' or 'oldest' first; from_time / to_time: the "
+           "answers' times, inclusive; search: ids or kept ids containing it (ASCII "
+           "case-insensitive); limit in [1, 10000]; max_scanned: the most near-duplicates "
+           "looked at (a page may end early with a cursor).")
       .def("text", &PyStream::Text, py::arg("id"),
            "The text of stored document `id` (keep_texts streams). InvalidArgumentError when "
            "the stream does not keep texts; StorageError (not_found) when absent.")

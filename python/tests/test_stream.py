@@ -76,12 +76,23 @@ def test_answers_equal_the_http_service(cli, tmp_path, planted_corpus):
                         for n, (i, t) in enumerate(planted_corpus))
         served = [json.loads(line) for line in call("POST", "/v1/streams/s/documents",
                                                     lines).splitlines()]
+        listed = json.loads(call("GET", "/v1/streams/s/near_duplicates?limit=1000&texts=true"
+                                 "&passages=true&order=oldest", ""))
+        near = [a["id"] for a in served if a["status"] == "near_duplicate"]
+        entries = {i: json.loads(call("GET", f"/v1/streams/s/documents/{i}?passages=true", ""))
+                   for i in near[-3:]}
     finally:
         server.terminate()
         server.wait(timeout=30)
     stream = neardup.Stream(**config)
     answers = stream.add_many(planted_corpus, times=list(range(len(planted_corpus))))
     assert [printed(a) for a in answers] == served
+    # list() and entry() give the JSON of the HTTP routes.
+    page = stream.list(limit=1000, texts=True, passages=True, order="oldest")
+    assert dict(page, answers=[printed(e) for e in page["answers"]]) == listed
+    assert any(e["passages"] for e in listed["answers"])
+    for doc_id, served_entry in entries.items():
+        assert printed(stream.entry(doc_id, passages=True)) == served_entry
     assert sum(a["status"] == "near_duplicate" for a in answers) > 10
     # The window (max_documents 80) holds the last 80 documents, with texts.
     assert len(stream) == 80 and stream.stats()["evicted"] == len(planted_corpus) - 80
@@ -135,3 +146,97 @@ def test_bad_arguments_raise(tmp_path):
         stream.remove("absent")
     with pytest.raises(neardup.StorageError):
         neardup.Stream.open(str(tmp_path / "none"))
+
+
+def mixed_documents(planted_corpus):
+    """300 (id, text, time): the corpus twice and a half, ids repeated with
+    other texts, times going back and forth."""
+    docs = []
+    for n in range(300):
+        doc_id, text = planted_corpus[n % len(planted_corpus)]
+        if n >= len(planted_corpus):
+            doc_id = doc_id if n % 3 == 0 else f"{doc_id}-{n}"
+            text = text if n % 2 == 0 else text + " extra words"
+        docs.append((doc_id, text, n * 2 - (n % 7) * 3))
+    return docs
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(),
+    dict(window_seconds=150, max_documents=90),
+    dict(method="simhash", max_distance=6, window_seconds=200),
+])
+def test_add_many_answers_as_adding_one_by_one(tmp_path, planted_corpus, kwargs):
+    docs = mixed_documents(planted_corpus)
+    one = neardup.Stream(**kwargs)
+    expected = [one.add(i, t, time=at) for i, t, at in docs]
+    assert sum(a["status"] == "near_duplicate" for a in expected) > 20
+    # In memory and durable (over 128 documents: several log writes).
+    for path in (None, str(tmp_path / "stream")):
+        many = neardup.Stream(path, sync=False, **kwargs)
+        answers = many.add_many([(i, t) for i, t, _ in docs[:7]], times=[a for *_, a in docs[:7]])
+        answers += many.add_many([(i, t) for i, t, _ in docs[7:]], times=[a for *_, a in docs[7:]])
+        assert answers == expected
+        counts = ("documents", "kept", "added", "evicted", "oldest_time", "newest_time")
+        assert {k: many.stats()[k] for k in counts} == {k: one.stats()[k] for k in counts}
+        assert [many.get(i) for i, _, _ in docs] == [one.get(i) for i, _, _ in docs]
+        page = dict(limit=10000, texts=False)
+        assert many.list(**page) == one.list(**page)
+
+
+def test_add_many_stops_at_a_bad_document(tmp_path, planted_corpus):
+    stream = neardup.Stream(str(tmp_path / "stream"))
+    docs = planted_corpus[:3] + [("", "no id")] + planted_corpus[3:5]
+    with pytest.raises(neardup.InvalidArgumentError, match='document "".*id must not be empty'):
+        stream.add_many(docs, times=[1] * len(docs))
+    del stream
+    reopened = neardup.Stream.open(str(tmp_path / "stream"))
+    assert len(reopened) == 3 and planted_corpus[3][0] not in reopened
+
+
+def test_list_pages_filters_and_entries(planted_corpus):
+    stream = neardup.Stream(threshold=0.7, keep_texts=True)
+    answers = stream.add_many(planted_corpus, times=list(range(len(planted_corpus))))
+    near = [a for a in answers if a["status"] == "near_duplicate"]
+    assert len(near) > 10
+    whole = stream.list(limit=1000)
+    assert whole["next_cursor"] is None and whole["scanned"] == len(near)
+    # Newest first by default; each entry is the answer and its kept one's time.
+    assert [e["id"] for e in whole["answers"]] == [a["id"] for a in reversed(near)]
+    time_of = {a["id"]: a["time"] for a in answers}
+    for entry in whole["answers"]:
+        assert entry == dict(stream.get(entry["id"]), of_time=time_of[entry["of"]])
+    # Pages of 4 by cursor make up the whole list, oldest first.
+    paged, cursor = [], None
+    while True:
+        page = stream.list(limit=4, order="oldest", cursor=cursor)
+        paged += page["answers"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert paged == list(reversed(whole["answers"]))
+    # A time range and a search.
+    ranged = stream.list(from_time=30, to_time=60, limit=1000)["answers"]
+    assert ranged == [e for e in whole["answers"] if 30 <= e["time"] <= 60]
+    needle = near[0]["of"].upper()
+    found = stream.list(search=needle, limit=1000)["answers"]
+    assert found and all(needle.lower() in (e["id"] + " " + e["of"]).lower() for e in found)
+    # entry(): texts and passages; a kept document has neither of_time nor of_text.
+    entry = stream.entry(near[0]["id"], passages=True)
+    assert entry["text"] == dict(planted_corpus)[near[0]["id"]]
+    assert entry["of_text"] == dict(planted_corpus)[near[0]["of"]]
+    assert entry["passages"]
+    for passage in entry["passages"]:  # byte ranges inside the two (ASCII) texts
+        assert 0 <= passage["query"][0] < passage["query"][1] <= len(entry["text"])
+        assert 0 <= passage["match"][0] < passage["match"][1] <= len(entry["of_text"])
+    kept = next(a for a in answers if a["status"] == "new")
+    assert stream.entry(kept["id"], texts=True) == dict(kept, text=dict(planted_corpus)[kept["id"]])
+    assert stream.entry("absent") is None
+    with pytest.raises(neardup.InvalidArgumentError):
+        stream.list(limit=0)
+    with pytest.raises(neardup.InvalidArgumentError):
+        stream.list(cursor="not a cursor")
+    with pytest.raises(ValueError):
+        stream.list(order="sideways")
+    with pytest.raises(neardup.InvalidArgumentError, match="keep_texts"):
+        neardup.Stream().entry("a", texts=True)

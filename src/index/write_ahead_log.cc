@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -122,11 +123,18 @@ WriteAheadLog::WriteAheadLog(std::string path, int fd, uint64_t size, WriteAhead
 
 WriteAheadLog::~WriteAheadLog() { ::close(fd_); }
 
+namespace {
+
+Status CheckRecordSize(size_t bytes) {
+  if (bytes <= kMaxLogRecordBytes) return Status::Ok();
+  return InvalidArgumentError("log record of " + std::to_string(bytes) +
+                              " bytes exceeds the maximum " + std::to_string(kMaxLogRecordBytes));
+}
+
+}  // namespace
+
 Result<uint64_t> WriteAheadLog::Append(std::string_view payload) {
-  if (payload.size() > kMaxLogRecordBytes) {
-    return InvalidArgumentError("log record of " + std::to_string(payload.size()) +
-                                " bytes exceeds the maximum " + std::to_string(kMaxLogRecordBytes));
-  }
+  NEARDUP_RETURN_IF_ERROR(CheckRecordSize(payload.size()));
   uint64_t start;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -135,13 +143,47 @@ Result<uint64_t> WriteAheadLog::Append(std::string_view payload) {
   }
   buffer_.clear();
   AppendLogRecord(payload, &buffer_);
+  const size_t end = buffer_.size();
+  return WriteBuffer(start, std::span<const size_t>(&end, 1), nullptr);
+}
+
+Result<uint64_t> WriteAheadLog::AppendBatch(std::span<const std::string> payloads,
+                                            size_t* appended) {
+  if (appended != nullptr) *appended = 0;
+  size_t bytes = 0;
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    NEARDUP_RETURN_IF_ERROR(
+        CheckRecordSize(payloads[i].size()).WithContext("record " + std::to_string(i)));
+    bytes += kLogRecordHeaderBytes + payloads[i].size();
+  }
+  uint64_t start;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return broken_;
+    start = written_;
+  }
+  if (payloads.empty()) return start;
+  buffer_.clear();
+  buffer_.reserve(bytes);
+  std::vector<size_t> ends;
+  ends.reserve(payloads.size());
+  for (const std::string& payload : payloads) {
+    AppendLogRecord(payload, &buffer_);
+    ends.push_back(buffer_.size());
+  }
+  return WriteBuffer(start, ends, appended);
+}
+
+Result<uint64_t> WriteAheadLog::WriteBuffer(uint64_t start, std::span<const size_t> ends,
+                                            size_t* appended) {
   size_t done = 0;
   while (done < buffer_.size()) {
     const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       // ENOSPC or EIO: cut the partial record off so the file ends on a
-      // record boundary; if even that fails, nothing more may be appended.
+      // record boundary (the records written whole stay: the caller knows
+      // how many); if even that fails, nothing more may be appended.
       // A full disk (or quota, or file size limit) is the caller's to fix:
       // ResourceExhausted, which the service answers with 507.
       const int saved_errno = n == 0 ? ENOSPC : errno;
@@ -150,17 +192,23 @@ Result<uint64_t> WriteAheadLog::Append(std::string_view payload) {
               ? ResourceExhaustedError("no space to append to log " + path_ + ": " +
                                        std::strerror(saved_errno))
               : IoError("cannot append to log " + path_ + ": " + std::strerror(saved_errno));
-      if (::ftruncate(fd_, static_cast<off_t>(start)) != 0 ||
-          ::lseek(fd_, static_cast<off_t>(start), SEEK_SET) < 0) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        broken_ = status;
-      }
+      const size_t whole =
+          static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), done) - ends.begin());
+      const uint64_t kept = start + (whole == 0 ? 0 : ends[whole - 1]);
+      const bool cut = ::ftruncate(fd_, static_cast<off_t>(kept)) == 0 &&
+                       ::lseek(fd_, static_cast<off_t>(kept), SEEK_SET) >= 0;
+      std::lock_guard<std::mutex> lock(mutex_);
+      written_ = kept;
+      if (!cut) broken_ = status;
+      if (appended != nullptr) *appended = whole;
       return status;
     }
     done += static_cast<size_t>(n);
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  ++appends_;
   written_ = start + buffer_.size();
+  if (appended != nullptr) *appended = ends.size();
   return written_;
 }
 
@@ -201,6 +249,10 @@ Status WriteAheadLog::SyncTo(uint64_t lsn) {
 uint64_t WriteAheadLog::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return written_;
+}
+uint64_t WriteAheadLog::appends() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return appends_;
 }
 uint64_t WriteAheadLog::syncs() const {
   std::lock_guard<std::mutex> lock(mutex_);

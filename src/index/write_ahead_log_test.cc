@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/file_size_limit.h"
 #include "support/temp_dir.h"
 
 namespace neardup {
@@ -100,6 +101,61 @@ TEST(WriteAheadLogTest, ConcurrentWaitersShareSyncs) {
   EXPECT_LE(log->syncs(), uint64_t{kThreads * kRecords});
   EXPECT_GE(log->syncs(), 1u);
   EXPECT_EQ(ReadLogFile(dir.Path("log"))->records.size(), size_t{kThreads * kRecords});
+}
+
+TEST(WriteAheadLogTest, AppendBatchWritesItsRecordsInOneAppend) {
+  TempDir dir;
+  const std::string path = dir.Path("log");
+  auto log = std::move(WriteAheadLog::Open(path, 0)).value();
+  ASSERT_TRUE(log->Append("solo").ok());
+  const std::vector<std::string> batch = {"one", "", std::string(5000, 'b'), "four"};
+  size_t appended = 99;
+  const uint64_t lsn = *log->AppendBatch(batch, &appended);
+  EXPECT_EQ(appended, 4u);
+  EXPECT_EQ(lsn, 5 * kLogRecordHeaderBytes + 4 + 3 + 5000 + 4);
+  EXPECT_EQ(log->appends(), 2u);
+  EXPECT_EQ(*log->AppendBatch({}, &appended), lsn);  // nothing to write
+  EXPECT_EQ(appended, 0u);
+  EXPECT_EQ(log->appends(), 2u);
+  ASSERT_TRUE(log->SyncTo(lsn).ok());
+  EXPECT_THAT(ReadLogFile(path)->records, ElementsAre("solo", "one", "", batch[2], "four"));
+  // A record over the maximum is refused before anything is written.
+  const std::vector<std::string> too_large = {"fine", std::string(kMaxLogRecordBytes + 1, 'x')};
+  Result<uint64_t> refused = log->AppendBatch(too_large, &appended);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), HasSubstr("record 1"));
+  EXPECT_EQ(appended, 0u);
+  EXPECT_EQ(log->size(), lsn);
+  EXPECT_EQ(std::filesystem::file_size(path), lsn);
+}
+
+// A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored: EFBIG) in the middle of
+// the batch's third record: the write stops there, the file is cut back to
+// the end of the second, the caller learns that two made it, and appending
+// goes on from there once there is room.
+TEST(WriteAheadLogTest, AFailedAppendBatchKeepsItsWholeRecords) {
+  TempDir dir;
+  const std::string path = dir.Path("log");
+  auto log = std::move(WriteAheadLog::Open(path, 0)).value();
+  ASSERT_TRUE(log->Append("before").ok());
+  const uint64_t start = log->size();
+  const std::vector<std::string> batch(4, std::string(100, 'r'));
+  const uint64_t record = kLogRecordHeaderBytes + 100;
+  size_t appended = 99;
+  Result<uint64_t> full = InternalError("not run");
+  {
+    test_support::ScopedFileSizeLimit limit(start + 2 * record + 50);
+    full = log->AppendBatch(batch, &appended);
+  }
+  EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted) << full.status();
+  EXPECT_EQ(appended, 2u);
+  EXPECT_EQ(log->size(), start + 2 * record);
+  EXPECT_EQ(std::filesystem::file_size(path), start + 2 * record);
+  const uint64_t lsn = *log->Append("after");
+  EXPECT_TRUE(log->SyncTo(lsn).ok());
+  const LogContents contents = *ReadLogFile(path);
+  EXPECT_TRUE(contents.tail_error.empty()) << contents.tail_error;
+  EXPECT_THAT(contents.records, ElementsAre("before", batch[0], batch[1], "after"));
 }
 
 }  // namespace

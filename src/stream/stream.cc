@@ -1,14 +1,10 @@
 #include "neardup/stream.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <vector>
@@ -16,15 +12,19 @@
 #include "engine/containment_passages.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/write_ahead_log.h"
+#include "stream/stream_files.h"
 #include "stream/stream_record.h"
 #include "stream/stream_state.h"
 
 namespace neardup {
 
+using internal::LoadStreamFiles;
 using internal::StreamDoc;
+using internal::StreamFileGenerations;
+using internal::StreamFilePath;
 using internal::StreamHeader;
-using internal::StreamRecordType;
 using internal::StreamState;
+using internal::WriteStreamSnapshot;
 
 Status ValidateStreamConfig(const StreamConfig& config) {
   if (config.method == NearDuplicateMethod::kMinHash &&
@@ -52,39 +52,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Numbered(const std::string& dir, const char* prefix, uint64_t generation) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "%s-%020llu", prefix,
-                static_cast<unsigned long long>(generation));
-  return (fs::path(dir) / name).string();
-}
-
-// The generations of the files named PREFIX-<20 digits> in `dir`, ascending.
-std::vector<uint64_t> Generations(const std::string& dir, const std::string& prefix) {
-  std::vector<uint64_t> found;
-  std::error_code ec;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() != prefix.size() + 21 || name.compare(0, prefix.size(), prefix) != 0 ||
-        name[prefix.size()] != '-') {
-      continue;
-    }
-    const std::string digits = name.substr(prefix.size() + 1);
-    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      continue;
-    }
-    found.push_back(std::stoull(digits));
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
 StreamAnswer AnswerOf(const StreamDoc& doc) {
   return StreamAnswer{doc.id, doc.status, doc.of, doc.similarity, doc.time};
 }
-
-// The errors of a full disk, quota or file size limit.
-bool IsDiskFull(int error) { return error == ENOSPC || error == EDQUOT || error == EFBIG; }
 
 Status CheckId(std::string_view id) {
   if (id.empty()) return InvalidArgumentError("id must not be empty");
@@ -182,45 +152,10 @@ class NearDuplicateStream::Impl {
     return Status::Ok();
   }
 
-  // Writes snapshot-<generation> atomically (temporary file, fsync, rename,
-  // directory fsync). REQUIRES: mutex_ held (or not yet shared).
-  Status WriteSnapshot(uint64_t generation) {
-    const std::string path = Numbered(dir_, "snapshot", generation);
-    const std::string temporary = path + ".tmp";
-    FILE* out = std::fopen(temporary.c_str(), "wb");
-    if (out == nullptr) return IoError("cannot create " + temporary + ": " + std::strerror(errno));
-    // Written in pieces of about kSnapshotBufferBytes: the snapshot of a
-    // large window is never held in memory whole (it was one string as large
-    // as the window's state, grown by reallocation, under the writer lock).
-    constexpr size_t kSnapshotBufferBytes = size_t{1} << 20;
-    std::string bytes;
-    uint64_t total = 0;
-    bool written = true;
-    auto flush = [&] {
-      written = written && std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
-      total += bytes.size();
-      bytes.clear();
-    };
-    AppendLogRecord(internal::EncodeHeader(state_.Header()), &bytes);
-    state_.ForEachDoc([&](const StreamDoc& doc) {
-      AppendLogRecord(internal::EncodeAdd(doc), &bytes);
-      if (bytes.size() >= kSnapshotBufferBytes) flush();
-    });
-    flush();
-    written = written && std::fflush(out) == 0 && (!options_.sync || ::fsync(fileno(out)) == 0);
-    const int saved_errno = errno;
-    std::fclose(out);
-    if (!written) {
-      std::remove(temporary.c_str());
-      const std::string message =
-          "cannot write snapshot " + temporary + ": " + std::strerror(saved_errno);
-      return IsDiskFull(saved_errno) ? ResourceExhaustedError(message) : IoError(message);
-    }
-    snapshot_bytes_ = total;
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-      return IoError("cannot rename " + temporary + ": " + std::strerror(errno));
-    }
-    return options_.sync ? SyncDirectory(dir_) : Status::Ok();
+  // Writes snapshot-<generation> (see WriteStreamSnapshot). REQUIRES: mutex_
+  // held (or not yet shared).
+  Status WriteSnapshotLocked(uint64_t generation) {
+    return WriteStreamSnapshot(dir_, generation, state_, options_.sync, &snapshot_bytes_);
   }
 
   // Snapshot, new log, then old files deleted. REQUIRES: mutex_ held.
@@ -228,11 +163,11 @@ class NearDuplicateStream::Impl {
     if (!failed_.ok()) return failed_;
     NEARDUP_RETURN_IF_ERROR(log_->SyncTo(log_->size()));
     const uint64_t next = generation_ + 1;
-    NEARDUP_RETURN_IF_ERROR(WriteSnapshot(next));
+    NEARDUP_RETURN_IF_ERROR(WriteSnapshotLocked(next));
     // From here the new snapshot is what recovery reads: appending to the old
     // log would be lost, so a failure to start the new one stops all writes.
     Result<std::unique_ptr<WriteAheadLog>> log =
-        WriteAheadLog::Open(Numbered(dir_, "log", next), 0, {options_.sync});
+        WriteAheadLog::Open(StreamFilePath(dir_, "log", next), 0, {options_.sync});
     if (!log.ok()) {
       failed_ = log.status();
       return failed_;
@@ -245,76 +180,46 @@ class NearDuplicateStream::Impl {
     log_ = std::shared_ptr<WriteAheadLog>(std::move(log).value());
     generation_ = next;
     ++snapshots_;
-    for (uint64_t old : Generations(dir_, "log")) {
-      if (old < next) std::remove(Numbered(dir_, "log", old).c_str());
+    for (uint64_t old : StreamFileGenerations(dir_, "log")) {
+      if (old < next) std::remove(StreamFilePath(dir_, "log", old).c_str());
     }
-    for (uint64_t old : Generations(dir_, "snapshot")) {
-      if (old < next) std::remove(Numbered(dir_, "snapshot", old).c_str());
+    for (uint64_t old : StreamFileGenerations(dir_, "snapshot")) {
+      if (old < next) std::remove(StreamFilePath(dir_, "snapshot", old).c_str());
     }
     return Status::Ok();
   }
 
   Status Recover() {
-    std::vector<uint64_t> snapshots = Generations(dir_, "snapshot");
-    if (snapshots.empty()) return NotFoundError("no stream in " + dir_);
-    generation_ = snapshots.back();
-    const std::string snapshot_path = Numbered(dir_, "snapshot", generation_);
-    NEARDUP_ASSIGN_OR_RETURN(LogContents snapshot, ReadLogFile(snapshot_path));
-    if (!snapshot.tail_error.empty() || snapshot.records.empty()) {
-      return DataLossError("snapshot " + snapshot_path + " is corrupt: " +
-                           (snapshot.tail_error.empty() ? "no header" : snapshot.tail_error));
-    }
-    for (size_t i = 1; i < snapshot.records.size(); ++i) {
-      NEARDUP_ASSIGN_OR_RETURN(StreamDoc doc, internal::DecodeAdd(snapshot.records[i]));
-      NEARDUP_RETURN_IF_ERROR(state_.LoadDoc(std::move(doc)));
-      ++recovery_.snapshot_documents;
-    }
-    // Logs from the snapshot's generation on; older ones are left-overs of an
-    // interrupted clean-up and hold nothing the snapshot lacks.
-    std::vector<uint64_t> logs;
-    for (uint64_t g : Generations(dir_, "log")) {
-      if (g >= generation_) logs.push_back(g);
-    }
     uint64_t valid_bytes = 0;
-    for (size_t i = 0; i < logs.size(); ++i) {
-      const std::string path = Numbered(dir_, "log", logs[i]);
-      NEARDUP_ASSIGN_OR_RETURN(LogContents contents, ReadLogFile(path));
-      const bool last = i + 1 == logs.size();
-      if (!contents.tail_error.empty()) {
-        if (!last) return DataLossError("log " + path + " is corrupt: " + contents.tail_error);
-        recovery_.truncated_bytes = contents.file_bytes - contents.valid_bytes;
-        recovery_.truncation = path + ": " + contents.tail_error + "; " +
-                               std::to_string(recovery_.truncated_bytes) + " bytes cut";
-      }
-      for (const std::string& record : contents.records) {
-        NEARDUP_RETURN_IF_ERROR(ApplyRecord(record).WithContext(path));
-        ++recovery_.replayed_records;
-      }
-      if (last) {
-        generation_ = logs[i];
-        valid_bytes = contents.valid_bytes;
-      }
-    }
-    NEARDUP_ASSIGN_OR_RETURN(
-        std::unique_ptr<WriteAheadLog> log,
-        WriteAheadLog::Open(Numbered(dir_, "log", generation_), valid_bytes, {options_.sync}));
+    NEARDUP_RETURN_IF_ERROR(LoadStreamFiles(dir_, &state_, &recovery_, &generation_, &valid_bytes));
+    NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
+                             WriteAheadLog::Open(StreamFilePath(dir_, "log", generation_),
+                                                 valid_bytes, {options_.sync}));
     log_ = std::move(log);
     return options_.sync ? SyncDirectory(dir_) : Status::Ok();
   }
 
-  Status ApplyRecord(std::string_view record) {
-    NEARDUP_ASSIGN_OR_RETURN(StreamRecordType type, internal::RecordType(record));
-    if (type == StreamRecordType::kAdd) {
-      NEARDUP_ASSIGN_OR_RETURN(StreamDoc doc, internal::DecodeAdd(record));
-      return state_.ApplyAdd(std::move(doc));
+  // After a failed batch write: state_ becomes again what the log holds
+  // (snapshot + log replayed: the adds that were applied but not written whole
+  // are undone, evictions they caused included). Costs a recovery, under the
+  // writer lock, only when the disk fails. If the files cannot be read back
+  // to exactly the log's length, every later write is refused.
+  void ReloadLocked() {
+    Result<StreamState> fresh = StreamState::Create(state_.config());
+    StreamRecovery unused;
+    uint64_t generation = 0;
+    uint64_t valid_bytes = 0;
+    Status loaded = fresh.status();
+    if (loaded.ok()) loaded = LoadStreamFiles(dir_, &*fresh, &unused, &generation, &valid_bytes);
+    if (loaded.ok() && (generation != generation_ || valid_bytes != log_->size())) {
+      loaded = InternalError("log " + log_->path() + " holds " + std::to_string(valid_bytes) +
+                             " valid bytes; " + std::to_string(log_->size()) + " were written");
     }
-    if (type == StreamRecordType::kRemove) {
-      NEARDUP_ASSIGN_OR_RETURN(std::string id, internal::DecodeRemove(record));
-      Status status = state_.ApplyRemove(id);
-      // A logged remove always found its document.
-      return status.ok() ? status : DataLossError("log removes an absent id \"" + id + "\"");
+    if (!loaded.ok()) {
+      failed_ = InternalError("cannot undo a failed log write: " + loaded.ToString());
+      return;
     }
-    return DataLossError("a header record inside a log");
+    state_ = std::move(fresh).value();
   }
 
   // Appends `record` (REQUIRES: mutex_ held); returns the log and LSN to wait
@@ -327,16 +232,18 @@ class NearDuplicateStream::Impl {
     return std::pair{log_, lsn};
   }
 
-  // Decides and stores one document, or finds its stored answer (an id
-  // present already). `fingerprint` is the text's, or null when the caller
-  // skipped it (the id was present when it looked): it is then computed here
-  // if the id has left meanwhile. REQUIRES: mutex_ held; a valid id.
-  Status AddLocked(const StreamDocument& document, Fingerprint* fingerprint, StreamAnswer* answer) {
+  // The document to store for `document`, decided against the state now, or
+  // nullopt when its id is present: *answer is then the stored answer (a
+  // retry, or a concurrent request's add, durable once the caller's SyncAll
+  // returns). `fingerprint` is the text's, or null when the caller skipped it
+  // (the id was present when it looked): it is then computed here if the id
+  // has left meanwhile. REQUIRES: mutex_ held; a valid id.
+  Result<std::optional<StreamDoc>> PrepareLocked(const StreamDocument& document,
+                                                 Fingerprint* fingerprint,
+                                                 StreamAnswer* answer) const {
     if (const StreamDoc* stored = state_.Find(document.id)) {
-      // A retry, or a concurrent request's add: the stored answer, durable
-      // once the caller's SyncAll returns.
       *answer = AnswerOf(*stored);
-      return Status::Ok();
+      return std::optional<StreamDoc>();
     }
     Fingerprint computed;
     if (fingerprint == nullptr) {
@@ -346,15 +253,94 @@ class NearDuplicateStream::Impl {
     const internal::StreamDecision decision = state_.Decide(*fingerprint, document.time);
     StreamDoc doc = state_.MakeDoc(document.id, document.time, decision, std::move(*fingerprint));
     if (state_.config().keep_texts) doc.text = std::string(document.text);
-    NEARDUP_RETURN_IF_ERROR(AppendLocked(internal::EncodeAdd(doc)).status());
     *answer = AnswerOf(doc);
+    return std::optional<StreamDoc>(std::move(doc));
+  }
+
+  // Stores a decided document in memory. REQUIRES: mutex_ held.
+  Status ApplyLocked(StreamDoc doc) {
     Status applied = state_.ApplyAdd(std::move(doc));
     if (!applied.ok()) {
       // Memory and log now disagree: refuse further writes.
       failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
       return failed_;
     }
+    return Status::Ok();
+  }
+
+  // Decides and stores one document (Add): its record is written before it
+  // is applied, so a failed write leaves nothing to undo. REQUIRES: mutex_
+  // held; a valid id.
+  Status AddLocked(const StreamDocument& document, Fingerprint* fingerprint, StreamAnswer* answer) {
+    NEARDUP_ASSIGN_OR_RETURN(std::optional<StreamDoc> doc,
+                             PrepareLocked(document, fingerprint, answer));
+    if (!doc) return Status::Ok();
+    if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendLocked(internal::EncodeAdd(*doc)).status());
+    NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc)));
     MaybeRotateLocked();
+    return Status::Ok();
+  }
+
+  // Decides and stores the documents of one group of AddBatch in order
+  // (fingerprints[positions[i]] is group[i]'s, SIZE_MAX: skipped, see
+  // PrepareLocked), answers[i] for group[i], then writes their records with
+  // one log write (WriteAheadLog::AppendBatch). Each document is applied to
+  // memory as it is decided (the next one's decision depends on it) and the
+  // write comes last, so a failed write is undone by ReloadLocked: the
+  // documents whose records are in the log whole stay, the rest leave
+  // memory too. On an error at group[i] (its own, or its record not written)
+  // the documents before it are stored, none from it on, and the error names
+  // it. REQUIRES: mutex_ held.
+  Status AddGroupLocked(std::span<const StreamDocument> group, std::span<const size_t> positions,
+                        std::vector<Fingerprint>* fingerprints, StreamAnswer* answers) {
+    std::vector<std::string> records;
+    std::vector<size_t> record_of;  // the group index of each record
+    Status error;
+    size_t error_at = group.size();
+    for (size_t i = 0; i < group.size(); ++i) {
+      Status status = CheckId(group[i].id);
+      std::optional<StreamDoc> doc;
+      if (status.ok()) {
+        Fingerprint* fingerprint =
+            positions[i] == SIZE_MAX ? nullptr : &(*fingerprints)[positions[i]];
+        Result<std::optional<StreamDoc>> prepared =
+            PrepareLocked(group[i], fingerprint, &answers[i]);
+        status = prepared.status();
+        if (status.ok()) doc = std::move(prepared).value();
+      }
+      // A stream that refuses writes still answers a present id (as Add).
+      if (status.ok() && doc && log_ != nullptr && !failed_.ok()) status = failed_;
+      if (status.ok() && doc && log_ != nullptr) {
+        std::string record = internal::EncodeAdd(*doc);
+        if (record.size() > kMaxLogRecordBytes) {
+          status = InvalidArgumentError("log record of " + std::to_string(record.size()) +
+                                        " bytes exceeds the maximum " +
+                                        std::to_string(kMaxLogRecordBytes));
+        } else {
+          records.push_back(std::move(record));
+          record_of.push_back(i);
+        }
+      }
+      if (status.ok() && doc) status = ApplyLocked(std::move(*doc));
+      if (!status.ok()) {
+        error = status;
+        error_at = i;
+        break;
+      }
+    }
+    if (!records.empty()) {
+      size_t appended = 0;
+      Status written = failed_.ok() ? log_->AppendBatch(records, &appended).status() : failed_;
+      if (!written.ok()) {
+        ReloadLocked();
+        error = written;
+        error_at = record_of[appended];
+      }
+    }
+    if (log_ != nullptr && (error.ok() || error_at > 0)) MaybeRotateLocked();
+    if (!error.ok()) {
+      return error.WithContext("document \"" + std::string(group[error_at].id) + "\"");
+    }
     return Status::Ok();
   }
 
@@ -418,16 +404,15 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Create(
 
 Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::OpenExisting(
     const std::string& dir, const StreamOpenOptions& options) {
-  std::vector<uint64_t> snapshots = Generations(dir, "snapshot");
+  std::vector<uint64_t> snapshots = StreamFileGenerations(dir, "snapshot");
   if (snapshots.empty()) return NotFoundError("no stream in " + dir);
-  const std::string path = Numbered(dir, "snapshot", snapshots.back());
+  const std::string path = StreamFilePath(dir, "snapshot", snapshots.back());
   NEARDUP_ASSIGN_OR_RETURN(LogContents snapshot, ReadLogFile(path));
   if (snapshot.records.empty()) return DataLossError("snapshot " + path + " has no header");
   NEARDUP_ASSIGN_OR_RETURN(StreamHeader header, internal::DecodeHeader(snapshot.records[0]));
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Make(header.config));
   impl->dir_ = dir;
   impl->options_ = options;
-  impl->state_.RestoreHeader(header);
   NEARDUP_RETURN_IF_ERROR(impl->Recover());
   return std::unique_ptr<NearDuplicateStream>(new NearDuplicateStream(std::move(impl)));
 }
@@ -435,7 +420,7 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::OpenExisting(
 Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
     const std::string& dir, const StreamConfig& config, const StreamOpenOptions& options) {
   NEARDUP_RETURN_IF_ERROR(ValidateStreamConfig(config));
-  if (!Generations(dir, "snapshot").empty()) {
+  if (!StreamFileGenerations(dir, "snapshot").empty()) {
     NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<NearDuplicateStream> stream,
                              OpenExisting(dir, options));
     if (!(stream->config() == config)) {
@@ -451,9 +436,9 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
   impl->options_ = options;
   // The log first, then the snapshot that makes the directory a stream.
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
-                           WriteAheadLog::Open(Numbered(dir, "log", 0), 0, {options.sync}));
+                           WriteAheadLog::Open(StreamFilePath(dir, "log", 0), 0, {options.sync}));
   impl->log_ = std::move(log);
-  NEARDUP_RETURN_IF_ERROR(impl->WriteSnapshot(0));
+  NEARDUP_RETURN_IF_ERROR(impl->WriteSnapshotLocked(0));
   return std::unique_ptr<NearDuplicateStream>(new NearDuplicateStream(std::move(impl)));
 }
 
@@ -517,16 +502,7 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
       break;
     }
     std::lock_guard<std::mutex> lock(s.mutex_);
-    for (size_t i = 0; i < group.size() && failed.ok(); ++i) {
-      const StreamDocument& document = group[i];
-      failed = CheckId(document.id);
-      if (failed.ok()) {
-        Fingerprint* fingerprint = positions[i] == SIZE_MAX ? nullptr : &fingerprints[positions[i]];
-        failed = s.AddLocked(document, fingerprint, &answers[first + i]);
-      }
-      if (!failed.ok())
-        failed = failed.WithContext("document \"" + std::string(document.id) + "\"");
-    }
+    failed = s.AddGroupLocked(group, positions, &fingerprints, &answers[first]);
     log = s.log_;
     lsn = log == nullptr ? 0 : log->size();
   }
@@ -653,6 +629,7 @@ StreamStats NearDuplicateStream::Stats() const {
   impl_->state_.FillStats(&stats);
   if (impl_->log_ != nullptr) {
     stats.log_bytes = impl_->log_->size();
+    stats.log_appends = impl_->log_->appends();
     stats.log_syncs = impl_->log_->syncs();
     stats.log_sync_nanoseconds = impl_->log_->sync_nanoseconds();
   }

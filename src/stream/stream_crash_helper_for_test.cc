@@ -4,19 +4,23 @@
 // acknowledged (durable), until done or killed. It writes "ready" once the
 // stream is open. Documents already present
 // return their stored answers (idempotent retries), so a restarted helper
-// continues where the last one stopped.
+// continues where the last one stopped. With argv[5] (a batch size B > 1) it
+// adds B documents at a time with AddBatch and writes the batch's lines
+// once the batch is acknowledged.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "neardup/stream.h"
 #include "support/planted_corpus.h"
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s DIR COUNT SEED SNAPSHOT_LOG_BYTES\n", argv[0]);
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s DIR COUNT SEED SNAPSHOT_LOG_BYTES [BATCH]\n", argv[0]);
     return 2;
   }
   const size_t count = std::strtoull(argv[2], nullptr, 10);
@@ -33,19 +37,39 @@ int main(int argc, char** argv) {
   // The parent times its kill from here, so that kills land among the adds
   // however slow the start (sanitizers, a loaded machine).
   if (::write(1, "ready\n", 6) != 6) return 1;
-  for (size_t i = 0; i < count; ++i) {
-    auto answer =
-        (*stream)->Add(neardup::test_support::PlantedId(i), texts[i], static_cast<int64_t>(i));
-    if (!answer.ok()) {
-      std::fprintf(stderr, "%s\n", answer.status().ToString().c_str());
+  const size_t batch = argc == 6 ? std::strtoull(argv[5], nullptr, 10) : 1;
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < count; ++i) ids.push_back(neardup::test_support::PlantedId(i));
+  for (size_t first = 0; first < count; first += batch) {
+    const size_t last = std::min(count, first + batch);
+    neardup::Result<std::vector<neardup::StreamAnswer>> answers =
+        std::vector<neardup::StreamAnswer>();
+    if (batch == 1) {
+      auto answer = (*stream)->Add(ids[first], texts[first], static_cast<int64_t>(first));
+      if (answer.ok()) answers->push_back(*answer);
+      if (!answer.ok()) answers = answer.status();
+    } else {
+      std::vector<neardup::StreamDocument> documents;
+      for (size_t i = first; i < last; ++i) {
+        documents.push_back(neardup::StreamDocument{ids[i], texts[i], static_cast<int64_t>(i)});
+      }
+      answers = (*stream)->AddBatch(documents);
+    }
+    if (!answers.ok()) {
+      std::fprintf(stderr, "%s\n", answers.status().ToString().c_str());
       return 1;
     }
-    char line[256];
-    const int n = std::snprintf(line, sizeof(line), "%zu %s %s %.17g\n", i,
-                                std::string(neardup::StreamStatusName(answer->status)).c_str(),
-                                answer->of.empty() ? "-" : answer->of.c_str(), answer->similarity);
-    // One write per line: the parent sees whole lines only.
-    if (::write(1, line, static_cast<size_t>(n)) != n) return 1;
+    std::string lines;
+    for (size_t i = first; i < last; ++i) {
+      const neardup::StreamAnswer& answer = (*answers)[i - first];
+      char line[256];
+      std::snprintf(line, sizeof(line), "%zu %s %s %.17g\n", i,
+                    std::string(neardup::StreamStatusName(answer.status)).c_str(),
+                    answer.of.empty() ? "-" : answer.of.c_str(), answer.similarity);
+      lines += line;
+    }
+    // One write per batch: the parent sees whole lines only.
+    if (::write(1, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) return 1;
   }
   return 0;
 }

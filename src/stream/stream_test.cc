@@ -3,9 +3,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <signal.h>
-#include <sys/resource.h>
-
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -15,6 +12,7 @@
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicates.h"
 #include "stream/stream_record.h"
+#include "support/file_size_limit.h"
 #include "support/planted_corpus.h"
 #include "support/temp_dir.h"
 
@@ -447,15 +445,12 @@ TEST(DurableStreamTest, AFullDiskFailsTheAddAndLeavesTheStreamConsistent) {
   const std::vector<std::string> texts = PlantedTexts(8, 14);
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), {})).value();
   AddAll(*stream, texts, 0, 6);
-  rlimit old_limit;
-  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  auto old_handler = signal(SIGXFSZ, SIG_IGN);
-  rlimit limit = old_limit;
-  limit.rlim_cur = stream->Stats().log_bytes + 100;  // less than one more record
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
-  Result<StreamAnswer> full = stream->Add(PlantedId(6), texts[6], 6);
-  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
-  signal(SIGXFSZ, old_handler);
+  Result<StreamAnswer> full = InternalError("not run");
+  {
+    // Less than one more record.
+    test_support::ScopedFileSizeLimit limit(stream->Stats().log_bytes + 100);
+    full = stream->Add(PlantedId(6), texts[6], 6);
+  }
   EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted) << full.status();
   EXPECT_EQ(stream->Get(PlantedId(6)).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(stream->Stats().documents, 6u);

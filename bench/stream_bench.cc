@@ -1,0 +1,178 @@
+// NearDuplicateStream write and recovery costs (docs/SERVER.md, "Measured"):
+//   BM_StreamAdd/<batch>/<sync>: adding the corpus' documents to a durable
+//     stream, one Add each (batch 1) or AddBatch of <batch> documents; sync 1
+//     fsyncs as the service does, 0 measures everything but the disk. CPU is
+//     the whole process's (AddBatch fingerprints on oneTBB's threads).
+//     Counters: documents/s and the log's bytes per document.
+//   BM_LogAppend/<batch>: the write-ahead log alone (no fsync): 3000 records
+//     of 2.7 KB (a kept MinHash document's add record) appended one by one
+//     (Append, batch 1: one write() each) or AppendBatch of <batch> records
+//     (one write() each): the per-record cost of the log.
+//   BM_StreamRecovery: OpenExisting of a stream whose log holds every
+//     document (no snapshot since its creation): replay cost per log record.
+// The corpus: NEARDUP_BENCH_CORPUS or cache/corpora/spamassassin.jsonl
+// (bench/bench_corpus.h); NEARDUP_BENCH_STREAM_DOCS caps the documents used
+// (default 3000).
+#include <benchmark/benchmark.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_corpus.h"
+#include "neardup/stream.h"
+#include "neardup/write_ahead_log.h"
+
+namespace neardup::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& Texts() {
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> all = LoadBenchTexts("stream_bench");
+    const char* cap = std::getenv("NEARDUP_BENCH_STREAM_DOCS");
+    all.resize(
+        std::min<size_t>(all.size(), cap != nullptr ? std::strtoull(cap, nullptr, 10) : 3000));
+    return all;
+  }();
+  return texts;
+}
+
+const std::vector<std::string>& Ids() {
+  static const std::vector<std::string> ids = [] {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < Texts().size(); ++i) out.push_back("doc-" + std::to_string(i));
+    return out;
+  }();
+  return ids;
+}
+
+std::string BenchDir(const char* name) {
+  return (fs::temp_directory_path() /
+          (std::string("neardup-") + name + "-" + std::to_string(static_cast<long>(::getpid()))))
+      .string();
+}
+
+// Adds every document in batches of `batch` (1: Add); returns the log bytes.
+uint64_t AddAll(NearDuplicateStream& stream, size_t batch, benchmark::State& state) {
+  const std::vector<std::string>& texts = Texts();
+  const std::vector<std::string>& ids = Ids();
+  std::vector<StreamDocument> documents;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    documents.push_back(StreamDocument{ids[i], texts[i], static_cast<int64_t>(i)});
+  }
+  for (size_t first = 0; first < documents.size(); first += batch) {
+    const size_t n = std::min(batch, documents.size() - first);
+    if (batch == 1) {
+      if (!stream.Add(documents[first].id, documents[first].text, documents[first].time).ok()) {
+        state.SkipWithError("Add failed");
+      }
+    } else if (!stream.AddBatch(std::span(documents).subspan(first, n)).ok()) {
+      state.SkipWithError("AddBatch failed");
+    }
+  }
+  return stream.Stats().log_bytes;
+}
+
+void BM_StreamAdd(benchmark::State& state) {
+  const size_t batch = static_cast<size_t>(state.range(0));
+  StreamOpenOptions options;
+  options.sync = state.range(1) != 0;
+  options.snapshot_log_bytes = uint64_t{1} << 40;  // the log alone: its bytes per document
+  const std::string dir = BenchDir("stream-add");
+  uint64_t log_bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::remove_all(dir);
+    auto stream = NearDuplicateStream::Open(dir, {}, options);
+    if (!stream.ok()) {
+      state.SkipWithError(stream.status().ToString().c_str());
+      break;
+    }
+    state.ResumeTiming();
+    log_bytes = AddAll(**stream, batch, state);
+  }
+  fs::remove_all(dir);
+  const double documents = static_cast<double>(Texts().size());
+  state.counters["documents/s"] = benchmark::Counter(
+      documents * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["log_bytes/doc"] = static_cast<double>(log_bytes) / documents;
+}
+BENCHMARK(BM_StreamAdd)
+    ->ArgsProduct({{1, 100}, {0, 1}})
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
+
+void BM_LogAppend(benchmark::State& state) {
+  const size_t batch = static_cast<size_t>(state.range(0));
+  constexpr size_t kRecords = 3000;
+  const std::vector<std::string> payloads(kRecords, std::string(2700, 'p'));
+  const std::string dir = BenchDir("log-append");
+  fs::create_directories(dir);
+  const std::string path = dir + "/log";
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::remove(path);
+    auto log = WriteAheadLog::Open(path, 0, {.sync = false});
+    if (!log.ok()) {
+      state.SkipWithError(log.status().ToString().c_str());
+      break;
+    }
+    state.ResumeTiming();
+    for (size_t first = 0; first < kRecords; first += batch) {
+      const bool ok = batch == 1 ? (*log)->Append(payloads[first]).ok()
+                                 : (*log)
+                                       ->AppendBatch(std::span(payloads).subspan(
+                                           first, std::min(batch, kRecords - first)))
+                                       .ok();
+      if (!ok) state.SkipWithError("append failed");
+    }
+  }
+  fs::remove_all(dir);
+  state.counters["s/record"] = benchmark::Counter(
+      static_cast<double>(kRecords),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_LogAppend)->Arg(1)->Arg(128)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+
+void BM_StreamRecovery(benchmark::State& state) {
+  StreamOpenOptions options;
+  options.sync = false;
+  options.snapshot_log_bytes = uint64_t{1} << 40;
+  const std::string dir = BenchDir("stream-recovery");
+  fs::remove_all(dir);
+  {
+    auto stream = NearDuplicateStream::Open(dir, {}, options);
+    if (!stream.ok()) {
+      state.SkipWithError(stream.status().ToString().c_str());
+      return;
+    }
+    AddAll(**stream, 100, state);
+  }
+  uint64_t records = 0;
+  for (auto _ : state) {
+    auto stream = NearDuplicateStream::OpenExisting(dir, options);
+    if (!stream.ok()) {
+      state.SkipWithError(stream.status().ToString().c_str());
+      break;
+    }
+    records = (*stream)->recovery().replayed_records;
+  }
+  fs::remove_all(dir);
+  state.counters["records"] = static_cast<double>(records);
+  state.counters["s/1M records"] = benchmark::Counter(
+      static_cast<double>(records) * static_cast<double>(state.iterations()) / 1e6,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_StreamRecovery)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace neardup::bench
+
+BENCHMARK_MAIN();

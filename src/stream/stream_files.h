@@ -1,0 +1,49 @@
+// The files of a durable NearDuplicateStream (neardup/stream.h) in its
+// directory: snapshot-<generation> (a header record and one add record per
+// document in the window, framed as log records) and log-<generation> (the
+// write-ahead log of the adds and removes after that snapshot), generations
+// as 20 digits. Recovery reads the newest snapshot and the logs from its
+// generation on.
+// Thread safety: none; the stream serialises access.
+#ifndef NEARDUP_STREAM_STREAM_FILES_H_
+#define NEARDUP_STREAM_STREAM_FILES_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "neardup/status.h"
+#include "neardup/stream.h"
+#include "stream/stream_state.h"
+
+namespace neardup::internal {
+
+// dir/PREFIX-<generation as 20 digits>.
+std::string StreamFilePath(const std::string& dir, const char* prefix, uint64_t generation);
+
+// The generations of the files named PREFIX-<20 digits> in `dir`, ascending.
+std::vector<uint64_t> StreamFileGenerations(const std::string& dir, const std::string& prefix);
+
+// Writes snapshot-<generation> of `state` atomically (temporary file, fsync
+// when `sync`, rename, directory fsync); *bytes is set to its length.
+// ResourceExhausted when the disk (quota, file size limit) is full.
+Status WriteStreamSnapshot(const std::string& dir, uint64_t generation, const StreamState& state,
+                           bool sync, uint64_t* bytes);
+
+// Applies one log record (add or remove) to `state`. DataLoss for a record
+// that does not follow the state.
+Status ApplyStreamRecord(std::string_view record, StreamState* state);
+
+// Loads the newest snapshot of `dir` and replays the logs after it into
+// `state` (a fresh one, of the stream's config); sets the generation of the
+// last log and the length of its valid records, and counts in *recovery.
+// A torn or corrupt tail of the last log is reported in *recovery (the
+// caller cuts it when it opens the log); one anywhere else is DataLoss.
+// Reads only.
+Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecovery* recovery,
+                       uint64_t* generation, uint64_t* valid_bytes);
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_STREAM_STREAM_FILES_H_
