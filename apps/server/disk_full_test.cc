@@ -8,8 +8,6 @@
 // privileges, no special file system.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -20,6 +18,7 @@
 
 #include "neardup/collection.h"
 #include "server_test_util.h"
+#include "support/file_size_limit.h"
 
 namespace neardup::server {
 namespace {
@@ -39,26 +38,6 @@ uint64_t LargestFile(const std::string& dir) {
   }
   return largest;
 }
-
-// Holds the file size limit at `bytes` while alive.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(uint64_t bytes) {
-    EXPECT_EQ(getrlimit(RLIMIT_FSIZE, &old_), 0);
-    old_handler_ = signal(SIGXFSZ, SIG_IGN);
-    rlimit limit = old_;
-    limit.rlim_cur = bytes;
-    EXPECT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
-  }
-  ~FileSizeLimit() {
-    EXPECT_EQ(setrlimit(RLIMIT_FSIZE, &old_), 0);
-    signal(SIGXFSZ, old_handler_);
-  }
-
- private:
-  rlimit old_;
-  void (*old_handler_)(int);
-};
 
 TEST_F(ServerTest, AFullDiskFailsACollectionAddWith507AndCommitsNothing) {
   TempDir archive;
@@ -82,7 +61,7 @@ TEST_F(ServerTest, AFullDiskFailsACollectionAddWith507AndCommitsNothing) {
   const std::string add = DocumentJson("large", large, 0);
   std::pair<int, std::string> full;
   {
-    FileSizeLimit limit(LargestFile(dir) + (128u << 10));
+    test_support::ScopedFileSizeLimit limit(LargestFile(dir) + (128u << 10));
     full = Call("POST", "/v1/collections/archive/documents", add);
   }
   EXPECT_EQ(full.first, 507) << full.second;
@@ -119,7 +98,7 @@ TEST_F(ServerTest, AFullDiskStopsAStreamBatchAtTheDocumentThatDidNotFit) {
   std::pair<int, std::string> full;
   {
     // Room for a few records (each holds the sketches: 2-4 KB), not twelve.
-    FileSizeLimit limit(std::filesystem::file_size(log) + 9000);
+    test_support::ScopedFileSizeLimit limit(std::filesystem::file_size(log) + 9000);
     full = Call("POST", "/v1/streams/s/documents", batch, "application/x-ndjson");
   }
   EXPECT_EQ(full.first, 507) << full.second;
