@@ -57,8 +57,9 @@ Status SavePairsStage(const Checkpoint& checkpoint, const std::vector<SimilarPai
                       const NearDuplicateReport& report, const DistributedPairsStats& shuffle) {
   std::string head;
   ByteWriter writer(&head);
-  for (uint64_t value : {report.candidates, report.exact_checks, shuffle.band_rounds,
-                         shuffle.key_bytes, shuffle.sketch_bytes, shuffle.candidate_bytes}) {
+  for (uint64_t value :
+       {report.candidates, report.exact_checks, shuffle.band_rounds, shuffle.key_bytes,
+        shuffle.sketch_bytes, shuffle.candidate_bytes, shuffle.verified_pairs}) {
     writer.Put(value);
   }
   std::vector<StoredPair> stored;
@@ -77,8 +78,9 @@ Status LoadPairsStage(const Checkpoint& checkpoint, std::vector<SimilarPair>* pa
   NEARDUP_ASSIGN_OR_RETURN(std::string payload, format::ReadChecksummedFile(path, kPairsKind));
   ByteReader reader(payload);
   Status status;
-  for (uint64_t* value : {&report->candidates, &report->exact_checks, &shuffle->band_rounds,
-                          &shuffle->key_bytes, &shuffle->sketch_bytes, &shuffle->candidate_bytes}) {
+  for (uint64_t* value :
+       {&report->candidates, &report->exact_checks, &shuffle->band_rounds, &shuffle->key_bytes,
+        &shuffle->sketch_bytes, &shuffle->candidate_bytes, &shuffle->verified_pairs}) {
     if (status.ok()) status = reader.Get(value);
   }
   std::vector<StoredPair> stored;

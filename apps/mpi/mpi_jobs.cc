@@ -373,6 +373,15 @@ Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::Inp
   return Prepared{*std::move(output), *std::move(pieces), *std::move(checkpoint)};
 }
 
+// Where the verified pairs go: `pairs` writes them where they are (each on
+// the owner of its first document); `clusters` and `dedup` cluster on rank
+// 0, which needs every pair for the leader rule and only a spanning forest
+// of them for components (the same connected components).
+PairPlacement Placement(const cli::NearDuplicateJob& job) {
+  if (job.kind == cli::NearDuplicateOutput::kPairs) return PairPlacement::kOwners;
+  return job.rule == ClusterRule::kComponents ? PairPlacement::kRootForest : PairPlacement::kRoot;
+}
+
 // The exit code after a run that read inputs, as ExitCodeAfterReading.
 int ExitCode(Comm& comm, const Status& status, const cli::RunFlags& run, uint64_t skipped) {
   if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
@@ -565,11 +574,8 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
     status = comm.AgreeOnStatus(LoadPairsStage(checkpoint, &*pairs, &report, &shuffle));
     if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
   } else {
-    pairs = FindPairsDistributed(
-        comm, layout, std::move(corpus.fingerprints), *scheme, job.options, flags.memory_mb << 20,
-        job.kind == cli::NearDuplicateOutput::kPairs ? PairPlacement::kOwners
-                                                     : PairPlacement::kRoot,
-        &report, &shuffle);
+    pairs = FindPairsDistributed(comm, layout, std::move(corpus.fingerprints), *scheme, job.options,
+                                 flags.memory_mb << 20, Placement(job), &report, &shuffle);
     if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
     if (checkpoint.enabled()) {
       status =
@@ -585,7 +591,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
-  report.pairs = comm.Sum(pairs->size());
+  report.pairs = comm.Sum(shuffle.verified_pairs);
   report.lsh = scheme->lsh;
   report.num_blocks =
       scheme->method == NearDuplicateMethod::kSimHash ? scheme->hamming.num_blocks : 0;
