@@ -75,24 +75,26 @@ Status SavePairsStage(const Checkpoint& checkpoint, const std::vector<SimilarPai
 Status LoadPairsStage(const Checkpoint& checkpoint, std::vector<SimilarPair>* pairs,
                       NearDuplicateReport* report, DistributedPairsStats* shuffle) {
   const std::string path = checkpoint.RankFile(kPairsStage);
-  NEARDUP_ASSIGN_OR_RETURN(std::string payload, format::ReadChecksummedFile(path, kPairsKind));
-  ByteReader reader(payload);
-  Status status;
-  for (uint64_t* value :
-       {&report->candidates, &report->exact_checks, &shuffle->band_rounds, &shuffle->key_bytes,
-        &shuffle->sketch_bytes, &shuffle->candidate_bytes, &shuffle->verified_pairs}) {
-    if (status.ok()) status = reader.Get(value);
-  }
-  std::vector<StoredPair> stored;
-  if (status.ok()) status = reader.GetVector(&stored);
-  if (status.ok() && !reader.done()) status = DataLossError("bytes after the pairs");
-  if (!status.ok()) return Malformed(path, status);
-  pairs->clear();
-  pairs->reserve(stored.size());
-  for (const StoredPair& s : stored) {
-    pairs->push_back({s.a, s.b, s.similarity, static_cast<int>(s.distance)});
-  }
-  return Status::Ok();
+  // Decoded from the file's mapping (no copy of the payload).
+  return format::VisitChecksummedFile(path, kPairsKind, [&](std::string_view payload) -> Status {
+    ByteReader reader(payload);
+    Status status;
+    for (uint64_t* value :
+         {&report->candidates, &report->exact_checks, &shuffle->band_rounds, &shuffle->key_bytes,
+          &shuffle->sketch_bytes, &shuffle->candidate_bytes, &shuffle->verified_pairs}) {
+      if (status.ok()) status = reader.Get(value);
+    }
+    std::vector<StoredPair> stored;
+    if (status.ok()) status = reader.GetVector(&stored);
+    if (status.ok() && !reader.done()) status = DataLossError("bytes after the pairs");
+    if (!status.ok()) return Malformed(path, status);
+    pairs->clear();
+    pairs->reserve(stored.size());
+    for (const StoredPair& s : stored) {
+      pairs->push_back({s.a, s.b, s.similarity, static_cast<int>(s.distance)});
+    }
+    return Status::Ok();
+  });
 }
 
 Status SaveLinesStage(const Checkpoint& checkpoint, const LinesStage& stage) {

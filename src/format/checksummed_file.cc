@@ -28,34 +28,60 @@ std::span<const uint8_t> AsBytes(std::string_view text) {
 
 }  // namespace
 
-Status WriteChecksummedFile(const std::string& path, std::string_view kind,
-                            std::span<const std::string_view> pieces) {
+struct ChecksummedFileWriter::Impl {
+  std::unique_ptr<internal::AtomicFileWriter> file;
+  internal::StreamingChecksum checksum;
+  std::string kind;
+  uint64_t payload_bytes = 0;
+};
+
+ChecksummedFileWriter::ChecksummedFileWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ChecksummedFileWriter::~ChecksummedFileWriter() = default;
+
+Result<std::unique_ptr<ChecksummedFileWriter>> ChecksummedFileWriter::Create(
+    const std::string& path, std::string_view kind) {
   if (kind.empty() || kind.size() > kChecksummedFileKindBytes) {
     return InvalidArgumentError("checksummed file kind '" + std::string(kind) +
                                 "' must have 1 to 16 bytes");
   }
-  internal::StreamingChecksum checksum;
-  uint64_t payload_bytes = 0;
-  for (std::string_view piece : pieces) {
-    checksum.Update(AsBytes(piece));
-    payload_bytes += piece.size();
-  }
+  auto impl = std::make_unique<Impl>();
+  NEARDUP_ASSIGN_OR_RETURN(impl->file, internal::AtomicFileWriter::Create(path));
+  impl->kind = std::string(kind);
+  // The header's place; written by Commit.
+  const uint8_t zeros[kChecksummedFileHeaderBytes] = {};
+  NEARDUP_RETURN_IF_ERROR(impl->file->Append(std::span<const uint8_t>(zeros, sizeof(zeros))));
+  return std::unique_ptr<ChecksummedFileWriter>(new ChecksummedFileWriter(std::move(impl)));
+}
+
+Status ChecksummedFileWriter::Append(std::string_view bytes) {
+  impl_->checksum.Update(AsBytes(bytes));
+  impl_->payload_bytes += bytes.size();
+  return impl_->file->Append(bytes);
+}
+
+Status ChecksummedFileWriter::Commit() {
   uint8_t header[kChecksummedFileHeaderBytes] = {};
   std::memcpy(header, kMagic, sizeof(kMagic));
   PutLe(header + 8, kVersion, 4);
-  std::memcpy(header + 16, kind.data(), kind.size());
-  PutLe(header + 32, payload_bytes, 8);
-  PutLe(header + 40, checksum.Digest(), 8);
+  std::memcpy(header + 16, impl_->kind.data(), impl_->kind.size());
+  PutLe(header + 32, impl_->payload_bytes, 8);
+  PutLe(header + 40, impl_->checksum.Digest(), 8);
   PutLe(header + 48, internal::StoredChecksum({header, 48}), 8);
-  // The writer removes its temporary when it is destroyed uncommitted.
-  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<internal::AtomicFileWriter> out,
-                           internal::AtomicFileWriter::Create(path));
-  NEARDUP_RETURN_IF_ERROR(out->Append(std::span<const uint8_t>(header, sizeof(header))));
+  NEARDUP_RETURN_IF_ERROR(
+      impl_->file->WriteAt(0, std::span<const uint8_t>(header, sizeof(header))));
+  return impl_->file->Commit();
+}
+
+Status WriteChecksummedFile(const std::string& path, std::string_view kind,
+                            std::span<const std::string_view> pieces) {
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<ChecksummedFileWriter> out,
+                           ChecksummedFileWriter::Create(path, kind));
   for (std::string_view piece : pieces) NEARDUP_RETURN_IF_ERROR(out->Append(piece));
   return out->Commit();
 }
 
-Result<std::string> ReadChecksummedFile(const std::string& path, std::string_view kind) {
+Status VisitChecksummedFile(const std::string& path, std::string_view kind,
+                            const std::function<Status(std::string_view payload)>& use) {
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<internal::MappedFile> file,
                            internal::MappedFile::Open(path));
   const std::span<const uint8_t> bytes = file->bytes();
@@ -93,7 +119,16 @@ Result<std::string> ReadChecksummedFile(const std::string& path, std::string_vie
   if (GetLe(header + 40, 8) != internal::StoredChecksum(payload)) {
     return damaged("payload checksum mismatch (the file was damaged)");
   }
-  return std::string(reinterpret_cast<const char*>(payload.data()), payload.size());
+  return use(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));
+}
+
+Result<std::string> ReadChecksummedFile(const std::string& path, std::string_view kind) {
+  std::string copy;
+  NEARDUP_RETURN_IF_ERROR(VisitChecksummedFile(path, kind, [&](std::string_view payload) {
+    copy.assign(payload);
+    return Status::Ok();
+  }));
+  return copy;
 }
 
 }  // namespace neardup::format

@@ -1,8 +1,10 @@
 #include "neardup/format/fingerprint_set.h"
 
-#include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
 #include <vector>
 
 #include "neardup/format/checksummed_file.h"
@@ -123,9 +125,8 @@ void GetFingerprint(Reader* r, Fingerprint* f) {
   f->invalid_utf8_sequences = r->Get();
 }
 
-}  // namespace
-
-Status EncodeFingerprintSet(const FingerprintedCorpus& corpus, std::string* out) {
+// InvalidArgument unless the corpus' vectors have one entry per document.
+Status CheckShape(const FingerprintedCorpus& corpus) {
   const size_t n = corpus.ids.size();
   const bool raw = !corpus.raw_records.empty();
   if (corpus.lengths.size() != n || corpus.fingerprints.size() != n ||
@@ -136,7 +137,17 @@ Status EncodeFingerprintSet(const FingerprintedCorpus& corpus, std::string* out)
                                 std::to_string(corpus.is_jsonl.size()) + " JSONL flags and " +
                                 std::to_string(corpus.raw_records.size()) + " raw records");
   }
-  Writer w(out);
+  return Status::Ok();
+}
+
+// Encodes the set, handing `flush` the bytes whenever about `chunk` have
+// gathered in *buffer (and the rest at the end).
+Status EncodeInPieces(const FingerprintedCorpus& corpus, std::string* buffer, size_t chunk,
+                      const std::function<Status(std::string*)>& flush) {
+  NEARDUP_RETURN_IF_ERROR(CheckShape(corpus));
+  const size_t n = corpus.ids.size();
+  const bool raw = !corpus.raw_records.empty();
+  Writer w(buffer);
   w.Put(n);
   w.Put(raw ? 1 : 0, 1);
   for (size_t i = 0; i < n; ++i) {
@@ -145,8 +156,16 @@ Status EncodeFingerprintSet(const FingerprintedCorpus& corpus, std::string* out)
     w.Put(corpus.is_jsonl[i] ? 1 : 0, 1);
     if (raw) w.PutBytes(corpus.raw_records[i]);
     PutFingerprint(corpus.fingerprints[i], &w);
+    if (buffer->size() >= chunk) NEARDUP_RETURN_IF_ERROR(flush(buffer));
   }
-  return Status::Ok();
+  return flush(buffer);
+}
+
+}  // namespace
+
+Status EncodeFingerprintSet(const FingerprintedCorpus& corpus, std::string* out) {
+  return EncodeInPieces(corpus, out, std::numeric_limits<size_t>::max(),
+                        [](std::string*) { return Status::Ok(); });
 }
 
 Status DecodeFingerprintSet(std::string_view bytes, FingerprintedCorpus* corpus) {
@@ -186,24 +205,31 @@ Status DecodeFingerprintSet(std::string_view bytes, FingerprintedCorpus* corpus)
 
 Status WriteFingerprintSetFile(const std::string& path, const FingerprintedCorpus& corpus,
                                std::string_view metadata) {
-  std::string head;
-  Writer(&head).PutBytes(metadata);
-  std::string set;
-  NEARDUP_RETURN_IF_ERROR(EncodeFingerprintSet(corpus, &set));
-  const std::array<std::string_view, 2> pieces = {head, set};
-  return WriteChecksummedFile(path, kKind, pieces);
+  NEARDUP_RETURN_IF_ERROR(CheckShape(corpus));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<ChecksummedFileWriter> out,
+                           ChecksummedFileWriter::Create(path, kKind));
+  std::string buffer;
+  Writer(&buffer).PutBytes(metadata);
+  // In pieces of about 1 MiB: the encoding is never held whole.
+  NEARDUP_RETURN_IF_ERROR(EncodeInPieces(corpus, &buffer, size_t{1} << 20, [&](std::string* bytes) {
+    Status status = out->Append(*bytes);
+    bytes->clear();
+    return status;
+  }));
+  return out->Commit();
 }
 
 Status ReadFingerprintSetFile(const std::string& path, FingerprintedCorpus* corpus,
                               std::string* metadata) {
-  NEARDUP_ASSIGN_OR_RETURN(std::string payload, ReadChecksummedFile(path, kKind));
-  Reader r(payload);
-  r.GetBytes(metadata);
-  if (!r.ok()) return DataLossError(path + ": fingerprint set: bad metadata length");
-  const size_t offset = payload.size() - r.left();
-  Status decoded = DecodeFingerprintSet(std::string_view(payload).substr(offset), corpus);
-  if (!decoded.ok()) return DataLossError(path + ": " + decoded.message());
-  return Status::Ok();
+  // Decoded from the mapping: the payload is not copied first.
+  return VisitChecksummedFile(path, kKind, [&](std::string_view payload) -> Status {
+    Reader r(payload);
+    r.GetBytes(metadata);
+    if (!r.ok()) return DataLossError(path + ": fingerprint set: bad metadata length");
+    Status decoded = DecodeFingerprintSet(payload.substr(payload.size() - r.left()), corpus);
+    if (!decoded.ok()) return DataLossError(path + ": " + decoded.message());
+    return Status::Ok();
+  });
 }
 
 }  // namespace neardup::format

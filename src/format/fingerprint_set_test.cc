@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -160,6 +161,37 @@ TEST(FingerprintSetTest, FileRoundTripKeepsMetadata) {
   EXPECT_EQ(meta, "");
 }
 
+TEST(FingerprintSetTest, FileOfManyPiecesRoundTrips) {
+  // Over 1 MiB, so the writer hands the encoding over in several pieces.
+  FingerprintedCorpus corpus;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    corpus.ids.push_back("d" + std::to_string(i));
+    corpus.lengths.push_back(i);
+    corpus.is_jsonl.push_back(i % 3 != 0);
+    corpus.raw_records.push_back(std::string(400 + i % 7, static_cast<char>('a' + i % 26)));
+    Fingerprint f;
+    f.simhash = i * 0x9e3779b97f4a7c15ULL;
+    f.minhash.k = 2;
+    f.minhash.values = {i, i + 1};
+    f.chunks = {static_cast<uint32_t>(i), static_cast<uint32_t>(i * 7)};
+    f.num_tokens = i % 5;
+    corpus.fingerprints.push_back(f);
+  }
+  TempDir dir;
+  const std::string path = dir.Path("many");
+  ASSERT_TRUE(WriteFingerprintSetFile(path, corpus, "m").ok());
+  std::string bytes;
+  ASSERT_TRUE(EncodeFingerprintSet(corpus, &bytes).ok());
+  ASSERT_GT(bytes.size(), size_t{1} << 20);
+  // The file's payload is the metadata (8 + 1 bytes) and the same encoding.
+  EXPECT_EQ(test_support::ReadFileBytes(path).substr(kChecksummedFileHeaderBytes + 9), bytes);
+  FingerprintedCorpus back;
+  std::string meta;
+  ASSERT_TRUE(ReadFingerprintSetFile(path, &back, &meta).ok());
+  EXPECT_EQ(meta, "m");
+  ExpectSame(corpus, back);
+}
+
 TEST(FingerprintSetTest, DamagedFilesAreReportedNeverUsed) {
   TempDir dir;
   const std::string path = dir.Path("rank1.fps");
@@ -192,6 +224,19 @@ TEST(FingerprintSetTest, DamagedFilesAreReportedNeverUsed) {
       << status.ToString();
   EXPECT_EQ(ReadFingerprintSetFile(dir.Path("missing"), &back, &meta).code(),
             StatusCode::kNotFound);
+}
+
+TEST(ChecksummedFileTest, UncommittedWriterLeavesNothing) {
+  TempDir dir;
+  const std::string path = dir.Path("file");
+  {
+    Result<std::unique_ptr<ChecksummedFileWriter>> writer =
+        ChecksummedFileWriter::Create(path, "pairs");
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Append("abc").ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 }
 
 TEST(ChecksummedFileTest, KindAndVersionAreChecked) {

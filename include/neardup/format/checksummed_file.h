@@ -18,6 +18,8 @@
 #ifndef NEARDUP_FORMAT_CHECKSUMMED_FILE_H_
 #define NEARDUP_FORMAT_CHECKSUMMED_FILE_H_
 
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +30,30 @@ namespace neardup::format {
 
 inline constexpr size_t kChecksummedFileHeaderBytes = 56;
 inline constexpr size_t kChecksummedFileKindBytes = 16;
+
+// Writes a checksummed file in pieces, without holding the payload: the
+// header is written last (its size and checksum known then). Destroying a
+// writer that was not committed removes its temporary file.
+class ChecksummedFileWriter {
+ public:
+  // `kind`: 1 to 16 ASCII bytes, else InvalidArgument. IoError when the
+  // temporary file cannot be created.
+  static Result<std::unique_ptr<ChecksummedFileWriter>> Create(const std::string& path,
+                                                               std::string_view kind);
+  ~ChecksummedFileWriter();
+  ChecksummedFileWriter(const ChecksummedFileWriter&) = delete;
+  ChecksummedFileWriter& operator=(const ChecksummedFileWriter&) = delete;
+
+  // Appends payload bytes.
+  Status Append(std::string_view bytes);
+  // Writes the header, fsyncs, renames over the path, fsyncs the directory.
+  Status Commit();
+
+ private:
+  struct Impl;
+  explicit ChecksummedFileWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 // Writes the concatenation of `pieces` as the payload of a file of `kind`
 // (at most 16 ASCII bytes; else InvalidArgument). IoError or
@@ -42,6 +68,12 @@ Status WriteChecksummedFile(const std::string& path, std::string_view kind,
 // trailing bytes, or a checksum does not match; FailedPrecondition for a newer
 // version.
 Result<std::string> ReadChecksummedFile(const std::string& path, std::string_view kind);
+
+// The same checks, then `use` gets the payload in place (a read-only
+// mapping of the file, valid during the call): no copy of it is made.
+// Returns `use`'s status.
+Status VisitChecksummedFile(const std::string& path, std::string_view kind,
+                            const std::function<Status(std::string_view payload)>& use);
 
 }  // namespace neardup::format
 
