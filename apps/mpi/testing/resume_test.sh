@@ -27,10 +27,12 @@ mpi() {
   timeout 120 "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "$@" 2>"$work/err" || code=$?
 }
 
-# Killed after each stage, on each rank kind, then resumed: neardup's output.
+# A rank gone after each stage (rank 0 or another), then resumed:
+# neardup's output. Pairs as placed for each command: on their owners
+# (pairs), all on rank 0 (leader), rank 0's forest (components).
 cases=(
-  "2 fingerprint:1 dedup --keep longest"
-  "3 pairs:2 dedup --keep longest"
+  "2 pairs:1 dedup --rule components --keep longest"
+  "3 fingerprint:2 dedup --keep longest"
   "2 pairs:0 clusters --rule leader --threshold 0.5"
   "2 pairs:1 pairs"
   "2 lines:1 fingerprint --minhash --simhash --chunks"
@@ -67,16 +69,20 @@ rm -f "$work/got.1"
 mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/got.1" --checkpoint "$work/ck.1" --resume
 cmp -s "$work/expected.1" "$work/got.1" || fail "resume of a finished checkpoint: exit $code"
 
-# Damaged files: a flipped byte and a truncation, each reported by name.
-cp -r "$work/ck.1" "$work/flipped" && cp -r "$work/ck.1" "$work/cut"
-/usr/bin/python3 - "$work/flipped/pairs.rank1" "$work/cut/fingerprint.rank2" <<'PY'
+# Damaged files: a flipped byte (a rank's pairs, the manifest) and a
+# truncation, each reported by name.
+for copy in flipped cut manifest; do cp -r "$work/ck.1" "$work/$copy"; done
+/usr/bin/python3 - "$work/flipped/pairs.rank1" "$work/cut/fingerprint.rank2" \
+  "$work/manifest/manifest" <<'PY'
 import os, sys
-with open(sys.argv[1], "r+b") as f:
-    data = bytearray(f.read()); data[len(data) // 2 + 30] ^= 0x10
-    f.seek(0); f.write(data)
+for path in (sys.argv[1], sys.argv[3]):
+    with open(path, "r+b") as f:
+        data = bytearray(f.read()); data[len(data) // 2 + 30] ^= 0x10
+        f.seek(0); f.write(data)
 os.truncate(sys.argv[2], os.path.getsize(sys.argv[2]) - 100)
 PY
-for damage in "flipped pairs.rank1 checksum mismatch" "cut fingerprint.rank2 truncated"; do
+for damage in "flipped pairs.rank1 checksum mismatch" "cut fingerprint.rank2 truncated" \
+  "manifest manifest checksum mismatch"; do
   read -r dir file what <<<"$damage"
   mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/damaged" --checkpoint "$work/$dir" --resume
   if [ "$code" = 0 ] || [ -e "$work/damaged" ] || ! grep -q "$dir/$file: .*$what" "$work/err"; then
