@@ -118,6 +118,33 @@ std::string FirstDifference(std::string_view a, std::string_view b) {
   return "";
 }
 
+// Reads DIR/manifest: *done gets its finished stages, one a line.
+// NotFound when there is none; FailedPrecondition when it records another
+// job than `identity`; DataLoss when it is damaged.
+Status ReadManifest(const std::string& dir, const std::string& identity, std::string* done) {
+  const std::string path = dir + "/manifest";
+  NEARDUP_ASSIGN_OR_RETURN(std::string text, format::ReadChecksummedFile(path, kManifestKind));
+  const size_t stages = text.find("\nstage ");
+  const std::string_view saved =
+      std::string_view(text).substr(0, stages == std::string::npos ? text.size() : stages + 1);
+  if (saved != identity) {
+    return FailedPreconditionError(
+        "--resume: " + dir + " holds a checkpoint of another job (flags, inputs or rank count " +
+        "differ: " + FirstDifference(saved, identity) + "); run without --resume to start afresh");
+  }
+  constexpr std::string_view kStage = "stage ";
+  for (std::string_view rest = std::string_view(text).substr(saved.size()); !rest.empty();) {
+    const size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    if (end == std::string_view::npos || line.substr(0, kStage.size()) != kStage) {
+      return DataLossError(path + ": malformed stage line '" + std::string(line) + "'");
+    }
+    done->append(line.substr(kStage.size())).push_back('\n');
+    rest.remove_prefix(end + 1);
+  }
+  return Status::Ok();
+}
+
 // The test hook (see the header).
 void MaybeExitForTest(std::string_view stage, int rank) {
   const char* hook = std::getenv("NEARDUP_MPI_TEST_EXIT_AFTER");
@@ -153,36 +180,15 @@ Result<Checkpoint> Checkpoint::Open(Comm& comm, const std::string& dir, bool res
     if (status.ok() && !std::filesystem::create_directories(dir, ec) && ec) {
       status = IoError("--checkpoint: cannot create " + dir + ": " + ec.message());
     }
-    Result<std::string> manifest = NotFoundError("");
-    if (status.ok() && resume)
-      manifest = format::ReadChecksummedFile(dir + "/manifest", kManifestKind);
-    if (status.ok() && resume && manifest.ok()) {
-      const std::string& text = *manifest;
-      const size_t stages = text.find("\nstage ");
-      const std::string_view identity =
-          std::string_view(text).substr(0, stages == std::string::npos ? text.size() : stages + 1);
-      if (identity != checkpoint.identity_) {
-        status = FailedPreconditionError(
-            "--resume: " + dir +
-            " holds a checkpoint of another job (flags, inputs or rank count "
-            "differ: " +
-            FirstDifference(identity, checkpoint.identity_) +
-            "); run without --resume to start afresh");
-      } else {
-        for (std::string_view rest = std::string_view(text).substr(identity.size());
-             !rest.empty();) {
-          const size_t end = rest.find('\n');
-          std::string_view line = rest.substr(0, end);
-          done.append(line.substr(6)).push_back('\n');  // "stage "
-          rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
-        }
-      }
-    } else if (status.ok() && resume && manifest.status().code() != StatusCode::kNotFound) {
-      status = manifest.status();
+    Status read =
+        status.ok() && resume ? ReadManifest(dir, checkpoint.identity_, &done) : NotFoundError("");
+    if (status.ok() && read.code() != StatusCode::kNotFound) {
+      status = read;
     } else if (status.ok()) {
-      if (resume)
+      if (resume) {
         std::fprintf(stderr, "neardup-mpi: --resume: no checkpoint in %s yet, starting\n",
                      dir.c_str());
+      }
       status = checkpoint.WriteManifest();
     }
   }
