@@ -77,11 +77,51 @@ void MergeSortedRuns(std::vector<SimilarPair>* pairs) {
   }
 }
 
+// The pairs (sorted) that join two components not yet joined by an earlier
+// pair, in order: a spanning forest of the pairs' graph, the same connected
+// components, at most one pair per document. Union-find with path halving
+// and union by size over the documents of the pairs (compressed to
+// 0..m-1).
+std::vector<SimilarPair> SpanningForest(const std::vector<SimilarPair>& pairs) {
+  std::vector<uint64_t> docs;
+  docs.reserve(2 * pairs.size());
+  for (const SimilarPair& pair : pairs) {
+    docs.push_back(pair.a);
+    docs.push_back(pair.b);
+  }
+  std::sort(docs.begin(), docs.end());
+  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+  auto index = [&](uint64_t doc) {
+    return static_cast<size_t>(std::lower_bound(docs.begin(), docs.end(), doc) - docs.begin());
+  };
+  std::vector<size_t> parent(docs.size());
+  std::vector<uint32_t> size(docs.size(), 1);
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<SimilarPair> forest;
+  for (const SimilarPair& pair : pairs) {
+    size_t x = find(index(pair.a));
+    size_t y = find(index(pair.b));
+    if (x == y) continue;
+    if (size[x] < size[y]) std::swap(x, y);
+    parent[y] = x;
+    size[x] += size[y];
+    forest.push_back(pair);
+  }
+  return forest;
+}
+
 // Each rank's verified pairs (sorted) to where `placement` puts them,
-// sorted there. Collective.
+// sorted there. *verified: this rank's verified pairs, before a forest
+// was taken. Collective.
 Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& layout,
-                                            std::vector<SimilarPair> pairs,
-                                            PairPlacement placement) {
+                                            std::vector<SimilarPair> pairs, PairPlacement placement,
+                                            uint64_t* verified) {
+  *verified = pairs.size();
+  if (placement == PairPlacement::kRootForest) pairs = SpanningForest(pairs);
   // One rank: its list, sorted, is the result (no encoding round trip).
   if (comm.size() == 1) return pairs;
   std::vector<SimilarPair> placed;
@@ -238,7 +278,8 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   stats->stages.emplace_back("verify", timer.Lap());
-  Result<std::vector<SimilarPair>> gathered = PlacePairs(comm, layout, std::move(pairs), placement);
+  Result<std::vector<SimilarPair>> gathered =
+      PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
   stats->stages.emplace_back("gather pairs", timer.Lap());
   return gathered;
 }
@@ -247,8 +288,8 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
                                               const std::vector<Fingerprint>& local,
                                               const NearDuplicateScheme& scheme,
                                               const NearDuplicateOptions& options,
-                                              PairPlacement placement,
-                                              NearDuplicateReport* report) {
+                                              PairPlacement placement, NearDuplicateReport* report,
+                                              uint64_t* verified) {
   // Every rank gets every SimHash (and whether the document has features).
   std::string message;
   ByteWriter writer(&message);
@@ -296,7 +337,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return PlacePairs(comm, layout, std::move(pairs), placement);
+  return PlacePairs(comm, layout, std::move(pairs), placement, verified);
 }
 
 }  // namespace
@@ -323,7 +364,8 @@ Result<std::vector<SimilarPair>> FindPairsDistributed(
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
     PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
-    return SimHashPairs(comm, layout, local, scheme, options, placement, report);
+    return SimHashPairs(comm, layout, local, scheme, options, placement, report,
+                        &stats->verified_pairs);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
                       report, stats);

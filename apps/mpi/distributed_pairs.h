@@ -53,6 +53,7 @@ struct DistributedPairsStats {
   uint64_t key_bytes = 0;     // band keys this rank sent
   uint64_t sketch_bytes = 0;  // sketches this rank sent for verification
   uint64_t candidate_bytes = 0;
+  uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
   // This rank's time in each stage, in order (for --profile).
   std::vector<std::pair<const char*, StageTime>> stages;
 };
@@ -62,6 +63,14 @@ enum class PairPlacement {
   // Every pair on rank 0 (the clustering rules need them all); none
   // elsewhere. 28 bytes a pair to rank 0.
   kRoot,
+  // For the components rule, which needs only the connected components:
+  // each rank's pairs reduced to a spanning forest (a pair is kept when it
+  // joins two components of the rank's earlier pairs: at most one per
+  // document), on rank 0. The union of the forests has the components of
+  // all pairs, so ClusterDocuments(kComponents) gives the same clusters;
+  // rank 0 holds at most (documents in clusters - 1) x the ranks pairs
+  // instead of every pair (a clique of m copies: m - 1 instead of m(m-1)/2).
+  kRootForest,
   // Each pair on the owner of its first document: the ranks' lists,
   // concatenated in rank order, are the sorted list (so each rank can
   // write its part of `pairs`' output). 28 bytes a pair, spread.
@@ -70,7 +79,8 @@ enum class PairPlacement {
 
 // Collective. `local` are this rank's documents (moved from: they become
 // part of the verification set). The pairs, sorted by (a, b), placed as
-// `placement` says. Adds candidates and exact_checks of this rank to *report.
+// `placement` says. Adds candidates and exact_checks of this rank to *report;
+// stats->verified_pairs: this rank's verified pairs.
 // `memory_bytes` bounds one band round's keys on a rank.
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,

@@ -37,6 +37,7 @@ int ParseAndRun(int argc, char** argv, int rank) {
   app.require_subcommand(1);
 
   neardup::mpi::MpiFlags flags;
+  flags.command_line.assign(argv + 1, argv + argc);
   std::function<int()> run;
   neardup::cli::RegisterFingerprintCommand(&app, &run,
                                            [&](const neardup::cli::FingerprintJob& job) {
@@ -49,6 +50,9 @@ int ParseAndRun(int argc, char** argv, int rank) {
   neardup::mpi::RegisterSimilarCommand(&app, &run, &flags);
   for (const char* name : {"fingerprint", "pairs", "clusters", "dedup", "similar"}) {
     flags.Register(app.get_subcommand(name));
+  }
+  for (const char* name : {"fingerprint", "pairs", "clusters", "dedup"}) {
+    flags.RegisterCheckpoint(app.get_subcommand(name));
   }
 
   // Every rank parses (they all need the flags); only rank 0 prints help,

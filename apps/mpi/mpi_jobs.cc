@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "checkpoint.h"
+#include "checkpoint_stages.h"
 #include "distributed_pairs.h"
 #include "exit_codes.h"
 #include "input_split.h"
@@ -350,17 +352,34 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
 struct Prepared {
   std::optional<cli::OutputFile> output;  // rank 0's
   std::vector<SharePiece> pieces;
+  Checkpoint checkpoint;
 };
 
 Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::InputFlags& input,
-                         const std::string& output_path) {
+                         const std::string& output_path, const MpiFlags& flags) {
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(fingerprinter));
   NEARDUP_ASSIGN_OR_RETURN(std::vector<InputUnit> units, ExamineInputs(comm, input));
   Result<std::optional<cli::OutputFile>> output = OpenOutputOnRoot(comm, output_path, input.inputs);
   if (!output.ok()) return output.status();
   Result<std::vector<SharePiece>> pieces = PlanShare(comm, units);
   if (!pieces.ok()) return pieces.status();
-  return Prepared{*std::move(output), *std::move(pieces)};
+  Result<Checkpoint> checkpoint =
+      Checkpoint::Open(comm, flags.checkpoint_dir, flags.resume, flags.command_line, input.inputs);
+  if (!checkpoint.ok()) return checkpoint.status();
+  if (!checkpoint->LastDone().empty() && comm.rank() == 0) {
+    std::fprintf(stderr, "neardup-mpi: resuming after stage %s saved in %s\n",
+                 checkpoint->LastDone().c_str(), flags.checkpoint_dir.c_str());
+  }
+  return Prepared{*std::move(output), *std::move(pieces), *std::move(checkpoint)};
+}
+
+// Where the verified pairs go: `pairs` writes them where they are (each on
+// the owner of its first document); `clusters` and `dedup` cluster on rank
+// 0, which needs every pair for the leader rule and only a spanning forest
+// of them for components (the same connected components).
+PairPlacement Placement(const cli::NearDuplicateJob& job) {
+  if (job.kind == cli::NearDuplicateOutput::kPairs) return PairPlacement::kOwners;
+  return job.rule == ClusterRule::kComponents ? PairPlacement::kRootForest : PairPlacement::kRoot;
 }
 
 // The exit code after a run that read inputs, as ExitCodeAfterReading.
@@ -385,6 +404,15 @@ void MpiFlags::Register(CLI::App* command) {
       ->capture_default_str();
 }
 
+void MpiFlags::RegisterCheckpoint(CLI::App* command) {
+  command->add_option("--checkpoint", checkpoint_dir,
+                      "neardup-mpi: save each finished stage per rank in this directory (seen by "
+                      "every rank), for --resume");
+  command->add_flag("--resume", resume,
+                    "neardup-mpi: continue the job saved in --checkpoint DIR after its last "
+                    "finished stage (refused when flags, inputs or rank count differ)");
+}
+
 uint64_t MpiFlags::RoundBytes() const {
   if (max_round_bytes != 0) return max_round_bytes;
   return (memory_mb << 20) / 4;
@@ -407,43 +435,56 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   const auto started = Clock::now();
   Result<std::unique_ptr<Fingerprinter>> fingerprinter =
       job.device.Create(job.recipe, job.selection);
-  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output);
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
   Status status;
 
   const std::string recipe_id = RecipeId(job.recipe);
-  std::string text;
-  FingerprintPipelineStats stats;
-  uint64_t invalid_utf8_records = 0;
-  for (const SharePiece& piece : prepared->pieces) {
-    Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, false);
-    status = reader.status();
-    if (!status.ok()) break;
-    status = RunFingerprintPipeline(
-        **reader, **fingerprinter, FingerprintPipelineOptions{},
-        [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
-          for (size_t i = 0; i < docs.size(); ++i) {
-            format::AppendFingerprintLine(&text, docs[i].id, fingerprints[i], job.selection,
-                                          job.recipe.simhash.bits, recipe_id);
-          }
-          return Status::Ok();
-        },
-        &stats);
-    invalid_utf8_records += (*reader)->documents_with_invalid_utf8();
-    if (!status.ok()) break;
+  const Checkpoint& checkpoint = prepared->checkpoint;
+  LinesStage lines;
+  if (checkpoint.Done(kLinesStage)) {
+    status = comm.AgreeOnStatus(LoadLinesStage(checkpoint, &lines));
+  } else {
+    FingerprintPipelineStats stats;
+    uint64_t invalid_utf8_records = 0;
+    for (const SharePiece& piece : prepared->pieces) {
+      Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, false);
+      status = reader.status();
+      if (!status.ok()) break;
+      status = RunFingerprintPipeline(
+          **reader, **fingerprinter, FingerprintPipelineOptions{},
+          [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
+            for (size_t i = 0; i < docs.size(); ++i) {
+              format::AppendFingerprintLine(&lines.text, docs[i].id, fingerprints[i], job.selection,
+                                            job.recipe.simhash.bits, recipe_id);
+            }
+            return Status::Ok();
+          },
+          &stats);
+      invalid_utf8_records += (*reader)->documents_with_invalid_utf8();
+      if (!status.ok()) break;
+    }
+    status = comm.AgreeOnStatus(status);
+    lines.skipped = skips.count();
+    lines.documents = stats.documents;
+    lines.bytes = stats.bytes;
+    lines.empty = stats.empty_documents;
+    lines.invalid_utf8 = stats.documents_with_invalid_utf8 + invalid_utf8_records;
+    if (status.ok() && checkpoint.enabled()) {
+      status = prepared->checkpoint.Finish(comm, kLinesStage, SaveLinesStage(checkpoint, lines));
+    }
   }
-  status = comm.AgreeOnStatus(status);
   if (status.ok()) {
-    status = WriteParts(comm, comm.rank() == 0 ? &**output : nullptr, text);
+    status = WriteParts(comm, comm.rank() == 0 ? &**output : nullptr, lines.text);
   }
-  text = {};
-  const uint64_t skipped = comm.Sum(skips.count());
-  const uint64_t documents = comm.Sum(stats.documents);
-  const uint64_t bytes = comm.Sum(stats.bytes);
-  const uint64_t empty = comm.Sum(stats.empty_documents);
-  const uint64_t invalid = comm.Sum(stats.documents_with_invalid_utf8 + invalid_utf8_records);
+  lines.text = {};
+  const uint64_t skipped = comm.Sum(lines.skipped);
+  const uint64_t documents = comm.Sum(lines.documents);
+  const uint64_t bytes = comm.Sum(lines.bytes);
+  const uint64_t empty = comm.Sum(lines.empty);
+  const uint64_t invalid = comm.Sum(lines.invalid_utf8);
   Status closed;
   if (comm.rank() == 0) {
     closed = (*output)->Finish(status.ok() && !(job.run.strict && skipped > 0));
@@ -488,24 +529,34 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   Result<std::unique_ptr<Fingerprinter>> fingerprinter = job.device.Create(
       RecipeForNearDuplicates(job.recipe, job.options), SketchesForNearDuplicates(job.options));
-  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output);
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
   Status status;
 
   FingerprintedCorpus corpus;
-  FingerprintPipelineStats stats;
   RankProfile profile;
-  for (const SharePiece& piece : prepared->pieces) {
-    Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, dedup);
-    status = reader.status();
-    if (!status.ok()) break;
-    status = CollectFingerprints(**reader, **fingerprinter, FingerprintPipelineOptions{}, dedup,
-                                 &corpus, &stats);
-    if (!status.ok()) break;
+  Checkpoint& checkpoint = prepared->checkpoint;
+  uint64_t resumed_skipped = 0;  // skipped by the run that saved the checkpoint
+  if (checkpoint.Done(kFingerprintStage)) {
+    status = LoadFingerprintStage(checkpoint, &corpus, &resumed_skipped);
+  } else {
+    FingerprintPipelineStats stats;
+    for (const SharePiece& piece : prepared->pieces) {
+      Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, dedup);
+      status = reader.status();
+      if (!status.ok()) break;
+      status = CollectFingerprints(**reader, **fingerprinter, FingerprintPipelineOptions{}, dedup,
+                                   &corpus, &stats);
+      if (!status.ok()) break;
+    }
   }
   status = comm.AgreeOnStatus(status);
+  if (status.ok() && checkpoint.enabled() && !checkpoint.Done(kFingerprintStage)) {
+    status = checkpoint.Finish(comm, kFingerprintStage,
+                               SaveFingerprintStage(checkpoint, corpus, skips.count()));
+  }
   if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
   profile.Lap("fingerprint");
 
@@ -518,12 +569,21 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
       ChooseNearDuplicateScheme(job.recipe, job.options, layout.total);
   if (!scheme.ok()) return ReportErrorOnRanks(scheme.status(), comm.rank());
   DistributedPairsStats shuffle;
-  Result<std::vector<SimilarPair>> pairs = FindPairsDistributed(
-      comm, layout, std::move(corpus.fingerprints), *scheme, job.options, flags.memory_mb << 20,
-      job.kind == cli::NearDuplicateOutput::kPairs ? PairPlacement::kOwners : PairPlacement::kRoot,
-      &report, &shuffle);
+  Result<std::vector<SimilarPair>> pairs = std::vector<SimilarPair>();
+  if (checkpoint.Done(kPairsStage)) {
+    status = comm.AgreeOnStatus(LoadPairsStage(checkpoint, &*pairs, &report, &shuffle));
+    if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
+  } else {
+    pairs = FindPairsDistributed(comm, layout, std::move(corpus.fingerprints), *scheme, job.options,
+                                 flags.memory_mb << 20, Placement(job), &report, &shuffle);
+    if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
+    if (checkpoint.enabled()) {
+      status =
+          checkpoint.Finish(comm, kPairsStage, SavePairsStage(checkpoint, *pairs, report, shuffle));
+      if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
+    }
+  }
   corpus.fingerprints = {};
-  if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
   if (shuffle.stages.empty()) {
     profile.Lap("pairs");
   } else {
@@ -531,7 +591,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
-  report.pairs = comm.Sum(pairs->size());
+  report.pairs = comm.Sum(shuffle.verified_pairs);
   report.lsh = scheme->lsh;
   report.num_blocks =
       scheme->method == NearDuplicateMethod::kSimHash ? scheme->hamming.num_blocks : 0;
@@ -542,7 +602,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   std::string summary;
   cli::OutputFile* out = comm.rank() == 0 ? &**output : nullptr;
   status = WriteNearDuplicateOutput(comm, job, layout, corpus, *pairs, out, &summary, &profile);
-  const uint64_t skipped = comm.Sum(skips.count());
+  const uint64_t skipped = comm.Sum(skips.count() + resumed_skipped);
   Status closed;
   if (comm.rank() == 0) closed = out->Finish(status.ok() && !(job.run.strict && skipped > 0));
   closed = comm.AgreeOnStatus(closed);

@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "fingerprint_command.h"
 #include "near_duplicate_commands.h"
@@ -22,8 +24,14 @@ struct MpiFlags {
   // The most bytes one rank sends in one exchange round (0: a quarter of
   // memory_mb, at most 2 GiB - 1). Tests set it tiny to force many rounds.
   uint64_t max_round_bytes = 0;
+  // --checkpoint DIR and --resume (checkpoint.h; not for `similar`).
+  std::string checkpoint_dir;
+  bool resume = false;
+  // The arguments after the program name: the job's identity in a checkpoint.
+  std::vector<std::string> command_line;
 
   void Register(CLI::App* command);
+  void RegisterCheckpoint(CLI::App* command);
   uint64_t RoundBytes() const;
 };
 

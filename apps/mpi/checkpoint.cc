@@ -1,0 +1,231 @@
+#include "checkpoint.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "neardup/format/checksummed_file.h"
+
+namespace neardup::mpi {
+namespace {
+
+constexpr std::string_view kManifestKind = "mpi-manifest";
+constexpr std::string_view kHeader = "neardup-mpi checkpoint 1\n";
+
+// Flags that cannot change what is computed, so a resume may change them
+// (the output's name, the checkpoint's place too: it may be copied); with
+// whether each takes a value ("--threads 4" or "--threads=4").
+bool IgnoredFlag(std::string_view arg, bool* takes_value) {
+  static constexpr std::array<std::string_view, 6> kValued = {
+      "--threads", "--memory-mb", "--max-round-bytes", "--output", "-o", "--checkpoint"};
+  static constexpr std::array<std::string_view, 4> kBare = {"--resume", "--quiet", "-q",
+                                                            "--profile"};
+  for (std::string_view flag : kValued) {
+    if (arg == flag) {
+      *takes_value = true;
+      return true;
+    }
+    if (arg.size() > flag.size() && arg.substr(0, flag.size()) == flag && arg[flag.size()] == '=') {
+      *takes_value = false;
+      return true;
+    }
+  }
+  *takes_value = false;
+  return std::find(kBare.begin(), kBare.end(), arg) != kBare.end();
+}
+
+// One line of the manifest: `key value`, with '\\' and '\n' escaped.
+void AddLine(std::string* out, std::string_view key, std::string_view value) {
+  out->append(key);
+  out->push_back(' ');
+  for (char c : value) {
+    if (c == '\\') {
+      out->append("\\\\");
+    } else if (c == '\n') {
+      out->append("\\n");
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('\n');
+}
+
+Status AddFile(const std::string& path, std::string* out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return NotFoundError("--checkpoint: cannot stat input " + path + ": " + std::strerror(errno));
+  }
+  const long long mtime_ns =
+      static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec;
+  AddLine(out, "input", path + " " + std::to_string(st.st_size) + " " + std::to_string(mtime_ns));
+  return Status::Ok();
+}
+
+// The identity of the job: what a resume must match.
+Result<std::string> Identity(int ranks, const std::vector<std::string>& command_line,
+                             const std::vector<std::string>& inputs) {
+  std::string out(kHeader);
+  AddLine(&out, "ranks", std::to_string(ranks));
+  for (size_t i = 0; i < command_line.size(); ++i) {
+    bool takes_value = false;
+    if (IgnoredFlag(command_line[i], &takes_value)) {
+      i += takes_value ? 1 : 0;
+      continue;
+    }
+    AddLine(&out, "arg", command_line[i]);
+  }
+  for (const std::string& input : inputs) {
+    if (input == "-") {
+      return InvalidArgumentError(
+          "--checkpoint needs named inputs: standard input cannot be read again on resume");
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_directory(input, ec)) {
+      NEARDUP_RETURN_IF_ERROR(AddFile(input, &out));
+      continue;
+    }
+    std::vector<std::string> files;
+    for (auto it = std::filesystem::recursive_directory_iterator(input, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec)) files.push_back(it->path().string());
+    }
+    if (ec) return IoError("--checkpoint: cannot list input " + input + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const std::string& file : files) NEARDUP_RETURN_IF_ERROR(AddFile(file, &out));
+  }
+  return out;
+}
+
+// The first line where `a` and `b` differ, for the refusal's message.
+std::string FirstDifference(std::string_view a, std::string_view b) {
+  while (!a.empty() || !b.empty()) {
+    const std::string_view line_a = a.substr(0, a.find('\n'));
+    const std::string_view line_b = b.substr(0, b.find('\n'));
+    if (line_a != line_b) {
+      return "'" + std::string(line_a.empty() ? "(nothing)" : line_a) + "' then, '" +
+             std::string(line_b.empty() ? "(nothing)" : line_b) + "' now";
+    }
+    a.remove_prefix(std::min(a.size(), line_a.size() + 1));
+    b.remove_prefix(std::min(b.size(), line_b.size() + 1));
+  }
+  return "";
+}
+
+// Reads DIR/manifest: *done gets its finished stages, one a line.
+// NotFound when there is none; FailedPrecondition when it records another
+// job than `identity`; DataLoss when it is damaged.
+Status ReadManifest(const std::string& dir, const std::string& identity, std::string* done) {
+  const std::string path = dir + "/manifest";
+  NEARDUP_ASSIGN_OR_RETURN(std::string text, format::ReadChecksummedFile(path, kManifestKind));
+  const size_t stages = text.find("\nstage ");
+  const std::string_view saved =
+      std::string_view(text).substr(0, stages == std::string::npos ? text.size() : stages + 1);
+  if (saved != identity) {
+    return FailedPreconditionError(
+        "--resume: " + dir + " holds a checkpoint of another job (flags, inputs or rank count " +
+        "differ: " + FirstDifference(saved, identity) + "); run without --resume to start afresh");
+  }
+  constexpr std::string_view kStage = "stage ";
+  for (std::string_view rest = std::string_view(text).substr(saved.size()); !rest.empty();) {
+    const size_t end = rest.find('\n');
+    const std::string_view line = rest.substr(0, end);
+    if (end == std::string_view::npos || line.substr(0, kStage.size()) != kStage) {
+      return DataLossError(path + ": malformed stage line '" + std::string(line) + "'");
+    }
+    done->append(line.substr(kStage.size())).push_back('\n');
+    rest.remove_prefix(end + 1);
+  }
+  return Status::Ok();
+}
+
+// The test hook (see the header).
+void MaybeExitForTest(std::string_view stage, int rank) {
+  const char* hook = std::getenv("NEARDUP_MPI_TEST_EXIT_AFTER");
+  if (hook == nullptr) return;
+  if (std::string(stage) + ":" + std::to_string(rank) != hook) return;
+  std::fprintf(stderr, "neardup-mpi: rank %d: exiting after stage %s (test hook)\n", rank,
+               std::string(stage).c_str());
+  std::fflush(stderr);
+  std::_Exit(86);
+}
+
+}  // namespace
+
+Result<Checkpoint> Checkpoint::Open(Comm& comm, const std::string& dir, bool resume,
+                                    const std::vector<std::string>& command_line,
+                                    const std::vector<std::string>& inputs) {
+  Checkpoint checkpoint;
+  if (dir.empty()) {
+    if (resume) {
+      return comm.AgreeOnStatus(InvalidArgumentError("--resume needs --checkpoint DIR"));
+    }
+    return checkpoint;
+  }
+  checkpoint.dir_ = dir;
+  checkpoint.rank_ = comm.rank();
+  Status status;
+  std::string done;  // the finished stages, one per line (rank 0's, then broadcast)
+  if (comm.rank() == 0) {
+    Result<std::string> identity = Identity(comm.size(), command_line, inputs);
+    status = identity.status();
+    if (status.ok()) checkpoint.identity_ = *std::move(identity);
+    std::error_code ec;
+    if (status.ok() && !std::filesystem::create_directories(dir, ec) && ec) {
+      status = IoError("--checkpoint: cannot create " + dir + ": " + ec.message());
+    }
+    Status read =
+        status.ok() && resume ? ReadManifest(dir, checkpoint.identity_, &done) : NotFoundError("");
+    if (status.ok() && read.code() != StatusCode::kNotFound) {
+      status = read;
+    } else if (status.ok()) {
+      if (resume) {
+        std::fprintf(stderr, "neardup-mpi: --resume: no checkpoint in %s yet, starting\n",
+                     dir.c_str());
+      }
+      status = checkpoint.WriteManifest();
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  comm.Broadcast(&done);
+  for (std::string_view rest = done; !rest.empty();) {
+    const size_t end = rest.find('\n');
+    checkpoint.done_.emplace_back(rest.substr(0, end));
+    rest.remove_prefix(end + 1);
+  }
+  return checkpoint;
+}
+
+bool Checkpoint::Done(std::string_view stage) const {
+  return std::find(done_.begin(), done_.end(), stage) != done_.end();
+}
+
+std::string Checkpoint::RankFile(std::string_view stage) const {
+  return dir_ + "/" + std::string(stage) + ".rank" + std::to_string(rank_);
+}
+
+Status Checkpoint::WriteManifest() const {
+  std::string text = identity_;
+  for (const std::string& stage : done_) AddLine(&text, "stage", stage);
+  const std::array<std::string_view, 1> pieces = {text};
+  return format::WriteChecksummedFile(dir_ + "/manifest", kManifestKind, pieces);
+}
+
+Status Checkpoint::Finish(Comm& comm, std::string_view stage, const Status& written) {
+  if (!enabled()) return Status::Ok();
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(written));
+  done_.emplace_back(stage);
+  Status recorded;
+  if (comm.rank() == 0) recorded = WriteManifest();
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(recorded));
+  MaybeExitForTest(stage, comm.rank());
+  return Status::Ok();
+}
+
+}  // namespace neardup::mpi

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# --checkpoint DIR / --resume: a job whose rank dies right after a stage
+# (the test hook NEARDUP_MPI_TEST_EXIT_AFTER=<stage>:<rank>: the rank exits
+# without MPI_Finalize, as a killed one would, and Open MPI ends the job),
+# resumed, writes exactly neardup's output; a damaged checkpoint file is
+# reported, never used; a resume of another job (flags, inputs, rank count)
+# is refused.
+#
+# Usage: resume_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR
+set -uo pipefail
+neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work" && mkdir -p "$work"
+/usr/bin/python3 "$here/make_corpus.py" "$work/in" 15 >/dev/null
+cd "$work/in"
+inputs=(big.jsonl small.jsonl texts)
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+# mpi N ARGS...: neardup-mpi on N ranks; its exit code in $code, stderr in $work/err.
+mpi() {
+  local n=$1
+  shift
+  code=0
+  timeout 120 "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "$@" 2>"$work/err" || code=$?
+}
+
+# A rank gone after each stage (rank 0 or another), then resumed:
+# neardup's output. Pairs as placed for each command: on their owners
+# (pairs), all on rank 0 (leader), rank 0's forest (components).
+cases=(
+  "2 pairs:1 dedup --rule components --keep longest"
+  "3 fingerprint:2 dedup --keep longest"
+  "2 pairs:0 clusters --rule leader --threshold 0.5"
+  "2 pairs:1 pairs"
+  "2 lines:1 fingerprint --minhash --simhash --chunks"
+)
+for i in "${!cases[@]}"; do
+  read -r -a words <<<"${cases[$i]}"
+  n=${words[0]} hook=${words[1]} command=("${words[@]:2}")
+  stage=${hook%%:*}
+  "$neardup" "${command[@]}" --quiet "${inputs[@]}" -o "$work/expected.$i" 2>/dev/null
+  [ -s "$work/expected.$i" ] || fail "neardup ${command[*]} wrote nothing"
+  NEARDUP_MPI_TEST_EXIT_AFTER=$hook mpi "$n" "${command[@]}" --quiet "${inputs[@]}" \
+    -o "$work/got.$i" --checkpoint "$work/ck.$i"
+  if [ "$code" = 0 ] || [ -e "$work/got.$i" ]; then
+    fail "[$i] ${command[*]}: the job with a rank gone after $stage exited $code (or left an output)"
+  fi
+  # --threads may change on resume (it cannot change the output).
+  mpi "$n" "${command[@]}" --quiet "${inputs[@]}" -o "$work/got.$i" --checkpoint "$work/ck.$i" \
+    --resume --threads 1
+  if [ "$code" != 0 ]; then
+    fail "[$i] ${command[*]}: resume exited $code"
+    cat "$work/err" >&2
+  elif ! grep -q "resuming after stage $stage " "$work/err"; then
+    fail "[$i] ${command[*]}: the resume did not start after stage $stage"
+    cat "$work/err" >&2
+  elif ! cmp -s "$work/expected.$i" "$work/got.$i"; then
+    fail "[$i] ${command[*]}: resumed output differs from neardup's"
+  else
+    echo "ok [$i, $n ranks, rank gone after $hook] ${command[*]}"
+  fi
+done
+
+# A finished checkpoint resumes at the output (dedup, 3 ranks: case 1).
+rm -f "$work/got.1"
+mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/got.1" --checkpoint "$work/ck.1" --resume
+cmp -s "$work/expected.1" "$work/got.1" || fail "resume of a finished checkpoint: exit $code"
+
+# Damaged files: a flipped byte (a rank's pairs, the manifest) and a
+# truncation, each reported by name.
+for copy in flipped cut manifest; do cp -r "$work/ck.1" "$work/$copy"; done
+/usr/bin/python3 - "$work/flipped/pairs.rank1" "$work/cut/fingerprint.rank2" \
+  "$work/manifest/manifest" <<'PY'
+import os, sys
+for path in (sys.argv[1], sys.argv[3]):
+    with open(path, "r+b") as f:
+        data = bytearray(f.read()); data[len(data) // 2 + 30] ^= 0x10
+        f.seek(0); f.write(data)
+os.truncate(sys.argv[2], os.path.getsize(sys.argv[2]) - 100)
+PY
+for damage in "flipped pairs.rank1 checksum mismatch" "cut fingerprint.rank2 truncated" \
+  "manifest manifest checksum mismatch"; do
+  read -r dir file what <<<"$damage"
+  mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/damaged" --checkpoint "$work/$dir" --resume
+  if [ "$code" = 0 ] || [ -e "$work/damaged" ] || ! grep -q "$dir/$file: .*$what" "$work/err"; then
+    fail "a $dir checkpoint file was not reported (exit $code):"
+    cat "$work/err" >&2
+  else
+    echo "ok [damaged: $dir $file] $(grep -o "$dir/$file: .*" "$work/err")"
+  fi
+done
+
+# Another job: other flags, another rank count, a changed input.
+refused() {  # refused WHAT N ARGS...
+  local what=$1
+  shift
+  mpi "$@" --quiet -o "$work/other" --checkpoint "$work/ck.1" --resume
+  if [ "$code" = 0 ] || [ -e "$work/other" ] || ! grep -q "checkpoint of another job" "$work/err"; then
+    fail "a resume with $what was not refused (exit $code):"
+    cat "$work/err" >&2
+  else
+    echo "ok [refused: $what] $(grep -o "differ: .*" "$work/err")"
+  fi
+}
+refused "another flag" 3 dedup --keep shortest "${inputs[@]}"
+refused "2 ranks instead of 3" 2 dedup --keep longest "${inputs[@]}"
+touch -d "2001-01-01" small.jsonl
+refused "a changed input" 3 dedup --keep longest "${inputs[@]}"
+
+# --resume without --checkpoint; standard input cannot be checkpointed; a
+# resume with no checkpoint yet runs from the start.
+mpi 2 pairs --quiet big.jsonl -o "$work/x" --resume
+grep -q "needs --checkpoint" "$work/err" && [ "$code" != 0 ] || fail "--resume alone accepted"
+mpi 2 pairs --quiet - -o "$work/x" --checkpoint "$work/stdin" </dev/null
+grep -q "standard input" "$work/err" && [ "$code" != 0 ] || fail "--checkpoint of stdin accepted"
+"$neardup" pairs --quiet "${inputs[@]}" -o "$work/expected.fresh" 2>/dev/null
+mpi 2 pairs --quiet "${inputs[@]}" -o "$work/got.fresh" --checkpoint "$work/fresh" --resume
+cmp -s "$work/expected.fresh" "$work/got.fresh" && [ -f "$work/fresh/manifest" ] ||
+  fail "a resume with an empty checkpoint directory (exit $code)"
+exit $((failures > 0))
