@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/batches_in_flight.h"
+#include "engine/located_records.h"
 #include "io/mapped_input.h"
 #include "neardup/fingerprint_pipeline.h"
 
@@ -27,14 +28,30 @@ struct Range {
   Status status;
 };
 
-Status Changed(const std::string& path) {
+}  // namespace
+
+namespace internal {
+
+Status RecordFileChanged(const std::string& path) {
   return DataLossError("the inputs changed while dedup was reading them (" + path + ")");
 }
 
-// True when [offset, offset + size) of `file` is a whole line as the reader
-// cut it: a line ending (or the file's start, or a byte order mark at it)
-// before, a line ending (or the end) after.
-bool IsWholeLine(const internal::MappedInput& file, uint64_t offset, uint64_t size) {
+Result<std::vector<std::shared_ptr<const MappedInput>>> MapRecordFiles(
+    const FingerprintedCorpus& corpus) {
+  std::vector<std::shared_ptr<const MappedInput>> files;
+  files.reserve(corpus.record_files.size());
+  for (const RecordFile& file : corpus.record_files) {
+    std::shared_ptr<const MappedInput> mapped = MappedInput::Map(file.path);
+    if (mapped == nullptr || mapped->size() != file.size ||
+        mapped->modified_ns() != file.modified_ns) {
+      return RecordFileChanged(file.path);
+    }
+    files.push_back(std::move(mapped));
+  }
+  return files;
+}
+
+bool IsWholeLine(const MappedInput& file, uint64_t offset, uint64_t size) {
   const char* data = file.data();
   if (offset > file.size() || size > file.size() - offset) return false;
   const bool starts = offset == 0 || data[offset - 1] == '\n' ||
@@ -44,7 +61,7 @@ bool IsWholeLine(const internal::MappedInput& file, uint64_t offset, uint64_t si
   return starts && ends;
 }
 
-}  // namespace
+}  // namespace internal
 
 Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
                                  const FingerprintPipelineOptions& options,
@@ -54,16 +71,8 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
     return FailedPreconditionError(
         "record locations are missing (an input was not a mapped JSONL file)");
   }
-  std::vector<std::shared_ptr<const internal::MappedInput>> files;
-  files.reserve(corpus.record_files.size());
-  for (const RecordFile& file : corpus.record_files) {
-    std::shared_ptr<const internal::MappedInput> mapped = internal::MappedInput::Map(file.path);
-    if (mapped == nullptr || mapped->size() != file.size ||
-        mapped->modified_ns() != file.modified_ns) {
-      return Changed(file.path);
-    }
-    files.push_back(std::move(mapped));
-  }
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const internal::MappedInput>> files,
+                           internal::MapRecordFiles(corpus));
 
   const size_t range_bytes = std::max<size_t>(1, options.batch_bytes);
   const size_t in_flight = internal::BatchesInFlight(options);
@@ -93,23 +102,22 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
                                        range->text.reserve(bytes);
                                        return range.release();
                                      }) &
-          tbb::make_filter<Range*, Range*>(tbb::filter_mode::parallel,
-                                           [&](Range* range) {
-                                             for (size_t i = range->begin; i < range->end; ++i) {
-                                               if (!keep[i]) continue;
-                                               const RecordLocation& at =
-                                                   corpus.record_locations[i];
-                                               const internal::MappedInput& file = *files[at.file];
-                                               if (!IsWholeLine(file, at.offset, at.size)) {
-                                                 range->status =
-                                                     Changed(corpus.record_files[at.file].path);
-                                                 break;
-                                               }
-                                               range->text.append(file.data() + at.offset, at.size);
-                                               range->text.push_back('\n');
-                                             }
-                                             return range;
-                                           }) &
+          tbb::make_filter<Range*, Range*>(
+              tbb::filter_mode::parallel,
+              [&](Range* range) {
+                for (size_t i = range->begin; i < range->end; ++i) {
+                  if (!keep[i]) continue;
+                  const RecordLocation& at = corpus.record_locations[i];
+                  const internal::MappedInput& file = *files[at.file];
+                  if (!internal::IsWholeLine(file, at.offset, at.size)) {
+                    range->status = internal::RecordFileChanged(corpus.record_files[at.file].path);
+                    break;
+                  }
+                  range->text.append(file.data() + at.offset, at.size);
+                  range->text.push_back('\n');
+                }
+                return range;
+              }) &
           tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
             std::unique_ptr<Range> range(raw);
             if (!error.ok()) return;
