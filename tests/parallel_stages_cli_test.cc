@@ -191,15 +191,17 @@ TEST_F(ParallelStagesCliTest, DedupKeepsTheOraclesDocumentsForEveryThreadCount) 
 
 // MinHash over a JSONL file computes the verification sketches only for the
 // documents of candidate pairs, from their records (neardup/
-// deferred_sketches.h); from standard input every document gets them in the
-// one pass. Both give the same bytes, and the same --explain counts, for
-// every command, verification and thread count.
-TEST_F(ParallelStagesCliTest, FileInputWithDeferredSketchesEqualsTheOnePassPath) {
+// deferred_sketches.h), and so does `dedup` from stdin, from the records it
+// keeps; a directory (and stdin for pairs and clusters) takes the one-pass
+// path, every sketch of every document. All give the same bytes, and the
+// same --explain counts, for every command, verification and thread count.
+TEST_F(ParallelStagesCliTest, DeferredSketchesEqualTheOnePassPath) {
   // Some records with escapes and CRLF, so that the second parse has work.
   std::string messy = planted_.jsonl;
   messy += "{\"id\":\"esc\",\"text\":\"caf\\u00e9 \\\"quoted\\\" line\\nbreak\"}\r\n";
   messy += "{\"id\":\"esc2\",\"text\":\"caf\\u00e9 \\\"quoted\\\" line\\nbreak\"}\r\n";
-  const std::string file = Write("messy.jsonl", messy);
+  const std::string file = Write("one/messy.jsonl", messy);
+  const std::string directory = file.substr(0, file.rfind('/'));
   auto run = [&](const std::string& args) {
     const CommandResult result = Neardup(args);
     EXPECT_EQ(result.exit_code, 0) << args << ": " << result.err;
@@ -207,18 +209,20 @@ TEST_F(ParallelStagesCliTest, FileInputWithDeferredSketchesEqualsTheOnePassPath)
   };
   for (const std::string command :
        {"pairs -q --threshold 0.5", "pairs -q --threshold 0.75 --verify sketch",
-        "clusters -q --threshold 0.6 --rule components", "dedup -q --threshold 0.75"}) {
-    const std::string one_pass = run(command + " --threads 2 --input-format jsonl - < " + file).out;
+        "clusters -q --threshold 0.6 --rule components", "dedup -q --threshold 0.75",
+        "dedup -q --threshold 0.5 --verify sketch --keep longest"}) {
+    const std::string one_pass = run(command + " --threads 2 " + directory).out;
     EXPECT_NE(one_pass, "") << command;
     for (int threads : {1, 3}) {
       EXPECT_EQ(run(command + " --threads " + std::to_string(threads) + " " + file).out, one_pass)
           << command << " at " << threads << " threads";
     }
+    EXPECT_EQ(run(command + " --threads 3 --input-format jsonl - < " + file).out, one_pass)
+        << command << " from stdin";
   }
   for (const std::string command : {"pairs -q --threshold 0.5 --explain",
                                     "dedup -q --threshold 0.5 --verify sketch --explain"}) {
-    EXPECT_EQ(Lines(run(command + " " + file).err),
-              Lines(run(command + " --input-format jsonl - < " + file).err))
+    EXPECT_EQ(Lines(run(command + " " + file).err), Lines(run(command + " " + directory).err))
         << command;
   }
 }

@@ -332,8 +332,13 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   // MinHash over mapped JSONL files: the first pass computes only what the
   // candidates need, and the candidate documents are fingerprinted again
   // for verification from their records (neardup/deferred_sketches.h).
+  // From stdin `dedup` keeps every record in memory: they serve as well
+  // when every record is JSONL.
+  const bool stdin_records = dedup && from_stdin && input_options->format == InputFormat::kJsonl &&
+                             options->method == NearDuplicateMethod::kMinHash;
   const bool defer =
-      !from_stdin && CanDeferVerificationSketches(flags.input.inputs, *input_options, *options);
+      stdin_records ||
+      (!from_stdin && CanDeferVerificationSketches(flags.input.inputs, *input_options, *options));
   const Recipe fingerprint_recipe = RecipeForNearDuplicates(*recipe, *options);
   auto create_verifier = [&] {
     return flags.device.Create(fingerprint_recipe, SketchesForNearDuplicates(*options));
@@ -365,7 +370,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   progress.Finish();
   if (!status.ok()) return ReportError(status);
   bool deferred = defer;
-  if (defer && corpus.record_locations.size() != corpus.ids.size()) {
+  if (defer && !stdin_records && corpus.record_locations.size() != corpus.ids.size()) {
     // The prediction failed (an input changed into one that cannot be
     // located): fingerprint everything again, with every sketch.
     deferred = false;

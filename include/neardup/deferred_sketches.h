@@ -50,15 +50,17 @@ bool CanDeferVerificationSketches(std::span<const std::string> inputs, const Inp
                                   const NearDuplicateOptions& options);
 
 // Fingerprints again, with `fingerprinter`, the record of each document in
-// `documents` (ascending, each < the corpus' documents) from its file,
-// parsed as the first pass did (`input`'s text and id fields), and sets
+// `documents` (ascending, each < the corpus' documents) from its file
+// (corpus.record_locations) or, without locations, from its kept JSONL line
+// (corpus.raw_records: `dedup` from stdin keeps them), parsed as the first
+// pass did (`input`'s text and id fields), and sets
 // in (*fingerprints)[document] the sketches fingerprinter.selection() names,
 // num_tokens and invalid_utf8_sequences (its other sketches stay). Records are read in ranges of
 // about `batch_bytes`, parsed and fingerprinted on all cores; the pages read
 // are given back as ranges finish. DataLoss when a file changed since the
 // first pass (size, modification time, a record no longer a whole line, its
 // id different, or no longer valid). FailedPrecondition when the corpus has
-// no locations. REQUIRES: fingerprints->size() == corpus.ids.size().
+// neither locations nor raw records. REQUIRES: fingerprints->size() == corpus.ids.size().
 Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
                                  std::span<const uint64_t> documents,
                                  const Fingerprinter& fingerprinter, const InputOptions& input,
@@ -66,7 +68,8 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
                                  size_t batch_bytes = size_t{1} << 20);
 
 // FindNearDuplicatePairs for a corpus fingerprinted with CandidateSketches
-// and located (record_locations): candidates from its sketches, then the
+// and located (record_locations) or holding its JSONL lines (raw_records,
+// every document from JSONL): candidates from its sketches, then the
 // documents in a candidate pair fingerprinted again with `verifier`
 // (VerificationSketches, the recipe of RecipeForNearDuplicates; a verifier
 // with every sketch works too, at more cost), then verification. Returns the pairs, and fills

@@ -21,6 +21,7 @@
 #include "io/decompressing_stream.h"
 #include "io/input_files.h"
 #include "io/jsonl_record_parser.h"
+#include "io/line_reader.h"
 #include "io/text_arena.h"
 #include "neardup/near_duplicate_stages.h"
 
@@ -36,6 +37,10 @@ constexpr size_t kMaxRangeDocuments = 512;
 struct Range {
   size_t begin = 0;
   size_t end = 0;
+  // Kept raw records are copied here, each followed by the padding the
+  // parser reads past a line's end.
+  std::string copies;
+  std::vector<std::string_view> lines;
   internal::TextArena arena;
   std::vector<internal::JsonlRecord> records;
   std::vector<std::string_view> texts;
@@ -114,7 +119,8 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
                                  const Fingerprinter& fingerprinter, const InputOptions& input,
                                  std::vector<Fingerprint>* fingerprints, size_t batch_bytes) {
   const size_t n = corpus.ids.size();
-  if (corpus.record_locations.size() != n) {
+  const bool located = corpus.record_locations.size() == n;
+  if (!located && corpus.raw_records.size() != n) {
     return FailedPreconditionError(
         "record locations are missing (an input was not a mapped JSONL file)");
   }
@@ -126,10 +132,24 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
     if (documents[i] >= n || (i > 0 && documents[i] <= documents[i - 1])) {
       return InvalidArgumentError("documents must ascend and be below " + std::to_string(n));
     }
+    if (!located && !corpus.is_jsonl[documents[i]]) {
+      return FailedPreconditionError("document " + std::to_string(documents[i]) +
+                                     " has no JSONL record to fingerprint again");
+    }
   }
   if (documents.empty()) return Status::Ok();
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const internal::MappedInput>> files,
-                           internal::MapRecordFiles(corpus));
+  std::vector<std::shared_ptr<const internal::MappedInput>> files;
+  if (located) {
+    NEARDUP_ASSIGN_OR_RETURN(files, internal::MapRecordFiles(corpus));
+  }
+  auto record_size = [&](uint64_t doc) {
+    return located ? corpus.record_locations[doc].size : corpus.raw_records[doc].size();
+  };
+  // Where document `doc` came from, for errors.
+  auto source = [&](uint64_t doc) {
+    return located ? corpus.record_files[corpus.record_locations[doc].file].path
+                   : "document " + std::to_string(doc);
+  };
 
   const SketchSelection& selection = fingerprinter.selection();
   tbb::enumerable_thread_specific<std::unique_ptr<internal::JsonlRecordParser>> parsers;
@@ -152,7 +172,7 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
                                        size_t bytes = 0;
                                        while (next < documents.size() && bytes < range_bytes &&
                                               next - range->begin < kMaxRangeDocuments) {
-                                         bytes += corpus.record_locations[documents[next]].size;
+                                         bytes += record_size(documents[next]);
                                          ++next;
                                        }
                                        range->end = next;
@@ -166,40 +186,55 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
                   parser = std::make_unique<internal::JsonlRecordParser>(input.text_field,
                                                                          input.id_field);
                 }
-                const size_t count = range->end - range->begin;
-                range->records.resize(count);
-                for (size_t j = 0; j < count; ++j) {
-                  const uint64_t doc = documents[range->begin + j];
-                  const RecordLocation& at = corpus.record_locations[doc];
-                  const internal::MappedInput& file = *files[at.file];
-                  const std::string& path = corpus.record_files[at.file].path;
-                  if (!internal::IsWholeLine(file, at.offset, at.size)) {
-                    range->status = internal::RecordFileChanged(path);
-                    return range;
+                const std::span<const uint64_t> docs =
+                    documents.subspan(range->begin, range->end - range->begin);
+                range->lines.resize(docs.size());
+                if (located) {
+                  for (size_t j = 0; j < docs.size(); ++j) {
+                    const RecordLocation& at = corpus.record_locations[docs[j]];
+                    const internal::MappedInput& file = *files[at.file];
+                    if (!internal::IsWholeLine(file, at.offset, at.size)) {
+                      range->status = internal::RecordFileChanged(source(docs[j]));
+                      return range;
+                    }
+                    // The mapping's zero page after the file pads the last
+                    // line as the parser requires.
+                    range->lines[j] = std::string_view(file.data() + at.offset, at.size);
                   }
-                  // The mapping's zero page after the file pads the last line
-                  // as the parser requires.
-                  const std::string_view line(file.data() + at.offset, at.size);
+                } else {
+                  size_t bytes = 0;
+                  for (uint64_t doc : docs) bytes += record_size(doc) + internal::kLinePaddingBytes;
+                  range->copies.assign(bytes, '\0');
+                  size_t offset = 0;
+                  for (size_t j = 0; j < docs.size(); ++j) {
+                    const std::string& record = corpus.raw_records[docs[j]];
+                    std::copy(record.begin(), record.end(), range->copies.begin() + offset);
+                    range->lines[j] = std::string_view(range->copies).substr(offset, record.size());
+                    offset += record.size() + internal::kLinePaddingBytes;
+                  }
+                }
+                range->records.resize(docs.size());
+                for (size_t j = 0; j < docs.size(); ++j) {
+                  const std::string_view line = range->lines[j];
                   internal::JsonlRecord& record = range->records[j];
                   if (!parser->ParseRecord(line, &range->arena, &record).ok() ||
                       (record.has_id &&
-                       internal::FieldView(line, range->arena, record.id) != corpus.ids[doc])) {
-                    range->status = internal::RecordFileChanged(path);
+                       internal::FieldView(line, range->arena, record.id) != corpus.ids[docs[j]])) {
+                    range->status = internal::RecordFileChanged(source(docs[j]));
                     return range;
                   }
                 }
                 // Views only now: the arena may move while it grows.
-                range->texts.resize(count);
-                for (size_t j = 0; j < count; ++j) {
-                  const RecordLocation& at = corpus.record_locations[documents[range->begin + j]];
-                  const std::string_view line(files[at.file]->data() + at.offset, at.size);
-                  range->texts[j] = internal::FieldView(line, range->arena, range->records[j].text);
+                range->texts.resize(docs.size());
+                for (size_t j = 0; j < docs.size(); ++j) {
+                  range->texts[j] =
+                      internal::FieldView(range->lines[j], range->arena, range->records[j].text);
                 }
                 range->status = fingerprinter.ComputeBatch(range->texts, &range->fingerprints);
                 if (!range->status.ok()) return range;
-                for (size_t j = 0; j < count; ++j) {
+                for (size_t j = 0; j < docs.size(); ++j) {
                   MergeSelected(selection, std::move(range->fingerprints[j]),
-                                &(*fingerprints)[documents[range->begin + j]]);
+                                &(*fingerprints)[docs[j]]);
                 }
                 return range;
               }) &
@@ -210,6 +245,7 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
               error = range->status;
               return;
             }
+            if (!located) return;
             // Records ascend within a file, so the pages before this range's
             // last record are not read again: back to the page cache.
             const RecordLocation& at = corpus.record_locations[documents[range->end - 1]];

@@ -102,16 +102,20 @@ class DeferredSketchesTest : public ::testing::Test {
     return std::move(CreateCpuFingerprinter(recipe, selection)).value();
   }
 
+  // With keep_raw, the records are kept in memory instead of located (as
+  // `dedup` from stdin).
   static FingerprintedCorpus CollectWith(const std::vector<std::string>& inputs,
                                          const Fingerprinter& fingerprinter, bool locate,
-                                         size_t batch_bytes) {
-    auto reader = DocumentReader::Open(inputs, InputOptions{});
+                                         size_t batch_bytes, bool keep_raw = false) {
+    InputOptions options;
+    options.keep_raw_records = keep_raw;
+    auto reader = DocumentReader::Open(inputs, options);
     EXPECT_TRUE(reader.ok()) << reader.status();
     FingerprintPipelineOptions pipeline;
     pipeline.batch_bytes = batch_bytes;
-    pipeline.record_locations = locate;
+    pipeline.record_locations = locate && !keep_raw;
     FingerprintedCorpus corpus;
-    Status status = CollectFingerprints(**reader, fingerprinter, pipeline, false, &corpus);
+    Status status = CollectFingerprints(**reader, fingerprinter, pipeline, keep_raw, &corpus);
     EXPECT_TRUE(status.ok()) << status;
     return corpus;
   }
@@ -150,9 +154,12 @@ TEST_F(DeferredSketchesTest, SamePairsAsEverySketchOfEveryDocument) {
       ASSERT_GT(want->size(), 20u);
       for (int threads : {1, 2, 3}) {
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-        FingerprintedCorpus corpus = CollectWith(inputs, *lsh, true, threads == 2 ? 4096 : 1 << 20);
+        // At 2 threads from the records kept in memory, else located.
+        const bool raw = threads == 2;
+        FingerprintedCorpus corpus = CollectWith(inputs, *lsh, true, raw ? 4096 : 1 << 20, raw);
         ASSERT_EQ(corpus.ids, reference.ids);
-        ASSERT_EQ(corpus.record_locations.size(), corpus.ids.size());
+        ASSERT_EQ(corpus.record_locations.size(), raw ? 0 : corpus.ids.size());
+        ASSERT_EQ(corpus.raw_records.size(), raw ? corpus.ids.size() : 0);
         // The first pass computed no verification sketch.
         for (const Fingerprint& fp : corpus.fingerprints) {
           ASSERT_TRUE(fp.chunks.empty());
