@@ -21,12 +21,41 @@ namespace {
 // run of dropped documents still advances in steps.
 constexpr size_t kMaxRangeDocuments = size_t{1} << 16;
 
+// Runs of kept records at least this long are written straight from the
+// mapping (OutputFile writes blocks this large without copying them);
+// shorter ones are copied into the range's text on the worker.
+constexpr size_t kDirectBytes = size_t{64} << 10;
+
+// What a range writes, in order: bytes of `text` (from `offset`) or of the
+// mapping (`direct`).
+struct Piece {
+  const char* direct = nullptr;
+  size_t offset = 0;
+  size_t size = 0;
+};
+
 struct Range {
   size_t begin = 0;
   size_t end = 0;
   std::string text;
+  std::vector<Piece> pieces;
   Status status;
 };
+
+// Appends to `range` the run of kept records [run, run + size) of a mapping,
+// each ending in "\n" already: by reference when long, else copied.
+void AddRun(const char* run, size_t size, Range* range) {
+  if (size == 0) return;
+  if (size >= kDirectBytes) {
+    range->pieces.push_back({run, 0, size});
+    return;
+  }
+  if (range->pieces.empty() || range->pieces.back().direct != nullptr) {
+    range->pieces.push_back({nullptr, range->text.size(), 0});
+  }
+  range->text.append(run, size);
+  range->pieces.back().size += size;
+}
 
 }  // namespace
 
@@ -99,12 +128,15 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
                                          ++next;
                                        }
                                        range->end = next;
-                                       range->text.reserve(bytes);
                                        return range.release();
                                      }) &
           tbb::make_filter<Range*, Range*>(
               tbb::filter_mode::parallel,
               [&](Range* range) {
+                // Kept records that follow each other in a file, each ending
+                // in "\n", are one run of the file's bytes.
+                const char* run = nullptr;
+                size_t run_size = 0;
                 for (size_t i = range->begin; i < range->end; ++i) {
                   if (!keep[i]) continue;
                   const RecordLocation& at = corpus.record_locations[i];
@@ -113,16 +145,38 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
                     range->status = internal::RecordFileChanged(corpus.record_files[at.file].path);
                     break;
                   }
-                  range->text.append(file.data() + at.offset, at.size);
-                  range->text.push_back('\n');
+                  const char* record = file.data() + at.offset;
+                  if (run != nullptr && run + run_size != record) {
+                    AddRun(run, run_size, range);
+                    run = nullptr;
+                  }
+                  if (run == nullptr) {
+                    run = record;
+                    run_size = 0;
+                  }
+                  const uint64_t end = at.offset + at.size;
+                  if (end < file.size() && file.data()[end] == '\n') {
+                    run_size += at.size + 1;
+                  } else {
+                    // "\r\n" or the file's last line: the record, then "\n".
+                    AddRun(run, run_size + at.size, range);
+                    AddRun("\n", 1, range);
+                    run = nullptr;
+                  }
                 }
+                if (run != nullptr) AddRun(run, run_size, range);
                 return range;
               }) &
           tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
             std::unique_ptr<Range> range(raw);
             if (!error.ok()) return;
             Status status = range->status;
-            if (status.ok() && !range->text.empty()) status = write(range->text);
+            for (const Piece& piece : range->pieces) {
+              if (!status.ok()) break;
+              status = write(piece.direct != nullptr
+                                 ? std::string_view(piece.direct, piece.size)
+                                 : std::string_view(range->text).substr(piece.offset, piece.size));
+            }
             if (!status.ok()) {
               error = status;
               return;
