@@ -17,6 +17,7 @@
 
 #include "engine/batches_in_flight.h"
 #include "engine/located_records.h"
+#include "engine/near_duplicate_search.h"
 #include "io/byte_stream.h"
 #include "io/decompressing_stream.h"
 #include "io/input_files.h"
@@ -246,15 +247,10 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
               return;
             }
             if (!located) return;
-            // Records ascend within a file, so the pages before this range's
-            // last record are not read again: back to the page cache.
-            const RecordLocation& at = corpus.record_locations[documents[range->end - 1]];
-            const uint64_t end = at.offset + at.size;
-            if (end > released[at.file]) {
-              files[at.file]->Release(files[at.file]->data() + released[at.file],
-                                      end - released[at.file]);
-              released[at.file] = end;
-            }
+            // Records ascend within a file: the pages before this range's
+            // last record are not read again.
+            internal::ReleaseThrough(files, corpus.record_locations[documents[range->end - 1]],
+                                     &released);
           }));
   return error;
 }
@@ -262,44 +258,27 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
 Result<std::vector<SimilarPair>> FindNearDuplicatePairsDeferred(
     FingerprintedCorpus* corpus, const Fingerprinter& verifier, const InputOptions& input,
     const Recipe& recipe, const NearDuplicateOptions& options, NearDuplicateReport* report) {
-  StageTimer timer;
-  NearDuplicateReport local_report;
-  if (report == nullptr) report = &local_report;
-  *report = NearDuplicateReport{};
-  std::vector<Fingerprint>& fingerprints = corpus->fingerprints;
-  report->documents = fingerprints.size();
-  for (const Fingerprint& fp : fingerprints) report->empty_documents += fp.num_tokens == 0;
   if (options.method != NearDuplicateMethod::kMinHash) {
     return InvalidArgumentError("only MinHash verification sketches can be deferred");
   }
-  NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
-                           ChooseNearDuplicateScheme(recipe, options, fingerprints.size()));
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<CandidatePair> candidates,
-                           FindCandidates(fingerprints, scheme, {0, scheme.num_parts}, report));
-  report->candidates_time = timer.Lap();
-
-  // The documents of a candidate pair (both sides have features: the
-  // candidate stage lists no other), in order.
-  std::vector<uint8_t> needed(fingerprints.size(), 0);
-  for (const CandidatePair& pair : candidates) {
-    needed[pair.a] = 1;
-    needed[pair.b] = 1;
-  }
-  std::vector<uint64_t> documents;
-  for (uint64_t doc = 0; doc < needed.size(); ++doc) {
-    if (needed[doc] != 0) documents.push_back(doc);
-  }
-  std::vector<uint8_t>().swap(needed);
-  NEARDUP_RETURN_IF_ERROR(
-      FingerprintLocatedRecords(*corpus, documents, verifier, input, &fingerprints));
-  report->sketched_documents = documents.size();
-  report->sketch_time = timer.Lap();
-
-  Result<std::vector<SimilarPair>> pairs =
-      VerifyCandidates(fingerprints, scheme, options, candidates, report);
-  report->verify_time = timer.Elapsed();
-  if (pairs.ok()) report->pairs = pairs->size();
-  return pairs;
+  std::vector<Fingerprint>& fingerprints = corpus->fingerprints;
+  return internal::SearchNearDuplicates(
+      fingerprints, recipe, options, report,
+      [&](std::span<const CandidatePair> candidates, NearDuplicateReport* stage_report) {
+        // The documents of a candidate pair (both sides have features: the
+        // candidate stage lists no other), in order.
+        std::vector<uint8_t> needed(fingerprints.size(), 0);
+        for (const CandidatePair& pair : candidates) {
+          needed[pair.a] = 1;
+          needed[pair.b] = 1;
+        }
+        std::vector<uint64_t> documents;
+        for (uint64_t doc = 0; doc < needed.size(); ++doc) {
+          if (needed[doc] != 0) documents.push_back(doc);
+        }
+        stage_report->sketched_documents = documents.size();
+        return FingerprintLocatedRecords(*corpus, documents, verifier, input, &fingerprints);
+      });
 }
 
 }  // namespace neardup

@@ -90,6 +90,16 @@ bool IsWholeLine(const MappedInput& file, uint64_t offset, uint64_t size) {
   return starts && ends;
 }
 
+void ReleaseThrough(const std::vector<std::shared_ptr<const MappedInput>>& files,
+                    const RecordLocation& at, std::vector<uint64_t>* released) {
+  const uint64_t end = at.offset + at.size;
+  uint64_t& from = (*released)[at.file];
+  if (end > from) {
+    files[at.file]->Release(files[at.file]->data() + from, end - from);
+    from = end;
+  }
+}
+
 }  // namespace internal
 
 Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
@@ -181,15 +191,8 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
               error = status;
               return;
             }
-            // The pages read so far go back to the page cache, so that
-            // resident memory stays that of the ranges in flight.
-            const RecordLocation& at = corpus.record_locations[range->end - 1];
-            const uint64_t end = at.offset + at.size;
-            if (end > released[at.file]) {
-              files[at.file]->Release(files[at.file]->data() + released[at.file],
-                                      end - released[at.file]);
-              released[at.file] = end;
-            }
+            // The pages read so far go back to the page cache.
+            internal::ReleaseThrough(files, corpus.record_locations[range->end - 1], &released);
           }));
   return error;
 }

@@ -30,6 +30,13 @@ Result<std::vector<std::shared_ptr<const MappedInput>>> MapRecordFiles(
 // before, a line ending (or the end) after.
 bool IsWholeLine(const MappedInput& file, uint64_t offset, uint64_t size);
 
+// Gives back to the page cache the pages of `at`'s file up to the end of the
+// record `at`, from where (*released)[at.file] says the last release ended
+// (records of a file are passed in ascending order), so that resident
+// memory stays that of the records in flight.
+void ReleaseThrough(const std::vector<std::shared_ptr<const MappedInput>>& files,
+                    const RecordLocation& at, std::vector<uint64_t>* released);
+
 }  // namespace neardup::internal
 
 #endif  // NEARDUP_ENGINE_LOCATED_RECORDS_H_
