@@ -40,8 +40,9 @@ SketchSelection CandidateSketches(const NearDuplicateOptions& options);
 SketchSelection VerificationSketches(const NearDuplicateOptions& options);
 
 // True when the verification sketches can wait for the candidates: MinHash,
-// and every input is an uncompressed JSONL file (by its name or the input
-// format) that the pipeline maps (InputOptions::map_files), so that
+// and every input, or every file the reader reads in an input directory, is
+// an uncompressed JSONL file (by its name or the input format) that the
+// pipeline maps (InputOptions::map_files), so that
 // CollectFingerprints with record_locations locates every record. A
 // prediction from the inputs' names, types and first bytes: when it turns
 // out wrong (a file changed), the corpus has no locations and the caller

@@ -111,8 +111,21 @@ SketchSelection CandidateSketches(const NearDuplicateOptions& options) {
 bool CanDeferVerificationSketches(std::span<const std::string> inputs, const InputOptions& input,
                                   const NearDuplicateOptions& options) {
   if (options.method != NearDuplicateMethod::kMinHash || inputs.empty()) return false;
-  return std::all_of(inputs.begin(), inputs.end(),
-                     [&](const std::string& path) { return IsMappedJsonl(path, input); });
+  return std::all_of(inputs.begin(), inputs.end(), [&](const std::string& path) {
+    struct stat info {};
+    if (path == "-" || ::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      return IsMappedJsonl(path, input);
+    }
+    // A directory: every file the reader will read in it (entries with a
+    // skip reason give no document).
+    if (!input.excluded_directories.empty()) return false;
+    Result<std::vector<internal::DirectoryEntry>> entries = internal::ListDirectory(path);
+    return entries.ok() && std::all_of(entries->begin(), entries->end(),
+                                       [&](const internal::DirectoryEntry& entry) {
+                                         return !entry.skip_reason.empty() ||
+                                                IsMappedJsonl(entry.path, input);
+                                       });
+  });
 }
 
 Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,

@@ -243,7 +243,10 @@ TEST_F(DeferredSketchesTest, PredictsWhichInputsAreLocated) {
   const std::string disguised = temp_.Write("z.jsonl", internal::testing::Zstd(content));
   const std::string text = temp_.Write("t.txt", "a text file");
   const std::string empty = temp_.Write("e.jsonl", "");
-  const std::string directory = temp_.dir().string();
+  const std::string directory = temp_.dir().string();  // .gz, .txt, ... inside
+  const std::string jsonl_directory =
+      std::filesystem::path(temp_.Write("d/one.jsonl", content)).parent_path().string();
+  temp_.Write("d/sub/two.ndjson", content);
   NearDuplicateOptions minhash;
   NearDuplicateOptions simhash;
   simhash.method = NearDuplicateMethod::kSimHash;
@@ -260,6 +263,8 @@ TEST_F(DeferredSketchesTest, PredictsWhichInputsAreLocated) {
   EXPECT_FALSE(CanDeferVerificationSketches(Inputs{text}, InputOptions{}, minhash));
   EXPECT_FALSE(CanDeferVerificationSketches(Inputs{empty}, InputOptions{}, minhash));
   EXPECT_FALSE(CanDeferVerificationSketches(Inputs{directory}, InputOptions{}, minhash));
+  EXPECT_TRUE(
+      CanDeferVerificationSketches(Inputs{jsonl_directory, plain}, InputOptions{}, minhash));
   EXPECT_FALSE(CanDeferVerificationSketches(Inputs{"-"}, InputOptions{}, minhash));
   EXPECT_FALSE(CanDeferVerificationSketches(Inputs{}, InputOptions{}, minhash));
   // A text file read as JSONL by the input format is mapped too.
@@ -268,7 +273,8 @@ TEST_F(DeferredSketchesTest, PredictsWhichInputsAreLocated) {
   // Every prediction is what CollectFingerprints then does.
   NearDuplicateOptions options;
   const auto lsh = Make(RecipeForNearDuplicates(recipe_, options), CandidateSketches(options));
-  for (const Inputs& inputs : {Inputs{plain, ndjson}, Inputs{plain, gz}, Inputs{disguised}}) {
+  for (const Inputs& inputs : {Inputs{plain, ndjson}, Inputs{plain, gz}, Inputs{disguised},
+                               Inputs{jsonl_directory}, Inputs{directory}}) {
     const FingerprintedCorpus corpus = CollectWith(inputs, *lsh, true, 1 << 20);
     EXPECT_EQ(corpus.record_locations.size() == corpus.ids.size(),
               CanDeferVerificationSketches(inputs, InputOptions{}, options))
