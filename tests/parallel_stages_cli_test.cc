@@ -13,6 +13,7 @@
 // is similar only to member 1, so it leads, and so on). Chains and
 // singletons are interleaved so that clusters overlap in input order.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <string>
@@ -187,6 +188,45 @@ TEST_F(ParallelStagesCliTest, DedupKeepsTheOraclesDocumentsForEveryThreadCount) 
       want);
   // SimHash candidates and verification as well: same bytes at any count.
   SameForEveryThreadCount("pairs -q --method simhash --max-distance 12 " + corpus_);
+}
+
+// MinHash over a JSONL file computes the verification sketches only for the
+// documents of candidate pairs, from their records (neardup/
+// deferred_sketches.h), and so does `dedup` from stdin, from the records it
+// keeps, and a directory of JSONL files; a gzip file takes the one-pass
+// path, every sketch of every document. All give the same bytes, and the same --explain counts, for
+// every command, verification and thread count.
+TEST_F(ParallelStagesCliTest, DeferredSketchesEqualTheOnePassPath) {
+  // Some records with escapes and CRLF, so that the second parse has work.
+  std::string messy = planted_.jsonl;
+  messy += "{\"id\":\"esc\",\"text\":\"caf\\u00e9 \\\"quoted\\\" line\\nbreak\"}\r\n";
+  messy += "{\"id\":\"esc2\",\"text\":\"caf\\u00e9 \\\"quoted\\\" line\\nbreak\"}\r\n";
+  const std::string file = Write("one/messy.jsonl", messy);
+  const std::string directory = file.substr(0, file.rfind('/'));
+  // A gzip copy (the ids are the records' own): the one-pass path.
+  const std::string gzip = Write("two/messy.jsonl", messy) + ".gz";
+  ASSERT_EQ(std::system(("gzip " + gzip.substr(0, gzip.size() - 3)).c_str()), 0);
+  auto run = [&](const std::string& args) {
+    const CommandResult result = Neardup(args);
+    EXPECT_EQ(result.exit_code, 0) << args << ": " << result.err;
+    return result;
+  };
+  for (const std::string command :
+       {"pairs -q --threshold 0.5",
+        "clusters -q --threshold 0.75 --rule components --verify sketch",
+        "dedup -q --threshold 0.75"}) {
+    const std::string one_pass = run(command + " --threads 2 " + gzip).out;
+    EXPECT_NE(one_pass, "") << command;
+    EXPECT_EQ(run(command + " --threads 3 " + file).out, one_pass) << command;
+    EXPECT_EQ(run(command + " --threads 2 " + directory).out, one_pass) << command << " (dir)";
+    if (command.starts_with("dedup")) {
+      EXPECT_EQ(run(command + " --threads 1 " + file).out, one_pass) << command << " at 1 thread";
+      EXPECT_EQ(run(command + " --threads 3 --input-format jsonl - < " + file).out, one_pass)
+          << command << " from stdin";
+    }
+  }
+  const std::string explain = "pairs -q --threshold 0.5 --explain ";
+  EXPECT_EQ(Lines(run(explain + file).err), Lines(run(explain + gzip).err));
 }
 
 }  // namespace

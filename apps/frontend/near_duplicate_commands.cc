@@ -14,6 +14,7 @@
 #include "common_options.h"
 #include "exit_codes.h"
 #include "neardup/clustering.h"
+#include "neardup/deferred_sketches.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
@@ -322,14 +323,30 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   const ClusterRule* rule = &flags.rule;
   const KeepRule* keep_rule = &flags.keep;
 
-  Result<std::unique_ptr<Fingerprinter>> fingerprinter = flags.device.Create(
-      RecipeForNearDuplicates(*recipe, *options), SketchesForNearDuplicates(*options));
-  if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
-
   const bool dedup = report_kind == Report::kDedup;
   bool from_stdin = false;
   for (const std::string& input : flags.input.inputs) from_stdin = from_stdin || input == "-";
   SkipReporter skips(flags.run.quiet);
+  Result<InputOptions> input_options = ReaderOptions(flags.input, &skips);
+  if (!input_options.ok()) return ReportError(input_options.status());
+  // MinHash over mapped JSONL files: the first pass computes only what the
+  // candidates need, and the candidate documents are fingerprinted again
+  // for verification from their records (neardup/deferred_sketches.h).
+  // From stdin `dedup` keeps every record in memory: they serve as well
+  // when every record is JSONL.
+  const bool stdin_records = dedup && from_stdin && input_options->format == InputFormat::kJsonl &&
+                             options->method == NearDuplicateMethod::kMinHash;
+  const bool defer =
+      stdin_records ||
+      (!from_stdin && CanDeferVerificationSketches(flags.input.inputs, *input_options, *options));
+  const Recipe fingerprint_recipe = RecipeForNearDuplicates(*recipe, *options);
+  auto create_verifier = [&] {
+    return flags.device.Create(fingerprint_recipe, SketchesForNearDuplicates(*options));
+  };
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter =
+      defer ? flags.device.Create(fingerprint_recipe, CandidateSketches(*options))
+            : create_verifier();
+  if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
   // Records are kept in memory only from stdin (files are read again).
   Result<std::unique_ptr<DocumentReader>> reader =
       OpenInputs(flags.input, &skips, dedup && from_stdin);
@@ -346,20 +363,43 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   FingerprintedCorpus corpus;
   Progress progress(flags.run.quiet);
   FingerprintPipelineOptions pipeline;
-  pipeline.record_locations = dedup && !from_stdin;
+  pipeline.record_locations = (dedup || defer) && !from_stdin;
   Status status = CollectFingerprints(
       **reader, **fingerprinter, pipeline, dedup && from_stdin, &corpus, nullptr,
       [&](uint64_t documents, uint64_t bytes) { progress.Update(documents, bytes); });
   progress.Finish();
   if (!status.ok()) return ReportError(status);
+  bool deferred = defer;
+  if (defer && !stdin_records && corpus.record_locations.size() != corpus.ids.size()) {
+    // The prediction failed (an input changed into one that cannot be
+    // located): fingerprint everything again, with every sketch.
+    deferred = false;
+    fingerprinter = create_verifier();
+    if (!fingerprinter.ok()) return ReportError(fingerprinter.status());
+    SkipReporter silent(/*quiet=*/true);
+    Result<std::unique_ptr<DocumentReader>> again = OpenInputs(flags.input, &silent);
+    if (!again.ok()) return ReportError(again.status());
+    corpus = FingerprintedCorpus{};
+    status = CollectFingerprints(**again, **fingerprinter, pipeline, false, &corpus);
+    if (!status.ok()) return ReportError(status);
+  }
   stages.emplace_back("fingerprint", stage_timer.Lap());
 
   NearDuplicateReport report;
-  Result<std::vector<SimilarPair>> pairs =
-      FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
+  Result<std::vector<SimilarPair>> pairs = InvalidArgumentError("not run");
+  if (deferred) {
+    Result<std::unique_ptr<Fingerprinter>> verifier =
+        flags.device.Create(fingerprint_recipe, VerificationSketches(*options));
+    if (!verifier.ok()) return ReportError(verifier.status());
+    pairs = FindNearDuplicatePairsDeferred(&corpus, **verifier, *input_options, *recipe, *options,
+                                           &report);
+  } else {
+    pairs = FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
+  }
   if (!pairs.ok()) return ReportError(pairs.status());
   if (flags.explain) ExplainNearDuplicates(*options, *recipe, report);
   stages.emplace_back("candidates", report.candidates_time);
+  if (deferred) stages.emplace_back("sketch", report.sketch_time);
   stages.emplace_back("verify", report.verify_time);
   stage_timer.Restart();
 

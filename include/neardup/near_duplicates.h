@@ -90,6 +90,10 @@ struct NearDuplicateReport {
   // (for a digest recipe, the whole join); and verifying the candidates.
   StageTime candidates_time;
   StageTime verify_time;
+  // FindNearDuplicatePairsDeferred only (neardup/deferred_sketches.h): the
+  // candidate documents fingerprinted again for verification.
+  StageTime sketch_time;
+  uint64_t sketched_documents = 0;
 };
 
 // REQUIRES: fingerprints computed with SketchesForNearDuplicates(options) and

@@ -127,6 +127,37 @@ TEST_F(KeptRecordsTest, CopiesWhatTheSerialReaderKept) {
   }
 }
 
+// Long runs of kept records are written straight from the mapping (64 KiB
+// or more): the same bytes, with LF and CRLF lines, a last line with and
+// without its newline, and runs broken by dropped records and blank lines.
+TEST_F(KeptRecordsTest, LongRunsOfKeptRecordsAreTheSameBytes) {
+  std::string lf, crlf;
+  for (int i = 0; i < 6000; ++i) {
+    const std::string record = "{\"id\": \"r" + std::to_string(i) + "\", \"text\": \"" +
+                               std::string(60 + i % 50, 'x') + "\"}";
+    lf += record + (i % 2500 == 7 ? "\n\n" : "\n");
+    crlf += record + "\r\n";
+  }
+  const std::vector<std::string> inputs = {Write("lf.jsonl", lf + "{\"text\": \"no newline\"}"),
+                                           Write("crlf.jsonl", crlf), Write("lf2.jsonl", lf)};
+  FingerprintedCorpus corpus = Collect(inputs, InputOptions{});
+  ASSERT_EQ(corpus.record_locations.size(), corpus.ids.size());
+  for (int pattern = 0; pattern < 3; ++pattern) {
+    std::vector<bool> keep(corpus.ids.size());
+    for (size_t i = 0; i < keep.size(); ++i) {
+      keep[i] = pattern == 0 ? true : pattern == 1 ? i % 1000 != 999 : i % 3 != 0;
+    }
+    const std::string expected = Expected(inputs, InputOptions{}, keep);
+    for (size_t batch_bytes : {size_t{100} << 10, size_t{1} << 20, size_t{8} << 20}) {
+      std::string out;
+      ASSERT_TRUE(Copy(corpus, keep, batch_bytes, 2, &out).ok());
+      // Not EXPECT_EQ: a difference would print megabytes.
+      EXPECT_TRUE(out == expected) << "pattern " << pattern << ", batch " << batch_bytes << ": "
+                                   << out.size() << " bytes, expected " << expected.size();
+    }
+  }
+}
+
 TEST_F(KeptRecordsTest, InputsWithoutLocationsFallBack) {
   const std::string plain = Write("p.jsonl", EdgyJsonl(20, false, true));
   const std::string gz = Write("g.jsonl.gz", internal::testing::Gzip(EdgyJsonl(20, false, true)));

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/near_duplicate_search.h"
 #include "index/wide_hamming_join.h"
 #include "neardup/near_duplicate_stages.h"
 
@@ -78,10 +79,13 @@ Recipe RecipeForNearDuplicates(Recipe recipe, const NearDuplicateOptions& option
   return recipe;
 }
 
-Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerprint> fingerprints,
-                                                        const Recipe& recipe,
-                                                        const NearDuplicateOptions& options,
-                                                        NearDuplicateReport* report) {
+namespace internal {
+
+Result<std::vector<SimilarPair>> SearchNearDuplicates(std::span<const Fingerprint> fingerprints,
+                                                      const Recipe& recipe,
+                                                      const NearDuplicateOptions& options,
+                                                      NearDuplicateReport* report,
+                                                      const BeforeVerify& before_verify) {
   StageTimer timer;
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;
@@ -105,11 +109,24 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
   NEARDUP_ASSIGN_OR_RETURN(std::vector<CandidatePair> candidates,
                            FindCandidates(fingerprints, scheme, {0, scheme.num_parts}, report));
   report->candidates_time = timer.Lap();
+  if (before_verify) {
+    NEARDUP_RETURN_IF_ERROR(before_verify(candidates, report));
+    report->sketch_time = timer.Lap();
+  }
   Result<std::vector<SimilarPair>> pairs =
       VerifyCandidates(fingerprints, scheme, options, candidates, report);
   report->verify_time = timer.Elapsed();
   if (pairs.ok()) report->pairs = pairs->size();
   return pairs;
+}
+
+}  // namespace internal
+
+Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerprint> fingerprints,
+                                                        const Recipe& recipe,
+                                                        const NearDuplicateOptions& options,
+                                                        NearDuplicateReport* report) {
+  return internal::SearchNearDuplicates(fingerprints, recipe, options, report, {});
 }
 
 }  // namespace neardup

@@ -1,0 +1,42 @@
+// The files that a located corpus (FingerprintedCorpus::record_locations)
+// came from, mapped again for a later pass over its records: dedup's copy of
+// the kept records (kept_records.cc) and the verification sketches of the
+// candidate documents (deferred_sketches.cc). Both refuse, with the same
+// DataLoss, inputs that changed since the first pass.
+#ifndef NEARDUP_ENGINE_LOCATED_RECORDS_H_
+#define NEARDUP_ENGINE_LOCATED_RECORDS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/mapped_input.h"
+#include "neardup/fingerprint_pipeline.h"
+#include "neardup/status.h"
+
+namespace neardup::internal {
+
+// DataLoss "the inputs changed while dedup was reading them (path)".
+Status RecordFileChanged(const std::string& path);
+
+// Maps each of corpus.record_files again; RecordFileChanged when one is gone
+// or its size or modification time differs from the first pass's.
+Result<std::vector<std::shared_ptr<const MappedInput>>> MapRecordFiles(
+    const FingerprintedCorpus& corpus);
+
+// True when [offset, offset + size) of `file` is a whole line as the reader
+// cut it: a line ending (or the file's start, or a byte order mark at it)
+// before, a line ending (or the end) after.
+bool IsWholeLine(const MappedInput& file, uint64_t offset, uint64_t size);
+
+// Gives back to the page cache the pages of `at`'s file up to the end of the
+// record `at`, from where (*released)[at.file] says the last release ended
+// (records of a file are passed in ascending order), so that resident
+// memory stays that of the records in flight.
+void ReleaseThrough(const std::vector<std::shared_ptr<const MappedInput>>& files,
+                    const RecordLocation& at, std::vector<uint64_t>* released);
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_ENGINE_LOCATED_RECORDS_H_

@@ -1,0 +1,33 @@
+// The near-duplicate search of FindNearDuplicatePairs with a step between
+// the candidates and their verification: FindNearDuplicatePairsDeferred
+// (deferred_sketches.cc) computes there the verification sketches of the
+// candidate documents.
+#ifndef NEARDUP_ENGINE_NEAR_DUPLICATE_SEARCH_H_
+#define NEARDUP_ENGINE_NEAR_DUPLICATE_SEARCH_H_
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "neardup/near_duplicate_stages.h"
+#include "neardup/near_duplicates.h"
+
+namespace neardup::internal {
+
+// Runs after the candidates are found and before they are verified; may
+// change the fingerprints' contents (not their number). Its time is
+// report->sketch_time.
+using BeforeVerify =
+    std::function<Status(std::span<const CandidatePair> candidates, NearDuplicateReport* report)>;
+
+// FindNearDuplicatePairs, with `before_verify` (when given) between the
+// stages.
+Result<std::vector<SimilarPair>> SearchNearDuplicates(std::span<const Fingerprint> fingerprints,
+                                                      const Recipe& recipe,
+                                                      const NearDuplicateOptions& options,
+                                                      NearDuplicateReport* report,
+                                                      const BeforeVerify& before_verify);
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_ENGINE_NEAR_DUPLICATE_SEARCH_H_
