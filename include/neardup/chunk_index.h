@@ -147,6 +147,11 @@ class ChunkIndex {
   // directory's bits (16 for a large index, fewer for a small one).
   uint32_t directory_shift_ = 32;
   std::span<const uint32_t> directory_;  // (1 << (32 - directory_shift_)) + 1 entries
+  // A bit per value of a chunk's top 32 - filter_shift_ bits, set when a key
+  // has them (empty: no filter; only small indexes have one). Lets
+  // PostingsOfEach skip most absent chunks with one bit test.
+  std::span<const uint64_t> filter_;
+  uint32_t filter_shift_ = 32;
   std::span<const uint32_t> keys_;
   std::span<const uint64_t> offsets_;  // num_keys + 1 entries
   std::span<const uint32_t> docs_;

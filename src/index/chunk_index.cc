@@ -58,6 +58,20 @@ void BuildChunkDirectory(ChunkIndexArrays* arrays) {
   arrays->directory[buckets] = static_cast<uint32_t>(k);
 }
 
+ChunkKeyFilter BuildChunkKeyFilter(std::span<const uint32_t> keys) {
+  ChunkKeyFilter filter;
+  if (keys.empty() || keys.size() > kMaxFilteredKeys) return filter;
+  uint32_t bits = 6;  // one word at least
+  while ((size_t{1} << bits) < 8 * keys.size()) ++bits;
+  filter.shift = 32 - bits;
+  filter.bits.assign((size_t{1} << bits) / 64, 0);
+  for (uint32_t key : keys) {
+    const uint32_t b = key >> filter.shift;
+    filter.bits[b / 64] |= uint64_t{1} << (b % 64);
+  }
+  return filter;
+}
+
 uint64_t CountDocuments(const std::vector<uint32_t>& doc_sizes) {
   return static_cast<uint64_t>(
       std::count_if(doc_sizes.begin(), doc_sizes.end(), [](uint32_t s) { return s > 0; }));
@@ -109,6 +123,8 @@ ChunkIndex::ChunkIndex(std::shared_ptr<const internal::ChunkIndexStorage> storag
   doc_sizes_ = v.doc_sizes;
   directory_shift_ = 32 - v.directory_bits;
   directory_ = v.directory;
+  filter_ = storage_->filter.bits;
+  filter_shift_ = storage_->filter.shift;
   keys_ = v.keys;
   offsets_ = v.offsets;
   docs_ = v.docs;

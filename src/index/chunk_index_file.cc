@@ -185,6 +185,7 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
   // where they are used: a document number is an index only after a bounds
   // check.)
   NEARDUP_RETURN_IF_ERROR(internal::CheckChunkIndexStructure(v, "chunk index " + path));
+  storage->filter = internal::BuildChunkKeyFilter(v.keys);
   storage->mapping = std::move(file);
   storage->header_bytes = sizeof(header);
   storage->data_checksum = header.data_checksum;

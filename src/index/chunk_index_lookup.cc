@@ -1,5 +1,6 @@
 // ChunkIndex lookups: one chunk, or many with their memory accesses
-// overlapped (group prefetching).
+// overlapped (group prefetching); both first ask the key filter of a small
+// index.
 #include <algorithm>
 
 #include "neardup/check.h"
@@ -8,6 +9,10 @@
 namespace neardup {
 
 std::span<const uint32_t> ChunkIndex::Postings(uint32_t chunk) const {
+  if (!filter_.empty()) {
+    const uint32_t f = chunk >> filter_shift_;
+    if (((filter_[f / 64] >> (f % 64)) & 1) == 0) return {};
+  }
   const size_t b = static_cast<size_t>(uint64_t{chunk} >> directory_shift_);
   // Every range read from a (possibly corrupt, unverified) file is clamped.
   size_t lo = directory_[b];
@@ -41,9 +46,22 @@ void ChunkIndex::PostingsOfEach(std::span<const uint32_t> chunks,
   size_t len[kGroup];   // its length: the lower bound is in [base, base + len]
   size_t end[kGroup];   // the end of chunk j's bucket
   for (size_t g = 0; g < chunks.size(); g += kGroup) {
-    const size_t n = std::min(kGroup, chunks.size() - g);
-    const uint32_t* c = chunks.data() + g;
-    std::span<const uint32_t>* o = out.data() + g;
+    const size_t m = std::min(kGroup, chunks.size() - g);
+    // The chunks the key filter lets through (all without a filter), the
+    // others answered empty at once; c[j] is chunk at[j] of the group.
+    uint32_t c[kGroup];
+    size_t at[kGroup];
+    size_t n = 0;
+    for (size_t i = 0; i < m; ++i) {
+      const uint32_t chunk = chunks[g + i];
+      out[g + i] = {};
+      if (!filter_.empty()) {
+        const uint32_t b = chunk >> filter_shift_;
+        if (((filter_[b / 64] >> (b % 64)) & 1) == 0) continue;
+      }
+      c[n] = chunk;
+      at[n++] = g + i;
+    }
     // Step 1: the directory entries.
     for (size_t j = 0; j < n; ++j) Prefetch(&directory_[uint64_t{c[j]} >> directory_shift_]);
     // Step 2: the bucket ranges (clamped as in Postings).
@@ -94,13 +112,12 @@ void ChunkIndex::PostingsOfEach(std::span<const uint32_t> chunks,
     }
     // Step 5: the posting lists (their first line fetched for the caller).
     for (size_t j = 0; j < n; ++j) {
-      o[j] = {};
       if (len[j] == 0) continue;
       const uint64_t first = offsets_[base[j]];
       const uint64_t last = std::min<uint64_t>(offsets_[base[j] + 1], docs_.size());
       if (first >= last) continue;
-      o[j] = docs_.subspan(first, last - first);
-      Prefetch(o[j].data());
+      out[at[j]] = docs_.subspan(first, last - first);
+      Prefetch(out[at[j]].data());
     }
   }
 }

@@ -84,12 +84,27 @@ uint64_t CountDocuments(const std::vector<uint32_t>& doc_sizes);
 // decreasing, ending at docs.size(). O(keys).
 Status CheckChunkIndexStructure(const ChunkIndexViews& views, const std::string& what);
 
+// The key filter of an index of few keys (not stored: built when an index
+// is built or opened, O(keys)): bit (chunk >> shift) is set when some key
+// has those top bits. About 8 bits per key, so a lookup of an absent chunk
+// stops at one bit test for about 88% of the chunks it is asked for -- what
+// most lookups in a small tier are (a search looks every query chunk up in
+// every tier). None above kMaxFilteredKeys keys (a large tier is mostly hit,
+// and the filter would no longer stay in cache).
+inline constexpr size_t kMaxFilteredKeys = size_t{1} << 20;
+struct ChunkKeyFilter {
+  std::vector<uint64_t> bits;  // empty: no filter
+  uint32_t shift = 32;
+};
+ChunkKeyFilter BuildChunkKeyFilter(std::span<const uint32_t> keys);
+
 struct ChunkIndexStorage {
   ChunkIndexArrays arrays;              // when built in memory
   std::unique_ptr<MappedFile> mapping;  // when opened from a file
   size_t header_bytes = 0;              // of the mapping
   uint64_t data_checksum = 0;           // of the mapping after the header
   ChunkIndexViews views;
+  ChunkKeyFilter filter;  // of views.keys
 };
 
 inline std::shared_ptr<const ChunkIndexStorage> MakeStorage(ChunkIndexArrays arrays) {
@@ -98,6 +113,7 @@ inline std::shared_ptr<const ChunkIndexStorage> MakeStorage(ChunkIndexArrays arr
   const ChunkIndexArrays& a = storage->arrays;
   storage->views = {a.first_doc, a.doc_sizes, a.directory_bits, a.directory,
                     a.keys,      a.offsets,   a.docs,           a.num_documents};
+  storage->filter = BuildChunkKeyFilter(a.keys);
   return storage;
 }
 
