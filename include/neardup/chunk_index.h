@@ -4,10 +4,11 @@
 //   keys      the distinct chunk IDs, ascending (u32)
 //   offsets   postings of keys[i] are docs[offsets[i], offsets[i+1]) (u64)
 //   docs      document numbers, ascending within each key (u32)
-// plus a directory over the top 16 bits of a chunk ID (a lookup is one
-// directory read and a binary search in a range of about num_keys / 65536
-// keys) and the chunk count of every document (doc_sizes, 0 for a document
-// that is absent), which containment needs as its denominator.
+// plus a directory over the top bits of a chunk ID (16 bits, or fewer for an
+// index of at most 196,608 keys, about 4 keys per bucket: a lookup is one
+// directory read and a binary search in a range of a few keys) and the chunk count of every
+// document (doc_sizes, 0 for a document that is absent), which containment needs as its
+// denominator.
 //
 // Documents are named by caller-chosen numbers (a collection uses its stable
 // document keys); doc_sizes has one slot per number from the smallest to the
@@ -22,7 +23,8 @@
 //
 // Cost: Build O(P + 2^16 * buckets) time for P postings, 8 bytes per posting
 // of scratch; memory 4 bytes per posting + 12 bytes per key + 4 bytes per
-// document slot (smallest to largest number) + 256 KiB of directory. Merge
+// document slot (smallest to largest number) + a directory of at most 1 byte
+// per key (256 KiB from 196,608 keys on). Merge
 // O(P_base + P_added). A file is memory-mapped and used in place: Open costs
 // O(1) plus, with verification, one checksum pass over the file.
 // Thread safety: an index is immutable; all const methods may run
@@ -93,6 +95,15 @@ class ChunkIndex {
 
   // The documents containing `chunk`, ascending; empty if none.
   std::span<const uint32_t> Postings(uint32_t chunk) const;
+  // Postings of each of `chunks`: out[i] = Postings(chunks[i]). The same
+  // answers, several times faster for many chunks: the lookups are made in
+  // groups, step by step, each step prefetching the cache line the next one
+  // reads (directory entry, keys, offsets, postings), so their memory
+  // latencies overlap instead of adding up. Also leaves the start of every
+  // posting list on its way into the cache. REQUIRES: out.size() ==
+  // chunks.size().
+  void PostingsOfEach(std::span<const uint32_t> chunks,
+                      std::span<std::span<const uint32_t>> out) const;
 
   // The number of chunks of document `doc`; 0 when absent (or empty).
   uint32_t DocumentSize(uint32_t doc) const {
@@ -131,7 +142,16 @@ class ChunkIndex {
   std::shared_ptr<const internal::ChunkIndexStorage> storage_;
   uint32_t first_doc_ = 0;
   std::span<const uint32_t> doc_sizes_;
-  std::span<const uint32_t> directory_;  // 65537 entries
+  // Bucket b of the directory holds the keys k with k >> directory_shift_
+  // == b: keys[directory_[b], directory_[b + 1]). The shift is 32 minus the
+  // directory's bits (16 for a large index, fewer for a small one).
+  uint32_t directory_shift_ = 32;
+  std::span<const uint32_t> directory_;  // (1 << (32 - directory_shift_)) + 1 entries
+  // A bit per value of a chunk's top 32 - filter_shift_ bits, set when a key
+  // has them (empty: no filter; only small indexes have one). Lets
+  // PostingsOfEach skip most absent chunks with one bit test.
+  std::span<const uint64_t> filter_;
+  uint32_t filter_shift_ = 32;
   std::span<const uint32_t> keys_;
   std::span<const uint64_t> offsets_;  // num_keys + 1 entries
   std::span<const uint32_t> docs_;

@@ -17,8 +17,8 @@
 // the postings of a chunk, tier after tier, are ascending, and no document
 // is in two tiers.
 //
-// Cost: a lookup is one directory read and binary search per tier; a
-// posting of a tier holding dead documents costs one extra bit test.
+// Cost: a lookup per tier (a search batches them: ChunkIndex::PostingsOfEach);
+// a posting of a tier holding dead documents costs one extra bit test.
 // Create is O(document slots) (it builds the dead-document bitmap from the
 // live list). Memory: the tiers (usually memory-mapped) plus one bit per
 // document slot when some document is dead.

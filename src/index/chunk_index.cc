@@ -46,13 +46,30 @@ void SortBucket(std::span<uint64_t> entries, std::vector<uint64_t>* scratch) {
 namespace internal {
 
 void BuildChunkDirectory(ChunkIndexArrays* arrays) {
-  arrays->directory.assign(kChunkDirectoryBuckets + 1, 0);
+  const uint32_t bits = ChunkDirectoryBitsFor(arrays->keys.size());
+  const size_t buckets = size_t{1} << bits;
+  arrays->directory_bits = bits;
+  arrays->directory.assign(buckets + 1, 0);
   size_t k = 0;
-  for (size_t b = 0; b < kChunkDirectoryBuckets; ++b) {
+  for (size_t b = 0; b < buckets; ++b) {
     arrays->directory[b] = static_cast<uint32_t>(k);
-    while (k < arrays->keys.size() && (arrays->keys[k] >> 16) == b) ++k;
+    while (k < arrays->keys.size() && ChunkDirectoryBucket(arrays->keys[k], bits) == b) ++k;
   }
-  arrays->directory[kChunkDirectoryBuckets] = static_cast<uint32_t>(k);
+  arrays->directory[buckets] = static_cast<uint32_t>(k);
+}
+
+ChunkKeyFilter BuildChunkKeyFilter(std::span<const uint32_t> keys) {
+  ChunkKeyFilter filter;
+  if (keys.empty() || keys.size() > kMaxFilteredKeys) return filter;
+  uint32_t bits = 6;  // one word at least
+  while ((size_t{1} << bits) < 8 * keys.size()) ++bits;
+  filter.shift = 32 - bits;
+  filter.bits.assign((size_t{1} << bits) / 64, 0);
+  for (uint32_t key : keys) {
+    const uint32_t b = key >> filter.shift;
+    filter.bits[b / 64] |= uint64_t{1} << (b % 64);
+  }
+  return filter;
 }
 
 uint64_t CountDocuments(const std::vector<uint32_t>& doc_sizes) {
@@ -64,19 +81,22 @@ Status CheckChunkIndexStructure(const ChunkIndexViews& v, const std::string& wha
   auto corrupt = [&](const std::string& detail) {
     return DataLossError(what + " is corrupt (" + detail + ")");
   };
-  if (v.directory.size() != kChunkDirectoryBuckets + 1 || v.offsets.size() != v.keys.size() + 1) {
+  if (v.directory_bits > kMaxChunkDirectoryBits) return corrupt("directory bits");
+  const size_t buckets = size_t{1} << v.directory_bits;
+  if (v.directory.size() != buckets + 1 || v.offsets.size() != v.keys.size() + 1) {
     return corrupt("array sizes");
   }
-  if (v.directory[0] != 0 || v.directory[kChunkDirectoryBuckets] != v.keys.size()) {
-    return corrupt("directory ends at " + std::to_string(v.directory[kChunkDirectoryBuckets]) +
+  if (v.directory[0] != 0 || v.directory[buckets] != v.keys.size()) {
+    return corrupt("directory ends at " + std::to_string(v.directory[buckets]) +
                    ", not at the key count " + std::to_string(v.keys.size()));
   }
-  for (size_t b = 0; b < kChunkDirectoryBuckets; ++b) {
+  for (size_t b = 0; b < buckets; ++b) {
     const uint32_t lo = v.directory[b];
     const uint32_t hi = v.directory[b + 1];
     if (hi < lo) return corrupt("directory decreases at bucket " + std::to_string(b));
     for (uint32_t k = lo; k < hi; ++k) {
-      if ((v.keys[k] >> 16) != b || (k > lo && v.keys[k] <= v.keys[k - 1])) {
+      if (ChunkDirectoryBucket(v.keys[k], v.directory_bits) != b ||
+          (k > lo && v.keys[k] <= v.keys[k - 1])) {
         return corrupt("key " + std::to_string(k) + " is out of order");
       }
     }
@@ -101,7 +121,10 @@ ChunkIndex::ChunkIndex(std::shared_ptr<const internal::ChunkIndexStorage> storag
   const internal::ChunkIndexViews& v = storage_->views;
   first_doc_ = v.first_doc;
   doc_sizes_ = v.doc_sizes;
+  directory_shift_ = 32 - v.directory_bits;
   directory_ = v.directory;
+  filter_ = storage_->filter.bits;
+  filter_shift_ = storage_->filter.shift;
   keys_ = v.keys;
   offsets_ = v.offsets;
   docs_ = v.docs;
@@ -194,6 +217,11 @@ Result<ChunkIndex> ChunkIndex::Build(std::span<const ChunkDocument> documents) {
                       }
                     });
   arrays.offsets[num_keys] = total;
+  // The sort's buckets are the 16-bit directory; an index of few keys gets
+  // a smaller one.
+  if (internal::ChunkDirectoryBitsFor(num_keys) != internal::kMaxChunkDirectoryBits) {
+    internal::BuildChunkDirectory(&arrays);
+  }
   arrays.num_documents = internal::CountDocuments(arrays.doc_sizes);
   return ChunkIndex(internal::MakeStorage(std::move(arrays)));
 }
@@ -281,21 +309,6 @@ Result<ChunkIndex> ChunkIndex::Merge(const ChunkIndex& base, std::span<const uin
   internal::BuildChunkDirectory(&arrays);
   arrays.num_documents = internal::CountDocuments(arrays.doc_sizes);
   return ChunkIndex(internal::MakeStorage(std::move(arrays)));
-}
-
-std::span<const uint32_t> ChunkIndex::Postings(uint32_t chunk) const {
-  const size_t b = chunk >> 16;
-  // Every range read from a (possibly corrupt, unverified) file is clamped.
-  size_t lo = directory_[b];
-  size_t hi = std::min<size_t>(directory_[b + 1], keys_.size());
-  if (lo >= hi) return {};
-  auto it = std::lower_bound(keys_.begin() + lo, keys_.begin() + hi, chunk);
-  if (it == keys_.begin() + hi || *it != chunk) return {};
-  size_t k = static_cast<size_t>(it - keys_.begin());
-  uint64_t begin = offsets_[k];
-  uint64_t end = std::min<uint64_t>(offsets_[k + 1], docs_.size());
-  if (begin >= end) return {};
-  return docs_.subspan(begin, end - begin);
 }
 
 uint64_t ChunkIndex::MemoryBytes() const {

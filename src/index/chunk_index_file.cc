@@ -3,7 +3,9 @@
 // Layout (little-endian; every section starts on a 64-byte boundary):
 //   header      128 bytes (FileHeader below)
 //   doc_sizes   num_doc_slots x u32  sizes of documents first_doc + i
-//   directory   65537 x u32     keys of top-16-bit bucket b: [dir[b], dir[b+1])
+//   directory   2^bits + 1 x u32  keys of top-bits bucket b: [dir[b], dir[b+1])
+//               (bits = 16 in versions 1 and 2; the header's directory_bits,
+//               0..16, in version 3)
 //   keys        num_keys x u32  ascending
 //   offsets     (num_keys + 1) x u64
 //   docs        num_postings x u32
@@ -21,13 +23,16 @@
 namespace neardup {
 namespace {
 
-using internal::kChunkDirectoryBuckets;
+using internal::kMaxChunkDirectoryBits;
 
 constexpr char kMagic[8] = {'N', 'D', 'C', 'H', 'U', 'N', 'K', 'X'};
-// Version 2 added first_doc (a reserved, zero field of version 1). A file
-// whose first_doc is 0 is written as version 1, byte for byte what older
-// builds wrote and read.
-constexpr uint32_t kVersion = 2;
+// Version 2 added first_doc (a reserved, zero field of version 1); version 3
+// directory_bits (the next reserved field), so that an index of few keys --
+// a collection's one-document tier -- has a directory of a few entries
+// instead of 65,537. A file is written in the oldest version that can hold
+// it: an index with a 16-bit directory (more than 196,608 keys) as version
+// 1 (first_doc 0) or 2, byte for byte what older builds wrote and read.
+constexpr uint32_t kVersion = 3;
 constexpr size_t kAlign = 64;
 
 struct FileHeader {
@@ -39,9 +44,10 @@ struct FileHeader {
   uint64_t num_postings;
   uint64_t num_documents;
   uint64_t file_bytes;
-  uint64_t data_checksum;  // of bytes [header_bytes, file_bytes)
-  uint64_t first_doc;      // version 2; zero in version 1
-  uint64_t reserved[6];
+  uint64_t data_checksum;   // of bytes [header_bytes, file_bytes)
+  uint64_t first_doc;       // version 2; zero in version 1
+  uint64_t directory_bits;  // version 3; zero in versions 1 and 2 (which use 16)
+  uint64_t reserved[5];
   uint64_t header_checksum;  // of the bytes before this field
 };
 static_assert(sizeof(FileHeader) == 128);
@@ -54,11 +60,11 @@ struct Layout {
 };
 
 // REQUIRES: counts small enough not to overflow (checked by the caller).
-Layout ComputeLayout(uint64_t slots, uint64_t keys, uint64_t postings) {
+Layout ComputeLayout(uint64_t slots, uint32_t directory_bits, uint64_t keys, uint64_t postings) {
   Layout l;
   l.doc_sizes = sizeof(FileHeader);
   l.directory = AlignUp(l.doc_sizes + 4 * slots);
-  l.keys = AlignUp(l.directory + 4 * (kChunkDirectoryBuckets + 1));
+  l.keys = AlignUp(l.directory + 4 * ((uint64_t{1} << directory_bits) + 1));
   l.offsets = AlignUp(l.keys + 4 * keys);
   l.docs = AlignUp(l.offsets + 8 * (keys + 1));
   l.end = l.docs + 4 * postings;
@@ -82,14 +88,17 @@ Status ChunkIndex::WriteFile(const std::string& path, Env* env) const {
                            internal::AtomicFileWriter::Create(path, env));
   FileHeader header{};
   std::memcpy(header.magic, kMagic, sizeof(kMagic));
-  header.version = first_doc_ == 0 ? 1 : kVersion;
+  const uint32_t directory_bits = 32 - directory_shift_;
+  header.version = directory_bits != kMaxChunkDirectoryBits ? kVersion : first_doc_ == 0 ? 1 : 2;
   header.header_bytes = sizeof(FileHeader);
   header.first_doc = first_doc_;
+  header.directory_bits = header.version >= 3 ? directory_bits : 0;
   header.num_doc_slots = doc_sizes_.size();
   header.num_keys = keys_.size();
   header.num_postings = docs_.size();
   header.num_documents = num_documents_;
-  const Layout layout = ComputeLayout(header.num_doc_slots, header.num_keys, header.num_postings);
+  const Layout layout =
+      ComputeLayout(header.num_doc_slots, directory_bits, header.num_keys, header.num_postings);
   header.file_bytes = layout.end;
 
   // The header is written twice: a placeholder now, the final one (with the
@@ -135,7 +144,15 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
     return DataLossError("chunk index " + path + " has an impossible first document (" +
                          std::to_string(header.first_doc) + ") in its header");
   }
-  const Layout layout = ComputeLayout(header.num_doc_slots, header.num_keys, header.num_postings);
+  if ((header.version < 3 && header.directory_bits != 0) ||
+      header.directory_bits > kMaxChunkDirectoryBits) {
+    return DataLossError("chunk index " + path + " has impossible directory bits (" +
+                         std::to_string(header.directory_bits) + ") in its header");
+  }
+  const uint32_t directory_bits =
+      header.version < 3 ? kMaxChunkDirectoryBits : static_cast<uint32_t>(header.directory_bits);
+  const Layout layout =
+      ComputeLayout(header.num_doc_slots, directory_bits, header.num_keys, header.num_postings);
   if (layout.end != bytes.size() || header.file_bytes != bytes.size()) {
     return DataLossError("chunk index " + path +
                          " is truncated or extended: " + std::to_string(bytes.size()) +
@@ -153,7 +170,8 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
   internal::ChunkIndexViews& v = storage->views;
   v.first_doc = static_cast<uint32_t>(header.first_doc);
   v.doc_sizes = u32(layout.doc_sizes, header.num_doc_slots);
-  v.directory = u32(layout.directory, kChunkDirectoryBuckets + 1);
+  v.directory_bits = directory_bits;
+  v.directory = u32(layout.directory, (size_t{1} << directory_bits) + 1);
   v.keys = u32(layout.keys, header.num_keys);
   v.offsets = std::span<const uint64_t>(
       reinterpret_cast<const uint64_t*>(bytes.data() + layout.offsets), header.num_keys + 1);
@@ -167,6 +185,7 @@ Result<ChunkIndex> ChunkIndex::Open(const std::string& path, const ChunkIndexOpe
   // where they are used: a document number is an index only after a bounds
   // check.)
   NEARDUP_RETURN_IF_ERROR(internal::CheckChunkIndexStructure(v, "chunk index " + path));
+  storage->filter = internal::BuildChunkKeyFilter(v.keys);
   storage->mapping = std::move(file);
   storage->header_bytes = sizeof(header);
   storage->data_checksum = header.data_checksum;
