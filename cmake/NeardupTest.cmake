@@ -23,6 +23,12 @@ function(neardup_test_build_options target)
   if(NEARDUP_UNITY_TESTS)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
   endif()
+  # ThreadSanitizer builds run oneTBB with one thread (why: the file's
+  # comment; scripts/tsan_check.sh).
+  if(NEARDUP_SANITIZE MATCHES "thread")
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support/one_tbb_thread.cc)
+    target_link_libraries(${target} PRIVATE TBB::tbb)
+  endif()
 endfunction()
 
 # neardup_add_test(NAME name SOURCES a.cc ... [LIBS lib ...])
