@@ -183,12 +183,9 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
                                        }
                                        auto range = std::make_unique<Range>();
                                        range->begin = next;
-                                       size_t bytes = 0;
-                                       while (next < documents.size() && bytes < range_bytes &&
-                                              next - range->begin < kMaxRangeDocuments) {
-                                         bytes += record_size(documents[next]);
-                                         ++next;
-                                       }
+                                       next = internal::RangeEnd(
+                                           next, documents.size(), range_bytes, kMaxRangeDocuments,
+                                           [&](size_t i) { return record_size(documents[i]); });
                                        range->end = next;
                                        return range.release();
                                      }) &

@@ -122,24 +122,23 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
   std::vector<uint64_t> released(files.size(), 0);
   tbb::parallel_pipeline(
       in_flight,
-      tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order,
-                                     [&](tbb::flow_control& control) -> Range* {
-                                       if (next >= n || !error.ok()) {
-                                         control.stop();
-                                         return nullptr;
-                                       }
-                                       auto range = std::make_unique<Range>();
-                                       range->begin = next;
-                                       size_t bytes = 0;
-                                       while (next < n && bytes < range_bytes &&
-                                              next - range->begin < kMaxRangeDocuments) {
-                                         if (keep[next])
-                                           bytes += corpus.record_locations[next].size + 1;
-                                         ++next;
-                                       }
-                                       range->end = next;
-                                       return range.release();
-                                     }) &
+      tbb::make_filter<void, Range*>(
+          tbb::filter_mode::serial_in_order,
+          [&](tbb::flow_control& control) -> Range* {
+            if (next >= n || !error.ok()) {
+              control.stop();
+              return nullptr;
+            }
+            auto range = std::make_unique<Range>();
+            range->begin = next;
+            // A dropped record adds no bytes.
+            next = internal::RangeEnd(next, n, range_bytes, kMaxRangeDocuments,
+                                      [&](size_t i) -> uint64_t {
+                                        return keep[i] ? corpus.record_locations[i].size + 1 : 0;
+                                      });
+            range->end = next;
+            return range.release();
+          }) &
           tbb::make_filter<Range*, Range*>(
               tbb::filter_mode::parallel,
               [&](Range* range) {

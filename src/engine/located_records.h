@@ -6,6 +6,7 @@
 #ifndef NEARDUP_ENGINE_LOCATED_RECORDS_H_
 #define NEARDUP_ENGINE_LOCATED_RECORDS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,6 +37,22 @@ bool IsWholeLine(const MappedInput& file, uint64_t offset, uint64_t size);
 // memory stays that of the records in flight.
 void ReleaseThrough(const std::vector<std::shared_ptr<const MappedInput>>& files,
                     const RecordLocation& at, std::vector<uint64_t>* released);
+
+// The end of the next range of a pass over records [next, n) in a
+// pipeline's serial first stage: records are taken while their bytes
+// (`record_bytes(i)`) stay below `range_bytes` and there are fewer than
+// `max_records`; at least one when next < n.
+template <typename RecordBytes>
+size_t RangeEnd(size_t next, size_t n, size_t range_bytes, size_t max_records,
+                RecordBytes record_bytes) {
+  size_t end = next;
+  size_t bytes = 0;
+  while (end < n && bytes < range_bytes && end - next < max_records) {
+    bytes += record_bytes(end);
+    ++end;
+  }
+  return end;
+}
 
 }  // namespace neardup::internal
 
