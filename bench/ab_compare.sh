@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Before/after of one whole command: runs it with two `neardup` binaries,
+# alternating, RUNS times each (default 3), and prints for each the best
+# wall time, the best CPU time (user+sys) and the peak RSS, and whether the
+# two outputs (stdout) are byte-identical. On a shared machine the load
+# changes from run to run; alternating keeps a comparison within one stretch.
+#
+#   bench/ab_compare.sh LABEL BASE_BINARY NEW_BINARY ARGS...
+#   e.g. bench/ab_compare.sh "dedup t1" /tmp/neardup-base build/release/neardup \
+#          dedup --threshold 0.8 --quiet --threads 1 cache/neardup_corpora/few_dups.jsonl
+set -euo pipefail
+[ $# -ge 4 ] || { echo "usage: $0 LABEL BASE_BINARY NEW_BINARY ARGS..." >&2; exit 2; }
+label=$1 base=$2 new=$3
+shift 3
+runs=${RUNS:-3}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+declare -A wall cpu rss
+for which in base new; do wall[$which]=; cpu[$which]=; done
+for ((r = 0; r < runs; r++)); do
+  for which in base new; do
+    binary=$base
+    [ $which = new ] && binary=$new
+    /usr/bin/time -f "%e %U %S %M" -o "$out/time" "$binary" "$@" > "$out/$which.out"
+    read -r w u s m < "$out/time"
+    c=$(echo "$u + $s" | bc)
+    if [ -z "${wall[$which]}" ] || (( $(echo "$w < ${wall[$which]}" | bc) )); then wall[$which]=$w; fi
+    if [ -z "${cpu[$which]}" ] || (( $(echo "$c < ${cpu[$which]}" | bc) )); then cpu[$which]=$c; fi
+    rss[$which]=$m
+  done
+done
+same=DIFFERENT
+cmp -s "$out/base.out" "$out/new.out" && same=identical
+printf '%s | base wall %s s, cpu %s s, rss %s KB | new wall %s s, cpu %s s, rss %s KB | output %s\n' \
+  "$label" "${wall[base]}" "${cpu[base]}" "${rss[base]}" "${wall[new]}" "${cpu[new]}" \
+  "${rss[new]}" "$same"
