@@ -36,8 +36,8 @@ NonAsciiBlockClass ClassifyNonAsciiScalar(bool word, const char* block, size_t a
   while (high != 0) {
     const auto i = static_cast<uint32_t>(__builtin_ctzll(high));
     const DecodedCodePoint d = DecodeUtf8(block + i, end);
-    result.segment_leads |= IsSegmentLeadByte(static_cast<unsigned char>(block[i]));
     const bool in_token = InToken(word, word_bits, d);
+    result.segment_leads |= in_token && IsSegmentLeadByte(static_cast<unsigned char>(block[i]));
     const uint32_t stop = i + d.length;
     const uint64_t bits = BitRange(i, stop > kBlock ? kBlock : stop);
     if (in_token) result.token_bits |= bits;

@@ -56,9 +56,10 @@ struct NonAsciiBlockClass {
   // that code point is in a token. 0 when none runs past the end.
   uint32_t spill_length = 0;
   bool spill_in_token = false;
-  // kWord: some code point (or invalid subpart) that starts in this block has
-  // a lead byte of text/script_segments.h's IsSegmentLeadByte set: its
-  // tokens may need script segmentation. Unspecified for kWhitespace.
+  // kWord: some code point that starts in this block and is in a token has a
+  // lead byte of text/script_segments.h's IsSegmentLeadByte set: its token
+  // may need script segmentation. (Code points outside tokens do not count:
+  // U+FFFD, lead EF, fills repaired 8-bit text.) Unspecified for kWhitespace.
   bool segment_leads = false;
 };
 

@@ -181,14 +181,14 @@ NEARDUP_NON_ASCII_TARGET __attribute__((always_inline)) inline bool ClassifyBloc
   // Second bytes: E0 A0..BF, ED 80..9F, F0 90..BF, F4 80..8F (no test for
   // blocks of 2-byte code points only: Latin, Greek, Cyrillic text).
   uint64_t bad_second = 0;
-  bool segment_leads = false;
+  uint64_t segment_lead_bytes = 0;
   if (lead34 != 0) {
     // IsSegmentLeadByte (text/script_segments.h): E0 E1 E3..EA EF F0.
     const __mmask64 not_segment =
         _mm512_cmpeq_epi8_mask(v, Bytes(0xE2)) |
         _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, Bytes(0xEB)), Bytes(4)) |
         _mm512_cmpgt_epu8_mask(v, Bytes(0xF0));
-    segment_leads = (lead34 & ~not_segment) != 0;
+    segment_lead_bytes = lead34 & ~not_segment;
     const __mmask64 e0 = _mm512_cmpeq_epi8_mask(v, Bytes(0xE0));
     const __mmask64 ed = _mm512_cmpeq_epi8_mask(v, Bytes(0xED));
     const __mmask64 f0 = _mm512_cmpeq_epi8_mask(v, Bytes(0xF0));
@@ -245,7 +245,6 @@ NEARDUP_NON_ASCII_TARGET __attribute__((always_inline)) inline bool ClassifyBloc
   uint64_t token_leads = _mm512_mask_test_epi8_mask(lead23, class_byte, bit);
   if (gather != 0) token_leads |= GatherClasses(block, available, gather);
   NonAsciiBlockClass result;
-  result.segment_leads = segment_leads;
   result.token_bits = token_leads | (token_leads << 1) | ((token_leads & lead3) << 2);
   // The code point that runs past the block, if any, without a branch (CJK
   // text has one in most blocks): a lead at 63 leaves 1 (2-byte) or 2
@@ -267,6 +266,10 @@ NEARDUP_NON_ASCII_TARGET __attribute__((always_inline)) inline bool ClassifyBloc
       result.spill_in_token = IsNonAsciiWordCodePoint(d.code_point);
     }
   }
+  // Only leads of code points in tokens (4-byte ones included, so after
+  // the loop above): U+FFFD (lead EF), which repaired 8-bit mail text is
+  // full of, is not a word character.
+  result.segment_leads = (segment_lead_bytes & result.token_bits) != 0;
   *out = result;
   return true;
 }

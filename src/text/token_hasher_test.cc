@@ -368,6 +368,53 @@ TEST(TokenHasherDifferentialTest, SegmentedCjkEqualsTheReferenceOnEveryPath) {
   }
 }
 
+// Segment leads outside tokens (U+FFFD from invalid bytes, lead EF; the
+// fullwidth comma U+FF0C) and inside them only in 4-byte code points (CJK
+// extension B, lead F0) or 3-byte ones far apart: the scanner's flag for
+// "a token may need segmentation" counts only leads of token code points, and
+// must still see every one (the 4-byte ones are classified last).
+std::string RandomSparseLeadText(SplitMix64* rng, size_t length) {
+  static const char* const kPieces[] = {"word",
+                                        " ",
+                                        "  ",
+                                        "\xFF",
+                                        "\xEF\xBF\xBD",
+                                        "\n",
+                                        "caf\xC3\xA9",
+                                        "\xEF\xBC\x8C",
+                                        "\xF0\xA0\x80\x80",
+                                        "\xF0\x9F\x98\x80",
+                                        "x",
+                                        "12",
+                                        "\xE6\xBC\xA2"};
+  std::string text;
+  while (text.size() < length) {
+    const uint64_t r = rng->Next();
+    // Mostly ASCII words and invalid bytes; a lead-byte piece rarely.
+    const size_t piece = r % 64 < 60 ? r % 8 : 8 + (r >> 8) % 5;
+    text.append(kPieces[piece]);
+  }
+  return text;
+}
+
+TEST(TokenHasherDifferentialTest, SparseSegmentLeadsEqualTheReferenceOnEveryPath) {
+  SplitMix64 rng(31);
+  Recipe recipe;  // segment_scripts "characters"
+  Result<TokenHasher> reference = TokenHasher::Create(recipe, CpuPath::kReference);
+  ASSERT_TRUE(reference.ok());
+  for (int round = 0; round < 120; ++round) {
+    const std::string text =
+        std::string(round % 64, 'y') + RandomSparseLeadText(&rng, 1 + rng.Next() % 3000);
+    const Stream want = RunPath(*reference, text, false);
+    for (CpuPath path : SupportedCpuPaths()) {
+      Result<TokenHasher> fast = TokenHasher::Create(recipe, path);
+      ASSERT_TRUE(fast.ok());
+      ASSERT_EQ(RunPath(*fast, text, true).hashes, want.hashes)
+          << CpuPathName(path) << " round " << round;
+    }
+  }
+}
+
 TEST(TokenScannerTest, SpansEqualForEachTokenOnEveryPath) {
   SplitMix64 rng(77);
   for (int round = 0; round < 200; ++round) {
