@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "io/json_unescape.h"
+#include "io/jsonl_flat_record.h"
 #include "io/line_reader.h"
 #include "text/utf8.h"
 
@@ -140,6 +141,7 @@ struct JsonlRecordParser::State {
   od::parser parser;
   std::string repaired;  // a line with invalid UTF-8 replaced, plus padding
   TextArena arena;       // Parse's unescaped strings
+  bool flat_shortcut = true;
 };
 
 JsonlRecordParser::JsonlRecordParser(std::string text_field, std::string id_field)
@@ -149,6 +151,8 @@ JsonlRecordParser::JsonlRecordParser(std::string text_field, std::string id_fiel
 }
 
 JsonlRecordParser::~JsonlRecordParser() = default;
+
+void JsonlRecordParser::SetFlatShortcutForTest(bool on) { state_->flat_shortcut = on; }
 
 Status JsonlRecordParser::Parse(std::string_view line, Document* doc, bool* has_id,
                                 bool* replaced_utf8) {
@@ -175,6 +179,12 @@ Status JsonlRecordParser::ParseRecord(std::string_view line, TextArena* arena,
     return InvalidArgumentError("line of " + std::to_string(line.size()) +
                                 " bytes exceeds the JSON parser's limit of " +
                                 std::to_string(parser.max_capacity()) + " bytes");
+  }
+  // The common flat object of strings and numbers, without simdjson
+  // (jsonl_flat_record.h: the same record, or false for simdjson to decide).
+  if (state_->flat_shortcut &&
+      TryParseFlatRecord(line, state_->text_field, state_->id_field, arena, record)) {
+    return Status();
   }
   if (line.size() > parser.capacity()) {
     // Grow geometrically: lines that creep upwards would otherwise reallocate

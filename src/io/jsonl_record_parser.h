@@ -69,6 +69,10 @@ class JsonlRecordParser {
   // REQUIRES: as Parse.
   Status ParseRecord(std::string_view line, TextArena* arena, JsonlRecord* record);
 
+  // Whether ParseRecord first tries io/jsonl_flat_record.h's shortcut (on by
+  // default; off only to compare the two routes in tests).
+  void SetFlatShortcutForTest(bool on);
+
  private:
   struct State;
   std::unique_ptr<State> state_;
