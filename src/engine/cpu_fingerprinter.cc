@@ -153,7 +153,9 @@ class CpuFingerprinter final : public Fingerprinter {
   void Accumulate(std::string_view text, Workspace* ws, internal::TextStats* stats) const {
     ws->simhash.Reset();
     ws->bottom_k.Reset();
-    ws->kvalue.Reset();
+    // k-value MinHash is only added to when selected; its Reset fills
+    // k values and k flags (1.1 KB a document at k = 128).
+    if (selection_.kvalue_minhash) ws->kvalue.Reset();
     ws->chunks.Reset();
     if (token_hasher_.path() == internal::CpuPath::kReference) {
       AddFeaturesReference(text, ws, stats);
