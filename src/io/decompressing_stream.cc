@@ -263,13 +263,18 @@ Result<std::unique_ptr<ByteStream>> OpenDecompressed(std::unique_ptr<ByteStream>
   switch (detected) {
     case Compression::kGzip:
       if (stream->HasEnd()) {
+        // A member's end is found only by searching for the next one: 16 MiB
+        // of compressed text is already ~48-64 MiB decoded (the most held
+        // whole), and one big member (gzip's, pigz's) then wastes little.
+        ParallelFrameOptions gzip_options = options;
+        gzip_options.max_frame_bytes = size_t{16} << 20;
         return MakeParallelFrameStream(
             std::move(stream), MakeGzipMemberFormat(),
             [source](std::unique_ptr<ByteStream> raw, uint64_t offset) {
               return std::unique_ptr<ByteStream>(
                   std::make_unique<GzipStream>(std::move(raw), source, offset));
             },
-            options);
+            gzip_options);
       }
       return std::unique_ptr<ByteStream>(std::make_unique<GzipStream>(std::move(stream), source));
     case Compression::kZstd:

@@ -20,13 +20,15 @@ namespace {
 constexpr size_t kReadBytes = size_t{1} << 20;
 
 // A run of whole frames: their compressed bytes, and once its task has run,
-// their decoded bytes.
+// their decoded bytes. Jobs are reused, keeping their buffers: fresh pages
+// for every job cost more (page faults, zeroing) than the copies.
 struct FrameJob {
   std::string compressed;
   std::vector<FrameSplit> frames;
   uint64_t offset = 0;  // of compressed[0] in the file
   size_t decoded_bytes = 0;
-  std::string decoded;
+  std::unique_ptr<char[]> decoded;  // decoded_bytes of it filled, once ok
+  size_t decoded_capacity = 0;
   bool ok = false;
   tbb::task_group task;
 };
@@ -64,13 +66,14 @@ class ParallelFrameStream final : public ByteStream {
         HandOver(0);
         continue;
       }
-      if (served_ < front.decoded.size()) {
-        const size_t n = std::min(size, front.decoded.size() - served_);
-        std::memcpy(buffer, front.decoded.data() + served_, n);
+      if (served_ < front.decoded_bytes) {
+        const size_t n = std::min(size, front.decoded_bytes - served_);
+        std::memcpy(buffer, front.decoded.get() + served_, n);
         served_ += n;
         return n;
       }
       decoded_in_flight_ -= front.decoded_bytes;
+      Recycle(std::move(jobs_.front()));
       jobs_.pop_front();
       served_ = 0;
     }
@@ -83,7 +86,7 @@ class ParallelFrameStream final : public ByteStream {
   Status Schedule() {
     while (tail_ == nullptr && jobs_.size() < options_.jobs_in_flight &&
            (jobs_.empty() || decoded_in_flight_ < options_.max_decoded_in_flight)) {
-      auto job = std::make_unique<FrameJob>();
+      std::unique_ptr<FrameJob> job = NewJob();
       job->offset = pending_offset_ + pending_begin_;
       bool hand_over = false;
       bool end = false;
@@ -130,17 +133,36 @@ class ParallelFrameStream final : public ByteStream {
     }
   }
 
+  std::unique_ptr<FrameJob> NewJob() {
+    if (spare_jobs_.empty()) return std::make_unique<FrameJob>();
+    std::unique_ptr<FrameJob> job = std::move(spare_jobs_.back());
+    spare_jobs_.pop_back();
+    job->compressed.clear();
+    job->frames.clear();
+    job->decoded_bytes = 0;
+    job->ok = false;
+    return job;
+  }
+
+  void Recycle(std::unique_ptr<FrameJob> job) {
+    if (spare_jobs_.empty()) spare_jobs_.push_back(std::move(job));
+  }
+
   void Start(std::unique_ptr<FrameJob> job) {
     decoded_in_flight_ += job->decoded_bytes;
     FrameJob* raw_job = job.get();
     const FrameFormat* format = format_.get();
     raw_job->task.run([raw_job, format] {
-      raw_job->decoded.resize(raw_job->decoded_bytes);
+      if (raw_job->decoded_capacity < raw_job->decoded_bytes) {
+        raw_job->decoded.reset();  // not zeroed: every byte is decoded into
+        raw_job->decoded.reset(new char[raw_job->decoded_bytes]);
+        raw_job->decoded_capacity = raw_job->decoded_bytes;
+      }
       size_t in = 0, out = 0;
       for (const FrameSplit& frame : raw_job->frames) {
         if (!format->Decode(
                 std::string_view(raw_job->compressed).substr(in, frame.compressed_bytes),
-                raw_job->decoded.data() + out, frame.decoded_bytes)) {
+                raw_job->decoded.get() + out, frame.decoded_bytes)) {
           return;
         }
         in += frame.compressed_bytes;
@@ -152,6 +174,11 @@ class ParallelFrameStream final : public ByteStream {
   }
 
   Status ReadMore() {
+    // Room for the longest search at once: no copies as the buffer grows,
+    // and pages are only touched as bytes are read into them.
+    if (pending_.capacity() < options_.max_frame_bytes + kReadBytes) {
+      pending_.reserve(options_.max_frame_bytes + kReadBytes);
+    }
     if (pending_begin_ > 0) {
       pending_offset_ += pending_begin_;
       pending_.erase(0, pending_begin_);
@@ -228,10 +255,11 @@ class ParallelFrameStream final : public ByteStream {
   bool at_end_ = false;
   Status failed_read_;
   std::deque<std::unique_ptr<FrameJob>> jobs_;
-  size_t decoded_in_flight_ = 0;        // decoded bytes of jobs_
-  size_t served_ = 0;                   // bytes of jobs_.front() already returned
-  std::unique_ptr<ByteStream> tail_;    // decodes what follows jobs_, once set
-  std::unique_ptr<ByteStream> serial_;  // tail_, once jobs_ are served
+  std::vector<std::unique_ptr<FrameJob>> spare_jobs_;  // one served, for reuse
+  size_t decoded_in_flight_ = 0;                       // decoded bytes of jobs_
+  size_t served_ = 0;                                  // bytes of jobs_.front() already returned
+  std::unique_ptr<ByteStream> tail_;                   // decodes what follows jobs_, once set
+  std::unique_ptr<ByteStream> serial_;                 // tail_, once jobs_ are served
 };
 
 }  // namespace
