@@ -9,6 +9,7 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
 # libpq (libpq-dev) for the PostgreSQL result sink (src/sink/), optional.
 option(NEARDUP_WITH_POSTGRESQL "Build the PostgreSQL result sink when libpq is found" ON)
 set(NEARDUP_HAVE_LIBPQ FALSE)

@@ -3,8 +3,8 @@
 #   find_package(neardup REQUIRED)
 #   target_link_libraries(app PRIVATE neardup::core)
 # The libraries are static; their private dependencies (TBB, simdjson,
-# SQLite, zlib, zstd, utf8proc, xxHash, OpenSSL's libcrypto) are found again by
-# the package config.
+# SQLite, zlib, zstd, libdeflate, utf8proc, xxHash, OpenSSL's libcrypto) are
+# found again by the package config.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 

@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libfaiss-dev
   openmpi-bin libopenmpi-dev
   gzip zstd
+  libdeflate-dev
   libpoppler-cpp-dev libzip-dev libxml2-dev libgumbo-dev libtesseract-dev tesseract-ocr-eng
   pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pytest
   python3-setuptools python3-wheel python3-venv

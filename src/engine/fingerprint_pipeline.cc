@@ -17,6 +17,7 @@
 #include "engine/batches_in_flight.h"
 #include "io/document_block.h"
 #include "io/jsonl_record_parser.h"
+#include "io/mapped_input.h"
 
 namespace neardup {
 namespace {
@@ -98,8 +99,12 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
     return batch.release();
   };
 
+  // Pages of delivered chunks, given back by the parallel parse filter.
+  internal::PageReleaseQueue releases;
+
   // Parallel: parse a chunk's lines.
   auto parse = [&](Batch* batch) -> Batch* {
+    releases.ReleaseAll();
     if (batch->block.jsonl) {
       std::unique_ptr<internal::JsonlRecordParser>& parser = parsers.local();
       if (parser == nullptr) {
@@ -141,9 +146,10 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
     // Blocks finish in order: the mapped pages before this one's end are
     // done with, now that the sink has seen the views into them (giving
     // them back before would fault them in again for the ids it copies).
+    // They are given back by a later parse, off this serial filter.
     const DocumentBlock& block = batch->block;
     if (block.jsonl && block.chunk.mapping != nullptr) {
-      block.chunk.mapping->Release(block.chunk.mapped, block.chunk.size);
+      releases.Add(block.chunk.mapping, block.chunk.mapped, block.chunk.size);
     }
     // Documents read before a failure are delivered; the failure after them.
     if (status.ok()) status = read_status;

@@ -1,24 +1,24 @@
 #include "io/decompressing_stream.h"
 
+#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <utility>
 
 #include "io/byte_stream.h"
-#include "io/parallel_zstd_stream.h"
+#include "io/compressed_frames.h"
+#include "io/parallel_frame_stream.h"
 #include "neardup/check.h"
 
 namespace neardup::internal {
 namespace {
 
 constexpr size_t kInputBufferBytes = 64 * 1024;
-// Compressed bytes read ahead to find where a frame ends before giving up on
-// splitting the file into frames.
-constexpr size_t kMaxFrameSearchBytes = size_t{64} << 20;
 
 // pzstd starts its files with a skippable frame (magic 0x184D2A5?, little
 // endian) that records the next frame's size; libzstd skips such frames.
@@ -83,8 +83,8 @@ class DeferredError {
 
 class GzipStream final : public ByteStream {
  public:
-  GzipStream(std::unique_ptr<ByteStream> raw, std::string source)
-      : input_(std::move(raw)), source_(std::move(source)) {
+  GzipStream(std::unique_ptr<ByteStream> raw, std::string source, uint64_t offset = 0)
+      : input_(std::move(raw), offset), source_(std::move(source)) {
     std::memset(&z_, 0, sizeof(z_));
     // 16 + MAX_WBITS: gzip wrapper only, largest window.
     int rc = inflateInit2(&z_, 16 + MAX_WBITS);
@@ -249,19 +249,44 @@ Result<std::unique_ptr<ByteStream>> OpenDecompressed(std::unique_ptr<ByteStream>
   }
   if (compression != nullptr) *compression = detected;
   std::unique_ptr<ByteStream> stream = MakePrefixedStream(std::move(prefix), std::move(raw));
+  // Files (not pipes: their first bytes are not held back to read ahead)
+  // are split into frames or members decoded as oneTBB tasks; gzip even on
+  // one thread, for libdeflate's speed.
+  // The arena's concurrency does not see a global_control limit (--threads).
+  const size_t threads =
+      std::min(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
+               tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  ParallelFrameOptions options;
+  options.jobs_in_flight = 2 * threads;
+  // Enough to keep every thread decoding members of up to 16 MiB.
+  options.max_decoded_in_flight = (threads + 1) * (size_t{16} << 20);
   switch (detected) {
     case Compression::kGzip:
+      if (stream->HasEnd()) {
+        // A member's end is found only by searching for the next one: 16 MiB
+        // of compressed text is already ~48-64 MiB decoded (the most held
+        // whole), and one big member (gzip's, pigz's) then wastes little.
+        ParallelFrameOptions gzip_options = options;
+        gzip_options.max_frame_bytes = size_t{16} << 20;
+        return MakeParallelFrameStream(
+            std::move(stream), MakeGzipMemberFormat(),
+            [source](std::unique_ptr<ByteStream> raw, uint64_t offset) {
+              return std::unique_ptr<ByteStream>(
+                  std::make_unique<GzipStream>(std::move(raw), source, offset));
+            },
+            gzip_options);
+      }
       return std::unique_ptr<ByteStream>(std::make_unique<GzipStream>(std::move(stream), source));
     case Compression::kZstd:
-      if (stream->HasEnd() && tbb::this_task_arena::max_concurrency() > 1) {
+      if (stream->HasEnd() && threads > 1) {
         // A file may hold many frames (pzstd's), decoded in parallel.
-        return MakeParallelZstdStream(
-            std::move(stream),
+        return MakeParallelFrameStream(
+            std::move(stream), MakeZstdFrameFormat(),
             [source](std::unique_ptr<ByteStream> raw, uint64_t offset) {
               return std::unique_ptr<ByteStream>(
                   std::make_unique<ZstdStream>(std::move(raw), source, offset));
             },
-            2 * static_cast<size_t>(tbb::this_task_arena::max_concurrency()), kMaxFrameSearchBytes);
+            options);
       }
       return std::unique_ptr<ByteStream>(std::make_unique<ZstdStream>(std::move(stream), source));
     case Compression::kNone:

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <utility>
 
 namespace neardup::internal {
 
@@ -53,6 +54,24 @@ void MappedInput::Release(const char* begin, size_t size) const {
   const uintptr_t first = reinterpret_cast<uintptr_t>(begin) / page * page;
   const uintptr_t last = (reinterpret_cast<uintptr_t>(begin) + size) / page * page;
   if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+void PageReleaseQueue::Add(std::shared_ptr<const MappedInput> mapping, const char* begin,
+                           size_t size) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ranges_.push_back(Range{std::move(mapping), begin, size});
+}
+
+void PageReleaseQueue::ReleaseAll() {
+  std::vector<Range> ranges;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (ranges_.empty()) return;
+    ranges.swap(ranges_);
+  }
+  // Ranges of one mapping are disjoint but for a boundary page, which the
+  // later range releases; both chunks were delivered before either was added.
+  for (const Range& range : ranges) range.mapping->Release(range.begin, range.size);
 }
 
 MappedInput::~MappedInput() { ::munmap(const_cast<char*>(data_), mapped_); }
