@@ -88,6 +88,12 @@ class LshIndex {
   // unchanged. Large batches hash bands and fill the band tables on all cores.
   Status InsertBulk(std::span<const uint64_t> doc_ids,
                     std::span<const uint64_t> sketches_row_major);
+  // InsertBulk with sketches[i] the sketch of doc_ids[i], wherever each lies
+  // (no copy into one array first); InvalidArgument, before anything is
+  // inserted, unless there are as many sketches as ids, each of num_hashes
+  // values. Each band reads only its rows of every sketch.
+  Status InsertBulkSpans(std::span<const uint64_t> doc_ids,
+                         std::span<const std::span<const uint64_t>> sketches);
 
   // Makes room for num_documents documents in total (stored ones included)
   // so that inserting up to that many never grows an array or a table: no

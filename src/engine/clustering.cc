@@ -1,5 +1,8 @@
 #include "neardup/clustering.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
@@ -9,6 +12,13 @@
 #include "neardup/union_find.h"
 
 namespace neardup {
+namespace {
+
+// Pairs per task of the passes over all pairs (the check, the leader rule's
+// (b, a) copy): large enough that a task is not all overhead.
+constexpr size_t kPairGrain = size_t{1} << 14;
+
+}  // namespace
 
 Result<ClusterRule> ParseClusterRule(std::string_view name) {
   if (name == "components") return ClusterRule::kComponents;
@@ -28,12 +38,20 @@ Result<KeepRule> ParseKeepRule(std::string_view name) {
 Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
                                                std::span<const SimilarPair> pairs,
                                                ClusterRule rule) {
-  for (const SimilarPair& pair : pairs) {
-    if (!(pair.a < pair.b && pair.b < num_documents)) {
-      return InvalidArgumentError("pair (" + std::to_string(pair.a) + ", " +
-                                  std::to_string(pair.b) + ") must have a < b < the " +
-                                  std::to_string(num_documents) + " documents");
-    }
+  // The first malformed pair, found on all cores.
+  const size_t bad = tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, pairs.size(), kPairGrain), pairs.size(),
+      [&](const tbb::blocked_range<size_t>& range, size_t found) {
+        for (size_t i = range.begin(); i != range.end() && i < found; ++i) {
+          if (!(pairs[i].a < pairs[i].b && pairs[i].b < num_documents)) return i;
+        }
+        return found;
+      },
+      [](size_t x, size_t y) { return std::min(x, y); });
+  if (bad != pairs.size()) {
+    return InvalidArgumentError("pair (" + std::to_string(pairs[bad].a) + ", " +
+                                std::to_string(pairs[bad].b) + ") must have a < b < the " +
+                                std::to_string(num_documents) + " documents");
   }
   std::vector<uint64_t> cluster_of(num_documents);
   if (rule == ClusterRule::kComponents) {
@@ -45,9 +63,13 @@ Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
   }
   // Leader: visit documents in order; each looks at its earlier neighbours
   // (sorted by b, then a) and joins the first one that is a leader.
-  std::vector<std::pair<uint64_t, uint64_t>> earlier;  // (b, a)
-  earlier.reserve(pairs.size());
-  for (const SimilarPair& pair : pairs) earlier.emplace_back(pair.b, pair.a);
+  std::vector<std::pair<uint64_t, uint64_t>> earlier(pairs.size());  // (b, a)
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), kPairGrain),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        earlier[i] = {pairs[i].b, pairs[i].a};
+                      }
+                    });
   // (b, a) are distinct, so the order is total: the same at any thread count.
   tbb::parallel_sort(earlier.begin(), earlier.end());
   std::vector<bool> is_leader(num_documents, false);

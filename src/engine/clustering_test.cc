@@ -2,8 +2,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
+#include <algorithm>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "util/mix.h"
 
 namespace neardup {
 namespace {
@@ -71,6 +77,63 @@ TEST(ClusteringTest, PairsOutOfOrderOrRangeAreAnErrorNotAnAbort) {
       EXPECT_EQ(clusters.status().code(), StatusCode::kInvalidArgument);
       EXPECT_THAT(clusters.status().message(), ::testing::HasSubstr("a < b < the 3 documents"));
     }
+  }
+}
+
+// The leader rule as its definition reads: each document, in order, joins
+// its first (smallest) earlier neighbour that leads a cluster.
+std::vector<uint64_t> LeaderClustersByDefinition(uint64_t n,
+                                                 const std::vector<SimilarPair>& pairs) {
+  std::vector<std::vector<uint64_t>> earlier(n);
+  for (const SimilarPair& pair : pairs) earlier[pair.b].push_back(pair.a);
+  std::vector<uint64_t> cluster_of(n);
+  for (uint64_t doc = 0; doc < n; ++doc) {
+    std::sort(earlier[doc].begin(), earlier[doc].end());
+    cluster_of[doc] = doc;
+    for (uint64_t a : earlier[doc]) {
+      if (cluster_of[a] == a) {
+        cluster_of[doc] = a;
+        break;
+      }
+    }
+  }
+  return cluster_of;
+}
+
+// Many pairs (several tasks of the parallel passes) in random order: the
+// same clusters at every thread count, the leader rule's by definition, and
+// the first malformed pair named whichever task finds it.
+TEST(ClusteringTest, ManyPairsGiveTheSameClustersAtEveryThreadCount) {
+  const uint64_t n = 30000;
+  internal::SplitMix64 rng(5);
+  std::vector<SimilarPair> pairs;
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
+  while (pairs.size() < 60000) {
+    const uint64_t a = rng.Next() % n;
+    const uint64_t b = a + 1 + rng.Next() % 40;
+    if (b >= n) continue;
+    seen.emplace_back(a, b);
+    pairs.push_back(SimilarPair{a, b, 0.9, -1});
+  }
+  // Unique pairs, as the verification stage gives them.
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  pairs.clear();
+  for (const auto& [a, b] : seen) pairs.push_back(SimilarPair{a, b, 0.9, -1});
+  for (size_t i = pairs.size() - 1; i > 0; --i) std::swap(pairs[i], pairs[rng.Next() % (i + 1)]);
+  const std::vector<uint64_t> leaders = LeaderClustersByDefinition(n, pairs);
+  const std::vector<uint64_t> components = *ClusterDocuments(n, pairs, ClusterRule::kComponents);
+  EXPECT_NE(leaders, components);
+  std::vector<SimilarPair> malformed = pairs;
+  malformed[40000] = SimilarPair{7, 7, 0.9, -1};
+  malformed[50000] = SimilarPair{1, n, 0.9, -1};
+  for (int threads : {1, 2, 3}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    EXPECT_EQ(*ClusterDocuments(n, pairs, ClusterRule::kLeader), leaders) << threads;
+    EXPECT_EQ(*ClusterDocuments(n, pairs, ClusterRule::kComponents), components) << threads;
+    Result<std::vector<uint64_t>> bad = ClusterDocuments(n, malformed, ClusterRule::kLeader);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("pair (7, 7)"));
   }
 }
 

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +83,7 @@ Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint
                                static_cast<int>(range.end - range.begin)));
   // The documents with a sketch, in order (one light pass: the checks).
   std::vector<uint64_t> ids;
+  std::vector<std::span<const uint64_t>> sketches;
   for (size_t i = 0; i < fingerprints.size(); ++i) {
     const KValueSketch& sketch = fingerprints[i].kvalue_minhash;
     if (fingerprints[i].num_tokens == 0 || sketch.empty) continue;
@@ -93,31 +93,15 @@ Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint
                                   " values; the recipe says " + std::to_string(num_hashes));
     }
     ids.push_back(i);
+    sketches.emplace_back(sketch.values);
   }
   // Sized once for every document: no table regrowth (and its transient
-  // doubling) while inserting.
+  // doubling) while inserting. The sketches are read where they lie (each
+  // band reads its rows of each), not copied into one array first: that copy
+  // was a fresh 1 KB per document (k = 128) whose page faults did not scale
+  // with threads.
   NEARDUP_RETURN_IF_ERROR(index.Reserve(ids.size()));
-  // Sketches are copied into the row-major layout InsertBulk takes a slice at
-  // a time, so the copy stays small (64 Ki documents: 64 MiB at k = 128)
-  // instead of doubling the sketches' memory. The copy runs on all cores
-  // into a buffer never zero-filled (the pages are first touched there).
-  constexpr size_t kSliceDocuments = size_t{1} << 16;
-  const size_t k = static_cast<size_t>(num_hashes);
-  const size_t slice_capacity = std::min(ids.size(), kSliceDocuments);
-  const std::unique_ptr<uint64_t[]> sketches(new uint64_t[slice_capacity * k]);
-  for (size_t first = 0; first < ids.size(); first += kSliceDocuments) {
-    const size_t count = std::min(kSliceDocuments, ids.size() - first);
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1024),
-                      [&](const tbb::blocked_range<size_t>& range) {
-                        for (size_t i = range.begin(); i != range.end(); ++i) {
-                          const std::vector<uint64_t>& values =
-                              fingerprints[ids[first + i]].kvalue_minhash.values;
-                          std::copy(values.begin(), values.end(), sketches.get() + i * k);
-                        }
-                      });
-    NEARDUP_RETURN_IF_ERROR(index.InsertBulk(std::span(ids).subspan(first, count),
-                                             std::span(sketches.get(), count * k)));
-  }
+  NEARDUP_RETURN_IF_ERROR(index.InsertBulkSpans(ids, sketches));
   std::vector<std::pair<uint64_t, uint64_t>> pairs = index.AllPairCandidates();
   candidates.resize(pairs.size());
   tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), 1 << 14),

@@ -73,9 +73,6 @@ constexpr size_t kParallelInsertThreshold = 4096;
 // Band keys of one sketch into a caller buffer, stack-allocated for up to
 // kInlineBands bands.
 constexpr int kInlineBands = 64;
-// InsertBulk hashes the band keys of at most this many documents into its
-// scratch buffer at a time (num_bands * 8 bytes each: 8 MiB at b = 16).
-constexpr size_t kKeyChunk = size_t{1} << 16;
 
 // Computes the band keys of one sketch and prefetches each band's table
 // position as soon as its key is known, so that the memory accesses overlap
@@ -184,8 +181,17 @@ using Pair = std::pair<uint64_t, uint64_t>;
 
 // Slots per task of AllPairCandidates: a task walks the chains whose heads
 // lie in its slot range, so that every band splits into many tasks and the
-// grouping uses every core even when there are fewer bands than cores.
+// grouping uses every core even when there are fewer bands than cores. At
+// most kGroupSlots, and small enough that a band has about kGroupTasks tasks
+// (an index of few documents with many candidate pairs, where one band's
+// chains emit most of them, still splits), but no fewer than kMinGroupSlots.
 constexpr size_t kGroupSlots = size_t{1} << 15;
+constexpr size_t kMinGroupSlots = size_t{1} << 10;
+constexpr size_t kGroupTasks = 16;
+
+size_t GroupSlots(size_t num_documents) {
+  return std::clamp(num_documents / kGroupTasks, kMinGroupSlots, kGroupSlots);
+}
 
 // heads[slot] = the head slot of slot's chain in `band` (itself when alone),
 // for the chains whose heads lie in [begin, end).
@@ -278,6 +284,142 @@ Status InsertIdsSerial(LshIndexState& s, std::span<const uint64_t> doc_ids) {
   return Status::Ok();
 }
 
+bool ContainsId(const LshIndexState& s, uint64_t doc_id) {
+  return s.id_table.Find(internal::Mix64(doc_id), [&](uint32_t slot) {
+    return s.doc_ids[slot] == doc_id;
+  }) != SlotTable::kNotFound;
+}
+
+// InsertBulk hashes the band keys of at most this many documents into its
+// scratch buffer at a time (num_bands * 8 bytes each: 1 MiB at b = 16, kept
+// in cache between the hashing and the table pass; allocated once per call,
+// so its page faults are paid once).
+constexpr size_t kKeyChunk = size_t{1} << 13;
+// Table prefetches run 24 documents ahead: a miss into a 16 MB table costs
+// about 0.1 us here, and 24 measured 10-15% faster than 8.
+constexpr uint32_t kTablePrefetch = 24;
+
+// Links slots [first, first + count) of `band` into their keys' chains;
+// band_keys[i] is the key of slot first + i.
+void FillBand(LshBand& band, uint32_t first, size_t count, const uint64_t* band_keys) {
+  ChainLink* const links = band.links.data();
+  band.table.FindOrInsertRange(
+      first, static_cast<uint32_t>(first + count), kTablePrefetch,
+      [band_keys, first](uint32_t slot) { return band_keys[slot - first]; }, band.keys.data(),
+      [links](uint32_t slot) {
+        links[slot] = ChainLink{kNoSlot, kNoSlot};
+      },
+      [links](uint32_t slot, uint32_t head) {
+        // `slot` becomes the head of its key's chain.
+        links[slot] = ChainLink{head, kNoSlot};
+        links[head].prev = slot;
+        return slot;
+      });
+}
+
+// Inserts the ids of slots [first, first + count) (already in s.doc_ids)
+// into the id table. REQUIRES: validated as new and unique; the table
+// reserved for them.
+void FillIdTable(LshIndexState& s, size_t first, size_t count) {
+  const size_t end = first + count;
+  for (size_t slot = first; slot < end; ++slot) {
+    if (slot + kTablePrefetch < end) {
+      s.id_table.Prefetch(internal::Mix64(s.doc_ids[slot + kTablePrefetch]));
+    }
+    const uint64_t id = s.doc_ids[slot];
+    const bool inserted = s.id_table
+                              .FindOrInsert(internal::Mix64(id), static_cast<uint32_t>(slot),
+                                            [&](uint32_t other) { return s.doc_ids[other] == id; })
+                              .second;
+    NEARDUP_CHECK(inserted) << "doc_id " << id << " was validated as new";
+  }
+}
+
+// InsertBulk and InsertBulkSpans: sketch_of(i) points at doc_ids[i]'s num_hashes
+// values (sizes checked by the caller).
+template <typename SketchOf>
+Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids,
+                    const SketchOf& sketch_of) {
+  const size_t m = doc_ids.size();
+  const size_t base = s.doc_ids.size();
+  if (m > kMaxDocuments - base) {
+    return ResourceExhaustedError("inserting " + std::to_string(m) + " documents into " +
+                                  std::to_string(base) + " would exceed the LSH index maximum of " +
+                                  std::to_string(kMaxDocuments));
+  }
+  if (m == 0) return Status::Ok();
+  const bool parallel = m >= kParallelInsertThreshold;
+
+  if (!parallel) {
+    NEARDUP_RETURN_IF_ERROR(InsertIdsSerial(s, doc_ids));
+  } else {
+    // Validate everything before changing anything.
+    std::vector<uint64_t> sorted_ids(doc_ids.begin(), doc_ids.end());
+    tbb::parallel_sort(sorted_ids.begin(), sorted_ids.end());
+    const auto repeated = std::adjacent_find(sorted_ids.begin(), sorted_ids.end());
+    if (repeated != sorted_ids.end()) {
+      return InvalidArgumentError("doc_ids contains doc_id (" + std::to_string(*repeated) +
+                                  ") more than once");
+    }
+    const size_t first_present = tbb::parallel_reduce(
+        tbb::blocked_range<size_t>(0, m), m,
+        [&](const tbb::blocked_range<size_t>& r, size_t found) {
+          for (size_t i = r.begin(); i < r.end(); ++i) {
+            if (ContainsId(s, doc_ids[i])) return std::min(found, i);
+          }
+          return found;
+        },
+        [](size_t a, size_t b) { return std::min(a, b); });
+    if (first_present != m) {
+      return InvalidArgumentError("doc_id (" + std::to_string(doc_ids[first_present]) +
+                                  ") is already in the LSH index");
+    }
+    s.doc_ids.insert(s.doc_ids.end(), doc_ids.begin(), doc_ids.end());
+  }
+
+  const size_t total = base + m;
+  for (LshBand& band : s.bands) {
+    band.keys.resize(total);
+    band.links.resize(total);
+  }
+  if (parallel) s.id_table.Reserve(total);
+  // The new documents go in chunks: hash the chunk's band keys into a
+  // scratch buffer (band-major, full 64-bit keys), reading each sketch once
+  // and whole (the sketches may lie apart: one page, one TLB miss, per
+  // document rather than per document and band), then fill each band's
+  // table from it, which also writes the high halves into band.keys. The
+  // scratch keeps the band arrays at 4 bytes per key while the table pass
+  // still sees whole keys.
+  const int num_bands = s.params.num_bands;
+  const size_t chunk = std::min(m, kKeyChunk);
+  const std::unique_ptr<uint64_t[]> chunk_keys(new uint64_t[chunk * num_bands]);
+  for (size_t chunk_begin = 0; chunk_begin < m; chunk_begin += chunk) {
+    const size_t count = std::min(chunk, m - chunk_begin);
+    ForRange(count, parallel, [&](size_t begin, size_t end) {
+      uint64_t keys[kInlineBands];
+      std::vector<uint64_t> heap_keys(num_bands > kInlineBands ? num_bands : 0);
+      uint64_t* const band_keys = num_bands > kInlineBands ? heap_keys.data() : keys;
+      for (size_t i = begin; i < end; ++i) {
+        internal::ComputeBandKeys(s.params, sketch_of(chunk_begin + i), band_keys, s.first_band);
+        for (int b = 0; b < num_bands; ++b) chunk_keys[b * chunk + i] = band_keys[b];
+      }
+    });
+    // The id table and each band's table are independent: fill them
+    // concurrently, task `num_bands` being the id table (filled already on
+    // the serial path).
+    const auto first_slot = static_cast<uint32_t>(base + chunk_begin);
+    ForRange(num_bands + (parallel ? 1 : 0), parallel, [&](size_t begin, size_t end) {
+      for (size_t task = begin; task < end; ++task) {
+        if (task == static_cast<size_t>(num_bands)) {
+          FillIdTable(s, first_slot, count);
+        } else {
+          FillBand(s.bands[task], first_slot, count, chunk_keys.get() + task * chunk);
+        }
+      }
+    });
+  }
+  return Status::Ok();
+}
 }  // namespace
 
 LshIndex::LshIndex(std::unique_ptr<internal::LshIndexState> state) : state_(std::move(state)) {}
@@ -328,12 +470,7 @@ const LshParams& LshIndex::params() const { return state_->params; }
 int LshIndex::num_hashes() const { return state_->num_hashes; }
 size_t LshIndex::size() const { return state_->doc_ids.size(); }
 
-bool LshIndex::Contains(uint64_t doc_id) const {
-  const LshIndexState& s = *state_;
-  return s.id_table.Find(internal::Mix64(doc_id), [&](uint32_t slot) {
-    return s.doc_ids[slot] == doc_id;
-  }) != SlotTable::kNotFound;
-}
+bool LshIndex::Contains(uint64_t doc_id) const { return ContainsId(*state_, doc_id); }
 
 Status LshIndex::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
   LshIndexState& s = *state_;
@@ -370,8 +507,7 @@ Status LshIndex::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
 
 Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
                             std::span<const uint64_t> sketches_row_major) {
-  LshIndexState& s = *state_;
-  const size_t k = static_cast<size_t>(s.num_hashes);
+  const size_t k = static_cast<size_t>(state_->num_hashes);
   const size_t m = doc_ids.size();
   if (sketches_row_major.size() % k != 0 || sketches_row_major.size() / k != m) {
     return InvalidArgumentError("sketches_row_major size (" +
@@ -379,116 +515,26 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
                                 ") must equal the number of doc_ids (" + std::to_string(m) +
                                 ") times num_hashes (" + std::to_string(k) + ")");
   }
-  const size_t base = s.doc_ids.size();
-  if (m > kMaxDocuments - base) {
-    return ResourceExhaustedError("inserting " + std::to_string(m) + " documents into " +
-                                  std::to_string(base) + " would exceed the LSH index maximum of " +
-                                  std::to_string(kMaxDocuments));
-  }
-  if (m == 0) return Status::Ok();
-  const bool parallel = m >= kParallelInsertThreshold;
+  const uint64_t* const values = sketches_row_major.data();
+  return InsertBulkOf(*state_, doc_ids, [values, k](size_t i) { return values + i * k; });
+}
 
-  if (!parallel) {
-    NEARDUP_RETURN_IF_ERROR(InsertIdsSerial(s, doc_ids));
-  } else {
-    // Validate everything before changing anything.
-    std::vector<uint64_t> sorted_ids(doc_ids.begin(), doc_ids.end());
-    tbb::parallel_sort(sorted_ids.begin(), sorted_ids.end());
-    const auto repeated = std::adjacent_find(sorted_ids.begin(), sorted_ids.end());
-    if (repeated != sorted_ids.end()) {
-      return InvalidArgumentError("doc_ids contains doc_id (" + std::to_string(*repeated) +
-                                  ") more than once");
+Status LshIndex::InsertBulkSpans(std::span<const uint64_t> doc_ids,
+                                 std::span<const std::span<const uint64_t>> sketches) {
+  const size_t k = static_cast<size_t>(state_->num_hashes);
+  if (sketches.size() != doc_ids.size()) {
+    return InvalidArgumentError("sketches (" + std::to_string(sketches.size()) +
+                                ") must be as many as doc_ids (" + std::to_string(doc_ids.size()) +
+                                ")");
+  }
+  for (size_t i = 0; i < sketches.size(); ++i) {
+    if (sketches[i].size() != k) {
+      return InvalidArgumentError("sketch " + std::to_string(i) + " has " +
+                                  std::to_string(sketches[i].size()) + " values; num_hashes is " +
+                                  std::to_string(k));
     }
-    const size_t first_present = tbb::parallel_reduce(
-        tbb::blocked_range<size_t>(0, m), m,
-        [&](const tbb::blocked_range<size_t>& r, size_t found) {
-          for (size_t i = r.begin(); i < r.end(); ++i) {
-            if (Contains(doc_ids[i])) return std::min(found, i);
-          }
-          return found;
-        },
-        [](size_t a, size_t b) { return std::min(a, b); });
-    if (first_present != m) {
-      return InvalidArgumentError("doc_id (" + std::to_string(doc_ids[first_present]) +
-                                  ") is already in the LSH index");
-    }
-    s.doc_ids.insert(s.doc_ids.end(), doc_ids.begin(), doc_ids.end());
   }
-
-  const int num_bands = s.params.num_bands;
-  const size_t total = base + m;
-  for (LshBand& band : s.bands) {
-    band.keys.resize(total);
-    band.links.resize(total);
-  }
-  // The new documents go in chunks: hash the chunk's band keys into a
-  // scratch buffer (band-major, full 64-bit keys; in cache for the serial
-  // path's batches), then fill each band's table from it, which also writes
-  // the high halves into band.keys. The scratch keeps the band arrays at 4
-  // bytes per key while the table pass still sees whole keys.
-  const size_t chunk = std::min(m, kKeyChunk);
-  const std::unique_ptr<uint64_t[]> chunk_keys(new uint64_t[chunk * num_bands]);
-  for (size_t chunk_begin = 0; chunk_begin < m; chunk_begin += chunk) {
-    const size_t count = std::min(chunk, m - chunk_begin);
-    ForRange(count, parallel, [&](size_t begin, size_t end) {
-      uint64_t keys[kInlineBands];
-      std::vector<uint64_t> heap_keys(num_bands > kInlineBands ? num_bands : 0);
-      uint64_t* const band_keys = num_bands > kInlineBands ? heap_keys.data() : keys;
-      const uint64_t* sketch = sketches_row_major.data() + (chunk_begin + begin) * k;
-      for (size_t i = begin; i < end; ++i, sketch += k) {
-        internal::ComputeBandKeys(s.params, sketch, band_keys, s.first_band);
-        for (int b = 0; b < num_bands; ++b) chunk_keys[b * chunk + i] = band_keys[b];
-      }
-    });
-    // The id table and each band's table are independent: fill them
-    // concurrently, task `num_bands` being the id table (filled already on
-    // the serial path; on the parallel path with the first chunk).
-    // Prefetches run 24 documents ahead: a miss into a 16 MB table costs
-    // about 0.1 µs here, and 24 measured 10-15% faster than 8.
-    constexpr uint32_t kPrefetchDistance = 24;
-    const bool with_ids = parallel && chunk_begin == 0;
-    const auto first_slot = static_cast<uint32_t>(base + chunk_begin);
-    ForRange(num_bands + (with_ids ? 1 : 0), parallel, [&](size_t begin, size_t end) {
-      for (size_t task = begin; task < end; ++task) {
-        if (task == static_cast<size_t>(num_bands)) {
-          s.id_table.Reserve(total);
-          for (size_t slot = base; slot < total; ++slot) {
-            if (slot + kPrefetchDistance < total) {
-              s.id_table.Prefetch(internal::Mix64(s.doc_ids[slot + kPrefetchDistance]));
-            }
-            const uint32_t new_slot = static_cast<uint32_t>(slot);
-            const uint64_t id = s.doc_ids[slot];
-            const bool inserted =
-                s.id_table
-                    .FindOrInsert(internal::Mix64(id), new_slot,
-                                  [&](uint32_t other) { return s.doc_ids[other] == id; })
-                    .second;
-            NEARDUP_CHECK(inserted) << "doc_id " << id << " was validated as new";
-          }
-          continue;
-        }
-        LshBand& band = s.bands[task];
-        const uint64_t* const band_chunk_keys = chunk_keys.get() + task * chunk;
-        ChainLink* const links = band.links.data();
-        band.table.FindOrInsertRange(
-            first_slot, static_cast<uint32_t>(first_slot + count), kPrefetchDistance,
-            [band_chunk_keys, first_slot](uint32_t slot) {
-              return band_chunk_keys[slot - first_slot];
-            },
-            band.keys.data(),
-            [links](uint32_t slot) {
-              links[slot] = ChainLink{kNoSlot, kNoSlot};
-            },
-            [links](uint32_t slot, uint32_t head) {
-              // `slot` becomes the head of its key's chain.
-              links[slot] = ChainLink{head, kNoSlot};
-              links[head].prev = slot;
-              return slot;
-            });
-      }
-    });
-  }
-  return Status::Ok();
+  return InsertBulkOf(*state_, doc_ids, [sketches](size_t i) { return sketches[i].data(); });
 }
 
 Status LshIndex::Reserve(size_t num_documents) {
@@ -499,12 +545,22 @@ Status LshIndex::Reserve(size_t num_documents) {
                                   std::to_string(kMaxDocuments));
   }
   s.doc_ids.reserve(num_documents);
-  s.id_table.Reserve(num_documents);
-  for (LshBand& band : s.bands) {
-    band.keys.reserve(num_documents);
-    band.links.reserve(num_documents);
-    band.table.Reserve(num_documents, band.keys.data());
-  }
+  // Growing a table writes (and first touches) all of it: the tables are
+  // independent, so large ones grow on all cores, one task per table (task
+  // `num_bands` the id table).
+  const size_t num_bands = s.bands.size();
+  ForRange(num_bands + 1, num_documents >= kParallelInsertThreshold, [&](size_t begin, size_t end) {
+    for (size_t task = begin; task < end; ++task) {
+      if (task == num_bands) {
+        s.id_table.Reserve(num_documents);
+        continue;
+      }
+      LshBand& band = s.bands[task];
+      band.keys.reserve(num_documents);
+      band.links.reserve(num_documents);
+      band.table.Reserve(num_documents, band.keys.data());
+    }
+  });
   return Status::Ok();
 }
 
@@ -563,7 +619,8 @@ std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands
   std::vector<Pair> result;
   const size_t n = s.doc_ids.size();
   if (n < 2) return result;
-  const size_t chunks = (n + kGroupSlots - 1) / kGroupSlots;
+  const size_t slots_per_task = GroupSlots(n);
+  const size_t chunks = (n + slots_per_task - 1) / slots_per_task;
   // The chains of every band but the last, for GroupBand's first-band rule:
   // 4 bytes per document and band.
   std::vector<std::unique_ptr<uint32_t[]>> head_storage(num_bands - 1);
@@ -574,8 +631,8 @@ std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands
     heads[band] = head_storage[band].get();
   });
   tbb::parallel_for(size_t{0}, head_storage.size() * chunks, [&](size_t task) {
-    const size_t begin = task % chunks * kGroupSlots;
-    MarkChains(s.bands[task / chunks], begin, std::min(n, begin + kGroupSlots),
+    const size_t begin = task % chunks * slots_per_task;
+    MarkChains(s.bands[task / chunks], begin, std::min(n, begin + slots_per_task),
                head_storage[task / chunks].get());
   });
   // Groups per_pass bands at a time, each in slot ranges on all cores; the
@@ -586,9 +643,9 @@ std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands
     lists.assign(static_cast<size_t>(count) * chunks, {});
     tbb::parallel_for(size_t{0}, lists.size(), [&](size_t task) {
       const int band = first + static_cast<int>(task / chunks);
-      const size_t begin = task % chunks * kGroupSlots;
+      const size_t begin = task % chunks * slots_per_task;
       GroupBand(s.bands[band], std::span<const uint32_t* const>(heads).first(band), s.doc_ids,
-                begin, std::min(n, begin + kGroupSlots), lists[task]);
+                begin, std::min(n, begin + slots_per_task), lists[task]);
     });
     size_t total = result.size();
     std::vector<size_t> offsets(lists.size());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -296,6 +297,88 @@ TEST(LshIndexTest, AllPairCandidatesAreTheSameForEveryThreadCount) {
       EXPECT_EQ(index->AllPairCandidates(per_pass), want)
           << threads << " threads, bands_per_pass " << per_pass;
     }
+  }
+}
+
+// InsertBulkSpans reads each sketch where it lies (here: one std::vector per
+// document in a std::map) and must build the same index as InsertBulk from
+// one row-major array, on the serial path and across two chunks of the
+// parallel one (12,000 documents after 300), at every thread count.
+TEST(LshIndexTest, InsertBulkSpansMatchesInsertBulkAtEveryThreadCount) {
+  for (const Shape& shape : {Shape{5, 3, 16}, Shape{9, 13, 128}}) {
+    SCOPED_TRACE(shape.num_bands);
+    const LshParams params{shape.num_bands, shape.rows_per_band};
+    const Stored first = MakeCorpus(21, 300, shape.num_hashes, 0, 1);
+    const Stored second = MakeCorpus(22, 12000, shape.num_hashes, 0, uint64_t{1} << 50);
+    Stored all = first;
+    all.insert(second.begin(), second.end());
+    const std::vector<Pair> want = GroupingPairs(params, all);
+    EXPECT_GT(want.size(), all.size() / 4);
+    LshIndex rows = MakeIndex(params, shape.num_hashes);
+    for (const Stored* part : {&first, &second}) {
+      std::vector<uint64_t> ids, sketches;
+      Flatten(*part, ids, sketches);
+      ASSERT_TRUE(rows.InsertBulk(ids, sketches).ok());
+    }
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(threads);
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      LshIndex spans = MakeIndex(params, shape.num_hashes);
+      if (threads == 2) {
+        ASSERT_TRUE(spans.Reserve(all.size()).ok());
+      }
+      for (const Stored* part : {&first, &second}) {
+        std::vector<uint64_t> ids;
+        std::vector<std::span<const uint64_t>> sketches;
+        for (const auto& [id, sketch] : *part) {
+          ids.push_back(id);
+          sketches.emplace_back(sketch);
+        }
+        ASSERT_TRUE(spans.InsertBulkSpans(ids, sketches).ok());
+      }
+      ASSERT_EQ(spans.size(), all.size());
+      EXPECT_EQ(spans.AllPairCandidates(), want);
+      EXPECT_EQ(rows.AllPairCandidates(2), want);
+      SplitMix64 rng(threads);
+      for (int i = 0; i < 20; ++i) {
+        auto it = all.begin();
+        std::advance(it, rng.Next() % all.size());
+        EXPECT_EQ(*spans.Query(it->second), *rows.Query(it->second));
+      }
+    }
+  }
+}
+
+TEST(LshIndexTest, InsertBulkSpansRejectsBadInputAndStaysUnchanged) {
+  for (int count : {10, 5000}) {  // the serial and the parallel path
+    SCOPED_TRACE(count);
+    LshIndex index = MakeIndex({2, 2}, 4);
+    ASSERT_TRUE(index.Insert(3, Sketch{1, 1, 1, 1}).ok());
+    const Sketch good{1, 1, 1, 1};
+    const Sketch bad{1, 1, 1};
+    std::vector<uint64_t> ids(count);
+    std::vector<std::span<const uint64_t>> sketches(count, std::span<const uint64_t>(good));
+    for (int i = 0; i < count; ++i) ids[i] = 100 + i;
+
+    Status status = index.InsertBulkSpans(std::span(ids).first(count - 1), sketches);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(),
+                HasSubstr("sketches (" + std::to_string(count) + ") must be as many as doc_ids"));
+    sketches[count - 1] = bad;
+    status = index.InsertBulkSpans(ids, sketches);
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("sketch " + std::to_string(count - 1) +
+                                            " has 3 values; num_hashes is 4"));
+    sketches[count - 1] = good;
+    std::vector<uint64_t> present = ids;
+    present[count / 3] = 3;
+    status = index.InsertBulkSpans(present, sketches);
+    EXPECT_THAT(status.message(), HasSubstr("doc_id (3) is already in the LSH index"));
+
+    EXPECT_EQ(index.size(), 1u);
+    for (uint64_t id : ids) EXPECT_FALSE(index.Contains(id));
+    ASSERT_TRUE(index.InsertBulkSpans(ids, sketches).ok());
+    EXPECT_EQ(index.Query(good)->size(), static_cast<size_t>(count) + 1);
   }
 }
 

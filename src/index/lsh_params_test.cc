@@ -2,9 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace neardup {
@@ -214,6 +216,32 @@ TEST(ChooseLshParamsTest, RejectsBadOptions) {
   options.false_positive_weight = 0;
   options.false_negative_weight = 0;
   expect_invalid(options, "both 0");
+}
+
+// The choices are evaluated on all cores: the areas (and the explanation,
+// which lists the runners-up) must be the same bits at any thread count.
+TEST(ChooseLshParamsTest, SameBitsAtEveryThreadCount) {
+  for (double threshold : {0.3, 0.5, 0.8, 0.95}) {
+    LshParamsOptions options;
+    options.threshold = threshold;
+    options.num_hashes = 100;
+    std::vector<double> areas;
+    std::string first_text;
+    for (int threads : {1, 2, 3}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      Result<LshParamsChoice> choice = ChooseLshParams(options);
+      ASSERT_TRUE(choice.ok());
+      const std::string text = ExplainLshParams(*choice, options);
+      if (threads == 1) {
+        areas = {choice->false_positive_area, choice->false_negative_area, choice->weighted_error};
+        first_text = text;
+        continue;
+      }
+      EXPECT_EQ(areas, (std::vector<double>{choice->false_positive_area,
+                                            choice->false_negative_area, choice->weighted_error}));
+      EXPECT_EQ(text, first_text) << threads << " threads";
+    }
+  }
 }
 
 TEST(ExplainLshParamsTest, DescribesTheChoice) {

@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""Before/after of one corpus-wide command, stage by stage.
+
+Runs `BASE ARGS... --profile` and `NEW ARGS... --profile` alternately RUNS
+times each (stdout to /dev/null), and prints for each binary the minimum over
+the runs of every stage's wall / process-CPU / main-thread-CPU seconds (the
+`--profile` line of `pairs`, `clusters` and `dedup`), the peak RSS, and a
+projection of the wall time on an idle machine with the run's thread count
+n: the sum over the stages of max(main-thread CPU, CPU / n). On a loaded
+machine the wall times mean little; CPU times and the projection are what
+can be compared.
+
+  bench/ab_profile.py RUNS BASE_BINARY NEW_BINARY ARGS...
+  e.g. bench/ab_profile.py 5 /tmp/neardup-base build/release/neardup \\
+         dedup --threshold 0.8 --quiet --threads 2 cache/neardup_corpora/few_dups.jsonl
+"""
+import collections
+import re
+import subprocess
+import sys
+
+
+def main():
+    if len(sys.argv) < 5:
+        sys.exit(__doc__)
+    runs = int(sys.argv[1])
+    binaries = {'base': sys.argv[2], 'new': sys.argv[3]}
+    args = sys.argv[4:] + ['--profile']
+    best = {name: collections.OrderedDict() for name in binaries}
+    rss = {}
+    threads = 1
+    for _ in range(runs):
+        for name, binary in binaries.items():
+            run = subprocess.run([binary] + args, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True, check=True)
+            line = [l for l in run.stderr.splitlines() if 'profile' in l][-1]
+            threads = int(re.search(r'\((\d+) threads', line).group(1))
+            rss[name] = re.search(r'peak RSS ([\d.]+ MB, \d+ bytes/document)', line).group(1)
+            stages = best[name]
+            for stage, wall, cpu, main_cpu in re.findall(
+                    r'(\w+) ([\d.]+)/([\d.]+)/([\d.]+)', line):
+                value = (float(wall), float(cpu), float(main_cpu))
+                old = stages.get(stage, value)
+                stages[stage] = tuple(min(a, b) for a, b in zip(old, value))
+    for name in binaries:
+        stages = best[name]
+        projection = sum(max(main_cpu, cpu / threads)
+                         for stage, (_, cpu, main_cpu) in stages.items() if stage != 'total')
+        print('%s: %s | projection %.3f s | peak RSS %s' % (
+            name, ' '.join('%s %.3f/%.3f/%.3f' % (stage, *value)
+                           for stage, value in stages.items()),
+            projection, rss[name]))
+
+
+if __name__ == '__main__':
+    main()
