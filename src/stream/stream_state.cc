@@ -6,6 +6,7 @@
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/simhash.h"
 #include "neardup/similarity.h"
+#include "neardup/write_ahead_log.h"
 
 namespace neardup::internal {
 namespace {
@@ -200,7 +201,46 @@ void StreamState::Erase(std::map<uint64_t, StreamDoc>::iterator it) {
   seq_of_id_.erase(doc.id);
   by_time_.erase({doc.time, doc.seq});
   if (!doc.kept) near_by_time_.erase({doc.time, doc.seq});
-  docs_.erase(it);
+  if (snapshot_ && doc.seq >= snapshot_->next_seq && doc.seq < snapshot_->end_seq) {
+    // The node moves: no copy of the sketches.
+    snapshot_pending_.insert(docs_.extract(it));
+  } else {
+    docs_.erase(it);
+  }
+}
+
+void StreamState::BeginSnapshot() {
+  snapshot_pending_.clear();
+  snapshot_.emplace(SnapshotRange{0, next_seq_});
+}
+
+bool StreamState::AppendSnapshotRecords(size_t min_bytes, std::string* out) {
+  NEARDUP_CHECK(snapshot_.has_value());
+  SnapshotRange& range = *snapshot_;
+  const size_t start = out->size();
+  auto live = docs_.lower_bound(range.next_seq);
+  while (out->size() - start < min_bytes) {
+    // The smaller seq of the next stored and the next erased document.
+    const bool live_left = live != docs_.end() && live->first < range.end_seq;
+    auto pending = snapshot_pending_.begin();
+    const bool pending_left = pending != snapshot_pending_.end();
+    if (!live_left && !pending_left) break;
+    if (pending_left && (!live_left || pending->first < live->first)) {
+      AppendLogRecord(EncodeAdd(pending->second), out);
+      range.next_seq = pending->first + 1;
+      snapshot_pending_.erase(pending);
+    } else {
+      AppendLogRecord(EncodeAdd(live->second), out);
+      range.next_seq = live->first + 1;
+      ++live;
+    }
+  }
+  return (live == docs_.end() || live->first >= range.end_seq) && snapshot_pending_.empty();
+}
+
+void StreamState::EndSnapshot() {
+  snapshot_.reset();
+  snapshot_pending_.clear();
 }
 
 void StreamState::EvictOlderThan(int64_t cutoff) {
