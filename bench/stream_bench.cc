@@ -10,14 +10,23 @@
 //     (one write() each): the per-record cost of the log.
 //   BM_StreamRecovery: OpenExisting of a stream whose log holds every
 //     document (no snapshot since its creation): replay cost per log record.
+//   BM_StreamAddPause/<documents>/<durable>: the longest single Add among
+//     <documents> synthetic 3 KB texts (random words, every fifth an edited
+//     copy, as bench/server/http_load posts), in memory (0) or durable
+//     without fsync with 16 MiB snapshots (1): what one add can stall every
+//     other request for (growth of the state's arrays and tables, a
+//     snapshot). Counters: the worst add's wall and thread-CPU milliseconds,
+//     the adds over 1 ms, memory_bytes per document.
 // The corpus: NEARDUP_BENCH_CORPUS or cache/corpora/spamassassin.jsonl
 // (bench/bench_corpus.h); NEARDUP_BENCH_STREAM_DOCS caps the documents used
 // (default 3000).
 #include <benchmark/benchmark.h>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -171,6 +180,87 @@ void BM_StreamRecovery(benchmark::State& state) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_StreamRecovery)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+
+// Texts of about 3 KB of words w0..w19999 (SplitMix64), every fifth an
+// edited copy of one of the 64 texts before it.
+std::vector<std::string> SyntheticTexts(size_t count) {
+  uint64_t rng = 0x5eed;
+  auto next = [&rng] {
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<std::string> texts;
+  texts.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    std::string text;
+    if (i % 5 == 4) {
+      text = texts[i - 1 - next() % std::min<size_t>(i, 64)];
+      text.replace(next() % (text.size() / 2), 5, "edits");
+    } else {
+      while (text.size() < 3000) text += "w" + std::to_string(next() % 20000) + " ";
+    }
+    texts.push_back(std::move(text));
+  }
+  return texts;
+}
+
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+void BM_StreamAddPause(benchmark::State& state) {
+  const size_t count = static_cast<size_t>(state.range(0));
+  const bool durable = state.range(1) != 0;
+  const std::vector<std::string> texts = SyntheticTexts(count);
+  StreamOpenOptions options;
+  options.sync = false;
+  options.snapshot_log_bytes = uint64_t{16} << 20;
+  const std::string dir = BenchDir("stream-pause");
+  double worst_wall = 0;
+  double worst_cpu = 0;
+  uint64_t over_1ms = 0;
+  uint64_t memory_bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::remove_all(dir);
+    auto stream = durable ? NearDuplicateStream::Open(dir, {}, options)
+                          : NearDuplicateStream::Create(StreamConfig{});
+    if (!stream.ok()) {
+      state.SkipWithError(stream.status().ToString().c_str());
+      break;
+    }
+    state.ResumeTiming();
+    for (size_t i = 0; i < count; ++i) {
+      const std::string id = "d" + std::to_string(i);
+      const auto wall_start = std::chrono::steady_clock::now();
+      const double cpu_start = ThreadCpuSeconds();
+      if (!(*stream)->Add(id, texts[i], static_cast<int64_t>(i)).ok()) {
+        state.SkipWithError("Add failed");
+      }
+      const double cpu = ThreadCpuSeconds() - cpu_start;
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      worst_wall = std::max(worst_wall, wall);
+      worst_cpu = std::max(worst_cpu, cpu);
+      over_1ms += wall > 1e-3;
+    }
+    memory_bytes = (*stream)->Stats().memory_bytes;
+  }
+  fs::remove_all(dir);
+  state.counters["worst_add_ms"] = worst_wall * 1e3;
+  state.counters["worst_add_cpu_ms"] = worst_cpu * 1e3;
+  state.counters["adds_over_1ms"] = static_cast<double>(over_1ms);
+  state.counters["memory_bytes/doc"] =
+      static_cast<double>(memory_bytes) / static_cast<double>(count);
+}
+BENCHMARK(BM_StreamAddPause)
+    ->ArgsProduct({{60000}, {0, 1}})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace neardup::bench

@@ -56,9 +56,8 @@ StreamState::StreamState(StreamConfig config, Recipe recipe, NearDuplicateOption
     : config_(std::move(config)), recipe_(std::move(recipe)), options_(options) {}
 
 const StreamDoc* StreamState::Find(std::string_view id) const {
-  auto it = seq_of_id_.find(std::string(id));
-  if (it == seq_of_id_.end()) return nullptr;
-  return &docs_.at(it->second);
+  const uint64_t* seq = seq_of_id_.Find(id);
+  return seq == nullptr ? nullptr : &docs_.at(*seq);
 }
 
 int64_t StreamState::CutoffFor(int64_t time) const {
@@ -162,7 +161,7 @@ uint64_t StreamState::DocBytes(const StreamDoc& doc) {
 }
 
 Status StreamState::Store(StreamDoc doc) {
-  if (seq_of_id_.count(doc.id) != 0) {
+  if (seq_of_id_.Find(doc.id) != nullptr) {
     return DataLossError("stream record adds id \"" + doc.id + "\" twice");
   }
   if (doc.kept && doc.fingerprint.num_tokens != 0) {
@@ -179,7 +178,7 @@ Status StreamState::Store(StreamDoc doc) {
   }
   kept_ += doc.kept;
   doc_bytes_ += DocBytes(doc);
-  seq_of_id_.emplace(doc.id, doc.seq);
+  seq_of_id_.Insert(doc.id, doc.seq);
   by_time_.emplace(doc.time, doc.seq);
   if (!doc.kept) near_by_time_.emplace(doc.time, doc.seq);
   const uint64_t seq = doc.seq;
@@ -198,7 +197,7 @@ void StreamState::Erase(std::map<uint64_t, StreamDoc>::iterator it) {
   }
   kept_ -= doc.kept;
   doc_bytes_ -= DocBytes(doc);
-  seq_of_id_.erase(doc.id);
+  seq_of_id_.Erase(doc.id);
   by_time_.erase({doc.time, doc.seq});
   if (!doc.kept) near_by_time_.erase({doc.time, doc.seq});
   if (snapshot_ && doc.seq >= snapshot_->next_seq && doc.seq < snapshot_->end_seq) {
@@ -272,9 +271,9 @@ Status StreamState::ApplyAdd(StreamDoc doc) {
 }
 
 Status StreamState::ApplyRemove(std::string_view id) {
-  auto it = seq_of_id_.find(std::string(id));
-  if (it == seq_of_id_.end()) return NotFoundError("no document \"" + std::string(id) + "\"");
-  Erase(docs_.find(it->second));
+  const uint64_t* seq = seq_of_id_.Find(id);
+  if (seq == nullptr) return NotFoundError("no document \"" + std::string(id) + "\"");
+  Erase(docs_.find(*seq));
   ++removed_;
   return Status::Ok();
 }

@@ -14,7 +14,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "neardup/lsh_index.h"
 #include "neardup/recipe.h"
 #include "neardup/stream.h"
+#include "stream/stream_id_index.h"
 #include "stream/stream_record.h"
 
 namespace neardup::internal {
@@ -126,7 +126,7 @@ class StreamState {
   std::optional<SnapshotRange> snapshot_;
   // Erased documents the snapshot has yet to write (seq in its range), by seq.
   std::map<uint64_t, StreamDoc> snapshot_pending_;
-  std::unordered_map<std::string, uint64_t> seq_of_id_;
+  StreamIdIndex seq_of_id_;
   std::set<std::pair<int64_t, uint64_t>> by_time_;  // (time, seq): eviction order
   // The near-duplicates only, for List: (time, seq). Derived from docs_, so
   // a replay rebuilds it.
