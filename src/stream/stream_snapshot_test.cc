@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "neardup/stream.h"
@@ -53,20 +54,17 @@ void ExpectSameStream(const NearDuplicateStream& live, const NearDuplicateStream
       EXPECT_EQ(*a, *b) << id;
     }
   }
-  const StreamStats x = live.Stats();
-  const StreamStats y = reopened.Stats();
-  EXPECT_EQ(x.documents, y.documents);
-  EXPECT_EQ(x.kept, y.kept);
-  EXPECT_EQ(x.added, y.added);
-  EXPECT_EQ(x.evicted, y.evicted);
-  EXPECT_EQ(x.removed, y.removed);
-  EXPECT_EQ(x.oldest_time, y.oldest_time);
-  EXPECT_EQ(x.newest_time, y.newest_time);
-  // (memory_bytes is not compared: index capacity follows the history.)
+  // The counts (memory_bytes is not compared: index capacity follows the
+  // history).
+  auto counts = [](const StreamStats& stats) {
+    return std::tuple(stats.documents, stats.kept, stats.added, stats.evicted, stats.removed,
+                      stats.oldest_time, stats.newest_time);
+  };
+  EXPECT_EQ(counts(live.Stats()), counts(reopened.Stats()));
 }
 
 TEST(StreamSnapshotInPiecesTest, EveryMomentReopensToTheLiveStream) {
-  const std::vector<std::string> texts = PlantedTexts(320, 41);
+  const std::vector<std::string> texts = PlantedTexts(240, 41);
   TempDir dir;
   TempDir copy;
   StreamConfig config;
@@ -90,7 +88,7 @@ TEST(StreamSnapshotInPiecesTest, EveryMomentReopensToTheLiveStream) {
       const Status removed = stream->Remove(ids[i - random() % std::min<size_t>(i + 1, 40)]);
       EXPECT_TRUE(removed.ok() || removed.code() == StatusCode::kNotFound) << removed;
     }
-    if (i % 8 == 7) {
+    if (i % 24 == 23) {
       checked_in_progress += HasSnapshotInProgress(dir.path());
       std::unique_ptr<NearDuplicateStream> reopened = OpenCopy(dir.path(), copy);
       ASSERT_NE(reopened, nullptr);
@@ -100,7 +98,7 @@ TEST(StreamSnapshotInPiecesTest, EveryMomentReopensToTheLiveStream) {
   const StreamStats stats = stream->Stats();
   EXPECT_GT(stats.evicted, 100u);
   EXPECT_GT(stats.snapshots, 5u);
-  EXPECT_GT(checked_in_progress, 5);
+  EXPECT_GT(checked_in_progress, 3) << "of " << texts.size() / 24;
 
   // Snapshot() completes one in progress and writes one of now: a single
   // snapshot file, no temporary one.
