@@ -10,14 +10,28 @@
 //     (one write() each): the per-record cost of the log.
 //   BM_StreamRecovery: OpenExisting of a stream whose log holds every
 //     document (no snapshot since its creation): replay cost per log record.
+//   BM_StreamAddPause/<documents>/<durable>: the longest single Add among
+//     <documents> synthetic 3 KB texts (random words, every fifth an edited
+//     copy, as bench/server/http_load posts), in memory (0) or durable
+//     without fsync with 16 MiB snapshots (1): what one add can stall every
+//     other request for (growth of the state's arrays and tables, a
+//     snapshot). The time column includes making the texts: read the
+//     counters. Counters: the worst add's wall and thread-CPU milliseconds,
+//     the adds over 1 ms, memory_bytes (Stats) and resident bytes (growth
+//     of the process's RSS) per document. The window of a million documents
+//     (memory per document, docs/SERVER.md): run it with
+//     --benchmark_filter=BM_StreamAddPause/1000000 (~4.3 GB, a minute or two).
 // The corpus: NEARDUP_BENCH_CORPUS or cache/corpora/spamassassin.jsonl
 // (bench/bench_corpus.h); NEARDUP_BENCH_STREAM_DOCS caps the documents used
 // (default 3000).
 #include <benchmark/benchmark.h>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -171,6 +185,117 @@ void BM_StreamRecovery(benchmark::State& state) {
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_StreamRecovery)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+
+// Texts of about 3 KB of words w0..w19999 (SplitMix64), every fifth an
+// edited copy of one of the 64 texts before it; made one at a time, so a
+// million of them need no memory.
+class SyntheticTexts {
+ public:
+  const std::string& Next() {
+    if (++made_ % 5 == 0 && !recent_.empty()) {
+      text_ = recent_[Random() % recent_.size()];
+      text_.replace(Random() % (text_.size() / 2), 5, "edits");
+      return text_;
+    }
+    text_.clear();
+    while (text_.size() < 3000) text_ += "w" + std::to_string(Random() % 20000) + " ";
+    if (recent_.size() < 64) {
+      recent_.push_back(text_);
+    } else {
+      recent_[made_ % 64] = text_;
+    }
+    return text_;
+  }
+
+ private:
+  uint64_t Random() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  uint64_t state_ = 0x5eed;
+  uint64_t made_ = 0;
+  std::string text_;
+  std::vector<std::string> recent_;
+};
+
+// Resident bytes of this process now (/proc/self/statm).
+uint64_t ResidentBytes() {
+  unsigned long long pages_total = 0;
+  unsigned long long pages_resident = 0;
+  FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0;
+  const int read = std::fscanf(statm, "%llu %llu", &pages_total, &pages_resident);
+  std::fclose(statm);
+  return read == 2 ? pages_resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+double ThreadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+void BM_StreamAddPause(benchmark::State& state) {
+  const size_t count = static_cast<size_t>(state.range(0));
+  const bool durable = state.range(1) != 0;
+  StreamOpenOptions options;
+  options.sync = false;
+  options.snapshot_log_bytes = uint64_t{16} << 20;
+  const std::string dir = BenchDir("stream-pause");
+  double worst_wall = 0;
+  double worst_cpu = 0;
+  uint64_t over_1ms = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t resident_before = 0;
+  uint64_t resident_after = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::remove_all(dir);
+    auto stream = durable ? NearDuplicateStream::Open(dir, {}, options)
+                          : NearDuplicateStream::Create(StreamConfig{});
+    if (!stream.ok()) {
+      state.SkipWithError(stream.status().ToString().c_str());
+      break;
+    }
+    SyntheticTexts texts;
+    resident_before = ResidentBytes();
+    state.ResumeTiming();
+    for (size_t i = 0; i < count; ++i) {
+      const std::string id = "d" + std::to_string(i);
+      const std::string& text = texts.Next();
+      const auto wall_start = std::chrono::steady_clock::now();
+      const double cpu_start = ThreadCpuSeconds();
+      if (!(*stream)->Add(id, text, static_cast<int64_t>(i)).ok()) {
+        state.SkipWithError("Add failed");
+      }
+      const double cpu = ThreadCpuSeconds() - cpu_start;
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      worst_wall = std::max(worst_wall, wall);
+      worst_cpu = std::max(worst_cpu, cpu);
+      over_1ms += wall > 1e-3;
+    }
+    memory_bytes = (*stream)->Stats().memory_bytes;
+    resident_after = ResidentBytes();
+  }
+  fs::remove_all(dir);
+  state.counters["worst_add_ms"] = worst_wall * 1e3;
+  state.counters["worst_add_cpu_ms"] = worst_cpu * 1e3;
+  state.counters["adds_over_1ms"] = static_cast<double>(over_1ms);
+  state.counters["memory_bytes/doc"] =
+      static_cast<double>(memory_bytes) / static_cast<double>(count);
+  state.counters["resident_bytes/doc"] =
+      static_cast<double>(resident_after - std::min(resident_after, resident_before)) /
+      static_cast<double>(count);
+}
+BENCHMARK(BM_StreamAddPause)
+    ->Args({60000, 0})
+    ->Args({60000, 1})
+    ->Args({1000000, 0})
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace neardup::bench

@@ -64,6 +64,7 @@ struct Flags {
   std::string stream = "load";
   std::string token;
   std::string route = "documents";  // documents | check | healthz
+  std::string timeline;             // file for the worst latency per 100 ms ("": none)
 };
 
 uint64_t Next(uint64_t* state) {  // SplitMix64
@@ -110,6 +111,7 @@ struct Connection {
 
 struct ThreadResult {
   std::vector<float> latencies_us;
+  std::vector<float> sent_at_s;  // each latency's scheduled (or send) time, from the start
   uint64_t errors = 0;
   uint64_t text_bytes = 0;
   std::string first_error;
@@ -320,6 +322,8 @@ class Worker {
       if (ok && now <= end_) {
         result_.latencies_us.push_back(static_cast<float>(
             std::chrono::duration<double, std::micro>(now - c.in_flight.front().at).count()));
+        result_.sent_at_s.push_back(static_cast<float>(
+            std::chrono::duration<double>(c.in_flight.front().at - start_).count()));
         result_.text_bytes += c.in_flight.front().text_bytes;
       } else if (!ok) {
         Error(c, "status " + std::string(head.substr(9, 3)) + ": " +
@@ -441,6 +445,8 @@ int main(int argc, char** argv) {
       flags.token = value;
     } else if (name == "--route") {
       flags.route = value;
+    } else if (name == "--timeline") {
+      flags.timeline = value;
     } else {
       std::fprintf(stderr, "unknown flag %s\n", name.c_str());
       return 2;
@@ -451,7 +457,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: %s [--port P] [--connections C] [--threads T] [--pipeline N] "
                  "[--seconds S] [--rate R] [--doc-bytes B] [--batch N] "
-                 "[--route documents|check|healthz] [--stream NAME] [--token T]\n",
+                 "[--route documents|check|healthz] [--stream NAME] [--token T] "
+                 "[--timeline FILE]\n",
                  argv[0]);
     return 2;
   }
@@ -481,6 +488,33 @@ int main(int argc, char** argv) {
   for (std::thread& thread : threads) thread.join();
   const double cpu = CpuSeconds() - cpu_before;
   std::vector<float> all;
+  // The worst latency and the number of answers of each 100 ms of sending
+  // time: a stall shows as one interval (or a few) whose worst is far above
+  // the others, so p99 can be told apart from one pause of the server.
+  const size_t intervals = static_cast<size_t>(flags.seconds * 10) + 1;
+  std::vector<float> worst_ms(intervals, 0);
+  std::vector<uint64_t> answered(intervals, 0);
+  for (auto& worker : workers) {
+    const ThreadResult& r = worker->result();
+    for (size_t i = 0; i < r.latencies_us.size(); ++i) {
+      const size_t at =
+          std::min(intervals - 1, static_cast<size_t>(std::max(0.0f, r.sent_at_s[i]) * 10));
+      worst_ms[at] = std::max(worst_ms[at], r.latencies_us[i] / 1000);
+      ++answered[at];
+    }
+  }
+  if (!flags.timeline.empty()) {
+    if (FILE* out = std::fopen(flags.timeline.c_str(), "w")) {
+      std::fprintf(out, "# from_s answered worst_ms\n");
+      for (size_t i = 0; i < intervals; ++i) {
+        std::fprintf(out, "%.1f %llu %.3f\n", i / 10.0,
+                     static_cast<unsigned long long>(answered[i]), worst_ms[i]);
+      }
+      std::fclose(out);
+    }
+  }
+  const size_t stalled = static_cast<size_t>(
+      std::count_if(worst_ms.begin(), worst_ms.end(), [](float ms) { return ms > 5; }));
   uint64_t errors = 0;
   uint64_t text_bytes = 0;
   std::string first_error;
@@ -502,11 +536,12 @@ int main(int argc, char** argv) {
   std::printf(
       "route %s  connections %d  threads %d  pipeline %d  batch %d  rate %s  requests %zu  "
       "errors %llu  requests/s %.0f  text MB/s %.1f  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  "
-      "loader CPU per request %.1f us\n",
+      "max %.3f ms  100ms-intervals-over-5ms %zu/%zu  loader CPU per request %.1f us\n",
       flags.route.c_str(), flags.connections, flags.threads, flags.pipeline, flags.batch,
       flags.rate > 0 ? std::to_string(static_cast<long>(flags.rate)).c_str() : "closed-loop",
       all.size(), static_cast<unsigned long long>(errors), all.size() / flags.seconds,
       text_bytes / flags.seconds / 1e6, percentile(0.5), percentile(0.99), percentile(0.999),
+      all.empty() ? 0.0 : all.back() / 1e3, stalled, intervals - 1,
       all.empty() ? 0.0 : cpu / static_cast<double>(all.size()) * 1e6);
   return errors == 0 ? 0 : 1;
 }

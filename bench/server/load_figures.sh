@@ -12,6 +12,9 @@
 # before/after comparison shares one stretch of machine load; each line is
 # then prefixed with its build directory.
 #
+# The loader is the last build's bench/http_load for every build (the same
+# client for before and after), or LOADER.
+#
 # Environment: SECONDS_PER_RUN (default 5), SERVER_CPU / LOADER_CPU (taskset
 # CPU lists, default 0 / 1: one core each; "0,1" / "0,1" lets both share
 # both cores), FSYNC=1 to measure durable adds (default: --no-fsync, which
@@ -42,7 +45,7 @@ while IFS= read -r args; do
   [ -n "$args" ] || continue
   for build in "$@"; do
     neardup=$build/neardup
-    load=$build/bench/http_load
+    load=${LOADER:-${!#}/bench/http_load}
     label=
     [ $# -gt 1 ] && label="$build  "
     data=$(mktemp -d)

@@ -27,11 +27,13 @@
 // (neardup/write_ahead_log.h) holding the id, time, decision and, for a kept
 // document, the sketches that rebuild the index (and the text only when the
 // config keeps texts); the record is on disk before Add returns. Concurrent Adds share fsyncs
-// (group commit). A snapshot of the whole state is written when the current log passes
-// snapshot_log_bytes; older logs and snapshots are then deleted, which bounds
-// recovery time. Open loads the newest snapshot and replays the logs after
-// it; a torn or corrupt tail of the last log is truncated and reported in
-// recovery(); a bad record anywhere else is DataLoss.
+// (group commit). A snapshot of the whole state is begun when the current log passes
+// snapshot_log_bytes (a new log starts then) and written a piece at a time
+// after each later write (StreamOpenOptions::snapshot_step_bytes), so no
+// request waits for a whole snapshot; once it is complete, older logs and
+// snapshots are deleted, which bounds recovery time. Open loads the newest snapshot and replays the
+// logs after it; a torn or corrupt tail of the last log is truncated and reported in recovery(); a
+// bad record anywhere else is DataLoss.
 //
 // Cost per Add: one fingerprint (O(text), outside any lock), one index query
 // and verification of its candidates, one log append and a share of an
@@ -138,6 +140,13 @@ struct StreamOpenOptions {
   // as much log as it reads snapshot. false: every snapshot_log_bytes (tests
   // that want many snapshots).
   bool snapshot_grows_with_state = true;
+  // A snapshot is written a piece at a time after each write operation (at
+  // least this many bytes, and four times what the operation added to the
+  // log), not all at once: no request waits for a whole snapshot (a
+  // 1M-document window's is gigabytes). Smaller: shorter pauses, a snapshot
+  // that takes more operations to complete (until then recovery replays the
+  // previous log too). Default 256 KiB: ~0.1-0.2 ms per add.
+  uint64_t snapshot_step_bytes = uint64_t{256} << 10;
 };
 
 // One document of AddBatch / CheckBatch (views: the caller keeps the bytes).

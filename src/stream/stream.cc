@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "engine/containment_passages.h"
@@ -158,38 +160,116 @@ class NearDuplicateStream::Impl {
     return WriteStreamSnapshot(dir_, generation, state_, options_.sync, &snapshot_bytes_);
   }
 
-  // Snapshot, new log, then old files deleted. REQUIRES: mutex_ held.
-  Status RotateLocked() {
+  // Rotation, in three steps, so that no request waits for a whole
+  // snapshot (a 1M-document window's is gigabytes; written under the writer
+  // lock it stalled every request for hundreds of milliseconds):
+  // 1. StartRotationLocked: the old log synced, a new log-<g+1> started, and
+  //    snapshot-<g+1>.tmp begun with the header of the state at that moment
+  //    (StreamState::BeginSnapshot fixes its documents).
+  // 2. StepSnapshotLocked, after each write operation: the next piece of the
+  //    snapshot, at least snapshot_step_bytes and four times what the
+  //    operation added to the log (so it ends while the new log is still a
+  //    fraction of it); the documents the window or a remove erases
+  //    meanwhile are kept aside until written.
+  // 3. FinishSnapshot, outside the lock, by the caller whose step wrote the
+  //    last piece: fsync, rename to snapshot-<g+1>, then older files deleted.
+  // Until the rename, recovery reads snapshot-<g> and replays log-<g> and
+  // log-<g+1> (each record follows the previous one): a crash or a failure
+  // at any step loses nothing, it only leaves the older files in use until
+  // the next rotation. REQUIRES: mutex_ held, no snapshot in progress.
+  Status StartRotationLocked() {
     if (!failed_.ok()) return failed_;
+    // A record of the new log must never be on disk while one before it is
+    // not (recovery would find a gap).
     NEARDUP_RETURN_IF_ERROR(log_->SyncTo(log_->size()));
     const uint64_t next = generation_ + 1;
-    NEARDUP_RETURN_IF_ERROR(WriteSnapshotLocked(next));
-    // From here the new snapshot is what recovery reads: appending to the old
-    // log would be lost, so a failure to start the new one stops all writes.
-    Result<std::unique_ptr<WriteAheadLog>> log =
-        WriteAheadLog::Open(StreamFilePath(dir_, "log", next), 0, {options_.sync});
-    if (!log.ok()) {
-      failed_ = log.status();
-      return failed_;
-    }
-    Status synced = options_.sync ? SyncDirectory(dir_) : Status::Ok();
+    NEARDUP_ASSIGN_OR_RETURN(
+        std::unique_ptr<internal::SnapshotFile> snapshot,
+        internal::SnapshotFile::Create(dir_, next, internal::EncodeHeader(state_.Header())));
+    const std::string log_path = StreamFilePath(dir_, "log", next);
+    Result<std::unique_ptr<WriteAheadLog>> log = WriteAheadLog::Open(log_path, 0, {options_.sync});
+    // The new log's name must be durable before a record in it is.
+    Status synced = !log.ok() ? log.status() : options_.sync ? SyncDirectory(dir_) : Status::Ok();
     if (!synced.ok()) {
-      failed_ = synced;
-      return failed_;
+      if (log.ok()) std::remove(log_path.c_str());
+      return synced;
     }
     log_ = std::shared_ptr<WriteAheadLog>(std::move(log).value());
+    log_bytes_stepped_ = 0;
     generation_ = next;
-    ++snapshots_;
-    for (uint64_t old : StreamFileGenerations(dir_, "log")) {
-      if (old < next) std::remove(StreamFilePath(dir_, "log", old).c_str());
+    snapshot_ = std::move(snapshot);
+    state_.BeginSnapshot();
+    return Status::Ok();
+  }
+
+  // Writes the next piece of the snapshot in progress (all of it for
+  // SIZE_MAX); once the last is written, finish_due_ tells the caller to
+  // call FinishSnapshot after unlocking. A failed write abandons the
+  // snapshot (see StartRotationLocked). REQUIRES: mutex_ held, a snapshot
+  // being written.
+  Status StepSnapshotLocked(size_t min_bytes) {
+    std::string records;
+    const bool last = state_.AppendSnapshotRecords(min_bytes, &records);
+    Status written = snapshot_->Append(records);
+    if (!written.ok()) {
+      AbandonSnapshotLocked();
+      return written;
     }
-    for (uint64_t old : StreamFileGenerations(dir_, "snapshot")) {
-      if (old < next) std::remove(StreamFilePath(dir_, "snapshot", old).c_str());
+    if (last) {
+      state_.EndSnapshot();
+      snapshot_finishing_ = true;
+      finish_due_ = true;
     }
     return Status::Ok();
   }
 
+  // REQUIRES: mutex_ held, a snapshot being written (not finishing).
+  void AbandonSnapshotLocked() {
+    state_.EndSnapshot();
+    snapshot_.reset();  // removes the temporary file
+  }
+
+  // Step 3 of a rotation. REQUIRES: mutex_ not held; the caller took
+  // finish_due_ (only it touches snapshot_ until snapshot_finishing_ is
+  // cleared).
+  Status FinishSnapshot() {
+    Status finished = snapshot_->Finish(options_.sync);
+    const uint64_t next = snapshot_->generation();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (finished.ok()) {
+        snapshot_bytes_ = snapshot_->bytes();
+        ++snapshots_;
+      }
+      snapshot_.reset();
+      snapshot_finishing_ = false;
+      snapshot_done_.notify_all();
+    }
+    // Outside the lock: unlinking a large file frees its page cache, tens of
+    // milliseconds per 100 MB. Only files older than the snapshot just
+    // renamed go, which nothing reads any more (recovery and ReloadLocked
+    // start from the newest snapshot), and a later rotation only creates
+    // newer ones.
+    if (finished.ok()) {
+      for (const char* prefix : {"log", "snapshot"}) {
+        for (uint64_t old : StreamFileGenerations(dir_, prefix)) {
+          if (old < next) std::remove(StreamFilePath(dir_, prefix, old).c_str());
+        }
+      }
+    }
+    return finished;
+  }
+
+  // After a write operation's critical section: FinishSnapshot when its step
+  // wrote the snapshot's last piece. `due` is finish_due_, taken under the
+  // lock. A failed snapshot leaves the older files in use: nothing is lost,
+  // and the next rotation tries again.
+  void FinishSnapshotIfDue(bool due) {
+    if (due) FinishSnapshot().IgnoreError();
+  }
+
   Status Recover() {
+    internal::RemoveSnapshotLeftovers(dir_);
     uint64_t valid_bytes = 0;
     NEARDUP_RETURN_IF_ERROR(LoadStreamFiles(dir_, &state_, &recovery_, &generation_, &valid_bytes));
     NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
@@ -219,6 +299,9 @@ class NearDuplicateStream::Impl {
       failed_ = InternalError("cannot undo a failed log write: " + loaded.ToString());
       return;
     }
+    // The snapshot being written holds documents of the state replaced here;
+    // one already complete (finishing) is valid as it is.
+    if (snapshot_ != nullptr && !snapshot_finishing_) AbandonSnapshotLocked();
     state_ = std::move(fresh).value();
   }
 
@@ -366,17 +449,23 @@ class NearDuplicateStream::Impl {
     return synced;
   }
 
+  // After each write operation: the next piece of a snapshot in progress,
+  // or a rotation once the log is past the larger of snapshot_log_bytes and
+  // the last snapshot's size (see StreamOpenOptions). A failure leaves the
+  // older files in use: the record just appended stays valid either way.
+  // REQUIRES: mutex_ held.
   void MaybeRotateLocked() {
-    // Past the larger of snapshot_log_bytes and the last snapshot's size (see
-    // StreamOpenOptions::snapshot_grows_with_state).
-    const uint64_t due = options_.snapshot_grows_with_state
-                             ? std::max(options_.snapshot_log_bytes, snapshot_bytes_)
-                             : options_.snapshot_log_bytes;
-    if (log_ != nullptr && log_->size() >= due) {
-      // A failed snapshot leaves the old log in use (or, past the point of no
-      // return, failed_ set): the record just appended stays valid either way.
-      RotateLocked().IgnoreError();
+    if (log_ == nullptr || snapshot_finishing_) return;
+    const uint64_t grown = log_->size() - log_bytes_stepped_;
+    log_bytes_stepped_ = log_->size();
+    if (snapshot_ == nullptr) {
+      const uint64_t due = options_.snapshot_grows_with_state
+                               ? std::max(options_.snapshot_log_bytes, snapshot_bytes_)
+                               : options_.snapshot_log_bytes;
+      if (log_->size() < due || !StartRotationLocked().ok()) return;
     }
+    const uint64_t step = std::max<uint64_t>(options_.snapshot_step_bytes, 4 * grown);
+    StepSnapshotLocked(static_cast<size_t>(std::min<uint64_t>(step, SIZE_MAX))).IgnoreError();
   }
 
   StreamState state_;
@@ -389,7 +478,14 @@ class NearDuplicateStream::Impl {
   uint64_t generation_ = 0;
   uint64_t snapshots_ = 0;
   uint64_t snapshot_bytes_ = 0;  // of the last snapshot written (0: none since open)
-  Status failed_;                // set once: writes refused after a log failure
+  // The snapshot in progress (see StartRotationLocked), null when none; once
+  // snapshot_finishing_, only the thread that took finish_due_ touches it.
+  std::unique_ptr<internal::SnapshotFile> snapshot_;
+  bool snapshot_finishing_ = false;
+  bool finish_due_ = false;                // taken by the writer whose step ended the snapshot
+  std::condition_variable snapshot_done_;  // snapshot_finishing_ cleared
+  uint64_t log_bytes_stepped_ = 0;         // log size at the last MaybeRotateLocked
+  Status failed_;                          // set once: writes refused after a log failure
   StreamRecovery recovery_;
 };
 
@@ -458,13 +554,17 @@ Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_v
   StreamAnswer answer;
   std::shared_ptr<WriteAheadLog> log;
   uint64_t lsn = 0;
+  Status added;
+  bool finish = false;
   {
     std::lock_guard<std::mutex> lock(s.mutex_);
-    NEARDUP_RETURN_IF_ERROR(
-        s.AddLocked(StreamDocument{id, text, time}, present ? nullptr : &fingerprint, &answer));
+    added = s.AddLocked(StreamDocument{id, text, time}, present ? nullptr : &fingerprint, &answer);
     log = s.log_;
     lsn = log == nullptr ? 0 : log->size();
+    finish = std::exchange(s.finish_due_, false);
   }
+  s.FinishSnapshotIfDue(finish);
+  NEARDUP_RETURN_IF_ERROR(added);
   NEARDUP_RETURN_IF_ERROR(s.SyncAll(log, lsn));
   return answer;
 }
@@ -501,10 +601,15 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
       failed = failed.WithContext("document \"" + std::string(group[0].id) + "\"");
       break;
     }
-    std::lock_guard<std::mutex> lock(s.mutex_);
-    failed = s.AddGroupLocked(group, positions, &fingerprints, &answers[first]);
-    log = s.log_;
-    lsn = log == nullptr ? 0 : log->size();
+    bool finish = false;
+    {
+      std::lock_guard<std::mutex> lock(s.mutex_);
+      failed = s.AddGroupLocked(group, positions, &fingerprints, &answers[first]);
+      log = s.log_;
+      lsn = log == nullptr ? 0 : log->size();
+      finish = std::exchange(s.finish_due_, false);
+    }
+    s.FinishSnapshotIfDue(finish);
   }
   // What was stored before an error is made durable too, so that a retry of
   // the batch finds it with the same answers.
@@ -610,6 +715,7 @@ Status NearDuplicateStream::Remove(std::string_view id) {
   Impl& s = *impl_;
   std::shared_ptr<WriteAheadLog> log;
   uint64_t lsn = 0;
+  bool finish = false;
   {
     std::lock_guard<std::mutex> lock(s.mutex_);
     if (s.state_.Find(id) == nullptr) {
@@ -619,7 +725,9 @@ Status NearDuplicateStream::Remove(std::string_view id) {
     std::tie(log, lsn) = appended;
     NEARDUP_RETURN_IF_ERROR(s.state_.ApplyRemove(id));
     s.MaybeRotateLocked();
+    finish = std::exchange(s.finish_due_, false);
   }
+  s.FinishSnapshotIfDue(finish);
   return log == nullptr ? Status::Ok() : log->SyncTo(lsn);
 }
 
@@ -642,9 +750,23 @@ const Recipe& NearDuplicateStream::recipe() const { return impl_->state_.recipe(
 const StreamRecovery& NearDuplicateStream::recovery() const { return impl_->recovery_; }
 
 Status NearDuplicateStream::Snapshot() {
-  std::lock_guard<std::mutex> lock(impl_->mutex_);
-  if (impl_->log_ == nullptr) return Status::Ok();
-  return impl_->RotateLocked();
+  Impl& s = *impl_;
+  // One in progress (or finishing) holds the state of an earlier moment:
+  // it is completed first, then one of now is written.
+  for (;;) {
+    bool earlier = false;
+    {
+      std::unique_lock<std::mutex> lock(s.mutex_);
+      if (s.log_ == nullptr) return Status::Ok();
+      s.snapshot_done_.wait(lock, [&s] { return !s.snapshot_finishing_; });
+      earlier = s.snapshot_ != nullptr;
+      if (!earlier) NEARDUP_RETURN_IF_ERROR(s.StartRotationLocked());
+      NEARDUP_RETURN_IF_ERROR(s.StepSnapshotLocked(SIZE_MAX));
+      s.finish_due_ = false;
+    }
+    NEARDUP_RETURN_IF_ERROR(s.FinishSnapshot());
+    if (!earlier) return Status::Ok();
+  }
 }
 
 }  // namespace neardup

@@ -1,5 +1,6 @@
 #include "stream/stream_files.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include "neardup/write_ahead_log.h"
 #include "stream/stream_record.h"
@@ -47,44 +49,107 @@ std::vector<uint64_t> StreamFileGenerations(const std::string& dir, const std::s
   return found;
 }
 
+SnapshotFile::SnapshotFile(std::string dir, uint64_t generation, int fd)
+    : dir_(std::move(dir)),
+      generation_(generation),
+      temporary_(StreamFilePath(dir_, "snapshot", generation) + ".tmp"),
+      fd_(fd) {}
+
+Result<std::unique_ptr<SnapshotFile>> SnapshotFile::Create(const std::string& dir,
+                                                           uint64_t generation,
+                                                           std::string_view header) {
+  const std::string temporary = StreamFilePath(dir, "snapshot", generation) + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const std::string message = "cannot create " + temporary + ": " + std::strerror(errno);
+    return IsDiskFull(errno) ? ResourceExhaustedError(message) : IoError(message);
+  }
+  std::unique_ptr<SnapshotFile> file(new SnapshotFile(dir, generation, fd));
+  std::string record;
+  AppendLogRecord(header, &record);
+  NEARDUP_RETURN_IF_ERROR(file->Append(record));
+  return file;
+}
+
+SnapshotFile::~SnapshotFile() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  std::remove(temporary_.c_str());
+}
+
+Status SnapshotFile::Fail(const char* what) {
+  const int error = errno;
+  const std::string message =
+      std::string("cannot ") + what + " snapshot " + temporary_ + ": " + std::strerror(error);
+  failed_ = IsDiskFull(error) ? ResourceExhaustedError(message) : IoError(message);
+  return failed_;
+}
+
+Status SnapshotFile::Append(std::string_view records) {
+  NEARDUP_RETURN_IF_ERROR(failed_);
+  while (!records.empty()) {
+    const ssize_t n = ::write(fd_, records.data(), records.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      return Fail("write");
+    }
+    records.remove_prefix(static_cast<size_t>(n));
+    bytes_ += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status SnapshotFile::Finish(bool sync) {
+  NEARDUP_RETURN_IF_ERROR(failed_);
+  if (sync && ::fsync(fd_) != 0) return Fail("sync");
+  const int fd = std::exchange(fd_, -1);
+  if (::close(fd) != 0) {
+    const Status status = Fail("close");
+    std::remove(temporary_.c_str());
+    return status;
+  }
+  const std::string path = StreamFilePath(dir_, "snapshot", generation_);
+  if (std::rename(temporary_.c_str(), path.c_str()) != 0) {
+    const Status status = Fail("rename");
+    std::remove(temporary_.c_str());
+    return status;
+  }
+  return sync ? SyncDirectory(dir_) : Status::Ok();
+}
+
+void RemoveSnapshotLeftovers(const std::string& dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("snapshot-", 0) == 0 && name.size() > 4 &&
+        name.compare(name.size() - 4, 4, ".tmp") == 0) {
+      std::remove(entry.path().c_str());
+    }
+  }
+}
+
 Status WriteStreamSnapshot(const std::string& dir, uint64_t generation, const StreamState& state,
                            bool sync, uint64_t* bytes_written) {
-  const std::string path = StreamFilePath(dir, "snapshot", generation);
-  const std::string temporary = path + ".tmp";
-  FILE* out = std::fopen(temporary.c_str(), "wb");
-  if (out == nullptr) return IoError("cannot create " + temporary + ": " + std::strerror(errno));
-  // Written in pieces of about kSnapshotBufferBytes: the snapshot of a
-  // large window is never held in memory whole (it was one string as large
-  // as the window's state, grown by reallocation, under the writer lock).
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<SnapshotFile> file,
+                           SnapshotFile::Create(dir, generation, EncodeHeader(state.Header())));
+  // Written in pieces of about kSnapshotBufferBytes: never held in memory whole.
   constexpr size_t kSnapshotBufferBytes = size_t{1} << 20;
   std::string bytes;
-  uint64_t total = 0;
-  bool written = true;
-  auto flush = [&] {
-    written = written && std::fwrite(bytes.data(), 1, bytes.size(), out) == bytes.size();
-    total += bytes.size();
-    bytes.clear();
-  };
-  AppendLogRecord(EncodeHeader(state.Header()), &bytes);
+  Status written;
   state.ForEachDoc([&](const StreamDoc& doc) {
+    if (!written.ok()) return;
     AppendLogRecord(EncodeAdd(doc), &bytes);
-    if (bytes.size() >= kSnapshotBufferBytes) flush();
+    if (bytes.size() >= kSnapshotBufferBytes) {
+      written = file->Append(bytes);
+      bytes.clear();
+    }
   });
-  flush();
-  written = written && std::fflush(out) == 0 && (!sync || ::fsync(fileno(out)) == 0);
-  const int saved_errno = errno;
-  std::fclose(out);
-  if (!written) {
-    std::remove(temporary.c_str());
-    const std::string message =
-        "cannot write snapshot " + temporary + ": " + std::strerror(saved_errno);
-    return IsDiskFull(saved_errno) ? ResourceExhaustedError(message) : IoError(message);
-  }
-  *bytes_written = total;
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    return IoError("cannot rename " + temporary + ": " + std::strerror(errno));
-  }
-  return sync ? SyncDirectory(dir) : Status::Ok();
+  NEARDUP_RETURN_IF_ERROR(written);
+  NEARDUP_RETURN_IF_ERROR(file->Append(bytes));
+  NEARDUP_RETURN_IF_ERROR(file->Finish(sync));
+  *bytes_written = file->bytes();
+  return Status::Ok();
 }
 
 Status ApplyStreamRecord(std::string_view record, StreamState* state) {

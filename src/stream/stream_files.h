@@ -9,6 +9,7 @@
 #define NEARDUP_STREAM_STREAM_FILES_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,47 @@ std::string StreamFilePath(const std::string& dir, const char* prefix, uint64_t 
 
 // The generations of the files named PREFIX-<20 digits> in `dir`, ascending.
 std::vector<uint64_t> StreamFileGenerations(const std::string& dir, const std::string& prefix);
+
+// A snapshot being written: snapshot-<generation>.tmp, appended to in
+// pieces (a large window's snapshot is never held in memory whole, nor
+// written in one go under the writer lock: stream.cc), then made durable and
+// renamed to snapshot-<generation> by Finish. Destroying an unfinished one
+// removes the temporary file. Errors: ResourceExhausted when the disk
+// (quota, file size limit) is full, else IoError; after one, Finish fails.
+class SnapshotFile {
+ public:
+  // Creates the temporary file and writes `header` (a header record's
+  // payload) as its first record.
+  static Result<std::unique_ptr<SnapshotFile>> Create(const std::string& dir, uint64_t generation,
+                                                      std::string_view header);
+  ~SnapshotFile();
+  SnapshotFile(const SnapshotFile&) = delete;
+  SnapshotFile& operator=(const SnapshotFile&) = delete;
+
+  // Appends framed records (AppendLogRecord's output).
+  Status Append(std::string_view records);
+  // fsync (when `sync`), close, rename, directory fsync (when `sync`). On
+  // error the temporary file is removed.
+  Status Finish(bool sync);
+
+  uint64_t generation() const { return generation_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  SnapshotFile(std::string dir, uint64_t generation, int fd);
+  Status Fail(const char* what);
+
+  std::string dir_;
+  uint64_t generation_;
+  std::string temporary_;
+  int fd_;  // -1 once closed
+  uint64_t bytes_ = 0;
+  Status failed_;
+};
+
+// Removes snapshot-*.tmp files left by a process that stopped while writing
+// one (a stream's directory has one writer: call only when opening it).
+void RemoveSnapshotLeftovers(const std::string& dir);
 
 // Writes snapshot-<generation> of `state` atomically (temporary file, fsync
 // when `sync`, rename, directory fsync); *bytes is set to its length.

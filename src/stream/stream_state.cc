@@ -6,6 +6,7 @@
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/simhash.h"
 #include "neardup/similarity.h"
+#include "neardup/write_ahead_log.h"
 
 namespace neardup::internal {
 namespace {
@@ -55,9 +56,8 @@ StreamState::StreamState(StreamConfig config, Recipe recipe, NearDuplicateOption
     : config_(std::move(config)), recipe_(std::move(recipe)), options_(options) {}
 
 const StreamDoc* StreamState::Find(std::string_view id) const {
-  auto it = seq_of_id_.find(std::string(id));
-  if (it == seq_of_id_.end()) return nullptr;
-  return &docs_.at(it->second);
+  const uint64_t* seq = seq_of_id_.Find(id);
+  return seq == nullptr ? nullptr : &docs_.at(*seq);
 }
 
 int64_t StreamState::CutoffFor(int64_t time) const {
@@ -161,7 +161,7 @@ uint64_t StreamState::DocBytes(const StreamDoc& doc) {
 }
 
 Status StreamState::Store(StreamDoc doc) {
-  if (seq_of_id_.count(doc.id) != 0) {
+  if (seq_of_id_.Find(doc.id) != nullptr) {
     return DataLossError("stream record adds id \"" + doc.id + "\" twice");
   }
   if (doc.kept && doc.fingerprint.num_tokens != 0) {
@@ -178,7 +178,7 @@ Status StreamState::Store(StreamDoc doc) {
   }
   kept_ += doc.kept;
   doc_bytes_ += DocBytes(doc);
-  seq_of_id_.emplace(doc.id, doc.seq);
+  seq_of_id_.Insert(doc.id, doc.seq);
   by_time_.emplace(doc.time, doc.seq);
   if (!doc.kept) near_by_time_.emplace(doc.time, doc.seq);
   const uint64_t seq = doc.seq;
@@ -197,10 +197,49 @@ void StreamState::Erase(std::map<uint64_t, StreamDoc>::iterator it) {
   }
   kept_ -= doc.kept;
   doc_bytes_ -= DocBytes(doc);
-  seq_of_id_.erase(doc.id);
+  seq_of_id_.Erase(doc.id);
   by_time_.erase({doc.time, doc.seq});
   if (!doc.kept) near_by_time_.erase({doc.time, doc.seq});
-  docs_.erase(it);
+  if (snapshot_ && doc.seq >= snapshot_->next_seq && doc.seq < snapshot_->end_seq) {
+    // The node moves: no copy of the sketches.
+    snapshot_pending_.insert(docs_.extract(it));
+  } else {
+    docs_.erase(it);
+  }
+}
+
+void StreamState::BeginSnapshot() {
+  snapshot_pending_.clear();
+  snapshot_.emplace(SnapshotRange{0, next_seq_});
+}
+
+bool StreamState::AppendSnapshotRecords(size_t min_bytes, std::string* out) {
+  NEARDUP_CHECK(snapshot_.has_value());
+  SnapshotRange& range = *snapshot_;
+  const size_t start = out->size();
+  auto live = docs_.lower_bound(range.next_seq);
+  while (out->size() - start < min_bytes) {
+    // The smaller seq of the next stored and the next erased document.
+    const bool live_left = live != docs_.end() && live->first < range.end_seq;
+    auto pending = snapshot_pending_.begin();
+    const bool pending_left = pending != snapshot_pending_.end();
+    if (!live_left && !pending_left) break;
+    if (pending_left && (!live_left || pending->first < live->first)) {
+      AppendLogRecord(EncodeAdd(pending->second), out);
+      range.next_seq = pending->first + 1;
+      snapshot_pending_.erase(pending);
+    } else {
+      AppendLogRecord(EncodeAdd(live->second), out);
+      range.next_seq = live->first + 1;
+      ++live;
+    }
+  }
+  return (live == docs_.end() || live->first >= range.end_seq) && snapshot_pending_.empty();
+}
+
+void StreamState::EndSnapshot() {
+  snapshot_.reset();
+  snapshot_pending_.clear();
 }
 
 void StreamState::EvictOlderThan(int64_t cutoff) {
@@ -232,9 +271,9 @@ Status StreamState::ApplyAdd(StreamDoc doc) {
 }
 
 Status StreamState::ApplyRemove(std::string_view id) {
-  auto it = seq_of_id_.find(std::string(id));
-  if (it == seq_of_id_.end()) return NotFoundError("no document \"" + std::string(id) + "\"");
-  Erase(docs_.find(it->second));
+  const uint64_t* seq = seq_of_id_.Find(id);
+  if (seq == nullptr) return NotFoundError("no document \"" + std::string(id) + "\"");
+  Erase(docs_.find(*seq));
   ++removed_;
   return Status::Ok();
 }

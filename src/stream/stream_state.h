@@ -14,7 +14,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "neardup/lsh_index.h"
 #include "neardup/recipe.h"
 #include "neardup/stream.h"
+#include "stream/stream_id_index.h"
 #include "stream/stream_record.h"
 
 namespace neardup::internal {
@@ -72,6 +72,21 @@ class StreamState {
     for (const auto& [seq, doc] : docs_) fn(doc);
   }
 
+  // A snapshot written a piece at a time while adds go on (stream.cc): it
+  // holds the documents stored when BeginSnapshot was called (its header is
+  // Header() at that moment), in seq order. A document of it that is erased
+  // (window, cap, remove) before the snapshot reached it is kept aside until
+  // then, so the pieces add up to exactly the state of that moment, while
+  // the index, the counters and every answer move on. Memory: the documents
+  // erased meanwhile, until written.
+  void BeginSnapshot();
+  // Appends the framed add records of the snapshot's next documents to *out
+  // until it grew by at least min_bytes; true once every document is written.
+  // REQUIRES: a snapshot begun.
+  bool AppendSnapshotRecords(size_t min_bytes, std::string* out);
+  // Ends (or abandons) the snapshot and frees what was kept aside for it.
+  void EndSnapshot();
+
   void FillStats(StreamStats* stats) const;
 
   // A position in the list of near-duplicates: (time, seq).
@@ -94,6 +109,12 @@ class StreamState {
   int64_t CutoffFor(int64_t time) const;
   static uint64_t DocBytes(const StreamDoc& doc);
 
+  // The snapshot in progress: its next document and the end of its seqs.
+  struct SnapshotRange {
+    uint64_t next_seq = 0;
+    uint64_t end_seq = 0;
+  };
+
   StreamConfig config_;
   Recipe recipe_;
   NearDuplicateOptions options_;
@@ -102,7 +123,10 @@ class StreamState {
   std::optional<HammingIndex> hamming_;
 
   std::map<uint64_t, StreamDoc> docs_;  // by seq
-  std::unordered_map<std::string, uint64_t> seq_of_id_;
+  std::optional<SnapshotRange> snapshot_;
+  // Erased documents the snapshot has yet to write (seq in its range), by seq.
+  std::map<uint64_t, StreamDoc> snapshot_pending_;
+  StreamIdIndex seq_of_id_;
   std::set<std::pair<int64_t, uint64_t>> by_time_;  // (time, seq): eviction order
   // The near-duplicates only, for List: (time, seq). Derived from docs_, so
   // a replay rebuilds it.
