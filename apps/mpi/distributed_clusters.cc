@@ -145,7 +145,9 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
   asked_messages.clear();
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
 
-  std::vector<uint8_t> external_leader(external.size(), 0);
+  // The leader flags of the earlier documents, one bit each (looked up
+  // once per pair scanned: a bit vector, not a search of `external`).
+  std::vector<bool> external_leader(own.first, false);
   std::vector<uint8_t> leader(own.count, 0);
   std::vector<uint64_t> cluster_of(own.count);
   for (size_t round = 0; round < ranks; ++round) {
@@ -158,19 +160,16 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
         for (; next < earlier.size() && earlier[next].first == doc; ++next) {
           if (cluster != doc) continue;  // joined already: a's ascend
           const uint64_t a = earlier[next].second;
-          const bool is_leader = a >= own.first
-                                     ? leader[a - own.first] != 0
-                                     : external_leader[static_cast<size_t>(
-                                           std::lower_bound(external.begin(), external.end(), a) -
-                                           external.begin())] != 0;
+          const bool is_leader = a >= own.first ? leader[a - own.first] != 0 : external_leader[a];
           if (is_leader) cluster = a;
         }
         cluster_of[i] = cluster;
         leader[i] = cluster == doc;
       }
       for (size_t q = 0; q < ranks; ++q) {
-        for (uint64_t doc : asked[q])
+        for (uint64_t doc : asked[q]) {
           replies[q].push_back(static_cast<char>(leader[doc - own.first]));
+        }
       }
     }
     std::vector<std::string> received;
@@ -181,7 +180,9 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
         if (status.ok()) status = InternalError("leader flags of the wrong length");
         continue;
       }
-      std::copy(flags.begin(), flags.end(), external_leader.begin() + answers_at[round]);
+      for (size_t i = 0; i < flags.size(); ++i) {
+        external_leader[external[answers_at[round] + i]] = flags[i] != 0;
+      }
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
