@@ -193,6 +193,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   report->candidates += mine.size();
   stats->stages.emplace_back("band keys", timer.Lap());
+  stats->stage_in_mpi.push_back(comm.in_mpi());
 
   // The documents of the candidates this rank does not hold, from their
   // owners.
@@ -255,6 +256,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   sketches.clear();
   stats->stages.emplace_back("sketches", timer.Lap());
+  stats->stage_in_mpi.push_back(comm.in_mpi());
   auto local_number = [&](uint64_t doc) -> uint64_t {
     if (is_mine(doc)) return num_before + (doc - first_document);
     const uint64_t index =
@@ -295,9 +297,11 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   stats->stages.emplace_back("verify", timer.Lap());
+  stats->stage_in_mpi.push_back(comm.in_mpi());
   Result<std::vector<SimilarPair>> gathered =
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
   stats->stages.emplace_back("gather pairs", timer.Lap());
+  stats->stage_in_mpi.push_back(comm.in_mpi());
   return gathered;
 }
 

@@ -56,6 +56,8 @@ struct DistributedPairsStats {
   uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
   // This rank's time in each stage, in order (for --profile).
   std::vector<std::pair<const char*, StageTime>> stages;
+  // comm.in_mpi() at the end of each of `stages`.
+  std::vector<StageTime> stage_in_mpi;
 };
 
 // Where FindPairsDistributed leaves the pairs.

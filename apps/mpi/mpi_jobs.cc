@@ -32,32 +32,38 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// --profile: each rank's time in each stage (wall and CPU: a rank waiting
-// for its peers in a collective may spin, which shows as CPU), one line per
-// rank on rank 0's stderr. On one machine shared by the ranks the CPU times
-// are the steadier figures.
+// --profile: each rank's time in each stage (wall and CPU), and the CPU
+// of that inside MPI calls (a rank waiting for its peers in a collective
+// spins, which shows as CPU: cpu minus that is the stage's own work), one
+// line per rank on rank 0's stderr.
 class RankProfile {
  public:
-  void Lap(const char* stage) { stages_.emplace_back(stage, timer_.Lap()); }
-  void Add(const std::vector<std::pair<const char*, StageTime>>& stages) {
-    stages_.insert(stages_.end(), stages.begin(), stages.end());
+  explicit RankProfile(const Comm& comm) : comm_(comm), mpi_at_(comm.in_mpi()) {}
+  void Lap(const char* stage) { Record(stage, timer_.Lap(), comm_.in_mpi()); }
+  void Add(const DistributedPairsStats& stats) {
+    for (size_t i = 0; i < stats.stages.size() && i < stats.stage_in_mpi.size(); ++i) {
+      Record(stats.stages[i].first, stats.stages[i].second, stats.stage_in_mpi[i]);
+    }
     timer_.Restart();
+    mpi_at_ = comm_.in_mpi();
   }
   // Collective.
   void Print(Comm& comm, bool enabled) {
     if (!enabled) return;
     std::string line =
-        "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu s):";
+        "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu/cpu in MPI s):";
     StageTime total;
-    char buffer[96];
-    for (const auto& [name, time] : stages_) {
-      std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f,", name, time.wall_seconds,
-                    time.cpu_seconds);
+    double total_mpi = 0;
+    char buffer[112];
+    for (const Stage& stage : stages_) {
+      std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f,", stage.name,
+                    stage.time.wall_seconds, stage.time.cpu_seconds, stage.mpi_cpu_seconds);
       line += buffer;
-      total += time;
+      total += stage.time;
+      total_mpi += stage.mpi_cpu_seconds;
     }
-    std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f; peak RSS %.1f MB\n",
-                  total.wall_seconds, total.cpu_seconds,
+    std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f/%.3f; peak RSS %.1f MB\n",
+                  total.wall_seconds, total.cpu_seconds, total_mpi,
                   static_cast<double>(PeakResidentBytes()) / 1e6);
     line += buffer;
     comm.GatherToRoot(line,
@@ -69,8 +75,20 @@ class RankProfile {
   }
 
  private:
+  struct Stage {
+    const char* name;
+    StageTime time;
+    double mpi_cpu_seconds;
+  };
+  void Record(const char* name, const StageTime& time, const StageTime& mpi_now) {
+    stages_.push_back({name, time, mpi_now.cpu_seconds - mpi_at_.cpu_seconds});
+    mpi_at_ = mpi_now;
+  }
+
+  const Comm& comm_;
   StageTimer timer_;
-  std::vector<std::pair<const char*, StageTime>> stages_;
+  StageTime mpi_at_;
+  std::vector<Stage> stages_;
 };
 
 // Rank 0's output file (none elsewhere), opened as the single-process
@@ -489,7 +507,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   Status status;
 
   FingerprintedCorpus corpus;
-  RankProfile profile;
+  RankProfile profile(comm);
   Checkpoint& checkpoint = prepared->checkpoint;
   uint64_t resumed_skipped = 0;  // skipped by the run that saved the checkpoint
   if (checkpoint.Done(kFingerprintStage)) {
@@ -540,7 +558,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   if (shuffle.stages.empty()) {
     profile.Lap("pairs");
   } else {
-    profile.Add(shuffle.stages);
+    profile.Add(shuffle);
   }
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
