@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "radix_sort.h"
+
 namespace neardup::mpi {
 namespace {
 
@@ -242,8 +244,26 @@ std::vector<std::vector<CandidatePair>> ExpandGroups(
 }  // namespace
 
 void SortUnique(std::vector<CandidatePair>* candidates) {
-  std::sort(candidates->begin(), candidates->end());
-  candidates->erase(std::unique(candidates->begin(), candidates->end()), candidates->end());
+  uint64_t largest = 0;
+  for (const CandidatePair& pair : *candidates) largest = std::max({largest, pair.a, pair.b});
+  if (largest >> 32 != 0 || candidates->size() < 64) {
+    std::sort(candidates->begin(), candidates->end());
+    candidates->erase(std::unique(candidates->begin(), candidates->end()), candidates->end());
+    return;
+  }
+  // Documents below 2^32: (a, b) packed as a << 32 | b sorts in the same
+  // order (radix_sort.h).
+  std::vector<uint64_t> keys(candidates->size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = (*candidates)[i].a << 32 | (*candidates)[i].b;
+  }
+  *candidates = {};
+  RadixSort(&keys);
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  candidates->resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    (*candidates)[i] = {keys[i] >> 32, keys[i] & 0xffffffffULL};
+  }
 }
 
 Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,

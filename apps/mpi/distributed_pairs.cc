@@ -115,7 +115,7 @@ std::vector<SimilarPair> SpanningForest(const std::vector<SimilarPair>& pairs) {
 }
 
 // Each rank's verified pairs (sorted) to where `placement` puts them,
-// sorted there. *verified: this rank's verified pairs, before a forest
+// sorted there (but for kSecondOwners). *verified: this rank's verified pairs, before a forest
 // was taken. Collective.
 Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& layout,
                                             std::vector<SimilarPair> pairs, PairPlacement placement,
@@ -125,12 +125,19 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
   // One rank: its list, sorted, is the result (no encoding round trip).
   if (comm.size() == 1) return pairs;
   std::vector<SimilarPair> placed;
-  if (placement == PairPlacement::kOwners) {
+  if (placement == PairPlacement::kOwners || placement == PairPlacement::kSecondOwners) {
+    const bool by_first = placement == PairPlacement::kOwners;
     std::vector<std::string> send(static_cast<size_t>(comm.size()));
-    for (const SimilarPair& pair : pairs) {
-      ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(pair.a))]);
+    // The pairs that stay here are kept as they are (a sorted run), not
+    // encoded and decoded.
+    std::erase_if(pairs, [&](const SimilarPair& pair) {
+      const int owner = layout.OwnerOf(by_first ? pair.a : pair.b);
+      if (owner == comm.rank()) return false;
+      ByteWriter writer(&send[static_cast<size_t>(owner)]);
       PutPair(pair, &writer);
-    }
+      return true;
+    });
+    placed = std::move(pairs);
     pairs = {};
     std::vector<std::string> received;
     NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
@@ -143,7 +150,7 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
       }
     }
     NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-    MergeSortedRuns(&placed);
+    if (by_first) MergeSortedRuns(&placed);
     return placed;
   }
   std::string message;
@@ -186,6 +193,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   report->candidates += mine.size();
   stats->stages.emplace_back("band keys", timer.Lap());
+  stats->stage_in_mpi.push_back(comm.in_mpi());
 
   // The documents of the candidates this rank does not hold, from their
   // owners.
@@ -248,29 +256,40 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   sketches.clear();
   stats->stages.emplace_back("sketches", timer.Lap());
+  stats->stage_in_mpi.push_back(comm.in_mpi());
   auto local_number = [&](uint64_t doc) -> uint64_t {
     if (is_mine(doc)) return num_before + (doc - first_document);
     const uint64_t index =
         static_cast<uint64_t>(std::lower_bound(remote.begin(), remote.end(), doc) - remote.begin());
     return index < num_before ? index : index + num_mine;
   };
+  auto global_number = [&](uint64_t local_doc) -> uint64_t {
+    if (local_doc < num_before) return remote[local_doc];
+    if (local_doc < num_before + num_mine) return first_document + (local_doc - num_before);
+    return remote[local_doc - num_mine];
+  };
   std::vector<SimilarPair> pairs;
   if (local_status.ok()) {
-    std::vector<CandidatePair> candidates;
-    candidates.reserve(mine.size());
-    for (const CandidatePair& pair : mine) {
-      candidates.push_back({local_number(pair.a), local_number(pair.b)});
+    std::vector<CandidatePair> candidates(mine.size());
+    // The candidates are sorted by a: its local number follows by a
+    // moving cursor, only b's is searched (where it is a fetched one).
+    uint64_t last_a = 0;
+    uint64_t local_a = 0;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      if (i == 0 || mine[i].a != last_a) {
+        last_a = mine[i].a;
+        local_a = local_number(last_a);
+      }
+      candidates[i] = {local_a, local_number(mine[i].b)};
     }
+    mine = {};
     Result<std::vector<SimilarPair>> verified =
         VerifyCandidates(verifying, scheme, options, candidates, report);
     if (verified.ok()) {
       pairs = *std::move(verified);
-      // Back to global numbers: the verified pairs keep the candidates' order.
-      size_t c = 0;
       for (SimilarPair& pair : pairs) {
-        while (local_number(mine[c].a) != pair.a || local_number(mine[c].b) != pair.b) ++c;
-        pair.a = mine[c].a;
-        pair.b = mine[c].b;
+        pair.a = global_number(pair.a);
+        pair.b = global_number(pair.b);
       }
     } else {
       local_status = verified.status();
@@ -278,9 +297,11 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   stats->stages.emplace_back("verify", timer.Lap());
+  stats->stage_in_mpi.push_back(comm.in_mpi());
   Result<std::vector<SimilarPair>> gathered =
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
   stats->stages.emplace_back("gather pairs", timer.Lap());
+  stats->stage_in_mpi.push_back(comm.in_mpi());
   return gathered;
 }
 

@@ -56,6 +56,8 @@ struct DistributedPairsStats {
   uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
   // This rank's time in each stage, in order (for --profile).
   std::vector<std::pair<const char*, StageTime>> stages;
+  // comm.in_mpi() at the end of each of `stages`.
+  std::vector<StageTime> stage_in_mpi;
 };
 
 // Where FindPairsDistributed leaves the pairs.
@@ -75,13 +77,17 @@ enum class PairPlacement {
   // concatenated in rank order, are the sorted list (so each rank can
   // write its part of `pairs`' output). 28 bytes a pair, spread.
   kOwners,
+  // Each pair on the owner of its second document, in no particular order
+  // (the leader rule's scan, distributed_clusters.h, sorts them by (b, a)).
+  // 28 bytes a pair, spread; none of them goes through rank 0.
+  kSecondOwners,
 };
 
 // Collective. `local` are this rank's documents (moved from: they become
 // part of the verification set). The pairs, sorted by (a, b), placed as
-// `placement` says. Adds candidates and exact_checks of this rank to *report;
-// stats->verified_pairs: this rank's verified pairs.
-// `memory_bytes` bounds one band round's keys on a rank.
+// `placement` says (sorted by (a, b) but for kSecondOwners). Adds candidates and exact_checks of
+// this rank to *report; stats->verified_pairs: this rank's verified pairs. `memory_bytes` bounds
+// one band round's keys on a rank.
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,

@@ -1,5 +1,7 @@
 #include "mpi_comm.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <climits>
 #include <utility>
@@ -10,6 +12,33 @@ namespace {
 // One message of at most INT_MAX bytes at a time, for the calls whose count
 // is an int.
 constexpr uint64_t kMaxMessageBytes = INT_MAX;
+
+double ClockSeconds(clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+// Adds the wall and CPU time (of this thread, which makes every MPI call)
+// from its construction to its destruction to *total.
+class MpiClock {
+ public:
+  explicit MpiClock(StageTime* total)
+      : total_(total),
+        wall_(ClockSeconds(CLOCK_MONOTONIC)),
+        cpu_(ClockSeconds(CLOCK_THREAD_CPUTIME_ID)) {}
+  ~MpiClock() {
+    total_->wall_seconds += ClockSeconds(CLOCK_MONOTONIC) - wall_;
+    total_->cpu_seconds += ClockSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu_;
+  }
+  MpiClock(const MpiClock&) = delete;
+  MpiClock& operator=(const MpiClock&) = delete;
+
+ private:
+  StageTime* total_;
+  double wall_;
+  double cpu_;
+};
 
 }  // namespace
 
@@ -36,6 +65,7 @@ Comm::Comm(MPI_Comm comm, uint64_t max_round_bytes) : comm_(comm) {
 }
 
 Status Comm::AgreeOnStatus(const Status& local) {
+  MpiClock clock(&in_mpi_);
   int failing = local.ok() ? size_ : rank_;
   int first = size_;
   MPI_Allreduce(&failing, &first, 1, MPI_INT, MPI_MIN, comm_);
@@ -69,7 +99,10 @@ Status Comm::Exchange(std::vector<std::string> send, std::vector<std::string>* r
     local_rounds = std::max(local_rounds, (message.size() + per_destination - 1) / per_destination);
   }
   uint64_t num_rounds = 0;
-  MPI_Allreduce(&local_rounds, &num_rounds, 1, MPI_UINT64_T, MPI_MAX, comm_);
+  {
+    MpiClock clock(&in_mpi_);
+    MPI_Allreduce(&local_rounds, &num_rounds, 1, MPI_UINT64_T, MPI_MAX, comm_);
+  }
 
   std::vector<uint64_t> sent(n, 0);
   std::vector<int> send_counts(n), receive_counts(n), send_displs(n), receive_displs(n);
@@ -83,16 +116,22 @@ Status Comm::Exchange(std::vector<std::string> send, std::vector<std::string>* r
       send_buffer.append(send[r], sent[r], count);
       sent[r] += count;
     }
-    MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm_);
+    {
+      MpiClock clock(&in_mpi_);
+      MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm_);
+    }
     int total = 0;
     for (size_t r = 0; r < n; ++r) {
       receive_displs[r] = total;
       total += receive_counts[r];
     }
     receive_buffer.resize(static_cast<size_t>(total));
-    MPI_Alltoallv(send_buffer.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
-                  receive_buffer.data(), receive_counts.data(), receive_displs.data(), MPI_BYTE,
-                  comm_);
+    {
+      MpiClock clock(&in_mpi_);
+      MPI_Alltoallv(send_buffer.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
+                    receive_buffer.data(), receive_counts.data(), receive_displs.data(), MPI_BYTE,
+                    comm_);
+    }
     for (size_t r = 0; r < n; ++r) {
       (*received)[r].append(receive_buffer, static_cast<size_t>(receive_displs[r]),
                             static_cast<size_t>(receive_counts[r]));
@@ -108,6 +147,7 @@ Status Comm::GatherToRoot(std::string_view local,
   constexpr int kTag = 17;
   Status status;
   if (rank_ != 0) {
+    MpiClock clock(&in_mpi_);
     uint64_t size = local.size();
     MPI_Send(&size, 1, MPI_UINT64_T, 0, kTag, comm_);
     for (uint64_t offset = 0; offset < size; offset += round_bytes_) {
@@ -120,12 +160,18 @@ Status Comm::GatherToRoot(std::string_view local,
     std::string buffer;
     for (int source = 1; source < size_; ++source) {
       uint64_t size = 0;
-      MPI_Recv(&size, 1, MPI_UINT64_T, source, kTag, comm_, MPI_STATUS_IGNORE);
+      {
+        MpiClock clock(&in_mpi_);
+        MPI_Recv(&size, 1, MPI_UINT64_T, source, kTag, comm_, MPI_STATUS_IGNORE);
+      }
       for (uint64_t offset = 0; offset < size; offset += round_bytes_) {
         const uint64_t count = std::min<uint64_t>(round_bytes_, size - offset);
         buffer.resize(count);
-        MPI_Recv(buffer.data(), static_cast<int>(count), MPI_BYTE, source, kTag, comm_,
-                 MPI_STATUS_IGNORE);
+        {
+          MpiClock clock(&in_mpi_);
+          MPI_Recv(buffer.data(), static_cast<int>(count), MPI_BYTE, source, kTag, comm_,
+                   MPI_STATUS_IGNORE);
+        }
         // After a sink error the rest is still received (the senders would
         // wait forever otherwise) but no longer written.
         if (status.ok()) status = sink(buffer);
@@ -136,12 +182,14 @@ Status Comm::GatherToRoot(std::string_view local,
 }
 
 uint64_t Comm::Sum(uint64_t value) {
+  MpiClock clock(&in_mpi_);
   uint64_t sum = 0;
   MPI_Allreduce(&value, &sum, 1, MPI_UINT64_T, MPI_SUM, comm_);
   return sum;
 }
 
 std::vector<uint64_t> Comm::ExclusivePrefixSum(const std::vector<uint64_t>& values) {
+  MpiClock clock(&in_mpi_);
   std::vector<uint64_t> before(values.size(), 0);
   if (!values.empty()) {
     MPI_Exscan(values.data(), before.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM,
@@ -153,12 +201,14 @@ std::vector<uint64_t> Comm::ExclusivePrefixSum(const std::vector<uint64_t>& valu
 }
 
 std::vector<uint64_t> Comm::AllGather(uint64_t value) {
+  MpiClock clock(&in_mpi_);
   std::vector<uint64_t> all(static_cast<size_t>(size_));
   MPI_Allgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm_);
   return all;
 }
 
 void Comm::Broadcast(std::string* bytes) {
+  MpiClock clock(&in_mpi_);
   uint64_t size = bytes->size();
   MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm_);
   bytes->resize(size);

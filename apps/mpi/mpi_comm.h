@@ -26,6 +26,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "neardup/stage_time.h"
 #include "neardup/status.h"
 
 namespace neardup::mpi {
@@ -99,6 +100,10 @@ class Comm {
   // (to other ranks and to itself).
   uint64_t rounds() const { return rounds_; }
   uint64_t bytes_sent() const { return bytes_sent_; }
+  // Wall and CPU seconds this rank spent inside MPI calls so far (waiting
+  // for its peers, which Open MPI does by spinning, and moving bytes): what
+  // --profile subtracts to show each stage's own work.
+  StageTime in_mpi() const { return in_mpi_; }
 
   // Collective. Ok on every rank when `local` is Ok on every rank; else the
   // lowest failing rank's status, on every rank.
@@ -133,6 +138,7 @@ class Comm {
   uint64_t round_bytes_;
   uint64_t rounds_ = 0;
   uint64_t bytes_sent_ = 0;
+  StageTime in_mpi_;
 };
 
 }  // namespace neardup::mpi

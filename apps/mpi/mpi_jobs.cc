@@ -12,6 +12,7 @@
 
 #include "checkpoint.h"
 #include "checkpoint_stages.h"
+#include "distributed_clusters.h"
 #include "distributed_pairs.h"
 #include "exit_codes.h"
 #include "input_split.h"
@@ -31,32 +32,38 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// --profile: each rank's time in each stage (wall and CPU: a rank waiting
-// for its peers in a collective may spin, which shows as CPU), one line per
-// rank on rank 0's stderr. On one machine shared by the ranks the CPU times
-// are the steadier figures.
+// --profile: each rank's time in each stage (wall and CPU), and the CPU
+// of that inside MPI calls (a rank waiting for its peers in a collective
+// spins, which shows as CPU: cpu minus that is the stage's own work), one
+// line per rank on rank 0's stderr.
 class RankProfile {
  public:
-  void Lap(const char* stage) { stages_.emplace_back(stage, timer_.Lap()); }
-  void Add(const std::vector<std::pair<const char*, StageTime>>& stages) {
-    stages_.insert(stages_.end(), stages.begin(), stages.end());
+  explicit RankProfile(const Comm& comm) : comm_(comm), mpi_at_(comm.in_mpi()) {}
+  void Lap(const char* stage) { Record(stage, timer_.Lap(), comm_.in_mpi()); }
+  void Add(const DistributedPairsStats& stats) {
+    for (size_t i = 0; i < stats.stages.size() && i < stats.stage_in_mpi.size(); ++i) {
+      Record(stats.stages[i].first, stats.stages[i].second, stats.stage_in_mpi[i]);
+    }
     timer_.Restart();
+    mpi_at_ = comm_.in_mpi();
   }
   // Collective.
   void Print(Comm& comm, bool enabled) {
     if (!enabled) return;
     std::string line =
-        "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu s):";
+        "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu/cpu in MPI s):";
     StageTime total;
-    char buffer[96];
-    for (const auto& [name, time] : stages_) {
-      std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f,", name, time.wall_seconds,
-                    time.cpu_seconds);
+    double total_mpi = 0;
+    char buffer[112];
+    for (const Stage& stage : stages_) {
+      std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f,", stage.name,
+                    stage.time.wall_seconds, stage.time.cpu_seconds, stage.mpi_cpu_seconds);
       line += buffer;
-      total += time;
+      total += stage.time;
+      total_mpi += stage.mpi_cpu_seconds;
     }
-    std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f; peak RSS %.1f MB\n",
-                  total.wall_seconds, total.cpu_seconds,
+    std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f/%.3f; peak RSS %.1f MB\n",
+                  total.wall_seconds, total.cpu_seconds, total_mpi,
                   static_cast<double>(PeakResidentBytes()) / 1e6);
     line += buffer;
     comm.GatherToRoot(line,
@@ -68,8 +75,20 @@ class RankProfile {
   }
 
  private:
+  struct Stage {
+    const char* name;
+    StageTime time;
+    double mpi_cpu_seconds;
+  };
+  void Record(const char* name, const StageTime& time, const StageTime& mpi_now) {
+    stages_.push_back({name, time, mpi_now.cpu_seconds - mpi_at_.cpu_seconds});
+    mpi_at_ = mpi_now;
+  }
+
+  const Comm& comm_;
   StageTimer timer_;
-  std::vector<std::pair<const char*, StageTime>> stages_;
+  StageTime mpi_at_;
+  std::vector<Stage> stages_;
 };
 
 // Rank 0's output file (none elsewhere), opened as the single-process
@@ -158,59 +177,26 @@ Result<IdTable> FetchIdTable(Comm& comm, const DocumentLayout& layout,
   return IdTable(std::move(docs), std::move(ids));
 }
 
-// This rank's lines of `clusters`' output. Rank 0 (which holds
-// `cluster_of`, the cluster of every document) sends each cluster of two or
-// more, with its number (clusters are numbered in order of their first
-// member), to the owner of its first member; that rank fetches its members'
-// ids and formats its line. So the lines of the ranks, in rank order, are
-// the output in order, and rank 0 holds no id and writes no line of the
-// others. *clusters: their number (on rank 0). Collective.
+// This rank's lines of `clusters`' output: the clusters whose first member
+// it holds (GroupClustersOnRanks), with their members' ids fetched from
+// their owners. The lines of the ranks, in rank order, are the output in
+// order. *clusters: their number on all ranks. Collective.
 Result<std::string> ClusterLines(Comm& comm, const DocumentLayout& layout,
                                  const std::vector<std::string>& local_ids,
                                  const std::vector<uint64_t>& cluster_of, uint64_t* clusters) {
-  const uint64_t n = cluster_of.size();  // 0 except on rank 0
-  std::vector<std::vector<uint64_t>> members(n);
-  for (uint64_t doc = 0; doc < n; ++doc) members[cluster_of[doc]].push_back(doc);
-  std::vector<uint64_t> first_members;
-  for (uint64_t c = 0; c < n; ++c) {
-    if (members[c].size() >= 2) first_members.push_back(members[c].front());
-  }
-  std::sort(first_members.begin(), first_members.end());
-  *clusters = first_members.size();
-  std::vector<std::string> send(static_cast<size_t>(comm.size()));
-  uint64_t number = 0;
-  for (uint64_t first : first_members) {
-    ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(first))]);
-    writer.Put(number++);
-    writer.PutVector(members[cluster_of[first]]);
-  }
-  members = {};
-  std::vector<std::string> received;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
-  ByteReader reader(received[0]);
-  std::vector<uint64_t> numbers;
-  std::vector<std::vector<uint64_t>> mine;  // the member lists of this rank's lines
+  NEARDUP_ASSIGN_OR_RETURN(LocalClusters mine, GroupClustersOnRanks(comm, layout, cluster_of));
+  *clusters = mine.total;
   std::vector<uint64_t> docs;
-  Status status;
-  while (!reader.done() && status.ok()) {
-    numbers.emplace_back();
-    mine.emplace_back();
-    status = reader.Get(&numbers.back());
-    if (status.ok()) status = reader.GetVector(&mine.back());
-    docs.insert(docs.end(), mine.back().begin(), mine.back().end());
+  for (const std::vector<uint64_t>& members : mine.members) {
+    docs.insert(docs.end(), members.begin(), members.end());
   }
-  for (size_t r = 1; r < received.size() && status.ok(); ++r) {
-    if (!received[r].empty()) status = InternalError("clusters sent by a rank other than 0");
-  }
-  received = {};
-  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
   NEARDUP_ASSIGN_OR_RETURN(IdTable ids, FetchIdTable(comm, layout, local_ids, std::move(docs)));
   std::string text;
   std::vector<std::string_view> member_ids;
-  for (size_t i = 0; i < mine.size(); ++i) {
+  for (size_t i = 0; i < mine.members.size(); ++i) {
     member_ids.clear();
-    for (uint64_t member : mine[i]) member_ids.push_back(ids[member]);
-    format::AppendClusterLine(&text, numbers[i], member_ids);
+    for (uint64_t member : mine.members[i]) member_ids.push_back(ids[member]);
+    format::AppendClusterLine(&text, mine.first_number + i, member_ids);
   }
   return text;
 }
@@ -219,7 +205,7 @@ Result<std::string> ClusterLines(Comm& comm, const DocumentLayout& layout,
 // rank writes its part. Collective.
 Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
                                 const DocumentLayout& layout, const FingerprintedCorpus& corpus,
-                                const std::vector<SimilarPair>& pairs, cli::OutputFile* output,
+                                std::vector<SimilarPair> pairs, cli::OutputFile* output,
                                 std::string* summary, RankProfile* profile) {
   const bool root = comm.rank() == 0;
   if (job.kind == cli::NearDuplicateOutput::kPairs) {
@@ -240,19 +226,10 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
     return WriteParts(comm, output, text);
   }
 
-  // Rank 0 clusters the whole corpus: the pairs are all there, and the
-  // leader rule is a sequential scan in document order.
-  std::vector<uint64_t> cluster_of;
-  Status status;
-  if (root) {
-    Result<std::vector<uint64_t>> clusters = ClusterDocuments(layout.total, pairs, job.rule);
-    if (clusters.ok()) {
-      cluster_of = *std::move(clusters);
-    } else {
-      status = clusters.status();
-    }
-  }
-  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  // Each rank learns the clusters of its documents (leader: the ranks scan
+  // in turn; components: rank 0 clusters the forests).
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> cluster_of,
+                           ClusterOnRanks(comm, layout, std::move(pairs), job.rule));
   profile->Lap("cluster");
   const uint64_t n = layout.total;
 
@@ -264,83 +241,75 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
     return WriteParts(comm, output, text);
   }
 
-  // dedup: the lengths of every document to rank 0, which chooses the kept.
-  std::string lengths_message;
-  ByteWriter(&lengths_message).PutVector(corpus.lengths);
-  std::vector<uint64_t> lengths;
-  std::string pending;
-  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(lengths_message, [&](std::string_view piece) {
-    pending.append(piece);
-    return Status::Ok();
-  }));
-  std::vector<bool> keep;
-  if (root) {
-    ByteReader reader(pending);
-    while (!reader.done() && status.ok()) {
-      std::vector<uint64_t> part;
-      status = reader.GetVector(&part);
-      lengths.insert(lengths.end(), part.begin(), part.end());
-    }
-    if (status.ok()) {
-      Result<std::vector<bool>> chosen = ChooseKept(cluster_of, lengths, job.keep);
-      if (chosen.ok()) {
-        keep = *std::move(chosen);
-      } else {
-        status = chosen.status();
-      }
-    }
-  }
-  pending = {};
-  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  // dedup: each cluster's kept document is chosen by the owner of its
+  // first member.
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<bool> keep,
+                           KeepOnRanks(comm, layout, cluster_of, corpus.lengths, job.keep));
   profile->Lap("keep");
-  uint64_t kept = 0;
-  for (bool k : keep) kept += k;
+  uint64_t kept_here = 0;
+  for (bool k : keep) kept_here += k;
+  const uint64_t kept = comm.Sum(kept_here);
   *summary =
       "kept " + std::to_string(kept) + ", removed " + std::to_string(n - kept) + " near-duplicates";
 
   uint64_t not_jsonl = 0;
   for (bool jsonl : corpus.is_jsonl) not_jsonl += !jsonl;
   const bool all_jsonl = n > 0 && comm.Sum(not_jsonl) == 0;
+  Status status;
   if (all_jsonl) {
     // Each rank writes its kept records verbatim, its part of the output
     // in rank order, which is input order (WriteParts).
-    std::vector<std::string> slices(static_cast<size_t>(comm.size()));
-    for (int r = 0; root && r < comm.size(); ++r) {
-      std::string& slice = slices[static_cast<size_t>(r)];
-      for (uint64_t i = 0; i < layout.count[r]; ++i) slice.push_back(keep[layout.first[r] + i]);
-    }
-    std::vector<std::string> received;
-    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(slices), &received));
-    const std::string& mine = received[0];
-    if (mine.size() != corpus.raw_records.size()) {
-      status = InternalError("received " + std::to_string(mine.size()) + " keep flags for " +
-                             std::to_string(corpus.raw_records.size()) + " documents");
+    if (keep.size() != corpus.raw_records.size()) {
+      status = InternalError("keep flags for " + std::to_string(keep.size()) + " documents, " +
+                             std::to_string(corpus.raw_records.size()) + " records");
     }
     NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
     std::string text;
-    for (size_t i = 0; i < mine.size(); ++i) {
-      if (mine[i] == 0) continue;
+    for (size_t i = 0; i < keep.size(); ++i) {
+      if (!keep[i]) continue;
       text += corpus.raw_records[i];
       text += '\n';
     }
     return WriteParts(comm, output, text);
   }
   // One decision line per document (inputs that are not all JSONL: files,
-  // so few enough for rank 0 to hold every id).
+  // so few enough for rank 0 to hold every id, cluster and keep flag).
+  std::string mine;
+  ByteWriter writer(&mine);
+  writer.PutVector(cluster_of);
+  writer.PutVector(std::vector<uint8_t>(keep.begin(), keep.end()));
+  std::string pending;
+  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(mine, [&](std::string_view piece) {
+    pending.append(piece);
+    return Status::Ok();
+  }));
+  std::vector<uint64_t> all_clusters;
+  std::vector<uint8_t> all_keep;
+  ByteReader reader(pending);
+  while (comm.rank() == 0 && !reader.done() && status.ok()) {
+    std::vector<uint64_t> clusters_part;
+    std::vector<uint8_t> keep_part;
+    status = reader.GetVector(&clusters_part);
+    if (status.ok()) status = reader.GetVector(&keep_part);
+    all_clusters.insert(all_clusters.end(), clusters_part.begin(), clusters_part.end());
+    all_keep.insert(all_keep.end(), keep_part.begin(), keep_part.end());
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
   std::vector<uint64_t> all;
   for (uint64_t doc = 0; root && doc < n; ++doc) all.push_back(doc);
   NEARDUP_ASSIGN_OR_RETURN(std::vector<std::string> ids, FetchIds(comm, layout, corpus.ids, all));
   if (!root) return comm.AgreeOnStatus(Status::Ok());
   std::vector<uint64_t> kept_of(n);
   for (uint64_t doc = 0; doc < n; ++doc) {
-    if (keep[doc]) kept_of[cluster_of[doc]] = doc;
+    if (all_keep[doc]) kept_of[all_clusters[doc]] = doc;
   }
   std::string line;
   for (uint64_t doc = 0; doc < n && status.ok(); ++doc) {
     line.clear();
     format::AppendDedupDecisionLine(
         &line, ids[doc],
-        keep[doc] ? std::nullopt : std::optional<std::string_view>(ids[kept_of[cluster_of[doc]]]));
+        all_keep[doc] ? std::nullopt
+                      : std::optional<std::string_view>(ids[kept_of[all_clusters[doc]]]));
     status = output->Write(line);
   }
   return comm.AgreeOnStatus(status);
@@ -374,12 +343,14 @@ Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::Inp
 }
 
 // Where the verified pairs go: `pairs` writes them where they are (each on
-// the owner of its first document); `clusters` and `dedup` cluster on rank
-// 0, which needs every pair for the leader rule and only a spanning forest
-// of them for components (the same connected components).
+// the owner of its first document); the leader rule scans each document's
+// pairs on its owner (the owner of the pair's second document); components
+// clusters on rank 0, which needs only a spanning forest of the pairs (the
+// same connected components).
 PairPlacement Placement(const cli::NearDuplicateJob& job) {
   if (job.kind == cli::NearDuplicateOutput::kPairs) return PairPlacement::kOwners;
-  return job.rule == ClusterRule::kComponents ? PairPlacement::kRootForest : PairPlacement::kRoot;
+  return job.rule == ClusterRule::kComponents ? PairPlacement::kRootForest
+                                              : PairPlacement::kSecondOwners;
 }
 
 // The exit code after a run that read inputs, as ExitCodeAfterReading.
@@ -536,7 +507,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   Status status;
 
   FingerprintedCorpus corpus;
-  RankProfile profile;
+  RankProfile profile(comm);
   Checkpoint& checkpoint = prepared->checkpoint;
   uint64_t resumed_skipped = 0;  // skipped by the run that saved the checkpoint
   if (checkpoint.Done(kFingerprintStage)) {
@@ -587,7 +558,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   if (shuffle.stages.empty()) {
     profile.Lap("pairs");
   } else {
-    profile.Add(shuffle.stages);
+    profile.Add(shuffle);
   }
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
@@ -601,7 +572,8 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
 
   std::string summary;
   cli::OutputFile* out = comm.rank() == 0 ? &**output : nullptr;
-  status = WriteNearDuplicateOutput(comm, job, layout, corpus, *pairs, out, &summary, &profile);
+  status = WriteNearDuplicateOutput(comm, job, layout, corpus, *std::move(pairs), out, &summary,
+                                    &profile);
   const uint64_t skipped = comm.Sum(skips.count() + resumed_skipped);
   Status closed;
   if (comm.rank() == 0) closed = out->Finish(status.ok() && !(job.run.strict && skipped > 0));

@@ -26,6 +26,7 @@ all=(
   "dedup --keep longest"
   "fingerprint --minhash --simhash --chunks"
   "dedup --rule components --strict"
+  "dedup --keep shortest --threshold 0.5"
 )
 case $set in
   # Every command, on every kind of input at once.

@@ -1,0 +1,329 @@
+#include "distributed_clusters.h"
+
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "radix_sort.h"
+
+namespace neardup::mpi {
+namespace {
+
+// The documents of this rank: [first, first + count).
+struct OwnRange {
+  uint64_t first = 0;
+  uint64_t count = 0;
+  bool Holds(uint64_t doc) const { return doc >= first && doc - first < count; }
+};
+
+OwnRange OwnRangeOf(const Comm& comm, const DocumentLayout& layout) {
+  const size_t me = static_cast<size_t>(comm.rank());
+  return {layout.first[me], layout.count[me]};
+}
+
+// Decodes a message of 64-bit document numbers, each of which must be on
+// this rank.
+Status GetOwnDocs(std::string_view message, OwnRange own, std::vector<uint64_t>* docs) {
+  ByteReader reader(message);
+  while (!reader.done()) {
+    uint64_t doc = 0;
+    NEARDUP_RETURN_IF_ERROR(reader.Get(&doc));
+    if (!own.Holds(doc)) {
+      return InternalError("a peer named document " + std::to_string(doc) +
+                           ", which is not on this rank");
+    }
+    docs->push_back(doc);
+  }
+  return Status::Ok();
+}
+
+// (cluster, member) records sent to the owner of the cluster's first
+// member: decoded, checked (the cluster is one of this rank's first
+// members) and sorted by cluster, then member.
+Result<std::vector<std::pair<uint64_t, uint64_t>>> ReceiveMembers(
+    const std::vector<std::string>& received, OwnRange own,
+    const std::vector<uint64_t>& cluster_of) {
+  std::vector<std::pair<uint64_t, uint64_t>> members;
+  for (const std::string& message : received) {
+    ByteReader reader(message);
+    while (!reader.done()) {
+      std::pair<uint64_t, uint64_t> record;
+      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.first));
+      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.second));
+      if (!own.Holds(record.first) || cluster_of[record.first - own.first] != record.first ||
+          record.second <= record.first) {
+        return InternalError("document " + std::to_string(record.second) + " names cluster " +
+                             std::to_string(record.first) +
+                             ", which is not a first member on this rank");
+      }
+      members.push_back(record);
+    }
+  }
+  std::sort(members.begin(), members.end());
+  return members;
+}
+
+// Each document of this rank that is not its cluster's first member, sent
+// as (cluster, document) to the owner of the cluster's first member.
+std::vector<std::string> MembersToFirstOwners(const Comm& comm, const DocumentLayout& layout,
+                                              const std::vector<uint64_t>& cluster_of) {
+  const OwnRange own = OwnRangeOf(comm, layout);
+  std::vector<std::string> send(static_cast<size_t>(comm.size()));
+  for (uint64_t i = 0; i < cluster_of.size(); ++i) {
+    if (cluster_of[i] == own.first + i) continue;
+    ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(cluster_of[i]))]);
+    writer.Put(cluster_of[i]);
+    writer.Put(own.first + i);
+  }
+  return send;
+}
+
+// The pairs as (b, a), sorted ((b, a) are distinct, so the order is
+// total): by radix on b << 32 | a where the documents allow (radix_sort.h).
+std::vector<std::pair<uint64_t, uint64_t>> SortedByLater(std::vector<SimilarPair> pairs,
+                                                         const DocumentLayout& layout) {
+  std::vector<std::pair<uint64_t, uint64_t>> earlier;
+  if (layout.total >> 32 != 0) {
+    earlier.reserve(pairs.size());
+    for (const SimilarPair& pair : pairs) earlier.emplace_back(pair.b, pair.a);
+    pairs = {};
+    tbb::parallel_sort(earlier.begin(), earlier.end());
+    return earlier;
+  }
+  std::vector<uint64_t> keys(pairs.size());
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = pairs[i].b << 32 | pairs[i].a;
+  pairs = {};
+  RadixSort(&keys);
+  earlier.resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) earlier[i] = {keys[i] >> 32, keys[i] & 0xffffffffULL};
+  return earlier;
+}
+
+// The leader rule over ranks (ClusterDocuments' scan: in document order,
+// a document joins its first earlier neighbour that is a leader, or leads).
+// Rank t scans in round t, once every earlier rank has sent the leader
+// flags of the documents it asked for. Collective.
+Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& layout,
+                                             std::vector<SimilarPair> pairs) {
+  const OwnRange own = OwnRangeOf(comm, layout);
+  const size_t ranks = static_cast<size_t>(comm.size());
+  const size_t me = static_cast<size_t>(comm.rank());
+  Status status;
+  for (const SimilarPair& pair : pairs) {
+    if (!(pair.a < pair.b && own.Holds(pair.b)) && status.ok()) {
+      status = InternalError("pair (" + std::to_string(pair.a) + ", " + std::to_string(pair.b) +
+                             ") is not on the owner of its second document");
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  std::vector<std::pair<uint64_t, uint64_t>> earlier = SortedByLater(std::move(pairs), layout);
+
+  // The earlier ranks' documents this rank's pairs name, asked of their
+  // owners (ascending, so each owner's answers fill a consecutive run).
+  std::vector<uint64_t> external;
+  for (const auto& [b, a] : earlier) {
+    if (a < own.first) external.push_back(a);
+  }
+  std::sort(external.begin(), external.end());
+  external.erase(std::unique(external.begin(), external.end()), external.end());
+  std::vector<std::string> requests(ranks);
+  std::vector<size_t> answers_at(ranks + 1, 0);  // external[answers_at[q]..] are q's
+  for (uint64_t doc : external) {
+    const size_t owner = static_cast<size_t>(layout.OwnerOf(doc));
+    ByteWriter(&requests[owner]).Put(doc);
+    ++answers_at[owner + 1];
+  }
+  for (size_t q = 0; q < ranks; ++q) answers_at[q + 1] += answers_at[q];
+  std::vector<std::string> asked_messages;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked_messages));
+  std::vector<std::vector<uint64_t>> asked(ranks);
+  for (size_t q = 0; q < ranks && status.ok(); ++q) {
+    status = GetOwnDocs(asked_messages[q], own, &asked[q]);
+  }
+  asked_messages.clear();
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+
+  // The leader flags of the earlier documents, one bit each (looked up
+  // once per pair scanned: a bit vector, not a search of `external`).
+  std::vector<bool> external_leader(own.first, false);
+  std::vector<uint8_t> leader(own.count, 0);
+  std::vector<uint64_t> cluster_of(own.count);
+  for (size_t round = 0; round < ranks; ++round) {
+    std::vector<std::string> replies(ranks);
+    if (round == me) {
+      size_t next = 0;
+      for (uint64_t i = 0; i < own.count; ++i) {
+        const uint64_t doc = own.first + i;
+        uint64_t cluster = doc;
+        for (; next < earlier.size() && earlier[next].first == doc; ++next) {
+          if (cluster != doc) continue;  // joined already: a's ascend
+          const uint64_t a = earlier[next].second;
+          const bool is_leader = a >= own.first ? leader[a - own.first] != 0 : external_leader[a];
+          if (is_leader) cluster = a;
+        }
+        cluster_of[i] = cluster;
+        leader[i] = cluster == doc;
+      }
+      for (size_t q = 0; q < ranks; ++q) {
+        for (uint64_t doc : asked[q]) {
+          replies[q].push_back(static_cast<char>(leader[doc - own.first]));
+        }
+      }
+    }
+    std::vector<std::string> received;
+    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &received));
+    if (round < me) {
+      const std::string& flags = received[round];
+      if (flags.size() != answers_at[round + 1] - answers_at[round]) {
+        if (status.ok()) status = InternalError("leader flags of the wrong length");
+        continue;
+      }
+      for (size_t i = 0; i < flags.size(); ++i) {
+        external_leader[external[answers_at[round] + i]] = flags[i] != 0;
+      }
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  return cluster_of;
+}
+
+// Components: rank 0 clusters the ranks' forests and sends each rank its
+// slice. Collective.
+Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout& layout,
+                                                const std::vector<SimilarPair>& pairs) {
+  std::vector<std::string> slices(static_cast<size_t>(comm.size()));
+  Status status;
+  if (comm.rank() == 0) {
+    Result<std::vector<uint64_t>> all =
+        ClusterDocuments(layout.total, pairs, ClusterRule::kComponents);
+    if (all.ok()) {
+      for (size_t r = 0; r < slices.size(); ++r) {
+        const auto begin = all->begin() + static_cast<ptrdiff_t>(layout.first[r]);
+        ByteWriter(&slices[r])
+            .PutVector(
+                std::vector<uint64_t>(begin, begin + static_cast<ptrdiff_t>(layout.count[r])));
+      }
+    } else {
+      status = all.status();
+    }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(slices), &received));
+  std::vector<uint64_t> cluster_of;
+  ByteReader reader(received[0]);
+  status = reader.GetVector(&cluster_of);
+  if (status.ok() && cluster_of.size() != OwnRangeOf(comm, layout).count) {
+    status = InternalError("received the clusters of " + std::to_string(cluster_of.size()) +
+                           " documents");
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  return cluster_of;
+}
+
+}  // namespace
+
+Result<std::vector<uint64_t>> ClusterOnRanks(Comm& comm, const DocumentLayout& layout,
+                                             std::vector<SimilarPair> pairs, ClusterRule rule) {
+  if (rule == ClusterRule::kLeader) return LeaderClusters(comm, layout, std::move(pairs));
+  return ComponentClusters(comm, layout, pairs);
+}
+
+Result<std::vector<bool>> KeepOnRanks(Comm& comm, const DocumentLayout& layout,
+                                      const std::vector<uint64_t>& cluster_of,
+                                      const std::vector<uint64_t>& lengths, KeepRule rule) {
+  const OwnRange own = OwnRangeOf(comm, layout);
+  std::vector<bool> keep(own.count);
+  for (uint64_t i = 0; i < own.count; ++i) keep[i] = cluster_of[i] == own.first + i;
+  // The first member is kept unless a later member is strictly longer
+  // (shorter): only then does a cluster's choice need its members.
+  if (rule == KeepRule::kFirst) return keep;
+  std::vector<std::string> send(static_cast<size_t>(comm.size()));
+  for (uint64_t i = 0; i < own.count; ++i) {
+    if (cluster_of[i] == own.first + i) continue;
+    ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(cluster_of[i]))]);
+    writer.Put(cluster_of[i]);
+    writer.Put(own.first + i);
+    writer.Put(lengths[i]);
+  }
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  struct Member {
+    uint64_t cluster, doc, length;
+  };
+  std::vector<Member> members;
+  Status status;
+  for (const std::string& message : received) {
+    ByteReader reader(message);
+    while (!reader.done() && status.ok()) {
+      Member m{};
+      status = reader.Get(&m.cluster);
+      if (status.ok()) status = reader.Get(&m.doc);
+      if (status.ok()) status = reader.Get(&m.length);
+      if (status.ok() && (!own.Holds(m.cluster) || cluster_of[m.cluster - own.first] != m.cluster ||
+                          m.doc <= m.cluster)) {
+        status = InternalError("a member named a cluster that is not on this rank");
+      }
+      members.push_back(m);
+    }
+  }
+  received.clear();
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  std::sort(members.begin(), members.end(), [](const Member& x, const Member& y) {
+    return x.cluster != y.cluster ? x.cluster < y.cluster : x.doc < y.doc;
+  });
+  // ChooseKept's choice: in document order, a member replaces the best so
+  // far only when strictly longer (shorter); the first member starts.
+  send.assign(static_cast<size_t>(comm.size()), std::string());
+  for (size_t begin = 0, end = 0; begin < members.size(); begin = end) {
+    const uint64_t cluster = members[begin].cluster;
+    uint64_t best = cluster;
+    uint64_t best_length = lengths[cluster - own.first];
+    for (end = begin; end < members.size() && members[end].cluster == cluster; ++end) {
+      const Member& m = members[end];
+      if ((rule == KeepRule::kLongest && m.length > best_length) ||
+          (rule == KeepRule::kShortest && m.length < best_length)) {
+        best = m.doc;
+        best_length = m.length;
+      }
+    }
+    if (best == cluster) continue;
+    keep[cluster - own.first] = false;
+    ByteWriter(&send[static_cast<size_t>(layout.OwnerOf(best))]).Put(best);
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  std::vector<uint64_t> chosen;
+  for (size_t r = 0; r < received.size() && status.ok(); ++r) {
+    status = GetOwnDocs(received[r], own, &chosen);
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  for (uint64_t doc : chosen) keep[doc - own.first] = true;
+  return keep;
+}
+
+Result<LocalClusters> GroupClustersOnRanks(Comm& comm, const DocumentLayout& layout,
+                                           const std::vector<uint64_t>& cluster_of) {
+  const OwnRange own = OwnRangeOf(comm, layout);
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(MembersToFirstOwners(comm, layout, cluster_of), &received));
+  Result<std::vector<std::pair<uint64_t, uint64_t>>> members =
+      ReceiveMembers(received, own, cluster_of);
+  received.clear();
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(members.status()));
+  LocalClusters clusters;
+  for (size_t begin = 0, end = 0; begin < members->size(); begin = end) {
+    const uint64_t first = (*members)[begin].first;
+    std::vector<uint64_t>& list = clusters.members.emplace_back(1, first);
+    for (end = begin; end < members->size() && (*members)[end].first == first; ++end) {
+      list.push_back((*members)[end].second);
+    }
+  }
+  const uint64_t mine = clusters.members.size();
+  clusters.first_number = comm.ExclusivePrefixSum({mine})[0];
+  clusters.total = comm.Sum(mine);
+  return clusters;
+}
+
+}  // namespace neardup::mpi
