@@ -2,12 +2,12 @@
 
 #include <simdjson.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
 #include "hash/cpu_path.h"
 #include "io/json_unescape.h"
-#include "io/line_reader.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
