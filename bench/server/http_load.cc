@@ -20,8 +20,12 @@
 // from each request's scheduled time (a stall counts against every request
 // it delays: no coordinated omission).
 // Prints the requests answered 200 within the run, requests/s, MB/s of
-// their text, latency percentiles and this process's own CPU time per
-// request (to show how much of the machine it took).
+// their text, latency percentiles, the worst latency and how many 100 ms
+// intervals of sending time had an answer over 5 ms (one pause of the
+// server shows as one or a few such intervals; a saturated server as most
+// of them; --timeline FILE writes every interval's worst), and this
+// process's own CPU time per request (to show how much of the machine it
+// took).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
