@@ -313,11 +313,17 @@ bool ContainsId(const LshIndexState& s, uint64_t doc_id) {
   }) != SlotTable::kNotFound;
 }
 
-// InsertBulk hashes the band keys of at most this many documents into its
-// scratch buffer at a time (num_bands * 8 bytes each: 1 MiB at b = 16, kept
-// in cache between the hashing and the table pass; allocated once per call,
-// so its page faults are paid once).
-constexpr size_t kKeyChunk = size_t{1} << 13;
+// InsertBulk hashes the band keys of a chunk of documents into a scratch
+// buffer of at most this many bytes (num_bands * 8 bytes a document: 32K
+// documents at b = 16), allocated once per call in huge pages, so that its
+// page faults are few and paid once; each chunk costs two parallel loops,
+// so chunks are not made smaller than the buffer allows.
+constexpr size_t kKeyScratchBytes = size_t{4} << 20;
+constexpr size_t kMinKeyChunk = 1024;
+
+size_t KeyChunkDocuments(int num_bands) {
+  return std::max(kMinKeyChunk, kKeyScratchBytes / (sizeof(uint64_t) * num_bands));
+}
 // Table prefetches run 24 documents ahead: a miss into a 16 MB table costs
 // about 0.1 us here, and 24 measured 10-15% faster than 8.
 constexpr uint32_t kTablePrefetch = 24;
@@ -406,7 +412,7 @@ Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids,
     band.links.resize(total);
   }
   if (parallel) s.id_table.Reserve(total);
-  // The new documents go in chunks: hash the chunk's band keys into a
+  // The new documents go in chunks: hash the chunk's band keys into the
   // scratch buffer (band-major, full 64-bit keys), reading each sketch once
   // and whole (the sketches may lie apart: one page, one TLB miss, per
   // document rather than per document and band), then fill each band's
@@ -414,8 +420,8 @@ Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids,
   // scratch keeps the band arrays at 4 bytes per key while the table pass
   // still sees whole keys.
   const int num_bands = s.params.num_bands;
-  const size_t chunk = std::min(m, kKeyChunk);
-  const std::unique_ptr<uint64_t[]> chunk_keys(new uint64_t[chunk * num_bands]);
+  const size_t chunk = std::min(m, KeyChunkDocuments(num_bands));
+  HugePageVector<uint64_t> chunk_keys(chunk * num_bands);
   for (size_t chunk_begin = 0; chunk_begin < m; chunk_begin += chunk) {
     const size_t count = std::min(chunk, m - chunk_begin);
     ForRange(count, parallel, [&](size_t begin, size_t end) {
@@ -436,7 +442,7 @@ Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids,
         if (task == static_cast<size_t>(num_bands)) {
           FillIdTable(s, first_slot, count);
         } else {
-          FillBand(s.bands[task], first_slot, count, chunk_keys.get() + task * chunk);
+          FillBand(s.bands[task], first_slot, count, chunk_keys.data() + task * chunk);
         }
       }
     });
