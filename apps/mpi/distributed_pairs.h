@@ -54,6 +54,8 @@ struct DistributedPairsStats {
   uint64_t sketch_bytes = 0;  // sketches this rank sent for verification
   uint64_t candidate_bytes = 0;
   uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
+  uint64_t pair_bytes = 0;      // MinHash: bytes of verified pairs this rank sent to be placed
+                                // (not saved by --checkpoint)
   // This rank's time in each stage, in order (for --profile).
   std::vector<std::pair<const char*, StageTime>> stages;
   // comm.in_mpi() at the end of each of `stages`.
