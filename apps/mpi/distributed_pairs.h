@@ -14,7 +14,8 @@
 // and self-joins its share of the permuted tables (FindCandidates over a
 // PartRange), as the original design puts a table per machine; a pair is
 // found in exactly one table.
-// Either way the pairs end where PairPlacement says, sorted by (a, b).
+// Either way the pairs end where PairPlacement says, sorted by (a, b) (but
+// for kSecondOwners, which leaves them in no particular order).
 // Memory per rank: its share of the sketches; one band round of keys
 // (20 bytes per document and band, sent and received); its candidates; the
 // sketches it fetched. SimHash: 9 bytes per document of the whole corpus
