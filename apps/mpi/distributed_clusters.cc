@@ -1,7 +1,5 @@
 #include "distributed_clusters.h"
 
-#include <tbb/parallel_sort.h>
-
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -80,25 +78,24 @@ std::vector<std::string> MembersToFirstOwners(const Comm& comm, const DocumentLa
   return send;
 }
 
-// The pairs as (b, a), sorted ((b, a) are distinct, so the order is
-// total): by radix on b << 32 | a where the documents allow (radix_sort.h).
-std::vector<std::pair<uint64_t, uint64_t>> SortedByLater(std::vector<SimilarPair> pairs,
-                                                         const DocumentLayout& layout) {
-  std::vector<std::pair<uint64_t, uint64_t>> earlier;
-  if (layout.total >> 32 != 0) {
-    earlier.reserve(pairs.size());
-    for (const SimilarPair& pair : pairs) earlier.emplace_back(pair.b, pair.a);
-    pairs = {};
-    tbb::parallel_sort(earlier.begin(), earlier.end());
-    return earlier;
-  }
-  std::vector<uint64_t> keys(pairs.size());
-  for (size_t i = 0; i < keys.size(); ++i) keys[i] = pairs[i].b << 32 | pairs[i].a;
-  pairs = {};
-  RadixSort(&keys);
-  earlier.resize(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) earlier[i] = {keys[i] >> 32, keys[i] & 0xffffffffULL};
-  return earlier;
+// Each own document's earlier neighbours: the a of the pairs (a, b) by b,
+// a counting sort on b (two passes; the order of a within one b does not
+// matter, the scan takes the smallest leader). neighbours[start[i] ..
+// start[i + 1]) are those of document own.first + i.
+struct Neighbours {
+  std::vector<uint64_t> start;
+  std::vector<uint64_t> of;
+};
+
+Neighbours NeighboursByLater(const std::vector<SimilarPair>& pairs, OwnRange own) {
+  Neighbours neighbours;
+  neighbours.start.assign(own.count + 1, 0);
+  for (const SimilarPair& pair : pairs) ++neighbours.start[pair.b - own.first + 1];
+  for (uint64_t i = 0; i < own.count; ++i) neighbours.start[i + 1] += neighbours.start[i];
+  std::vector<uint64_t> next(neighbours.start.begin(), neighbours.start.end() - 1);
+  neighbours.of.resize(pairs.size());
+  for (const SimilarPair& pair : pairs) neighbours.of[next[pair.b - own.first]++] = pair.a;
+  return neighbours;
 }
 
 // The leader rule over ranks (ClusterDocuments' scan: in document order,
@@ -118,15 +115,16 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  std::vector<std::pair<uint64_t, uint64_t>> earlier = SortedByLater(std::move(pairs), layout);
+  const Neighbours earlier = NeighboursByLater(pairs, own);
+  pairs = {};
 
   // The earlier ranks' documents this rank's pairs name, asked of their
   // owners (ascending, so each owner's answers fill a consecutive run).
   std::vector<uint64_t> external;
-  for (const auto& [b, a] : earlier) {
+  for (uint64_t a : earlier.of) {
     if (a < own.first) external.push_back(a);
   }
-  std::sort(external.begin(), external.end());
+  RadixSort(&external);
   external.erase(std::unique(external.begin(), external.end()), external.end());
   std::vector<std::string> requests(ranks);
   std::vector<size_t> answers_at(ranks + 1, 0);  // external[answers_at[q]..] are q's
@@ -153,15 +151,15 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
   for (size_t round = 0; round < ranks; ++round) {
     std::vector<std::string> replies(ranks);
     if (round == me) {
-      size_t next = 0;
+      // A document joins its smallest earlier neighbour that is a leader
+      // (ClusterDocuments' first leader in ascending order), else leads.
       for (uint64_t i = 0; i < own.count; ++i) {
         const uint64_t doc = own.first + i;
         uint64_t cluster = doc;
-        for (; next < earlier.size() && earlier[next].first == doc; ++next) {
-          if (cluster != doc) continue;  // joined already: a's ascend
-          const uint64_t a = earlier[next].second;
-          const bool is_leader = a >= own.first ? leader[a - own.first] != 0 : external_leader[a];
-          if (is_leader) cluster = a;
+        for (uint64_t j = earlier.start[i]; j < earlier.start[i + 1]; ++j) {
+          const uint64_t a = earlier.of[j];
+          if (a >= cluster) continue;
+          if (a >= own.first ? leader[a - own.first] != 0 : external_leader[a]) cluster = a;
         }
         cluster_of[i] = cluster;
         leader[i] = cluster == doc;

@@ -10,8 +10,8 @@
 //   which earlier documents are leaders, so the ranks decide in rank order
 //   (rank r's scan needs the leader flags of the earlier documents its pairs
 //   name, one byte each, from their owners): the scans are serial but cheap
-//   (a document stops at its first leader), the sorts of the pairs run on
-//   every rank at once.
+//   (a pass over a rank's documents and their earlier neighbours), the
+//   grouping of the pairs by document runs on every rank at once.
 // - components: rank 0 clusters the ranks' spanning forests
 //   (PairPlacement::kRootForest) and sends each rank its documents' slice.
 // Thread safety: collective operations; the main thread only.

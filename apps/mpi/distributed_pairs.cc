@@ -298,8 +298,10 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   stats->stages.emplace_back("verify", timer.Lap());
   stats->stage_in_mpi.push_back(comm.in_mpi());
+  const uint64_t sent_before_placing = comm.bytes_sent();
   Result<std::vector<SimilarPair>> gathered =
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
+  stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
   stats->stages.emplace_back("gather pairs", timer.Lap());
   stats->stage_in_mpi.push_back(comm.in_mpi());
   return gathered;

@@ -14,7 +14,8 @@
 // and self-joins its share of the permuted tables (FindCandidates over a
 // PartRange), as the original design puts a table per machine; a pair is
 // found in exactly one table.
-// Either way the pairs end where PairPlacement says, sorted by (a, b).
+// Either way the pairs end where PairPlacement says, sorted by (a, b) (but
+// for kSecondOwners, which leaves them in no particular order).
 // Memory per rank: its share of the sketches; one band round of keys
 // (20 bytes per document and band, sent and received); its candidates; the
 // sketches it fetched. SimHash: 9 bytes per document of the whole corpus
@@ -54,6 +55,8 @@ struct DistributedPairsStats {
   uint64_t sketch_bytes = 0;  // sketches this rank sent for verification
   uint64_t candidate_bytes = 0;
   uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
+  uint64_t pair_bytes = 0;      // MinHash: bytes of verified pairs this rank sent to be placed
+                                // (not saved by --checkpoint)
   // This rank's time in each stage, in order (for --profile).
   std::vector<std::pair<const char*, StageTime>> stages;
   // comm.in_mpi() at the end of each of `stages`.

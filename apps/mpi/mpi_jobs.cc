@@ -46,6 +46,7 @@ class RankProfile {
     }
     timer_.Restart();
     mpi_at_ = comm_.in_mpi();
+    pair_bytes_ = stats.pair_bytes;
   }
   // Collective.
   void Print(Comm& comm, bool enabled) {
@@ -62,9 +63,10 @@ class RankProfile {
       total += stage.time;
       total_mpi += stage.mpi_cpu_seconds;
     }
-    std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f/%.3f; peak RSS %.1f MB\n",
-                  total.wall_seconds, total.cpu_seconds, total_mpi,
-                  static_cast<double>(PeakResidentBytes()) / 1e6);
+    std::snprintf(
+        buffer, sizeof(buffer), " total %.3f/%.3f/%.3f; pairs sent %.1f MB; peak RSS %.1f MB\n",
+        total.wall_seconds, total.cpu_seconds, total_mpi, static_cast<double>(pair_bytes_) / 1e6,
+        static_cast<double>(PeakResidentBytes()) / 1e6);
     line += buffer;
     comm.GatherToRoot(line,
                       [](std::string_view piece) {
@@ -88,6 +90,7 @@ class RankProfile {
   const Comm& comm_;
   StageTimer timer_;
   StageTime mpi_at_;
+  uint64_t pair_bytes_ = 0;
   std::vector<Stage> stages_;
 };
 
