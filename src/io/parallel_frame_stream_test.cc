@@ -130,8 +130,8 @@ TEST(ParallelFrameStreamTest, GarbageAfterTheZstdFramesFailsAsTheStreamingDecode
 }
 
 // A gzip member with the optional header fields (RFC 1952 2.3.1): an extra
-// field (as bgzip writes), a file name, a comment, a header CRC.
-std::string GzipWithHeader(const std::string& data) {
+// field (as bgzip writes), a file name, a comment, and if asked a header CRC.
+std::string GzipWithHeader(const std::string& data, bool header_crc = false) {
   gz_header header;
   std::memset(&header, 0, sizeof(header));
   static unsigned char extra[] = {'B', 'C', 2, 0, 0x12, 0x34};
@@ -141,7 +141,7 @@ std::string GzipWithHeader(const std::string& data) {
   header.extra_len = sizeof(extra);
   header.name = name;
   header.comment = comment;
-  header.hcrc = 1;
+  header.hcrc = header_crc ? 1 : 0;
   return Gzip(data, 6, &header);
 }
 
@@ -219,6 +219,19 @@ TEST(ParallelFrameStreamTest, DamagedGzipMembersFailAsTheStreamingDecoder) {
     for (size_t i = 0; i < 4; ++i) before += pieces[i];
     EXPECT_TRUE(out.bytes.substr(0, before.size()) == before);
   }
+}
+
+TEST(ParallelFrameStreamTest, GzipHeaderCrcIsCheckedAsTheStreamingDecoderDoes) {
+  // libdeflate skips a header CRC; zlib checks it: such members are zlib's.
+  const std::string good = GzipWithHeader("with a header crc\n", true);
+  std::string bad = good;
+  bad[10 + 2 + 6 + 14 + 15] ^= 0x01;  // the CRC after extra (2 + 6), name, comment
+  for (const std::string& third : {good, bad}) {
+    const std::string compressed = Gzip("one\n") + Gzip("two\n") + third + Gzip("four\n");
+    ExpectSameAsStreaming(compressed);
+  }
+  EXPECT_EQ(Decode(Gzip("one\n") + good, 2, 1 << 20, 4096).bytes, "one\nwith a header crc\n");
+  EXPECT_EQ(Decode(Gzip("one\n") + bad, 2, 1 << 20, 4096).status.code(), StatusCode::kDataLoss);
 }
 
 TEST(ParallelFrameStreamTest, TruncatedGzipFailsAsTheStreamingDecoder) {
