@@ -156,6 +156,16 @@ std::string DecodeAll(std::unique_ptr<neardup::ByteStream> raw, std::string* err
   }
 }
 
+// An error message without the number after "compressed byte ".
+std::string WithoutOffset(std::string message) {
+  const std::string marker = "compressed byte ";
+  const size_t at = message.find(marker);
+  if (at == std::string::npos) return message;
+  size_t end = at + marker.size();
+  while (end < message.size() && message[end] >= '0' && message[end] <= '9') ++end;
+  return message.erase(at + marker.size(), end - at - marker.size());
+}
+
 void CompareDecoders(const std::string& compressed) {
   std::string split_error, streamed_error;
   const std::string split =
@@ -164,6 +174,11 @@ void CompareDecoders(const std::string& compressed) {
       DecodeAll(std::make_unique<NoEndStream>(neardup::internal::MakeStringStream(compressed)),
                 &streamed_error);
   NEARDUP_CHECK(split == streamed);
+  NEARDUP_CHECK(WithoutOffset(split_error) == WithoutOffset(streamed_error));
+  // zlib consumes input exactly up to the damage, so a gzip error's offset
+  // is the same however the bytes were read; libzstd's is the start of the
+  // read buffer it failed in, which the split path reads differently.
+  if (compressed.size() < 2 || compressed[0] != '\x1f' || compressed[1] != '\x8b') return;
   NEARDUP_CHECK(split_error == streamed_error);
 }
 
