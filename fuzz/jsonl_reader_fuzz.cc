@@ -2,7 +2,10 @@
 // detection every stream goes through), also served in small pieces so line
 // and block boundaries fall everywhere, and as gzip members wrapped around
 // the input so the decompressor sees it too. Reads to the end or the first
-// error; must never crash, hang or read out of bounds. Also decodes the
+// error; must never crash, hang or read out of bounds. The compressed
+// streams are also decoded twice, split into members or frames (a file)
+// and by the streaming decoders (a source without an end): the bytes and
+// the error must be the same. Also decodes the
 // input as a JSON string body with UnescapeJsonString (both paths) and with
 // simdjson's unescaper, which must agree byte for byte.
 #include <simdjson.h>
@@ -17,6 +20,7 @@
 #include <string_view>
 
 #include "io/byte_stream.h"
+#include "io/decompressing_stream.h"
 #include "io/json_unescape.h"
 #include "neardup/check.h"
 #include "neardup/document_reader.h"
@@ -119,11 +123,71 @@ void CompareUnescapers(const uint8_t* data, size_t size) {
 
 }  // namespace
 
+// A stream read as a pipe: no known end, so it is decoded by streaming.
+class NoEndStream final : public neardup::ByteStream {
+ public:
+  explicit NoEndStream(std::unique_ptr<neardup::ByteStream> inner) : inner_(std::move(inner)) {}
+  neardup::Result<size_t> Read(char* buffer, size_t size) override {
+    return inner_->Read(buffer, size);
+  }
+  bool HasEnd() const override { return false; }
+
+ private:
+  std::unique_ptr<neardup::ByteStream> inner_;
+};
+
+std::string DecodeAll(std::unique_ptr<neardup::ByteStream> raw, std::string* error) {
+  neardup::Result<std::unique_ptr<neardup::ByteStream>> stream =
+      neardup::internal::OpenDecompressed(std::move(raw), "fuzz");
+  if (!stream.ok()) {
+    *error = stream.status().ToString();
+    return "";
+  }
+  std::string out;
+  char buffer[4096];
+  while (true) {
+    neardup::Result<size_t> n = (*stream)->Read(buffer, sizeof buffer);
+    if (!n.ok()) {
+      *error = n.status().ToString();
+      return out;
+    }
+    if (*n == 0) return out;
+    out.append(buffer, *n);
+  }
+}
+
+// An error message without the number after "compressed byte ".
+std::string WithoutOffset(std::string message) {
+  const std::string marker = "compressed byte ";
+  const size_t at = message.find(marker);
+  if (at == std::string::npos) return message;
+  size_t end = at + marker.size();
+  while (end < message.size() && message[end] >= '0' && message[end] <= '9') ++end;
+  return message.erase(at + marker.size(), end - at - marker.size());
+}
+
+void CompareDecoders(const std::string& compressed) {
+  std::string split_error, streamed_error;
+  const std::string split =
+      DecodeAll(neardup::internal::MakeStringStream(compressed), &split_error);
+  const std::string streamed =
+      DecodeAll(std::make_unique<NoEndStream>(neardup::internal::MakeStringStream(compressed)),
+                &streamed_error);
+  NEARDUP_CHECK(split == streamed);
+  NEARDUP_CHECK(WithoutOffset(split_error) == WithoutOffset(streamed_error));
+  // zlib consumes input exactly up to the damage, so a gzip error's offset
+  // is the same however the bytes were read; libzstd's is the start of the
+  // read buffer it failed in, which the split path reads differently.
+  if (compressed.size() < 2 || compressed[0] != '\x1f' || compressed[1] != '\x8b') return;
+  NEARDUP_CHECK(split_error == streamed_error);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CompareUnescapers(data, size);
   std::string bytes(reinterpret_cast<const char*>(data), size);
   // Raw bytes: JSONL unless they start with a compression magic.
   ReadToEnd(neardup::internal::MakeStringStream(bytes), neardup::InputFormat::kJsonl, 1ull << 31);
+  CompareDecoders(bytes);
   // Same bytes in odd pieces with a small size cap: over-long lines.
   size_t piece = 1 + (size > 0 ? data[0] % 13 : 0);
   ReadToEnd(std::make_unique<PiecewiseStream>(bytes, piece), neardup::InputFormat::kJsonl, 64);
@@ -138,6 +202,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
               1ull << 31);
     ReadToEnd(neardup::internal::MakeStringStream(gz + bytes), neardup::InputFormat::kJsonl,
               1ull << 31);
+    CompareDecoders(gz.substr(0, cut));
+    CompareDecoders(gz + bytes);
+    CompareDecoders(gz + gz);
   }
   return 0;
 }

@@ -85,6 +85,9 @@ class GzipMemberFormat final : public FrameFormat {
                    size_t* scanned) const override {
     if (available < 4) return at_end ? Serial() : NeedMore();
     if (!LooksLikeMemberStart(data)) return Serial();  // garbage: zlib says what it is
+    // A header CRC (FHCRC, which gzip never writes) is checked by zlib, not
+    // by libdeflate: such a member is zlib's, so a bad one fails as before.
+    if ((static_cast<uint8_t>(data[3]) & 0x02) != 0) return Serial();
     size_t from = std::max(*scanned, kSmallestMemberBytes);
     size_t end = available;
     bool found = false;

@@ -16,7 +16,8 @@
 //   bytes) only costs speed: the member then fails to decode to exactly
 //   those bytes, with exactly its ISIZE and CRC-32, and is decoded serially.
 //   A member that decodes so is the member zlib would decode there, so the
-//   next one starts where the guess said. Decoded by libdeflate
+//   next one starts where the guess said. Members with a header CRC (FHCRC,
+//   which libdeflate does not check) are left to zlib. Decoded by libdeflate
 //   (libdeflate_gzip_decompress_ex; about twice zlib's inflate speed).
 // Both: thread-safe, no state (libdeflate's decompressor is one per thread).
 #ifndef NEARDUP_IO_COMPRESSED_FRAMES_H_

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "io/byte_stream.h"
@@ -260,6 +261,13 @@ Result<std::unique_ptr<ByteStream>> OpenDecompressed(std::unique_ptr<ByteStream>
   options.jobs_in_flight = 2 * threads;
   // Enough to keep every thread decoding members of up to 16 MiB.
   options.max_decoded_in_flight = (threads + 1) * (size_t{16} << 20);
+  // The streaming decoder `Decoder` of `source`, from a compressed offset on.
+  const auto streaming = [&source](auto* decoder_type) -> SerialDecoderFactory {
+    using Decoder = std::remove_pointer_t<decltype(decoder_type)>;
+    return [source](std::unique_ptr<ByteStream> raw, uint64_t offset) {
+      return std::unique_ptr<ByteStream>(std::make_unique<Decoder>(std::move(raw), source, offset));
+    };
+  };
   switch (detected) {
     case Compression::kGzip:
       if (stream->HasEnd()) {
@@ -268,25 +276,15 @@ Result<std::unique_ptr<ByteStream>> OpenDecompressed(std::unique_ptr<ByteStream>
         // whole), and one big member (gzip's, pigz's) then wastes little.
         ParallelFrameOptions gzip_options = options;
         gzip_options.max_frame_bytes = size_t{16} << 20;
-        return MakeParallelFrameStream(
-            std::move(stream), MakeGzipMemberFormat(),
-            [source](std::unique_ptr<ByteStream> raw, uint64_t offset) {
-              return std::unique_ptr<ByteStream>(
-                  std::make_unique<GzipStream>(std::move(raw), source, offset));
-            },
-            gzip_options);
+        return MakeParallelFrameStream(std::move(stream), MakeGzipMemberFormat(),
+                                       streaming(static_cast<GzipStream*>(nullptr)), gzip_options);
       }
       return std::unique_ptr<ByteStream>(std::make_unique<GzipStream>(std::move(stream), source));
     case Compression::kZstd:
       if (stream->HasEnd() && threads > 1) {
         // A file may hold many frames (pzstd's), decoded in parallel.
-        return MakeParallelFrameStream(
-            std::move(stream), MakeZstdFrameFormat(),
-            [source](std::unique_ptr<ByteStream> raw, uint64_t offset) {
-              return std::unique_ptr<ByteStream>(
-                  std::make_unique<ZstdStream>(std::move(raw), source, offset));
-            },
-            options);
+        return MakeParallelFrameStream(std::move(stream), MakeZstdFrameFormat(),
+                                       streaming(static_cast<ZstdStream*>(nullptr)), options);
       }
       return std::unique_ptr<ByteStream>(std::make_unique<ZstdStream>(std::move(stream), source));
     case Compression::kNone:

@@ -22,12 +22,16 @@
 
 namespace neardup::internal::testing {
 
-// One gzip member holding `data`.
-inline std::string Gzip(const std::string& data, int level = 6) {
+// One gzip member holding `data`; `header`, if given, sets the optional
+// header fields (extra field, name, comment, header CRC).
+inline std::string Gzip(const std::string& data, int level = 6, gz_header* header = nullptr) {
   z_stream z;
   std::memset(&z, 0, sizeof(z));
   EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  if (header != nullptr) {
+    EXPECT_EQ(deflateSetHeader(&z, header), Z_OK);
+  }
+  std::string out(deflateBound(&z, data.size()) + 256, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   z.avail_in = static_cast<uInt>(data.size());
   z.next_out = reinterpret_cast<Bytef*>(out.data());

@@ -55,7 +55,7 @@ class ParallelFrameStream final : public ByteStream {
       NEARDUP_RETURN_IF_ERROR(Schedule());
       if (jobs_.empty()) {
         if (tail_ == nullptr) return size_t{0};
-        serial_ = std::move(tail_);
+        serial_ = serial_factory_(std::move(tail_), tail_offset_);
         continue;
       }
       FrameJob& front = *jobs_.front();
@@ -174,10 +174,12 @@ class ParallelFrameStream final : public ByteStream {
   }
 
   Status ReadMore() {
-    // Room for the longest search at once: no copies as the buffer grows,
-    // and pages are only touched as bytes are read into them.
-    if (pending_.capacity() < options_.max_frame_bytes + kReadBytes) {
-      pending_.reserve(options_.max_frame_bytes + kReadBytes);
+    // Grown 4x at a time (up to the longest search): fewer copies and fresh
+    // pages than doubling, while a small file still takes one block.
+    const size_t needed = pending_.size() - pending_begin_ + kReadBytes;
+    if (pending_.capacity() < needed) {
+      pending_.reserve(std::min(std::max(needed, 4 * pending_.capacity()),
+                                std::max(needed, options_.max_frame_bytes + kReadBytes)));
     }
     if (pending_begin_ > 0) {
       pending_offset_ += pending_begin_;
@@ -205,32 +207,39 @@ class ParallelFrameStream final : public ByteStream {
     return Status::Ok();
   }
 
-  // Drops jobs [first, end) and decodes from job `first` (or, when there
-  // is none, from the pending bytes) on with the serial decoder.
+  // Drops jobs [first, end): their compressed bytes, and everything after
+  // them, go to the serial decoder once the jobs before `first` are served.
+  // Called again when an earlier job fails after a hand-over, it puts that
+  // job's bytes in front of what was handed over.
   void HandOver(size_t first) {
     std::string replay;
-    uint64_t offset = pending_offset_ + pending_begin_;
+    uint64_t offset = tail_ != nullptr ? tail_offset_ : pending_offset_ + pending_begin_;
     for (size_t i = first; i < jobs_.size(); ++i) {
       jobs_[i]->task.wait();
       if (i == first) offset = jobs_[i]->offset;
       replay += jobs_[i]->compressed;
       decoded_in_flight_ -= jobs_[i]->decoded_bytes;
     }
-    if (replay.empty()) {
-      // Only read-ahead to replay (one big frame): handed over, not copied.
-      pending_.erase(0, pending_begin_);
-      replay = std::move(pending_);
-    } else {
-      replay.append(pending_, pending_begin_, std::string::npos);
-    }
     while (jobs_.size() > first) jobs_.pop_back();
     if (first == 0) served_ = 0;
-    pending_ = std::string();
-    pending_begin_ = 0;
-    std::unique_ptr<ByteStream> rest = std::move(raw_);
-    if (!failed_read_.ok()) rest = MakeFailingStream(failed_read_);
-    // The jobs before `first` are served first; then this decoder.
-    tail_ = serial_factory_(MakePrefixedStream(std::move(replay), std::move(rest)), offset);
+    std::unique_ptr<ByteStream> rest;
+    if (tail_ != nullptr) {
+      rest = std::move(tail_);  // the read-ahead and the file are in it already
+    } else {
+      if (replay.empty()) {
+        // Only read-ahead to replay (one big frame): handed over, not copied.
+        pending_.erase(0, pending_begin_);
+        replay = std::move(pending_);
+      } else {
+        replay.append(pending_, pending_begin_, std::string::npos);
+      }
+      pending_ = std::string();
+      pending_begin_ = 0;
+      rest = std::move(raw_);
+      if (!failed_read_.ok()) rest = MakeFailingStream(failed_read_);
+    }
+    tail_ = MakePrefixedStream(std::move(replay), std::move(rest));
+    tail_offset_ = offset;
   }
 
   static std::unique_ptr<ByteStream> MakeFailingStream(Status status) {
@@ -258,8 +267,11 @@ class ParallelFrameStream final : public ByteStream {
   std::vector<std::unique_ptr<FrameJob>> spare_jobs_;  // one served, for reuse
   size_t decoded_in_flight_ = 0;                       // decoded bytes of jobs_
   size_t served_ = 0;                                  // bytes of jobs_.front() already returned
-  std::unique_ptr<ByteStream> tail_;                   // decodes what follows jobs_, once set
-  std::unique_ptr<ByteStream> serial_;                 // tail_, once jobs_ are served
+  // Once handed over: the compressed bytes that follow jobs_, from file
+  // offset tail_offset_; decoded by serial_ once jobs_ are served.
+  std::unique_ptr<ByteStream> tail_;
+  uint64_t tail_offset_ = 0;
+  std::unique_ptr<ByteStream> serial_;
 };
 
 }  // namespace

@@ -12,8 +12,10 @@
 // `max_frame_bytes` of read-ahead (one big frame), a frame the format will
 // not hold whole (size unknown or too large), a truncated or corrupt frame,
 // or a failed parallel decode (whose job is then decoded again serially from
-// its first frame). So errors, their offsets and the bytes served before
-// them are exactly the serial decoder's.
+// its first frame). So errors and the bytes served before them are exactly
+// the serial decoder's; so are gzip's offsets (zlib consumes input up to the
+// damage), while libzstd's name the start of the read buffer it failed in,
+// which differs with how the bytes came (jsonl_reader_fuzz checks both).
 // Cost: up to `max_frame_bytes` of compressed read-ahead, plus per job in
 // flight its compressed bytes and decoded bytes; no new job is started while
 // `max_decoded_in_flight` decoded bytes are queued (one job always may be:
