@@ -175,93 +175,79 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
   FingerprintPipelineOptions pipeline;
   tbb::parallel_pipeline(
       internal::BatchesInFlight(pipeline),
-      tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order,
-                                     [&](tbb::flow_control& control) -> Range* {
-                                       if (next >= documents.size() || !error.ok()) {
-                                         control.stop();
-                                         return nullptr;
-                                       }
-                                       auto range = std::make_unique<Range>();
-                                       range->begin = next;
-                                       next = internal::RangeEnd(
-                                           next, documents.size(), range_bytes, kMaxRangeDocuments,
-                                           [&](size_t i) { return record_size(documents[i]); });
-                                       range->end = next;
-                                       return range.release();
-                                     }) &
-          tbb::make_filter<Range*, Range*>(
-              tbb::filter_mode::parallel,
-              [&](Range* range) {
-                std::unique_ptr<internal::JsonlRecordParser>& parser = parsers.local();
-                if (parser == nullptr) {
-                  parser = std::make_unique<internal::JsonlRecordParser>(input.text_field,
-                                                                         input.id_field);
-                }
-                const std::span<const uint64_t> docs =
-                    documents.subspan(range->begin, range->end - range->begin);
-                range->lines.resize(docs.size());
-                if (located) {
-                  for (size_t j = 0; j < docs.size(); ++j) {
-                    const RecordLocation& at = corpus.record_locations[docs[j]];
-                    const internal::MappedInput& file = *files[at.file];
-                    if (!internal::IsWholeLine(file, at.offset, at.size)) {
-                      range->status = internal::RecordFileChanged(source(docs[j]));
-                      return range;
-                    }
-                    // The mapping's zero page after the file pads the last
-                    // line as the parser requires.
-                    range->lines[j] = std::string_view(file.data() + at.offset, at.size);
-                  }
-                } else {
-                  size_t bytes = 0;
-                  for (uint64_t doc : docs) bytes += record_size(doc) + internal::kLinePaddingBytes;
-                  range->copies.assign(bytes, '\0');
-                  size_t offset = 0;
-                  for (size_t j = 0; j < docs.size(); ++j) {
-                    const std::string& record = corpus.raw_records[docs[j]];
-                    std::copy(record.begin(), record.end(), range->copies.begin() + offset);
-                    range->lines[j] = std::string_view(range->copies).substr(offset, record.size());
-                    offset += record.size() + internal::kLinePaddingBytes;
-                  }
-                }
-                range->records.resize(docs.size());
-                for (size_t j = 0; j < docs.size(); ++j) {
-                  const std::string_view line = range->lines[j];
-                  internal::JsonlRecord& record = range->records[j];
-                  if (!parser->ParseRecord(line, &range->arena, &record).ok() ||
-                      (record.has_id &&
-                       internal::FieldView(line, range->arena, record.id) != corpus.ids[docs[j]])) {
-                    range->status = internal::RecordFileChanged(source(docs[j]));
-                    return range;
-                  }
-                }
-                // Views only now: the arena may move while it grows.
-                range->texts.resize(docs.size());
-                for (size_t j = 0; j < docs.size(); ++j) {
-                  range->texts[j] =
-                      internal::FieldView(range->lines[j], range->arena, range->records[j].text);
-                }
-                range->status = fingerprinter.ComputeBatch(range->texts, &range->fingerprints);
-                if (!range->status.ok()) return range;
-                for (size_t j = 0; j < docs.size(); ++j) {
-                  MergeSelected(selection, std::move(range->fingerprints[j]),
-                                &(*fingerprints)[docs[j]]);
-                }
-                return range;
-              }) &
-          tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
-            std::unique_ptr<Range> range(raw);
-            if (!error.ok()) return;
-            if (!range->status.ok()) {
-              error = range->status;
-              return;
+      tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
+                                                                                control) {
+        return internal::NextRange<Range>(control, &next, documents.size(), !error.ok(),
+                                          range_bytes, kMaxRangeDocuments,
+                                          [&](size_t i) { return record_size(documents[i]); });
+      }) & tbb::make_filter<Range*, Range*>(tbb::filter_mode::parallel, [&](Range* range) {
+        std::unique_ptr<internal::JsonlRecordParser>& parser = parsers.local();
+        if (parser == nullptr) {
+          parser = std::make_unique<internal::JsonlRecordParser>(input.text_field, input.id_field);
+        }
+        const std::span<const uint64_t> docs =
+            documents.subspan(range->begin, range->end - range->begin);
+        range->lines.resize(docs.size());
+        if (located) {
+          for (size_t j = 0; j < docs.size(); ++j) {
+            const RecordLocation& at = corpus.record_locations[docs[j]];
+            const internal::MappedInput& file = *files[at.file];
+            if (!internal::IsWholeLine(file, at.offset, at.size)) {
+              range->status = internal::RecordFileChanged(source(docs[j]));
+              return range;
             }
-            if (!located) return;
-            // Records ascend within a file: the pages before this range's
-            // last record are not read again.
-            internal::ReleaseThrough(files, corpus.record_locations[documents[range->end - 1]],
-                                     &released);
-          }));
+            // The mapping's zero page after the file pads the last
+            // line as the parser requires.
+            range->lines[j] = std::string_view(file.data() + at.offset, at.size);
+          }
+        } else {
+          size_t bytes = 0;
+          for (uint64_t doc : docs) bytes += record_size(doc) + internal::kLinePaddingBytes;
+          range->copies.assign(bytes, '\0');
+          size_t offset = 0;
+          for (size_t j = 0; j < docs.size(); ++j) {
+            const std::string& record = corpus.raw_records[docs[j]];
+            std::copy(record.begin(), record.end(), range->copies.begin() + offset);
+            range->lines[j] = std::string_view(range->copies).substr(offset, record.size());
+            offset += record.size() + internal::kLinePaddingBytes;
+          }
+        }
+        range->records.resize(docs.size());
+        for (size_t j = 0; j < docs.size(); ++j) {
+          const std::string_view line = range->lines[j];
+          internal::JsonlRecord& record = range->records[j];
+          if (!parser->ParseRecord(line, &range->arena, &record).ok() ||
+              (record.has_id &&
+               internal::FieldView(line, range->arena, record.id) != corpus.ids[docs[j]])) {
+            range->status = internal::RecordFileChanged(source(docs[j]));
+            return range;
+          }
+        }
+        // Views only now: the arena may move while it grows.
+        range->texts.resize(docs.size());
+        for (size_t j = 0; j < docs.size(); ++j) {
+          range->texts[j] =
+              internal::FieldView(range->lines[j], range->arena, range->records[j].text);
+        }
+        range->status = fingerprinter.ComputeBatch(range->texts, &range->fingerprints);
+        if (!range->status.ok()) return range;
+        for (size_t j = 0; j < docs.size(); ++j) {
+          MergeSelected(selection, std::move(range->fingerprints[j]), &(*fingerprints)[docs[j]]);
+        }
+        return range;
+      }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
+        std::unique_ptr<Range> range(raw);
+        if (!error.ok()) return;
+        if (!range->status.ok()) {
+          error = range->status;
+          return;
+        }
+        if (!located) return;
+        // Records ascend within a file: the pages before this range's
+        // last record are not read again.
+        internal::ReleaseThrough(files, corpus.record_locations[documents[range->end - 1]],
+                                 &released);
+      }));
   return error;
 }
 

@@ -122,77 +122,65 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
   std::vector<uint64_t> released(files.size(), 0);
   tbb::parallel_pipeline(
       in_flight,
-      tbb::make_filter<void, Range*>(
-          tbb::filter_mode::serial_in_order,
-          [&](tbb::flow_control& control) -> Range* {
-            if (next >= n || !error.ok()) {
-              control.stop();
-              return nullptr;
-            }
-            auto range = std::make_unique<Range>();
-            range->begin = next;
-            // A dropped record adds no bytes.
-            next = internal::RangeEnd(next, n, range_bytes, kMaxRangeDocuments,
-                                      [&](size_t i) -> uint64_t {
-                                        return keep[i] ? corpus.record_locations[i].size + 1 : 0;
-                                      });
-            range->end = next;
-            return range.release();
-          }) &
-          tbb::make_filter<Range*, Range*>(
-              tbb::filter_mode::parallel,
-              [&](Range* range) {
-                // Kept records that follow each other in a file, each ending
-                // in "\n", are one run of the file's bytes.
-                const char* run = nullptr;
-                size_t run_size = 0;
-                for (size_t i = range->begin; i < range->end; ++i) {
-                  if (!keep[i]) continue;
-                  const RecordLocation& at = corpus.record_locations[i];
-                  const internal::MappedInput& file = *files[at.file];
-                  if (!internal::IsWholeLine(file, at.offset, at.size)) {
-                    range->status = internal::RecordFileChanged(corpus.record_files[at.file].path);
-                    break;
-                  }
-                  const char* record = file.data() + at.offset;
-                  if (run != nullptr && run + run_size != record) {
-                    AddRun(run, run_size, range);
-                    run = nullptr;
-                  }
-                  if (run == nullptr) {
-                    run = record;
-                    run_size = 0;
-                  }
-                  const uint64_t end = at.offset + at.size;
-                  if (end < file.size() && file.data()[end] == '\n') {
-                    run_size += at.size + 1;
-                  } else {
-                    // "\r\n" or the file's last line: the record, then "\n".
-                    AddRun(run, run_size + at.size, range);
-                    AddRun("\n", 1, range);
-                    run = nullptr;
-                  }
-                }
-                if (run != nullptr) AddRun(run, run_size, range);
-                return range;
-              }) &
-          tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
-            std::unique_ptr<Range> range(raw);
-            if (!error.ok()) return;
-            Status status = range->status;
-            for (const Piece& piece : range->pieces) {
-              if (!status.ok()) break;
-              status = write(piece.direct != nullptr
-                                 ? std::string_view(piece.direct, piece.size)
-                                 : std::string_view(range->text).substr(piece.offset, piece.size));
-            }
-            if (!status.ok()) {
-              error = status;
-              return;
-            }
-            // The pages read so far go back to the page cache.
-            internal::ReleaseThrough(files, corpus.record_locations[range->end - 1], &released);
-          }));
+      tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
+                                                                                control) {
+        // A dropped record adds no bytes.
+        return internal::NextRange<Range>(control, &next, n, !error.ok(), range_bytes,
+                                          kMaxRangeDocuments, [&](size_t i) -> uint64_t {
+                                            return keep[i] ? corpus.record_locations[i].size + 1
+                                                           : 0;
+                                          });
+      }) & tbb::make_filter<Range*, Range*>(tbb::filter_mode::parallel, [&](Range* range) {
+        // Kept records that follow each other in a file, each ending
+        // in "\n", are one run of the file's bytes.
+        const char* run = nullptr;
+        size_t run_size = 0;
+        for (size_t i = range->begin; i < range->end; ++i) {
+          if (!keep[i]) continue;
+          const RecordLocation& at = corpus.record_locations[i];
+          const internal::MappedInput& file = *files[at.file];
+          if (!internal::IsWholeLine(file, at.offset, at.size)) {
+            range->status = internal::RecordFileChanged(corpus.record_files[at.file].path);
+            break;
+          }
+          const char* record = file.data() + at.offset;
+          if (run != nullptr && run + run_size != record) {
+            AddRun(run, run_size, range);
+            run = nullptr;
+          }
+          if (run == nullptr) {
+            run = record;
+            run_size = 0;
+          }
+          const uint64_t end = at.offset + at.size;
+          if (end < file.size() && file.data()[end] == '\n') {
+            run_size += at.size + 1;
+          } else {
+            // "\r\n" or the file's last line: the record, then "\n".
+            AddRun(run, run_size + at.size, range);
+            AddRun("\n", 1, range);
+            run = nullptr;
+          }
+        }
+        if (run != nullptr) AddRun(run, run_size, range);
+        return range;
+      }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
+        std::unique_ptr<Range> range(raw);
+        if (!error.ok()) return;
+        Status status = range->status;
+        for (const Piece& piece : range->pieces) {
+          if (!status.ok()) break;
+          status = write(piece.direct != nullptr
+                             ? std::string_view(piece.direct, piece.size)
+                             : std::string_view(range->text).substr(piece.offset, piece.size));
+        }
+        if (!status.ok()) {
+          error = status;
+          return;
+        }
+        // The pages read so far go back to the page cache.
+        internal::ReleaseThrough(files, corpus.record_locations[range->end - 1], &released);
+      }));
   return error;
 }
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <tbb/parallel_pipeline.h>
+
 #include "io/mapped_input.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/status.h"
@@ -52,6 +54,24 @@ size_t RangeEnd(size_t next, size_t n, size_t range_bytes, size_t max_records,
     ++end;
   }
   return end;
+}
+
+// The serial first stage of such a pass: a new RangeT (owned by the
+// pipeline from here) over the next range [begin, end) of records [*next, n),
+// *next moved to its end; or, when every record is taken or `stop` is set
+// (an earlier range failed), nullptr after control.stop().
+template <typename RangeT, typename RecordBytes>
+RangeT* NextRange(tbb::flow_control& control, size_t* next, size_t n, bool stop, size_t range_bytes,
+                  size_t max_records, RecordBytes record_bytes) {
+  if (*next >= n || stop) {
+    control.stop();
+    return nullptr;
+  }
+  auto range = std::make_unique<RangeT>();
+  range->begin = *next;
+  *next = RangeEnd(*next, n, range_bytes, max_records, record_bytes);
+  range->end = *next;
+  return range.release();
 }
 
 }  // namespace neardup::internal
