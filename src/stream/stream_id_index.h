@@ -7,8 +7,9 @@
 // at 42k ids, and the pause grows with the window. 64 tables of 1/64 of the
 // ids each cross their thresholds at different adds (their sizes differ by
 // chance), so one add rehashes at most about 1/64 of the ids.
-// Cost: one hash of the id per call (std::hash: the table is never stored);
-// lookups by string_view, without building a std::string. Memory: a node
+// Cost: the id is hashed twice per call (once to choose the table, once by
+// the table: std::unordered_map takes no precomputed hash); lookups by
+// string_view, without building a std::string. Memory: a node
 // per id (id, seq, cached hash, next pointer) plus the buckets, as one map.
 // Thread safety: none; the stream serialises access.
 #ifndef NEARDUP_STREAM_STREAM_ID_INDEX_H_
