@@ -29,8 +29,9 @@
 // config keeps texts); the record is on disk before Add returns. Concurrent Adds share fsyncs
 // (group commit). A snapshot of the whole state is begun when the current log passes
 // snapshot_log_bytes (a new log starts then) and written a piece at a time
-// after each later write (StreamOpenOptions::snapshot_step_bytes), so no
-// request waits for a whole snapshot; once it is complete, older logs and
+// by a low-priority thread of the stream (StreamOpenOptions::
+// background_snapshots), so no request waits for a whole snapshot nor pays
+// for one; once it is complete, older logs and
 // snapshots are deleted, which bounds recovery time. Open loads the newest snapshot and replays the
 // logs after it; a torn or corrupt tail of the last log is truncated and reported in recovery(); a
 // bad record anywhere else is DataLoss.
@@ -147,6 +148,17 @@ struct StreamOpenOptions {
   // that takes more operations to complete (until then recovery replays the
   // previous log too). Default 256 KiB: ~0.1-0.2 ms per add.
   uint64_t snapshot_step_bytes = uint64_t{256} << 10;
+  // true (the default): a thread of the stream, at the lowest CPU priority
+  // (Linux SCHED_IDLE), writes the snapshot's pieces, finishes it and
+  // deletes the older files, in the CPU time the requests leave; the writers
+  // take their share (snapshot_step_bytes above) only once the new log has
+  // grown past a quarter of the log that started the snapshot (a core the
+  // requests saturate leaves that thread no time). A snapshot is a burst of
+  // O(window) work: on the writers alone it delayed the requests behind it
+  // by 100-300 ms at half a core's saturating rate. false: the writers
+  // write every piece, and when a snapshot completes depends only on the
+  // operations (tests that reopen at given points).
+  bool background_snapshots = true;
 };
 
 // One document of AddBatch / CheckBatch (views: the caller keeps the bytes).
