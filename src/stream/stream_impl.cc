@@ -77,10 +77,9 @@ Status NearDuplicateStream::Impl::Recover() {
   uint64_t valid_bytes = 0;
   NEARDUP_RETURN_IF_ERROR(
       internal::LoadStreamFiles(dir_, &state_, &recovery_, &generation_, &valid_bytes));
-  NEARDUP_ASSIGN_OR_RETURN(
-      std::unique_ptr<WriteAheadLog> log,
-      WriteAheadLog::Open(internal::StreamFilePath(dir_, "log", generation_), valid_bytes,
-                          {options_.sync}));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
+                           WriteAheadLog::Open(internal::StreamFilePath(dir_, "log", generation_),
+                                               valid_bytes, {options_.sync}));
   log_ = std::move(log);
   return options_.sync ? SyncDirectory(dir_) : Status::Ok();
 }
@@ -108,8 +107,8 @@ void NearDuplicateStream::Impl::ReloadLocked() {
   state_ = std::move(fresh).value();
 }
 
-Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>>
-NearDuplicateStream::Impl::AppendLocked(std::string_view record) {
+Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> NearDuplicateStream::Impl::AppendLocked(
+    std::string_view record) {
   if (!failed_.ok()) return failed_;
   if (log_ == nullptr) return std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>{nullptr, 0};
   NEARDUP_ASSIGN_OR_RETURN(uint64_t lsn, log_->Append(record));
@@ -216,8 +215,7 @@ Status NearDuplicateStream::Impl::FingerprintAll(std::span<const std::string_vie
   return fingerprinter_->Compute(texts[0], &(*out)[0]);
 }
 
-Status NearDuplicateStream::Impl::SyncAll(const std::shared_ptr<WriteAheadLog>& log,
-                                          uint64_t lsn) {
+Status NearDuplicateStream::Impl::SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn) {
   if (log == nullptr) return Status::Ok();
   Status synced = log->SyncTo(lsn);
   if (!synced.ok()) {

@@ -64,8 +64,7 @@ class NearDuplicateStream::Impl {
 
   // Appends `record` (REQUIRES: mutex_ held); returns the log and LSN to wait
   // on after unlocking (null for an in-memory stream).
-  Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> AppendLocked(
-      std::string_view record);
+  Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> AppendLocked(std::string_view record);
 
   // The document to store for `document`, decided against the state now, or
   // nullopt when its id is present: *answer is then the stored answer (a

@@ -232,8 +232,9 @@ TEST(StreamSnapshotInPiecesTest, TheSnapshotThreadFinishesSnapshotsWithoutWriter
     }
   }
   const StreamStats after = closed->Stats();
-  EXPECT_EQ(std::tuple(after.documents, after.kept, after.added, after.evicted, after.removed),
-            std::tuple(before.documents, before.kept, before.added, before.evicted, before.removed));
+  EXPECT_EQ(
+      std::tuple(after.documents, after.kept, after.added, after.evicted, after.removed),
+      std::tuple(before.documents, before.kept, before.added, before.evicted, before.removed));
 }
 
 }  // namespace

@@ -278,7 +278,7 @@ TEST(DurableStreamTest, KeptTextsFollowTheWindowAndSurviveReopening) {
   without.keep_texts = false;
   StreamOpenOptions options;
   options.snapshot_log_bytes = 40 << 10;  // a few snapshots among the adds
-  options.background_snapshots = false;  // counted below: done by the writers
+  options.background_snapshots = false;   // counted below: done by the writers
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
   auto plain = std::move(NearDuplicateStream::Create(without)).value();
   EXPECT_EQ(AddAll(*stream, texts, 0, 60), AddAll(*plain, texts, 0, 60));
