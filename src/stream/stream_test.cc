@@ -207,7 +207,8 @@ TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
   StreamOpenOptions options;
   options.snapshot_log_bytes = 40 << 10;  // several snapshots over 300 documents
   options.snapshot_grows_with_state = false;
-  options.background_snapshots = false;  // counted below: done by the writers
+  options.background_snapshots = false;             // counted below: done by the writers ...
+  options.snapshot_step_bytes = uint64_t{1} << 20;  // ... whole, in the operation that starts it
   // The same stream in memory, kept in step with the durable one.
   auto in_step = std::move(NearDuplicateStream::Create(config)).value();
   std::vector<StreamAnswer> answers;
