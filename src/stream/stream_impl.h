@@ -162,6 +162,7 @@ class NearDuplicateStream::Impl {
 
   std::condition_variable snapshot_work_;  // a snapshot to step or to finish, or stopping_
   bool background_finish_ = false;         // the snapshot thread finishes the snapshot
+  uint64_t finish_offered_at_ = 0;         // log size when background_finish_ was set
   bool stopping_ = false;
   std::thread snapshot_thread_;  // last: joined before the members it uses go
 };

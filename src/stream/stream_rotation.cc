@@ -15,7 +15,8 @@
 // it. On a core the requests saturate that thread gets no time, so once the
 // new log has grown past a quarter of the log that started the snapshot the
 // writers take their share again (a piece of four times what each
-// operation added to the log): recovery stays bounded under any load.
+// operation added to the log), and finish it themselves if the thread does
+// not come after as much log again: recovery stays bounded under any load.
 #include <pthread.h>
 #include <sched.h>
 
@@ -104,6 +105,7 @@ Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool back
     snapshot_finishing_ = true;
     if (background && snapshot_thread_.joinable()) {
       background_finish_ = true;
+      finish_offered_at_ = log_->size();
       snapshot_work_.notify_one();
     } else {
       finish_due_ = true;
@@ -159,7 +161,17 @@ void NearDuplicateStream::Impl::FinishSnapshotIfDue(bool due) {
 // none while the snapshot thread keeps up. A failure leaves the older files
 // in use: the record just appended stays valid either way.
 void NearDuplicateStream::Impl::MaybeRotateLocked() {
-  if (log_ == nullptr || snapshot_finishing_) return;
+  if (log_ == nullptr) return;
+  if (snapshot_finishing_) {
+    // The snapshot thread has not come to finish it while the log grew by a
+    // quarter of the due log again: this writer finishes it after
+    // unlocking (until then no rotation starts and the log keeps growing).
+    if (background_finish_ && log_->size() - finish_offered_at_ >= rotation_due_bytes_ / 4) {
+      background_finish_ = false;
+      finish_due_ = true;
+    }
+    return;
+  }
   const uint64_t grown = log_->size() - log_bytes_stepped_;
   log_bytes_stepped_ = log_->size();
   const bool background = options_.background_snapshots;

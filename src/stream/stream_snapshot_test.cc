@@ -3,6 +3,7 @@
 // reopen to exactly the live stream, whether a snapshot is in progress, just
 // finished, or abandoned.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -235,6 +236,49 @@ TEST(StreamSnapshotInPiecesTest, TheSnapshotThreadFinishesSnapshotsWithoutWriter
   EXPECT_EQ(
       std::tuple(after.documents, after.kept, after.added, after.evicted, after.removed),
       std::tuple(before.documents, before.kept, before.added, before.evicted, before.removed));
+}
+
+// Adds that keep a CPU busy leave the snapshot thread (SCHED_IDLE) next to
+// no time: the writers then write the pieces and finish the snapshots
+// themselves, so snapshots keep completing (recovery stays bounded) however
+// busy the stream is. This thread and the snapshot thread it starts share
+// one CPU.
+TEST(StreamSnapshotInPiecesTest, SnapshotsKeepCompletingOnABusyCpu) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(std::max(sched_getcpu(), 0), &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  const std::vector<std::string> texts = PlantedTexts(600, 47);
+  TempDir dir;
+  StreamConfig config;
+  config.method = NearDuplicateMethod::kSimHash;  // see the first test
+  config.max_documents = 80;
+  StreamOpenOptions options;
+  options.sync = false;
+  options.snapshot_log_bytes = 4 << 10;
+  options.snapshot_grows_with_state = false;
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    ids.push_back(PlantedId(i));
+    ASSERT_TRUE(stream->Add(ids.back(), texts[i], static_cast<int64_t>(i)).ok());
+  }
+  // ~40 KB of log: a rotation every 4 KiB, each done within 2 KiB more.
+  EXPECT_GE(stream->Stats().snapshots, 5u);
+  std::vector<Result<StreamAnswer>> answers;
+  for (const std::string& id : ids) answers.push_back(stream->Get(id));
+  stream.reset();
+  ASSERT_EQ(sched_setaffinity(0, sizeof(before), &before), 0);
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Result<StreamAnswer> answer = reopened->Get(ids[i]);
+    ASSERT_EQ(answer.ok(), answers[i].ok()) << ids[i];
+    if (answer.ok()) {
+      EXPECT_EQ(*answer, *answers[i]) << ids[i];
+    }
+  }
 }
 
 }  // namespace
