@@ -136,6 +136,26 @@ TEST(StreamSnapshotInPiecesTest, EveryMomentReopensToTheLiveStream) {
   ExpectSameStream(*closed, *reopened, ids);
 }
 
+std::vector<Result<StreamAnswer>> StoredAnswers(const NearDuplicateStream& stream,
+                                                const std::vector<std::string>& ids) {
+  std::vector<Result<StreamAnswer>> answers;
+  for (const std::string& id : ids) answers.push_back(stream.Get(id));
+  return answers;
+}
+
+// `stream` (reopened) answers Get(ids[i]) as answers[i] (StoredAnswers of
+// the stream before it was closed).
+void ExpectStoredAnswers(const NearDuplicateStream& stream, const std::vector<std::string>& ids,
+                         const std::vector<Result<StreamAnswer>>& answers) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    Result<StreamAnswer> answer = stream.Get(ids[i]);
+    ASSERT_EQ(answer.ok(), answers[i].ok()) << ids[i];
+    if (answer.ok()) {
+      EXPECT_EQ(*answer, *answers[i]) << ids[i];
+    }
+  }
+}
+
 // Files of `dir` named PREFIX-*.
 int CountFiles(const std::string& dir, const std::string& prefix) {
   int count = 0;
@@ -220,18 +240,11 @@ TEST(StreamSnapshotInPiecesTest, TheSnapshotThreadFinishesSnapshotsWithoutWriter
     ids.push_back("late" + std::to_string(i));
     ASSERT_TRUE(stream->Add(ids.back(), texts[i], 2000 + static_cast<int64_t>(i)).ok());
   }
-  std::vector<Result<StreamAnswer>> answers;
-  for (const std::string& id : ids) answers.push_back(stream->Get(id));
+  const std::vector<Result<StreamAnswer>> answers = StoredAnswers(*stream, ids);
   const StreamStats before = stream->Stats();
   stream.reset();
   auto closed = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    Result<StreamAnswer> answer = closed->Get(ids[i]);
-    ASSERT_EQ(answer.ok(), answers[i].ok()) << ids[i];
-    if (answer.ok()) {
-      EXPECT_EQ(*answer, *answers[i]) << ids[i];
-    }
-  }
+  ExpectStoredAnswers(*closed, ids, answers);
   const StreamStats after = closed->Stats();
   EXPECT_EQ(
       std::tuple(after.documents, after.kept, after.added, after.evicted, after.removed),
@@ -267,18 +280,11 @@ TEST(StreamSnapshotInPiecesTest, SnapshotsKeepCompletingOnABusyCpu) {
   }
   // ~40 KB of log: a rotation every 4 KiB, each done within 2 KiB more.
   EXPECT_GE(stream->Stats().snapshots, 5u);
-  std::vector<Result<StreamAnswer>> answers;
-  for (const std::string& id : ids) answers.push_back(stream->Get(id));
+  const std::vector<Result<StreamAnswer>> answers = StoredAnswers(*stream, ids);
   stream.reset();
   ASSERT_EQ(sched_setaffinity(0, sizeof(before), &before), 0);
   auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    Result<StreamAnswer> answer = reopened->Get(ids[i]);
-    ASSERT_EQ(answer.ok(), answers[i].ok()) << ids[i];
-    if (answer.ok()) {
-      EXPECT_EQ(*answer, *answers[i]) << ids[i];
-    }
-  }
+  ExpectStoredAnswers(*reopened, ids, answers);
 }
 
 }  // namespace
