@@ -29,8 +29,9 @@
 // config keeps texts); the record is on disk before Add returns. Concurrent Adds share fsyncs
 // (group commit). A snapshot of the whole state is begun when the current log passes
 // snapshot_log_bytes (a new log starts then) and written a piece at a time
-// after each later write (StreamOpenOptions::snapshot_step_bytes), so no
-// request waits for a whole snapshot; once it is complete, older logs and
+// by a low-priority thread of the stream (StreamOpenOptions::
+// background_snapshots), so no request waits for a whole snapshot nor pays
+// for one; once it is complete, older logs and
 // snapshots are deleted, which bounds recovery time. Open loads the newest snapshot and replays the
 // logs after it; a torn or corrupt tail of the last log is truncated and reported in recovery(); a
 // bad record anywhere else is DataLoss.
@@ -140,13 +141,24 @@ struct StreamOpenOptions {
   // as much log as it reads snapshot. false: every snapshot_log_bytes (tests
   // that want many snapshots).
   bool snapshot_grows_with_state = true;
-  // A snapshot is written a piece at a time after each write operation (at
-  // least this many bytes, and four times what the operation added to the
-  // log), not all at once: no request waits for a whole snapshot (a
-  // 1M-document window's is gigabytes). Smaller: shorter pauses, a snapshot
-  // that takes more operations to complete (until then recovery replays the
-  // previous log too). Default 256 KiB: ~0.1-0.2 ms per add.
-  uint64_t snapshot_step_bytes = uint64_t{256} << 10;
+  // The writers' share of a snapshot in progress: after each write
+  // operation, a piece of at least this many bytes and four times what the
+  // operation added to the log (so the snapshot ends while the new log is
+  // still a quarter of it), never all at once (a 1M-document window's is
+  // gigabytes). Default 16 KiB: ~10-20 us per single add. Larger: fewer
+  // operations pay, each pays more (session 9's 256 KiB made a snapshot a
+  // burst of ~256 adds of ~0.2 ms, which queued the requests behind them for
+  // 100-300 ms at half a core's saturating rate).
+  uint64_t snapshot_step_bytes = uint64_t{16} << 10;
+  // true (the default): a thread of the stream, at the lowest CPU priority
+  // (Linux SCHED_IDLE), writes the snapshot's pieces, finishes it and
+  // deletes the older files, in the CPU time nothing else wants; the writers
+  // take their share (above) only once the new log has grown past a quarter
+  // of the log that started the snapshot (a busy core leaves that thread no
+  // time). false: the writers write every piece, and when a snapshot
+  // completes depends only on the operations (tests that reopen at given
+  // points).
+  bool background_snapshots = true;
 };
 
 // One document of AddBatch / CheckBatch (views: the caller keeps the bytes).

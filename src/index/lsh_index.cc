@@ -7,59 +7,20 @@
 
 #include <algorithm>
 #include <memory>
-#include <numeric>
 #include <span>
 #include <string>
 
 #include "index/lsh_band_key.h"
-#include "index/lsh_band_table.h"
-#include "index/lsh_huge_page_allocator.h"
-#include "index/lsh_slot_table.h"
+#include "index/lsh_index_state.h"
 #include "util/mix.h"
 
 namespace neardup {
-namespace internal {
-
-// Documents sharing a band key form a doubly linked chain through their
-// slots, so removal is O(1) however many exact duplicates share the key.
-struct ChainLink {
-  uint32_t next;
-  uint32_t prev;
-};
-
-// One band: band key -> head of the chain of slots with that key.
-// Invariant: keys.size() == links.size() == number of documents; the table
-// holds exactly one entry per distinct key, whose slot is the chain head
-// (the only chain member with prev == kNoSlot). A band key is stored once:
-// its high half in keys[slot], its low half in the table entry of its chain
-// (see lsh_band_table.h), so two slots have equal keys iff they are in the
-// same chain.
-struct LshBand {
-  BandTable table;
-  HugePageVector<uint32_t> keys;    // keys[slot]: high half of document `slot`'s key
-  HugePageVector<ChainLink> links;  // links[slot]: neighbours in its key's chain
-};
-
-// Documents occupy dense slots 0..n-1; Remove moves the last document into
-// the freed slot so that every array stays dense.
-struct LshIndexState {
-  // The bands held: num_bands of them, starting at band first_band of the
-  // scheme (0 for an index of the whole scheme).
-  LshParams params;
-  int first_band = 0;
-  int num_hashes = 0;
-  HugePageVector<uint64_t> doc_ids;  // doc_ids[slot]
-  SlotTable id_table;                // Mix64(doc_id) -> slot
-  std::vector<LshBand> bands;
-  size_t reserved = 0;  // the largest Reserve: Insert grows nothing ahead below it
-};
-
-}  // namespace internal
 
 namespace {
 
 using internal::BandTable;
 using internal::ChainLink;
+using internal::ForRange;
 using internal::HugePageVector;
 using internal::LshBand;
 using internal::LshIndexState;
@@ -187,85 +148,6 @@ void MoveSlot(LshBand& band, uint32_t from, uint32_t to) {
     band.links[link.prev].next = to;
   }
   if (link.next != kNoSlot) band.links[link.next].prev = to;
-}
-
-// Runs fn(begin, end) over [0, n), on all cores when `parallel`.
-template <typename Fn>
-void ForRange(size_t n, bool parallel, Fn&& fn) {
-  if (!parallel) {
-    fn(size_t{0}, n);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n),
-                    [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); });
-}
-
-using Pair = std::pair<uint64_t, uint64_t>;
-
-// Slots per task of AllPairCandidates: a task walks the chains whose heads
-// lie in its slot range, so that every band splits into many tasks and the
-// grouping uses every core even when there are fewer bands than cores. At
-// most kGroupSlots, and small enough that a band has about kGroupTasks tasks
-// (an index of few documents with many candidate pairs, where one band's
-// chains emit most of them, still splits), but no fewer than kMinGroupSlots.
-constexpr size_t kGroupSlots = size_t{1} << 15;
-constexpr size_t kMinGroupSlots = size_t{1} << 10;
-constexpr size_t kGroupTasks = 16;
-
-size_t GroupSlots(size_t num_documents) {
-  return std::clamp(num_documents / kGroupTasks, kMinGroupSlots, kGroupSlots);
-}
-
-// heads[slot] = the head slot of slot's chain in `band` (itself when alone),
-// for the chains whose heads lie in [begin, end).
-// REQUIRES: heads[s] == s for every s before the first call on a band.
-void MarkChains(const LshBand& band, size_t begin, size_t end, uint32_t* heads) {
-  for (size_t head = begin; head < end; ++head) {
-    const ChainLink link = band.links[head];
-    if (link.prev != kNoSlot || link.next == kNoSlot) continue;
-    for (uint32_t slot = link.next; slot != kNoSlot; slot = band.links[slot].next) {
-      heads[slot] = static_cast<uint32_t>(head);
-    }
-  }
-}
-
-// Appends every pair of documents of a chain of `band` headed in [begin,
-// end) that no earlier band puts in one chain: `earlier_heads` are
-// MarkChains' arrays of the bands before this one. So each candidate pair
-// comes from the first band that finds it, exactly once, and the bands'
-// lists need no merge to be unique. A chain of one (two keys that share only
-// the high half) emits nothing.
-void GroupBand(const LshBand& band, std::span<const uint32_t* const> earlier_heads,
-               const HugePageVector<uint64_t>& doc_ids, size_t begin, size_t end,
-               std::vector<Pair>& out) {
-  struct Member {
-    uint64_t id;
-    uint32_t slot;
-  };
-  std::vector<Member> group;
-  for (size_t head = begin; head < end; ++head) {
-    const ChainLink link = band.links[head];
-    if (link.prev != kNoSlot || link.next == kNoSlot) continue;
-    group.clear();
-    for (uint32_t slot = static_cast<uint32_t>(head); slot != kNoSlot;
-         slot = band.links[slot].next) {
-      group.push_back(Member{doc_ids[slot], slot});
-    }
-    std::sort(group.begin(), group.end(),
-              [](const Member& x, const Member& y) { return x.id < y.id; });
-    for (size_t i = 0; i < group.size(); ++i) {
-      for (size_t j = i + 1; j < group.size(); ++j) {
-        bool seen = false;
-        for (const uint32_t* heads : earlier_heads) {
-          if (heads[group[i].slot] == heads[group[j].slot]) {
-            seen = true;
-            break;
-          }
-        }
-        if (!seen) out.emplace_back(group[i].id, group[j].id);
-      }
-    }
-  }
 }
 
 // The id pass of a serial InsertBulk: appends doc_ids and inserts each into
@@ -641,56 +523,6 @@ Result<std::vector<uint64_t>> LshIndex::Query(std::span<const uint64_t> sketch) 
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
-}
-
-std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands_per_pass) const {
-  const LshIndexState& s = *state_;
-  const int num_bands = s.params.num_bands;
-  const int per_pass = std::clamp(bands_per_pass, 1, num_bands);
-  std::vector<Pair> result;
-  const size_t n = s.doc_ids.size();
-  if (n < 2) return result;
-  const size_t slots_per_task = GroupSlots(n);
-  const size_t chunks = (n + slots_per_task - 1) / slots_per_task;
-  // The chains of every band but the last, for GroupBand's first-band rule:
-  // 4 bytes per document and band.
-  std::vector<std::unique_ptr<uint32_t[]>> head_storage(num_bands - 1);
-  std::vector<const uint32_t*> heads(head_storage.size());
-  tbb::parallel_for(size_t{0}, head_storage.size(), [&](size_t band) {
-    head_storage[band].reset(new uint32_t[n]);
-    std::iota(head_storage[band].get(), head_storage[band].get() + n, uint32_t{0});
-    heads[band] = head_storage[band].get();
-  });
-  tbb::parallel_for(size_t{0}, head_storage.size() * chunks, [&](size_t task) {
-    const size_t begin = task % chunks * slots_per_task;
-    MarkChains(s.bands[task / chunks], begin, std::min(n, begin + slots_per_task),
-               head_storage[task / chunks].get());
-  });
-  // Groups per_pass bands at a time, each in slot ranges on all cores; the
-  // lists are disjoint, so the result is their concatenation, sorted.
-  std::vector<std::vector<Pair>> lists;
-  for (int first = 0; first < num_bands; first += per_pass) {
-    const int count = std::min(per_pass, num_bands - first);
-    lists.assign(static_cast<size_t>(count) * chunks, {});
-    tbb::parallel_for(size_t{0}, lists.size(), [&](size_t task) {
-      const int band = first + static_cast<int>(task / chunks);
-      const size_t begin = task % chunks * slots_per_task;
-      GroupBand(s.bands[band], std::span<const uint32_t* const>(heads).first(band), s.doc_ids,
-                begin, std::min(n, begin + slots_per_task), lists[task]);
-    });
-    size_t total = result.size();
-    std::vector<size_t> offsets(lists.size());
-    for (size_t i = 0; i < lists.size(); ++i) {
-      offsets[i] = total;
-      total += lists[i].size();
-    }
-    result.resize(total);
-    tbb::parallel_for(size_t{0}, lists.size(), [&](size_t i) {
-      std::copy(lists[i].begin(), lists[i].end(), result.begin() + offsets[i]);
-    });
-  }
-  tbb::parallel_sort(result.begin(), result.end());
-  return result;
 }
 
 size_t LshIndex::MemoryBytes() const {

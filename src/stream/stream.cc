@@ -11,22 +11,20 @@
 #include <utility>
 #include <vector>
 
-#include "engine/containment_passages.h"
-#include "neardup/fingerprinter.h"
-#include "neardup/write_ahead_log.h"
 #include "stream/stream_files.h"
+#include "stream/stream_impl.h"
 #include "stream/stream_record.h"
 #include "stream/stream_state.h"
 
 namespace neardup {
 
-using internal::LoadStreamFiles;
+using internal::AnswerOf;
+using internal::CheckStreamId;
 using internal::StreamDoc;
 using internal::StreamFileGenerations;
 using internal::StreamFilePath;
 using internal::StreamHeader;
 using internal::StreamState;
-using internal::WriteStreamSnapshot;
 
 Status ValidateStreamConfig(const StreamConfig& config) {
   if (config.method == NearDuplicateMethod::kMinHash &&
@@ -53,19 +51,6 @@ std::string_view StreamStatusName(StreamStatus status) {
 namespace {
 
 namespace fs = std::filesystem;
-
-StreamAnswer AnswerOf(const StreamDoc& doc) {
-  return StreamAnswer{doc.id, doc.status, doc.of, doc.similarity, doc.time};
-}
-
-Status CheckId(std::string_view id) {
-  if (id.empty()) return InvalidArgumentError("id must not be empty");
-  if (id.size() > kMaxStreamIdBytes) {
-    return InvalidArgumentError("id (" + std::to_string(id.size()) + " bytes) must be at most " +
-                                std::to_string(kMaxStreamIdBytes) + " bytes");
-  }
-  return Status::Ok();
-}
 
 Status CheckDetail(const StreamDetail& detail, const StreamConfig& config) {
   if ((detail.texts || detail.passages) && !config.keep_texts) {
@@ -107,387 +92,6 @@ bool ContainsFolded(std::string_view text, std::string_view folded_needle) {
 }
 
 }  // namespace
-
-class NearDuplicateStream::Impl {
- public:
-  Impl(StreamState state, std::unique_ptr<Fingerprinter> fingerprinter)
-      : state_(std::move(state)), fingerprinter_(std::move(fingerprinter)) {}
-
-  static Result<std::unique_ptr<Impl>> Make(const StreamConfig& config) {
-    NEARDUP_ASSIGN_OR_RETURN(StreamState state, StreamState::Create(config));
-    NEARDUP_ASSIGN_OR_RETURN(
-        std::unique_ptr<Fingerprinter> fingerprinter,
-        CreateCpuFingerprinter(state.recipe(), SketchesForNearDuplicates(state.options())));
-    auto impl = std::make_unique<Impl>(std::move(state), std::move(fingerprinter));
-    if (config.keep_texts) {
-      NEARDUP_ASSIGN_OR_RETURN(
-          internal::PassageMatcher matcher,
-          internal::PassageMatcher::Create(NearDuplicatePassageRecipe(impl->state_.recipe())));
-      impl->passage_matcher_.emplace(std::move(matcher));
-    }
-    return impl;
-  }
-
-  // `doc`'s entry with the texts `detail` asks for (passages are added by
-  // AddPassages, outside the lock). REQUIRES: mutex_ held.
-  StreamEntry EntryLocked(const StreamDoc& doc, const StreamDetail& detail) const {
-    StreamEntry entry;
-    entry.answer = AnswerOf(doc);
-    const bool texts = detail.texts || detail.passages;
-    if (texts) entry.text = doc.text;
-    if (doc.status == StreamStatus::kNearDuplicate) {
-      // The kept document, unless its id left and came back as another
-      // (later) document.
-      const StreamDoc* kept = state_.Find(doc.of);
-      if (kept != nullptr && kept->kept && kept->seq < doc.seq) {
-        entry.of_time = kept->time;
-        if (texts) entry.of_text = kept->text;
-      }
-    }
-    return entry;
-  }
-
-  Status AddPassages(const StreamDetail& detail, StreamEntry* entry) const {
-    if (!detail.passages || !entry->text || !entry->of_text) return Status::Ok();
-    NEARDUP_ASSIGN_OR_RETURN(entry->passages,
-                             passage_matcher_->Match(*entry->text, *entry->of_text));
-    return Status::Ok();
-  }
-
-  // Writes snapshot-<generation> (see WriteStreamSnapshot). REQUIRES: mutex_
-  // held (or not yet shared).
-  Status WriteSnapshotLocked(uint64_t generation) {
-    return WriteStreamSnapshot(dir_, generation, state_, options_.sync, &snapshot_bytes_);
-  }
-
-  // Rotation, in three steps, so that no request waits for a whole
-  // snapshot (a 1M-document window's is gigabytes; written under the writer
-  // lock it stalled every request for hundreds of milliseconds):
-  // 1. StartRotationLocked: the old log synced, a new log-<g+1> started, and
-  //    snapshot-<g+1>.tmp begun with the header of the state at that moment
-  //    (StreamState::BeginSnapshot fixes its documents).
-  // 2. StepSnapshotLocked, after each write operation: the next piece of the
-  //    snapshot, at least snapshot_step_bytes and four times what the
-  //    operation added to the log (so it ends while the new log is still a
-  //    fraction of it); the documents the window or a remove erases
-  //    meanwhile are kept aside until written.
-  // 3. FinishSnapshot, outside the lock, by the caller whose step wrote the
-  //    last piece: fsync, rename to snapshot-<g+1>, then older files deleted.
-  // Until the rename, recovery reads snapshot-<g> and replays log-<g> and
-  // log-<g+1> (each record follows the previous one): a crash or a failure
-  // at any step loses nothing, it only leaves the older files in use until
-  // the next rotation. REQUIRES: mutex_ held, no snapshot in progress.
-  Status StartRotationLocked() {
-    if (!failed_.ok()) return failed_;
-    // A record of the new log must never be on disk while one before it is
-    // not (recovery would find a gap).
-    NEARDUP_RETURN_IF_ERROR(log_->SyncTo(log_->size()));
-    const uint64_t next = generation_ + 1;
-    NEARDUP_ASSIGN_OR_RETURN(
-        std::unique_ptr<internal::SnapshotFile> snapshot,
-        internal::SnapshotFile::Create(dir_, next, internal::EncodeHeader(state_.Header())));
-    const std::string log_path = StreamFilePath(dir_, "log", next);
-    Result<std::unique_ptr<WriteAheadLog>> log = WriteAheadLog::Open(log_path, 0, {options_.sync});
-    // The new log's name must be durable before a record in it is.
-    Status synced = !log.ok() ? log.status() : options_.sync ? SyncDirectory(dir_) : Status::Ok();
-    if (!synced.ok()) {
-      if (log.ok()) std::remove(log_path.c_str());
-      return synced;
-    }
-    log_ = std::shared_ptr<WriteAheadLog>(std::move(log).value());
-    log_bytes_stepped_ = 0;
-    generation_ = next;
-    snapshot_ = std::move(snapshot);
-    state_.BeginSnapshot();
-    return Status::Ok();
-  }
-
-  // Writes the next piece of the snapshot in progress (all of it for
-  // SIZE_MAX); once the last is written, finish_due_ tells the caller to
-  // call FinishSnapshot after unlocking. A failed write abandons the
-  // snapshot (see StartRotationLocked). REQUIRES: mutex_ held, a snapshot
-  // being written.
-  Status StepSnapshotLocked(size_t min_bytes) {
-    std::string records;
-    const bool last = state_.AppendSnapshotRecords(min_bytes, &records);
-    Status written = snapshot_->Append(records);
-    if (!written.ok()) {
-      AbandonSnapshotLocked();
-      return written;
-    }
-    if (last) {
-      state_.EndSnapshot();
-      snapshot_finishing_ = true;
-      finish_due_ = true;
-    }
-    return Status::Ok();
-  }
-
-  // REQUIRES: mutex_ held, a snapshot being written (not finishing).
-  void AbandonSnapshotLocked() {
-    state_.EndSnapshot();
-    snapshot_.reset();  // removes the temporary file
-  }
-
-  // Step 3 of a rotation. REQUIRES: mutex_ not held; the caller took
-  // finish_due_ (only it touches snapshot_ until snapshot_finishing_ is
-  // cleared).
-  Status FinishSnapshot() {
-    Status finished = snapshot_->Finish(options_.sync);
-    const uint64_t next = snapshot_->generation();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (finished.ok()) {
-        snapshot_bytes_ = snapshot_->bytes();
-        ++snapshots_;
-      }
-      snapshot_.reset();
-      snapshot_finishing_ = false;
-      snapshot_done_.notify_all();
-    }
-    // Outside the lock: unlinking a large file frees its page cache, tens of
-    // milliseconds per 100 MB. Only files older than the snapshot just
-    // renamed go, which nothing reads any more (recovery and ReloadLocked
-    // start from the newest snapshot), and a later rotation only creates
-    // newer ones.
-    if (finished.ok()) {
-      for (const char* prefix : {"log", "snapshot"}) {
-        for (uint64_t old : StreamFileGenerations(dir_, prefix)) {
-          if (old < next) std::remove(StreamFilePath(dir_, prefix, old).c_str());
-        }
-      }
-    }
-    return finished;
-  }
-
-  // After a write operation's critical section: FinishSnapshot when its step
-  // wrote the snapshot's last piece. `due` is finish_due_, taken under the
-  // lock. A failed snapshot leaves the older files in use: nothing is lost,
-  // and the next rotation tries again.
-  void FinishSnapshotIfDue(bool due) {
-    if (due) FinishSnapshot().IgnoreError();
-  }
-
-  Status Recover() {
-    internal::RemoveSnapshotLeftovers(dir_);
-    uint64_t valid_bytes = 0;
-    NEARDUP_RETURN_IF_ERROR(LoadStreamFiles(dir_, &state_, &recovery_, &generation_, &valid_bytes));
-    NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
-                             WriteAheadLog::Open(StreamFilePath(dir_, "log", generation_),
-                                                 valid_bytes, {options_.sync}));
-    log_ = std::move(log);
-    return options_.sync ? SyncDirectory(dir_) : Status::Ok();
-  }
-
-  // After a failed batch write: state_ becomes again what the log holds
-  // (snapshot + log replayed: the adds that were applied but not written whole
-  // are undone, evictions they caused included). Costs a recovery, under the
-  // writer lock, only when the disk fails. If the files cannot be read back
-  // to exactly the log's length, every later write is refused.
-  void ReloadLocked() {
-    Result<StreamState> fresh = StreamState::Create(state_.config());
-    StreamRecovery unused;
-    uint64_t generation = 0;
-    uint64_t valid_bytes = 0;
-    Status loaded = fresh.status();
-    if (loaded.ok()) loaded = LoadStreamFiles(dir_, &*fresh, &unused, &generation, &valid_bytes);
-    if (loaded.ok() && (generation != generation_ || valid_bytes != log_->size())) {
-      loaded = InternalError("log " + log_->path() + " holds " + std::to_string(valid_bytes) +
-                             " valid bytes; " + std::to_string(log_->size()) + " were written");
-    }
-    if (!loaded.ok()) {
-      failed_ = InternalError("cannot undo a failed log write: " + loaded.ToString());
-      return;
-    }
-    // The snapshot being written holds documents of the state replaced here;
-    // one already complete (finishing) is valid as it is.
-    if (snapshot_ != nullptr && !snapshot_finishing_) AbandonSnapshotLocked();
-    state_ = std::move(fresh).value();
-  }
-
-  // Appends `record` (REQUIRES: mutex_ held); returns the log and LSN to wait
-  // on after unlocking (null for an in-memory stream).
-  Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> AppendLocked(
-      std::string_view record) {
-    if (!failed_.ok()) return failed_;
-    if (log_ == nullptr) return std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>{nullptr, 0};
-    NEARDUP_ASSIGN_OR_RETURN(uint64_t lsn, log_->Append(record));
-    return std::pair{log_, lsn};
-  }
-
-  // The document to store for `document`, decided against the state now, or
-  // nullopt when its id is present: *answer is then the stored answer (a
-  // retry, or a concurrent request's add, durable once the caller's SyncAll
-  // returns). `fingerprint` is the text's, or null when the caller skipped it
-  // (the id was present when it looked): it is then computed here if the id
-  // has left meanwhile. REQUIRES: mutex_ held; a valid id.
-  Result<std::optional<StreamDoc>> PrepareLocked(const StreamDocument& document,
-                                                 Fingerprint* fingerprint,
-                                                 StreamAnswer* answer) const {
-    if (const StreamDoc* stored = state_.Find(document.id)) {
-      *answer = AnswerOf(*stored);
-      return std::optional<StreamDoc>();
-    }
-    Fingerprint computed;
-    if (fingerprint == nullptr) {
-      NEARDUP_RETURN_IF_ERROR(fingerprinter_->Compute(document.text, &computed));
-      fingerprint = &computed;
-    }
-    const internal::StreamDecision decision = state_.Decide(*fingerprint, document.time);
-    StreamDoc doc = state_.MakeDoc(document.id, document.time, decision, std::move(*fingerprint));
-    if (state_.config().keep_texts) doc.text = std::string(document.text);
-    *answer = AnswerOf(doc);
-    return std::optional<StreamDoc>(std::move(doc));
-  }
-
-  // Stores a decided document in memory. REQUIRES: mutex_ held.
-  Status ApplyLocked(StreamDoc doc) {
-    Status applied = state_.ApplyAdd(std::move(doc));
-    if (!applied.ok()) {
-      // Memory and log now disagree: refuse further writes.
-      failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
-      return failed_;
-    }
-    return Status::Ok();
-  }
-
-  // Decides and stores one document (Add): its record is written before it
-  // is applied, so a failed write leaves nothing to undo. REQUIRES: mutex_
-  // held; a valid id.
-  Status AddLocked(const StreamDocument& document, Fingerprint* fingerprint, StreamAnswer* answer) {
-    NEARDUP_ASSIGN_OR_RETURN(std::optional<StreamDoc> doc,
-                             PrepareLocked(document, fingerprint, answer));
-    if (!doc) return Status::Ok();
-    if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendLocked(internal::EncodeAdd(*doc)).status());
-    NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc)));
-    MaybeRotateLocked();
-    return Status::Ok();
-  }
-
-  // Decides and stores the documents of one group of AddBatch in order
-  // (fingerprints[positions[i]] is group[i]'s, SIZE_MAX: skipped, see
-  // PrepareLocked), answers[i] for group[i], then writes their records with
-  // one log write (WriteAheadLog::AppendBatch). Each document is applied to
-  // memory as it is decided (the next one's decision depends on it) and the
-  // write comes last, so a failed write is undone by ReloadLocked: the
-  // documents whose records are in the log whole stay, the rest leave
-  // memory too. On an error at group[i] (its own, or its record not written)
-  // the documents before it are stored, none from it on, and the error names
-  // it. REQUIRES: mutex_ held.
-  Status AddGroupLocked(std::span<const StreamDocument> group, std::span<const size_t> positions,
-                        std::vector<Fingerprint>* fingerprints, StreamAnswer* answers) {
-    std::vector<std::string> records;
-    std::vector<size_t> record_of;  // the group index of each record
-    Status error;
-    size_t error_at = group.size();
-    for (size_t i = 0; i < group.size(); ++i) {
-      Status status = CheckId(group[i].id);
-      std::optional<StreamDoc> doc;
-      if (status.ok()) {
-        Fingerprint* fingerprint =
-            positions[i] == SIZE_MAX ? nullptr : &(*fingerprints)[positions[i]];
-        Result<std::optional<StreamDoc>> prepared =
-            PrepareLocked(group[i], fingerprint, &answers[i]);
-        status = prepared.status();
-        if (status.ok()) doc = std::move(prepared).value();
-      }
-      // A stream that refuses writes still answers a present id (as Add).
-      if (status.ok() && doc && log_ != nullptr && !failed_.ok()) status = failed_;
-      if (status.ok() && doc && log_ != nullptr) {
-        std::string record = internal::EncodeAdd(*doc);
-        if (record.size() > kMaxLogRecordBytes) {
-          status = InvalidArgumentError("log record of " + std::to_string(record.size()) +
-                                        " bytes exceeds the maximum " +
-                                        std::to_string(kMaxLogRecordBytes));
-        } else {
-          records.push_back(std::move(record));
-          record_of.push_back(i);
-        }
-      }
-      if (status.ok() && doc) status = ApplyLocked(std::move(*doc));
-      if (!status.ok()) {
-        error = status;
-        error_at = i;
-        break;
-      }
-    }
-    if (!records.empty()) {
-      size_t appended = 0;
-      Status written = failed_.ok() ? log_->AppendBatch(records, &appended).status() : failed_;
-      if (!written.ok()) {
-        ReloadLocked();
-        error = written;
-        error_at = record_of[appended];
-      }
-    }
-    if (log_ != nullptr && (error.ok() || error_at > 0)) MaybeRotateLocked();
-    if (!error.ok()) {
-      return error.WithContext("document \"" + std::string(group[error_at].id) + "\"");
-    }
-    return Status::Ok();
-  }
-
-  // ComputeBatch (parallel), or Compute on this thread for one text (a
-  // single-document request pays no task scheduling).
-  Status FingerprintAll(std::span<const std::string_view> texts,
-                        std::vector<Fingerprint>* out) const {
-    if (texts.size() != 1) return fingerprinter_->ComputeBatch(texts, out);
-    out->resize(1);
-    return fingerprinter_->Compute(texts[0], &(*out)[0]);
-  }
-
-  // Returns once `log` is durable up to `lsn`: the caller reads log_ and its
-  // size under mutex_ after its last write (a rotation synced the older
-  // logs). A failed sync stops every later write.
-  Status SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn) {
-    if (log == nullptr) return Status::Ok();
-    Status synced = log->SyncTo(lsn);
-    if (!synced.ok()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (failed_.ok()) failed_ = synced;
-    }
-    return synced;
-  }
-
-  // After each write operation: the next piece of a snapshot in progress,
-  // or a rotation once the log is past the larger of snapshot_log_bytes and
-  // the last snapshot's size (see StreamOpenOptions). A failure leaves the
-  // older files in use: the record just appended stays valid either way.
-  // REQUIRES: mutex_ held.
-  void MaybeRotateLocked() {
-    if (log_ == nullptr || snapshot_finishing_) return;
-    const uint64_t grown = log_->size() - log_bytes_stepped_;
-    log_bytes_stepped_ = log_->size();
-    if (snapshot_ == nullptr) {
-      const uint64_t due = options_.snapshot_grows_with_state
-                               ? std::max(options_.snapshot_log_bytes, snapshot_bytes_)
-                               : options_.snapshot_log_bytes;
-      if (log_->size() < due || !StartRotationLocked().ok()) return;
-    }
-    const uint64_t step = std::max<uint64_t>(options_.snapshot_step_bytes, 4 * grown);
-    StepSnapshotLocked(static_cast<size_t>(std::min<uint64_t>(step, SIZE_MAX))).IgnoreError();
-  }
-
-  StreamState state_;
-  std::unique_ptr<Fingerprinter> fingerprinter_;
-  std::optional<internal::PassageMatcher> passage_matcher_;  // keep_texts streams
-  mutable std::mutex mutex_;  // the writer lock; guards everything below and state_
-  std::string dir_;           // "" in memory
-  StreamOpenOptions options_;
-  std::shared_ptr<WriteAheadLog> log_;
-  uint64_t generation_ = 0;
-  uint64_t snapshots_ = 0;
-  uint64_t snapshot_bytes_ = 0;  // of the last snapshot written (0: none since open)
-  // The snapshot in progress (see StartRotationLocked), null when none; once
-  // snapshot_finishing_, only the thread that took finish_due_ touches it.
-  std::unique_ptr<internal::SnapshotFile> snapshot_;
-  bool snapshot_finishing_ = false;
-  bool finish_due_ = false;                // taken by the writer whose step ended the snapshot
-  std::condition_variable snapshot_done_;  // snapshot_finishing_ cleared
-  uint64_t log_bytes_stepped_ = 0;         // log size at the last MaybeRotateLocked
-  Status failed_;                          // set once: writes refused after a log failure
-  StreamRecovery recovery_;
-};
 
 NearDuplicateStream::NearDuplicateStream(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 NearDuplicateStream::~NearDuplicateStream() = default;
@@ -540,7 +144,7 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
 
 Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_view text,
                                               int64_t time) {
-  NEARDUP_RETURN_IF_ERROR(CheckId(id));
+  NEARDUP_RETURN_IF_ERROR(CheckStreamId(id));
   Impl& s = *impl_;
   bool present = false;
   {
@@ -590,7 +194,7 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
     {
       std::lock_guard<std::mutex> lock(s.mutex_);
       for (size_t i = 0; i < group.size(); ++i) {
-        if (CheckId(group[i].id).ok() && s.state_.Find(group[i].id) == nullptr) {
+        if (CheckStreamId(group[i].id).ok() && s.state_.Find(group[i].id) == nullptr) {
           positions[i] = texts.size();
           texts.push_back(group[i].text);
         }
@@ -761,7 +365,7 @@ Status NearDuplicateStream::Snapshot() {
       s.snapshot_done_.wait(lock, [&s] { return !s.snapshot_finishing_; });
       earlier = s.snapshot_ != nullptr;
       if (!earlier) NEARDUP_RETURN_IF_ERROR(s.StartRotationLocked());
-      NEARDUP_RETURN_IF_ERROR(s.StepSnapshotLocked(SIZE_MAX));
+      NEARDUP_RETURN_IF_ERROR(s.StepSnapshotLocked(SIZE_MAX, false));
       s.finish_due_ = false;
     }
     NEARDUP_RETURN_IF_ERROR(s.FinishSnapshot());

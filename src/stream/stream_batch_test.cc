@@ -207,6 +207,7 @@ TEST(StreamBatchTest, SnapshotsWaitForAsMuchLogAsTheLastSnapshot) {
     // Each snapshot whole in the operation that starts it: this test counts
     // the policy's snapshots (a snapshot in pieces delays the next one).
     options.snapshot_step_bytes = uint64_t{1} << 40;
+    options.background_snapshots = false;
     options.sync = false;  // the policy is the same; fsyncs would only make it slow
     auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
     for (size_t i = 0; i < documents.size(); i += 10) {

@@ -264,6 +264,7 @@ TEST(StreamListTest, TheListSurvivesReopeningExactlyAsTheState) {
   StreamOpenOptions options;
   options.sync = false;
   options.snapshot_log_bytes = 60 << 10;  // snapshots along the way
+  options.background_snapshots = false;   // counted below: done by the writers
   auto in_memory = std::move(NearDuplicateStream::Create(config)).value();
   WindowModel model(config);
   const std::vector<std::string> texts = PlantedTexts(360, 24);

@@ -2,6 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
 
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/simhash.h"
@@ -21,6 +25,32 @@ constexpr uint64_t kSimHashPlannedDocuments = uint64_t{1} << 20;
 constexpr uint64_t kTreeNodeOverhead = 48;
 constexpr uint64_t kHashNodeOverhead = 32;
 
+// ChooseNearDuplicateScheme for a stream's config, remembered: for MinHash
+// it searches bands x rows numerically (30-60 ms of expm1/log1p), and every
+// open of a stream, every reload after a failed write and every server start
+// asked it again. The scheme depends only on the preset, the method, the
+// threshold and max_distance (the recipe follows from them). Bounded: a
+// process that opens streams of more than 64 configs starts again.
+Result<NearDuplicateScheme> CachedScheme(const StreamConfig& config, const Recipe& recipe,
+                                         const NearDuplicateOptions& options) {
+  using Key = std::tuple<std::string, int, double, int>;
+  static std::mutex mutex;
+  static std::map<Key, NearDuplicateScheme> schemes;
+  const Key key{config.preset, static_cast<int>(config.method), config.threshold,
+                config.max_distance};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto found = schemes.find(key);
+    if (found != schemes.end()) return found->second;
+  }
+  NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
+                           ChooseNearDuplicateScheme(recipe, options, kSimHashPlannedDocuments));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (schemes.size() >= 64) schemes.clear();
+  schemes.emplace(key, scheme);
+  return scheme;
+}
+
 }  // namespace
 
 Result<StreamState> StreamState::Create(const StreamConfig& config) {
@@ -32,8 +62,7 @@ Result<StreamState> StreamState::Create(const StreamConfig& config) {
   options.max_distance = config.max_distance;
   Recipe recipe = RecipeForNearDuplicates(std::move(preset), options);
   NEARDUP_RETURN_IF_ERROR(ValidateRecipe(recipe));
-  NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
-                           ChooseNearDuplicateScheme(recipe, options, kSimHashPlannedDocuments));
+  NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme, CachedScheme(config, recipe, options));
   StreamState state(config, std::move(recipe), options);
   if (config.method == NearDuplicateMethod::kMinHash) {
     NEARDUP_ASSIGN_OR_RETURN(LshIndex lsh, LshIndex::Create(scheme.lsh.params, scheme.num_hashes));

@@ -207,6 +207,8 @@ TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
   StreamOpenOptions options;
   options.snapshot_log_bytes = 40 << 10;  // several snapshots over 300 documents
   options.snapshot_grows_with_state = false;
+  options.background_snapshots = false;             // counted below: done by the writers ...
+  options.snapshot_step_bytes = uint64_t{1} << 20;  // ... whole, in the operation that starts it
   // The same stream in memory, kept in step with the durable one.
   auto in_step = std::move(NearDuplicateStream::Create(config)).value();
   std::vector<StreamAnswer> answers;
@@ -277,6 +279,7 @@ TEST(DurableStreamTest, KeptTextsFollowTheWindowAndSurviveReopening) {
   without.keep_texts = false;
   StreamOpenOptions options;
   options.snapshot_log_bytes = 40 << 10;  // a few snapshots among the adds
+  options.background_snapshots = false;   // counted below: done by the writers
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
   auto plain = std::move(NearDuplicateStream::Create(without)).value();
   EXPECT_EQ(AddAll(*stream, texts, 0, 60), AddAll(*plain, texts, 0, 60));

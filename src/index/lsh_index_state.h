@@ -1,0 +1,69 @@
+// The state behind LshIndex (neardup/lsh_index.h), shared by the files
+// that implement it: lsh_index.cc (inserts, removes, queries) and
+// lsh_all_pairs.cc (every candidate pair at once).
+// Thread safety: as LshIndex's (const access may be concurrent).
+#ifndef NEARDUP_INDEX_LSH_INDEX_STATE_H_
+#define NEARDUP_INDEX_LSH_INDEX_STATE_H_
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "index/lsh_band_table.h"
+#include "index/lsh_huge_page_allocator.h"
+#include "index/lsh_slot_table.h"
+#include "neardup/lsh_params.h"
+
+namespace neardup::internal {
+
+// Documents sharing a band key form a doubly linked chain through their
+// slots, so removal is O(1) however many exact duplicates share the key.
+struct ChainLink {
+  uint32_t next;
+  uint32_t prev;
+};
+
+// One band: band key -> head of the chain of slots with that key.
+// Invariant: keys.size() == links.size() == number of documents; the table
+// holds exactly one entry per distinct key, whose slot is the chain head
+// (the only chain member with prev == kNoSlot). A band key is stored once:
+// its high half in keys[slot], its low half in the table entry of its chain
+// (see lsh_band_table.h), so two slots have equal keys iff they are in the
+// same chain.
+struct LshBand {
+  BandTable table;
+  HugePageVector<uint32_t> keys;    // keys[slot]: high half of document `slot`'s key
+  HugePageVector<ChainLink> links;  // links[slot]: neighbours in its key's chain
+};
+
+// Documents occupy dense slots 0..n-1; Remove moves the last document into
+// the freed slot so that every array stays dense.
+struct LshIndexState {
+  // The bands held: num_bands of them, starting at band first_band of the
+  // scheme (0 for an index of the whole scheme).
+  LshParams params;
+  int first_band = 0;
+  int num_hashes = 0;
+  HugePageVector<uint64_t> doc_ids;  // doc_ids[slot]
+  SlotTable id_table;                // Mix64(doc_id) -> slot
+  std::vector<LshBand> bands;
+  size_t reserved = 0;  // the largest Reserve: Insert grows nothing ahead below it
+};
+
+// Runs fn(begin, end) over [0, n), on all cores when `parallel`.
+template <typename Fn>
+inline void ForRange(size_t n, bool parallel, Fn&& fn) {
+  if (!parallel) {
+    fn(size_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n),
+                    [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); });
+}
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_INDEX_LSH_INDEX_STATE_H_

@@ -1,0 +1,228 @@
+#include "stream/stream_impl.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stream/stream_files.h"
+#include "stream/stream_record.h"
+
+namespace neardup {
+
+using internal::AnswerOf;
+using internal::CheckStreamId;
+using internal::StreamDoc;
+using internal::StreamState;
+
+namespace internal {
+
+Status CheckStreamId(std::string_view id) {
+  if (id.empty()) return InvalidArgumentError("id must not be empty");
+  if (id.size() > kMaxStreamIdBytes) {
+    return InvalidArgumentError("id (" + std::to_string(id.size()) + " bytes) must be at most " +
+                                std::to_string(kMaxStreamIdBytes) + " bytes");
+  }
+  return Status::Ok();
+}
+
+}  // namespace internal
+
+NearDuplicateStream::Impl::Impl(StreamState state, std::unique_ptr<Fingerprinter> fingerprinter)
+    : state_(std::move(state)), fingerprinter_(std::move(fingerprinter)) {}
+
+Result<std::unique_ptr<NearDuplicateStream::Impl>> NearDuplicateStream::Impl::Make(
+    const StreamConfig& config) {
+  NEARDUP_ASSIGN_OR_RETURN(StreamState state, StreamState::Create(config));
+  NEARDUP_ASSIGN_OR_RETURN(
+      std::unique_ptr<Fingerprinter> fingerprinter,
+      CreateCpuFingerprinter(state.recipe(), SketchesForNearDuplicates(state.options())));
+  auto impl = std::make_unique<Impl>(std::move(state), std::move(fingerprinter));
+  if (config.keep_texts) {
+    NEARDUP_ASSIGN_OR_RETURN(
+        internal::PassageMatcher matcher,
+        internal::PassageMatcher::Create(NearDuplicatePassageRecipe(impl->state_.recipe())));
+    impl->passage_matcher_.emplace(std::move(matcher));
+  }
+  return impl;
+}
+
+StreamEntry NearDuplicateStream::Impl::EntryLocked(const StreamDoc& doc,
+                                                   const StreamDetail& detail) const {
+  StreamEntry entry;
+  entry.answer = AnswerOf(doc);
+  const bool texts = detail.texts || detail.passages;
+  if (texts) entry.text = doc.text;
+  if (doc.status == StreamStatus::kNearDuplicate) {
+    // The kept document, unless its id left and came back as another
+    // (later) document.
+    const StreamDoc* kept = state_.Find(doc.of);
+    if (kept != nullptr && kept->kept && kept->seq < doc.seq) {
+      entry.of_time = kept->time;
+      if (texts) entry.of_text = kept->text;
+    }
+  }
+  return entry;
+}
+
+Status NearDuplicateStream::Impl::AddPassages(const StreamDetail& detail,
+                                              StreamEntry* entry) const {
+  if (!detail.passages || !entry->text || !entry->of_text) return Status::Ok();
+  NEARDUP_ASSIGN_OR_RETURN(entry->passages, passage_matcher_->Match(*entry->text, *entry->of_text));
+  return Status::Ok();
+}
+
+Status NearDuplicateStream::Impl::Recover() {
+  internal::RemoveSnapshotLeftovers(dir_);
+  uint64_t valid_bytes = 0;
+  NEARDUP_RETURN_IF_ERROR(
+      internal::LoadStreamFiles(dir_, &state_, &recovery_, &generation_, &valid_bytes));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
+                           WriteAheadLog::Open(internal::StreamFilePath(dir_, "log", generation_),
+                                               valid_bytes, {options_.sync}));
+  log_ = std::move(log);
+  return options_.sync ? SyncDirectory(dir_) : Status::Ok();
+}
+
+void NearDuplicateStream::Impl::ReloadLocked() {
+  Result<StreamState> fresh = StreamState::Create(state_.config());
+  StreamRecovery unused;
+  uint64_t generation = 0;
+  uint64_t valid_bytes = 0;
+  Status loaded = fresh.status();
+  if (loaded.ok()) {
+    loaded = internal::LoadStreamFiles(dir_, &*fresh, &unused, &generation, &valid_bytes);
+  }
+  if (loaded.ok() && (generation != generation_ || valid_bytes != log_->size())) {
+    loaded = InternalError("log " + log_->path() + " holds " + std::to_string(valid_bytes) +
+                           " valid bytes; " + std::to_string(log_->size()) + " were written");
+  }
+  if (!loaded.ok()) {
+    failed_ = InternalError("cannot undo a failed log write: " + loaded.ToString());
+    return;
+  }
+  // The snapshot being written holds documents of the state replaced here;
+  // one already complete (finishing) is valid as it is.
+  if (snapshot_ != nullptr && !snapshot_finishing_) AbandonSnapshotLocked();
+  state_ = std::move(fresh).value();
+}
+
+Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> NearDuplicateStream::Impl::AppendLocked(
+    std::string_view record) {
+  if (!failed_.ok()) return failed_;
+  if (log_ == nullptr) return std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>{nullptr, 0};
+  NEARDUP_ASSIGN_OR_RETURN(uint64_t lsn, log_->Append(record));
+  return std::pair{log_, lsn};
+}
+
+Result<std::optional<StreamDoc>> NearDuplicateStream::Impl::PrepareLocked(
+    const StreamDocument& document, Fingerprint* fingerprint, StreamAnswer* answer) const {
+  if (const StreamDoc* stored = state_.Find(document.id)) {
+    *answer = AnswerOf(*stored);
+    return std::optional<StreamDoc>();
+  }
+  Fingerprint computed;
+  if (fingerprint == nullptr) {
+    NEARDUP_RETURN_IF_ERROR(fingerprinter_->Compute(document.text, &computed));
+    fingerprint = &computed;
+  }
+  const internal::StreamDecision decision = state_.Decide(*fingerprint, document.time);
+  StreamDoc doc = state_.MakeDoc(document.id, document.time, decision, std::move(*fingerprint));
+  if (state_.config().keep_texts) doc.text = std::string(document.text);
+  *answer = AnswerOf(doc);
+  return std::optional<StreamDoc>(std::move(doc));
+}
+
+Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc) {
+  Status applied = state_.ApplyAdd(std::move(doc));
+  if (!applied.ok()) {
+    // Memory and log now disagree: refuse further writes.
+    failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
+    return failed_;
+  }
+  return Status::Ok();
+}
+
+Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document,
+                                            Fingerprint* fingerprint, StreamAnswer* answer) {
+  NEARDUP_ASSIGN_OR_RETURN(std::optional<StreamDoc> doc,
+                           PrepareLocked(document, fingerprint, answer));
+  if (!doc) return Status::Ok();
+  if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendLocked(internal::EncodeAdd(*doc)).status());
+  NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc)));
+  MaybeRotateLocked();
+  return Status::Ok();
+}
+
+Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument> group,
+                                                 std::span<const size_t> positions,
+                                                 std::vector<Fingerprint>* fingerprints,
+                                                 StreamAnswer* answers) {
+  std::vector<std::string> records;
+  std::vector<size_t> record_of;  // the group index of each record
+  Status error;
+  size_t error_at = group.size();
+  for (size_t i = 0; i < group.size(); ++i) {
+    Status status = CheckStreamId(group[i].id);
+    std::optional<StreamDoc> doc;
+    if (status.ok()) {
+      Fingerprint* fingerprint =
+          positions[i] == SIZE_MAX ? nullptr : &(*fingerprints)[positions[i]];
+      Result<std::optional<StreamDoc>> prepared = PrepareLocked(group[i], fingerprint, &answers[i]);
+      status = prepared.status();
+      if (status.ok()) doc = std::move(prepared).value();
+    }
+    // A stream that refuses writes still answers a present id (as Add).
+    if (status.ok() && doc && log_ != nullptr && !failed_.ok()) status = failed_;
+    if (status.ok() && doc && log_ != nullptr) {
+      std::string record = internal::EncodeAdd(*doc);
+      if (record.size() > kMaxLogRecordBytes) {
+        status = InvalidArgumentError("log record of " + std::to_string(record.size()) +
+                                      " bytes exceeds the maximum " +
+                                      std::to_string(kMaxLogRecordBytes));
+      } else {
+        records.push_back(std::move(record));
+        record_of.push_back(i);
+      }
+    }
+    if (status.ok() && doc) status = ApplyLocked(std::move(*doc));
+    if (!status.ok()) {
+      error = status;
+      error_at = i;
+      break;
+    }
+  }
+  if (!records.empty()) {
+    size_t appended = 0;
+    Status written = failed_.ok() ? log_->AppendBatch(records, &appended).status() : failed_;
+    if (!written.ok()) {
+      ReloadLocked();
+      error = written;
+      error_at = record_of[appended];
+    }
+  }
+  if (log_ != nullptr && (error.ok() || error_at > 0)) MaybeRotateLocked();
+  if (!error.ok()) {
+    return error.WithContext("document \"" + std::string(group[error_at].id) + "\"");
+  }
+  return Status::Ok();
+}
+
+Status NearDuplicateStream::Impl::FingerprintAll(std::span<const std::string_view> texts,
+                                                 std::vector<Fingerprint>* out) const {
+  if (texts.size() != 1) return fingerprinter_->ComputeBatch(texts, out);
+  out->resize(1);
+  return fingerprinter_->Compute(texts[0], &(*out)[0]);
+}
+
+Status NearDuplicateStream::Impl::SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn) {
+  if (log == nullptr) return Status::Ok();
+  Status synced = log->SyncTo(lsn);
+  if (!synced.ok()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_.ok()) failed_ = synced;
+  }
+  return synced;
+}
+
+}  // namespace neardup

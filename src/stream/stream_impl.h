@@ -1,0 +1,172 @@
+// NearDuplicateStream's state behind its public API (neardup/stream.h):
+// the window (StreamState), the fingerprinter, the write-ahead log and the
+// rotation that bounds it (snapshots written in pieces, by a background
+// thread when there is one: stream_rotation.cc). stream.cc holds the public
+// methods, stream_impl.cc the decisions and the log, stream_rotation.cc the
+// snapshots.
+// Thread safety: mutex_ (the writer lock) guards the state, the log and
+// the rotation fields; see each member.
+#ifndef NEARDUP_STREAM_STREAM_IMPL_H_
+#define NEARDUP_STREAM_STREAM_IMPL_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "engine/containment_passages.h"
+#include "neardup/fingerprinter.h"
+#include "neardup/stream.h"
+#include "neardup/write_ahead_log.h"
+#include "stream/stream_files.h"
+#include "stream/stream_state.h"
+
+namespace neardup {
+
+namespace internal {
+
+inline StreamAnswer AnswerOf(const StreamDoc& doc) {
+  return StreamAnswer{doc.id, doc.status, doc.of, doc.similarity, doc.time};
+}
+
+Status CheckStreamId(std::string_view id);
+
+}  // namespace internal
+
+class NearDuplicateStream::Impl {
+ public:
+  Impl(internal::StreamState state, std::unique_ptr<Fingerprinter> fingerprinter);
+  // Stops the snapshot thread (a snapshot in progress is abandoned: its
+  // temporary file removed, the older files still complete).
+  ~Impl();
+
+  static Result<std::unique_ptr<Impl>> Make(const StreamConfig& config);
+
+  // `doc`'s entry with the texts `detail` asks for (passages are added by
+  // AddPassages, outside the lock). REQUIRES: mutex_ held.
+  StreamEntry EntryLocked(const internal::StreamDoc& doc, const StreamDetail& detail) const;
+  Status AddPassages(const StreamDetail& detail, StreamEntry* entry) const;
+
+  Status Recover();
+  // After a failed batch write: state_ becomes again what the log holds
+  // (snapshot + log replayed: the adds that were applied but not written whole
+  // are undone, evictions they caused included). Costs a recovery, under the
+  // writer lock, only when the disk fails. If the files cannot be read back
+  // to exactly the log's length, every later write is refused.
+  void ReloadLocked();
+
+  // Appends `record` (REQUIRES: mutex_ held); returns the log and LSN to wait
+  // on after unlocking (null for an in-memory stream).
+  Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> AppendLocked(std::string_view record);
+
+  // The document to store for `document`, decided against the state now, or
+  // nullopt when its id is present: *answer is then the stored answer (a
+  // retry, or a concurrent request's add, durable once the caller's SyncAll
+  // returns). `fingerprint` is the text's, or null when the caller skipped it
+  // (the id was present when it looked): it is then computed here if the id
+  // has left meanwhile. REQUIRES: mutex_ held; a valid id.
+  Result<std::optional<internal::StreamDoc>> PrepareLocked(const StreamDocument& document,
+                                                           Fingerprint* fingerprint,
+                                                           StreamAnswer* answer) const;
+  // Stores a decided document in memory. REQUIRES: mutex_ held.
+  Status ApplyLocked(internal::StreamDoc doc);
+  // Decides and stores one document (Add): its record is written before it
+  // is applied, so a failed write leaves nothing to undo. REQUIRES: mutex_
+  // held; a valid id.
+  Status AddLocked(const StreamDocument& document, Fingerprint* fingerprint, StreamAnswer* answer);
+  // Decides and stores the documents of one group of AddBatch in order
+  // (fingerprints[positions[i]] is group[i]'s, SIZE_MAX: skipped, see
+  // PrepareLocked), answers[i] for group[i], then writes their records with
+  // one log write (WriteAheadLog::AppendBatch). Each document is applied to
+  // memory as it is decided (the next one's decision depends on it) and the
+  // write comes last, so a failed write is undone by ReloadLocked: the
+  // documents whose records are in the log whole stay, the rest leave
+  // memory too. On an error at group[i] (its own, or its record not written)
+  // the documents before it are stored, none from it on, and the error names
+  // it. REQUIRES: mutex_ held.
+  Status AddGroupLocked(std::span<const StreamDocument> group, std::span<const size_t> positions,
+                        std::vector<Fingerprint>* fingerprints, StreamAnswer* answers);
+  // ComputeBatch (parallel), or Compute on this thread for one text (a
+  // single-document request pays no task scheduling).
+  Status FingerprintAll(std::span<const std::string_view> texts,
+                        std::vector<Fingerprint>* out) const;
+  // Returns once `log` is durable up to `lsn`: the caller reads log_ and its
+  // size under mutex_ after its last write (a rotation synced the older
+  // logs). A failed sync stops every later write.
+  Status SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn);
+
+  // --- Rotation (stream_rotation.cc) ---
+  // Writes snapshot-<generation> whole (a new stream's first). REQUIRES:
+  // mutex_ held (or not yet shared).
+  Status WriteSnapshotLocked(uint64_t generation);
+  // Step 1 of a rotation: the old log synced, a new log-<g+1> started, and
+  // snapshot-<g+1>.tmp begun with the header of the state at that moment
+  // (StreamState::BeginSnapshot fixes its documents). REQUIRES: mutex_
+  // held, no snapshot in progress.
+  Status StartRotationLocked();
+  // Step 2: the next piece of the snapshot in progress (all of it for
+  // SIZE_MAX). Once the last is written, the snapshot is finishing: the
+  // snapshot thread finishes it when `background` (and there is one), else
+  // finish_due_ tells the caller to call FinishSnapshot after unlocking.
+  // REQUIRES: mutex_ held, a snapshot being written (not finishing).
+  Status StepSnapshotLocked(size_t min_bytes, bool background);
+  // REQUIRES: mutex_ held, a snapshot being written (not finishing).
+  void AbandonSnapshotLocked();
+  // Step 3, outside the lock: fsync, rename, then the older files deleted.
+  // REQUIRES: mutex_ not held; the caller took the finish (only it touches
+  // snapshot_ until snapshot_finishing_ is cleared).
+  Status FinishSnapshot();
+  // After a write operation's critical section: FinishSnapshot when its step
+  // wrote the snapshot's last piece (`due`: finish_due_, taken under the
+  // lock).
+  void FinishSnapshotIfDue(bool due);
+  // After each write operation: a rotation once the log is due, and the
+  // writer's share of a snapshot in progress (see stream_rotation.cc).
+  // REQUIRES: mutex_ held.
+  void MaybeRotateLocked();
+
+  internal::StreamState state_;
+  std::unique_ptr<Fingerprinter> fingerprinter_;
+  std::optional<internal::PassageMatcher> passage_matcher_;  // keep_texts streams
+  mutable std::mutex mutex_;  // the writer lock; guards everything below and state_
+  std::string dir_;           // "" in memory
+  StreamOpenOptions options_;
+  std::shared_ptr<WriteAheadLog> log_;
+  uint64_t generation_ = 0;
+  uint64_t snapshots_ = 0;
+  uint64_t snapshot_bytes_ = 0;  // of the last snapshot written (0: none since open)
+  // The snapshot in progress (see StartRotationLocked), null when none; once
+  // snapshot_finishing_, only the thread that took the finish touches it.
+  std::unique_ptr<internal::SnapshotFile> snapshot_;
+  bool snapshot_finishing_ = false;
+  bool finish_due_ = false;                // taken by the writer whose step ended the snapshot
+  std::condition_variable snapshot_done_;  // snapshot_finishing_ cleared
+  uint64_t log_bytes_stepped_ = 0;         // log size at the last MaybeRotateLocked
+  uint64_t rotation_due_bytes_ = 0;        // the log size that started the snapshot in progress
+  Status failed_;                          // set once: writes refused after a log failure
+  StreamRecovery recovery_;
+
+ private:
+  // The snapshot thread (StreamOpenOptions::background_snapshots): started
+  // at the first rotation, at the lowest CPU priority (SCHED_IDLE), it
+  // writes the pieces of a snapshot in progress and finishes it.
+  void StartSnapshotThreadLocked();
+  void SnapshotThreadLoop();
+
+  std::condition_variable snapshot_work_;  // a snapshot to step or to finish, or stopping_
+  bool background_finish_ = false;         // the snapshot thread finishes the snapshot
+  uint64_t finish_offered_at_ = 0;         // log size when background_finish_ was set
+  bool stopping_ = false;
+  std::thread snapshot_thread_;  // last: joined before the members it uses go
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_STREAM_STREAM_IMPL_H_

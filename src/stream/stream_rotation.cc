@@ -1,0 +1,228 @@
+// The rotation of a durable stream's files: a snapshot of the whole state
+// begun when the log is due, written in pieces while requests go on, then
+// made durable and renamed, and the older files deleted.
+//
+// Who writes the pieces (session 10): a snapshot of a window of N documents
+// costs O(N) of CPU (encode + write(); ~100 ms for 20k news articles) on
+// top of the adds. Written by the request threads (a piece after each
+// operation, session 9) it no longer stalled the writer lock whole, but it
+// came in a burst of ~256 requests at the moment the log was due, all on
+// the one core the server runs on: at half the core's saturating rate the
+// adds queued behind it for 100-300 ms (p99 60-170 ms end to end, and none
+// with snapshots off). Now a snapshot thread per stream, at SCHED_IDLE
+// priority, writes the pieces (and finishes the snapshot, and deletes the
+// older files) in the CPU time the requests leave; requests pay nothing for
+// it. On a core the requests saturate that thread gets no time, so once the
+// new log has grown past a quarter of the log that started the snapshot the
+// writers take their share again (a piece of four times what each
+// operation added to the log), and finish it themselves if the thread does
+// not come after as much log again: recovery stays bounded under any load.
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "stream/stream_impl.h"
+#include "stream/stream_record.h"
+
+namespace neardup {
+
+namespace {
+
+// What the snapshot thread writes per hold of the writer lock: ~30-60 us of
+// encoding and write(), the longest a request waits for it.
+constexpr size_t kBackgroundPieceBytes = size_t{64} << 10;
+
+// The calling thread runs only when nothing else of normal priority wants
+// its core (Linux SCHED_IDLE); elsewhere it keeps its priority.
+void LowerThisThreadsPriority() {
+#ifdef SCHED_IDLE
+  sched_param param{};
+  pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+#endif
+}
+
+}  // namespace
+
+NearDuplicateStream::Impl::~Impl() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  snapshot_work_.notify_all();
+  if (snapshot_thread_.joinable()) snapshot_thread_.join();
+}
+
+Status NearDuplicateStream::Impl::WriteSnapshotLocked(uint64_t generation) {
+  return internal::WriteStreamSnapshot(dir_, generation, state_, options_.sync, &snapshot_bytes_);
+}
+
+// Until the rename, recovery reads snapshot-<g> and replays log-<g> and
+// log-<g+1> (each record follows the previous one): a crash or a failure at
+// any step loses nothing, it only leaves the older files in use until the
+// next rotation.
+Status NearDuplicateStream::Impl::StartRotationLocked() {
+  if (!failed_.ok()) return failed_;
+  // A record of the new log must never be on disk while one before it is
+  // not (recovery would find a gap).
+  NEARDUP_RETURN_IF_ERROR(log_->SyncTo(log_->size()));
+  const uint64_t next = generation_ + 1;
+  NEARDUP_ASSIGN_OR_RETURN(
+      std::unique_ptr<internal::SnapshotFile> snapshot,
+      internal::SnapshotFile::Create(dir_, next, internal::EncodeHeader(state_.Header())));
+  const std::string log_path = internal::StreamFilePath(dir_, "log", next);
+  Result<std::unique_ptr<WriteAheadLog>> log = WriteAheadLog::Open(log_path, 0, {options_.sync});
+  // The new log's name must be durable before a record in it is.
+  Status synced = !log.ok() ? log.status() : options_.sync ? SyncDirectory(dir_) : Status::Ok();
+  if (!synced.ok()) {
+    if (log.ok()) std::remove(log_path.c_str());
+    return synced;
+  }
+  log_ = std::shared_ptr<WriteAheadLog>(std::move(log).value());
+  log_bytes_stepped_ = 0;
+  generation_ = next;
+  snapshot_ = std::move(snapshot);
+  state_.BeginSnapshot();
+  return Status::Ok();
+}
+
+Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool background) {
+  std::string records;
+  const bool last = state_.AppendSnapshotRecords(min_bytes, &records);
+  Status written = snapshot_->Append(records);
+  if (!written.ok()) {
+    AbandonSnapshotLocked();
+    return written;
+  }
+  if (last) {
+    state_.EndSnapshot();
+    snapshot_finishing_ = true;
+    if (background && snapshot_thread_.joinable()) {
+      background_finish_ = true;
+      finish_offered_at_ = log_->size();
+      snapshot_work_.notify_one();
+    } else {
+      finish_due_ = true;
+    }
+  }
+  return Status::Ok();
+}
+
+void NearDuplicateStream::Impl::AbandonSnapshotLocked() {
+  state_.EndSnapshot();
+  snapshot_.reset();  // removes the temporary file
+}
+
+Status NearDuplicateStream::Impl::FinishSnapshot() {
+  Status finished = snapshot_->Finish(options_.sync);
+  const uint64_t next = snapshot_->generation();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished.ok()) {
+      snapshot_bytes_ = snapshot_->bytes();
+      ++snapshots_;
+    }
+    snapshot_.reset();
+    snapshot_finishing_ = false;
+    snapshot_done_.notify_all();
+  }
+  // Outside the lock: unlinking a large file frees its page cache, tens of
+  // milliseconds per 100 MB. Only files older than the snapshot just
+  // renamed go, which nothing reads any more (recovery and ReloadLocked
+  // start from the newest snapshot), and a later rotation only creates
+  // newer ones.
+  if (finished.ok()) {
+    for (const char* prefix : {"log", "snapshot"}) {
+      for (uint64_t old : internal::StreamFileGenerations(dir_, prefix)) {
+        if (old < next) std::remove(internal::StreamFilePath(dir_, prefix, old).c_str());
+      }
+    }
+  }
+  return finished;
+}
+
+// A failed snapshot leaves the older files in use: nothing is lost, and the
+// next rotation tries again.
+void NearDuplicateStream::Impl::FinishSnapshotIfDue(bool due) {
+  if (due) FinishSnapshot().IgnoreError();
+}
+
+// A rotation once the log is past the larger of snapshot_log_bytes and the
+// last snapshot's size (see StreamOpenOptions); then the writers' share of
+// the snapshot in progress: all of it without a snapshot thread (a piece
+// of at least snapshot_step_bytes and four times what the operation added
+// to the log, so that it ends while the new log is still a fraction of it),
+// none while the snapshot thread keeps up. A failure leaves the older files
+// in use: the record just appended stays valid either way.
+void NearDuplicateStream::Impl::MaybeRotateLocked() {
+  if (log_ == nullptr) return;
+  if (snapshot_finishing_) {
+    // The snapshot thread has not come to finish it while the log grew by a
+    // quarter of the due log again: this writer finishes it after
+    // unlocking (until then no rotation starts and the log keeps growing).
+    if (background_finish_ && log_->size() - finish_offered_at_ >= rotation_due_bytes_ / 4) {
+      background_finish_ = false;
+      finish_due_ = true;
+    }
+    return;
+  }
+  const uint64_t grown = log_->size() - log_bytes_stepped_;
+  log_bytes_stepped_ = log_->size();
+  const bool background = options_.background_snapshots;
+  if (snapshot_ == nullptr) {
+    const uint64_t due = options_.snapshot_grows_with_state
+                             ? std::max(options_.snapshot_log_bytes, snapshot_bytes_)
+                             : options_.snapshot_log_bytes;
+    if (log_->size() < due || !StartRotationLocked().ok()) return;
+    rotation_due_bytes_ = due;
+    if (background) StartSnapshotThreadLocked();
+    if (snapshot_thread_.joinable()) {
+      snapshot_work_.notify_one();
+      return;
+    }
+  }
+  if (snapshot_thread_.joinable() && log_->size() < rotation_due_bytes_ / 4) return;
+  const uint64_t step = std::max<uint64_t>(options_.snapshot_step_bytes, 4 * grown);
+  StepSnapshotLocked(static_cast<size_t>(std::min<uint64_t>(step, SIZE_MAX)), true).IgnoreError();
+}
+
+void NearDuplicateStream::Impl::StartSnapshotThreadLocked() {
+  if (snapshot_thread_.joinable()) return;
+  try {
+    snapshot_thread_ = std::thread([this] { SnapshotThreadLoop(); });
+  } catch (const std::system_error&) {
+    // No thread (a resource limit): the writers write the pieces, as
+    // without background_snapshots.
+  }
+}
+
+void NearDuplicateStream::Impl::SnapshotThreadLoop() {
+  LowerThisThreadsPriority();
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    snapshot_work_.wait(lock, [this] {
+      return stopping_ || background_finish_ || (snapshot_ != nullptr && !snapshot_finishing_);
+    });
+    if (background_finish_) {
+      background_finish_ = false;
+      lock.unlock();
+      FinishSnapshot().IgnoreError();
+      lock.lock();
+      continue;
+    }
+    if (stopping_) return;
+    StepSnapshotLocked(kBackgroundPieceBytes, true).IgnoreError();
+    // Requests that queued on the lock meanwhile go first.
+    lock.unlock();
+    std::this_thread::yield();
+    lock.lock();
+  }
+}
+
+}  // namespace neardup
