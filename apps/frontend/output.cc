@@ -11,6 +11,8 @@
 #include <iostream>
 #include <system_error>
 
+#include "neardup/check.h"
+
 namespace neardup::cli {
 namespace {
 
@@ -49,6 +51,40 @@ std::string ResolvedTarget(const std::string& path) {
   std::string target(real);
   std::free(real);
   return target;
+}
+
+// Writes at offsets of a descriptor: pwrite, repeated after a short write.
+class DescriptorAtOffsets : public PositionedOutput {
+ public:
+  DescriptorAtOffsets(int fd, uint64_t base, const std::string& name)
+      : fd_(fd), base_(base), name_(name) {}
+  Status WriteAt(uint64_t offset, std::string_view bytes) override {
+    while (!bytes.empty()) {
+      const ssize_t n =
+          ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(base_ + offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        return IoError("cannot write to " + name_ + ": " + ErrnoText(n < 0 ? errno : EIO));
+      bytes.remove_prefix(static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  int fd_;
+  uint64_t base_;
+  const std::string& name_;
+};
+
+// Whether pwrite places bytes where asked on `file`: a regular file not
+// opened with O_APPEND (where Linux's pwrite appends whatever the offset).
+bool CanWriteAtOffsets(std::FILE* file) {
+  struct stat st;
+  const int fd = ::fileno(file);
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const int flags = ::fcntl(fd, F_GETFL);
+  return flags >= 0 && (flags & O_APPEND) == 0;
 }
 
 mode_t NewFileMode() {
@@ -96,13 +132,18 @@ Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std:
 }
 
 OutputFile::OutputFile(std::FILE* file, std::string name, bool owned, std::string temp_path)
-    : file_(file), name_(std::move(name)), owned_(owned), temp_path_(std::move(temp_path)) {}
+    : file_(file),
+      name_(std::move(name)),
+      owned_(owned),
+      temp_path_(std::move(temp_path)),
+      positioned_(CanWriteAtOffsets(file)) {}
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
     : file_(other.file_),
       name_(std::move(other.name_)),
       owned_(other.owned_),
       temp_path_(std::move(other.temp_path_)),
+      positioned_(other.positioned_),
       buffer_(std::move(other.buffer_)) {
   other.file_ = nullptr;
   other.temp_path_.clear();
@@ -165,6 +206,27 @@ Status OutputFile::WriteNow(std::string_view bytes) {
     return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
   }
   return Status::Ok();
+}
+
+Status OutputFile::WriteAtOffsets(
+    const std::function<Status(PositionedOutput&, uint64_t*)>& write) {
+  NEARDUP_CHECK(positioned_ && file_ != nullptr);
+  NEARDUP_RETURN_IF_ERROR(Flush());
+  if (std::fflush(file_) != 0) return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
+  // After the flush the stream's position is the descriptor's.
+  const off_t base = ::ftello(file_);
+  if (base < 0) return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
+  DescriptorAtOffsets out(::fileno(file_), static_cast<uint64_t>(base), name_);
+  uint64_t written = 0;
+  Status status = write(out, &written);
+  const off_t end = base + static_cast<off_t>(written);
+  if (!status.ok() && ::ftruncate(::fileno(file_), end) != 0) {
+    status = IoError(status.message() + "; cannot cut " + name_ + " back: " + ErrnoText(errno));
+  }
+  if (::fseeko(file_, end, SEEK_SET) != 0 && status.ok()) {
+    status = IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
+  }
+  return status;
 }
 
 Status OutputFile::Flush() {
