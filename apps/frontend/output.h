@@ -83,6 +83,7 @@ class OutputFile {
   bool owned_;             // closed by Finish (not stdout)
   std::string temp_path_;  // empty: written in place
   bool positioned_ = false;
+  uint64_t written_back_ = 0;  // an fsynced output: writeback started below this
   std::string buffer_;
 };
 
