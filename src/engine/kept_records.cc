@@ -233,18 +233,26 @@ void ReleaseRecords(const FingerprintedCorpus& corpus,
   }
 }
 
+// Both copies' start: FailedPrecondition without locations, else the files
+// mapped again (DataLoss when one changed).
+Result<std::vector<std::shared_ptr<const internal::MappedInput>>> MapKeptRecordFiles(
+    const FingerprintedCorpus& corpus, const std::vector<bool>& keep) {
+  const size_t n = corpus.ids.size();
+  if (corpus.record_locations.size() != n || keep.size() != n) {
+    return FailedPreconditionError(
+        "record locations are missing (an input was not a mapped JSONL file)");
+  }
+  return internal::MapRecordFiles(corpus);
+}
+
 }  // namespace
 
 Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
                                  const FingerprintPipelineOptions& options,
                                  const std::function<Status(std::string_view)>& write) {
   const size_t n = corpus.ids.size();
-  if (corpus.record_locations.size() != n || keep.size() != n) {
-    return FailedPreconditionError(
-        "record locations are missing (an input was not a mapped JSONL file)");
-  }
   NEARDUP_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const internal::MappedInput>> files,
-                           internal::MapRecordFiles(corpus));
+                           MapKeptRecordFiles(corpus, keep));
 
   const size_t range_bytes = std::max<size_t>(1, options.batch_bytes);
   const size_t in_flight = internal::BatchesInFlight(options);
@@ -287,12 +295,8 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
                                    uint64_t* written) {
   *written = 0;
   const size_t n = corpus.ids.size();
-  if (corpus.record_locations.size() != n || keep.size() != n) {
-    return FailedPreconditionError(
-        "record locations are missing (an input was not a mapped JSONL file)");
-  }
   NEARDUP_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<const internal::MappedInput>> files,
-                           internal::MapRecordFiles(corpus));
+                           MapKeptRecordFiles(corpus, keep));
   // The prefix sum of the kept records' sizes: where the output ends, so
   // that the range holding its last byte is known when it is cut.
   uint64_t total = 0;
