@@ -19,6 +19,7 @@
 #include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
 #include "neardup/near_duplicates.h"
+#include "neardup/positioned_output.h"
 #include "neardup/stage_time.h"
 #include "ordered_writer.h"
 #include "output.h"
@@ -283,8 +284,16 @@ Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corp
   // core like the first.
   // Better still when the first pass saw where every record lies in its
   // (mapped) file: copy them from there, nothing to read or parse.
+  // Into a regular file the ranges are written at their offsets on every
+  // core (the kernel's copy into the file was the serial part); a pipe or
+  // terminal gets them in order.
   auto write = [&](std::string_view records) { return out->Write(records); };
   if (corpus.record_locations.size() == n) {
+    if (out->positioned()) {
+      return out->WriteAtOffsets([&](PositionedOutput& at, uint64_t* written) {
+        return CopyKeptRecordsByLocationAt(corpus, keep, FingerprintPipelineOptions{}, at, written);
+      });
+    }
     return CopyKeptRecordsByLocation(corpus, keep, FingerprintPipelineOptions{}, write);
   }
   InputFlags input = flags.input;

@@ -11,12 +11,16 @@
 #include <iostream>
 #include <system_error>
 
+#include "neardup/check.h"
+
 namespace neardup::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
 constexpr size_t kFlushBytes = size_t{1} << 20;
+// An fsynced output's pages are handed to writeback in steps this large.
+constexpr uint64_t kWritebackStep = uint64_t{8} << 20;
 // Writes at least this large skip the buffer (fewer copies, same bytes).
 constexpr size_t kDirectWriteBytes = size_t{64} << 10;
 
@@ -49,6 +53,54 @@ std::string ResolvedTarget(const std::string& path) {
   std::string target(real);
   std::free(real);
   return target;
+}
+
+// A file that Finish(true) fsyncs has its written pages handed to the
+// disk as they come (sync_file_range starts writeback and does not wait),
+// so that the fsync at the end waits for the last megabytes rather than
+// for all of them: 257 MB on this VM's ext4, fsync 0.16 s -> 0.01-0.02 s,
+// the write itself unchanged. A hint: errors are the fsync's to report.
+void StartWriteback(int fd, uint64_t offset, uint64_t size) {
+  (void)::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(size),
+                          SYNC_FILE_RANGE_WRITE);
+}
+
+// Writes at offsets of a descriptor: pwrite, repeated after a short write.
+class DescriptorAtOffsets : public PositionedOutput {
+ public:
+  DescriptorAtOffsets(int fd, uint64_t base, const std::string& name, bool writeback)
+      : fd_(fd), base_(base), name_(name), writeback_(writeback) {}
+  Status WriteAt(uint64_t offset, std::string_view bytes) override {
+    const uint64_t begin = offset;
+    const uint64_t size = bytes.size();
+    while (!bytes.empty()) {
+      const ssize_t n =
+          ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(base_ + offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        return IoError("cannot write to " + name_ + ": " + ErrnoText(n < 0 ? errno : EIO));
+      bytes.remove_prefix(static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+    }
+    if (writeback_) StartWriteback(fd_, base_ + begin, size);
+    return Status::Ok();
+  }
+
+ private:
+  int fd_;
+  uint64_t base_;
+  const std::string& name_;
+  bool writeback_;
+};
+
+// Whether pwrite places bytes where asked on `file`: a regular file not
+// opened with O_APPEND (where Linux's pwrite appends whatever the offset).
+bool CanWriteAtOffsets(std::FILE* file) {
+  struct stat st;
+  const int fd = ::fileno(file);
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const int flags = ::fcntl(fd, F_GETFL);
+  return flags >= 0 && (flags & O_APPEND) == 0;
 }
 
 mode_t NewFileMode() {
@@ -96,13 +148,19 @@ Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std:
 }
 
 OutputFile::OutputFile(std::FILE* file, std::string name, bool owned, std::string temp_path)
-    : file_(file), name_(std::move(name)), owned_(owned), temp_path_(std::move(temp_path)) {}
+    : file_(file),
+      name_(std::move(name)),
+      owned_(owned),
+      temp_path_(std::move(temp_path)),
+      positioned_(CanWriteAtOffsets(file)) {}
 
 OutputFile::OutputFile(OutputFile&& other) noexcept
     : file_(other.file_),
       name_(std::move(other.name_)),
       owned_(other.owned_),
       temp_path_(std::move(other.temp_path_)),
+      positioned_(other.positioned_),
+      written_back_(other.written_back_),
       buffer_(std::move(other.buffer_)) {
   other.file_ = nullptr;
   other.temp_path_.clear();
@@ -164,7 +222,37 @@ Status OutputFile::WriteNow(std::string_view bytes) {
   if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
     return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
   }
+  if (!temp_path_.empty()) {
+    // What the kernel has so far (stdio may hold a little), in steps.
+    const off_t at = ::lseek(::fileno(file_), 0, SEEK_CUR);
+    if (at > 0 && static_cast<uint64_t>(at) >= written_back_ + kWritebackStep) {
+      StartWriteback(::fileno(file_), written_back_, static_cast<uint64_t>(at) - written_back_);
+      written_back_ = static_cast<uint64_t>(at);
+    }
+  }
   return Status::Ok();
+}
+
+Status OutputFile::WriteAtOffsets(
+    const std::function<Status(PositionedOutput&, uint64_t*)>& write) {
+  NEARDUP_CHECK(positioned_ && file_ != nullptr);
+  NEARDUP_RETURN_IF_ERROR(Flush());
+  if (std::fflush(file_) != 0) return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
+  // After the flush the stream's position is the descriptor's.
+  const off_t base = ::ftello(file_);
+  if (base < 0) return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
+  DescriptorAtOffsets out(::fileno(file_), static_cast<uint64_t>(base), name_,
+                          /*writeback=*/!temp_path_.empty());
+  uint64_t written = 0;
+  Status status = write(out, &written);
+  const off_t end = base + static_cast<off_t>(written);
+  if (!status.ok() && ::ftruncate(::fileno(file_), end) != 0) {
+    status = IoError(status.message() + "; cannot cut " + name_ + " back: " + ErrnoText(errno));
+  }
+  if (::fseeko(file_, end, SEEK_SET) != 0 && status.ok()) {
+    status = IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
+  }
+  return status;
 }
 
 Status OutputFile::Flush() {

@@ -16,11 +16,14 @@
 #ifndef NEARDUP_APPS_CLI_OUTPUT_H_
 #define NEARDUP_APPS_CLI_OUTPUT_H_
 
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "neardup/positioned_output.h"
 #include "neardup/status.h"
 
 namespace neardup::cli {
@@ -49,6 +52,22 @@ class OutputFile {
   // what was printed stays printed). Idempotent.
   Status Finish(bool success);
 
+  // True when the output is a regular file written through a descriptor
+  // that pwrite can place bytes in: the temporary of a file output, or
+  // standard output redirected to a regular file not opened for appending
+  // (`> file`, not `>> file`). Pipes, terminals and /dev/null are written
+  // in order only.
+  bool positioned() const { return positioned_; }
+
+  // Flushes what was written so far and runs `write` with a PositionedOutput
+  // whose offset 0 is where that ends; `write` sets *written as
+  // CopyKeptRecordsByLocationAt does. Afterwards the output continues after
+  // the bytes written; on an error it is cut back to the written prefix, so
+  // that an output written in place (standard output) holds what an ordered
+  // write would have left, never later bytes after a gap.
+  // REQUIRES: positioned().
+  Status WriteAtOffsets(const std::function<Status(PositionedOutput&, uint64_t*)>& write);
+
   // The hidden temporary that Finish(true) renames over the output; empty
   // for standard output and outputs written in place. Lets other processes
   // (neardup-mpi's ranks) write their parts into it, at their own offsets.
@@ -63,6 +82,8 @@ class OutputFile {
   std::string name_;       // the output as named, for messages and the rename
   bool owned_;             // closed by Finish (not stdout)
   std::string temp_path_;  // empty: written in place
+  bool positioned_ = false;
+  uint64_t written_back_ = 0;  // an fsynced output: writeback started below this
   std::string buffer_;
 };
 

@@ -7,12 +7,18 @@
 #include <sys/stat.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "io/io_test_util.h"
 #include "neardup/fingerprint_pipeline.h"
+#include "neardup/positioned_output.h"
 #include "neardup/recipe.h"
 
 namespace neardup {
@@ -74,6 +80,67 @@ class KeptRecordsTest : public ::testing::Test {
   std::unique_ptr<Fingerprinter> fingerprinter_ = SimhashOnly();
 };
 
+// A PositionedOutput that remembers every write, in the order the calls
+// ended, and fails the writes that reach into [fail_at, fail_end), slowly
+// when asked (so that later ranges are written meanwhile if they can be).
+class RecordingOutput : public PositionedOutput {
+ public:
+  explicit RecordingOutput(uint64_t fail_at = UINT64_MAX, uint64_t fail_end = UINT64_MAX,
+                           bool slow_failure = false)
+      : fail_at_(fail_at), fail_end_(fail_end), slow_failure_(slow_failure) {}
+
+  Status WriteAt(uint64_t offset, std::string_view bytes) override {
+    if (offset + bytes.size() > fail_at_ && offset < fail_end_) {
+      if (slow_failure_) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      return IoError("disk full at " + std::to_string(offset));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    writes_.push_back({offset, std::string(bytes)});
+    return Status::Ok();
+  }
+
+  // The bytes written, checked to be disjoint writes that leave no gap
+  // before `size`.
+  std::string Assemble(uint64_t size) const {
+    std::map<uint64_t, std::string> by_offset;
+    for (const auto& [offset, bytes] : writes_) {
+      EXPECT_TRUE(by_offset.emplace(offset, bytes).second) << "two writes at " << offset;
+    }
+    std::string out;
+    for (const auto& [offset, bytes] : by_offset) {
+      if (offset >= size) break;
+      EXPECT_EQ(offset, out.size()) << "a gap or an overlap";
+      out += bytes;
+    }
+    return out.substr(0, std::min<size_t>(out.size(), size));
+  }
+
+  // The end of the last write that ended, and the furthest end of any.
+  uint64_t LastEnd() const {
+    return writes_.empty() ? 0 : writes_.back().first + writes_.back().second.size();
+  }
+  uint64_t FurthestEnd() const {
+    uint64_t end = 0;
+    for (const auto& [offset, bytes] : writes_) end = std::max(end, offset + bytes.size());
+    return end;
+  }
+
+ private:
+  uint64_t fail_at_;
+  uint64_t fail_end_;
+  bool slow_failure_;
+  std::mutex mutex_;
+  std::vector<std::pair<uint64_t, std::string>> writes_;
+};
+
+Status CopyAtOffsets(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
+                     size_t batch_bytes, int threads, RecordingOutput* out, uint64_t* written) {
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+  FingerprintPipelineOptions pipeline;
+  pipeline.batch_bytes = batch_bytes;
+  return CopyKeptRecordsByLocationAt(corpus, keep, pipeline, *out, written);
+}
+
 // CRLF and LF lines, blank and empty lines, invalid lines (skipped: not
 // documents), a byte order mark, escapes, a last line without "\n".
 std::string EdgyJsonl(int lines, bool bom, bool last_newline) {
@@ -121,6 +188,13 @@ TEST_F(KeptRecordsTest, CopiesWhatTheSerialReaderKept) {
           std::string out;
           ASSERT_TRUE(Copy(corpus, keep, batch_bytes, threads, &out).ok());
           EXPECT_EQ(out, expected) << "pattern " << pattern << ", batch " << batch_bytes;
+          // Written at their offsets: the same bytes, the last one last.
+          RecordingOutput at;
+          uint64_t written = 0;
+          ASSERT_TRUE(CopyAtOffsets(corpus, keep, batch_bytes, threads, &at, &written).ok());
+          EXPECT_EQ(written, expected.size());
+          EXPECT_EQ(at.Assemble(written), expected) << "pattern " << pattern;
+          EXPECT_EQ(at.LastEnd(), expected.size());
         }
       }
     }
@@ -154,8 +228,67 @@ TEST_F(KeptRecordsTest, LongRunsOfKeptRecordsAreTheSameBytes) {
       // Not EXPECT_EQ: a difference would print megabytes.
       EXPECT_TRUE(out == expected) << "pattern " << pattern << ", batch " << batch_bytes << ": "
                                    << out.size() << " bytes, expected " << expected.size();
+      RecordingOutput at;
+      uint64_t written = 0;
+      ASSERT_TRUE(CopyAtOffsets(corpus, keep, batch_bytes, 2, &at, &written).ok());
+      EXPECT_TRUE(at.Assemble(written) == expected) << "pattern " << pattern;
+      EXPECT_EQ(at.LastEnd(), expected.size());
     }
   }
+}
+
+// A write that fails midway: the first failure in input order is the
+// error, everything before the range it hit is written (the reported
+// prefix), and the output never reaches its full size (the range holding
+// the last byte is written only after all the others).
+TEST_F(KeptRecordsTest, AFailedWriteAtAnOffsetLeavesAPrefixAndNoFullSize) {
+  std::string jsonl;
+  for (int i = 0; i < 3000; ++i) {
+    jsonl += "{\"id\": \"r" + std::to_string(i) + "\", \"text\": \"" +
+             std::string(100 + i % 90, 'a' + i % 26) + "\"}\n";
+  }
+  const std::vector<std::string> inputs = {Write("a.jsonl", jsonl), Write("b.jsonl", jsonl)};
+  FingerprintedCorpus corpus = Collect(inputs, InputOptions{});
+  std::vector<bool> keep(corpus.ids.size());
+  for (size_t i = 0; i < keep.size(); ++i) keep[i] = i % 7 != 3;
+  const std::string expected = Expected(inputs, InputOptions{}, keep);
+  for (uint64_t fail_at :
+       {uint64_t{0}, uint64_t{1}, uint64_t{expected.size() / 3}, uint64_t{expected.size() - 1}}) {
+    for (int threads : {1, 3}) {
+      RecordingOutput at(fail_at);
+      uint64_t written = 12345;
+      Status status = CopyAtOffsets(corpus, keep, 20000, threads, &at, &written);
+      EXPECT_EQ(status.code(), StatusCode::kIoError) << status;
+      EXPECT_NE(status.message().find("disk full"), std::string::npos) << status;
+      EXPECT_LE(written, fail_at);
+      EXPECT_EQ(at.Assemble(written), expected.substr(0, written)) << "fail at " << fail_at;
+      EXPECT_LT(at.FurthestEnd(), expected.size()) << "fail at " << fail_at;
+    }
+  }
+  // A range before the last one fails slowly while the last range is in
+  // flight on another thread: the last range still waits, and is dropped.
+  // (Ranges of 20,000 bytes or a record more, three in flight: the byte
+  // 25,001 from the end lies in one of the last three, not in the last.)
+  {
+    const uint64_t fail_at = expected.size() - 25001;
+    RecordingOutput at(fail_at, fail_at + 1, /*slow_failure=*/true);
+    uint64_t written = 0;
+    Status status = CopyAtOffsets(corpus, keep, 20000, 3, &at, &written);
+    EXPECT_EQ(status.code(), StatusCode::kIoError) << status;
+    EXPECT_LT(at.FurthestEnd(), expected.size());
+    EXPECT_EQ(at.Assemble(written), expected.substr(0, written));
+  }
+  // Without a failure, for comparison: complete.
+  RecordingOutput at;
+  uint64_t written = 0;
+  ASSERT_TRUE(CopyAtOffsets(corpus, keep, 20000, 3, &at, &written).ok());
+  EXPECT_TRUE(at.Assemble(written) == expected);
+  // Nothing kept: nothing written.
+  RecordingOutput none;
+  ASSERT_TRUE(
+      CopyAtOffsets(corpus, std::vector<bool>(keep.size(), false), 20000, 2, &none, &written).ok());
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(none.FurthestEnd(), 0u);
 }
 
 TEST_F(KeptRecordsTest, InputsWithoutLocationsFallBack) {
@@ -176,6 +309,13 @@ TEST_F(KeptRecordsTest, InputsWithoutLocationsFallBack) {
     Status status = Copy(corpus, std::vector<bool>(corpus.ids.size(), true), 100, 2, &out);
     EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition) << status;
     EXPECT_EQ(out, "");
+    RecordingOutput at;
+    uint64_t written = 1;
+    status =
+        CopyAtOffsets(corpus, std::vector<bool>(corpus.ids.size(), true), 100, 2, &at, &written);
+    EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition) << status;
+    EXPECT_EQ(written, 0u);
+    EXPECT_EQ(at.FurthestEnd(), 0u);
   }
 }
 
@@ -200,6 +340,12 @@ TEST_F(KeptRecordsTest, AFileChangedBetweenThePassesIsDataLoss) {
   out.clear();
   status = Copy(corpus, keep, 100, 2, &out);
   EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status;
+  {
+    RecordingOutput at;
+    uint64_t written = 1;
+    EXPECT_EQ(CopyAtOffsets(corpus, keep, 100, 2, &at, &written).code(), StatusCode::kDataLoss);
+    EXPECT_LT(at.FurthestEnd(), Expected({path}, InputOptions{}, keep).size());
+  }
   // Gone.
   std::filesystem::remove(path);
   EXPECT_EQ(Copy(corpus, keep, 100, 2, &out).code(), StatusCode::kDataLoss);
