@@ -66,7 +66,6 @@ while IFS= read -r args; do
     setsid taskset -c "$server_cpu" "$neardup" serve --listen 127.0.0.1:$port \
       --data-dir "$data" --threads 128 --max-connections 128 $fsync_flag 2>/dev/null &
     server=$!
-    [ "${PRIORITY:-0}" = 1 ] && echo -19 > "/proc/$server/autogroup"
     for _ in $(seq 100); do
       (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
       sleep 0.05
@@ -79,6 +78,8 @@ while IFS= read -r args; do
       port=$((port + 1))
       continue
     fi
+    # Once it listens, setsid has made its session (and autogroup).
+    [ "${PRIORITY:-0}" = 1 ] && echo -19 > "/proc/$server/autogroup"
     before=$(cpu_ticks $server)
     if [ "${PRIORITY:-0}" = 1 ]; then
       # shellcheck disable=SC2086
