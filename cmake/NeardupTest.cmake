@@ -11,14 +11,53 @@
 #   not define two things of the same name in one binary (helpers in
 #   anonymous namespaces included).
 option(NEARDUP_UNITY_TESTS "Compile each test binary's sources as one translation unit" OFF)
+# - NEARDUP_TEST_PCH (scripts/test.sh turns it on): gtest, gmock and the big
+#   standard headers are precompiled once per build (the target
+#   neardup_test_pch) and every test binary reuses that header (REUSE_FROM),
+#   instead of parsing them again: about 3 of the 3.5 CPU-s that the smallest
+#   test binary took to compile. Off by default: a developer's incremental
+#   build compiles few test files, and ccache caches no compile that uses a
+#   precompiled header unless told to (its `sloppiness`).
+option(NEARDUP_TEST_PCH "Precompile gtest, gmock and std headers once for all test binaries" OFF)
+set(NEARDUP_TEST_PCH_HEADERS
+  <gmock/gmock.h> <gtest/gtest.h>
+  <algorithm> <atomic> <chrono> <cstdint> <cstdio> <cstdlib> <cstring> <filesystem> <fstream>
+  <functional> <map> <memory> <mutex> <optional> <random> <regex> <set> <span> <sstream>
+  <string> <string_view> <thread> <unordered_map> <unordered_set> <utility> <vector>)
 
 # neardup_test_build_options(target): the include paths and compile options
 # every test binary gets: src/ for the module's internals, tests/ for the
 # shared helpers ("support/temp_dir.h", "support/planted_corpus.h").
-function(neardup_test_build_options target)
+function(neardup_test_compile_options target)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
   if(NOT CMAKE_BUILD_TYPE STREQUAL "Debug")
     target_compile_options(${target} PRIVATE -Og)
+  endif()
+endfunction()
+
+# The precompiled header's own target: compiled with exactly the options of
+# a test binary (a GCC precompiled header is used only by compiles with the
+# same code-generation options; otherwise GCC parses the headers as text).
+function(neardup_test_pch_target)
+  if(TARGET neardup_test_pch)
+    return()
+  endif()
+  set(anchor ${PROJECT_BINARY_DIR}/neardup_test_pch.cc)
+  if(NOT EXISTS ${anchor})
+    file(WRITE ${anchor} "// The source of the test binaries' precompiled header (NEARDUP_TEST_PCH).\n")
+  endif()
+  add_library(neardup_test_pch OBJECT ${anchor})
+  set_target_properties(neardup_test_pch PROPERTIES UNITY_BUILD OFF)
+  target_link_libraries(neardup_test_pch PRIVATE GTest::gmock GTest::gtest neardup_build_flags)
+  neardup_test_compile_options(neardup_test_pch)
+  target_precompile_headers(neardup_test_pch PRIVATE ${NEARDUP_TEST_PCH_HEADERS})
+endfunction()
+
+function(neardup_test_build_options target)
+  neardup_test_compile_options(${target})
+  if(NEARDUP_TEST_PCH)
+    neardup_test_pch_target()
+    target_precompile_headers(${target} REUSE_FROM neardup_test_pch)
   endif()
   if(NEARDUP_UNITY_TESTS)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)

@@ -57,15 +57,22 @@ launcher=()
 if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$PWD"
   export CCACHE_DIR="${CCACHE_DIR:-$PWD/build/ccache}"
+  # The test binaries' compiles use a precompiled header (NEARDUP_TEST_PCH);
+  # ccache caches those only with this sloppiness.
+  export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros}"
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 
-# NEARDUP_UNITY_TESTS: each test binary compiles as one translation unit
-# (cmake/NeardupTest.cmake): CI builds from scratch, and that is where most of
-# its time goes.
+# CI builds from scratch, and compiling is most of its time, so it compiles
+# fewer, larger translation units (docs/ARCHITECTURE.md "Build"):
+# NEARDUP_UNITY_TESTS: each test binary as one translation unit;
+# NEARDUP_TEST_PCH: gtest, gmock and the big std headers precompiled once per
+# build (cmake/NeardupTest.cmake); NEARDUP_UNITY_BUILD: the library, front
+# ends and the rest in batches of 8 files (cmake/NeardupUnity.cmake).
+ci_options=(-DNEARDUP_UNITY_TESTS=ON -DNEARDUP_TEST_PCH=ON -DNEARDUP_UNITY_BUILD=ON)
 for preset in release asan; do
   phase "configure ($preset)"
-  cmake --preset "$preset" -DNEARDUP_UNITY_TESTS=ON "${launcher[@]}" >/dev/null
+  cmake --preset "$preset" "${ci_options[@]}" "${launcher[@]}" >/dev/null
   phase "build ($preset)"
   cmake --build --preset "$preset" -j "$jobs"
   phase "test ($preset)"
@@ -88,8 +95,9 @@ for options in "-DNEARDUP_BUILD_TESTS=OFF" \
 done
 phase "build options (notests build)"
 rm -rf build/notests
+# Unity batches as in the Release build, so that ccache has their objects.
 cmake -S . -B build/notests -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_TESTS=OFF \
-  -DNEARDUP_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+  -DNEARDUP_BUILD_BENCHMARKS=OFF -DNEARDUP_UNITY_BUILD=ON "${launcher[@]}" >/dev/null
 cmake --build build/notests -j "$jobs" --target neardup
 rm -rf build/options
 

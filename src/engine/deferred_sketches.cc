@@ -31,11 +31,11 @@ namespace {
 
 // At most this many documents per range, so that short records still make
 // ranges small enough to spread over the cores.
-constexpr size_t kMaxRangeDocuments = 512;
+constexpr size_t kMaxSliceDocuments = 512;
 
 // A range of `documents` (positions [begin, end)), parsed and fingerprinted
 // by one task.
-struct Range {
+struct Slice {
   size_t begin = 0;
   size_t end = 0;
   // Kept raw records are copied here, each followed by the padding the
@@ -175,12 +175,12 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
   FingerprintPipelineOptions pipeline;
   tbb::parallel_pipeline(
       internal::BatchesInFlight(pipeline),
-      tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
+      tbb::make_filter<void, Slice*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
                                                                                 control) {
-        return internal::NextRange<Range>(control, &next, documents.size(), !error.ok(),
-                                          range_bytes, kMaxRangeDocuments,
+        return internal::NextRange<Slice>(control, &next, documents.size(), !error.ok(),
+                                          range_bytes, kMaxSliceDocuments,
                                           [&](size_t i) { return record_size(documents[i]); });
-      }) & tbb::make_filter<Range*, Range*>(tbb::filter_mode::parallel, [&](Range* range) {
+      }) & tbb::make_filter<Slice*, Slice*>(tbb::filter_mode::parallel, [&](Slice* range) {
         std::unique_ptr<internal::JsonlRecordParser>& parser = parsers.local();
         if (parser == nullptr) {
           parser = std::make_unique<internal::JsonlRecordParser>(input.text_field, input.id_field);
@@ -235,8 +235,8 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
           MergeSelected(selection, std::move(range->fingerprints[j]), &(*fingerprints)[docs[j]]);
         }
         return range;
-      }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
-        std::unique_ptr<Range> range(raw);
+      }) & tbb::make_filter<Slice*, void>(tbb::filter_mode::serial_in_order, [&](Slice* raw) {
+        std::unique_ptr<Slice> range(raw);
         if (!error.ok()) return;
         if (!range->status.ok()) {
           error = range->status;

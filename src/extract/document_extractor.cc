@@ -24,19 +24,19 @@ constexpr std::array<std::pair<DocumentFormat, std::string_view>, 6> kNames = {{
     {DocumentFormat::kWarc, "warc"},
 }};
 
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+char LowerAsciiChar(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
 
 bool EndsWithIgnoreCase(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() &&
          std::equal(suffix.begin(), suffix.end(),
                     text.end() - static_cast<ptrdiff_t>(suffix.size()),
-                    [](char a, char b) { return Lower(a) == Lower(b); });
+                    [](char a, char b) { return LowerAsciiChar(a) == LowerAsciiChar(b); });
 }
 
 bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() &&
          std::equal(prefix.begin(), prefix.end(), text.begin(),
-                    [](char a, char b) { return Lower(a) == Lower(b); });
+                    [](char a, char b) { return LowerAsciiChar(a) == LowerAsciiChar(b); });
 }
 
 // The zip-based formats, told apart by their members. An OpenDocument file

@@ -15,7 +15,7 @@ namespace {
 
 bool IsAsciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
+bool HtmlIsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
 
 // Tags that never hold children, or that an HTML5 parser closes by itself
 // (a <p> closes the open <p>): they do not deepen the tree.
@@ -49,7 +49,8 @@ int EstimatedDepth(std::string_view html) {
     }
     if (!IsAsciiAlpha(html[i + 1])) continue;
     size_t end = i + 1;
-    while (end < html.size() && !IsSpace(html[end]) && html[end] != '>' && html[end] != '/') ++end;
+    while (end < html.size() && !HtmlIsSpace(html[end]) && html[end] != '>' && html[end] != '/')
+      ++end;
     if (DoesNotNest(html.substr(i + 1, end - i - 1))) continue;
     deepest = std::max(deepest, ++depth);
   }
@@ -128,7 +129,7 @@ class TextBuilder {
  public:
   void Text(const char* text, bool preformatted) {
     for (const char* p = text; *p != '\0'; ++p) {
-      if (preformatted || !IsSpace(*p)) {
+      if (preformatted || !HtmlIsSpace(*p)) {
         if (pending_ != '\0' && !out_.empty()) out_.push_back(pending_);
         pending_ = '\0';
         out_.push_back(*p);

@@ -15,11 +15,12 @@ namespace {
 // A header block bigger than this is not a WARC or HTTP header but damage.
 constexpr size_t kMaxHeaderBytes = size_t{1} << 20;
 
-char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+char WarcLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                            [](char x, char y) { return Lower(x) == Lower(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return WarcLower(x) == WarcLower(y);
+         });
 }
 
 bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {

@@ -9,10 +9,10 @@
 namespace neardup {
 namespace {
 
-constexpr char kInsert = 'I';
-constexpr char kRemove = 'R';
+constexpr char kLshInsert = 'I';
+constexpr char kLshRemove = 'R';
 
-std::string JournalPath(const std::string& dir) { return dir + "/lsh.journal"; }
+std::string LshJournalPath(const std::string& dir) { return dir + "/lsh.journal"; }
 
 std::string Params(LshParams params, int num_hashes) {
   std::string out = "neardup lsh store 1";
@@ -23,7 +23,7 @@ std::string Params(LshParams params, int num_hashes) {
 }
 
 std::string InsertRecord(uint64_t doc_id, std::span<const uint64_t> sketch) {
-  std::string record(1, kInsert);
+  std::string record(1, kLshInsert);
   internal::PutU64(doc_id, &record);
   internal::PutU32(static_cast<uint32_t>(sketch.size()), &record);
   for (uint64_t value : sketch) internal::PutU64(value, &record);
@@ -31,7 +31,7 @@ std::string InsertRecord(uint64_t doc_id, std::span<const uint64_t> sketch) {
 }
 
 std::string RemoveRecord(uint64_t doc_id) {
-  std::string record(1, kRemove);
+  std::string record(1, kLshRemove);
   internal::PutU64(doc_id, &record);
   return record;
 }
@@ -47,9 +47,9 @@ bool Parse(const std::string& record, bool with_sketch, Change* change) {
   size_t pos = 1;
   if (record.empty() || !internal::GetU64(record, &pos, &change->doc_id)) return false;
   change->op = record[0];
-  if (change->op == kRemove) return pos == record.size();
+  if (change->op == kLshRemove) return pos == record.size();
   uint32_t n = 0;
-  if (change->op != kInsert || !internal::GetU32(record, &pos, &n) ||
+  if (change->op != kLshInsert || !internal::GetU32(record, &pos, &n) ||
       record.size() - pos != uint64_t{n} * 8) {
     return false;
   }
@@ -76,13 +76,13 @@ Result<std::unique_ptr<LshStore>> LshStore::Open(const std::string& dir, LshPara
   std::vector<std::string> records;
   NEARDUP_ASSIGN_OR_RETURN(
       std::unique_ptr<internal::IndexJournal> journal,
-      internal::IndexJournal::Open(JournalPath(dir), Params(params, num_hashes), store_options.sync,
-                                   &records));
+      internal::IndexJournal::Open(LshJournalPath(dir), Params(params, num_hashes),
+                                   store_options.sync, &records));
   std::unique_ptr<LshStore> store(new LshStore(dir, store_options, std::move(index)));
   for (size_t i = 0; i < records.size(); ++i) {
     Status applied = store->Apply(records[i]);
     if (!applied.ok()) {
-      return DataLossError("lsh store journal " + JournalPath(dir) + ": record " +
+      return DataLossError("lsh store journal " + LshJournalPath(dir) + ": record " +
                            std::to_string(i) + ": " + applied.message());
     }
   }
@@ -97,7 +97,7 @@ Status LshStore::Apply(const std::string& record) {
   if (!Parse(record, /*with_sketch=*/true, &change)) {
     return DataLossError("malformed record");
   }
-  if (change.op == kRemove) {
+  if (change.op == kLshRemove) {
     if (!index_.Remove(change.doc_id)) {
       return DataLossError("removes document " + std::to_string(change.doc_id) +
                            ", which is not stored");
@@ -171,10 +171,10 @@ Status LshStore::CheckpointLocked() {
   for (size_t i = 0; i < records.size(); ++i) {
     Change change;
     if (!Parse(records[i], /*with_sketch=*/false, &change)) {
-      return DataLossError("lsh store journal " + JournalPath(dir_) + ": record " +
+      return DataLossError("lsh store journal " + LshJournalPath(dir_) + ": record " +
                            std::to_string(i) + " is malformed");
     }
-    if (change.op == kInsert) {
+    if (change.op == kLshInsert) {
       live[change.doc_id] = i;
     } else {
       live.erase(change.doc_id);
@@ -186,12 +186,12 @@ Status LshStore::CheckpointLocked() {
     Change change;
     Parse(records[i], /*with_sketch=*/false, &change);
     auto it = live.find(change.doc_id);
-    if (change.op == kInsert && it != live.end() && it->second == i) {
+    if (change.op == kLshInsert && it != live.end() && it->second == i) {
       kept.push_back(std::move(records[i]));
     }
   }
   if (kept.size() != index_.size()) {
-    return DataLossError("lsh store journal " + JournalPath(dir_) + " holds " +
+    return DataLossError("lsh store journal " + LshJournalPath(dir_) + " holds " +
                          std::to_string(kept.size()) + " live documents, the index " +
                          std::to_string(index_.size()));
   }
