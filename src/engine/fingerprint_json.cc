@@ -1,8 +1,6 @@
 #include "engine/fingerprint_json.h"
 
 #include <charconv>
-#include <cstdint>
-#include <cstring>
 #include <span>
 
 #include "engine/hex_strings.h"
@@ -13,46 +11,20 @@
 namespace neardup::internal {
 namespace {
 
-// Whether a byte of the 8 in `word` is below 0x20, at or above 0x80, '"'
-// or '\\' (the bytes a JSON string writer rewrites), by the carry tricks of
-// "Bit Twiddling Hacks" (haszero, hasless): exact for "any", though not for
-// which byte.
-constexpr bool NeedsEscape(uint64_t word) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHigh = 0x8080808080808080ULL;
-  auto has_zero = [](uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
-  const bool below_space = ((word - 0x20 * kOnes) & ~word & kHigh) != 0;
-  return below_space || (word & kHigh) != 0 || has_zero(word ^ ('"' * kOnes)) ||
-         has_zero(word ^ ('\\' * kOnes));
-}
-
 // An id is nearly always printable ASCII without '"' or '\\': then it is
 // its own JSON text, appended whole, instead of AppendJsonString's byte at a
-// time. Checked eight bytes per step (session 10: the byte loop was 1.5% of
-// one thread of `fingerprint --simhash`, ~4 cycles per id byte).
+// time.
 void AppendId(std::string* out, std::string_view id) {
-  size_t i = 0;
-  bool plain = true;
-  for (; i + 8 <= id.size() && plain; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, id.data() + i, 8);
-    plain = !NeedsEscape(word);
+  for (const char c : id) {
+    const unsigned char byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\') {
+      AppendJsonString(out, id);
+      return;
+    }
   }
-  if (plain && i < id.size()) {
-    uint64_t word = 0x6161616161616161ULL;  // 'a' in the bytes past the id
-    std::memcpy(&word, id.data() + i, id.size() - i);
-    plain = !NeedsEscape(word);
-  }
-  if (!plain) {
-    AppendJsonString(out, id);
-    return;
-  }
-  const size_t start = out->size();
-  out->resize(start + id.size() + 2);
-  char* p = out->data() + start;
-  p[0] = '"';
-  std::memcpy(p + 1, id.data(), id.size());
-  p[id.size() + 1] = '"';
+  out->push_back('"');
+  out->append(id);
+  out->push_back('"');
 }
 
 void AppendHex(std::string* out, uint64_t value) {
