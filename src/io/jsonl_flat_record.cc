@@ -331,11 +331,21 @@ bool TryParseFlatRecord(std::string_view line, std::string_view text_field,
                                                                record);
   }
   if (route == Route::kAvx512) {
-    return TryParse<&ScanStringAvx512, &ScanThenUnescape<&ScanStringAvx512>>(
-        line, text_field, id_field, arena, record);
+    return TryParseFlatRecordTwoPassAvx512(line, text_field, id_field, arena, record);
   }
 #endif
   return TryParseFlatRecordPortable(line, text_field, id_field, arena, record);
+}
+
+bool TryParseFlatRecordTwoPassAvx512(std::string_view line, std::string_view text_field,
+                                     std::string_view id_field, TextArena* arena,
+                                     JsonlRecord* record) {
+#ifdef NEARDUP_HAVE_FLAT_AVX512
+  return TryParse<&ScanStringAvx512, &ScanThenUnescape<&ScanStringAvx512>>(line, text_field,
+                                                                           id_field, arena, record);
+#else
+  return TryParseFlatRecordPortable(line, text_field, id_field, arena, record);
+#endif
 }
 
 bool TryParseFlatRecordPortable(std::string_view line, std::string_view text_field,

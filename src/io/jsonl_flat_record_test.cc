@@ -1,7 +1,8 @@
 // TryParseFlatRecord (the shortcut) against JsonlRecordParser's simdjson
 // route: for every line, the parser with the shortcut gives the same status
 // (message included), id, text and repair flag as without it; the AVX-512
-// and byte-loop scanners agree; and the shortcut does take the common lines.
+// and byte-loop scanners (and, on AVX-512, the two-pass route of CPUs
+// without VBMI2) agree; and the shortcut does take the common lines.
 #include "io/jsonl_flat_record.h"
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hash/cpu_path.h"
 #include "io/jsonl_record_parser.h"
 #include "io/line_reader.h"
 
@@ -62,6 +64,17 @@ bool ExpectScannersAgree(const std::string& line) {
   const bool took = TryParseFlatRecord(view, "text", "id", &fast_arena, &fast);
   EXPECT_EQ(TryParseFlatRecordPortable(view, "text", "id", &portable_arena, &portable), took)
       << line;
+  if (DetectCpuPath() == CpuPath::kAvx512) {
+    // The two-pass AVX-512 route of CPUs without VBMI2.
+    TextArena two_pass_arena;
+    JsonlRecord two_pass;
+    EXPECT_EQ(TryParseFlatRecordTwoPassAvx512(view, "text", "id", &two_pass_arena, &two_pass), took)
+        << line;
+    if (took) {
+      EXPECT_EQ(FieldView(view, two_pass_arena, two_pass.text),
+                FieldView(view, portable_arena, portable.text));
+    }
+  }
   if (!took) {
     EXPECT_EQ(fast_arena.size(), 0u) << "the arena is left as found: " << line;
     return false;
