@@ -151,7 +151,7 @@ stages() {  # INPUT [ARGS...]
       share = $1; sub("%", "", share); line = $0
       if (line ~ /ZSTD|HUF_|FSE_|zstd/) s = "decompress"
       else if (line ~ /inflate|adler|crc32|libz|deflate/) s = "decompress"
-      else if (line ~ /simdjson|JsonlRecordParser|ParseJsonlBlock|Validate|IsJsonNumber|ScanString|FlatRecord/) s = "parse"
+      else if (line ~ /simdjson|JsonlRecordParser|ParseJsonlBlock|Validate|IsJsonNumber|ScanString|ScanAndUnescape|FlatRecord/) s = "parse"
       else if (line ~ /Unescape/) s = "unescape"
       else if (line ~ /AppendHex|AppendFingerprint|AppendJson|AppendBase64|AppendDecimal|to_chars|AppendId|WriteDigits|HexString/) s = "format"
       else if (line ~ /JsonlChunker|memrchr|copy_to_iter|filemap|FdStream|PrefixedStream|ParallelFrameStream|GzipMemberFormat|\[k\] .*read/) s = "read"

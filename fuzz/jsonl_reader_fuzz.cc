@@ -7,7 +7,9 @@
 // and by the streaming decoders (a source without an end): the bytes and
 // the error must be the same. Also decodes the
 // input as a JSON string body with UnescapeJsonString (both paths) and with
-// simdjson's unescaper, which must agree byte for byte.
+// simdjson's unescaper, which must agree byte for byte, and parses its
+// first line, and a line with the input as its text, by the flat-line
+// shortcut and by simdjson, which must give the same record or error.
 #include <simdjson.h>
 #include <zlib.h>
 
@@ -18,10 +20,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/byte_stream.h"
 #include "io/decompressing_stream.h"
 #include "io/json_unescape.h"
+#include "io/jsonl_flat_record.h"
+#include "io/jsonl_record_parser.h"
+#include "io/line_reader.h"
+#include "io/text_arena.h"
 #include "neardup/check.h"
 #include "neardup/document_reader.h"
 
@@ -121,6 +128,54 @@ void CompareUnescapers(const uint8_t* data, size_t size) {
   }
 }
 
+// One line parsed by a JsonlRecordParser: status, id, text, repair flag.
+std::string ParseLineBy(neardup::internal::JsonlRecordParser* parser, std::string_view line) {
+  neardup::internal::TextArena arena;
+  neardup::internal::JsonlRecord record;
+  const neardup::Status status = parser->ParseRecord(line, &arena, &record);
+  std::string result = status.ToString() + '\x01' + (record.has_id ? "id:" : "no id");
+  if (record.has_id) result += neardup::internal::FieldView(line, arena, record.id);
+  if (status.ok())
+    result += '\x01' + std::string(neardup::internal::FieldView(line, arena, record.text));
+  return result + (record.replaced_utf8 ? "\x01repaired" : "");
+}
+
+// The flat-line shortcut (io/jsonl_flat_record.h) against simdjson's route,
+// on the input's first line and on a line whose text is the input (new
+// lines dropped): the same record or the same error; and its AVX-512 and
+// byte-loop scanners agree on whether they take the line.
+void CompareFlatRoutes(const uint8_t* data, size_t size) {
+  using neardup::internal::JsonlRecordParser;
+  static JsonlRecordParser* const shortcut = new JsonlRecordParser("text", "id");
+  static JsonlRecordParser* const plain = [] {
+    auto* parser = new JsonlRecordParser("text", "id");
+    parser->SetFlatShortcutForTest(false);
+    return parser;
+  }();
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  std::string body;
+  for (const char c : input) {
+    if (c != '\n') body.push_back(c);
+  }
+  const std::string lines[] = {std::string(input.substr(0, input.find('\n'))),
+                               "{\"id\": \"f\", \"text\": \"" + body + "\"}"};
+  for (const std::string& line : lines) {
+    std::vector<char> buffer(line.size() + neardup::internal::kLinePaddingBytes, '\0');
+    std::memcpy(buffer.data(), line.data(), line.size());
+    const std::string_view view(buffer.data(), line.size());
+    NEARDUP_CHECK(ParseLineBy(shortcut, view) == ParseLineBy(plain, view));
+    neardup::internal::TextArena fast_arena, portable_arena;
+    neardup::internal::JsonlRecord fast, portable;
+    const bool took = neardup::internal::TryParseFlatRecord(view, "text", "id", &fast_arena, &fast);
+    NEARDUP_CHECK(took == neardup::internal::TryParseFlatRecordPortable(
+                              view, "text", "id", &portable_arena, &portable));
+    if (took) {
+      NEARDUP_CHECK(neardup::internal::FieldView(view, fast_arena, fast.text) ==
+                    neardup::internal::FieldView(view, portable_arena, portable.text));
+    }
+  }
+}
+
 }  // namespace
 
 // A stream read as a pipe: no known end, so it is decoded by streaming.
@@ -184,6 +239,7 @@ void CompareDecoders(const std::string& compressed) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CompareUnescapers(data, size);
+  CompareFlatRoutes(data, size);
   std::string bytes(reinterpret_cast<const char*>(data), size);
   // Raw bytes: JSONL unless they start with a compression magic.
   ReadToEnd(neardup::internal::MakeStringStream(bytes), neardup::InputFormat::kJsonl, 1ull << 31);

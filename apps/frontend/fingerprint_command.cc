@@ -94,6 +94,10 @@ int RunFingerprintJob(const FingerprintJob& flags) {
       **reader, **fingerprinter, FingerprintPipelineOptions{},
       [&](const DocumentViews& docs, const FingerprintBatch& fingerprints, std::string* out) {
         for (size_t i = 0; i < docs.ids.size(); ++i) {
+          // The ids lie in the chunk, which fingerprinting it has pushed out
+          // of this core's caches: asked for a few documents ahead, or each
+          // costs a miss (1.5-1.9% of one thread, session 10).
+          if (i + 4 < docs.ids.size()) __builtin_prefetch(docs.ids[i + 4].data());
           if (binary) {
             format::AppendFingerprintRecord(out, fingerprints[i], *layout);
           } else {

@@ -4,6 +4,7 @@
 // random ones, for SimHash 64 and 128, bottom-k, k-value MinHash and chunks.
 #include "engine/fingerprint_json.h"
 #include "engine/hex_strings.h"
+#include "util/json_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -112,6 +113,30 @@ TEST(FingerprintJsonTest, IdsAreEscapedAsJsonStrings) {
     std::string line;
     AppendFingerprintJson(&line, id, Fingerprint(), none, 64, "r");
     EXPECT_EQ(line, "{\"id\":" + json + R"(,"recipe":"r","tokens":0})") << id;
+  }
+}
+
+// The eight-bytes-at-a-time plain check: every byte that needs escaping,
+// and its neighbours that do not, at every position of ids of 0-24 bytes
+// (whole words and tails): the line's id is AppendJsonString's.
+TEST(FingerprintJsonTest, EveryEscapedByteAtEveryIdPositionTakesTheEscapingWriter) {
+  std::vector<char> bytes = {'"', '\\', 0x1F, 0x20, 0x21, 0x7E, 0x7F, '#', '[', ']', 'a'};
+  for (int b = 0; b < 0x20; ++b) bytes.push_back(static_cast<char>(b));
+  for (int b = 0x80; b < 0x100; b += 7) bytes.push_back(static_cast<char>(b));
+  const SketchSelection none;
+  for (size_t size = 1; size <= 24; ++size) {
+    for (size_t at = 0; at < size; ++at) {
+      for (const char byte : bytes) {
+        std::string id(size, 'x');
+        id[at] = byte;
+        std::string line;
+        AppendFingerprintJson(&line, id, Fingerprint(), none, 64, "r");
+        std::string want = "{\"id\":";
+        AppendJsonString(&want, id);
+        want += R"(,"recipe":"r","tokens":0})";
+        ASSERT_EQ(line, want) << "size " << size << " byte " << int(byte) << " at " << at;
+      }
+    }
   }
 }
 

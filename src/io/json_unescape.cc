@@ -78,11 +78,9 @@ size_t CodePointToUtf8(uint32_t code_point, char* out) {
   return 0;
 }
 
-// The escape whose backslash is at *src: its bytes written at *out, both
-// pointers advanced past it. false: simdjson refuses it: a high surrogate
-// must be followed by a `\u` low surrogate, a low surrogate alone is
-// refused (the tests pin this against the simdjson the reader links).
-bool DecodeEscape(const char** src, char** out) {
+}  // namespace
+
+bool DecodeJsonEscape(const char** src, char** out) {
   const char* s = *src;
   const unsigned char c = static_cast<unsigned char>(s[1]);
   if (c != 'u') {
@@ -109,6 +107,10 @@ bool DecodeEscape(const char** src, char** out) {
   *src = s;
   return written > 0;
 }
+
+const uint8_t* JsonShortEscapeTable() { return kShortEscapes.data(); }
+
+namespace {
 
 #define NEARDUP_UNESCAPE_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
@@ -175,7 +177,7 @@ NEARDUP_UNESCAPE_TARGET std::optional<size_t> UnescapeAvx512(std::string_view bo
     pos += length;
     if (stop != 0) {
       const char* at = src + pos;
-      if (!DecodeEscape(&at, &out)) return std::nullopt;
+      if (!DecodeJsonEscape(&at, &out)) return std::nullopt;
       pos = static_cast<size_t>(at - src);
     }
   }
@@ -205,7 +207,7 @@ std::optional<size_t> UnescapeJsonStringPortable(std::string_view body, char* ds
     s = escape;
     if (s == end) break;
     if (s + 1 == end) return std::nullopt;  // it would escape the closing quote
-    if (!DecodeEscape(&s, &out)) return std::nullopt;
+    if (!DecodeJsonEscape(&s, &out)) return std::nullopt;
   }
   return static_cast<size_t>(out - dst);
 }

@@ -23,6 +23,7 @@
 #define NEARDUP_IO_JSON_UNESCAPE_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -48,6 +49,18 @@ std::optional<size_t> UnescapeJsonStringPortable(std::string_view body, char* ds
 // REQUIRES: JsonUnescapeAvx512Supported().
 std::optional<size_t> UnescapeJsonStringAvx512(std::string_view body, char* dst);
 bool JsonUnescapeAvx512Supported();
+
+// The pieces, for a scanner that unescapes in its own pass
+// (jsonl_flat_record.cc). DecodeJsonEscape: the escape whose backslash is
+// at *src, its bytes written at *out, both pointers advanced past it; false
+// when simdjson refuses it (an unknown escape, a `\u` without four hex
+// digits, a high surrogate not followed by a `\u` low surrogate, a low
+// surrogate alone). REQUIRES: 12 readable bytes at *src, room for 4 at
+// *out. JsonShortEscapeTable: 128 bytes, by the ASCII byte after the
+// backslash, the byte a short escape stands for; 0 for `u` and for bytes
+// that are no escape.
+bool DecodeJsonEscape(const char** src, char** out);
+const uint8_t* JsonShortEscapeTable();
 
 }  // namespace neardup::internal
 

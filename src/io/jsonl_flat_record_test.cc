@@ -1,7 +1,8 @@
 // TryParseFlatRecord (the shortcut) against JsonlRecordParser's simdjson
 // route: for every line, the parser with the shortcut gives the same status
 // (message included), id, text and repair flag as without it; the AVX-512
-// and byte-loop scanners agree; and the shortcut does take the common lines.
+// and byte-loop scanners (and, on AVX-512, the two-pass route of CPUs
+// without VBMI2) agree; and the shortcut does take the common lines.
 #include "io/jsonl_flat_record.h"
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "hash/cpu_path.h"
 #include "io/jsonl_record_parser.h"
 #include "io/line_reader.h"
 
@@ -62,6 +64,17 @@ bool ExpectScannersAgree(const std::string& line) {
   const bool took = TryParseFlatRecord(view, "text", "id", &fast_arena, &fast);
   EXPECT_EQ(TryParseFlatRecordPortable(view, "text", "id", &portable_arena, &portable), took)
       << line;
+  if (DetectCpuPath() == CpuPath::kAvx512) {
+    // The two-pass AVX-512 route of CPUs without VBMI2.
+    TextArena two_pass_arena;
+    JsonlRecord two_pass;
+    EXPECT_EQ(TryParseFlatRecordTwoPassAvx512(view, "text", "id", &two_pass_arena, &two_pass), took)
+        << line;
+    if (took) {
+      EXPECT_EQ(FieldView(view, two_pass_arena, two_pass.text),
+                FieldView(view, portable_arena, portable.text));
+    }
+  }
   if (!took) {
     EXPECT_EQ(fast_arena.size(), 0u) << "the arena is left as found: " << line;
     return false;
@@ -173,6 +186,32 @@ TEST(JsonlFlatRecordTest, BackslashRunsAcrossWindowsAgreeWithTheByteLoop) {
     if (round % 16 == 0) routes.ExpectSame(line);
   }
   EXPECT_GT(taken, 500u);
+}
+
+// Escapes of every kind (short ones, runs of backslashes, `\u` and
+// surrogate pairs, ones simdjson refuses), raw UTF-8 and a control character
+// at every offset around the 64-byte windows, with or without an escape
+// before them: the AVX-512 scanner that unescapes in its own pass agrees
+// with the byte loop and with simdjson (values, and refusals).
+TEST(JsonlFlatRecordTest, EscapesAtEveryWindowOffsetMatchBothRoutes) {
+  static const char* const kEscapes[] = {
+      "\\n",     "\\\\",    "\\\"", "\\/",     "\\\\\\n", "\\u00e9",  "\\u4e2d", "\\ud83d\\ude00",
+      "\\ud83d", "\\ude00", "\\x",  "\\u12g4", "\\u00",   "\xC3\xA9", "\x01",    "\\\xC3\xA9"};
+  Routes routes;
+  size_t taken = 0;
+  for (const std::string first : {"", "\\t", "\\u0041"}) {
+    for (const char* escape : kEscapes) {
+      for (size_t at = 0; at < 140; ++at) {
+        const std::string body =
+            first + std::string(at, 'a') + escape + std::string(at % 7 * 11, 'b') + "\\n";
+        const std::string line = "{\"id\": \"" + first + "x\", \"text\": \"" + body + "\"}";
+        taken += ExpectScannersAgree(line) ? 1 : 0;
+        routes.ExpectSame(line);
+      }
+    }
+  }
+  EXPECT_GT(taken, 4000u);
+  EXPECT_GT(routes.refused, 1000u);
 }
 
 // Random lines from fragments: keys, strings with escapes (valid or not),
