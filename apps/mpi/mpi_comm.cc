@@ -207,14 +207,14 @@ std::vector<uint64_t> Comm::AllGather(uint64_t value) {
   return all;
 }
 
-void Comm::Broadcast(std::string* bytes) {
+void Comm::Broadcast(std::string* bytes, int root) {
   MpiClock clock(&in_mpi_);
   uint64_t size = bytes->size();
-  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm_);
+  MPI_Bcast(&size, 1, MPI_UINT64_T, root, comm_);
   bytes->resize(size);
   for (uint64_t offset = 0; offset < size; offset += kMaxMessageBytes) {
     const uint64_t count = std::min(kMaxMessageBytes, size - offset);
-    MPI_Bcast(bytes->data() + offset, static_cast<int>(count), MPI_BYTE, 0, comm_);
+    MPI_Bcast(bytes->data() + offset, static_cast<int>(count), MPI_BYTE, root, comm_);
   }
 }
 

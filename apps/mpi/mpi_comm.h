@@ -128,8 +128,8 @@ class Comm {
   std::vector<uint64_t> ExclusivePrefixSum(const std::vector<uint64_t>& values);
   // value of every rank, in rank order.
   std::vector<uint64_t> AllGather(uint64_t value);
-  // rank 0's bytes, on every rank.
-  void Broadcast(std::string* bytes);
+  // `root`'s bytes, on every rank.
+  void Broadcast(std::string* bytes, int root = 0);
 
  private:
   MPI_Comm comm_;
