@@ -141,8 +141,7 @@ Status ReadManifest(const std::string& dir, const std::string& identity, std::st
   // Another format first: its stage files may hold or place things
   // otherwise, which no identity line would show.
   const std::string_view first_line = std::string_view(text).substr(0, text.find('\n'));
-  const std::string_view expected_line =
-      std::string_view(identity).substr(0, identity.find('\n'));
+  const std::string_view expected_line = std::string_view(identity).substr(0, identity.find('\n'));
   if (first_line != expected_line) {
     const bool ours = first_line.substr(0, kHeaderPrefix.size()) == kHeaderPrefix;
     return FailedPreconditionError(

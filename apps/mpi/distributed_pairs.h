@@ -50,7 +50,7 @@ struct DocumentLayout {
 };
 
 struct DistributedPairsStats {
-  uint64_t band_rounds = 0;   // MinHash: rounds of the band key shuffle
+  uint64_t band_rounds = 0;  // MinHash: rounds of the band key shuffle
   // Bytes this rank sent to other ranks (since session 10 none counts
   // what a rank keeps: before, key and candidate bytes included it).
   uint64_t key_bytes = 0;     // band keys

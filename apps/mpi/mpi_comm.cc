@@ -138,8 +138,8 @@ Status Comm::Exchange(std::vector<std::string> send, std::vector<std::string>* r
       if (offset < sizes[to]) {
         const uint64_t count = std::min(per_destination, sizes[to] - offset);
         MPI_Request& request = requests.emplace_back();
-        MPI_Isend(send[to].data() + offset, static_cast<int>(count), MPI_BYTE,
-                  static_cast<int>(to), kTag, comm_, &request);
+        MPI_Isend(send[to].data() + offset, static_cast<int>(count), MPI_BYTE, static_cast<int>(to),
+                  kTag, comm_, &request);
         bytes_sent_ += count;
       }
     }
