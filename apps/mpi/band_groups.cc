@@ -41,6 +41,8 @@ int KeyOwner(uint32_t band, uint64_t key, int ranks) {
 
 // Bytes of a (band, key, document) record on the wire.
 constexpr size_t kKeyRecordBytes = 4 + 8 + 8;
+// Bytes of a candidate pair on the wire: its two documents.
+constexpr size_t kCandidateBytes = 8 + 8;
 
 // The records of the received messages sorted by (band, key, document),
 // by a counting sort on the band and the key's top bits (the keys are
@@ -290,7 +292,9 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
       outgoing[static_cast<size_t>(KeyOwner(band, keys[b], ranks))].append(record, kKeyRecordBytes);
     }
   }
-  for (const std::string& message : outgoing) stats->key_bytes += message.size();
+  for (size_t r = 0; r < outgoing.size(); ++r) {
+    if (r != static_cast<size_t>(comm.rank())) stats->key_bytes += outgoing[r].size();
+  }
   std::vector<std::string> incoming;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
   outgoing.assign(static_cast<size_t>(ranks), std::string());
@@ -305,25 +309,34 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   std::vector<std::vector<CandidatePair>> found =
       ExpandGroups(records, groups, shared, layout, comm.rank(), ranks);
   records = {};
+  // A message is the pairs' bytes (16 each, one copy); this rank's own
+  // pairs are not encoded at all.
+  static_assert(sizeof(CandidatePair) == kCandidateBytes);
+  const size_t me = static_cast<size_t>(comm.rank());
   for (size_t r = 0; r < found.size(); ++r) {
     SortUnique(&found[r]);
-    ByteWriter writer(&outgoing[r]);
-    for (const CandidatePair& pair : found[r]) {
-      writer.Put(pair.a);
-      writer.Put(pair.b);
-    }
+    if (r == me) continue;
+    outgoing[r].resize(found[r].size() * kCandidateBytes);
+    if (!found[r].empty()) std::memcpy(outgoing[r].data(), found[r].data(), outgoing[r].size());
+    stats->candidate_bytes += outgoing[r].size();
     found[r] = {};
   }
-  for (const std::string& message : outgoing) stats->candidate_bytes += message.size();
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
+  size_t total = mine->size() + found[me].size();
   for (const std::string& message : incoming) {
-    ByteReader reader(message);
-    while (!reader.done()) {
-      CandidatePair pair;
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.a));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.b));
-      mine->push_back(pair);
+    if (message.size() % kCandidateBytes != 0) {
+      return DataLossError("a message of candidates is not whole pairs (ranks out of step)");
     }
+    total += message.size() / kCandidateBytes;
+  }
+  mine->reserve(total);
+  mine->insert(mine->end(), found[me].begin(), found[me].end());
+  found[me] = {};
+  for (std::string& message : incoming) {
+    const size_t at = mine->size();
+    mine->resize(at + message.size() / kCandidateBytes);
+    if (!message.empty()) std::memcpy(mine->data() + at, message.data(), message.size());
+    message = {};
   }
   SortUnique(mine);
   return Status::Ok();

@@ -17,7 +17,21 @@ namespace neardup::mpi {
 namespace {
 
 constexpr std::string_view kManifestKind = "mpi-manifest";
-constexpr std::string_view kHeader = "neardup-mpi checkpoint 1\n";
+// The manifest's first line names the format of the checkpoint's files:
+// what each stage file holds and where the pairs stage placed the pairs
+// (session 9 moved the leader rule's pairs from rank 0 to the owners of
+// their second documents without changing it, so an older checkpoint
+// failed deep in the clustering). Bump it with any such change: a
+// checkpoint of another format is refused by name.
+constexpr int kFormatVersion = 2;
+constexpr std::string_view kHeaderPrefix = "neardup-mpi checkpoint ";
+
+// The format this run writes: kFormatVersion, or (testing hook,
+// NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=<n>) what an older binary wrote.
+int WrittenFormatVersion() {
+  const char* hook = std::getenv("NEARDUP_MPI_TEST_CHECKPOINT_FORMAT");
+  return hook != nullptr ? std::atoi(hook) : kFormatVersion;
+}
 
 // Flags that cannot change what is computed, so a resume may change them
 // (the output's name, the checkpoint's place too: it may be copied); with
@@ -71,7 +85,7 @@ Status AddFile(const std::string& path, std::string* out) {
 // The identity of the job: what a resume must match.
 Result<std::string> Identity(int ranks, const std::vector<std::string>& command_line,
                              const std::vector<std::string>& inputs) {
-  std::string out(kHeader);
+  std::string out = std::string(kHeaderPrefix) + std::to_string(WrittenFormatVersion()) + "\n";
   AddLine(&out, "ranks", std::to_string(ranks));
   for (size_t i = 0; i < command_line.size(); ++i) {
     bool takes_value = false;
@@ -124,6 +138,20 @@ std::string FirstDifference(std::string_view a, std::string_view b) {
 Status ReadManifest(const std::string& dir, const std::string& identity, std::string* done) {
   const std::string path = dir + "/manifest";
   NEARDUP_ASSIGN_OR_RETURN(std::string text, format::ReadChecksummedFile(path, kManifestKind));
+  // Another format first: its stage files may hold or place things
+  // otherwise, which no identity line would show.
+  const std::string_view first_line = std::string_view(text).substr(0, text.find('\n'));
+  const std::string_view expected_line = std::string_view(identity).substr(0, identity.find('\n'));
+  if (first_line != expected_line) {
+    const bool ours = first_line.substr(0, kHeaderPrefix.size()) == kHeaderPrefix;
+    return FailedPreconditionError(
+        "--resume: " + dir + " holds a checkpoint of " +
+        (ours ? "format " + std::string(first_line.substr(kHeaderPrefix.size())) +
+                    ", written by another version of neardup-mpi (this one reads format " +
+                    std::string(expected_line.substr(kHeaderPrefix.size())) + ")"
+              : "an unknown format ('" + std::string(first_line) + "')") +
+        "; run without --resume to start afresh");
+  }
   const size_t stages = text.find("\nstage ");
   const std::string_view saved =
       std::string_view(text).substr(0, stages == std::string::npos ? text.size() : stages + 1);

@@ -8,8 +8,11 @@
 //   <stage>.rank<R>       rank R's state after <stage>
 // all written atomically (checksummed_file.h: temporary name, fsync, rename,
 // fsync of the directory) and checksummed, so a torn or damaged file is
-// reported (DataLoss naming it), never used. The manifest holds the job's
-// identity: the command line (less the flags that cannot change what is
+// reported (DataLoss naming it), never used. The manifest holds the
+// checkpoint's format version (bumped whenever a stage file's contents or
+// the placement of the pairs change: a checkpoint of another version is
+// refused with FailedPrecondition naming both versions, never resumed) and
+// the job's identity: the command line (less the flags that cannot change what is
 // computed: --resume, --threads, --quiet, --profile, --memory-mb,
 // --max-round-bytes, --output and --checkpoint, so a checkpoint may be
 // copied and the output renamed),
@@ -23,7 +26,9 @@
 //
 // Testing hook: NEARDUP_MPI_TEST_EXIT_AFTER=<stage>:<rank> makes that rank
 // exit at once (code 86, without MPI_Finalize, as a killed process would)
-// right after <stage> is recorded in the manifest.
+// right after <stage> is recorded in the manifest;
+// NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=<n> writes format version n (to test
+// the refusal of an older binary's checkpoint).
 #ifndef NEARDUP_APPS_MPI_CHECKPOINT_H_
 #define NEARDUP_APPS_MPI_CHECKPOINT_H_
 

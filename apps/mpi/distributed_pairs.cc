@@ -1,6 +1,7 @@
 #include "distributed_pairs.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -35,21 +36,31 @@ void PutPair(const SimilarPair& pair, ByteWriter* writer) {
   writer->Put<int32_t>(pair.distance);
 }
 
+// A pair's record written at `out` (kPairRecordBytes), as PutPair writes it.
+void StorePair(const SimilarPair& pair, char* out) {
+  const int32_t distance = pair.distance;
+  std::memcpy(out, &pair.a, 8);
+  std::memcpy(out + 8, &pair.b, 8);
+  std::memcpy(out + 16, &pair.similarity, 8);
+  std::memcpy(out + 24, &distance, 4);
+}
+
 // Appends the whole records of `bytes` to *pairs; returns the bytes used.
-Result<size_t> GetPairs(std::string_view bytes, std::vector<SimilarPair>* pairs) {
-  const size_t whole = bytes.size() / kPairRecordBytes * kPairRecordBytes;
-  ByteReader reader(bytes.substr(0, whole));
-  while (!reader.done()) {
-    SimilarPair pair;
+size_t GetPairs(std::string_view bytes, std::vector<SimilarPair>* pairs) {
+  const size_t records = bytes.size() / kPairRecordBytes;
+  const size_t at = pairs->size();
+  pairs->resize(at + records);
+  for (size_t i = 0; i < records; ++i) {
+    const char* in = bytes.data() + i * kPairRecordBytes;
+    SimilarPair& pair = (*pairs)[at + i];
     int32_t distance = 0;
-    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.a));
-    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.b));
-    NEARDUP_RETURN_IF_ERROR(reader.Get(&pair.similarity));
-    NEARDUP_RETURN_IF_ERROR(reader.Get(&distance));
+    std::memcpy(&pair.a, in, 8);
+    std::memcpy(&pair.b, in + 8, 8);
+    std::memcpy(&pair.similarity, in + 16, 8);
+    std::memcpy(&distance, in + 24, 4);
     pair.distance = distance;
-    pairs->push_back(pair);
   }
-  return whole;
+  return records * kPairRecordBytes;
 }
 
 // Sorts *pairs by (a, b), given that it is a concatenation of sorted runs
@@ -127,27 +138,47 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
   std::vector<SimilarPair> placed;
   if (placement == PairPlacement::kOwners || placement == PairPlacement::kSecondOwners) {
     const bool by_first = placement == PairPlacement::kOwners;
-    std::vector<std::string> send(static_cast<size_t>(comm.size()));
+    const size_t me = static_cast<size_t>(comm.rank());
+    // Each message sized first and filled in place (a record appended
+    // field by field, growing its string, took as long as verifying).
+    const auto owner_of = [&](const SimilarPair& pair) {
+      return static_cast<size_t>(layout.OwnerOf(by_first ? pair.a : pair.b));
+    };
+    std::vector<uint64_t> records(static_cast<size_t>(comm.size()), 0);
+    for (const SimilarPair& pair : pairs) ++records[owner_of(pair)];
+    std::vector<std::string> send(records.size());
+    std::vector<char*> next(records.size(), nullptr);
+    for (size_t r = 0; r < records.size(); ++r) {
+      if (r == me) continue;
+      send[r].resize(records[r] * kPairRecordBytes);
+      next[r] = send[r].data();
+    }
     // The pairs that stay here are kept as they are (a sorted run), not
     // encoded and decoded.
-    std::erase_if(pairs, [&](const SimilarPair& pair) {
-      const int owner = layout.OwnerOf(by_first ? pair.a : pair.b);
-      if (owner == comm.rank()) return false;
-      ByteWriter writer(&send[static_cast<size_t>(owner)]);
-      PutPair(pair, &writer);
-      return true;
-    });
+    size_t kept = 0;
+    for (const SimilarPair& pair : pairs) {
+      const size_t owner = owner_of(pair);
+      if (owner == me) {
+        pairs[kept++] = pair;
+      } else {
+        StorePair(pair, next[owner]);
+        next[owner] += kPairRecordBytes;
+      }
+    }
+    pairs.resize(kept);
     placed = std::move(pairs);
     pairs = {};
     std::vector<std::string> received;
     NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
     Status status;
-    for (const std::string& message : received) {
-      Result<size_t> used = GetPairs(message, &placed);
-      if (status.ok() && (!used.ok() || *used != message.size())) {
-        status =
-            used.ok() ? DataLossError("a message of pairs is not whole records") : used.status();
+    size_t incoming = placed.size();
+    for (const std::string& message : received) incoming += message.size() / kPairRecordBytes;
+    placed.reserve(incoming);
+    for (std::string& message : received) {
+      if (GetPairs(message, &placed) != message.size() && status.ok()) {
+        status = DataLossError("a message of pairs is not whole records");
       }
+      message = {};
     }
     NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
     if (by_first) MergeSortedRuns(&placed);
@@ -161,8 +192,7 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
   std::string pending;
   NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(message, [&](std::string_view piece) -> Status {
     pending.append(piece);
-    NEARDUP_ASSIGN_OR_RETURN(size_t used, GetPairs(pending, &placed));
-    pending.erase(0, used);
+    pending.erase(0, GetPairs(pending, &placed));
     return Status::Ok();
   }));
   MergeSortedRuns(&placed);

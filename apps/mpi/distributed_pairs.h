@@ -50,9 +50,11 @@ struct DocumentLayout {
 };
 
 struct DistributedPairsStats {
-  uint64_t band_rounds = 0;   // MinHash: rounds of the band key shuffle
-  uint64_t key_bytes = 0;     // band keys this rank sent
-  uint64_t sketch_bytes = 0;  // sketches this rank sent for verification
+  uint64_t band_rounds = 0;  // MinHash: rounds of the band key shuffle
+  // Bytes this rank sent to other ranks (since session 10 none counts
+  // what a rank keeps: before, key and candidate bytes included it).
+  uint64_t key_bytes = 0;     // band keys
+  uint64_t sketch_bytes = 0;  // sketches for verification
   uint64_t candidate_bytes = 0;
   uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
   uint64_t pair_bytes = 0;      // MinHash: bytes of verified pairs this rank sent to be placed

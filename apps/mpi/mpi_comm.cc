@@ -93,50 +93,60 @@ Status Comm::Exchange(std::vector<std::string> send, std::vector<std::string>* r
   const size_t me = static_cast<size_t>(rank_);
   (*received)[me] = std::move(send[me]);
   send[me].clear();
-  const uint64_t per_destination = round_bytes_ / n;
-  uint64_t local_rounds = 0;
-  for (const std::string& message : send) {
-    local_rounds = std::max(local_rounds, (message.size() + per_destination - 1) / per_destination);
-  }
-  uint64_t num_rounds = 0;
+  if (n == 1) return Status::Ok();
+  // The sizes first, so each message is received straight into its place
+  // (no staging buffer, no copy: the messages of one exchange were hundreds
+  // of MB copied twice and their buffers' pages faulted in every time).
+  std::vector<uint64_t> sizes(n), incoming(n);
+  for (size_t r = 0; r < n; ++r) sizes[r] = send[r].size();
   {
     MpiClock clock(&in_mpi_);
-    MPI_Allreduce(&local_rounds, &num_rounds, 1, MPI_UINT64_T, MPI_MAX, comm_);
+    MPI_Alltoall(sizes.data(), 1, MPI_UINT64_T, incoming.data(), 1, MPI_UINT64_T, comm_);
   }
-
-  std::vector<uint64_t> sent(n, 0);
-  std::vector<int> send_counts(n), receive_counts(n), send_displs(n), receive_displs(n);
-  std::string send_buffer, receive_buffer;
+  incoming[me] = 0;
+  const uint64_t per_destination = round_bytes_ / n;
+  uint64_t num_rounds = 0;
+  for (size_t r = 0; r < n; ++r) {
+    (*received)[r].resize(r == me ? (*received)[r].size() : incoming[r]);
+    num_rounds = std::max({num_rounds, (sizes[r] + per_destination - 1) / per_destination,
+                           (incoming[r] + per_destination - 1) / per_destination});
+  }
+  // In rounds of at most per_destination bytes per peer (an int count each,
+  // and at most round_bytes_ in flight per rank): round k moves bytes
+  // [k * per_destination, (k + 1) * per_destination) of every message.
+  // Messages of one pair of ranks and one tag arrive in order (MPI's
+  // non-overtaking rule), so the pieces need no numbering.
+  constexpr int kTag = 23;
+  std::vector<MPI_Request> requests;
+  requests.reserve(2 * n);
   for (uint64_t round = 0; round < num_rounds; ++round) {
-    send_buffer.clear();
-    for (size_t r = 0; r < n; ++r) {
-      const uint64_t count = std::min<uint64_t>(per_destination, send[r].size() - sent[r]);
-      send_counts[r] = static_cast<int>(count);
-      send_displs[r] = static_cast<int>(send_buffer.size());
-      send_buffer.append(send[r], sent[r], count);
-      sent[r] += count;
+    const uint64_t offset = round * per_destination;
+    requests.clear();
+    for (size_t step = 1; step < n; ++step) {
+      // Receive from the rank `step` before, send to the rank `step` after:
+      // every pair of ranks is busy at once.
+      const size_t from = (me + n - step) % n;
+      if (offset < incoming[from]) {
+        const uint64_t count = std::min(per_destination, incoming[from] - offset);
+        MPI_Request& request = requests.emplace_back();
+        MPI_Irecv((*received)[from].data() + offset, static_cast<int>(count), MPI_BYTE,
+                  static_cast<int>(from), kTag, comm_, &request);
+      }
+    }
+    for (size_t step = 1; step < n; ++step) {
+      const size_t to = (me + step) % n;
+      if (offset < sizes[to]) {
+        const uint64_t count = std::min(per_destination, sizes[to] - offset);
+        MPI_Request& request = requests.emplace_back();
+        MPI_Isend(send[to].data() + offset, static_cast<int>(count), MPI_BYTE, static_cast<int>(to),
+                  kTag, comm_, &request);
+        bytes_sent_ += count;
+      }
     }
     {
       MpiClock clock(&in_mpi_);
-      MPI_Alltoall(send_counts.data(), 1, MPI_INT, receive_counts.data(), 1, MPI_INT, comm_);
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
     }
-    int total = 0;
-    for (size_t r = 0; r < n; ++r) {
-      receive_displs[r] = total;
-      total += receive_counts[r];
-    }
-    receive_buffer.resize(static_cast<size_t>(total));
-    {
-      MpiClock clock(&in_mpi_);
-      MPI_Alltoallv(send_buffer.data(), send_counts.data(), send_displs.data(), MPI_BYTE,
-                    receive_buffer.data(), receive_counts.data(), receive_displs.data(), MPI_BYTE,
-                    comm_);
-    }
-    for (size_t r = 0; r < n; ++r) {
-      (*received)[r].append(receive_buffer, static_cast<size_t>(receive_displs[r]),
-                            static_cast<size_t>(receive_counts[r]));
-    }
-    bytes_sent_ += send_buffer.size();
     ++rounds_;
   }
   return Status::Ok();
@@ -207,14 +217,14 @@ std::vector<uint64_t> Comm::AllGather(uint64_t value) {
   return all;
 }
 
-void Comm::Broadcast(std::string* bytes) {
+void Comm::Broadcast(std::string* bytes, int root) {
   MpiClock clock(&in_mpi_);
   uint64_t size = bytes->size();
-  MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm_);
+  MPI_Bcast(&size, 1, MPI_UINT64_T, root, comm_);
   bytes->resize(size);
   for (uint64_t offset = 0; offset < size; offset += kMaxMessageBytes) {
     const uint64_t count = std::min(kMaxMessageBytes, size - offset);
-    MPI_Bcast(bytes->data() + offset, static_cast<int>(count), MPI_BYTE, 0, comm_);
+    MPI_Bcast(bytes->data() + offset, static_cast<int>(count), MPI_BYTE, root, comm_);
   }
 }
 

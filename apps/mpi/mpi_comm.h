@@ -1,12 +1,13 @@
 // The few collective operations neardup-mpi needs, over the plain MPI-3.1 C
 // API (Open MPI, MPICH, Intel MPI and Cray MPICH alike), with 64-bit sizes.
 //
-// MPI-3 counts and displacements are `int`: a message of 2 GiB or more, or
-// an MPI_Alltoallv whose receive buffer reaches 2 GiB, overflows them. Every
+// MPI-3 counts are `int`: a message of 2 GiB or more overflows them. Every
 // exchange here therefore goes in rounds of at most `max_round_bytes` bytes
-// per rank (capped below INT_MAX / size, so no count or displacement can
-// overflow); all ranks agree on the number of rounds first, so a rank with
-// nothing to send still takes part in each one.
+// per rank (max_round_bytes / size to each peer, capped below INT_MAX, so
+// no count can overflow). An exchange first swaps the messages' sizes
+// (MPI_Alltoall of 64-bit counts), then moves each message straight from
+// the sender's string into the receiver's (MPI_Isend/MPI_Irecv, one piece
+// per peer and round): no staging buffer and no copy on either side.
 //
 // Errors: a Status on one rank becomes the job's error through AgreeOnStatus
 // (every rank learns the lowest failing rank's message and exit code), so
@@ -112,7 +113,8 @@ class Comm {
   // Collective. send[r] goes to rank r; (*received)[r] is what rank r sent
   // here. In rounds (see above); the message to this rank itself is moved
   // (pass `send` with std::move to avoid a copy). Rounds and bytes_sent()
-  // count what went between ranks.
+  // count what went between ranks (a rank's rounds: those its own messages
+  // needed, sent or received).
   Status Exchange(std::vector<std::string> send, std::vector<std::string>* received);
 
   // Collective. Hands `local` of every rank, in rank order, to `sink` on
@@ -128,8 +130,8 @@ class Comm {
   std::vector<uint64_t> ExclusivePrefixSum(const std::vector<uint64_t>& values);
   // value of every rank, in rank order.
   std::vector<uint64_t> AllGather(uint64_t value);
-  // rank 0's bytes, on every rank.
-  void Broadcast(std::string* bytes);
+  // `root`'s bytes, on every rank.
+  void Broadcast(std::string* bytes, int root = 0);
 
  private:
   MPI_Comm comm_;

@@ -48,6 +48,11 @@ class RankProfile {
     mpi_at_ = comm_.in_mpi();
     pair_bytes_ = stats.pair_bytes;
   }
+  // This rank's verification work (before the counts are summed).
+  void SetWork(uint64_t candidates, uint64_t exact_checks) {
+    candidates_ = candidates;
+    exact_checks_ = exact_checks;
+  }
   // Collective.
   void Print(Comm& comm, bool enabled) {
     if (!enabled) return;
@@ -55,7 +60,7 @@ class RankProfile {
         "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu/cpu in MPI s):";
     StageTime total;
     double total_mpi = 0;
-    char buffer[112];
+    char buffer[192];
     for (const Stage& stage : stages_) {
       std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f,", stage.name,
                     stage.time.wall_seconds, stage.time.cpu_seconds, stage.mpi_cpu_seconds);
@@ -63,10 +68,14 @@ class RankProfile {
       total += stage.time;
       total_mpi += stage.mpi_cpu_seconds;
     }
-    std::snprintf(
-        buffer, sizeof(buffer), " total %.3f/%.3f/%.3f; pairs sent %.1f MB; peak RSS %.1f MB\n",
-        total.wall_seconds, total.cpu_seconds, total_mpi, static_cast<double>(pair_bytes_) / 1e6,
-        static_cast<double>(PeakResidentBytes()) / 1e6);
+    std::snprintf(buffer, sizeof(buffer),
+                  " total %.3f/%.3f/%.3f; verified %llu candidates (%llu exact); pairs sent %.1f "
+                  "MB; peak RSS %.1f MB\n",
+                  total.wall_seconds, total.cpu_seconds, total_mpi,
+                  static_cast<unsigned long long>(candidates_),
+                  static_cast<unsigned long long>(exact_checks_),
+                  static_cast<double>(pair_bytes_) / 1e6,
+                  static_cast<double>(PeakResidentBytes()) / 1e6);
     line += buffer;
     comm.GatherToRoot(line,
                       [](std::string_view piece) {
@@ -91,6 +100,8 @@ class RankProfile {
   StageTimer timer_;
   StageTime mpi_at_;
   uint64_t pair_bytes_ = 0;
+  uint64_t candidates_ = 0;
+  uint64_t exact_checks_ = 0;
   std::vector<Stage> stages_;
 };
 
@@ -563,6 +574,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   } else {
     profile.Add(shuffle);
   }
+  profile.SetWork(report.candidates, report.exact_checks);
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
   report.pairs = comm.Sum(shuffle.verified_pairs);

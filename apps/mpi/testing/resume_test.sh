@@ -4,7 +4,7 @@
 # without MPI_Finalize, as a killed one would, and Open MPI ends the job),
 # resumed, writes exactly neardup's output; a damaged checkpoint file is
 # reported, never used; a resume of another job (flags, inputs, rank count)
-# is refused.
+# is refused, and so is a checkpoint of an older format.
 #
 # Usage: resume_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR
 set -uo pipefail
@@ -109,6 +109,21 @@ refused "another flag" 3 dedup --keep shortest "${inputs[@]}"
 refused "2 ranks instead of 3" 2 dedup --keep longest "${inputs[@]}"
 touch -d "2001-01-01" small.jsonl
 refused "a changed input" 3 dedup --keep longest "${inputs[@]}"
+
+# A checkpoint written by an older binary (format 1, before session 10:
+# the leader rule's pairs were all on rank 0) is refused by its format, not
+# resumed into an internal error.
+NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=1 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.out" \
+  --checkpoint "$work/old"
+[ "$code" = 0 ] || fail "a run writing a format-1 checkpoint exited $code"
+mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.resumed" --checkpoint "$work/old" --resume
+if [ "$code" = 0 ] || [ -e "$work/old.resumed" ] ||
+  ! grep -q "checkpoint of format 1, written by another version of neardup-mpi" "$work/err"; then
+  fail "an older format's checkpoint was not refused (exit $code):"
+  cat "$work/err" >&2
+else
+  echo "ok [refused: format 1] $(grep -o "format 1.*" "$work/err")"
+fi
 
 # --resume without --checkpoint; standard input cannot be checkpointed; a
 # resume with no checkpoint yet runs from the start.

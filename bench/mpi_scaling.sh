@@ -1,0 +1,57 @@
+#!/bin/bash
+# Issue 15's measurement: `neardup-mpi dedup` at 1 and 2 ranks (one thread
+# each) against `neardup dedup --threads 2`, for two builds, run
+# alternately in one script so that both see the same machine.
+#
+#   bench/mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]
+#
+# BASE_DIR and NEW_DIR hold `neardup` and `neardup-mpi` (a build folder, or
+# a folder of copied binaries). CORPUS defaults to the 1M-document corpus
+# of docs/DISTRIBUTED.md:
+#   /usr/bin/python3 apps/mpi/testing/make_corpus.py cache/mpi_bench_1m 15 1000000
+# Environment: RUNS (the list of runs, default "mpi2 mpi1 nd2"), REPEAT
+# (default 1), NICE (default 0: the lead's quiet runs; 10 on a shared
+# machine), EXTRA (flags added to every command, e.g. "--rule components").
+# Prints each run's wall time, each process's user/sys CPU and peak RSS
+# (/usr/bin/time), --profile lines, and the output's md5 (all must agree).
+set -euo pipefail
+BASE=${1:?usage: mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]}
+NEW=${2:?usage: mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]}
+CORPUS=${3:-cache/mpi_bench_1m/big.jsonl}
+OUT=${4:-/tmp/mpi_scaling}
+RUNS=${RUNS:-mpi2 mpi1 nd2}
+REPEAT=${REPEAT:-1}
+NICE=${NICE:-0}
+EXTRA=${EXTRA:-}
+mkdir -p "$OUT"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+TIME_FORMAT='%e s wall, %U user, %S sys, %M KB peak'
+
+run() {  # run TAG DIR KIND
+  local tag=$1 dir=$2 kind=$3 out="$OUT/out.$1.$3" start end
+  echo "== $tag $kind ($(uptime | sed 's/.*load/load/'))"
+  start=$(date +%s.%N)
+  case $kind in
+    mpi*)
+      # shellcheck disable=SC2086
+      nice -n "$NICE" mpirun -n "${kind#mpi}" --oversubscribe --bind-to none \
+        /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup-mpi" dedup \
+        --threads 1 --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v skipped || true
+      ;;
+    nd*)
+      # shellcheck disable=SC2086
+      nice -n "$NICE" /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup" dedup \
+        --threads "${kind#nd}" --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v skipped || true
+      ;;
+  esac
+  end=$(date +%s.%N)
+  echo "$tag $kind: job wall $(echo "$end - $start" | bc) s, md5 $(md5sum < "$out" | cut -c1-32)"
+}
+
+for ((i = 0; i < REPEAT; ++i)); do
+  for kind in $RUNS; do
+    run new "$NEW" "$kind"
+    run base "$BASE" "$kind"
+  done
+done
