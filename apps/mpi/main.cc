@@ -81,8 +81,9 @@ int ParseAndRun(int argc, char** argv, int rank) {
 
 // Transparent huge pages for the heap. A rank's working set is gigabytes
 // of vectors read at random (the verification's sketches and chunk sets,
-// the band-key records, the pairs), and with 4 KiB pages a fifth of its
-// time went to TLB misses (docs/DISTRIBUTED.md, "Measured, session 10").
+// the band-key records, the pairs): with 4 KiB pages a third of its CPU
+// went to TLB misses and page faults in one loaded run (docs/DISTRIBUTED.md,
+// "Measured, session 10").
 // Where the kernel gives huge pages only on request (THP "madvise", the
 // default of Debian and most distributions), glibc's malloc asks for them
 // with the tunable glibc.malloc.hugetlb=1, which is read only at start-up:
@@ -102,20 +103,22 @@ bool HugePagesOnRequest() {
 void MaybeRestartWithHugePages(char** argv) {
   // Off, or this is the restarted process.
   if (std::getenv("NEARDUP_MPI_HUGEPAGES") != nullptr || !HugePagesOnRequest()) return;
+  // Copied: setenv may free the string getenv returned.
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  std::string value = tunables == nullptr ? "" : tunables;
-  if (value.find("glibc.malloc.hugetlb") != std::string::npos) return;
-  value += (value.empty() ? "" : ":") + std::string("glibc.malloc.hugetlb=1");
+  const bool had_tunables = tunables != nullptr;
+  const std::string before = had_tunables ? tunables : "";
+  if (before.find("glibc.malloc.hugetlb") != std::string::npos) return;
+  const std::string value = before + (before.empty() ? "" : ":") + "glibc.malloc.hugetlb=1";
   if (setenv("NEARDUP_MPI_HUGEPAGES", "1", 1) != 0 ||
       setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) {
     return;
   }
   execv("/proc/self/exe", argv);
   // Not restarted (no /proc, say): go on with the pages as they are.
-  if (tunables == nullptr) {
-    unsetenv("GLIBC_TUNABLES");
+  if (had_tunables) {
+    setenv("GLIBC_TUNABLES", before.c_str(), 1);
   } else {
-    setenv("GLIBC_TUNABLES", tunables, 1);
+    unsetenv("GLIBC_TUNABLES");
   }
 }
 
