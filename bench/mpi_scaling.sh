@@ -37,12 +37,12 @@ run() {  # run TAG DIR KIND
       # shellcheck disable=SC2086
       nice -n "$NICE" mpirun -n "${kind#mpi}" --oversubscribe --bind-to none \
         /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup-mpi" dedup \
-        --threads 1 --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v skipped || true
+        --threads 1 --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped " || true
       ;;
     nd*)
       # shellcheck disable=SC2086
       nice -n "$NICE" /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup" dedup \
-        --threads "${kind#nd}" --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v skipped || true
+        --threads "${kind#nd}" --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped " || true
       ;;
   esac
   end=$(date +%s.%N)
