@@ -67,9 +67,11 @@ fi
 # fewer, larger translation units (docs/ARCHITECTURE.md "Build"):
 # NEARDUP_UNITY_TESTS: each test binary as one translation unit;
 # NEARDUP_TEST_PCH: gtest, gmock and the big std headers precompiled once per
-# build (cmake/NeardupTest.cmake); NEARDUP_UNITY_BUILD: the library, front
-# ends and the rest in batches of 8 files (cmake/NeardupUnity.cmake).
-ci_options=(-DNEARDUP_UNITY_TESTS=ON -DNEARDUP_TEST_PCH=ON -DNEARDUP_UNITY_BUILD=ON)
+# build and NEARDUP_TEST_DEBUG_INFO=OFF: no -g for the test sources (the
+# asan build; cmake/NeardupTest.cmake); NEARDUP_UNITY_BUILD: the library,
+# front ends and the rest in batches of 8 files (cmake/NeardupUnity.cmake).
+ci_options=(-DNEARDUP_UNITY_TESTS=ON -DNEARDUP_TEST_PCH=ON -DNEARDUP_TEST_DEBUG_INFO=OFF
+            -DNEARDUP_UNITY_BUILD=ON)
 for preset in release asan; do
   phase "configure ($preset)"
   cmake --preset "$preset" "${ci_options[@]}" "${launcher[@]}" >/dev/null

@@ -210,9 +210,13 @@ TEST_F(CliSafetyTest, BusyCollectionHasItsOwnExitCodeAndCanBeWaitedFor) {
   const std::string collection = (dir_ / "c").string();
   ASSERT_EQ(Neardup("index create " + collection).exit_code, 0);
   const std::string ready = (dir_ / "locked").string();
-  // Another writer: flock(1) holds the collection's LOCK for 10 seconds.
+  const std::string release = (dir_ / "release").string();
+  // Another writer: flock(1) holds the collection's LOCK until the test
+  // creates `release` (at most 60 s, so that it never outlives the test). Not
+  // a fixed time: the busy checks below may take long on a loaded machine.
   ASSERT_EQ(std::system(("flock " + collection + "/LOCK -c 'touch " + ready +
-                         "; sleep 10' >/dev/null 2>&1 &")
+                         "; for i in $(seq 600); do [ -e " + release +
+                         " ] && break; sleep 0.1; done' >/dev/null 2>&1 &")
                             .c_str()),
             0);
   for (int i = 0; i < 100 && !std::filesystem::exists(ready); ++i) {
@@ -226,6 +230,8 @@ TEST_F(CliSafetyTest, BusyCollectionHasItsOwnExitCodeAndCanBeWaitedFor) {
     EXPECT_EQ(busy.exit_code, 6) << args << "\n" << busy.err;
     EXPECT_THAT(busy.err, HasSubstr("is open for writing by another process")) << args;
   }
+  // The other writer lets go two seconds after the waiting add starts.
+  ASSERT_EQ(std::system(("(sleep 2; touch " + release + ") >/dev/null 2>&1 &").c_str()), 0);
   CommandResult waited = Neardup("index add --wait 30 " + collection + " " + Example());
   EXPECT_EQ(waited.exit_code, 0) << waited.err;
   EXPECT_THAT(waited.err, HasSubstr("12 added"));
