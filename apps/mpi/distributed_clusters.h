@@ -8,10 +8,11 @@
 // - leader: each verified pair sits on the owner of its second document
 //   (PairPlacement::kSecondOwners). A document's cluster depends only on
 //   which earlier documents are leaders, so the ranks decide in rank order
-//   (rank r's scan needs the leader flags of the earlier documents its pairs
-//   name, one byte each, from their owners): the scans are serial but cheap
-//   (a pass over a rank's documents and their earlier neighbours), the
-//   grouping of the pairs by document runs on every rank at once.
+//   (rank r's scan needs the leader flags of the earlier documents, which
+//   each earlier rank broadcasts after its scan, one bit per document): the
+//   scans are serial but cheap (a pass over a rank's documents and their
+//   earlier neighbours), the grouping of the pairs by document runs on
+//   every rank at once, while the earlier ranks scan.
 // - components: rank 0 clusters the ranks' spanning forests
 //   (PairPlacement::kRootForest) and sends each rank its documents' slice.
 // Thread safety: collective operations; the main thread only.

@@ -58,8 +58,8 @@ Status ByteReader::Short() {
 Comm::Comm(MPI_Comm comm, uint64_t max_round_bytes) : comm_(comm) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  // The sum of one round's counts (and so every displacement) stays below
-  // INT_MAX; each destination gets at least one byte per round.
+  // One round's piece to a peer (round_bytes_ / size) stays below INT_MAX
+  // and is at least one byte.
   round_bytes_ =
       std::clamp<uint64_t>(max_round_bytes, static_cast<uint64_t>(size_), kMaxMessageBytes - 1);
 }
