@@ -18,7 +18,7 @@ declare -A header_owner=(
   [union_find]=index
   [index_store]=index
   [containment]=index
-  [fingerprinter]=engine [containment_engine]=engine
+  [fingerprinter]=engine [containment_engine]=engine [positioned_output]=engine
 )
 set -euo pipefail
 cd "$(dirname "$0")/.."
