@@ -41,6 +41,7 @@
 #include "bench_corpus.h"
 #include "neardup/stream.h"
 #include "neardup/write_ahead_log.h"
+#include "util/mix.h"
 
 namespace neardup::bench {
 namespace {
@@ -208,13 +209,8 @@ class SyntheticTexts {
   }
 
  private:
-  uint64_t Random() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  uint64_t state_ = 0x5eed;
+  uint64_t Random() { return random_.Next(); }
+  internal::SplitMix64 random_{0x5eed};
   uint64_t made_ = 0;
   std::string text_;
   std::vector<std::string> recent_;

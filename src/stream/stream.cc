@@ -138,7 +138,7 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
                            WriteAheadLog::Open(StreamFilePath(dir, "log", 0), 0, {options.sync}));
   impl->log_ = std::move(log);
-  NEARDUP_RETURN_IF_ERROR(impl->WriteSnapshotLocked(0));
+  NEARDUP_RETURN_IF_ERROR(impl->WriteFirstSnapshotLocked());
   return std::unique_ptr<NearDuplicateStream>(new NearDuplicateStream(std::move(impl)));
 }
 

@@ -129,29 +129,6 @@ void RemoveSnapshotLeftovers(const std::string& dir) {
   }
 }
 
-Status WriteStreamSnapshot(const std::string& dir, uint64_t generation, const StreamState& state,
-                           bool sync, uint64_t* bytes_written) {
-  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<SnapshotFile> file,
-                           SnapshotFile::Create(dir, generation, EncodeHeader(state.Header())));
-  // Written in pieces of about kSnapshotBufferBytes: never held in memory whole.
-  constexpr size_t kSnapshotBufferBytes = size_t{1} << 20;
-  std::string bytes;
-  Status written;
-  state.ForEachDoc([&](const StreamDoc& doc) {
-    if (!written.ok()) return;
-    AppendLogRecord(EncodeAdd(doc), &bytes);
-    if (bytes.size() >= kSnapshotBufferBytes) {
-      written = file->Append(bytes);
-      bytes.clear();
-    }
-  });
-  NEARDUP_RETURN_IF_ERROR(written);
-  NEARDUP_RETURN_IF_ERROR(file->Append(bytes));
-  NEARDUP_RETURN_IF_ERROR(file->Finish(sync));
-  *bytes_written = file->bytes();
-  return Status::Ok();
-}
-
 Status ApplyStreamRecord(std::string_view record, StreamState* state) {
   NEARDUP_ASSIGN_OR_RETURN(StreamRecordType type, RecordType(record));
   if (type == StreamRecordType::kAdd) {

@@ -67,12 +67,6 @@ class SnapshotFile {
 // one (a stream's directory has one writer: call only when opening it).
 void RemoveSnapshotLeftovers(const std::string& dir);
 
-// Writes snapshot-<generation> of `state` atomically (temporary file, fsync
-// when `sync`, rename, directory fsync); *bytes is set to its length.
-// ResourceExhausted when the disk (quota, file size limit) is full.
-Status WriteStreamSnapshot(const std::string& dir, uint64_t generation, const StreamState& state,
-                           bool sync, uint64_t* bytes);
-
 // Applies one log record (add or remove) to `state`. DataLoss for a record
 // that does not follow the state.
 Status ApplyStreamRecord(std::string_view record, StreamState* state);

@@ -103,9 +103,10 @@ class NearDuplicateStream::Impl {
   Status SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn);
 
   // --- Rotation (stream_rotation.cc) ---
-  // Writes snapshot-<generation> whole (a new stream's first). REQUIRES:
-  // mutex_ held (or not yet shared).
-  Status WriteSnapshotLocked(uint64_t generation);
+  // Writes a new stream's snapshot-0: the header, no document yet (later
+  // snapshots are written in pieces by a rotation). REQUIRES: mutex_ held
+  // (or not yet shared).
+  Status WriteFirstSnapshotLocked();
   // Step 1 of a rotation: the old log synced, a new log-<g+1> started, and
   // snapshot-<g+1>.tmp begun with the header of the state at that moment
   // (StreamState::BeginSnapshot fixes its documents). REQUIRES: mutex_

@@ -16,7 +16,8 @@
 // new log has grown past a quarter of the log that started the snapshot the
 // writers take their share again (a piece of four times what each
 // operation added to the log), and finish it themselves if the thread does
-// not come after as much log again: recovery stays bounded under any load.
+// not come while the log grows by another quarter of that log: recovery
+// stays bounded under any load.
 #include <pthread.h>
 #include <sched.h>
 
@@ -59,8 +60,13 @@ NearDuplicateStream::Impl::~Impl() {
   if (snapshot_thread_.joinable()) snapshot_thread_.join();
 }
 
-Status NearDuplicateStream::Impl::WriteSnapshotLocked(uint64_t generation) {
-  return internal::WriteStreamSnapshot(dir_, generation, state_, options_.sync, &snapshot_bytes_);
+Status NearDuplicateStream::Impl::WriteFirstSnapshotLocked() {
+  NEARDUP_ASSIGN_OR_RETURN(
+      std::unique_ptr<internal::SnapshotFile> file,
+      internal::SnapshotFile::Create(dir_, 0, internal::EncodeHeader(state_.Header())));
+  NEARDUP_RETURN_IF_ERROR(file->Finish(options_.sync));
+  snapshot_bytes_ = file->bytes();
+  return Status::Ok();
 }
 
 // Until the rename, recovery reads snapshot-<g> and replays log-<g> and
@@ -93,13 +99,23 @@ Status NearDuplicateStream::Impl::StartRotationLocked() {
 }
 
 Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool background) {
+  // Encoded and written in pieces of at most 1 MiB: a caller asking for
+  // everything (Snapshot(), a large step after a big batch) must not build
+  // the whole window's state as one string under the writer lock.
+  constexpr size_t kMaxPieceBytes = size_t{1} << 20;
   std::string records;
-  const bool last = state_.AppendSnapshotRecords(min_bytes, &records);
-  Status written = snapshot_->Append(records);
-  if (!written.ok()) {
-    AbandonSnapshotLocked();
-    return written;
-  }
+  size_t stepped = 0;
+  bool last = false;
+  do {  // once at least: a step of 0 bytes still notices a finished snapshot
+    records.clear();
+    last = state_.AppendSnapshotRecords(std::min(min_bytes - stepped, kMaxPieceBytes), &records);
+    Status written = snapshot_->Append(records);
+    if (!written.ok()) {
+      AbandonSnapshotLocked();
+      return written;
+    }
+    stepped += records.size();
+  } while (!last && stepped < min_bytes);
   if (last) {
     state_.EndSnapshot();
     snapshot_finishing_ = true;

@@ -66,12 +66,20 @@ void ExpectSameStream(const NearDuplicateStream& live, const NearDuplicateStream
   EXPECT_EQ(counts(live.Stats()), counts(reopened.Stats()));
 }
 
+// Files of `dir` whose names start with `prefix`.
+int CountFiles(const std::string& dir, const std::string& prefix) {
+  int count = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
+    count += entry.path().filename().string().rfind(prefix, 0) == 0;
+  }
+  return count;
+}
+
 TEST(StreamSnapshotInPiecesTest, EveryMomentReopensToTheLiveStream) {
   const std::vector<std::string> texts = PlantedTexts(240, 41);
   TempDir dir;
   TempDir copy;
-  // SimHash: reopening a MinHash stream chooses its LSH scheme again (tens of
-  // ms, seconds under ASan); what is tested here does not depend on the method.
+  // SimHash: what is tested here does not depend on the method.
   StreamConfig config;
   config.method = NearDuplicateMethod::kSimHash;
   config.window_seconds = 300;  // evicts by time during snapshots ...
@@ -111,11 +119,7 @@ TEST(StreamSnapshotInPiecesTest, EveryMomentReopensToTheLiveStream) {
   // snapshot file, no temporary one.
   ASSERT_TRUE(stream->Snapshot().ok());
   EXPECT_FALSE(HasSnapshotInProgress(dir.path()));
-  int snapshot_files = 0;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir.path())) {
-    snapshot_files += entry.path().filename().string().rfind("snapshot-", 0) == 0;
-  }
-  EXPECT_EQ(snapshot_files, 1);
+  EXPECT_EQ(CountFiles(dir.path(), "snapshot-"), 1);
   std::unique_ptr<NearDuplicateStream> reopened = OpenCopy(dir.path(), copy);
   ASSERT_NE(reopened, nullptr);
   ExpectSameStream(*stream, *reopened, ids);
@@ -154,15 +158,6 @@ void ExpectStoredAnswers(const NearDuplicateStream& stream, const std::vector<st
       EXPECT_EQ(*answer, *answers[i]) << ids[i];
     }
   }
-}
-
-// Files of `dir` named PREFIX-*.
-int CountFiles(const std::string& dir, const std::string& prefix) {
-  int count = 0;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
-    count += entry.path().filename().string().rfind(prefix, 0) == 0;
-  }
-  return count;
 }
 
 // Waits (up to 60 s: the snapshot thread runs only when the CPU is idle)

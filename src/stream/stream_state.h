@@ -67,10 +67,6 @@ class StreamState {
   StreamHeader Header() const;
   void RestoreHeader(const StreamHeader& header);
   Status LoadDoc(StreamDoc doc);
-  template <typename Fn>
-  void ForEachDoc(Fn&& fn) const {
-    for (const auto& [seq, doc] : docs_) fn(doc);
-  }
 
   // A snapshot written a piece at a time while adds go on (stream.cc): it
   // holds the documents stored when BeginSnapshot was called (its header is
