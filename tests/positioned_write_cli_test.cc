@@ -56,6 +56,15 @@ class PositionedWriteCliTest : public CliTestBase {
            corpus_;
   }
 
+  // `-o FILE` writes a temporary (".neardup-...") beside FILE and renames
+  // it: none may be left, whether the run succeeded or failed.
+  void ExpectNoTemporaryLeft() const {
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      EXPECT_EQ(entry.path().filename().string().find(".neardup-"), std::string::npos)
+          << entry.path();
+    }
+  }
+
   std::string corpus_;
 };
 
@@ -84,10 +93,7 @@ TEST_F(PositionedWriteCliTest, FilesGetTheBytesOfTheOrderedWrite) {
     EXPECT_TRUE(Read(appended) == "kept: " + piped.out);
   }
   // Only the records: no temporary left beside the output.
-  for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
-    EXPECT_EQ(entry.path().filename().string().find(".neardup-"), std::string::npos)
-        << entry.path();
-  }
+  ExpectNoTemporaryLeft();
 }
 
 TEST_F(PositionedWriteCliTest, AWriteFailingMidwayLeavesNoCompleteLookingFile) {
@@ -105,10 +111,7 @@ TEST_F(PositionedWriteCliTest, AWriteFailingMidwayLeavesNoCompleteLookingFile) {
     EXPECT_NE(RunShell(limit + Dedup(threads) + " -o " + out + " 2> " + err), 0);
     EXPECT_NE(Read(err).find("File too large"), std::string::npos) << Read(err);
     EXPECT_EQ(Read(out), "the previous output\n");
-    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
-      EXPECT_EQ(entry.path().filename().string().find(".neardup-"), std::string::npos)
-          << entry.path();
-    }
+    ExpectNoTemporaryLeft();
     // In place: cut back to a prefix, never the full size with a gap.
     EXPECT_NE(RunShell(limit + Dedup(threads) + " > " + redirected + " 2> " + err), 0);
     EXPECT_NE(Read(err).find("File too large"), std::string::npos) << Read(err);

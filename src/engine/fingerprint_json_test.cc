@@ -116,9 +116,9 @@ TEST(FingerprintJsonTest, IdsAreEscapedAsJsonStrings) {
   }
 }
 
-// The eight-bytes-at-a-time plain check: every byte that needs escaping,
-// and its neighbours that do not, at every position of ids of 0-24 bytes
-// (whole words and tails): the line's id is AppendJsonString's.
+// The id's plain check (ids without a byte to escape are copied as they
+// are): every byte that needs escaping, and its neighbours that do not, at
+// every position of ids of 0-24 bytes: the line's id is AppendJsonString's.
 TEST(FingerprintJsonTest, EveryEscapedByteAtEveryIdPositionTakesTheEscapingWriter) {
   std::vector<char> bytes = {'"', '\\', 0x1F, 0x20, 0x21, 0x7E, 0x7F, '#', '[', ']', 'a'};
   for (int b = 0; b < 0x20; ++b) bytes.push_back(static_cast<char>(b));

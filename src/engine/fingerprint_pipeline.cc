@@ -166,6 +166,8 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
                      tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::serial_in_order, number) &
                      tbb::make_filter<Batch*, Batch*>(tbb::filter_mode::parallel, compute) &
                      tbb::make_filter<Batch*, void>(tbb::filter_mode::serial_in_order, finish));
+  // The last chunks' pages: no parse came after them to give them back.
+  releases.ReleaseAll();
   return error;
 }
 

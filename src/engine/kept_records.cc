@@ -320,12 +320,19 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
       in_flight,
       tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
                                                                                 control) {
-        auto bytes = [&](size_t i) { return OutputBytes(corpus, keep, i); };
+        // RangeEnd asks for each record's size once: their sum is the
+        // range's output size.
+        uint64_t range_output = 0;
+        auto bytes = [&](size_t i) {
+          const uint64_t size = OutputBytes(corpus, keep, i);
+          range_output += size;
+          return size;
+        };
         Range* range = internal::NextRange<Range>(control, &next, n, failed.load(), range_bytes,
                                                   kMaxRangeDocuments, bytes);
         if (range == nullptr) return range;
         range->out_begin = out_next;
-        for (size_t i = range->begin; i < range->end; ++i) out_next += bytes(i);
+        out_next += range_output;
         range->out_end = out_next;
         range->last = range->out_end == total && range->out_end > range->out_begin;
         return range;
