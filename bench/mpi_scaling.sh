@@ -29,23 +29,32 @@ export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_t
 TIME_FORMAT='%e s wall, %U user, %S sys, %M KB peak'
 
 run() {  # run TAG DIR KIND
-  local tag=$1 dir=$2 kind=$3 out="$OUT/out.$1.$3" start end
+  local tag=$1 dir=$2 kind=$3 out="$OUT/out.$1.$3" start end status
   echo "== $tag $kind ($(uptime | sed 's/.*load/load/'))"
+  # An earlier run's output must not stand in for a failed one's md5.
+  rm -f "$out"
   start=$(date +%s.%N)
   case $kind in
     mpi*)
+      # set -e does not stop inside this list: the status is kept, below.
       # shellcheck disable=SC2086
-      nice -n "$NICE" mpirun -n "${kind#mpi}" --oversubscribe --bind-to none \
+      { nice -n "$NICE" mpirun -n "${kind#mpi}" --oversubscribe --bind-to none \
         /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup-mpi" dedup \
-        --threads 1 --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped " || true
+        --threads 1 --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped "
+        status=${PIPESTATUS[0]}; } || true
       ;;
     nd*)
       # shellcheck disable=SC2086
-      nice -n "$NICE" /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup" dedup \
-        --threads "${kind#nd}" --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped " || true
+      { nice -n "$NICE" /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup" dedup \
+        --threads "${kind#nd}" --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped "
+        status=${PIPESTATUS[0]}; } || true
       ;;
   esac
   end=$(date +%s.%N)
+  if [ "$status" -ne 0 ] || [ ! -f "$out" ]; then
+    echo "$tag $kind: FAILED (exit status $status)"
+    return
+  fi
   echo "$tag $kind: job wall $(echo "$end - $start" | bc) s, md5 $(md5sum < "$out" | cut -c1-32)"
 }
 

@@ -184,6 +184,7 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
     if (by_first) MergeSortedRuns(&placed);
     return placed;
   }
+  // kRootForest: every rank's forest gathered on rank 0.
   std::string message;
   ByteWriter writer(&message);
   for (const SimilarPair& pair : pairs) PutPair(pair, &writer);

@@ -67,9 +67,6 @@ struct DistributedPairsStats {
 
 // Where FindPairsDistributed leaves the pairs.
 enum class PairPlacement {
-  // Every pair on rank 0 (the clustering rules need them all); none
-  // elsewhere. 28 bytes a pair to rank 0.
-  kRoot,
   // For the components rule, which needs only the connected components:
   // each rank's pairs reduced to a spanning forest (a pair is kept when it
   // joins two components of the rank's earlier pairs: at most one per
@@ -83,7 +80,7 @@ enum class PairPlacement {
   // write its part of `pairs`' output). 28 bytes a pair, spread.
   kOwners,
   // Each pair on the owner of its second document, in no particular order
-  // (the leader rule's scan, distributed_clusters.h, sorts them by (b, a)).
+  // (the leader rule's scan, distributed_clusters.h, orders them by b).
   // 28 bytes a pair, spread; none of them goes through rank 0.
   kSecondOwners,
 };
