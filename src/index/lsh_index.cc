@@ -20,11 +20,21 @@ namespace {
 
 using internal::BandTable;
 using internal::ChainLink;
-using internal::ForRange;
 using internal::HugePageVector;
 using internal::LshBand;
 using internal::LshIndexState;
 using internal::SlotTable;
+
+// Runs fn(begin, end) over [0, n), on all cores when `parallel`.
+template <typename Fn>
+void ForRange(size_t n, bool parallel, Fn&& fn) {
+  if (!parallel) {
+    fn(size_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, n),
+                    [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); });
+}
 
 constexpr uint32_t kNoSlot = SlotTable::kNoSlot;
 constexpr size_t kMaxDocuments = SlotTable::kMaxEntries;

@@ -5,9 +5,6 @@
 #ifndef NEARDUP_INDEX_LSH_INDEX_STATE_H_
 #define NEARDUP_INDEX_LSH_INDEX_STATE_H_
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -52,17 +49,6 @@ struct LshIndexState {
   std::vector<LshBand> bands;
   size_t reserved = 0;  // the largest Reserve: Insert grows nothing ahead below it
 };
-
-// Runs fn(begin, end) over [0, n), on all cores when `parallel`.
-template <typename Fn>
-inline void ForRange(size_t n, bool parallel, Fn&& fn) {
-  if (!parallel) {
-    fn(size_t{0}, n);
-    return;
-  }
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n),
-                    [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); });
-}
 
 }  // namespace neardup::internal
 

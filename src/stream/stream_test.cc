@@ -12,6 +12,7 @@
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicates.h"
 #include "stream/stream_record.h"
+#include "stream/stream_state.h"
 #include "support/file_size_limit.h"
 #include "support/planted_corpus.h"
 #include "support/temp_dir.h"
@@ -470,3 +471,39 @@ TEST(DurableStreamTest, AFullDiskFailsTheAddAndLeavesTheStreamConsistent) {
 
 }  // namespace
 }  // namespace neardup
+
+namespace neardup::internal {
+namespace {
+
+// StreamState::Store inserts the id first (one id-table operation) and takes
+// it out again when the index refuses the document: a refused log record
+// leaves nothing behind, and the same id can then be stored.
+TEST(StreamStateStoreTest, ARefusedRecordLeavesItsIdAbsent) {
+  StreamConfig config;  // MinHash
+  Result<StreamState> state = StreamState::Create(config);
+  ASSERT_TRUE(state.ok()) << state.status();
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter =
+      CreateCpuFingerprinter(state->recipe(), SketchesForNearDuplicates(state->options()));
+  ASSERT_TRUE(fingerprinter.ok()) << fingerprinter.status();
+  Fingerprint fingerprint;
+  ASSERT_TRUE((*fingerprinter)->Compute(test_support::PlantedTexts(1, 7)[0], &fingerprint).ok());
+  const StreamDecision decision = state->Decide(fingerprint, 100);
+  ASSERT_EQ(decision.status, StreamStatus::kNew);
+
+  StreamDoc bad = state->MakeDoc("a", 100, decision, fingerprint);
+  bad.fingerprint.kvalue_minhash.values.pop_back();  // the wrong size for the LSH index
+  EXPECT_EQ(state->ApplyAdd(std::move(bad)).code(), StatusCode::kDataLoss);
+  EXPECT_EQ(state->Find("a"), nullptr);
+
+  ASSERT_TRUE(state->ApplyAdd(state->MakeDoc("a", 100, decision, fingerprint)).ok());
+  ASSERT_NE(state->Find("a"), nullptr);
+  Status twice = state->ApplyAdd(state->MakeDoc("a", 101, decision, fingerprint));
+  EXPECT_EQ(twice.code(), StatusCode::kDataLoss);
+  EXPECT_THAT(twice.message(), ::testing::HasSubstr("twice"));
+  // The first one is still there, and still matched.
+  EXPECT_EQ(state->Find("a")->time, 100);
+  EXPECT_EQ(state->Decide(fingerprint, 102).status, StreamStatus::kNearDuplicate);
+}
+
+}  // namespace
+}  // namespace neardup::internal
