@@ -3,7 +3,8 @@
 # bench/server/http_load on the other (taskset), loopback, a fresh data
 # directory per run. For each run: the loader's line (requests/s, text MB/s,
 # latency percentiles, its own CPU per request) and the server's CPU time
-# per request (utime + stime from /proc/PID/stat over the run).
+# per request (utime + stime from /proc/PID/stat over the run), and the
+# hypervisor's steal share of the server's CPUs over the run (/proc/stat).
 #
 #   bench/server/load_figures.sh [BUILD_DIR...]   (default build/release)
 #
@@ -52,6 +53,16 @@ ticks=$(getconf CLK_TCK)
 # local ports would make the bind fail now and then.
 port=$((20000 + RANDOM % 12000))
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# "STEAL TOTAL": the hypervisor's steal ticks and all ticks of the server's
+# CPUs (SERVER_CPU as a comma list) from /proc/stat. On a VM whose host is
+# busy, steal comes in bursts that stop both vCPUs for tens of ms, and a
+# thread's CPU clock can count part of it (session 11: a 20 us spin loop
+# pinned to core 0 took 2-7 ms now and then): a run with steal above a few
+# percent measures the host, not the server.
+steal_ticks() {
+  awk -v cpus=",$server_cpu," '$1 ~ /^cpu[0-9]+$/ && index(cpus, "," substr($1, 4) ",") {
+    s += $9; for (i = 2; i <= NF; ++i) t += $i } END { print s + 0, t + 0 }' /proc/stat
+}
 
 while IFS= read -r args; do
   [ -n "$args" ] || continue
@@ -81,6 +92,7 @@ while IFS= read -r args; do
     # Once it listens, setsid has made its session (and autogroup).
     [ "${PRIORITY:-0}" = 1 ] && echo -19 > "/proc/$server/autogroup"
     before=$(cpu_ticks $server)
+    read -r steal_before total_before < <(steal_ticks)
     if [ "${PRIORITY:-0}" = 1 ]; then
       # shellcheck disable=SC2086
       line=$(setsid bash -c 'echo -19 > /proc/self/autogroup; exec "$@"' loader \
@@ -89,6 +101,7 @@ while IFS= read -r args; do
       # shellcheck disable=SC2086
       line=$(taskset -c "$loader_cpu" "$load" --port $port --seconds "$seconds" $args || true)
     fi
+    read -r steal_after total_after < <(steal_ticks)
     if ! after=$(cpu_ticks $server 2>/dev/null); then
       echo "$label$line  THE SERVER EXITED during the run"
       rm -rf "$data"
@@ -98,7 +111,9 @@ while IFS= read -r args; do
     requests=$(echo "$line" | sed -E 's/.* requests ([0-9]+) .*/\1/')
     server_us=$(awk -v t=$((after - before)) -v hz="$ticks" -v n="$requests" \
       'BEGIN { if (n > 0) printf "%.1f", t / hz / n * 1e6; else print "-" }')
-    echo "$label$line  server CPU per request ${server_us} us ${fsync_flag:-(durable)}"
+    steal=$(awk -v s=$((steal_after - steal_before)) -v t=$((total_after - total_before)) \
+      'BEGIN { if (t > 0) printf "%.1f", 100 * s / t; else print "-" }')
+    echo "$label$line  server CPU per request ${server_us} us  steal ${steal}% ${fsync_flag:-(durable)}"
     kill -TERM $server
     wait $server || true
     rm -rf "$data"
