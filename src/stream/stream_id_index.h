@@ -1,16 +1,22 @@
 // StreamIdIndex: a stream's document ids -> arrival numbers (seq), as 64
-// hash tables chosen by the id's hash rather than one.
+// open-addressing hash tables chosen by the id's hash rather than one.
 //
-// Why: a std::unordered_map rehashes (relinks every node, a cache miss each)
-// when it outgrows its buckets, inside the add that crosses the threshold,
-// under the stream's writer lock: one table of every id paused an add ~10 ms
-// at 42k ids, and the pause grows with the window. 64 tables of 1/64 of the
-// ids each cross their thresholds at different adds (their sizes differ by
-// chance), so one add rehashes at most about 1/64 of the ids.
-// Cost: the id is hashed twice per call (once to choose the table, once by
-// the table: std::unordered_map takes no precomputed hash); lookups by
-// string_view, without building a std::string. Memory: a node
-// per id (id, seq, cached hash, next pointer) plus the buckets, as one map.
+// Why 64 tables: a table rehashes when it outgrows its capacity, inside the
+// add that crosses the threshold, under the stream's writer lock: one table
+// of every id paused an add ~10 ms at 42k ids (session 9), and the pause
+// grows with the window. 64 tables of 1/64 of the ids each cross their
+// thresholds at different adds (their sizes differ by chance), so one add
+// rehashes at most about 1/64 of the ids.
+// Why open addressing (session 11): as 64 std::unordered_maps the lookups
+// were 4.5% and the rehashes 1.8% of a 100-document POST's CPU (a bucket,
+// then a node per probe, each a cache miss; every new document is looked up
+// twice). Here an entry holds the id's full hash, its seq and the id itself
+// (ids up to 15 bytes inside the entry: std::string's own buffer), so a
+// lookup reads one run of adjacent entries and compares an id only on an
+// equal 64-bit hash. Linear probing, at most 3/4 full, deletion by backward
+// shift (no tombstones: a window that turns over for ever keeps its
+// high-water size). Memory: sizeof(Entry) (48 bytes) per 3/8 to 3/4 of an
+// entry, plus an id's heap buffer past 15 bytes.
 // Thread safety: none; the stream serialises access.
 #ifndef NEARDUP_STREAM_STREAM_ID_INDEX_H_
 #define NEARDUP_STREAM_STREAM_ID_INDEX_H_
@@ -21,46 +27,126 @@
 #include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace neardup::internal {
 
 class StreamIdIndex {
+  struct Entry {
+    uint64_t hash = 0;  // 0: an empty entry (HashOf never returns 0)
+    uint64_t seq = 0;
+    std::string id;
+  };
+
  public:
-  // The seq of `id`, or null.
+  // The estimate of memory per id StreamState reports (an entry at 9/16
+  // full, the middle of the load range).
+  static constexpr uint64_t kBytesPerId = sizeof(Entry) * 16 / 9;
+
+  // The seq of `id`, or null (valid until the next Insert or Erase).
   const uint64_t* Find(std::string_view id) const {
-    const size_t hash = Hash{}(id);
-    const Map& shard = shards_[ShardOf(hash)];
-    auto it = shard.find(id);
-    return it == shard.end() ? nullptr : &it->second;
+    const uint64_t hash = HashOf(id);
+    const Shard& shard = shards_[ShardOf(hash)];
+    const size_t pos = shard.Find(hash, id);
+    return pos == kNotFound ? nullptr : &shard.entries[pos].seq;
   }
 
   // False (and nothing changed) when `id` is present.
-  bool Insert(const std::string& id, uint64_t seq) {
-    return shards_[ShardOf(Hash{}(id))].emplace(id, seq).second;
+  bool Insert(std::string_view id, uint64_t seq) {
+    const uint64_t hash = HashOf(id);
+    Shard& shard = shards_[ShardOf(hash)];
+    if (shard.Find(hash, id) != kNotFound) return false;
+    if ((shard.size + 1) * 4 > shard.entries.size() * 3) shard.Grow();
+    Entry& entry = shard.entries[shard.EmptyPositionFor(hash)];
+    entry.hash = hash;
+    entry.seq = seq;
+    entry.id.assign(id);
+    ++shard.size;
+    return true;
   }
 
   // False when `id` is absent.
   bool Erase(std::string_view id) {
-    Map& shard = shards_[ShardOf(Hash{}(id))];
-    auto it = shard.find(id);
-    if (it == shard.end()) return false;
-    shard.erase(it);
+    const uint64_t hash = HashOf(id);
+    Shard& shard = shards_[ShardOf(hash)];
+    const size_t pos = shard.Find(hash, id);
+    if (pos == kNotFound) return false;
+    shard.EraseAt(pos);
     return true;
   }
 
- private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
-  };
-  using Map = std::unordered_map<std::string, uint64_t, Hash, std::equal_to<>>;
-  static constexpr int kShardBits = 6;
-  // The top bits choose the table; the table's buckets use the hash modulo
-  // a prime, so the two are not correlated.
-  static size_t ShardOf(size_t hash) { return hash >> (8 * sizeof(size_t) - kShardBits); }
+  size_t size() const {
+    size_t n = 0;
+    for (const Shard& shard : shards_) n += shard.size;
+    return n;
+  }
 
-  std::array<Map, size_t{1} << kShardBits> shards_;
+ private:
+  static constexpr size_t kNotFound = static_cast<size_t>(-1);
+  static constexpr int kShardBits = 6;
+  static constexpr size_t kMinEntries = 16;
+
+  static uint64_t HashOf(std::string_view id) {
+    const uint64_t hash = std::hash<std::string_view>{}(id);
+    return hash == 0 ? 1 : hash;
+  }
+  // The top bits choose the table, the low bits the home position in it.
+  static size_t ShardOf(uint64_t hash) { return hash >> (64 - kShardBits); }
+
+  struct Shard {
+    std::vector<Entry> entries;  // a power of two of them, or none
+    size_t size = 0;
+
+    size_t Mask() const { return entries.size() - 1; }
+
+    size_t Find(uint64_t hash, std::string_view id) const {
+      if (entries.empty()) return kNotFound;
+      const size_t mask = Mask();
+      for (size_t pos = hash & mask;; pos = (pos + 1) & mask) {
+        const Entry& entry = entries[pos];
+        if (entry.hash == 0) return kNotFound;
+        if (entry.hash == hash && entry.id == id) return pos;
+      }
+    }
+
+    // REQUIRES: an empty entry exists.
+    size_t EmptyPositionFor(uint64_t hash) const {
+      const size_t mask = Mask();
+      size_t pos = hash & mask;
+      while (entries[pos].hash != 0) pos = (pos + 1) & mask;
+      return pos;
+    }
+
+    // Doubles the entries (kMinEntries at first), moving every id.
+    void Grow() {
+      std::vector<Entry> old = std::exchange(
+          entries, std::vector<Entry>(entries.empty() ? kMinEntries : 2 * entries.size()));
+      for (Entry& entry : old) {
+        if (entry.hash != 0) entries[EmptyPositionFor(entry.hash)] = std::move(entry);
+      }
+    }
+
+    // Backward-shift deletion: each later entry of the run that may move
+    // into the hole (its home is not cyclically in (hole, its position])
+    // does, so that every entry stays reachable from its home.
+    void EraseAt(size_t hole) {
+      const size_t mask = Mask();
+      for (size_t pos = (hole + 1) & mask; entries[pos].hash != 0; pos = (pos + 1) & mask) {
+        const size_t home = entries[pos].hash & mask;
+        if (((pos - home) & mask) >= ((pos - hole) & mask)) {
+          entries[hole] = std::move(entries[pos]);
+          hole = pos;
+        }
+      }
+      entries[hole].hash = 0;
+      entries[hole].id.clear();
+      entries[hole].id.shrink_to_fit();
+      --size;
+    }
+  };
+
+  std::array<Shard, size_t{1} << kShardBits> shards_;
 };
 
 }  // namespace neardup::internal

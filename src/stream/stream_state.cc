@@ -19,11 +19,9 @@ namespace {
 // speed and memory of the index, never its answers.
 constexpr uint64_t kSimHashPlannedDocuments = uint64_t{1} << 20;
 
-// Approximate heap bytes of one node of std::map / std::set /
-// std::unordered_map (libstdc++: three pointers and a colour, or a next
-// pointer and a cached hash, plus malloc's header).
+// Approximate heap bytes of one node of std::map / std::set (libstdc++:
+// three pointers and a colour, plus malloc's header).
 constexpr uint64_t kTreeNodeOverhead = 48;
-constexpr uint64_t kHashNodeOverhead = 32;
 
 // ChooseNearDuplicateScheme for a stream's config, remembered: for MinHash
 // it searches bands x rows numerically (30-60 ms of expm1/log1p), and every
@@ -175,10 +173,10 @@ StreamDoc StreamState::MakeDoc(std::string_view id, int64_t time, const StreamDe
 }
 
 uint64_t StreamState::DocBytes(const StreamDoc& doc) {
-  uint64_t bytes = sizeof(StreamDoc) + kTreeNodeOverhead;                       // docs_
-  bytes += sizeof(std::pair<const std::string, uint64_t>) + kHashNodeOverhead;  // seq_of_id_
-  bytes += sizeof(std::pair<int64_t, uint64_t>) + kTreeNodeOverhead;            // by_time_
-  if (!doc.kept) bytes += sizeof(ListKey) + kTreeNodeOverhead;                  // near_by_time_
+  uint64_t bytes = sizeof(StreamDoc) + kTreeNodeOverhead;             // docs_
+  bytes += StreamIdIndex::kBytesPerId;                                // seq_of_id_
+  bytes += sizeof(std::pair<int64_t, uint64_t>) + kTreeNodeOverhead;  // by_time_
+  if (!doc.kept) bytes += sizeof(ListKey) + kTreeNodeOverhead;        // near_by_time_
   // Strings past the small-string buffer, twice for the id (doc and map key).
   auto heap = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
   bytes += 2 * heap(doc.id) + heap(doc.of) + heap(doc.text);

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "neardup/clustering.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicates.h"
+#include "stream/stream_id_index.h"
 #include "stream/stream_record.h"
 #include "stream/stream_state.h"
 #include "support/file_size_limit.h"
@@ -503,6 +506,53 @@ TEST(StreamStateStoreTest, ARefusedRecordLeavesItsIdAbsent) {
   // The first one is still there, and still matched.
   EXPECT_EQ(state->Find("a")->time, 100);
   EXPECT_EQ(state->Decide(fingerprint, 102).status, StreamStatus::kNearDuplicate);
+}
+
+}  // namespace
+}  // namespace neardup::internal
+
+namespace neardup::internal {
+namespace {
+
+// StreamIdIndex against std::unordered_map: inserts (growing every table
+// from empty several times), erases (backward shift inside runs that wrap
+// around a table's end), re-inserts and lookups, with ids inside and past
+// std::string's small buffer.
+TEST(StreamIdIndexTest, AgreesWithAnUnorderedMapThroughGrowthAndErases) {
+  StreamIdIndex index;
+  std::unordered_map<std::string, uint64_t> oracle;
+  std::mt19937_64 random(11);
+  auto id_of = [](uint64_t n) {
+    return n % 3 == 0 ? "a-long-document-identifier-" + std::to_string(n) : std::to_string(n);
+  };
+  uint64_t seq = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 6000; ++i) {  // ~94 ids a table: each grows 16 -> 128
+      const std::string id = id_of(random() % 20000);
+      const bool inserted = index.Insert(id, seq);
+      EXPECT_EQ(inserted, oracle.emplace(id, seq).second) << id;
+      ++seq;
+    }
+    for (int i = 0; i < 5000; ++i) {
+      const std::string id = id_of(random() % 20000);
+      EXPECT_EQ(index.Erase(id), oracle.erase(id) == 1) << id;
+    }
+    ASSERT_EQ(index.size(), oracle.size());
+    for (uint64_t n = 0; n < 20000; ++n) {
+      const std::string id = id_of(n);
+      const uint64_t* found = index.Find(id);
+      const auto it = oracle.find(id);
+      ASSERT_EQ(found != nullptr, it != oracle.end()) << id;
+      if (found != nullptr) {
+        EXPECT_EQ(*found, it->second) << id;
+      }
+    }
+  }
+  for (const auto& [id, ignored] : oracle) EXPECT_TRUE(index.Erase(id)) << id;
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.Find(id_of(3)), nullptr);
+  EXPECT_TRUE(index.Insert(id_of(3), 7));
+  EXPECT_EQ(*index.Find(id_of(3)), 7u);
 }
 
 }  // namespace
