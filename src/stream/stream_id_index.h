@@ -15,8 +15,8 @@
 // lookup reads one run of adjacent entries and compares an id only on an
 // equal 64-bit hash. Linear probing, at most 3/4 full, deletion by backward
 // shift (no tombstones: a window that turns over for ever keeps its
-// high-water size). Memory: sizeof(Entry) (48 bytes) per 3/8 to 3/4 of an
-// entry, plus an id's heap buffer past 15 bytes.
+// high-water size). Memory: a 48-byte entry per id at 3/8 to 3/4 full
+// (64-128 bytes an id), plus an id's heap buffer past 15 bytes.
 // Thread safety: none; the stream serialises access.
 #ifndef NEARDUP_STREAM_STREAM_ID_INDEX_H_
 #define NEARDUP_STREAM_STREAM_ID_INDEX_H_
