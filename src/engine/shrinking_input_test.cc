@@ -43,6 +43,12 @@ LinesFile ShrinkTestLines(size_t count) {
   return file;
 }
 
+std::unique_ptr<Fingerprinter> ShrinkTestFingerprinter() {
+  SketchSelection selection;
+  selection.simhash = true;
+  return std::move(CreateCpuFingerprinter(*PresetRecipe("default"), selection)).value();
+}
+
 // What one run of the pipeline handed its sink.
 struct ShrinkRun {
   Status status;
@@ -61,10 +67,7 @@ ShrinkRun RunShrinking(const std::string& path, int threads, size_t batch_bytes,
   options.on_skip = [&](const SkippedRecord& r) { run.skipped.push_back(r); };
   auto reader = DocumentReader::Open({path}, options);
   EXPECT_TRUE(reader.ok()) << reader.status();
-  SketchSelection selection;
-  selection.simhash = true;
-  auto fingerprinter =
-      std::move(CreateCpuFingerprinter(*PresetRecipe("default"), selection)).value();
+  auto fingerprinter = ShrinkTestFingerprinter();
   FingerprintPipelineOptions pipeline;
   pipeline.batch_bytes = batch_bytes;
   MappedInput::SetAfterMapHookForTest(std::move(on_map));
@@ -172,10 +175,7 @@ TEST(ShrinkingInputTest, DedupsSecondPassReportsAFileCutUnderIt) {
   const std::string path = dir.Write("in.jsonl", lines.bytes);
   auto reader = DocumentReader::Open({path}, {});
   ASSERT_TRUE(reader.ok());
-  SketchSelection selection;
-  selection.simhash = true;
-  auto fingerprinter =
-      std::move(CreateCpuFingerprinter(*PresetRecipe("default"), selection)).value();
+  auto fingerprinter = ShrinkTestFingerprinter();
   FingerprintPipelineOptions pipeline;
   pipeline.record_locations = true;
   pipeline.batch_bytes = 20000;

@@ -81,10 +81,14 @@ void OnSigbus(int signal, siginfo_t* info, void* context) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
   GuardedMapping* slot = FindGuardedMapping(address);
   if (slot != nullptr) {
-    // The raw system call: no interceptor (a sanitizer's) runs inside the
-    // handler. MAP_FIXED replaces the vanished file page in place.
+    // The file now ends before this page, so every later page of the
+    // mapping is gone too: zeros over all of them at once (MAP_FIXED, in
+    // place), or a scan over the rest of a large file would take a signal
+    // per page. The raw system call: no interceptor (a sanitizer's) runs
+    // inside the handler.
     const uintptr_t page = address / guard_page_size * guard_page_size;
-    const long zeros = ::syscall(SYS_mmap, page, guard_page_size, PROT_READ,
+    const uintptr_t end = slot->end.load(std::memory_order_relaxed);
+    const long zeros = ::syscall(SYS_mmap, page, end - page, PROT_READ,
                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     if (zeros != -1) {
       // Lock-free atomics are safe in a handler; faults of several threads

@@ -6,22 +6,23 @@
 // its new end are gone: touching one raises SIGBUS (the bytes of the last
 // page past the new end read as zeros, with no signal). One process-wide
 // SIGBUS handler, installed on the first registration, looks the faulting
-// address up among the registered input mappings; for one of them it maps a
-// page of anonymous zeros over the faulting page (mmap MAP_FIXED, a system
-// call that is safe in a signal handler on Linux), marks the mapping
-// damaged, and returns: the reader finishes its chunk on zeros and then
-// finds the mark (MappedInput::CheckRead) and reports DataLoss. A SIGBUS at
-// any other address goes to the handler that was installed before this one
-// (or, if there was none, kills the process as it would have).
+// address up among the registered input mappings; for one of them it maps
+// anonymous zeros over the faulting page and the rest of the mapping (the
+// file now ends before them all; mmap MAP_FIXED, a system call that is safe
+// in a signal handler on Linux), records the page, and returns: the reader
+// finishes its chunk on zeros, then finds the record (MappedInput::
+// CheckRead) and reports DataLoss. A SIGBUS at any other address goes to
+// the handler that was installed before this one (or, if there was none,
+// kills the process as it would have).
 //
 // Cost: nothing on the reading path (a registered mapping is read as any
 // other memory); a registration is a scan for a free slot (no lock, no
 // system call after the first, which installs the handler); a fault is a
 // scan of the slots and one mmap.
-// Thread safety: the three functions may be called from any
-// thread; a fault may happen on any thread. A handler that another library
-// installs for SIGBUS after the first registration replaces this one (its
-// faults then end the process as before).
+// Thread safety: the three functions may be called from any thread; a fault
+// may happen on any thread. A handler that another library installs for
+// SIGBUS after the first registration replaces this one (its faults then
+// end the process as before).
 #ifndef NEARDUP_IO_MAPPING_FAULT_GUARD_H_
 #define NEARDUP_IO_MAPPING_FAULT_GUARD_H_
 
