@@ -12,11 +12,13 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "io/mapped_input.h"
 #include "neardup/fingerprint_pipeline.h"
+#include "neardup/positioned_output.h"
 #include "neardup/recipe.h"
 #include "support/temp_dir.h"
 
@@ -167,6 +169,21 @@ TEST(ShrinkingInputTest, AFileThatGrowsIsReadAsItWasWhenMapped) {
   EXPECT_EQ(grown.skipped[0].reason, before.skipped[0].reason);
 }
 
+// A PositionedOutput into a string (zeros where nothing was written).
+class ShrinkTestOutput : public PositionedOutput {
+ public:
+  Status WriteAt(uint64_t offset, std::string_view bytes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (this->bytes.size() < offset + bytes.size()) this->bytes.resize(offset + bytes.size());
+    this->bytes.replace(offset, bytes.size(), bytes);
+    return Status::Ok();
+  }
+  std::string bytes;
+
+ private:
+  std::mutex mutex_;
+};
+
 // dedup's second pass (CopyKeptRecordsByLocation, both writes) maps the
 // files again: a file cut under it is DataLoss too, never a crash.
 TEST(ShrinkingInputTest, DedupsSecondPassReportsAFileCutUnderIt) {
@@ -199,6 +216,26 @@ TEST(ShrinkingInputTest, DedupsSecondPassReportsAFileCutUnderIt) {
   // Written before the error: whole records, none after the cut's page.
   EXPECT_EQ(lines.bytes.compare(0, written.size(), written), 0);
   EXPECT_LT(written.size(), cut);
+
+  // The positioned write (ranges written by the threads that copied them):
+  // the same error, and the prefix it says is written is the file's.
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  std::ofstream(path, std::ios::binary) << lines.bytes;
+  corpus = FingerprintedCorpus();
+  reader = DocumentReader::Open({path}, {});
+  ASSERT_TRUE(reader.ok());
+  MappedInput::SetAfterMapHookForTest({});
+  ASSERT_TRUE(CollectFingerprints(**reader, *fingerprinter, pipeline, false, &corpus).ok());
+  MappedInput::SetAfterMapHookForTest([&](const std::string& mapped) {
+    ASSERT_EQ(::truncate(mapped.c_str(), static_cast<off_t>(cut)), 0);
+  });
+  ShrinkTestOutput out;
+  uint64_t prefix = 0;
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 3);
+  copied = CopyKeptRecordsByLocationAt(corpus, keep, pipeline, out, &prefix);
+  EXPECT_EQ(copied.message(), shrank);
+  EXPECT_LT(prefix, cut);
+  EXPECT_EQ(out.bytes.substr(0, prefix), lines.bytes.substr(0, prefix));
   MappedInput::SetAfterMapHookForTest({});
 }
 
