@@ -393,4 +393,40 @@ TEST_F(CliSafetyTest, JsonlInvalidUtf8IsReplacedAndPlainTextIsInvalidJson) {
   EXPECT_THAT(run.err, Not(HasSubstr("boolean")));
 }
 
+// Session 11: an input truncated while it was read through its mapping
+// killed the process with SIGBUS (exit 135, no message, a half-written
+// output left). The truncation happens at the library's test hook, right
+// after the file is mapped (NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>@<n>":
+// the n-th file mapped): fingerprint's only pass, and dedup's first and
+// second passes (the second maps the file again to copy the kept records).
+TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
+  std::string big;
+  while (big.size() < 300000) big += Read(Example());
+  const std::string size = std::to_string(big.size());
+  struct Case {
+    std::string command;  // after the environment, before the input
+    std::string shrink;
+  };
+  const Case cases[] = {
+      {"fingerprint --simhash --threads 2", "100037"},
+      {"fingerprint --simhash --threads 2", "0"},
+      {"dedup -q --threads 2 -o " + (dir_ / "kept.jsonl").string(), "100037@1"},
+      {"dedup -q --threads 2 -o " + (dir_ / "kept.jsonl").string(), "100037@2"},
+  };
+  for (const Case& c : cases) {
+    const std::string input = Write("big.jsonl", big);
+    Write("kept.jsonl", "previous\n");
+    const std::string left = c.shrink.substr(0, c.shrink.find('@'));
+    ::setenv("NEARDUP_TEST_SHRINK_MAPPED_INPUT", c.shrink.c_str(), 1);
+    CommandResult run = Neardup(c.command + " " + input + " >/dev/null", 60);
+    ::unsetenv("NEARDUP_TEST_SHRINK_MAPPED_INPUT");
+    EXPECT_EQ(run.exit_code, 4) << c.command << " " << c.shrink << ": " << run.err;
+    EXPECT_THAT(run.err, HasSubstr("input " + input + " shrank while it was read (" + size +
+                                   " -> " + left + " bytes)"))
+        << c.shrink;
+    EXPECT_EQ(Read((dir_ / "kept.jsonl").string()), "previous\n");
+    EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+  }
+}
+
 }  // namespace

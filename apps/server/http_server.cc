@@ -64,8 +64,26 @@ bool ParseChunkSize(std::string_view line, uint64_t* size) {
 // timeout (slow clients time out).
 class HttpServer::Connection {
  public:
-  Connection(int sock, int read_timeout_ms, int write_timeout_ms)
-      : sock_(sock), read_timeout_ms_(read_timeout_ms), write_timeout_ms_(write_timeout_ms) {}
+  Connection(int sock, int read_timeout_ms, int write_timeout_ms, std::atomic<size_t>* open)
+      : sock_(sock),
+        read_timeout_ms_(read_timeout_ms),
+        write_timeout_ms_(write_timeout_ms),
+        open_(open) {}
+
+  // Gives back the connection's place under the cap (once). Called before
+  // the answer after which the connection closes, not after the close: a
+  // client that opens its next connection as soon as it has the answer
+  // (one request per connection, as cpp-httplib's client does) must find
+  // the place free, or a client that never holds more than one connection
+  // is refused "too many open connections" whenever this thread is
+  // descheduled between its answer and its close (session 8 saw the
+  // collection route test's readers get 503 that way at load 14).
+  void ReleaseSlot() {
+    if (counted_) {
+      counted_ = false;
+      --*open_;
+    }
+  }
 
   int sock() const { return sock_; }
   bool buffered() const { return begin_ < end_; }
@@ -296,6 +314,8 @@ class HttpServer::Connection {
   bool timed_out_ = false;
   bool unread_ = false;
   bool wait_slice_set_ = false;
+  std::atomic<size_t>* const open_;
+  bool counted_ = true;
 };
 
 // The pool, with the cap applied when a connection is queued (not when a
@@ -311,11 +331,10 @@ class HttpServer::ConnectionQueue : public httplib::TaskQueue {
       reject_connection = false;
       return;
     }
+    // Released by the connection itself (Connection::ReleaseSlot): before
+    // its last answer is sent, or when it ends.
     ++server_.open_;
-    pool_.enqueue([this, fn = std::move(fn)] {
-      fn();
-      --server_.open_;
-    });
+    pool_.enqueue(std::move(fn));
   }
   void shutdown() override { pool_.shutdown(); }
 
@@ -420,6 +439,7 @@ bool HttpServer::ServeRequest(Connection& connection, bool last) {
   }
   if (res.status == -1) res.status = 200;
   if (close && res.status >= 400) connection.set_unread();
+  if (close) connection.ReleaseSlot();
   std::string answer_head;
   answer_head.reserve(256);
   AppendResponseHead(res, res.body.size(), close, &answer_head);
@@ -440,7 +460,7 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
   const int one = 1;
   ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   Connection connection(sock, Milliseconds(read_timeout_sec_, read_timeout_usec_),
-                        Milliseconds(write_timeout_sec_, write_timeout_usec_));
+                        Milliseconds(write_timeout_sec_, write_timeout_usec_), &open_);
   // Waits for the next request of a keep-alive connection, in short slices
   // so that Stop() ends idle connections promptly. A request that has
   // arrived is served even after Stop(): it is in flight (under load a pool
@@ -457,6 +477,7 @@ bool HttpServer::process_and_close_socket(socket_t sock) {
     if (!served) break;
   }
   connection.Close();
+  connection.ReleaseSlot();
   return served;
 }
 

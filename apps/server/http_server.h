@@ -5,7 +5,10 @@
 //    bound (each waits unserved, holding a file descriptor). Past
 //    `max_connections` open connections a new one is answered at once with
 //    503 {"code":"too_many_connections"} and closed, on the accepting thread,
-//    without reading it;
+//    without reading it. A connection counts from its accept until the
+//    answer after which it closes is about to be sent (or until it ends:
+//    a keep-alive connection the client closes counts until the server
+//    sees the close);
 //  - a listen backlog of SOMAXCONN (the Debian .so was built with 5:
 //    simultaneous connects overflow it and wait for a 1 s SYN retransmit);
 //  - the keep-alive loop: idle connections end within ~50 ms of Stop()

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "http_server.h"
 #include "server_test_util.h"
 
 namespace neardup::server {
@@ -57,6 +58,37 @@ TEST_F(ServerLimitsTest, ConnectionsOverTheCapGet503AndTheOthersGoOn) {
   httplib::Client fresh("127.0.0.1", port_);
   EXPECT_TRUE(served(fresh));
   EXPECT_THAT(first.Get("/metrics")->body, HasSubstr("neardup_http_rejected_connections_total "));
+}
+
+// A client that makes one request per connection (cpp-httplib's default:
+// "Connection: close") and opens the next as soon as it has the answer
+// never holds more than one connection, so the cap must never refuse it,
+// however long the server's threads take between their answer and their
+// close. Here they take 300 ms (on_answered runs there, after the answer):
+// before session 11 a connection counted until its thread had closed it,
+// so the third request got 503, as the collection route test's readers did
+// under load (session 8).
+TEST(HttpServerCapTest, OneConnectionAtATimeIsNeverRefused) {
+  HttpServer::Handlers handlers;
+  handlers.on_request = [](HttpRequest&, httplib::Response& res) {
+    res.set_content("ok", "text/plain");
+  };
+  handlers.on_answered = [](const HttpRequest&, const httplib::Response&, double) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  HttpServer server(/*threads=*/6, /*max_connections=*/2, handlers);
+  const int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread listener([&] { server.listen_after_bind(); });
+  for (int i = 0; i < 5; ++i) {
+    httplib::Client client("127.0.0.1", port);
+    httplib::Result res = client.Get("/");
+    ASSERT_TRUE(res) << i << ": " << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200) << i << ": " << res->body;
+  }
+  EXPECT_EQ(server.rejected_connections(), 0u);
+  server.stop();
+  listener.join();
 }
 
 TEST_F(ServerLimitsTest, ASlowClientTimesOut) {

@@ -14,9 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -152,6 +154,26 @@ class RawConnection {
   void Send(const std::string& bytes) {
     EXPECT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(bytes.size()));
+  }
+  // Sends a request the server may refuse before it has read all of it (a
+  // malformed head, a body over the limit). The server answers, drains
+  // what keeps arriving while it arrives (HttpServer::Connection::Close)
+  // and closes; a client slower than that drain -- descheduled on a loaded
+  // machine -- has the rest of its send cut off by the close (EPIPE or a
+  // reset), as RFC 9112 9.5 tells clients to expect of an early answer.
+  // The answer is then still there to read. Returns the bytes sent.
+  size_t SendMayBeRefused(const std::string& bytes) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        EXPECT_TRUE(errno == EPIPE || errno == ECONNRESET) << std::strerror(errno);
+        break;
+      }
+      sent += static_cast<size_t>(n);
+    }
+    return sent;
   }
   // Everything until the server closes (or `timeout` passes).
   std::string ReadAll(std::chrono::seconds timeout) { return ReadUntil("", timeout); }

@@ -143,8 +143,12 @@ struct InputOptions {
   // Read uncompressed JSONL files through a read-only memory mapping when
   // they are read in blocks (RunFingerprintPipeline): the chunks are the
   // page cache's pages, with no read(2) copy. Default true. The documents are
-  // the same either way. Set false for inputs that another process may
-  // truncate while they are read: a mapped file that shrinks raises SIGBUS.
+  // the same either way. A mapped file that another process truncates while
+  // it is read ends the read with DataLoss "input FILE shrank while it was
+  // read (N -> M bytes)" after the documents before the cut (a SIGBUS guard
+  // turns the lost pages into zeros that are never delivered; docs/
+  // PIPELINE.md, "Inputs that shrink"); false reads by read(2), which sees
+  // the file end early instead.
   bool map_files = true;
 };
 

@@ -140,9 +140,21 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
       pool.Give(std::move(batch));
       return;
     }
+    // A chunk of a file that shrank under its mapping read zeros for the
+    // lost bytes (mapping_fault_guard.h): its documents, skips and output
+    // never reach the sink. Checked again after the sink, which may read
+    // the ids through views into the mapping.
+    Status status = internal::CheckMappedChunk(batch->block);
+    if (!status.ok()) {
+      error = status;
+      stopped.store(true, std::memory_order_relaxed);
+      pool.Give(std::move(batch));
+      return;
+    }
     Status read_status = DocumentBlockReader::Finish(reader, batch->block);
-    Status status = batch->status;
+    status = batch->status;
     if (status.ok()) status = deliver(*batch);
+    if (status.ok()) status = internal::CheckMappedChunk(batch->block);
     // Blocks finish in order: the mapped pages before this one's end are
     // done with, now that the sink has seen the views into them (giving
     // them back before would fault them in again for the ids it copies).

@@ -215,6 +215,28 @@ Status WritePieces(const Range& range, Write write) {
   return Status::Ok();
 }
 
+// Writes `range` (write_range()) when what CopyRange read from the mappings
+// was the files' bytes, then checks what the write read from them itself
+// (the long runs): a file that shrank meanwhile is the error, over the ones
+// its zeros cause (a record that looks changed, a write that fails with
+// EFAULT on a vanished page).
+template <typename WriteRange>
+Status WriteChecked(const FingerprintedCorpus& corpus,
+                    const std::vector<std::shared_ptr<const internal::MappedInput>>& files,
+                    const Range& range, WriteRange write_range) {
+  auto check = [&] {
+    return internal::CheckRecordsRead(corpus, files, range.begin, range.end,
+                                      [](size_t i) { return i; });
+  };
+  Status status = range.status;
+  Status read = check();
+  if (status.ok() && read.ok()) {
+    status = write_range();
+    read = check();
+  }
+  return read.ok() ? status : read;
+}
+
 // Gives back the pages of the records of [begin, end), file by file. Ranges
 // are written out of order, so a page shared with a neighbour range still
 // being written may be dropped under it: it faults back in, same bytes.
@@ -275,11 +297,10 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
       }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
         std::unique_ptr<Range> range(raw);
         if (!error.ok()) return;
-        Status status = range->status;
-        if (status.ok()) {
-          status =
-              WritePieces(*range, [&](std::string_view bytes, uint64_t) { return write(bytes); });
-        }
+        Status status = WriteChecked(corpus, files, *range, [&] {
+          return WritePieces(*range,
+                             [&](std::string_view bytes, uint64_t) { return write(bytes); });
+        });
         if (!status.ok()) {
           error = status;
           return;
@@ -339,18 +360,18 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
       }) & tbb::make_filter<Range*, Range*>(tbb::filter_mode::parallel, [&](Range* range) {
         if (failed.load()) return range;  // never written: ignored below
         CopyRange(corpus, keep, files, range);
-        if (range->status.ok() && !range->last) {
-          range->status = write_range(*range);
+        if (!range->last) {
+          range->status = WriteChecked(corpus, files, *range, [&] { return write_range(*range); });
           ReleaseRecords(corpus, files, range->begin, range->end);
         }
         return range;
       }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
         std::unique_ptr<Range> range(raw);
         if (!error.ok()) return;
-        if (range->status.ok() && range->last) {
+        if (range->last) {
           // Every earlier range has been written (they passed this
           // stage first): the output reaches its size complete.
-          range->status = write_range(*range);
+          range->status = WriteChecked(corpus, files, *range, [&] { return write_range(*range); });
           ReleaseRecords(corpus, files, range->begin, range->end);
         }
         if (!range->status.ok()) {

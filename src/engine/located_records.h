@@ -6,6 +6,7 @@
 #ifndef NEARDUP_ENGINE_LOCATED_RECORDS_H_
 #define NEARDUP_ENGINE_LOCATED_RECORDS_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -39,6 +40,27 @@ bool IsWholeLine(const MappedInput& file, uint64_t offset, uint64_t size);
 // memory stays that of the records in flight.
 void ReleaseThrough(const std::vector<std::shared_ptr<const MappedInput>>& files,
                     const RecordLocation& at, std::vector<uint64_t>* released);
+
+// OK when the records at corpus.record_locations[document_at(i)], i in
+// [begin, end) (ascending within each file), were read from their files'
+// mappings intact (MappedInput::CheckRead through the byte after each
+// file's last record, which IsWholeLine reads); else the DataLoss of the
+// first file that shrank under them. Call it after the reads: a file that
+// shrank while its records were read gives zeros for the lost bytes, which
+// look like a changed record, or a write from the mapping that fails.
+template <typename DocumentAt>
+Status CheckRecordsRead(const FingerprintedCorpus& corpus,
+                        const std::vector<std::shared_ptr<const MappedInput>>& files, size_t begin,
+                        size_t end, DocumentAt document_at) {
+  for (size_t i = begin; i < end; ++i) {
+    const RecordLocation& at = corpus.record_locations[document_at(i)];
+    if (i + 1 < end && corpus.record_locations[document_at(i + 1)].file == at.file) continue;
+    const MappedInput& file = *files[at.file];
+    NEARDUP_RETURN_IF_ERROR(file.CheckRead(
+        std::max<uint64_t>(1, std::min<uint64_t>(at.offset + at.size + 1, file.size()))));
+  }
+  return Status::Ok();
+}
 
 // The end of the next range of a pass over records [next, n) in a
 // pipeline's serial first stage: records are taken while their bytes

@@ -16,6 +16,13 @@ std::string TooLargeReason(const char* what, uint64_t size, uint64_t max) {
          std::to_string(max) + ")";
 }
 
+Status CheckMappedChunk(const DocumentBlock& block) {
+  if (!block.jsonl || block.chunk.mapping == nullptr || block.chunk.mapped_end == 0) {
+    return Status::Ok();
+  }
+  return block.chunk.mapping->CheckRead(block.chunk.mapped_end);
+}
+
 void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, DocumentBlock* block) {
   const char* data = block->chunk.lines();
   const size_t size = block->chunk.size;

@@ -111,6 +111,15 @@ void AssignLineIds(DocumentBlock* block);
 // callers that take Documents. REQUIRES: AssignLineIds ran.
 void MakeDocuments(bool keep_raw_records, DocumentBlock* block);
 
+// OK unless the block is a chunk of a mapped file that shrank under it
+// before its bytes were read (MappedInput::CheckRead): then DataLoss, and the
+// chunk's documents and skips hold zeros where the file's bytes were. Call
+// it after the chunk's last use through its views: the pipeline checks
+// before the sink sees a block and again after (docs/PIPELINE.md, "Inputs
+// that shrink"). Cost: an atomic load and a memory read; a stat(2) for a
+// chunk in the file's last page.
+Status CheckMappedChunk(const DocumentBlock& block);
+
 // Shared with document_reader.cc: a line of only spaces, tabs and "\r" is
 // blank (ignored); the reason given for a too large record or document.
 bool IsBlankLine(std::string_view line);

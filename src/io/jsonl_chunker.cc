@@ -33,6 +33,12 @@ JsonlChunker::JsonlChunker(std::shared_ptr<const MappedInput> file, size_t chunk
 // the last "\n" within chunk_bytes of its start; a line longer than that is
 // a chunk of its own, or, past max_line_bytes (+1 for a "\r"), a tail.
 bool JsonlChunker::NextMapped(JsonlChunk* chunk) {
+  if (!CutMapped(chunk)) return false;
+  chunk->mapped_end = file_pos_;
+  return true;
+}
+
+bool JsonlChunker::CutMapped(JsonlChunk* chunk) {
   const char* data = file_->data();
   const size_t size = file_->size();
   if (file_pos_ >= size) return false;
@@ -116,6 +122,7 @@ Status JsonlChunker::Discard(JsonlChunk* chunk, uint64_t seen) {
 Result<bool> JsonlChunker::Next(JsonlChunk* chunk) {
   chunk->mapped = nullptr;
   chunk->mapping.reset();
+  chunk->mapped_end = 0;
   if (file_ != nullptr) {
     chunk->tail = ChunkTail::kNone;
     chunk->tail_length = 0;

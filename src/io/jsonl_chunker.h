@@ -53,6 +53,10 @@ struct JsonlChunk {
   // Chunks of a mapped file: their lines in the mapping, which they keep.
   const char* mapped = nullptr;
   std::shared_ptr<const MappedInput> mapping;
+  // Chunks of a mapped file: the offset in the file where the bytes the
+  // chunker read for this chunk end (its lines, or a passed-over line), for
+  // MappedInput::CheckRead once the chunk has been used.
+  size_t mapped_end = 0;
   size_t size = 0;
   ChunkTail tail = ChunkTail::kNone;
   uint64_t tail_length = 0;
@@ -81,6 +85,7 @@ class JsonlChunker {
   // gone; fills the chunk's tail.
   Status Discard(JsonlChunk* chunk, uint64_t seen);
   bool NextMapped(JsonlChunk* chunk);
+  bool CutMapped(JsonlChunk* chunk);
 
   ByteStream* stream_ = nullptr;
   std::shared_ptr<const MappedInput> file_;

@@ -5,11 +5,54 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
+#include "io/mapping_fault_guard.h"
+
 namespace neardup::internal {
+namespace {
+
+std::function<void(const std::string&)>& AfterMapHook() {
+  static std::function<void(const std::string&)> hook;
+  return hook;
+}
+
+// NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>[@<n>]": truncates the n-th file
+// mapped by this process (from 1) to <bytes> right after its mapping.
+void ShrinkForTest(const std::string& path) {
+  struct Request {
+    long long bytes = -1;
+    long long nth = 1;
+  };
+  static const Request request = [] {
+    Request parsed;
+    const char* value = std::getenv("NEARDUP_TEST_SHRINK_MAPPED_INPUT");
+    if (value == nullptr) return parsed;
+    char* rest = nullptr;
+    parsed.bytes = std::strtoll(value, &rest, 10);
+    if (*rest == '@') parsed.nth = std::strtoll(rest + 1, nullptr, 10);
+    return parsed;
+  }();
+  static std::atomic<long long> mapped{0};
+  if (request.bytes < 0) return;
+  if (mapped.fetch_add(1) + 1 == request.nth) (void)::truncate(path.c_str(), request.bytes);
+}
+
+size_t MappedPageSize() {
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+}  // namespace
+
+void MappedInput::SetAfterMapHookForTest(std::function<void(const std::string& path)> hook) {
+  AfterMapHook() = std::move(hook);
+}
 
 std::shared_ptr<const MappedInput> MappedInput::Map(const std::string& path) {
   int fd;
@@ -41,11 +84,71 @@ std::shared_ptr<const MappedInput> MappedInput::Map(const std::string& path) {
     ::munmap(reserved, mapped);
     return nullptr;
   }
+  // Registered before anything reads it, so that no fault of it can end
+  // the process.
+  GuardedMapping* guard = RegisterMapping(static_cast<const char*>(reserved), mapped);
+  if (guard == nullptr) {
+    ::munmap(reserved, mapped);
+    return nullptr;
+  }
   // Read front to back once, by several threads a chunk apart.
   (void)::madvise(file, size, MADV_SEQUENTIAL);
-  return std::shared_ptr<const MappedInput>(
+  std::shared_ptr<MappedInput> input(
       new MappedInput(static_cast<const char*>(file), size, mapped,
                       static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec));
+  input->path_ = path;
+  input->device_ = st.st_dev;
+  input->inode_ = st.st_ino;
+  input->guard_ = guard;
+  ShrinkForTest(path);
+  if (AfterMapHook()) AfterMapHook()(path);
+  return input;
+}
+
+bool MappedInput::damaged() const { return FirstVanishedPage(guard_) != nullptr; }
+
+Status MappedInput::CheckRead(size_t end) const {
+  const size_t page = MappedPageSize();
+  // The page after the range's last one: if the file now ends before it,
+  // the range's last page may have read zeros past the new end.
+  const size_t probe = (end - 1) / page * page + page;
+  if (probe < size_) {
+    // A read the compiler keeps: it faults, and the guard records the
+    // page, when the file now ends before it.
+    (void)*static_cast<const volatile char*>(data_ + probe);
+  }
+  const char* vanished = FirstVanishedPage(guard_);
+  // A page the range read was replaced by zeros.
+  if (vanished != nullptr && vanished < data_ + end) return ShrankError();
+  // The file still reaches past the range's last page.
+  if (probe < size_ && (vanished == nullptr || vanished > data_ + probe)) return Status::Ok();
+  // The range ends in the file's last page, or the file now ends just
+  // after the range: only the file's size tells whether the range's last
+  // page was cut inside. Another file at the path says nothing about this
+  // one (whose vanished pages then decide).
+  struct stat st;
+  if (::stat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_) {
+    return static_cast<uint64_t>(st.st_size) >= end ? Status::Ok() : ShrankError();
+  }
+  return vanished == nullptr ? Status::Ok() : ShrankError();
+}
+
+Status MappedInput::ShrankError() const {
+  const std::string was = std::to_string(size_);
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0) {
+    return DataLossError("input " + path_ + " shrank while it was read (" + was +
+                         " bytes when mapped; now: " + std::strerror(errno) + ")");
+  }
+  if (st.st_dev == device_ && st.st_ino == inode_ && static_cast<uint64_t>(st.st_size) < size_) {
+    return DataLossError("input " + path_ + " shrank while it was read (" + was + " -> " +
+                         std::to_string(st.st_size) + " bytes)");
+  }
+  // Shrunk and grown again, or replaced: the bytes read are not all the
+  // file's either way.
+  return DataLossError("input " + path_ + " changed while it was read (part of its " + was +
+                       " bytes vanished; the path now holds " + std::to_string(st.st_size) +
+                       " bytes)");
 }
 
 void MappedInput::Release(const char* begin, size_t size) const {
@@ -74,6 +177,10 @@ void PageReleaseQueue::ReleaseAll() {
   for (const Range& range : ranges) range.mapping->Release(range.begin, range.size);
 }
 
-MappedInput::~MappedInput() { ::munmap(const_cast<char*>(data_), mapped_); }
+MappedInput::~MappedInput() {
+  // Guarded up to the unmapping: the range may be reused by the next mmap.
+  UnregisterMapping(guard_);
+  ::munmap(const_cast<char*>(data_), mapped_);
+}
 
 }  // namespace neardup::internal

@@ -7,9 +7,13 @@
 // whichever thread first touches them (the parallel parse filter), not by
 // the serial reader. The mapping is private and read-only: nothing is ever
 // written back.
-// Caveat, as for every mmap reader: if another process truncates the file
-// while it is mapped, touching the lost pages raises SIGBUS. Inputs that may
-// change while read can be read with InputOptions::map_files = false.
+// A file that another process truncates while it is mapped loses pages
+// under the mapping; touching one would raise SIGBUS and end the process.
+// The mapping is therefore registered with the SIGBUS guard
+// (io/mapping_fault_guard.h), which maps zeros over a vanished page and
+// marks the mapping damaged, and readers call CheckRead after reading a
+// range, so that a truncation comes out as a DataLoss error after the
+// documents read before it (docs/PIPELINE.md, "Inputs that shrink").
 // Thread safety: immutable once made; shared by the chunks that point into
 // it (std::shared_ptr), and unmapped when the last one lets go.
 #ifndef NEARDUP_IO_MAPPED_INPUT_H_
@@ -17,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,12 +31,23 @@
 
 namespace neardup::internal {
 
+struct GuardedMapping;
+
 class MappedInput {
  public:
   // Maps `path`. Returns nullptr (not an error) when the file is not a
   // regular file, is empty, or the system refuses the mapping: the caller
   // then reads it as a stream, whose errors are the ones to report.
   static std::shared_ptr<const MappedInput> Map(const std::string& path);
+
+  // Testing hook: called by Map with the path after the file is mapped and
+  // before anything reads it (a test truncates or grows the file there).
+  // Not thread-safe: set it while no file is being mapped; an empty function
+  // turns it off. The environment variable
+  // NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>[@<n>]" does the same for a
+  // whole process (the CLI's tests): the n-th file mapped (default 1) is
+  // truncated to <bytes> right after its mapping.
+  static void SetAfterMapHookForTest(std::function<void(const std::string& path)> hook);
 
   ~MappedInput();
   MappedInput(const MappedInput&) = delete;
@@ -44,6 +60,22 @@ class MappedInput {
   // The file's modification time when it was mapped, in ns since the epoch
   // (dedup's second pass compares it with the first's).
   int64_t modified_ns() const { return modified_ns_; }
+  const std::string& path() const { return path_; }
+
+  // OK when the bytes of [data(), data() + end) that were read through the
+  // mapping were the file's: no page of the range has vanished, and the
+  // file did not shrink below `end` (the bytes of its last page past a new
+  // end read as zeros without a fault). Else DataLoss "input PATH shrank
+  // while it was read (N -> M bytes)". Call it after the range was read (all
+  // of it, by any thread, ordered before this call).
+  // Cost: one read of the byte at the page after the range's last page (it
+  // faults, and the guard records the page, if the file now ends before
+  // it) and one atomic load; a stat(2) of the path only for a range that
+  // ends in the file's last page, or when the file now ends right after
+  // the range. REQUIRES: 0 < end <= size().
+  Status CheckRead(size_t end) const;
+  // True once a vanished page was replaced by zeros (one atomic load).
+  bool damaged() const;
 
   // Drops the pages of [begin, begin + size) that no later byte shares from
   // this process's page tables (the page cache keeps them; touching them
@@ -55,11 +87,18 @@ class MappedInput {
  private:
   MappedInput(const char* data, size_t size, size_t mapped, int64_t modified_ns)
       : data_(data), size_(size), mapped_(mapped), modified_ns_(modified_ns) {}
+  // The error CheckRead returns, from the file's size now.
+  Status ShrankError() const;
 
   const char* data_;
   size_t size_;
   size_t mapped_;  // bytes of address space, the zero tail included
   int64_t modified_ns_;
+  std::string path_;
+  // The file mapped: a path that names another file now says nothing about it.
+  uint64_t device_ = 0;
+  uint64_t inode_ = 0;
+  GuardedMapping* guard_ = nullptr;
 };
 
 // Ranges whose pages may be given back (MappedInput::Release), collected by

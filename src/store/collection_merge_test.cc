@@ -44,12 +44,26 @@ class MergeGateEnv : public Env {
     }
     cv_.notify_all();
   }
+  // Waits (at most 20 s) until `n` merges have reached their file, the
+  // gate; false if they did not. A merge runs on its own thread (std::async)
+  // and merges the tiers in memory before it creates its file, so a commit
+  // returns before it gets there: a test that counts merges must wait for
+  // them (session 11: under load the count was read before the merge
+  // thread had run at all, "expected one merge, saw none").
+  bool WaitForMerges(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(20), [&] { return merges >= n; });
+  }
   std::atomic<int> failures{0};
   std::atomic<int> merges{0};  // merge files begun
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
     if (std::filesystem::path(path).filename().string().starts_with("index-merge")) {
-      ++merges;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++merges;
+      }
+      cv_.notify_all();
       if (failures > 0) {
         --failures;
         return IoError("write " + path + ": injected failure");
@@ -133,12 +147,16 @@ TEST_F(CollectionMergeTest, ACommitReturnsWhileAMergeRunsAndEveryViewStaysExact)
   // Two one-document tiers call for a merge: it starts, and waits at the gate.
   Commit(c.get(), {Small(1)});
   EXPECT_EQ(Tiers(*c), 3u);
+  ASSERT_TRUE(env_.WaitForMerges(1));
   // The writer goes on: each commit adds its tier, the merge's tiers stay.
   Commit(c.get(), {Small(2)});
   Commit(c.get(), {}, {"one0"});  // a document of the merging run
   Commit(c.get(), {{"base5", "modified w5 x5"}});
   EXPECT_EQ(Tiers(*c), 5u);
-  EXPECT_EQ(env_.merges, 1);  // one at a time: the first still runs
+  // One at a time: the first still waits at the gate, and no commit began
+  // another (one that did would most likely have reached its file by now,
+  // after the three commits and their fsyncs).
+  EXPECT_EQ(env_.merges, 1);
   ASSERT_TRUE(c->Verify().ok());
   ExpectIndexEqualsRebuild(*c);
   ExpectReaderExact(*c);
