@@ -32,6 +32,7 @@
 #include "neardup/document.h"
 #include "neardup/document_reader.h"
 #include "neardup/fingerprinter.h"
+#include "neardup/stage_time.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -52,6 +53,11 @@ struct FingerprintPipelineOptions {
   // file (FingerprintedCorpus::record_locations), for
   // CopyKeptRecordsByLocation. 24 bytes per document.
   bool record_locations = false;
+  // When set, the CPU time of the pipeline's serial filters (reading the
+  // chunks, numbering lines, delivering in order; for the copies of kept
+  // records, cutting ranges and writing in order) is added to it, for
+  // `--profile`. Not owned.
+  SerialCpuTime* serial_time = nullptr;
 };
 
 struct FingerprintPipelineStats {

@@ -265,6 +265,7 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
       in_flight,
       tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
                                                                                 control) {
+        SerialCpuTime::Scope timed(options.serial_time);
         // A dropped record adds no bytes.
         return internal::NextRange<Range>(control, &next, n, !error.ok(), range_bytes,
                                           kMaxRangeDocuments,
@@ -273,6 +274,7 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
         CopyRange(corpus, keep, files, range);
         return range;
       }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
+        SerialCpuTime::Scope timed(options.serial_time);
         std::unique_ptr<Range> range(raw);
         if (!error.ok()) return;
         Status status = range->status;
@@ -320,6 +322,7 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
       in_flight,
       tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
                                                                                 control) {
+        SerialCpuTime::Scope timed(options.serial_time);
         // RangeEnd asks for each record's size once: their sum is the
         // range's output size.
         uint64_t range_output = 0;
@@ -345,6 +348,7 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
         }
         return range;
       }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
+        SerialCpuTime::Scope timed(options.serial_time);
         std::unique_ptr<Range> range(raw);
         if (!error.ok()) return;
         if (range->status.ok() && range->last) {
