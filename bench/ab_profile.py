@@ -6,7 +6,8 @@ times each (stdout to /dev/null), and prints for each binary the minimum over
 the runs of every stage's wall / process-CPU / main-thread-CPU seconds (the
 `--profile` line of `pairs`, `clusters` and `dedup`), the peak RSS, and a
 projection of the wall time on an idle machine with the run's thread count
-n: the sum over the stages of max(main-thread CPU, CPU / n). On a loaded
+n: the sum over the stages of max(main-thread CPU, CPU / n, serial-filter
+CPU) (the fourth figure, printed since session 11; 0 for older binaries). On a loaded
 machine the wall times mean little; CPU times and the projection are what
 can be compared.
 
@@ -37,17 +38,18 @@ def main():
             threads = int(re.search(r'\((\d+) threads', line).group(1))
             rss[name] = re.search(r'peak RSS ([\d.]+ MB, \d+ bytes/document)', line).group(1)
             stages = best[name]
-            for stage, wall, cpu, main_cpu in re.findall(
-                    r'(\w+) ([\d.]+)/([\d.]+)/([\d.]+)', line):
-                value = (float(wall), float(cpu), float(main_cpu))
+            for stage, wall, cpu, main_cpu, serial_cpu in re.findall(
+                    r'(\w+) ([\d.]+)/([\d.]+)/([\d.]+)(?:/([\d.]+))?', line):
+                value = (float(wall), float(cpu), float(main_cpu), float(serial_cpu or 0))
                 old = stages.get(stage, value)
                 stages[stage] = tuple(min(a, b) for a, b in zip(old, value))
     for name in binaries:
         stages = best[name]
-        projection = sum(max(main_cpu, cpu / threads)
-                         for stage, (_, cpu, main_cpu) in stages.items() if stage != 'total')
+        projection = sum(max(main_cpu, cpu / threads, serial_cpu)
+                         for stage, (_, cpu, main_cpu, serial_cpu) in stages.items()
+                         if stage != 'total')
         print('%s: %s | projection %.3f s | peak RSS %s' % (
-            name, ' '.join('%s %.3f/%.3f/%.3f' % (stage, *value)
+            name, ' '.join('%s %.3f/%.3f/%.3f/%.3f' % (stage, *value)
                            for stage, value in stages.items()),
             projection, rss[name]))
 

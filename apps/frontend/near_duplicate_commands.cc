@@ -126,27 +126,29 @@ void ExplainNearDuplicates(const NearDuplicateOptions& options, const Recipe& re
 namespace {
 
 // --profile: one line on stderr with each stage's wall seconds, CPU seconds
-// of every thread (cpu / wall is the stage's parallelism) and of the main
-// thread (the stage's serial part, when more than one thread runs), and the
-// peak memory per document.
+// of every thread (cpu / wall is the stage's parallelism), of the main
+// thread (the stage's serial part, when more than one thread runs) and of
+// its pipelines' serial filters on whichever thread (fingerprint, output),
+// and the peak memory per document.
 void PrintProfile(const std::vector<std::pair<const char*, StageTime>>& stages,
                   uint64_t documents) {
   const size_t threads =
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-  std::string line =
-      "neardup: profile (" + std::to_string(threads) + " threads; wall/cpu/main-thread cpu s):";
+  std::string line = "neardup: profile (" + std::to_string(threads) +
+                     " threads; wall/cpu/main-thread cpu/serial cpu s):";
   StageTime total;
   char buffer[96];
   for (const auto& [name, time] : stages) {
-    std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f,", name, time.wall_seconds,
-                  time.cpu_seconds, time.main_cpu_seconds);
+    std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f/%.3f,", name, time.wall_seconds,
+                  time.cpu_seconds, time.main_cpu_seconds, time.serial_cpu_seconds);
     line += buffer;
     total += time;
   }
   const uint64_t peak = PeakResidentBytes();
   std::snprintf(buffer, sizeof(buffer),
-                " total %.3f/%.3f/%.3f; peak RSS %.1f MB, %.0f bytes/document", total.wall_seconds,
-                total.cpu_seconds, total.main_cpu_seconds, static_cast<double>(peak) / 1e6,
+                " total %.3f/%.3f/%.3f/%.3f; peak RSS %.1f MB, %.0f bytes/document",
+                total.wall_seconds, total.cpu_seconds, total.main_cpu_seconds,
+                total.serial_cpu_seconds, static_cast<double>(peak) / 1e6,
                 documents == 0 ? 0.0 : static_cast<double>(peak) / static_cast<double>(documents));
   line += buffer;
   std::fprintf(stderr, "%s\n", line.c_str());
@@ -157,7 +159,8 @@ constexpr size_t kPairsPerChunk = size_t{1} << 15;
 constexpr size_t kDocumentsPerChunk = size_t{1} << 14;
 
 Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
-                  std::optional<format::TableFormat> table, OutputFile* out) {
+                  std::optional<format::TableFormat> table, OutputFile* out,
+                  SerialCpuTime* serial_time) {
   if (table) {
     std::string header;
     format::AppendPairTableHeader(&header, *table);
@@ -175,7 +178,7 @@ Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPa
           }
         }
       },
-      out);
+      out, serial_time);
 }
 
 // Clusters of two or more, numbered from 0 in order of their first member;
@@ -194,7 +197,8 @@ std::vector<std::vector<uint64_t>> ClusterMembers(const std::vector<uint64_t>& c
 
 Status WriteClusters(const FingerprintedCorpus& corpus,
                      const std::vector<std::vector<uint64_t>>& members,
-                     std::optional<format::TableFormat> table, OutputFile* out) {
+                     std::optional<format::TableFormat> table, OutputFile* out,
+                     SerialCpuTime* serial_time) {
   if (table) {
     std::string header;
     format::AppendClusterTableHeader(&header, *table);
@@ -214,7 +218,7 @@ Status WriteClusters(const FingerprintedCorpus& corpus,
           }
         }
       },
-      out);
+      out, serial_time);
 }
 
 // --sink: the pairs or the clusters as one transaction.
@@ -244,8 +248,10 @@ int SendPairsOrClusters(const NearDuplicateJob& flags, Report report_kind,
 // JSONL; otherwise one line per document saying whether it was kept.
 Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corpus,
                   const std::vector<uint64_t>& cluster_of, const std::vector<bool>& keep,
-                  OutputFile* out) {
+                  OutputFile* out, SerialCpuTime* serial_time) {
   const size_t n = corpus.ids.size();
+  FingerprintPipelineOptions copy_options;
+  copy_options.serial_time = serial_time;
   bool all_jsonl = n > 0;
   for (size_t i = 0; i < n && all_jsonl; ++i) all_jsonl = corpus.is_jsonl[i];
   if (!all_jsonl) {
@@ -264,7 +270,7 @@ Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corp
                           : std::optional<std::string_view>(corpus.ids[kept_of[cluster_of[doc]]]));
           }
         },
-        out);
+        out, serial_time);
   }
   if (!corpus.raw_records.empty()) {
     return WriteInOrder(
@@ -276,7 +282,7 @@ Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corp
             text->push_back('\n');
           }
         },
-        out);
+        out, serial_time);
   }
   // A second pass over the inputs yields the same documents in the same
   // order (the reader is deterministic); it writes the kept lines verbatim
@@ -291,16 +297,16 @@ Status WriteDedup(const NearDuplicateJob& flags, const FingerprintedCorpus& corp
   if (corpus.record_locations.size() == n) {
     if (out->positioned()) {
       return out->WriteAtOffsets([&](PositionedOutput& at, uint64_t* written) {
-        return CopyKeptRecordsByLocationAt(corpus, keep, FingerprintPipelineOptions{}, at, written);
+        return CopyKeptRecordsByLocationAt(corpus, keep, copy_options, at, written);
       });
     }
-    return CopyKeptRecordsByLocation(corpus, keep, FingerprintPipelineOptions{}, write);
+    return CopyKeptRecordsByLocation(corpus, keep, copy_options, write);
   }
   InputFlags input = flags.input;
   SkipReporter silent(/*quiet=*/true);
   Result<std::unique_ptr<DocumentReader>> reader = OpenInputs(input, &silent);
   if (!reader.ok()) return reader.status();
-  return CopyKeptRecords(**reader, corpus.ids, keep, FingerprintPipelineOptions{}, write);
+  return CopyKeptRecords(**reader, corpus.ids, keep, copy_options, write);
 }
 
 Result<NearDuplicateJob> ResolveJob(const NearDuplicateFlags& flags, Report kind) {
@@ -373,6 +379,8 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   Progress progress(flags.run.quiet);
   FingerprintPipelineOptions pipeline;
   pipeline.record_locations = (dedup || defer) && !from_stdin;
+  SerialCpuTime fingerprint_serial;
+  pipeline.serial_time = &fingerprint_serial;
   Status status = CollectFingerprints(
       **reader, **fingerprinter, pipeline, dedup && from_stdin, &corpus, nullptr,
       [&](uint64_t documents, uint64_t bytes) { progress.Update(documents, bytes); });
@@ -393,6 +401,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     if (!status.ok()) return ReportError(status);
   }
   stages.emplace_back("fingerprint", stage_timer.Lap());
+  stages.back().second.serial_cpu_seconds = fingerprint_serial.seconds();
 
   NearDuplicateReport report;
   Result<std::vector<SimilarPair>> pairs = InvalidArgumentError("not run");
@@ -412,12 +421,15 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   stages.emplace_back("verify", report.verify_time);
   stage_timer.Restart();
 
+  SerialCpuTime output_serial;
   std::vector<uint64_t> cluster_of;
   uint64_t num_clusters = 0;
   uint64_t kept = corpus.ids.size();
   std::vector<std::vector<uint64_t>> members;
   if (report_kind == Report::kPairs) {
-    if (write_lines) status = WritePairs(corpus, *pairs, flags.format.table(), &*output);
+    if (write_lines) {
+      status = WritePairs(corpus, *pairs, flags.format.table(), &*output, &output_serial);
+    }
   } else {
     Result<std::vector<uint64_t>> clusters = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
@@ -427,7 +439,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
       members = ClusterMembers(cluster_of);
       num_clusters = members.size();
       if (write_lines) {
-        status = WriteClusters(corpus, members, flags.format.table(), &*output);
+        status = WriteClusters(corpus, members, flags.format.table(), &*output, &output_serial);
       }
     } else {
       Result<std::vector<bool>> keep = ChooseKept(cluster_of, corpus.lengths, *keep_rule);
@@ -435,12 +447,13 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
       kept = 0;
       for (bool k : *keep) kept += k;
       stages.emplace_back("keep", stage_timer.Lap());
-      status = WriteDedup(flags, corpus, cluster_of, *keep, &*output);
+      status = WriteDedup(flags, corpus, cluster_of, *keep, &*output, &output_serial);
     }
   }
   Status closed = output->Finish(ReadingSucceeded(status, flags.run, skips));
   if (status.ok()) status = closed;
   stages.emplace_back("output", stage_timer.Lap());
+  stages.back().second.serial_cpu_seconds = output_serial.seconds();
   if (flags.profile) PrintProfile(stages, corpus.ids.size());
   if (!flags.sink.url.empty() && ReadingSucceeded(status, flags.run, skips)) {
     if (int code = SendPairsOrClusters(flags, report_kind, corpus, *pairs, members);

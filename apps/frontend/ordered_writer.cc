@@ -11,7 +11,7 @@ namespace neardup::cli {
 
 Status WriteInOrder(size_t n, size_t chunk_items,
                     const std::function<void(size_t begin, size_t end, std::string* text)>& format,
-                    OutputFile* out) {
+                    OutputFile* out, SerialCpuTime* serial_time) {
   chunk_items = std::max<size_t>(chunk_items, 1);
   const size_t threads =
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
@@ -28,6 +28,7 @@ Status WriteInOrder(size_t n, size_t chunk_items,
       tbb::make_filter<void, std::shared_ptr<Chunk>>(
           tbb::filter_mode::serial_in_order,
           [&](tbb::flow_control& control) -> std::shared_ptr<Chunk> {
+            SerialCpuTime::Scope timed(serial_time);
             // A failed write stops the input; chunks already taken are
             // formatted but not written.
             if (next >= n || failed.load(std::memory_order_relaxed)) {
@@ -48,6 +49,7 @@ Status WriteInOrder(size_t n, size_t chunk_items,
               }) &
           tbb::make_filter<std::shared_ptr<Chunk>, void>(
               tbb::filter_mode::serial_in_order, [&](const std::shared_ptr<Chunk>& chunk) {
+                SerialCpuTime::Scope timed(serial_time);
                 if (!status.ok()) return;
                 status = out->Write(chunk->text);
                 if (!status.ok()) failed.store(true, std::memory_order_relaxed);

@@ -13,15 +13,18 @@
 #include <functional>
 #include <string>
 
+#include "neardup/stage_time.h"
 #include "neardup/status.h"
 #include "output.h"
 
 namespace neardup::cli {
 
 // The first write error, after which nothing more is written.
+// `serial_time`, when given, sums the CPU time of the in-order steps (cutting
+// chunks, writing them): --profile's serial figure.
 Status WriteInOrder(size_t n, size_t chunk_items,
                     const std::function<void(size_t begin, size_t end, std::string* text)>& format,
-                    OutputFile* out);
+                    OutputFile* out, SerialCpuTime* serial_time = nullptr);
 
 }  // namespace neardup::cli
 

@@ -5,22 +5,17 @@
 #ifndef NEARDUP_ENGINE_BATCHES_IN_FLIGHT_H_
 #define NEARDUP_ENGINE_BATCHES_IN_FLIGHT_H_
 
-#include <tbb/global_control.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <cstddef>
 
+#include "io/effective_threads.h"
 #include "neardup/fingerprint_pipeline.h"
 
 namespace neardup::internal {
 
 inline size_t BatchesInFlight(const FingerprintPipelineOptions& options) {
   if (options.max_batches_in_flight != 0) return options.max_batches_in_flight;
-  const size_t threads =
-      std::min(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
-               tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  return std::max<size_t>(2, threads + 1);
+  return std::max<size_t>(2, EffectiveThreads() + 1);
 }
 
 }  // namespace neardup::internal

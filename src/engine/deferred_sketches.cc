@@ -29,12 +29,12 @@
 namespace neardup {
 namespace {
 
-// At most this many documents per range, so that short records still make
-// ranges small enough to spread over the cores.
+// At most this many documents per slice, so that short records still make
+// slices small enough to spread over the cores.
 constexpr size_t kMaxSliceDocuments = 512;
 
-// A range of `documents` (positions [begin, end)), parsed and fingerprinted
-// by one task.
+// A slice of `documents` (positions [begin, end)), parsed and fingerprinted
+// by one task (internal::NextRange cuts it).
 struct Slice {
   size_t begin = 0;
   size_t end = 0;
@@ -167,7 +167,7 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
 
   const SketchSelection& selection = fingerprinter.selection();
   tbb::enumerable_thread_specific<std::unique_ptr<internal::JsonlRecordParser>> parsers;
-  const size_t range_bytes = std::max<size_t>(1, batch_bytes);
+  const size_t slice_bytes = std::max<size_t>(1, batch_bytes);
   Status error;
   size_t next = 0;
   // Per file, where the pages already given back end.
@@ -178,81 +178,81 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
       tbb::make_filter<void, Slice*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
                                                                                 control) {
         return internal::NextRange<Slice>(control, &next, documents.size(), !error.ok(),
-                                          range_bytes, kMaxSliceDocuments,
+                                          slice_bytes, kMaxSliceDocuments,
                                           [&](size_t i) { return record_size(documents[i]); });
-      }) & tbb::make_filter<Slice*, Slice*>(tbb::filter_mode::parallel, [&](Slice* range) {
+      }) & tbb::make_filter<Slice*, Slice*>(tbb::filter_mode::parallel, [&](Slice* slice) {
         std::unique_ptr<internal::JsonlRecordParser>& parser = parsers.local();
         if (parser == nullptr) {
           parser = std::make_unique<internal::JsonlRecordParser>(input.text_field, input.id_field);
         }
         const std::span<const uint64_t> docs =
-            documents.subspan(range->begin, range->end - range->begin);
-        range->lines.resize(docs.size());
+            documents.subspan(slice->begin, slice->end - slice->begin);
+        slice->lines.resize(docs.size());
         if (located) {
           for (size_t j = 0; j < docs.size(); ++j) {
             const RecordLocation& at = corpus.record_locations[docs[j]];
             const internal::MappedInput& file = *files[at.file];
             if (!internal::IsWholeLine(file, at.offset, at.size)) {
-              range->status = internal::RecordFileChanged(source(docs[j]));
-              return range;
+              slice->status = internal::RecordFileChanged(source(docs[j]));
+              return slice;
             }
             // The mapping's zero page after the file pads the last
             // line as the parser requires.
-            range->lines[j] = std::string_view(file.data() + at.offset, at.size);
+            slice->lines[j] = std::string_view(file.data() + at.offset, at.size);
           }
         } else {
           size_t bytes = 0;
           for (uint64_t doc : docs) bytes += record_size(doc) + internal::kLinePaddingBytes;
-          range->copies.assign(bytes, '\0');
+          slice->copies.assign(bytes, '\0');
           size_t offset = 0;
           for (size_t j = 0; j < docs.size(); ++j) {
             const std::string& record = corpus.raw_records[docs[j]];
-            std::copy(record.begin(), record.end(), range->copies.begin() + offset);
-            range->lines[j] = std::string_view(range->copies).substr(offset, record.size());
+            std::copy(record.begin(), record.end(), slice->copies.begin() + offset);
+            slice->lines[j] = std::string_view(slice->copies).substr(offset, record.size());
             offset += record.size() + internal::kLinePaddingBytes;
           }
         }
-        range->records.resize(docs.size());
+        slice->records.resize(docs.size());
         for (size_t j = 0; j < docs.size(); ++j) {
-          const std::string_view line = range->lines[j];
-          internal::JsonlRecord& record = range->records[j];
-          if (!parser->ParseRecord(line, &range->arena, &record).ok() ||
+          const std::string_view line = slice->lines[j];
+          internal::JsonlRecord& record = slice->records[j];
+          if (!parser->ParseRecord(line, &slice->arena, &record).ok() ||
               (record.has_id &&
-               internal::FieldView(line, range->arena, record.id) != corpus.ids[docs[j]])) {
-            range->status = internal::RecordFileChanged(source(docs[j]));
-            return range;
+               internal::FieldView(line, slice->arena, record.id) != corpus.ids[docs[j]])) {
+            slice->status = internal::RecordFileChanged(source(docs[j]));
+            return slice;
           }
         }
         // Views only now: the arena may move while it grows.
-        range->texts.resize(docs.size());
+        slice->texts.resize(docs.size());
         for (size_t j = 0; j < docs.size(); ++j) {
-          range->texts[j] =
-              internal::FieldView(range->lines[j], range->arena, range->records[j].text);
+          slice->texts[j] =
+              internal::FieldView(slice->lines[j], slice->arena, slice->records[j].text);
         }
-        range->status = fingerprinter.ComputeBatch(range->texts, &range->fingerprints);
-        if (!range->status.ok()) return range;
+        slice->status = fingerprinter.ComputeBatch(slice->texts, &slice->fingerprints);
+        if (!slice->status.ok()) return slice;
         for (size_t j = 0; j < docs.size(); ++j) {
-          MergeSelected(selection, std::move(range->fingerprints[j]), &(*fingerprints)[docs[j]]);
+          MergeSelected(selection, std::move(slice->fingerprints[j]), &(*fingerprints)[docs[j]]);
         }
-        return range;
+        return slice;
       }) & tbb::make_filter<Slice*, void>(tbb::filter_mode::serial_in_order, [&](Slice* raw) {
-        std::unique_ptr<Slice> range(raw);
+        std::unique_ptr<Slice> slice(raw);
         if (!error.ok()) return;
         // A file that shrank under the parse gave zeros for its lost bytes
         // (a record that looks changed): the shrink is the error.
         if (located) {
-          Status read = internal::CheckRecordsRead(corpus, files, range->begin, range->end,
+          Status read = internal::CheckRecordsRead(corpus, files, slice->begin, slice->end,
                                                    [&](size_t i) { return documents[i]; });
-          if (!read.ok()) range->status = read;
+          if (!read.ok()) slice->status = read;
         }
-        if (!range->status.ok()) {
-          error = range->status;
+        if (!slice->status.ok()) {
+          error = slice->status;
           return;
         }
         if (!located) return;
-        // Records ascend within a file: the pages before this range's
+        // Records ascend within a file: the pages before this slice's
         // last record are not read again.
-        internal::ReleaseThrough(files, corpus.record_locations[documents[range->end - 1]],
+        internal::ReleaseThrough(files, corpus.record_locations[documents[slice->end - 1]],
                                  &released);
       }));
   return error;

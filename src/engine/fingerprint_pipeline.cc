@@ -84,6 +84,7 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
 
   // Serial: cut the input into blocks (no parsing).
   auto read = [&](tbb::flow_control& control) -> Batch* {
+    SerialCpuTime::Scope timed(options.serial_time);
     if (reader_done || stopped.load(std::memory_order_relaxed)) {
       control.stop();
       return nullptr;
@@ -118,6 +119,7 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
 
   // Serial: line numbers need every earlier chunk's line count.
   auto number = [&](Batch* batch) -> Batch* {
+    SerialCpuTime::Scope timed(options.serial_time);
     DocumentBlockReader::Number(reader, &batch->block);
     batch->first_document = documents_numbered;
     documents_numbered += batch->block.num_documents;
@@ -135,6 +137,7 @@ Status RunBlockPipeline(DocumentReader& reader, const FingerprintPipelineOptions
 
   // Serial, in input order: skip reports, the caller's delivery.
   auto finish = [&](Batch* raw) {
+    SerialCpuTime::Scope timed(options.serial_time);
     std::unique_ptr<Batch> batch(raw);
     if (stopped.load(std::memory_order_relaxed)) {
       pool.Give(std::move(batch));
@@ -248,21 +251,29 @@ Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerp
       },
       [&](Batch& batch) -> Status {
         const DocumentBlock& block = batch.block;
-        if (block.num_documents > 0) NEARDUP_RETURN_IF_ERROR(deliver(batch));
+        // Counted before the delivery, which may move the fingerprints
+        // out; added once it succeeded.
+        FingerprintPipelineStats counted;
         const bool flat = output == BlockOutput::kFlat;
         for (size_t i = 0; i < block.num_documents; ++i) {
           const uint64_t tokens =
               flat ? batch.flat.num_tokens()[i] : batch.fingerprints[i].num_tokens;
           const uint64_t invalid = flat ? batch.flat.invalid_utf8_sequences()[i]
                                         : batch.fingerprints[i].invalid_utf8_sequences;
-          local_stats.documents++;
-          local_stats.bytes += block.texts[i].size();
-          if (tokens == 0) local_stats.empty_documents++;
+          counted.documents++;
+          counted.bytes += block.texts[i].size();
+          if (tokens == 0) counted.empty_documents++;
           if (invalid > 0) {
-            local_stats.documents_with_invalid_utf8++;
-            local_stats.invalid_utf8_sequences += invalid;
+            counted.documents_with_invalid_utf8++;
+            counted.invalid_utf8_sequences += invalid;
           }
         }
+        if (block.num_documents > 0) NEARDUP_RETURN_IF_ERROR(deliver(batch));
+        local_stats.documents += counted.documents;
+        local_stats.bytes += counted.bytes;
+        local_stats.empty_documents += counted.empty_documents;
+        local_stats.documents_with_invalid_utf8 += counted.documents_with_invalid_utf8;
+        local_stats.invalid_utf8_sequences += counted.invalid_utf8_sequences;
         return Status::Ok();
       });
   if (stats != nullptr) *stats = local_stats;
@@ -333,7 +344,11 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
         for (size_t i = 0; i < block.num_documents; ++i) {
           corpus->ids.emplace_back(block.ids[i]);
           corpus->lengths.push_back(block.texts[i].size());
-          corpus->fingerprints.push_back(batch.fingerprints[i]);
+          // Moved, not copied: this filter is serial, and a copy cost a
+          // heap allocation and a page fault per few documents here (the
+          // sketches' 1 KB at k = 128). The batch's next ComputeBatch, on
+          // a worker, allocates them anew.
+          corpus->fingerprints.push_back(std::move(batch.fingerprints[i]));
           corpus->is_jsonl.push_back(block.jsonl);
           if (keep_raw_records) {
             // As Document::raw_record: the line, for JSONL read with

@@ -1,5 +1,6 @@
 #include "neardup/fingerprint_pipeline.h"
 #include "engine/fingerprint_json.h"
+#include "neardup/stage_time.h"
 #include "support/temp_dir.h"
 
 #include <gmock/gmock.h>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace neardup {
@@ -182,6 +184,74 @@ TEST_F(FingerprintPipelineTest, EmptyInputDeliversNothing) {
                              });
   EXPECT_TRUE(status.ok());
   EXPECT_EQ(calls, 0);
+}
+
+TEST_F(FingerprintPipelineTest, CollectedSketchesAreEachDocumentsOwnAndSerialFiltersAreTimed) {
+  // The delivery moves each document's sketches out of the recycled
+  // batch: every document must still get its own (not a recycled slot's
+  // earlier contents), at any thread count, over many small chunks.
+  std::string path = WriteJsonl(1200);
+  SketchSelection selection;
+  selection.simhash = true;
+  selection.minhash = true;
+  selection.kvalue_minhash = true;
+  selection.chunks = true;
+  auto fingerprinter =
+      std::move(CreateCpuFingerprinter(*PresetRecipe("default"), selection)).value();
+  std::vector<Fingerprint> expected(1200);
+  for (int i = 0; i < 1200; ++i) {
+    const std::string text = "document number " + std::to_string(i) + " talks about topic " +
+                             std::to_string(i % 7) + " at some length";
+    ASSERT_TRUE(fingerprinter->Compute(text, &expected[i]).ok());
+  }
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(threads);
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    auto reader = Open(path);
+    FingerprintPipelineOptions options;
+    options.batch_bytes = 700;  // about ten lines a chunk: batches are recycled
+    SerialCpuTime serial;
+    options.serial_time = &serial;
+    StageTimer timer;
+    FingerprintedCorpus corpus;
+    ASSERT_TRUE(CollectFingerprints(*reader, *fingerprinter, options, false, &corpus).ok());
+    const StageTime elapsed = timer.Elapsed();
+    ASSERT_EQ(corpus.fingerprints.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      const Fingerprint& got = corpus.fingerprints[i];
+      ASSERT_EQ(got.simhash, expected[i].simhash) << i;
+      ASSERT_EQ(got.minhash, expected[i].minhash) << i;
+      ASSERT_EQ(got.kvalue_minhash, expected[i].kvalue_minhash) << i;
+      ASSERT_EQ(got.chunks, expected[i].chunks) << i;
+      ASSERT_EQ(got.num_tokens, expected[i].num_tokens) << i;
+    }
+    // ~120 chunks each read, numbered and delivered in a serial filter:
+    // some CPU time, and no more than the whole process used.
+    EXPECT_GT(serial.seconds(), 0.0);
+    EXPECT_LE(serial.seconds(), elapsed.cpu_seconds + 1e-3);
+  }
+}
+
+TEST(SerialCpuTimeTest, SumsTheTimedStepsOfEveryThread) {
+  SerialCpuTime sum;
+  // Spins for `seconds` of this thread's CPU, inside a timed scope.
+  auto busy = [&sum](double seconds) {
+    SerialCpuTime::Scope timed(&sum);
+    StageTimer timer;
+    while (timer.Elapsed().main_cpu_seconds < seconds) {
+    }
+  };
+  busy(0.02);
+  EXPECT_GE(sum.seconds(), 0.02);
+  const double one = sum.seconds();
+  std::thread other([&] { busy(0.02); });
+  busy(0.02);
+  other.join();
+  EXPECT_GE(sum.seconds(), one + 0.04);
+  {
+    SerialCpuTime::Scope untimed(nullptr);  // no sum: nothing to add to
+  }
+  EXPECT_LT(sum.seconds(), one + 1.0);
 }
 
 }  // namespace

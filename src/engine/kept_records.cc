@@ -287,6 +287,7 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
       in_flight,
       tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
                                                                                 control) {
+        SerialCpuTime::Scope timed(options.serial_time);
         // A dropped record adds no bytes.
         return internal::NextRange<Range>(control, &next, n, !error.ok(), range_bytes,
                                           kMaxRangeDocuments,
@@ -295,6 +296,7 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
         CopyRange(corpus, keep, files, range);
         return range;
       }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
+        SerialCpuTime::Scope timed(options.serial_time);
         std::unique_ptr<Range> range(raw);
         if (!error.ok()) return;
         Status status = WriteChecked(corpus, files, *range, [&] {
@@ -341,6 +343,7 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
       in_flight,
       tbb::make_filter<void, Range*>(tbb::filter_mode::serial_in_order, [&](tbb::flow_control&
                                                                                 control) {
+        SerialCpuTime::Scope timed(options.serial_time);
         // RangeEnd asks for each record's size once: their sum is the
         // range's output size.
         uint64_t range_output = 0;
@@ -366,6 +369,7 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
         }
         return range;
       }) & tbb::make_filter<Range*, void>(tbb::filter_mode::serial_in_order, [&](Range* raw) {
+        SerialCpuTime::Scope timed(options.serial_time);
         std::unique_ptr<Range> range(raw);
         if (!error.ok()) return;
         if (range->last) {

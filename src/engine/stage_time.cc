@@ -12,7 +12,25 @@ double Seconds(clockid_t clock) {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
+uint64_t ThreadCpuNanoseconds() {
+  timespec now{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
+}
+
 }  // namespace
+
+SerialCpuTime::Scope::Scope(SerialCpuTime* sum) : sum_(sum) {
+  if (sum_ != nullptr) start_ns_ = ThreadCpuNanoseconds();
+}
+
+SerialCpuTime::Scope::~Scope() {
+  if (sum_ == nullptr) return;
+  const uint64_t now = ThreadCpuNanoseconds();
+  if (now > start_ns_) {
+    sum_->nanoseconds_.fetch_add(now - start_ns_, std::memory_order_relaxed);
+  }
+}
 
 void StageTimer::Restart() {
   wall_start_ = Seconds(CLOCK_MONOTONIC);

@@ -21,11 +21,6 @@ uint32_t LoadLittleEndian32(const char* data) {
   return byte(0) | byte(1) << 8 | byte(2) << 16 | byte(3) << 24;
 }
 
-// RFC 8878 3.1.2: magic numbers 0x184D2A50 to 0x184D2A5F.
-bool IsSkippableFrame(const char* data, size_t size) {
-  return size >= 4 && (LoadLittleEndian32(data) & 0xFFFFFFF0u) == 0x184D2A50u;
-}
-
 FrameSplit Serial() { return FrameSplit{FrameSplit::Kind::kSerial, 0, 0}; }
 FrameSplit NeedMore() { return FrameSplit{FrameSplit::Kind::kNeedMore, 0, 0}; }
 
@@ -33,7 +28,7 @@ class ZstdFrameFormat final : public FrameFormat {
  public:
   FrameSplit Split(const char* data, size_t available, bool /*at_end*/,
                    size_t* /*scanned*/) const override {
-    if (available >= kZstdFrameHeaderMaxBytes && !IsSkippableFrame(data, available)) {
+    if (available >= kZstdFrameHeaderMaxBytes && !IsZstdSkippableFrame(data, available)) {
       // A frame too big to hold, or of unknown size (one frame of a whole
       // file, a stream compressed from a pipe) is left to the serial
       // decoder before reading it ahead.
@@ -45,7 +40,7 @@ class ZstdFrameFormat final : public FrameFormat {
       // Damage: the serial decoder reports it.
       return ZSTD_getErrorCode(frame_size) == ZSTD_error_srcSize_wrong ? NeedMore() : Serial();
     }
-    if (IsSkippableFrame(data, frame_size)) {
+    if (IsZstdSkippableFrame(data, frame_size)) {
       return FrameSplit{FrameSplit::Kind::kFrame, frame_size, 0};  // pzstd's size hints
     }
     const unsigned long long content = ZSTD_getFrameContentSize(data, frame_size);
@@ -57,7 +52,7 @@ class ZstdFrameFormat final : public FrameFormat {
   }
 
   bool Decode(std::string_view frame, char* out, size_t decoded_bytes) const override {
-    if (IsSkippableFrame(frame.data(), frame.size())) return true;
+    if (IsZstdSkippableFrame(frame.data(), frame.size())) return true;
     const size_t n = ZSTD_decompress(out, decoded_bytes, frame.data(), frame.size());
     return !ZSTD_isError(n) && n == decoded_bytes;
   }
@@ -138,6 +133,10 @@ class GzipMemberFormat final : public FrameFormat {
 };
 
 }  // namespace
+
+bool IsZstdSkippableFrame(const char* data, size_t size) {
+  return size >= 4 && (LoadLittleEndian32(data) & 0xFFFFFFF0u) == 0x184D2A50u;
+}
 
 std::unique_ptr<const FrameFormat> MakeZstdFrameFormat() {
   return std::make_unique<ZstdFrameFormat>();

@@ -23,6 +23,7 @@
 #ifndef NEARDUP_IO_COMPRESSED_FRAMES_H_
 #define NEARDUP_IO_COMPRESSED_FRAMES_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -33,6 +34,12 @@ namespace neardup::internal {
 // Frames (members) that decode to more than this are left to the serial
 // decoder: the parallel path holds each frame whole.
 inline constexpr uint64_t kMaxWholeFrameBytes = uint64_t{64} << 20;
+
+// Whether `data[0, size)` starts with a zstd skippable frame's magic
+// number (RFC 8878 3.1.2: 0x184D2A50 to 0x184D2A5F, little endian), as
+// pzstd writes before each frame to record its size. libzstd skips such
+// frames; a file may begin with one.
+bool IsZstdSkippableFrame(const char* data, size_t size);
 
 std::unique_ptr<const FrameFormat> MakeZstdFrameFormat();
 std::unique_ptr<const FrameFormat> MakeGzipMemberFormat();

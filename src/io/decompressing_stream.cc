@@ -1,7 +1,5 @@
 #include "io/decompressing_stream.h"
 
-#include <tbb/global_control.h>
-#include <tbb/task_arena.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -13,6 +11,7 @@
 
 #include "io/byte_stream.h"
 #include "io/compressed_frames.h"
+#include "io/effective_threads.h"
 #include "io/parallel_frame_stream.h"
 #include "neardup/check.h"
 
@@ -20,14 +19,6 @@ namespace neardup::internal {
 namespace {
 
 constexpr size_t kInputBufferBytes = 64 * 1024;
-
-// pzstd starts its files with a skippable frame (magic 0x184D2A5?, little
-// endian) that records the next frame's size; libzstd skips such frames.
-bool IsSkippableFrameMagic(const std::string& prefix) {
-  return prefix.size() >= 4 && static_cast<uint8_t>(prefix[0]) >= 0x50 &&
-         static_cast<uint8_t>(prefix[0]) <= 0x5f && static_cast<uint8_t>(prefix[1]) == 0x2a &&
-         static_cast<uint8_t>(prefix[2]) == 0x4d && static_cast<uint8_t>(prefix[3]) == 0x18;
-}
 
 // Shared input side of both decoders: a buffer refilled from the compressed
 // stream, counting the bytes read so errors can give an offset.
@@ -245,7 +236,7 @@ Result<std::unique_ptr<ByteStream>> OpenDecompressed(std::unique_ptr<ByteStream>
     detected = Compression::kGzip;
   } else if (n >= sizeof(kZstdMagic) &&
              (std::memcmp(prefix.data(), kZstdMagic, sizeof(kZstdMagic)) == 0 ||
-              IsSkippableFrameMagic(prefix))) {
+              IsZstdSkippableFrame(prefix.data(), prefix.size()))) {
     detected = Compression::kZstd;
   }
   if (compression != nullptr) *compression = detected;
@@ -253,10 +244,7 @@ Result<std::unique_ptr<ByteStream>> OpenDecompressed(std::unique_ptr<ByteStream>
   // Files (not pipes: their first bytes are not held back to read ahead)
   // are split into frames or members decoded as oneTBB tasks; gzip even on
   // one thread, for libdeflate's speed.
-  // The arena's concurrency does not see a global_control limit (--threads).
-  const size_t threads =
-      std::min(static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
-               tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const size_t threads = EffectiveThreads();
   ParallelFrameOptions options;
   options.jobs_in_flight = 2 * threads;
   // Enough to keep every thread decoding members of up to 16 MiB.

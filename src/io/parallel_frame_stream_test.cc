@@ -170,18 +170,6 @@ TEST(ParallelFrameStreamTest, GzipMembersRoundTrip) {
   EXPECT_EQ(Decode(Gzip(""), 2, 1 << 20, 4096).bytes, "");
 }
 
-TEST(ParallelFrameStreamTest, ManySmallGzipMembersShareJobs) {
-  // bgzip's layout: members of at most 64 KiB; here 1,500 of 0.5-3 KB.
-  std::vector<std::string> pieces;
-  for (int i = 0; i < 1500; ++i) {
-    pieces.push_back(RandomBytes(200 + i % 7 * 50, i) + std::string(300 + i % 2500, 'x'));
-  }
-  std::string expected;
-  const std::string compressed = GzipMembers(pieces, &expected);
-  EXPECT_TRUE(Decode(compressed, 2, 1 << 20, 65536).bytes == expected);
-  ExpectSameAsStreaming(compressed);
-}
-
 TEST(ParallelFrameStreamTest, DamagedGzipMembersFailAsTheStreamingDecoder) {
   const std::vector<std::string> pieces = Pieces();
   // Each damage in member 4 of 10; the members before it are served first.
@@ -326,6 +314,25 @@ TEST(ParallelFrameStreamTest, WholeFramesNeverReachTheStreamingDecoder) {
   EXPECT_TRUE(out.status.ok()) << out.status;
   EXPECT_EQ(out.bytes.size(), 6 + (size_t{65} << 20) + 5);
   EXPECT_EQ(hand_overs, std::vector<uint64_t>{first.size()});
+}
+
+TEST(ParallelFrameStreamTest, ManySmallGzipMembersShareJobs) {
+  // bgzip's layout: members of at most 64 KiB; here 1,500 of 0.5-3 KB.
+  std::vector<std::string> pieces;
+  for (int i = 0; i < 1500; ++i) {
+    pieces.push_back(RandomBytes(200 + i % 7 * 50, i) + std::string(300 + i % 2500, 'x'));
+  }
+  std::string expected;
+  const std::string compressed = GzipMembers(pieces, &expected);
+  EXPECT_TRUE(Decode(compressed, 2, 1 << 20, 65536).bytes == expected);
+  ExpectSameAsStreaming(compressed);
+  // Every member is found and decoded by the parallel path: none is handed
+  // to the streaming decoder (a missed member end would be, from there on).
+  std::vector<uint64_t> hand_overs;
+  const Drained split = DecodeSplit(compressed, MakeGzipMemberFormat(), &hand_overs);
+  EXPECT_TRUE(split.status.ok()) << split.status;
+  EXPECT_TRUE(split.bytes == expected);
+  EXPECT_TRUE(hand_overs.empty()) << hand_overs[0];
 }
 
 }  // namespace
