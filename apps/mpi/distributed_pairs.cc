@@ -223,8 +223,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     ++stats->band_rounds;
   }
   report->candidates += mine.size();
-  stats->stages.emplace_back("band keys", timer.Lap());
-  stats->stage_in_mpi.push_back(comm.in_mpi());
+  stats->stages.push_back({"band keys", timer.Lap(), comm.in_mpi()});
 
   // The documents of the candidates this rank does not hold, from their
   // owners.
@@ -286,8 +285,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
                                  std::to_string(remote.size()));
   }
   sketches.clear();
-  stats->stages.emplace_back("sketches", timer.Lap());
-  stats->stage_in_mpi.push_back(comm.in_mpi());
+  stats->stages.push_back({"sketches", timer.Lap(), comm.in_mpi()});
   auto local_number = [&](uint64_t doc) -> uint64_t {
     if (is_mine(doc)) return num_before + (doc - first_document);
     const uint64_t index =
@@ -327,14 +325,12 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
-  stats->stages.emplace_back("verify", timer.Lap());
-  stats->stage_in_mpi.push_back(comm.in_mpi());
+  stats->stages.push_back({"verify", timer.Lap(), comm.in_mpi()});
   const uint64_t sent_before_placing = comm.bytes_sent();
   Result<std::vector<SimilarPair>> gathered =
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
   stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
-  stats->stages.emplace_back("gather pairs", timer.Lap());
-  stats->stage_in_mpi.push_back(comm.in_mpi());
+  stats->stages.push_back({"gather pairs", timer.Lap(), comm.in_mpi()});
   return gathered;
 }
 

@@ -58,11 +58,14 @@ struct DistributedPairsStats {
   uint64_t candidate_bytes = 0;
   uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
   uint64_t pair_bytes = 0;      // MinHash: bytes of verified pairs this rank sent to be placed
-                                // (not saved by --checkpoint)
-  // This rank's time in each stage, in order (for --profile).
-  std::vector<std::pair<const char*, StageTime>> stages;
-  // comm.in_mpi() at the end of each of `stages`.
-  std::vector<StageTime> stage_in_mpi;
+  // This rank's time in each stage, in order (for --profile; not saved by
+  // --checkpoint).
+  struct Stage {
+    const char* name;
+    StageTime time;
+    StageTime in_mpi_at_end;  // comm.in_mpi() when the stage ended
+  };
+  std::vector<Stage> stages;
 };
 
 // Where FindPairsDistributed leaves the pairs.

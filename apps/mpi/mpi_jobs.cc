@@ -41,17 +41,19 @@ class RankProfile {
   explicit RankProfile(const Comm& comm) : comm_(comm), mpi_at_(comm.in_mpi()) {}
   void Lap(const char* stage) { Record(stage, timer_.Lap(), comm_.in_mpi()); }
   void Add(const DistributedPairsStats& stats) {
-    for (size_t i = 0; i < stats.stages.size() && i < stats.stage_in_mpi.size(); ++i) {
-      Record(stats.stages[i].first, stats.stages[i].second, stats.stage_in_mpi[i]);
+    for (const DistributedPairsStats::Stage& stage : stats.stages) {
+      Record(stage.name, stage.time, stage.in_mpi_at_end);
     }
     timer_.Restart();
     mpi_at_ = comm_.in_mpi();
-    pair_bytes_ = stats.pair_bytes;
   }
-  // This rank's verification work (before the counts are summed).
-  void SetWork(uint64_t candidates, uint64_t exact_checks) {
+  // This rank's verification work (before the counts are summed) and the
+  // bytes of pairs it placed (saved by --checkpoint, so a resumed job
+  // prints them too).
+  void SetWork(uint64_t candidates, uint64_t exact_checks, uint64_t pair_bytes) {
     candidates_ = candidates;
     exact_checks_ = exact_checks;
+    pair_bytes_ = pair_bytes;
   }
   // Collective.
   void Print(Comm& comm, bool enabled) {
@@ -69,7 +71,7 @@ class RankProfile {
       total_mpi += stage.mpi_cpu_seconds;
     }
     std::snprintf(buffer, sizeof(buffer),
-                  " total %.3f/%.3f/%.3f; verified %llu candidates (%llu exact); pairs sent %.1f "
+                  " total %.3f/%.3f/%.3f; verified %llu candidates (%llu exact); pairs sent %.3f "
                   "MB; peak RSS %.1f MB\n",
                   total.wall_seconds, total.cpu_seconds, total_mpi,
                   static_cast<unsigned long long>(candidates_),
@@ -574,7 +576,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   } else {
     profile.Add(shuffle);
   }
-  profile.SetWork(report.candidates, report.exact_checks);
+  profile.SetWork(report.candidates, report.exact_checks, shuffle.pair_bytes);
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
   report.pairs = comm.Sum(shuffle.verified_pairs);
