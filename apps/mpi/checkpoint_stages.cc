@@ -59,7 +59,7 @@ Status SavePairsStage(const Checkpoint& checkpoint, const std::vector<SimilarPai
   ByteWriter writer(&head);
   for (uint64_t value : {report.candidates, report.exact_checks, shuffle.band_rounds,
                          shuffle.key_bytes, shuffle.sketch_bytes, shuffle.candidate_bytes,
-                         shuffle.verified_pairs, shuffle.pair_bytes}) {
+                         shuffle.verified_pairs, shuffle.pair_bytes, shuffle.sketched_documents}) {
     writer.Put(value);
   }
   std::vector<StoredPair> stored;
@@ -79,9 +79,10 @@ Status LoadPairsStage(const Checkpoint& checkpoint, std::vector<SimilarPair>* pa
   return format::VisitChecksummedFile(path, kPairsKind, [&](std::string_view payload) -> Status {
     ByteReader reader(payload);
     Status status;
-    for (uint64_t* value : {&report->candidates, &report->exact_checks, &shuffle->band_rounds,
-                            &shuffle->key_bytes, &shuffle->sketch_bytes, &shuffle->candidate_bytes,
-                            &shuffle->verified_pairs, &shuffle->pair_bytes}) {
+    for (uint64_t* value :
+         {&report->candidates, &report->exact_checks, &shuffle->band_rounds, &shuffle->key_bytes,
+          &shuffle->sketch_bytes, &shuffle->candidate_bytes, &shuffle->verified_pairs,
+          &shuffle->pair_bytes, &shuffle->sketched_documents}) {
       if (status.ok()) status = reader.Get(value);
     }
     std::vector<StoredPair> stored;

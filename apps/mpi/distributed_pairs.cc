@@ -200,10 +200,37 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
   return placed;
 }
 
+// The documents of this rank (indices into `local`) that verification
+// reads, of its own candidates `mine` (sorted by a) or asked for by others,
+// whose verification sketches were deferred (an empty bottom-k sketch: a
+// candidate document has features, so its computed sketch is never empty).
+std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
+                                        const std::vector<CandidatePair>& mine,
+                                        const std::vector<uint64_t>& asked,
+                                        uint64_t first_document) {
+  std::vector<uint8_t> needed(local.size(), 0);
+  auto mark = [&](uint64_t doc) {
+    if (doc >= first_document && doc - first_document < local.size()) {
+      needed[doc - first_document] = 1;
+    }
+  };
+  for (const CandidatePair& pair : mine) {
+    mark(pair.a);
+    mark(pair.b);
+  }
+  for (uint64_t doc : asked) mark(doc);
+  std::vector<uint64_t> docs;
+  for (uint64_t i = 0; i < local.size(); ++i) {
+    if (needed[i] != 0 && local[i].minhash.values.empty()) docs.push_back(i);
+  }
+  return docs;
+}
+
 Result<std::vector<SimilarPair>> MinHashPairs(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
+    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    DistributedPairsStats* stats) {
   const int ranks = comm.size();
   const uint64_t first_document = layout.first[static_cast<size_t>(comm.rank())];
   // Bands per round: a band's keys take about 2 x 20 bytes per document of
@@ -240,11 +267,11 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   for (uint64_t doc : remote) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
   std::vector<std::string> asked;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
-  std::vector<std::string> replies(static_cast<size_t>(ranks));
+  // The documents each rank asked for, in its order.
+  std::vector<std::vector<uint64_t>> asked_docs(asked.size());
   Status local_status;
   for (size_t r = 0; r < asked.size() && local_status.ok(); ++r) {
     ByteReader reader(asked[r]);
-    ByteWriter writer(&replies[r]);
     while (!reader.done() && local_status.ok()) {
       uint64_t doc = 0;
       local_status = reader.Get(&doc);
@@ -252,10 +279,34 @@ Result<std::vector<SimilarPair>> MinHashPairs(
         local_status = InternalError("asked for document " + std::to_string(doc) +
                                      ", which is not on this rank");
       }
-      if (local_status.ok()) PutSketch(local[doc - first_document], options.verify_exact, &writer);
+      if (local_status.ok()) asked_docs[r].push_back(doc);
+    }
+    asked[r] = {};
+  }
+  // The deferred verification sketches of the documents read here or
+  // asked for, computed once, before any is sent or read.
+  if (local_status.ok()) {
+    std::vector<uint64_t> all_asked;
+    for (const std::vector<uint64_t>& docs : asked_docs) {
+      all_asked.insert(all_asked.end(), docs.begin(), docs.end());
+    }
+    const std::vector<uint64_t> deferred =
+        DeferredDocuments(local, mine, all_asked, first_document);
+    stats->sketched_documents = deferred.size();
+    if (!deferred.empty()) {
+      local_status = sketch_again ? sketch_again(deferred, &local)
+                                  : InternalError("documents without verification sketches");
+    }
+  }
+  std::vector<std::string> replies(static_cast<size_t>(ranks));
+  for (size_t r = 0; r < asked_docs.size() && local_status.ok(); ++r) {
+    ByteWriter writer(&replies[r]);
+    for (uint64_t doc : asked_docs[r]) {
+      PutSketch(local[doc - first_document], options.verify_exact, &writer);
     }
     stats->sketch_bytes += replies[r].size();
   }
+  asked_docs.clear();
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   std::vector<std::string> sketches;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &sketches));
@@ -412,13 +463,14 @@ int DocumentLayout::OwnerOf(uint64_t doc) const {
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
+    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
     return SimHashPairs(comm, layout, local, scheme, options, placement, report,
                         &stats->verified_pairs);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
-                      report, stats);
+                      sketch_again, report, stats);
 }
 
 }  // namespace neardup::mpi
