@@ -23,6 +23,7 @@
 #include "neardup/stage_time.h"
 #include "output.h"
 #include "parallel_output.h"
+#include "rank_profile.h"
 
 namespace neardup::mpi {
 namespace {
@@ -32,84 +33,6 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// --profile: each rank's time in each stage (wall and CPU), and the CPU
-// of that inside MPI calls (a rank waiting for its peers in a collective
-// spins, which shows as CPU: cpu minus that is the stage's own work), one
-// line per rank on rank 0's stderr.
-class RankProfile {
- public:
-  explicit RankProfile(const Comm& comm) : comm_(comm), mpi_at_(comm.in_mpi()) {}
-  void Lap(const char* stage) { Record(stage, timer_.Lap(), comm_.in_mpi()); }
-  void Add(const DistributedPairsStats& stats) {
-    for (const DistributedPairsStats::Stage& stage : stats.stages) {
-      Record(stage.name, stage.time, stage.in_mpi_at_end);
-    }
-    timer_.Restart();
-    mpi_at_ = comm_.in_mpi();
-  }
-  // This rank's verification work (before the counts are summed: the
-  // documents it fingerprinted again, its candidates) and the bytes of
-  // pairs it placed (saved by --checkpoint, so a resumed job prints them
-  // too).
-  void SetWork(const DistributedPairsStats& stats, const NearDuplicateReport& report) {
-    sketched_ = stats.sketched_documents;
-    candidates_ = report.candidates;
-    exact_checks_ = report.exact_checks;
-    pair_bytes_ = stats.pair_bytes;
-  }
-  // Collective.
-  void Print(Comm& comm, bool enabled) {
-    if (!enabled) return;
-    std::string line =
-        "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu/cpu in MPI s):";
-    StageTime total;
-    double total_mpi = 0;
-    char buffer[192];
-    for (const Stage& stage : stages_) {
-      std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f,", stage.name,
-                    stage.time.wall_seconds, stage.time.cpu_seconds, stage.mpi_cpu_seconds);
-      line += buffer;
-      total += stage.time;
-      total_mpi += stage.mpi_cpu_seconds;
-    }
-    std::snprintf(
-        buffer, sizeof(buffer),
-        " total %.3f/%.3f/%.3f; sketched %llu documents again; verified %llu "
-        "candidates (%llu exact); pairs sent %.3f MB; peak RSS %.1f MB\n",
-        total.wall_seconds, total.cpu_seconds, total_mpi,
-        static_cast<unsigned long long>(sketched_), static_cast<unsigned long long>(candidates_),
-        static_cast<unsigned long long>(exact_checks_), static_cast<double>(pair_bytes_) / 1e6,
-        static_cast<double>(PeakResidentBytes()) / 1e6);
-    line += buffer;
-    comm.GatherToRoot(line,
-                      [](std::string_view piece) {
-                        std::fwrite(piece.data(), 1, piece.size(), stderr);
-                        return Status::Ok();
-                      })
-        .IgnoreError();
-  }
-
- private:
-  struct Stage {
-    const char* name;
-    StageTime time;
-    double mpi_cpu_seconds;
-  };
-  void Record(const char* name, const StageTime& time, const StageTime& mpi_now) {
-    stages_.push_back({name, time, mpi_now.cpu_seconds - mpi_at_.cpu_seconds});
-    mpi_at_ = mpi_now;
-  }
-
-  const Comm& comm_;
-  StageTimer timer_;
-  StageTime mpi_at_;
-  uint64_t pair_bytes_ = 0;
-  uint64_t sketched_ = 0;
-  uint64_t candidates_ = 0;
-  uint64_t exact_checks_ = 0;
-  std::vector<Stage> stages_;
-};
 
 // Rank 0's output file (none elsewhere), opened as the single-process
 // command opens it. Collective.
