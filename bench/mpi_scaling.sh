@@ -12,6 +12,10 @@
 # Environment: RUNS (the list of runs, default "mpi2 mpi1 nd2"), REPEAT
 # (default 1), NICE (default 0: the lead's quiet runs; 10 on a shared
 # machine), EXTRA (flags added to every command, e.g. "--rule components").
+# A run is mpiN (N ranks of one thread), ndN (`neardup --threads N`), or
+# 2xmpi1 / 2xnd1: two independent one-thread jobs at once, each with its
+# own output, the machine's ceiling (if each is X times slower than alone,
+# no split of one job over the two cores can gain more than 2 / X).
 # Prints each run's wall time, each process's user/sys CPU and peak RSS
 # (/usr/bin/time), --profile lines, and the output's md5 (all must agree).
 set -euo pipefail
@@ -28,9 +32,18 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 TIME_FORMAT='%e s wall, %U user, %S sys, %M KB peak'
 
-run() {  # run TAG DIR KIND
-  local tag=$1 dir=$2 kind=$3 out="$OUT/out.$1.$3" start end status
-  echo "== $tag $kind ($(uptime | sed 's/.*load/load/'))"
+run() {  # run TAG DIR KIND [OUT]
+  local tag=$1 dir=$2 kind=$3 out=${4:-$OUT/out.$1.$3} start end status label
+  label="$tag $kind${4:+ #${4##*.}}"  # "new nd1 #2": the second of two at once
+  case $kind in
+    2x*)  # two at once, each its own output; each prints its own lines
+      run "$tag" "$dir" "${kind#2x}" "$out.1" &
+      run "$tag" "$dir" "${kind#2x}" "$out.2"
+      wait
+      return
+      ;;
+  esac
+  echo "== $label ($(uptime | sed 's/.*load/load/'))"
   # An earlier run's output must not stand in for a failed one's md5.
   rm -f "$out"
   start=$(date +%s.%N)
@@ -39,23 +52,23 @@ run() {  # run TAG DIR KIND
       # set -e does not stop inside this list: the status is kept, below.
       # shellcheck disable=SC2086
       { nice -n "$NICE" mpirun -n "${kind#mpi}" --oversubscribe --bind-to none \
-        /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup-mpi" dedup \
+        /usr/bin/time -f "$label process: $TIME_FORMAT" "$dir/neardup-mpi" dedup \
         --threads 1 --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped "
         status=${PIPESTATUS[0]}; } || true
       ;;
     nd*)
       # shellcheck disable=SC2086
-      { nice -n "$NICE" /usr/bin/time -f "$tag $kind process: $TIME_FORMAT" "$dir/neardup" dedup \
+      { nice -n "$NICE" /usr/bin/time -f "$label process: $TIME_FORMAT" "$dir/neardup" dedup \
         --threads "${kind#nd}" --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped "
         status=${PIPESTATUS[0]}; } || true
       ;;
   esac
   end=$(date +%s.%N)
   if [ "$status" -ne 0 ] || [ ! -f "$out" ]; then
-    echo "$tag $kind: FAILED (exit status $status)"
+    echo "$label: FAILED (exit status $status)"
     return
   fi
-  echo "$tag $kind: job wall $(echo "$end - $start" | bc) s, md5 $(md5sum < "$out" | cut -c1-32)"
+  echo "$label: job wall $(echo "$end - $start" | bc) s, md5 $(md5sum < "$out" | cut -c1-32)"
 }
 
 for ((i = 0; i < REPEAT; ++i)); do

@@ -14,6 +14,8 @@
 #define NEARDUP_APPS_MPI_BAND_GROUPS_H_
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "distributed_pairs.h"
@@ -37,6 +39,10 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
 // Sorts and removes repeated candidates (a pair sharing several bands is
 // found several times).
 void SortUnique(std::vector<CandidatePair>* candidates);
+
+// The sorted union of runs of candidate pairs (each the bytes of sorted,
+// unique CandidatePairs, as sent), without repeats.
+std::vector<CandidatePair> MergeUnique(std::span<const std::string_view> runs);
 
 }  // namespace neardup::mpi
 

@@ -22,8 +22,12 @@ constexpr std::string_view kManifestKind = "mpi-manifest";
 // (session 9 moved the leader rule's pairs from rank 0 to the owners of
 // their second documents without changing it, so an older checkpoint
 // failed deep in the clustering). Bump it with any such change: a
-// checkpoint of another format is refused by name.
-constexpr int kFormatVersion = 2;
+// checkpoint of another format is refused by name. 3 (session 11): the
+// pairs stage's counters include the bytes of pairs placed and the
+// documents fingerprinted again (--profile); the fingerprint stage of a
+// MinHash job holds no verification sketches of split JSONL pieces
+// (deferred) but their records.
+constexpr int kFormatVersion = 3;
 constexpr std::string_view kHeaderPrefix = "neardup-mpi checkpoint ";
 
 // The format this run writes: kFormatVersion, or (testing hook,

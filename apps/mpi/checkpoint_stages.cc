@@ -57,9 +57,9 @@ Status SavePairsStage(const Checkpoint& checkpoint, const std::vector<SimilarPai
                       const NearDuplicateReport& report, const DistributedPairsStats& shuffle) {
   std::string head;
   ByteWriter writer(&head);
-  for (uint64_t value :
-       {report.candidates, report.exact_checks, shuffle.band_rounds, shuffle.key_bytes,
-        shuffle.sketch_bytes, shuffle.candidate_bytes, shuffle.verified_pairs}) {
+  for (uint64_t value : {report.candidates, report.exact_checks, shuffle.band_rounds,
+                         shuffle.key_bytes, shuffle.sketch_bytes, shuffle.candidate_bytes,
+                         shuffle.verified_pairs, shuffle.pair_bytes, shuffle.sketched_documents}) {
     writer.Put(value);
   }
   std::vector<StoredPair> stored;
@@ -81,7 +81,8 @@ Status LoadPairsStage(const Checkpoint& checkpoint, std::vector<SimilarPair>* pa
     Status status;
     for (uint64_t* value :
          {&report->candidates, &report->exact_checks, &shuffle->band_rounds, &shuffle->key_bytes,
-          &shuffle->sketch_bytes, &shuffle->candidate_bytes, &shuffle->verified_pairs}) {
+          &shuffle->sketch_bytes, &shuffle->candidate_bytes, &shuffle->verified_pairs,
+          &shuffle->pair_bytes, &shuffle->sketched_documents}) {
       if (status.ok()) status = reader.Get(value);
     }
     std::vector<StoredPair> stored;

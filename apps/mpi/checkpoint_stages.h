@@ -35,7 +35,8 @@ Status LoadFingerprintStage(const Checkpoint& checkpoint, FingerprintedCorpus* c
                             uint64_t* skipped);
 
 // This rank's pairs and its share of the counters (report->candidates and
-// exact_checks, the shuffle's bytes and rounds; not its stage times).
+// exact_checks, the shuffle's bytes and rounds, the bytes of pairs it placed,
+// the documents it fingerprinted again; not its stage times).
 Status SavePairsStage(const Checkpoint& checkpoint, const std::vector<SimilarPair>& pairs,
                       const NearDuplicateReport& report, const DistributedPairsStats& shuffle);
 Status LoadPairsStage(const Checkpoint& checkpoint, std::vector<SimilarPair>* pairs,

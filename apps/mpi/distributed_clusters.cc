@@ -35,36 +35,20 @@ Status GetOwnDocs(std::string_view message, OwnRange own, std::vector<uint64_t>*
   return Status::Ok();
 }
 
-// (cluster, member) records sent to the owner of the cluster's first
-// member: decoded, checked (the cluster is one of this rank's first
-// members) and sorted by cluster, then member.
-Result<std::vector<std::pair<uint64_t, uint64_t>>> ReceiveMembers(
-    const std::vector<std::string>& received, OwnRange own,
-    const std::vector<uint64_t>& cluster_of) {
-  std::vector<std::pair<uint64_t, uint64_t>> members;
-  for (const std::string& message : received) {
-    ByteReader reader(message);
-    while (!reader.done()) {
-      std::pair<uint64_t, uint64_t> record;
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.first));
-      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.second));
-      if (!own.Holds(record.first) || cluster_of[record.first - own.first] != record.first ||
-          record.second <= record.first) {
-        return InternalError("document " + std::to_string(record.second) + " names cluster " +
-                             std::to_string(record.first) +
-                             ", which is not a first member on this rank");
-      }
-      members.push_back(record);
-    }
-  }
-  std::sort(members.begin(), members.end());
-  return members;
-}
+// A document that is not its cluster's first member, as sent to the owner
+// of the first member (with its length where the keep rule needs it).
+struct MemberRecord {
+  uint64_t cluster = 0;
+  uint64_t doc = 0;
+  uint64_t length = 0;
+};
 
 // Each document of this rank that is not its cluster's first member, sent
-// as (cluster, document) to the owner of the cluster's first member.
+// as (cluster, document[, length]) to the owner of the cluster's first
+// member; the length when `lengths` (this rank's documents') is given.
 std::vector<std::string> MembersToFirstOwners(const Comm& comm, const DocumentLayout& layout,
-                                              const std::vector<uint64_t>& cluster_of) {
+                                              const std::vector<uint64_t>& cluster_of,
+                                              const std::vector<uint64_t>* lengths) {
   const OwnRange own = OwnRangeOf(comm, layout);
   std::vector<std::string> send(static_cast<size_t>(comm.size()));
   for (uint64_t i = 0; i < cluster_of.size(); ++i) {
@@ -72,8 +56,40 @@ std::vector<std::string> MembersToFirstOwners(const Comm& comm, const DocumentLa
     ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(cluster_of[i]))]);
     writer.Put(cluster_of[i]);
     writer.Put(own.first + i);
+    if (lengths != nullptr) writer.Put((*lengths)[i]);
   }
   return send;
+}
+
+// The records MembersToFirstOwners sent here (`with_lengths` as it was
+// given lengths): decoded, checked (the cluster is one of this rank's
+// first members, the member a later document) and sorted by cluster, then
+// member.
+Result<std::vector<MemberRecord>> ReceiveMembers(const std::vector<std::string>& received,
+                                                 OwnRange own,
+                                                 const std::vector<uint64_t>& cluster_of,
+                                                 bool with_lengths) {
+  std::vector<MemberRecord> members;
+  for (const std::string& message : received) {
+    ByteReader reader(message);
+    while (!reader.done()) {
+      MemberRecord record;
+      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.cluster));
+      NEARDUP_RETURN_IF_ERROR(reader.Get(&record.doc));
+      if (with_lengths) NEARDUP_RETURN_IF_ERROR(reader.Get(&record.length));
+      if (!own.Holds(record.cluster) || cluster_of[record.cluster - own.first] != record.cluster ||
+          record.doc <= record.cluster) {
+        return InternalError("document " + std::to_string(record.doc) + " names cluster " +
+                             std::to_string(record.cluster) +
+                             ", which is not a first member on this rank");
+      }
+      members.push_back(record);
+    }
+  }
+  std::sort(members.begin(), members.end(), [](const MemberRecord& x, const MemberRecord& y) {
+    return x.cluster != y.cluster ? x.cluster < y.cluster : x.doc < y.doc;
+  });
+  return members;
 }
 
 // Each own document's earlier neighbours: the a of the pairs (a, b) by b,
@@ -215,49 +231,22 @@ Result<std::vector<bool>> KeepOnRanks(Comm& comm, const DocumentLayout& layout,
   // The first member is kept unless a later member is strictly longer
   // (shorter): only then does a cluster's choice need its members.
   if (rule == KeepRule::kFirst) return keep;
-  std::vector<std::string> send(static_cast<size_t>(comm.size()));
-  for (uint64_t i = 0; i < own.count; ++i) {
-    if (cluster_of[i] == own.first + i) continue;
-    ByteWriter writer(&send[static_cast<size_t>(layout.OwnerOf(cluster_of[i]))]);
-    writer.Put(cluster_of[i]);
-    writer.Put(own.first + i);
-    writer.Put(lengths[i]);
-  }
   std::vector<std::string> received;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
-  struct Member {
-    uint64_t cluster, doc, length;
-  };
-  std::vector<Member> members;
-  Status status;
-  for (const std::string& message : received) {
-    ByteReader reader(message);
-    while (!reader.done() && status.ok()) {
-      Member m{};
-      status = reader.Get(&m.cluster);
-      if (status.ok()) status = reader.Get(&m.doc);
-      if (status.ok()) status = reader.Get(&m.length);
-      if (status.ok() && (!own.Holds(m.cluster) || cluster_of[m.cluster - own.first] != m.cluster ||
-                          m.doc <= m.cluster)) {
-        status = InternalError("a member named a cluster that is not on this rank");
-      }
-      members.push_back(m);
-    }
-  }
+  NEARDUP_RETURN_IF_ERROR(
+      comm.Exchange(MembersToFirstOwners(comm, layout, cluster_of, &lengths), &received));
+  Result<std::vector<MemberRecord>> sorted = ReceiveMembers(received, own, cluster_of, true);
   received.clear();
-  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  std::sort(members.begin(), members.end(), [](const Member& x, const Member& y) {
-    return x.cluster != y.cluster ? x.cluster < y.cluster : x.doc < y.doc;
-  });
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(sorted.status()));
+  const std::vector<MemberRecord>& members = *sorted;
   // ChooseKept's choice: in document order, a member replaces the best so
   // far only when strictly longer (shorter); the first member starts.
-  send.assign(static_cast<size_t>(comm.size()), std::string());
+  std::vector<std::string> send(static_cast<size_t>(comm.size()));
   for (size_t begin = 0, end = 0; begin < members.size(); begin = end) {
     const uint64_t cluster = members[begin].cluster;
     uint64_t best = cluster;
     uint64_t best_length = lengths[cluster - own.first];
     for (end = begin; end < members.size() && members[end].cluster == cluster; ++end) {
-      const Member& m = members[end];
+      const MemberRecord& m = members[end];
       if ((rule == KeepRule::kLongest && m.length > best_length) ||
           (rule == KeepRule::kShortest && m.length < best_length)) {
         best = m.doc;
@@ -269,6 +258,7 @@ Result<std::vector<bool>> KeepOnRanks(Comm& comm, const DocumentLayout& layout,
     ByteWriter(&send[static_cast<size_t>(layout.OwnerOf(best))]).Put(best);
   }
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  Status status;
   std::vector<uint64_t> chosen;
   for (size_t r = 0; r < received.size() && status.ok(); ++r) {
     status = GetOwnDocs(received[r], own, &chosen);
@@ -282,17 +272,17 @@ Result<LocalClusters> GroupClustersOnRanks(Comm& comm, const DocumentLayout& lay
                                            const std::vector<uint64_t>& cluster_of) {
   const OwnRange own = OwnRangeOf(comm, layout);
   std::vector<std::string> received;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(MembersToFirstOwners(comm, layout, cluster_of), &received));
-  Result<std::vector<std::pair<uint64_t, uint64_t>>> members =
-      ReceiveMembers(received, own, cluster_of);
+  NEARDUP_RETURN_IF_ERROR(
+      comm.Exchange(MembersToFirstOwners(comm, layout, cluster_of, nullptr), &received));
+  Result<std::vector<MemberRecord>> members = ReceiveMembers(received, own, cluster_of, false);
   received.clear();
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(members.status()));
   LocalClusters clusters;
   for (size_t begin = 0, end = 0; begin < members->size(); begin = end) {
-    const uint64_t first = (*members)[begin].first;
+    const uint64_t first = (*members)[begin].cluster;
     std::vector<uint64_t>& list = clusters.members.emplace_back(1, first);
-    for (end = begin; end < members->size() && (*members)[end].first == first; ++end) {
-      list.push_back((*members)[end].second);
+    for (end = begin; end < members->size() && (*members)[end].cluster == first; ++end) {
+      list.push_back((*members)[end].doc);
     }
   }
   const uint64_t mine = clusters.members.size();

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "band_groups.h"
+#include "radix_sort.h"
 
 namespace neardup::mpi {
 namespace {
@@ -200,10 +201,37 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
   return placed;
 }
 
+// The documents of this rank (indices into `local`) that verification
+// reads, of its own candidates `mine` (sorted by a) or asked for by others,
+// whose verification sketches were deferred (an empty bottom-k sketch: a
+// candidate document has features, so its computed sketch is never empty).
+std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
+                                        const std::vector<CandidatePair>& mine,
+                                        const std::vector<uint64_t>& asked,
+                                        uint64_t first_document) {
+  std::vector<uint8_t> needed(local.size(), 0);
+  auto mark = [&](uint64_t doc) {
+    if (doc >= first_document && doc - first_document < local.size()) {
+      needed[doc - first_document] = 1;
+    }
+  };
+  for (const CandidatePair& pair : mine) {
+    mark(pair.a);
+    mark(pair.b);
+  }
+  for (uint64_t doc : asked) mark(doc);
+  std::vector<uint64_t> docs;
+  for (uint64_t i = 0; i < local.size(); ++i) {
+    if (needed[i] != 0 && local[i].minhash.values.empty()) docs.push_back(i);
+  }
+  return docs;
+}
+
 Result<std::vector<SimilarPair>> MinHashPairs(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
+    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    DistributedPairsStats* stats) {
   const int ranks = comm.size();
   const uint64_t first_document = layout.first[static_cast<size_t>(comm.rank())];
   // Bands per round: a band's keys take about 2 x 20 bytes per document of
@@ -223,29 +251,31 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     ++stats->band_rounds;
   }
   report->candidates += mine.size();
-  stats->stages.emplace_back("band keys", timer.Lap());
-  stats->stage_in_mpi.push_back(comm.in_mpi());
+  stats->stages.push_back({"band keys", timer.Lap(), comm.in_mpi()});
 
   // The documents of the candidates this rank does not hold, from their
   // owners.
   const uint64_t end_of_mine = first_document + local.size();
   auto is_mine = [&](uint64_t doc) { return doc >= first_document && doc < end_of_mine; };
+  // `mine` is sorted by a: an a is listed once per run. The list holds
+  // millions of b's of pairs across ranks on the benchmark corpus, hence
+  // a radix sort.
   std::vector<uint64_t> remote;
-  for (const CandidatePair& pair : mine) {
-    if (!is_mine(pair.a)) remote.push_back(pair.a);
-    if (!is_mine(pair.b)) remote.push_back(pair.b);
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (!is_mine(mine[i].a) && (i == 0 || mine[i].a != mine[i - 1].a)) remote.push_back(mine[i].a);
+    if (!is_mine(mine[i].b)) remote.push_back(mine[i].b);
   }
-  std::sort(remote.begin(), remote.end());
+  RadixSort(&remote);
   remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
   std::vector<std::string> requests(static_cast<size_t>(ranks));
   for (uint64_t doc : remote) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
   std::vector<std::string> asked;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
-  std::vector<std::string> replies(static_cast<size_t>(ranks));
+  // The documents each rank asked for, in its order.
+  std::vector<std::vector<uint64_t>> asked_docs(asked.size());
   Status local_status;
   for (size_t r = 0; r < asked.size() && local_status.ok(); ++r) {
     ByteReader reader(asked[r]);
-    ByteWriter writer(&replies[r]);
     while (!reader.done() && local_status.ok()) {
       uint64_t doc = 0;
       local_status = reader.Get(&doc);
@@ -253,10 +283,34 @@ Result<std::vector<SimilarPair>> MinHashPairs(
         local_status = InternalError("asked for document " + std::to_string(doc) +
                                      ", which is not on this rank");
       }
-      if (local_status.ok()) PutSketch(local[doc - first_document], options.verify_exact, &writer);
+      if (local_status.ok()) asked_docs[r].push_back(doc);
+    }
+    asked[r] = {};
+  }
+  // The deferred verification sketches of the documents read here or
+  // asked for, computed once, before any is sent or read.
+  if (local_status.ok()) {
+    std::vector<uint64_t> all_asked;
+    for (const std::vector<uint64_t>& docs : asked_docs) {
+      all_asked.insert(all_asked.end(), docs.begin(), docs.end());
+    }
+    const std::vector<uint64_t> deferred =
+        DeferredDocuments(local, mine, all_asked, first_document);
+    stats->sketched_documents = deferred.size();
+    if (!deferred.empty()) {
+      local_status = sketch_again ? sketch_again(deferred, &local)
+                                  : InternalError("documents without verification sketches");
+    }
+  }
+  std::vector<std::string> replies(static_cast<size_t>(ranks));
+  for (size_t r = 0; r < asked_docs.size() && local_status.ok(); ++r) {
+    ByteWriter writer(&replies[r]);
+    for (uint64_t doc : asked_docs[r]) {
+      PutSketch(local[doc - first_document], options.verify_exact, &writer);
     }
     stats->sketch_bytes += replies[r].size();
   }
+  asked_docs.clear();
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   std::vector<std::string> sketches;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &sketches));
@@ -286,12 +340,24 @@ Result<std::vector<SimilarPair>> MinHashPairs(
                                  std::to_string(remote.size()));
   }
   sketches.clear();
-  stats->stages.emplace_back("sketches", timer.Lap());
-  stats->stage_in_mpi.push_back(comm.in_mpi());
-  auto local_number = [&](uint64_t doc) -> uint64_t {
+  stats->stages.push_back({"sketches", timer.Lap(), comm.in_mpi()});
+  // The local number of a document; a fetched one is found in `remote`
+  // from *from on (a galloping search: the b's of one a ascend, so each
+  // search starts where the last one ended). *from: where doc was found.
+  auto local_number = [&](uint64_t doc, size_t* from) -> uint64_t {
     if (is_mine(doc)) return num_before + (doc - first_document);
+    size_t low = *from;
+    size_t step = 1;
+    while (low + step < remote.size() && remote[low + step] < doc) {
+      low += step;
+      step *= 2;
+    }
+    const auto begin = remote.begin() + static_cast<ptrdiff_t>(low);
+    const auto end =
+        remote.begin() + static_cast<ptrdiff_t>(std::min(remote.size(), low + step + 1));
     const uint64_t index =
-        static_cast<uint64_t>(std::lower_bound(remote.begin(), remote.end(), doc) - remote.begin());
+        static_cast<uint64_t>(std::lower_bound(begin, end, doc) - remote.begin());
+    *from = index;
     return index < num_before ? index : index + num_mine;
   };
   auto global_number = [&](uint64_t local_doc) -> uint64_t {
@@ -301,21 +367,25 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   };
   std::vector<SimilarPair> pairs;
   if (local_status.ok()) {
-    std::vector<CandidatePair> candidates(mine.size());
-    // The candidates are sorted by a: its local number follows by a
-    // moving cursor, only b's is searched (where it is a fetched one).
+    // Renumbered in place (a second list was hundreds of MB of fresh
+    // pages). The candidates are sorted by (a, b): a's local number is
+    // looked up once per run of equal a, and the b's of the run ascend.
+    std::vector<CandidatePair>& candidates = mine;
     uint64_t last_a = 0;
     uint64_t local_a = 0;
-    for (size_t i = 0; i < mine.size(); ++i) {
-      if (i == 0 || mine[i].a != last_a) {
-        last_a = mine[i].a;
-        local_a = local_number(last_a);
+    size_t a_from = 0;
+    size_t b_from = 0;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (i == 0 || candidates[i].a != last_a) {
+        last_a = candidates[i].a;
+        local_a = local_number(last_a, &a_from);
+        b_from = a_from;
       }
-      candidates[i] = {local_a, local_number(mine[i].b)};
+      candidates[i] = {local_a, local_number(candidates[i].b, &b_from)};
     }
-    mine = {};
     Result<std::vector<SimilarPair>> verified =
         VerifyCandidates(verifying, scheme, options, candidates, report);
+    mine = {};
     if (verified.ok()) {
       pairs = *std::move(verified);
       for (SimilarPair& pair : pairs) {
@@ -327,14 +397,12 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
-  stats->stages.emplace_back("verify", timer.Lap());
-  stats->stage_in_mpi.push_back(comm.in_mpi());
+  stats->stages.push_back({"verify", timer.Lap(), comm.in_mpi()});
   const uint64_t sent_before_placing = comm.bytes_sent();
   Result<std::vector<SimilarPair>> gathered =
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
   stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
-  stats->stages.emplace_back("gather pairs", timer.Lap());
-  stats->stage_in_mpi.push_back(comm.in_mpi());
+  stats->stages.push_back({"gather pairs", timer.Lap(), comm.in_mpi()});
   return gathered;
 }
 
@@ -416,13 +484,14 @@ int DocumentLayout::OwnerOf(uint64_t doc) const {
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats) {
+    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
     return SimHashPairs(comm, layout, local, scheme, options, placement, report,
                         &stats->verified_pairs);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
-                      report, stats);
+                      sketch_again, report, stats);
 }
 
 }  // namespace neardup::mpi

@@ -25,6 +25,8 @@
 #define NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -56,13 +58,17 @@ struct DistributedPairsStats {
   uint64_t key_bytes = 0;     // band keys
   uint64_t sketch_bytes = 0;  // sketches for verification
   uint64_t candidate_bytes = 0;
-  uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
-  uint64_t pair_bytes = 0;      // MinHash: bytes of verified pairs this rank sent to be placed
-                                // (not saved by --checkpoint)
-  // This rank's time in each stage, in order (for --profile).
-  std::vector<std::pair<const char*, StageTime>> stages;
-  // comm.in_mpi() at the end of each of `stages`.
-  std::vector<StageTime> stage_in_mpi;
+  uint64_t verified_pairs = 0;      // this rank's verified pairs (before kRootForest)
+  uint64_t pair_bytes = 0;          // MinHash: bytes of verified pairs this rank sent to be placed
+  uint64_t sketched_documents = 0;  // MinHash: documents whose deferred sketches it computed
+  // This rank's time in each stage, in order (for --profile; not saved by
+  // --checkpoint).
+  struct Stage {
+    const char* name;
+    StageTime time;
+    StageTime in_mpi_at_end;  // comm.in_mpi() when the stage ended
+  };
+  std::vector<Stage> stages;
 };
 
 // Where FindPairsDistributed leaves the pairs.
@@ -85,15 +91,26 @@ enum class PairPlacement {
   kSecondOwners,
 };
 
+// Sets the verification sketches (bottom-k; chunk sets for exact
+// verification) of this rank's documents `docs` (indices into *local,
+// ascending), which the first pass left out (deferred: only the candidate
+// sketches were computed, as `neardup` does, neardup/deferred_sketches.h).
+using SketchAgain =
+    std::function<Status(std::span<const uint64_t> docs, std::vector<Fingerprint>* local)>;
+
 // Collective. `local` are this rank's documents (moved from: they become
-// part of the verification set). The pairs, sorted by (a, b), placed as
-// `placement` says (sorted by (a, b) but for kSecondOwners). Adds candidates and exact_checks of
-// this rank to *report; stats->verified_pairs: this rank's verified pairs. `memory_bytes` bounds
-// one band round's keys on a rank.
+// part of the verification set). MinHash: a document of a candidate pair
+// (this rank's, or asked for by its verifier) whose bottom-k sketch is
+// empty was deferred, and gets its verification sketches from
+// `sketch_again` (which may be empty when no document was deferred). The pairs, sorted by (a, b),
+// placed as `placement` says (sorted by (a, b) but for kSecondOwners). Adds candidates and
+// exact_checks of this rank to *report; stats->verified_pairs: this rank's verified pairs.
+// `memory_bytes` bounds one band round's keys on a rank.
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, NearDuplicateReport* report, DistributedPairsStats* stats);
+    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    DistributedPairsStats* stats);
 
 }  // namespace neardup::mpi
 

@@ -17,11 +17,13 @@
 #include "exit_codes.h"
 #include "input_split.h"
 #include "mpi_comm.h"
+#include "neardup/deferred_sketches.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/format/wire_format.h"
 #include "neardup/stage_time.h"
 #include "output.h"
 #include "parallel_output.h"
+#include "rank_profile.h"
 
 namespace neardup::mpi {
 namespace {
@@ -31,79 +33,6 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// --profile: each rank's time in each stage (wall and CPU), and the CPU
-// of that inside MPI calls (a rank waiting for its peers in a collective
-// spins, which shows as CPU: cpu minus that is the stage's own work), one
-// line per rank on rank 0's stderr.
-class RankProfile {
- public:
-  explicit RankProfile(const Comm& comm) : comm_(comm), mpi_at_(comm.in_mpi()) {}
-  void Lap(const char* stage) { Record(stage, timer_.Lap(), comm_.in_mpi()); }
-  void Add(const DistributedPairsStats& stats) {
-    for (size_t i = 0; i < stats.stages.size() && i < stats.stage_in_mpi.size(); ++i) {
-      Record(stats.stages[i].first, stats.stages[i].second, stats.stage_in_mpi[i]);
-    }
-    timer_.Restart();
-    mpi_at_ = comm_.in_mpi();
-    pair_bytes_ = stats.pair_bytes;
-  }
-  // This rank's verification work (before the counts are summed).
-  void SetWork(uint64_t candidates, uint64_t exact_checks) {
-    candidates_ = candidates;
-    exact_checks_ = exact_checks;
-  }
-  // Collective.
-  void Print(Comm& comm, bool enabled) {
-    if (!enabled) return;
-    std::string line =
-        "neardup-mpi: profile rank " + std::to_string(comm.rank()) + " (wall/cpu/cpu in MPI s):";
-    StageTime total;
-    double total_mpi = 0;
-    char buffer[192];
-    for (const Stage& stage : stages_) {
-      std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f,", stage.name,
-                    stage.time.wall_seconds, stage.time.cpu_seconds, stage.mpi_cpu_seconds);
-      line += buffer;
-      total += stage.time;
-      total_mpi += stage.mpi_cpu_seconds;
-    }
-    std::snprintf(buffer, sizeof(buffer),
-                  " total %.3f/%.3f/%.3f; verified %llu candidates (%llu exact); pairs sent %.1f "
-                  "MB; peak RSS %.1f MB\n",
-                  total.wall_seconds, total.cpu_seconds, total_mpi,
-                  static_cast<unsigned long long>(candidates_),
-                  static_cast<unsigned long long>(exact_checks_),
-                  static_cast<double>(pair_bytes_) / 1e6,
-                  static_cast<double>(PeakResidentBytes()) / 1e6);
-    line += buffer;
-    comm.GatherToRoot(line,
-                      [](std::string_view piece) {
-                        std::fwrite(piece.data(), 1, piece.size(), stderr);
-                        return Status::Ok();
-                      })
-        .IgnoreError();
-  }
-
- private:
-  struct Stage {
-    const char* name;
-    StageTime time;
-    double mpi_cpu_seconds;
-  };
-  void Record(const char* name, const StageTime& time, const StageTime& mpi_now) {
-    stages_.push_back({name, time, mpi_now.cpu_seconds - mpi_at_.cpu_seconds});
-    mpi_at_ = mpi_now;
-  }
-
-  const Comm& comm_;
-  StageTimer timer_;
-  StageTime mpi_at_;
-  uint64_t pair_bytes_ = 0;
-  uint64_t candidates_ = 0;
-  uint64_t exact_checks_ = 0;
-  std::vector<Stage> stages_;
-};
 
 // Rank 0's output file (none elsewhere), opened as the single-process
 // command opens it. Collective.
@@ -512,9 +441,30 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
                            " is not supported by neardup-mpi yet: it writes JSON lines"),
         comm.rank());
   }
-  Result<std::unique_ptr<Fingerprinter>> fingerprinter = job.device.Create(
-      RecipeForNearDuplicates(job.recipe, job.options), SketchesForNearDuplicates(job.options));
-  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags);
+  // MinHash: the pieces split by byte range (JSONL, their records kept)
+  // are fingerprinted with the candidate sketches only; the documents of
+  // candidate pairs get their verification sketches from their records
+  // later (FindPairsDistributed's SketchAgain), as `neardup` defers them
+  // for mapped JSONL files (neardup/deferred_sketches.h): on the benchmark
+  // corpus those sketches for every document were half the fingerprint
+  // stage and most of its fresh memory. Other pieces (whole inputs: text
+  // files, compressed files) get every sketch at once.
+  const Recipe recipe = RecipeForNearDuplicates(job.recipe, job.options);
+  const bool defer = job.options.method == NearDuplicateMethod::kMinHash;
+  Result<std::unique_ptr<Fingerprinter>> fingerprinter =
+      job.device.Create(recipe, SketchesForNearDuplicates(job.options));
+  std::unique_ptr<Fingerprinter> candidate_fingerprinter;
+  std::unique_ptr<Fingerprinter> verifier;
+  Status created = fingerprinter.status();
+  for (auto [selection, made] :
+       {std::pair{CandidateSketches(job.options), &candidate_fingerprinter},
+        std::pair{VerificationSketches(job.options), &verifier}}) {
+    if (!defer || !created.ok()) break;
+    Result<std::unique_ptr<Fingerprinter>> one = job.device.Create(recipe, selection);
+    created = one.status();
+    if (one.ok()) *made = *std::move(one);
+  }
+  Result<Prepared> prepared = Prepare(comm, created, job.input, job.output, flags);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
@@ -528,12 +478,20 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
     status = LoadFingerprintStage(checkpoint, &corpus, &resumed_skipped);
   } else {
     FingerprintPipelineStats stats;
+    bool any_deferred = false;
+    for (const SharePiece& piece : prepared->pieces) any_deferred |= !piece.split_path.empty();
+    any_deferred = any_deferred && defer;
     for (const SharePiece& piece : prepared->pieces) {
-      Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, dedup);
+      const bool deferred = defer && !piece.split_path.empty();
+      Result<std::unique_ptr<DocumentReader>> reader =
+          OpenPiece(piece, job.input, &skips, dedup || deferred);
       status = reader.status();
       if (!status.ok()) break;
-      status = CollectFingerprints(**reader, **fingerprinter, FingerprintPipelineOptions{}, dedup,
-                                   &corpus, &stats);
+      // raw_records holds one record per document (empty where a reader
+      // kept none) whenever some piece keeps them.
+      status =
+          CollectFingerprints(**reader, deferred ? *candidate_fingerprinter : **fingerprinter,
+                              FingerprintPipelineOptions{}, dedup || any_deferred, &corpus, &stats);
       if (!status.ok()) break;
     }
   }
@@ -559,8 +517,18 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
     status = comm.AgreeOnStatus(LoadPairsStage(checkpoint, &*pairs, &report, &shuffle));
     if (!status.ok()) return ReportErrorOnRanks(status, comm.rank());
   } else {
+    // The records are parsed again as the first pass parsed them.
+    Result<InputOptions> input_options = cli::ReaderOptions(job.input, &skips, false);
+    if (!input_options.ok()) return ReportErrorOnRanks(input_options.status(), comm.rank());
+    SketchAgain sketch_again;
+    if (defer) {
+      sketch_again = [&](std::span<const uint64_t> docs, std::vector<Fingerprint>* local) {
+        return FingerprintLocatedRecords(corpus, docs, *verifier, *input_options, local);
+      };
+    }
     pairs = FindPairsDistributed(comm, layout, std::move(corpus.fingerprints), *scheme, job.options,
-                                 flags.memory_mb << 20, Placement(job), &report, &shuffle);
+                                 flags.memory_mb << 20, Placement(job), sketch_again, &report,
+                                 &shuffle);
     if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
     if (checkpoint.enabled()) {
       status =
@@ -569,12 +537,15 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
     }
   }
   corpus.fingerprints = {};
+  // Only dedup writes the records (pairs and clusters kept them for the
+  // deferred sketches).
+  if (!dedup) corpus.raw_records = {};
   if (shuffle.stages.empty()) {
     profile.Lap("pairs");
   } else {
     profile.Add(shuffle);
   }
-  profile.SetWork(report.candidates, report.exact_checks);
+  profile.SetWork(shuffle, report);
   report.candidates = comm.Sum(report.candidates);
   report.exact_checks = comm.Sum(report.exact_checks);
   report.pairs = comm.Sum(shuffle.verified_pairs);

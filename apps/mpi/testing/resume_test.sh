@@ -49,8 +49,11 @@ for i in "${!cases[@]}"; do
     fail "[$i] ${command[*]}: the job with a rank gone after $stage exited $code (or left an output)"
   fi
   # --threads may change on resume (it cannot change the output).
+  profile=()
+  [ "$command" = fingerprint ] || profile=(--profile)
   mpi "$n" "${command[@]}" --quiet "${inputs[@]}" -o "$work/got.$i" --checkpoint "$work/ck.$i" \
-    --resume --threads 1
+    --resume --threads 1 "${profile[@]}"
+  cp "$work/err" "$work/err.$i"
   if [ "$code" != 0 ]; then
     fail "[$i] ${command[*]}: resume exited $code"
     cat "$work/err" >&2
@@ -64,10 +67,19 @@ for i in "${!cases[@]}"; do
   fi
 done
 
-# A finished checkpoint resumes at the output (dedup, 3 ranks: case 1).
+# A finished checkpoint resumes at the output (dedup, 3 ranks: case 1),
+# with the pairs stage's counters: --profile's bytes of pairs placed per
+# rank are those of the run that found the pairs.
 rm -f "$work/got.1"
-mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/got.1" --checkpoint "$work/ck.1" --resume
+mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/got.1" --checkpoint "$work/ck.1" \
+  --resume --profile
 cmp -s "$work/expected.1" "$work/got.1" || fail "resume of a finished checkpoint: exit $code"
+placed() { grep -o "profile rank [0-9]*\|pairs sent [0-9.]* MB" "$1" | paste -sd' '; }
+if [ "$(placed "$work/err")" != "$(placed "$work/err.1")" ] || ! grep -q "pairs sent" "$work/err"; then
+  fail "resumed --profile: '$(placed "$work/err")', the run that found the pairs: '$(placed "$work/err.1")'"
+else
+  echo "ok [resumed counters] $(placed "$work/err")"
+fi
 
 # Damaged files: a flipped byte (a rank's pairs, the manifest) and a
 # truncation, each reported by name.
@@ -110,19 +122,20 @@ refused "2 ranks instead of 3" 2 dedup --keep longest "${inputs[@]}"
 touch -d "2001-01-01" small.jsonl
 refused "a changed input" 3 dedup --keep longest "${inputs[@]}"
 
-# A checkpoint written by an older binary (format 1, before session 10:
-# the leader rule's pairs were all on rank 0) is refused by its format, not
-# resumed into an internal error.
-NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=1 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.out" \
+# A checkpoint written by an older binary (format 2, sessions 10-11: its
+# pairs stage did not save the bytes of pairs placed; format 1, before
+# session 10, had the leader rule's pairs all on rank 0) is refused by its
+# format, not resumed into an internal error.
+NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=2 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.out" \
   --checkpoint "$work/old"
-[ "$code" = 0 ] || fail "a run writing a format-1 checkpoint exited $code"
+[ "$code" = 0 ] || fail "a run writing a format-2 checkpoint exited $code"
 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.resumed" --checkpoint "$work/old" --resume
 if [ "$code" = 0 ] || [ -e "$work/old.resumed" ] ||
-  ! grep -q "checkpoint of format 1, written by another version of neardup-mpi" "$work/err"; then
+  ! grep -q "checkpoint of format 2, written by another version of neardup-mpi (this one reads format 3)" "$work/err"; then
   fail "an older format's checkpoint was not refused (exit $code):"
   cat "$work/err" >&2
 else
-  echo "ok [refused: format 1] $(grep -o "format 1.*" "$work/err")"
+  echo "ok [refused: format 2] $(grep -o "format 2.*" "$work/err")"
 fi
 
 # --resume without --checkpoint; standard input cannot be checkpointed; a

@@ -1,0 +1,56 @@
+// --profile of neardup-mpi's near-duplicate commands: each rank's time in
+// each stage (wall and CPU), and the CPU of that inside MPI calls (a rank
+// waiting for its peers in a collective spins, which shows as CPU: cpu
+// minus that is the stage's own work), its verification work and peak
+// memory, one line per rank on rank 0's stderr.
+// Thread safety: the main thread only (Print is collective).
+#ifndef NEARDUP_APPS_MPI_RANK_PROFILE_H_
+#define NEARDUP_APPS_MPI_RANK_PROFILE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "distributed_pairs.h"
+#include "mpi_comm.h"
+#include "neardup/near_duplicates.h"
+#include "neardup/stage_time.h"
+
+namespace neardup::mpi {
+
+class RankProfile {
+ public:
+  explicit RankProfile(const Comm& comm) : comm_(comm), mpi_at_(comm.in_mpi()) {}
+  // Ends the current stage.
+  void Lap(const char* stage) { Record(stage, timer_.Lap(), comm_.in_mpi()); }
+  // The stages FindPairsDistributed timed, in order; the next stage starts
+  // now.
+  void Add(const DistributedPairsStats& stats);
+  // This rank's verification work (before the counts are summed: the
+  // documents it fingerprinted again, its candidates) and the bytes of
+  // pairs it placed (saved by --checkpoint, so a resumed job prints them
+  // too).
+  void SetWork(const DistributedPairsStats& stats, const NearDuplicateReport& report);
+  // Collective: rank 0 prints every rank's line when `enabled`.
+  void Print(Comm& comm, bool enabled) const;
+
+ private:
+  struct Stage {
+    const char* name;
+    StageTime time;
+    double mpi_cpu_seconds;
+  };
+  void Record(const char* name, const StageTime& time, const StageTime& mpi_now);
+
+  const Comm& comm_;
+  StageTimer timer_;
+  StageTime mpi_at_;
+  uint64_t pair_bytes_ = 0;
+  uint64_t sketched_ = 0;
+  uint64_t candidates_ = 0;
+  uint64_t exact_checks_ = 0;
+  std::vector<Stage> stages_;
+};
+
+}  // namespace neardup::mpi
+
+#endif  // NEARDUP_APPS_MPI_RANK_PROFILE_H_
