@@ -47,26 +47,6 @@ void Xxh3SpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_s
 void Xxh3ColumnsAvx512(std::string_view text, const uint64_t* begins, const uint64_t* lengths,
                        size_t num_spans, uint64_t seed, uint64_t* out);
 
-// The indices (into a batch of at most kCapacity spans) of the tokens the
-// first pass does not hash: 9-16 bytes (mid) and the rest (slow). Eight
-// indices are stored at a time, hence the spare entries.
-struct Xxh3Lists {
-  static constexpr size_t kCapacity = 256;
-  alignas(64) uint64_t mid[kCapacity + 8];
-  alignas(64) uint64_t slow[kCapacity + 8];
-  size_t num_mid = 0;
-  size_t num_slow = 0;
-};
-
-// Completes Xxh3ColumnsAvx512 of spans [0, num_spans) of which the first
-// pass (text/xxh3_avx512_inl.h) has run on [0, from), listing into *lists:
-// the first pass on [from, num_spans), then the listed spans. The block
-// loop of TokenScanner::NextColumnsXxh3 runs the first part between blocks.
-// REQUIRES: as Xxh3SpansAvx512; num_spans <= Xxh3Lists::kCapacity.
-void Xxh3ColumnsFinishAvx512(std::string_view text, const uint64_t* begins, const uint64_t* lengths,
-                             size_t from, size_t num_spans, Xxh3Lists* lists, uint64_t seed,
-                             uint64_t* out);
-
 }  // namespace neardup::internal
 
 #endif  // NEARDUP_TEXT_TOKEN_HASH_AVX512_H_

@@ -276,13 +276,13 @@ void TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scra
     static_assert(kBatchCapacity <= TokenScanner::kColumnsCapacity);
     uint64_t begins[kBatchCapacity];
     uint64_t lengths[kBatchCapacity];
-    while (const size_t num_spans =
-               scanner.NextXxh3(begins, lengths, hashes, kBatchCapacity, seed_)) {
+    while (const size_t num_spans = scanner.NextColumns(begins, lengths, kBatchCapacity)) {
       if (segment && scanner.MayHoldSegmentLeads()) {
         for (size_t i = 0; i < num_spans; ++i) spans[i] = TokenSpan{begins[i], lengths[i]};
         HashSegmentedSpans(*scratch, spans, num_spans, hashes, &tokens, &removed, on_batch);
         continue;
       }
+      Xxh3ColumnsAvx512(*scratch, begins, lengths, num_spans, seed_, hashes);
       tokens += num_spans;
       on_batch(std::span<const uint64_t>(hashes, num_spans));
     }

@@ -12,8 +12,6 @@
 #include "text/non_ascii_class.h"
 #include "text/non_ascii_class_avx512_inl.h"
 #include "text/text_kernels.h"
-#include "text/token_hash_avx512.h"
-#include "text/xxh3_avx512_inl.h"
 
 namespace neardup::internal {
 namespace {
@@ -373,12 +371,6 @@ size_t TokenScanner::NextColumns(uint64_t* begins, uint64_t* lengths, size_t cap
   return NextColumnsAvx512(begins, lengths, capacity);
 }
 
-size_t TokenScanner::NextXxh3(uint64_t* begins, uint64_t* lengths, uint64_t* hashes,
-                              size_t capacity, uint64_t seed) {
-  NEARDUP_CHECK(compress_) << "TokenScanner::NextXxh3 needs the AVX-512 VBMI2 block loop";
-  return NextXxh3Avx512(begins, lengths, hashes, capacity, seed);
-}
-
 #ifdef NEARDUP_HAVE_X86_PATHS
 namespace {
 
@@ -426,35 +418,6 @@ struct StoreColumns {
   }
 };
 
-// StoreColumns, and the first pass of XXH3 (text/xxh3_avx512_inl.h) on the
-// whole groups of eight stored before the previous block (whose stores may
-// still wait in the store buffer), between blocks: the hash's multiply
-// chains then overlap the scanner's permutes.
-struct StoreColumnsXxh3 {
-  static constexpr bool kStoreSpans = false;
-  StoreColumns columns;
-  uint64_t* hashes;
-  Xxh3Lists* lists;
-  const xxh3_avx512::ShortTables* tables;
-  const long long* text;
-  size_t* hashed;      // spans [0, *hashed) have had the first pass
-  size_t* last_block;  // the batch index of the previous block's first token
-  NEARDUP_VBMI2_TARGET void operator()(const TokenSpan* out, const SpanGroup& g, size_t group,
-                                       size_t tokens) const {
-    columns(out, g, group, tokens);
-    if (group != 0) return;
-    const size_t ready = *last_block;
-    *last_block = static_cast<size_t>(out - columns.batch);
-    for (size_t at = *hashed; at + 8 <= ready; at += 8) {
-      const xxh3_avx512::ShortGroup s =
-          xxh3_avx512::ListGroup(_mm512_loadu_si512(columns.begins + at),
-                                 _mm512_loadu_si512(columns.lengths + at), 0xFF, at, text, lists);
-      _mm512_mask_storeu_epi64(hashes + at, s.short18, xxh3_avx512::HashShort(s, *tables));
-      *hashed = at + 8;
-    }
-  }
-};
-
 }  // namespace
 
 NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
@@ -465,50 +428,24 @@ NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capa
                       NonAsciiBlockAvx512<false>{tables}, EmitBlockAvx512<StoreSpansOnly>());
 }
 
-template <class Store>
-NEARDUP_VBMI2_TARGET __attribute__((always_inline)) inline size_t TokenScanner::ScanColumns(
-    TokenSpan* spans, uint64_t* begins, uint64_t* lengths, size_t capacity, const Store& store,
-    const size_t* block_end) {
-  NEARDUP_CHECK(capacity <= kColumnsCapacity) << "NextColumns capacity " << capacity;
+NEARDUP_VBMI2_TARGET size_t TokenScanner::NextColumnsAvx512(uint64_t* begins, uint64_t* lengths,
+                                                            size_t capacity) {
   const non_ascii_avx512::LookupTables* tables = &non_ascii_avx512::Tables();
-  const EmitBlockAvx512<Store> emit{store};
+  // Scan writes the text's last token (the one that runs to its end) as a
+  // span, and the first span of each block again from scalar registers:
+  // both land here; the columns have the first one right already.
+  TokenSpan spans[kColumnsCapacity];
+  NEARDUP_CHECK(capacity <= kColumnsCapacity) << "NextColumns capacity " << capacity;
+  size_t block_end = 0;
+  const EmitBlockAvx512<StoreColumns> emit{StoreColumns{spans, begins, lengths, &block_end}};
   const size_t n = word_ ? Scan(spans, capacity, ClassifyBlockAvx512<true>(),
                                 NonAsciiBlockAvx512<true>{tables}, emit)
                          : Scan(spans, capacity, ClassifyBlockAvx512<false>(),
                                 NonAsciiBlockAvx512<false>{tables}, emit);
-  // Scan writes the text's last token (the one that runs to its end) as a
-  // span after the last block, and the first span of each block again from
-  // scalar registers: both land in spans[]; the columns have the first one
-  // right already.
-  if (n > *block_end) {
+  if (n > block_end) {  // the text's last token, added after its last block
     begins[n - 1] = spans[n - 1].begin;
     lengths[n - 1] = spans[n - 1].length;
   }
-  return n;
-}
-
-NEARDUP_VBMI2_TARGET size_t TokenScanner::NextColumnsAvx512(uint64_t* begins, uint64_t* lengths,
-                                                            size_t capacity) {
-  TokenSpan spans[kColumnsCapacity];
-  size_t block_end = 0;
-  return ScanColumns(spans, begins, lengths, capacity,
-                     StoreColumns{spans, begins, lengths, &block_end}, &block_end);
-}
-
-NEARDUP_VBMI2_TARGET size_t TokenScanner::NextXxh3Avx512(uint64_t* begins, uint64_t* lengths,
-                                                         uint64_t* hashes, size_t capacity,
-                                                         uint64_t seed) {
-  TokenSpan spans[kColumnsCapacity];
-  size_t block_end = 0;
-  Xxh3Lists lists;
-  const xxh3_avx512::ShortTables hash_tables = xxh3_avx512::MakeShortTables(seed);
-  size_t hashed = 0;
-  size_t last_block = 0;
-  const StoreColumnsXxh3 store{
-      StoreColumns{spans, begins, lengths, &block_end}, hashes,  &lists,     &hash_tables,
-      reinterpret_cast<const long long*>(text_.data()), &hashed, &last_block};
-  const size_t n = ScanColumns(spans, begins, lengths, capacity, store, &block_end);
-  Xxh3ColumnsFinishAvx512(text_, begins, lengths, hashed, n, &lists, seed, hashes);
   return n;
 }
 #else
@@ -524,14 +461,6 @@ size_t TokenScanner::NextColumnsAvx512(uint64_t* begins, uint64_t* lengths, size
     begins[i] = spans[i].begin;
     lengths[i] = spans[i].length;
   }
-  return n;
-}
-
-size_t TokenScanner::NextXxh3Avx512(uint64_t* begins, uint64_t* lengths, uint64_t* hashes,
-                                    size_t capacity, uint64_t seed) {
-  const size_t n = NextColumnsAvx512(begins, lengths, capacity);
-  Xxh3Lists lists;
-  Xxh3ColumnsFinishAvx512(text_, begins, lengths, 0, n, &lists, seed, hashes);
   return n;
 }
 #endif

@@ -63,16 +63,6 @@ class TokenScanner {
   // array.
   size_t NextColumns(uint64_t* begins, uint64_t* lengths, size_t capacity);
 
-  // NextColumns, and hashes[i] = XXH3_64bits_withSeed(token i, seed): the
-  // fused tokenise-and-hash step. Between blocks, the block loop runs the
-  // first pass of the XXH3 kernel (its 1-8-byte tokens; text/
-  // xxh3_avx512_inl.h) on the groups of eight spans stored before the
-  // previous block, so that the hash's long multiply chains overlap the
-  // scanner's work; Xxh3ColumnsFinishAvx512 does the rest after the loop.
-  // REQUIRES: as NextColumns; room for capacity hashes.
-  size_t NextXxh3(uint64_t* begins, uint64_t* lengths, uint64_t* hashes, size_t capacity,
-                  uint64_t seed);
-
   // kWord: whether the tokens returned by the last Next call may hold a
   // lead byte of text/script_segments.h's IsSegmentLeadByte, the ones that
   // need script segmentation. False guarantees none does (every byte of
@@ -98,12 +88,6 @@ class TokenScanner {
   // Next and NextColumns on AVX-512 VBMI2 (compress_).
   size_t NextAvx512(TokenSpan* out, size_t capacity);
   size_t NextColumnsAvx512(uint64_t* begins, uint64_t* lengths, size_t capacity);
-  size_t NextXxh3Avx512(uint64_t* begins, uint64_t* lengths, uint64_t* hashes, size_t capacity,
-                        uint64_t seed);
-  // NextColumnsAvx512 and NextXxh3Avx512 with their group store.
-  template <class Store>
-  size_t ScanColumns(TokenSpan* spans, uint64_t* begins, uint64_t* lengths, size_t capacity,
-                     const Store& store, const size_t* block_end);
 
   ClassifyFn classify_;
   bool word_;      // kWord; else kWhitespace
