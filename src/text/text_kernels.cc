@@ -16,7 +16,6 @@ TextKernels ChooseTextKernels(CpuPath path, const CpuFeatures& f) {
   kernels.ascii_normalizer_avx512 = avx512 && vbmi_pair;
   kernels.block_normalizer = kernels.ascii_normalizer_avx512 && f.avx512vl && f.bmi2 && f.popcnt;
   kernels.compress_tokens = avx512 && f.bmi2 && vbmi_pair;
-  kernels.xxh3_columns = kernels.compress_tokens;  // which includes `avx512`
   if (avx512) {
     kernels.xxh3_spans = &Xxh3SpansAvx512;
     kernels.sdbm_spans = &SdbmSpansAvx512;

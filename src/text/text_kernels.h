@@ -47,10 +47,6 @@ struct TextKernels {
   // XXH3 of four (AVX2) or eight (AVX-512 F, BW, DQ) tokens at a time;
   // nullptr: one token at a time.
   Xxh3SpansFn xxh3_spans = nullptr;
-  // Spans as two arrays from the block loop to the AVX-512 XXH3 kernel
-  // (TokenScanner::NextColumns, Xxh3ColumnsAvx512): compress_tokens, whose
-  // extensions include the kernel's F, BW, DQ.
-  bool xxh3_columns = false;
   // sdbm and the stopword probe of eight tokens (AVX-512 F, BW, DQ);
   // nullptr: one token at a time.
   SdbmSpansFn sdbm_spans = nullptr;

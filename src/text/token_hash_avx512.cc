@@ -85,15 +85,6 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i Hash17To128(const long long* base, __m
 // The spans one Xxh3ChunkAvx512 call takes (the size of its index lists).
 constexpr size_t kChunk = 256;
 
-// Where the spans are, as 64-bit words: span i begins at begins[i * kStride]
-// and has lengths[i * kStride] bytes. Stride 2: TokenSpan {begin, length}
-// pairs; stride 1: two arrays (TokenScanner::NextColumns).
-template <size_t kStride>
-struct SpanWords {
-  const long long* begins;
-  const long long* lengths;
-};
-
 // One group of eight spans (fewer at the end of a chunk) after the first
 // pass's fetch.
 struct ShortGroup {
@@ -106,44 +97,27 @@ struct ShortGroup {
 // masked out), appends the indices of the 9-16-byte tokens to mid and of
 // those for the scalar routine to slow, and gathers the bytes of the 1-8-byte
 // ones.
-// Two arrays: two loads, masked at the end.
-NEARDUP_AVX512_XXH3_TARGET inline void LoadGroup(SpanWords<1> spans, size_t i, size_t num_spans,
-                                                 __mmask8* valid, __m512i* begin, __m512i* len) {
-  *valid = num_spans - i >= 8 ? static_cast<__mmask8>(0xff)
-                              : static_cast<__mmask8>((1u << (num_spans - i)) - 1);
-  *begin = _mm512_maskz_loadu_epi64(*valid, spans.begins + i);
-  *len = _mm512_maskz_loadu_epi64(*valid, spans.lengths + i);
-}
-
-// TokenSpan pairs: two loads and two permutes to deinterleave them.
-NEARDUP_AVX512_XXH3_TARGET inline void LoadGroup(SpanWords<2> spans, size_t i, size_t num_spans,
-                                                 __mmask8* valid, __m512i* begin, __m512i* len) {
+NEARDUP_AVX512_XXH3_TARGET inline ShortGroup FetchGroup(const TokenSpan* spans, size_t i,
+                                                        size_t num_spans, const long long* base,
+                                                        uint64_t* mid, size_t* num_mid,
+                                                        uint64_t* slow, size_t* num_slow) {
   static_assert(sizeof(TokenSpan) == 16 && sizeof(size_t) == 8);
-  const auto* group = reinterpret_cast<const TokenSpan*>(spans.begins) + i;
-  *valid = 0xff;
+  const TokenSpan* group = spans + i;
+  __mmask8 valid = 0xff;
   TokenSpan tail[8];
   if (num_spans - i < 8) {
     const size_t count = num_spans - i;
     for (size_t lane = 0; lane < 8; ++lane)
       tail[lane] = lane < count ? group[lane] : TokenSpan{0, 0};
     group = tail;
-    *valid = static_cast<__mmask8>((1u << count) - 1);
+    valid = static_cast<__mmask8>((1u << count) - 1);
   }
   const __m512i a = _mm512_loadu_si512(group);
   const __m512i b = _mm512_loadu_si512(group + 4);
-  *begin = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
-  *len = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
-}
-
-template <size_t kStride>
-NEARDUP_AVX512_XXH3_TARGET inline ShortGroup FetchGroup(SpanWords<kStride> spans, size_t i,
-                                                        size_t num_spans, const long long* base,
-                                                        uint64_t* mid, size_t* num_mid,
-                                                        uint64_t* slow, size_t* num_slow) {
-  __mmask8 valid;
-  __m512i begin;
+  const __m512i begin =
+      _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
   ShortGroup g;
-  LoadGroup(spans, i, num_spans, &valid, &begin, &g.len);
+  g.len = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
   // Lanes with 1 <= len <= 16 whose last 8 bytes lie inside the text
   // (end >= 8; a span lies inside the text, so end <= size). The first 8
   // bytes of a 9-16-byte token then lie inside it too.
@@ -271,8 +245,7 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, const S
 // remaining ones with the scalar routine. Computing every class for every
 // lane and selecting one (an earlier kernel) spent about a third of its
 // multiplies on the rare classes.
-template <size_t kStride>
-NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, SpanWords<kStride> spans,
+NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const TokenSpan* spans,
                                                 size_t num_spans, uint64_t seed,
                                                 const ShortTables& tables, uint64_t* out) {
   const __m512i bitflip1 = Set((Xxh3SecretWord64(24) ^ Xxh3SecretWord64(32)) + seed);
@@ -308,15 +281,17 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, SpanWords
   }
 
   // 9-16 bytes, eight listed tokens per vector.
+  const auto* span_words = reinterpret_cast<const long long*>(spans);
   for (size_t j = 0; j < num_mid; j += 8) {
     const __mmask8 lanes = num_mid - j >= 8 ? static_cast<__mmask8>(0xff)
                                             : static_cast<__mmask8>((1u << (num_mid - j)) - 1);
     const __m512i index = _mm512_maskz_loadu_epi64(lanes, mid + j);
-    const __m512i word = _mm512_slli_epi64(index, kStride - 1);  // kStride * index
+    // TokenSpan is {begin, length}: words 2 * index and 2 * index + 1.
+    const __m512i word = _mm512_slli_epi64(index, 1);
     const __m512i begin =
-        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, spans.begins, 8);
-    const __m512i len =
-        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, spans.lengths, 8);
+        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, span_words, 8);
+    const __m512i len = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes,
+                                                    _mm512_add_epi64(word, Set(1)), span_words, 8);
     const __m512i first8 =
         _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, begin, base, 1);
     const __m512i last8 = _mm512_mask_i64gather_epi64(
@@ -338,11 +313,11 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, SpanWords
     const __mmask8 lanes = num_slow - j >= 8 ? static_cast<__mmask8>(0xff)
                                              : static_cast<__mmask8>((1u << (num_slow - j)) - 1);
     const __m512i index = _mm512_maskz_loadu_epi64(lanes, slow + j);
-    const __m512i word = _mm512_slli_epi64(index, kStride - 1);  // kStride * index
+    const __m512i word = _mm512_slli_epi64(index, 1);
     const __m512i begin =
-        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, spans.begins, 8);
-    const __m512i len =
-        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, spans.lengths, 8);
+        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, span_words, 8);
+    const __m512i len = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes,
+                                                    _mm512_add_epi64(word, Set(1)), span_words, 8);
     // 17 <= len <= 128, as len - 17 <= 111 unsigned.
     const __mmask8 long_lanes =
         lanes & _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(17)), Set(111));
@@ -354,22 +329,18 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, SpanWords
     while (scalar_lanes != 0) {
       const size_t at =
           static_cast<size_t>(slow[j + static_cast<size_t>(__builtin_ctz(scalar_lanes))]);
-      out[at] = Xxh3HashInline(text.substr(static_cast<size_t>(spans.begins[at * kStride]),
-                                           static_cast<size_t>(spans.lengths[at * kStride])),
-                               seed);
+      Xxh3SpansScalar(text, spans + at, 1, seed, out + at);
       scalar_lanes &= static_cast<__mmask8>(scalar_lanes - 1);
     }
   }
 }
 
-template <size_t kStride>
-NEARDUP_AVX512_XXH3_TARGET void Xxh3SpansAvx512Impl(std::string_view text, SpanWords<kStride> spans,
+NEARDUP_AVX512_XXH3_TARGET void Xxh3SpansAvx512Impl(std::string_view text, const TokenSpan* spans,
                                                     size_t num_spans, uint64_t seed,
                                                     uint64_t* out) {
   const ShortTables tables = MakeShortTables(seed);
   for (size_t at = 0; at < num_spans; at += kChunk) {
-    const SpanWords<kStride> chunk{spans.begins + at * kStride, spans.lengths + at * kStride};
-    Xxh3ChunkAvx512(text, chunk, std::min(kChunk, num_spans - at), seed, tables, out + at);
+    Xxh3ChunkAvx512(text, spans + at, std::min(kChunk, num_spans - at), seed, tables, out + at);
   }
 }
 
@@ -381,24 +352,9 @@ NEARDUP_INTRINSICS_WARNINGS_ON
 void Xxh3SpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
                      uint64_t* out) {
 #ifdef NEARDUP_HAVE_AVX512_XXH3
-  const auto* words = reinterpret_cast<const long long*>(spans);
-  Xxh3SpansAvx512Impl(text, SpanWords<2>{words, words + 1}, num_spans, seed, out);
+  Xxh3SpansAvx512Impl(text, spans, num_spans, seed, out);
 #else
   Xxh3SpansScalar(text, spans, num_spans, seed, out);
-#endif
-}
-
-void Xxh3ColumnsAvx512(std::string_view text, const uint64_t* begins, const uint64_t* lengths,
-                       size_t num_spans, uint64_t seed, uint64_t* out) {
-#ifdef NEARDUP_HAVE_AVX512_XXH3
-  Xxh3SpansAvx512Impl(text,
-                      SpanWords<1>{reinterpret_cast<const long long*>(begins),
-                                   reinterpret_cast<const long long*>(lengths)},
-                      num_spans, seed, out);
-#else
-  for (size_t i = 0; i < num_spans; ++i) {
-    out[i] = Xxh3HashInline(text.substr(begins[i], lengths[i]), seed);
-  }
 #endif
 }
 

@@ -39,14 +39,6 @@ namespace neardup::internal {
 void Xxh3SpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
                      uint64_t* out);
 
-// The same with the spans as two arrays (TokenScanner::NextColumns): token i
-// is text.substr(begins[i], lengths[i]). The first pass then loads each
-// group's begins and lengths directly, without the two permutes that
-// deinterleave eight TokenSpan pairs.
-// REQUIRES: as Xxh3SpansAvx512.
-void Xxh3ColumnsAvx512(std::string_view text, const uint64_t* begins, const uint64_t* lengths,
-                       size_t num_spans, uint64_t seed, uint64_t* out);
-
 }  // namespace neardup::internal
 
 #endif  // NEARDUP_TEXT_TOKEN_HASH_AVX512_H_

@@ -22,19 +22,6 @@ struct Xxh3SpansKernel {
                 uint64_t* out);
 };
 
-// Xxh3ColumnsAvx512 behind the span kernels' signature: the spans split
-// into two arrays first.
-void Xxh3ColumnsOfSpans(std::string_view text, const TokenSpan* spans, size_t num_spans,
-                        uint64_t seed, uint64_t* out) {
-  std::vector<uint64_t> begins(num_spans);
-  std::vector<uint64_t> lengths(num_spans);
-  for (size_t i = 0; i < num_spans; ++i) {
-    begins[i] = spans[i].begin;
-    lengths[i] = spans[i].length;
-  }
-  Xxh3ColumnsAvx512(text, begins.data(), lengths.data(), num_spans, seed, out);
-}
-
 class Xxh3SpansKernelTest : public ::testing::TestWithParam<Xxh3SpansKernel> {
  protected:
   void SetUp() override {
@@ -155,8 +142,7 @@ TEST_P(Xxh3SpansKernelTest, LongTokensMixedWithShortOnesMatchTheLibrary) {
 INSTANTIATE_TEST_SUITE_P(
     Kernels, Xxh3SpansKernelTest,
     ::testing::Values(Xxh3SpansKernel{"avx2", CpuPath::kAvx2, &Xxh3SpansAvx2},
-                      Xxh3SpansKernel{"avx512", CpuPath::kAvx512, &Xxh3SpansAvx512},
-                      Xxh3SpansKernel{"avx512_columns", CpuPath::kAvx512, &Xxh3ColumnsOfSpans}),
+                      Xxh3SpansKernel{"avx512", CpuPath::kAvx512, &Xxh3SpansAvx512}),
     [](const ::testing::TestParamInfo<Xxh3SpansKernel>& info) { return info.param.name; });
 
 }  // namespace

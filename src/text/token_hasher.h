@@ -36,7 +36,6 @@
 #include "text/normalizer.h"
 #include "text/stopwords.h"
 #include "text/text_kernels.h"
-#include "text/token_hash_avx512.h"
 #include "text/token_scan.h"
 #include "text/tokenizer.h"
 
@@ -131,14 +130,6 @@ class TokenHasher {
   // Whether the block scanner handles this recipe.
   bool UsesScanner() const {
     return path_ != CpuPath::kReference && tokenizer_ != TokenizerKind::kChar;
-  }
-
-  // Whether ForEachTokenHashBatch takes the spans as two arrays
-  // (TokenScanner::NextColumns, Xxh3ColumnsAvx512): XXH3 without stopwords
-  // on a path that has both.
-  bool UsesXxh3Columns() const {
-    return UsesScanner() && kernels_->xxh3_columns && hash_ == FeatureHashKind::kXxh3 &&
-           !filter_stopwords_;
   }
 
   // Hashes the tokens spans[0, num_spans) of `normalized` that are not
@@ -270,25 +261,6 @@ void TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scra
   uint64_t tokens = 0;
   uint64_t removed = 0;
   const bool segment = segmentation_ == ScriptSegmentation::kCharacters;
-  if (UsesXxh3Columns()) {
-    // The spans as two arrays, straight from the block loop's vectors to
-    // the XXH3 kernel's; a batch that needs segmentation is made spans.
-    static_assert(kBatchCapacity <= TokenScanner::kColumnsCapacity);
-    uint64_t begins[kBatchCapacity];
-    uint64_t lengths[kBatchCapacity];
-    while (const size_t num_spans = scanner.NextColumns(begins, lengths, kBatchCapacity)) {
-      if (segment && scanner.MayHoldSegmentLeads()) {
-        for (size_t i = 0; i < num_spans; ++i) spans[i] = TokenSpan{begins[i], lengths[i]};
-        HashSegmentedSpans(*scratch, spans, num_spans, hashes, &tokens, &removed, on_batch);
-        continue;
-      }
-      Xxh3ColumnsAvx512(*scratch, begins, lengths, num_spans, seed_, hashes);
-      tokens += num_spans;
-      on_batch(std::span<const uint64_t>(hashes, num_spans));
-    }
-    if (stats != nullptr) stats->tokens += tokens;
-    return;
-  }
   while (const size_t num_spans = scanner.Next(spans, kBatchCapacity)) {
     if (segment && scanner.MayHoldSegmentLeads()) {
       HashSegmentedSpans(*scratch, spans, num_spans, hashes, &tokens, &removed, on_batch);

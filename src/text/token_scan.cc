@@ -106,26 +106,13 @@ __attribute__((target("avx512f,avx512bw"))) uint64_t ClassifyAvx512(const char* 
   return ~(controls | space | h);
 }
 
-// The target of the AVX-512 block loop and its pieces. AVX-512DQ comes with
-// the path's compress_tokens (text_kernels.h) and is what the fused XXH3
-// hashing of NextXxh3 needs.
-#define NEARDUP_VBMI2_TARGET \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vbmi,avx512vbmi2,bmi,bmi2")))
-
-// Eight spans of a block in two vectors: begin and length of each token.
-struct SpanGroup {
-  __m512i begin;
-  __m512i length;
-};
-
 // Spans 8 * group .. 8 * group + 7 of a block from its compressed edge
 // indices: token j's start and end are indices 2j - carry and 2j + 1 - carry.
 // Byte 8j of `pick` selects them; with a token open (carry 1), the first start
 // selects index -1, which vpermb reads as 63 (its low six bits): a value the
-// caller replaces. Returns them as vectors too.
-template <bool kStore>
-NEARDUP_VBMI2_TARGET inline SpanGroup StoreSpanGroup(__m512i edge_index, size_t pos, uint32_t carry,
-                                                     size_t group, TokenSpan* out) {
+// caller replaces.
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) inline void StoreSpanGroup(
+    __m512i edge_index, size_t pos, uint32_t carry, size_t group, TokenSpan* out) {
   const __m512i pick_start = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
   const __m512i pick_end = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
   const __mmask64 low_bytes = 0x0101010101010101ULL;
@@ -137,46 +124,31 @@ NEARDUP_VBMI2_TARGET inline SpanGroup StoreSpanGroup(__m512i edge_index, size_t 
       _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_start, offset), edge_index);
   const __m512i ends =
       _mm512_maskz_permutexvar_epi8(low_bytes, _mm512_add_epi8(pick_end, offset), edge_index);
-  SpanGroup g;
-  g.begin = _mm512_add_epi64(base, starts);
-  g.length = _mm512_sub_epi64(ends, starts);
-  if (kStore) {
-    TokenSpan* dst = out + group * 8;
-    _mm512_storeu_si512(dst, _mm512_permutex2var_epi64(g.begin, interleave_lo, g.length));
-    _mm512_storeu_si512(dst + 4, _mm512_permutex2var_epi64(g.begin, interleave_hi, g.length));
-  }
-  return g;
+  const __m512i begin = _mm512_add_epi64(base, starts);
+  const __m512i length = _mm512_sub_epi64(ends, starts);
+  TokenSpan* dst = out + group * 8;
+  _mm512_storeu_si512(dst, _mm512_permutex2var_epi64(begin, interleave_lo, length));
+  _mm512_storeu_si512(dst + 4, _mm512_permutex2var_epi64(begin, interleave_hi, length));
 }
 
-// What EmitTokensAvx512 does with each group of spans besides storing it
-// (Next): nothing.
-struct StoreSpansOnly {
-  static constexpr bool kStoreSpans = true;
-  NEARDUP_VBMI2_TARGET void operator()(const TokenSpan*, const SpanGroup&, size_t, size_t) const {}
-};
-
 // The tokens that end in a block, from its edge bits, written to out[] as
-// spans, eight per step, each group of eight also handed to
-// on_group(out, spans, group, tokens) in registers, its first lane right
-// (the open token's begin put back). Bit i of `edges`: an edge at pos + i;
-// edges alternate, and the lowest is a start unless *open (a token left open
-// by the previous block, beginning at *open_begin), in which case it is that
-// token's end. vpcompressb turns the edge bits into their indices, vpermb
-// spreads the start and end indices of each token into 64-bit lanes: with a
-// token open, the indices are shifted by one (a virtual start before the
-// block), and the first span, whose start is not in the block, is written
-// again from scalar registers. No branch depends on the text below 17
-// tokens a block: whether a token is open and the number of tokens (8 or
-// fewer in most blocks of UTF-8 text, 9 to 12 in many) are both
-// unpredictable.
+// spans, eight per step. Bit i of `edges`: an edge at pos + i; edges
+// alternate, and the lowest is a start unless *open (a token left open by the
+// previous block, beginning at *open_begin), in which case it is that token's
+// end. vpcompressb turns the edge bits into their indices, vpermb spreads the
+// start and end indices of each token into 64-bit lanes: with a token open,
+// the indices are shifted by one (a virtual start before the block), and the
+// first span, whose start is not in the block, is written again from scalar
+// registers. No branch depends on the text below 17 tokens a block: whether
+// a token is open and the number of tokens (8 or fewer in most blocks of
+// UTF-8 text, 9 to 12 in many) are both unpredictable.
 // Returns the number of tokens; *open and *open_begin describe the token
 // left open at the end of the block.
 // REQUIRES: room for max(16, tokens rounded up to 8) spans at out (whole
 // groups are stored, the first two always).
-template <class OnGroup>
-NEARDUP_VBMI2_TARGET __attribute__((always_inline)) inline size_t EmitTokensAvx512(
-    uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin,
-    const OnGroup& on_group) {
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2"),
+               always_inline)) inline size_t
+EmitTokensAvx512(uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin) {
   const uint32_t carry = *open ? 1 : 0;
   const uint32_t count = static_cast<uint32_t>(__builtin_popcountll(edges)) + carry;
   const size_t tokens = count / 2;
@@ -185,26 +157,20 @@ NEARDUP_VBMI2_TARGET __attribute__((always_inline)) inline size_t EmitTokensAvx5
       40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18,
       17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
   const __m512i edge_index = _mm512_maskz_compress_epi8(edges, iota);
-  // The first span, right in both cases (selects, not branches): the open
-  // token and its end at the lowest edge, or the block's first two edges
-  // (the vector's answer). Garbage, never counted, when no token ends.
+  StoreSpanGroup(edge_index, pos, carry, 0, out);
+  StoreSpanGroup(edge_index, pos, carry, 1, out);
+  for (size_t group = 2; group * 8 < tokens; ++group) {
+    StoreSpanGroup(edge_index, pos, carry, group, out);
+  }
+  // The first span again, right in both cases (selects, not branches): the
+  // open token and its end at the lowest edge, or the block's first two
+  // edges (the vector's answer). Garbage, never counted, when no token ends.
   // Selects by masks: GCC turns the ternaries into branches.
   const size_t first = pos + _tzcnt_u64(edges);
   const size_t second = pos + _tzcnt_u64(_blsr_u64(edges));
   const size_t carry_mask = size_t{0} - carry;
   const size_t first_begin = (*open_begin & carry_mask) | (first & ~carry_mask);
   const size_t first_end = (first & carry_mask) | (second & ~carry_mask);
-  SpanGroup group0 = StoreSpanGroup<OnGroup::kStoreSpans>(edge_index, pos, carry, 0, out);
-  group0.begin = _mm512_mask_mov_epi64(group0.begin, 1,
-                                       _mm512_set1_epi64(static_cast<long long>(first_begin)));
-  group0.length = _mm512_mask_mov_epi64(
-      group0.length, 1, _mm512_set1_epi64(static_cast<long long>(first_end - first_begin)));
-  on_group(out, group0, 0, tokens);
-  on_group(out, StoreSpanGroup<OnGroup::kStoreSpans>(edge_index, pos, carry, 1, out), 1, tokens);
-  for (size_t group = 2; group * 8 < tokens; ++group) {
-    on_group(out, StoreSpanGroup<OnGroup::kStoreSpans>(edge_index, pos, carry, group, out), group,
-             tokens);
-  }
   out[0] = TokenSpan{first_begin, first_end - first_begin};
   // The token left open: the highest edge, when count is odd and there is
   // one; with no edge at all the open token goes on. When count is even the
@@ -366,12 +332,10 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
   return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 
-size_t TokenScanner::NextColumns(uint64_t* begins, uint64_t* lengths, size_t capacity) {
-  NEARDUP_CHECK(compress_) << "TokenScanner::NextColumns needs the AVX-512 VBMI2 block loop";
-  return NextColumnsAvx512(begins, lengths, capacity);
-}
-
 #ifdef NEARDUP_HAVE_X86_PATHS
+#define NEARDUP_VBMI2_TARGET \
+  __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2")))
+
 namespace {
 
 // Function objects (not pointers) so that Scan inlines them.
@@ -392,29 +356,10 @@ struct NonAsciiBlockAvx512 {
   }
 };
 
-template <class OnGroup>
 struct EmitBlockAvx512 {
-  OnGroup on_group;
   NEARDUP_VBMI2_TARGET size_t operator()(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
                                          size_t* open_begin) const {
-    return EmitTokensAvx512(edges, pos, out, open, open_begin, on_group);
-  }
-};
-
-// NextColumns's store of each group of spans: begins and lengths to their
-// own arrays, as the vectors are (no interleaving permutes).
-struct StoreColumns {
-  static constexpr bool kStoreSpans = false;
-  const TokenSpan* batch;  // out of the Next call: the index of a span
-  uint64_t* begins;
-  uint64_t* lengths;
-  size_t* block_end;  // the batch index after the last block's tokens
-  NEARDUP_VBMI2_TARGET void operator()(const TokenSpan* out, const SpanGroup& g, size_t group,
-                                       size_t tokens) const {
-    const size_t first = static_cast<size_t>(out - batch) + group * 8;
-    _mm512_storeu_si512(begins + first, g.begin);
-    _mm512_storeu_si512(lengths + first, g.length);
-    if (group == 0) *block_end = static_cast<size_t>(out - batch) + tokens;
+    return EmitTokensAvx512(edges, pos, out, open, open_begin);
   }
 };
 
@@ -423,45 +368,13 @@ struct StoreColumns {
 NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
   const non_ascii_avx512::LookupTables* tables = &non_ascii_avx512::Tables();
   return word_ ? Scan(out, capacity, ClassifyBlockAvx512<true>(), NonAsciiBlockAvx512<true>{tables},
-                      EmitBlockAvx512<StoreSpansOnly>())
+                      EmitBlockAvx512())
                : Scan(out, capacity, ClassifyBlockAvx512<false>(),
-                      NonAsciiBlockAvx512<false>{tables}, EmitBlockAvx512<StoreSpansOnly>());
-}
-
-NEARDUP_VBMI2_TARGET size_t TokenScanner::NextColumnsAvx512(uint64_t* begins, uint64_t* lengths,
-                                                            size_t capacity) {
-  const non_ascii_avx512::LookupTables* tables = &non_ascii_avx512::Tables();
-  // Scan writes the text's last token (the one that runs to its end) as a
-  // span, and the first span of each block again from scalar registers:
-  // both land here; the columns have the first one right already.
-  TokenSpan spans[kColumnsCapacity];
-  NEARDUP_CHECK(capacity <= kColumnsCapacity) << "NextColumns capacity " << capacity;
-  size_t block_end = 0;
-  const EmitBlockAvx512<StoreColumns> emit{StoreColumns{spans, begins, lengths, &block_end}};
-  const size_t n = word_ ? Scan(spans, capacity, ClassifyBlockAvx512<true>(),
-                                NonAsciiBlockAvx512<true>{tables}, emit)
-                         : Scan(spans, capacity, ClassifyBlockAvx512<false>(),
-                                NonAsciiBlockAvx512<false>{tables}, emit);
-  if (n > block_end) {  // the text's last token, added after its last block
-    begins[n - 1] = spans[n - 1].begin;
-    lengths[n - 1] = spans[n - 1].length;
-  }
-  return n;
+                      NonAsciiBlockAvx512<false>{tables}, EmitBlockAvx512());
 }
 #else
 size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
   return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
-}
-
-// Unreachable (compress_ is never set here).
-size_t TokenScanner::NextColumnsAvx512(uint64_t* begins, uint64_t* lengths, size_t capacity) {
-  TokenSpan spans[kColumnsCapacity];
-  const size_t n = Scan(spans, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
-  for (size_t i = 0; i < n; ++i) {
-    begins[i] = spans[i].begin;
-    lengths[i] = spans[i].length;
-  }
-  return n;
 }
 #endif
 

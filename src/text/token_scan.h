@@ -51,18 +51,6 @@ class TokenScanner {
   // REQUIRES: capacity >= kMaxTokensPerBlock.
   size_t Next(TokenSpan* out, size_t capacity);
 
-  // The most spans one NextColumns call returns.
-  static constexpr size_t kColumnsCapacity = 256;
-
-  // Next with the spans as two arrays: token i of the call is
-  // text.substr(begins[i], lengths[i]). The block loop stores each group of
-  // eight as the two vectors it computes them in (no interleaving permutes),
-  // and the XXH3 kernel loads them so (Xxh3ColumnsAvx512).
-  // REQUIRES: kMaxTokensPerBlock <= capacity <= kColumnsCapacity;
-  // TextKernelsFor(path).compress_tokens; room for capacity entries in each
-  // array.
-  size_t NextColumns(uint64_t* begins, uint64_t* lengths, size_t capacity);
-
   // kWord: whether the tokens returned by the last Next call may hold a
   // lead byte of text/script_segments.h's IsSegmentLeadByte, the ones that
   // need script segmentation. False guarantees none does (every byte of
@@ -85,9 +73,8 @@ class TokenScanner {
   size_t Scan(TokenSpan* out, size_t capacity, Classify classify, NonAscii non_ascii_block,
               Emit emit);
 
-  // Next and NextColumns on AVX-512 VBMI2 (compress_).
+  // Next on AVX-512 VBMI2 (compress_).
   size_t NextAvx512(TokenSpan* out, size_t capacity);
-  size_t NextColumnsAvx512(uint64_t* begins, uint64_t* lengths, size_t capacity);
 
   ClassifyFn classify_;
   bool word_;      // kWord; else kWhitespace

@@ -11,36 +11,13 @@
 #include <vector>
 
 #include "hash/cpu_path.h"
-#include "text/text_kernels.h"
 #include "text/token_scan.h"
 #include "text/tokenizer.h"
 
 namespace neardup::internal::testing {
 
-// The tokens of `scanner` read by NextColumns (the spans as two arrays) at
-// `capacity`, with, when `segment`, the calls' MayHoldSegmentLeads cutting
-// them as TokenHasher does.
-inline std::vector<std::string_view> ColumnTokens(TokenScanner& scanner, std::string_view text,
-                                                  size_t capacity, bool segment) {
-  std::vector<std::string_view> got;
-  std::vector<uint64_t> begins(capacity);
-  std::vector<uint64_t> lengths(capacity);
-  while (const size_t n = scanner.NextColumns(begins.data(), lengths.data(), capacity)) {
-    for (size_t i = 0; i < n; ++i) {
-      const std::string_view token = text.substr(begins[i], lengths[i]);
-      if (segment && scanner.MayHoldSegmentLeads()) {
-        ForEachScriptSegment(token, [&](std::string_view t) { got.push_back(t); });
-      } else {
-        got.push_back(token);
-      }
-    }
-  }
-  return got;
-}
-
 // Asserts, for both tokenizers and every non-reference CPU path, that the
-// scanner's spans (read at the smallest capacity Next accepts, and where
-// the path has it by NextColumns at the smallest and the largest) equal
+// scanner's spans (read at the smallest capacity Next accepts) equal
 // ForEachToken's tokens; `what` names the input in the failure message.
 inline void ExpectSameTokens(std::string_view text, const std::string& what) {
   for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
@@ -56,13 +33,6 @@ inline void ExpectSameTokens(std::string_view text, const std::string& what) {
       }
       ASSERT_EQ(got, want) << what << " " << CpuPathName(path) << " kind "
                            << static_cast<int>(kind);
-      if (!TextKernelsFor(path).compress_tokens) continue;
-      for (size_t capacity : {TokenScanner::kMaxTokensPerBlock, TokenScanner::kColumnsCapacity}) {
-        TokenScanner columns(kind, path, text);
-        ASSERT_EQ(ColumnTokens(columns, text, capacity, false), want)
-            << what << " " << CpuPathName(path) << " kind " << static_cast<int>(kind)
-            << " NextColumns capacity " << capacity;
-      }
     }
   }
   // Script segmentation as TokenHasher does it: only the spans of the calls
@@ -87,10 +57,6 @@ inline void ExpectSameTokens(std::string_view text, const std::string& what) {
       }
     }
     ASSERT_EQ(got, want) << what << " " << CpuPathName(path) << " segmented";
-    if (!TextKernelsFor(path).compress_tokens) continue;
-    TokenScanner columns(TokenizerKind::kWord, path, text);
-    ASSERT_EQ(ColumnTokens(columns, text, TokenScanner::kColumnsCapacity, true), want)
-        << what << " " << CpuPathName(path) << " segmented, NextColumns";
   }
 }
 
