@@ -138,6 +138,11 @@ class FingerprintBatch {
   // are zero, bottom-k rows are all kMinHashPadding with count 0, k-value
   // rows are empty, chunk sets are empty. Keeps capacity.
   void Reset(size_t num_docs, const FingerprintBatchLayout& layout);
+  // Reset for a producer that calls SetMinHash for every document: the
+  // bottom-k rows are sized but not padded (their values are unspecified
+  // until SetMinHash), which saves writing 8k bytes per document twice (the
+  // fill would also push the input out of the core's cache).
+  void ResetForSetMinHash(size_t num_docs, const FingerprintBatchLayout& layout);
 
   // Writable arrays. Distinct documents may be written by distinct threads
   // at once.

@@ -112,7 +112,8 @@ class CpuFingerprinter final : public Fingerprinter {
   Status ComputeBatch(std::span<const std::string_view> texts,
                       FingerprintBatch* out) const override {
     constexpr size_t kBlockDocuments = 128;
-    out->Reset(texts.size(), layout_);
+    // Every document's bottom-k row is written by SetMinHash (ComputeInto).
+    out->ResetForSetMinHash(texts.size(), layout_);
     const size_t num_blocks = (texts.size() + kBlockDocuments - 1) / kBlockDocuments;
     if (selection_.chunks) out->StartChunks(num_blocks);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, num_blocks, 1),

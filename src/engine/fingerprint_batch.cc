@@ -105,6 +105,12 @@ std::span<uint64_t> FingerprintBatch::mutable_simhash_wide() {
 std::span<uint64_t> FingerprintBatch::mutable_num_shingles() { return Span(num_shingles_, 1); }
 
 void FingerprintBatch::Reset(size_t num_docs, const FingerprintBatchLayout& layout) {
+  ResetForSetMinHash(num_docs, layout);
+  const std::span<uint64_t> rows = mutable_minhash();
+  std::fill(rows.begin(), rows.end(), kMinHashPadding);
+}
+
+void FingerprintBatch::ResetForSetMinHash(size_t num_docs, const FingerprintBatchLayout& layout) {
   layout_ = layout;
   num_docs_ = num_docs;
   const SketchSelection& s = layout.selection;
@@ -114,7 +120,14 @@ void FingerprintBatch::Reset(size_t num_docs, const FingerprintBatchLayout& layo
   Size(s.simhash && !wide && layout.simhash_bits == 128, num_docs, uint64_t{0}, &simhash_low_);
   Size(wide, num_docs * kWideWords, uint64_t{0}, &simhash_wide_);
   Size(wide, num_docs, uint64_t{0}, &num_shingles_);
-  Size(s.minhash, num_docs * k, kMinHashPadding, &minhash_);
+  // Grown, never shrunk, and not filled: the rows are the first num_docs * k
+  // values (Span); Reset pads them, SetMinHash writes whole rows. (A resize
+  // down and up again would zero the regrown tail on every batch.)
+  if (s.minhash) {
+    if (minhash_.size() < num_docs * k) minhash_.resize(num_docs * k);
+  } else {
+    minhash_.clear();
+  }
   Size(s.minhash, num_docs, uint32_t{0}, &minhash_count_);
   Size(s.kvalue_minhash, num_docs * k, uint64_t{0}, &kvalue_);
   Size(s.kvalue_minhash, num_docs, uint8_t{1}, &kvalue_empty_);

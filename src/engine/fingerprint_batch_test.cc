@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -240,6 +241,42 @@ TEST(FingerprintBatchTest, ChunkPartsWrittenOutOfOrderLayOutByDocument) {
   other.FinishChunks();
   EXPECT_TRUE(other[0].chunks().empty());
   EXPECT_EQ(std::vector<uint32_t>(other[1].chunks().begin(), other[1].chunks().end()), a);
+}
+
+// ResetForSetMinHash leaves the rows unpadded, SetMinHash pads each one it
+// writes, and a later Reset pads every row again (the batch reused).
+TEST(FingerprintBatchTest, ResetForSetMinHashLeavesRowsToSetMinHash) {
+  FingerprintBatchLayout layout;
+  layout.selection.minhash = true;
+  layout.num_hashes = 4;
+  FingerprintBatch batch;
+  batch.ResetForSetMinHash(3, layout);
+  ASSERT_EQ(batch.minhash().size(), 12u);
+  std::fill(batch.mutable_minhash().begin(), batch.mutable_minhash().end(), uint64_t{7});
+  const std::vector<uint64_t> two = {1, 5};
+  const std::vector<uint64_t> four = {2, 3, 8, 9};
+  batch.SetMinHash(0, two);
+  batch.SetMinHash(1, four);
+  batch.SetMinHash(2, {});
+  EXPECT_EQ(
+      std::vector<uint64_t>(batch.minhash().begin(), batch.minhash().end()),
+      (std::vector<uint64_t>{1, 5, kMinHashPadding, kMinHashPadding, 2, 3, 8, 9, kMinHashPadding,
+                             kMinHashPadding, kMinHashPadding, kMinHashPadding}));
+  EXPECT_EQ(std::vector<uint32_t>(batch.minhash_count().begin(), batch.minhash_count().end()),
+            (std::vector<uint32_t>{2, 4, 0}));
+  ASSERT_EQ(batch[1].minhash().size(), 4u);
+  EXPECT_EQ(batch[1].minhash()[2], 8u);
+
+  batch.Reset(2, layout);
+  ASSERT_EQ(batch.minhash().size(), 8u);
+  for (uint64_t v : batch.minhash()) EXPECT_EQ(v, kMinHashPadding);
+  for (uint32_t c : batch.minhash_count()) EXPECT_EQ(c, 0u);
+  // Smaller, then larger again: every row of the larger batch is padded.
+  batch.ResetForSetMinHash(1, layout);
+  batch.SetMinHash(0, four);
+  batch.Reset(3, layout);
+  ASSERT_EQ(batch.minhash().size(), 12u);
+  for (uint64_t v : batch.minhash()) EXPECT_EQ(v, kMinHashPadding);
 }
 
 TEST(FingerprintInputTest, LaysTextsBackToBackAndGrowsKeepingThem) {
