@@ -273,7 +273,7 @@ void SortUnique(std::vector<CandidatePair>* candidates) {
   }
 }
 
-std::vector<CandidatePair> MergeUnique(std::span<const std::string_view> runs) {
+Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs) {
   // A run's pairs are read with memcpy (its bytes need not be aligned).
   const auto at = [&](size_t run, size_t i) {
     CandidatePair pair;
@@ -284,8 +284,15 @@ std::vector<CandidatePair> MergeUnique(std::span<const std::string_view> runs) {
   for (std::string_view run : runs) total += run.size() / sizeof(CandidatePair);
   std::vector<CandidatePair> merged;
   merged.reserve(total);
+  // Sorted runs merge into ascending pairs; a run out of order makes a
+  // later pair smaller than the last one appended.
+  bool in_order = true;
   const auto append = [&](const CandidatePair& pair) {
-    if (merged.empty() || merged.back() != pair) merged.push_back(pair);
+    if (merged.empty() || merged.back() < pair) {
+      merged.push_back(pair);
+    } else if (pair < merged.back()) {
+      in_order = false;
+    }
   };
   // A heap of the runs' next pairs (two runs, the common case, merge in
   // the same loop: the heap holds at most one entry per run).
@@ -308,6 +315,7 @@ std::vector<CandidatePair> MergeUnique(std::span<const std::string_view> runs) {
       heap.pop_back();
     }
   }
+  if (!in_order) return DataLossError("a run of candidates is not sorted (ranks out of step)");
   return merged;
 }
 
@@ -381,7 +389,9 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
     }
     if (!message.empty()) runs.push_back(message);
   }
-  *mine = MergeUnique(runs);
+  Result<std::vector<CandidatePair>> merged = MergeUnique(runs);
+  if (!merged.ok()) return merged.status();
+  *mine = std::move(merged).value();
   return Status::Ok();
 }
 

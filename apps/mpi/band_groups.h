@@ -41,8 +41,10 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
 void SortUnique(std::vector<CandidatePair>* candidates);
 
 // The sorted union of runs of candidate pairs (each the bytes of sorted,
-// unique CandidatePairs, as sent), without repeats.
-std::vector<CandidatePair> MergeUnique(std::span<const std::string_view> runs);
+// unique CandidatePairs, as sent), without repeats. DataLoss when a run is
+// not sorted (the merged pairs would go out of order: the ranks are out of
+// step), never a silently unsorted list.
+Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs);
 
 }  // namespace neardup::mpi
 

@@ -523,7 +523,11 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
     SketchAgain sketch_again;
     if (defer) {
       sketch_again = [&](std::span<const uint64_t> docs, std::vector<Fingerprint>* local) {
-        return FingerprintLocatedRecords(corpus, docs, *verifier, *input_options, local);
+        Status sketched = FingerprintLocatedRecords(corpus, docs, *verifier, *input_options, local);
+        // Called once: pairs and clusters need the records no longer (the
+        // fingerprint checkpoint holds its own copy).
+        if (!dedup) std::vector<std::string>().swap(corpus.raw_records);
+        return sketched;
       };
     }
     pairs = FindPairsDistributed(comm, layout, std::move(corpus.fingerprints), *scheme, job.options,

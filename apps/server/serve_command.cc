@@ -40,10 +40,16 @@ struct ServeFlags {
 // (M_TOP_PAD 0: ~3.5 us an add); a batch body or its answers over 128 KiB
 // were mmapped and unmapped per request, and an arena's top over 128 KiB
 // was given back (madvise) after a request and faulted in again by the
-// next (page faults 15.6% of a batch route's CPU, 6.4% with these). What
-// this keeps: at most M_TOP_PAD + M_TRIM_THRESHOLD free bytes at the top of
-// each arena (glibc makes 8 per core). Left alone when GLIBC_TUNABLES is
-// set, so that the defaults can still be measured against.
+// next (page faults 15.6% of a batch route's CPU, 6.4% with these).
+// What M_TOP_PAD does for a thread's arena (glibc 2.36): a new heap is
+// made accessible 4 MiB at a time and trimming leaves that much; past
+// that, glibc grows a non-main heap by what the request needs (no pad),
+// so an arena whose state outgrows its first 4 MiB takes an mprotect per
+// growth step again. What this keeps: at most M_TOP_PAD + M_TRIM_THRESHOLD
+// free bytes at the top of each arena (glibc makes up to 8 per core, one
+// per pool thread below that: 20 MiB x arenas, uncounted by a stream's
+// memory figure). Left alone when GLIBC_TUNABLES is set, so that the
+// defaults can still be measured against.
 void TuneAllocator() {
   if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
   constexpr int kMiB = 1 << 20;

@@ -83,7 +83,10 @@ TEST(HttpServerCapTest, OneConnectionAtATimeIsNeverRefused) {
   for (int i = 0; i < 5; ++i) {
     httplib::Client client("127.0.0.1", port);
     httplib::Result res = client.Get("/");
-    ASSERT_TRUE(res) << i << ": " << httplib::to_string(res.error());
+    // No ASSERT here: returning with the listener joinable would end the
+    // whole binary (~thread) instead of failing this test.
+    EXPECT_TRUE(res) << i << ": " << httplib::to_string(res.error());
+    if (!res) break;
     EXPECT_EQ(res->status, 200) << i << ": " << res->body;
   }
   EXPECT_EQ(server.rejected_connections(), 0u);

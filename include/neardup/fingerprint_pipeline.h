@@ -164,8 +164,9 @@ struct FingerprintedCorpus {
 };
 
 // Runs the pipeline and appends every document to *corpus. With
-// keep_raw_records, the reader must have been opened with
-// InputOptions::keep_raw_records and the raw JSONL lines are kept too.
+// keep_raw_records, the raw JSONL lines are kept too; a reader opened
+// without InputOptions::keep_raw_records gives each document an empty
+// record (neardup-mpi relies on this for inputs it never sketches again).
 // `on_progress(documents, bytes)` is called after each batch when given.
 Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerprinter,
                            const FingerprintPipelineOptions& options, bool keep_raw_records,

@@ -44,6 +44,10 @@ struct StageTime {
 // (its first and last filters) may run at once on different threads: the
 // sum is atomic. Cost: two reads of the thread's CPU clock per step (a
 // system call each, ~0.3 us: nothing against a step of 1 MiB of input).
+// A step that waits for a task (the read of compressed input waits for its
+// frame's decoding) lets oneTBB run other tasks on its thread meanwhile;
+// their time is counted too, so the sum is an upper bound there. Scopes
+// nested on one thread count once (the outermost).
 class SerialCpuTime {
  public:
   // Times its own lifetime into `sum`; does nothing when `sum` is null.
@@ -57,6 +61,7 @@ class SerialCpuTime {
    private:
     SerialCpuTime* sum_;
     uint64_t start_ns_ = 0;
+    bool nested_ = false;  // inside another Scope on this thread: adds nothing
   };
 
   double seconds() const {

@@ -18,14 +18,23 @@ uint64_t ThreadCpuNanoseconds() {
   return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(now.tv_nsec);
 }
 
+// Open timing scopes on this thread: a step's wait may run another
+// pipeline's timed step on the same thread, whose time the outer scope
+// already counts.
+thread_local int open_serial_scopes = 0;
+
 }  // namespace
 
 SerialCpuTime::Scope::Scope(SerialCpuTime* sum) : sum_(sum) {
-  if (sum_ != nullptr) start_ns_ = ThreadCpuNanoseconds();
+  if (sum_ == nullptr) return;
+  nested_ = open_serial_scopes++ > 0;
+  if (!nested_) start_ns_ = ThreadCpuNanoseconds();
 }
 
 SerialCpuTime::Scope::~Scope() {
   if (sum_ == nullptr) return;
+  --open_serial_scopes;
+  if (nested_) return;
   const uint64_t now = ThreadCpuNanoseconds();
   if (now > start_ns_) {
     sum_->nanoseconds_.fetch_add(now - start_ns_, std::memory_order_relaxed);

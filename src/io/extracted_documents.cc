@@ -1,10 +1,10 @@
 #include "io/extracted_documents.h"
 
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <utility>
 #include <vector>
+
+#include "io/effective_threads.h"
 
 namespace neardup::internal {
 namespace {
@@ -48,8 +48,7 @@ std::string PageList(const std::vector<uint32_t>& pages) {
 }  // namespace
 
 ExtractedDocuments::ExtractedDocuments(const InputOptions* options)
-    : options_(options),
-      batch_files_(2 * static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()))) {}
+    : options_(options), batch_files_(2 * EffectiveThreads()) {}
 
 bool ExtractedDocuments::Add(const std::string& path, Document* doc) {
   std::optional<DocumentFormat> forced = ForcedFormat(options_->format);

@@ -33,10 +33,23 @@ void ShrinkForTest(const std::string& path) {
     Request parsed;
     const char* value = std::getenv("NEARDUP_TEST_SHRINK_MAPPED_INPUT");
     if (value == nullptr) return parsed;
-    char* rest = nullptr;
-    parsed.bytes = std::strtoll(value, &rest, 10);
-    if (*rest == '@') parsed.nth = std::strtoll(rest + 1, nullptr, 10);
-    return parsed;
+    // Anything but digits[@digits] leaves the hook off: a stray or empty
+    // value must never cut a user's file.
+    const auto digits = [](const char* at, long long* out) -> const char* {
+      if (*at < '0' || *at > '9') return nullptr;
+      char* end = nullptr;
+      errno = 0;
+      *out = std::strtoll(at, &end, 10);
+      return errno == 0 ? end : nullptr;
+    };
+    Request off;
+    const char* rest = digits(value, &parsed.bytes);
+    if (rest == nullptr) return off;
+    if (*rest == '@') {
+      rest = digits(rest + 1, &parsed.nth);
+      if (rest == nullptr || parsed.nth < 1) return off;
+    }
+    return *rest == '\0' ? parsed : off;
   }();
   static std::atomic<long long> mapped{0};
   if (request.bytes < 0) return;
