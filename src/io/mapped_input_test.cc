@@ -6,9 +6,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -151,27 +153,83 @@ TEST(MappedInputTest, ConcurrentFaultsOnManyMappingsAreAllCaught) {
   for (const auto& file : files) EXPECT_EQ(file->CheckRead(1).code(), StatusCode::kDataLoss);
 }
 
-// A SIGBUS outside every registered mapping still ends the process (the
-// guard hands it on): here a mapping of a truncated file made without
-// MappedInput.
-TEST(MappedInputDeathTest, ASigbusElsewhereStillEndsTheProcess) {
+// What the guard hands on goes where it went before the guard. Everything
+// runs inside the child, so the previous action is set before the guard is
+// installed there (its first mapping installs it).
+void FaultOutsideEveryMapping(const std::string& path, size_t page) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) std::abort();
+  void* raw = ::mmap(nullptr, 2 * page, PROT_READ, MAP_PRIVATE, ::fileno(f), 0);
+  if (raw == MAP_FAILED) std::abort();
+  if (::truncate(path.c_str(), 0) != 0) std::abort();
+  std::printf("%d\n", static_cast<const volatile char*>(raw)[page]);
+}
+
+void ExitWith42(int) { _exit(42); }
+void ExitWith43(int, siginfo_t* info, void*) { _exit(info->si_code > 0 ? 43 : 44); }
+
+TEST(MappedInputDeathTest, AForeignFaultGoesWhereItWentBeforeTheGuard) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   test_support::TempDir dir;
   const size_t page = TestPageSize();
-  const std::string path = dir.Write("other", std::string(2 * page, 'x'));
-  // The guard is installed (by any mapping) before the fault.
-  ASSERT_NE(MappedInput::Map(path), nullptr);
-  // Killed by SIGBUS itself: a failed mmap (a segfault) or an abort fails.
+  const std::string guarded = dir.Write("guarded", std::string(2 * page, 'g'));
+  const std::string other = dir.Write("other", std::string(2 * page, 'x'));
+  // The default action (set here, not a sanitizer's handler, which would
+  // exit instead): the process dies of the signal. A failed mmap (a
+  // segfault) or an abort fails the check.
   EXPECT_EXIT(
       {
-        FILE* f = std::fopen(path.c_str(), "r");
-        if (f == nullptr) std::abort();
-        void* raw = ::mmap(nullptr, 2 * page, PROT_READ, MAP_PRIVATE, ::fileno(f), 0);
-        if (raw == MAP_FAILED) std::abort();
-        if (::truncate(path.c_str(), 0) != 0) std::abort();
-        std::printf("%d\n", static_cast<const volatile char*>(raw)[page]);
+        std::signal(SIGBUS, SIG_DFL);
+        if (MappedInput::Map(guarded) == nullptr) std::abort();
+        FaultOutsideEveryMapping(other, page);
       },
       ::testing::KilledBySignal(SIGBUS), "");
+  EXPECT_EXIT(
+      {
+        struct sigaction plain {};
+        plain.sa_handler = ExitWith42;
+        sigemptyset(&plain.sa_mask);
+        sigaction(SIGBUS, &plain, nullptr);
+        if (MappedInput::Map(guarded) == nullptr) std::abort();
+        FaultOutsideEveryMapping(other, page);
+      },
+      ::testing::ExitedWithCode(42), "");
+  EXPECT_EXIT(
+      {
+        struct sigaction with_info {};
+        with_info.sa_sigaction = ExitWith43;
+        with_info.sa_flags = SA_SIGINFO;
+        sigemptyset(&with_info.sa_mask);
+        sigaction(SIGBUS, &with_info, nullptr);
+        if (MappedInput::Map(guarded) == nullptr) std::abort();
+        FaultOutsideEveryMapping(other, page);
+      },
+      ::testing::ExitedWithCode(43), "");
+}
+
+// A SIGBUS sent by another process has no fault address: the guard does
+// not look it up, and it acts as it did before the guard (the default:
+// the process ends; ignored: it goes on).
+TEST(MappedInputDeathTest, ASentSigbusActsAsBeforeTheGuard) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  test_support::TempDir dir;
+  const std::string guarded = dir.Write("guarded", std::string(2 * TestPageSize(), 'g'));
+  EXPECT_EXIT(
+      {
+        std::signal(SIGBUS, SIG_DFL);
+        if (MappedInput::Map(guarded) == nullptr) std::abort();
+        ::kill(::getpid(), SIGBUS);
+        _exit(0);
+      },
+      ::testing::KilledBySignal(SIGBUS), "");
+  EXPECT_EXIT(
+      {
+        std::signal(SIGBUS, SIG_IGN);
+        if (MappedInput::Map(guarded) == nullptr) std::abort();
+        ::kill(::getpid(), SIGBUS);
+        _exit(7);
+      },
+      ::testing::ExitedWithCode(7), "");
 }
 
 }  // namespace
