@@ -28,13 +28,16 @@ mpi() {
 }
 
 # A rank gone after each stage (rank 0 or another), then resumed:
-# neardup's output. Pairs as placed for each command: on their owners
+# neardup's output. A MinHash `pairs` resumed after its fingerprint stage
+# sketches its candidate documents again from the checkpoint's records
+# (the deferred verification sketches). Pairs as placed for each command: on their owners
 # (pairs), all on rank 0 (leader), rank 0's forest (components).
 cases=(
   "2 pairs:1 dedup --rule components --keep longest"
   "3 fingerprint:2 dedup --keep longest"
   "2 pairs:0 clusters --rule leader --threshold 0.5"
   "2 pairs:1 pairs"
+  "2 fingerprint:1 pairs"
   "2 lines:1 fingerprint --minhash --simhash --chunks"
 )
 for i in "${!cases[@]}"; do
@@ -62,6 +65,10 @@ for i in "${!cases[@]}"; do
     cat "$work/err" >&2
   elif ! cmp -s "$work/expected.$i" "$work/got.$i"; then
     fail "[$i] ${command[*]}: resumed output differs from neardup's"
+  elif [ "$stage" = fingerprint ] && [ "$command" = pairs ] &&
+    ! grep -q "sketched [1-9][0-9]* documents again" "$work/err"; then
+    fail "[$i] ${command[*]}: the resumed job sketched no candidate document again"
+    cat "$work/err" >&2
   else
     echo "ok [$i, $n ranks, rank gone after $hook] ${command[*]}"
   fi
