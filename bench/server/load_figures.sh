@@ -59,9 +59,19 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # thread's CPU clock can count part of it (session 11: a 20 us spin loop
 # pinned to core 0 took 2-7 ms now and then): a run with steal above a few
 # percent measures the host, not the server.
+# The total is fields 2-9 (user .. steal): guest and guest_nice (10-11)
+# are already counted in user and nice. SERVER_CPU may be a list or ranges
+# ("0,1", "0-1"): expanded for the lookup.
 steal_ticks() {
-  awk -v cpus=",$server_cpu," '$1 ~ /^cpu[0-9]+$/ && index(cpus, "," substr($1, 4) ",") {
-    s += $9; for (i = 2; i <= NF; ++i) t += $i } END { print s + 0, t + 0 }' /proc/stat
+  awk -v spec="$server_cpu" 'BEGIN {
+      n = split(spec, parts, ",")
+      for (p = 1; p <= n; ++p) {
+        if (split(parts[p], r, "-") == 2) { for (c = r[1]; c <= r[2]; ++c) want[c] = 1 }
+        else want[parts[p]] = 1
+      }
+    }
+    $1 ~ /^cpu[0-9]+$/ && (substr($1, 4) in want) {
+      s += $9; for (i = 2; i <= 9 && i <= NF; ++i) t += $i } END { print s + 0, t + 0 }' /proc/stat
 }
 
 while IFS= read -r args; do
