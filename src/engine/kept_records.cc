@@ -134,7 +134,7 @@ uint64_t OutputBytes(const FingerprintedCorpus& corpus, const std::vector<bool>&
 void MapRecordPages(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
                     const std::vector<std::shared_ptr<const internal::MappedInput>>& files,
                     const Range& range) {
-  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t page = internal::MappedInput::PageSize();
   size_t i = range.begin;
   while (i < range.end) {
     while (i < range.end && !keep[i]) ++i;

@@ -56,12 +56,12 @@ void ShrinkForTest(const std::string& path) {
   if (mapped.fetch_add(1) + 1 == request.nth) (void)::truncate(path.c_str(), request.bytes);
 }
 
-size_t MappedPageSize() {
+}  // namespace
+
+size_t MappedInput::PageSize() {
   static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   return page;
 }
-
-}  // namespace
 
 void MappedInput::SetAfterMapHookForTest(std::function<void(const std::string& path)> hook) {
   AfterMapHook() = std::move(hook);
@@ -79,7 +79,7 @@ std::shared_ptr<const MappedInput> MappedInput::Map(const std::string& path) {
     return nullptr;
   }
   const size_t size = static_cast<size_t>(st.st_size);
-  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t page = PageSize();
   const size_t file_pages = (size + page - 1) / page * page;
   // Reserve the file's pages plus one of anonymous zeros, then map the file
   // over the front: the bytes after the end of the file are then zeros
@@ -121,7 +121,7 @@ std::shared_ptr<const MappedInput> MappedInput::Map(const std::string& path) {
 bool MappedInput::damaged() const { return FirstVanishedPage(guard_) != nullptr; }
 
 Status MappedInput::CheckRead(size_t end) const {
-  const size_t page = MappedPageSize();
+  const size_t page = PageSize();
   // The page after the range's last one: if the file now ends before it,
   // the range's last page may have read zeros past the new end.
   const size_t probe = (end - 1) / page * page + page;
@@ -165,7 +165,7 @@ Status MappedInput::ShrankError() const {
 }
 
 void MappedInput::Release(const char* begin, size_t size) const {
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t page = PageSize();
   // The page holding the range's end may hold the next chunk's first lines.
   const uintptr_t first = reinterpret_cast<uintptr_t>(begin) / page * page;
   const uintptr_t last = (reinterpret_cast<uintptr_t>(begin) + size) / page * page;

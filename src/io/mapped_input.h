@@ -40,6 +40,10 @@ class MappedInput {
   // then reads it as a stream, whose errors are the ones to report.
   static std::shared_ptr<const MappedInput> Map(const std::string& path);
 
+  // The system's page size (read once): mappings, releases and page
+  // populates round to it.
+  static size_t PageSize();
+
   // Testing hook: called by Map with the path after the file is mapped and
   // before anything reads it (a test truncates or grows the file there).
   // Not thread-safe: set it while no file is being mapped; an empty function

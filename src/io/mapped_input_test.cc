@@ -10,7 +10,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -165,6 +164,21 @@ void FaultOutsideEveryMapping(const std::string& path, size_t page) {
   std::printf("%d\n", static_cast<const volatile char*>(raw)[page]);
 }
 
+// SIGBUS's action: a plain handler, or one with SA_SIGINFO.
+void SetSigbusAction(void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGBUS, &action, nullptr);
+}
+void SetSigbusAction(void (*handler)(int, siginfo_t*, void*)) {
+  struct sigaction action {};
+  action.sa_sigaction = handler;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGBUS, &action, nullptr);
+}
+
 void ExitWith42(int) { _exit(42); }
 void ExitWith43(int, siginfo_t* info, void*) { _exit(info->si_code > 0 ? 43 : 44); }
 
@@ -179,28 +193,21 @@ TEST(MappedInputDeathTest, AForeignFaultGoesWhereItWentBeforeTheGuard) {
   // segfault) or an abort fails the check.
   EXPECT_EXIT(
       {
-        std::signal(SIGBUS, SIG_DFL);
+        SetSigbusAction(SIG_DFL);
         if (MappedInput::Map(guarded) == nullptr) std::abort();
         FaultOutsideEveryMapping(other, page);
       },
       ::testing::KilledBySignal(SIGBUS), "");
   EXPECT_EXIT(
       {
-        struct sigaction plain {};
-        plain.sa_handler = ExitWith42;
-        sigemptyset(&plain.sa_mask);
-        sigaction(SIGBUS, &plain, nullptr);
+        SetSigbusAction(ExitWith42);
         if (MappedInput::Map(guarded) == nullptr) std::abort();
         FaultOutsideEveryMapping(other, page);
       },
       ::testing::ExitedWithCode(42), "");
   EXPECT_EXIT(
       {
-        struct sigaction with_info {};
-        with_info.sa_sigaction = ExitWith43;
-        with_info.sa_flags = SA_SIGINFO;
-        sigemptyset(&with_info.sa_mask);
-        sigaction(SIGBUS, &with_info, nullptr);
+        SetSigbusAction(ExitWith43);
         if (MappedInput::Map(guarded) == nullptr) std::abort();
         FaultOutsideEveryMapping(other, page);
       },
@@ -216,7 +223,7 @@ TEST(MappedInputDeathTest, ASentSigbusActsAsBeforeTheGuard) {
   const std::string guarded = dir.Write("guarded", std::string(2 * TestPageSize(), 'g'));
   EXPECT_EXIT(
       {
-        std::signal(SIGBUS, SIG_DFL);
+        SetSigbusAction(SIG_DFL);
         if (MappedInput::Map(guarded) == nullptr) std::abort();
         ::kill(::getpid(), SIGBUS);
         _exit(0);
@@ -224,7 +231,7 @@ TEST(MappedInputDeathTest, ASentSigbusActsAsBeforeTheGuard) {
       ::testing::KilledBySignal(SIGBUS), "");
   EXPECT_EXIT(
       {
-        std::signal(SIGBUS, SIG_IGN);
+        SetSigbusAction(SIG_IGN);
         if (MappedInput::Map(guarded) == nullptr) std::abort();
         ::kill(::getpid(), SIGBUS);
         _exit(7);

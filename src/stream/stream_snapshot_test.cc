@@ -66,6 +66,26 @@ void ExpectSameStream(const NearDuplicateStream& live, const NearDuplicateStream
   EXPECT_EQ(counts(live.Stats()), counts(reopened.Stats()));
 }
 
+// A SimHash stream (what these tests check does not depend on the
+// method) with a small window, by time and by count.
+StreamConfig SmallWindowConfig(size_t max_documents) {
+  StreamConfig config;
+  config.method = NearDuplicateMethod::kSimHash;
+  config.window_seconds = 300;
+  config.max_documents = max_documents;
+  return config;
+}
+
+// No fsync, and a snapshot every `log_bytes` of log whatever the state's
+// size, so that a test's few hundred adds make many snapshots.
+StreamOpenOptions FrequentSnapshots(uint64_t log_bytes) {
+  StreamOpenOptions options;
+  options.sync = false;
+  options.snapshot_log_bytes = log_bytes;
+  options.snapshot_grows_with_state = false;
+  return options;
+}
+
 // Files of `dir` whose names start with `prefix`.
 int CountFiles(const std::string& dir, const std::string& prefix) {
   int count = 0;
@@ -79,15 +99,9 @@ TEST(StreamSnapshotInPiecesTest, EveryMomentReopensToTheLiveStream) {
   const std::vector<std::string> texts = PlantedTexts(240, 41);
   TempDir dir;
   TempDir copy;
-  // SimHash: what is tested here does not depend on the method.
-  StreamConfig config;
-  config.method = NearDuplicateMethod::kSimHash;
-  config.window_seconds = 300;  // evicts by time during snapshots ...
-  config.max_documents = 60;    // ... and by the cap
-  StreamOpenOptions options;
-  options.sync = false;
-  options.snapshot_log_bytes = 2 << 10;  // ~30 adds (records of ~70 bytes)
-  options.snapshot_grows_with_state = false;
+  // Evicts by time and by the cap during snapshots.
+  const StreamConfig config = SmallWindowConfig(60);
+  StreamOpenOptions options = FrequentSnapshots(2 << 10);  // ~30 adds (records of ~70 bytes)
   options.snapshot_step_bytes = 1;  // a few records per operation: many operations per snapshot
   options.background_snapshots = false;  // the writers' pieces only: reopens mid-snapshot
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
@@ -184,14 +198,8 @@ TEST(StreamSnapshotInPiecesTest, TheSnapshotThreadFinishesSnapshotsWithoutWriter
   const std::vector<std::string> texts = PlantedTexts(240, 43);
   TempDir dir;
   TempDir copy;
-  StreamConfig config;
-  config.method = NearDuplicateMethod::kSimHash;  // see the test above
-  config.window_seconds = 300;
-  config.max_documents = 60;
-  StreamOpenOptions options;
-  options.sync = false;
-  options.snapshot_log_bytes = 4 << 10;
-  options.snapshot_grows_with_state = false;
+  const StreamConfig config = SmallWindowConfig(60);
+  StreamOpenOptions options = FrequentSnapshots(4 << 10);
   options.snapshot_step_bytes = 1;
   ASSERT_TRUE(options.background_snapshots);
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
@@ -261,12 +269,9 @@ TEST(StreamSnapshotInPiecesTest, SnapshotsKeepCompletingOnABusyCpu) {
   const std::vector<std::string> texts = PlantedTexts(600, 47);
   TempDir dir;
   StreamConfig config;
-  config.method = NearDuplicateMethod::kSimHash;  // see the first test
+  config.method = NearDuplicateMethod::kSimHash;  // see SmallWindowConfig
   config.max_documents = 80;
-  StreamOpenOptions options;
-  options.sync = false;
-  options.snapshot_log_bytes = 4 << 10;
-  options.snapshot_grows_with_state = false;
+  const StreamOpenOptions options = FrequentSnapshots(4 << 10);
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
   std::vector<std::string> ids;
   for (size_t i = 0; i < texts.size(); ++i) {
