@@ -395,11 +395,16 @@ TEST_F(CliSafetyTest, JsonlInvalidUtf8IsReplacedAndPlainTextIsInvalidJson) {
 
 // Session 11: an input truncated while it was read through its mapping
 // killed the process with SIGBUS (exit 135, no message, a half-written
-// output left). The truncation happens at the library's test hook, right
-// after the file is mapped (NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>@<n>":
-// the n-th file mapped): fingerprint's only pass, and dedup's first and
-// second passes (the second maps the file again to copy the kept records).
+// output left). The truncation happens right after the file is mapped, by
+// the test hook tests/hooks/shrink_mapped_input.cc preloaded into neardup
+// (NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>@<n>": the n-th file mapped):
+// fingerprint's only pass, and dedup's first and second passes (the second
+// maps the file again to copy the kept records).
 TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
+#ifndef NEARDUP_TEST_SHRINK_HOOK
+  GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded shrink hook "
+                  "(tests/hooks/shrink_mapped_input.cc) that this test needs is not built";
+#else
   std::string big;
   while (big.size() < 300000) big += Read(Example());
   const std::string size = std::to_string(big.size());
@@ -417,9 +422,9 @@ TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
     const std::string input = Write("big.jsonl", big);
     Write("kept.jsonl", "previous\n");
     const std::string left = c.shrink.substr(0, c.shrink.find('@'));
-    ::setenv("NEARDUP_TEST_SHRINK_MAPPED_INPUT", c.shrink.c_str(), 1);
-    CommandResult run = Neardup(c.command + " " + input + " >/dev/null", 60);
-    ::unsetenv("NEARDUP_TEST_SHRINK_MAPPED_INPUT");
+    CommandResult run = NeardupWithEnv(
+        "LD_PRELOAD='" NEARDUP_TEST_SHRINK_HOOK "' NEARDUP_TEST_SHRINK_MAPPED_INPUT=" + c.shrink,
+        c.command + " " + input + " >/dev/null", 60);
     EXPECT_EQ(run.exit_code, 4) << c.command << " " << c.shrink << ": " << run.err;
     EXPECT_THAT(run.err, HasSubstr("input " + input + " shrank while it was read (" + size +
                                    " -> " + left + " bytes)"))
@@ -427,6 +432,21 @@ TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
     EXPECT_EQ(Read((dir_ / "kept.jsonl").string()), "previous\n");
     EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
   }
+#endif
+}
+
+// Session 12: the shrink hook used to be read by the library itself, so a
+// stray NEARDUP_TEST_SHRINK_MAPPED_INPUT in a user's environment cut their
+// input. neardup alone (no preloaded hook) now ignores it.
+TEST_F(CliSafetyTest, TheShrinkVariableAloneLeavesTheInputWhole) {
+  std::string big;
+  while (big.size() < 300000) big += Read(Example());
+  const std::string input = Write("big.jsonl", big);
+  CommandResult run = NeardupWithEnv("NEARDUP_TEST_SHRINK_MAPPED_INPUT=100037",
+                                     "fingerprint --simhash --threads 2 " + input, 60);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(Read(input), big);
+  EXPECT_EQ(Lines(run.out).size(), Lines(big).size());
 }
 
 }  // namespace

@@ -32,10 +32,18 @@ class CliTestBase : public ::testing::Test {
   // With timeout_seconds, a run that would hang is killed (exit code 137)
   // rather than hanging the test.
   CommandResult Neardup(const std::string& args, int timeout_seconds = 0) {
+    return NeardupWithEnv("", args, timeout_seconds);
+  }
+
+  // The same with `environment` ("NAME=value ...", trusted) set for the
+  // neardup process only (not for the shell or `timeout` that start it).
+  CommandResult NeardupWithEnv(const std::string& environment, const std::string& args,
+                               int timeout_seconds = 0) {
     std::string err_path = (dir_ / "stderr.txt").string();
     std::string command =
         (timeout_seconds > 0 ? "timeout -s KILL " + std::to_string(timeout_seconds) + " " : "") +
-        std::string(NEARDUP_CLI) + " " + args + " 2>" + err_path;
+        (environment.empty() ? "" : "env " + environment + " ") + std::string(NEARDUP_CLI) + " " +
+        args + " 2>" + err_path;
     CommandResult run;
     FILE* pipe = popen(command.c_str(), "r");
     if (pipe == nullptr) {

@@ -5,10 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -20,40 +18,6 @@ namespace {
 std::function<void(const std::string&)>& AfterMapHook() {
   static std::function<void(const std::string&)> hook;
   return hook;
-}
-
-// NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>[@<n>]": truncates the n-th file
-// mapped by this process (from 1) to <bytes> right after its mapping.
-void ShrinkForTest(const std::string& path) {
-  struct Request {
-    long long bytes = -1;
-    long long nth = 1;
-  };
-  static const Request request = [] {
-    Request parsed;
-    const char* value = std::getenv("NEARDUP_TEST_SHRINK_MAPPED_INPUT");
-    if (value == nullptr) return parsed;
-    // Anything but digits[@digits] leaves the hook off: a stray or empty
-    // value must never cut a user's file.
-    const auto digits = [](const char* at, long long* out) -> const char* {
-      if (*at < '0' || *at > '9') return nullptr;
-      char* end = nullptr;
-      errno = 0;
-      *out = std::strtoll(at, &end, 10);
-      return errno == 0 ? end : nullptr;
-    };
-    Request off;
-    const char* rest = digits(value, &parsed.bytes);
-    if (rest == nullptr) return off;
-    if (*rest == '@') {
-      rest = digits(rest + 1, &parsed.nth);
-      if (rest == nullptr || parsed.nth < 1) return off;
-    }
-    return *rest == '\0' ? parsed : off;
-  }();
-  static std::atomic<long long> mapped{0};
-  if (request.bytes < 0) return;
-  if (mapped.fetch_add(1) + 1 == request.nth) (void)::truncate(path.c_str(), request.bytes);
 }
 
 }  // namespace
@@ -113,7 +77,6 @@ std::shared_ptr<const MappedInput> MappedInput::Map(const std::string& path) {
   input->device_ = st.st_dev;
   input->inode_ = st.st_ino;
   input->guard_ = guard;
-  ShrinkForTest(path);
   if (AfterMapHook()) AfterMapHook()(path);
   return input;
 }

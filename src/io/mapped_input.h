@@ -47,10 +47,9 @@ class MappedInput {
   // Testing hook: called by Map with the path after the file is mapped and
   // before anything reads it (a test truncates or grows the file there).
   // Not thread-safe: set it while no file is being mapped; an empty function
-  // turns it off. The environment variable
-  // NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>[@<n>]" does the same for a
-  // whole process (the CLI's tests): the n-th file mapped (default 1) is
-  // truncated to <bytes> right after its mapping.
+  // turns it off. The CLI's tests do the same to a `neardup` process from
+  // outside, with a preloaded shim (tests/hooks/shrink_mapped_input.cc):
+  // no environment variable reaches this hook.
   static void SetAfterMapHookForTest(std::function<void(const std::string& path)> hook);
 
   ~MappedInput();
