@@ -135,28 +135,22 @@ void MapRecordPages(const FingerprintedCorpus& corpus, const std::vector<bool>& 
                     const std::vector<std::shared_ptr<const internal::MappedInput>>& files,
                     const Range& range) {
   const uintptr_t page = internal::MappedInput::PageSize();
-  size_t i = range.begin;
-  while (i < range.end) {
-    while (i < range.end && !keep[i]) ++i;
-    if (i == range.end) return;
-    const RecordLocation& first = corpus.record_locations[i];
-    size_t last = i;
-    for (size_t j = i + 1; j < range.end && corpus.record_locations[j].file == first.file; ++j) {
-      if (keep[j]) last = j;
-    }
-    const RecordLocation& final_record = corpus.record_locations[last];
-    // One byte either side: the line checks read them.
-    const char* data = files[first.file]->data();
-    const uintptr_t begin =
-        reinterpret_cast<uintptr_t>(data + (first.offset > 0 ? first.offset - 1 : 0)) / page * page;
-    const uintptr_t end = reinterpret_cast<uintptr_t>(
-        data +
-        std::min<uint64_t>(final_record.offset + final_record.size + 1, files[first.file]->size()));
-    if (end > begin)
-      (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
-    i = last + 1;
-    while (i < range.end && corpus.record_locations[i].file == first.file) ++i;
-  }
+  (void)internal::ForEachFileRun(
+      corpus.record_locations, range.begin, range.end, internal::SameRecord,
+      [&](size_t i) { return keep[i]; },
+      [&](const RecordLocation& first, const RecordLocation& last) {
+        // One byte either side: the line checks read them.
+        const internal::MappedInput& file = *files[first.file];
+        const uintptr_t begin =
+            reinterpret_cast<uintptr_t>(file.data() + (first.offset > 0 ? first.offset - 1 : 0)) /
+            page * page;
+        const uintptr_t end = reinterpret_cast<uintptr_t>(
+            file.data() + std::min<uint64_t>(last.offset + last.size + 1, file.size()));
+        if (end > begin) {
+          (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+        }
+        return Status::Ok();
+      });
 }
 
 // The parallel stage of both copies: the kept records of `range` as pieces
@@ -243,16 +237,13 @@ Status WriteChecked(const FingerprintedCorpus& corpus,
 void ReleaseRecords(const FingerprintedCorpus& corpus,
                     const std::vector<std::shared_ptr<const internal::MappedInput>>& files,
                     size_t begin, size_t end) {
-  while (begin < end) {
-    const RecordLocation& first = corpus.record_locations[begin];
-    size_t last = begin;
-    while (last + 1 < end && corpus.record_locations[last + 1].file == first.file) ++last;
-    const RecordLocation& final_record = corpus.record_locations[last];
-    const internal::MappedInput& file = *files[first.file];
-    file.Release(file.data() + first.offset,
-                 final_record.offset + final_record.size - first.offset);
-    begin = last + 1;
-  }
+  (void)internal::ForEachFileRun(
+      corpus.record_locations, begin, end, internal::SameRecord, internal::EveryRecord,
+      [&](const RecordLocation& first, const RecordLocation& last) {
+        const internal::MappedInput& file = *files[first.file];
+        file.Release(file.data() + first.offset, last.offset + last.size - first.offset);
+        return Status::Ok();
+      });
 }
 
 // Both copies' start: FailedPrecondition without locations, else the files

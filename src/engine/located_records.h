@@ -41,6 +41,36 @@ bool IsWholeLine(const MappedInput& file, uint64_t offset, uint64_t size);
 void ReleaseThrough(const std::vector<std::shared_ptr<const MappedInput>>& files,
                     const RecordLocation& at, std::vector<uint64_t>* released);
 
+// Every pass over the records of a range treats them file by file (checks
+// what was read, maps pages in, gives them back): for i in [begin, end),
+// the records at locations[document_at(i)] are cut into runs of
+// consecutive i in one file, and visit(first, last) is called for each run
+// with its first and last record i for which keep(i) holds (a run with
+// none is skipped). Returns visit's first error, where it stops.
+// Cost: one pass over [begin, end); no allocation.
+template <typename DocumentAt, typename Keep, typename Visit>
+Status ForEachFileRun(const std::vector<RecordLocation>& locations, size_t begin, size_t end,
+                      DocumentAt document_at, Keep keep, Visit visit) {
+  size_t i = begin;
+  while (i < end) {
+    const uint32_t file = locations[document_at(i)].file;
+    const RecordLocation* first = nullptr;
+    const RecordLocation* last = nullptr;
+    for (; i < end && locations[document_at(i)].file == file; ++i) {
+      if (!keep(i)) continue;
+      last = &locations[document_at(i)];
+      if (first == nullptr) first = last;
+    }
+    if (first != nullptr) NEARDUP_RETURN_IF_ERROR(visit(*first, *last));
+  }
+  return Status::Ok();
+}
+
+// The arguments of ForEachFileRun for a range of records in corpus order,
+// all of them.
+inline size_t SameRecord(size_t i) { return i; }
+inline bool EveryRecord(size_t) { return true; }
+
 // OK when the records at corpus.record_locations[document_at(i)], i in
 // [begin, end) (ascending within each file), were read from their files'
 // mappings intact (MappedInput::CheckRead through the byte after each
@@ -52,14 +82,12 @@ template <typename DocumentAt>
 Status CheckRecordsRead(const FingerprintedCorpus& corpus,
                         const std::vector<std::shared_ptr<const MappedInput>>& files, size_t begin,
                         size_t end, DocumentAt document_at) {
-  for (size_t i = begin; i < end; ++i) {
-    const RecordLocation& at = corpus.record_locations[document_at(i)];
-    if (i + 1 < end && corpus.record_locations[document_at(i + 1)].file == at.file) continue;
-    const MappedInput& file = *files[at.file];
-    NEARDUP_RETURN_IF_ERROR(file.CheckRead(
-        std::max<uint64_t>(1, std::min<uint64_t>(at.offset + at.size + 1, file.size()))));
-  }
-  return Status::Ok();
+  return ForEachFileRun(corpus.record_locations, begin, end, document_at, EveryRecord,
+                        [&](const RecordLocation&, const RecordLocation& last) {
+                          const MappedInput& file = *files[last.file];
+                          return file.CheckRead(std::max<uint64_t>(
+                              1, std::min<uint64_t>(last.offset + last.size + 1, file.size())));
+                        });
 }
 
 // The end of the next range of a pass over records [next, n) in a
