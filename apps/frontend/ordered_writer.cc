@@ -1,11 +1,12 @@
 #include "ordered_writer.h"
 
-#include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
 
 #include <algorithm>
 #include <atomic>
 #include <memory>
+
+#include "neardup/effective_threads.h"
 
 namespace neardup::cli {
 
@@ -13,8 +14,8 @@ Status WriteInOrder(size_t n, size_t chunk_items,
                     const std::function<void(size_t begin, size_t end, std::string* text)>& format,
                     OutputFile* out, SerialCpuTime* serial_time) {
   chunk_items = std::max<size_t>(chunk_items, 1);
-  const size_t threads =
-      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  // The library's own figure: a caller's task arena lowers it too.
+  const size_t threads = EffectiveThreads();
   struct Chunk {
     size_t begin = 0;
     size_t end = 0;
