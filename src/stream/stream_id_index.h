@@ -17,6 +17,14 @@
 // shift (no tombstones: a window that turns over for ever keeps its
 // high-water size). Memory: a 48-byte entry per id at 3/8 to 3/4 full
 // (64-128 bytes an id), plus an id's heap buffer past 15 bytes.
+// Why a keyed hash (session 12): ids are chosen by clients. With an
+// unkeyed hash (std::hash) a client could compute ids that all fall in one
+// table, next to each other, and make every add probe a run as long as the
+// window (hash flooding). SipHash-1-3 under a key drawn once per process
+// (hash/siphash.h) cannot be steered without the key. The key never leaves
+// the process: nothing here is iterated or stored, so what a snapshot or
+// the write-ahead log holds, and what a restart rebuilds from them, does
+// not depend on it. Cost: bench/stream_id_index_bench.cc.
 // Thread safety: none; the stream serialises access.
 #ifndef NEARDUP_STREAM_STREAM_ID_INDEX_H_
 #define NEARDUP_STREAM_STREAM_ID_INDEX_H_
@@ -24,11 +32,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "hash/siphash.h"
 
 namespace neardup::internal {
 
@@ -43,6 +52,11 @@ class StreamIdIndex {
   // The estimate of memory per id StreamState reports (an entry at 9/16
   // full, the middle of the load range).
   static constexpr uint64_t kBytesPerId = sizeof(Entry) * 16 / 9;
+
+  // Hashes ids under the process's key (ProcessSipKey).
+  StreamIdIndex() : StreamIdIndex(ProcessSipKey()) {}
+  // Under `key` (tests: two keys, the same answers).
+  explicit StreamIdIndex(const SipKey& key) : key_(key) {}
 
   // The seq of `id`, or null (valid until the next Insert or Erase).
   const uint64_t* Find(std::string_view id) const {
@@ -87,8 +101,8 @@ class StreamIdIndex {
   static constexpr int kShardBits = 6;
   static constexpr size_t kMinEntries = 16;
 
-  static uint64_t HashOf(std::string_view id) {
-    const uint64_t hash = std::hash<std::string_view>{}(id);
+  uint64_t HashOf(std::string_view id) const {
+    const uint64_t hash = SipHash13(key_, id);
     return hash == 0 ? 1 : hash;
   }
   // The top bits choose the table, the low bits the home position in it.
@@ -146,6 +160,7 @@ class StreamIdIndex {
     }
   };
 
+  SipKey key_;
   std::array<Shard, size_t{1} << kShardBits> shards_;
 };
 
