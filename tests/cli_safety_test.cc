@@ -429,4 +429,45 @@ TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
   }
 }
 
+// An input written in place while it was read (NEARDUP_TEST_REWRITE_MAPPED_INPUT
+// ="<n>": the n-th file mapped is written at its size, its modification time a
+// second on) or appended to (the shrink hook "truncating" it to more bytes):
+// exit 4 with the message, never an output mixing two versions of the file;
+// fingerprint's pass, dedup's first and second (or deferred sketches') pass.
+TEST_F(CliSafetyTest, AnInputChangedWhileReadIsDataLoss) {
+  std::string big;
+  while (big.size() < 300000) big += Read(Example());
+  const std::string size = std::to_string(big.size());
+  const std::string dedup = "dedup -q --threads 2 -o " + (dir_ / "kept.jsonl").string();
+  struct Case {
+    std::string command;  // after the environment, before the input
+    std::string variable;
+    std::string value;
+    std::string detail;  // the message's parenthesis
+  };
+  const std::string same = "written or its status changed at the same size, " + size + " bytes";
+  const std::string grew = "it grew from " + size + " to " + std::to_string(big.size() + 1000) +
+                           " bytes: appended to or rewritten";
+  const Case cases[] = {
+      {"fingerprint --simhash --threads 2 -o " + (dir_ / "kept.jsonl").string(),
+       "NEARDUP_TEST_REWRITE_MAPPED_INPUT", "1", same},
+      {dedup, "NEARDUP_TEST_REWRITE_MAPPED_INPUT", "1", same},
+      {dedup, "NEARDUP_TEST_REWRITE_MAPPED_INPUT", "2", same},
+      {dedup, "NEARDUP_TEST_SHRINK_MAPPED_INPUT", std::to_string(big.size() + 1000) + "@1", grew},
+  };
+  for (const Case& c : cases) {
+    const std::string input = Write("big.jsonl", big);
+    Write("kept.jsonl", "previous\n");
+    ::setenv(c.variable.c_str(), c.value.c_str(), 1);
+    CommandResult run = Neardup(c.command + " " + input + " >/dev/null", 60);
+    ::unsetenv(c.variable.c_str());
+    EXPECT_EQ(run.exit_code, 4) << c.command << " " << c.value << ": " << run.err;
+    EXPECT_THAT(run.err,
+                HasSubstr("input " + input + " changed while it was read (" + c.detail + ")"))
+        << c.command << " " << c.value;
+    EXPECT_EQ(Read((dir_ / "kept.jsonl").string()), "previous\n");
+    EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+  }
+}
+
 }  // namespace
