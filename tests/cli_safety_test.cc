@@ -396,14 +396,14 @@ TEST_F(CliSafetyTest, JsonlInvalidUtf8IsReplacedAndPlainTextIsInvalidJson) {
 // Session 11: an input truncated while it was read through its mapping
 // killed the process with SIGBUS (exit 135, no message, a half-written
 // output left). The truncation happens right after the file is mapped, by
-// the test hook tests/hooks/shrink_mapped_input.cc preloaded into neardup
+// the test hook tests/hooks/mapped_input_hooks.cc preloaded into neardup
 // (NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>@<n>": the n-th file mapped):
 // fingerprint's only pass, and dedup's first and second passes (the second
 // maps the file again to copy the kept records).
 TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
-#ifndef NEARDUP_TEST_SHRINK_HOOK
+#ifndef NEARDUP_TEST_MAPPED_INPUT_HOOKS
   GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded shrink hook "
-                  "(tests/hooks/shrink_mapped_input.cc) that this test needs is not built";
+                  "(tests/hooks/mapped_input_hooks.cc) that this test needs is not built";
 #else
   std::string big;
   while (big.size() < 300000) big += Read(Example());
@@ -423,7 +423,7 @@ TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
     Write("kept.jsonl", "previous\n");
     const std::string left = c.shrink.substr(0, c.shrink.find('@'));
     CommandResult run = NeardupWithEnv(
-        "LD_PRELOAD='" NEARDUP_TEST_SHRINK_HOOK "' NEARDUP_TEST_SHRINK_MAPPED_INPUT=" + c.shrink,
+        "LD_PRELOAD='" NEARDUP_TEST_MAPPED_INPUT_HOOKS "' NEARDUP_TEST_SHRINK_MAPPED_INPUT=" + c.shrink,
         c.command + " " + input + " >/dev/null", 60);
     EXPECT_EQ(run.exit_code, 4) << c.command << " " << c.shrink << ": " << run.err;
     EXPECT_THAT(run.err, HasSubstr("input " + input + " shrank while it was read (" + size +
@@ -447,6 +447,53 @@ TEST_F(CliSafetyTest, TheShrinkVariableAloneLeavesTheInputWhole) {
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(Read(input), big);
   EXPECT_EQ(Lines(run.out).size(), Lines(big).size());
+}
+
+// An input written in place while it was read (NEARDUP_TEST_REWRITE_MAPPED_INPUT
+// ="<n>" of the preloaded hook: the n-th file mapped is written at its size,
+// its modification time a second on) or appended to (the shrink hook
+// "truncating" it to more bytes): exit 4 with the message, never an output
+// mixing two versions of the file; fingerprint's pass, dedup's first and
+// second (or deferred sketches') pass.
+TEST_F(CliSafetyTest, AnInputChangedWhileReadIsDataLoss) {
+#ifndef NEARDUP_TEST_MAPPED_INPUT_HOOKS
+  GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded rewrite hook "
+                  "(tests/hooks/mapped_input_hooks.cc) that this test needs is not built";
+#else
+  std::string big;
+  while (big.size() < 300000) big += Read(Example());
+  const std::string size = std::to_string(big.size());
+  const std::string dedup = "dedup -q --threads 2 -o " + (dir_ / "kept.jsonl").string();
+  struct Case {
+    std::string command;  // after the environment, before the input
+    std::string variable;
+    std::string value;
+    std::string detail;  // the message's parenthesis
+  };
+  const std::string same = "written or its status changed at the same size, " + size + " bytes";
+  const std::string grew = "it grew from " + size + " to " + std::to_string(big.size() + 1000) +
+                           " bytes: appended to or rewritten";
+  const Case cases[] = {
+      {"fingerprint --simhash --threads 2 -o " + (dir_ / "kept.jsonl").string(),
+       "NEARDUP_TEST_REWRITE_MAPPED_INPUT", "1", same},
+      {dedup, "NEARDUP_TEST_REWRITE_MAPPED_INPUT", "1", same},
+      {dedup, "NEARDUP_TEST_REWRITE_MAPPED_INPUT", "2", same},
+      {dedup, "NEARDUP_TEST_SHRINK_MAPPED_INPUT", std::to_string(big.size() + 1000) + "@1", grew},
+  };
+  for (const Case& c : cases) {
+    const std::string input = Write("big.jsonl", big);
+    Write("kept.jsonl", "previous\n");
+    CommandResult run = NeardupWithEnv(
+        "LD_PRELOAD='" NEARDUP_TEST_MAPPED_INPUT_HOOKS "' " + c.variable + "=" + c.value,
+        c.command + " " + input + " >/dev/null", 60);
+    EXPECT_EQ(run.exit_code, 4) << c.command << " " << c.value << ": " << run.err;
+    EXPECT_THAT(run.err,
+                HasSubstr("input " + input + " changed while it was read (" + c.detail + ")"))
+        << c.command << " " << c.value;
+    EXPECT_EQ(Read((dir_ / "kept.jsonl").string()), "previous\n");
+    EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+  }
+#endif
 }
 
 }  // namespace

@@ -137,6 +137,9 @@ struct RecordFile {
   std::string path;
   uint64_t size = 0;
   int64_t modified_ns = 0;  // modification time, ns since the epoch
+  int64_t changed_ns = 0;   // status change time (ctime), ns since the epoch
+  uint64_t device = 0;
+  uint64_t inode = 0;
 };
 struct RecordLocation {
   uint32_t file = 0;

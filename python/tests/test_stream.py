@@ -5,6 +5,7 @@ its window, texts and durable state."""
 import json
 import re
 import subprocess
+import urllib.error
 import urllib.request
 
 import pytest
@@ -81,6 +82,25 @@ def test_answers_equal_the_http_service(cli, tmp_path, planted_corpus):
         near = [a["id"] for a in served if a["status"] == "near_duplicate"]
         entries = {i: json.loads(call("GET", f"/v1/streams/s/documents/{i}?passages=true", ""))
                    for i in near[-3:]}
+        kept = next(a["id"] for a in served[-80:] if a["status"] == "new")
+        entries[kept] = json.loads(call("GET", f"/v1/streams/s/documents/{kept}?texts=true", ""))
+        # Pages of 7 by the server's cursors, newest first; a time range with
+        # an id search (the route's from / to / q).
+        served_pages, cursor = [], ""
+        while True:
+            page = json.loads(call("GET", f"/v1/streams/s/near_duplicates?limit=7"
+                                   f"&cursor={cursor}", ""))
+            served_pages.append(page)
+            if page["next_cursor"] is None:
+                break
+            cursor = page["next_cursor"]
+        filtered = json.loads(call("GET", "/v1/streams/s/near_duplicates?order=oldest&from=60"
+                                   "&to=100&q=EDIT-1", ""))
+        try:
+            call("GET", "/v1/streams/s/documents/absent", "")
+            absent_status = 200
+        except urllib.error.HTTPError as e:
+            absent_status = e.code
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -92,7 +112,20 @@ def test_answers_equal_the_http_service(cli, tmp_path, planted_corpus):
     assert dict(page, answers=[printed(e) for e in page["answers"]]) == listed
     assert any(e["passages"] for e in listed["answers"])
     for doc_id, served_entry in entries.items():
-        assert printed(stream.entry(doc_id, passages=True)) == served_entry
+        detail = dict(texts=True) if doc_id == kept else dict(passages=True)
+        assert printed(stream.entry(doc_id, **detail)) == served_entry
+    assert absent_status == 404 and stream.entry("absent") is None
+    pages, cursor = [], None
+    while True:
+        page = stream.list(limit=7, cursor=cursor)
+        pages.append(dict(page, answers=[printed(e) for e in page["answers"]]))
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == served_pages and len(pages) > 2
+    page = stream.list(order="oldest", from_time=60, to_time=100, search="EDIT-1")
+    assert dict(page, answers=[printed(e) for e in page["answers"]]) == filtered
+    assert filtered["answers"]
     assert sum(a["status"] == "near_duplicate" for a in answers) > 10
     # The window (max_documents 80) holds the last 80 documents, with texts.
     assert len(stream) == 80 and stream.stats()["evicted"] == len(planted_corpus) - 80

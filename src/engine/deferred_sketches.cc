@@ -255,6 +255,7 @@ Status FingerprintLocatedRecords(const FingerprintedCorpus& corpus,
         internal::ReleaseThrough(files, corpus.record_locations[documents[slice->end - 1]],
                                  &released);
       }));
+  if (error.ok() && located) error = internal::CheckRecordFilesUnchanged(files);
   return error;
 }
 

@@ -291,7 +291,8 @@ TEST_F(DeferredSketchesTest, AFileChangedBeforeTheSecondPassIsDataLoss) {
   const auto lsh = Make(recipe, CandidateSketches(options));
   FingerprintedCorpus corpus = CollectWith(inputs, *lsh, true, 1 << 20);
   // The same bytes with each id's first letter changed, and a first pass
-  // that saw this modification time: the id check notices.
+  // that saw these modification and status change times: the id check
+  // notices.
   std::string content = DeferredCorpus(1, 300, 21)[0];
   for (size_t at = content.find("\"id\": \"d"); at != std::string::npos;
        at = content.find("\"id\": \"d", at + 1)) {
@@ -303,6 +304,8 @@ TEST_F(DeferredSketchesTest, AFileChangedBeforeTheSecondPassIsDataLoss) {
   FingerprintedCorpus touched = corpus;
   touched.record_files[0].modified_ns =
       static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  touched.record_files[0].changed_ns =
+      static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   auto pairs = FindNearDuplicatePairsDeferred(&touched, *full, InputOptions{}, recipe_, options);
   EXPECT_EQ(pairs.status().code(), StatusCode::kDataLoss) << pairs.status();
   // Another modification time (the first pass's): refused before reading.

@@ -197,7 +197,8 @@ bool AddRecordLocations(const DocumentBlock& block, FingerprintedCorpus* corpus)
   }
   // Chunks of one file come one after another.
   if (corpus->record_files.empty() || corpus->record_files.back().path != block.source_path) {
-    corpus->record_files.push_back({block.source_path, file->size(), file->modified_ns()});
+    corpus->record_files.push_back({block.source_path, file->size(), file->modified_ns(),
+                                    file->changed_ns(), file->device(), file->inode()});
   }
   const uint32_t index = static_cast<uint32_t>(corpus->record_files.size() - 1);
   for (size_t i = 0; i < block.num_documents; ++i) {

@@ -84,12 +84,20 @@ Result<std::vector<std::shared_ptr<const MappedInput>>> MapRecordFiles(
   for (const RecordFile& file : corpus.record_files) {
     std::shared_ptr<const MappedInput> mapped = MappedInput::Map(file.path);
     if (mapped == nullptr || mapped->size() != file.size ||
-        mapped->modified_ns() != file.modified_ns) {
+        mapped->modified_ns() != file.modified_ns || mapped->changed_ns() != file.changed_ns ||
+        mapped->device() != file.device || mapped->inode() != file.inode) {
       return RecordFileChanged(file.path);
     }
     files.push_back(std::move(mapped));
   }
   return files;
+}
+
+Status CheckRecordFilesUnchanged(const std::vector<std::shared_ptr<const MappedInput>>& files) {
+  for (const std::shared_ptr<const MappedInput>& file : files) {
+    NEARDUP_RETURN_IF_ERROR(file->CheckUnchanged());
+  }
+  return Status::Ok();
 }
 
 bool IsWholeLine(const MappedInput& file, uint64_t offset, uint64_t size) {
@@ -301,6 +309,7 @@ Status CopyKeptRecordsByLocation(const FingerprintedCorpus& corpus, const std::v
         // The pages read so far go back to the page cache.
         internal::ReleaseThrough(files, corpus.record_locations[range->end - 1], &released);
       }));
+  if (error.ok()) error = internal::CheckRecordFilesUnchanged(files);
   return error;
 }
 
@@ -376,6 +385,7 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
         }
         *written = range->out_end;
       }));
+  if (error.ok()) error = internal::CheckRecordFilesUnchanged(files);
   return error;
 }
 

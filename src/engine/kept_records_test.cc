@@ -330,13 +330,16 @@ TEST_F(KeptRecordsTest, AFileChangedBetweenThePassesIsDataLoss) {
   EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status;
   EXPECT_NE(status.message().find("the inputs changed"), std::string::npos) << status;
   // The same size, rewritten with its lines shifted by a byte, and a first
-  // pass that saw this modification time: the line check notices.
+  // pass that saw these modification and status change times: the line
+  // check notices.
   std::string shifted = EdgyJsonl(30, false, true);
   Write("a.jsonl", " " + shifted.substr(0, shifted.size() - 1));
   struct stat st;
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   corpus.record_files[0].modified_ns =
       static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  corpus.record_files[0].changed_ns =
+      static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   out.clear();
   status = Copy(corpus, keep, 100, 2, &out);
   EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status;

@@ -25,9 +25,15 @@ namespace neardup::internal {
 Status RecordFileChanged(const std::string& path);
 
 // Maps each of corpus.record_files again; RecordFileChanged when one is gone
-// or its size or modification time differs from the first pass's.
+// or is another file (device, inode) or its size, modification or status
+// change time differs from the first pass's.
 Result<std::vector<std::shared_ptr<const MappedInput>>> MapRecordFiles(
     const FingerprintedCorpus& corpus);
+
+// OK when every file is still unchanged since MapRecordFiles mapped it
+// (MappedInput::CheckUnchanged): call it after the pass over their records,
+// which may otherwise have read bytes of two versions of a file.
+Status CheckRecordFilesUnchanged(const std::vector<std::shared_ptr<const MappedInput>>& files);
 
 // True when [offset, offset + size) of `file` is a whole line as the reader
 // cut it: a line ending (or the file's start, or a byte order mark at it)

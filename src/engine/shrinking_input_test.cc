@@ -3,11 +3,16 @@
 // the chunks read before the cut come out, then DataLoss "input FILE shrank
 // while it was read (N -> M bytes)"; never a crash, never a document, skip
 // report or fingerprint made of the zeros that stand in for the lost bytes.
-// A file that grows while read is read as it was when mapped. The
-// truncation happens at the test hook between the mapping and the first
-// read (MappedInput::SetAfterMapHookForTest), so every run is the same.
+// A file written in place (or appended to) while read: the documents of the
+// chunks before its last one, then DataLoss "input FILE changed while it was
+// read (...)" (docs/PIPELINE.md, "Inputs that change"); dedup's second pass
+// likewise. The truncation or write happens at the test hook between the
+// mapping and the first read (MappedInput::SetAfterMapHookForTest), and a
+// write moves the modification time a second on, so every run is the same.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <tbb/global_control.h>
 #include <unistd.h>
 
@@ -16,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "io/io_test_util.h"
 #include "io/mapped_input.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/positioned_output.h"
@@ -147,26 +153,63 @@ TEST(ShrinkingInputTest, AFileCutToNothingGivesNoDocumentAndDataLoss) {
   }
 }
 
-// Bytes appended after the mapping are not read: the documents, skips and
-// fingerprints are the file's as it was mapped, even where the appended
-// bytes fill the rest of its last page (which the parser's padding reads)
-// and would complete its unfinished last line.
-TEST(ShrinkingInputTest, AFileThatGrowsIsReadAsItWasWhenMapped) {
+// Bytes appended after the mapping are not read, and the append is a
+// change: the documents, skips and fingerprints of the chunks before the
+// last one are the file's as it was mapped (the appended bytes fill the
+// rest of its last page, which the parser's padding reads, and would
+// complete its unfinished last line), then DataLoss.
+TEST(ShrinkingInputTest, AFileThatGrowsIsReadAsMappedThenDataLoss) {
   test_support::TempDir dir;
   const std::string bytes = ShrinkTestLines(300).bytes + "{\"id\":\"last\",\"text\":\"unfinish";
   const std::string path = dir.Write("in.jsonl", bytes);
   const ShrinkRun before = RunShrinking(path, 2, 4096, {});
   ASSERT_TRUE(before.status.ok()) << before.status;
   ASSERT_EQ(before.skipped.size(), 1u);
-  const ShrinkRun grown = RunShrinking(path, 2, 4096, [](const std::string& mapped) {
-    std::ofstream(mapped, std::ios::app) << "ed\"}\n{\"id\":\"more\",\"text\":\"appended\"}\n";
+  const std::string appended = "ed\"}\n{\"id\":\"more\",\"text\":\"appended\"}\n";
+  const ShrinkRun grown = RunShrinking(path, 2, 4096, [&](const std::string& mapped) {
+    std::ofstream(mapped, std::ios::app) << appended;
   });
-  ASSERT_TRUE(grown.status.ok()) << grown.status;
-  EXPECT_EQ(grown.ids, before.ids);
-  EXPECT_EQ(grown.simhashes, before.simhashes);
-  ASSERT_EQ(grown.skipped.size(), 1u);
-  EXPECT_EQ(grown.skipped[0].line, before.skipped[0].line);
-  EXPECT_EQ(grown.skipped[0].reason, before.skipped[0].reason);
+  EXPECT_EQ(grown.status.message(), "input " + path + " changed while it was read (it grew from " +
+                                        std::to_string(bytes.size()) + " to " +
+                                        std::to_string(bytes.size() + appended.size()) +
+                                        " bytes: appended to or rewritten)");
+  ASSERT_GT(grown.ids.size(), 200u);
+  ASSERT_LT(grown.ids.size(), before.ids.size()) << "the last chunk was not delivered";
+  for (size_t i = 0; i < grown.ids.size(); ++i) {
+    ASSERT_EQ(grown.ids[i], before.ids[i]);
+    ASSERT_EQ(grown.simhashes[i], before.simhashes[i]);
+  }
+  EXPECT_TRUE(grown.skipped.empty()) << grown.skipped.front().reason;
+}
+
+// Written in place at the same size while read: the bytes read are a mix of
+// the two versions, so the run ends with DataLoss before the last chunk,
+// at 1 and 3 threads, whichever chunk size.
+TEST(ShrinkingInputTest, AFileWrittenInPlaceWhileReadIsDataLoss) {
+  test_support::TempDir dir;
+  const LinesFile lines = ShrinkTestLines(3000);
+  const std::string path = dir.Write("in.jsonl", lines.bytes);
+  const std::string message = "input " + path +
+                              " changed while it was read (written or its status changed at the "
+                              "same size, " +
+                              std::to_string(lines.bytes.size()) + " bytes)";
+  const size_t middle = lines.bytes.find("says", lines.bytes.size() / 2);
+  for (const int threads : {1, 3}) {
+    for (const size_t batch : {size_t{5000}, size_t{1} << 20}) {
+      SCOPED_TRACE("threads " + std::to_string(threads) + ", batch " + std::to_string(batch));
+      const ShrinkRun run = RunShrinking(path, threads, batch, [&](const std::string& mapped) {
+        internal::testing::RewriteInPlace(mapped, middle, "SAYS");
+      });
+      EXPECT_EQ(run.status.code(), StatusCode::kDataLoss);
+      EXPECT_EQ(run.status.message(), message);
+      EXPECT_LT(run.ids.size(), lines.line_ends.size());
+      EXPECT_TRUE(run.skipped.empty());
+    }
+  }
+  // Unchanged since: the run that maps it again is fine.
+  const ShrinkRun again = RunShrinking(path, 2, 5000, {});
+  EXPECT_TRUE(again.status.ok()) << again.status;
+  EXPECT_EQ(again.ids.size(), lines.line_ends.size());
 }
 
 // A PositionedOutput into a string (zeros where nothing was written).
@@ -237,6 +280,82 @@ TEST(ShrinkingInputTest, DedupsSecondPassReportsAFileCutUnderIt) {
   EXPECT_LT(prefix, cut);
   EXPECT_EQ(out.bytes.substr(0, prefix), lines.bytes.substr(0, prefix));
   MappedInput::SetAfterMapHookForTest({});
+}
+
+// dedup's second pass: a file written in place while the pass copies its
+// records (at the hook, after the pass compared the file with the first
+// pass's) is DataLoss, for both writes; one written between the passes is
+// refused before a record is copied, even with its modification time put
+// back (the status change time moved).
+TEST(ShrinkingInputTest, DedupsSecondPassReportsAFileWrittenUnderIt) {
+  test_support::TempDir dir;
+  const LinesFile lines = ShrinkTestLines(3000);
+  const std::string path = dir.Write("in.jsonl", lines.bytes);
+  auto fingerprinter = ShrinkTestFingerprinter();
+  FingerprintPipelineOptions pipeline;
+  pipeline.record_locations = true;
+  pipeline.batch_bytes = 20000;
+  const auto collect = [&] {
+    FingerprintedCorpus corpus;
+    auto reader = DocumentReader::Open({path}, {});
+    EXPECT_TRUE(reader.ok());
+    EXPECT_TRUE(CollectFingerprints(**reader, *fingerprinter, pipeline, false, &corpus).ok());
+    EXPECT_EQ(corpus.record_locations.size(), lines.line_ends.size());
+    return corpus;
+  };
+  const FingerprintedCorpus corpus = collect();
+  const std::vector<bool> keep(corpus.ids.size(), true);
+  const size_t middle = lines.bytes.find("says", lines.bytes.size() / 2);
+  MappedInput::SetAfterMapHookForTest([&](const std::string& mapped) {
+    internal::testing::RewriteInPlace(mapped, middle, "SAYS");
+  });
+  std::string written;
+  Status copied = CopyKeptRecordsByLocation(corpus, keep, pipeline, [&](std::string_view bytes) {
+    written.append(bytes);
+    return Status::Ok();
+  });
+  EXPECT_EQ(copied.message(), "input " + path +
+                                  " changed while it was read (written or its status changed "
+                                  "at the same size, " +
+                                  std::to_string(lines.bytes.size()) + " bytes)");
+  MappedInput::SetAfterMapHookForTest({});
+
+  const FingerprintedCorpus again = collect();
+  MappedInput::SetAfterMapHookForTest([&](const std::string& mapped) {
+    internal::testing::RewriteInPlace(mapped, middle, "says");
+  });
+  ShrinkTestOutput out;
+  uint64_t prefix = 0;
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 3);
+    copied = CopyKeptRecordsByLocationAt(again, keep, pipeline, out, &prefix);
+  }
+  MappedInput::SetAfterMapHookForTest({});
+  EXPECT_EQ(copied.code(), StatusCode::kDataLoss) << copied;
+  EXPECT_NE(copied.message().find("changed while it was read"), std::string::npos) << copied;
+
+  // Between the passes: written back with the first pass's modification
+  // time; only the status change time says so (when the clock's tick shows
+  // it: the write comes 20 ms after the first pass's look).
+  const FingerprintedCorpus third = collect();
+  ::usleep(20000);
+  internal::testing::RewriteInPlace(path, middle, "SAYS", 0);
+  const int64_t mtime = third.record_files[0].modified_ns;
+  const struct timespec times[2] = {{0, UTIME_OMIT},
+                                    {static_cast<time_t>(mtime / 1000000000), mtime % 1000000000}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  if (st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec == third.record_files[0].changed_ns) {
+    GTEST_SKIP() << "the file system's status change times are too coarse";
+  }
+  written.clear();
+  copied = CopyKeptRecordsByLocation(third, keep, pipeline, [&](std::string_view bytes) {
+    written.append(bytes);
+    return Status::Ok();
+  });
+  EXPECT_EQ(copied.message(), "the inputs changed while dedup was reading them (" + path + ")");
+  EXPECT_TRUE(written.empty());
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #ifndef NEARDUP_IO_IO_TEST_UTIL_H_
 #define NEARDUP_IO_IO_TEST_UTIL_H_
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -21,6 +24,23 @@
 #include "support/temp_dir.h"
 
 namespace neardup::internal::testing {
+
+// Writes `bytes` over `path` at `offset` in place (same file, no
+// truncation) and moves its modification time `seconds` on from what the
+// write left (0: as the write left it), so that a test sees the change
+// whatever the file system's timestamp granularity.
+inline void RewriteInPlace(const std::string& path, size_t offset, const std::string& bytes,
+                           int seconds = 1) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path;
+  ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(offset)),
+            static_cast<ssize_t>(bytes.size()));
+  struct stat st;
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  const struct timespec times[2] = {st.st_atim, {st.st_mtim.tv_sec + seconds, st.st_mtim.tv_nsec}};
+  ASSERT_EQ(::futimens(fd, times), 0);
+  ::close(fd);
+}
 
 // One gzip member holding `data`; `header`, if given, sets the optional
 // header fields (extra field, name, comment, header CRC).

@@ -20,6 +20,10 @@ std::function<void(const std::string&)>& AfterMapHook() {
   return hook;
 }
 
+int64_t Nanoseconds(const struct timespec& t) {
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
 }  // namespace
 
 size_t MappedInput::PageSize() {
@@ -71,8 +75,8 @@ std::shared_ptr<const MappedInput> MappedInput::Map(const std::string& path) {
   // Read front to back once, by several threads a chunk apart.
   (void)::madvise(file, size, MADV_SEQUENTIAL);
   std::shared_ptr<MappedInput> input(
-      new MappedInput(static_cast<const char*>(file), size, mapped,
-                      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec));
+      new MappedInput(static_cast<const char*>(file), size, mapped, Nanoseconds(st.st_mtim)));
+  input->changed_ns_ = Nanoseconds(st.st_ctim);
   input->path_ = path;
   input->device_ = st.st_dev;
   input->inode_ = st.st_ino;
@@ -101,12 +105,44 @@ Status MappedInput::CheckRead(size_t end) const {
   // The range ends in the file's last page, or the file now ends just
   // after the range: only the file's size tells whether the range's last
   // page was cut inside. Another file at the path says nothing about this
-  // one (whose vanished pages then decide).
+  // one's size (whose vanished pages then decide), but ends its last range
+  // with a change: the path no longer names what was read.
   struct stat st;
-  if (::stat(path_.c_str(), &st) == 0 && st.st_dev == device_ && st.st_ino == inode_) {
-    return static_cast<uint64_t>(st.st_size) >= end ? Status::Ok() : ShrankError();
+  const bool stated = ::stat(path_.c_str(), &st) == 0;
+  const int error = errno;
+  if (stated && st.st_dev == device_ && st.st_ino == inode_) {
+    if (static_cast<uint64_t>(st.st_size) < end) return ShrankError();
+  } else if (vanished != nullptr) {
+    return ShrankError();
   }
-  return vanished == nullptr ? Status::Ok() : ShrankError();
+  // The last range read: the file must be the one mapped, unchanged.
+  if (end == size_) return CompareWith(stated ? &st : nullptr, error);
+  return Status::Ok();
+}
+
+Status MappedInput::CheckUnchanged() const {
+  struct stat st;
+  const bool stated = ::stat(path_.c_str(), &st) == 0;
+  return CompareWith(stated ? &st : nullptr, errno);
+}
+
+Status MappedInput::CompareWith(const struct stat* now, int error) const {
+  const std::string changed = "input " + path_ + " changed while it was read (";
+  if (now == nullptr) return DataLossError(changed + "now: " + std::strerror(error) + ")");
+  if (now->st_dev != device_ || now->st_ino != inode_) {
+    return DataLossError(changed + "the path names another file now)");
+  }
+  const uint64_t size = static_cast<uint64_t>(now->st_size);
+  if (size < size_) return ShrankError();
+  if (size > size_) {
+    return DataLossError(changed + "it grew from " + std::to_string(size_) + " to " +
+                         std::to_string(size) + " bytes: appended to or rewritten)");
+  }
+  if (Nanoseconds(now->st_mtim) != modified_ns_ || Nanoseconds(now->st_ctim) != changed_ns_) {
+    return DataLossError(changed + "written or its status changed at the same size, " +
+                         std::to_string(size_) + " bytes)");
+  }
+  return Status::Ok();
 }
 
 Status MappedInput::ShrankError() const {

@@ -29,6 +29,8 @@
 
 #include "neardup/status.h"
 
+struct stat;
+
 namespace neardup::internal {
 
 struct GuardedMapping;
@@ -48,8 +50,9 @@ class MappedInput {
   // before anything reads it (a test truncates or grows the file there).
   // Not thread-safe: set it while no file is being mapped; an empty function
   // turns it off. The CLI's tests do the same to a `neardup` process from
-  // outside, with a preloaded shim (tests/hooks/shrink_mapped_input.cc):
-  // no environment variable reaches this hook.
+  // outside, with a preloaded shim (tests/hooks/mapped_input_hooks.cc: it
+  // truncates, grows or rewrites in place the n-th file mapped): no
+  // environment variable reaches this hook.
   static void SetAfterMapHookForTest(std::function<void(const std::string& path)> hook);
 
   ~MappedInput();
@@ -63,6 +66,12 @@ class MappedInput {
   // The file's modification time when it was mapped, in ns since the epoch
   // (dedup's second pass compares it with the first's).
   int64_t modified_ns() const { return modified_ns_; }
+  // The file's status change time (ctime) when it was mapped, in ns, and
+  // its device and inode: with size() and modified_ns(), what CheckUnchanged
+  // compares.
+  int64_t changed_ns() const { return changed_ns_; }
+  uint64_t device() const { return device_; }
+  uint64_t inode() const { return inode_; }
   const std::string& path() const { return path_; }
 
   // OK when the bytes of [data(), data() + end) that were read through the
@@ -75,8 +84,20 @@ class MappedInput {
   // faults, and the guard records the page, if the file now ends before
   // it) and one atomic load; a stat(2) of the path only for a range that
   // ends in the file's last page, or when the file now ends right after
-  // the range. REQUIRES: 0 < end <= size().
+  // the range. A range that reaches the file's end (end == size()) is the
+  // last one a reader reads: CheckUnchanged too.
+  // REQUIRES: 0 < end <= size().
   Status CheckRead(size_t end) const;
+  // OK when the path still names the file mapped, unchanged since it was
+  // mapped: same device, inode, size, modification and status change
+  // times (stat(2) of the path). Else DataLoss "input PATH changed while it
+  // was read (...)" (or the shrink's message when it is smaller): bytes of
+  // the mapping read before and after a write in place may be of two
+  // versions of the file. An append is a change (the size differs); a
+  // change within the timestamps' granularity at the same size is not seen
+  // (docs/PIPELINE.md, "Inputs that change"). Call it once every read of
+  // the mapping is done.
+  Status CheckUnchanged() const;
   // True once a vanished page was replaced by zeros (one atomic load).
   bool damaged() const;
 
@@ -92,11 +113,15 @@ class MappedInput {
       : data_(data), size_(size), mapped_(mapped), modified_ns_(modified_ns) {}
   // The error CheckRead returns, from the file's size now.
   Status ShrankError() const;
+  // CheckUnchanged on a stat of the path (`now`; nullptr when the stat
+  // failed with errno `error`).
+  Status CompareWith(const struct stat* now, int error) const;
 
   const char* data_;
   size_t size_;
   size_t mapped_;  // bytes of address space, the zero tail included
   int64_t modified_ns_;
+  int64_t changed_ns_ = 0;
   std::string path_;
   // The file mapped: a path that names another file now says nothing about it.
   uint64_t device_ = 0;

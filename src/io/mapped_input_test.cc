@@ -4,10 +4,12 @@
 // with SIGBUS, and CheckRead says which ranges were read intact.
 #include "io/mapped_input.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -122,6 +124,67 @@ TEST(MappedInputTest, ALossInsideTheLastPageIsFoundByTheFileSize) {
             "input " + large->path() + " changed while it was read (part of its " +
                 std::to_string(big.size()) + " bytes vanished; the path now holds " +
                 std::to_string(2 * big.size()) + " bytes)");
+}
+
+// Written in place at the same size, grown, replaced or removed after the
+// mapping: the mapping reads the new bytes where they were written (a mix of
+// two versions), and the last range's check, or CheckUnchanged, says so.
+TEST(MappedInputTest, AFileChangedUnderItsMappingIsFoundAtItsLastRange) {
+  test_support::TempDir dir;
+  const size_t page = TestPageSize();
+  const std::string contents = testing::RandomBytes(3 * page + 100, 12);
+  const std::string size = std::to_string(contents.size());
+  const std::string path = dir.Write("in.jsonl", contents);
+  std::shared_ptr<const MappedInput> file = MappedInput::Map(path);
+  ASSERT_NE(file, nullptr);
+  EXPECT_TRUE(file->CheckRead(contents.size()).ok());
+  EXPECT_TRUE(file->CheckUnchanged().ok());
+
+  const std::string changed = "input " + path + " changed while it was read (";
+  testing::RewriteInPlace(path, page + 5, "rewritten");
+  EXPECT_EQ(std::string(file->data() + page + 5, 9), "rewritten");
+  EXPECT_TRUE(file->CheckRead(2 * page).ok()) << "not the last range: its bytes are all there";
+  const std::string same_size =
+      changed + "written or its status changed at the same size, " + size + " bytes)";
+  EXPECT_EQ(file->CheckRead(contents.size()).message(), same_size);
+  EXPECT_EQ(file->CheckUnchanged().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(file->CheckUnchanged().message(), same_size);
+  // Written back as it was, with its old modification time: the status
+  // change time still moved, where the clock's tick allows it to be seen.
+  testing::RewriteInPlace(path, page + 5, contents.substr(page + 5, 9), 0);
+  const struct timespec times[2] = {
+      {0, UTIME_OMIT},
+      {static_cast<time_t>(file->modified_ns() / 1000000000), file->modified_ns() % 1000000000}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  ASSERT_EQ(st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, file->modified_ns());
+  if (st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec != file->changed_ns()) {
+    EXPECT_EQ(file->CheckUnchanged().message(), same_size);
+  }
+
+  // An append is a change: appended or rewritten longer, it cannot tell.
+  std::shared_ptr<const MappedInput> appended = MappedInput::Map(dir.Write("log.jsonl", contents));
+  ASSERT_NE(appended, nullptr);
+  std::ofstream(appended->path(), std::ios::app) << "more\n";
+  EXPECT_EQ(appended->CheckRead(contents.size()).message(),
+            "input " + appended->path() + " changed while it was read (it grew from " + size +
+                " to " + std::to_string(contents.size() + 5) + " bytes: appended to or rewritten)");
+
+  // Another file at the path (an editor's or rsync's rename over it), or
+  // none at all.
+  std::shared_ptr<const MappedInput> replaced = MappedInput::Map(dir.Write("r.jsonl", contents));
+  ASSERT_NE(replaced, nullptr);
+  ASSERT_EQ(std::rename(dir.Write("new.jsonl", contents).c_str(), replaced->path().c_str()), 0);
+  EXPECT_EQ(replaced->CheckRead(contents.size()).message(),
+            "input " + replaced->path() +
+                " changed while it was read (the path names another "
+                "file now)");
+  ASSERT_EQ(std::remove(replaced->path().c_str()), 0);
+  EXPECT_EQ(
+      replaced->CheckUnchanged().message(),
+      "input " + replaced->path() + " changed while it was read (now: No such file or directory)");
+  EXPECT_EQ(std::string(replaced->data(), contents.size()), contents);
 }
 
 // Faults of many threads on one mapping, and of mappings made and dropped

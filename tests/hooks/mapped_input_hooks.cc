@@ -1,0 +1,133 @@
+// Test hooks kept out of every shipped binary (docs/ARCHITECTURE.md
+// "Build", test hooks): a shared object that a test preloads into the
+// `neardup` it runs (LD_PRELOAD) to change an input right after the library
+// maps it, before anything reads it (docs/PIPELINE.md "Inputs that shrink",
+// "Inputs that change"). The library has no such code: a stray environment
+// variable can never touch a user's file.
+//
+// The n-th file mapping at a fixed address that the process makes (from 1;
+// MappedInput::Map maps each input over an address it reserved, and nothing
+// else in the CLI maps a file so) is the one changed, once it is made:
+// - NEARDUP_TEST_SHRINK_MAPPED_INPUT="<bytes>[@<n>]": truncated (or grown)
+//   to <bytes>;
+// - NEARDUP_TEST_REWRITE_MAPPED_INPUT="<n>": written in place at its size
+//   (its first byte written back) and its modification time set a second
+//   later, a change that any clock's granularity shows.
+// Anything but digits[@digits] (digits for the rewrite) leaves a hook off.
+// Built only with NEARDUP_TEST_HOOKS (on when the tests are built), never
+// installed.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+struct Request {
+  long long bytes = -1;  // -1: off
+  long long nth = 1;
+};
+
+const char* Digits(const char* at, long long* out) {
+  if (*at < '0' || *at > '9') return nullptr;
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtoll(at, &end, 10);
+  return errno == 0 ? end : nullptr;
+}
+
+Request Parse(const char* value) {
+  Request parsed;
+  const Request off;
+  if (value == nullptr) return off;
+  const char* rest = Digits(value, &parsed.bytes);
+  if (rest == nullptr) return off;
+  if (*rest == '@') {
+    rest = Digits(rest + 1, &parsed.nth);
+    if (rest == nullptr || parsed.nth < 1) return off;
+  }
+  return *rest == '\0' ? parsed : off;
+}
+
+const Request& TheShrink() {
+  static const Request request = Parse(std::getenv("NEARDUP_TEST_SHRINK_MAPPED_INPUT"));
+  return request;
+}
+
+long long TheRewrite() {  // the n-th mapping to rewrite; 0: off
+  static const long long nth = [] {
+    long long parsed = 0;
+    const char* value = std::getenv("NEARDUP_TEST_REWRITE_MAPPED_INPUT");
+    if (value == nullptr) return 0LL;
+    const char* rest = Digits(value, &parsed);
+    return rest != nullptr && *rest == '\0' && parsed >= 1 ? parsed : 0LL;
+  }();
+  return nth;
+}
+
+void RewriteInPlace(const char* path) {
+  const int fd = ::open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  char first = 0;
+  struct stat st;
+  if (::pread(fd, &first, 1, 0) == 1 && ::pwrite(fd, &first, 1, 0) == 1 && ::fstat(fd, &st) == 0) {
+    const struct timespec times[2] = {st.st_atim, {st.st_mtim.tv_sec + 1, st.st_mtim.tv_nsec}};
+    (void)::futimens(fd, times);
+  }
+  ::close(fd);
+}
+
+using MmapFunction = void* (*)(void*, size_t, int, int, int, off_t);
+
+// Changes the file of `fd` when this mapping is the one asked for.
+void AfterMapping(void* result, int flags, int fd) {
+  static std::atomic<long long> fixed_file_mappings{0};
+  if (result == MAP_FAILED || fd < 0 || (flags & MAP_FIXED) == 0 || (flags & MAP_ANONYMOUS) != 0) {
+    return;
+  }
+  const Request& shrink = TheShrink();
+  const long long rewrite = TheRewrite();
+  if (shrink.bytes < 0 && rewrite == 0) return;
+  const long long nth = fixed_file_mappings.fetch_add(1) + 1;
+  char link[64];
+  char path[PATH_MAX];
+  std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  const ssize_t size = ::readlink(link, path, sizeof(path) - 1);
+  if (size <= 0) return;
+  path[size] = '\0';
+  if (shrink.bytes >= 0 && nth == shrink.nth) (void)::truncate(path, shrink.bytes);
+  if (nth == rewrite) RewriteInPlace(path);
+}
+
+// The real function named `name` (the next library's), called, then the
+// hook.
+void* MapThenChange(const char* name, void* address, size_t length, int protection, int flags,
+                    int fd, off_t offset) {
+  const auto next = reinterpret_cast<MmapFunction>(::dlsym(RTLD_NEXT, name));
+  void* result = next(address, length, protection, flags, fd, offset);
+  AfterMapping(result, flags, fd);
+  return result;
+}
+
+}  // namespace
+
+extern "C" {
+
+void* mmap(void* address, size_t length, int protection, int flags, int fd, off_t offset) noexcept {
+  return MapThenChange("mmap", address, length, protection, flags, fd, offset);
+}
+
+void* mmap64(void* address, size_t length, int protection, int flags, int fd,
+             off64_t offset) noexcept {
+  return MapThenChange("mmap64", address, length, protection, flags, fd, offset);
+}
+
+}  // extern "C"
