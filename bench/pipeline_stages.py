@@ -44,13 +44,18 @@ STAGES = [
     ('output (ids, hex digits, JSON lines)',
      r'WriteDigits|AppendFingerprint|AppendHex|AppendId|OutputFile|FormatFingerprint|'
      r'AppendJson|Hex'),
+    ('LSH candidates (pairs, clusters, dedup)', r'FillBand|GroupBand|Lsh|Candidate'),
+    ('LSH parameter search (libm)', r'expm1|ieee754|log1p|__exp|__pow|__log'),
+    ('dedup kept records', r'IsWholeLine|KeptRecords|CopyKept'),
     ('start-up (dynamic loader, tables)',
      r'do_lookup|_dl_|check_match|dl_main|strcmp|BuildContextFreeTable|CpuSupports|'
      r'_init|Table'),
     ('kernel: page faults, mapping, unmapping, scheduling', r'^\[k\]'),
     ('copies and fills (memmove, memset)', r'memmove|memcpy|memset'),
     ('allocation', r'malloc|free|operator new|operator delete|_int_'),
-    ('oneTBB', r'tbb'),
+    # The library's own code; a parallel_for body inlined into the binary's
+    # tbb::start_for<...> is work of the caller's stage and stays in "the rest".
+    ('oneTBB (scheduler)', r'^libtbb: '),
 ]
 
 
@@ -83,14 +88,16 @@ def main():
                 subprocess.run(['perf', 'record', '-q', '-F', str(args.freq), '-o', data, '--'] +
                                args.command, stdout=null, check=True)
             report = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort',
-                                     'symbol', '--stdio', '-g', 'none'],
+                                     'dso,symbol', '--stdio', '-g', 'none'],
                                     capture_output=True, text=True, check=True).stdout
             for line in report.splitlines():
-                m = re.match(r'\s*([\d.]+)%\s+(\[.\])\s+(.*\S)', line)
+                m = re.match(r'\s*([\d.]+)%\s+(\S+)\s+(\[.\])\s+(.*\S)', line)
                 if not m:
                     continue
                 share = float(m.group(1)) / args.runs
-                name = ('[k] ' if m.group(2) == '[k]' else '') + m.group(3)
+                name = ('[k] ' if m.group(3) == '[k]' else '') + m.group(4)
+                if m.group(2).startswith('libtbb'):
+                    name = 'libtbb: ' + name
                 symbols[name] += share
                 for stage, pattern in STAGES + [('the rest', r'.')]:
                     if re.search(pattern, name):
