@@ -227,7 +227,7 @@ class CpuFingerprinter final : public Fingerprinter {
       ws->bottom_k.AddMany(std::span<const uint64_t>(features, count));
     }
     if (selection_.kvalue_minhash) {
-      for (size_t i = 0; i < count; ++i) ws->kvalue.Add(features[i]);
+      ws->kvalue.AddMany(std::span<const uint64_t>(features, count));
     }
   }
 

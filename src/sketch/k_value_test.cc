@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -67,6 +70,30 @@ TEST(KValueTest, MatchesReferenceDefinition) {
       EXPECT_THAT(sketch.values, ElementsAreArray(Reference(features, k, 0xfeedULL)))
           << "k " << k << " n " << n;
     }
+  }
+}
+
+TEST(KValueTest, AddManyMatchesAddInPieces) {
+  // Descending runs (every hash lowers its bin's minimum), ascending runs
+  // (none does), repeats, UINT64_MAX and 0, in pieces of every size.
+  for (uint64_t k : {1u, 7u, 128u}) {
+    std::vector<uint64_t> features = RandomFeatures(k + 5, 3000);
+    std::sort(features.begin(), features.begin() + 500, std::greater<>());
+    std::sort(features.begin() + 500, features.begin() + 1000);
+    for (size_t i = 1000; i < 1200; ++i) features[i] = features[i - 1000];
+    features.push_back(UINT64_MAX);
+    features.push_back(0);
+    KValueBuilder one(static_cast<int>(k), 77);
+    for (uint64_t h : features) one.Add(h);
+    for (size_t piece : {1u, 2u, 7u, 256u, 4000u}) {
+      KValueBuilder many(static_cast<int>(k), 77);
+      for (size_t i = 0; i < features.size(); i += piece) {
+        const size_t n = std::min(piece, features.size() - i);
+        many.AddMany(std::span<const uint64_t>(features.data() + i, n));
+      }
+      EXPECT_EQ(many.Finish(), one.Finish()) << "k " << k << " piece " << piece;
+    }
+    EXPECT_THAT(one.Finish().values, ElementsAreArray(Reference(features, k, 77)));
   }
 }
 
