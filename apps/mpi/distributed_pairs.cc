@@ -127,23 +127,23 @@ std::vector<SimilarPair> SpanningForest(const std::vector<SimilarPair>& pairs) {
 }
 
 // Each rank's verified pairs (sorted) to where `placement` puts them,
-// sorted there (but for kSecondOwners). *verified: this rank's verified pairs, before a forest
-// was taken. Collective.
+// sorted there. *verified: this rank's verified pairs, before a forest
+// was taken. Collective (but for kVerifiers, which moves nothing).
 Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& layout,
                                             std::vector<SimilarPair> pairs, PairPlacement placement,
                                             uint64_t* verified) {
   *verified = pairs.size();
+  if (placement == PairPlacement::kVerifiers) return pairs;
   if (placement == PairPlacement::kRootForest) pairs = SpanningForest(pairs);
   // One rank: its list, sorted, is the result (no encoding round trip).
   if (comm.size() == 1) return pairs;
   std::vector<SimilarPair> placed;
-  if (placement == PairPlacement::kOwners || placement == PairPlacement::kSecondOwners) {
-    const bool by_first = placement == PairPlacement::kOwners;
+  if (placement == PairPlacement::kOwners) {
     const size_t me = static_cast<size_t>(comm.rank());
     // Each message sized first and filled in place (a record appended
     // field by field, growing its string, took as long as verifying).
     const auto owner_of = [&](const SimilarPair& pair) {
-      return static_cast<size_t>(layout.OwnerOf(by_first ? pair.a : pair.b));
+      return static_cast<size_t>(layout.OwnerOf(pair.a));
     };
     std::vector<uint64_t> records(static_cast<size_t>(comm.size()), 0);
     for (const SimilarPair& pair : pairs) ++records[owner_of(pair)];
@@ -182,7 +182,7 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
       message = {};
     }
     NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-    if (by_first) MergeSortedRuns(&placed);
+    MergeSortedRuns(&placed);
     return placed;
   }
   // kRootForest: every rank's forest gathered on rank 0.
