@@ -28,7 +28,8 @@ void SortUnique(std::vector<CandidatePair>* candidates) {
   for (size_t i = 0; i < keys.size(); ++i) {
     keys[i] = (*candidates)[i].a << bits | (*candidates)[i].b;
   }
-  *candidates = {};
+  // The pairs are written back into their own block (no fresh one: a
+  // list of fresh pages is zeroed by the kernel first).
   RadixSort(&keys);
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   candidates->resize(keys.size());
