@@ -60,6 +60,9 @@ struct DistributedPairsStats {
   uint64_t verified_pairs = 0;      // this rank's verified pairs (before kRootForest)
   uint64_t pair_bytes = 0;          // MinHash: bytes of verified pairs this rank sent to be placed
   uint64_t sketched_documents = 0;  // MinHash: documents whose deferred sketches it computed
+  // MinHash: candidates it handed to another rank to verify (the split by
+  // cost; not saved by --checkpoint).
+  uint64_t moved_candidates = 0;
   // This rank's time in each stage, in order (for --profile; not saved by
   // --checkpoint).
   struct Stage {
