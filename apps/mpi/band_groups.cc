@@ -5,7 +5,6 @@
 #include "band_groups.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <span>
 #include <string>
@@ -13,7 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "radix_sort.h"
+#include "candidate_runs.h"
 
 namespace neardup::mpi {
 namespace {
@@ -227,6 +226,21 @@ std::vector<std::vector<CandidatePair>> ExpandGroups(
     const std::vector<std::vector<uint64_t>>& shared, const DocumentLayout& layout, int rank,
     int ranks) {
   std::vector<std::vector<CandidatePair>> found(static_cast<size_t>(ranks));
+  // Each list sized for its share of the pairs up front (grown by doubling,
+  // every step copied the list into fresh pages: about twice the final
+  // size in all, on the 1M corpus hundreds of MB a rank).
+  uint64_t total = 0;
+  for (const Group& group : groups)
+    total += (group.end - group.begin) * (group.end - group.begin - 1) / 2;
+  for (const std::vector<uint64_t>& members : shared) {
+    for (size_t x = static_cast<size_t>(rank); x < members.size();
+         x += static_cast<size_t>(ranks)) {
+      total += members.size() - x - 1;
+    }
+  }
+  for (std::vector<CandidatePair>& list : found) {
+    list.reserve(static_cast<size_t>(total / static_cast<uint64_t>(ranks) * 9 / 8));
+  }
   auto add = [&](uint64_t a, uint64_t b) {
     const CandidatePair pair{a, b};
     found[static_cast<size_t>(VerifierOf(pair, layout))].push_back(pair);
@@ -246,78 +260,6 @@ std::vector<std::vector<CandidatePair>> ExpandGroups(
 }
 
 }  // namespace
-
-void SortUnique(std::vector<CandidatePair>* candidates) {
-  uint64_t largest = 0;
-  for (const CandidatePair& pair : *candidates) largest = std::max({largest, pair.a, pair.b});
-  const int bits = std::bit_width(largest);
-  if (bits > 32 || candidates->size() < 64) {
-    std::sort(candidates->begin(), candidates->end());
-    candidates->erase(std::unique(candidates->begin(), candidates->end()), candidates->end());
-    return;
-  }
-  // Documents below 2^bits <= 2^32: (a, b) packed as a << bits | b sorts
-  // in the same order (radix_sort.h), in as few digits as the documents
-  // need (1M documents: 40 bits, 4 digits; a << 32 took 5).
-  const uint64_t low = (uint64_t{1} << bits) - 1;
-  std::vector<uint64_t> keys(candidates->size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    keys[i] = (*candidates)[i].a << bits | (*candidates)[i].b;
-  }
-  *candidates = {};
-  RadixSort(&keys);
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  candidates->resize(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    (*candidates)[i] = {keys[i] >> bits, keys[i] & low};
-  }
-}
-
-Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs) {
-  // A run's pairs are read with memcpy (its bytes need not be aligned).
-  const auto at = [&](size_t run, size_t i) {
-    CandidatePair pair;
-    std::memcpy(&pair, runs[run].data() + i * sizeof(CandidatePair), sizeof(CandidatePair));
-    return pair;
-  };
-  size_t total = 0;
-  for (std::string_view run : runs) total += run.size() / sizeof(CandidatePair);
-  std::vector<CandidatePair> merged;
-  merged.reserve(total);
-  // Sorted runs merge into ascending pairs; a run out of order makes a
-  // later pair smaller than the last one appended.
-  bool in_order = true;
-  const auto append = [&](const CandidatePair& pair) {
-    if (merged.empty() || merged.back() < pair) {
-      merged.push_back(pair);
-    } else if (pair < merged.back()) {
-      in_order = false;
-    }
-  };
-  // A heap of the runs' next pairs (two runs, the common case, merge in
-  // the same loop: the heap holds at most one entry per run).
-  std::vector<std::pair<CandidatePair, size_t>> heap;  // (next pair, run)
-  std::vector<size_t> next(runs.size(), 0);
-  const auto later = [](const std::pair<CandidatePair, size_t>& x,
-                        const std::pair<CandidatePair, size_t>& y) { return x.first > y.first; };
-  for (size_t r = 0; r < runs.size(); ++r) {
-    if (runs[r].size() >= sizeof(CandidatePair)) heap.emplace_back(at(r, 0), r);
-  }
-  std::make_heap(heap.begin(), heap.end(), later);
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    auto& [pair, run] = heap.back();
-    append(pair);
-    if (++next[run] < runs[run].size() / sizeof(CandidatePair)) {
-      pair = at(run, next[run]);
-      std::push_heap(heap.begin(), heap.end(), later);
-    } else {
-      heap.pop_back();
-    }
-  }
-  if (!in_order) return DataLossError("a run of candidates is not sorted (ranks out of step)");
-  return merged;
-}
 
 Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         const std::vector<Fingerprint>& local, uint64_t first_document,

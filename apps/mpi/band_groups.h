@@ -36,16 +36,6 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         const NearDuplicateScheme& scheme, PartRange bands,
                         std::vector<CandidatePair>* mine, DistributedPairsStats* stats);
 
-// Sorts and removes repeated candidates (a pair sharing several bands is
-// found several times).
-void SortUnique(std::vector<CandidatePair>* candidates);
-
-// The sorted union of runs of candidate pairs (each the bytes of sorted,
-// unique CandidatePairs, as sent), without repeats. DataLoss when a run is
-// not sorted (the merged pairs would go out of order: the ranks are out of
-// step), never a silently unsorted list.
-Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs);
-
 }  // namespace neardup::mpi
 
 #endif  // NEARDUP_APPS_MPI_BAND_GROUPS_H_

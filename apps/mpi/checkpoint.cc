@@ -26,8 +26,10 @@ constexpr std::string_view kManifestKind = "mpi-manifest";
 // pairs stage's counters include the bytes of pairs placed and the
 // documents fingerprinted again (--profile); the fingerprint stage of a
 // MinHash job holds no verification sketches of split JSONL pieces
-// (deferred) but their records.
-constexpr int kFormatVersion = 3;
+// (deferred) but their records. 4 (session 12): the leader rule's pairs
+// stay on their verifiers (PairPlacement::kVerifiers), no longer on the
+// owners of their second documents.
+constexpr int kFormatVersion = 4;
 constexpr std::string_view kHeaderPrefix = "neardup-mpi checkpoint ";
 
 // The format this run writes: kFormatVersion, or (testing hook,

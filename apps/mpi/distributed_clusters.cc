@@ -1,6 +1,8 @@
 #include "distributed_clusters.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -92,10 +94,10 @@ Result<std::vector<MemberRecord>> ReceiveMembers(const std::vector<std::string>&
   return members;
 }
 
-// Each own document's earlier neighbours: the a of the pairs (a, b) by b,
-// a counting sort on b (two passes; the order of a within one b does not
-// matter, the scan takes the smallest leader). neighbours[start[i] ..
-// start[i + 1]) are those of document own.first + i.
+// Each own document's earlier neighbours: the a of the pairs (a, b) whose
+// b is on this rank, by b, a counting sort on b (two passes; the order of
+// a within one b does not matter, the scan takes the smallest leader).
+// neighbours[start[i] .. start[i + 1]) are those of document own.first + i.
 struct Neighbours {
   std::vector<uint64_t> start;
   std::vector<uint64_t> of;
@@ -104,50 +106,101 @@ struct Neighbours {
 Neighbours NeighboursByLater(const std::vector<SimilarPair>& pairs, OwnRange own) {
   Neighbours neighbours;
   neighbours.start.assign(own.count + 1, 0);
-  for (const SimilarPair& pair : pairs) ++neighbours.start[pair.b - own.first + 1];
+  for (const SimilarPair& pair : pairs) {
+    if (own.Holds(pair.b)) ++neighbours.start[pair.b - own.first + 1];
+  }
   for (uint64_t i = 0; i < own.count; ++i) neighbours.start[i + 1] += neighbours.start[i];
   std::vector<uint64_t> next(neighbours.start.begin(), neighbours.start.end() - 1);
-  neighbours.of.resize(pairs.size());
-  for (const SimilarPair& pair : pairs) neighbours.of[next[pair.b - own.first]++] = pair.a;
+  neighbours.of.resize(neighbours.start[own.count]);
+  for (const SimilarPair& pair : pairs) {
+    if (own.Holds(pair.b)) neighbours.of[next[pair.b - own.first]++] = pair.a;
+  }
   return neighbours;
+}
+
+// A later rank's document and its smallest earlier neighbour on this rank
+// that is a leader (the pairs this rank verified whose second document is
+// elsewhere, reduced once this rank has scanned).
+struct SmallestLeader {
+  uint64_t doc = 0;
+  uint64_t leader = 0;
+};
+
+// The messages of the pairs `later` (sorted by a; a on this rank, b on a
+// later rank), reduced to one (b, smallest leader a) record for each b
+// with a leader neighbour, to the owner of b. `leader`: this rank's flags.
+std::vector<std::string> SmallestLeaders(const std::vector<SimilarPair>& later,
+                                         const std::vector<uint8_t>& leader,
+                                         const DocumentLayout& layout, OwnRange own) {
+  std::vector<std::string> send(layout.count.size());
+  const uint64_t end = own.first + own.count;
+  // In ascending a, the first leader met for a b is its smallest.
+  std::vector<bool> seen(layout.total - end, false);
+  for (const SimilarPair& pair : later) {
+    if (leader[pair.a - own.first] == 0 || seen[pair.b - end]) continue;
+    seen[pair.b - end] = true;
+    ByteWriter(&send[static_cast<size_t>(layout.OwnerOf(pair.b))])
+        .Put(SmallestLeader{pair.b, pair.a});
+  }
+  return send;
 }
 
 // The leader rule over ranks (ClusterDocuments' scan: in document order,
 // a document joins its first earlier neighbour that is a leader, or leads).
-// Rank t scans in round t, once every earlier rank has broadcast its
-// leader flags (one bit per document: 62.5 KB for 500,000 documents), so
-// no rank asks for flags document by document: a rank groups its pairs by
-// document while the earlier ranks scan, then looks each earlier neighbour
-// up in the bits. Collective.
+// Each pair is on its verifier, the owner of a or of b. Rank t scans in
+// round t, once every earlier rank has broadcast its leader flags (one bit
+// per document: 62.5 KB for 500,000 documents) and sent, for each of t's
+// documents, the smallest leader among its neighbours in the pairs that
+// earlier rank verified (a record per document, not per pair). So no pair
+// moves: a rank groups the pairs of its own second documents while the
+// earlier ranks scan, then looks each earlier neighbour up in the bits.
+// Collective.
 Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& layout,
                                              std::vector<SimilarPair> pairs) {
   const OwnRange own = OwnRangeOf(comm, layout);
   const size_t ranks = static_cast<size_t>(comm.size());
   const size_t me = static_cast<size_t>(comm.rank());
   Status status;
-  for (const SimilarPair& pair : pairs) {
-    if (!(pair.a < pair.b && own.Holds(pair.b)) && status.ok()) {
+  bool sorted_by_a = true;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const SimilarPair& pair = pairs[i];
+    if (!(pair.a < pair.b && (own.Holds(pair.a) || own.Holds(pair.b))) && status.ok()) {
       status = InternalError("pair (" + std::to_string(pair.a) + ", " + std::to_string(pair.b) +
-                             ") is not on the owner of its second document");
+                             ") is not on the owner of one of its documents");
     }
+    if (i > 0 && pair.a < pairs[i - 1].a) sorted_by_a = false;
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
   const Neighbours earlier = NeighboursByLater(pairs, own);
-  pairs = {};
+  // The pairs whose second document is on a later rank, kept in place
+  // (their a ascending, for SmallestLeaders).
+  size_t num_later = 0;
+  for (const SimilarPair& pair : pairs) {
+    if (!own.Holds(pair.b)) pairs[num_later++] = pair;
+  }
+  pairs.resize(num_later);
+  if (num_later == 0) pairs = {};
+  if (!sorted_by_a) {
+    std::sort(pairs.begin(), pairs.end(),
+              [](const SimilarPair& x, const SimilarPair& y) { return x.a < y.a; });
+  }
 
   // The leader flag of every document before this rank's, a bit each
-  // (looked up once per pair scanned), filled round by round.
+  // (looked up once per pair scanned), filled round by round; the smallest
+  // leader neighbour of each own document in the earlier ranks' pairs.
   std::vector<bool> external_leader(own.first, false);
+  std::vector<uint64_t> smallest_leader(own.count, UINT64_MAX);
   std::vector<uint8_t> leader(own.count, 0);
   std::vector<uint64_t> cluster_of(own.count);
-  for (size_t round = 0; round < ranks; ++round) {
+  for (size_t round = 0; round + 1 < ranks || round == me; ++round) {
     std::string flags;
+    std::vector<std::string> smallest(ranks);
     if (round == me) {
       // A document joins its smallest earlier neighbour that is a leader
       // (ClusterDocuments' first leader in ascending order), else leads.
       for (uint64_t i = 0; i < own.count; ++i) {
         const uint64_t doc = own.first + i;
-        uint64_t cluster = doc;
+        uint64_t cluster = std::min(doc, smallest_leader[i]);
         for (uint64_t j = earlier.start[i]; j < earlier.start[i + 1]; ++j) {
           const uint64_t a = earlier.of[j];
           if (a >= cluster) continue;
@@ -162,9 +215,12 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
       for (uint64_t i = 0; i < own.count; ++i) {
         if (leader[i] != 0) flags[i / 8] = static_cast<char>(flags[i / 8] | (1 << (i % 8)));
       }
+      smallest = SmallestLeaders(pairs, leader, layout, own);
+      pairs = {};
     }
-    if (round + 1 == ranks) break;
     comm.Broadcast(&flags, static_cast<int>(round));
+    std::vector<std::string> received;
+    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(smallest), &received));
     if (round >= me) continue;
     const uint64_t first = layout.first[round];
     const uint64_t count = layout.count[round];
@@ -174,6 +230,24 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     }
     for (uint64_t i = 0; i < count; ++i) {
       external_leader[first + i] = ((static_cast<uint8_t>(flags[i / 8]) >> (i % 8)) & 1) != 0;
+    }
+    const std::string& records = received[round];
+    if (records.size() % sizeof(SmallestLeader) != 0 && status.ok()) {
+      status = InternalError("a message of smallest leaders is not whole records");
+    }
+    for (size_t at = 0; at + sizeof(SmallestLeader) <= records.size() && status.ok();
+         at += sizeof(SmallestLeader)) {
+      SmallestLeader record;
+      std::memcpy(&record, records.data() + at, sizeof(record));
+      if (!own.Holds(record.doc) || record.leader < first || record.leader - first >= count ||
+          !external_leader[record.leader]) {
+        status = InternalError("rank " + std::to_string(round) + " named leader " +
+                               std::to_string(record.leader) + " of document " +
+                               std::to_string(record.doc));
+        break;
+      }
+      uint64_t& smallest_here = smallest_leader[record.doc - own.first];
+      smallest_here = std::min(smallest_here, record.leader);
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));

@@ -5,14 +5,18 @@
 // the lines of those clusters. Rank 0 holds no per-document array of the
 // whole corpus (see docs/DISTRIBUTED.md, "Clusters and dedup").
 //
-// - leader: each verified pair sits on the owner of its second document
-//   (PairPlacement::kSecondOwners). A document's cluster depends only on
-//   which earlier documents are leaders, so the ranks decide in rank order
-//   (rank r's scan needs the leader flags of the earlier documents, which
-//   each earlier rank broadcasts after its scan, one bit per document): the
-//   scans are serial but cheap (a pass over a rank's documents and their
-//   earlier neighbours), the grouping of the pairs by document runs on
-//   every rank at once, while the earlier ranks scan.
+// - leader: each verified pair stays on its verifier, the owner of its
+//   first or second document (PairPlacement::kVerifiers). A document's
+//   cluster depends only on which earlier documents are leaders, so the
+//   ranks decide in rank order: rank r's scan needs the leader flags of the
+//   earlier documents, which each earlier rank broadcasts after its scan
+//   (one bit per document), and, for the pairs an earlier rank verified
+//   whose second document is on r, the smallest leader among each such
+//   document's neighbours there, which that rank sends after its scan (one
+//   record per document, not per pair). The scans are serial but cheap (a
+//   pass over a rank's documents and their earlier neighbours); the
+//   grouping of the pairs by document runs on every rank at once, while
+//   the earlier ranks scan.
 // - components: rank 0 clusters the ranks' spanning forests
 //   (PairPlacement::kRootForest) and sends each rank its documents' slice.
 // Thread safety: collective operations; the main thread only.
@@ -32,7 +36,8 @@ namespace neardup::mpi {
 
 // Collective. cluster_of of this rank's documents (layout.first[rank] + i
 // for i = 0..count-1), equal to the slice of ClusterDocuments(all pairs,
-// rule). `pairs`: leader, this rank's pairs by second document (any order);
+// rule). `pairs`: leader, the pairs this rank verified (each with its
+// first or second document here; sorted by (a, b), else sorted here);
 // components, the forest on rank 0 (none elsewhere).
 Result<std::vector<uint64_t>> ClusterOnRanks(Comm& comm, const DocumentLayout& layout,
                                              std::vector<SimilarPair> pairs, ClusterRule rule);

@@ -127,23 +127,23 @@ std::vector<SimilarPair> SpanningForest(const std::vector<SimilarPair>& pairs) {
 }
 
 // Each rank's verified pairs (sorted) to where `placement` puts them,
-// sorted there (but for kSecondOwners). *verified: this rank's verified pairs, before a forest
-// was taken. Collective.
+// sorted there. *verified: this rank's verified pairs, before a forest
+// was taken. Collective (but for kVerifiers, which moves nothing).
 Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& layout,
                                             std::vector<SimilarPair> pairs, PairPlacement placement,
                                             uint64_t* verified) {
   *verified = pairs.size();
+  if (placement == PairPlacement::kVerifiers) return pairs;
   if (placement == PairPlacement::kRootForest) pairs = SpanningForest(pairs);
   // One rank: its list, sorted, is the result (no encoding round trip).
   if (comm.size() == 1) return pairs;
   std::vector<SimilarPair> placed;
-  if (placement == PairPlacement::kOwners || placement == PairPlacement::kSecondOwners) {
-    const bool by_first = placement == PairPlacement::kOwners;
+  if (placement == PairPlacement::kOwners) {
     const size_t me = static_cast<size_t>(comm.rank());
     // Each message sized first and filled in place (a record appended
     // field by field, growing its string, took as long as verifying).
     const auto owner_of = [&](const SimilarPair& pair) {
-      return static_cast<size_t>(layout.OwnerOf(by_first ? pair.a : pair.b));
+      return static_cast<size_t>(layout.OwnerOf(pair.a));
     };
     std::vector<uint64_t> records(static_cast<size_t>(comm.size()), 0);
     for (const SimilarPair& pair : pairs) ++records[owner_of(pair)];
@@ -182,7 +182,7 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
       message = {};
     }
     NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-    if (by_first) MergeSortedRuns(&placed);
+    MergeSortedRuns(&placed);
     return placed;
   }
   // kRootForest: every rank's forest gathered on rank 0.
@@ -225,6 +225,128 @@ std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
     if (needed[i] != 0 && local[i].minhash.values.empty()) docs.push_back(i);
   }
   return docs;
+}
+
+// The work of verifying one candidate, in list elements read: the two
+// bottom-k sketches' summaries and, for exact verification, the merge walk
+// of both chunk sets (which dominates: the pairs of one rank of two held 13%
+// more chunk-set elements than the other's in session 11, at the same
+// count).
+uint64_t VerificationCost(const Fingerprint& a, const Fingerprint& b) {
+  return 16 + a.chunks.size() + b.chunks.size();
+}
+
+// Verification split by cost, not count: the verifiers were chosen by a hash
+// of the pair (VerifierOf), which gives the ranks equal counts but not equal
+// work. Every rank learns each rank's cost (the sum of VerificationCost of
+// its candidates); the heaviest rank hands candidates to the lightest, the
+// second heaviest to the second lightest, and so on, each until the two
+// would be even (the gap is at least 2%). Only candidates the receiver can
+// verify with what it holds move: one document its own, the other the
+// giver's, of those the receiver fetched (asked_docs[receiver]), so no
+// sketch moves and each pair stays on the owner of one of its documents
+// (which the leader rule needs). *candidates (local numbers, sorted) loses
+// the pairs moved (*moved_out of them); *moved_in gets those received, in
+// local numbers, sorted. Collective.
+Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t cost,
+                           const std::vector<std::vector<uint64_t>>& asked_docs,
+                           const std::vector<Fingerprint>& verifying, size_t num_before,
+                           size_t num_mine, const std::vector<uint64_t>& remote,
+                           std::vector<CandidatePair>* candidates,
+                           std::vector<CandidatePair>* moved_in, uint64_t* moved_out) {
+  *moved_out = 0;
+  const size_t ranks = static_cast<size_t>(comm.size());
+  if (ranks == 1) return Status::Ok();
+  const size_t me = static_cast<size_t>(comm.rank());
+  const std::vector<uint64_t> costs = comm.AllGather(cost);
+  std::vector<size_t> order(ranks);
+  for (size_t r = 0; r < ranks; ++r) order[r] = r;
+  std::sort(order.begin(), order.end(),
+            [&](size_t x, size_t y) { return costs[x] != costs[y] ? costs[x] > costs[y] : x < y; });
+  // The rank this one gives to, and how much.
+  size_t receiver = ranks;
+  uint64_t to_move = 0;
+  for (size_t i = 0; i < ranks / 2; ++i) {
+    const size_t heavy = order[i];
+    const size_t light = order[ranks - 1 - i];
+    if (heavy != me || costs[heavy] - costs[light] <= costs[heavy] / 50) continue;
+    receiver = light;
+    to_move = (costs[heavy] - costs[light]) / 2;
+  }
+  const uint64_t first_document = layout.first[me];
+  const auto global_number = [&](uint64_t local_doc) -> uint64_t {
+    if (local_doc < num_before) return remote[local_doc];
+    if (local_doc < num_before + num_mine) return first_document + (local_doc - num_before);
+    return remote[local_doc - num_mine];
+  };
+  const auto is_mine = [&](uint64_t local_doc) {
+    return local_doc >= num_before && local_doc < num_before + num_mine;
+  };
+  std::vector<std::string> send(ranks);
+  if (receiver != ranks) {
+    const std::vector<uint64_t>& fetched = asked_docs[receiver];
+    std::vector<CandidatePair>& list = *candidates;
+    std::vector<CandidatePair> moved;
+    uint64_t moved_cost = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const CandidatePair pair = list[i];
+      bool move = false;
+      if (moved_cost < to_move && is_mine(pair.a) != is_mine(pair.b)) {
+        const uint64_t mine_doc = global_number(is_mine(pair.a) ? pair.a : pair.b);
+        const uint64_t other = global_number(is_mine(pair.a) ? pair.b : pair.a);
+        move = static_cast<size_t>(layout.OwnerOf(other)) == receiver &&
+               std::binary_search(fetched.begin(), fetched.end(), mine_doc);
+      }
+      if (move) {
+        moved_cost += VerificationCost(verifying[pair.a], verifying[pair.b]);
+        moved.push_back({global_number(pair.a), global_number(pair.b)});
+      } else {
+        list[kept++] = pair;
+      }
+    }
+    list.resize(kept);
+    *moved_out = moved.size();
+    send[receiver].resize(moved.size() * sizeof(CandidatePair));
+    if (!moved.empty()) std::memcpy(send[receiver].data(), moved.data(), send[receiver].size());
+  }
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  // The received pairs in local numbers: each document this rank's or one
+  // it fetched. At most one rank gives to this one, in sorted order.
+  Status status;
+  const auto local_number = [&](uint64_t doc, uint64_t* local) {
+    if (doc >= first_document && doc - first_document < num_mine) {
+      *local = num_before + (doc - first_document);
+      return true;
+    }
+    const auto it = std::lower_bound(remote.begin(), remote.end(), doc);
+    if (it == remote.end() || *it != doc) return false;
+    const size_t index = static_cast<size_t>(it - remote.begin());
+    *local = index < num_before ? index : index + num_mine;
+    return true;
+  };
+  for (size_t r = 0; r < ranks && status.ok(); ++r) {
+    const std::string& message = received[r];
+    if (message.size() % sizeof(CandidatePair) != 0) {
+      status = DataLossError("a message of moved candidates is not whole pairs");
+      break;
+    }
+    for (size_t at = 0; at < message.size(); at += sizeof(CandidatePair)) {
+      CandidatePair pair;
+      std::memcpy(&pair, message.data() + at, sizeof(pair));
+      CandidatePair local;
+      if (!local_number(pair.a, &local.a) || !local_number(pair.b, &local.b) ||
+          (!moved_in->empty() && !(moved_in->back() < local))) {
+        status = InternalError("rank " + std::to_string(r) + " moved candidate (" +
+                               std::to_string(pair.a) + ", " + std::to_string(pair.b) +
+                               ") here, which this rank cannot verify");
+        break;
+      }
+      moved_in->push_back(local);
+    }
+  }
+  return comm.AgreeOnStatus(status);
 }
 
 Result<std::vector<SimilarPair>> MinHashPairs(
@@ -310,7 +432,6 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     }
     stats->sketch_bytes += replies[r].size();
   }
-  asked_docs.clear();
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   std::vector<std::string> sketches;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &sketches));
@@ -365,12 +486,13 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     if (local_doc < num_before + num_mine) return first_document + (local_doc - num_before);
     return remote[local_doc - num_mine];
   };
-  std::vector<SimilarPair> pairs;
+  // Renumbered in place (a second list was hundreds of MB of fresh
+  // pages). The candidates are sorted by (a, b): a's local number is
+  // looked up once per run of equal a, and the b's of the run ascend.
+  // The cost of each check (VerificationCost) is summed on the way.
+  std::vector<CandidatePair>& candidates = mine;
+  uint64_t cost = 0;
   if (local_status.ok()) {
-    // Renumbered in place (a second list was hundreds of MB of fresh
-    // pages). The candidates are sorted by (a, b): a's local number is
-    // looked up once per run of equal a, and the b's of the run ascend.
-    std::vector<CandidatePair>& candidates = mine;
     uint64_t last_a = 0;
     uint64_t local_a = 0;
     size_t a_from = 0;
@@ -382,7 +504,34 @@ Result<std::vector<SimilarPair>> MinHashPairs(
         b_from = a_from;
       }
       candidates[i] = {local_a, local_number(candidates[i].b, &b_from)};
+      cost += VerificationCost(verifying[candidates[i].a], verifying[candidates[i].b]);
     }
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
+  // Verification split by cost, not count: see BalanceVerification.
+  std::vector<CandidatePair> moved_in;
+  NEARDUP_RETURN_IF_ERROR(BalanceVerification(comm, layout, cost, asked_docs, verifying, num_before,
+                                              num_mine, remote, &candidates, &moved_in,
+                                              &stats->moved_candidates));
+  asked_docs.clear();
+  report->candidates = report->candidates + moved_in.size() - stats->moved_candidates;
+  if (!moved_in.empty()) {
+    // Both sorted: merged from the back, in place (a receiver gave none
+    // away, and a fresh list would be hundreds of MB of fresh pages).
+    size_t i = candidates.size();
+    size_t j = moved_in.size();
+    candidates.resize(i + j);
+    for (size_t k = candidates.size(); j > 0;) {
+      if (i > 0 && moved_in[j - 1] < candidates[i - 1]) {
+        candidates[--k] = candidates[--i];
+      } else {
+        candidates[--k] = moved_in[--j];
+      }
+    }
+    moved_in = {};
+  }
+  std::vector<SimilarPair> pairs;
+  if (local_status.ok()) {
     Result<std::vector<SimilarPair>> verified =
         VerifyCandidates(verifying, scheme, options, candidates, report);
     mine = {};

@@ -14,8 +14,7 @@
 // and self-joins its share of the permuted tables (FindCandidates over a
 // PartRange), as the original design puts a table per machine; a pair is
 // found in exactly one table.
-// Either way the pairs end where PairPlacement says, sorted by (a, b) (but
-// for kSecondOwners, which leaves them in no particular order).
+// Either way the pairs end where PairPlacement says, sorted by (a, b).
 // Memory per rank: its share of the sketches; one band round of keys
 // (20 bytes per document and band, sent and received); its candidates; the
 // sketches it fetched. SimHash: 9 bytes per document of the whole corpus
@@ -61,6 +60,9 @@ struct DistributedPairsStats {
   uint64_t verified_pairs = 0;      // this rank's verified pairs (before kRootForest)
   uint64_t pair_bytes = 0;          // MinHash: bytes of verified pairs this rank sent to be placed
   uint64_t sketched_documents = 0;  // MinHash: documents whose deferred sketches it computed
+  // MinHash: candidates it handed to another rank to verify (the split by
+  // cost; not saved by --checkpoint).
+  uint64_t moved_candidates = 0;
   // This rank's time in each stage, in order (for --profile; not saved by
   // --checkpoint).
   struct Stage {
@@ -85,10 +87,12 @@ enum class PairPlacement {
   // concatenated in rank order, are the sorted list (so each rank can
   // write its part of `pairs`' output). 28 bytes a pair, spread.
   kOwners,
-  // Each pair on the owner of its second document, in no particular order
-  // (the leader rule's scan, distributed_clusters.h, orders them by b).
-  // 28 bytes a pair, spread; none of them goes through rank 0.
-  kSecondOwners,
+  // Each pair stays on the rank that verified it, the owner of its first or
+  // of its second document (VerifierOf, band_groups.cc), sorted by (a, b):
+  // the leader rule's scan (distributed_clusters.h) needs no pair moved
+  // (until session 11 each went to its second document's owner, 28 bytes a
+  // pair, all of them to the later ranks).
+  kVerifiers,
 };
 
 // Sets the verification sketches (bottom-k; chunk sets for exact
@@ -103,7 +107,7 @@ using SketchAgain =
 // (this rank's, or asked for by its verifier) whose bottom-k sketch is
 // empty was deferred, and gets its verification sketches from
 // `sketch_again` (which may be empty when no document was deferred). The pairs, sorted by (a, b),
-// placed as `placement` says (sorted by (a, b) but for kSecondOwners). Adds candidates and
+// placed as `placement` says. Adds candidates and
 // exact_checks of this rank to *report; stats->verified_pairs: this rank's verified pairs.
 // `memory_bytes` bounds one band round's keys on a rank.
 Result<std::vector<SimilarPair>> FindPairsDistributed(

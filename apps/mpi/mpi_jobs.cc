@@ -286,14 +286,15 @@ Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::Inp
 }
 
 // Where the verified pairs go: `pairs` writes them where they are (each on
-// the owner of its first document); the leader rule scans each document's
-// pairs on its owner (the owner of the pair's second document); components
-// clusters on rank 0, which needs only a spanning forest of the pairs (the
-// same connected components).
+// the owner of its first document); the leader rule leaves them on their
+// verifiers (the owner of the first or the second document), which scan
+// or reduce them (distributed_clusters.h); components clusters on rank 0,
+// which needs only a spanning forest of the pairs (the same connected
+// components).
 PairPlacement Placement(const cli::NearDuplicateJob& job) {
   if (job.kind == cli::NearDuplicateOutput::kPairs) return PairPlacement::kOwners;
   return job.rule == ClusterRule::kComponents ? PairPlacement::kRootForest
-                                              : PairPlacement::kSecondOwners;
+                                              : PairPlacement::kVerifiers;
 }
 
 // The exit code after a run that read inputs, as ExitCodeAfterReading.

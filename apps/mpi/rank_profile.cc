@@ -19,6 +19,7 @@ void RankProfile::SetWork(const DistributedPairsStats& stats, const NearDuplicat
   candidates_ = report.candidates;
   exact_checks_ = report.exact_checks;
   pair_bytes_ = stats.pair_bytes;
+  moved_ = stats.moved_candidates;
 }
 
 void RankProfile::Print(Comm& comm, bool enabled) const {
@@ -38,10 +39,12 @@ void RankProfile::Print(Comm& comm, bool enabled) const {
   std::snprintf(
       buffer, sizeof(buffer),
       " total %.3f/%.3f/%.3f; sketched %llu documents again; verified %llu "
-      "candidates (%llu exact); pairs sent %.3f MB; peak RSS %.1f MB\n",
+      "candidates (%llu exact), %llu handed to another rank; pairs sent %.3f MB; peak RSS %.1f "
+      "MB\n",
       total.wall_seconds, total.cpu_seconds, total_mpi, static_cast<unsigned long long>(sketched_),
       static_cast<unsigned long long>(candidates_), static_cast<unsigned long long>(exact_checks_),
-      static_cast<double>(pair_bytes_) / 1e6, static_cast<double>(PeakResidentBytes()) / 1e6);
+      static_cast<unsigned long long>(moved_), static_cast<double>(pair_bytes_) / 1e6,
+      static_cast<double>(PeakResidentBytes()) / 1e6);
   line += buffer;
   comm.GatherToRoot(line,
                     [](std::string_view piece) {

@@ -26,7 +26,9 @@ class RankProfile {
   // now.
   void Add(const DistributedPairsStats& stats);
   // This rank's verification work (before the counts are summed: the
-  // documents it fingerprinted again, its candidates) and the bytes of
+  // documents it fingerprinted again, its candidates after the split by
+  // cost, those it handed to another rank: not saved by --checkpoint, a
+  // resumed job prints 0) and the bytes of
   // pairs it placed (saved by --checkpoint, so a resumed job prints them
   // too).
   void SetWork(const DistributedPairsStats& stats, const NearDuplicateReport& report);
@@ -48,6 +50,7 @@ class RankProfile {
   uint64_t sketched_ = 0;
   uint64_t candidates_ = 0;
   uint64_t exact_checks_ = 0;
+  uint64_t moved_ = 0;
   std::vector<Stage> stages_;
 };
 

@@ -129,20 +129,21 @@ refused "2 ranks instead of 3" 2 dedup --keep longest "${inputs[@]}"
 touch -d "2001-01-01" small.jsonl
 refused "a changed input" 3 dedup --keep longest "${inputs[@]}"
 
-# A checkpoint written by an older binary (format 2, sessions 10-11: its
-# pairs stage did not save the bytes of pairs placed; format 1, before
-# session 10, had the leader rule's pairs all on rank 0) is refused by its
-# format, not resumed into an internal error.
-NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=2 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.out" \
+# A checkpoint written by an older binary (format 3, session 11: the
+# leader rule's pairs on their second documents' owners; format 2, session
+# 10: its pairs stage did not save the bytes of pairs placed; format 1,
+# before session 10, had the leader rule's pairs all on rank 0) is refused
+# by its format, not resumed into an internal error.
+NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=3 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.out" \
   --checkpoint "$work/old"
-[ "$code" = 0 ] || fail "a run writing a format-2 checkpoint exited $code"
+[ "$code" = 0 ] || fail "a run writing a format-3 checkpoint exited $code"
 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.resumed" --checkpoint "$work/old" --resume
 if [ "$code" = 0 ] || [ -e "$work/old.resumed" ] ||
-  ! grep -q "checkpoint of format 2, written by another version of neardup-mpi (this one reads format 3)" "$work/err"; then
+  ! grep -q "checkpoint of format 3, written by another version of neardup-mpi (this one reads format 4)" "$work/err"; then
   fail "an older format's checkpoint was not refused (exit $code):"
   cat "$work/err" >&2
 else
-  echo "ok [refused: format 2] $(grep -o "format 2.*" "$work/err")"
+  echo "ok [refused: format 3] $(grep -o "format 3.*" "$work/err")"
 fi
 
 # --resume without --checkpoint; standard input cannot be checkpointed; a

@@ -1,0 +1,87 @@
+// The sort and merge of candidate lists (candidate_runs.h).
+#include "candidate_runs.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "radix_sort.h"
+
+namespace neardup::mpi {
+
+void SortUnique(std::vector<CandidatePair>* candidates) {
+  uint64_t largest = 0;
+  for (const CandidatePair& pair : *candidates) largest = std::max({largest, pair.a, pair.b});
+  const int bits = std::bit_width(largest);
+  if (bits > 32 || candidates->size() < 64) {
+    std::sort(candidates->begin(), candidates->end());
+    candidates->erase(std::unique(candidates->begin(), candidates->end()), candidates->end());
+    return;
+  }
+  // Documents below 2^bits <= 2^32: (a, b) packed as a << bits | b sorts
+  // in the same order (radix_sort.h), in as few digits as the documents
+  // need (1M documents: 40 bits, 4 digits; a << 32 took 5).
+  const uint64_t low = (uint64_t{1} << bits) - 1;
+  std::vector<uint64_t> keys(candidates->size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = (*candidates)[i].a << bits | (*candidates)[i].b;
+  }
+  // The pairs are written back into their own block (no fresh one: a
+  // list of fresh pages is zeroed by the kernel first).
+  RadixSort(&keys);
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  candidates->resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    (*candidates)[i] = {keys[i] >> bits, keys[i] & low};
+  }
+}
+
+Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs) {
+  // A run's pairs are read with memcpy (its bytes need not be aligned).
+  const auto at = [&](size_t run, size_t i) {
+    CandidatePair pair;
+    std::memcpy(&pair, runs[run].data() + i * sizeof(CandidatePair), sizeof(CandidatePair));
+    return pair;
+  };
+  size_t total = 0;
+  for (std::string_view run : runs) total += run.size() / sizeof(CandidatePair);
+  std::vector<CandidatePair> merged;
+  merged.reserve(total);
+  // Sorted runs merge into ascending pairs; a run out of order makes a
+  // later pair smaller than the last one appended.
+  bool in_order = true;
+  const auto append = [&](const CandidatePair& pair) {
+    if (merged.empty() || merged.back() < pair) {
+      merged.push_back(pair);
+    } else if (pair < merged.back()) {
+      in_order = false;
+    }
+  };
+  // A heap of the runs' next pairs (two runs, the common case, merge in
+  // the same loop: the heap holds at most one entry per run).
+  std::vector<std::pair<CandidatePair, size_t>> heap;  // (next pair, run)
+  std::vector<size_t> next(runs.size(), 0);
+  const auto later = [](const std::pair<CandidatePair, size_t>& x,
+                        const std::pair<CandidatePair, size_t>& y) { return x.first > y.first; };
+  for (size_t r = 0; r < runs.size(); ++r) {
+    if (runs[r].size() >= sizeof(CandidatePair)) heap.emplace_back(at(r, 0), r);
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    auto& [pair, run] = heap.back();
+    append(pair);
+    if (++next[run] < runs[run].size() / sizeof(CandidatePair)) {
+      pair = at(run, next[run]);
+      std::push_heap(heap.begin(), heap.end(), later);
+    } else {
+      heap.pop_back();
+    }
+  }
+  if (!in_order) return DataLossError("a run of candidates is not sorted (ranks out of step)");
+  return merged;
+}
+
+}  // namespace neardup::mpi

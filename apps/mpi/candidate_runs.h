@@ -1,0 +1,31 @@
+// Sorted, unique lists of candidate pairs for neardup-mpi's band-key shuffle
+// (band_groups.h): the sort of the pairs one rank found for a verifier, and
+// the merge of the sorted runs a verifier receives. Pure functions (no MPI),
+// unit-tested against std::sort + std::unique in candidate_runs_test.
+#ifndef NEARDUP_APPS_MPI_CANDIDATE_RUNS_H_
+#define NEARDUP_APPS_MPI_CANDIDATE_RUNS_H_
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "neardup/near_duplicate_stages.h"
+#include "neardup/status.h"
+
+namespace neardup::mpi {
+
+// Sorts and removes repeated candidates (a pair sharing several bands is
+// found several times). Documents below 2^32: a radix sort of the packed
+// pairs; std::sort otherwise.
+void SortUnique(std::vector<CandidatePair>* candidates);
+
+// The sorted union of runs of candidate pairs (each the bytes of sorted,
+// unique CandidatePairs, as sent; a trailing partial pair is ignored),
+// without repeats. DataLoss when a run is not sorted (the merged pairs would
+// go out of order: the ranks are out of step), never a silently unsorted
+// list.
+Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs);
+
+}  // namespace neardup::mpi
+
+#endif  // NEARDUP_APPS_MPI_CANDIDATE_RUNS_H_

@@ -1,0 +1,132 @@
+// SortUnique and MergeUnique (candidate_runs.h) against an oracle:
+// std::sort + std::unique of the same pairs, on random inputs of both of
+// SortUnique's paths (radix below 2^32 documents, std::sort above or for
+// short lists), empty lists and runs, and runs out of order (DataLoss).
+#include "candidate_runs.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace neardup::mpi {
+namespace {
+
+std::vector<CandidatePair> Oracle(std::vector<CandidatePair> pairs) {
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
+}
+
+// `count` pairs a < b of documents below `limit`, with repeats (a pair
+// sharing several bands is found several times).
+std::vector<CandidatePair> RandomPairs(std::mt19937_64& rng, size_t count, uint64_t limit) {
+  std::uniform_int_distribution<uint64_t> doc(0, limit - 2);
+  std::vector<CandidatePair> pairs;
+  while (pairs.size() < count) {
+    if (!pairs.empty() && rng() % 4 == 0) {
+      pairs.push_back(pairs[rng() % pairs.size()]);
+      continue;
+    }
+    const uint64_t a = doc(rng);
+    std::uniform_int_distribution<uint64_t> later(a + 1, limit - 1);
+    pairs.push_back({a, later(rng)});
+  }
+  return pairs;
+}
+
+std::string_view Bytes(const std::vector<CandidatePair>& pairs) {
+  return {reinterpret_cast<const char*>(pairs.data()), pairs.size() * sizeof(CandidatePair)};
+}
+
+TEST(MpiCandidateRunsTest, SortUniqueMatchesSortAndUnique) {
+  std::mt19937_64 rng(15);
+  // Document limits for the radix path (1 bit to 2^32) and the std::sort
+  // path (above 2^32); sizes below and above the 64 where the radix sort
+  // starts.
+  for (uint64_t limit : {uint64_t{2}, uint64_t{3}, uint64_t{1000}, uint64_t{1} << 20,
+                         uint64_t{1} << 32, (uint64_t{1} << 32) + 1, uint64_t{1} << 62}) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{63}, size_t{64}, size_t{65},
+                         size_t{1000}, size_t{50000}}) {
+      const std::vector<CandidatePair> pairs = RandomPairs(rng, count, limit);
+      std::vector<CandidatePair> sorted = pairs;
+      SortUnique(&sorted);
+      EXPECT_EQ(sorted, Oracle(pairs)) << "limit " << limit << ", " << count << " pairs";
+    }
+  }
+}
+
+TEST(MpiCandidateRunsTest, SortUniqueOfTheLargestDocuments) {
+  // Documents at 2^32 - 1 (32 bits: the radix path) and 2^32 (33: std::sort).
+  for (uint64_t top : {(uint64_t{1} << 32) - 1, uint64_t{1} << 32}) {
+    std::vector<CandidatePair> pairs;
+    for (uint64_t i = 0; i < 100; ++i) pairs.push_back({top - 1 - i % 7, top - i % 3});
+    for (uint64_t i = 0; i < 100; ++i) pairs.push_back({i, top});
+    std::vector<CandidatePair> sorted = pairs;
+    SortUnique(&sorted);
+    EXPECT_EQ(sorted, Oracle(pairs)) << "top " << top;
+  }
+}
+
+TEST(MpiCandidateRunsTest, MergeUniqueMatchesSortAndUnique) {
+  std::mt19937_64 rng(16);
+  for (size_t num_runs : {size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{9}}) {
+    for (uint64_t limit : {uint64_t{4}, uint64_t{100}, uint64_t{1} << 40}) {
+      std::vector<std::vector<CandidatePair>> lists;
+      std::vector<CandidatePair> all;
+      for (size_t r = 0; r < num_runs; ++r) {
+        // Some runs empty; the others overlap (pairs found by two ranks).
+        const size_t count = rng() % 3 == 0 ? 0 : rng() % 2000;
+        lists.push_back(Oracle(RandomPairs(rng, count, limit)));
+        all.insert(all.end(), lists.back().begin(), lists.back().end());
+      }
+      std::vector<std::string_view> runs;
+      for (const std::vector<CandidatePair>& list : lists) runs.push_back(Bytes(list));
+      Result<std::vector<CandidatePair>> merged = MergeUnique(runs);
+      ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+      EXPECT_EQ(*merged, Oracle(all)) << num_runs << " runs, limit " << limit;
+    }
+  }
+}
+
+TEST(MpiCandidateRunsTest, MergeUniqueOfNothing) {
+  Result<std::vector<CandidatePair>> none = MergeUnique({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  const std::vector<std::string_view> empty_runs = {std::string_view(), std::string_view()};
+  Result<std::vector<CandidatePair>> merged = MergeUnique(empty_runs);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_TRUE(merged->empty());
+}
+
+TEST(MpiCandidateRunsTest, MergeUniqueReadsUnalignedRuns) {
+  const std::vector<CandidatePair> pairs = {{1, 2}, {1, 5}, {3, 4}};
+  std::string bytes = "x" + std::string(Bytes(pairs));
+  const std::vector<std::string_view> runs = {std::string_view(bytes).substr(1), Bytes(pairs)};
+  Result<std::vector<CandidatePair>> merged = MergeUnique(runs);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(*merged, pairs);
+}
+
+TEST(MpiCandidateRunsTest, AnUnsortedRunIsDataLoss) {
+  const std::vector<CandidatePair> sorted = {{1, 2}, {2, 3}, {4, 9}};
+  // Out of order alone, beside a sorted run, and at the very end of a run.
+  const std::vector<std::vector<CandidatePair>> bad_runs = {
+      {{2, 3}, {1, 2}}, {{1, 2}, {5, 6}, {4, 7}}, {{0, 1}, {0, 3}, {0, 2}}};
+  for (const std::vector<CandidatePair>& bad : bad_runs) {
+    for (bool with_sorted : {false, true}) {
+      std::vector<std::string_view> runs = {Bytes(bad)};
+      if (with_sorted) runs.push_back(Bytes(sorted));
+      Result<std::vector<CandidatePair>> merged = MergeUnique(runs);
+      ASSERT_FALSE(merged.ok());
+      EXPECT_EQ(merged.status().code(), StatusCode::kDataLoss) << merged.status().ToString();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace neardup::mpi
