@@ -21,6 +21,8 @@
 //     of the process's RSS) per document. The window of a million documents
 //     (memory per document, docs/SERVER.md): run it with
 //     --benchmark_filter=BM_StreamAddPause/1000000 (~4.3 GB, a minute or two).
+//     It lists its 8 slowest adds (add number: thread CPU ms) on stderr, to
+//     tell growth steps (at powers of two of the kept documents) from noise.
 // The corpus: NEARDUP_BENCH_CORPUS or cache/corpora/spamassassin.jsonl
 // (bench/bench_corpus.h); NEARDUP_BENCH_STREAM_DOCS caps the documents used
 // (default 3000).
@@ -34,8 +36,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_corpus.h"
@@ -233,6 +237,9 @@ double ThreadCpuSeconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
 }
 
+// How many of the slowest adds BM_StreamAddPause lists on stderr.
+constexpr size_t kSlowestAdds = 8;
+
 void BM_StreamAddPause(benchmark::State& state) {
   const size_t count = static_cast<size_t>(state.range(0));
   const bool durable = state.range(1) != 0;
@@ -246,6 +253,8 @@ void BM_StreamAddPause(benchmark::State& state) {
   uint64_t memory_bytes = 0;
   uint64_t resident_before = 0;
   uint64_t resident_after = 0;
+  // The slowest adds by thread CPU: (cpu seconds, add number), for the report.
+  std::vector<std::pair<double, size_t>> slowest;
   for (auto _ : state) {
     state.PauseTiming();
     fs::remove_all(dir);
@@ -272,11 +281,20 @@ void BM_StreamAddPause(benchmark::State& state) {
       worst_wall = std::max(worst_wall, wall);
       worst_cpu = std::max(worst_cpu, cpu);
       over_1ms += wall > 1e-3;
+      if (slowest.size() < kSlowestAdds || cpu > slowest.back().first) {
+        if (slowest.size() == kSlowestAdds) slowest.pop_back();
+        slowest.emplace_back(cpu, i);
+        std::sort(slowest.begin(), slowest.end(), std::greater<>());
+      }
     }
     memory_bytes = (*stream)->Stats().memory_bytes;
     resident_after = ResidentBytes();
   }
   fs::remove_all(dir);
+  std::fprintf(stderr, "BM_StreamAddPause/%zu/%d slowest adds (add number: thread CPU ms):", count,
+               durable ? 1 : 0);
+  for (const auto& [cpu, i] : slowest) std::fprintf(stderr, " %zu:%.1f", i, cpu * 1e3);
+  std::fprintf(stderr, "\n");
   state.counters["worst_add_ms"] = worst_wall * 1e3;
   state.counters["worst_add_cpu_ms"] = worst_cpu * 1e3;
   state.counters["adds_over_1ms"] = static_cast<double>(over_1ms);

@@ -17,7 +17,6 @@ namespace neardup {
 namespace {
 
 using internal::ChainLink;
-using internal::HugePageVector;
 using internal::LshBand;
 using internal::LshIndexState;
 
@@ -59,7 +58,7 @@ void MarkChains(const LshBand& band, size_t begin, size_t end, uint32_t* heads) 
 // lists need no merge to be unique. A chain of one (two keys that share only
 // the high half) emits nothing.
 void GroupBand(const LshBand& band, std::span<const uint32_t* const> earlier_heads,
-               const HugePageVector<uint64_t>& doc_ids, size_t begin, size_t end,
+               const internal::SegmentedArray<uint64_t>& doc_ids, size_t begin, size_t end,
                std::vector<Pair>& out) {
   struct Member {
     uint64_t id;

@@ -17,23 +17,35 @@
 #ifndef NEARDUP_INDEX_LSH_BAND_TABLE_H_
 #define NEARDUP_INDEX_LSH_BAND_TABLE_H_
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "index/lsh_probe_table.h"
 #include "neardup/check.h"
 
 namespace neardup::internal {
 
-class BandTable : private LinearProbeTable {
+// kHomeShift: the home comes from the high half shifted left by this many
+// bits (0 for a whole table; ShardedBandTable's shards skip the bits that
+// chose the shard, which all their keys share).
+template <int kHomeShift>
+class BandTableT : private LinearProbeTable {
+  static_assert(kHomeShift >= 0 && kHomeShift < 16);
   // Invariant (beyond LinearProbeTable's): an entry's home is
-  // Home(keys[slot]); no two entries have the same (low half, keys[slot]).
+  // Home(HomeBits(keys[slot])); no two entries have the same (low half,
+  // keys[slot]).
 
-  // An entry's home bits are the high half of its key, keys[slot].
+  static uint32_t HomeBits(uint32_t high) { return high << kHomeShift; }
+
+  // An entry's home bits come from the high half of its key, keys[slot].
   struct HomeBitsFrom {
     const uint32_t* keys;
-    uint32_t operator()(uint64_t entry) const { return keys[SlotOf(entry)]; }
+    uint32_t operator()(uint64_t entry) const { return HomeBits(keys[SlotOf(entry)]); }
   };
   // Whether an entry holds a key: its low half and keys[slot] both agree.
   struct KeyMatch {
@@ -59,18 +71,19 @@ class BandTable : private LinearProbeTable {
   using LinearProbeTable::size;
   using LinearProbeTable::SlotAt;
 
-  void Prefetch(uint64_t key) const { PrefetchHome(HighHalf(key)); }
+  void Prefetch(uint64_t key) const { PrefetchHome(HomeBits(HighHalf(key))); }
 
   // The position of the entry of `key`, or kNotFound.
   // REQUIRES: keys[s] = HighHalf(key of s) for every slot s in the table.
   size_t Find(uint64_t key, const uint32_t* keys) const {
-    return FindEntry(HighHalf(key), KeyMatch{LowHalf(key), HighHalf(key), keys});
+    return FindEntry(HomeBits(HighHalf(key)), KeyMatch{LowHalf(key), HighHalf(key), keys});
   }
 
   // The position of the entry holding `slot`, or kNotFound. Needs no key:
   // the home comes from keys[slot].
   size_t FindSlot(uint32_t slot, const uint32_t* keys) const {
-    return FindEntry(keys[slot], [slot](uint64_t entry) { return SlotOf(entry) == slot; });
+    return FindEntry(HomeBits(keys[slot]),
+                     [slot](uint64_t entry) { return SlotOf(entry) == slot; });
   }
 
   // Like Find, but when `key` is absent, stores `slot` at the empty position
@@ -80,7 +93,7 @@ class BandTable : private LinearProbeTable {
   std::pair<size_t, bool> FindOrInsert(uint64_t key, uint32_t slot, const uint32_t* keys) {
     NEARDUP_DCHECK(slot != kNoSlot && keys[slot] == HighHalf(key));
     GrowForOneMore(HomeBitsFrom{keys});
-    return FindOrClaim(HighHalf(key), Pack(LowHalf(key), slot),
+    return FindOrClaim(HomeBits(HighHalf(key)), Pack(LowHalf(key), slot),
                        KeyMatch{LowHalf(key), HighHalf(key), keys});
   }
 
@@ -98,20 +111,58 @@ class BandTable : private LinearProbeTable {
   void FindOrInsertRange(uint32_t first, uint32_t last, uint32_t prefetch_distance, KeyOf&& key_of,
                          uint32_t* keys, OnInsert&& on_insert, OnMatch&& on_match) {
     Reserve(size_ + (last - first), keys);
+    FindOrInsertEach(
+        last - first, prefetch_distance,
+        [first](size_t i) { return static_cast<uint32_t>(first + i); }, key_of, keys, on_insert,
+        on_match);
+  }
+
+  // FindOrInsertRange over the slots slots[0..count) (in that order) instead
+  // of a range, with the table reserved for them already (ShardedBandTable
+  // passes each shard its slots of a range).
+  // REQUIRES: size() + count <= capacity() / 2; as FindOrInsertRange.
+  template <typename KeyOf, typename OnInsert, typename OnMatch>
+  void FindOrInsertSlots(const uint32_t* slots, size_t count, uint32_t prefetch_distance,
+                         KeyOf&& key_of, uint32_t* keys, OnInsert&& on_insert, OnMatch&& on_match) {
+    NEARDUP_DCHECK((size_ + count) * 2 <= entries_.size());
+    FindOrInsertEach(
+        count, prefetch_distance, [slots](size_t i) { return slots[i]; }, key_of, keys, on_insert,
+        on_match);
+  }
+
+  // Removes the entry at `pos` (LinearProbeTable::EraseAt). Reads keys[] of
+  // the entries that follow it in its run (their homes).
+  void EraseAt(size_t pos, const uint32_t* keys) {
+    LinearProbeTable::EraseAt(pos, HomeBitsFrom{keys});
+  }
+
+  // Makes room for `num_entries` entries without growing again; growing reads
+  // keys[] once per entry (the dense 4-byte array of the band).
+  void Reserve(size_t num_entries, const uint32_t* keys) {
+    LinearProbeTable::Reserve(num_entries, HomeBitsFrom{keys});
+  }
+
+ private:
+  // The loop of FindOrInsertRange/FindOrInsertSlots over slot_at(0..count).
+  template <typename SlotAt, typename KeyOf, typename OnInsert, typename OnMatch>
+  void FindOrInsertEach(size_t count, uint32_t prefetch_distance, SlotAt&& slot_at, KeyOf&& key_of,
+                        uint32_t* keys, OnInsert&& on_insert, OnMatch&& on_match) {
     uint64_t* const entries = entries_.data();
     const size_t mask = entries_.size() - 1;
     const int shift = shift_;
     size_t added = 0;
-    for (uint32_t slot = first; slot != last; ++slot) {
-      if (last - slot > prefetch_distance) {
-        __builtin_prefetch(&entries[HighHalf(key_of(slot + prefetch_distance)) >> shift]);
+    for (size_t i = 0; i != count; ++i) {
+      if (count - i > prefetch_distance) {
+        __builtin_prefetch(
+            &entries[HomeBits(HighHalf(key_of(slot_at(i + prefetch_distance)))) >> shift]);
       }
+      const uint32_t slot = slot_at(i);
       const uint64_t key = key_of(slot);
       const uint32_t high = HighHalf(key);
       const uint32_t low = LowHalf(key);
       keys[slot] = high;
       const KeyMatch matches{low, high, keys};
-      for (size_t pos = high >> shift;; pos = (pos + 1) & mask) {
+      for (size_t pos = HomeBits(high) >> shift;; pos = (pos + 1) & mask) {
         const uint64_t entry = entries[pos];
         if (entry == kEmpty) {
           entries[pos] = Pack(low, slot);
@@ -127,18 +178,118 @@ class BandTable : private LinearProbeTable {
     }
     size_ += added;
   }
+};
 
-  // Removes the entry at `pos` (LinearProbeTable::EraseAt). Reads keys[] of
-  // the entries that follow it in its run (their homes).
+using BandTable = BandTableT<0>;
+
+// ShardedBandTable: BandTable's interface over 8 tables chosen by the top 3
+// bits of the key's high half, so that each grows (rehashes) on its own
+// insert, 1/8 of the band's table at a time (session 12: a band's table of
+// a 1M-document index rehashed 16 MB at one add, 45-80 ms of CPU on the
+// loaded VM, under a stream's writer lock; the bands' steps were staggered
+// but each was still whole). 8, not more: a shard of a 1M-document band is
+// then 2 MiB, still in transparent huge pages (64 shards of 256 KiB in 4 KiB
+// pages made queries 40-55% and reserved bulk inserts 2x slower: a TLB miss
+// per probe). A position names its shard in bits 32.. (a shard's positions
+// are below 2^32).
+// Cost: 8 minimum tables (1 KiB) per band for an empty index; one more
+// load per probe (the shard's header, from the band's 8).
+class ShardedBandTable {
+ public:
+  static constexpr int kShardBits = 3;
+  static constexpr size_t kNumShards = size_t{1} << kShardBits;
+  using Shard = BandTableT<kShardBits>;
+  static constexpr uint32_t kNoSlot = Shard::kNoSlot;
+  static constexpr size_t kNotFound = Shard::kNotFound;
+  static constexpr size_t kMaxEntries = Shard::kMaxEntries;
+
+  static uint32_t HighHalf(uint64_t key) { return Shard::HighHalf(key); }
+  static uint32_t LowHalf(uint64_t key) { return Shard::LowHalf(key); }
+
+  size_t size() const {
+    size_t total = 0;
+    for (const Shard& shard : shards_) total += shard.size();
+    return total;
+  }
+  size_t capacity() const {
+    size_t total = 0;
+    for (const Shard& shard : shards_) total += shard.capacity();
+    return total;
+  }
+  size_t MemoryBytes() const {
+    size_t total = 0;
+    for (const Shard& shard : shards_) total += shard.MemoryBytes();
+    return total;
+  }
+
+  void Prefetch(uint64_t key) const { shards_[ShardOf(HighHalf(key))].Prefetch(key); }
+
+  uint32_t SlotAt(size_t pos) const { return shards_[pos >> 32].SlotAt(pos & kPosMask); }
+  void SetSlotAt(size_t pos, uint32_t slot) { shards_[pos >> 32].SetSlotAt(pos & kPosMask, slot); }
+
+  // As BandTable's.
+  size_t Find(uint64_t key, const uint32_t* keys) const {
+    const size_t shard = ShardOf(HighHalf(key));
+    return Position(shard, shards_[shard].Find(key, keys));
+  }
+  size_t FindSlot(uint32_t slot, const uint32_t* keys) const {
+    const size_t shard = ShardOf(keys[slot]);
+    return Position(shard, shards_[shard].FindSlot(slot, keys));
+  }
+  std::pair<size_t, bool> FindOrInsert(uint64_t key, uint32_t slot, const uint32_t* keys) {
+    const size_t shard = ShardOf(HighHalf(key));
+    const auto [pos, inserted] = shards_[shard].FindOrInsert(key, slot, keys);
+    return {Position(shard, pos), inserted};
+  }
+
+  // As BandTable::FindOrInsertRange (the same result as FindOrInsert slot by
+  // slot): the range's slots are sorted by shard (stable: a key's slots stay
+  // in order, so its chain head is the same), each shard reserved for its
+  // count, then filled by its own prefetching loop (FindOrInsertSlots).
+  // Scratch: 4 bytes per slot of the range.
+  template <typename KeyOf, typename OnInsert, typename OnMatch>
+  void FindOrInsertRange(uint32_t first, uint32_t last, uint32_t prefetch_distance, KeyOf&& key_of,
+                         uint32_t* keys, OnInsert&& on_insert, OnMatch&& on_match) {
+    std::array<size_t, kNumShards + 1> start{};
+    for (uint32_t slot = first; slot != last; ++slot) {
+      ++start[ShardOf(HighHalf(key_of(slot))) + 1];
+    }
+    for (size_t shard = 0; shard < kNumShards; ++shard) start[shard + 1] += start[shard];
+    std::vector<uint32_t> slots(last - first);
+    std::array<size_t, kNumShards> next{};
+    std::copy(start.begin(), start.end() - 1, next.begin());
+    for (uint32_t slot = first; slot != last; ++slot) {
+      slots[next[ShardOf(HighHalf(key_of(slot)))]++] = slot;
+    }
+    for (size_t shard = 0; shard < kNumShards; ++shard) {
+      const size_t count = start[shard + 1] - start[shard];
+      if (count == 0) continue;
+      shards_[shard].Reserve(shards_[shard].size() + count, keys);
+      shards_[shard].FindOrInsertSlots(slots.data() + start[shard], count, prefetch_distance,
+                                       key_of, keys, on_insert, on_match);
+    }
+  }
+
   void EraseAt(size_t pos, const uint32_t* keys) {
-    LinearProbeTable::EraseAt(pos, HomeBitsFrom{keys});
+    shards_[pos >> 32].EraseAt(pos & kPosMask, keys);
   }
 
-  // Makes room for `num_entries` entries without growing again; growing reads
-  // keys[] once per entry (the dense 4-byte array of the band).
+  // Room for `num_entries` keys spread by their high halves: each shard for
+  // its share plus four standard deviations and 16 (as ShardedSlotTable).
   void Reserve(size_t num_entries, const uint32_t* keys) {
-    LinearProbeTable::Reserve(num_entries, HomeBitsFrom{keys});
+    const size_t share = num_entries / kNumShards;
+    const auto slack = static_cast<size_t>(4 * std::sqrt(static_cast<double>(share))) + 16;
+    for (Shard& shard : shards_) shard.Reserve(std::min(num_entries, share + slack), keys);
   }
+
+ private:
+  static constexpr size_t kPosMask = 0xFFFFFFFFu;
+  static size_t ShardOf(uint32_t high) { return high >> (32 - kShardBits); }
+  static size_t Position(size_t shard, size_t pos) {
+    return pos == kNotFound ? kNotFound : (shard << 32) | pos;
+  }
+
+  std::array<Shard, kNumShards> shards_;
 };
 
 }  // namespace neardup::internal

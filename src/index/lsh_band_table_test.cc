@@ -20,18 +20,26 @@ uint64_t MakeKey(SplitMix64& rng, int distinct_halves) {
 }
 
 // Oracle: a std::map from key to slot, under random inserts (single and
-// ranged), finds, slot updates and erasures, through growth.
-TEST(BandTableTest, MatchesMapUnderRandomOperations) {
+// ranged), finds, slot updates and erasures, through growth; for the
+// whole table and the sharded one (few distinct high halves put the keys in
+// few shards, crowded within each).
+template <typename Table>
+class BandTablesTest : public ::testing::Test {};
+using BandTables = ::testing::Types<BandTable, ShardedBandTable>;
+TYPED_TEST_SUITE(BandTablesTest, BandTables);
+
+TYPED_TEST(BandTablesTest, MatchesMapUnderRandomOperations) {
+  using Table = TypeParam;
   for (int distinct_halves : {3, 40, 100000}) {
     SCOPED_TRACE(distinct_halves);
     SplitMix64 rng(distinct_halves);
-    BandTable table;
+    Table table;
     std::map<uint64_t, uint32_t> oracle;
     std::vector<uint64_t> key_of_slot;
     std::vector<uint32_t> keys;  // high halves, as the index keeps them
     const auto add_slot = [&](uint64_t key) {
       key_of_slot.push_back(key);
-      keys.push_back(BandTable::HighHalf(key));
+      keys.push_back(Table::HighHalf(key));
       return static_cast<uint32_t>(key_of_slot.size() - 1);
     };
     for (int step = 0; step < 3000; ++step) {
@@ -65,14 +73,14 @@ TEST(BandTableTest, MatchesMapUnderRandomOperations) {
               return slot;
             });
         for (uint32_t slot = first; slot < first + count; ++slot) {
-          ASSERT_EQ(keys[slot], BandTable::HighHalf(key_of_slot[slot]));
+          ASSERT_EQ(keys[slot], Table::HighHalf(key_of_slot[slot]));
         }
       } else {
         auto it = oracle.begin();
         std::advance(it, rng.Next() % oracle.size());
         const uint64_t key = it->first;
         const size_t pos = table.Find(key, keys.data());
-        ASSERT_NE(pos, BandTable::kNotFound);
+        ASSERT_NE(pos, Table::kNotFound);
         EXPECT_EQ(table.SlotAt(pos), it->second);
         EXPECT_EQ(table.FindSlot(it->second, keys.data()), pos);
         if (choice == 5) {
@@ -90,7 +98,7 @@ TEST(BandTableTest, MatchesMapUnderRandomOperations) {
     }
     for (const auto& [key, slot] : oracle) {
       const size_t pos = table.Find(key, keys.data());
-      ASSERT_NE(pos, BandTable::kNotFound);
+      ASSERT_NE(pos, Table::kNotFound);
       EXPECT_EQ(table.SlotAt(pos), slot);
       EXPECT_EQ(table.FindSlot(slot, keys.data()), pos);
     }
@@ -99,10 +107,10 @@ TEST(BandTableTest, MatchesMapUnderRandomOperations) {
       const uint64_t key = key_of_slot[s];
       const auto it = oracle.find(key);
       if (it == oracle.end()) {
-        EXPECT_EQ(table.Find(key, keys.data()), BandTable::kNotFound);
+        EXPECT_EQ(table.Find(key, keys.data()), Table::kNotFound);
       }
       if (it == oracle.end() || it->second != s) {
-        EXPECT_EQ(table.FindSlot(static_cast<uint32_t>(s), keys.data()), BandTable::kNotFound);
+        EXPECT_EQ(table.FindSlot(static_cast<uint32_t>(s), keys.data()), Table::kNotFound);
       }
     }
   }
@@ -134,6 +142,39 @@ TEST(BandTableTest, ReserveKeepsCapacity) {
     EXPECT_TRUE(table.FindOrInsert(Mix64(i), i, keys.data()).second);
   }
   EXPECT_EQ(table.capacity(), capacity);
+}
+
+// Each shard grows on its own: no insert grows the band's table by more than
+// one shard's doubling, and reserving covers keys spread by their hashes.
+TEST(ShardedBandTableTest, ShardsGrowOneAtATime) {
+  ShardedBandTable table;
+  std::vector<uint32_t> keys;
+  size_t capacity = table.capacity();
+  size_t growths = 0;
+  for (uint32_t i = 0; i < 200000; ++i) {
+    const uint64_t key = Mix64(i);
+    keys.push_back(ShardedBandTable::HighHalf(key));
+    ASSERT_TRUE(table.FindOrInsert(key, i, keys.data()).second);
+    if (table.capacity() != capacity) {
+      ++growths;
+      EXPECT_LE(table.capacity() - capacity, capacity / ShardedBandTable::kNumShards * 4) << i;
+      capacity = table.capacity();
+    }
+  }
+  EXPECT_GE(growths, ShardedBandTable::kNumShards * 8);
+  for (uint32_t i = 0; i < keys.size(); i += 101) {
+    const size_t pos = table.Find(Mix64(i), keys.data());
+    ASSERT_NE(pos, ShardedBandTable::kNotFound);
+    EXPECT_EQ(table.SlotAt(pos), i);
+    EXPECT_EQ(table.FindSlot(i, keys.data()), pos);
+  }
+  ShardedBandTable reserved;
+  reserved.Reserve(keys.size(), keys.data());
+  const size_t room = reserved.capacity();
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    ASSERT_TRUE(reserved.FindOrInsert(Mix64(i), i, keys.data()).second);
+  }
+  EXPECT_EQ(reserved.capacity(), room);
 }
 
 }  // namespace

@@ -18,7 +18,6 @@ namespace neardup {
 
 namespace {
 
-using internal::BandTable;
 using internal::ChainLink;
 using internal::HugePageVector;
 using internal::LshBand;
@@ -104,31 +103,30 @@ void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
   band.table.SetSlotAt(pos, slot);
 }
 
-// Insert's growth, spread over the inserts: band b's arrays double once the
-// documents pass 1/2 + b / (2 num_bands) of their capacity, and its table
-// once its keys pass 3/8 + b / (8 num_bands) of its capacity, instead of
-// every band's arrays and tables at the same insert (all bands hold one key
-// per document, so they fill together). One insert then copies and
-// first-touches the memory of one band, not of all: a stream adding one
+// Insert's growth of the band arrays, spread over the inserts: band b's
+// arrays double once the documents pass 1/2 + b / (2 num_bands) of their
+// capacity, instead of every band's at the same insert (all bands hold one
+// key per document, so they fill together). One insert then copies and
+// first-touches the arrays of one band, not of all: a stream adding one
 // document at a time paused ~35 ms at 32k documents (16 bands), and the
 // pause grows with the index. Below 64 entries growth is left to the
-// vectors and tables. Not below a Reserve (its room is never grown).
+// vectors. Not below a Reserve (its room is never grown). The band tables
+// need no such schedule: each is 8 shards that grow at their own inserts
+// (ShardedBandTable; until session 12 band b's table doubled at 3/8 + b /
+// (8 num_bands) of its capacity, which put half the bands' table steps on
+// the same insert as another band's array step).
 void GrowBandAhead(LshBand& band, int b, int num_bands, size_t documents) {
   const size_t capacity = band.keys.capacity();
   if (capacity >= 64 && documents >= capacity / 2 + capacity / 2 * b / num_bands) {
     band.keys.reserve(2 * capacity);
     band.links.reserve(2 * capacity);
   }
-  const size_t table_capacity = band.table.capacity();
-  if (table_capacity >= 64 &&
-      band.table.size() >= table_capacity / 8 * 3 + table_capacity / 8 * b / num_bands) {
-    band.table.Reserve(table_capacity, band.keys.data());  // room for 2x: capacity doubles
-  }
 }
 
 size_t FindHeadPosition(const LshBand& band, uint32_t head) {
   const size_t pos = band.table.FindSlot(head, band.keys.data());
-  NEARDUP_CHECK(pos != SlotTable::kNotFound) << "chain head " << head << " missing from its band";
+  NEARDUP_CHECK(pos != internal::ShardedBandTable::kNotFound)
+      << "chain head " << head << " missing from its band";
   return pos;
 }
 
@@ -173,7 +171,7 @@ Status InsertIdsSerial(LshIndexState& s, std::span<const uint64_t> doc_ids) {
   const size_t base = s.doc_ids.size();
   const size_t m = doc_ids.size();
   s.id_table.Reserve(base + m);
-  s.doc_ids.insert(s.doc_ids.end(), doc_ids.begin(), doc_ids.end());
+  s.doc_ids.append(doc_ids.begin(), doc_ids.end());
   for (size_t i = 0; i < m; ++i) {
     if (i + kPrefetchDistance < m) {
       s.id_table.Prefetch(internal::Mix64(doc_ids[i + kPrefetchDistance]));
@@ -191,7 +189,7 @@ Status InsertIdsSerial(LshIndexState& s, std::span<const uint64_t> doc_ids) {
       NEARDUP_CHECK(undo != SlotTable::kNotFound) << "doc_id " << doc_ids[j] << " lost";
       s.id_table.EraseAt(undo);
     }
-    s.doc_ids.resize(base);
+    s.doc_ids.truncate(base);
     return InvalidArgumentError(
         in_batch ? "doc_ids contains doc_id (" + std::to_string(id) + ") more than once"
                  : "doc_id (" + std::to_string(id) + ") is already in the LSH index");
@@ -295,7 +293,7 @@ Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids,
       return InvalidArgumentError("doc_id (" + std::to_string(doc_ids[first_present]) +
                                   ") is already in the LSH index");
     }
-    s.doc_ids.insert(s.doc_ids.end(), doc_ids.begin(), doc_ids.end());
+    s.doc_ids.append(doc_ids.begin(), doc_ids.end());
   }
 
   const size_t total = base + m;
@@ -420,7 +418,7 @@ Status LshIndex::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
   for (int b = 0; b < num_bands; ++b) {
     LshBand& band = s.bands[b];
     if (n >= s.reserved) GrowBandAhead(band, b, num_bands, n + 1);
-    band.keys.push_back(BandTable::HighHalf(keys[b]));
+    band.keys.push_back(internal::ShardedBandTable::HighHalf(keys[b]));
     band.links.emplace_back();
     LinkIntoBand(band, slot, keys[b]);
   }
@@ -525,7 +523,7 @@ Result<std::vector<uint64_t>> LshIndex::Query(std::span<const uint64_t> sketch) 
   for (int b = 0; b < num_bands; ++b) {
     const LshBand& band = s.bands[b];
     const size_t pos = FindHead(band, keys[b]);
-    if (pos == SlotTable::kNotFound) continue;
+    if (pos == internal::ShardedBandTable::kNotFound) continue;
     for (uint32_t slot = band.table.SlotAt(pos); slot != kNoSlot; slot = band.links[slot].next) {
       out.push_back(s.doc_ids[slot]);
     }
@@ -537,8 +535,8 @@ Result<std::vector<uint64_t>> LshIndex::Query(std::span<const uint64_t> sketch) 
 
 size_t LshIndex::MemoryBytes() const {
   const LshIndexState& s = *state_;
-  size_t bytes = sizeof(LshIndexState) + s.doc_ids.capacity() * sizeof(uint64_t) +
-                 s.id_table.MemoryBytes() + s.bands.capacity() * sizeof(LshBand);
+  size_t bytes = sizeof(LshIndexState) + s.doc_ids.MemoryBytes() + s.id_table.MemoryBytes() +
+                 s.bands.capacity() * sizeof(LshBand);
   for (const LshBand& band : s.bands) {
     bytes += band.table.MemoryBytes() + band.keys.capacity() * sizeof(uint32_t) +
              band.links.capacity() * sizeof(ChainLink);

@@ -11,6 +11,7 @@
 
 #include "index/lsh_band_table.h"
 #include "index/lsh_huge_page_allocator.h"
+#include "index/lsh_segmented_array.h"
 #include "index/lsh_slot_table.h"
 #include "neardup/lsh_params.h"
 
@@ -31,7 +32,7 @@ struct ChainLink {
 // (see lsh_band_table.h), so two slots have equal keys iff they are in the
 // same chain.
 struct LshBand {
-  BandTable table;
+  ShardedBandTable table;           // in 8 shards, each growing at its own insert
   HugePageVector<uint32_t> keys;    // keys[slot]: high half of document `slot`'s key
   HugePageVector<ChainLink> links;  // links[slot]: neighbours in its key's chain
 };
@@ -44,8 +45,11 @@ struct LshIndexState {
   LshParams params;
   int first_band = 0;
   int num_hashes = 0;
-  HugePageVector<uint64_t> doc_ids;  // doc_ids[slot]
-  SlotTable id_table;                // Mix64(doc_id) -> slot
+  // doc_ids[slot]; in segments and the id table in shards (session 12), so
+  // that neither grows all at one insert (lsh_segmented_array.h,
+  // ShardedSlotTable in lsh_slot_table.h).
+  SegmentedArray<uint64_t> doc_ids;
+  ShardedSlotTable id_table;  // Mix64(doc_id) -> slot
   std::vector<LshBand> bands;
   size_t reserved = 0;  // the largest Reserve: Insert grows nothing ahead below it
 };

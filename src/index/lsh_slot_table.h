@@ -14,6 +14,10 @@
 #ifndef NEARDUP_INDEX_LSH_SLOT_TABLE_H_
 #define NEARDUP_INDEX_LSH_SLOT_TABLE_H_
 
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -76,6 +80,84 @@ class SlotTable : private LinearProbeTable {
   static auto TagMatch(uint32_t tag, Match& match) {
     return [tag, &match](uint64_t entry) { return UpperOf(entry) == tag && match(SlotOf(entry)); };
   }
+};
+
+// ShardedSlotTable: SlotTable's interface over 8 SlotTables chosen by the
+// hash's top 3 bits, so that each grows (rehashes) on its own insert, 1/8 of
+// the table at a time (session 12: as one table the id table of a
+// 1M-document index rehashed 16 MB at one add, under a stream's writer
+// lock). 8 shards keep a shard of a 1M-document index at 2 MiB, in huge
+// pages (ShardedBandTable, lsh_band_table.h, says why not more). A shard's
+// SlotTable gets the hash rotated left by the shard bits, so its tag (home
+// and match bits) is the hash's next 32 bits, not ones that every entry of
+// the shard shares.
+//
+// A position names its shard in bits 32.. (a shard's positions are below
+// 2^32), so Find/SlotAt/EraseAt/SetSlotAt chain as on a SlotTable.
+// Cost: 8 minimum tables (1 KiB) for an empty index; Reserve gives each
+// shard its expected share plus slack (a shard that draws more grows alone).
+class ShardedSlotTable {
+ public:
+  static constexpr int kShardBits = 3;
+  static constexpr size_t kNumShards = size_t{1} << kShardBits;
+  static constexpr uint32_t kNoSlot = SlotTable::kNoSlot;
+  static constexpr size_t kNotFound = SlotTable::kNotFound;
+  static constexpr size_t kMaxEntries = SlotTable::kMaxEntries;
+
+  size_t size() const {
+    size_t total = 0;
+    for (const SlotTable& shard : shards_) total += shard.size();
+    return total;
+  }
+  size_t capacity() const {
+    size_t total = 0;
+    for (const SlotTable& shard : shards_) total += shard.capacity();
+    return total;
+  }
+  size_t MemoryBytes() const {
+    size_t total = 0;
+    for (const SlotTable& shard : shards_) total += shard.MemoryBytes();
+    return total;
+  }
+
+  void Prefetch(uint64_t hash) const { shards_[ShardOf(hash)].Prefetch(InShard(hash)); }
+
+  uint32_t SlotAt(size_t pos) const { return shards_[pos >> 32].SlotAt(pos & kPosMask); }
+  void SetSlotAt(size_t pos, uint32_t slot) { shards_[pos >> 32].SetSlotAt(pos & kPosMask, slot); }
+
+  template <typename Match>
+  size_t Find(uint64_t hash, Match&& match) const {
+    const size_t shard = ShardOf(hash);
+    const size_t pos = shards_[shard].Find(InShard(hash), match);
+    return pos == kNotFound ? kNotFound : Position(shard, pos);
+  }
+
+  // REQUIRES: size() < kMaxEntries.
+  template <typename Match>
+  std::pair<size_t, bool> FindOrInsert(uint64_t hash, uint32_t slot, Match&& match) {
+    const size_t shard = ShardOf(hash);
+    const auto [pos, inserted] = shards_[shard].FindOrInsert(InShard(hash), slot, match);
+    return {Position(shard, pos), inserted};
+  }
+
+  void EraseAt(size_t pos) { shards_[pos >> 32].EraseAt(pos & kPosMask); }
+
+  // Makes room for `num_entries` entries spread by their hashes: each shard
+  // for its share plus four standard deviations and 16, so that inserting
+  // that many grows no shard unless the hashes are far from uniform.
+  void Reserve(size_t num_entries) {
+    const size_t share = num_entries / kNumShards;
+    const auto slack = static_cast<size_t>(4 * std::sqrt(static_cast<double>(share))) + 16;
+    for (SlotTable& shard : shards_) shard.Reserve(std::min(num_entries, share + slack));
+  }
+
+ private:
+  static constexpr size_t kPosMask = 0xFFFFFFFFu;
+  static size_t ShardOf(uint64_t hash) { return hash >> (64 - kShardBits); }
+  static uint64_t InShard(uint64_t hash) { return std::rotl(hash, kShardBits); }
+  static size_t Position(size_t shard, size_t pos) { return (shard << 32) | pos; }
+
+  std::array<SlotTable, kNumShards> shards_;
 };
 
 }  // namespace neardup::internal

@@ -13,10 +13,13 @@ namespace {
 // Oracle: a std::map from key to slot. Keys share tags and home positions
 // deliberately (few distinct high bits) to exercise long runs, wrap-around
 // and backward-shift deletion.
-TEST(SlotTableTest, MatchesMapUnderRandomInsertAndErase) {
+// Also the oracle test of ShardedSlotTable (below): with few distinct high
+// bits its keys fall into few shards, crowded within each.
+template <typename Table>
+void ExpectMatchesMapUnderRandomInsertAndErase() {
   for (uint64_t key_bits : {3, 8, 40}) {
     SplitMix64 rng(key_bits);
-    SlotTable table;
+    Table table;
     std::map<uint64_t, uint32_t> oracle;
     std::vector<uint64_t> key_of_slot;
     const auto make_key = [&] {
@@ -60,6 +63,60 @@ TEST(SlotTableTest, MatchesMapUnderRandomInsertAndErase) {
       EXPECT_EQ(table.Find(key, [&](uint32_t other) { return key_of_slot[other] == key; }),
                 SlotTable::kNotFound);
     }
+  }
+}
+
+TEST(SlotTableTest, MatchesMapUnderRandomInsertAndErase) {
+  ExpectMatchesMapUnderRandomInsertAndErase<SlotTable>();
+}
+
+TEST(ShardedSlotTableTest, MatchesMapUnderRandomInsertAndErase) {
+  ExpectMatchesMapUnderRandomInsertAndErase<ShardedSlotTable>();
+}
+
+// Each shard grows on its own: inserting ids one at a time, no insert grows
+// the whole table's capacity by more than one shard's doubling, and the
+// positions returned name the right entries across shards.
+TEST(ShardedSlotTableTest, ShardsGrowOneAtATime) {
+  ShardedSlotTable table;
+  std::vector<uint64_t> keys;
+  size_t capacity = table.capacity();
+  EXPECT_EQ(capacity, ShardedSlotTable::kNumShards * 16);
+  size_t growths = 0;
+  for (uint32_t i = 0; i < 200000; ++i) {
+    keys.push_back(Mix64(i));
+    ASSERT_TRUE(table.FindOrInsert(keys[i], i, [](uint32_t) { return false; }).second);
+    const size_t now = table.capacity();
+    if (now != capacity) {
+      ++growths;
+      // One shard doubled: it was at most 2 * (its share + slack) entries.
+      EXPECT_LE(now - capacity, capacity / ShardedSlotTable::kNumShards * 4) << "insert " << i;
+      capacity = now;
+    }
+  }
+  EXPECT_EQ(table.size(), keys.size());
+  EXPECT_GE(growths, ShardedSlotTable::kNumShards * 8);  // 16 -> 8192 per shard: 9 doublings
+  for (uint32_t i = 0; i < keys.size(); i += 97) {
+    const size_t pos = table.Find(keys[i], [i](uint32_t s) { return s == i; });
+    ASSERT_NE(pos, ShardedSlotTable::kNotFound);
+    EXPECT_EQ(table.SlotAt(pos), i);
+    table.SetSlotAt(pos, i + 1000000);
+    EXPECT_EQ(table.SlotAt(table.Find(keys[i], [](uint32_t) { return true; })), i + 1000000);
+    table.EraseAt(pos);
+    EXPECT_EQ(table.Find(keys[i], [](uint32_t) { return true; }), ShardedSlotTable::kNotFound);
+  }
+}
+
+TEST(ShardedSlotTableTest, ReserveCoversUniformHashes) {
+  for (size_t n : {size_t{10}, size_t{600}, size_t{100000}}) {
+    ShardedSlotTable table;
+    table.Reserve(n);
+    const size_t capacity = table.capacity();
+    for (uint32_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(table.FindOrInsert(Mix64(i), i, [](uint32_t) { return false; }).second);
+    }
+    EXPECT_EQ(table.capacity(), capacity) << n;
+    EXPECT_LE(capacity, 4 * (2 * n + ShardedSlotTable::kNumShards * 32)) << n;
   }
 }
 

@@ -252,12 +252,14 @@ TEST(StreamWindowTest, AWindowTurningOverManyTimesHoldsTheMemoryOfOneWindow) {
   const StreamStats stats = stream->Stats();
   EXPECT_EQ(stats.documents, 100u);
   EXPECT_EQ(stats.evicted, 2900u);
-  // After the second turn (both the arrays and the tables have seen a full
-  // window leave and come back) nothing grows beyond the variation of the
-  // documents themselves (texts of 60-260 words: sketches and answers differ;
-  // measured: 350-371 KB in every turn).
-  const uint64_t settled = *std::max_element(memory.begin() + 1, memory.begin() + 3);
-  for (size_t turn = 3; turn < memory.size(); ++turn) {
+  // After the first ten turns nothing grows beyond the variation of the
+  // documents themselves (texts of 60-260 words: sketches and answers
+  // differ). Ten, not two (session 12): the index tables are 8 shards each,
+  // and each shard keeps its own high-water capacity, which a shard reaches
+  // when the keys of some turn happen to crowd it (measured: 387 KB at
+  // turns 1-2, 395-427 KB from turn 3 on, 412-427 KB from turn 6).
+  const uint64_t settled = *std::max_element(memory.begin() + 1, memory.begin() + 10);
+  for (size_t turn = 10; turn < memory.size(); ++turn) {
     EXPECT_LT(memory[turn], settled + settled / 10) << "turn " << turn;
   }
   // A copy of the newest documents is still found; one of an evicted one is not.

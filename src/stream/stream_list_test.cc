@@ -297,7 +297,14 @@ TEST(StreamListTest, TheListSurvivesReopeningExactlyAsTheState) {
   }
   auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
   EXPECT_EQ(Answers(AllPages(*reopened, all)), model.NearDuplicates());
-  EXPECT_EQ(reopened->Stats().memory_bytes, in_memory->Stats().memory_bytes);
+  // The same documents held (memory within 2%: the index tables' shards keep
+  // their own high-water capacities, which depend on the history of adds
+  // and removes, and the reopened stream saw only the live documents').
+  EXPECT_EQ(reopened->Stats().documents, in_memory->Stats().documents);
+  EXPECT_EQ(reopened->Stats().kept, in_memory->Stats().kept);
+  EXPECT_NEAR(static_cast<double>(reopened->Stats().memory_bytes),
+              static_cast<double>(in_memory->Stats().memory_bytes),
+              0.02 * static_cast<double>(in_memory->Stats().memory_bytes));
 }
 
 TEST(StreamListTest, EntriesCarryTheTwoTextsAndTheirPassages) {
