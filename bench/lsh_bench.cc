@@ -21,8 +21,11 @@
 #endif
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "neardup/lsh_index.h"
@@ -164,6 +167,44 @@ void RunInsert(benchmark::State& state, bool reserve) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(kNumDocs));
   split.Report(state, static_cast<double>(state.iterations() * kNumDocs));
 }
+// The slowest single Insert (thread CPU) while an index grows from empty to
+// 1M, one insert at a time: what one add of a stream whose window first
+// grows can stall its writer lock for (docs/SERVER.md "Pauses"; session 12).
+// Counters: the slowest insert's CPU ms; the 8 slowest (insert number: ms)
+// go to stderr, to tell growth steps from noise.
+void BM_InsertPause(benchmark::State& state) {
+  constexpr size_t kSlowest = 8;
+  std::vector<std::pair<double, uint64_t>> slowest;
+  std::vector<uint64_t> sketch(kNumHashes);
+  for (auto _ : state) {
+    LshIndex index = MakeIndex(state);
+    for (uint64_t d = 0; d < kNumDocs; ++d) {
+      MakeSketch(d, sketch.data());
+      timespec start, end;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+      const Status status = index.Insert(d, sketch);
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end);
+      if (!status.ok()) state.SkipWithError(status.ToString().c_str());
+      const double ms = static_cast<double>(end.tv_sec - start.tv_sec) * 1e3 +
+                        (end.tv_nsec - start.tv_nsec) * 1e-6;
+      if (slowest.size() < kSlowest || ms > slowest.back().first) {
+        if (slowest.size() == kSlowest) slowest.pop_back();
+        slowest.emplace_back(ms, d);
+        std::sort(slowest.begin(), slowest.end(), std::greater<>());
+      }
+    }
+    state.PauseTiming();
+    DropIndex(state, index);
+    state.ResumeTiming();
+  }
+  std::fprintf(stderr, "BM_InsertPause slowest inserts (insert number: thread CPU ms):");
+  for (const auto& [ms, d] : slowest)
+    std::fprintf(stderr, " %llu:%.1f", static_cast<unsigned long long>(d), ms);
+  std::fprintf(stderr, "\n");
+  state.counters["worst_insert_cpu_ms"] = slowest.empty() ? 0 : slowest.front().first;
+}
+BENCHMARK(BM_InsertPause)->Args({16, 8})->Unit(benchmark::kMillisecond)->Iterations(1);
+
 void BM_Insert(benchmark::State& state) { RunInsert(state, false); }
 void BM_InsertReserved(benchmark::State& state) { RunInsert(state, true); }
 BENCHMARK(BM_Insert)->Args({16, 8})->Args({9, 13})->Unit(benchmark::kMillisecond)->Iterations(2);

@@ -28,6 +28,10 @@
 //     (id table) + b * 16..32 (band tables, load <= 1/2; less when documents
 //     share band keys) bytes: about 480..750 bytes for b = 16. MemoryBytes()
 //     reports the exact figure.
+//   Growth: a part at a time (session 12), so that no single Insert pays for
+//     the whole index: the id table and each band's table are 8 shards that
+//     rehash at their own inserts, the ids are in 4 MiB segments (nothing
+//     copied), and each band's arrays double at a different insert.
 // At most 2^31 documents.
 //
 // Thread safety: const methods (Query, AllPairCandidates, size, MemoryBytes)
@@ -96,11 +100,14 @@ class LshIndex {
                          std::span<const std::span<const uint64_t>> sketches);
 
   // Makes room for num_documents documents in total (stored ones included)
-  // so that inserting up to that many never grows an array or a table: no
-  // copying, no rehashing and no first-touch page faults of the discarded
-  // smaller buffers during the inserts. Allocates about MemoryBytes() of a
-  // full index up front (the band tables are sized for one distinct key per
-  // document per band). A no-op when the index already has the room.
+  // so that inserting up to that many grows no array and, unless the keys
+  // are far from uniform, no table: no copying, no rehashing and no
+  // first-touch page faults of the discarded smaller buffers during the
+  // inserts. Each table is 8 shards chosen by key bits, each reserved for
+  // its share plus four standard deviations (a shard that draws more grows
+  // alone, 1/8 of the table). Allocates about MemoryBytes() of a full index
+  // up front (the band tables are sized for one distinct key per document
+  // per band). A no-op when the index already has the room.
   // ResourceExhausted above 2^31 documents.
   Status Reserve(size_t num_documents);
 

@@ -35,9 +35,27 @@ class HugePageAllocator {
  public:
   using value_type = T;
 
+  // The allocator is stateful only for its offset, which it keeps through
+  // moves and swaps of the vectors that use it.
+  using propagate_on_container_copy_assignment = std::true_type;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+  using is_always_equal = std::false_type;
+
   HugePageAllocator() = default;
+  // Huge-page allocations start `offset_bytes` (a multiple of 64, below
+  // kHugePageBytes) into their first huge page. Why (session 12): all of an
+  // LshIndex's band arrays hold one entry per document, so without offsets
+  // every band's keys (and links) array crossed into a new 2 MiB page at the
+  // same insert, and that insert faulted in 16-32 huge pages (32-64 MB
+  // zeroed: 50-100 ms of CPU on the loaded VM at 2^18 and 2^19 documents);
+  // LshIndex gives each band's arrays a different offset.
+  explicit HugePageAllocator(size_t offset_bytes) : offset_(offset_bytes) {}
   template <typename U>
-  HugePageAllocator(const HugePageAllocator<U>&) {}  // NOLINT: rebinding
+  HugePageAllocator(const HugePageAllocator<U>& other)  // NOLINT: rebinding
+      : offset_(other.offset_bytes()) {}
+
+  size_t offset_bytes() const { return offset_; }
 
   T* allocate(size_t n) {
     if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
@@ -45,21 +63,21 @@ class HugePageAllocator {
     if (bytes < kHugePageMinAllocation) {
       return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
     }
-    const size_t rounded = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    const size_t rounded = (bytes + offset_ + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
     void* p = std::aligned_alloc(kHugePageBytes, rounded);
     if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     // Advice only: failure (e.g. THP disabled) leaves ordinary pages.
     (void)madvise(p, rounded, MADV_HUGEPAGE);
 #endif
-    return static_cast<T*>(p);
+    return reinterpret_cast<T*>(static_cast<char*>(p) + offset_);
   }
 
   void deallocate(T* p, size_t n) noexcept {
     if (n * sizeof(T) < kHugePageMinAllocation) {
       ::operator delete (p, std::align_val_t{alignof(T)});
     } else {
-      std::free(p);
+      std::free(reinterpret_cast<char*>(p) - offset_);
     }
   }
 
@@ -77,9 +95,12 @@ class HugePageAllocator {
   }
 
   template <typename U>
-  bool operator==(const HugePageAllocator<U>&) const {
-    return true;
+  bool operator==(const HugePageAllocator<U>& other) const {
+    return offset_ == other.offset_bytes();
   }
+
+ private:
+  size_t offset_ = 0;
 };
 
 template <typename T>

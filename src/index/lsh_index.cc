@@ -382,6 +382,16 @@ Result<LshIndex> LshIndex::CreateForBands(LshParams params, int num_hashes, int 
   state->first_band = first_band;
   state->num_hashes = num_hashes;
   state->bands.resize(num_bands);
+  // Each band's arrays start at a different offset into their huge pages,
+  // so that the bands, which fill in step, cross into new pages (a 2 MiB
+  // page fault each) at different inserts (lsh_huge_page_allocator.h).
+  const size_t step = internal::kHugePageBytes / num_bands / 128 * 64;
+  for (int b = 0; b < num_bands; ++b) {
+    LshBand& band = state->bands[b];
+    const size_t offset = 2 * step * b;
+    band.keys = HugePageVector<uint32_t>(internal::HugePageAllocator<uint32_t>(offset));
+    band.links = HugePageVector<ChainLink>(internal::HugePageAllocator<ChainLink>(offset + step));
+  }
   return LshIndex(std::move(state));
 }
 

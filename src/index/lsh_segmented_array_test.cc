@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace neardup::internal {
@@ -84,6 +85,29 @@ TEST(SegmentedArrayTest, ReserveAllocatesEverythingUpFront) {
     EXPECT_EQ(ids[n - 1], values[n - 1]);
     EXPECT_EQ(ids[n / 2], values[n / 2]);
   }
+}
+
+// A huge-page allocation with an offset starts that far into a 2 MiB page,
+// and the vectors keep their allocator (offset) through growth, moves and
+// swaps (how LshIndex staggers its bands' page faults).
+TEST(HugePageAllocatorTest, OffsetStartsIntoTheFirstHugePage) {
+  const size_t offset = 3 * 4096 + 64;
+  HugePageVector<uint64_t> large{HugePageAllocator<uint64_t>(offset)};
+  large.reserve(kHugePageMinAllocation / sizeof(uint64_t));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large.data()) % kHugePageBytes, offset);
+  for (uint64_t i = 0; i < 3 * kHugePageBytes / sizeof(uint64_t); ++i) large.push_back(i);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large.data()) % kHugePageBytes, offset);
+  EXPECT_EQ(large[12345], 12345u);
+  HugePageVector<uint64_t> moved = std::move(large);
+  EXPECT_EQ(moved.get_allocator().offset_bytes(), offset);
+  HugePageVector<uint64_t> other;
+  other.swap(moved);
+  EXPECT_EQ(other.get_allocator().offset_bytes(), offset);
+  EXPECT_EQ(other.back(), 3 * kHugePageBytes / sizeof(uint64_t) - 1);
+  // Small allocations ignore the offset.
+  HugePageVector<uint32_t> small{HugePageAllocator<uint32_t>(offset)};
+  small.assign(10, 7u);
+  EXPECT_EQ(small[9], 7u);
 }
 
 }  // namespace
