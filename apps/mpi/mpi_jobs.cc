@@ -207,7 +207,14 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
                              std::to_string(corpus.raw_records.size()) + " records");
     }
     NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+    // Sized first (appended into a growing string, each doubling copied
+    // the part into fresh pages).
+    size_t bytes = 0;
+    for (size_t i = 0; i < keep.size(); ++i) {
+      if (keep[i]) bytes += corpus.raw_records[i].size() + 1;
+    }
     std::string text;
+    text.reserve(bytes);
     for (size_t i = 0; i < keep.size(); ++i) {
       if (!keep[i]) continue;
       text += corpus.raw_records[i];
