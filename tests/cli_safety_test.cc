@@ -422,9 +422,10 @@ TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
     const std::string input = Write("big.jsonl", big);
     Write("kept.jsonl", "previous\n");
     const std::string left = c.shrink.substr(0, c.shrink.find('@'));
-    CommandResult run = NeardupWithEnv(
-        "LD_PRELOAD='" NEARDUP_TEST_MAPPED_INPUT_HOOKS "' NEARDUP_TEST_SHRINK_MAPPED_INPUT=" + c.shrink,
-        c.command + " " + input + " >/dev/null", 60);
+    CommandResult run = NeardupWithEnv("LD_PRELOAD='" NEARDUP_TEST_MAPPED_INPUT_HOOKS
+                                       "' NEARDUP_TEST_SHRINK_MAPPED_INPUT=" +
+                                           c.shrink,
+                                       c.command + " " + input + " >/dev/null", 60);
     EXPECT_EQ(run.exit_code, 4) << c.command << " " << c.shrink << ": " << run.err;
     EXPECT_THAT(run.err, HasSubstr("input " + input + " shrank while it was read (" + size +
                                    " -> " + left + " bytes)"))

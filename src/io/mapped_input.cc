@@ -20,8 +20,11 @@ std::function<void(const std::string&)>& AfterMapHook() {
   return hook;
 }
 
+// Wraps around (modular) instead of overflowing for times past 2262 or
+// before 1677, which a user's file may carry: only equality is ever asked.
 int64_t Nanoseconds(const struct timespec& t) {
-  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+  return static_cast<int64_t>(static_cast<uint64_t>(t.tv_sec) * 1000000000u +
+                              static_cast<uint64_t>(t.tv_nsec));
 }
 
 }  // namespace

@@ -16,16 +16,15 @@
 // Anything but digits[@digits] (digits for the rewrite) leaves a hook off.
 // Built only with NEARDUP_TEST_HOOKS (on when the tests are built), never
 // installed.
-#include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
@@ -85,8 +84,6 @@ void RewriteInPlace(const char* path) {
   ::close(fd);
 }
 
-using MmapFunction = void* (*)(void*, size_t, int, int, int, off_t);
-
 // Changes the file of `fd` when this mapping is the one asked for.
 void AfterMapping(void* result, int flags, int fd) {
   static std::atomic<long long> fixed_file_mappings{0};
@@ -97,22 +94,21 @@ void AfterMapping(void* result, int flags, int fd) {
   const long long rewrite = TheRewrite();
   if (shrink.bytes < 0 && rewrite == 0) return;
   const long long nth = fixed_file_mappings.fetch_add(1) + 1;
+  // The magic link names the very inode mapped (no readlink: a renamed file
+  // or a path longer than a buffer cannot send the change elsewhere).
   char link[64];
-  char path[PATH_MAX];
   std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-  const ssize_t size = ::readlink(link, path, sizeof(path) - 1);
-  if (size <= 0) return;
-  path[size] = '\0';
-  if (shrink.bytes >= 0 && nth == shrink.nth) (void)::truncate(path, shrink.bytes);
-  if (nth == rewrite) RewriteInPlace(path);
+  if (shrink.bytes >= 0 && nth == shrink.nth) (void)::truncate(link, shrink.bytes);
+  if (nth == rewrite) RewriteInPlace(link);
 }
 
-// The real function named `name` (the next library's), called, then the
-// hook.
-void* MapThenChange(const char* name, void* address, size_t length, int protection, int flags,
-                    int fd, off_t offset) {
-  const auto next = reinterpret_cast<MmapFunction>(::dlsym(RTLD_NEXT, name));
-  void* result = next(address, length, protection, flags, fd, offset);
+// The mapping itself, by the system call: no dlsym on each call (before
+// glibc 2.34 dlsym allocates, and an allocator that maps through `mmap`
+// would recurse into this hook).
+void* MapThenChange(void* address, size_t length, int protection, int flags, int fd, off_t offset) {
+  static_assert(sizeof(off_t) == 8, "mmap and mmap64 share one definition on LP64 only");
+  void* result =
+      reinterpret_cast<void*>(::syscall(SYS_mmap, address, length, protection, flags, fd, offset));
   AfterMapping(result, flags, fd);
   return result;
 }
@@ -122,12 +118,12 @@ void* MapThenChange(const char* name, void* address, size_t length, int protecti
 extern "C" {
 
 void* mmap(void* address, size_t length, int protection, int flags, int fd, off_t offset) noexcept {
-  return MapThenChange("mmap", address, length, protection, flags, fd, offset);
+  return MapThenChange(address, length, protection, flags, fd, offset);
 }
 
 void* mmap64(void* address, size_t length, int protection, int flags, int fd,
              off64_t offset) noexcept {
-  return MapThenChange("mmap64", address, length, protection, flags, fd, offset);
+  return MapThenChange(address, length, protection, flags, fd, offset);
 }
 
 }  // extern "C"
