@@ -147,7 +147,7 @@ std::vector<std::string> SmallestLeaders(const std::vector<SimilarPair>& later,
 
 // The leader rule over ranks (ClusterDocuments' scan: in document order,
 // a document joins its first earlier neighbour that is a leader, or leads).
-// Each pair is on its verifier, the owner of a or of b. Rank t scans in
+// Each pair is on the owner of a or of b (PairPlacement::kVerifiers). Rank t scans in
 // round t, once every earlier rank has broadcast its leader flags (one bit
 // per document: 62.5 KB for 500,000 documents) and sent, for each of t's
 // documents, the smallest leader among its neighbours in the pairs that

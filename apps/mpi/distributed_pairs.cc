@@ -619,6 +619,11 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  // A rank verifies the pairs of its share of the tables over every
+  // document, so a pair may be on a rank that owns neither of its
+  // documents: the leader rule's pairs go to their first documents' owners
+  // (sorted there, 28 bytes a pair), not left where they were verified.
+  if (placement == PairPlacement::kVerifiers) placement = PairPlacement::kOwners;
   return PlacePairs(comm, layout, std::move(pairs), placement, verified);
 }
 
