@@ -269,16 +269,20 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
   if (ranks == 1) return Status::Ok();
   const size_t me = static_cast<size_t>(comm.rank());
   const std::vector<uint64_t> costs = comm.AllGather(cost);
-  std::vector<size_t> order(ranks);
-  for (size_t r = 0; r < ranks; ++r) order[r] = r;
+  // The ranks that hold documents (an empty one can take no candidate: it
+  // owns none of their documents), heaviest first.
+  std::vector<size_t> order;
+  for (size_t r = 0; r < ranks; ++r) {
+    if (layout.count[r] > 0) order.push_back(r);
+  }
   std::sort(order.begin(), order.end(),
             [&](size_t x, size_t y) { return costs[x] != costs[y] ? costs[x] > costs[y] : x < y; });
   // The rank this one gives to, and how much.
   size_t receiver = ranks;
   uint64_t to_move = 0;
-  for (size_t i = 0; i < ranks / 2; ++i) {
+  for (size_t i = 0; i < order.size() / 2; ++i) {
     const size_t heavy = order[i];
-    const size_t light = order[ranks - 1 - i];
+    const size_t light = order[order.size() - 1 - i];
     if (heavy != me || costs[heavy] - costs[light] <= costs[heavy] / 50) continue;
     receiver = light;
     to_move = (costs[heavy] - costs[light]) / 2;
@@ -346,11 +350,16 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
       CandidatePair pair;
       std::memcpy(&pair, message.data() + at, sizeof(pair));
       CandidatePair local;
-      if (!local_number(pair.a, &local.a) || !local_number(pair.b, &local.b) ||
-          (!moved_in->empty() && !(moved_in->back() < local))) {
+      if (!local_number(pair.a, &local.a) || !local_number(pair.b, &local.b)) {
         status = InternalError("rank " + std::to_string(r) + " moved candidate (" +
                                std::to_string(pair.a) + ", " + std::to_string(pair.b) +
                                ") here, which this rank cannot verify");
+        break;
+      }
+      if (!moved_in->empty() && !(moved_in->back() < local)) {
+        status = InternalError("rank " + std::to_string(r) + " moved candidate (" +
+                               std::to_string(pair.a) + ", " + std::to_string(pair.b) +
+                               ") here out of order (or a second rank gave to this one)");
         break;
       }
       moved_in->push_back(local);
