@@ -192,6 +192,8 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
   std::vector<uint64_t> smallest_leader(own.count, UINT64_MAX);
   std::vector<uint8_t> leader(own.count, 0);
   std::vector<uint64_t> cluster_of(own.count);
+  // Rounds 0..N-2 on every rank, all collective; the last rank also runs
+  // its own round N-1, which ends before any collective (it sends nothing).
   for (size_t round = 0; round + 1 < ranks || round == me; ++round) {
     std::string flags;
     std::vector<std::string> smallest(ranks);

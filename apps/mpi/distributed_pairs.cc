@@ -537,7 +537,9 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   report->candidates = report->candidates + moved_in.size() - stats->moved_candidates;
   if (!moved_in.empty()) {
     // Both sorted: merged from the back, in place (a receiver gave none
-    // away, and a fresh list would be hundreds of MB of fresh pages).
+    // away, and a fresh list would be hundreds of MB of fresh pages). In
+    // place only where the list's capacity (MergeUnique's slack) holds the
+    // pairs received; else the resize copies it into a fresh block once.
     size_t i = candidates.size();
     size_t j = moved_in.size();
     candidates.resize(i + j);
