@@ -582,7 +582,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
                                               const NearDuplicateScheme& scheme,
                                               const NearDuplicateOptions& options,
                                               PairPlacement placement, NearDuplicateReport* report,
-                                              uint64_t* verified) {
+                                              DistributedPairsStats* stats) {
   // Every rank gets every SimHash (and whether the document has features).
   std::string message;
   ByteWriter writer(&message);
@@ -635,7 +635,11 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
   // documents: the leader rule's pairs go to their first documents' owners
   // (sorted there, 28 bytes a pair), not left where they were verified.
   if (placement == PairPlacement::kVerifiers) placement = PairPlacement::kOwners;
-  return PlacePairs(comm, layout, std::move(pairs), placement, verified);
+  const uint64_t sent_before_placing = comm.bytes_sent();
+  Result<std::vector<SimilarPair>> placed =
+      PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
+  stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
+  return placed;
 }
 
 }  // namespace
@@ -663,8 +667,7 @@ Result<std::vector<SimilarPair>> FindPairsDistributed(
     PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
     DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
-    return SimHashPairs(comm, layout, local, scheme, options, placement, report,
-                        &stats->verified_pairs);
+    return SimHashPairs(comm, layout, local, scheme, options, placement, report, stats);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
                       sketch_again, report, stats);

@@ -58,7 +58,7 @@ struct DistributedPairsStats {
   uint64_t sketch_bytes = 0;  // sketches for verification
   uint64_t candidate_bytes = 0;
   uint64_t verified_pairs = 0;      // this rank's verified pairs (before kRootForest)
-  uint64_t pair_bytes = 0;          // MinHash: bytes of verified pairs this rank sent to be placed
+  uint64_t pair_bytes = 0;          // bytes of verified pairs this rank sent to be placed
   uint64_t sketched_documents = 0;  // MinHash: documents whose deferred sketches it computed
   // MinHash: candidates it handed to another rank to verify (the split by
   // cost).
