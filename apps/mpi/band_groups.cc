@@ -230,8 +230,9 @@ std::vector<std::vector<CandidatePair>> ExpandGroups(
   // every step copied the list into fresh pages: about twice the final
   // size in all, on the 1M corpus hundreds of MB a rank).
   uint64_t total = 0;
-  for (const Group& group : groups)
+  for (const Group& group : groups) {
     total += (group.end - group.begin) * (group.end - group.begin - 1) / 2;
+  }
   for (const std::vector<uint64_t>& members : shared) {
     for (size_t x = static_cast<size_t>(rank); x < members.size();
          x += static_cast<size_t>(ranks)) {

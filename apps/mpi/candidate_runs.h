@@ -15,15 +15,19 @@
 namespace neardup::mpi {
 
 // Sorts and removes repeated candidates (a pair sharing several bands is
-// found several times). Documents below 2^32: a radix sort of the packed
-// pairs; std::sort otherwise.
+// found several times). Documents below 2^32: O(n), a radix sort of the
+// packed pairs, whose keys and scratch (8 B a pair each) are live beside
+// the list (16 B a pair): 32 B a pair at the peak; std::sort otherwise
+// (in place).
 void SortUnique(std::vector<CandidatePair>* candidates);
 
 // The sorted union of runs of candidate pairs (each the bytes of sorted,
 // unique CandidatePairs, as sent; a trailing partial pair is ignored),
 // without repeats. DataLoss when a run is not sorted (the merged pairs would
 // go out of order: the ranks are out of step), never a silently unsorted
-// list.
+// list. One output block of the runs' total size.
+//
+// Both are pure and thread-compatible.
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs);
 
 }  // namespace neardup::mpi

@@ -27,8 +27,10 @@ constexpr std::string_view kManifestKind = "mpi-manifest";
 // documents fingerprinted again (--profile); the fingerprint stage of a
 // MinHash job holds no verification sketches of split JSONL pieces
 // (deferred) but their records. 4 (session 12): the leader rule's pairs
-// stay on their verifiers (PairPlacement::kVerifiers), no longer on the
-// owners of their second documents.
+// stay on their verifiers (PairPlacement::kVerifiers; SimHash: on their
+// first documents' owners), no longer on the owners of their second
+// documents; the pairs stage's counters include the candidates handed to
+// another rank.
 constexpr int kFormatVersion = 4;
 constexpr std::string_view kHeaderPrefix = "neardup-mpi checkpoint ";
 

@@ -57,9 +57,10 @@ Status SavePairsStage(const Checkpoint& checkpoint, const std::vector<SimilarPai
                       const NearDuplicateReport& report, const DistributedPairsStats& shuffle) {
   std::string head;
   ByteWriter writer(&head);
-  for (uint64_t value : {report.candidates, report.exact_checks, shuffle.band_rounds,
-                         shuffle.key_bytes, shuffle.sketch_bytes, shuffle.candidate_bytes,
-                         shuffle.verified_pairs, shuffle.pair_bytes, shuffle.sketched_documents}) {
+  for (uint64_t value :
+       {report.candidates, report.exact_checks, shuffle.band_rounds, shuffle.key_bytes,
+        shuffle.sketch_bytes, shuffle.candidate_bytes, shuffle.verified_pairs, shuffle.pair_bytes,
+        shuffle.sketched_documents, shuffle.moved_candidates}) {
     writer.Put(value);
   }
   std::vector<StoredPair> stored;
@@ -82,7 +83,7 @@ Status LoadPairsStage(const Checkpoint& checkpoint, std::vector<SimilarPair>* pa
     for (uint64_t* value :
          {&report->candidates, &report->exact_checks, &shuffle->band_rounds, &shuffle->key_bytes,
           &shuffle->sketch_bytes, &shuffle->candidate_bytes, &shuffle->verified_pairs,
-          &shuffle->pair_bytes, &shuffle->sketched_documents}) {
+          &shuffle->pair_bytes, &shuffle->sketched_documents, &shuffle->moved_candidates}) {
       if (status.ok()) status = reader.Get(value);
     }
     std::vector<StoredPair> stored;

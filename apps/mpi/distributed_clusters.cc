@@ -147,7 +147,7 @@ std::vector<std::string> SmallestLeaders(const std::vector<SimilarPair>& later,
 
 // The leader rule over ranks (ClusterDocuments' scan: in document order,
 // a document joins its first earlier neighbour that is a leader, or leads).
-// Each pair is on its verifier, the owner of a or of b. Rank t scans in
+// Each pair is on the owner of a or of b (PairPlacement::kVerifiers). Rank t scans in
 // round t, once every earlier rank has broadcast its leader flags (one bit
 // per document: 62.5 KB for 500,000 documents) and sent, for each of t's
 // documents, the smallest leader among its neighbours in the pairs that
@@ -192,6 +192,8 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
   std::vector<uint64_t> smallest_leader(own.count, UINT64_MAX);
   std::vector<uint8_t> leader(own.count, 0);
   std::vector<uint64_t> cluster_of(own.count);
+  // Rounds 0..N-2 on every rank, all collective; the last rank also runs
+  // its own round N-1, which ends before any collective (it sends nothing).
   for (size_t round = 0; round + 1 < ranks || round == me; ++round) {
     std::string flags;
     std::vector<std::string> smallest(ranks);

@@ -5,8 +5,9 @@
 // the lines of those clusters. Rank 0 holds no per-document array of the
 // whole corpus (see docs/DISTRIBUTED.md, "Clusters and dedup").
 //
-// - leader: each verified pair stays on its verifier, the owner of its
-//   first or second document (PairPlacement::kVerifiers). A document's
+// - leader: each verified pair is on the owner of its first or second
+//   document (PairPlacement::kVerifiers: MinHash leaves it on its
+//   verifier, SimHash sends it to its first document's owner). A document's
 //   cluster depends only on which earlier documents are leaders, so the
 //   ranks decide in rank order: rank r's scan needs the leader flags of the
 //   earlier documents, which each earlier rank broadcasts after its scan

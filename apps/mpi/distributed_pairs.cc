@@ -269,16 +269,20 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
   if (ranks == 1) return Status::Ok();
   const size_t me = static_cast<size_t>(comm.rank());
   const std::vector<uint64_t> costs = comm.AllGather(cost);
-  std::vector<size_t> order(ranks);
-  for (size_t r = 0; r < ranks; ++r) order[r] = r;
+  // The ranks that hold documents (an empty one can take no candidate: it
+  // owns none of their documents), heaviest first.
+  std::vector<size_t> order;
+  for (size_t r = 0; r < ranks; ++r) {
+    if (layout.count[r] > 0) order.push_back(r);
+  }
   std::sort(order.begin(), order.end(),
             [&](size_t x, size_t y) { return costs[x] != costs[y] ? costs[x] > costs[y] : x < y; });
   // The rank this one gives to, and how much.
   size_t receiver = ranks;
   uint64_t to_move = 0;
-  for (size_t i = 0; i < ranks / 2; ++i) {
+  for (size_t i = 0; i < order.size() / 2; ++i) {
     const size_t heavy = order[i];
-    const size_t light = order[ranks - 1 - i];
+    const size_t light = order[order.size() - 1 - i];
     if (heavy != me || costs[heavy] - costs[light] <= costs[heavy] / 50) continue;
     receiver = light;
     to_move = (costs[heavy] - costs[light]) / 2;
@@ -346,11 +350,16 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
       CandidatePair pair;
       std::memcpy(&pair, message.data() + at, sizeof(pair));
       CandidatePair local;
-      if (!local_number(pair.a, &local.a) || !local_number(pair.b, &local.b) ||
-          (!moved_in->empty() && !(moved_in->back() < local))) {
+      if (!local_number(pair.a, &local.a) || !local_number(pair.b, &local.b)) {
         status = InternalError("rank " + std::to_string(r) + " moved candidate (" +
                                std::to_string(pair.a) + ", " + std::to_string(pair.b) +
                                ") here, which this rank cannot verify");
+        break;
+      }
+      if (!moved_in->empty() && !(moved_in->back() < local)) {
+        status = InternalError("rank " + std::to_string(r) + " moved candidate (" +
+                               std::to_string(pair.a) + ", " + std::to_string(pair.b) +
+                               ") here out of order (or a second rank gave to this one)");
         break;
       }
       moved_in->push_back(local);
@@ -528,7 +537,9 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   report->candidates = report->candidates + moved_in.size() - stats->moved_candidates;
   if (!moved_in.empty()) {
     // Both sorted: merged from the back, in place (a receiver gave none
-    // away, and a fresh list would be hundreds of MB of fresh pages).
+    // away, and a fresh list would be hundreds of MB of fresh pages). In
+    // place only where the list's capacity (MergeUnique's slack) holds the
+    // pairs received; else the resize copies it into a fresh block once.
     size_t i = candidates.size();
     size_t j = moved_in.size();
     candidates.resize(i + j);
@@ -571,7 +582,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
                                               const NearDuplicateScheme& scheme,
                                               const NearDuplicateOptions& options,
                                               PairPlacement placement, NearDuplicateReport* report,
-                                              uint64_t* verified) {
+                                              DistributedPairsStats* stats) {
   // Every rank gets every SimHash (and whether the document has features).
   std::string message;
   ByteWriter writer(&message);
@@ -619,7 +630,16 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return PlacePairs(comm, layout, std::move(pairs), placement, verified);
+  // A rank verifies the pairs of its share of the tables over every
+  // document, so a pair may be on a rank that owns neither of its
+  // documents: the leader rule's pairs go to their first documents' owners
+  // (sorted there, 28 bytes a pair), not left where they were verified.
+  if (placement == PairPlacement::kVerifiers) placement = PairPlacement::kOwners;
+  const uint64_t sent_before_placing = comm.bytes_sent();
+  Result<std::vector<SimilarPair>> placed =
+      PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
+  stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
+  return placed;
 }
 
 }  // namespace
@@ -647,8 +667,7 @@ Result<std::vector<SimilarPair>> FindPairsDistributed(
     PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
     DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
-    return SimHashPairs(comm, layout, local, scheme, options, placement, report,
-                        &stats->verified_pairs);
+    return SimHashPairs(comm, layout, local, scheme, options, placement, report, stats);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
                       sketch_again, report, stats);

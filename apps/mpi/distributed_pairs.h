@@ -58,10 +58,10 @@ struct DistributedPairsStats {
   uint64_t sketch_bytes = 0;  // sketches for verification
   uint64_t candidate_bytes = 0;
   uint64_t verified_pairs = 0;      // this rank's verified pairs (before kRootForest)
-  uint64_t pair_bytes = 0;          // MinHash: bytes of verified pairs this rank sent to be placed
+  uint64_t pair_bytes = 0;          // bytes of verified pairs this rank sent to be placed
   uint64_t sketched_documents = 0;  // MinHash: documents whose deferred sketches it computed
   // MinHash: candidates it handed to another rank to verify (the split by
-  // cost; not saved by --checkpoint).
+  // cost).
   uint64_t moved_candidates = 0;
   // This rank's time in each stage, in order (for --profile; not saved by
   // --checkpoint).
@@ -87,11 +87,15 @@ enum class PairPlacement {
   // concatenated in rank order, are the sorted list (so each rank can
   // write its part of `pairs`' output). 28 bytes a pair, spread.
   kOwners,
-  // Each pair stays on the rank that verified it, the owner of its first or
-  // of its second document (VerifierOf, band_groups.cc), sorted by (a, b):
-  // the leader rule's scan (distributed_clusters.h) needs no pair moved
-  // (until session 11 each went to its second document's owner, 28 bytes a
-  // pair, all of them to the later ranks).
+  // The leader rule's placement: each pair on the owner of one of its
+  // documents, sorted by (a, b) there. MinHash: it stays on the rank that
+  // verified it, the owner of its first or of its second document
+  // (VerifierOf, band_groups.cc): the leader rule's scan
+  // (distributed_clusters.h) needs no pair moved (until session 11 each
+  // went to its second document's owner, 28 bytes a pair, all of them to
+  // the later ranks). SimHash: each rank verifies its share of the tables
+  // over every document, so a pair may be verified on a rank that owns
+  // neither document: as kOwners, on the owner of its first document.
   kVerifiers,
 };
 

@@ -293,9 +293,11 @@ Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::Inp
 }
 
 // Where the verified pairs go: `pairs` writes them where they are (each on
-// the owner of its first document); the leader rule leaves them on their
-// verifiers (the owner of the first or the second document), which scan
-// or reduce them (distributed_clusters.h); components clusters on rank 0,
+// the owner of its first document); the leader rule needs each on the
+// owner of one of its documents, which scans or reduces them
+// (distributed_clusters.h): MinHash leaves them on their verifiers (the
+// owner of the first or the second document), SimHash sends them to their
+// first documents' owners (PairPlacement::kVerifiers); components clusters on rank 0,
 // which needs only a spanning forest of the pairs (the same connected
 // components).
 PairPlacement Placement(const cli::NearDuplicateJob& job) {

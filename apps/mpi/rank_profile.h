@@ -27,10 +27,8 @@ class RankProfile {
   void Add(const DistributedPairsStats& stats);
   // This rank's verification work (before the counts are summed: the
   // documents it fingerprinted again, its candidates after the split by
-  // cost, those it handed to another rank: not saved by --checkpoint, a
-  // resumed job prints 0) and the bytes of
-  // pairs it placed (saved by --checkpoint, so a resumed job prints them
-  // too).
+  // cost, those it handed to another rank) and the bytes of pairs it
+  // placed (all saved by --checkpoint, so a resumed job prints them too).
   void SetWork(const DistributedPairsStats& stats, const NearDuplicateReport& report);
   // Collective: rank 0 prints every rank's line when `enabled`.
   void Print(Comm& comm, bool enabled) const;

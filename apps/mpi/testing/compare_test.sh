@@ -27,17 +27,20 @@ all=(
   "fingerprint --minhash --simhash --chunks"
   "dedup --rule components --strict"
   "dedup --keep shortest --threshold 0.5"
+  "dedup --method simhash --max-distance 6"
+  "clusters --rule leader --method simhash --max-distance 6"
 )
 case $set in
   # Every command, on every kind of input at once.
   corpus) inputs=(big.jsonl empty.jsonl texts small.jsonl); commands=("${all[@]}") ;;
   # The main commands again, for other rank counts.
-  ranks) inputs=(big.jsonl empty.jsonl texts small.jsonl); commands=("${all[@]:0:1}" "${all[@]:3:1}" "${all[@]:5:1}") ;;
+  ranks) inputs=(big.jsonl empty.jsonl texts small.jsonl); commands=("${all[@]:0:1}" "${all[@]:3:1}" "${all[@]:5:1}" "${all[@]:10:1}") ;;
   # One big file split by byte range, in exchange rounds of 64 bytes.
   split) inputs=(big.jsonl); extra=(--max-round-bytes 64 --memory-mb 1)
          commands=("${all[@]:0:1}" "${all[@]:2:1}" "${all[@]:5:2}") ;;
   # Few long lines: some ranks hold no document.
-  uneven) inputs=(long.jsonl small.jsonl); commands=("${all[@]:0:1}" "${all[@]:5:1}") ;;
+  # (SimHash's leader rule: its pairs are verified where neither document may be.)
+  uneven) inputs=(long.jsonl small.jsonl); commands=("${all[@]:0:1}" "${all[@]:5:1}" "${all[@]:9:1}") ;;
   # To standard output: the parts go through rank 0 (elsewhere each rank
   # writes its part of the output file itself).
   examples) inputs=("$source_dir/examples/news.jsonl"); to_stdout=1

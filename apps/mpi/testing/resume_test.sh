@@ -30,12 +30,14 @@ mpi() {
 # A rank gone after each stage (rank 0 or another), then resumed:
 # neardup's output. A MinHash `pairs` resumed after its fingerprint stage
 # sketches its candidate documents again from the checkpoint's records
-# (the deferred verification sketches). Pairs as placed for each command: on their owners
-# (pairs), all on rank 0 (leader), rank 0's forest (components).
+# (the deferred verification sketches). Pairs as placed for each command:
+# on their first documents' owners (pairs; SimHash's leader rule), on their
+# verifiers (MinHash's leader rule), rank 0's forest (components).
 cases=(
   "2 pairs:1 dedup --rule components --keep longest"
   "3 fingerprint:2 dedup --keep longest"
   "2 pairs:0 clusters --rule leader --threshold 0.5"
+  "2 pairs:0 dedup --method simhash --max-distance 6"
   "2 pairs:1 pairs"
   "2 fingerprint:1 pairs"
   "2 lines:1 fingerprint --minhash --simhash --chunks"
@@ -75,14 +77,22 @@ for i in "${!cases[@]}"; do
 done
 
 # A finished checkpoint resumes at the output (dedup, 3 ranks: case 1),
-# with the pairs stage's counters: --profile's bytes of pairs placed per
-# rank are those of the run that found the pairs.
+# with the pairs stage's counters: --profile's documents sketched again,
+# candidates verified, handed to another rank and bytes of pairs placed per
+# rank are those of the run that found the pairs (the leader rule places
+# no pair: its bytes are 0, so some rank must have verified candidates;
+# on this seeded corpus at 3 ranks the split by cost hands some over).
 rm -f "$work/got.1"
 mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/got.1" --checkpoint "$work/ck.1" \
   --resume --profile
 cmp -s "$work/expected.1" "$work/got.1" || fail "resume of a finished checkpoint: exit $code"
-placed() { grep -o "profile rank [0-9]*\|pairs sent [0-9.]* MB" "$1" | paste -sd' '; }
-if [ "$(placed "$work/err")" != "$(placed "$work/err.1")" ] || ! grep -q "pairs sent" "$work/err"; then
+placed() {
+  grep -o "profile rank [0-9]*\|sketched [0-9]* documents again\|verified [0-9]* candidates ([0-9]* exact)\|[0-9]* handed to another rank\|pairs sent [0-9.]* MB" "$1" |
+    paste -sd' '
+}
+if [ "$(placed "$work/err")" != "$(placed "$work/err.1")" ] ||
+  ! grep -q "verified [1-9][0-9]* candidates" "$work/err" ||
+  ! grep -q " [1-9][0-9]* handed to another rank" "$work/err"; then
   fail "resumed --profile: '$(placed "$work/err")', the run that found the pairs: '$(placed "$work/err.1")'"
 else
   echo "ok [resumed counters] $(placed "$work/err")"
