@@ -10,8 +10,8 @@
 // document), and the table entry packs the low half with the slot. Two keys
 // are equal iff the entry's low half and keys[slot] both agree, so the table
 // answers exactly for full 64-bit keys. The home position is the top bits of
-// the high half; so finding the entry of a slot (Remove), backward-shift
-// deletion and growing read keys[slot] (the low half is not needed there).
+// the high half (after the shard bits, for ShardedBandTable); so finding the entry of a slot
+// (Remove), backward-shift deletion and growing read keys[slot] (the low half is not needed there).
 // SlotTable (lsh_slot_table.h) is the variant that keeps the whole key in its
 // caller's array and the home in the entry (the id table).
 #ifndef NEARDUP_INDEX_LSH_BAND_TABLE_H_
@@ -242,9 +242,11 @@ class ShardedBandTable {
     return {Position(shard, pos), inserted};
   }
 
-  // As BandTable::FindOrInsertRange (the same result as FindOrInsert slot by
-  // slot): the range's slots are sorted by shard (stable: a key's slots stay
-  // in order, so its chain head is the same), each shard reserved for its
+  // As BandTable::FindOrInsertRange (the same table and chains as
+  // FindOrInsert slot by slot): the range's slots are sorted by shard
+  // (stable: a key's slots stay in order, so its chain head is the same).
+  // on_insert/on_match are therefore called in shard order, which is slot
+  // order only among one key's slots (FillBand does not rely on more), each shard reserved for its
   // count, then filled by its own prefetching loop (FindOrInsertSlots).
   // Scratch: 4 bytes per slot of the range.
   template <typename KeyOf, typename OnInsert, typename OnMatch>
