@@ -193,7 +193,8 @@ using BandTable = BandTableT<0>;
 // per probe). A position names its shard in bits 32.. (a shard's positions
 // are below 2^32).
 // Cost: 8 minimum tables (1 KiB) per band for an empty index; one more
-// load per probe (the shard's header, from the band's 8).
+// load per probe (the shard's header, from the band's 8). Reserve's slack
+// can double the tables as ShardedSlotTable's (its "Cost").
 class ShardedBandTable {
  public:
   static constexpr int kShardBits = 3;
