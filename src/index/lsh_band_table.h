@@ -197,9 +197,9 @@ using BandTable = BandTableT<0>;
 // can double the tables as ShardedSlotTable's (its "Cost").
 class ShardedBandTable {
  public:
-  static constexpr int kShardBits = 3;
-  static constexpr size_t kNumShards = size_t{1} << kShardBits;
+  static constexpr int kShardBits = kLshShardBits;
   using Shard = BandTableT<kShardBits>;
+  static constexpr size_t kNumShards = LshShards<Shard>::kNumShards;
   static constexpr uint32_t kNoSlot = Shard::kNoSlot;
   static constexpr size_t kNotFound = Shard::kNotFound;
   static constexpr size_t kMaxEntries = Shard::kMaxEntries;
@@ -207,26 +207,18 @@ class ShardedBandTable {
   static uint32_t HighHalf(uint64_t key) { return Shard::HighHalf(key); }
   static uint32_t LowHalf(uint64_t key) { return Shard::LowHalf(key); }
 
-  size_t size() const {
-    size_t total = 0;
-    for (const Shard& shard : shards_) total += shard.size();
-    return total;
-  }
-  size_t capacity() const {
-    size_t total = 0;
-    for (const Shard& shard : shards_) total += shard.capacity();
-    return total;
-  }
-  size_t MemoryBytes() const {
-    size_t total = 0;
-    for (const Shard& shard : shards_) total += shard.MemoryBytes();
-    return total;
-  }
+  size_t size() const { return shards_.TotalSize(); }
+  size_t capacity() const { return shards_.TotalCapacity(); }
+  size_t MemoryBytes() const { return shards_.TotalMemoryBytes(); }
 
   void Prefetch(uint64_t key) const { shards_[ShardOf(HighHalf(key))].Prefetch(key); }
 
-  uint32_t SlotAt(size_t pos) const { return shards_[pos >> 32].SlotAt(pos & kPosMask); }
-  void SetSlotAt(size_t pos, uint32_t slot) { shards_[pos >> 32].SetSlotAt(pos & kPosMask, slot); }
+  uint32_t SlotAt(size_t pos) const {
+    return shards_[Shards::ShardOfPosition(pos)].SlotAt(Shards::InShardPosition(pos));
+  }
+  void SetSlotAt(size_t pos, uint32_t slot) {
+    shards_[Shards::ShardOfPosition(pos)].SetSlotAt(Shards::InShardPosition(pos), slot);
+  }
 
   // As BandTable's.
   size_t Find(uint64_t key, const uint32_t* keys) const {
@@ -274,25 +266,21 @@ class ShardedBandTable {
   }
 
   void EraseAt(size_t pos, const uint32_t* keys) {
-    shards_[pos >> 32].EraseAt(pos & kPosMask, keys);
+    shards_[Shards::ShardOfPosition(pos)].EraseAt(Shards::InShardPosition(pos), keys);
   }
 
   // Room for `num_entries` keys spread by their high halves: each shard for
-  // its share plus four standard deviations and 16 (as ShardedSlotTable).
+  // LshShards::ReserveShare (as ShardedSlotTable).
   void Reserve(size_t num_entries, const uint32_t* keys) {
-    const size_t share = num_entries / kNumShards;
-    const auto slack = static_cast<size_t>(4 * std::sqrt(static_cast<double>(share))) + 16;
-    for (Shard& shard : shards_) shard.Reserve(std::min(num_entries, share + slack), keys);
+    for (Shard& shard : shards_) shard.Reserve(Shards::ReserveShare(num_entries), keys);
   }
 
  private:
-  static constexpr size_t kPosMask = 0xFFFFFFFFu;
+  using Shards = LshShards<Shard>;
   static size_t ShardOf(uint32_t high) { return high >> (32 - kShardBits); }
-  static size_t Position(size_t shard, size_t pos) {
-    return pos == kNotFound ? kNotFound : (shard << 32) | pos;
-  }
+  static size_t Position(size_t shard, size_t pos) { return Shards::Position(shard, pos); }
 
-  std::array<Shard, kNumShards> shards_;
+  Shards shards_;
 };
 
 }  // namespace neardup::internal
