@@ -31,7 +31,8 @@
 //   Growth: a part at a time (session 12), so that no single Insert pays for
 //     the whole index: the id table and each band's table are 8 shards that
 //     rehash at their own inserts, the ids are in 4 MiB segments (nothing
-//     copied), and each band's arrays double at a different insert.
+//     copied past the first 4 MiB), and each band's arrays double at a
+//     different insert.
 // At most 2^31 documents.
 //
 // Thread safety: const methods (Query, AllPairCandidates, size, MemoryBytes)

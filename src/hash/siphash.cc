@@ -2,8 +2,12 @@
 
 #include <sys/random.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
 #include <random>
+#include <string_view>
 
 namespace neardup::internal {
 
@@ -20,8 +24,24 @@ SipKey RandomSipKey() {
     }
   }
   if (filled < sizeof(words)) {
-    std::random_device device;
-    for (uint64_t& word : words) word = (uint64_t{device()} << 32) ^ device();
+    try {
+      std::random_device device;  // may throw (no source, or a failed read)
+      for (uint64_t& word : words) word = (uint64_t{device()} << 32) ^ device();
+      filled = sizeof(words);
+    } catch (...) {
+      // The last resort below.
+    }
+  }
+  if (filled < sizeof(words)) {
+    // No random source at all: what differs between processes and runs,
+    // mixed, so that the key is at least not one fixed value.
+    const uint64_t seed[4] = {
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()),
+        static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()),
+        static_cast<uint64_t>(::getpid()), reinterpret_cast<uintptr_t>(&filled)};
+    const std::string_view bytes(reinterpret_cast<const char*>(seed), sizeof(seed));
+    words[0] ^= SipHash13(SipKey{words[0], 1}, bytes);
+    words[1] ^= SipHash13(SipKey{words[1], 2}, bytes);
   }
   return SipKey{words[0], words[1]};
 }

@@ -31,8 +31,11 @@ struct SipKey {
   uint64_t k1 = 0;
 };
 
-// A key from the system's random source (getrandom(2), else
-// std::random_device). Never fails; never the same twice but by chance.
+// A key from the system's random source: getrandom(2) (which blocks until
+// the kernel's pool is first initialised, only ever early at boot), else
+// std::random_device, else (where that throws too) the clock, the process id
+// and addresses mixed by SipHash: weaker, but never a fixed key. Never fails
+// and throws nothing; never the same twice but by chance.
 SipKey RandomSipKey();
 
 // One key for the whole process, drawn at its first call (thread-safe).

@@ -10,8 +10,8 @@
 // document), and the table entry packs the low half with the slot. Two keys
 // are equal iff the entry's low half and keys[slot] both agree, so the table
 // answers exactly for full 64-bit keys. The home position is the top bits of
-// the high half; so finding the entry of a slot (Remove), backward-shift
-// deletion and growing read keys[slot] (the low half is not needed there).
+// the high half (after the shard bits, for ShardedBandTable); so finding the entry of a slot
+// (Remove), backward-shift deletion and growing read keys[slot] (the low half is not needed there).
 // SlotTable (lsh_slot_table.h) is the variant that keeps the whole key in its
 // caller's array and the home in the entry (the id table).
 #ifndef NEARDUP_INDEX_LSH_BAND_TABLE_H_
@@ -193,12 +193,13 @@ using BandTable = BandTableT<0>;
 // per probe). A position names its shard in bits 32.. (a shard's positions
 // are below 2^32).
 // Cost: 8 minimum tables (1 KiB) per band for an empty index; one more
-// load per probe (the shard's header, from the band's 8).
+// load per probe (the shard's header, from the band's 8). Reserve's slack
+// can double the tables as ShardedSlotTable's (its "Cost").
 class ShardedBandTable {
  public:
-  static constexpr int kShardBits = 3;
-  static constexpr size_t kNumShards = size_t{1} << kShardBits;
+  static constexpr int kShardBits = kLshShardBits;
   using Shard = BandTableT<kShardBits>;
+  static constexpr size_t kNumShards = LshShards<Shard>::kNumShards;
   static constexpr uint32_t kNoSlot = Shard::kNoSlot;
   static constexpr size_t kNotFound = Shard::kNotFound;
   static constexpr size_t kMaxEntries = Shard::kMaxEntries;
@@ -206,26 +207,18 @@ class ShardedBandTable {
   static uint32_t HighHalf(uint64_t key) { return Shard::HighHalf(key); }
   static uint32_t LowHalf(uint64_t key) { return Shard::LowHalf(key); }
 
-  size_t size() const {
-    size_t total = 0;
-    for (const Shard& shard : shards_) total += shard.size();
-    return total;
-  }
-  size_t capacity() const {
-    size_t total = 0;
-    for (const Shard& shard : shards_) total += shard.capacity();
-    return total;
-  }
-  size_t MemoryBytes() const {
-    size_t total = 0;
-    for (const Shard& shard : shards_) total += shard.MemoryBytes();
-    return total;
-  }
+  size_t size() const { return shards_.TotalSize(); }
+  size_t capacity() const { return shards_.TotalCapacity(); }
+  size_t MemoryBytes() const { return shards_.TotalMemoryBytes(); }
 
   void Prefetch(uint64_t key) const { shards_[ShardOf(HighHalf(key))].Prefetch(key); }
 
-  uint32_t SlotAt(size_t pos) const { return shards_[pos >> 32].SlotAt(pos & kPosMask); }
-  void SetSlotAt(size_t pos, uint32_t slot) { shards_[pos >> 32].SetSlotAt(pos & kPosMask, slot); }
+  uint32_t SlotAt(size_t pos) const {
+    return shards_[Shards::ShardOfPosition(pos)].SlotAt(Shards::InShardPosition(pos));
+  }
+  void SetSlotAt(size_t pos, uint32_t slot) {
+    shards_[Shards::ShardOfPosition(pos)].SetSlotAt(Shards::InShardPosition(pos), slot);
+  }
 
   // As BandTable's.
   size_t Find(uint64_t key, const uint32_t* keys) const {
@@ -242,9 +235,11 @@ class ShardedBandTable {
     return {Position(shard, pos), inserted};
   }
 
-  // As BandTable::FindOrInsertRange (the same result as FindOrInsert slot by
-  // slot): the range's slots are sorted by shard (stable: a key's slots stay
-  // in order, so its chain head is the same), each shard reserved for its
+  // As BandTable::FindOrInsertRange (the same table and chains as
+  // FindOrInsert slot by slot): the range's slots are sorted by shard
+  // (stable: a key's slots stay in order, so its chain head is the same).
+  // on_insert/on_match are therefore called in shard order, which is slot
+  // order only among one key's slots (FillBand does not rely on more), each shard reserved for its
   // count, then filled by its own prefetching loop (FindOrInsertSlots).
   // Scratch: 4 bytes per slot of the range.
   template <typename KeyOf, typename OnInsert, typename OnMatch>
@@ -271,25 +266,21 @@ class ShardedBandTable {
   }
 
   void EraseAt(size_t pos, const uint32_t* keys) {
-    shards_[pos >> 32].EraseAt(pos & kPosMask, keys);
+    shards_[Shards::ShardOfPosition(pos)].EraseAt(Shards::InShardPosition(pos), keys);
   }
 
   // Room for `num_entries` keys spread by their high halves: each shard for
-  // its share plus four standard deviations and 16 (as ShardedSlotTable).
+  // LshShards::ReserveShare (as ShardedSlotTable).
   void Reserve(size_t num_entries, const uint32_t* keys) {
-    const size_t share = num_entries / kNumShards;
-    const auto slack = static_cast<size_t>(4 * std::sqrt(static_cast<double>(share))) + 16;
-    for (Shard& shard : shards_) shard.Reserve(std::min(num_entries, share + slack), keys);
+    for (Shard& shard : shards_) shard.Reserve(Shards::ReserveShare(num_entries), keys);
   }
 
  private:
-  static constexpr size_t kPosMask = 0xFFFFFFFFu;
+  using Shards = LshShards<Shard>;
   static size_t ShardOf(uint32_t high) { return high >> (32 - kShardBits); }
-  static size_t Position(size_t shard, size_t pos) {
-    return pos == kNotFound ? kNotFound : (shard << 32) | pos;
-  }
+  static size_t Position(size_t shard, size_t pos) { return Shards::Position(shard, pos); }
 
-  std::array<Shard, kNumShards> shards_;
+  Shards shards_;
 };
 
 }  // namespace neardup::internal

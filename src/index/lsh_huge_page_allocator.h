@@ -10,7 +10,13 @@
 // both (measured in bench/lsh_bench.cc, docs/LSH.md). Where
 // transparent_hugepage is "never", or off Linux, it is a plain aligned
 // allocation.
-// Thread safety: stateless.
+// Cost of an offset: a huge-page allocation is rounded up to whole 2 MiB
+// pages after adding the offset, so it can take one more huge page than
+// without one, and the part of the first page below the offset is faulted in
+// with it (a transparent huge page is faulted whole): up to one huge page
+// (2 MiB) per array, ~64 MB resident for 16 bands' keys and links at 1M
+// documents. LshIndex::MemoryBytes() counts capacities, not this slack.
+// Thread safety: immutable after construction; copies share the offset.
 #ifndef NEARDUP_INDEX_LSH_HUGE_PAGE_ALLOCATOR_H_
 #define NEARDUP_INDEX_LSH_HUGE_PAGE_ALLOCATOR_H_
 
@@ -24,6 +30,8 @@
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
+
+#include "neardup/check.h"
 
 namespace neardup::internal {
 
@@ -50,7 +58,9 @@ class HugePageAllocator {
   // same insert, and that insert faulted in 16-32 huge pages (32-64 MB
   // zeroed: 50-100 ms of CPU on the loaded VM at 2^18 and 2^19 documents);
   // LshIndex gives each band's arrays a different offset.
-  explicit HugePageAllocator(size_t offset_bytes) : offset_(offset_bytes) {}
+  explicit HugePageAllocator(size_t offset_bytes) : offset_(offset_bytes) {
+    NEARDUP_DCHECK(offset_bytes % 64 == 0 && offset_bytes < kHugePageBytes) << offset_bytes;
+  }
   template <typename U>
   HugePageAllocator(const HugePageAllocator<U>& other)  // NOLINT: rebinding
       : offset_(other.offset_bytes()) {}

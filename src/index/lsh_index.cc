@@ -22,7 +22,7 @@ using internal::ChainLink;
 using internal::HugePageVector;
 using internal::LshBand;
 using internal::LshIndexState;
-using internal::SlotTable;
+using internal::ShardedSlotTable;
 
 // Runs fn(begin, end) over [0, n), on all cores when `parallel`.
 template <typename Fn>
@@ -35,8 +35,8 @@ void ForRange(size_t n, bool parallel, Fn&& fn) {
                     [&](const tbb::blocked_range<size_t>& r) { fn(r.begin(), r.end()); });
 }
 
-constexpr uint32_t kNoSlot = SlotTable::kNoSlot;
-constexpr size_t kMaxDocuments = SlotTable::kMaxEntries;
+constexpr uint32_t kNoSlot = ShardedSlotTable::kNoSlot;
+constexpr size_t kMaxDocuments = ShardedSlotTable::kMaxEntries;
 // InsertBulk batches below this size run on the calling thread: the task
 // overhead of oneTBB is not repaid.
 constexpr size_t kParallelInsertThreshold = 4096;
@@ -186,7 +186,7 @@ Status InsertIdsSerial(LshIndexState& s, std::span<const uint64_t> doc_ids) {
       const auto undo_slot = static_cast<uint32_t>(base + j);
       const size_t undo = s.id_table.Find(internal::Mix64(doc_ids[j]),
                                           [&](uint32_t slot) { return slot == undo_slot; });
-      NEARDUP_CHECK(undo != SlotTable::kNotFound) << "doc_id " << doc_ids[j] << " lost";
+      NEARDUP_CHECK(undo != ShardedSlotTable::kNotFound) << "doc_id " << doc_ids[j] << " lost";
       s.id_table.EraseAt(undo);
     }
     s.doc_ids.truncate(base);
@@ -200,7 +200,7 @@ Status InsertIdsSerial(LshIndexState& s, std::span<const uint64_t> doc_ids) {
 bool ContainsId(const LshIndexState& s, uint64_t doc_id) {
   return s.id_table.Find(internal::Mix64(doc_id), [&](uint32_t slot) {
     return s.doc_ids[slot] == doc_id;
-  }) != SlotTable::kNotFound;
+  }) != ShardedSlotTable::kNotFound;
 }
 
 // InsertBulk hashes the band keys of a chunk of documents into a scratch
@@ -237,8 +237,9 @@ void FillBand(LshBand& band, uint32_t first, size_t count, const uint64_t* band_
 }
 
 // Inserts the ids of slots [first, first + count) (already in s.doc_ids)
-// into the id table. REQUIRES: validated as new and unique; the table
-// reserved for them.
+// into the id table. REQUIRES: validated as new and unique. The table is
+// reserved for them, but a shard may still grow here (its share of the ids
+// can exceed its reserve by chance); nothing else touches the table meanwhile.
 void FillIdTable(LshIndexState& s, size_t first, size_t count) {
   const size_t end = first + count;
   for (size_t slot = first; slot < end; ++slot) {
@@ -499,7 +500,7 @@ bool LshIndex::Remove(uint64_t doc_id) {
   LshIndexState& s = *state_;
   const size_t pos = s.id_table.Find(internal::Mix64(doc_id),
                                      [&](uint32_t slot) { return s.doc_ids[slot] == doc_id; });
-  if (pos == SlotTable::kNotFound) return false;
+  if (pos == ShardedSlotTable::kNotFound) return false;
   const uint32_t slot = s.id_table.SlotAt(pos);
   s.id_table.EraseAt(pos);
   for (LshBand& band : s.bands) UnlinkFromBand(band, slot);
@@ -509,7 +510,8 @@ bool LshIndex::Remove(uint64_t doc_id) {
     const uint64_t moved_id = s.doc_ids[last];
     const size_t moved_pos =
         s.id_table.Find(internal::Mix64(moved_id), [&](uint32_t other) { return other == last; });
-    NEARDUP_CHECK(moved_pos != SlotTable::kNotFound) << "doc_id " << moved_id << " lost its slot";
+    NEARDUP_CHECK(moved_pos != ShardedSlotTable::kNotFound)
+        << "doc_id " << moved_id << " lost its slot";
     s.id_table.SetSlotAt(moved_pos, slot);
     s.doc_ids[slot] = moved_id;
   }

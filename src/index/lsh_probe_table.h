@@ -16,7 +16,10 @@
 #ifndef NEARDUP_INDEX_LSH_PROBE_TABLE_H_
 #define NEARDUP_INDEX_LSH_PROBE_TABLE_H_
 
+#include <algorithm>
+#include <array>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -153,6 +156,61 @@ class LinearProbeTable {
       entries_[pos] = entry;
     }
   }
+};
+
+// What ShardedSlotTable and ShardedBandTable share (session 12): 8 shards
+// of a table type and positions that name their shard.
+// Invariant: every entry of shard s has ShardOf(its key) == s (each class
+// defines ShardOf on its key); a position is (s << 32) | pos with pos < 2^32,
+// and kNotFound stays kNotFound.
+inline constexpr int kLshShardBits = 3;
+
+template <typename Shard>
+class LshShards {
+ public:
+  static constexpr int kShardBits = kLshShardBits;
+  static constexpr size_t kNumShards = size_t{1} << kShardBits;
+
+  Shard& operator[](size_t s) { return shards_[s]; }
+  const Shard& operator[](size_t s) const { return shards_[s]; }
+  auto begin() { return shards_.begin(); }
+  auto end() { return shards_.end(); }
+  auto begin() const { return shards_.begin(); }
+  auto end() const { return shards_.end(); }
+
+  size_t TotalSize() const {
+    size_t total = 0;
+    for (const Shard& shard : shards_) total += shard.size();
+    return total;
+  }
+  size_t TotalCapacity() const {
+    size_t total = 0;
+    for (const Shard& shard : shards_) total += shard.capacity();
+    return total;
+  }
+  size_t TotalMemoryBytes() const {
+    size_t total = 0;
+    for (const Shard& shard : shards_) total += shard.MemoryBytes();
+    return total;
+  }
+
+  static size_t Position(size_t shard, size_t pos) {
+    return pos == Shard::kNotFound ? Shard::kNotFound : (shard << 32) | pos;
+  }
+  static size_t ShardOfPosition(size_t pos) { return pos >> 32; }
+  static size_t InShardPosition(size_t pos) { return pos & 0xFFFFFFFFu; }
+
+  // What Reserve gives each shard for `num_entries` entries spread by their
+  // hashes: its share plus four standard deviations and 16, so that inserting
+  // that many grows no shard unless the hashes are far from uniform.
+  static size_t ReserveShare(size_t num_entries) {
+    const size_t share = num_entries / kNumShards;
+    const auto slack = static_cast<size_t>(4 * std::sqrt(static_cast<double>(share))) + 16;
+    return std::min(num_entries, share + slack);
+  }
+
+ private:
+  std::array<Shard, kNumShards> shards_;
 };
 
 }  // namespace neardup::internal

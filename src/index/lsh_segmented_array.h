@@ -8,10 +8,12 @@
 // new buffer while a stream's writer lock was held; with the id table's
 // rehash at the same insert, the stream's worst add while a window first
 // grew to 1M documents was 63-92 ms of CPU. Here the first segment grows
-// like a vector up to a segment (so a small index stays small); every later
-// segment is allocated whole when the array first reaches it (nothing
-// copied; its pages are touched by the appends that fill it, a 2 MiB huge
-// page at a time). The largest single copy is half a segment (2 MiB).
+// like a vector up to a segment (so a small index stays small): its
+// capacity is always a power of two up to kSegmentSize, also after a
+// reserve, so it never overshoots a segment. Every later segment is
+// allocated whole when the array first reaches it (nothing copied past the
+// first segment; its pages are touched by the appends that fill it, a 2 MiB
+// huge page at a time). The largest single copy is half a segment (2 MiB).
 //
 // Capacity keeps its high-water mark: pop_back frees nothing (as a vector
 // keeps its capacity), so a window that turns over at a segment boundary
@@ -24,9 +26,11 @@
 #ifndef NEARDUP_INDEX_LSH_SEGMENTED_ARRAY_H_
 #define NEARDUP_INDEX_LSH_SEGMENTED_ARRAY_H_
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "index/lsh_huge_page_allocator.h"
@@ -37,12 +41,31 @@ namespace neardup::internal {
 template <typename T>
 class SegmentedArray {
   static_assert(std::is_trivially_copyable_v<T>);
+  // kSegmentShift below is exact only for power-of-two element sizes.
+  static_assert(std::has_single_bit(sizeof(T)));
 
  public:
   // 4 MiB of T per segment (2^19 eight-byte ids): two huge pages.
   static constexpr int kSegmentShift = std::countr_zero((size_t{4} << 20) / sizeof(T));
   static constexpr size_t kSegmentSize = size_t{1} << kSegmentShift;
   static constexpr size_t kSegmentMask = kSegmentSize - 1;
+
+  SegmentedArray() = default;
+  SegmentedArray(const SegmentedArray&) = default;
+  SegmentedArray& operator=(const SegmentedArray&) = default;
+  // A moved-from array is empty (size 0, no storage).
+  SegmentedArray(SegmentedArray&& other) noexcept
+      : segments_(std::move(other.segments_)), size_(std::exchange(other.size_, 0)) {
+    other.segments_.clear();
+  }
+  SegmentedArray& operator=(SegmentedArray&& other) noexcept {
+    if (this != &other) {
+      segments_ = std::move(other.segments_);
+      other.segments_.clear();
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -74,7 +97,13 @@ class SegmentedArray {
       // Later segments whole, so that filling them copies nothing.
       if (segment != 0) segments_.back().reserve(kSegmentSize);
     }
-    segments_[segment].push_back(value);
+    Segment& to = segments_[segment];
+    // The first segment doubles itself (not by the library's growth factor),
+    // so that its capacity stays a power of two and stops at kSegmentSize.
+    if (segment == 0 && to.size() == to.capacity()) {
+      to.reserve(std::min(std::max<size_t>(2 * to.capacity(), 1), kSegmentSize));
+    }
+    to.push_back(value);
     ++size_;
   }
 
@@ -98,12 +127,13 @@ class SegmentedArray {
   }
 
   // Makes room for `n` elements in total: appending up to n allocates and
-  // copies nothing.
+  // copies nothing. The first segment's share is rounded up to a power of
+  // two (at most kSegmentSize).
   void reserve(size_t n) {
     if (n == 0) return;
     const size_t last_segment = (n - 1) >> kSegmentShift;
     while (segments_.size() <= last_segment) segments_.emplace_back();
-    segments_[0].reserve(last_segment == 0 ? n : kSegmentSize);
+    segments_[0].reserve(last_segment == 0 ? std::bit_ceil(n) : kSegmentSize);
     for (size_t s = 1; s <= last_segment; ++s) segments_[s].reserve(kSegmentSize);
   }
 

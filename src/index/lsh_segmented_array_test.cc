@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -85,6 +86,41 @@ TEST(SegmentedArrayTest, ReserveAllocatesEverythingUpFront) {
     EXPECT_EQ(ids[n - 1], values[n - 1]);
     EXPECT_EQ(ids[n / 2], values[n / 2]);
   }
+}
+
+// After a reserve that is not a power of two, appending past it grows the
+// first segment to a power of two and never past a segment (a plain vector
+// would double 300,000 to 600,000 > kSegmentSize and copy 2.4 MB).
+TEST(SegmentedArrayTest, FirstSegmentNeverOvershootsASegment) {
+  for (size_t n : {size_t{3}, size_t{1000}, Ids::kSegmentSize / 2 + Ids::kSegmentSize / 4}) {
+    Ids ids;
+    ids.reserve(n);
+    EXPECT_TRUE(std::has_single_bit(ids.capacity())) << n;
+    EXPECT_LE(ids.capacity(), Ids::kSegmentSize) << n;
+    for (size_t i = 0; i < Ids::kSegmentSize; ++i) {
+      ids.push_back(i);
+      ASSERT_LE(ids.capacity(), Ids::kSegmentSize) << n << " " << i;
+    }
+    EXPECT_EQ(ids.capacity(), Ids::kSegmentSize) << n;
+    ids.push_back(0);
+    EXPECT_EQ(ids.capacity(), 2 * Ids::kSegmentSize) << n;
+  }
+}
+
+// A moved-from array is empty, not a size without storage.
+TEST(SegmentedArrayTest, MovedFromIsEmpty) {
+  Ids ids;
+  for (uint64_t i = 0; i < 1000; ++i) ids.push_back(i);
+  Ids moved(std::move(ids));
+  EXPECT_EQ(moved.size(), 1000u);
+  EXPECT_EQ(moved[999], 999u);
+  EXPECT_EQ(ids.size(), 0u);  // NOLINT(bugprone-use-after-move): what is tested
+  ids.push_back(7);
+  EXPECT_EQ(ids[0], 7u);
+  Ids assigned;
+  assigned = std::move(moved);
+  EXPECT_EQ(assigned.size(), 1000u);
+  EXPECT_EQ(moved.size(), 0u);  // NOLINT(bugprone-use-after-move)
 }
 
 // A huge-page allocation with an offset starts that far into a 2 MiB page,

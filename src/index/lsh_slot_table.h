@@ -96,40 +96,34 @@ class SlotTable : private LinearProbeTable {
 // 2^32), so Find/SlotAt/EraseAt/SetSlotAt chain as on a SlotTable.
 // Cost: 8 minimum tables (1 KiB) for an empty index; Reserve gives each
 // shard its expected share plus slack (a shard that draws more grows alone).
+// Where twice the count falls just below a power of two (within the slack,
+// ~4/sqrt(share) of it), the slack rounds every shard up to the next one:
+// twice the unsharded table (e.g. 130,000 ids: 4 MiB instead of 2 MiB).
 class ShardedSlotTable {
  public:
-  static constexpr int kShardBits = 3;
-  static constexpr size_t kNumShards = size_t{1} << kShardBits;
+  static constexpr int kShardBits = LshShards<SlotTable>::kShardBits;
+  static constexpr size_t kNumShards = LshShards<SlotTable>::kNumShards;
   static constexpr uint32_t kNoSlot = SlotTable::kNoSlot;
   static constexpr size_t kNotFound = SlotTable::kNotFound;
   static constexpr size_t kMaxEntries = SlotTable::kMaxEntries;
 
-  size_t size() const {
-    size_t total = 0;
-    for (const SlotTable& shard : shards_) total += shard.size();
-    return total;
-  }
-  size_t capacity() const {
-    size_t total = 0;
-    for (const SlotTable& shard : shards_) total += shard.capacity();
-    return total;
-  }
-  size_t MemoryBytes() const {
-    size_t total = 0;
-    for (const SlotTable& shard : shards_) total += shard.MemoryBytes();
-    return total;
-  }
+  size_t size() const { return shards_.TotalSize(); }
+  size_t capacity() const { return shards_.TotalCapacity(); }
+  size_t MemoryBytes() const { return shards_.TotalMemoryBytes(); }
 
   void Prefetch(uint64_t hash) const { shards_[ShardOf(hash)].Prefetch(InShard(hash)); }
 
-  uint32_t SlotAt(size_t pos) const { return shards_[pos >> 32].SlotAt(pos & kPosMask); }
-  void SetSlotAt(size_t pos, uint32_t slot) { shards_[pos >> 32].SetSlotAt(pos & kPosMask, slot); }
+  uint32_t SlotAt(size_t pos) const {
+    return shards_[Shards::ShardOfPosition(pos)].SlotAt(Shards::InShardPosition(pos));
+  }
+  void SetSlotAt(size_t pos, uint32_t slot) {
+    shards_[Shards::ShardOfPosition(pos)].SetSlotAt(Shards::InShardPosition(pos), slot);
+  }
 
   template <typename Match>
   size_t Find(uint64_t hash, Match&& match) const {
     const size_t shard = ShardOf(hash);
-    const size_t pos = shards_[shard].Find(InShard(hash), match);
-    return pos == kNotFound ? kNotFound : Position(shard, pos);
+    return Shards::Position(shard, shards_[shard].Find(InShard(hash), match));
   }
 
   // REQUIRES: size() < kMaxEntries.
@@ -137,27 +131,25 @@ class ShardedSlotTable {
   std::pair<size_t, bool> FindOrInsert(uint64_t hash, uint32_t slot, Match&& match) {
     const size_t shard = ShardOf(hash);
     const auto [pos, inserted] = shards_[shard].FindOrInsert(InShard(hash), slot, match);
-    return {Position(shard, pos), inserted};
+    return {Shards::Position(shard, pos), inserted};
   }
 
-  void EraseAt(size_t pos) { shards_[pos >> 32].EraseAt(pos & kPosMask); }
+  void EraseAt(size_t pos) {
+    shards_[Shards::ShardOfPosition(pos)].EraseAt(Shards::InShardPosition(pos));
+  }
 
-  // Makes room for `num_entries` entries spread by their hashes: each shard
-  // for its share plus four standard deviations and 16, so that inserting
-  // that many grows no shard unless the hashes are far from uniform.
+  // Makes room for `num_entries` entries spread by their hashes
+  // (each shard gets LshShards::ReserveShare of them).
   void Reserve(size_t num_entries) {
-    const size_t share = num_entries / kNumShards;
-    const auto slack = static_cast<size_t>(4 * std::sqrt(static_cast<double>(share))) + 16;
-    for (SlotTable& shard : shards_) shard.Reserve(std::min(num_entries, share + slack));
+    for (SlotTable& shard : shards_) shard.Reserve(Shards::ReserveShare(num_entries));
   }
 
  private:
-  static constexpr size_t kPosMask = 0xFFFFFFFFu;
+  using Shards = LshShards<SlotTable>;
   static size_t ShardOf(uint64_t hash) { return hash >> (64 - kShardBits); }
   static uint64_t InShard(uint64_t hash) { return std::rotl(hash, kShardBits); }
-  static size_t Position(size_t shard, size_t pos) { return (shard << 32) | pos; }
 
-  std::array<SlotTable, kNumShards> shards_;
+  Shards shards_;
 };
 
 }  // namespace neardup::internal

@@ -29,6 +29,7 @@
 #ifndef NEARDUP_STREAM_STREAM_ID_INDEX_H_
 #define NEARDUP_STREAM_STREAM_ID_INDEX_H_
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -94,6 +95,26 @@ class StreamIdIndex {
     size_t n = 0;
     for (const Shard& shard : shards_) n += shard.size;
     return n;
+  }
+
+  // Tests only: the longest run of adjacent occupied entries in any table
+  // (the most entries a lookup can probe), to show that ids chosen to
+  // collide under one key pile up under it and not under another.
+  size_t LongestRunForTest() const {
+    size_t longest = 0;
+    for (const Shard& shard : shards_) {
+      const size_t n = shard.entries.size();
+      if (n == 0) continue;
+      size_t start = 0;  // an empty entry, so that no run wraps past it
+      while (start < n && shard.entries[start].hash != 0) ++start;
+      if (start == n) return n;  // (never: a table is at most 3/4 full)
+      size_t run = 0;
+      for (size_t i = 1; i <= n; ++i) {
+        run = shard.entries[(start + i) % n].hash != 0 ? run + 1 : 0;
+        longest = std::max(longest, run);
+      }
+    }
+    return longest;
   }
 
  private:

@@ -6,7 +6,6 @@
 // (the child process adds, this one reopens the stream).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -56,38 +55,45 @@ TEST(StreamIdIndexKeyTest, TwoKeysGiveTheSameAnswers) {
 
 // The flood a fixed hash allows: ids chosen (here by search, as an attacker
 // with the hash function would) so that their hashes under one key agree in
-// the bits that pick the table and the home slot. Under that key they form
-// one run; under the process's key (unknown to whoever chose them) they
-// spread over the tables like any ids. Measured through lookups: the ids
-// all land in one of 64 tables under the chosen key, and not under another.
+// the bits the index uses: the top 6 bits pick one of the 64 tables, the
+// low bits the home entry in it. Under that key they all share one home in
+// one table, so they form one run that every lookup of them probes; under
+// another key (the process's is unknown to whoever chose them) they spread
+// over the tables like any ids. Measured by the index itself
+// (LongestRunForTest): this fails if the index ignored its key.
 TEST(StreamIdIndexKeyTest, IdsChosenToCollideUnderOneKeySpreadUnderAnother) {
   const SipKey known{0x0123456789abcdefULL, 0xfedcba9876543210ULL};
-  // Ids whose hash under `known` has the same top 10 bits (one table of 64,
-  // and the same high-order probe bits): about 1 in 1024 ids.
+  // Hashes under `known` with the top 6 bits 0x2a and the low 8 bits 0x5c:
+  // about 1 id in 2^14, so ~1M SipHashes for 64 ids.
+  constexpr size_t kIds = 64;
   std::vector<std::string> chosen;
-  for (uint64_t n = 0; chosen.size() < 200; ++n) {
+  for (uint64_t n = 0; chosen.size() < kIds; ++n) {
     std::string id = "x" + std::to_string(n);
-    if ((SipHash13(known, id) >> 54) == 0x2a5) chosen.push_back(std::move(id));
+    const uint64_t hash = SipHash13(known, id);
+    if ((hash >> 58) == 0x2a && (hash & 0xff) == 0x5c) chosen.push_back(std::move(id));
   }
-  const SipKey other = RandomSipKey();
-  std::vector<int> tables(64, 0);
-  for (const std::string& id : chosen) ++tables[SipHash13(other, id) >> 58];
-  int fullest = 0;
-  for (int count : tables) fullest = std::max(fullest, count);
-  // 200 ids over 64 tables: about 3 a table; 20 in one is ~1e-12 by chance.
-  EXPECT_LT(fullest, 20);
-  // And the index holds and finds them all either way.
   StreamIdIndex under_known(known);
-  StreamIdIndex under_other(other);
+  StreamIdIndex under_other(SipKey{0x1111111111111111ULL, 0x2222222222222222ULL});
+  StreamIdIndex under_process;  // ProcessSipKey()
   for (size_t i = 0; i < chosen.size(); ++i) {
     EXPECT_TRUE(under_known.Insert(chosen[i], i));
     EXPECT_TRUE(under_other.Insert(chosen[i], i));
+    EXPECT_TRUE(under_process.Insert(chosen[i], i));
   }
+  // Under `known`: one table of 128 entries (64 ids at most 3/4 full), every
+  // id's home the same entry (the low 7 bits agree), so one run of all 64.
+  EXPECT_GE(under_known.LongestRunForTest(), kIds);
+  // Under another key: 64 ids over 64 tables, about one a table; a run of 16
+  // is far below 1e-9 by chance.
+  EXPECT_LT(under_other.LongestRunForTest(), 16u);
+  EXPECT_LT(under_process.LongestRunForTest(), 16u);
+  // And each index holds and finds them all.
   for (size_t i = 0; i < chosen.size(); ++i) {
-    ASSERT_NE(under_known.Find(chosen[i]), nullptr);
-    EXPECT_EQ(*under_known.Find(chosen[i]), i);
-    ASSERT_NE(under_other.Find(chosen[i]), nullptr);
-    EXPECT_EQ(*under_other.Find(chosen[i]), i);
+    for (const StreamIdIndex* index : {&under_known, &under_other, &under_process}) {
+      const uint64_t* found = index->Find(chosen[i]);
+      ASSERT_NE(found, nullptr) << chosen[i];
+      EXPECT_EQ(*found, i);
+    }
   }
 }
 

@@ -296,15 +296,28 @@ TEST(StreamListTest, TheListSurvivesReopeningExactlyAsTheState) {
     }
   }
   auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
-  EXPECT_EQ(Answers(AllPages(*reopened, all)), model.NearDuplicates());
-  // The same documents held (memory within 2%: the index tables' shards keep
-  // their own high-water capacities, which depend on the history of adds
-  // and removes, and the reopened stream saw only the live documents').
-  EXPECT_EQ(reopened->Stats().documents, in_memory->Stats().documents);
-  EXPECT_EQ(reopened->Stats().kept, in_memory->Stats().kept);
-  EXPECT_NEAR(static_cast<double>(reopened->Stats().memory_bytes),
-              static_cast<double>(in_memory->Stats().memory_bytes),
-              0.02 * static_cast<double>(in_memory->Stats().memory_bytes));
+  const std::vector<StreamEntry> listed = AllPages(*reopened, all);
+  EXPECT_EQ(Answers(listed), model.NearDuplicates());
+  const std::vector<StreamEntry> expected = AllPages(*in_memory, all);
+  ASSERT_EQ(listed.size(), expected.size());
+  for (size_t k = 0; k < listed.size(); ++k) {
+    EXPECT_EQ(listed[k].text, expected[k].text);
+    EXPECT_EQ(listed[k].of_text, expected[k].of_text);
+  }
+  // The same bookkeeping (as stream_snapshot_test's counts).
+  auto counts = [](const StreamStats& stats) {
+    return std::tuple(stats.documents, stats.kept, stats.added, stats.evicted, stats.removed,
+                      stats.oldest_time, stats.newest_time);
+  };
+  EXPECT_EQ(counts(reopened->Stats()), counts(in_memory->Stats()));
+  // Memory: not equal, because the index tables' shards keep their own
+  // high-water capacities, which follow the history of adds and removes;
+  // the reopened stream saw only the live documents, a subset of that
+  // history, so it holds no more, and within 1% (measured ~0.3% less).
+  const uint64_t reopened_bytes = reopened->Stats().memory_bytes;
+  const uint64_t in_memory_bytes = in_memory->Stats().memory_bytes;
+  EXPECT_LE(reopened_bytes, in_memory_bytes);
+  EXPECT_GE(static_cast<double>(reopened_bytes), 0.99 * static_cast<double>(in_memory_bytes));
 }
 
 TEST(StreamListTest, EntriesCarryTheTwoTextsAndTheirPassages) {
