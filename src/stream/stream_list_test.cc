@@ -271,10 +271,10 @@ TEST(StreamListTest, TheListSurvivesReopeningExactlyAsTheState) {
   StreamListOptions all;
   all.limit = 50;
   all.detail.texts = true;
-  for (size_t begin = 0; begin < texts.size(); begin += 120) {
-    auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
-    SCOPED_TRACE("reopened before document " + std::to_string(begin));
-    const std::vector<StreamEntry> listed = AllPages(*stream, all);
+  // A reopened stream lists the model's answers, with the in-memory
+  // stream's texts.
+  auto expect_same_listing = [&](NearDuplicateStream& stream) {
+    const std::vector<StreamEntry> listed = AllPages(stream, all);
     EXPECT_EQ(Answers(listed), model.NearDuplicates());
     const std::vector<StreamEntry> expected = AllPages(*in_memory, all);
     ASSERT_EQ(listed.size(), expected.size());
@@ -282,6 +282,11 @@ TEST(StreamListTest, TheListSurvivesReopeningExactlyAsTheState) {
       EXPECT_EQ(listed[k].text, expected[k].text);
       EXPECT_EQ(listed[k].of_text, expected[k].of_text);
     }
+  };
+  for (size_t begin = 0; begin < texts.size(); begin += 120) {
+    auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
+    SCOPED_TRACE("reopened before document " + std::to_string(begin));
+    expect_same_listing(*stream);
     for (size_t i = begin; i < begin + 120; ++i) {
       model.Add(*stream->Add(PlantedId(i), texts[i], TimeOf(i)));
       ASSERT_TRUE(in_memory->Add(PlantedId(i), texts[i], TimeOf(i)).ok());
@@ -296,14 +301,7 @@ TEST(StreamListTest, TheListSurvivesReopeningExactlyAsTheState) {
     }
   }
   auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
-  const std::vector<StreamEntry> listed = AllPages(*reopened, all);
-  EXPECT_EQ(Answers(listed), model.NearDuplicates());
-  const std::vector<StreamEntry> expected = AllPages(*in_memory, all);
-  ASSERT_EQ(listed.size(), expected.size());
-  for (size_t k = 0; k < listed.size(); ++k) {
-    EXPECT_EQ(listed[k].text, expected[k].text);
-    EXPECT_EQ(listed[k].of_text, expected[k].of_text);
-  }
+  expect_same_listing(*reopened);
   // The same bookkeeping (as stream_snapshot_test's counts).
   auto counts = [](const StreamStats& stats) {
     return std::tuple(stats.documents, stats.kept, stats.added, stats.evicted, stats.removed,
