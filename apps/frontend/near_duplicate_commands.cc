@@ -1,7 +1,5 @@
 #include "near_duplicate_commands.h"
 
-#include <tbb/global_control.h>
-
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -15,6 +13,7 @@
 #include "exit_codes.h"
 #include "neardup/clustering.h"
 #include "neardup/deferred_sketches.h"
+#include "neardup/effective_threads.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
@@ -132,8 +131,7 @@ namespace {
 // and the peak memory per document.
 void PrintProfile(const std::vector<std::pair<const char*, StageTime>>& stages,
                   uint64_t documents) {
-  const size_t threads =
-      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  const size_t threads = EffectiveThreads();
   std::string line = "neardup: profile (" + std::to_string(threads) +
                      " threads; wall/cpu/main-thread cpu/serial cpu s):";
   StageTime total;
