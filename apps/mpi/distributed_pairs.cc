@@ -246,6 +246,39 @@ std::vector<uint32_t> ChunkSizes(const std::vector<Fingerprint>& verifying) {
   return sizes;
 }
 
+// A verifier's local document numbers: the fetched documents before its
+// own (`num_before` of the sorted global numbers in `remote`), its own
+// `num_mine` from `first_document`, then the rest of `remote`.
+struct LocalNumbering {
+  const std::vector<uint64_t>& remote;
+  size_t num_before;
+  size_t num_mine;
+  uint64_t first_document;
+
+  bool IsMine(uint64_t local_doc) const {
+    return local_doc >= num_before && local_doc < num_before + num_mine;
+  }
+  uint64_t Global(uint64_t local_doc) const {
+    if (local_doc < num_before) return remote[local_doc];
+    if (local_doc < num_before + num_mine) return first_document + (local_doc - num_before);
+    return remote[local_doc - num_mine];
+  }
+  // The local number of `remote[index]`.
+  uint64_t OfRemote(size_t index) const { return index < num_before ? index : index + num_mine; }
+  // The local number of global `doc`, by binary search; false if this rank
+  // neither owns nor fetched it.
+  bool Local(uint64_t doc, uint64_t* local) const {
+    if (doc >= first_document && doc - first_document < num_mine) {
+      *local = num_before + (doc - first_document);
+      return true;
+    }
+    const auto it = std::lower_bound(remote.begin(), remote.end(), doc);
+    if (it == remote.end() || *it != doc) return false;
+    *local = OfRemote(static_cast<size_t>(it - remote.begin()));
+    return true;
+  }
+};
+
 // Verification split by cost, not count: the verifiers were chosen by a hash
 // of the pair (VerifierOf), which gives the ranks equal counts but not equal
 // work. Every rank learns each rank's cost (the sum of VerificationCost of
@@ -260,8 +293,7 @@ std::vector<uint32_t> ChunkSizes(const std::vector<Fingerprint>& verifying) {
 // local numbers, sorted. Collective.
 Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t cost,
                            const std::vector<std::vector<uint64_t>>& asked_docs,
-                           const std::vector<uint32_t>& sizes, size_t num_before, size_t num_mine,
-                           const std::vector<uint64_t>& remote,
+                           const std::vector<uint32_t>& sizes, const LocalNumbering& numbering,
                            std::vector<CandidatePair>* candidates,
                            std::vector<CandidatePair>* moved_in, uint64_t* moved_out) {
   *moved_out = 0;
@@ -287,15 +319,6 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
     receiver = light;
     to_move = (costs[heavy] - costs[light]) / 2;
   }
-  const uint64_t first_document = layout.first[me];
-  const auto global_number = [&](uint64_t local_doc) -> uint64_t {
-    if (local_doc < num_before) return remote[local_doc];
-    if (local_doc < num_before + num_mine) return first_document + (local_doc - num_before);
-    return remote[local_doc - num_mine];
-  };
-  const auto is_mine = [&](uint64_t local_doc) {
-    return local_doc >= num_before && local_doc < num_before + num_mine;
-  };
   std::vector<std::string> send(ranks);
   if (receiver != ranks) {
     const std::vector<uint64_t>& fetched = asked_docs[receiver];
@@ -306,15 +329,16 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
     for (size_t i = 0; i < list.size(); ++i) {
       const CandidatePair pair = list[i];
       bool move = false;
-      if (moved_cost < to_move && is_mine(pair.a) != is_mine(pair.b)) {
-        const uint64_t mine_doc = global_number(is_mine(pair.a) ? pair.a : pair.b);
-        const uint64_t other = global_number(is_mine(pair.a) ? pair.b : pair.a);
+      if (moved_cost < to_move && numbering.IsMine(pair.a) != numbering.IsMine(pair.b)) {
+        const bool a_mine = numbering.IsMine(pair.a);
+        const uint64_t mine_doc = numbering.Global(a_mine ? pair.a : pair.b);
+        const uint64_t other = numbering.Global(a_mine ? pair.b : pair.a);
         move = static_cast<size_t>(layout.OwnerOf(other)) == receiver &&
                std::binary_search(fetched.begin(), fetched.end(), mine_doc);
       }
       if (move) {
         moved_cost += VerificationCost(sizes, pair);
-        moved.push_back({global_number(pair.a), global_number(pair.b)});
+        moved.push_back({numbering.Global(pair.a), numbering.Global(pair.b)});
       } else {
         list[kept++] = pair;
       }
@@ -329,17 +353,6 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
   // The received pairs in local numbers: each document this rank's or one
   // it fetched. At most one rank gives to this one, in sorted order.
   Status status;
-  const auto local_number = [&](uint64_t doc, uint64_t* local) {
-    if (doc >= first_document && doc - first_document < num_mine) {
-      *local = num_before + (doc - first_document);
-      return true;
-    }
-    const auto it = std::lower_bound(remote.begin(), remote.end(), doc);
-    if (it == remote.end() || *it != doc) return false;
-    const size_t index = static_cast<size_t>(it - remote.begin());
-    *local = index < num_before ? index : index + num_mine;
-    return true;
-  };
   for (size_t r = 0; r < ranks && status.ok(); ++r) {
     const std::string& message = received[r];
     if (message.size() % sizeof(CandidatePair) != 0) {
@@ -350,7 +363,7 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
       CandidatePair pair;
       std::memcpy(&pair, message.data() + at, sizeof(pair));
       CandidatePair local;
-      if (!local_number(pair.a, &local.a) || !local_number(pair.b, &local.b)) {
+      if (!numbering.Local(pair.a, &local.a) || !numbering.Local(pair.b, &local.b)) {
         status = InternalError("rank " + std::to_string(r) + " moved candidate (" +
                                std::to_string(pair.a) + ", " + std::to_string(pair.b) +
                                ") here, which this rank cannot verify");
@@ -463,6 +476,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   const size_t num_mine = local.size();
   const size_t num_before = static_cast<size_t>(
       std::lower_bound(remote.begin(), remote.end(), first_document) - remote.begin());
+  const LocalNumbering numbering{remote, num_before, num_mine, first_document};
   std::vector<Fingerprint> verifying(num_mine + remote.size());
   std::move(local.begin(), local.end(), verifying.begin() + static_cast<ptrdiff_t>(num_before));
   local = {};
@@ -470,7 +484,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   for (const std::string& message : sketches) {
     ByteReader reader(message);
     while (!reader.done() && local_status.ok() && next < remote.size()) {
-      const size_t at = next < num_before ? next : next + num_mine;
+      const size_t at = numbering.OfRemote(next);
       local_status = GetSketch(&reader, options.verify_exact, &verifying[at]);
       ++next;
     }
@@ -498,12 +512,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     const uint64_t index =
         static_cast<uint64_t>(std::lower_bound(begin, end, doc) - remote.begin());
     *from = index;
-    return index < num_before ? index : index + num_mine;
-  };
-  auto global_number = [&](uint64_t local_doc) -> uint64_t {
-    if (local_doc < num_before) return remote[local_doc];
-    if (local_doc < num_before + num_mine) return first_document + (local_doc - num_before);
-    return remote[local_doc - num_mine];
+    return numbering.OfRemote(index);
   };
   // Renumbered in place (a second list was hundreds of MB of fresh
   // pages). The candidates are sorted by (a, b): a's local number is
@@ -530,9 +539,8 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   // Verification split by cost, not count: see BalanceVerification.
   std::vector<CandidatePair> moved_in;
-  NEARDUP_RETURN_IF_ERROR(BalanceVerification(comm, layout, cost, asked_docs, sizes, num_before,
-                                              num_mine, remote, &candidates, &moved_in,
-                                              &stats->moved_candidates));
+  NEARDUP_RETURN_IF_ERROR(BalanceVerification(comm, layout, cost, asked_docs, sizes, numbering,
+                                              &candidates, &moved_in, &stats->moved_candidates));
   asked_docs.clear();
   report->candidates = report->candidates + moved_in.size() - stats->moved_candidates;
   if (!moved_in.empty()) {
@@ -560,8 +568,8 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     if (verified.ok()) {
       pairs = *std::move(verified);
       for (SimilarPair& pair : pairs) {
-        pair.a = global_number(pair.a);
-        pair.b = global_number(pair.b);
+        pair.a = numbering.Global(pair.a);
+        pair.b = numbering.Global(pair.b);
       }
     } else {
       local_status = verified.status();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "io/mapped_input.h"
 #include "neardup/deferred_sketches.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/recipe.h"
@@ -302,10 +303,8 @@ TEST_F(DeferredSketchesTest, AFileChangedBeforeTheSecondPassIsDataLoss) {
   struct stat st;
   ASSERT_EQ(::stat(inputs[0].c_str(), &st), 0);
   FingerprintedCorpus touched = corpus;
-  touched.record_files[0].modified_ns =
-      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  touched.record_files[0].changed_ns =
-      static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  touched.record_files[0].modified_ns = internal::TimeNanoseconds(st.st_mtim);
+  touched.record_files[0].changed_ns = internal::TimeNanoseconds(st.st_ctim);
   auto pairs = FindNearDuplicatePairsDeferred(&touched, *full, InputOptions{}, recipe_, options);
   EXPECT_EQ(pairs.status().code(), StatusCode::kDataLoss) << pairs.status();
   // Another modification time (the first pass's): refused before reading.

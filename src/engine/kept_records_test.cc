@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "io/io_test_util.h"
+#include "io/mapped_input.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/positioned_output.h"
 #include "neardup/recipe.h"
@@ -336,10 +337,8 @@ TEST_F(KeptRecordsTest, AFileChangedBetweenThePassesIsDataLoss) {
   Write("a.jsonl", " " + shifted.substr(0, shifted.size() - 1));
   struct stat st;
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  corpus.record_files[0].modified_ns =
-      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  corpus.record_files[0].changed_ns =
-      static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  corpus.record_files[0].modified_ns = internal::TimeNanoseconds(st.st_mtim);
+  corpus.record_files[0].changed_ns = internal::TimeNanoseconds(st.st_ctim);
   out.clear();
   status = Copy(corpus, keep, 100, 2, &out);
   EXPECT_EQ(status.code(), StatusCode::kDataLoss) << status;

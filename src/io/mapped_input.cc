@@ -20,14 +20,12 @@ std::function<void(const std::string&)>& AfterMapHook() {
   return hook;
 }
 
-// Wraps around (modular) instead of overflowing for times past 2262 or
-// before 1677, which a user's file may carry: only equality is ever asked.
-int64_t Nanoseconds(const struct timespec& t) {
+}  // namespace
+
+int64_t TimeNanoseconds(const struct timespec& t) {
   return static_cast<int64_t>(static_cast<uint64_t>(t.tv_sec) * 1000000000u +
                               static_cast<uint64_t>(t.tv_nsec));
 }
-
-}  // namespace
 
 size_t MappedInput::PageSize() {
   static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
@@ -78,8 +76,8 @@ std::shared_ptr<const MappedInput> MappedInput::Map(const std::string& path) {
   // Read front to back once, by several threads a chunk apart.
   (void)::madvise(file, size, MADV_SEQUENTIAL);
   std::shared_ptr<MappedInput> input(
-      new MappedInput(static_cast<const char*>(file), size, mapped, Nanoseconds(st.st_mtim)));
-  input->changed_ns_ = Nanoseconds(st.st_ctim);
+      new MappedInput(static_cast<const char*>(file), size, mapped, TimeNanoseconds(st.st_mtim)));
+  input->changed_ns_ = TimeNanoseconds(st.st_ctim);
   input->path_ = path;
   input->device_ = st.st_dev;
   input->inode_ = st.st_ino;
@@ -130,20 +128,25 @@ Status MappedInput::CheckUnchanged() const {
 }
 
 Status MappedInput::CompareWith(const struct stat* now, int error) const {
-  const std::string changed = "input " + path_ + " changed while it was read (";
-  if (now == nullptr) return DataLossError(changed + "now: " + std::strerror(error) + ")");
+  // The message is built on the error paths only: this runs once per file
+  // (and per second-pass range that ends at the file's end).
+  const auto changed = [&](const std::string& detail) {
+    return DataLossError("input " + path_ + " changed while it was read (" + detail + ")");
+  };
+  if (now == nullptr) return changed(std::string("now: ") + std::strerror(error));
   if (now->st_dev != device_ || now->st_ino != inode_) {
-    return DataLossError(changed + "the path names another file now)");
+    return changed("the path names another file now");
   }
   const uint64_t size = static_cast<uint64_t>(now->st_size);
   if (size < size_) return ShrankError();
   if (size > size_) {
-    return DataLossError(changed + "it grew from " + std::to_string(size_) + " to " +
-                         std::to_string(size) + " bytes: appended to or rewritten)");
+    return changed("it grew from " + std::to_string(size_) + " to " + std::to_string(size) +
+                   " bytes: appended to or rewritten");
   }
-  if (Nanoseconds(now->st_mtim) != modified_ns_ || Nanoseconds(now->st_ctim) != changed_ns_) {
-    return DataLossError(changed + "written or its status changed at the same size, " +
-                         std::to_string(size_) + " bytes)");
+  if (TimeNanoseconds(now->st_mtim) != modified_ns_ ||
+      TimeNanoseconds(now->st_ctim) != changed_ns_) {
+    return changed("written or its status changed at the same size, " + std::to_string(size_) +
+                   " bytes");
   }
   return Status::Ok();
 }

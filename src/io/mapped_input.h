@@ -19,6 +19,8 @@
 #ifndef NEARDUP_IO_MAPPED_INPUT_H_
 #define NEARDUP_IO_MAPPED_INPUT_H_
 
+#include <time.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -32,6 +34,12 @@
 struct stat;
 
 namespace neardup::internal {
+
+// A file time in nanoseconds, as MappedInput and RecordFile keep them
+// (modified_ns, changed_ns). Wraps around (modular) instead of overflowing
+// for times past 2262 or before 1677, which a user's file may carry: the
+// values are only compared for equality.
+int64_t TimeNanoseconds(const struct timespec& t);
 
 struct GuardedMapping;
 

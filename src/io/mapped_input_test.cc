@@ -160,8 +160,8 @@ TEST(MappedInputTest, AFileChangedUnderItsMappingIsFoundAtItsLastRange) {
   ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
   struct stat st;
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
-  ASSERT_EQ(st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, file->modified_ns());
-  ASSERT_NE(st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec, file->changed_ns());
+  ASSERT_EQ(TimeNanoseconds(st.st_mtim), file->modified_ns());
+  ASSERT_NE(TimeNanoseconds(st.st_ctim), file->changed_ns());
   EXPECT_EQ(file->CheckUnchanged().message(), same_size);
 
   // An append is a change: appended or rewritten longer, it cannot tell.
