@@ -34,12 +34,16 @@ constexpr std::string_view kManifestKind = "mpi-manifest";
 constexpr int kFormatVersion = 4;
 constexpr std::string_view kHeaderPrefix = "neardup-mpi checkpoint ";
 
-// The format this run writes: kFormatVersion, or (testing hook,
+#ifdef NEARDUP_MPI_TEST_HOOKS
+// The format this run writes: kFormatVersion, or (test build only,
 // NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=<n>) what an older binary wrote.
 int WrittenFormatVersion() {
   const char* hook = std::getenv("NEARDUP_MPI_TEST_CHECKPOINT_FORMAT");
   return hook != nullptr ? std::atoi(hook) : kFormatVersion;
 }
+#else
+constexpr int WrittenFormatVersion() { return kFormatVersion; }
+#endif
 
 // Flags that cannot change what is computed, so a resume may change them
 // (the output's name, the checkpoint's place too: it may be copied); with
@@ -181,7 +185,8 @@ Status ReadManifest(const std::string& dir, const std::string& identity, std::st
   return Status::Ok();
 }
 
-// The test hook (see the header).
+#ifdef NEARDUP_MPI_TEST_HOOKS
+// The test build's hook (see the header).
 void MaybeExitForTest(std::string_view stage, int rank) {
   const char* hook = std::getenv("NEARDUP_MPI_TEST_EXIT_AFTER");
   if (hook == nullptr) return;
@@ -191,6 +196,9 @@ void MaybeExitForTest(std::string_view stage, int rank) {
   std::fflush(stderr);
   std::_Exit(86);
 }
+#else
+void MaybeExitForTest(std::string_view, int) {}
+#endif
 
 }  // namespace
 

@@ -24,9 +24,12 @@
 // --resume starts afresh (it first rewrites the manifest with no stage, so
 // an older job's files are never mixed in).
 //
-// Testing hook: NEARDUP_MPI_TEST_EXIT_AFTER=<stage>:<rank> makes that rank
-// exit at once (code 86, without MPI_Finalize, as a killed process would)
-// right after <stage> is recorded in the manifest;
+// Test hooks, compiled only with NEARDUP_MPI_TEST_HOOKS defined: into the
+// test build `neardup-mpi-testhooks` (apps/mpi/CMakeLists.txt, never
+// installed), never into `neardup-mpi`, which reads neither variable.
+// NEARDUP_MPI_TEST_EXIT_AFTER=<stage>:<rank> makes that rank exit at once
+// (code 86, without MPI_Finalize, as a killed process would) right after
+// <stage> is recorded in the manifest;
 // NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=<n> writes format version n (to test
 // the refusal of an older binary's checkpoint).
 #ifndef NEARDUP_APPS_MPI_CHECKPOINT_H_

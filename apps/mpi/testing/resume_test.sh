@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # --checkpoint DIR / --resume: a job whose rank dies right after a stage
-# (the test hook NEARDUP_MPI_TEST_EXIT_AFTER=<stage>:<rank>: the rank exits
-# without MPI_Finalize, as a killed one would, and Open MPI ends the job),
-# resumed, writes exactly neardup's output; a damaged checkpoint file is
-# reported, never used; a resume of another job (flags, inputs, rank count)
-# is refused, and so is a checkpoint of an older format.
+# (the test build's hook NEARDUP_MPI_TEST_EXIT_AFTER=<stage>:<rank>: the
+# rank exits without MPI_Finalize, as a killed one would, and Open MPI ends
+# the job), resumed by the shipped neardup-mpi, writes exactly neardup's
+# output; a damaged checkpoint file is reported, never used; a resume of
+# another job (flags, inputs, rank count) is refused, and so is a
+# checkpoint of an older format (the test build's
+# NEARDUP_MPI_TEST_CHECKPOINT_FORMAT).
 #
-# Usage: resume_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR
+# Usage: resume_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR NEARDUP_MPI_TESTHOOKS
+# (the test build, neardup-mpi-testhooks; empty: skipped, exit 77).
 set -uo pipefail
-neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4
+neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4 testhooks=${5:-}
+if [ -z "$testhooks" ]; then
+  echo "neardup-mpi-testhooks is not built (NEARDUP_TEST_HOOKS off): skipped"
+  exit 77
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work"
 /usr/bin/python3 "$here/make_corpus.py" "$work/in" 15 >/dev/null
@@ -20,11 +27,13 @@ fail() {
   failures=$((failures + 1))
 }
 # mpi N ARGS...: neardup-mpi on N ranks; its exit code in $code, stderr in $work/err.
+# MPI_BINARY=... picks another binary (the test build).
 mpi() {
   local n=$1
   shift
   code=0
-  timeout 120 "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "$@" 2>"$work/err" || code=$?
+  timeout 120 "$mpiexec" -n "$n" --oversubscribe "${MPI_BINARY:-$neardup_mpi}" "$@" \
+    2>"$work/err" || code=$?
 }
 
 # A rank gone after each stage (rank 0 or another), then resumed:
@@ -48,7 +57,7 @@ for i in "${!cases[@]}"; do
   stage=${hook%%:*}
   "$neardup" "${command[@]}" --quiet "${inputs[@]}" -o "$work/expected.$i" 2>/dev/null
   [ -s "$work/expected.$i" ] || fail "neardup ${command[*]} wrote nothing"
-  NEARDUP_MPI_TEST_EXIT_AFTER=$hook mpi "$n" "${command[@]}" --quiet "${inputs[@]}" \
+  NEARDUP_MPI_TEST_EXIT_AFTER=$hook MPI_BINARY=$testhooks mpi "$n" "${command[@]}" --quiet "${inputs[@]}" \
     -o "$work/got.$i" --checkpoint "$work/ck.$i"
   if [ "$code" = 0 ] || [ -e "$work/got.$i" ]; then
     fail "[$i] ${command[*]}: the job with a rank gone after $stage exited $code (or left an output)"
@@ -144,7 +153,7 @@ refused "a changed input" 3 dedup --keep longest "${inputs[@]}"
 # 10: its pairs stage did not save the bytes of pairs placed; format 1,
 # before session 10, had the leader rule's pairs all on rank 0) is refused
 # by its format, not resumed into an internal error.
-NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=3 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.out" \
+NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=3 MPI_BINARY=$testhooks mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.out" \
   --checkpoint "$work/old"
 [ "$code" = 0 ] || fail "a run writing a format-3 checkpoint exited $code"
 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.resumed" --checkpoint "$work/old" --resume
