@@ -305,11 +305,16 @@ TEST_F(DeferredSketchesTest, AFileChangedBeforeTheSecondPassIsDataLoss) {
   FingerprintedCorpus touched = corpus;
   touched.record_files[0].modified_ns = internal::TimeNanoseconds(st.st_mtim);
   touched.record_files[0].changed_ns = internal::TimeNanoseconds(st.st_ctim);
+  // The message names the file, not a command (pairs, clusters and dedup
+  // all sketch again; it said "dedup" until session 13).
+  const std::string changed = "the inputs changed between passes over them (" + inputs[0] + ")";
   auto pairs = FindNearDuplicatePairsDeferred(&touched, *full, InputOptions{}, recipe_, options);
   EXPECT_EQ(pairs.status().code(), StatusCode::kDataLoss) << pairs.status();
+  EXPECT_EQ(pairs.status().message(), changed);
   // Another modification time (the first pass's): refused before reading.
   pairs = FindNearDuplicatePairsDeferred(&corpus, *full, InputOptions{}, recipe_, options);
   EXPECT_EQ(pairs.status().code(), StatusCode::kDataLoss) << pairs.status();
+  EXPECT_EQ(pairs.status().message(), changed);
   std::filesystem::remove(inputs[0]);
   pairs = FindNearDuplicatePairsDeferred(&touched, *full, InputOptions{}, recipe_, options);
   EXPECT_EQ(pairs.status().code(), StatusCode::kDataLoss) << pairs.status();

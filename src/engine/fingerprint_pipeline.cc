@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/batches_in_flight.h"
+#include "engine/located_records.h"
 #include "io/document_block.h"
 #include "io/jsonl_record_parser.h"
 #include "io/mapped_input.h"
@@ -371,8 +372,7 @@ Status CopyKeptRecords(DocumentReader& reader, std::span<const std::string> ids,
                        const std::function<Status(std::string_view)>& write) {
   const uint64_t n = ids.size();
   auto changed = [](uint64_t ordinal) {
-    return DataLossError("the inputs changed while dedup was reading them (document " +
-                         std::to_string(ordinal) + ")");
+    return internal::RecordFileChanged("document " + std::to_string(ordinal));
   };
   uint64_t documents = 0;
   Status status = RunBlockPipeline(

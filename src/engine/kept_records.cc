@@ -73,8 +73,8 @@ void AddRun(const char* run, size_t size, Range* range) {
 
 namespace internal {
 
-Status RecordFileChanged(const std::string& path) {
-  return DataLossError("the inputs changed while dedup was reading them (" + path + ")");
+Status RecordFileChanged(const std::string& where) {
+  return DataLossError("the inputs changed between passes over them (" + where + ")");
 }
 
 Result<std::vector<std::shared_ptr<const MappedInput>>> MapRecordFiles(

@@ -21,8 +21,11 @@
 
 namespace neardup::internal {
 
-// DataLoss "the inputs changed while dedup was reading them (path)".
-Status RecordFileChanged(const std::string& path);
+// DataLoss "the inputs changed between passes over them (where)": a later
+// pass (dedup's kept records, pairs' or clusters' verification sketches)
+// found its input other than the first pass did. `where`: the file's path,
+// or "document N" for records not read from a file that was mapped.
+Status RecordFileChanged(const std::string& where);
 
 // Maps each of corpus.record_files again; RecordFileChanged when one is gone
 // or is another file (device, inode) or its size, modification or status

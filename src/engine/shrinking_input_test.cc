@@ -354,7 +354,7 @@ TEST(ShrinkingInputTest, DedupsSecondPassReportsAFileWrittenUnderIt) {
     written.append(bytes);
     return Status::Ok();
   });
-  EXPECT_EQ(copied.message(), "the inputs changed while dedup was reading them (" + path + ")");
+  EXPECT_EQ(copied.message(), "the inputs changed between passes over them (" + path + ")");
   EXPECT_TRUE(written.empty());
 }
 
