@@ -26,8 +26,9 @@
 //   Memory per document: 8 (id) + b * 12 (the band key's high half and
 //     chain links; the low half lives in the band table's entry) + 16..32
 //     (id table) + b * 16..32 (band tables, load <= 1/2; less when documents
-//     share band keys) bytes: about 480..750 bytes for b = 16. MemoryBytes()
-//     reports the exact figure.
+//     share band keys) bytes: about 480..750 bytes for b = 16, and from 2 MiB
+//     a band array on, up to one 2 MiB huge page more per band array (their
+//     staggered offsets). MemoryBytes() reports the exact figure.
 //   Growth: a part at a time (session 12), so that no single Insert pays for
 //     the whole index: the id table and each band's table are 8 shards that
 //     rehash at their own inserts, the ids are in 4 MiB segments (nothing
@@ -134,7 +135,8 @@ class LshIndex {
   std::vector<std::pair<uint64_t, uint64_t>> AllPairCandidates(int bands_per_pass = 4) const;
 
   size_t size() const;
-  // Bytes held by the index (allocated capacity of all its arrays and tables).
+  // Bytes held by the index: the allocations of all its arrays and tables,
+  // the huge pages of its band arrays whole (their offsets' slack included).
   size_t MemoryBytes() const;
 
  private:

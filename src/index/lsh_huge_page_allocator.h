@@ -15,7 +15,9 @@
 // without one, and the part of the first page below the offset is faulted in
 // with it (a transparent huge page is faulted whole): up to one huge page
 // (2 MiB) per array, ~64 MB resident for 16 bands' keys and links at 1M
-// documents. LshIndex::MemoryBytes() counts capacities, not this slack.
+// documents. ReservedBytes() says what an allocation takes, slack included:
+// LshIndex::MemoryBytes() counts that (since session 13; it counted
+// capacities, which left this slack out).
 // Thread safety: immutable after construction; copies share the offset.
 #ifndef NEARDUP_INDEX_LSH_HUGE_PAGE_ALLOCATOR_H_
 #define NEARDUP_INDEX_LSH_HUGE_PAGE_ALLOCATOR_H_
@@ -67,13 +69,24 @@ class HugePageAllocator {
 
   size_t offset_bytes() const { return offset_; }
 
+  // The bytes that an allocation of `n` elements takes: n * sizeof(T) below
+  // kHugePageMinAllocation; else whole huge pages from the start of the
+  // first one (the offset below the elements included) to the end of the
+  // last (resident once touched, where the pages are transparent huge
+  // pages). 0 for 0.
+  size_t ReservedBytes(size_t n) const {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kHugePageMinAllocation) return bytes;
+    return (bytes + offset_ + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  }
+
   T* allocate(size_t n) {
     if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
     const size_t bytes = n * sizeof(T);
     if (bytes < kHugePageMinAllocation) {
       return static_cast<T*>(::operator new (bytes, std::align_val_t{alignof(T)}));
     }
-    const size_t rounded = (bytes + offset_ + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    const size_t rounded = ReservedBytes(n);
     void* p = std::aligned_alloc(kHugePageBytes, rounded);
     if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
@@ -115,6 +128,14 @@ class HugePageAllocator {
 
 template <typename T>
 using HugePageVector = std::vector<T, HugePageAllocator<T>>;
+
+// The bytes that `v`'s allocation takes (HugePageAllocator::ReservedBytes of
+// its capacity): what memory accounting should count, not capacity *
+// sizeof(T).
+template <typename T>
+size_t ReservedBytes(const HugePageVector<T>& v) {
+  return v.get_allocator().ReservedBytes(v.capacity());
+}
 
 }  // namespace neardup::internal
 

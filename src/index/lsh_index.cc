@@ -550,8 +550,9 @@ size_t LshIndex::MemoryBytes() const {
   size_t bytes = sizeof(LshIndexState) + s.doc_ids.MemoryBytes() + s.id_table.MemoryBytes() +
                  s.bands.capacity() * sizeof(LshBand);
   for (const LshBand& band : s.bands) {
-    bytes += band.table.MemoryBytes() + band.keys.capacity() * sizeof(uint32_t) +
-             band.links.capacity() * sizeof(ChainLink);
+    // The arrays' huge pages, the offset's slack included (up to a page each).
+    bytes += band.table.MemoryBytes() + internal::ReservedBytes(band.keys) +
+             internal::ReservedBytes(band.links);
   }
   return bytes;
 }

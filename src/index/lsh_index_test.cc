@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "index/lsh_band_key.h"
+#include "index/lsh_huge_page_allocator.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -492,6 +493,43 @@ TEST(LshIndexTest, MemoryGrowsWithDocuments) {
   // At least the band keys, links and table entries: 16 bands * 24 bytes.
   EXPECT_GE(full - empty, 2000u * 16 * 24);
   EXPECT_LE(full - empty, 2000u * 2000);
+}
+
+// The huge-page allocator's bytes: an allocation of 2 MiB or more takes
+// whole huge pages, the offset below its elements included.
+TEST(LshIndexTest, HugePageAllocationsTakeWholePagesWithTheirOffset) {
+  using internal::kHugePageBytes;
+  const internal::HugePageAllocator<uint32_t> at_zero(0);
+  const internal::HugePageAllocator<uint32_t> offset(64 * 1024);
+  EXPECT_EQ(offset.ReservedBytes(0), 0u);
+  EXPECT_EQ(offset.ReservedBytes(1000), 4000u);  // below 2 MiB: the bytes
+  EXPECT_EQ(at_zero.ReservedBytes(kHugePageBytes / 4), kHugePageBytes);
+  EXPECT_EQ(offset.ReservedBytes(kHugePageBytes / 4), 2 * kHugePageBytes);
+  EXPECT_EQ(offset.ReservedBytes(kHugePageBytes / 4 + 1), 2 * kHugePageBytes);
+  internal::HugePageVector<uint32_t> keys(offset);
+  keys.reserve(kHugePageBytes / 2);  // 4 MiB at 64 KiB into its first page
+  EXPECT_EQ(internal::ReservedBytes(keys), 3 * kHugePageBytes);
+}
+
+// MemoryBytes() counts what the band arrays take in huge pages, not their
+// capacities: each array but band 0's keys starts at an offset into its
+// first page (the stagger), so one of 2 or 4 MiB takes one more 2 MiB page
+// (session 13; ~64 MB at 1M documents and 16 bands went uncounted).
+TEST(LshIndexTest, MemoryCountsTheHugePagesOfTheBandArrays) {
+  LshIndex index = MakeIndex({16, 1}, 16);
+  // One band key per band for every document (the band tables stay at their
+  // minimum), 2^18 - 1 documents: by then Insert's growth ahead has doubled
+  // every band's keys and links to 2^19 entries (2 and 4 MiB; band b at
+  // 2^17 (1 + b / 16) documents), and none to 2^20 yet.
+  const Sketch sketch(16, 7);
+  const size_t documents = (size_t{1} << 18) - 1;
+  for (uint64_t id = 0; id < documents; ++id) ASSERT_TRUE(index.Insert(id, sketch).ok());
+  constexpr size_t kMiB = size_t{1} << 20;
+  // The arrays alone: 16 x (2 + 4) MiB, and a page for each of the 31 that
+  // start at an offset. Capacities (the count before session 13) stayed
+  // below this, the ids and the tables included.
+  EXPECT_GE(index.MemoryBytes(), 16 * 6 * kMiB + 31 * internal::kHugePageBytes);
+  EXPECT_LE(index.MemoryBytes(), 16 * 6 * kMiB + 31 * internal::kHugePageBytes + 32 * kMiB);
 }
 
 // Reserve makes room up front: inserting up to the reserved count changes

@@ -42,7 +42,7 @@ class LinearProbeTable {
 
   size_t size() const { return size_; }
   size_t capacity() const { return entries_.size(); }
-  size_t MemoryBytes() const { return entries_.capacity() * sizeof(uint64_t); }
+  size_t MemoryBytes() const { return ReservedBytes(entries_); }
 
   uint32_t SlotAt(size_t pos) const { return SlotOf(entries_[pos]); }
   void SetSlotAt(size_t pos, uint32_t slot) {

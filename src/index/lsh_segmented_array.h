@@ -78,7 +78,9 @@ class SegmentedArray {
     return total;
   }
   size_t MemoryBytes() const {
-    return capacity() * sizeof(T) + segments_.capacity() * sizeof(Segment);
+    size_t total = segments_.capacity() * sizeof(Segment);
+    for (const Segment& segment : segments_) total += ReservedBytes(segment);
+    return total;
   }
 
   const T& operator[](size_t i) const {
