@@ -16,26 +16,33 @@ rows=15
 if [ "${1:-}" = -n ]; then rows=$2; shift 2; fi
 [ $# -ge 1 ] || { echo "usage: $0 [-n ROWS] COMMAND..." >&2; exit 2; }
 data=$(mktemp)
-trap 'rm -f "$data"' EXIT
-perf sched record -g -o "$data" -- "$@" >/dev/null
-name=$(basename "$1")
-name=${name:0:15}  # the kernel's comm is at most 15 bytes
-echo "off-CPU ms  count  state  first kernel frames (threads of $name)"
-perf sched timehist -i "$data" --state -g 2>/dev/null | awk -v comm="$name" -v rows="$rows" '
-  # Columns: time, cpu, task[tid/pid], wait time (ms), sch delay, run time,
-  # state, callchain. A task line says how long the task waited before this
-  # run ("wait time") and how it left the CPU after it: the wait belongs to
-  # the reason of its previous line.
-  index($3, comm "[") == 1 {
+pid_file=$(mktemp)
+trap 'rm -f "$data" "$pid_file"' EXIT
+# The command's own process only (by pid, session 13: other processes of
+# the same name, e.g. other engineers' test runs, were counted before).
+perf sched record -g -o "$data" -- sh -c 'echo $$ > "$0"; exec "$@"' "$pid_file" "$@" >/dev/null
+pid=$(cat "$pid_file")
+echo "off-CPU ms  count  state  first kernel frames (threads of process $pid, $(basename "$1"))"
+perf sched timehist -i "$data" --state -g 2>/dev/null | awk -v pid="$pid" -v rows="$rows" '
+  # Columns: time, cpu, task[tid/pid] (task[pid] for the main thread), wait
+  # time (ms), sch delay, run time, state, callchain. A task line says how
+  # long the task waited before this run ("wait time") and how it left the
+  # CPU after it: the wait belongs to the reason of its previous line.
+  $3 ~ ("/" pid "]$") || $3 ~ ("\\[" pid "]$") {
     task = $3; wait = $4; state = $7
     reason = $0
     sub(/^.*[0-9.]+ +[0-9.]+ +[0-9.]+ +[A-Z+]+ +/, "", reason)
     n = split(reason, frames, " <- ")
     key = state
     for (i = 1; i <= n && i <= 4; ++i) key = key (i == 1 ? "  " : " <- ") frames[i]
-    if (task in last) { sum[last[task]] += wait; count[last[task]]++ }
+    if (task in last) {
+      sum[last[task]] += wait; count[last[task]]++
+      split(last[task], st, " "); by_state[st[1]] += wait
+    }
     last[task] = key
   }
   END {
+    # The totals by state first (D and S: waits; R and W: preempted).
+    for (k in by_state) printf "%10.1f  total  %s\n", by_state[k], k
     for (k in sum) printf "%10.1f %6d  %s\n", sum[k], count[k], k
   }' | sort -rn | head -n "$rows"

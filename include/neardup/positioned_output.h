@@ -35,6 +35,11 @@ class PositionedOutput {
   // Writes all of `bytes` at `offset`, or fails (a partial write is a
   // failure). REQUIRES: concurrent calls write disjoint ranges.
   virtual Status WriteAt(uint64_t offset, std::string_view bytes) = 0;
+  // A hint before the writes: they will cover [0, bytes). An output may
+  // allocate its storage ahead (a file's blocks, without its size), so that
+  // the writes, which a file system runs one at a time, do less. Errors are
+  // the writes' to report. Default: nothing.
+  virtual void Reserve(uint64_t bytes) { (void)bytes; }
 };
 
 // The bytes CopyKeptRecordsByLocation hands its `write`, written at their

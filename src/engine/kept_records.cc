@@ -324,6 +324,7 @@ Status CopyKeptRecordsByLocationAt(const FingerprintedCorpus& corpus, const std:
   // that the range holding its last byte is known when it is cut.
   uint64_t total = 0;
   for (size_t i = 0; i < n; ++i) total += OutputBytes(corpus, keep, i);
+  out.Reserve(total);
 
   const size_t range_bytes = std::max<size_t>(1, options.batch_bytes);
   const size_t in_flight = internal::BatchesInFlight(options);

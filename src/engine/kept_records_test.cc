@@ -99,6 +99,12 @@ class RecordingOutput : public PositionedOutput {
     writes_.push_back({offset, std::string(bytes)});
     return Status::Ok();
   }
+  void Reserve(uint64_t bytes) override {
+    EXPECT_TRUE(writes_.empty()) << "Reserve after a write";
+    reserved_.push_back(bytes);
+  }
+  // The Reserve calls' sizes: one, before the writes.
+  const std::vector<uint64_t>& reserved() const { return reserved_; }
 
   // The bytes written, checked to be disjoint writes that leave no gap
   // before `size`.
@@ -132,6 +138,7 @@ class RecordingOutput : public PositionedOutput {
   bool slow_failure_;
   std::mutex mutex_;
   std::vector<std::pair<uint64_t, std::string>> writes_;
+  std::vector<uint64_t> reserved_;
 };
 
 Status CopyAtOffsets(const FingerprintedCorpus& corpus, const std::vector<bool>& keep,
@@ -196,6 +203,8 @@ TEST_F(KeptRecordsTest, CopiesWhatTheSerialReaderKept) {
           EXPECT_EQ(written, expected.size());
           EXPECT_EQ(at.Assemble(written), expected) << "pattern " << pattern;
           EXPECT_EQ(at.LastEnd(), expected.size());
+          // Reserved once, before the writes, the output's size.
+          EXPECT_EQ(at.reserved(), std::vector<uint64_t>{expected.size()});
         }
       }
     }
