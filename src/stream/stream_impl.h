@@ -162,6 +162,7 @@ class NearDuplicateStream::Impl {
   // AddGroupLocked's framed records, reused (up to kKeptGroupRecordBytes of
   // capacity) so that a group allocates no buffer.
   std::string group_records_;
+  std::string snapshot_piece_;  // StepSnapshotLocked's records, reused
   static constexpr size_t kKeptGroupRecordBytes = size_t{4} << 20;
   StreamRecovery recovery_;
 
