@@ -56,6 +56,10 @@ if [ "$part" = all ] || [ "$part" = serve ]; then
 --route documents --connections 32 --threads 4 --rate 10000
 --route documents --connections 8 --threads 4 --batch 100' \
     SECONDS_PER_RUN=10 bench/server/load_figures.sh "$B" "$N" "$B" "$N" 2>&1 | tail -40
+  # Batches with both cores for the server (the loader on core 1 too; session
+  # 13): issue 14's 200 MB/s figure, with the split stated on each line.
+  PRIORITY=1 SERVER_CPU=0,1 RUNS='--route documents --connections 8 --threads 4 --batch 100' \
+    SECONDS_PER_RUN=10 bench/server/load_figures.sh "$B" "$N" "$B" "$N" 2>&1 | tail -8
 fi
 if [ "$part" = all ] || [ "$part" = pause ]; then
   for b in "$B" "$N"; do

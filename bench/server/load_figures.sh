@@ -18,7 +18,9 @@
 #
 # Environment: SECONDS_PER_RUN (default 5), SERVER_CPU / LOADER_CPU (taskset
 # CPU lists, default 0 / 1: one core each; "0,1" / "0,1" lets both share
-# both cores), FSYNC=1 to measure durable adds (default: --no-fsync, which
+# both cores; SERVER_CPU=0,1 with the loader on 1 gives batches both cores,
+# session 13: the loader costs ~3 us of CPU per batch document against the
+# server's ~30), FSYNC=1 to measure durable adds (default: --no-fsync, which
 # measures everything but the disk), RUNS (the list of loader argument sets,
 # one per line; default below), PRIORITY=1 to run the server and the loader
 # each in its own scheduler autogroup at nice -19 (root only; on a machine
@@ -33,6 +35,10 @@
 # (BASE_DIR holds neardup and bench/http_load, e.g. /work/main/wt/base10):
 # p50/p99 at a fixed 5,000 adds/s (set --rate to half the saturating rate
 # the second line measures), the saturating single-add rate, batch MB/s.
+# Batches on both cores (session 13; docs/SERVER.md "Measuring the load"):
+#   SERVER_CPU=0,1 RUNS='--route documents --connections 8 --threads 4 --batch 100' \
+#   SECONDS_PER_RUN=10 bench/server/load_figures.sh BASE_DIR build/release BASE_DIR build/release
+# Each line ends with the split: "cores server S loader L".
 set -euo pipefail
 [ $# -gt 0 ] || set -- build/release
 seconds=${SECONDS_PER_RUN:-5}
@@ -123,7 +129,7 @@ while IFS= read -r args; do
       'BEGIN { if (n > 0) printf "%.1f", t / hz / n * 1e6; else print "-" }')
     steal=$(awk -v s=$((steal_after - steal_before)) -v t=$((total_after - total_before)) \
       'BEGIN { if (t > 0) printf "%.1f", 100 * s / t; else print "-" }')
-    echo "$label$line  server CPU per request ${server_us} us  steal ${steal}% ${fsync_flag:-(durable)}"
+    echo "$label$line  server CPU per request ${server_us} us  steal ${steal}% ${fsync_flag:-(durable)}  cores server $server_cpu loader $loader_cpu"
     kill -TERM $server
     wait $server || true
     rm -rf "$data"

@@ -46,6 +46,10 @@ inline constexpr uint32_t kMaxLogRecordBytes = 256u << 20;
 
 // Frames `payload` as one record (header + payload), appended to *out.
 void AppendLogRecord(std::string_view payload, std::string* out);
+// Fills the header of a record built in place: `record` points at
+// kLogRecordHeaderBytes of room followed by the payload's `payload_bytes`
+// (a caller that encodes straight into its output buffer).
+void FrameLogRecordInPlace(char* record, size_t payload_bytes);
 
 // What ReadLogFile found.
 struct LogContents {
@@ -99,6 +103,16 @@ class WriteAheadLog {
   // REQUIRES: one caller at a time.
   Result<uint64_t> AppendBatch(std::span<const std::string> payloads, size_t* appended = nullptr);
 
+  // AppendBatch of records the caller framed already (AppendLogRecord or
+  // FrameLogRecordInPlace), concatenated in `framed`, record i ending at
+  // ends[i] (the last at framed.size()): written from `framed` with one
+  // write(), no copy. InvalidArgument, nothing written, when `ends` does not
+  // cut `framed` into records or a payload exceeds kMaxLogRecordBytes (a
+  // record's header is not read back: it is the caller's to frame right).
+  // Otherwise as AppendBatch. REQUIRES: one caller at a time.
+  Result<uint64_t> AppendFramed(std::string_view framed, std::span<const size_t> ends,
+                                size_t* appended = nullptr);
+
   // Returns once every record up to `lsn` is durable (group commit).
   Status SyncTo(uint64_t lsn);
 
@@ -126,9 +140,10 @@ class WriteAheadLog {
   uint64_t sync_nanoseconds_ = 0;
   std::string buffer_;  // Append's framing buffer (one writer)
 
-  // Writes buffer_ at `start`, whose records end at `ends` (offsets in
-  // buffer_); see AppendBatch.
-  Result<uint64_t> WriteBuffer(uint64_t start, std::span<const size_t> ends, size_t* appended);
+  // Writes `data` at `start`, whose records end at `ends` (offsets in
+  // `data`); see AppendBatch.
+  Result<uint64_t> WriteBuffer(uint64_t start, std::string_view data, std::span<const size_t> ends,
+                               size_t* appended);
 };
 
 // fsyncs the directory at `path`, so that a file created or renamed in it

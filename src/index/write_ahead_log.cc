@@ -47,6 +47,12 @@ void AppendLogRecord(std::string_view payload, std::string* out) {
   out->append(payload);
 }
 
+void FrameLogRecordInPlace(char* record, size_t payload_bytes) {
+  const char* payload = record + kLogRecordHeaderBytes;
+  PutU32(static_cast<uint32_t>(payload_bytes), record);
+  PutU64(XXH3_64bits(payload, payload_bytes), record + 4);
+}
+
 Result<LogContents> ReadLogFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return IoError("cannot open log " + path + ": " + std::strerror(errno));
@@ -144,7 +150,7 @@ Result<uint64_t> WriteAheadLog::Append(std::string_view payload) {
   buffer_.clear();
   AppendLogRecord(payload, &buffer_);
   const size_t end = buffer_.size();
-  return WriteBuffer(start, std::span<const size_t>(&end, 1), nullptr);
+  return WriteBuffer(start, buffer_, std::span<const size_t>(&end, 1), nullptr);
 }
 
 Result<uint64_t> WriteAheadLog::AppendBatch(std::span<const std::string> payloads,
@@ -171,14 +177,43 @@ Result<uint64_t> WriteAheadLog::AppendBatch(std::span<const std::string> payload
     AppendLogRecord(payload, &buffer_);
     ends.push_back(buffer_.size());
   }
-  return WriteBuffer(start, ends, appended);
+  return WriteBuffer(start, buffer_, ends, appended);
 }
 
-Result<uint64_t> WriteAheadLog::WriteBuffer(uint64_t start, std::span<const size_t> ends,
-                                            size_t* appended) {
+Result<uint64_t> WriteAheadLog::AppendFramed(std::string_view framed, std::span<const size_t> ends,
+                                             size_t* appended) {
+  if (appended != nullptr) *appended = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i < ends.size(); ++i) {
+    if (ends[i] < begin || ends[i] - begin < kLogRecordHeaderBytes || ends[i] > framed.size()) {
+      return InvalidArgumentError("framed record " + std::to_string(i) + " ends at " +
+                                  std::to_string(ends[i]) + ", not past its header at " +
+                                  std::to_string(begin) + " within " +
+                                  std::to_string(framed.size()) + " bytes");
+    }
+    NEARDUP_RETURN_IF_ERROR(CheckRecordSize(ends[i] - begin - kLogRecordHeaderBytes)
+                                .WithContext("record " + std::to_string(i)));
+    begin = ends[i];
+  }
+  if (begin != framed.size()) {
+    return InvalidArgumentError(std::to_string(framed.size() - begin) +
+                                " framed bytes past the last record");
+  }
+  uint64_t start;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!broken_.ok()) return broken_;
+    start = written_;
+  }
+  if (ends.empty()) return start;
+  return WriteBuffer(start, framed, ends, appended);
+}
+
+Result<uint64_t> WriteAheadLog::WriteBuffer(uint64_t start, std::string_view data,
+                                            std::span<const size_t> ends, size_t* appended) {
   size_t done = 0;
-  while (done < buffer_.size()) {
-    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       // ENOSPC or EIO: cut the partial record off so the file ends on a
@@ -207,7 +242,7 @@ Result<uint64_t> WriteAheadLog::WriteBuffer(uint64_t start, std::span<const size
   }
   std::lock_guard<std::mutex> lock(mutex_);
   ++appends_;
-  written_ = start + buffer_.size();
+  written_ = start + data.size();
   if (appended != nullptr) *appended = ends.size();
   return written_;
 }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -156,6 +157,71 @@ TEST(WriteAheadLogTest, AFailedAppendBatchKeepsItsWholeRecords) {
   const LogContents contents = *ReadLogFile(path);
   EXPECT_TRUE(contents.tail_error.empty()) << contents.tail_error;
   EXPECT_THAT(contents.records, ElementsAre("before", batch[0], batch[1], "after"));
+}
+
+// Records framed by the caller (AppendFramed: the stream frames a batch's
+// records in place, session 13) make the same file as AppendBatch of their
+// payloads; ends that do not cut the bytes into records are refused with
+// nothing written; a write that fails part way keeps the whole records, as
+// AppendBatch does.
+TEST(WriteAheadLogTest, AppendFramedWritesWhatAppendBatchWrites) {
+  TempDir dir;
+  const std::vector<std::string> batch = {"one", "", std::string(5000, 'b'), "four"};
+  std::string framed;
+  std::vector<size_t> ends;
+  for (const std::string& payload : batch) {
+    const size_t at = framed.size();
+    framed.resize(at + kLogRecordHeaderBytes + payload.size());
+    std::copy(payload.begin(), payload.end(), framed.begin() + at + kLogRecordHeaderBytes);
+    FrameLogRecordInPlace(framed.data() + at, payload.size());
+    ends.push_back(framed.size());
+  }
+  std::string expected;
+  for (const std::string& payload : batch) AppendLogRecord(payload, &expected);
+  EXPECT_EQ(framed, expected);
+
+  auto by_batch = std::move(WriteAheadLog::Open(dir.Path("batch"), 0)).value();
+  auto by_framed = std::move(WriteAheadLog::Open(dir.Path("framed"), 0)).value();
+  ASSERT_TRUE(by_batch->Append("solo").ok());
+  ASSERT_TRUE(by_framed->Append("solo").ok());
+  const uint64_t lsn = *by_batch->AppendBatch(batch);
+  size_t appended = 99;
+  EXPECT_EQ(*by_framed->AppendFramed(framed, ends, &appended), lsn);
+  EXPECT_EQ(appended, 4u);
+  EXPECT_EQ(by_framed->appends(), 2u);
+  EXPECT_EQ(*by_framed->AppendFramed("", {}, &appended), lsn);  // nothing to write
+  EXPECT_EQ(appended, 0u);
+  ASSERT_TRUE(by_batch->SyncTo(lsn).ok());
+  ASSERT_TRUE(by_framed->SyncTo(lsn).ok());
+  EXPECT_EQ(ReadFileBytes(dir.Path("framed")), ReadFileBytes(dir.Path("batch")));
+  EXPECT_THAT(ReadLogFile(dir.Path("framed"))->records,
+              ElementsAre("solo", "one", "", batch[2], "four"));
+
+  // Ends that do not cut `framed` into records: nothing written.
+  const std::vector<std::vector<size_t>> bad_ends = {
+      {ends[0], ends[1], ends[2]},                      // bytes past the last record
+      {ends[0], ends[0] + 5, ends[3]},                  // a record shorter than a header
+      {ends[1], ends[0], ends[3]},                      // going back
+      {ends[0], ends[1], ends[2], framed.size() + 1}};  // past the bytes
+  for (const std::vector<size_t>& bad : bad_ends) {
+    Result<uint64_t> refused = by_framed->AppendFramed(framed, bad, &appended);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused.status();
+    EXPECT_EQ(appended, 0u);
+    EXPECT_EQ(by_framed->size(), lsn);
+  }
+
+  // A file size limit inside the third record: the first two stay.
+  {
+    test_support::ScopedFileSizeLimit limit(lsn + ends[1] + 50);
+    Result<uint64_t> full = by_framed->AppendFramed(framed, ends, &appended);
+    EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted) << full.status();
+  }
+  EXPECT_EQ(appended, 2u);
+  EXPECT_EQ(by_framed->size(), lsn + ends[1]);
+  EXPECT_EQ(std::filesystem::file_size(dir.Path("framed")), lsn + ends[1]);
+  const LogContents contents = *ReadLogFile(dir.Path("framed"));
+  EXPECT_TRUE(contents.tail_error.empty()) << contents.tail_error;
+  EXPECT_THAT(contents.records, ElementsAre("solo", "one", "", batch[2], "four", "one", ""));
 }
 
 }  // namespace

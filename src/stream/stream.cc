@@ -147,9 +147,11 @@ Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_v
   NEARDUP_RETURN_IF_ERROR(CheckStreamId(id));
   Impl& s = *impl_;
   bool present = false;
+  uint64_t id_hash = 0;
   {
     std::lock_guard<std::mutex> lock(s.mutex_);
-    present = s.state_.Find(id) != nullptr;
+    id_hash = s.state_.IdHash(id);
+    present = s.state_.FindHashed(id, id_hash) != nullptr;
   }
   // Fingerprinting, the expensive part, runs outside the lock (a retry of a
   // present id needs none).
@@ -162,7 +164,8 @@ Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_v
   bool finish = false;
   {
     std::lock_guard<std::mutex> lock(s.mutex_);
-    added = s.AddLocked(StreamDocument{id, text, time}, present ? nullptr : &fingerprint, &answer);
+    added = s.AddLocked(StreamDocument{id, text, time}, id_hash, present ? nullptr : &fingerprint,
+                        &answer);
     log = s.log_;
     lsn = log == nullptr ? 0 : log->size();
     finish = std::exchange(s.finish_due_, false);
@@ -181,7 +184,8 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
   uint64_t lsn = 0;
   Status failed;
   std::vector<std::string_view> texts;
-  std::vector<size_t> positions;  // of each group document's text in `texts`
+  std::vector<size_t> positions;    // of each group document's text in `texts`
+  std::vector<uint64_t> id_hashes;  // state_.IdHash of each group document's id
   std::vector<Fingerprint> fingerprints;
   for (size_t first = 0; first < documents.size() && failed.ok(); first += kStreamBatchGroup) {
     const std::span<const StreamDocument> group =
@@ -191,10 +195,13 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
     // AddLocked, as Add would have done).
     texts.clear();
     positions.assign(group.size(), SIZE_MAX);
+    id_hashes.assign(group.size(), 0);
     {
       std::lock_guard<std::mutex> lock(s.mutex_);
       for (size_t i = 0; i < group.size(); ++i) {
-        if (CheckStreamId(group[i].id).ok() && s.state_.Find(group[i].id) == nullptr) {
+        if (!CheckStreamId(group[i].id).ok()) continue;
+        id_hashes[i] = s.state_.IdHash(group[i].id);
+        if (s.state_.FindHashed(group[i].id, id_hashes[i]) == nullptr) {
           positions[i] = texts.size();
           texts.push_back(group[i].text);
         }
@@ -208,7 +215,7 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
     bool finish = false;
     {
       std::lock_guard<std::mutex> lock(s.mutex_);
-      failed = s.AddGroupLocked(group, positions, &fingerprints, &answers[first]);
+      failed = s.AddGroupLocked(group, id_hashes, positions, &fingerprints, &answers[first]);
       log = s.log_;
       lsn = log == nullptr ? 0 : log->size();
       finish = std::exchange(s.finish_due_, false);

@@ -59,17 +59,24 @@ class StreamIdIndex {
   // Under `key` (tests: two keys, the same answers).
   explicit StreamIdIndex(const SipKey& key) : key_(key) {}
 
+  // The hash that places `id` (under this index's key): the *Hashed calls
+  // take it, so that a caller that looks an id up and then inserts it (a
+  // stream's add: present? then stored) hashes it once (session 13).
+  uint64_t Hash(std::string_view id) const { return HashOf(id); }
+
   // The seq of `id`, or null (valid until the next Insert or Erase).
-  const uint64_t* Find(std::string_view id) const {
-    const uint64_t hash = HashOf(id);
+  const uint64_t* Find(std::string_view id) const { return FindHashed(id, HashOf(id)); }
+  // REQUIRES: hash == Hash(id).
+  const uint64_t* FindHashed(std::string_view id, uint64_t hash) const {
     const Shard& shard = shards_[ShardOf(hash)];
     const size_t pos = shard.Find(hash, id);
     return pos == kNotFound ? nullptr : &shard.entries[pos].seq;
   }
 
   // False (and nothing changed) when `id` is present.
-  bool Insert(std::string_view id, uint64_t seq) {
-    const uint64_t hash = HashOf(id);
+  bool Insert(std::string_view id, uint64_t seq) { return InsertHashed(id, HashOf(id), seq); }
+  // REQUIRES: hash == Hash(id).
+  bool InsertHashed(std::string_view id, uint64_t hash, uint64_t seq) {
     Shard& shard = shards_[ShardOf(hash)];
     if (shard.Find(hash, id) != kNotFound) return false;
     if ((shard.size + 1) * 4 > shard.entries.size() * 3) shard.Grow();

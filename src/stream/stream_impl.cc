@@ -116,8 +116,9 @@ Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> NearDuplicateStream:
 }
 
 Result<std::optional<StreamDoc>> NearDuplicateStream::Impl::PrepareLocked(
-    const StreamDocument& document, Fingerprint* fingerprint, StreamAnswer* answer) const {
-  if (const StreamDoc* stored = state_.Find(document.id)) {
+    const StreamDocument& document, uint64_t id_hash, Fingerprint* fingerprint,
+    StreamAnswer* answer) const {
+  if (const StreamDoc* stored = state_.FindHashed(document.id, id_hash)) {
     *answer = AnswerOf(*stored);
     return std::optional<StreamDoc>();
   }
@@ -133,8 +134,8 @@ Result<std::optional<StreamDoc>> NearDuplicateStream::Impl::PrepareLocked(
   return std::optional<StreamDoc>(std::move(doc));
 }
 
-Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc) {
-  Status applied = state_.ApplyAdd(std::move(doc));
+Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc, uint64_t id_hash) {
+  Status applied = state_.ApplyAddHashed(std::move(doc), id_hash);
   if (!applied.ok()) {
     // Memory and log now disagree: refuse further writes.
     failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
@@ -143,22 +144,27 @@ Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc) {
   return Status::Ok();
 }
 
-Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document,
+Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document, uint64_t id_hash,
                                             Fingerprint* fingerprint, StreamAnswer* answer) {
   NEARDUP_ASSIGN_OR_RETURN(std::optional<StreamDoc> doc,
-                           PrepareLocked(document, fingerprint, answer));
+                           PrepareLocked(document, id_hash, fingerprint, answer));
   if (!doc) return Status::Ok();
   if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendLocked(internal::EncodeAdd(*doc)).status());
-  NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc)));
+  NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc), id_hash));
   MaybeRotateLocked();
   return Status::Ok();
 }
 
 Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument> group,
+                                                 std::span<const uint64_t> id_hashes,
                                                  std::span<const size_t> positions,
                                                  std::vector<Fingerprint>* fingerprints,
                                                  StreamAnswer* answers) {
-  std::vector<std::string> records;
+  // The group's records, framed straight into one buffer (no string per
+  // record) and written with one write().
+  std::string& framed = group_records_;
+  framed.clear();
+  std::vector<size_t> ends;       // of each record in `framed`
   std::vector<size_t> record_of;  // the group index of each record
   Status error;
   size_t error_at = group.size();
@@ -168,39 +174,43 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
     if (status.ok()) {
       Fingerprint* fingerprint =
           positions[i] == SIZE_MAX ? nullptr : &(*fingerprints)[positions[i]];
-      Result<std::optional<StreamDoc>> prepared = PrepareLocked(group[i], fingerprint, &answers[i]);
+      Result<std::optional<StreamDoc>> prepared =
+          PrepareLocked(group[i], id_hashes[i], fingerprint, &answers[i]);
       status = prepared.status();
       if (status.ok()) doc = std::move(prepared).value();
     }
     // A stream that refuses writes still answers a present id (as Add).
     if (status.ok() && doc && log_ != nullptr && !failed_.ok()) status = failed_;
     if (status.ok() && doc && log_ != nullptr) {
-      std::string record = internal::EncodeAdd(*doc);
-      if (record.size() > kMaxLogRecordBytes) {
-        status = InvalidArgumentError("log record of " + std::to_string(record.size()) +
+      const size_t bytes = internal::EncodedAddBytes(*doc);
+      if (bytes > kMaxLogRecordBytes) {
+        status = InvalidArgumentError("log record of " + std::to_string(bytes) +
                                       " bytes exceeds the maximum " +
                                       std::to_string(kMaxLogRecordBytes));
       } else {
-        records.push_back(std::move(record));
+        internal::AppendFramedAdd(*doc, &framed);
+        ends.push_back(framed.size());
         record_of.push_back(i);
       }
     }
-    if (status.ok() && doc) status = ApplyLocked(std::move(*doc));
+    if (status.ok() && doc) status = ApplyLocked(std::move(*doc), id_hashes[i]);
     if (!status.ok()) {
       error = status;
       error_at = i;
       break;
     }
   }
-  if (!records.empty()) {
+  if (!ends.empty()) {
     size_t appended = 0;
-    Status written = failed_.ok() ? log_->AppendBatch(records, &appended).status() : failed_;
+    Status written = failed_.ok() ? log_->AppendFramed(framed, ends, &appended).status() : failed_;
     if (!written.ok()) {
       ReloadLocked();
       error = written;
       error_at = record_of[appended];
     }
   }
+  // A large group's buffer is not kept for ever.
+  if (framed.capacity() > kKeptGroupRecordBytes) std::string().swap(framed);
   if (log_ != nullptr && (error.ok() || error_at > 0)) MaybeRotateLocked();
   if (!error.ok()) {
     return error.WithContext("document \"" + std::string(group[error_at].id) + "\"");

@@ -71,19 +71,25 @@ class NearDuplicateStream::Impl {
   // retry, or a concurrent request's add, durable once the caller's SyncAll
   // returns). `fingerprint` is the text's, or null when the caller skipped it
   // (the id was present when it looked): it is then computed here if the id
-  // has left meanwhile. REQUIRES: mutex_ held; a valid id.
+  // has left meanwhile. `id_hash` is state_.IdHash(document.id) (taken by
+  // the caller when it looked the id up: one SipHash per new document).
+  // REQUIRES: mutex_ held; a valid id.
   Result<std::optional<internal::StreamDoc>> PrepareLocked(const StreamDocument& document,
+                                                           uint64_t id_hash,
                                                            Fingerprint* fingerprint,
                                                            StreamAnswer* answer) const;
-  // Stores a decided document in memory. REQUIRES: mutex_ held.
-  Status ApplyLocked(internal::StreamDoc doc);
+  // Stores a decided document in memory. REQUIRES: mutex_ held; id_hash ==
+  // state_.IdHash(doc.id).
+  Status ApplyLocked(internal::StreamDoc doc, uint64_t id_hash);
   // Decides and stores one document (Add): its record is written before it
   // is applied, so a failed write leaves nothing to undo. REQUIRES: mutex_
-  // held; a valid id.
-  Status AddLocked(const StreamDocument& document, Fingerprint* fingerprint, StreamAnswer* answer);
+  // held; a valid id; id_hash as PrepareLocked.
+  Status AddLocked(const StreamDocument& document, uint64_t id_hash, Fingerprint* fingerprint,
+                   StreamAnswer* answer);
   // Decides and stores the documents of one group of AddBatch in order
   // (fingerprints[positions[i]] is group[i]'s, SIZE_MAX: skipped, see
-  // PrepareLocked), answers[i] for group[i], then writes their records with
+  // PrepareLocked; id_hashes[i] is state_.IdHash(group[i].id), or anything
+  // for an invalid id), answers[i] for group[i], then writes their records with
   // one log write (WriteAheadLog::AppendBatch). Each document is applied to
   // memory as it is decided (the next one's decision depends on it) and the
   // write comes last, so a failed write is undone by ReloadLocked: the
@@ -91,8 +97,9 @@ class NearDuplicateStream::Impl {
   // memory too. On an error at group[i] (its own, or its record not written)
   // the documents before it are stored, none from it on, and the error names
   // it. REQUIRES: mutex_ held.
-  Status AddGroupLocked(std::span<const StreamDocument> group, std::span<const size_t> positions,
-                        std::vector<Fingerprint>* fingerprints, StreamAnswer* answers);
+  Status AddGroupLocked(std::span<const StreamDocument> group, std::span<const uint64_t> id_hashes,
+                        std::span<const size_t> positions, std::vector<Fingerprint>* fingerprints,
+                        StreamAnswer* answers);
   // ComputeBatch (parallel), or Compute on this thread for one text (a
   // single-document request pays no task scheduling).
   Status FingerprintAll(std::span<const std::string_view> texts,
@@ -152,6 +159,11 @@ class NearDuplicateStream::Impl {
   uint64_t log_bytes_stepped_ = 0;         // log size at the last MaybeRotateLocked
   uint64_t rotation_due_bytes_ = 0;        // the log size that started the snapshot in progress
   Status failed_;                          // set once: writes refused after a log failure
+  // AddGroupLocked's framed records, reused (up to kKeptGroupRecordBytes of
+  // capacity) so that a group allocates no buffer.
+  std::string group_records_;
+  std::string snapshot_piece_;  // StepSnapshotLocked's records, reused
+  static constexpr size_t kKeptGroupRecordBytes = size_t{4} << 20;
   StreamRecovery recovery_;
 
  private:

@@ -2,6 +2,10 @@
 
 #include <bit>
 #include <cstring>
+#include <vector>
+
+#include "neardup/check.h"
+#include "neardup/write_ahead_log.h"
 
 namespace neardup::internal {
 namespace {
@@ -109,8 +113,70 @@ Status Malformed(std::string_view what) {
 
 }  // namespace
 
-std::string EncodeAdd(const StreamDoc& doc) {
-  Writer w;
+namespace {
+
+// Writes an add record's fields at a cursor into memory sized beforehand by
+// EncodedAddBytes (session 13: EncodeAdd grew its string a push_back at a
+// time, ~9 reallocations and copies for a 3 KB record, 11% of a batch's
+// CPU with the snapshot's encodes).
+class FixedWriter {
+ public:
+  explicit FixedWriter(char* out) : out_(out) {}
+  void U8(uint8_t v) { *out_++ = static_cast<char>(v); }
+  void U32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) out_[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+    out_ += 4;
+  }
+  void U64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) out_[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+    out_ += 8;
+  }
+  void I64(int64_t v) { U64(static_cast<uint64_t>(v)); }
+  void F64(double v) { U64(std::bit_cast<uint64_t>(v)); }
+  void Str(std::string_view s) {
+    U32(static_cast<uint32_t>(s.size()));
+    if (!s.empty()) std::memcpy(out_, s.data(), s.size());
+    out_ += s.size();
+  }
+  template <typename T>
+  void Vec(const std::vector<T>& values) {
+    U32(static_cast<uint32_t>(values.size()));
+    if constexpr (std::endian::native == std::endian::little) {
+      const size_t bytes = values.size() * sizeof(T);
+      if (bytes > 0) std::memcpy(out_, values.data(), bytes);
+      out_ += bytes;
+      return;
+    }
+    for (T v : values) {
+      if constexpr (sizeof(T) == 4) {
+        U32(v);
+      } else {
+        U64(v);
+      }
+    }
+  }
+  char* at() const { return out_; }
+
+ private:
+  char* out_;
+};
+
+}  // namespace
+
+size_t EncodedAddBytes(const StreamDoc& doc) {
+  size_t bytes = 1 + 8 + 8 + (4 + doc.id.size()) + 1 + (4 + doc.of.size()) + 8 + 1;
+  if (doc.kept) {
+    const Fingerprint& fp = doc.fingerprint;
+    bytes += 8 + 8 + 4 + (4 + fp.minhash.values.size() * sizeof(uint64_t)) + 1 +
+             (4 + fp.kvalue_minhash.values.size() * sizeof(uint64_t)) +
+             (4 + fp.chunks.size() * sizeof(uint32_t));
+  }
+  if (!doc.text.empty()) bytes += 4 + doc.text.size();
+  return bytes;
+}
+
+void EncodeAddTo(const StreamDoc& doc, char* out) {
+  FixedWriter w(out);
   w.U8(static_cast<uint8_t>(StreamRecordType::kAdd));
   w.U64(doc.seq);
   w.I64(doc.time);
@@ -130,7 +196,23 @@ std::string EncodeAdd(const StreamDoc& doc) {
     w.Vec(fp.chunks);
   }
   if (!doc.text.empty()) w.Str(doc.text);
-  return w.Take();
+  NEARDUP_DCHECK(w.at() == out + EncodedAddBytes(doc));
+}
+
+std::string EncodeAdd(const StreamDoc& doc) {
+  std::string record(EncodedAddBytes(doc), '\0');
+  EncodeAddTo(doc, record.data());
+  return record;
+}
+
+size_t AppendFramedAdd(const StreamDoc& doc, std::string* out) {
+  const size_t payload = EncodedAddBytes(doc);
+  const size_t at = out->size();
+  out->resize(at + kLogRecordHeaderBytes + payload);
+  char* record = out->data() + at;
+  EncodeAddTo(doc, record + kLogRecordHeaderBytes);
+  FrameLogRecordInPlace(record, payload);
+  return payload;
 }
 
 std::string EncodeRemove(std::string_view id) {

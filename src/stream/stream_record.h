@@ -16,6 +16,7 @@
 #ifndef NEARDUP_STREAM_STREAM_RECORD_H_
 #define NEARDUP_STREAM_STREAM_RECORD_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,6 +55,14 @@ struct StreamHeader {
 };
 
 std::string EncodeAdd(const StreamDoc& doc);
+// The add record's payload, written in place: EncodedAddBytes(doc) bytes
+// at `out` (what EncodeAdd returns, without its allocation).
+size_t EncodedAddBytes(const StreamDoc& doc);
+void EncodeAddTo(const StreamDoc& doc, char* out);
+// Appends the add record framed as a log record (header + payload, as
+// AppendLogRecord(EncodeAdd(doc), out) would) with no intermediate string;
+// returns the payload's size.
+size_t AppendFramedAdd(const StreamDoc& doc, std::string* out);
 std::string EncodeRemove(std::string_view id);
 std::string EncodeHeader(const StreamHeader& header);
 

@@ -103,7 +103,11 @@ Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool back
   // everything (Snapshot(), a large step after a big batch) must not build
   // the whole window's state as one string under the writer lock.
   constexpr size_t kMaxPieceBytes = size_t{1} << 20;
-  std::string records;
+  // Reserved for the piece and a record past it: grown a record at a time,
+  // the piece's string reallocated and copied itself ~5% of a batch's CPU
+  // (session 13). Reused between steps, up to 2 MiB.
+  std::string& records = snapshot_piece_;
+  records.reserve(std::min(min_bytes, kMaxPieceBytes) + (size_t{64} << 10));
   size_t stepped = 0;
   bool last = false;
   do {  // once at least: a step of 0 bytes still notices a finished snapshot
@@ -116,6 +120,7 @@ Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool back
     }
     stepped += records.size();
   } while (!last && stepped < min_bytes);
+  if (records.capacity() > kMaxPieceBytes * 2) std::string().swap(records);
   if (last) {
     state_.EndSnapshot();
     snapshot_finishing_ = true;

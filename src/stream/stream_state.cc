@@ -83,7 +83,11 @@ StreamState::StreamState(StreamConfig config, Recipe recipe, NearDuplicateOption
     : config_(std::move(config)), recipe_(std::move(recipe)), options_(options) {}
 
 const StreamDoc* StreamState::Find(std::string_view id) const {
-  const uint64_t* seq = seq_of_id_.Find(id);
+  return FindHashed(id, seq_of_id_.Hash(id));
+}
+
+const StreamDoc* StreamState::FindHashed(std::string_view id, uint64_t id_hash) const {
+  const uint64_t* seq = seq_of_id_.FindHashed(id, id_hash);
   return seq == nullptr ? nullptr : &docs_.at(*seq);
 }
 
@@ -187,11 +191,11 @@ uint64_t StreamState::DocBytes(const StreamDoc& doc) {
   return bytes;
 }
 
-Status StreamState::Store(StreamDoc doc) {
+Status StreamState::Store(StreamDoc doc, uint64_t id_hash) {
   // One id-table operation, not a lookup and then an insert (the id table
   // was ~5% of a batch's CPU); undone below if the index refuses the
   // document.
-  if (!seq_of_id_.Insert(doc.id, doc.seq)) {
+  if (!seq_of_id_.InsertHashed(doc.id, id_hash, doc.seq)) {
     return DataLossError("stream record adds id \"" + doc.id + "\" twice");
   }
   if (doc.kept && doc.fingerprint.num_tokens != 0) {
@@ -260,11 +264,11 @@ bool StreamState::AppendSnapshotRecords(size_t min_bytes, std::string* out) {
     const bool pending_left = pending != snapshot_pending_.end();
     if (!live_left && !pending_left) break;
     if (pending_left && (!live_left || pending->first < live->first)) {
-      AppendLogRecord(EncodeAdd(pending->second), out);
+      AppendFramedAdd(pending->second, out);
       range.next_seq = pending->first + 1;
       snapshot_pending_.erase(pending);
     } else {
-      AppendLogRecord(EncodeAdd(live->second), out);
+      AppendFramedAdd(live->second, out);
       range.next_seq = live->first + 1;
       ++live;
     }
@@ -285,13 +289,18 @@ void StreamState::EvictOlderThan(int64_t cutoff) {
 }
 
 Status StreamState::ApplyAdd(StreamDoc doc) {
+  const uint64_t id_hash = seq_of_id_.Hash(doc.id);
+  return ApplyAddHashed(std::move(doc), id_hash);
+}
+
+Status StreamState::ApplyAddHashed(StreamDoc doc, uint64_t id_hash) {
   if (doc.seq != next_seq_) {
     return DataLossError("stream record has document number " + std::to_string(doc.seq) +
                          "; the next is " + std::to_string(next_seq_));
   }
   const int64_t cutoff = CutoffFor(doc.time);
   const int64_t time = doc.time;
-  NEARDUP_RETURN_IF_ERROR(Store(std::move(doc)));
+  NEARDUP_RETURN_IF_ERROR(Store(std::move(doc), id_hash));
   ++next_seq_;
   ++added_;
   newest_time_ = newest_time_ ? std::max(*newest_time_, time) : time;
@@ -337,7 +346,8 @@ Status StreamState::LoadDoc(StreamDoc doc) {
     return DataLossError("snapshot document number " + std::to_string(doc.seq) +
                          " is not below the next, " + std::to_string(next_seq_));
   }
-  return Store(std::move(doc));
+  const uint64_t id_hash = seq_of_id_.Hash(doc.id);
+  return Store(std::move(doc), id_hash);
 }
 
 void StreamState::FillStats(StreamStats* stats) const {

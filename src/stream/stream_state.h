@@ -43,6 +43,13 @@ class StreamState {
 
   // The stored document `id`, or null.
   const StreamDoc* Find(std::string_view id) const;
+  // The hash of `id` in the id index, for the *Hashed calls: a new
+  // document's id is hashed once for its lookup and its insert. The same
+  // for every StreamState of the process (ProcessSipKey), so it stays valid
+  // across a reload.
+  uint64_t IdHash(std::string_view id) const { return seq_of_id_.Hash(id); }
+  // REQUIRES: id_hash == IdHash(id).
+  const StreamDoc* FindHashed(std::string_view id, uint64_t id_hash) const;
 
   // The leader-rule decision for a document of `fingerprint` at `time`
   // against the kept documents that are in the window once `time` is seen:
@@ -59,6 +66,8 @@ class StreamState {
   // DataLoss when doc.seq is not the next one or its id is present (a log that
   // does not follow its snapshot).
   Status ApplyAdd(StreamDoc doc);
+  // REQUIRES: id_hash == IdHash(doc.id).
+  Status ApplyAddHashed(StreamDoc doc, uint64_t id_hash);
   // Removes `id`; NotFound when absent.
   Status ApplyRemove(std::string_view id);
 
@@ -99,7 +108,7 @@ class StreamState {
 
  private:
   StreamState(StreamConfig config, Recipe recipe, NearDuplicateOptions options);
-  Status Store(StreamDoc doc);
+  Status Store(StreamDoc doc, uint64_t id_hash);
   void Erase(std::map<uint64_t, StreamDoc>::iterator it);
   void EvictOlderThan(int64_t cutoff);
   int64_t CutoffFor(int64_t time) const;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -13,6 +14,7 @@
 #include "neardup/clustering.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicates.h"
+#include "neardup/write_ahead_log.h"
 #include "stream/stream_id_index.h"
 #include "stream/stream_record.h"
 #include "stream/stream_state.h"
@@ -553,6 +555,154 @@ TEST(StreamIdIndexTest, AgreesWithAnUnorderedMapThroughGrowthAndErases) {
   EXPECT_EQ(index.Find(id_of(3)), nullptr);
   EXPECT_TRUE(index.Insert(id_of(3), 7));
   EXPECT_EQ(*index.Find(id_of(3)), 7u);
+}
+
+// The hashed calls a stream's add uses (hash once: FindHashed, then
+// InsertHashed when absent; session 13) give the same answers as Find and
+// Insert, checked against an unordered_map through growth and erases.
+TEST(StreamIdIndexTest, HashedFindThenInsertAgreesWithFindAndInsert) {
+  StreamIdIndex hashed;
+  StreamIdIndex plain;
+  std::unordered_map<std::string, uint64_t> oracle;
+  std::mt19937_64 random(13);
+  auto id_of = [](uint64_t n) {
+    return n % 4 == 0 ? "news/2026/11/27/a-long-article-slug-" + std::to_string(n)
+                      : std::to_string(n);
+  };
+  uint64_t seq = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 6000; ++i) {
+      const std::string id = id_of(random() % 20000);
+      const uint64_t hash = hashed.Hash(id);
+      EXPECT_EQ(hash, plain.Hash(id));  // one key per process
+      const uint64_t* found = hashed.FindHashed(id, hash);
+      const uint64_t* found_plain = plain.Find(id);
+      const auto it = oracle.find(id);
+      ASSERT_EQ(found != nullptr, it != oracle.end()) << id;
+      ASSERT_EQ(found_plain != nullptr, it != oracle.end()) << id;
+      if (found != nullptr) {
+        EXPECT_EQ(*found, it->second) << id;
+        EXPECT_EQ(*found_plain, it->second) << id;
+        EXPECT_FALSE(hashed.InsertHashed(id, hash, seq)) << id;  // present: unchanged
+      } else {
+        EXPECT_TRUE(hashed.InsertHashed(id, hash, seq)) << id;
+        EXPECT_TRUE(plain.Insert(id, seq)) << id;
+        oracle.emplace(id, seq);
+      }
+      ++seq;
+    }
+    for (int i = 0; i < 5000; ++i) {
+      const std::string id = id_of(random() % 20000);
+      const bool erased = oracle.erase(id) == 1;
+      EXPECT_EQ(hashed.Erase(id), erased) << id;
+      EXPECT_EQ(plain.Erase(id), erased) << id;
+    }
+    ASSERT_EQ(hashed.size(), oracle.size());
+    ASSERT_EQ(plain.size(), oracle.size());
+    for (uint64_t n = 0; n < 20000; ++n) {
+      const std::string id = id_of(n);
+      const uint64_t* found = hashed.Find(id);
+      const auto it = oracle.find(id);
+      ASSERT_EQ(found != nullptr, it != oracle.end()) << id;
+      if (found != nullptr) {
+        EXPECT_EQ(*found, it->second) << id;
+      }
+    }
+  }
+}
+
+// The add record's layout (stream_record.h) written field by field, a byte
+// at a time: the encoder of sessions 1-12, the oracle of the in-place one.
+std::string ReferenceAddRecord(const StreamDoc& doc) {
+  std::string out;
+  auto u8 = [&](uint8_t v) { out.push_back(static_cast<char>(v)); };
+  auto un = [&](uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  auto str = [&](const std::string& v) {
+    un(v.size(), 4);
+    out += v;
+  };
+  u8(1);
+  un(doc.seq, 8);
+  un(static_cast<uint64_t>(doc.time), 8);
+  str(doc.id);
+  u8(doc.status == StreamStatus::kNearDuplicate ? 1 : 0);
+  str(doc.of);
+  uint64_t similarity;
+  std::memcpy(&similarity, &doc.similarity, 8);
+  un(similarity, 8);
+  u8(doc.kept ? 1 : 0);
+  if (doc.kept) {
+    const Fingerprint& fp = doc.fingerprint;
+    un(fp.num_tokens, 8);
+    un(fp.simhash, 8);
+    un(fp.minhash.k, 4);
+    un(fp.minhash.values.size(), 4);
+    for (uint64_t v : fp.minhash.values) un(v, 8);
+    u8(fp.kvalue_minhash.empty ? 1 : 0);
+    un(fp.kvalue_minhash.values.size(), 4);
+    for (uint64_t v : fp.kvalue_minhash.values) un(v, 8);
+    un(fp.chunks.size(), 4);
+    for (uint32_t v : fp.chunks) un(v, 4);
+  }
+  if (!doc.text.empty()) str(doc.text);
+  return out;
+}
+
+// An add record written in place (EncodeAddTo, AppendFramedAdd: session 13)
+// is byte for byte the record of the layout (the byte-at-a-time encoder
+// above), framed as AppendLogRecord frames it: kept and not, with and
+// without a text, empty sketches, and it decodes back.
+TEST(StreamRecordTest, AddRecordsWrittenInPlaceEqualTheEncodedOnes) {
+  std::vector<StreamDoc> docs(4);
+  docs[0].seq = 7;
+  docs[0].time = -3;
+  docs[0].id = "kept-with-sketches";
+  docs[0].kept = true;
+  docs[0].fingerprint.num_tokens = 420;
+  docs[0].fingerprint.simhash = 0x0123456789abcdefULL;
+  docs[0].fingerprint.minhash.k = 128;
+  for (uint64_t v = 0; v < 128; ++v) {
+    docs[0].fingerprint.minhash.values.push_back(v * 0x9e3779b97f4a7c15ULL);
+    docs[0].fingerprint.kvalue_minhash.values.push_back(~v);
+  }
+  docs[0].fingerprint.kvalue_minhash.empty = false;
+  for (uint32_t c = 0; c < 500; ++c) docs[0].fingerprint.chunks.push_back(c * 2654435761u);
+  docs[1].seq = 8;
+  docs[1].time = 1796000000;
+  docs[1].id = "near";
+  docs[1].status = StreamStatus::kNearDuplicate;
+  docs[1].of = "kept-with-sketches";
+  docs[1].similarity = 0.875;
+  docs[2] = docs[0];
+  docs[2].seq = 9;
+  docs[2].text = std::string(3000, 't');
+  docs[3].seq = 10;
+  docs[3].id = "k";
+  docs[3].kept = true;  // no features: empty sketches
+  std::string framed = "prefix";
+  std::string expected = "prefix";
+  for (const StreamDoc& doc : docs) {
+    const std::string record = EncodeAdd(doc);
+    EXPECT_EQ(record, ReferenceAddRecord(doc)) << doc.id;
+    EXPECT_EQ(record.size(), EncodedAddBytes(doc));
+    std::string in_place(EncodedAddBytes(doc), '\0');
+    EncodeAddTo(doc, in_place.data());
+    EXPECT_EQ(in_place, record) << doc.id;
+    EXPECT_EQ(AppendFramedAdd(doc, &framed), record.size());
+    AppendLogRecord(record, &expected);
+    Result<StreamDoc> decoded = DecodeAdd(record);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(decoded->seq, doc.seq);
+    EXPECT_EQ(decoded->id, doc.id);
+    EXPECT_EQ(decoded->of, doc.of);
+    EXPECT_EQ(decoded->text, doc.text);
+    EXPECT_EQ(decoded->fingerprint.minhash, doc.fingerprint.minhash);
+    EXPECT_EQ(decoded->fingerprint.kvalue_minhash, doc.fingerprint.kvalue_minhash);
+    EXPECT_EQ(decoded->fingerprint.chunks, doc.fingerprint.chunks);
+  }
+  EXPECT_EQ(framed, expected);
 }
 
 }  // namespace

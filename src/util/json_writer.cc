@@ -1,7 +1,9 @@
 #include "neardup/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <system_error>
 
 #include "neardup/check.h"
 
@@ -113,9 +115,14 @@ std::string Hex64(uint64_t value) {
 
 void AppendJsonDouble(std::string* out, double value) {
   NEARDUP_CHECK(std::isfinite(value)) << "JSON cannot hold " << value;
+  // to_chars with a precision prints what printf("%.6g") prints (the
+  // standard defines it so), without printf's format parsing and locale:
+  // ~0.3 us of each answer of a batch POST (session 13).
   char buffer[32];
-  int n = std::snprintf(buffer, sizeof(buffer), "%.6g", value);
-  out->append(buffer, static_cast<size_t>(n));
+  const std::to_chars_result end =
+      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::general, 6);
+  NEARDUP_CHECK(end.ec == std::errc()) << "cannot print " << value;
+  out->append(buffer, end.ptr);
 }
 
 }  // namespace neardup

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace neardup::internal {
 namespace {
@@ -47,6 +51,26 @@ TEST(JsonWriterTest, Doubles) {
   out.clear();
   AppendJsonDouble(&out, 0.0);
   EXPECT_EQ(out, "0");
+}
+
+// The digits are printf("%.6g")'s (session 13 prints them with to_chars):
+// similarities, exponents both ways, rounding at the sixth digit, negatives.
+TEST(JsonWriterTest, DoublesArePrintedAsPercentPointSixG) {
+  std::vector<double> values = {0.0,   1.0,        0.5,       1.0 / 3,  2.0 / 3,   0.8,
+                                0.912, 0.99999949, 0.9999995, 123456.5, 1234567.0, 1e-5,
+                                1e-4,  -2.5e-7,    6.02e23,   -0.0625,  1e300,     5e-324};
+  std::mt19937_64 random(14);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int i = 0; i < 20000; ++i) values.push_back(unit(random));
+  for (int i = 0; i < 2000; ++i) values.push_back(std::ldexp(unit(random), i % 200 - 100));
+  for (int i = 0; i <= 64; ++i) values.push_back(1.0 - static_cast<double>(i) / 64);
+  for (const double value : values) {
+    char expected[64];
+    std::snprintf(expected, sizeof(expected), "%.6g", value);
+    std::string out;
+    AppendJsonDouble(&out, value);
+    EXPECT_EQ(out, expected) << value;
+  }
 }
 
 }  // namespace
