@@ -2,15 +2,22 @@
 
 #include <tbb/parallel_for.h>
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <climits>
+#include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "extract/html_extractor.h"
-#include "extract/office_extractor.h"
-#include "extract/pdf_extractor.h"
-#include "extract/warc_extractor.h"
-#include "extract/zip_archive.h"
+#include "extract/extract_backend.h"
+
+// Weak: absent from a program that loads the module instead.
+extern "C" __attribute__((weak)) const neardup::internal::ExtractBackend*
+neardup_extract_backend_v1();
 
 namespace neardup {
 namespace {
@@ -37,21 +44,6 @@ bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() &&
          std::equal(prefix.begin(), prefix.end(), text.begin(),
                     [](char a, char b) { return LowerAsciiChar(a) == LowerAsciiChar(b); });
-}
-
-// The zip-based formats, told apart by their members. An OpenDocument file
-// names its type in a first, stored member "mimetype" (ODF 1.2 part 3,
-// 3.3), which is visible in the raw bytes; a DOCX is looked up with libzip.
-std::optional<DocumentFormat> ZipFormat(std::string_view bytes) {
-  constexpr std::string_view kOdtMime = "mimetypeapplication/vnd.oasis.opendocument.text";
-  if (bytes.size() > 30 + kOdtMime.size() && bytes.substr(30, kOdtMime.size()) == kOdtMime &&
-      (bytes.size() == 30 + kOdtMime.size() || bytes[30 + kOdtMime.size()] != '-')) {
-    return DocumentFormat::kOdt;
-  }
-  Result<internal::ZipArchive> zip = internal::ZipArchive::Open(bytes, "");
-  if (!zip.ok()) return std::nullopt;
-  if (zip->Has("word/document.xml")) return DocumentFormat::kDocx;
-  return std::nullopt;
 }
 
 std::optional<DocumentFormat> FormatByName(std::string_view name) {
@@ -81,14 +73,6 @@ bool LooksLikeHtml(std::string_view bytes) {
   return StartsWithIgnoreCase(bytes, "<!doctype html") || StartsWithIgnoreCase(bytes, "<html");
 }
 
-Result<ExtractionResult> OneDocument(DocumentFormat format, Result<std::string> text) {
-  if (!text.ok()) return text.status();
-  ExtractionResult result;
-  result.format = format;
-  result.documents.push_back(ExtractedDocument{"", std::move(text).value(), "", ""});
-  return result;
-}
-
 }  // namespace
 
 std::string_view DocumentFormatName(DocumentFormat format) {
@@ -112,7 +96,12 @@ DocumentFormat DetectDocumentFormat(std::string_view bytes, std::string_view nam
   if (bytes.substr(0, 1024).find("%PDF-") != std::string_view::npos) return DocumentFormat::kPdf;
   if (bytes.substr(0, 7) == "WARC/1.") return DocumentFormat::kWarc;
   if (bytes.substr(0, 4) == std::string_view("PK\x03\x04", 4)) {
-    if (std::optional<DocumentFormat> format = ZipFormat(bytes)) return *format;
+    // A zip of another kind falls through to the name; so does a zip when
+    // the libraries cannot be loaded (its extraction reports that).
+    Result<const internal::ExtractBackend*> backend = internal::GetExtractBackend();
+    if (backend.ok()) {
+      if (std::optional<DocumentFormat> format = (*backend)->zip_format(bytes)) return *format;
+    }
   }
   if (std::optional<DocumentFormat> format = FormatByName(name)) return *format;
   if (LooksLikeHtml(bytes)) return DocumentFormat::kHtml;
@@ -121,29 +110,13 @@ DocumentFormat DetectDocumentFormat(std::string_view bytes, std::string_view nam
 
 Result<ExtractionResult> ExtractDocuments(std::string_view bytes, std::string_view name,
                                           DocumentFormat format, const ExtractOptions& options) {
-  switch (format) {
-    case DocumentFormat::kText: {
-      ExtractionResult result;
-      result.documents.push_back(ExtractedDocument{"", std::string(bytes), "", ""});
-      return result;
-    }
-    case DocumentFormat::kPdf:
-      return internal::ExtractPdf(bytes, name, options);
-    case DocumentFormat::kDocx:
-      return OneDocument(format, internal::ExtractDocxText(bytes, name, options));
-    case DocumentFormat::kOdt:
-      return OneDocument(format, internal::ExtractOdtText(bytes, name, options));
-    case DocumentFormat::kHtml: {
-      NEARDUP_ASSIGN_OR_RETURN(ExtractedDocument doc, internal::ExtractHtml(bytes, name, options));
-      ExtractionResult result;
-      result.format = format;
-      result.documents.push_back(std::move(doc));
-      return result;
-    }
-    case DocumentFormat::kWarc:
-      return internal::ExtractWarc(bytes, name, options);
+  if (format == DocumentFormat::kText) {
+    ExtractionResult result;
+    result.documents.push_back(ExtractedDocument{"", std::string(bytes), "", ""});
+    return result;
   }
-  return InvalidArgumentError("unknown document format");
+  NEARDUP_ASSIGN_OR_RETURN(const internal::ExtractBackend* backend, internal::GetExtractBackend());
+  return backend->extract(bytes, name, format, options);
 }
 
 std::vector<Result<ExtractionResult>> ExtractDocumentsInParallel(
@@ -160,4 +133,72 @@ std::vector<Result<ExtractionResult>> ExtractDocumentsInParallel(
   return results;
 }
 
+namespace internal {
+namespace {
+
+// The directory of the running executable ("" when unknown).
+std::string ExecutableDirectory() {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "";
+  const std::string_view exe(path, static_cast<size_t>(n));
+  const size_t slash = exe.rfind('/');
+  return slash == std::string_view::npos ? "" : std::string(exe.substr(0, slash));
+}
+
+Result<const ExtractBackend*> LoadExtractBackend() {
+  // Linked in: the table is here (the weak reference is resolved).
+  if (&neardup_extract_backend_v1 != nullptr) return neardup_extract_backend_v1();
+  // The build tree puts the module next to `neardup`; an installed
+  // `neardup` finds it in <libdir>/neardup, relative to <bindir> (so that a
+  // moved prefix still works), then at the configured prefix.
+  const std::string dir = ExecutableDirectory();
+  std::vector<std::string> candidates;
+  if (!dir.empty()) {
+    candidates.push_back(dir + "/neardup_extract.so");
+    candidates.push_back(dir + "/" NEARDUP_EXTRACT_MODULE_RELATIVE_DIR "/neardup_extract.so");
+  }
+  candidates.push_back(NEARDUP_EXTRACT_MODULE_INSTALL_DIR "/neardup_extract.so");
+  std::string tried;
+  for (const std::string& path : candidates) {
+    if (::access(path.c_str(), F_OK) != 0) {
+      tried += (tried.empty() ? "" : ", ") + path;
+      continue;
+    }
+    // RTLD_LOCAL: the module's own copies of neardup's code stay its own.
+    // Never closed: its functions and thread-local state live until exit.
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = ::dlerror();
+      return FailedPreconditionError("cannot load the document extraction module " + path + ": " +
+                                     (why != nullptr ? why : "dlopen failed"));
+    }
+    auto entry = reinterpret_cast<const ExtractBackend* (*)()>(
+        ::dlsym(handle, "neardup_extract_backend_v1"));
+    const ExtractBackend* backend = entry != nullptr ? entry() : nullptr;
+    if (backend == nullptr || backend->abi != kExtractBackendAbi ||
+        backend->options_size != sizeof(ExtractOptions) ||
+        backend->result_size != sizeof(ExtractionResult) ||
+        backend->status_size != sizeof(Status)) {
+      return FailedPreconditionError("the document extraction module " + path +
+                                     " is of another neardup build");
+    }
+    return backend;
+  }
+  return FailedPreconditionError(
+      "this neardup reads PDF, DOCX, ODT, HTML and WARC files with the module "
+      "neardup_extract.so, which is not installed (looked for " +
+      tried + ")");
+}
+
+}  // namespace
+
+Result<const ExtractBackend*> GetExtractBackend() {
+  static std::once_flag once;
+  static Result<const ExtractBackend*> backend = InternalError("not loaded");
+  std::call_once(once, [] { backend = LoadExtractBackend(); });
+  return backend;
+}
+
+}  // namespace internal
 }  // namespace neardup
