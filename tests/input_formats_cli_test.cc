@@ -246,6 +246,11 @@ TEST_F(InputFormatsCliTest, TheFormatLibrariesAreLoadedOnlyToExtract) {
   for (const char* library : {"libpoppler", "libtesseract", "libzip", "libxml2", "libgumbo"}) {
     EXPECT_THAT(start.out, ::testing::Not(HasSubstr(library)));
   }
+#ifdef NEARDUP_CLI_LOADS_POSTGRES_MODULE
+  // libpq too: the PostgreSQL sink is the module neardup_postgres.so
+  // (postgres_sink_test writes through it).
+  EXPECT_THAT(start.out, ::testing::Not(HasSubstr("libpq")));
+#endif
   // The build's own binary extracts (the module lies next to it).
   std::string folder = WriteSameTextFolder();
   CommandResult with = Neardup("fingerprint " + folder);
@@ -272,6 +277,15 @@ TEST_F(InputFormatsCliTest, TheFormatLibrariesAreLoadedOnlyToExtract) {
   }
   EXPECT_THAT(Read(err), HasSubstr("with the module neardup_extract.so, which is not installed"));
   EXPECT_THAT(Read(err), HasSubstr("4 records skipped"));
+#ifdef NEARDUP_CLI_LOADS_POSTGRES_MODULE
+  // Nor can it open a PostgreSQL sink (before connecting to anything).
+  status = std::system((lonely.string() + " pairs -q --sink postgresql://localhost:1/x " + folder +
+                        " >" + out + " 2>" + err)
+                           .c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  EXPECT_THAT(Read(err), HasSubstr("writes to PostgreSQL with the module neardup_postgres.so, "
+                                   "which is not installed"));
+#endif
 #endif
 }
 

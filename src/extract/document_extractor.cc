@@ -2,18 +2,15 @@
 
 #include <tbb/parallel_for.h>
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "extract/extract_backend.h"
+#include "util/module_loader.h"
 
 // Weak: absent from a program that loads the module instead.
 extern "C" __attribute__((weak)) const neardup::internal::ExtractBackend*
@@ -136,59 +133,20 @@ std::vector<Result<ExtractionResult>> ExtractDocumentsInParallel(
 namespace internal {
 namespace {
 
-// The directory of the running executable ("" when unknown).
-std::string ExecutableDirectory() {
-  char path[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return "";
-  const std::string_view exe(path, static_cast<size_t>(n));
-  const size_t slash = exe.rfind('/');
-  return slash == std::string_view::npos ? "" : std::string(exe.substr(0, slash));
-}
-
 Result<const ExtractBackend*> LoadExtractBackend() {
   // Linked in: the table is here (the weak reference is resolved).
   if (&neardup_extract_backend_v1 != nullptr) return neardup_extract_backend_v1();
-  // The build tree puts the module next to `neardup`; an installed
-  // `neardup` finds it in <libdir>/neardup, relative to <bindir> (so that a
-  // moved prefix still works), then at the configured prefix.
-  const std::string dir = ExecutableDirectory();
-  std::vector<std::string> candidates;
-  if (!dir.empty()) {
-    candidates.push_back(dir + "/neardup_extract.so");
-    candidates.push_back(dir + "/" NEARDUP_EXTRACT_MODULE_RELATIVE_DIR "/neardup_extract.so");
+  NEARDUP_ASSIGN_OR_RETURN(void* entry,
+                           LoadModuleEntry("neardup_extract.so", "neardup_extract_backend_v1",
+                                           "reads PDF, DOCX, ODT, HTML and WARC files"));
+  const ExtractBackend* backend = reinterpret_cast<const ExtractBackend* (*)()>(entry)();
+  if (backend == nullptr || backend->abi != kExtractBackendAbi ||
+      backend->options_size != sizeof(ExtractOptions) ||
+      backend->result_size != sizeof(ExtractionResult) || backend->status_size != sizeof(Status)) {
+    return FailedPreconditionError(
+        "the document extraction module neardup_extract.so is of another neardup build");
   }
-  candidates.push_back(NEARDUP_EXTRACT_MODULE_INSTALL_DIR "/neardup_extract.so");
-  std::string tried;
-  for (const std::string& path : candidates) {
-    if (::access(path.c_str(), F_OK) != 0) {
-      tried += (tried.empty() ? "" : ", ") + path;
-      continue;
-    }
-    // RTLD_LOCAL: the module's own copies of neardup's code stay its own.
-    // Never closed: its functions and thread-local state live until exit.
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      const char* why = ::dlerror();
-      return FailedPreconditionError("cannot load the document extraction module " + path + ": " +
-                                     (why != nullptr ? why : "dlopen failed"));
-    }
-    auto entry = reinterpret_cast<const ExtractBackend* (*)()>(
-        ::dlsym(handle, "neardup_extract_backend_v1"));
-    const ExtractBackend* backend = entry != nullptr ? entry() : nullptr;
-    if (backend == nullptr || backend->abi != kExtractBackendAbi ||
-        backend->options_size != sizeof(ExtractOptions) ||
-        backend->result_size != sizeof(ExtractionResult) ||
-        backend->status_size != sizeof(Status)) {
-      return FailedPreconditionError("the document extraction module " + path +
-                                     " is of another neardup build");
-    }
-    return backend;
-  }
-  return FailedPreconditionError(
-      "this neardup reads PDF, DOCX, ODT, HTML and WARC files with the module "
-      "neardup_extract.so, which is not installed (looked for " +
-      tried + ")");
+  return backend;
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 // archive neardup_extract_libraries holds the table, and linking
 // neardup_extract forces it in (`--undefined=neardup_extract_backend_v1`).
 // Loaded lazily (the `neardup` CLI, target property
-// NEARDUP_EXTRACT_AS_MODULE): the table is not linked, and the first
+// NEARDUP_LIBRARIES_AS_MODULES): the table is not linked, and the first
 // extraction dlopen()s the module neardup_extract.so (the same archive,
 // built as a shared module) from next to the executable, then from the
 // installed library directory. A JSONL or text run then never loads the

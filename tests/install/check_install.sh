@@ -57,6 +57,11 @@ if readelf -d "$cli" | grep -qE 'NEEDED.*(poppler|tesseract)'; then
   echo "the installed neardup links the format libraries at start" >&2
   exit 1
 fi
+# libpq too, where the PostgreSQL sink was built (its module installed).
+if [ -f "$prefix/lib/neardup/neardup_postgres.so" ] && readelf -d "$cli" | grep -q 'NEEDED.*libpq'; then
+  echo "the installed neardup links libpq at start" >&2
+  exit 1
+fi
 printf '<!DOCTYPE html><html><body><p>%s</p></body></html>\n' "$(cat "$work/a.txt")" >"$work/page.html"
 "$cli" fingerprint -q "$work/page.html" | sed -E 's/.*"simhash":"([0-9a-f]+)".*/\1/' >"$work/page_simhash.txt"
 "$cli" fingerprint -q "$work/a.txt" | sed -E 's/.*"simhash":"([0-9a-f]+)".*/\1/' >"$work/a_simhash.txt"
