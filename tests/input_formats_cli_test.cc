@@ -1,6 +1,7 @@
 // `neardup` over the same text as .txt, .pdf, .docx, .odt and .html, a
 // multi-record .warc.gz, damaged files and a scanned PDF (issue 21). The
 // fixtures are made here (src/extract/extract_test_util.h).
+#include <cstdlib>
 #include <map>
 
 #include "cli_test_util.h"
@@ -226,6 +227,66 @@ TEST_F(InputFormatsCliTest, CatalogKeepsTheOriginalFileNameAndFormat) {
   EXPECT_THAT(query.out, HasSubstr("\"b_format\":\"warc\",\"b_name\":\"crawl.warc.gz\""));
   EXPECT_THAT(query.out, HasSubstr("\"b\":\"b.pdf\""));
   EXPECT_THAT(query.out, HasSubstr("\"b_format\":\"pdf\"}"));  // its name is its id
+}
+
+// `neardup` loads the format libraries (poppler, Tesseract, libzip,
+// libxml2, gumbo) with the module neardup_extract.so on its first
+// extraction, not at start (src/extract/extract_backend.h): a JSONL run
+// never maps them. Without the module, the files it would extract are
+// skipped and named with the reason; plain text is read as before.
+TEST_F(InputFormatsCliTest, TheFormatLibrariesAreLoadedOnlyToExtract) {
+#ifndef NEARDUP_CLI_LOADS_EXTRACT_MODULE
+  GTEST_SKIP() << "this build links the format libraries into neardup";
+#else
+  // What the dynamic loader maps at start (ldd's own way: the loader lists
+  // the objects and exits).
+  CommandResult start = NeardupWithEnv("LD_TRACE_LOADED_OBJECTS=1", "--version");
+  ASSERT_EQ(start.exit_code, 0) << start.err;
+  EXPECT_THAT(start.out, HasSubstr("libtbb"));
+  for (const char* library : {"libpoppler", "libtesseract", "libzip", "libxml2", "libgumbo"}) {
+    EXPECT_THAT(start.out, ::testing::Not(HasSubstr(library)));
+  }
+#ifdef NEARDUP_CLI_LOADS_POSTGRES_MODULE
+  // libpq too: the PostgreSQL sink is the module neardup_postgres.so
+  // (postgres_sink_test writes through it).
+  EXPECT_THAT(start.out, ::testing::Not(HasSubstr("libpq")));
+#endif
+  // The build's own binary extracts (the module lies next to it).
+  std::string folder = WriteSameTextFolder();
+  CommandResult with = Neardup("fingerprint " + folder);
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_THAT(with.err, HasSubstr("4 documents extracted"));
+
+  if (std::filesystem::exists(NEARDUP_EXTRACT_MODULE_INSTALLED)) {
+    GTEST_SKIP() << "an installed " << NEARDUP_EXTRACT_MODULE_INSTALLED
+                 << " would serve a copy of neardup too";
+  }
+  // A copy of the binary with no module beside it (a copy, not a link:
+  // the module is looked for next to the file that runs).
+  std::filesystem::path lonely = dir_ / "lonely" / "neardup";
+  std::filesystem::create_directories(lonely.parent_path());
+  std::filesystem::copy_file(NEARDUP_CLI, lonely);
+  std::string out = (dir_ / "lonely.out").string();
+  std::string err = (dir_ / "lonely.err").string();
+  int status =
+      std::system((lonely.string() + " fingerprint " + folder + " >" + out + " 2>" + err).c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Read(err);
+  EXPECT_EQ(Lines(Read(out)).size(), 2u) << Read(out);  // a.txt and f.txt
+  for (const char* name : {"b.pdf", "c.docx", "d.odt", "e.html"}) {
+    EXPECT_THAT(Read(err), HasSubstr(std::string("skipped ") + folder + "/" + name));
+  }
+  EXPECT_THAT(Read(err), HasSubstr("with the module neardup_extract.so, which is not installed"));
+  EXPECT_THAT(Read(err), HasSubstr("4 records skipped"));
+#ifdef NEARDUP_CLI_LOADS_POSTGRES_MODULE
+  // Nor can it open a PostgreSQL sink (before connecting to anything).
+  status = std::system((lonely.string() + " pairs -q --sink postgresql://localhost:1/x " + folder +
+                        " >" + out + " 2>" + err)
+                           .c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  EXPECT_THAT(Read(err), HasSubstr("writes to PostgreSQL with the module neardup_postgres.so, "
+                                   "which is not installed"));
+#endif
+#endif
 }
 
 }  // namespace

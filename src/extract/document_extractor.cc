@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "extract/html_extractor.h"
-#include "extract/office_extractor.h"
-#include "extract/pdf_extractor.h"
-#include "extract/warc_extractor.h"
-#include "extract/zip_archive.h"
+#include "extract/extract_backend.h"
+#include "util/module_loader.h"
+
+// Weak: absent from a program that loads the module instead.
+extern "C" __attribute__((weak)) const neardup::internal::ExtractBackend*
+neardup_extract_backend_v1();
 
 namespace neardup {
 namespace {
@@ -37,21 +41,6 @@ bool StartsWithIgnoreCase(std::string_view text, std::string_view prefix) {
   return text.size() >= prefix.size() &&
          std::equal(prefix.begin(), prefix.end(), text.begin(),
                     [](char a, char b) { return LowerAsciiChar(a) == LowerAsciiChar(b); });
-}
-
-// The zip-based formats, told apart by their members. An OpenDocument file
-// names its type in a first, stored member "mimetype" (ODF 1.2 part 3,
-// 3.3), which is visible in the raw bytes; a DOCX is looked up with libzip.
-std::optional<DocumentFormat> ZipFormat(std::string_view bytes) {
-  constexpr std::string_view kOdtMime = "mimetypeapplication/vnd.oasis.opendocument.text";
-  if (bytes.size() > 30 + kOdtMime.size() && bytes.substr(30, kOdtMime.size()) == kOdtMime &&
-      (bytes.size() == 30 + kOdtMime.size() || bytes[30 + kOdtMime.size()] != '-')) {
-    return DocumentFormat::kOdt;
-  }
-  Result<internal::ZipArchive> zip = internal::ZipArchive::Open(bytes, "");
-  if (!zip.ok()) return std::nullopt;
-  if (zip->Has("word/document.xml")) return DocumentFormat::kDocx;
-  return std::nullopt;
 }
 
 std::optional<DocumentFormat> FormatByName(std::string_view name) {
@@ -81,14 +70,6 @@ bool LooksLikeHtml(std::string_view bytes) {
   return StartsWithIgnoreCase(bytes, "<!doctype html") || StartsWithIgnoreCase(bytes, "<html");
 }
 
-Result<ExtractionResult> OneDocument(DocumentFormat format, Result<std::string> text) {
-  if (!text.ok()) return text.status();
-  ExtractionResult result;
-  result.format = format;
-  result.documents.push_back(ExtractedDocument{"", std::move(text).value(), "", ""});
-  return result;
-}
-
 }  // namespace
 
 std::string_view DocumentFormatName(DocumentFormat format) {
@@ -112,7 +93,12 @@ DocumentFormat DetectDocumentFormat(std::string_view bytes, std::string_view nam
   if (bytes.substr(0, 1024).find("%PDF-") != std::string_view::npos) return DocumentFormat::kPdf;
   if (bytes.substr(0, 7) == "WARC/1.") return DocumentFormat::kWarc;
   if (bytes.substr(0, 4) == std::string_view("PK\x03\x04", 4)) {
-    if (std::optional<DocumentFormat> format = ZipFormat(bytes)) return *format;
+    // A zip of another kind falls through to the name; so does a zip when
+    // the libraries cannot be loaded (its extraction reports that).
+    Result<const internal::ExtractBackend*> backend = internal::GetExtractBackend();
+    if (backend.ok()) {
+      if (std::optional<DocumentFormat> format = (*backend)->zip_format(bytes)) return *format;
+    }
   }
   if (std::optional<DocumentFormat> format = FormatByName(name)) return *format;
   if (LooksLikeHtml(bytes)) return DocumentFormat::kHtml;
@@ -121,29 +107,13 @@ DocumentFormat DetectDocumentFormat(std::string_view bytes, std::string_view nam
 
 Result<ExtractionResult> ExtractDocuments(std::string_view bytes, std::string_view name,
                                           DocumentFormat format, const ExtractOptions& options) {
-  switch (format) {
-    case DocumentFormat::kText: {
-      ExtractionResult result;
-      result.documents.push_back(ExtractedDocument{"", std::string(bytes), "", ""});
-      return result;
-    }
-    case DocumentFormat::kPdf:
-      return internal::ExtractPdf(bytes, name, options);
-    case DocumentFormat::kDocx:
-      return OneDocument(format, internal::ExtractDocxText(bytes, name, options));
-    case DocumentFormat::kOdt:
-      return OneDocument(format, internal::ExtractOdtText(bytes, name, options));
-    case DocumentFormat::kHtml: {
-      NEARDUP_ASSIGN_OR_RETURN(ExtractedDocument doc, internal::ExtractHtml(bytes, name, options));
-      ExtractionResult result;
-      result.format = format;
-      result.documents.push_back(std::move(doc));
-      return result;
-    }
-    case DocumentFormat::kWarc:
-      return internal::ExtractWarc(bytes, name, options);
+  if (format == DocumentFormat::kText) {
+    ExtractionResult result;
+    result.documents.push_back(ExtractedDocument{"", std::string(bytes), "", ""});
+    return result;
   }
-  return InvalidArgumentError("unknown document format");
+  NEARDUP_ASSIGN_OR_RETURN(const internal::ExtractBackend* backend, internal::GetExtractBackend());
+  return backend->extract(bytes, name, format, options);
 }
 
 std::vector<Result<ExtractionResult>> ExtractDocumentsInParallel(
@@ -160,4 +130,33 @@ std::vector<Result<ExtractionResult>> ExtractDocumentsInParallel(
   return results;
 }
 
+namespace internal {
+namespace {
+
+Result<const ExtractBackend*> LoadExtractBackend() {
+  // Linked in: the table is here (the weak reference is resolved).
+  if (&neardup_extract_backend_v1 != nullptr) return neardup_extract_backend_v1();
+  NEARDUP_ASSIGN_OR_RETURN(void* entry,
+                           LoadModuleEntry("neardup_extract.so", "neardup_extract_backend_v1",
+                                           "reads PDF, DOCX, ODT, HTML and WARC files"));
+  const ExtractBackend* backend = reinterpret_cast<const ExtractBackend* (*)()>(entry)();
+  if (backend == nullptr || backend->abi != kExtractBackendAbi ||
+      backend->options_size != sizeof(ExtractOptions) ||
+      backend->result_size != sizeof(ExtractionResult) || backend->status_size != sizeof(Status)) {
+    return FailedPreconditionError(
+        "the document extraction module neardup_extract.so is of another neardup build");
+  }
+  return backend;
+}
+
+}  // namespace
+
+Result<const ExtractBackend*> GetExtractBackend() {
+  static std::once_flag once;
+  static Result<const ExtractBackend*> backend = InternalError("not loaded");
+  std::call_once(once, [] { backend = LoadExtractBackend(); });
+  return backend;
+}
+
+}  // namespace internal
 }  // namespace neardup

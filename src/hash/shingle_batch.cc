@@ -160,7 +160,6 @@ ShingleBatch::ShingleBatch(uint64_t seed, CpuPath path)
       leading_(ShingleHasher::LeadingCoefficient(seed)),
       leading_times_p_(leading_ * kShingleMultiplier) {
   NEARDUP_CHECK(CpuSupports(path)) << "CPU path " << CpuPathName(path) << " is not supported";
-  raw_.fill(0);
   mixed_.fill(0);
 }
 
@@ -178,14 +177,14 @@ void ShingleBatch::Append(std::span<const uint64_t> token_hashes) {
   const size_t held = history_ + batch_;
   const size_t keep = std::min(held, kHistory);
   if (keep > 0 && held > keep) {
-    std::memmove(raw_.data(), raw_.data() + held - keep, keep * sizeof(uint64_t));
     std::memmove(mixed_.data(), mixed_.data() + held - keep, keep * sizeof(uint64_t));
   }
   history_ = keep;
   batch_ = token_hashes.size();
-  uint64_t* raw = raw_.data() + history_;
+  batch_raw_ = token_hashes.data();
+  if (count_ == 0 && batch_ > 0) first_raw_ = token_hashes[0];
+  const uint64_t* raw = token_hashes.data();
   uint64_t* mixed = mixed_.data() + history_;
-  std::memcpy(raw, token_hashes.data(), batch_ * sizeof(uint64_t));
 #ifdef NEARDUP_HAVE_AVX512_SHINGLES
   if (avx512_) {
     Mix64ManyAvx512(raw, batch_, mixed);
@@ -228,7 +227,7 @@ void ShingleBatch::HornerWindows(int width, size_t first, uint64_t* out) const {
 size_t ShingleBatch::Features(int width, uint64_t* out) const {
   NEARDUP_DCHECK(width >= 1 && width <= kMaxShingleWidth);
   if (width == 1) {
-    std::memcpy(out, raw_.data() + history_, batch_ * sizeof(uint64_t));
+    if (batch_ > 0) std::memcpy(out, batch_raw_, batch_ * sizeof(uint64_t));
     return batch_;
   }
   // The first batch token whose window is complete: global index >= width - 1.
@@ -258,8 +257,8 @@ size_t ShingleBatch::Features(int width, uint64_t* out) const {
 
 std::optional<uint64_t> ShingleBatch::ShortDocumentFeature(int width) const {
   if (count_ == 0 || count_ >= static_cast<uint64_t>(width)) return std::nullopt;
-  // Fewer than kMaxShingleWidth tokens: all are in raw_[0, count_).
-  if (count_ == 1) return raw_[0];
+  // Fewer than kMaxShingleWidth tokens: all are in mixed_[0, count_).
+  if (count_ == 1) return first_raw_;
   uint64_t acc = leading_;
   for (size_t i = 0; i < count_; ++i) acc = acc * kShingleMultiplier + mixed_[i];
   return Mix64(acc);

@@ -38,12 +38,15 @@ class ShingleBatch {
   explicit ShingleBatch(uint64_t seed, CpuPath path = DetectCpuPath());
 
   // Adds the next token hashes of the document. REQUIRES: size <= kMaxBatch.
+  // The span is not copied: Features(1) reads it (it must stay alive, and
+  // unchanged, until the next Append or Reset).
   void Append(std::span<const uint64_t> token_hashes);
 
   // Writes to out[] the features of the windows of `width` tokens that end
   // at the tokens of the last Append, in order (those ShingleHasher::Push
   // emits), and returns their number (at most the batch size).
-  // REQUIRES: 1 <= width <= kMaxShingleWidth.
+  // REQUIRES: 1 <= width <= kMaxShingleWidth; for width 1, the last
+  // Append's span still alive.
   size_t Features(int width, uint64_t* out) const;
 
   // The feature ShingleHasher::Finish emits for a document of fewer than
@@ -64,12 +67,16 @@ class ShingleBatch {
   uint64_t leading_;          // h_0 = ShingleHasher::LeadingCoefficient(seed)
   uint64_t leading_times_p_;  // h_0 * kShingleMultiplier
   uint64_t count_ = 0;        // tokens of the document so far, the batch included
-  // Invariant: raw_[0, history_ + batch_) are the last tokens of the document,
-  // the batch at [history_, history_ + batch_); mixed_[i] = Mix64(raw_[i]).
-  // history_ = min(kHistory, tokens before the batch).
+  // Invariant: mixed_[0, history_ + batch_) are Mix64 of the last tokens of
+  // the document, the batch at [history_, history_ + batch_);
+  // history_ = min(kHistory, tokens before the batch). The raw hashes are
+  // not kept (copying them was ~0.8 % of a MinHash run): batch_raw_ is the
+  // last Append's span (width-1 features), first_raw_ the document's first
+  // token (the one-token document's feature).
   size_t history_ = 0;
   size_t batch_ = 0;
-  std::array<uint64_t, kHistory + kMaxBatch> raw_;
+  const uint64_t* batch_raw_ = nullptr;
+  uint64_t first_raw_ = 0;
   std::array<uint64_t, kHistory + kMaxBatch> mixed_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "hash/cpu_path.h"
@@ -93,6 +94,40 @@ TEST(ShingleBatchTest, ShortDocumentFeatureIsCombine) {
   batch.Reset();
   batch.Append(std::span<const uint64_t>(tokens.data(), 1));
   EXPECT_EQ(batch.ShortDocumentFeature(5), 5u);  // a single token is its own feature
+  // The raw hashes are not kept: the one-token document's feature is its
+  // first token even after an empty Append and after the span changed.
+  for (CpuPath path : SupportedCpuPaths()) {
+    ShingleBatch one(11, path);
+    std::vector<uint64_t> first = {42};
+    one.Append(std::span<const uint64_t>());
+    one.Append(first);
+    first[0] = 7;
+    one.Append(std::span<const uint64_t>());
+    EXPECT_EQ(one.ShortDocumentFeature(3), 42u) << CpuPathName(path);
+    // Two tokens over two Appends: Combine of both.
+    ShingleBatch two(11, path);
+    const std::vector<uint64_t> a = {5}, b = {6};
+    two.Append(a);
+    two.Append(b);
+    EXPECT_EQ(two.ShortDocumentFeature(3), ShingleHasher::Combine(tokens, 11));
+  }
+}
+
+// Width 1: the last Append's hashes as they are, batch after batch.
+TEST(ShingleBatchTest, WidthOneIsTheLastAppendsHashes) {
+  for (CpuPath path : SupportedCpuPaths()) {
+    ShingleBatch batch(3, path);
+    std::vector<uint64_t> out(ShingleBatch::kMaxBatch);
+    for (uint64_t round = 0; round < 4; ++round) {
+      std::vector<uint64_t> hashes(37 + 70 * round);
+      for (size_t i = 0; i < hashes.size(); ++i) hashes[i] = round * 1000 + i;
+      batch.Append(hashes);
+      ASSERT_EQ(batch.Features(1, out.data()), hashes.size());
+      EXPECT_TRUE(std::equal(hashes.begin(), hashes.end(), out.begin())) << CpuPathName(path);
+    }
+    batch.Append(std::span<const uint64_t>());
+    EXPECT_EQ(batch.Features(1, out.data()), 0u);
+  }
 }
 
 }  // namespace

@@ -506,3 +506,11 @@ Result<std::unique_ptr<ResultSink>> OpenPostgresSink(std::string_view url,
 }
 
 }  // namespace neardup::internal
+
+extern "C" __attribute__((visibility("default"))) const neardup::internal::PostgresSinkBackend*
+neardup_postgres_sink_v1() {
+  static const neardup::internal::PostgresSinkBackend backend{
+      .open = &neardup::internal::OpenPostgresSink,
+  };
+  return &backend;
+}

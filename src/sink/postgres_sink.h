@@ -2,10 +2,17 @@
 // rows sent with COPY ... FROM STDIN, each run one transaction serialized
 // with other neardup writers by a transaction-scoped advisory lock. The
 // tables (created when missing) are described in docs/POSTGRESQL.md.
-// Built only when libpq is found (NEARDUP_HAVE_LIBPQ).
+// Built only when libpq is found (NEARDUP_HAVE_LIBPQ), as the archive
+// neardup_sink_postgres, which linking neardup_sink links in, except into a
+// program with the target property NEARDUP_LIBRARIES_AS_MODULES (the
+// `neardup` CLI): that one loads it as the module neardup_postgres.so when
+// a run first opens a sink (util/module_loader.h), so that libpq and the
+// ~25 objects it pulls in are not bound at every start.
 #ifndef NEARDUP_SINK_POSTGRES_SINK_H_
 #define NEARDUP_SINK_POSTGRES_SINK_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -18,6 +25,18 @@ namespace neardup::internal {
 Result<std::unique_ptr<ResultSink>> OpenPostgresSink(std::string_view url,
                                                      ResultSinkOptions options);
 
+// The module's table (bumped when it or the types it passes change).
+inline constexpr uint32_t kPostgresSinkAbi = 1;
+struct PostgresSinkBackend {
+  uint32_t abi = kPostgresSinkAbi;
+  size_t options_size = sizeof(ResultSinkOptions);
+  size_t status_size = sizeof(Status);
+  Result<std::unique_ptr<ResultSink>> (*open)(std::string_view url, ResultSinkOptions options);
+};
+
 }  // namespace neardup::internal
+
+// Defined in neardup_sink_postgres (exported by the module built from it).
+extern "C" const neardup::internal::PostgresSinkBackend* neardup_postgres_sink_v1();
 
 #endif  // NEARDUP_SINK_POSTGRES_SINK_H_

@@ -474,8 +474,14 @@ void NormalizeReference(std::string_view text, const NormalizationOptions& optio
 
 }  // namespace
 
-void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
-               NormalizeStats* stats, CpuPath path) {
+namespace {
+
+// Normalize's body. keep_room: a text whose normalized form is all ASCII
+// leaves *out at its size (the room for the next text) and returns the
+// form's size, instead of shrinking *out to it (the next text's resize would
+// zero-fill that room again). Else *out is the form and its size returned.
+size_t NormalizeInto(std::string_view text, const NormalizationOptions& options, std::string* out,
+                     NormalizeStats* stats, CpuPath path, bool keep_room) {
   const TextKernels& kernels = TextKernelsFor(path);
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
   const bool avx512 = kernels.ascii_normalizer_avx512;
@@ -488,7 +494,7 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
   if (path == CpuPath::kReference) {
     out->clear();
     NormalizeReference(text, options, out, stats);
-    return;
+    return out->size();
   }
   const bool unicode = options.nfkc || options.case_fold;
   size_t pos = 0;
@@ -500,8 +506,12 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
     size_t written = AppendAsciiAvx512(text, fold, drop, out->data(), &pos);
     if (pos == text.size()) {
-      out->resize(written);
-      return;
+      if (!keep_room) {
+        out->resize(written);
+      } else if (written < out->size()) {
+        (*out)[written] = '\0';  // as after a resize: the form is followed by a zero
+      }
+      return written;
     }
     if (unicode) {
       // The last ASCII character may be the base of what follows: it is
@@ -511,7 +521,7 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
         if (!(drop && kAsciiIsPunctuation[static_cast<unsigned char>(text[pos])])) --written;
       }
       NormalizeUnicode(text, pos, options, kernels.block_normalizer, out, written, stats);
-      return;
+      return out->size();
     }
     out->resize(written);
   }
@@ -520,15 +530,15 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
     out->clear();
     if (IsAscii(text)) {
       AppendAscii(text, fold, drop, avx512, out);
-      return;
+      return out->size();
     }
     if (unicode) {
       out->resize(text.size() + 64);
       NormalizeUnicode(text, 0, options, false, out, 0, stats);
-      return;
+      return out->size();
     }
   }
-  if (pos == text.size()) return;
+  if (pos == text.size()) return out->size();
 
   // Neither NFKC nor case folding: ASCII stretches take the ASCII copy; each
   // maximal run of bytes >= 0x80 is validated (and repaired) on its own and
@@ -556,6 +566,19 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
     pos = run_end;
   }
   if (scratch.sanitized.capacity() > kMaxRetainedCodePoints) std::string().swap(scratch.sanitized);
+  return out->size();
+}
+
+}  // namespace
+
+void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
+               NormalizeStats* stats, CpuPath path) {
+  NormalizeInto(text, options, out, stats, path, /*keep_room=*/false);
+}
+
+size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
+                            std::string* out, NormalizeStats* stats, CpuPath path) {
+  return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true);
 }
 
 }  // namespace neardup::internal

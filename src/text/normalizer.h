@@ -59,6 +59,7 @@
 #ifndef NEARDUP_TEXT_NORMALIZER_H_
 #define NEARDUP_TEXT_NORMALIZER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -79,6 +80,16 @@ struct NormalizeStats {
 // portable loop); the output does not depend on it.
 void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
                NormalizeStats* stats, CpuPath path = CpuPath::kReference);
+
+// The same form, for a caller that reuses *out as scratch: returns its size
+// n; the form is (*out)[0, n), followed by a zero byte, and *out may hold
+// bytes left over from earlier texts after that. On the AVX-512 path an
+// all-ASCII form leaves *out at its size, so that the next text's room is
+// not zero-filled again by std::string::resize (~1 % of a one-thread
+// `fingerprint` run: docs/FINGERPRINT_SPEED.md).
+size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
+                            std::string* out, NormalizeStats* stats,
+                            CpuPath path = CpuPath::kReference);
 
 }  // namespace neardup::internal
 

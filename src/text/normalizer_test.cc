@@ -186,6 +186,42 @@ TEST(NormalizerTest, ReusesOutputCapacity) {
   }
 }
 
+// NormalizeKeepingRoom gives Normalize's form as a prefix of the reused
+// buffer, followed by a zero byte, whatever the buffer held before: long
+// and short texts in turn, ASCII, mixed, invalid UTF-8, empty; every option
+// set and path.
+TEST(NormalizerTest, KeepingRoomGivesTheSameFormAsAPrefix) {
+  const std::vector<std::string> texts = {
+      std::string(3000, 'A') + " Tail, End!",
+      "Hi",
+      "",
+      "Gr\xC3\xBC\xC3\x9F" + std::string(500, 'e') + " \xEF\xBC\xA1",
+      "x",
+      std::string(130, ',') + "\xFF\xFE" + std::string(70, 'Z'),
+      "The quick brown fox; the LAZY dog.",
+      "\xC3\x89t\xC3\xA9",
+      std::string(64, 'b'),
+  };
+  for (CpuPath path : SupportedCpuPaths()) {
+    for (const NormalizationOptions& options : AllNormalizationOptions()) {
+      std::string room;
+      for (int round = 0; round < 2; ++round) {
+        for (const std::string& text : texts) {
+          std::string want;
+          NormalizeStats want_stats;
+          Normalize(text, options, &want, &want_stats, path);
+          NormalizeStats stats;
+          const size_t n = NormalizeKeepingRoom(text, options, &room, &stats, path);
+          ASSERT_LE(n, room.size());
+          EXPECT_EQ(std::string_view(room.data(), n), want) << CpuPathName(path);
+          EXPECT_EQ(room.c_str()[n], '\0');
+          EXPECT_EQ(stats.invalid_utf8_sequences, want_stats.invalid_utf8_sequences);
+        }
+      }
+    }
+  }
+}
+
 // The ASCII fast path against utf8proc, under all 8 option combinations:
 // (1) against the Reference; (2) against Normalize's own utf8proc path,
 // forced by a trailing "é", which composes with nothing before it and which no

@@ -108,9 +108,11 @@ class TokenHasher {
 
   // The same hashes as ForEachTokenHash, passed in order as
   // on_batch(std::span<const uint64_t>) calls of 1 to kBatchCapacity hashes.
+  // Returns the normalized text's size n: it is (*scratch)[0, n), and
+  // *scratch keeps its room for the next text (NormalizeKeepingRoom).
   template <class OnBatch>
-  void ForEachTokenHashBatch(std::string_view text, std::string* scratch, OnBatch&& on_batch,
-                             TextStats* stats) const;
+  size_t ForEachTokenHashBatch(std::string_view text, std::string* scratch, OnBatch&& on_batch,
+                               TextStats* stats) const;
 
   CpuPath path() const { return path_; }
 
@@ -234,10 +236,12 @@ void TokenHasher::HashSegmentedSpans(std::string_view normalized, const TokenSpa
 }
 
 template <class OnBatch>
-void TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scratch,
-                                        OnBatch&& on_batch, TextStats* stats) const {
+size_t TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scratch,
+                                          OnBatch&& on_batch, TextStats* stats) const {
   NormalizeStats normalize_stats;
-  Normalize(text, normalization_, scratch, &normalize_stats, path_);
+  const std::string_view normalized(
+      scratch->data(),
+      NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_));
   if (stats != nullptr) {
     stats->bytes += text.size();
     stats->invalid_utf8_sequences += normalize_stats.invalid_utf8_sequences;
@@ -252,39 +256,41 @@ void TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scra
         n = 0;
       }
     };
-    RunReference(*scratch, on_hash, stats);
+    RunReference(normalized, on_hash, stats);
     if (n > 0) on_batch(std::span<const uint64_t>(hashes, n));
-    return;
+    return normalized.size();
   }
-  TokenScanner scanner(tokenizer_, path_, *scratch);
+  TokenScanner scanner(tokenizer_, path_, normalized);
   TokenSpan spans[kBatchCapacity];
   uint64_t tokens = 0;
   uint64_t removed = 0;
   const bool segment = segmentation_ == ScriptSegmentation::kCharacters;
   while (const size_t num_spans = scanner.Next(spans, kBatchCapacity)) {
     if (segment && scanner.MayHoldSegmentLeads()) {
-      HashSegmentedSpans(*scratch, spans, num_spans, hashes, &tokens, &removed, on_batch);
+      HashSegmentedSpans(normalized, spans, num_spans, hashes, &tokens, &removed, on_batch);
       continue;
     }
-    const size_t n = HashSpans(*scratch, spans, num_spans, hashes, &tokens, &removed);
+    const size_t n = HashSpans(normalized, spans, num_spans, hashes, &tokens, &removed);
     if (n > 0) on_batch(std::span<const uint64_t>(hashes, n));
   }
   if (stats != nullptr) {
     stats->tokens += tokens;
     stats->stopwords_removed += removed;
   }
+  return normalized.size();
 }
 
 template <class OnHash>
 void TokenHasher::ForEachTokenHash(std::string_view text, std::string* scratch, OnHash&& on_hash,
                                    TextStats* stats) const {
   if (UsesScanner()) {
-    ForEachTokenHashBatch(
+    const size_t normalized_size = ForEachTokenHashBatch(
         text, scratch,
         [&](std::span<const uint64_t> hashes) {
           for (uint64_t hash : hashes) on_hash(hash);
         },
         stats);
+    scratch->resize(normalized_size);  // shrinks: no fill
     return;
   }
   NormalizeStats normalize_stats;

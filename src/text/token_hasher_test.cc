@@ -252,7 +252,7 @@ struct Stream {
 Stream RunPath(const TokenHasher& hasher, std::string_view text, bool batch) {
   Stream s;
   if (batch) {
-    hasher.ForEachTokenHashBatch(
+    const size_t normalized_size = hasher.ForEachTokenHashBatch(
         text, &s.normalized,
         [&](std::span<const uint64_t> hashes) {
           EXPECT_FALSE(hashes.empty());
@@ -260,6 +260,12 @@ Stream RunPath(const TokenHasher& hasher, std::string_view text, bool batch) {
           s.hashes.insert(s.hashes.end(), hashes.begin(), hashes.end());
         },
         &s.stats);
+    // The form, then a zero byte; room for the next text may follow.
+    EXPECT_LE(normalized_size, s.normalized.size());
+    if (normalized_size < s.normalized.size()) {
+      EXPECT_EQ(s.normalized[normalized_size], '\0');
+    }
+    s.normalized.resize(normalized_size);
   } else {
     hasher.ForEachTokenHash(
         text, &s.normalized, [&](uint64_t h) { s.hashes.push_back(h); }, &s.stats);

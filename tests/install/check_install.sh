@@ -49,6 +49,24 @@ head -n 1 "$news" | sed -E 's/.*"text": ?"(([^"\\]|\\.)*)".*/\1/' >"$work/query.
 "$work/examples/query_collection" "$work/collection" "$work/query.txt" "$news" >"$work/query_out.txt"
 grep -q '^added ' "$work/query_out.txt"
 grep -q 'contains 1.000 of the query' "$work/query_out.txt"
+# The installed CLI loads the format libraries with lib/neardup/neardup_extract.so
+# on its first extraction, not at start: an HTML page of a.txt's words has
+# its fingerprint.
+test -f "$prefix/lib/neardup/neardup_extract.so"
+if readelf -d "$cli" | grep -qE 'NEEDED.*(poppler|tesseract)'; then
+  echo "the installed neardup links the format libraries at start" >&2
+  exit 1
+fi
+# libpq too, where the PostgreSQL sink was built (its module installed).
+if [ -f "$prefix/lib/neardup/neardup_postgres.so" ] && readelf -d "$cli" | grep -q 'NEEDED.*libpq'; then
+  echo "the installed neardup links libpq at start" >&2
+  exit 1
+fi
+printf '<!DOCTYPE html><html><body><p>%s</p></body></html>\n' "$(cat "$work/a.txt")" >"$work/page.html"
+"$cli" fingerprint -q "$work/page.html" | sed -E 's/.*"simhash":"([0-9a-f]+)".*/\1/' >"$work/page_simhash.txt"
+"$cli" fingerprint -q "$work/a.txt" | sed -E 's/.*"simhash":"([0-9a-f]+)".*/\1/' >"$work/a_simhash.txt"
+test -s "$work/page_simhash.txt"
+cmp "$work/page_simhash.txt" "$work/a_simhash.txt"
 # The shared library: an example linked against neardup::shared needs
 # libneardup.so at run time and prints what the static one prints.
 test -L "$prefix/lib/libneardup.so"
@@ -58,4 +76,4 @@ cmake --build "$work/examples_shared" -j 2 --target compare_texts >"$work/build_
 readelf -d "$work/examples_shared/compare_texts" | grep -q 'NEEDED.*libneardup\.so'
 "$work/examples_shared/compare_texts" "$work/a.txt" "$work/a.txt" >"$work/compare_shared.txt"
 cmp "$work/compare.txt" "$work/compare_shared.txt"
-echo "install check: headers, package, examples (static and shared) and CLI agree"
+echo "install check: headers, package, examples (static and shared), CLI and its extraction module agree"
