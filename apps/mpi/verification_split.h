@@ -50,14 +50,19 @@ struct LocalNumbering {
   }
 };
 
-// The work of verifying one candidate, in list elements read: the two
-// bottom-k sketches' summaries and, for exact verification, the merge walk
-// of both chunk sets (which dominates: the pairs of one rank of two held 13%
-// more chunk-set elements than the other's in session 11, at the same
-// count). `sizes`: ChunkSizes of the verification set.
+// The work of verifying one candidate, in units of a sixteenth of a
+// candidate's fixed cost (the two bottom-k sketches' estimate, the loop):
+// 16, plus kChunkElementCost a chunk-set element of either document for
+// exact verification (the merge walk). An element weighed 1 until session
+// 13, which made the cost a count (2.3-2.6 elements a candidate on the 1M
+// corpus); `perf record` of both ranks then put the merge walk
+// (MergeWalk + IntersectionSize) at 1.38 against 1.01 CPU s for ~14% more
+// elements (62M against 54M): ~46 ns an element against ~125 ns the rest of
+// a candidate, hence 6. `sizes`: ChunkSizes of the verification set.
 // Inline: summed over every candidate.
+inline constexpr uint64_t kChunkElementCost = 6;
 inline uint64_t VerificationCost(const std::vector<uint32_t>& sizes, const CandidatePair& pair) {
-  return 16 + uint64_t{sizes[pair.a]} + sizes[pair.b];
+  return 16 + kChunkElementCost * (uint64_t{sizes[pair.a]} + sizes[pair.b]);
 }
 
 // Each document's chunk-set size, packed (4 bytes a document: read once per
