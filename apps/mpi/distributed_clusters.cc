@@ -6,15 +6,10 @@
 #include <string>
 #include <utility>
 
+#include "leader_scan.h"
+
 namespace neardup::mpi {
 namespace {
-
-// The documents of this rank: [first, first + count).
-struct OwnRange {
-  uint64_t first = 0;
-  uint64_t count = 0;
-  bool Holds(uint64_t doc) const { return doc >= first && doc - first < count; }
-};
 
 OwnRange OwnRangeOf(const Comm& comm, const DocumentLayout& layout) {
   const size_t me = static_cast<size_t>(comm.rank());
@@ -94,57 +89,6 @@ Result<std::vector<MemberRecord>> ReceiveMembers(const std::vector<std::string>&
   return members;
 }
 
-// Each own document's earlier neighbours: the a of the pairs (a, b) whose
-// b is on this rank, by b, a counting sort on b (two passes; the order of
-// a within one b does not matter, the scan takes the smallest leader).
-// neighbours[start[i] .. start[i + 1]) are those of document own.first + i.
-struct Neighbours {
-  std::vector<uint64_t> start;
-  std::vector<uint64_t> of;
-};
-
-Neighbours NeighboursByLater(const std::vector<SimilarPair>& pairs, OwnRange own) {
-  Neighbours neighbours;
-  neighbours.start.assign(own.count + 1, 0);
-  for (const SimilarPair& pair : pairs) {
-    if (own.Holds(pair.b)) ++neighbours.start[pair.b - own.first + 1];
-  }
-  for (uint64_t i = 0; i < own.count; ++i) neighbours.start[i + 1] += neighbours.start[i];
-  std::vector<uint64_t> next(neighbours.start.begin(), neighbours.start.end() - 1);
-  neighbours.of.resize(neighbours.start[own.count]);
-  for (const SimilarPair& pair : pairs) {
-    if (own.Holds(pair.b)) neighbours.of[next[pair.b - own.first]++] = pair.a;
-  }
-  return neighbours;
-}
-
-// A later rank's document and its smallest earlier neighbour on this rank
-// that is a leader (the pairs this rank verified whose second document is
-// elsewhere, reduced once this rank has scanned).
-struct SmallestLeader {
-  uint64_t doc = 0;
-  uint64_t leader = 0;
-};
-
-// The messages of the pairs `later` (sorted by a; a on this rank, b on a
-// later rank), reduced to one (b, smallest leader a) record for each b
-// with a leader neighbour, to the owner of b. `leader`: this rank's flags.
-std::vector<std::string> SmallestLeaders(const std::vector<SimilarPair>& later,
-                                         const std::vector<uint8_t>& leader,
-                                         const DocumentLayout& layout, OwnRange own) {
-  std::vector<std::string> send(layout.count.size());
-  const uint64_t end = own.first + own.count;
-  // In ascending a, the first leader met for a b is its smallest.
-  std::vector<bool> seen(layout.total - end, false);
-  for (const SimilarPair& pair : later) {
-    if (leader[pair.a - own.first] == 0 || seen[pair.b - end]) continue;
-    seen[pair.b - end] = true;
-    ByteWriter(&send[static_cast<size_t>(layout.OwnerOf(pair.b))])
-        .Put(SmallestLeader{pair.b, pair.a});
-  }
-  return send;
-}
-
 // The leader rule over ranks (ClusterDocuments' scan: in document order,
 // a document joins its first earlier neighbour that is a leader, or leads).
 // Each pair is on the owner of a or of b (PairPlacement::kVerifiers). Rank t scans in
@@ -172,18 +116,8 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
   const Neighbours earlier = NeighboursByLater(pairs, own);
-  // The pairs whose second document is on a later rank, kept in place
-  // (their a ascending, for SmallestLeaders).
-  size_t num_later = 0;
-  for (const SimilarPair& pair : pairs) {
-    if (!own.Holds(pair.b)) pairs[num_later++] = pair;
-  }
-  pairs.resize(num_later);
-  if (num_later == 0) pairs = {};
-  if (!sorted_by_a) {
-    std::sort(pairs.begin(), pairs.end(),
-              [](const SimilarPair& x, const SimilarPair& y) { return x.a < y.a; });
-  }
+  // The pairs whose second document is on a later rank.
+  KeepLaterPairs(own, sorted_by_a, &pairs);
 
   // The leader flag of every document before this rank's, a bit each
   // (looked up once per pair scanned), filled round by round; the smallest
@@ -198,26 +132,16 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     std::string flags;
     std::vector<std::string> smallest(ranks);
     if (round == me) {
-      // A document joins its smallest earlier neighbour that is a leader
-      // (ClusterDocuments' first leader in ascending order), else leads.
-      for (uint64_t i = 0; i < own.count; ++i) {
-        const uint64_t doc = own.first + i;
-        uint64_t cluster = std::min(doc, smallest_leader[i]);
-        for (uint64_t j = earlier.start[i]; j < earlier.start[i + 1]; ++j) {
-          const uint64_t a = earlier.of[j];
-          if (a >= cluster) continue;
-          if (a >= own.first ? leader[a - own.first] != 0 : external_leader[a]) cluster = a;
-        }
-        cluster_of[i] = cluster;
-        leader[i] = cluster == doc;
-      }
+      ScanLeaders(own, earlier, external_leader, smallest_leader, &cluster_of, &leader);
       // The last rank's flags are nobody's earlier documents.
       if (round + 1 == ranks) break;
       flags.assign((own.count + 7) / 8, '\0');
       for (uint64_t i = 0; i < own.count; ++i) {
         if (leader[i] != 0) flags[i / 8] = static_cast<char>(flags[i / 8] | (1 << (i % 8)));
       }
-      smallest = SmallestLeaders(pairs, leader, layout, own);
+      for (const SmallestLeader& record : SmallestLeaders(pairs, leader, own, layout.total)) {
+        ByteWriter(&smallest[static_cast<size_t>(layout.OwnerOf(record.doc))]).Put(record);
+      }
       pairs = {};
     }
     comm.Broadcast(&flags, static_cast<int>(round));
@@ -233,23 +157,16 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     for (uint64_t i = 0; i < count; ++i) {
       external_leader[first + i] = ((static_cast<uint8_t>(flags[i / 8]) >> (i % 8)) & 1) != 0;
     }
-    const std::string& records = received[round];
-    if (records.size() % sizeof(SmallestLeader) != 0 && status.ok()) {
-      status = InternalError("a message of smallest leaders is not whole records");
+    const std::string& message = received[round];
+    if (message.size() % sizeof(SmallestLeader) != 0) {
+      if (status.ok()) status = InternalError("a message of smallest leaders is not whole records");
+      continue;
     }
-    for (size_t at = 0; at + sizeof(SmallestLeader) <= records.size() && status.ok();
-         at += sizeof(SmallestLeader)) {
-      SmallestLeader record;
-      std::memcpy(&record, records.data() + at, sizeof(record));
-      if (!own.Holds(record.doc) || record.leader < first || record.leader - first >= count ||
-          !external_leader[record.leader]) {
-        status = InternalError("rank " + std::to_string(round) + " named leader " +
-                               std::to_string(record.leader) + " of document " +
-                               std::to_string(record.doc));
-        break;
-      }
-      uint64_t& smallest_here = smallest_leader[record.doc - own.first];
-      smallest_here = std::min(smallest_here, record.leader);
+    std::vector<SmallestLeader> records(message.size() / sizeof(SmallestLeader));
+    if (!records.empty()) std::memcpy(records.data(), message.data(), message.size());
+    if (status.ok()) {
+      status = ApplySmallestLeaders(records, static_cast<int>(round), {first, count}, own,
+                                    external_leader, &smallest_leader);
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));

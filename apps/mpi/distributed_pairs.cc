@@ -6,7 +6,8 @@
 #include <utility>
 
 #include "band_groups.h"
-#include "radix_sort.h"
+#include "document_set.h"
+#include "verification_split.h"
 
 namespace neardup::mpi {
 namespace {
@@ -227,160 +228,6 @@ std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
   return docs;
 }
 
-// The work of verifying one candidate, in list elements read: the two
-// bottom-k sketches' summaries and, for exact verification, the merge walk
-// of both chunk sets (which dominates: the pairs of one rank of two held 13%
-// more chunk-set elements than the other's in session 11, at the same
-// count). `sizes`: ChunkSizes of the verification set.
-uint64_t VerificationCost(const std::vector<uint32_t>& sizes, const CandidatePair& pair) {
-  return 16 + uint64_t{sizes[pair.a]} + sizes[pair.b];
-}
-
-// Each document's chunk-set size, packed (4 bytes a document: read once per
-// candidate, at random, it stays in cache, where the Fingerprints did not).
-std::vector<uint32_t> ChunkSizes(const std::vector<Fingerprint>& verifying) {
-  std::vector<uint32_t> sizes(verifying.size());
-  for (size_t i = 0; i < verifying.size(); ++i) {
-    sizes[i] = static_cast<uint32_t>(std::min<size_t>(verifying[i].chunks.size(), UINT32_MAX));
-  }
-  return sizes;
-}
-
-// A verifier's local document numbers: the fetched documents before its
-// own (`num_before` of the sorted global numbers in `remote`), its own
-// `num_mine` from `first_document`, then the rest of `remote`.
-struct LocalNumbering {
-  const std::vector<uint64_t>& remote;
-  size_t num_before;
-  size_t num_mine;
-  uint64_t first_document;
-
-  bool IsMine(uint64_t local_doc) const {
-    return local_doc >= num_before && local_doc < num_before + num_mine;
-  }
-  uint64_t Global(uint64_t local_doc) const {
-    if (local_doc < num_before) return remote[local_doc];
-    if (local_doc < num_before + num_mine) return first_document + (local_doc - num_before);
-    return remote[local_doc - num_mine];
-  }
-  // The local number of `remote[index]`.
-  uint64_t OfRemote(size_t index) const { return index < num_before ? index : index + num_mine; }
-  // The local number of global `doc`, by binary search; false if this rank
-  // neither owns nor fetched it.
-  bool Local(uint64_t doc, uint64_t* local) const {
-    if (doc >= first_document && doc - first_document < num_mine) {
-      *local = num_before + (doc - first_document);
-      return true;
-    }
-    const auto it = std::lower_bound(remote.begin(), remote.end(), doc);
-    if (it == remote.end() || *it != doc) return false;
-    *local = OfRemote(static_cast<size_t>(it - remote.begin()));
-    return true;
-  }
-};
-
-// Verification split by cost, not count: the verifiers were chosen by a hash
-// of the pair (VerifierOf), which gives the ranks equal counts but not equal
-// work. Every rank learns each rank's cost (the sum of VerificationCost of
-// its candidates); the heaviest rank hands candidates to the lightest, the
-// second heaviest to the second lightest, and so on, each until the two
-// would be even (the gap is at least 2%). Only candidates the receiver can
-// verify with what it holds move: one document its own, the other the
-// giver's, of those the receiver fetched (asked_docs[receiver]), so no
-// sketch moves and each pair stays on the owner of one of its documents
-// (which the leader rule needs). *candidates (local numbers, sorted) loses
-// the pairs moved (*moved_out of them); *moved_in gets those received, in
-// local numbers, sorted. Collective.
-Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t cost,
-                           const std::vector<std::vector<uint64_t>>& asked_docs,
-                           const std::vector<uint32_t>& sizes, const LocalNumbering& numbering,
-                           std::vector<CandidatePair>* candidates,
-                           std::vector<CandidatePair>* moved_in, uint64_t* moved_out) {
-  *moved_out = 0;
-  const size_t ranks = static_cast<size_t>(comm.size());
-  if (ranks == 1) return Status::Ok();
-  const size_t me = static_cast<size_t>(comm.rank());
-  const std::vector<uint64_t> costs = comm.AllGather(cost);
-  // The ranks that hold documents (an empty one can take no candidate: it
-  // owns none of their documents), heaviest first.
-  std::vector<size_t> order;
-  for (size_t r = 0; r < ranks; ++r) {
-    if (layout.count[r] > 0) order.push_back(r);
-  }
-  std::sort(order.begin(), order.end(),
-            [&](size_t x, size_t y) { return costs[x] != costs[y] ? costs[x] > costs[y] : x < y; });
-  // The rank this one gives to, and how much.
-  size_t receiver = ranks;
-  uint64_t to_move = 0;
-  for (size_t i = 0; i < order.size() / 2; ++i) {
-    const size_t heavy = order[i];
-    const size_t light = order[order.size() - 1 - i];
-    if (heavy != me || costs[heavy] - costs[light] <= costs[heavy] / 50) continue;
-    receiver = light;
-    to_move = (costs[heavy] - costs[light]) / 2;
-  }
-  std::vector<std::string> send(ranks);
-  if (receiver != ranks) {
-    const std::vector<uint64_t>& fetched = asked_docs[receiver];
-    std::vector<CandidatePair>& list = *candidates;
-    std::vector<CandidatePair> moved;
-    uint64_t moved_cost = 0;
-    size_t kept = 0;
-    for (size_t i = 0; i < list.size(); ++i) {
-      const CandidatePair pair = list[i];
-      bool move = false;
-      if (moved_cost < to_move && numbering.IsMine(pair.a) != numbering.IsMine(pair.b)) {
-        const bool a_mine = numbering.IsMine(pair.a);
-        const uint64_t mine_doc = numbering.Global(a_mine ? pair.a : pair.b);
-        const uint64_t other = numbering.Global(a_mine ? pair.b : pair.a);
-        move = static_cast<size_t>(layout.OwnerOf(other)) == receiver &&
-               std::binary_search(fetched.begin(), fetched.end(), mine_doc);
-      }
-      if (move) {
-        moved_cost += VerificationCost(sizes, pair);
-        moved.push_back({numbering.Global(pair.a), numbering.Global(pair.b)});
-      } else {
-        list[kept++] = pair;
-      }
-    }
-    list.resize(kept);
-    *moved_out = moved.size();
-    send[receiver].resize(moved.size() * sizeof(CandidatePair));
-    if (!moved.empty()) std::memcpy(send[receiver].data(), moved.data(), send[receiver].size());
-  }
-  std::vector<std::string> received;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
-  // The received pairs in local numbers: each document this rank's or one
-  // it fetched. At most one rank gives to this one, in sorted order.
-  Status status;
-  for (size_t r = 0; r < ranks && status.ok(); ++r) {
-    const std::string& message = received[r];
-    if (message.size() % sizeof(CandidatePair) != 0) {
-      status = DataLossError("a message of moved candidates is not whole pairs");
-      break;
-    }
-    for (size_t at = 0; at < message.size(); at += sizeof(CandidatePair)) {
-      CandidatePair pair;
-      std::memcpy(&pair, message.data() + at, sizeof(pair));
-      CandidatePair local;
-      if (!numbering.Local(pair.a, &local.a) || !numbering.Local(pair.b, &local.b)) {
-        status = InternalError("rank " + std::to_string(r) + " moved candidate (" +
-                               std::to_string(pair.a) + ", " + std::to_string(pair.b) +
-                               ") here, which this rank cannot verify");
-        break;
-      }
-      if (!moved_in->empty() && !(moved_in->back() < local)) {
-        status = InternalError("rank " + std::to_string(r) + " moved candidate (" +
-                               std::to_string(pair.a) + ", " + std::to_string(pair.b) +
-                               ") here out of order (or a second rank gave to this one)");
-        break;
-      }
-      moved_in->push_back(local);
-    }
-  }
-  return comm.AgreeOnStatus(status);
-}
-
 Result<std::vector<SimilarPair>> MinHashPairs(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
@@ -411,16 +258,15 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   // owners.
   const uint64_t end_of_mine = first_document + local.size();
   auto is_mine = [&](uint64_t doc) { return doc >= first_document && doc < end_of_mine; };
-  // `mine` is sorted by a: an a is listed once per run. The list holds
-  // millions of b's of pairs across ranks on the benchmark corpus, hence
-  // a radix sort.
-  std::vector<uint64_t> remote;
-  for (size_t i = 0; i < mine.size(); ++i) {
-    if (!is_mine(mine[i].a) && (i == 0 || mine[i].a != mine[i - 1].a)) remote.push_back(mine[i].a);
-    if (!is_mine(mine[i].b)) remote.push_back(mine[i].b);
+  // A bit per document of the corpus (DocumentSet: the list of one entry
+  // per candidate, radix-sorted, was 96 MB on rank 0 of two on the 1M
+  // corpus), then the list of them, ascending.
+  DocumentSet fetched(layout.total);
+  for (const CandidatePair& pair : mine) {
+    if (!is_mine(pair.a)) fetched.Add(pair.a);
+    if (!is_mine(pair.b)) fetched.Add(pair.b);
   }
-  RadixSort(&remote);
-  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
+  const std::vector<uint64_t> remote = fetched.Finish();
   std::vector<std::string> requests(static_cast<size_t>(ranks));
   for (uint64_t doc : remote) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
   std::vector<std::string> asked;
@@ -495,44 +341,30 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   sketches.clear();
   stats->stages.push_back({"sketches", timer.Lap(), comm.in_mpi()});
-  // The local number of a document; a fetched one is found in `remote`
-  // from *from on (a galloping search: the b's of one a ascend, so each
-  // search starts where the last one ended). *from: where doc was found.
-  auto local_number = [&](uint64_t doc, size_t* from) -> uint64_t {
+  // The local number of a document, a fetched one's by its rank in the set
+  // (O(1): it was a galloping search in `remote` from the last one found,
+  // tens of steps for each of rank 0's second documents, spread over the
+  // later rank).
+  auto local_number = [&](uint64_t doc) -> uint64_t {
     if (is_mine(doc)) return num_before + (doc - first_document);
-    size_t low = *from;
-    size_t step = 1;
-    while (low + step < remote.size() && remote[low + step] < doc) {
-      low += step;
-      step *= 2;
-    }
-    const auto begin = remote.begin() + static_cast<ptrdiff_t>(low);
-    const auto end =
-        remote.begin() + static_cast<ptrdiff_t>(std::min(remote.size(), low + step + 1));
-    const uint64_t index =
-        static_cast<uint64_t>(std::lower_bound(begin, end, doc) - remote.begin());
-    *from = index;
-    return numbering.OfRemote(index);
+    return numbering.OfRemote(fetched.Rank(doc));
   };
   // Renumbered in place (a second list was hundreds of MB of fresh
   // pages). The candidates are sorted by (a, b): a's local number is
-  // looked up once per run of equal a, and the b's of the run ascend.
-  // The cost of each check (VerificationCost) is summed on the way.
+  // looked up once per run of equal a. The cost of each check (VerificationCost) is summed on the
+  // way.
   std::vector<CandidatePair>& candidates = mine;
   uint64_t cost = 0;
   const std::vector<uint32_t> sizes = ChunkSizes(verifying);
   if (local_status.ok()) {
     uint64_t last_a = 0;
     uint64_t local_a = 0;
-    size_t a_from = 0;
-    size_t b_from = 0;
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (i == 0 || candidates[i].a != last_a) {
         last_a = candidates[i].a;
-        local_a = local_number(last_a, &a_from);
-        b_from = a_from;
+        local_a = local_number(last_a);
       }
-      candidates[i] = {local_a, local_number(candidates[i].b, &b_from)};
+      candidates[i] = {local_a, local_number(candidates[i].b)};
       cost += VerificationCost(sizes, candidates[i]);
     }
   }

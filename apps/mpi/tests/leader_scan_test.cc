@@ -1,0 +1,216 @@
+// The leader rule's steps over ranks (leader_scan.h) run over simulated
+// ranks, as LeaderClusters runs them between its collectives, against the
+// oracle: ClusterDocuments(kLeader) of all the pairs in one process. Cases:
+// a leader on another rank (one or two ranks back, and on the document's
+// own rank beside one elsewhere), ties (one document with leader
+// neighbours on several ranks, the smaller wins), documents with no pairs,
+// ranks with no documents, random graphs with random verifiers; and
+// ApplySmallestLeaders' refusal of records the ranks cannot have sent.
+#include "leader_scan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "neardup/clustering.h"
+
+namespace neardup::mpi {
+namespace {
+
+// A pair (a, b) placed on the rank that verified it: the owner of a or b.
+struct PlacedPair {
+  SimilarPair pair;
+  bool on_first = true;  // on a's owner, else on b's
+};
+
+std::vector<OwnRange> Ranges(const std::vector<uint64_t>& counts) {
+  std::vector<OwnRange> ranges;
+  uint64_t first = 0;
+  for (uint64_t count : counts) {
+    ranges.push_back({first, count});
+    first += count;
+  }
+  return ranges;
+}
+
+size_t OwnerOf(const std::vector<OwnRange>& ranges, uint64_t doc) {
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    if (ranges[r].Holds(doc)) return r;
+  }
+  ADD_FAILURE() << "no rank holds document " << doc;
+  return 0;
+}
+
+// The rounds of LeaderClusters, rank by rank in order, without MPI: each
+// rank scans once the earlier ones have given it their flags (here, the
+// shared external_leader) and their SmallestLeaders records.
+std::vector<uint64_t> SimulatedRanks(const std::vector<uint64_t>& counts,
+                                     const std::vector<PlacedPair>& placed) {
+  const std::vector<OwnRange> ranges = Ranges(counts);
+  uint64_t total = 0;
+  for (uint64_t count : counts) total += count;
+  const size_t ranks = ranges.size();
+  // Each rank's pairs, sorted by (a, b) as the verifiers leave them.
+  std::vector<std::vector<SimilarPair>> pairs(ranks);
+  for (const PlacedPair& p : placed) {
+    pairs[OwnerOf(ranges, p.on_first ? p.pair.a : p.pair.b)].push_back(p.pair);
+  }
+  for (std::vector<SimilarPair>& list : pairs) {
+    std::sort(list.begin(), list.end(), [](const SimilarPair& x, const SimilarPair& y) {
+      return x.a != y.a ? x.a < y.a : x.b < y.b;
+    });
+  }
+  // received[to][from]: the records `from` sent to `to`.
+  std::vector<std::vector<std::vector<SmallestLeader>>> received(
+      ranks, std::vector<std::vector<SmallestLeader>>(ranks));
+  std::vector<bool> flags(total, false);  // every rank's, as broadcast
+  std::vector<uint64_t> cluster_of;
+  for (size_t r = 0; r < ranks; ++r) {
+    const OwnRange own = ranges[r];
+    const Neighbours earlier = NeighboursByLater(pairs[r], own);
+    std::vector<SimilarPair> later = pairs[r];
+    KeepLaterPairs(own, /*sorted_by_a=*/true, &later);
+    const std::vector<bool> external_leader(flags.begin(),
+                                            flags.begin() + static_cast<ptrdiff_t>(own.first));
+    std::vector<uint64_t> smallest_leader(own.count, UINT64_MAX);
+    for (size_t from = 0; from < r; ++from) {
+      const Status status =
+          ApplySmallestLeaders(received[r][from], static_cast<int>(from), ranges[from], own,
+                               external_leader, &smallest_leader);
+      EXPECT_TRUE(status.ok()) << status.message();
+    }
+    std::vector<uint64_t> own_clusters;
+    std::vector<uint8_t> leader;
+    ScanLeaders(own, earlier, external_leader, smallest_leader, &own_clusters, &leader);
+    for (uint64_t i = 0; i < own.count; ++i) flags[own.first + i] = leader[i] != 0;
+    cluster_of.insert(cluster_of.end(), own_clusters.begin(), own_clusters.end());
+    for (const SmallestLeader& record : SmallestLeaders(later, leader, own, total)) {
+      received[OwnerOf(ranges, record.doc)][r].push_back(record);
+    }
+  }
+  return cluster_of;
+}
+
+std::vector<uint64_t> Oracle(uint64_t total, const std::vector<PlacedPair>& placed) {
+  std::vector<SimilarPair> pairs;
+  for (const PlacedPair& p : placed) pairs.push_back(p.pair);
+  std::sort(pairs.begin(), pairs.end(), [](const SimilarPair& x, const SimilarPair& y) {
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+  });
+  Result<std::vector<uint64_t>> clusters = ClusterDocuments(total, pairs, ClusterRule::kLeader);
+  EXPECT_TRUE(clusters.ok());
+  return clusters.ok() ? *clusters : std::vector<uint64_t>{};
+}
+
+PlacedPair Pair(uint64_t a, uint64_t b, bool on_first) { return {{a, b, 0.9, -1}, on_first}; }
+
+TEST(MpiLeaderScanTest, LeaderOnAnEarlierRank) {
+  // Ranks {0..3}, {4..7}, {8..11}. 1 leads; 5 pairs with 1 and joins it
+  // whether the pair is on rank 0 (a record) or on rank 1 (a flag lookup).
+  for (bool on_first : {true, false}) {
+    const std::vector<PlacedPair> placed = {Pair(1, 5, on_first), Pair(5, 9, !on_first)};
+    const std::vector<uint64_t> clusters = SimulatedRanks({4, 4, 4}, placed);
+    EXPECT_EQ(clusters, Oracle(12, placed));
+    EXPECT_EQ(clusters[5], 1u);
+    EXPECT_EQ(clusters[9], 9u);  // 5 follows 1, so it leads nothing: 9 leads
+  }
+}
+
+TEST(MpiLeaderScanTest, LeaderTwoRanksBack) {
+  // 2 (rank 0) and 10 (rank 2), the pair on rank 0: its record skips rank 1.
+  const std::vector<PlacedPair> placed = {Pair(2, 10, true), Pair(6, 10, true)};
+  const std::vector<uint64_t> clusters = SimulatedRanks({4, 4, 4}, placed);
+  EXPECT_EQ(clusters, Oracle(12, placed));
+  EXPECT_EQ(clusters[10], 2u);
+}
+
+TEST(MpiLeaderScanTest, TiesTheSmallestLeaderWins) {
+  // 9 pairs with leaders 0 (rank 0), 3 (rank 0), 5 (rank 1) and 8 (its own
+  // rank), on every mix of verifiers: it joins 0.
+  for (int mask = 0; mask < 16; ++mask) {
+    const std::vector<PlacedPair> placed = {
+        Pair(0, 9, (mask & 1) != 0), Pair(3, 9, (mask & 2) != 0), Pair(5, 9, (mask & 4) != 0),
+        Pair(8, 9, (mask & 8) != 0)};
+    const std::vector<uint64_t> clusters = SimulatedRanks({4, 4, 4}, placed);
+    EXPECT_EQ(clusters, Oracle(12, placed)) << "mask " << mask;
+    EXPECT_EQ(clusters[9], 0u);
+  }
+  // The smaller neighbour is a follower (1 joined 0): 9 joins the leader 4.
+  for (int mask = 0; mask < 8; ++mask) {
+    const std::vector<PlacedPair> placed = {Pair(0, 1, true), Pair(1, 9, (mask & 1) != 0),
+                                            Pair(4, 9, (mask & 2) != 0),
+                                            Pair(7, 9, (mask & 4) != 0)};
+    const std::vector<uint64_t> clusters = SimulatedRanks({4, 4, 4}, placed);
+    EXPECT_EQ(clusters, Oracle(12, placed)) << "mask " << mask;
+    EXPECT_EQ(clusters[9], 4u);
+  }
+}
+
+TEST(MpiLeaderScanTest, DocumentsWithoutPairsAndEmptyRanks) {
+  // No pairs at all: every document leads.
+  EXPECT_EQ(SimulatedRanks({3, 0, 2}, {}), (std::vector<uint64_t>{0, 1, 2, 3, 4}));
+  // Ranks with no documents between, before and after; 2 has no pairs.
+  const std::vector<PlacedPair> placed = {Pair(0, 3, false), Pair(1, 4, true), Pair(3, 4, true)};
+  const std::vector<uint64_t> clusters = SimulatedRanks({0, 2, 0, 1, 0, 2, 0}, placed);
+  EXPECT_EQ(clusters, Oracle(5, placed));
+  EXPECT_EQ(clusters[2], 2u);
+  EXPECT_EQ(clusters[4], 1u);
+}
+
+TEST(MpiLeaderScanTest, RandomGraphsAgainstOneProcess) {
+  std::mt19937_64 rng(15);
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t ranks = 1 + rng() % 5;
+    std::vector<uint64_t> counts(ranks);
+    uint64_t total = 0;
+    for (uint64_t& count : counts) {
+      count = rng() % 4 == 0 ? 0 : rng() % 30;
+      total += count;
+    }
+    if (total < 2) continue;
+    // Copies of a few texts (cliques) and random pairs, each pair once.
+    std::vector<PlacedPair> placed;
+    std::vector<uint8_t> taken(total * total, 0);
+    const uint64_t edges = rng() % (3 * total);
+    for (uint64_t e = 0; e < edges; ++e) {
+      uint64_t a = rng() % total;
+      uint64_t b = rng() % total;
+      if (a == b) continue;
+      if (a > b) std::swap(a, b);
+      if (taken[a * total + b]++ != 0) continue;
+      placed.push_back(Pair(a, b, rng() % 2 == 0));
+    }
+    EXPECT_EQ(SimulatedRanks(counts, placed), Oracle(total, placed)) << "trial " << trial;
+  }
+}
+
+TEST(MpiLeaderScanTest, RecordsTheRanksCannotHaveSentAreRefused) {
+  // This rank holds {4..7}; rank 0 holds {0..3}, with 1 a leader, 2 not.
+  const OwnRange own{4, 4};
+  const OwnRange from{0, 4};
+  const std::vector<bool> external_leader = {false, true, false, false};
+  std::vector<uint64_t> smallest(4, UINT64_MAX);
+  EXPECT_TRUE(ApplySmallestLeaders({{5, 1}}, 0, from, own, external_leader, &smallest).ok());
+  EXPECT_EQ(smallest[1], 1u);
+  // Not a leader, not rank 0's, not this rank's document.
+  for (const SmallestLeader& bad :
+       {SmallestLeader{5, 2}, SmallestLeader{5, 4}, SmallestLeader{9, 1}, SmallestLeader{3, 1}}) {
+    const Status status = ApplySmallestLeaders({bad}, 0, from, own, external_leader, &smallest);
+    EXPECT_EQ(status.code(), StatusCode::kInternal) << bad.doc << " " << bad.leader;
+  }
+}
+
+TEST(MpiLeaderScanTest, SmallestLeadersOneRecordPerLaterDocument) {
+  // Rank {0..3} with leaders 0 and 2; its later pairs, sorted by a.
+  const std::vector<SimilarPair> later = {{0, 6, 0.9, -1}, {0, 9, 0.9, -1}, {1, 5, 0.9, -1},
+                                          {2, 5, 0.9, -1}, {2, 6, 0.9, -1}, {3, 7, 0.9, -1}};
+  const std::vector<uint8_t> leader = {1, 0, 1, 0};
+  EXPECT_EQ(SmallestLeaders(later, leader, {0, 4}, 10),
+            (std::vector<SmallestLeader>{{6, 0}, {9, 0}, {5, 2}}));
+}
+
+}  // namespace
+}  // namespace neardup::mpi
