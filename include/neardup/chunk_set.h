@@ -10,10 +10,15 @@
 // Broder 1997 "MOD_m" sampling); sample_modulus == 1 keeps all.
 //
 // Frozen: chunk IDs are stored; ChunkId and the sampling rule never change.
-// Cost: Add is O(1) amortised; Finish sorts the n sampled occurrences in
+// Cost: Add is O(1) amortised; AddMany samples a batch without a branch per
+// feature (divisibility by a multiplicative constant, Lemire et al. 2019,
+// exact for every 32-bit ID). Finish sorts the n sampled occurrences in
 // O(n) expected (chunk IDs are hash values, uniform: a bucket pass on the top
-// bits leaves about one ID per bucket), O(n log n) at worst. Memory: 12 bytes
-// per sampled occurrence (IDs, scratch, buckets), kept for the next document.
+// bits leaves at most about one distinct ID per bucket, so the finishing
+// insertion sort rarely moves one), O(n log n) at worst (a crafted input
+// exhausts the insertion sort's budget of 8n moves and takes std::sort).
+// Memory: 12 bytes per sampled occurrence (IDs, scratch, buckets), kept for
+// the next document.
 // Thread safety: a builder is not thread-safe; use one per thread.
 #ifndef NEARDUP_CHUNK_SET_H_
 #define NEARDUP_CHUNK_SET_H_
@@ -35,8 +40,11 @@ class ChunkSetBuilder {
 
   void Add(uint64_t feature) {
     const uint32_t id = ChunkId(feature);
-    if (sample_modulus_ == 1 || id % sample_modulus_ == 0) ids_.push_back(id);
+    if (Sampled(id)) ids_.push_back(id);
   }
+
+  // Add() of each feature, in order.
+  void AddMany(std::span<const uint64_t> features);
 
   // The sorted, duplicate-free chunk IDs (id % sample_modulus == 0) of all
   // features added since construction or Reset(). The builder keeps its
@@ -51,10 +59,17 @@ class ChunkSetBuilder {
   void Reset() { ids_.clear(); }
 
  private:
+  // id % sample_modulus_ == 0 without a division: for a 32-bit d, with
+  // c = floor((2^64 - 1) / d) + 1, d divides n iff n * c mod 2^64 <= c - 1
+  // (Lemire, Kaser, Kurz 2019, "Faster remainder by direct computation").
+  // d == 1 gives c == 0 and keeps every ID.
+  bool Sampled(uint32_t id) const { return uint64_t{id} * divisibility_ <= divisibility_ - 1; }
+
   uint32_t sample_modulus_;
+  uint64_t divisibility_;  // c above
   std::vector<uint32_t> ids_;
   std::vector<uint32_t> scratch_;  // Finish's buffers, reused across documents
-  std::vector<uint32_t> bucket_starts_;
+  std::vector<uint32_t> counts_;   // the radix sort's digit counts
 };
 
 }  // namespace neardup

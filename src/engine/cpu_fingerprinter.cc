@@ -271,9 +271,15 @@ class CpuFingerprinter final : public Fingerprinter {
             AddMinHashFeatures(features.data(), features.size(), ws);
           }
           if (selection_.chunks) {
-            for (const uint64_t feature : features_of(chunk_width, ws->chunk_features.data())) {
-              ws->chunks.Add(remix_chunks_ ? internal::Mix64(feature) : feature);
+            std::span<const uint64_t> features =
+                features_of(chunk_width, ws->chunk_features.data());
+            if (remix_chunks_) {
+              for (size_t i = 0; i < features.size(); ++i) {
+                ws->chunk_features[i] = internal::Mix64(features[i]);
+              }
+              features = std::span<const uint64_t>(ws->chunk_features.data(), features.size());
             }
+            ws->chunks.AddMany(features);
           }
         },
         stats);

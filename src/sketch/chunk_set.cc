@@ -2,68 +2,108 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 
 #include "neardup/check.h"
-#include "util/insertion_sort.h"
 
 namespace neardup {
 namespace {
 
-// Sorts `ids` ascending and removes duplicates. IDs are hash values, so one
-// counting pass on their top bits into about n buckets leaves each bucket
-// with an expected one or two IDs; an insertion sort then finishes in O(n).
-// A skewed input (some bucket over kMaxBucket, e.g. crafted IDs) takes
-// std::sort instead, so the worst case stays O(n log n).
+// Sorts `ids` ascending and removes duplicates. Chunk IDs are hash values:
+// one counting pass on their top bits into 1-2 buckets per ID leaves about
+// one distinct ID per bucket (equal IDs, a repeated shingle, never move), so
+// the insertion sort that finishes rarely moves one and its branch predicts.
+// A crafted input (many distinct IDs in one bucket) stops the insertion sort
+// after 8n moves and takes std::sort: O(n log n) at worst.
 void SortUnique(std::vector<uint32_t>* ids, std::vector<uint32_t>* scratch,
-                std::vector<uint32_t>* starts) {
+                std::vector<uint32_t>* counts) {
   constexpr size_t kSmall = 64;
-  constexpr uint32_t kMaxBucket = 32;
+  constexpr int kMaxBits = 20;
   const size_t n = ids->size();
   if (n < kSmall) {
     std::sort(ids->begin(), ids->end());
     ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
     return;
   }
-  const int bits = std::bit_width(n) - 1;  // 2^bits <= n < 2^(bits+1)
+  const int bits = std::min<int>(std::bit_width(n), kMaxBits);  // n < 2^bits
   const int shift = 32 - bits;
   const size_t buckets = size_t{1} << bits;
-  starts->assign(buckets + 1, 0);
-  uint32_t* count = starts->data() + 1;
+  counts->assign(buckets + 1, 0);
+  uint32_t* count = counts->data() + 1;
   for (uint32_t id : *ids) ++count[id >> shift];
-  uint32_t largest = 0;
   uint32_t sum = 0;
   for (size_t b = 0; b <= buckets; ++b) {
-    const uint32_t c = (*starts)[b];
-    largest = std::max(largest, c);
-    (*starts)[b] = sum;
+    const uint32_t c = (*counts)[b];
+    (*counts)[b] = sum;
     sum += c;
   }
-  if (largest > kMaxBucket) {
-    std::sort(ids->begin(), ids->end());
-    ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
-    return;
-  }
-  // starts[b + 1] is now the first slot of bucket b: the scatter's cursor.
+  // counts[b + 1] is now the first slot of bucket b: the scatter's cursor.
   scratch->resize(n);
   uint32_t* out = scratch->data();
-  uint32_t* cursor = starts->data() + 1;
+  uint32_t* cursor = counts->data() + 1;
   for (uint32_t id : *ids) out[cursor[id >> shift]++] = id;
-  // Sorted by bucket: only IDs of one bucket (at most kMaxBucket) are out of
-  // order, so each insertion moves a few places at most.
-  internal::InsertionSort(out, n);
-  size_t kept = 0;
+  // Sorted by bucket: only distinct IDs of one bucket are out of order.
+  size_t budget = 8 * n;
+  for (size_t i = 1; i < n; ++i) {
+    const uint32_t v = out[i];
+    if (out[i - 1] <= v) continue;
+    size_t j = i;
+    do {
+      out[j] = out[j - 1];
+      --j;
+    } while (j > 0 && out[j - 1] > v);
+    out[j] = v;
+    const size_t moved = i - j;
+    if (moved > budget) {
+      std::sort(out, out + n);
+      break;
+    }
+    budget -= moved;
+  }
+  // Unique without a branch per ID: write each, advance past it when it
+  // differs from the one before.
   uint32_t* dst = ids->data();
-  for (size_t i = 0; i < n; ++i) {
-    if (kept == 0 || dst[kept - 1] != out[i]) dst[kept++] = out[i];
+  uint32_t previous = out[0];
+  dst[0] = previous;
+  size_t kept = 1;
+  for (size_t i = 1; i < n; ++i) {
+    const uint32_t id = out[i];
+    dst[kept] = id;
+    kept += id != previous ? 1 : 0;
+    previous = id;
   }
   ids->resize(kept);
 }
 
+// c of ChunkSetBuilder::Sampled: floor((2^64 - 1) / d) + 1, 0 for d == 1.
+uint64_t DivisibilityConstant(uint32_t d) {
+  return std::numeric_limits<uint64_t>::max() / std::max<uint32_t>(d, 1) + 1;
+}
+
 }  // namespace
 
-ChunkSetBuilder::ChunkSetBuilder(uint32_t sample_modulus) : sample_modulus_(sample_modulus) {
+ChunkSetBuilder::ChunkSetBuilder(uint32_t sample_modulus)
+    : sample_modulus_(sample_modulus), divisibility_(DivisibilityConstant(sample_modulus)) {
   NEARDUP_CHECK(sample_modulus >= 1)
       << "chunk sample_modulus (" << sample_modulus << ") must be at least 1";
+}
+
+void ChunkSetBuilder::AddMany(std::span<const uint64_t> features) {
+  const size_t start = ids_.size();
+  ids_.resize(start + features.size());
+  uint32_t* out = ids_.data() + start;
+  if (sample_modulus_ == 1) {
+    for (size_t i = 0; i < features.size(); ++i) out[i] = ChunkId(features[i]);
+    return;
+  }
+  // Every ID is written; the cursor moves past the sampled ones only.
+  size_t kept = 0;
+  for (const uint64_t feature : features) {
+    const uint32_t id = ChunkId(feature);
+    out[kept] = id;
+    kept += Sampled(id) ? 1 : 0;
+  }
+  ids_.resize(start + kept);
 }
 
 std::vector<uint32_t> ChunkSetBuilder::Finish() {
@@ -72,7 +112,7 @@ std::vector<uint32_t> ChunkSetBuilder::Finish() {
 }
 
 std::span<const uint32_t> ChunkSetBuilder::FinishView() {
-  SortUnique(&ids_, &scratch_, &bucket_starts_);
+  SortUnique(&ids_, &scratch_, &counts_);
   return ids_;
 }
 

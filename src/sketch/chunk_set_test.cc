@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,8 +62,9 @@ TEST(ChunkSetTest, FinishContinues) {
 // Finish's bucket pass against std::set, one builder reused across
 // documents: sizes around the small-input cut (64) and the powers of two
 // that set the bucket count, uniform IDs, IDs crowded into one bucket (the
-// std::sort fallback), IDs just under one bucket's limit, many duplicates,
-// the extremes 0 and UINT32_MAX, and descending input.
+// insertion sort's budget runs out: the std::sort fallback), 32 distinct IDs
+// per bucket, many duplicates, the extremes 0 and UINT32_MAX, and
+// descending input.
 TEST(ChunkSetTest, FinishEqualsASetForEveryShapeOfInput) {
   internal::SplitMix64 rng(5);
   ChunkSetBuilder builder;
@@ -77,7 +79,7 @@ TEST(ChunkSetTest, FinishEqualsASetForEveryShapeOfInput) {
     for (size_t i = 0; i < n; ++i) {
       uniform.push_back(static_cast<uint32_t>(rng.Next()));
       crowded.push_back(0x80000000u | static_cast<uint32_t>(rng.Next() % 1000));
-      // 32 IDs per bucket of the top bits (the most the bucket pass takes).
+      // 32 distinct IDs per bucket of the top bits.
       near_limit.push_back(static_cast<uint32_t>((i / 32) << 20) | static_cast<uint32_t>(i % 32));
       repeated.push_back(static_cast<uint32_t>(rng.Next() % (n / 4 + 1)) * 0x9e3779b1u);
       descending.push_back(static_cast<uint32_t>(0xffffffffu - i * 7919u));
@@ -91,6 +93,74 @@ TEST(ChunkSetTest, FinishEqualsASetForEveryShapeOfInput) {
     check(near_limit, "32 per bucket");
     check(repeated, "repeated");
     check(descending, "descending");
+  }
+}
+
+// The sampling test without a division (ChunkSetBuilder::Sampled) keeps
+// exactly the IDs with id % modulus == 0: the extremes, the multiples of the
+// modulus and their neighbours, and random IDs.
+TEST(ChunkSetTest, SamplingIsExactForEveryModulus) {
+  internal::SplitMix64 rng(11);
+  for (uint32_t modulus : {1u, 2u, 3u, 5u, 7u, 64u, 641u, 1000u, 65537u, 0x7fffffffu, 0x80000000u,
+                           0xfffffffeu, 0xffffffffu}) {
+    std::vector<uint32_t> ids = {0u, 1u, 0xfffffffeu, 0xffffffffu};
+    for (int i = 0; i < 2000; ++i) {
+      const uint64_t multiple = (rng.Next() % (uint64_t{0xffffffffu} / modulus + 1)) * modulus;
+      for (int64_t delta : {-1, 0, 1}) {
+        const int64_t id = static_cast<int64_t>(multiple) + delta;
+        if (id >= 0 && id <= 0xffffffffLL) ids.push_back(static_cast<uint32_t>(id));
+      }
+      ids.push_back(static_cast<uint32_t>(rng.Next()));
+    }
+    for (const uint32_t id : ids) {
+      ChunkSetBuilder builder(modulus);
+      builder.Add(uint64_t{id} << 32);
+      EXPECT_EQ(builder.Finish().size(), id % modulus == 0 ? 1u : 0u)
+          << "id " << id << ", modulus " << modulus;
+    }
+  }
+}
+
+// AddMany in pieces of 1 to 4000 features equals Add one at a time and the
+// reference (std::sort + unique of the sampled IDs), for moduli from 1 to
+// UINT32_MAX, with IDs 0 and UINT32_MAX and duplicates; one builder of each
+// kind reused across documents.
+TEST(ChunkSetTest, AddManyEqualsAddAndTheReference) {
+  internal::SplitMix64 rng(23);
+  for (uint32_t modulus : {1u, 2u, 3u, 7u, 64u, 1000u, 0xffffffffu}) {
+    ChunkSetBuilder many(modulus);
+    ChunkSetBuilder one(modulus);
+    for (size_t piece : {1, 2, 3, 7, 63, 64, 65, 500, 1024, 4000}) {
+      std::vector<uint64_t> features;
+      const size_t n = 3 * piece + 5;
+      for (size_t i = 0; i < n; ++i) {
+        uint64_t f = rng.Next();
+        // Small IDs (multiples of small moduli), the extremes and repeats.
+        if (i % 5 == 1) f = (rng.Next() % 64) << 32 | (f & 0xffffffffu);
+        if (i % 97 == 2) f = f & 0xffffffffu;
+        if (i % 89 == 3) f = f | 0xffffffff00000000ULL;
+        if (i % 4 == 3) f = features[rng.Next() % features.size()];
+        features.push_back(f);
+      }
+      std::vector<uint32_t> expected;
+      for (const uint64_t f : features) {
+        if (ChunkId(f) % modulus == 0) expected.push_back(ChunkId(f));
+      }
+      std::sort(expected.begin(), expected.end());
+      expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+      many.Reset();
+      one.Reset();
+      for (size_t start = 0; start < n; start += piece) {
+        many.AddMany(
+            std::span<const uint64_t>(features).subspan(start, std::min(piece, n - start)));
+      }
+      many.AddMany({});
+      for (const uint64_t f : features) one.Add(f);
+      const std::string what =
+          "modulus " + std::to_string(modulus) + ", piece " + std::to_string(piece);
+      EXPECT_EQ(many.Finish(), expected) << what;
+      EXPECT_EQ(one.Finish(), expected) << what;
+    }
   }
 }
 
