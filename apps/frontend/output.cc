@@ -164,10 +164,7 @@ int ForkReplacedFileReleaser(const std::string& target) {
   if (child == 0) {
     // Only async-signal-safe calls here (other threads' locks were copied
     // as they were): keep `held` and the pipe's read end, wait for the
-    // parent to close the write end (or to die), exit. The write end is
-    // closed by name first: without close_range (Linux < 5.9) the other
-    // descriptors stay open until the child exits, but it still exits.
-    ::close(fds[1]);
+    // parent to close the write end (or to die), exit.
     const unsigned low = static_cast<unsigned>(std::min(held, fds[0]));
     const unsigned high = static_cast<unsigned>(std::max(held, fds[0]));
     if (low > 0) ::syscall(SYS_close_range, 0U, low - 1, 0U);
