@@ -3,10 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -127,63 +125,6 @@ bool CanWriteAtOffsets(std::FILE* file) {
   return flags >= 0 && (flags & O_APPEND) == 0;
 }
 
-// A replaced output at least this large is freed by a child process
-// (ForkReplacedFileReleaser); smaller ones cost little to free in place.
-constexpr off_t kBackgroundReleaseBytes = off_t{4} << 20;
-
-// Freeing a file happens when its last link and last reference go: its
-// page-cache pages are dropped and, on a file system mounted with `discard`
-// and no journal (this VM's ext4), every block is discarded synchronously:
-// 0.04-0.13 s per 255 MB here, nearly all of it waiting on the disk. Inside
-// the rename over the previous output it was the largest serial part of
-// `dedup -o` run over its own earlier output (0.10-0.13 s of a 0.65 s
-// one-thread run). This forks a child holding the only reference to
-// `target` (an O_PATH descriptor: no read permission needed) and blocking
-// on a pipe; the rename then only unlinks the file, and closing the pipe's
-// write end (returned) lets the child exit, which frees it while we
-// finish. The child closes every other descriptor first (a caller reading
-// our stdout to its end does not wait for it) and is reaped by init once
-// we exit; it also exits when we die. -1, and nothing forked, unless
-// `target` is a regular file of one link and at least
-// kBackgroundReleaseBytes, or when a call fails: the file is then freed in
-// the rename, as before.
-int ForkReplacedFileReleaser(const std::string& target) {
-  struct stat st;
-  if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-      st.st_size < kBackgroundReleaseBytes) {
-    return -1;
-  }
-  const int held = ::open(target.c_str(), O_PATH | O_CLOEXEC);
-  if (held < 0) return -1;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    ::close(held);
-    return -1;
-  }
-  const pid_t child = ::fork();
-  if (child == 0) {
-    // Only async-signal-safe calls here (other threads' locks were copied
-    // as they were): keep `held` and the pipe's read end, wait for the
-    // parent to close the write end (or to die), exit.
-    const unsigned low = static_cast<unsigned>(std::min(held, fds[0]));
-    const unsigned high = static_cast<unsigned>(std::max(held, fds[0]));
-    if (low > 0) ::syscall(SYS_close_range, 0U, low - 1, 0U);
-    if (high > low + 1) ::syscall(SYS_close_range, low + 1, high - 1, 0U);
-    ::syscall(SYS_close_range, high + 1, ~0U, 0U);
-    char byte;
-    while (::read(fds[0], &byte, 1) < 0 && errno == EINTR) {
-    }
-    ::_exit(0);
-  }
-  ::close(held);
-  ::close(fds[0]);
-  if (child < 0) {
-    ::close(fds[1]);
-    return -1;
-  }
-  return fds[1];
-}
-
 mode_t NewFileMode() {
   // umask can only be read by setting it; this runs before any thread.
   mode_t mask = ::umask(0);
@@ -242,11 +183,9 @@ OutputFile::OutputFile(OutputFile&& other) noexcept
       temp_path_(std::move(other.temp_path_)),
       positioned_(other.positioned_),
       written_back_(other.written_back_),
-      replaced_release_fd_(other.replaced_release_fd_),
       buffer_(std::move(other.buffer_)) {
   other.file_ = nullptr;
   other.temp_path_.clear();
-  other.replaced_release_fd_ = -1;
 }
 
 OutputFile::~OutputFile() { Finish(false).IgnoreError(); }
@@ -373,25 +312,13 @@ Status OutputFile::Finish(bool success) {
         if (::fsync(dir_fd) != 0) status = IoError("cannot sync the directory of " + name_);
         ::close(dir_fd);
       }
-      ReleaseReplacedFile();
       return status;
     }
     status = IoError("cannot rename the finished output to " + name_ + ": " + ErrnoText(errno));
   }
-  ReleaseReplacedFile();
   ::unlink(temp_path_.c_str());
   temp_path_.clear();
   return status;
-}
-
-void OutputFile::FreeReplacedFileInBackground() {
-  if (temp_path_.empty() || replaced_release_fd_ >= 0) return;
-  replaced_release_fd_ = ForkReplacedFileReleaser(name_);
-}
-
-void OutputFile::ReleaseReplacedFile() {
-  if (replaced_release_fd_ >= 0) ::close(replaced_release_fd_);
-  replaced_release_fd_ = -1;
 }
 
 Status FlushStandardOutput() {
