@@ -4,6 +4,12 @@
 # wall time, the best CPU time (user+sys) and the peak RSS, and whether the
 # two outputs (stdout) are byte-identical. On a shared machine the load
 # changes from run to run; alternating keeps a comparison within one stretch.
+# BEFORE_EACH (environment, optional): a shell command run before every
+# timed run, outside the timer. A command that writes `-o FILE` should set
+# it to `rm -f FILE`: otherwise each run's rename frees the previous run's
+# file, i.e. the other build's (on a file system that discards freed blocks
+# synchronously, such as this VM's journal-less ext4 mounted `discard`,
+# 0.10-0.13 s per 255 MB, charged to whichever build runs next).
 #
 #   bench/ab_compare.sh LABEL BASE_BINARY NEW_BINARY ARGS...
 #   e.g. bench/ab_compare.sh "dedup t1" /tmp/neardup-base build/release/neardup \
@@ -21,6 +27,7 @@ for ((r = 0; r < runs; r++)); do
   for which in base new; do
     binary=$base
     [ $which = new ] && binary=$new
+    if [ -n "${BEFORE_EACH:-}" ]; then bash -c "$BEFORE_EACH"; fi
     /usr/bin/time -f "%e %U %S %M" -o "$out/time" "$binary" "$@" > "$out/$which.out"
     read -r w u s m < "$out/time"
     c=$(echo "$u + $s" | bc)

@@ -39,12 +39,18 @@ if [ "$part" = all ] || [ "$part" = fp ]; then
     --kminhash --quiet --threads 1 "$F"
 fi
 if [ "$part" = all ] || [ "$part" = corpus ]; then
+  # The `dedup` rows write -o: the previous output is removed before each
+  # timed run (BEFORE_EACH), so that no build pays for freeing the other's
+  # file in its rename (docs/PARALLELISM.md, session 13).
+  rm_kept="rm -f '$out/kept.jsonl'"
   for t in 1 2; do
-    RUNS=5 bench/ab_compare.sh "few-dups dedup t$t" "$B/neardup" "$N/neardup" dedup \
+    BEFORE_EACH=$rm_kept RUNS=5 bench/ab_compare.sh "few-dups dedup t$t" "$B/neardup" \
+      "$N/neardup" dedup \
       --threshold 0.8 --quiet --threads $t -o "$out/kept.jsonl" "$FD"
     RUNS=3 bench/ab_compare.sh "many-pairs pairs t$t" "$B/neardup" "$N/neardup" pairs \
       --threshold 0.5 --quiet --threads $t "$MP"
-    RUNS=3 bench/ab_compare.sh "many-pairs dedup t$t" "$B/neardup" "$N/neardup" dedup \
+    BEFORE_EACH=$rm_kept RUNS=3 bench/ab_compare.sh "many-pairs dedup t$t" "$B/neardup" \
+      "$N/neardup" dedup \
       --threshold 0.8 --quiet --threads $t -o "$out/kept.jsonl" "$MP"
   done
 fi

@@ -6,9 +6,6 @@
 // and leaving its offset after the records), or `>>` (O_APPEND: written in
 // order). A write that fails midway (a file size limit) leaves `-o FILE`
 // untouched and no temporary, and `> FILE` a strict prefix of the output.
-// A large previous `-o FILE` is freed by a child process after the rename
-// (OutputFile::FreeReplacedFileInBackground): the output and the other
-// names of a linked file are as before, and a failed run keeps it whole.
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -121,41 +118,6 @@ TEST_F(PositionedWriteCliTest, AWriteFailingMidwayLeavesNoCompleteLookingFile) {
     const std::string left = Read(redirected);
     EXPECT_LT(left.size(), piped.out.size());
     EXPECT_TRUE(piped.out.starts_with(left)) << left.size() << " bytes left";
-  }
-}
-
-TEST_F(PositionedWriteCliTest, ALargePreviousOutputIsReplacedOrKeptWhole) {
-  const CommandResult piped = Neardup("dedup -q --method simhash " + corpus_);
-  ASSERT_EQ(piped.exit_code, 0) << piped.err;
-  const std::string out = (dir_ / "out.jsonl").string();
-  const std::string linked = (dir_ / "linked.jsonl").string();
-  const std::string err = (dir_ / "err.txt").string();
-  // Over the 4 MiB from which the replaced file is freed in the background.
-  std::string previous(size_t{5} << 20, 'p');
-  previous.back() = '\n';
-  for (int threads : {1, 3}) {
-    SCOPED_TRACE("threads " + std::to_string(threads));
-    // A failing run (a file size limit) leaves the previous output whole.
-    Write("out.jsonl", previous);
-    EXPECT_NE(
-        RunShell("trap \"\" XFSZ; ulimit -f 1024; " + Dedup(threads) + " -o " + out + " 2> " + err),
-        0);
-    EXPECT_NE(Read(err).find("File too large"), std::string::npos) << Read(err);
-    EXPECT_TRUE(Read(out) == previous);
-    // A run that succeeds replaces it, read through a pipe to its end.
-    const CommandResult replaced = Neardup("dedup -q --method simhash --threads " +
-                                           std::to_string(threads) + " " + corpus_ + " -o " + out);
-    ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
-    EXPECT_TRUE(replaced.out.empty());
-    EXPECT_TRUE(Read(out) == piped.out);
-    // A file of two links: the other name keeps the previous bytes.
-    Write("out.jsonl", previous);
-    std::filesystem::remove(linked);
-    std::filesystem::create_hard_link(out, linked);
-    ASSERT_EQ(RunShell(Dedup(threads) + " -o " + out), 0);
-    EXPECT_TRUE(Read(out) == piped.out);
-    EXPECT_TRUE(Read(linked) == previous);
-    ExpectNoTemporaryLeft();
   }
 }
 

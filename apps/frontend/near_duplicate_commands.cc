@@ -369,8 +369,6 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   Result<OutputFile> output =
       OutputFile::Open(write_lines ? flags.output : "/dev/null", flags.input.inputs);
   if (!output.ok()) return ReportError(output.status());
-  // Before the corpus is in memory: the fork is cheapest now.
-  output->FreeReplacedFileInBackground();
 
   auto started = std::chrono::steady_clock::now();
   StageTimer stage_timer;

@@ -3,10 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -68,10 +66,9 @@ void StartWriteback(int fd, uint64_t offset, uint64_t size) {
                           SYNC_FILE_RANGE_WRITE);
 }
 
-// statfs f_type of the file systems DescriptorAtOffsets::Reserve preallocates
-// on (linux/magic.h's EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC).
+// statfs f_type of the one file system DescriptorAtOffsets::Reserve
+// preallocates on (linux/magic.h's EXT4_SUPER_MAGIC).
 constexpr decltype(statfs::f_type) kExt4Magic = 0xEF53;
-constexpr decltype(statfs::f_type) kXfsMagic = 0x58465342;
 
 // Writes at offsets of a descriptor: pwrite, repeated after a short write.
 class DescriptorAtOffsets : public PositionedOutput {
@@ -93,19 +90,23 @@ class DescriptorAtOffsets : public PositionedOutput {
     if (writeback_) StartWriteback(fd_, base_ + begin, size);
     return Status::Ok();
   }
-  // On ext4 and XFS: the blocks allocated at once, the size left as it is
+  // On ext4: the blocks allocated at once, the size left as it is
   // (FALLOC_FL_KEEP_SIZE: a file written in place still grows only as the
   // bytes arrive). Each buffered write then finds its blocks allocated
   // (unwritten) instead of reserving delayed-allocation space page by page
   // under the block-map lock that writeback takes to allocate them: the
   // copy under the inode lock, the part of the write two threads cannot
   // share, is ~10-15% shorter (255 MB stand-alone here: 0.086 -> 0.074 CPU
-  // seconds). Other file systems (tmpfs would zero its pages first) and
-  // failures (a full disk: the writes then fail as before) get nothing.
+  // seconds). Other file systems get nothing: ext4 is the only one
+  // measured (XFS has its own speculative preallocation; tmpfs would zero
+  // its pages first); nor do failures (a full disk: the writes then fail as
+  // before). A run that fails is cut back by the caller's ftruncate, which
+  // drops the blocks past the end too; one killed first leaves them
+  // allocated past EOF (`du` above `ls -l`) until the file is truncated.
   void Reserve(uint64_t bytes) override {
     struct statfs fs;
     if (bytes == 0 || ::fstatfs(fd_, &fs) != 0) return;
-    if (fs.f_type != kExt4Magic && fs.f_type != kXfsMagic) return;
+    if (fs.f_type != kExt4Magic) return;
     (void)::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(base_),
                       static_cast<off_t>(bytes));
   }
@@ -125,66 +126,6 @@ bool CanWriteAtOffsets(std::FILE* file) {
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
   const int flags = ::fcntl(fd, F_GETFL);
   return flags >= 0 && (flags & O_APPEND) == 0;
-}
-
-// A replaced output at least this large is freed by a child process
-// (ForkReplacedFileReleaser); smaller ones cost little to free in place.
-constexpr off_t kBackgroundReleaseBytes = off_t{4} << 20;
-
-// Freeing a file happens when its last link and last reference go: its
-// page-cache pages are dropped and, on a file system mounted with `discard`
-// and no journal (this VM's ext4), every block is discarded synchronously:
-// 0.04-0.13 s per 255 MB here, nearly all of it waiting on the disk. Inside
-// the rename over the previous output it was the largest serial part of
-// `dedup -o` run over its own earlier output (0.10-0.13 s of a 0.65 s
-// one-thread run). This forks a child holding the only reference to
-// `target` (an O_PATH descriptor: no read permission needed) and blocking
-// on a pipe; the rename then only unlinks the file, and closing the pipe's
-// write end (returned) lets the child exit, which frees it while we
-// finish. The child closes every other descriptor first (a caller reading
-// our stdout to its end does not wait for it) and is reaped by init once
-// we exit; it also exits when we die. -1, and nothing forked, unless
-// `target` is a regular file of one link and at least
-// kBackgroundReleaseBytes, or when a call fails: the file is then freed in
-// the rename, as before.
-int ForkReplacedFileReleaser(const std::string& target) {
-  struct stat st;
-  if (::stat(target.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-      st.st_size < kBackgroundReleaseBytes) {
-    return -1;
-  }
-  const int held = ::open(target.c_str(), O_PATH | O_CLOEXEC);
-  if (held < 0) return -1;
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    ::close(held);
-    return -1;
-  }
-  const pid_t child = ::fork();
-  if (child == 0) {
-    // Only async-signal-safe calls here (other threads' locks were copied
-    // as they were): keep `held` and the pipe's read end, wait for the
-    // parent to close the write end (or to die), exit. The write end is
-    // closed by name first: without close_range (Linux < 5.9) the other
-    // descriptors stay open until the child exits, but it still exits.
-    ::close(fds[1]);
-    const unsigned low = static_cast<unsigned>(std::min(held, fds[0]));
-    const unsigned high = static_cast<unsigned>(std::max(held, fds[0]));
-    if (low > 0) ::syscall(SYS_close_range, 0U, low - 1, 0U);
-    if (high > low + 1) ::syscall(SYS_close_range, low + 1, high - 1, 0U);
-    ::syscall(SYS_close_range, high + 1, ~0U, 0U);
-    char byte;
-    while (::read(fds[0], &byte, 1) < 0 && errno == EINTR) {
-    }
-    ::_exit(0);
-  }
-  ::close(held);
-  ::close(fds[0]);
-  if (child < 0) {
-    ::close(fds[1]);
-    return -1;
-  }
-  return fds[1];
 }
 
 mode_t NewFileMode() {
@@ -245,11 +186,9 @@ OutputFile::OutputFile(OutputFile&& other) noexcept
       temp_path_(std::move(other.temp_path_)),
       positioned_(other.positioned_),
       written_back_(other.written_back_),
-      replaced_release_fd_(other.replaced_release_fd_),
       buffer_(std::move(other.buffer_)) {
   other.file_ = nullptr;
   other.temp_path_.clear();
-  other.replaced_release_fd_ = -1;
 }
 
 OutputFile::~OutputFile() { Finish(false).IgnoreError(); }
@@ -376,25 +315,13 @@ Status OutputFile::Finish(bool success) {
         if (::fsync(dir_fd) != 0) status = IoError("cannot sync the directory of " + name_);
         ::close(dir_fd);
       }
-      ReleaseReplacedFile();
       return status;
     }
     status = IoError("cannot rename the finished output to " + name_ + ": " + ErrnoText(errno));
   }
-  ReleaseReplacedFile();
   ::unlink(temp_path_.c_str());
   temp_path_.clear();
   return status;
-}
-
-void OutputFile::FreeReplacedFileInBackground() {
-  if (temp_path_.empty() || replaced_release_fd_ >= 0) return;
-  replaced_release_fd_ = ForkReplacedFileReleaser(name_);
-}
-
-void OutputFile::ReleaseReplacedFile() {
-  if (replaced_release_fd_ >= 0) ::close(replaced_release_fd_);
-  replaced_release_fd_ = -1;
 }
 
 Status FlushStandardOutput() {

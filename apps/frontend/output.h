@@ -73,30 +73,17 @@ class OutputFile {
   // (neardup-mpi's ranks) write their parts into it, at their own offsets.
   const std::string& temp_path() const { return temp_path_; }
 
-  // A file output that will replace a large file (4 MiB or more, one
-  // link): forks, now, a child holding that file, so that the rename in
-  // Finish(true) only unlinks it and the child frees it (page cache,
-  // blocks, a synchronous discard on some file systems) while this process
-  // finishes instead of inside the rename. Call it early, while the process
-  // is small: the fork copies the page tables, and each page the parent
-  // writes afterwards is copied once. The child closes every other
-  // descriptor and exits when released (Finish, or this process's death).
-  // No-op for other outputs, or when anything fails.
-  void FreeReplacedFileInBackground();
-
  private:
   OutputFile(std::FILE* file, std::string name, bool owned, std::string temp_path);
   Status Flush();
   Status WriteNow(std::string_view bytes);  // unbuffered by us (stdio may still)
-  void ReleaseReplacedFile();               // lets the child of the above exit
 
   std::FILE* file_;
   std::string name_;       // the output as named, for messages and the rename
   bool owned_;             // closed by Finish (not stdout)
   std::string temp_path_;  // empty: written in place
   bool positioned_ = false;
-  uint64_t written_back_ = 0;     // an fsynced output: writeback started below this
-  int replaced_release_fd_ = -1;  // FreeReplacedFileInBackground's pipe, -1 if none
+  uint64_t written_back_ = 0;  // an fsynced output: writeback started below this
   std::string buffer_;
 };
 

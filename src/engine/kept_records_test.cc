@@ -100,6 +100,7 @@ class RecordingOutput : public PositionedOutput {
     return Status::Ok();
   }
   void Reserve(uint64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex_);
     EXPECT_TRUE(writes_.empty()) << "Reserve after a write";
     reserved_.push_back(bytes);
   }
