@@ -12,11 +12,13 @@
 # Environment: RUNS (the list of runs, default "mpi2 mpi1 nd2"), REPEAT
 # (default 1), NICE (default 0: the lead's quiet runs; 10 on a shared
 # machine), EXTRA (flags added to every command, e.g. "--rule components").
+# GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072 runs both builds with
+# glibc's malloc defaults (it turns TuneMallocForLargeWorkingSets off).
 # A run is mpiN (N ranks of one thread), ndN (`neardup --threads N`), or
 # 2xmpi1 / 2xnd1: two independent one-thread jobs at once, each with its
 # own output, the machine's ceiling (if each is X times slower than alone,
 # no split of one job over the two cores can gain more than 2 / X).
-# Prints each run's wall time, each process's user/sys CPU and peak RSS
+# Prints each run's wall time, each process's user/sys CPU, peak RSS and minor faults
 # (/usr/bin/time), --profile lines, and the output's md5 (all must agree).
 set -euo pipefail
 BASE=${1:?usage: mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]}
@@ -30,7 +32,7 @@ EXTRA=${EXTRA:-}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
-TIME_FORMAT='%e s wall, %U user, %S sys, %M KB peak'
+TIME_FORMAT='%e s wall, %U user, %S sys, %M KB peak, %R minor faults'
 
 run() {  # run TAG DIR KIND [OUT]
   local tag=$1 dir=$2 kind=$3 out=${4:-$OUT/out.$1.$3} start end status label

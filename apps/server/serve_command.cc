@@ -1,6 +1,5 @@
 #include "serve_command.h"
 
-#include <malloc.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "neardup/malloc_tuning.h"
 #include "service.h"
 
 namespace neardup::server {
@@ -48,18 +48,11 @@ struct ServeFlags {
 // growth step again. What this keeps: at most M_TOP_PAD + M_TRIM_THRESHOLD
 // free bytes at the top of each arena (glibc makes up to 8 per core, one
 // per pool thread below that: 20 MiB x arenas, uncounted by a stream's
-// memory figure). Left alone when GLIBC_TUNABLES is set, so that the
-// defaults can still be measured against.
-void TuneAllocator() {
-  if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
-  constexpr int kMiB = 1 << 20;
-  mallopt(M_TOP_PAD, 4 * kMiB);
-  mallopt(M_MMAP_THRESHOLD, 4 * kMiB);
-  mallopt(M_TRIM_THRESHOLD, 16 * kMiB);
-}
-
+// memory figure). The settings are TuneMallocForServer()'s
+// (neardup/malloc_tuning.h): left alone when GLIBC_TUNABLES names one of
+// them, so that the defaults can still be measured against.
 int RunServe(const ServeFlags& flags) {
-  TuneAllocator();
+  (void)TuneMallocForServer();
   ServiceOptions options;
   const size_t colon = flags.listen.rfind(':');
   if (colon == std::string::npos) {
