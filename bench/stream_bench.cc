@@ -4,10 +4,13 @@
 //     fsyncs as the service does, 0 measures everything but the disk. CPU is
 //     the whole process's (AddBatch fingerprints on oneTBB's threads).
 //     Counters: documents/s and the log's bytes per document.
-//   BM_LogAppend/<batch>: the write-ahead log alone (no fsync): 3000 records
-//     of 2.7 KB (a kept MinHash document's add record) appended one by one
-//     (Append, batch 1: one write() each) or AppendBatch of <batch> records
-//     (one write() each): the per-record cost of the log.
+//   BM_LogAppend/<batch>/<framed>: the write-ahead log alone (no fsync):
+//     3000 records of 2.7 KB (a kept MinHash document's add record) appended
+//     one by one (Append, batch 1: one write() each), or <batch> records a
+//     write() with AppendBatch (framed 0: the log frames them into its
+//     buffer) or with AppendFramed (framed 1: the records framed by the
+//     caller into one reused buffer and written without a copy, the path of
+//     a stream's AddBatch since session 13): the per-record cost of the log.
 //   BM_StreamRecovery: OpenExisting of a stream whose log holds every
 //     document (no snapshot since its creation): replay cost per log record.
 //   BM_StreamAddPause/<documents>/<durable>: the longest single Add among
@@ -130,7 +133,10 @@ BENCHMARK(BM_StreamAdd)
 
 void BM_LogAppend(benchmark::State& state) {
   const size_t batch = static_cast<size_t>(state.range(0));
+  const bool framed = state.range(1) == 1;
   constexpr size_t kRecords = 3000;
+  std::string group;         // framed: the group's records, reused
+  std::vector<size_t> ends;  // framed: where each ends in `group`
   const std::vector<std::string> payloads(kRecords, std::string(2700, 'p'));
   const std::string dir = BenchDir("log-append");
   fs::create_directories(dir);
@@ -145,11 +151,21 @@ void BM_LogAppend(benchmark::State& state) {
     }
     state.ResumeTiming();
     for (size_t first = 0; first < kRecords; first += batch) {
-      const bool ok = batch == 1 ? (*log)->Append(payloads[first]).ok()
-                                 : (*log)
-                                       ->AppendBatch(std::span(payloads).subspan(
-                                           first, std::min(batch, kRecords - first)))
-                                       .ok();
+      const size_t n = std::min(batch, kRecords - first);
+      bool ok;
+      if (batch == 1) {
+        ok = (*log)->Append(payloads[first]).ok();
+      } else if (framed) {
+        group.clear();
+        ends.clear();
+        for (size_t i = first; i < first + n; ++i) {
+          AppendLogRecord(payloads[i], &group);
+          ends.push_back(group.size());
+        }
+        ok = (*log)->AppendFramed(group, ends).ok();
+      } else {
+        ok = (*log)->AppendBatch(std::span(payloads).subspan(first, n)).ok();
+      }
       if (!ok) state.SkipWithError("append failed");
     }
   }
@@ -158,7 +174,12 @@ void BM_LogAppend(benchmark::State& state) {
       static_cast<double>(kRecords),
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_LogAppend)->Arg(1)->Arg(128)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LogAppend)
+    ->Args({1, 0})
+    ->Args({128, 0})
+    ->Args({128, 1})
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_StreamRecovery(benchmark::State& state) {
   StreamOpenOptions options;

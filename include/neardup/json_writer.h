@@ -25,8 +25,9 @@ void AppendHex64(std::string* out, uint64_t value);
 // Returns exactly 16 lower-case hex digits.
 std::string Hex64(uint64_t value);
 
-// Appends a double with up to 6 significant decimals, never in exponent form
-// for values in [0, 1], and never NaN/Inf (REQUIRES: finite).
+// Appends a double as printf("%.6g") prints it: up to 6 significant
+// decimals, in exponent form below 1e-4 and from 1e6 (after rounding to 6
+// digits), never NaN/Inf (REQUIRES: finite).
 void AppendJsonDouble(std::string* out, double value);
 
 }  // namespace neardup

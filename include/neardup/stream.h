@@ -266,7 +266,7 @@ class NearDuplicateStream {
   // groups of kStreamBatchGroup, each group is then decided under one hold
   // of the writer lock (other requests may interleave between groups, as
   // between Adds) and its records written to the log with one write
-  // (WriteAheadLog::AppendBatch), and one fsync covers the whole batch. Ids
+  // (WriteAheadLog::AppendFramed), and one fsync covers the whole batch. Ids
   // present before the call are not fingerprinted. On an error at document i
   // (Add's errors, its message prefixed with `document "<id>"`), documents
   // before i are stored and durable, none from i on. A write that fails part

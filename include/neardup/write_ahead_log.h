@@ -14,7 +14,8 @@
 // SyncTo(lsn) returns once everything up to lsn is on disk. Concurrent
 // SyncTo callers share one fdatasync: the first waiter becomes the leader,
 // syncs everything written so far, and wakes every caller it covered.
-// Cost: Append (one record) and AppendBatch (many) are one write() each (a
+// Cost: Append (one record), AppendBatch (many) and AppendFramed (many the
+// caller framed, no copy into the log's buffer) are one write() each (a
 // copy into the page cache); SyncTo is at most one fdatasync per group of
 // waiters. On disk a record costs kLogRecordHeaderBytes (12) besides its
 // payload.
@@ -107,8 +108,10 @@ class WriteAheadLog {
   // FrameLogRecordInPlace), concatenated in `framed`, record i ending at
   // ends[i] (the last at framed.size()): written from `framed` with one
   // write(), no copy. InvalidArgument, nothing written, when `ends` does not
-  // cut `framed` into records or a payload exceeds kMaxLogRecordBytes (a
-  // record's header is not read back: it is the caller's to frame right).
+  // cut `framed` into records (each record's length field must equal
+  // ends[i] - ends[i-1] - kLogRecordHeaderBytes, so an end skipped or inside
+  // a payload is refused) or a payload exceeds kMaxLogRecordBytes. Limit:
+  // the checksums are not recomputed (that is the caller's to frame right).
   // Otherwise as AppendBatch. REQUIRES: one caller at a time.
   Result<uint64_t> AppendFramed(std::string_view framed, std::span<const size_t> ends,
                                 size_t* appended = nullptr);
@@ -118,7 +121,7 @@ class WriteAheadLog {
 
   // Bytes written (durable or not).
   uint64_t size() const;
-  uint64_t appends() const;           // Append / AppendBatch calls that wrote
+  uint64_t appends() const;           // Append/AppendBatch/AppendFramed calls that wrote
   uint64_t syncs() const;             // fdatasync calls made
   uint64_t sync_nanoseconds() const;  // their total duration
   const std::string& path() const { return path_; }

@@ -39,18 +39,19 @@ Status ErrnoError(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-void AppendLogRecord(std::string_view payload, std::string* out) {
-  char header[kLogRecordHeaderBytes];
-  PutU32(static_cast<uint32_t>(payload.size()), header);
-  PutU64(XXH3_64bits(payload.data(), payload.size()), header + 4);
-  out->append(header, kLogRecordHeaderBytes);
-  out->append(payload);
-}
-
+// The one place the frozen record header is written.
 void FrameLogRecordInPlace(char* record, size_t payload_bytes) {
   const char* payload = record + kLogRecordHeaderBytes;
   PutU32(static_cast<uint32_t>(payload_bytes), record);
   PutU64(XXH3_64bits(payload, payload_bytes), record + 4);
+}
+
+void AppendLogRecord(std::string_view payload, std::string* out) {
+  const size_t at = out->size();
+  out->resize(at + kLogRecordHeaderBytes + payload.size());
+  char* record = out->data() + at;
+  if (!payload.empty()) std::memcpy(record + kLogRecordHeaderBytes, payload.data(), payload.size());
+  FrameLogRecordInPlace(record, payload.size());
 }
 
 Result<LogContents> ReadLogFile(const std::string& path) {
@@ -191,8 +192,18 @@ Result<uint64_t> WriteAheadLog::AppendFramed(std::string_view framed, std::span<
                                   std::to_string(begin) + " within " +
                                   std::to_string(framed.size()) + " bytes");
     }
-    NEARDUP_RETURN_IF_ERROR(CheckRecordSize(ends[i] - begin - kLogRecordHeaderBytes)
-                                .WithContext("record " + std::to_string(i)));
+    const size_t payload_bytes = ends[i] - begin - kLogRecordHeaderBytes;
+    NEARDUP_RETURN_IF_ERROR(
+        CheckRecordSize(payload_bytes).WithContext("record " + std::to_string(i)));
+    // The record's length field must say where it ends: an end skipped or
+    // inside a payload would let a failed write cut the file mid-record.
+    const uint32_t length = GetU32(framed.data() + begin);
+    if (length != payload_bytes) {
+      return InvalidArgumentError("framed record " + std::to_string(i) + " at " +
+                                  std::to_string(begin) + " has length " + std::to_string(length) +
+                                  " but ends at " + std::to_string(ends[i]) + " (" +
+                                  std::to_string(payload_bytes) + " payload bytes)");
+    }
     begin = ends[i];
   }
   if (begin != framed.size()) {

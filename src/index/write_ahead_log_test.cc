@@ -161,9 +161,9 @@ TEST(WriteAheadLogTest, AFailedAppendBatchKeepsItsWholeRecords) {
 
 // Records framed by the caller (AppendFramed: the stream frames a batch's
 // records in place, session 13) make the same file as AppendBatch of their
-// payloads; ends that do not cut the bytes into records are refused with
-// nothing written; a write that fails part way keeps the whole records, as
-// AppendBatch does.
+// payloads; ends that do not cut the bytes into records (also ends that
+// disagree with a record's length field) are refused with nothing written;
+// a write that fails part way keeps the whole records, as AppendBatch does.
 TEST(WriteAheadLogTest, AppendFramedWritesWhatAppendBatchWrites) {
   TempDir dir;
   const std::vector<std::string> batch = {"one", "", std::string(5000, 'b'), "four"};
@@ -199,12 +199,23 @@ TEST(WriteAheadLogTest, AppendFramedWritesWhatAppendBatchWrites) {
 
   // Ends that do not cut `framed` into records: nothing written.
   const std::vector<std::vector<size_t>> bad_ends = {
-      {ends[0], ends[1], ends[2]},                      // bytes past the last record
-      {ends[0], ends[0] + 5, ends[3]},                  // a record shorter than a header
-      {ends[1], ends[0], ends[3]},                      // going back
-      {ends[0], ends[1], ends[2], framed.size() + 1}};  // past the bytes
+      {ends[0], ends[1], ends[2]},                     // bytes past the last record
+      {ends[0], ends[0] + 5, ends[3]},                 // a record shorter than a header
+      {ends[1], ends[0], ends[3]},                     // going back
+      {ends[0], ends[1], ends[2], framed.size() + 1},  // past the bytes
+      {ends[1], ends[3]},                              // an end skipped
+      {ends[0] + 20, ends[3]}};                        // an end inside a payload
   for (const std::vector<size_t>& bad : bad_ends) {
     Result<uint64_t> refused = by_framed->AppendFramed(framed, bad, &appended);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused.status();
+    EXPECT_EQ(appended, 0u);
+    EXPECT_EQ(by_framed->size(), lsn);
+  }
+  // Right ends, but one record's length field disagrees with them.
+  {
+    std::string misframed = framed;
+    misframed[ends[1]] = static_cast<char>(misframed[ends[1]] + 1);  // the third's length
+    Result<uint64_t> refused = by_framed->AppendFramed(misframed, ends, &appended);
     EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused.status();
     EXPECT_EQ(appended, 0u);
     EXPECT_EQ(by_framed->size(), lsn);

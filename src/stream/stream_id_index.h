@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "hash/siphash.h"
+#include "neardup/check.h"
 
 namespace neardup::internal {
 
@@ -68,6 +69,7 @@ class StreamIdIndex {
   const uint64_t* Find(std::string_view id) const { return FindHashed(id, HashOf(id)); }
   // REQUIRES: hash == Hash(id).
   const uint64_t* FindHashed(std::string_view id, uint64_t hash) const {
+    NEARDUP_DCHECK(hash == HashOf(id));
     const Shard& shard = shards_[ShardOf(hash)];
     const size_t pos = shard.Find(hash, id);
     return pos == kNotFound ? nullptr : &shard.entries[pos].seq;
@@ -77,6 +79,7 @@ class StreamIdIndex {
   bool Insert(std::string_view id, uint64_t seq) { return InsertHashed(id, HashOf(id), seq); }
   // REQUIRES: hash == Hash(id).
   bool InsertHashed(std::string_view id, uint64_t hash, uint64_t seq) {
+    NEARDUP_DCHECK(hash == HashOf(id));
     Shard& shard = shards_[ShardOf(hash)];
     if (shard.Find(hash, id) != kNotFound) return false;
     if ((shard.size + 1) * 4 > shard.entries.size() * 3) shard.Grow();

@@ -188,7 +188,7 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
                                       " bytes exceeds the maximum " +
                                       std::to_string(kMaxLogRecordBytes));
       } else {
-        internal::AppendFramedAdd(*doc, &framed);
+        internal::AppendFramedAdd(*doc, bytes, &framed);
         ends.push_back(framed.size());
         record_of.push_back(i);
       }

@@ -90,7 +90,8 @@ class NearDuplicateStream::Impl {
   // (fingerprints[positions[i]] is group[i]'s, SIZE_MAX: skipped, see
   // PrepareLocked; id_hashes[i] is state_.IdHash(group[i].id), or anything
   // for an invalid id), answers[i] for group[i], then writes their records with
-  // one log write (WriteAheadLog::AppendBatch). Each document is applied to
+  // one log write (framed in place into group_records_, then
+  // WriteAheadLog::AppendFramed: no copy). Each document is applied to
   // memory as it is decided (the next one's decision depends on it) and the
   // write comes last, so a failed write is undone by ReloadLocked: the
   // documents whose records are in the log whole stay, the rest leave
@@ -159,11 +160,15 @@ class NearDuplicateStream::Impl {
   uint64_t log_bytes_stepped_ = 0;         // log size at the last MaybeRotateLocked
   uint64_t rotation_due_bytes_ = 0;        // the log size that started the snapshot in progress
   Status failed_;                          // set once: writes refused after a log failure
-  // AddGroupLocked's framed records, reused (up to kKeptGroupRecordBytes of
-  // capacity) so that a group allocates no buffer.
+  // Reused buffers (session 13), so that a group and a snapshot step
+  // allocate none: AddGroupLocked's framed records and StepSnapshotLocked's
+  // records. Each keeps its capacity up to its limit below: up to 6 MiB a
+  // stream that is not counted in memory_bytes (docs/SERVER.md, "Memory per
+  // document").
   std::string group_records_;
-  std::string snapshot_piece_;  // StepSnapshotLocked's records, reused
+  std::string snapshot_piece_;
   static constexpr size_t kKeptGroupRecordBytes = size_t{4} << 20;
+  static constexpr size_t kKeptSnapshotPieceBytes = size_t{2} << 20;
   StreamRecovery recovery_;
 
  private:

@@ -55,13 +55,17 @@ struct StreamHeader {
 };
 
 std::string EncodeAdd(const StreamDoc& doc);
-// The add record's payload, written in place: EncodedAddBytes(doc) bytes
-// at `out` (what EncodeAdd returns, without its allocation).
+// The add record's payload, written in place: `bytes` bytes at `out` (what
+// EncodeAdd returns, without its allocation). Aborts (always, not only in
+// debug builds) if the fields written do not end at out + bytes.
+// REQUIRES: bytes == EncodedAddBytes(doc).
 size_t EncodedAddBytes(const StreamDoc& doc);
-void EncodeAddTo(const StreamDoc& doc, char* out);
+void EncodeAddTo(const StreamDoc& doc, char* out, size_t bytes);
 // Appends the add record framed as a log record (header + payload, as
-// AppendLogRecord(EncodeAdd(doc), out) would) with no intermediate string;
-// returns the payload's size.
+// AppendLogRecord(EncodeAdd(doc), out) would) with no intermediate string.
+// REQUIRES: bytes == EncodedAddBytes(doc) (a caller that sized it already).
+void AppendFramedAdd(const StreamDoc& doc, size_t bytes, std::string* out);
+// The same, sizing it; returns the payload's size.
 size_t AppendFramedAdd(const StreamDoc& doc, std::string* out);
 std::string EncodeRemove(std::string_view id);
 std::string EncodeHeader(const StreamHeader& header);

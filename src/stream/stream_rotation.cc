@@ -105,7 +105,7 @@ Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool back
   constexpr size_t kMaxPieceBytes = size_t{1} << 20;
   // Reserved for the piece and a record past it: grown a record at a time,
   // the piece's string reallocated and copied itself ~5% of a batch's CPU
-  // (session 13). Reused between steps, up to 2 MiB.
+  // (session 13). Reused between steps, up to kKeptSnapshotPieceBytes.
   std::string& records = snapshot_piece_;
   records.reserve(std::min(min_bytes, kMaxPieceBytes) + (size_t{64} << 10));
   size_t stepped = 0;
@@ -120,7 +120,7 @@ Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool back
     }
     stepped += records.size();
   } while (!last && stepped < min_bytes);
-  if (records.capacity() > kMaxPieceBytes * 2) std::string().swap(records);
+  if (records.capacity() > kKeptSnapshotPieceBytes) std::string().swap(records);
   if (last) {
     state_.EndSnapshot();
     snapshot_finishing_ = true;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -54,7 +55,8 @@ TEST(JsonWriterTest, Doubles) {
 }
 
 // The digits are printf("%.6g")'s (session 13 prints them with to_chars):
-// similarities, exponents both ways, rounding at the sixth digit, negatives.
+// similarities, exponents both ways, rounding at the sixth digit (also
+// across the switch to exponent form), negatives, every binary exponent.
 TEST(JsonWriterTest, DoublesArePrintedAsPercentPointSixG) {
   std::vector<double> values = {0.0,   1.0,        0.5,       1.0 / 3,  2.0 / 3,   0.8,
                                 0.912, 0.99999949, 0.9999995, 123456.5, 1234567.0, 1e-5,
@@ -62,7 +64,17 @@ TEST(JsonWriterTest, DoublesArePrintedAsPercentPointSixG) {
   std::mt19937_64 random(14);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (int i = 0; i < 20000; ++i) values.push_back(unit(random));
-  for (int i = 0; i < 2000; ++i) values.push_back(std::ldexp(unit(random), i % 200 - 100));
+  // Where %g switches between fixed and exponent form only after rounding
+  // to 6 digits, negative zero, and the extremes.
+  for (const double edge : {999999.5, 999999.4, 9.9999951e-5, 9.9999949e-5, -0.0, DBL_MAX, DBL_MIN,
+                            -DBL_MIN, -DBL_MAX, DBL_TRUE_MIN}) {
+    values.push_back(edge);
+  }
+  // Every binary exponent, denormals included.
+  for (int e = -1074; e <= 1023; ++e) {
+    for (int i = 0; i < 3; ++i) values.push_back(std::ldexp(unit(random), e));
+    values.push_back(-std::ldexp(unit(random), e));
+  }
   for (int i = 0; i <= 64; ++i) values.push_back(1.0 - static_cast<double>(i) / 64);
   for (const double value : values) {
     char expected[64];
