@@ -50,9 +50,10 @@ constexpr size_t kCandidateBytes = 8 + 8;
 // uniform hashes, so the buckets hold a few records each), then a sort of
 // each bucket: several times faster than sorting all records, and it reads
 // each message once, into place. DataLoss for a message that is not whole
-// records of bands `bands` (a peer out of step).
+// records of bands `bands` of documents below `num_documents` (a peer out of
+// step).
 Result<std::vector<KeyedDocument>> SortRecords(const std::vector<std::string>& messages,
-                                               PartRange bands) {
+                                               PartRange bands, uint64_t num_documents) {
   size_t total = 0;
   for (const std::string& message : messages) {
     if (message.size() % kKeyRecordBytes != 0) {
@@ -79,6 +80,13 @@ Result<std::vector<KeyedDocument>> SortRecords(const std::vector<std::string>& m
       size_t bucket = 0;
       if (!bucket_of(message.data() + at, &bucket)) {
         return DataLossError("a band key record outside this round's bands (ranks out of step)");
+      }
+      uint64_t doc = 0;
+      std::memcpy(&doc, message.data() + at + 12, 8);
+      if (doc >= num_documents) {
+        return DataLossError("a band key record of document " + std::to_string(doc) +
+                             " outside the " + std::to_string(num_documents) +
+                             " documents (ranks out of step)");
       }
       ++start[bucket + 1];
     }
@@ -293,7 +301,7 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
   outgoing.assign(static_cast<size_t>(ranks), std::string());
 
-  Result<std::vector<KeyedDocument>> sorted = SortRecords(incoming, bands);
+  Result<std::vector<KeyedDocument>> sorted = SortRecords(incoming, bands, layout.total);
   incoming.clear();
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(sorted.status()));
   std::vector<KeyedDocument> records = *std::move(sorted);
@@ -332,7 +340,7 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
     }
     if (!message.empty()) runs.push_back(message);
   }
-  Result<std::vector<CandidatePair>> merged = MergeUnique(runs);
+  Result<std::vector<CandidatePair>> merged = MergeUnique(runs, layout.total);
   if (!merged.ok()) return merged.status();
   *mine = std::move(merged).value();
   return Status::Ok();

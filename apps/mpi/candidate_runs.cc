@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "radix_sort.h"
@@ -41,7 +42,8 @@ void SortUnique(std::vector<CandidatePair>* candidates) {
   }
 }
 
-Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs) {
+Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
+                                               uint64_t num_documents) {
   // A run's pairs are read with memcpy (its bytes need not be aligned).
   const auto at = [&](size_t run, size_t i) {
     CandidatePair pair;
@@ -55,7 +57,14 @@ Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view>
   // Sorted runs merge into ascending pairs; a run out of order makes a
   // later pair smaller than the last one appended.
   bool in_order = true;
+  bool in_range = true;
+  CandidatePair bad{};
   const auto append = [&](const CandidatePair& pair) {
+    if (!(pair.a < pair.b && pair.b < num_documents)) {
+      if (in_range) bad = pair;
+      in_range = false;
+      return;
+    }
     if (merged.empty() || merged.back() < pair) {
       merged.push_back(pair);
     } else if (pair < merged.back()) {
@@ -82,6 +91,11 @@ Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view>
     } else {
       heap.pop_back();
     }
+  }
+  if (!in_range) {
+    return DataLossError("candidate (" + std::to_string(bad.a) + ", " + std::to_string(bad.b) +
+                         ") outside the " + std::to_string(num_documents) +
+                         " documents (ranks out of step)");
   }
   if (!in_order) return DataLossError("a run of candidates is not sorted (ranks out of step)");
   return merged;

@@ -5,6 +5,7 @@
 #ifndef NEARDUP_APPS_MPI_CANDIDATE_RUNS_H_
 #define NEARDUP_APPS_MPI_CANDIDATE_RUNS_H_
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -25,10 +26,13 @@ void SortUnique(std::vector<CandidatePair>* candidates);
 // unique CandidatePairs, as sent; a trailing partial pair is ignored),
 // without repeats. DataLoss when a run is not sorted (the merged pairs would
 // go out of order: the ranks are out of step), never a silently unsorted
-// list. One output block of the runs' total size.
+// list, and when a pair is not a < b < `num_documents` (the runs come from
+// other ranks; a later stage indexes by these ids). One output block of the
+// runs' total size.
 //
 // Both are pure and thread-compatible.
-Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs);
+Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
+                                               uint64_t num_documents);
 
 }  // namespace neardup::mpi
 

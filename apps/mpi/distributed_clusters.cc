@@ -108,7 +108,11 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
   bool sorted_by_a = true;
   for (size_t i = 0; i < pairs.size(); ++i) {
     const SimilarPair& pair = pairs[i];
-    if (!(pair.a < pair.b && (own.Holds(pair.a) || own.Holds(pair.b))) && status.ok()) {
+    if (!(pair.a < pair.b && pair.b < layout.total) && status.ok()) {
+      status =
+          InternalError("pair (" + std::to_string(pair.a) + ", " + std::to_string(pair.b) +
+                        ") must have a < b < the " + std::to_string(layout.total) + " documents");
+    } else if (!(own.Holds(pair.a) || own.Holds(pair.b)) && status.ok()) {
       status = InternalError("pair (" + std::to_string(pair.a) + ", " + std::to_string(pair.b) +
                              ") is not on the owner of one of its documents");
     }

@@ -322,7 +322,12 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   const size_t num_mine = local.size();
   const size_t num_before = static_cast<size_t>(
       std::lower_bound(remote.begin(), remote.end(), first_document) - remote.begin());
-  const LocalNumbering numbering{remote, num_before, num_mine, first_document};
+  const LocalNumbering numbering{.remote = remote,
+                                 .fetched = fetched,
+                                 .num_before = num_before,
+                                 .num_mine = num_mine,
+                                 .first_document = first_document,
+                                 .total = layout.total};
   std::vector<Fingerprint> verifying(num_mine + remote.size());
   std::move(local.begin(), local.end(), verifying.begin() + static_cast<ptrdiff_t>(num_before));
   local = {};
@@ -341,31 +346,35 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   }
   sketches.clear();
   stats->stages.push_back({"sketches", timer.Lap(), comm.in_mpi()});
-  // The local number of a document, a fetched one's by its rank in the set
-  // (O(1): it was a galloping search in `remote` from the last one found,
-  // tens of steps for each of rank 0's second documents, spread over the
-  // later rank).
-  auto local_number = [&](uint64_t doc) -> uint64_t {
-    if (is_mine(doc)) return num_before + (doc - first_document);
-    return numbering.OfRemote(fetched.Rank(doc));
-  };
-  // Renumbered in place (a second list was hundreds of MB of fresh
-  // pages). The candidates are sorted by (a, b): a's local number is
-  // looked up once per run of equal a. The cost of each check (VerificationCost) is summed on the
-  // way.
+  // Renumbered in place (a second list was hundreds of MB of fresh pages).
+  // The candidates are sorted by (a, b): a's local number is looked up once
+  // per run of equal a. A fetched document's local number is its rank in
+  // `fetched` (O(1): it was a galloping search in `remote` from the last one
+  // found, tens of steps for each of rank 0's second documents, spread over
+  // the later rank). The cost of each check (VerificationCost) is summed on
+  // the way.
   std::vector<CandidatePair>& candidates = mine;
   uint64_t cost = 0;
   const std::vector<uint32_t> sizes = ChunkSizes(verifying);
   if (local_status.ok()) {
     uint64_t last_a = 0;
     uint64_t local_a = 0;
+    size_t renumbered = 0;
     for (size_t i = 0; i < candidates.size(); ++i) {
       if (i == 0 || candidates[i].a != last_a) {
         last_a = candidates[i].a;
-        local_a = local_number(last_a);
+        if (!numbering.Local(last_a, &local_a)) break;
       }
-      candidates[i] = {local_a, local_number(candidates[i].b)};
+      uint64_t local_b = 0;
+      if (!numbering.Local(candidates[i].b, &local_b)) break;
+      candidates[i] = {local_a, local_b};
       cost += VerificationCost(sizes, candidates[i]);
+      ++renumbered;
+    }
+    if (renumbered != candidates.size()) {
+      local_status = InternalError("candidate " + std::to_string(renumbered) + " of " +
+                                   std::to_string(candidates.size()) +
+                                   " names a document this rank neither owns nor fetched");
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));

@@ -3,6 +3,8 @@
 namespace neardup::mpi {
 
 std::vector<uint64_t> DocumentSet::Finish() {
+  NEARDUP_DCHECK(!finished_);
+  finished_ = true;
   std::vector<uint64_t> members;
   before_.resize(bits_.size());
   uint64_t count = 0;

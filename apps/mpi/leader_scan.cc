@@ -72,11 +72,21 @@ Status ApplySmallestLeaders(const std::vector<SmallestLeader>& records, int from
                             const std::vector<bool>& external_leader,
                             std::vector<uint64_t>* smallest_leader) {
   for (const SmallestLeader& record : records) {
-    if (!own.Holds(record.doc) || !from_range.Holds(record.leader) ||
-        record.leader >= external_leader.size() || !external_leader[record.leader]) {
-      return InternalError("rank " + std::to_string(from) + " named leader " +
-                           std::to_string(record.leader) + " of document " +
-                           std::to_string(record.doc));
+    // Built only for a refusal.
+    const auto named = [&] {
+      return "rank " + std::to_string(from) + " named leader " + std::to_string(record.leader) +
+             " of document " + std::to_string(record.doc);
+    };
+    if (!own.Holds(record.doc)) {
+      return InternalError(named() + ", which is not in this rank's [" + std::to_string(own.first) +
+                           ", " + std::to_string(own.first + own.count) + ")");
+    }
+    if (!from_range.Holds(record.leader) || record.leader >= external_leader.size()) {
+      return InternalError(named() + ", a leader not in its [" + std::to_string(from_range.first) +
+                           ", " + std::to_string(from_range.first + from_range.count) + ")");
+    }
+    if (!external_leader[record.leader]) {
+      return InternalError(named() + ", which is not a leader");
     }
     uint64_t& smallest_here = (*smallest_leader)[record.doc - own.first];
     smallest_here = std::min(smallest_here, record.leader);

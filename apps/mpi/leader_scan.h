@@ -34,6 +34,8 @@ struct Neighbours {
   std::vector<uint64_t> start;
   std::vector<uint64_t> of;
 };
+// REQUIRES: every pair has a < b < the corpus's documents (LeaderClusters
+// checks).
 Neighbours NeighboursByLater(const std::vector<SimilarPair>& pairs, OwnRange own);
 
 // Keeps in *pairs only those whose b is after `own` (a later rank's), sorted
@@ -55,6 +57,8 @@ struct SmallestLeader {
 // `smallest_leader`: per own document, the smallest leader the earlier ranks'
 // pairs named (UINT64_MAX: none). Sets cluster_of and leader (1: leads) of
 // the own documents (own.count each).
+// REQUIRES: the pairs behind `earlier` have a < b < the corpus's documents
+// (LeaderClusters checks).
 void ScanLeaders(OwnRange own, const Neighbours& earlier, const std::vector<bool>& external_leader,
                  const std::vector<uint64_t>& smallest_leader, std::vector<uint64_t>* cluster_of,
                  std::vector<uint8_t>* leader);
@@ -63,6 +67,7 @@ void ScanLeaders(OwnRange own, const Neighbours& earlier, const std::vector<bool
 // sorted by a) reduced, after the scan, to one record for each b with a
 // leader neighbour: the smallest such a. In order of the records' first
 // pair. `leader`: the rank's flags from ScanLeaders.
+// REQUIRES: every pair has a < b < total (LeaderClusters checks).
 std::vector<SmallestLeader> SmallestLeaders(const std::vector<SimilarPair>& later,
                                             const std::vector<uint8_t>& leader, OwnRange own,
                                             uint64_t total);

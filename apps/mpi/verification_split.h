@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "distributed_pairs.h"
+#include "document_set.h"
 #include "mpi_comm.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicate_stages.h"
@@ -18,13 +19,18 @@
 namespace neardup::mpi {
 
 // A verifier's local document numbers: the fetched documents before its
-// own (`num_before` of the sorted global numbers in `remote`), its own
-// `num_mine` from `first_document`, then the rest of `remote`.
+// own (`num_before` of the sorted global numbers in `remote`, the members of
+// `fetched`), its own `num_mine` from `first_document`, then the rest of
+// `remote`. Here, not in its own header, because the split below is its
+// only user besides distributed_pairs.cc. Thread-compatible (it only reads).
 struct LocalNumbering {
   const std::vector<uint64_t>& remote;
+  const DocumentSet& fetched;
   size_t num_before;
   size_t num_mine;
   uint64_t first_document;
+  // The documents of the corpus.
+  uint64_t total;
 
   bool IsMine(uint64_t local_doc) const {
     return local_doc >= num_before && local_doc < num_before + num_mine;
@@ -36,16 +42,16 @@ struct LocalNumbering {
   }
   // The local number of `remote[index]`.
   uint64_t OfRemote(size_t index) const { return index < num_before ? index : index + num_mine; }
-  // The local number of global `doc`, by binary search; false if this rank
-  // neither owns nor fetched it.
+  // The local number of global `doc` (O(1): a fetched one's by its rank in
+  // `fetched`); false if this rank neither owns nor fetched it, or `doc` is
+  // not a document of the corpus (any value is safe).
   bool Local(uint64_t doc, uint64_t* local) const {
     if (doc >= first_document && doc - first_document < num_mine) {
       *local = num_before + (doc - first_document);
       return true;
     }
-    const auto it = std::lower_bound(remote.begin(), remote.end(), doc);
-    if (it == remote.end() || *it != doc) return false;
-    *local = OfRemote(static_cast<size_t>(it - remote.begin()));
+    if (doc >= total || !fetched.Contains(doc)) return false;
+    *local = OfRemote(fetched.Rank(doc));
     return true;
   }
 };
@@ -53,14 +59,17 @@ struct LocalNumbering {
 // The work of verifying one candidate, in units of a sixteenth of a
 // candidate's fixed cost (the two bottom-k sketches' estimate, the loop):
 // 16, plus kChunkElementCost a chunk-set element of either document for
-// exact verification (the merge walk). An element weighed 1 until session
-// 13, which made the cost a count (2.3-2.6 elements a candidate on the 1M
-// corpus); `perf record` of both ranks then put the merge walk
-// (MergeWalk + IntersectionSize) at 1.38 against 1.01 CPU s for ~14% more
-// elements (62M against 54M): ~46 ns an element against ~125 ns the rest of
-// a candidate, hence 6. `sizes`: ChunkSizes of the verification set.
-// Inline: summed over every candidate.
-inline constexpr uint64_t kChunkElementCost = 6;
+// exact verification (the merge walk). The weight is 1, which makes the cost
+// close to a count (2.3-2.6 elements a candidate on the 1M corpus). Session
+// 13 tried 6, from the two ranks' slope of the merge walk (perf: 1.38 against
+// 1.01 CPU s for 62M against 54M elements), but the mean is ~20 ns an
+// element, the ~125 ns for the rest of a candidate was not recorded, and
+// with 6 the walk's imbalance did not move (1.33 against 0.90 s): unproven,
+// so back to 1. The seam stays; a quiet run decides (docs/DISTRIBUTED.md,
+// docs/BENCHMARKS.md "Session 13, MPI"). The weight changes only which rank
+// verifies a pair, never the output. `sizes`: ChunkSizes of the
+// verification set. Inline: summed over every candidate.
+inline constexpr uint64_t kChunkElementCost = 1;
 inline uint64_t VerificationCost(const std::vector<uint32_t>& sizes, const CandidatePair& pair) {
   return 16 + kChunkElementCost * (uint64_t{sizes[pair.a]} + sizes[pair.b]);
 }

@@ -1,7 +1,8 @@
 // SortUnique and MergeUnique (candidate_runs.h) against an oracle:
 // std::sort + std::unique of the same pairs, on random inputs of both of
 // SortUnique's paths (radix below 2^32 documents, std::sort above or for
-// short lists), empty lists and runs, and runs out of order (DataLoss).
+// short lists), empty lists and runs, runs out of order and pairs outside
+// the documents (DataLoss).
 #include "candidate_runs.h"
 
 #include <gtest/gtest.h>
@@ -86,7 +87,7 @@ TEST(MpiCandidateRunsTest, MergeUniqueMatchesSortAndUnique) {
       }
       std::vector<std::string_view> runs;
       for (const std::vector<CandidatePair>& list : lists) runs.push_back(Bytes(list));
-      Result<std::vector<CandidatePair>> merged = MergeUnique(runs);
+      Result<std::vector<CandidatePair>> merged = MergeUnique(runs, limit);
       ASSERT_TRUE(merged.ok()) << merged.status().ToString();
       EXPECT_EQ(*merged, Oracle(all)) << num_runs << " runs, limit " << limit;
     }
@@ -94,11 +95,11 @@ TEST(MpiCandidateRunsTest, MergeUniqueMatchesSortAndUnique) {
 }
 
 TEST(MpiCandidateRunsTest, MergeUniqueOfNothing) {
-  Result<std::vector<CandidatePair>> none = MergeUnique({});
+  Result<std::vector<CandidatePair>> none = MergeUnique({}, 0);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
   const std::vector<std::string_view> empty_runs = {std::string_view(), std::string_view()};
-  Result<std::vector<CandidatePair>> merged = MergeUnique(empty_runs);
+  Result<std::vector<CandidatePair>> merged = MergeUnique(empty_runs, 0);
   ASSERT_TRUE(merged.ok());
   EXPECT_TRUE(merged->empty());
 }
@@ -107,7 +108,7 @@ TEST(MpiCandidateRunsTest, MergeUniqueReadsUnalignedRuns) {
   const std::vector<CandidatePair> pairs = {{1, 2}, {1, 5}, {3, 4}};
   std::string bytes = "x" + std::string(Bytes(pairs));
   const std::vector<std::string_view> runs = {std::string_view(bytes).substr(1), Bytes(pairs)};
-  Result<std::vector<CandidatePair>> merged = MergeUnique(runs);
+  Result<std::vector<CandidatePair>> merged = MergeUnique(runs, 6);
   ASSERT_TRUE(merged.ok());
   EXPECT_EQ(*merged, pairs);
 }
@@ -121,11 +122,37 @@ TEST(MpiCandidateRunsTest, AnUnsortedRunIsDataLoss) {
     for (bool with_sorted : {false, true}) {
       std::vector<std::string_view> runs = {Bytes(bad)};
       if (with_sorted) runs.push_back(Bytes(sorted));
-      Result<std::vector<CandidatePair>> merged = MergeUnique(runs);
+      Result<std::vector<CandidatePair>> merged = MergeUnique(runs, 10);
       ASSERT_FALSE(merged.ok());
       EXPECT_EQ(merged.status().code(), StatusCode::kDataLoss) << merged.status().ToString();
     }
   }
+}
+
+TEST(MpiCandidateRunsTest, APairOutsideTheDocumentsIsDataLoss) {
+  // A peer's pair is checked against the document count before any stage
+  // indexes by it: b at or past the count (past a 64-document word too),
+  // a == b and a > b, alone, beside a good run and after good pairs.
+  const uint64_t num_documents = 10;
+  const std::vector<CandidatePair> good = {{1, 2}, {2, 3}, {4, 9}};
+  const std::vector<std::vector<CandidatePair>> bad_runs = {
+      {{1, 10}}, {{0, 1}, {3, 1000}}, {{2, 2}}, {{5, 4}}, {{0, 1}, {9, uint64_t{1} << 40}}};
+  for (const std::vector<CandidatePair>& bad : bad_runs) {
+    for (bool with_good : {false, true}) {
+      std::vector<std::string_view> runs = {Bytes(bad)};
+      if (with_good) runs.push_back(Bytes(good));
+      Result<std::vector<CandidatePair>> merged = MergeUnique(runs, num_documents);
+      ASSERT_FALSE(merged.ok());
+      EXPECT_EQ(merged.status().code(), StatusCode::kDataLoss) << merged.status().ToString();
+      EXPECT_NE(merged.status().message().find("outside the 10 documents"), std::string::npos)
+          << merged.status().ToString();
+    }
+  }
+  // The last document is in range.
+  const std::vector<std::string_view> good_runs = {Bytes(good)};
+  Result<std::vector<CandidatePair>> merged = MergeUnique(good_runs, num_documents);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(*merged, good);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // DocumentSet (document_set.h) against an oracle: std::set of the same
 // documents, its list and each document's rank (the members below it), on
-// random sets of every density, at word boundaries, empty and full.
+// random sets of every density, at word boundaries, empty and full; in
+// debug and sanitizer builds, misuse caught by its DCHECKs.
 #include "document_set.h"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,23 @@ TEST(MpiDocumentSetTest, WordBoundariesEmptyAndFull) {
   DocumentSet empty(0);
   EXPECT_TRUE(empty.Finish().empty());
 }
+
+#ifndef NDEBUG
+// A caller's bug, not input: ids are checked where they arrive
+// (MergeUnique, SortRecords), so the set only DCHECKs (debug and sanitizer
+// builds): a document at or past total, Rank before Finish, Add after it.
+TEST(MpiDocumentSetDeathTest, MisuseIsCaughtInDebugBuilds) {
+  DocumentSet set(65);
+  EXPECT_DEATH(set.Add(65), "doc < total_");
+  EXPECT_DEATH(set.Add(128), "doc < total_");
+  EXPECT_DEATH(set.Contains(65), "doc < total_");
+  EXPECT_DEATH(set.Rank(3), "finished_");
+  set.Add(3);
+  set.Finish();
+  EXPECT_DEATH(set.Rank(65), "doc < total_");
+  EXPECT_DEATH(set.Add(4), "finished_");
+}
+#endif
 
 }  // namespace
 }  // namespace neardup::mpi

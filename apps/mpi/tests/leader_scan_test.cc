@@ -4,7 +4,8 @@
 // a leader on another rank (one or two ranks back, and on the document's
 // own rank beside one elsewhere), ties (one document with leader
 // neighbours on several ranks, the smaller wins), documents with no pairs,
-// ranks with no documents, random graphs with random verifiers; and
+// ranks with no documents, random graphs of cliques and random pairs with
+// random verifiers, each rank's pairs sorted or shuffled; and
 // ApplySmallestLeaders' refusal of records the ranks cannot have sent.
 #include "leader_scan.h"
 
@@ -13,6 +14,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "neardup/clustering.h"
@@ -46,9 +49,13 @@ size_t OwnerOf(const std::vector<OwnRange>& ranges, uint64_t doc) {
 
 // The rounds of LeaderClusters, rank by rank in order, without MPI: each
 // rank scans once the earlier ones have given it their flags (here, the
-// shared external_leader) and their SmallestLeaders records.
+// shared external_leader) and their SmallestLeaders records. With
+// `shuffle`, each rank's pairs are in random order (sorted_by_a=false:
+// KeepLaterPairs sorts them), else sorted by (a, b) as the verifiers leave
+// them.
 std::vector<uint64_t> SimulatedRanks(const std::vector<uint64_t>& counts,
-                                     const std::vector<PlacedPair>& placed) {
+                                     const std::vector<PlacedPair>& placed,
+                                     std::mt19937_64* shuffle = nullptr) {
   const std::vector<OwnRange> ranges = Ranges(counts);
   uint64_t total = 0;
   for (uint64_t count : counts) total += count;
@@ -62,6 +69,7 @@ std::vector<uint64_t> SimulatedRanks(const std::vector<uint64_t>& counts,
     std::sort(list.begin(), list.end(), [](const SimilarPair& x, const SimilarPair& y) {
       return x.a != y.a ? x.a < y.a : x.b < y.b;
     });
+    if (shuffle != nullptr) std::shuffle(list.begin(), list.end(), *shuffle);
   }
   // received[to][from]: the records `from` sent to `to`.
   std::vector<std::vector<std::vector<SmallestLeader>>> received(
@@ -72,7 +80,7 @@ std::vector<uint64_t> SimulatedRanks(const std::vector<uint64_t>& counts,
     const OwnRange own = ranges[r];
     const Neighbours earlier = NeighboursByLater(pairs[r], own);
     std::vector<SimilarPair> later = pairs[r];
-    KeepLaterPairs(own, /*sorted_by_a=*/true, &later);
+    KeepLaterPairs(own, /*sorted_by_a=*/shuffle == nullptr, &later);
     const std::vector<bool> external_leader(flags.begin(),
                                             flags.begin() + static_cast<ptrdiff_t>(own.first));
     std::vector<uint64_t> smallest_leader(own.count, UINT64_MAX);
@@ -171,19 +179,36 @@ TEST(MpiLeaderScanTest, RandomGraphsAgainstOneProcess) {
       total += count;
     }
     if (total < 2) continue;
-    // Copies of a few texts (cliques) and random pairs, each pair once.
+    // Copies of a few texts (1-3 cliques of 3-8 random documents, every
+    // pair of each) and random pairs, each pair once.
     std::vector<PlacedPair> placed;
     std::vector<uint8_t> taken(total * total, 0);
-    const uint64_t edges = rng() % (3 * total);
-    for (uint64_t e = 0; e < edges; ++e) {
-      uint64_t a = rng() % total;
-      uint64_t b = rng() % total;
-      if (a == b) continue;
+    const auto add = [&](uint64_t a, uint64_t b) {
+      if (a == b) return;
       if (a > b) std::swap(a, b);
-      if (taken[a * total + b]++ != 0) continue;
+      if (taken[a * total + b]++ != 0) return;
       placed.push_back(Pair(a, b, rng() % 2 == 0));
+    };
+    const uint64_t cliques = 1 + rng() % 3;
+    for (uint64_t c = 0; c < cliques; ++c) {
+      std::vector<uint64_t> members;
+      const uint64_t size = std::min<uint64_t>(total, 3 + rng() % 6);
+      while (members.size() < size) {
+        const uint64_t doc = rng() % total;
+        if (std::find(members.begin(), members.end(), doc) == members.end()) {
+          members.push_back(doc);
+        }
+      }
+      for (size_t x = 0; x < members.size(); ++x) {
+        for (size_t y = x + 1; y < members.size(); ++y) add(members[x], members[y]);
+      }
     }
-    EXPECT_EQ(SimulatedRanks(counts, placed), Oracle(total, placed)) << "trial " << trial;
+    const uint64_t edges = rng() % (3 * total);
+    for (uint64_t e = 0; e < edges; ++e) add(rng() % total, rng() % total);
+    // Half of the trials with each rank's pairs shuffled (sorted_by_a=false).
+    const bool shuffled = trial % 2 == 1;
+    EXPECT_EQ(SimulatedRanks(counts, placed, shuffled ? &rng : nullptr), Oracle(total, placed))
+        << "trial " << trial << (shuffled ? ", shuffled" : "");
   }
 }
 
@@ -195,11 +220,17 @@ TEST(MpiLeaderScanTest, RecordsTheRanksCannotHaveSentAreRefused) {
   std::vector<uint64_t> smallest(4, UINT64_MAX);
   EXPECT_TRUE(ApplySmallestLeaders({{5, 1}}, 0, from, own, external_leader, &smallest).ok());
   EXPECT_EQ(smallest[1], 1u);
-  // Not a leader, not rank 0's, not this rank's document.
-  for (const SmallestLeader& bad :
-       {SmallestLeader{5, 2}, SmallestLeader{5, 4}, SmallestLeader{9, 1}, SmallestLeader{3, 1}}) {
+  // Not a leader, not rank 0's, not this rank's document: each names the
+  // check that failed.
+  const std::vector<std::pair<SmallestLeader, std::string>> bad_records = {
+      {{5, 2}, "not a leader"},
+      {{5, 4}, "a leader not in its [0, 4)"},
+      {{9, 1}, "not in this rank's [4, 8)"},
+      {{3, 1}, "not in this rank's [4, 8)"}};
+  for (const auto& [bad, why] : bad_records) {
     const Status status = ApplySmallestLeaders({bad}, 0, from, own, external_leader, &smallest);
     EXPECT_EQ(status.code(), StatusCode::kInternal) << bad.doc << " " << bad.leader;
+    EXPECT_NE(status.message().find(why), std::string::npos) << status.message();
   }
 }
 
