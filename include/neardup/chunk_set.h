@@ -12,13 +12,22 @@
 // Frozen: chunk IDs are stored; ChunkId and the sampling rule never change.
 // Cost: Add is O(1) amortised; AddMany samples a batch without a branch per
 // feature (divisibility by a multiplicative constant, Lemire et al. 2019,
-// exact for every 32-bit ID). Finish sorts the n sampled occurrences in
-// O(n) expected (chunk IDs are hash values, uniform: a bucket pass on the top
-// bits leaves at most about one distinct ID per bucket, so the finishing
-// insertion sort rarely moves one), O(n log n) at worst (a crafted input
-// exhausts the insertion sort's budget of 8n moves and takes std::sort).
-// Memory: 12 bytes per sampled occurrence (IDs, scratch, buckets), kept for
-// the next document.
+// exact for every 32-bit ID). Finish sorts the n sampled occurrences with
+// one counting pass on the top bits into 2^bits buckets, bits =
+// min(bit_width(n), 20), then an insertion sort with a budget of 8n moves.
+// Chunk IDs are hash values, uniform: below 2^20 occurrences a bucket holds
+// 0.5-1 IDs on average, about 1 ID in 5-6 moves one place, and Finish is
+// O(n) expected. The bucket count is capped at 2^20 (a 4 MiB table, kept by
+// the builder and cache-sized, so one huge document does not pin or thrash
+// a table as large as itself); past 2^20 occurrences a bucket holds
+// n / 2^20 IDs and the insertion sort costs about n * (n / 2^20) / 4 moves,
+// so from about 2^25 occurrences it spends its budget. Whatever the input,
+// an exhausted budget (crafted input: many distinct IDs in one bucket, or a
+// huge document) takes std::sort: O(n log n) at worst.
+// Memory, kept for the next document: 12-16 bytes per sampled occurrence
+// (IDs and scratch 8 B; bucket counts 2^bits + 1 entries, between n + 1 and
+// 2n + 1, at most 2^20 + 1 entries, 4 MiB), plus, during AddMany, 4 bytes
+// per feature of the batch.
 // Thread safety: a builder is not thread-safe; use one per thread.
 #ifndef NEARDUP_CHUNK_SET_H_
 #define NEARDUP_CHUNK_SET_H_
@@ -48,11 +57,12 @@ class ChunkSetBuilder {
 
   // The sorted, duplicate-free chunk IDs (id % sample_modulus == 0) of all
   // features added since construction or Reset(). The builder keeps its
-  // state: more Add() calls extend the same document.
+  // state: more Add() / AddMany() calls extend the same document.
   std::vector<uint32_t> Finish();
 
   // Finish() without the copy: a view of the builder's own buffer, valid
-  // until the next Add(), Reset() or Finish.
+  // until the next Add(), AddMany(), Reset(), Finish() or FinishView()
+  // (each may reallocate or reorder the buffer).
   std::span<const uint32_t> FinishView();
 
   // Starts a new document.
@@ -69,7 +79,7 @@ class ChunkSetBuilder {
   uint64_t divisibility_;  // c above
   std::vector<uint32_t> ids_;
   std::vector<uint32_t> scratch_;  // Finish's buffers, reused across documents
-  std::vector<uint32_t> counts_;   // the radix sort's digit counts
+  std::vector<uint32_t> counts_;   // Finish's bucket counts on the top bits
 };
 
 }  // namespace neardup

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hash/cpu_path.h"
@@ -73,10 +74,24 @@ std::vector<Fingerprint> Compute(const Recipe& recipe, internal::CpuPath path,
 
 void ExpectEveryPathEqualsReference(const std::string& corpus,
                                     const std::vector<std::string>& texts) {
+  // Every preset at both widths, and a sampled chunk recipe (every preset
+  // keeps all chunks): the paper preset (sdbm unigrams, remixed) at width 3
+  // with sample_modulus 7, so the fingerprinter's sampled AddMany is
+  // compared with the reference path's Add.
+  std::vector<std::pair<std::string, Recipe>> recipes;
   for (const std::string& preset : PresetNames()) {
     for (int minhash_width : {0, 3}) {
       Recipe recipe = *PresetRecipe(preset);
       if (minhash_width != 0) recipe.minhash.shingle_width = minhash_width;
+      recipes.emplace_back(preset, recipe);
+    }
+  }
+  Recipe sampled = *PresetRecipe("paper");
+  sampled.minhash.shingle_width = 3;
+  sampled.chunks.sample_modulus = 7;
+  recipes.emplace_back("paper, chunks sampled 1 in 7", sampled);
+  for (const auto& [preset, recipe] : recipes) {
+    {
       const std::vector<Fingerprint> want = Compute(recipe, internal::CpuPath::kReference, texts);
       for (internal::CpuPath path : internal::SupportedCpuPaths()) {
         if (path == internal::CpuPath::kReference) continue;

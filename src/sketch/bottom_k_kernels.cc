@@ -57,52 +57,6 @@ void PrefixSumsPortable(Count* counts, size_t num) {
   }
 }
 
-// InsertionSort for input where almost every value moves by at most one
-// place (the bucket pass's output: a move means an earlier value of the same
-// bucket is larger). The last two sorted values stay in registers and the
-// zero-or-one-move case is conditional moves, not the inner loop's
-// mispredicted exit; a value moving two or more places (a bucket of three,
-// a few per hundred values) takes the ordinary loop. Gives up (returns
-// false, a[] permuted) after 8n moves of that loop, so clustered input is
-// never quadratic.
-bool InsertionSortNearlySorted(uint64_t* a, size_t n) {
-  if (n < 3) {
-    InsertionSort(a, n);
-    return true;
-  }
-  if (a[0] > a[1]) std::swap(a[0], a[1]);
-  uint64_t before_last = a[0];
-  uint64_t last = a[1];
-  size_t budget = 8 * n;
-  for (size_t i = 2; i < n; ++i) {
-    const uint64_t v = a[i];
-    const bool past_last = last > v;
-    const bool past_before_last = before_last > v;
-    if (past_before_last) {
-      // Two or more places: shift the larger ones up.
-      size_t j = i;
-      while (j > 0 && a[j - 1] > v) {
-        a[j] = a[j - 1];
-        --j;
-      }
-      a[j] = v;
-      if (i - j > budget) return false;
-      budget -= i - j;
-      before_last = a[i - 1];
-      last = a[i];
-      continue;
-    }
-    // v goes after before_last: either last, v or v, last.
-    const uint64_t middle = past_last ? v : last;
-    const uint64_t top = past_last ? last : v;
-    a[i - 1] = middle;
-    a[i] = top;
-    before_last = middle;
-    last = top;
-  }
-  return true;
-}
-
 // Writes values[0, n) to out grouped by bucket (value - first) >> shift,
 // buckets ascending, each in input order: a counting pass, prefix sums of
 // the counts, a scatter. Count holds any count up to n and any offset.

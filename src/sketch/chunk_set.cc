@@ -5,19 +5,24 @@
 #include <limits>
 
 #include "neardup/check.h"
+#include "util/insertion_sort.h"
 
 namespace neardup {
 namespace {
 
 // Sorts `ids` ascending and removes duplicates. Chunk IDs are hash values:
-// one counting pass on their top bits into 1-2 buckets per ID leaves about
-// one distinct ID per bucket (equal IDs, a repeated shingle, never move), so
-// the insertion sort that finishes rarely moves one and its branch predicts.
-// A crafted input (many distinct IDs in one bucket) stops the insertion sort
-// after 8n moves and takes std::sort: O(n log n) at worst.
+// one counting pass on their top bits into 1-2 buckets per ID (while n <
+// 2^kMaxBits) leaves 0.5-1 IDs per bucket on average, so the insertion sort
+// that finishes moves about 1 ID in 5-6, by one place. Equal IDs (a repeated
+// shingle) never move past each other. Past 2^kMaxBits IDs the buckets hold
+// n / 2^kMaxBits IDs each and the insertion sort's cost grows as n^2 / 2^22.
+// A crafted input (many distinct IDs in one bucket) or a huge document stops
+// the insertion sort after 8n moves and takes std::sort: O(n log n) at worst.
 void SortUnique(std::vector<uint32_t>* ids, std::vector<uint32_t>* scratch,
                 std::vector<uint32_t>* counts) {
   constexpr size_t kSmall = 64;
+  // At most 2^20 + 1 counts (4 MiB), kept by the builder: a cache-sized
+  // table whatever the document's size.
   constexpr int kMaxBits = 20;
   const size_t n = ids->size();
   if (n < kSmall) {
@@ -25,7 +30,8 @@ void SortUnique(std::vector<uint32_t>* ids, std::vector<uint32_t>* scratch,
     ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
     return;
   }
-  const int bits = std::min<int>(std::bit_width(n), kMaxBits);  // n < 2^bits
+  // n < 2^bits unless capped (n >= 2^kMaxBits).
+  const int bits = std::min<int>(std::bit_width(n), kMaxBits);
   const int shift = 32 - bits;
   const size_t buckets = size_t{1} << bits;
   counts->assign(buckets + 1, 0);
@@ -43,23 +49,7 @@ void SortUnique(std::vector<uint32_t>* ids, std::vector<uint32_t>* scratch,
   uint32_t* cursor = counts->data() + 1;
   for (uint32_t id : *ids) out[cursor[id >> shift]++] = id;
   // Sorted by bucket: only distinct IDs of one bucket are out of order.
-  size_t budget = 8 * n;
-  for (size_t i = 1; i < n; ++i) {
-    const uint32_t v = out[i];
-    if (out[i - 1] <= v) continue;
-    size_t j = i;
-    do {
-      out[j] = out[j - 1];
-      --j;
-    } while (j > 0 && out[j - 1] > v);
-    out[j] = v;
-    const size_t moved = i - j;
-    if (moved > budget) {
-      std::sort(out, out + n);
-      break;
-    }
-    budget -= moved;
-  }
+  if (!internal::InsertionSortWithBudget(out, n)) std::sort(out, out + n);
   // Unique without a branch per ID: write each, advance past it when it
   // differs from the one before.
   uint32_t* dst = ids->data();

@@ -1,6 +1,7 @@
 #include "neardup/chunk_set.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <set>
 #include <span>
@@ -59,29 +60,41 @@ TEST(ChunkSetTest, FinishContinues) {
   EXPECT_THAT(builder.Finish(), ElementsAre(2u, 9u));
 }
 
-// Finish's bucket pass against std::set, one builder reused across
-// documents: sizes around the small-input cut (64) and the powers of two
-// that set the bucket count, uniform IDs, IDs crowded into one bucket (the
-// insertion sort's budget runs out: the std::sort fallback), 32 distinct IDs
-// per bucket, many duplicates, the extremes 0 and UINT32_MAX, and
+// Finish's bucket pass against sort + unique, one builder reused across
+// documents: sizes around the small-input cut (64), the powers of two that
+// set the bucket count and past the bucket cap (2^20: several IDs per
+// bucket), uniform IDs, IDs crowded into one bucket (the insertion sort's
+// budget runs out: the std::sort fallback), 4 and 32 distinct IDs per
+// bucket in descending order (the fast path's longer moves; the budget runs
+// out), many duplicates, all equal, the extremes 0 and UINT32_MAX, and
 // descending input.
-TEST(ChunkSetTest, FinishEqualsASetForEveryShapeOfInput) {
+TEST(ChunkSetTest, FinishEqualsSortUniqueForEveryShapeOfInput) {
   internal::SplitMix64 rng(5);
   ChunkSetBuilder builder;
   auto check = [&](const std::vector<uint32_t>& ids, const std::string& what) {
     builder.Reset();
     for (uint32_t id : ids) builder.Add((uint64_t{id} << 32) | (rng.Next() & 0xffffffffu));
-    const std::set<uint32_t> expected(ids.begin(), ids.end());
-    EXPECT_THAT(builder.Finish(), ElementsAreArray(expected)) << what << ", n = " << ids.size();
+    std::vector<uint32_t> expected = ids;
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+    EXPECT_EQ(builder.Finish(), expected) << what << ", n = " << ids.size();
   };
-  for (size_t n : {0, 1, 2, 63, 64, 65, 127, 128, 129, 1000, 4095, 4096, 4097, 50000}) {
-    std::vector<uint32_t> uniform, crowded, near_limit, repeated, descending;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{2}, size_t{63}, size_t{64}, size_t{65}, size_t{127},
+                   size_t{128}, size_t{129}, size_t{1000}, size_t{4095}, size_t{4096}, size_t{4097},
+                   size_t{50000}, (size_t{1} << 20) + 3, size_t{1} << 21}) {
+    // The bucket of an ID is its top `bits` bits (as Finish computes them).
+    const int bits = std::min<int>(std::bit_width(n), 20);
+    const int shift = 32 - bits;
+    std::vector<uint32_t> uniform, crowded, descending_4, descending_32, repeated, equal,
+        descending;
     for (size_t i = 0; i < n; ++i) {
       uniform.push_back(static_cast<uint32_t>(rng.Next()));
       crowded.push_back(0x80000000u | static_cast<uint32_t>(rng.Next() % 1000));
-      // 32 distinct IDs per bucket of the top bits.
-      near_limit.push_back(static_cast<uint32_t>((i / 32) << 20) | static_cast<uint32_t>(i % 32));
+      // k distinct IDs per bucket, descending within the bucket.
+      descending_4.push_back(static_cast<uint32_t>((uint64_t{i / 4} << shift) | (3 - i % 4)));
+      descending_32.push_back(static_cast<uint32_t>((uint64_t{i / 32} << shift) | (31 - i % 32)));
       repeated.push_back(static_cast<uint32_t>(rng.Next() % (n / 4 + 1)) * 0x9e3779b1u);
+      equal.push_back(0x12345678u);
       descending.push_back(static_cast<uint32_t>(0xffffffffu - i * 7919u));
     }
     if (n > 2) {
@@ -90,8 +103,10 @@ TEST(ChunkSetTest, FinishEqualsASetForEveryShapeOfInput) {
     }
     check(uniform, "uniform");
     check(crowded, "crowded into one bucket");
-    check(near_limit, "32 per bucket");
+    check(descending_4, "4 per bucket, descending");
+    check(descending_32, "32 per bucket, descending");
     check(repeated, "repeated");
+    check(equal, "all equal");
     check(descending, "descending");
   }
 }
