@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -93,10 +94,19 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 8;
+  if (rounds <= 0) {
+    std::fprintf(stderr, "ROUNDS must be a positive number, not %s\n", argv[2]);
+    return 2;
+  }
   const int fd = open(argv[1], O_RDONLY);
   struct stat st {};
-  if (fd < 0 || fstat(fd, &st) != 0 || st.st_size == 0) {
+  if (fd < 0 || fstat(fd, &st) != 0) {
     std::perror(argv[1]);
+    return 1;
+  }
+  if (st.st_size == 0) {
+    std::fprintf(stderr, "%s: empty file\n", argv[1]);
+    close(fd);
     return 1;
   }
   const size_t size = static_cast<size_t>(st.st_size);
@@ -117,5 +127,6 @@ int main(int argc, char** argv) {
   for (int mode = 0; mode < 4; ++mode) {
     std::printf("%-9s %7.1f %7.1f\n", names[mode], 1e3 * total[mode] / rounds, 1e3 * best[mode]);
   }
+  close(fd);
   return 0;
 }

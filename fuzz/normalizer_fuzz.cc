@@ -7,6 +7,8 @@
 // loop) must give the reference path's bytes and invalid count. The
 // ASCII-word normalizer (digest route) must give only [a-z0-9_] and single
 // spaces, and grapheme tokens must cover the text exactly.
+// NormalizeKeepingRoom, into a buffer kept across inputs, must give the
+// same form as a prefix followed by a zero byte.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -72,6 +74,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           << "path " << internal::CpuPathName(path) << " counts "
           << path_stats.invalid_utf8_sequences << " invalid subparts, the reference "
           << stats.invalid_utf8_sequences;
+      // NormalizeKeepingRoom into one buffer reused across inputs (the
+      // token hasher's way): the same form as a prefix, then a zero byte.
+      static std::string room[8];
+      const size_t n =
+          internal::NormalizeKeepingRoom(input, options, &room[bits], &path_stats, path);
+      NEARDUP_CHECK(n <= room[bits].size() && std::string_view(room[bits].data(), n) == normalized)
+          << "path " << internal::CpuPathName(path) << ": NormalizeKeepingRoom differs";
+      NEARDUP_CHECK(room[bits].c_str()[n] == '\0')
+          << "path " << internal::CpuPathName(path) << ": no zero byte after the form";
     }
   }
   {

@@ -2,6 +2,8 @@
 // multi-record .warc.gz, damaged files and a scanned PDF (issue 21). The
 // fixtures are made here (src/extract/extract_test_util.h).
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "cli_test_util.h"
@@ -261,27 +263,84 @@ TEST_F(InputFormatsCliTest, TheFormatLibrariesAreLoadedOnlyToExtract) {
     GTEST_SKIP() << "an installed " << NEARDUP_EXTRACT_MODULE_INSTALLED
                  << " would serve a copy of neardup too";
   }
-  // A copy of the binary with no module beside it (a copy, not a link:
-  // the module is looked for next to the file that runs).
-  std::filesystem::path lonely = dir_ / "lonely" / "neardup";
-  std::filesystem::create_directories(lonely.parent_path());
-  std::filesystem::copy_file(NEARDUP_CLI, lonely);
-  std::string out = (dir_ / "lonely.out").string();
-  std::string err = (dir_ / "lonely.err").string();
-  int status =
-      std::system((lonely.string() + " fingerprint " + folder + " >" + out + " 2>" + err).c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Read(err);
-  EXPECT_EQ(Lines(Read(out)).size(), 2u) << Read(out);  // a.txt and f.txt
-  for (const char* name : {"b.pdf", "c.docx", "d.odt", "e.html"}) {
-    EXPECT_THAT(Read(err), HasSubstr(std::string("skipped ") + folder + "/" + name));
+  // A copy of the binary in `name`/ (a copy, not a link: the module is
+  // looked for next to the file that runs), with `module` beside it as
+  // neardup_extract.so when given; runs `fingerprint` on the folder.
+  struct CopyRun {
+    int status;
+    std::string out;
+    std::string err;
+    std::string module_path;
+  };
+  auto run_copy = [&](const std::string& name, const std::string& module) {
+    std::filesystem::path copy = dir_ / name / "neardup";
+    std::filesystem::create_directories(copy.parent_path());
+    std::filesystem::copy_file(NEARDUP_CLI, copy);
+    const std::filesystem::path module_path = copy.parent_path() / "neardup_extract.so";
+    if (!module.empty()) std::filesystem::copy_file(module, module_path);
+    const std::string out = (dir_ / (name + ".out")).string();
+    const std::string err = (dir_ / (name + ".err")).string();
+    const int status =
+        std::system((copy.string() + " fingerprint " + folder + " >" + out + " 2>" + err).c_str());
+    return CopyRun{status, Read(out), Read(err), module_path.string()};
+  };
+  auto expect_rich_files_skipped = [&](const CopyRun& run) {
+    ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << run.err;
+    EXPECT_EQ(Lines(run.out).size(), 2u) << run.out;  // a.txt and f.txt
+    for (const char* name : {"b.pdf", "c.docx", "d.odt", "e.html"}) {
+      EXPECT_THAT(run.err, HasSubstr(std::string("skipped ") + folder + "/" + name));
+    }
+    EXPECT_THAT(run.err, HasSubstr("4 records skipped"));
+  };
+
+  // No module beside it.
+  const CopyRun lonely = run_copy("lonely", "");
+  expect_rich_files_skipped(lonely);
+  EXPECT_THAT(lonely.err, HasSubstr("with the module neardup_extract.so, which is not installed"));
+
+  // A zip from standard input (no name to go by): a skip naming the
+  // module, not its bytes read as text.
+  {
+    const std::string lonely_neardup = (dir_ / "lonely" / "neardup").string();
+    const std::string out = (dir_ / "stdin.out").string();
+    const std::string err = (dir_ / "stdin.err").string();
+    const int status = std::system(
+        (lonely_neardup + " fingerprint - <" + folder + "/c.docx >" + out + " 2>" + err).c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Read(err);
+    EXPECT_EQ(Read(out), "");
+    EXPECT_THAT(Read(err), HasSubstr("with the module neardup_extract.so, which is not installed"));
   }
-  EXPECT_THAT(Read(err), HasSubstr("with the module neardup_extract.so, which is not installed"));
-  EXPECT_THAT(Read(err), HasSubstr("4 records skipped"));
+
+  // A file that is no shared object: a skip naming it, no abort.
+  const std::string garbage = (dir_ / "garbage.so").string();
+  {
+    std::ofstream file(garbage, std::ios::binary);
+    file << "not an ELF file!";  // 16 bytes
+  }
+  const CopyRun broken = run_copy("broken", garbage);
+  expect_rich_files_skipped(broken);
+  EXPECT_THAT(broken.err, HasSubstr("cannot load the module " + broken.module_path + ": "));
+
+  // A module of another build (tests/other_build_module.cc): refused,
+  // naming it and both build ids.
+  const CopyRun other = run_copy("other", NEARDUP_OTHER_BUILD_MODULE);
+  expect_rich_files_skipped(other);
+  EXPECT_THAT(other.err, HasSubstr("the module " + other.module_path +
+                                   " is of another neardup build (build id 0.0.0-another, "
+                                   "this neardup "));
 #ifdef NEARDUP_CLI_LOADS_POSTGRES_MODULE
-  // Nor can it open a PostgreSQL sink (before connecting to anything).
-  status = std::system((lonely.string() + " pairs -q --sink postgresql://localhost:1/x " + folder +
-                        " >" + out + " 2>" + err)
-                           .c_str());
+  if (std::filesystem::exists(NEARDUP_POSTGRES_MODULE_INSTALLED)) {
+    GTEST_SKIP() << "an installed " << NEARDUP_POSTGRES_MODULE_INSTALLED
+                 << " would serve a copy of neardup too";
+  }
+  // Nor can the lonely copy open a PostgreSQL sink (before connecting to
+  // anything).
+  const std::string lonely_neardup = (dir_ / "lonely" / "neardup").string();
+  const std::string out = (dir_ / "sink.out").string();
+  const std::string err = (dir_ / "sink.err").string();
+  const int status = std::system((lonely_neardup + " pairs -q --sink postgresql://localhost:1/x " +
+                                  folder + " >" + out + " 2>" + err)
+                                     .c_str());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
   EXPECT_THAT(Read(err), HasSubstr("writes to PostgreSQL with the module neardup_postgres.so, "
                                    "which is not installed"));

@@ -55,7 +55,9 @@ Result<DocumentFormat> ParseDocumentFormat(std::string_view name);
 //  1. magic bytes: "%PDF-" in the first 1024 bytes -> PDF; "WARC/1." at the
 //     start -> WARC; a zip ("PK\3\4") holding "mimetype" =
 //     application/vnd.oasis.opendocument.text -> ODT, holding
-//     word/document.xml -> DOCX (looked up with libzip);
+//     word/document.xml -> DOCX (looked up with libzip; in the `neardup` CLI
+//     without its extraction module, any zip but an ODT -> DOCX, whose
+//     extraction then reports the missing module);
 //  2. the name, less a trailing ".gz" or ".zst" (the caller decompresses):
 //     .pdf, .docx, .odt, .html/.htm/.xhtml, .warc/.wet (any letter case);
 //  3. markup at the start ("<!doctype html", "<html", after an optional
@@ -126,7 +128,9 @@ struct ExtractionResult {
 // per response, resource or conversion record with a text or HTML body.
 // Errors: InvalidArgument/DataLoss naming the format and what is wrong
 // (damaged, encrypted, not the format), ResourceExhausted for a cap,
-// Unimplemented for OCR when the language data is missing.
+// Unimplemented for OCR when the language data is missing;
+// FailedPrecondition naming the module when the `neardup` CLI cannot load
+// neardup_extract.so (programs that link neardup never see it).
 Result<ExtractionResult> ExtractDocuments(std::string_view bytes, std::string_view name,
                                           DocumentFormat format, const ExtractOptions& options);
 

@@ -249,7 +249,8 @@ class CpuFingerprinter final : public Fingerprinter {
           // ShingleBatch (whose Append mixes every token for wider windows).
           if (!unigrams_only_) shingles.Append(token_hashes);
           auto features_of = [&](int width, uint64_t* buffer) -> std::span<const uint64_t> {
-            if (unigrams_only_) return token_hashes;
+            // Width 1: the features are the token hashes too (no copy).
+            if (unigrams_only_ || width == 1) return token_hashes;
             return std::span<const uint64_t>(buffer, shingles.Features(width, buffer));
           };
           std::span<const uint64_t> simhash_features;

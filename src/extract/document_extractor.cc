@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,12 +92,21 @@ DocumentFormat DetectDocumentFormat(std::string_view bytes, std::string_view nam
   if (bytes.substr(0, 1024).find("%PDF-") != std::string_view::npos) return DocumentFormat::kPdf;
   if (bytes.substr(0, 7) == "WARC/1.") return DocumentFormat::kWarc;
   if (bytes.substr(0, 4) == std::string_view("PK\x03\x04", 4)) {
-    // A zip of another kind falls through to the name; so does a zip when
-    // the libraries cannot be loaded (its extraction reports that).
-    Result<const internal::ExtractBackend*> backend = internal::GetExtractBackend();
-    if (backend.ok()) {
-      if (std::optional<DocumentFormat> format = (*backend)->zip_format(bytes)) return *format;
+    // An OpenDocument file names its type in a first, stored member
+    // "mimetype" (ODF 1.2 part 3, 3.3), visible in the raw bytes.
+    constexpr std::string_view kOdtMime = "mimetypeapplication/vnd.oasis.opendocument.text";
+    if (bytes.size() > 30 + kOdtMime.size() && bytes.substr(30, kOdtMime.size()) == kOdtMime &&
+        (bytes.size() == 30 + kOdtMime.size() || bytes[30 + kOdtMime.size()] != '-')) {
+      return DocumentFormat::kOdt;
     }
+    // A DOCX is told by its members (libzip, in the extraction module). A
+    // zip of another kind falls through to the name. When the module cannot
+    // be loaded (the `neardup` CLI without it), the zip is taken for a DOCX
+    // so that its extraction reports the module's error (a skip naming it)
+    // instead of the zip's bytes being read as text.
+    Result<const internal::ExtractBackend*> backend = internal::GetExtractBackend();
+    if (!backend.ok()) return DocumentFormat::kDocx;
+    if (std::optional<DocumentFormat> format = (*backend)->zip_format(bytes)) return *format;
   }
   if (std::optional<DocumentFormat> format = FormatByName(name)) return *format;
   if (LooksLikeHtml(bytes)) return DocumentFormat::kHtml;
@@ -131,30 +139,12 @@ std::vector<Result<ExtractionResult>> ExtractDocumentsInParallel(
 }
 
 namespace internal {
-namespace {
-
-Result<const ExtractBackend*> LoadExtractBackend() {
-  // Linked in: the table is here (the weak reference is resolved).
-  if (&neardup_extract_backend_v1 != nullptr) return neardup_extract_backend_v1();
-  NEARDUP_ASSIGN_OR_RETURN(void* entry,
-                           LoadModuleEntry("neardup_extract.so", "neardup_extract_backend_v1",
-                                           "reads PDF, DOCX, ODT, HTML and WARC files"));
-  const ExtractBackend* backend = reinterpret_cast<const ExtractBackend* (*)()>(entry)();
-  if (backend == nullptr || backend->abi != kExtractBackendAbi ||
-      backend->options_size != sizeof(ExtractOptions) ||
-      backend->result_size != sizeof(ExtractionResult) || backend->status_size != sizeof(Status)) {
-    return FailedPreconditionError(
-        "the document extraction module neardup_extract.so is of another neardup build");
-  }
-  return backend;
-}
-
-}  // namespace
 
 Result<const ExtractBackend*> GetExtractBackend() {
-  static std::once_flag once;
-  static Result<const ExtractBackend*> backend = InternalError("not loaded");
-  std::call_once(once, [] { backend = LoadExtractBackend(); });
+  // Linked in, the weak reference is the table's function; else the module.
+  static const Result<const ExtractBackend*> backend =
+      LoadModuleTable(&neardup_extract_backend_v1, "neardup_extract.so",
+                      "neardup_extract_backend_v1", "reads PDF, DOCX, ODT, HTML and WARC files");
   return backend;
 }
 

@@ -15,15 +15,9 @@
 namespace neardup::internal {
 namespace {
 
-// The zip-based formats, told apart by their members. An OpenDocument file
-// names its type in a first, stored member "mimetype" (ODF 1.2 part 3,
-// 3.3), which is visible in the raw bytes; a DOCX is looked up with libzip.
+// A DOCX among zips, looked up with libzip (document_extractor.cc tells an
+// ODT by its raw bytes first).
 std::optional<DocumentFormat> ZipFormatByMembers(std::string_view bytes) {
-  constexpr std::string_view kOdtMime = "mimetypeapplication/vnd.oasis.opendocument.text";
-  if (bytes.size() > 30 + kOdtMime.size() && bytes.substr(30, kOdtMime.size()) == kOdtMime &&
-      (bytes.size() == 30 + kOdtMime.size() || bytes[30 + kOdtMime.size()] != '-')) {
-    return DocumentFormat::kOdt;
-  }
   Result<ZipArchive> zip = ZipArchive::Open(bytes, "");
   if (!zip.ok()) return std::nullopt;
   if (zip->Has("word/document.xml")) return DocumentFormat::kDocx;

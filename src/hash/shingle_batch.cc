@@ -227,6 +227,7 @@ void ShingleBatch::HornerWindows(int width, size_t first, uint64_t* out) const {
 size_t ShingleBatch::Features(int width, uint64_t* out) const {
   NEARDUP_DCHECK(width >= 1 && width <= kMaxShingleWidth);
   if (width == 1) {
+    NEARDUP_DCHECK(batch_ == 0 || batch_raw_ != nullptr);
     if (batch_ > 0) std::memcpy(out, batch_raw_, batch_ * sizeof(uint64_t));
     return batch_;
   }

@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "neardup/result_sink.h"
+#include "util/module_loader.h"
 
 namespace neardup::internal {
 
@@ -25,18 +26,19 @@ namespace neardup::internal {
 Result<std::unique_ptr<ResultSink>> OpenPostgresSink(std::string_view url,
                                                      ResultSinkOptions options);
 
-// The module's table (bumped when it or the types it passes change).
-inline constexpr uint32_t kPostgresSinkAbi = 1;
+// The module's table (util/module_loader.h: kAbi is bumped when the head's
+// place or this layout changes; the build id covers the types it passes).
 struct PostgresSinkBackend {
-  uint32_t abi = kPostgresSinkAbi;
-  size_t options_size = sizeof(ResultSinkOptions);
-  size_t status_size = sizeof(Status);
+  static constexpr uint32_t kAbi = 2;
+  ModuleTableHead head{kAbi, ModuleBuildId()};
   Result<std::unique_ptr<ResultSink>> (*open)(std::string_view url, ResultSinkOptions options);
 };
 
 }  // namespace neardup::internal
 
 // Defined in neardup_sink_postgres (exported by the module built from it).
+// result_sink.cc redeclares it weak; no other file of a program that may
+// load the module may odr-use it (a strong reference links libpq back in).
 extern "C" const neardup::internal::PostgresSinkBackend* neardup_postgres_sink_v1();
 
 #endif  // NEARDUP_SINK_POSTGRES_SINK_H_

@@ -1,6 +1,5 @@
 #include "neardup/result_sink.h"
 
-#include <mutex>
 #include <string>
 
 #ifdef NEARDUP_HAVE_LIBPQ
@@ -16,25 +15,6 @@ namespace neardup {
 namespace {
 
 constexpr std::string_view kSchemes[] = {"postgresql://", "postgres://"};
-
-#ifdef NEARDUP_HAVE_LIBPQ
-Result<const internal::PostgresSinkBackend*> LoadPostgresSink() {
-  // Linked in: the table is here (the weak reference is resolved).
-  if (&neardup_postgres_sink_v1 != nullptr) return neardup_postgres_sink_v1();
-  NEARDUP_ASSIGN_OR_RETURN(
-      void* entry, internal::LoadModuleEntry("neardup_postgres.so", "neardup_postgres_sink_v1",
-                                             "writes to PostgreSQL"));
-  const internal::PostgresSinkBackend* backend =
-      reinterpret_cast<const internal::PostgresSinkBackend* (*)()>(entry)();
-  if (backend == nullptr || backend->abi != internal::kPostgresSinkAbi ||
-      backend->options_size != sizeof(ResultSinkOptions) ||
-      backend->status_size != sizeof(Status)) {
-    return FailedPreconditionError(
-        "the PostgreSQL module neardup_postgres.so is of another neardup build");
-  }
-  return backend;
-}
-#endif
 
 }  // namespace
 
@@ -52,9 +32,10 @@ Result<std::unique_ptr<ResultSink>> OpenResultSink(std::string_view url,
                                 "\" is not a postgresql:// or postgres:// URL");
   }
 #ifdef NEARDUP_HAVE_LIBPQ
-  static std::once_flag once;
-  static Result<const internal::PostgresSinkBackend*> backend = InternalError("not loaded");
-  std::call_once(once, [] { backend = LoadPostgresSink(); });
+  // Linked in, the weak reference is the table's function; else the module.
+  static const Result<const internal::PostgresSinkBackend*> backend =
+      internal::LoadModuleTable(&neardup_postgres_sink_v1, "neardup_postgres.so",
+                                "neardup_postgres_sink_v1", "writes to PostgreSQL");
   if (!backend.ok()) return backend.status();
   return (*backend)->open(url, std::move(options));
 #else

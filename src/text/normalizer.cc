@@ -472,10 +472,6 @@ void NormalizeReference(std::string_view text, const NormalizationOptions& optio
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Normalize's body. keep_room: a text whose normalized form is all ASCII
 // leaves *out at its size (the room for the next text) and returns the
 // form's size, instead of shrinking *out to it (the next text's resize would

@@ -239,9 +239,11 @@ template <class OnBatch>
 size_t TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scratch,
                                           OnBatch&& on_batch, TextStats* stats) const {
   NormalizeStats normalize_stats;
-  const std::string_view normalized(
-      scratch->data(),
-      NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_));
+  // The size first: the order of a call's arguments is unspecified, and
+  // NormalizeKeepingRoom may reallocate *scratch, so data() is read after it.
+  const size_t normalized_size =
+      NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_);
+  const std::string_view normalized(scratch->data(), normalized_size);
   if (stats != nullptr) {
     stats->bytes += text.size();
     stats->invalid_utf8_sequences += normalize_stats.invalid_utf8_sequences;

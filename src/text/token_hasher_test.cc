@@ -321,6 +321,49 @@ TEST(TokenHasherDifferentialTest, EveryPathEqualsTheReference) {
   }
 }
 
+// One scratch through texts of changing size (short after long: leftovers
+// past the form; long after short or in SSO: the buffer grows during the
+// call): the batch hashes equal those through a fresh scratch, and the form
+// is followed by a zero byte.
+TEST(TokenHasherDifferentialTest, OneScratchThroughLongThenShortTexts) {
+  SplitMix64 rng(77);
+  const std::vector<std::string> texts = {"tiny",
+                                          std::string(3000, 'l') + " long text, ASCII only",
+                                          "short one",
+                                          "",
+                                          RandomText(&rng, 5000),
+                                          "a b",
+                                          std::string(200, 'm') + " \xC3\x89t\xC3\xA9 caf\xC3\xA9",
+                                          "x",
+                                          RandomText(&rng, 40),
+                                          std::string(8000, 'w')};
+  for (const Recipe& recipe : DifferentialRecipes()) {
+    for (CpuPath path : SupportedCpuPaths()) {
+      Result<TokenHasher> hasher = TokenHasher::Create(recipe, path);
+      ASSERT_TRUE(hasher.ok()) << hasher.status();
+      std::string scratch;  // starts in SSO
+      for (int round = 0; round < 2; ++round) {
+        for (const std::string& text : texts) {
+          std::vector<uint64_t> got;
+          const size_t normalized_size = hasher->ForEachTokenHashBatch(
+              text, &scratch,
+              [&](std::span<const uint64_t> hashes) {
+                got.insert(got.end(), hashes.begin(), hashes.end());
+              },
+              nullptr);
+          const Stream want = RunPath(*hasher, text, true);
+          ASSERT_EQ(got, want.hashes) << CpuPathName(path) << " text of " << text.size();
+          ASSERT_LE(normalized_size, scratch.size());
+          ASSERT_EQ(scratch.substr(0, normalized_size), want.normalized) << CpuPathName(path);
+          if (normalized_size < scratch.size()) {
+            ASSERT_EQ(scratch[normalized_size], '\0');
+          }
+        }
+      }
+    }
+  }
+}
+
 // Random CJK, Thai and mixed text: the segmented tokens of every path equal
 // the reference's, whatever the block offsets.
 std::string RandomCjkText(SplitMix64* rng, size_t length) {

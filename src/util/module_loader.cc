@@ -4,17 +4,21 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstring>
 #include <string>
 #include <vector>
+
+#include "util/module_build_id.h"  // generated (util/CMakeLists.txt)
 
 namespace neardup::internal {
 namespace {
 
-// The directory of the running executable ("" when unknown).
+// The directory of the running executable ("" when unknown, or when the
+// path filled the buffer and may be truncated).
 std::string ExecutableDirectory() {
   char path[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return "";
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof(path) - 1) return "";
   const std::string_view exe(path, static_cast<size_t>(n));
   const size_t slash = exe.rfind('/');
   return slash == std::string_view::npos ? "" : std::string(exe.substr(0, slash));
@@ -22,8 +26,10 @@ std::string ExecutableDirectory() {
 
 }  // namespace
 
-Result<void*> LoadModuleEntry(std::string_view file_name, const char* symbol,
-                              std::string_view purpose) {
+const char* ModuleBuildId() { return NEARDUP_MODULE_BUILD_ID; }
+
+Result<OpenedModule> OpenModule(std::string_view file_name, const char* symbol,
+                                std::string_view purpose) {
   const std::string name(file_name);
   const std::string dir = ExecutableDirectory();
   std::vector<std::string> candidates;
@@ -39,7 +45,6 @@ Result<void*> LoadModuleEntry(std::string_view file_name, const char* symbol,
       continue;
     }
     // RTLD_LOCAL: the module's own copies of neardup's code stay its own.
-    // Never closed: its functions and thread-local state live until exit.
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = ::dlerror();
@@ -48,13 +53,37 @@ Result<void*> LoadModuleEntry(std::string_view file_name, const char* symbol,
     }
     void* entry = ::dlsym(handle, symbol);
     if (entry == nullptr) {
+      ::dlclose(handle);
       return FailedPreconditionError("the module " + path + " has no " + symbol +
-                                     ": it is of another neardup build");
+                                     ": it is of another neardup build (this neardup " +
+                                     ModuleBuildId() + ")");
     }
-    return entry;
+    return OpenedModule{handle, entry, path};
   }
   return FailedPreconditionError("this neardup " + std::string(purpose) + " with the module " +
                                  name + ", which is not installed (looked for " + tried + ")");
+}
+
+Status CheckModuleTable(const ModuleTableHead* head, uint32_t abi, const std::string& path) {
+  if (head == nullptr) {
+    return FailedPreconditionError("the module " + path + " returned no table");
+  }
+  if (head->abi != abi) {
+    return FailedPreconditionError(
+        "the module " + path + " is of another neardup build (table version " +
+        std::to_string(head->abi) + ", this neardup " + std::to_string(abi) + ")");
+  }
+  const char* id = head->build_id != nullptr ? head->build_id : "none";
+  if (std::strcmp(id, ModuleBuildId()) != 0) {
+    return FailedPreconditionError("the module " + path +
+                                   " is of another neardup build (build id " + id +
+                                   ", this neardup " + ModuleBuildId() + ")");
+  }
+  return Status::Ok();
+}
+
+void CloseModule(void* handle) {
+  if (handle != nullptr) ::dlclose(handle);
 }
 
 }  // namespace neardup::internal
