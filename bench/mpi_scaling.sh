@@ -12,8 +12,8 @@
 # Environment: RUNS (the list of runs, default "mpi2 mpi1 nd2"), REPEAT
 # (default 1), NICE (default 0: the lead's quiet runs; 10 on a shared
 # machine), EXTRA (flags added to every command, e.g. "--rule components").
-# GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072 runs both builds with
-# glibc's malloc defaults (it turns TuneMallocForLargeWorkingSets off).
+# GLIBC_TUNABLES=... is passed to every rank (e.g. to measure malloc
+# settings; docs/DISTRIBUTED.md "Fresh memory").
 # A run is mpiN (N ranks of one thread), ndN (`neardup --threads N`), or
 # 2xmpi1 / 2xnd1: two independent one-thread jobs at once, each with its
 # own output, the machine's ceiling (if each is X times slower than alone,

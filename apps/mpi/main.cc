@@ -27,7 +27,6 @@
 #include "fingerprint_command.h"
 #include "mpi_jobs.h"
 #include "near_duplicate_commands.h"
-#include "neardup/malloc_tuning.h"
 #include "output.h"
 #include "similar_command.h"
 
@@ -127,13 +126,6 @@ void MaybeRestartWithHugePages(char** argv) {
 
 int main(int argc, char** argv) {
   MaybeRestartWithHugePages(argv);
-  // Memory freed by one stage is reused by the next instead of unmapped and
-  // faulted in (zeroed by the kernel) again: with glibc's defaults every
-  // block over 32 MiB is mmapped and munmapped, and the heap's top is given
-  // back, so one 2-rank job of the 1M-document corpus zeroed ~10 GB of huge
-  // pages for peaks of ~3.1 GB a rank (zeroing 22-28% of each rank's CPU in
-  // perf). Measured in docs/DISTRIBUTED.md ("Fresh memory").
-  (void)neardup::TuneMallocForLargeWorkingSets();
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "neardup-mpi: MPI_Init_thread failed\n");

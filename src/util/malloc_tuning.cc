@@ -38,17 +38,4 @@ bool TuneMallocForServer() {
 #endif
 }
 
-bool TuneMallocForLargeWorkingSets() {
-#if defined(__GLIBC__)
-  if (TunablesNameMallocSettings()) return false;
-  constexpr int kMiB = 1 << 20;
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, INT_MAX);  // mallopt takes an int: 2 GiB - 1
-  mallopt(M_TOP_PAD, 64 * kMiB);
-  return true;
-#else
-  return false;
-#endif
-}
-
 }  // namespace neardup

@@ -41,12 +41,10 @@ constexpr bool kGlibc = false;
 TEST(MallocTuningTest, AppliesWithoutMallocTunables) {
   {
     ScopedTunables none(nullptr);
-    EXPECT_EQ(TuneMallocForLargeWorkingSets(), kGlibc);
     EXPECT_EQ(TuneMallocForServer(), kGlibc);
   }
-  // neardup-mpi's own tunable does not count.
+  // Another tunable (neardup-mpi sets this one) does not count.
   ScopedTunables huge_pages("glibc.malloc.hugetlb=1");
-  EXPECT_EQ(TuneMallocForLargeWorkingSets(), kGlibc);
   EXPECT_EQ(TuneMallocForServer(), kGlibc);
 }
 
@@ -55,14 +53,13 @@ TEST(MallocTuningTest, LeftAloneWhenTunablesNameASetting) {
        {"glibc.malloc.trim_threshold=131072", "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=65536",
         "glibc.malloc.top_pad=0", "glibc.malloc.mmap_threshold=131072"}) {
     ScopedTunables tunables(value);
-    EXPECT_FALSE(TuneMallocForLargeWorkingSets()) << value;
     EXPECT_FALSE(TuneMallocForServer()) << value;
   }
 }
 
 TEST(MallocTuningTest, AllocationsStillWork) {
   ScopedTunables none(nullptr);
-  (void)TuneMallocForLargeWorkingSets();
+  (void)TuneMallocForServer();
   std::string big(64 << 20, 'x');
   EXPECT_EQ(big[big.size() - 1], 'x');
 }
