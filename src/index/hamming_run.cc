@@ -17,6 +17,7 @@
 
 #include "index/hamming_cpu.h"
 #include "index/hamming_state.h"
+#include "util/insertion_sort.h"
 
 namespace neardup::internal {
 namespace {
@@ -88,24 +89,10 @@ std::unique_ptr<HammingRun> FromOwned(std::shared_ptr<OwnedRun> owned, std::vect
   return HammingRun::FromArrays(std::move(arrays), std::move(owned));
 }
 
-// Sorts a small range in place (buckets hold ~4-8 values).
-template <typename T>
-void InsertionSort(T* first, T* last) {
-  for (T* i = first + 1; i < last; ++i) {
-    T v = *i;
-    T* j = i;
-    while (j > first && v < *(j - 1)) {
-      *j = *(j - 1);
-      --j;
-    }
-    *j = v;
-  }
-}
-
 template <typename T>
 void SortBucket(T* first, T* last) {
-  if (last - first <= 32) {
-    InsertionSort(first, last);
+  if (last - first <= 32) {  // buckets hold ~4-8 values
+    internal::InsertionSort(first, static_cast<size_t>(last - first));
   } else {
     std::sort(first, last);
   }
