@@ -17,6 +17,7 @@
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
+#include "neardup/near_duplicate_stages.h"
 #include "neardup/near_duplicates.h"
 #include "neardup/positioned_output.h"
 #include "neardup/stage_time.h"
@@ -377,6 +378,14 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
   Progress progress(flags.run.quiet);
   FingerprintPipelineOptions pipeline;
   pipeline.record_locations = (dedup || defer) && !from_stdin;
+  if (defer) {
+    // The bands depend on the options alone (not on the corpus): the
+    // workers hash each document's band keys, and its k-value sketch is
+    // not kept (FingerprintPipelineOptions::band_keys).
+    Result<NearDuplicateScheme> scheme = ChooseNearDuplicateScheme(*recipe, *options, 0);
+    if (!scheme.ok()) return ReportError(scheme.status());
+    pipeline.band_keys = scheme->lsh.params;
+  }
   SerialCpuTime fingerprint_serial;
   pipeline.serial_time = &fingerprint_serial;
   Status status = CollectFingerprints(
@@ -395,6 +404,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     Result<std::unique_ptr<DocumentReader>> again = OpenInputs(flags.input, &silent);
     if (!again.ok()) return ReportError(again.status());
     corpus = FingerprintedCorpus{};
+    pipeline.band_keys = LshParams{};
     status = CollectFingerprints(**again, **fingerprinter, pipeline, false, &corpus);
     if (!status.ok()) return ReportError(status);
   }

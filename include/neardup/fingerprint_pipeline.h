@@ -32,6 +32,7 @@
 #include "neardup/document.h"
 #include "neardup/document_reader.h"
 #include "neardup/fingerprinter.h"
+#include "neardup/lsh_params.h"
 #include "neardup/stage_time.h"
 #include "neardup/status.h"
 
@@ -53,6 +54,14 @@ struct FingerprintPipelineOptions {
   // file (FingerprintedCorpus::record_locations), for
   // CopyKeptRecordsByLocation. 24 bytes per document.
   bool record_locations = false;
+  // CollectFingerprints only, with a fingerprinter that selects the k-value
+  // sketch alone (CandidateSketches of MinHash): when num_bands > 0, each
+  // document's k-value sketch is not kept; its keys of these LSH bands are
+  // (FingerprintedCorpus::band_keys), hashed on the worker threads, so the
+  // corpus holds num_bands * 8 bytes per document instead of the sketch's
+  // num_hashes * 8 and allocates nothing per document. The bands must be
+  // those the search will choose (ChooseNearDuplicateScheme).
+  LshParams band_keys;
   // Default none; when set (not owned), the CPU time of the serial filters
   // (read, number, deliver; the kept-record copies' cut and in-order write)
   // is added to it, for `--profile`, at two reads of the thread's CPU clock
@@ -164,6 +173,13 @@ struct FingerprintedCorpus {
   // empty as soon as one document did not (a second pass must then re-read).
   std::vector<RecordFile> record_files;
   std::vector<RecordLocation> record_locations;
+  // With FingerprintPipelineOptions::band_keys: its bands and rows, and
+  // band_key_params.num_bands keys per document (row-major; those of a
+  // document with no features or an empty sketch are 0 and mean nothing).
+  // The fingerprints then hold num_tokens, invalid_utf8_sequences and
+  // kvalue_minhash.empty, the sketch's values left empty.
+  LshParams band_key_params;
+  std::vector<uint64_t> band_keys;
 };
 
 // Runs the pipeline and appends every document to *corpus. With
@@ -171,6 +187,9 @@ struct FingerprintedCorpus {
 // without InputOptions::keep_raw_records gives each document an empty
 // record (neardup-mpi relies on this for inputs it never sketches again).
 // `on_progress(documents, bytes)` is called after each batch when given.
+// With options.band_keys, InvalidArgument (nothing read) unless the
+// fingerprinter selects the k-value sketch alone and the bands fit in its
+// num_hashes.
 Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerprinter,
                            const FingerprintPipelineOptions& options, bool keep_raw_records,
                            FingerprintedCorpus* corpus, FingerprintPipelineStats* stats = nullptr,

@@ -101,6 +101,17 @@ class LshIndex {
   Status InsertBulkSpans(std::span<const uint64_t> doc_ids,
                          std::span<const std::span<const uint64_t>> sketches);
 
+  // InsertBulkSpans with each document's band keys given instead of its
+  // sketch: keys[i] holds doc_ids[i]'s keys of the bands the index holds
+  // (params().num_bands of them, band first_band + j at j), each the key an
+  // index computes from the sketch (index/lsh_band_key.h's BandKey; the keys
+  // a fingerprint stage computed ahead, so the sketches need not be kept).
+  // InvalidArgument, before anything is inserted, unless there are as many
+  // rows as ids, each of params().num_bands keys; the other errors as
+  // InsertBulk.
+  Status InsertBulkBandKeys(std::span<const uint64_t> doc_ids,
+                            std::span<const std::span<const uint64_t>> keys);
+
   // Makes room for num_documents documents in total (stored ones included)
   // so that inserting up to that many grows no array and, unless the keys
   // are far from uniform, no table: no copying, no rehashing and no

@@ -17,7 +17,10 @@
 // (about num_hashes * ln(num_hashes) pairs) with a 1024-interval Simpson rule
 // on each side of t: about 20 ms for num_hashes = 128, 0.2 s for 1024 and
 // 1.7 s at the maximum, 8192 (one core of the 2-core Xeon in docs/LSH.md).
-// Thread safety: pure functions.
+// ChooseLshParams keeps its last choice: asked again with the same options
+// it returns it at the cost of a lock (`dedup` asks before fingerprinting,
+// for the band keys, and again in the search).
+// Thread safety: pure functions (the kept choice is behind a mutex).
 #ifndef NEARDUP_LSH_PARAMS_H_
 #define NEARDUP_LSH_PARAMS_H_
 

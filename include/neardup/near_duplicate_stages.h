@@ -89,6 +89,21 @@ Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> f
                                                   PartRange range,
                                                   NearDuplicateReport* report = nullptr);
 
+// FindCandidates of a MinHash scheme from band keys computed ahead instead of
+// the k-value sketches (CollectFingerprints with
+// FingerprintPipelineOptions::band_keys keeps only those): band_keys holds
+// scheme.num_parts keys per document, row-major, document i's band b at
+// i * num_parts + b, each internal::BandKey of its sketch (what
+// ComputeBandKeys gives over every band); the fingerprints are read for
+// num_tokens and kvalue_minhash.empty only (a document with no features or
+// an empty sketch is never a candidate, whatever its keys). The same
+// candidates and report as FindCandidates over the sketches the keys came
+// from. InvalidArgument for a SimHash scheme, a range not within the bands,
+// or band_keys not of fingerprints.size() * num_parts keys.
+Result<std::vector<CandidatePair>> FindCandidatesFromBandKeys(
+    std::span<const Fingerprint> fingerprints, std::span<const uint64_t> band_keys,
+    const NearDuplicateScheme& scheme, PartRange range, NearDuplicateReport* report = nullptr);
+
 // The sorted union of candidate lists, each sorted and unique.
 std::vector<CandidatePair> MergeCandidates(std::span<const std::vector<CandidatePair>> lists);
 

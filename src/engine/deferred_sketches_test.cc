@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "io/mapped_input.h"
 #include "neardup/deferred_sketches.h"
 #include "neardup/fingerprint_pipeline.h"
+#include "neardup/near_duplicate_stages.h"
 #include "neardup/recipe.h"
 #include "util/mix.h"
 
@@ -107,7 +109,8 @@ class DeferredSketchesTest : public ::testing::Test {
   // `dedup` from stdin).
   static FingerprintedCorpus CollectWith(const std::vector<std::string>& inputs,
                                          const Fingerprinter& fingerprinter, bool locate,
-                                         size_t batch_bytes, bool keep_raw = false) {
+                                         size_t batch_bytes, bool keep_raw = false,
+                                         LshParams band_keys = {}) {
     InputOptions options;
     options.keep_raw_records = keep_raw;
     auto reader = DocumentReader::Open(inputs, options);
@@ -115,6 +118,7 @@ class DeferredSketchesTest : public ::testing::Test {
     FingerprintPipelineOptions pipeline;
     pipeline.batch_bytes = batch_bytes;
     pipeline.record_locations = locate && !keep_raw;
+    pipeline.band_keys = band_keys;
     FingerprintedCorpus corpus;
     Status status = CollectFingerprints(**reader, fingerprinter, pipeline, keep_raw, &corpus);
     EXPECT_TRUE(status.ok()) << status;
@@ -154,40 +158,70 @@ TEST_F(DeferredSketchesTest, SamePairsAsEverySketchOfEveryDocument) {
       ASSERT_TRUE(want.ok()) << want.status();
       // Planted copies: pairs, and documents in no candidate pair.
       ASSERT_GT(want->size(), 20u);
+      const LshParams bands = ChooseNearDuplicateScheme(recipe_, options, 0)->lsh.params;
       for (int threads : {1, 2, 3}) {
-        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-        // At 2 threads from the records kept in memory, else located.
-        const bool raw = threads == 2;
-        FingerprintedCorpus corpus = CollectWith(inputs, *lsh, true, raw ? 4096 : 1 << 20, raw);
-        ASSERT_EQ(corpus.ids, reference.ids);
-        ASSERT_EQ(corpus.record_locations.size(), raw ? 0 : corpus.ids.size());
-        ASSERT_EQ(corpus.raw_records.size(), raw ? corpus.ids.size() : 0);
-        // The first pass computed no verification sketch.
-        for (const Fingerprint& fp : corpus.fingerprints) {
-          ASSERT_TRUE(fp.chunks.empty());
-          ASSERT_TRUE(fp.minhash.values.empty());
-        }
-        NearDuplicateReport report;
-        auto got = FindNearDuplicatePairsDeferred(&corpus, *verifier, InputOptions{}, recipe_,
-                                                  options, &report);
-        ASSERT_TRUE(got.ok()) << got.status();
-        const std::string what = "exact " + std::to_string(exact) + " threshold " +
-                                 std::to_string(threshold) + " threads " + std::to_string(threads);
-        ExpectSamePairs(*want, *got, what);
-        EXPECT_EQ(report.candidates, want_report.candidates) << what;
-        EXPECT_EQ(report.exact_checks, want_report.exact_checks) << what;
-        EXPECT_EQ(report.empty_documents, want_report.empty_documents) << what;
-        EXPECT_EQ(report.pairs, want_report.pairs) << what;
-        EXPECT_GT(report.sketched_documents, 0u);
-        EXPECT_LT(report.sketched_documents, corpus.ids.size()) << what;
-        // The documents sketched again hold what one pass computes.
-        for (size_t doc = 0; doc < corpus.ids.size(); ++doc) {
-          if (corpus.fingerprints[doc].minhash.values.empty()) continue;
-          EXPECT_EQ(corpus.fingerprints[doc].minhash.values,
-                    reference.fingerprints[doc].minhash.values);
-          EXPECT_EQ(corpus.fingerprints[doc].chunks, reference.fingerprints[doc].chunks);
-          EXPECT_EQ(corpus.fingerprints[doc].kvalue_minhash.values,
-                    reference.fingerprints[doc].kvalue_minhash.values);
+        for (bool keyed : {false, true}) {
+          tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+          // At 2 threads from the records kept in memory, else located.
+          const bool raw = threads == 2;
+          // Keyed: the first pass keeps band keys, not the k-value sketches.
+          FingerprintedCorpus corpus = CollectWith(inputs, *lsh, true, raw ? 4096 : 1 << 20, raw,
+                                                   keyed ? bands : LshParams{});
+          if (keyed) {
+            ASSERT_EQ(corpus.band_keys.size(), corpus.ids.size() * bands.num_bands);
+            // The keys are those of the reference's sketches.
+            const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe_, options, 0);
+            std::vector<uint64_t> keys;
+            for (size_t doc = 0; doc < corpus.ids.size(); ++doc) {
+              ASSERT_TRUE(corpus.fingerprints[doc].kvalue_minhash.values.empty());
+              ASSERT_EQ(corpus.fingerprints[doc].kvalue_minhash.empty,
+                        reference.fingerprints[doc].kvalue_minhash.empty);
+              ASSERT_EQ(corpus.fingerprints[doc].num_tokens,
+                        reference.fingerprints[doc].num_tokens);
+              ASSERT_TRUE(
+                  ComputeBandKeys(reference.fingerprints[doc], scheme, {0, scheme.num_parts}, &keys)
+                      .ok());
+              if (keys.empty()) continue;
+              ASSERT_TRUE(std::equal(keys.begin(), keys.end(),
+                                     corpus.band_keys.begin() + doc * bands.num_bands))
+                  << doc;
+            }
+          } else {
+            ASSERT_TRUE(corpus.band_keys.empty());
+          }
+          ASSERT_EQ(corpus.ids, reference.ids);
+          ASSERT_EQ(corpus.record_locations.size(), raw ? 0 : corpus.ids.size());
+          ASSERT_EQ(corpus.raw_records.size(), raw ? corpus.ids.size() : 0);
+          // The first pass computed no verification sketch.
+          for (const Fingerprint& fp : corpus.fingerprints) {
+            ASSERT_TRUE(fp.chunks.empty());
+            ASSERT_TRUE(fp.minhash.values.empty());
+          }
+          NearDuplicateReport report;
+          auto got = FindNearDuplicatePairsDeferred(&corpus, *verifier, InputOptions{}, recipe_,
+                                                    options, &report);
+          ASSERT_TRUE(got.ok()) << got.status();
+          const std::string what = "exact " + std::to_string(exact) + " threshold " +
+                                   std::to_string(threshold) + " threads " +
+                                   std::to_string(threads) + " keyed " + std::to_string(keyed);
+          ExpectSamePairs(*want, *got, what);
+          EXPECT_EQ(report.candidates, want_report.candidates) << what;
+          EXPECT_EQ(report.exact_checks, want_report.exact_checks) << what;
+          EXPECT_EQ(report.empty_documents, want_report.empty_documents) << what;
+          EXPECT_EQ(report.pairs, want_report.pairs) << what;
+          EXPECT_GT(report.sketched_documents, 0u);
+          EXPECT_LT(report.sketched_documents, corpus.ids.size()) << what;
+          // The documents sketched again hold what one pass computes.
+          for (size_t doc = 0; doc < corpus.ids.size(); ++doc) {
+            if (corpus.fingerprints[doc].minhash.values.empty()) continue;
+            EXPECT_EQ(corpus.fingerprints[doc].minhash.values,
+                      reference.fingerprints[doc].minhash.values);
+            EXPECT_EQ(corpus.fingerprints[doc].chunks, reference.fingerprints[doc].chunks);
+            if (!keyed) {
+              EXPECT_EQ(corpus.fingerprints[doc].kvalue_minhash.values,
+                        reference.fingerprints[doc].kvalue_minhash.values);
+            }
+          }
         }
       }
     }
@@ -318,6 +352,39 @@ TEST_F(DeferredSketchesTest, AFileChangedBeforeTheSecondPassIsDataLoss) {
   std::filesystem::remove(inputs[0]);
   pairs = FindNearDuplicatePairsDeferred(&touched, *full, InputOptions{}, recipe_, options);
   EXPECT_EQ(pairs.status().code(), StatusCode::kDataLoss) << pairs.status();
+}
+
+// Band keys need a fingerprinter of the k-value sketch alone, and bands that
+// fit in its sketch; the bands must be those the search chooses.
+TEST_F(DeferredSketchesTest, BandKeysAreRefusedWhereTheyCannotServe) {
+  const std::vector<std::string> inputs = WriteCorpus(1, 50, 5);
+  NearDuplicateOptions options;
+  const LshParams bands = ChooseNearDuplicateScheme(recipe_, options, 0)->lsh.params;
+  auto collect = [&](const Fingerprinter& fingerprinter, LshParams params) {
+    auto reader = DocumentReader::Open(inputs, InputOptions{});
+    EXPECT_TRUE(reader.ok());
+    FingerprintPipelineOptions pipeline;
+    pipeline.record_locations = true;
+    pipeline.band_keys = params;
+    FingerprintedCorpus corpus;
+    Status status = CollectFingerprints(**reader, fingerprinter, pipeline, false, &corpus);
+    EXPECT_TRUE(corpus.ids.empty() || status.ok());
+    return std::pair(status, std::move(corpus));
+  };
+  const auto full = Make(recipe_, SketchesForNearDuplicates(options));
+  EXPECT_EQ(collect(*full, bands).first.code(), StatusCode::kInvalidArgument);
+  const auto lsh = Make(recipe_, CandidateSketches(options));
+  Status too_many = collect(*lsh, LshParams{17, 8}).first;
+  EXPECT_EQ(too_many.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(too_many.message().find("do not fit in 128 hashes"), std::string::npos) << too_many;
+  // Keys of other bands than the options choose: refused by the search.
+  auto [status, corpus] = collect(*lsh, LshParams{bands.num_bands - 1, bands.rows_per_band});
+  ASSERT_TRUE(status.ok()) << status;
+  const auto verifier = Make(recipe_, VerificationSketches(options));
+  auto pairs =
+      FindNearDuplicatePairsDeferred(&corpus, *verifier, InputOptions{}, recipe_, options, nullptr);
+  ASSERT_FALSE(pairs.ok());
+  EXPECT_EQ(pairs.status().code(), StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

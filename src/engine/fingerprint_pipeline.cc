@@ -16,6 +16,7 @@
 
 #include "engine/batches_in_flight.h"
 #include "engine/located_records.h"
+#include "index/lsh_band_key.h"
 #include "io/document_block.h"
 #include "io/jsonl_record_parser.h"
 #include "io/mapped_input.h"
@@ -32,6 +33,8 @@ struct Batch {
   DocumentBlock block;
   std::vector<Fingerprint> fingerprints;
   FingerprintBatch flat;  // the flat pipeline's output (RunFlatFingerprintPipeline)
+  // FingerprintPipelineOptions::band_keys: num_bands per document of `flat`.
+  std::vector<uint64_t> band_keys;
   std::string formatted;
   Status status;
   uint64_t first_document = 0;  // the ordinal of block.documents[0]
@@ -212,6 +215,27 @@ bool AddRecordLocations(const DocumentBlock& block, FingerprintedCorpus* corpus)
 
 DocumentViews ViewsOf(const DocumentBlock& block) { return {block.ids, block.texts}; }
 
+// The band keys of each document of `flat` (k-value sketches), num_bands a
+// document; zeros for a document that is never a candidate.
+void ComputeBatchBandKeys(const FingerprintBatch& flat, const LshParams& params,
+                          std::vector<uint64_t>* keys) {
+  const size_t n = flat.size();
+  const size_t num_bands = static_cast<size_t>(params.num_bands);
+  const size_t k = flat.num_hashes();
+  keys->resize(n * num_bands);
+  const std::span<const uint64_t> values = flat.kvalue_minhash();
+  const std::span<const uint8_t> empty = flat.kvalue_empty();
+  const std::span<const uint64_t> tokens = flat.num_tokens();
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t* const row = keys->data() + i * num_bands;
+    if (tokens[i] == 0 || empty[i] != 0) {
+      std::fill(row, row + num_bands, uint64_t{0});
+      continue;
+    }
+    internal::ComputeBandKeys(params, values.data() + i * k, row);
+  }
+}
+
 // Fingerprints (and formats) each block; `deliver` receives it in order.
 // What the blocks are fingerprinted into, and which formatter sees them:
 // kDocuments: JSONL blocks also get Documents (copies of their ids and texts)
@@ -235,6 +259,9 @@ Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerp
         DocumentBlock& block = batch->block;
         if (output == BlockOutput::kFlat) {
           batch->status = fingerprinter.ComputeBatch(block.texts, &batch->flat);
+          if (batch->status.ok() && options.band_keys.num_bands > 0) {
+            ComputeBatchBandKeys(batch->flat, options.band_keys, &batch->band_keys);
+          }
           if (batch->status.ok() && flat_formatter && block.num_documents > 0) {
             flat_formatter(ViewsOf(block), batch->flat, &batch->formatted);
           }
@@ -338,19 +365,49 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
   uint64_t bytes = 0;
   const bool reader_keeps_records = DocumentBlockReader::options(reader).keep_raw_records;
   bool locating = options.record_locations;
+  const LshParams& band_params = options.band_keys;
+  const bool keyed = band_params.num_bands > 0;
+  if (keyed) {
+    const SketchSelection& selection = fingerprinter.selection();
+    const int num_hashes = fingerprinter.recipe().minhash.num_hashes;
+    if (!selection.kvalue_minhash || selection.minhash || selection.simhash || selection.chunks) {
+      return InvalidArgumentError(
+          "band keys need a fingerprinter that selects the k-value sketch alone");
+    }
+    if (band_params.rows_per_band < 1 ||
+        int64_t{band_params.num_bands} * band_params.rows_per_band > num_hashes) {
+      return InvalidArgumentError("band keys of " + std::to_string(band_params.num_bands) +
+                                  " bands x " + std::to_string(band_params.rows_per_band) +
+                                  " rows do not fit in " + std::to_string(num_hashes) + " hashes");
+    }
+    corpus->band_key_params = band_params;
+  }
+  const size_t num_bands = keyed ? static_cast<size_t>(band_params.num_bands) : 0;
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, BlockOutput::kViews, FingerprintFormatter(),
-      FingerprintViewFormatter(), FlatFingerprintFormatter(),
+      reader, fingerprinter, options, keyed ? BlockOutput::kFlat : BlockOutput::kViews,
+      FingerprintFormatter(), FingerprintViewFormatter(), FlatFingerprintFormatter(),
       [&](Batch& batch) {
         const DocumentBlock& block = batch.block;
+        if (keyed) {
+          corpus->band_keys.insert(corpus->band_keys.end(), batch.band_keys.begin(),
+                                   batch.band_keys.begin() + block.num_documents * num_bands);
+        }
         for (size_t i = 0; i < block.num_documents; ++i) {
           corpus->ids.emplace_back(block.ids[i]);
           corpus->lengths.push_back(block.texts[i].size());
-          // Moved, not copied: this filter is serial, and a copy cost a
-          // heap allocation and a page fault per few documents here (the
-          // sketches' 1 KB at k = 128). The batch's next ComputeBatch, on
-          // a worker, allocates them anew.
-          corpus->fingerprints.push_back(std::move(batch.fingerprints[i]));
+          if (keyed) {
+            // The sketch's values stay in the batch (its keys are kept).
+            Fingerprint& fingerprint = corpus->fingerprints.emplace_back();
+            fingerprint.num_tokens = batch.flat.num_tokens()[i];
+            fingerprint.invalid_utf8_sequences = batch.flat.invalid_utf8_sequences()[i];
+            fingerprint.kvalue_minhash.empty = batch.flat.kvalue_empty()[i] != 0;
+          } else {
+            // Moved, not copied: this filter is serial, and a copy cost a
+            // heap allocation and a page fault per few documents here (the
+            // sketches' 1 KB at k = 128). The batch's next ComputeBatch, on
+            // a worker, allocates them anew.
+            corpus->fingerprints.push_back(std::move(batch.fingerprints[i]));
+          }
           corpus->is_jsonl.push_back(block.jsonl);
           if (keep_raw_records) {
             // As Document::raw_record: the line, for JSONL read with

@@ -21,12 +21,17 @@ using BeforeVerify =
     std::function<Status(std::span<const CandidatePair> candidates, NearDuplicateReport* report)>;
 
 // FindNearDuplicatePairs, with `before_verify` (when given) between the
-// stages.
+// stages. With band_keys (MinHash only), the candidates come from them
+// (FindCandidatesFromBandKeys) instead of the k-value sketches;
+// FailedPrecondition unless band_key_params are the bands and rows the
+// options choose.
 Result<std::vector<SimilarPair>> SearchNearDuplicates(std::span<const Fingerprint> fingerprints,
                                                       const Recipe& recipe,
                                                       const NearDuplicateOptions& options,
                                                       NearDuplicateReport* report,
-                                                      const BeforeVerify& before_verify);
+                                                      const BeforeVerify& before_verify,
+                                                      std::span<const uint64_t> band_keys = {},
+                                                      LshParams band_key_params = {});
 
 }  // namespace neardup::internal
 

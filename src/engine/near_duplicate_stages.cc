@@ -113,6 +113,46 @@ Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint
   return candidates;
 }
 
+// MinHashCandidates from keys computed ahead: band_keys holds
+// scheme.num_parts keys per document (row-major); only the range's are read.
+Result<std::vector<CandidatePair>> MinHashCandidatesFromKeys(
+    std::span<const Fingerprint> fingerprints, std::span<const uint64_t> band_keys,
+    const NearDuplicateScheme& scheme, PartRange range) {
+  std::vector<CandidatePair> candidates;
+  const size_t num_bands = scheme.num_parts;
+  if (band_keys.size() != fingerprints.size() * num_bands) {
+    return InvalidArgumentError("band keys (" + std::to_string(band_keys.size()) + ") must be " +
+                                std::to_string(num_bands) + " per document of " +
+                                std::to_string(fingerprints.size()));
+  }
+  if (range.begin == range.end) return candidates;
+  NEARDUP_ASSIGN_OR_RETURN(
+      LshIndex index,
+      LshIndex::CreateForBands(scheme.lsh.params, scheme.num_hashes, static_cast<int>(range.begin),
+                               static_cast<int>(range.end - range.begin)));
+  std::vector<uint64_t> ids;
+  std::vector<std::span<const uint64_t>> keys;
+  ids.reserve(fingerprints.size());
+  keys.reserve(fingerprints.size());
+  const size_t held = range.end - range.begin;
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    if (fingerprints[i].num_tokens == 0 || fingerprints[i].kvalue_minhash.empty) continue;
+    ids.push_back(i);
+    keys.push_back(band_keys.subspan(i * num_bands + range.begin, held));
+  }
+  NEARDUP_RETURN_IF_ERROR(index.Reserve(ids.size()));
+  NEARDUP_RETURN_IF_ERROR(index.InsertBulkBandKeys(ids, keys));
+  std::vector<std::pair<uint64_t, uint64_t>> pairs = index.AllPairCandidates();
+  candidates.resize(pairs.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), 1 << 14),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        candidates[i] = CandidatePair{pairs[i].first, pairs[i].second};
+                      }
+                    });
+  return candidates;
+}
+
 // Candidates are verified in blocks of this many on all cores; the blocks'
 // pairs are concatenated in block order, so the output keeps the candidates'
 // order whatever the thread count.
@@ -270,6 +310,28 @@ Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> f
   report->lsh = scheme.lsh;
   report->num_blocks =
       scheme.method == NearDuplicateMethod::kSimHash ? scheme.hamming.num_blocks : 0;
+  return candidates;
+}
+
+Result<std::vector<CandidatePair>> FindCandidatesFromBandKeys(
+    std::span<const Fingerprint> fingerprints, std::span<const uint64_t> band_keys,
+    const NearDuplicateScheme& scheme, PartRange range, NearDuplicateReport* report) {
+  if (scheme.method != NearDuplicateMethod::kMinHash) {
+    return InvalidArgumentError("band keys belong to a MinHash scheme");
+  }
+  if (range.begin > range.end || range.end > scheme.num_parts) {
+    return InvalidArgumentError("parts [" + std::to_string(range.begin) + ", " +
+                                std::to_string(range.end) + ") must be a range within the " +
+                                std::to_string(scheme.num_parts) + " parts of the scheme");
+  }
+  NearDuplicateReport local_report;
+  if (report == nullptr) report = &local_report;
+  Result<std::vector<CandidatePair>> candidates =
+      MinHashCandidatesFromKeys(fingerprints, band_keys, scheme, range);
+  if (!candidates.ok()) return candidates;
+  report->candidates = candidates->size();
+  report->lsh = scheme.lsh;
+  report->num_blocks = 0;
   return candidates;
 }
 

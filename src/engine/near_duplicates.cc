@@ -85,7 +85,9 @@ Result<std::vector<SimilarPair>> SearchNearDuplicates(std::span<const Fingerprin
                                                       const Recipe& recipe,
                                                       const NearDuplicateOptions& options,
                                                       NearDuplicateReport* report,
-                                                      const BeforeVerify& before_verify) {
+                                                      const BeforeVerify& before_verify,
+                                                      std::span<const uint64_t> band_keys,
+                                                      LshParams band_key_params) {
   StageTimer timer;
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;
@@ -106,8 +108,19 @@ Result<std::vector<SimilarPair>> SearchNearDuplicates(std::span<const Fingerprin
   // every part, one chunk of every candidate.
   NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
                            ChooseNearDuplicateScheme(recipe, options, fingerprints.size()));
+  if (!band_keys.empty() && (band_key_params.num_bands != scheme.lsh.params.num_bands ||
+                             band_key_params.rows_per_band != scheme.lsh.params.rows_per_band)) {
+    return FailedPreconditionError(
+        "the band keys are of " + std::to_string(band_key_params.num_bands) + " bands x " +
+        std::to_string(band_key_params.rows_per_band) + " rows; the options choose " +
+        std::to_string(scheme.lsh.params.num_bands) + " x " +
+        std::to_string(scheme.lsh.params.rows_per_band));
+  }
   NEARDUP_ASSIGN_OR_RETURN(std::vector<CandidatePair> candidates,
-                           FindCandidates(fingerprints, scheme, {0, scheme.num_parts}, report));
+                           band_keys.empty()
+                               ? FindCandidates(fingerprints, scheme, {0, scheme.num_parts}, report)
+                               : FindCandidatesFromBandKeys(fingerprints, band_keys, scheme,
+                                                            {0, scheme.num_parts}, report));
   report->candidates_time = timer.Lap();
   if (before_verify) {
     NEARDUP_RETURN_IF_ERROR(before_verify(candidates, report));

@@ -354,5 +354,61 @@ TEST(NearDuplicateStagesTest, EqualBandKeysGiveExactlyTheCandidates) {
       ComputeBandKeys(fps[0], *ChooseNearDuplicateScheme(recipe, simhash, 10), {0, 1}, &keys).ok());
 }
 
+// Band keys computed ahead (ComputeBandKeys over every band, as
+// CollectFingerprints' band keys) give exactly FindCandidates' candidates and
+// report, for any range of bands and thread count, whatever the keys of a
+// document with no features hold; sizes, ranges and SimHash are refused.
+TEST(NearDuplicateStagesTest, CandidatesFromBandKeysAreThoseOfTheSketches) {
+  const Recipe recipe = *PresetRecipe("default");
+  NearDuplicateOptions options;
+  options.threshold = 0.6;
+  std::vector<std::string> texts = PlantedTexts(600, 12);
+  texts.insert(texts.begin() + 5, "");
+  texts.insert(texts.begin() + 9, "");
+  const std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+  const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
+  const uint64_t n = scheme.num_parts;
+  std::vector<uint64_t> all_keys(fps.size() * n, 0);
+  std::vector<uint64_t> keys;
+  for (uint64_t doc = 0; doc < fps.size(); ++doc) {
+    ASSERT_TRUE(ComputeBandKeys(fps[doc], scheme, {0, n}, &keys).ok());
+    if (keys.empty()) {
+      // Never a candidate: keys equal to another empty document's.
+      continue;
+    }
+    std::copy(keys.begin(), keys.end(), all_keys.begin() + doc * n);
+  }
+  for (int threads : {1, 2, 3}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    for (PartRange range :
+         {PartRange{0, n}, PartRange{1, n / 2}, PartRange{n - 1, n}, PartRange{2, 2}}) {
+      NearDuplicateReport want_report, got_report;
+      const std::vector<CandidatePair> want = *FindCandidates(fps, scheme, range, &want_report);
+      Result<std::vector<CandidatePair>> got =
+          FindCandidatesFromBandKeys(fps, all_keys, scheme, range, &got_report);
+      ASSERT_TRUE(got.ok()) << got.status();
+      EXPECT_EQ(*got, want) << threads << " threads, bands [" << range.begin << ", " << range.end
+                            << ")";
+      EXPECT_EQ(got_report.candidates, want_report.candidates);
+      EXPECT_EQ(got_report.lsh.params.num_bands, want_report.lsh.params.num_bands);
+      if (range.end - range.begin == n) {
+        EXPECT_GT(want.size(), 10u);
+      }
+    }
+  }
+  EXPECT_FALSE(FindCandidatesFromBandKeys(fps, all_keys, scheme, {0, n + 1}).ok());
+  EXPECT_FALSE(FindCandidatesFromBandKeys(fps, all_keys, scheme, {3, 2}).ok());
+  Result<std::vector<CandidatePair>> short_keys = FindCandidatesFromBandKeys(
+      fps, std::span(all_keys).first(all_keys.size() - 1), scheme, {0, n});
+  ASSERT_FALSE(short_keys.ok());
+  EXPECT_THAT(short_keys.status().message(),
+              HasSubstr("must be " + std::to_string(n) + " per document"));
+  NearDuplicateOptions simhash;
+  simhash.method = NearDuplicateMethod::kSimHash;
+  EXPECT_FALSE(FindCandidatesFromBandKeys(fps, all_keys,
+                                          *ChooseNearDuplicateScheme(recipe, simhash, 10), {0, 1})
+                   .ok());
+}
+
 }  // namespace
 }  // namespace neardup

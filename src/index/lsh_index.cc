@@ -255,11 +255,11 @@ void FillIdTable(LshIndexState& s, size_t first, size_t count) {
   }
 }
 
-// InsertBulk and InsertBulkSpans: sketch_of(i) points at doc_ids[i]'s num_hashes
-// values (sizes checked by the caller).
-template <typename SketchOf>
-Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids,
-                    const SketchOf& sketch_of) {
+// InsertBulk, InsertBulkSpans and InsertBulkBandKeys: keys_of(i, keys)
+// writes doc_ids[i]'s keys of the index's bands into keys[0, num_bands)
+// (sizes checked by the caller).
+template <typename KeysOf>
+Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids, const KeysOf& keys_of) {
   const size_t m = doc_ids.size();
   const size_t base = s.doc_ids.size();
   if (m > kMaxDocuments - base) {
@@ -320,7 +320,7 @@ Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids,
       std::vector<uint64_t> heap_keys(num_bands > kInlineBands ? num_bands : 0);
       uint64_t* const band_keys = num_bands > kInlineBands ? heap_keys.data() : keys;
       for (size_t i = begin; i < end; ++i) {
-        internal::ComputeBandKeys(s.params, sketch_of(chunk_begin + i), band_keys, s.first_band);
+        keys_of(chunk_begin + i, band_keys);
         for (int b = 0; b < num_bands; ++b) chunk_keys[b * chunk + i] = band_keys[b];
       }
     });
@@ -447,7 +447,10 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
                                 ") times num_hashes (" + std::to_string(k) + ")");
   }
   const uint64_t* const values = sketches_row_major.data();
-  return InsertBulkOf(*state_, doc_ids, [values, k](size_t i) { return values + i * k; });
+  const LshIndexState& s = *state_;
+  return InsertBulkOf(*state_, doc_ids, [values, k, &s](size_t i, uint64_t* keys) {
+    internal::ComputeBandKeys(s.params, values + i * k, keys, s.first_band);
+  });
 }
 
 Status LshIndex::InsertBulkSpans(std::span<const uint64_t> doc_ids,
@@ -465,7 +468,30 @@ Status LshIndex::InsertBulkSpans(std::span<const uint64_t> doc_ids,
                                   std::to_string(k));
     }
   }
-  return InsertBulkOf(*state_, doc_ids, [sketches](size_t i) { return sketches[i].data(); });
+  const LshIndexState& s = *state_;
+  return InsertBulkOf(*state_, doc_ids, [sketches, &s](size_t i, uint64_t* keys) {
+    internal::ComputeBandKeys(s.params, sketches[i].data(), keys, s.first_band);
+  });
+}
+
+Status LshIndex::InsertBulkBandKeys(std::span<const uint64_t> doc_ids,
+                                    std::span<const std::span<const uint64_t>> keys) {
+  const size_t num_bands = static_cast<size_t>(state_->params.num_bands);
+  if (keys.size() != doc_ids.size()) {
+    return InvalidArgumentError("key rows (" + std::to_string(keys.size()) +
+                                ") must be as many as doc_ids (" + std::to_string(doc_ids.size()) +
+                                ")");
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].size() != num_bands) {
+      return InvalidArgumentError("key row " + std::to_string(i) + " has " +
+                                  std::to_string(keys[i].size()) + " keys; the index holds " +
+                                  std::to_string(num_bands) + " bands");
+    }
+  }
+  return InsertBulkOf(*state_, doc_ids, [keys](size_t i, uint64_t* out) {
+    std::copy(keys[i].begin(), keys[i].end(), out);
+  });
 }
 
 Status LshIndex::Reserve(size_t num_documents) {

@@ -360,6 +360,63 @@ TEST(LshIndexTest, InsertBulkSpansMatchesInsertBulkAtEveryThreadCount) {
   }
 }
 
+// InsertBulkBandKeys with the keys of each sketch (index/lsh_band_key.h's
+// BandKey: what a fingerprint stage computes ahead) builds the index that
+// InsertBulkSpans builds from the sketches, for the whole scheme and for a
+// range of its bands, on the serial and the parallel path; bad rows are
+// refused before anything is inserted.
+TEST(LshIndexTest, InsertBulkBandKeysMatchesInsertBulkSpans) {
+  const Shape shape{16, 8, 128};
+  const LshParams params{shape.num_bands, shape.rows_per_band};
+  for (int count : {300, 9000}) {
+    SCOPED_TRACE(count);
+    const Stored all = MakeCorpus(31, count, shape.num_hashes, 0, 1);
+    for (const auto& [first_band, num_bands] : {std::pair{0, 16}, std::pair{5, 7}}) {
+      SCOPED_TRACE(first_band);
+      std::vector<uint64_t> ids;
+      std::vector<std::span<const uint64_t>> sketches;
+      std::vector<std::vector<uint64_t>> key_rows;
+      for (const auto& [id, sketch] : all) {
+        ids.push_back(id);
+        sketches.emplace_back(sketch);
+        std::vector<uint64_t>& row = key_rows.emplace_back(num_bands);
+        for (int b = 0; b < num_bands; ++b) {
+          row[b] = internal::BandKey(sketch.data(), shape.rows_per_band, first_band + b);
+        }
+      }
+      std::vector<std::span<const uint64_t>> keys(key_rows.begin(), key_rows.end());
+      LshIndex from_sketches =
+          *LshIndex::CreateForBands(params, shape.num_hashes, first_band, num_bands);
+      ASSERT_TRUE(from_sketches.InsertBulkSpans(ids, sketches).ok());
+      const std::vector<Pair> want = from_sketches.AllPairCandidates();
+      EXPECT_GT(want.size(), all.size() / 8);
+      for (int threads : {1, 2, 3}) {
+        SCOPED_TRACE(threads);
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+        LshIndex from_keys =
+            *LshIndex::CreateForBands(params, shape.num_hashes, first_band, num_bands);
+        ASSERT_TRUE(from_keys.Reserve(ids.size()).ok());
+        ASSERT_TRUE(from_keys.InsertBulkBandKeys(ids, keys).ok());
+        EXPECT_EQ(from_keys.AllPairCandidates(), want);
+        auto it = all.begin();
+        std::advance(it, threads * 7);
+        EXPECT_EQ(*from_keys.Query(it->second), *from_sketches.Query(it->second));
+      }
+      LshIndex refused = *LshIndex::CreateForBands(params, shape.num_hashes, first_band, num_bands);
+      Status status = refused.InsertBulkBandKeys(std::span(ids).first(ids.size() - 1), keys);
+      EXPECT_THAT(status.message(), HasSubstr("must be as many as doc_ids"));
+      keys.back() = keys.back().first(num_bands - 1);
+      status = refused.InsertBulkBandKeys(ids, keys);
+      EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
+      EXPECT_THAT(status.message(),
+                  HasSubstr("key row " + std::to_string(ids.size() - 1) + " has " +
+                            std::to_string(num_bands - 1) + " keys; the index holds " +
+                            std::to_string(num_bands) + " bands"));
+      EXPECT_EQ(refused.size(), 0u);
+    }
+  }
+}
+
 TEST(LshIndexTest, InsertBulkSpansRejectsBadInputAndStaysUnchanged) {
   for (int count : {10, 5000}) {  // the serial and the parallel path
     SCOPED_TRACE(count);

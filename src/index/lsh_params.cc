@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace neardup {
@@ -162,6 +165,20 @@ double LshCandidateProbability(const LshParams& params, double similarity) {
 
 Result<LshParamsChoice> ChooseLshParams(const LshParamsOptions& options) {
   NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
+  // The last choice is kept: a command asks for the same options more than
+  // once (`dedup` before fingerprinting, for the band keys, and again in the
+  // search), and the search is ~10 ms of serial time.
+  static std::mutex last_mutex;
+  static std::optional<std::pair<LshParamsOptions, LshParamsChoice>> last;
+  auto same = [&](const LshParamsOptions& o) {
+    return o.threshold == options.threshold && o.num_hashes == options.num_hashes &&
+           o.false_positive_weight == options.false_positive_weight &&
+           o.false_negative_weight == options.false_negative_weight;
+  };
+  {
+    std::lock_guard<std::mutex> lock(last_mutex);
+    if (last && same(last->first)) return last->second;
+  }
   std::vector<Candidate> candidates = EvaluateAll(options);
   RankCandidates(candidates);
   const Candidate& best = candidates.front();
@@ -171,6 +188,8 @@ Result<LshParamsChoice> ChooseLshParams(const LshParamsOptions& options) {
   choice.false_negative_area = best.fn_area;
   choice.weighted_error = best.error;
   choice.threshold_at_half = ThresholdAtHalf(best.params);
+  std::lock_guard<std::mutex> lock(last_mutex);
+  last.emplace(options, choice);
   return choice;
 }
 
