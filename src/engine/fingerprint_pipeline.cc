@@ -5,6 +5,7 @@
 #include <tbb/info.h>
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -322,7 +323,10 @@ struct FileEstimate {
 // plus 10 %; at least half again the capacity), so that they grow in one or
 // two steps instead of doubling from empty: each doubling in this serial
 // filter copied the corpus so far into fresh pages (for 64K documents ~14K
-// page faults at a few per document). Other inputs grow as vectors do.
+// page faults at a few per document). Other inputs grow as vectors do. An
+// estimate from unrepresentative chunks (small records first) is capped at
+// a quarter of the machine's memory for the vectors, so that a wrong guess
+// costs at most a growth step, never an allocation failure.
 void ReserveForEstimate(const DocumentBlock& block, bool keep_raw_records, bool locating,
                         size_t num_bands, FileEstimate* estimate, FingerprintedCorpus* corpus) {
   const internal::MappedInput* file = block.chunk.mapping.get();
@@ -340,8 +344,17 @@ void ReserveForEstimate(const DocumentBlock& block, bool keep_raw_records, bool 
       file->size() > block.chunk.mapped_end ? file->size() - block.chunk.mapped_end : 0;
   const uint64_t expected =
       after + static_cast<uint64_t>(1.1 * per_byte * static_cast<double>(remaining)) + 64;
+  const uint64_t document_bytes = sizeof(std::string) + sizeof(uint64_t) + sizeof(Fingerprint) +
+                                  sizeof(RecordLocation) + sizeof(std::string) +
+                                  num_bands * sizeof(uint64_t);
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  const uint64_t memory = pages > 0 && page_size > 0
+                              ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
+                              : uint64_t{1} << 32;
   const uint64_t documents =
-      std::max<uint64_t>(expected, corpus->ids.capacity() + corpus->ids.capacity() / 2);
+      std::max<uint64_t>(std::min<uint64_t>(expected, memory / 4 / document_bytes),
+                         corpus->ids.capacity() + corpus->ids.capacity() / 2);
   corpus->ids.reserve(documents);
   corpus->lengths.reserve(documents);
   corpus->fingerprints.reserve(documents);
