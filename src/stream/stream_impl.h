@@ -140,6 +140,9 @@ class NearDuplicateStream::Impl {
   // writer's share of a snapshot in progress (see stream_rotation.cc).
   // REQUIRES: mutex_ held.
   void MaybeRotateLocked();
+  // Whether the log is due for a rotation (stream_rotation.cc).
+  // REQUIRES: mutex_ held, log_ not null.
+  bool RotationDueLocked() const;
 
   internal::StreamState state_;
   std::unique_ptr<Fingerprinter> fingerprinter_;
@@ -150,7 +153,10 @@ class NearDuplicateStream::Impl {
   std::shared_ptr<WriteAheadLog> log_;
   uint64_t generation_ = 0;
   uint64_t snapshots_ = 0;
-  uint64_t snapshot_bytes_ = 0;  // of the last snapshot written (0: none since open)
+  // What recovery reads besides the current log: the newest complete
+  // snapshot and the logs between it and the current one (the rotation
+  // policy, MaybeRotateLocked).
+  uint64_t earlier_bytes_ = 0;
   // The snapshot in progress (see StartRotationLocked), null when none; once
   // snapshot_finishing_, only the thread that took the finish touches it.
   std::unique_ptr<internal::SnapshotFile> snapshot_;
