@@ -11,8 +11,9 @@
 //     buffer) or with AppendFramed (framed 1: the records framed by the
 //     caller into one reused buffer and written without a copy, the path of
 //     a stream's AddBatch since session 13): the per-record cost of the log.
-//   BM_StreamRecovery: OpenExisting of a stream whose log holds every
-//     document (no snapshot since its creation): replay cost per log record.
+//   BM_StreamRecovery/<from snapshot>: OpenExisting of a stream whose log
+//     holds every document (0: no snapshot since its creation, replay cost
+//     per log record) or whose snapshot does (1: Snapshot() before closing).
 //   BM_StreamAddPause/<documents>/<durable>: the longest single Add among
 //     <documents> synthetic 3 KB texts (random words, every fifth an edited
 //     copy, as bench/server/http_load posts), in memory (0) or durable
