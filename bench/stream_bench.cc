@@ -11,8 +11,9 @@
 //     buffer) or with AppendFramed (framed 1: the records framed by the
 //     caller into one reused buffer and written without a copy, the path of
 //     a stream's AddBatch since session 13): the per-record cost of the log.
-//   BM_StreamRecovery: OpenExisting of a stream whose log holds every
-//     document (no snapshot since its creation): replay cost per log record.
+//   BM_StreamRecovery/<from snapshot>: OpenExisting of a stream whose log
+//     holds every document (0: no snapshot since its creation, replay cost
+//     per log record) or whose snapshot does (1: Snapshot() before closing).
 //   BM_StreamAddPause/<documents>/<durable>: the longest single Add among
 //     <documents> synthetic 3 KB texts (random words, every fifth an edited
 //     copy, as bench/server/http_load posts), in memory (0) or durable
@@ -181,7 +182,11 @@ BENCHMARK(BM_LogAppend)
     ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMillisecond);
 
+// BM_StreamRecovery/<snapshot>: reopening a stream of the bench texts from
+// its log alone (0: a window that only grows writes no snapshot, session
+// 14) or from a snapshot of them (1: Snapshot() before closing).
 void BM_StreamRecovery(benchmark::State& state) {
+  const bool from_snapshot = state.range(0) != 0;
   StreamOpenOptions options;
   options.sync = false;
   options.snapshot_log_bytes = uint64_t{1} << 40;
@@ -194,6 +199,7 @@ void BM_StreamRecovery(benchmark::State& state) {
       return;
     }
     AddAll(**stream, 100, state);
+    if (from_snapshot && !(*stream)->Snapshot().ok()) state.SkipWithError("Snapshot failed");
   }
   uint64_t records = 0;
   for (auto _ : state) {
@@ -202,7 +208,7 @@ void BM_StreamRecovery(benchmark::State& state) {
       state.SkipWithError(stream.status().ToString().c_str());
       break;
     }
-    records = (*stream)->recovery().replayed_records;
+    records = (*stream)->recovery().replayed_records + (*stream)->recovery().snapshot_documents;
   }
   fs::remove_all(dir);
   state.counters["records"] = static_cast<double>(records);
@@ -210,7 +216,11 @@ void BM_StreamRecovery(benchmark::State& state) {
       static_cast<double>(records) * static_cast<double>(state.iterations()) / 1e6,
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_StreamRecovery)->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StreamRecovery)
+    ->Arg(0)
+    ->Arg(1)
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
 
 // Texts of about 3 KB of words w0..w19999 (SplitMix64), every fifth an
 // edited copy of one of the 64 texts before it; made one at a time, so a

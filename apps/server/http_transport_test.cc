@@ -6,13 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "http_message.h"
 #include "router.h"
 #include "server_test_util.h"
+#include "support/planted_corpus.h"
 
 namespace neardup::server {
 namespace {
@@ -244,6 +247,71 @@ TEST_F(HttpTransportTest, ChunkedAndExpectContinueBodiesAreRead) {
     EXPECT_THAT(out, HasSubstr("\"id\":\"a\",\"status\":\"new\""));
   }
   EXPECT_THAT(Call("GET", "/v1/streams/s/documents/a").second, HasSubstr("\"status\":\"new\""));
+}
+
+// A connection reads each body into the buffer of its earlier ones (session
+// 14): requests on one keep-alive connection -- a large JSON-lines body, then
+// smaller ones, a chunked one (appended), an empty one -- get exactly the
+// answers they get each on a fresh connection. A buffer not emptied between
+// requests would answer the later ones with the earlier bodies' documents
+// (or a JSON error).
+TEST_F(HttpTransportTest, EachBodyOnAKeepAliveConnectionIsReadAfresh) {
+  StartServer();
+  ASSERT_EQ(Call("PUT", "/v1/streams/s", "{}").first, 201);
+  const std::vector<std::string> texts = test_support::PlantedTexts(150, 14);
+  std::string lines;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    lines += test_util::DocumentJson("big-" + std::to_string(i), texts[i], 10) + "\n";
+  }
+  const std::string single = test_util::DocumentJson("one", "storm closes the harbour", 10);
+  const std::string pair = test_util::DocumentJson("x", texts[3], 10) + "\n" +
+                           test_util::DocumentJson("y", "a second short one", 10) + "\n";
+  struct Posted {
+    std::string body;
+    std::string type;
+    bool chunked;
+  };
+  const Posted posts[] = {
+      {lines, "application/x-ndjson", false}, {single, "application/json", false},
+      {pair, "application/x-ndjson", true},   {"", "application/json", false},
+      {pair, "application/x-ndjson", false},  {single, "application/json", true}};
+  std::string requests;
+  for (size_t i = 0; i < std::size(posts); ++i) {
+    const Posted& p = posts[i];
+    requests += "POST /v1/streams/s/check HTTP/1.1\r\nHost: x\r\nContent-Type: " + p.type + "\r\n";
+    if (i + 1 == std::size(posts)) requests += "Connection: close\r\n";
+    if (p.chunked) {
+      char size[32];
+      std::snprintf(size, sizeof(size), "%zx", p.body.size());
+      requests += "Transfer-Encoding: chunked\r\n\r\n" + std::string(size) + "\r\n" + p.body +
+                  "\r\n0\r\n\r\n";
+    } else {
+      requests += "Content-Length: " + std::to_string(p.body.size()) + "\r\n\r\n" + p.body;
+    }
+  }
+  RawConnection connection(port_);
+  ASSERT_TRUE(connection.connected());
+  connection.Send(requests);
+  const std::string out = connection.ReadAll(std::chrono::seconds(30));
+  EXPECT_TRUE(connection.closed_by_server());
+  // The answers in order: status and body (Content-Length framed).
+  size_t at = 0;
+  for (size_t i = 0; i < std::size(posts); ++i) {
+    SCOPED_TRACE("request " + std::to_string(i));
+    const size_t head_end = out.find("\r\n\r\n", at);
+    ASSERT_NE(head_end, std::string::npos) << out.substr(at);
+    const std::string head = out.substr(at, head_end - at);
+    const size_t length_at = head.find("Content-Length: ");
+    ASSERT_NE(length_at, std::string::npos) << head;
+    const size_t length = std::stoul(head.substr(length_at + 16));
+    const std::string body = out.substr(head_end + 4, length);
+    at = head_end + 4 + length;
+    const std::pair<int, std::string> fresh =
+        Call("POST", "/v1/streams/s/check", posts[i].body, posts[i].type);
+    EXPECT_EQ(head.substr(9, 3), std::to_string(fresh.first)) << head;
+    EXPECT_EQ(body, fresh.second);
+  }
+  EXPECT_EQ(at, out.size());
 }
 
 TEST_F(HttpTransportTest, MalformedOversizedAndTooLargeRequestsAreRefused) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <ctime>
+#include <deque>
 #include <optional>
 #include <string>
 
@@ -22,8 +23,15 @@ Status FieldError(std::string_view field, std::string_view what) {
 // its largest document for ever.
 constexpr size_t kReusedParserBytes = size_t{1} << 20;
 
+// `readable`: the bytes readable from json.data() on. With at least
+// SIMDJSON_PADDING of them past the JSON (a line of a request body, whose
+// string keeps that much capacity past its end: kRequestBodyPadding) the JSON
+// is parsed in place, and strings viewed in it stay valid as long as it does
+// (simdjson may read the padding but its content does not affect the parse);
+// otherwise it is parsed from a padded copy, reused by the next parse on this
+// thread.
 template <typename OnField>
-Status ForEachField(std::string_view json, OnField&& on_field) {
+Status ForEachField(std::string_view json, size_t readable, OnField&& on_field) {
   // simdjson sizes a parser's buffers at its first document: a parser (and a
   // padded copy) per document cost an allocation and page faults per line of
   // a batch, a tenth of a single-document POST's CPU. One per thread instead.
@@ -33,12 +41,17 @@ Status ForEachField(std::string_view json, OnField&& on_field) {
   std::string own_padded;
   const bool reuse = json.size() <= kReusedParserBytes;
   od::parser& parser = reuse ? reused_parser : own_parser.emplace();
-  std::string& padded = reuse ? reused_padded : own_padded;
-  padded.assign(json);
-  padded.resize(json.size() + simdjson::SIMDJSON_PADDING);
+  const char* data = json.data();
+  size_t capacity = readable;
+  if (readable < json.size() + simdjson::SIMDJSON_PADDING) {
+    std::string& padded = reuse ? reused_padded : own_padded;
+    padded.assign(json);
+    padded.resize(json.size() + simdjson::SIMDJSON_PADDING);
+    data = padded.data();
+    capacity = padded.size();
+  }
   od::document document;
-  if (parser.iterate(padded.data(), json.size(), padded.size()).get(document) !=
-      simdjson::SUCCESS) {
+  if (parser.iterate(data, json.size(), capacity).get(document) != simdjson::SUCCESS) {
     return InvalidArgumentError("body is not valid JSON");
   }
   od::object object;
@@ -63,6 +76,32 @@ Status ForEachField(std::string_view json, OnField&& on_field) {
   if (document.current_location().get(trailing) == simdjson::SUCCESS) {
     return InvalidArgumentError("body has data after the JSON object");
   }
+  return Status::Ok();
+}
+
+// A string value as a view: its bytes in the parsed JSON when it has no
+// escape (JSON strings are their bytes then: UTF-8 and control characters
+// were checked with the whole document), else unescaped into *copies. With
+// `in_place` false (the JSON was a padded copy) every string is copied.
+Status ViewString(const std::string& name, od::value& value, bool in_place,
+                  std::deque<std::string>* copies, std::string_view* out) {
+  std::string_view token = value.raw_json_token();  // a peek: the value is not consumed
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' ||
+                            token.back() == '\r')) {
+    token.remove_suffix(1);
+  }
+  if (in_place && token.size() >= 2 && token.front() == '"' && token.back() == '"' &&
+      token.find('\\') == std::string_view::npos) {
+    od::raw_json_string raw;  // consumes the value (a string: checked)
+    if (value.get_raw_json_string().get(raw) != simdjson::SUCCESS) {
+      return FieldError(name, "must be a string");
+    }
+    *out = token.substr(1, token.size() - 2);
+    return Status::Ok();
+  }
+  std::string_view s;
+  if (value.get_string().get(s) != simdjson::SUCCESS) return FieldError(name, "must be a string");
+  *out = copies->emplace_back(s);
   return Status::Ok();
 }
 
@@ -150,58 +189,55 @@ Result<int64_t> ParseRfc3339(std::string_view text) {
   return static_cast<int64_t>(timegm(&tm)) - offset_seconds;
 }
 
-Result<DocumentInput> ParseDocument(std::string_view json, bool id_optional) {
-  DocumentInput input;
+namespace {
+
+// One document into *out; its strings view `json` (parsed in place when
+// `readable` allows, see ForEachField) or *copies.
+Status ParseDocumentInto(std::string_view json, size_t readable, bool id_optional,
+                         std::deque<std::string>* copies, DocumentView* out) {
+  const bool in_place = readable >= json.size() + simdjson::SIMDJSON_PADDING;
   bool has_id = false;
   bool has_text = false;
-  NEARDUP_RETURN_IF_ERROR(ForEachField(json, [&](const std::string& name, od::value& value) {
-    if (name == "id") {
-      has_id = true;
-      return GetString(name, value, &input.id);
-    }
-    if (name == "text") {
-      has_text = true;
-      return GetString(name, value, &input.text);
-    }
-    if (name == "time") {
-      od::json_type type;
-      if (value.type().get(type) != simdjson::SUCCESS) return FieldError(name, "is not valid JSON");
-      if (type == od::json_type::string) {
-        std::string text;
-        NEARDUP_RETURN_IF_ERROR(GetString(name, value, &text));
-        NEARDUP_ASSIGN_OR_RETURN(int64_t seconds, ParseRfc3339(text));
-        input.time = seconds;
-        return Status::Ok();
-      }
-      int64_t seconds;
-      NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &seconds));
-      input.time = seconds;
-      return Status::Ok();
-    }
-    return Status::Ok();  // other fields (title, url, ...) are the caller's own
-  }));
+  NEARDUP_RETURN_IF_ERROR(
+      ForEachField(json, readable, [&](const std::string& name, od::value& value) {
+        if (name == "id") {
+          has_id = true;
+          return ViewString(name, value, in_place, copies, &out->id);
+        }
+        if (name == "text") {
+          has_text = true;
+          return ViewString(name, value, in_place, copies, &out->text);
+        }
+        if (name == "time") {
+          od::json_type type;
+          if (value.type().get(type) != simdjson::SUCCESS) {
+            return FieldError(name, "is not valid JSON");
+          }
+          if (type == od::json_type::string) {
+            std::string text;
+            NEARDUP_RETURN_IF_ERROR(GetString(name, value, &text));
+            NEARDUP_ASSIGN_OR_RETURN(int64_t seconds, ParseRfc3339(text));
+            out->time = seconds;
+            return Status::Ok();
+          }
+          int64_t seconds;
+          NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &seconds));
+          out->time = seconds;
+          return Status::Ok();
+        }
+        return Status::Ok();  // other fields (title, url, ...) are the caller's own
+      }));
   if (!has_text) return FieldError("text", "is missing");
   if (!has_id && !id_optional) return FieldError("id", "is missing");
-  if (has_id && input.id.empty()) return FieldError("id", "must not be empty");
-  return input;
+  if (has_id && out->id.empty()) return FieldError("id", "must not be empty");
+  return Status::Ok();
 }
 
-Result<std::vector<DocumentInput>> ParseDocuments(std::string_view body, bool json_lines,
-                                                  bool id_optional, size_t max_text_bytes) {
-  std::vector<DocumentInput> documents;
-  auto check_size = [&](const DocumentInput& document, const std::string& where) -> Status {
-    if (document.text.size() <= max_text_bytes) return Status::Ok();
-    return ResourceExhaustedError(where + "document \"" + document.id + "\": text (" +
-                                  std::to_string(document.text.size()) +
-                                  " bytes) exceeds the largest document (" +
-                                  std::to_string(max_text_bytes) + " bytes, --max-document-mb)");
-  };
-  if (!json_lines) {
-    NEARDUP_ASSIGN_OR_RETURN(DocumentInput document, ParseDocument(body, id_optional));
-    NEARDUP_RETURN_IF_ERROR(check_size(document, ""));
-    documents.push_back(std::move(document));
-    return documents;
-  }
+// Calls on_document(json, line_prefix) for the body's one document, or for
+// each non-blank line of JSON lines; line_prefix() names the line in errors.
+template <typename OnDocument>
+Status ForEachDocument(std::string_view body, bool json_lines, OnDocument&& on_document) {
+  if (!json_lines) return on_document(body, [] { return std::string(); });
   size_t start = 0;
   size_t line_number = 0;
   while (start < body.size()) {
@@ -213,58 +249,107 @@ Result<std::vector<DocumentInput>> ParseDocuments(std::string_view body, bool js
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     // Named in errors only (a string per line was a measurable cost of
     // large batches).
-    auto where = [&] { return "line " + std::to_string(line_number) + ": "; };
-    Result<DocumentInput> document = ParseDocument(line, id_optional);
-    if (!document.ok()) return InvalidArgumentError(where() + document.status().message());
-    if (document->text.size() > max_text_bytes) return check_size(*document, where());
-    documents.push_back(std::move(document).value());
+    NEARDUP_RETURN_IF_ERROR(
+        on_document(line, [&] { return "line " + std::to_string(line_number) + ": "; }));
   }
+  return Status::Ok();
+}
+
+Status TextTooLargeError(std::string_view id, size_t bytes, size_t max_text_bytes,
+                         const std::string& where) {
+  return ResourceExhaustedError(where + "document \"" + std::string(id) + "\": text (" +
+                                std::to_string(bytes) + " bytes) exceeds the largest document (" +
+                                std::to_string(max_text_bytes) + " bytes, --max-document-mb)");
+}
+
+}  // namespace
+
+Result<DocumentInput> ParseDocument(std::string_view json, bool id_optional) {
+  std::deque<std::string> copies;
+  DocumentView view;
+  NEARDUP_RETURN_IF_ERROR(ParseDocumentInto(json, json.size(), id_optional, &copies, &view));
+  return DocumentInput{std::string(view.id), std::string(view.text), view.time};
+}
+
+Result<std::vector<DocumentInput>> ParseDocuments(std::string_view body, bool json_lines,
+                                                  bool id_optional, size_t max_text_bytes) {
+  std::vector<DocumentInput> documents;
+  NEARDUP_RETURN_IF_ERROR(ForEachDocument(body, json_lines, [&](std::string_view json, auto where) {
+    Result<DocumentInput> document = ParseDocument(json, id_optional);
+    if (!document.ok()) return InvalidArgumentError(where() + document.status().message());
+    if (document->text.size() > max_text_bytes) {
+      return TextTooLargeError(document->id, document->text.size(), max_text_bytes, where());
+    }
+    documents.push_back(std::move(document).value());
+    return Status::Ok();
+  }));
   return documents;
+}
+
+Result<ParsedDocuments> ParseDocumentViews(const std::string& body, bool json_lines,
+                                           bool id_optional, size_t max_text_bytes) {
+  ParsedDocuments parsed;
+  // Each line is followed by the rest of the body, and the body by its
+  // spare capacity: a line is parsed in place when that makes the padding.
+  const char* const end_of_readable = body.data() + body.capacity();
+  NEARDUP_RETURN_IF_ERROR(ForEachDocument(body, json_lines, [&](std::string_view json, auto where) {
+    DocumentView view;
+    Status status = ParseDocumentInto(json, static_cast<size_t>(end_of_readable - json.data()),
+                                      id_optional, &parsed.copies, &view);
+    if (!status.ok()) return InvalidArgumentError(where() + status.message());
+    if (view.text.size() > max_text_bytes) {
+      return TextTooLargeError(view.id, view.text.size(), max_text_bytes, where());
+    }
+    parsed.documents.push_back(view);
+    return Status::Ok();
+  }));
+  return parsed;
 }
 
 Result<StreamConfig> ParseStreamConfig(std::string_view json) {
   StreamConfig config;
   if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) return config;
-  NEARDUP_RETURN_IF_ERROR(ForEachField(json, [&](const std::string& name, od::value& value) {
-    if (name == "method") {
-      std::string method;
-      NEARDUP_RETURN_IF_ERROR(GetString(name, value, &method));
-      Result<NearDuplicateMethod> parsed = ParseNearDuplicateMethod(method);
-      if (!parsed.ok()) return FieldError(name, "must be \"minhash\" or \"simhash\"");
-      config.method = *parsed;
-      return Status::Ok();
-    }
-    if (name == "threshold") {
-      if (value.get_double().get(config.threshold) != simdjson::SUCCESS ||
-          !std::isfinite(config.threshold)) {
-        return FieldError(name, "must be a number");
-      }
-      return Status::Ok();
-    }
-    if (name == "max_distance") {
-      int64_t v;
-      NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &v));
-      if (v < 0 || v > 63) return FieldError(name, "must be in [0, 63]");
-      config.max_distance = static_cast<int>(v);
-      return Status::Ok();
-    }
-    if (name == "preset") return GetString(name, value, &config.preset);
-    if (name == "window_seconds") return GetInt(name, value, &config.window_seconds);
-    if (name == "max_documents") {
-      int64_t v;
-      NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &v));
-      if (v < 0) return FieldError(name, "must be >= 0");
-      config.max_documents = static_cast<uint64_t>(v);
-      return Status::Ok();
-    }
-    if (name == "keep_texts") {
-      if (value.get_bool().get(config.keep_texts) != simdjson::SUCCESS) {
-        return FieldError(name, "must be true or false");
-      }
-      return Status::Ok();
-    }
-    return FieldError(name, "is not a stream setting");
-  }));
+  NEARDUP_RETURN_IF_ERROR(
+      ForEachField(json, json.size(), [&](const std::string& name, od::value& value) {
+        if (name == "method") {
+          std::string method;
+          NEARDUP_RETURN_IF_ERROR(GetString(name, value, &method));
+          Result<NearDuplicateMethod> parsed = ParseNearDuplicateMethod(method);
+          if (!parsed.ok()) return FieldError(name, "must be \"minhash\" or \"simhash\"");
+          config.method = *parsed;
+          return Status::Ok();
+        }
+        if (name == "threshold") {
+          if (value.get_double().get(config.threshold) != simdjson::SUCCESS ||
+              !std::isfinite(config.threshold)) {
+            return FieldError(name, "must be a number");
+          }
+          return Status::Ok();
+        }
+        if (name == "max_distance") {
+          int64_t v;
+          NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &v));
+          if (v < 0 || v > 63) return FieldError(name, "must be in [0, 63]");
+          config.max_distance = static_cast<int>(v);
+          return Status::Ok();
+        }
+        if (name == "preset") return GetString(name, value, &config.preset);
+        if (name == "window_seconds") return GetInt(name, value, &config.window_seconds);
+        if (name == "max_documents") {
+          int64_t v;
+          NEARDUP_RETURN_IF_ERROR(GetInt(name, value, &v));
+          if (v < 0) return FieldError(name, "must be >= 0");
+          config.max_documents = static_cast<uint64_t>(v);
+          return Status::Ok();
+        }
+        if (name == "keep_texts") {
+          if (value.get_bool().get(config.keep_texts) != simdjson::SUCCESS) {
+            return FieldError(name, "must be true or false");
+          }
+          return Status::Ok();
+        }
+        return FieldError(name, "is not a stream setting");
+      }));
   return config;
 }
 

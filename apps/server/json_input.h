@@ -6,6 +6,7 @@
 #define NEARDUP_APPS_SERVER_JSON_INPUT_H_
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,31 @@ Result<DocumentInput> ParseDocument(std::string_view json, bool id_optional = fa
 // id (413 for that document).
 Result<std::vector<DocumentInput>> ParseDocuments(std::string_view body, bool json_lines,
                                                   bool id_optional, size_t max_text_bytes);
+
+// A document whose id and text view a request body (or ParsedDocuments::
+// copies): what the stream routes hand to AddBatch without copying texts.
+struct DocumentView {
+  std::string_view id;
+  std::string_view text;
+  std::optional<int64_t> time;  // absent: the arrival time
+};
+
+struct ParsedDocuments {
+  std::vector<DocumentView> documents;
+  // The strings that could not be viewed in the body (those with escapes,
+  // or all of a body without spare capacity), unescaped; a deque, so that
+  // they stay where the views point while more are added and when the
+  // ParsedDocuments is moved.
+  std::deque<std::string> copies;
+};
+
+// ParseDocuments without copies of the texts (session 14): the same
+// documents, answers and errors, as views. A string without escapes is its
+// bytes in `body` (when body has at least 64 bytes of capacity past its size,
+// which HttpServer reserves: kRequestBodyPadding, each line is parsed in
+// place), so the views are valid while `body` is alive and unchanged.
+Result<ParsedDocuments> ParseDocumentViews(const std::string& body, bool json_lines,
+                                           bool id_optional, size_t max_text_bytes);
 
 // {"method", "threshold", "max_distance", "preset", "window_seconds",
 // "max_documents", "keep_texts"}, every key optional (StreamConfig's defaults), no others.

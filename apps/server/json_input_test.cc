@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,101 @@ TEST(JsonInputTest, DocumentsWithEveryFormOfTime) {
   EXPECT_TRUE(ParseDocument(R"({"text": "t"})", /*id_optional=*/true).ok());
   EXPECT_THAT(ParseDocument(R"({"id": "", "text": "t"})").status().message(), HasSubstr("\"id\""));
   EXPECT_THAT(ParseDocument(R"({"id": "a", "text": "t"} x)").status().message(), HasSubstr("JSON"));
+}
+
+// ParseDocumentViews (session 14: ids and texts viewed in the body, each
+// line parsed in place) against ParseDocuments (every string unescaped by
+// simdjson and copied): the same documents and the same errors, for seeded
+// bodies of lines mixing escapes (\", \\, \n, \u00e9, surrogate pairs, a
+// lone surrogate), raw UTF-8 and bad UTF-8, raw control characters,
+// whitespace around values, other fields, texts that are not strings, and
+// garbage after a value; with the body's spare capacity (in place) and
+// without (the last lines from a copy).
+TEST(JsonInputTest, ViewedDocumentsEqualCopiedOnes) {
+  const std::vector<std::string> pieces = {"plain words",
+                                           "a\\\"b",
+                                           "back\\\\slash",
+                                           "line\\nbreak",
+                                           "\\u00e9t\\u00e9",
+                                           "\\ud83d\\ude00",
+                                           "\\ud800 lone",
+                                           "caf\xc3\xa9",
+                                           "bad \xc3(",
+                                           "tab\there",
+                                           "",
+                                           "\\/",
+                                           "x\\u0000y",
+                                           "  spaced  ",
+                                           "\\"};
+  std::mt19937_64 random(14);
+  size_t compared = 0;
+  size_t errors = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string body;
+    const size_t lines = 1 + random() % 4;
+    for (size_t l = 0; l < lines; ++l) {
+      const std::string& id = pieces[random() % pieces.size()];
+      const std::string& text = pieces[random() % pieces.size()];
+      std::string line;
+      switch (random() % 8) {
+        case 0:
+          line = "{\"text\" : \"" + text + "\"  , \"id\":\"" + id + "x\" }";
+          break;
+        case 1:
+          line = "{\"id\": \"" + id + "y\", \"text\": " + std::to_string(random() % 9) + "}";
+          break;
+        case 2:
+          line = "{\"id\": \"" + id + "z\", \"url\": \"u\", \"text\": \"" + text + "\"x}";
+          break;
+        case 3:
+          line = "{\"id\": \"i\", \"time\": 17, \"text\":\"" + text + "\"\t}\r";
+          break;
+        default:
+          line = "{\"id\": \"" + id + "w\", \"text\": \"" + text + "\"}";
+      }
+      body += line + "\n";
+    }
+    if (random() % 2) body.pop_back();
+    for (bool json_lines : {true, false}) {
+      const std::string line_body = json_lines ? body : body.substr(0, body.find('\n'));
+      Result<std::vector<DocumentInput>> copied =
+          ParseDocuments(line_body, json_lines, /*id_optional=*/false, 1 << 20);
+      for (bool spare : {true, false}) {
+        std::string owned = line_body;
+        if (spare) {
+          owned.reserve(owned.size() + 64);
+        } else {
+          owned.shrink_to_fit();
+        }
+        Result<ParsedDocuments> viewed =
+            ParseDocumentViews(owned, json_lines, /*id_optional=*/false, 1 << 20);
+        ASSERT_EQ(viewed.ok(), copied.ok()) << line_body << "\n"
+                                            << viewed.status() << "\n"
+                                            << copied.status();
+        if (!copied.ok()) {
+          EXPECT_EQ(viewed.status(), copied.status()) << line_body;
+          ++errors;
+          continue;
+        }
+        ASSERT_EQ(viewed->documents.size(), copied->size()) << line_body;
+        for (size_t i = 0; i < copied->size(); ++i) {
+          EXPECT_EQ(viewed->documents[i].id, (*copied)[i].id) << line_body;
+          EXPECT_EQ(viewed->documents[i].text, (*copied)[i].text) << line_body;
+          EXPECT_EQ(viewed->documents[i].time, (*copied)[i].time) << line_body;
+          ++compared;
+        }
+        // The views of strings without escapes point into the body.
+        if (spare && !viewed->documents.empty() &&
+            viewed->documents[0].text.find_first_of("\"\\\n\t") == std::string::npos &&
+            owned.find("\\", 0) == std::string::npos && !viewed->documents[0].text.empty()) {
+          EXPECT_GE(viewed->documents[0].text.data(), owned.data());
+          EXPECT_LT(viewed->documents[0].text.data(), owned.data() + owned.size());
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 3000u);
+  EXPECT_GT(errors, 500u);
 }
 
 TEST(JsonInputTest, StreamConfigs) {

@@ -28,7 +28,8 @@
 // document, the sketches that rebuild the index (and the text only when the
 // config keeps texts); the record is on disk before Add returns. Concurrent Adds share fsyncs
 // (group commit). A snapshot of the whole state is begun when the current log passes
-// snapshot_log_bytes (a new log starts then) and written a piece at a time
+// snapshot_log_bytes and half of what recovery would read is dead (see
+// StreamOpenOptions; a new log starts then) and written a piece at a time
 // by a low-priority thread of the stream (StreamOpenOptions::
 // background_snapshots), so no request waits for a whole snapshot nor pays
 // for one; once it is complete, older logs and
@@ -131,15 +132,20 @@ struct StreamOpenOptions {
   // fdatasync before Add returns (default true; false only for tests and
   // benchmarks: nothing is then durable).
   bool sync = true;
-  // A snapshot is written once the current log is this long (default 64 MiB:
-  // recovery replays at most this much log) ...
+  // A snapshot is written once the current log is this long (default 64 MiB;
+  // with snapshot_grows_with_state false, recovery replays at most this
+  // much log) ...
   uint64_t snapshot_log_bytes = uint64_t{64} << 20;
-  // ... and (true, the default) at least as long as the last snapshot this
-  // process wrote. A snapshot costs O(documents in the window) (write and
-  // fsync, under the writer lock): waiting for as many bytes of log makes
-  // that O(1) per add however large the window, and recovery replays at most
-  // as much log as it reads snapshot. false: every snapshot_log_bytes (tests
-  // that want many snapshots).
+  // ... and (true, the default) once at least half of what recovery would
+  // read (the last snapshot and the logs since) is dead: records of
+  // documents that left the window or were removed, and remove records
+  // (session 14; it was: as long as the last snapshot). A snapshot costs
+  // O(documents in the window): waiting for as many dead bytes as live ones
+  // makes that O(1) per add however large the window, recovery reads at
+  // most twice the window's records (plus this much log), and a window
+  // that only grows, whose snapshot and log hold nothing dead, is not
+  // rewritten at all. false: every snapshot_log_bytes (tests that want many
+  // snapshots).
   bool snapshot_grows_with_state = true;
   // The writers' share of a snapshot in progress: after each write
   // operation, a piece of at least this many bytes and four times what the

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -185,11 +186,14 @@ TEST(StreamBatchTest, AnErrorStopsTheBatchAtThatDocument) {
   EXPECT_TRUE(reopened->AddBatch({}).ok());
 }
 
-// With snapshot_grows_with_state (the default) a snapshot waits until the
-// log is as long as the last snapshot: writing snapshots costs O(1) per add
-// however large the window (a snapshot every snapshot_log_bytes rewrote the
-// whole window each time). Answers after reopening are the same either way.
-TEST(StreamBatchTest, SnapshotsWaitForAsMuchLogAsTheLastSnapshot) {
+// With snapshot_grows_with_state (the default) a rotation waits until half
+// of what recovery would read (the last snapshot and the logs since) is dead
+// (session 14). A window that only grows holds nothing dead, so it is never
+// rewritten: its log alone holds exactly its records, which a snapshot would
+// only repeat (the rule before, "as much log as the last snapshot", rewrote
+// it at every doubling: about one record per add). Answers after reopening
+// are the same either way.
+TEST(StreamBatchTest, AWindowThatOnlyGrowsIsNotRewritten) {
   const std::vector<std::string> texts = PlantedTexts(400, 25);
   std::vector<std::string> ids;
   for (size_t i = 0; i < texts.size(); ++i) ids.push_back(PlantedId(i));
@@ -213,17 +217,98 @@ TEST(StreamBatchTest, SnapshotsWaitForAsMuchLogAsTheLastSnapshot) {
     for (size_t i = 0; i < documents.size(); i += 10) {
       ASSERT_TRUE(stream->AddBatch(std::span(documents).subspan(i, 10)).ok());
     }
+    // Retries of present ids write nothing: still nothing dead.
+    ASSERT_TRUE(stream->AddBatch(std::span(documents).subspan(100, 50)).ok());
     snapshots[grows] = stream->Stats().snapshots;
     stream.reset();
     auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
+    if (grows) {  // the log alone, every document of it
+      EXPECT_EQ(reopened->recovery().snapshot_documents, 0u);
+      EXPECT_EQ(reopened->recovery().replayed_records, documents.size());
+    }
     for (const std::string& id : ids) answers[grows].push_back(*reopened->Get(id));
   }
   EXPECT_EQ(answers[true], answers[false]);
   // 400 documents of ~1-4 KB of log each: a snapshot every 16 KiB of log is
-  // dozens; doubling state and log, a handful.
+  // dozens; none when nothing is dead.
   EXPECT_GT(snapshots[false], 30u);
-  EXPECT_GT(snapshots[true], 0u);
-  EXPECT_LT(snapshots[true] * 4, snapshots[false]) << snapshots[true] << " vs " << snapshots[false];
+  EXPECT_EQ(snapshots[true], 0u);
+}
+
+// A window that turns over (a cap of 40 documents) still rotates, and what
+// recovery would read stays within the policy's bound after every batch:
+// the newest snapshot plus the logs since hold at most twice the window's
+// records (a header's slack), or the snapshot and less than
+// snapshot_log_bytes of log. The window's records are measured outside the
+// stream: the log bytes each document added to a twin that never rotates.
+TEST(StreamBatchTest, ATurningWindowRotatesOnceHalfOfWhatRecoveryReadsIsDead) {
+  const std::vector<std::string> texts = PlantedTexts(600, 27);
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < texts.size(); ++i) ids.push_back(PlantedId(i));
+  std::vector<StreamDocument> documents;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    documents.push_back(StreamDocument{ids[i], texts[i], static_cast<int64_t>(i)});
+  }
+  StreamConfig config;
+  config.max_documents = 40;
+  constexpr uint64_t kLogBytes = 16 << 10;
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = kLogBytes;
+  options.snapshot_step_bytes = uint64_t{1} << 40;  // whole, in the operation that starts it
+  options.background_snapshots = false;
+  options.sync = false;
+
+  TempDir twin_dir;
+  StreamOpenOptions twin_options = options;
+  twin_options.snapshot_log_bytes = uint64_t{1} << 40;
+  auto twin = std::move(NearDuplicateStream::Open(twin_dir.path(), config, twin_options)).value();
+  std::vector<uint64_t> record_bytes;  // of each document's add record, framed
+  std::vector<StreamAnswer> twin_answers;
+  for (const StreamDocument& d : documents) {
+    const uint64_t before = twin->Stats().log_bytes;
+    twin_answers.push_back(*twin->Add(d.id, d.text, d.time));
+    record_bytes.push_back(twin->Stats().log_bytes - before);
+  }
+
+  TempDir dir;
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
+  auto file_bytes = [&](const char* prefix, uint64_t generation) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "%s-%020llu", prefix,
+                  static_cast<unsigned long long>(generation));
+    std::error_code ec;
+    const uint64_t bytes = std::filesystem::file_size(dir.path() + "/" + name, ec);
+    return ec ? uint64_t{0} : bytes;
+  };
+  uint64_t generation = 0;  // of the newest snapshot
+  uint64_t rotations = 0;
+  for (size_t i = 0; i < documents.size(); i += 10) {
+    ASSERT_TRUE(stream->AddBatch(std::span(documents).subspan(i, 10)).ok());
+    while (file_bytes("snapshot", generation + 1) != 0) ++generation, ++rotations;
+    const uint64_t snapshot = file_bytes("snapshot", generation);
+    ASSERT_GT(snapshot, 0u);
+    uint64_t read = snapshot;
+    for (uint64_t g = generation; file_bytes("log", g) != 0 || g == generation; ++g) {
+      read += file_bytes("log", g);
+    }
+    uint64_t live = 0;
+    for (size_t j = i + 10 > 40 ? i + 10 - 40 : 0; j < i + 10; ++j) live += record_bytes[j];
+    EXPECT_LE(read, std::max(2 * live + 1024, snapshot + kLogBytes))
+        << "after " << i + 10 << " documents: snapshot " << snapshot << ", window " << live;
+  }
+  EXPECT_GT(rotations, 5u);
+  EXPECT_EQ(rotations, stream->Stats().snapshots);
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
+  for (size_t i = 0; i < documents.size(); ++i) {
+    Result<StreamAnswer> stored = reopened->Get(ids[i]);
+    if (i + 40 < documents.size()) {
+      EXPECT_FALSE(stored.ok()) << ids[i];
+    } else {
+      ASSERT_TRUE(stored.ok()) << ids[i];
+      EXPECT_EQ(*stored, twin_answers[i]) << ids[i];
+    }
+  }
 }
 
 // The LSH slot question of a stream that runs for ever (docs/SERVER.md): the
@@ -300,6 +385,54 @@ struct PlantedBatch {
     for (size_t i = 0; i < documents.size(); ++i) documents[i].id = ids[i];
   }
 };
+
+// Single adds frame their record in place into the stream's reused buffer
+// and write it with AppendFramed, as a batch's records (session 14): adding
+// documents one by one (kept ones with texts, near-duplicates, repeats,
+// empty texts, a window and a cap) writes exactly the log that AddBatch
+// writes for them, and reopening either log gives the same answers. A buffer
+// not emptied between adds would refuse the add (AppendFramed checks each
+// record's length against its end) or write a record twice.
+TEST(StreamBatchLogTest, AddsOneByOneWriteTheLogThatABatchWrites) {
+  const std::vector<std::string> texts = PlantedTexts(300, 28);
+  std::vector<std::string> ids;
+  const std::vector<StreamDocument> documents = MixedDocuments(texts, &ids);
+  StreamConfig config;
+  config.window_seconds = 600;
+  config.max_documents = 150;
+  config.keep_texts = true;
+  StreamOpenOptions options;
+  options.sync = false;
+  options.snapshot_log_bytes = uint64_t{1} << 40;  // one log, no snapshot
+  TempDir single_dir;
+  TempDir batched_dir;
+  std::vector<StreamAnswer> expected;
+  {
+    auto single = std::move(NearDuplicateStream::Open(single_dir.path(), config, options)).value();
+    auto batched =
+        std::move(NearDuplicateStream::Open(batched_dir.path(), config, options)).value();
+    expected = AddOneByOne(*single, documents);
+    EXPECT_EQ(AddInBatches(*batched, documents, {300}), expected);
+    EXPECT_EQ(single->Stats().log_appends, single->Stats().added);
+  }
+  const std::string log = "/log-00000000000000000000";
+  const std::string single_log = test_support::ReadFileBytes(single_dir.path() + log);
+  EXPECT_GT(single_log.size(), 300u * 1000);
+  EXPECT_EQ(single_log, test_support::ReadFileBytes(batched_dir.path() + log));
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(single_dir.path(), options)).value();
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  auto in_memory = std::move(NearDuplicateStream::Create(config)).value();
+  EXPECT_EQ(AddOneByOne(*in_memory, documents), expected);
+  for (const std::string& id : ids) {
+    Result<StreamAnswer> a = reopened->Get(id);
+    Result<StreamAnswer> b = in_memory->Get(id);
+    ASSERT_EQ(a.ok(), b.ok()) << id;
+    if (a.ok()) {
+      EXPECT_EQ(*a, *b);
+      EXPECT_EQ(*reopened->Text(id), *in_memory->Text(id));
+    }
+  }
+}
 
 TEST(StreamBatchLogTest, ABatchIsOneLogWritePerGroupAndOneSync) {
   TempDir dir;

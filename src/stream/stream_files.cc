@@ -145,7 +145,7 @@ Status ApplyStreamRecord(std::string_view record, StreamState* state) {
 }
 
 Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecovery* recovery,
-                       uint64_t* generation, uint64_t* valid_bytes) {
+                       uint64_t* generation, uint64_t* valid_bytes, uint64_t* earlier_bytes) {
   std::vector<uint64_t> snapshots = StreamFileGenerations(dir, "snapshot");
   if (snapshots.empty()) return NotFoundError("no stream in " + dir);
   *generation = snapshots.back();
@@ -157,6 +157,7 @@ Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecover
   }
   NEARDUP_ASSIGN_OR_RETURN(StreamHeader header, DecodeHeader(snapshot.records[0]));
   state->RestoreHeader(header);
+  uint64_t earlier = snapshot.file_bytes;
   for (size_t i = 1; i < snapshot.records.size(); ++i) {
     NEARDUP_ASSIGN_OR_RETURN(StreamDoc doc, DecodeAdd(snapshot.records[i]));
     NEARDUP_RETURN_IF_ERROR(state->LoadDoc(std::move(doc)));
@@ -186,8 +187,11 @@ Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecover
     if (last) {
       *generation = logs[i];
       *valid_bytes = contents.valid_bytes;
+    } else {
+      earlier += contents.file_bytes;
     }
   }
+  if (earlier_bytes != nullptr) *earlier_bytes = earlier;
   return Status::Ok();
 }
 

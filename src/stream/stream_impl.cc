@@ -75,8 +75,8 @@ Status NearDuplicateStream::Impl::AddPassages(const StreamDetail& detail,
 Status NearDuplicateStream::Impl::Recover() {
   internal::RemoveSnapshotLeftovers(dir_);
   uint64_t valid_bytes = 0;
-  NEARDUP_RETURN_IF_ERROR(
-      internal::LoadStreamFiles(dir_, &state_, &recovery_, &generation_, &valid_bytes));
+  NEARDUP_RETURN_IF_ERROR(internal::LoadStreamFiles(dir_, &state_, &recovery_, &generation_,
+                                                    &valid_bytes, &earlier_bytes_));
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
                            WriteAheadLog::Open(internal::StreamFilePath(dir_, "log", generation_),
                                                valid_bytes, {options_.sync}));
@@ -106,6 +106,16 @@ void NearDuplicateStream::Impl::ReloadLocked() {
   if (snapshot_ != nullptr && !snapshot_finishing_) AbandonSnapshotLocked();
   state_ = std::move(fresh).value();
 }
+
+namespace {
+
+// What WriteAheadLog says of a payload past kMaxLogRecordBytes.
+Status RecordTooLargeError(size_t bytes) {
+  return InvalidArgumentError("log record of " + std::to_string(bytes) +
+                              " bytes exceeds the maximum " + std::to_string(kMaxLogRecordBytes));
+}
+
+}  // namespace
 
 Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> NearDuplicateStream::Impl::AppendLocked(
     std::string_view record) {
@@ -144,12 +154,29 @@ Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc, uint64_t id_hash) {
   return Status::Ok();
 }
 
+// Session 14: framed in place into the reused group buffer and written by
+// AppendFramed, as a batch's records (it was EncodeAdd's string, then
+// Append's copy of it into the log's own buffer). A failed write stores
+// nothing: AppendFramed cuts the log back to before the record.
+Status NearDuplicateStream::Impl::AppendAddLocked(const internal::StreamDoc& doc) {
+  if (!failed_.ok()) return failed_;
+  const size_t bytes = internal::EncodedAddBytes(doc);
+  if (bytes > kMaxLogRecordBytes) return RecordTooLargeError(bytes);
+  std::string& framed = group_records_;
+  framed.clear();
+  internal::AppendFramedAdd(doc, bytes, &framed);
+  const size_t end = framed.size();
+  Status written = log_->AppendFramed(framed, std::span<const size_t>(&end, 1), nullptr).status();
+  if (framed.capacity() > kKeptGroupRecordBytes) std::string().swap(framed);
+  return written;
+}
+
 Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document, uint64_t id_hash,
                                             Fingerprint* fingerprint, StreamAnswer* answer) {
   NEARDUP_ASSIGN_OR_RETURN(std::optional<StreamDoc> doc,
                            PrepareLocked(document, id_hash, fingerprint, answer));
   if (!doc) return Status::Ok();
-  if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendLocked(internal::EncodeAdd(*doc)).status());
+  if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendAddLocked(*doc));
   NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc), id_hash));
   MaybeRotateLocked();
   return Status::Ok();
@@ -184,9 +211,7 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
     if (status.ok() && doc && log_ != nullptr) {
       const size_t bytes = internal::EncodedAddBytes(*doc);
       if (bytes > kMaxLogRecordBytes) {
-        status = InvalidArgumentError("log record of " + std::to_string(bytes) +
-                                      " bytes exceeds the maximum " +
-                                      std::to_string(kMaxLogRecordBytes));
+        status = RecordTooLargeError(bytes);
       } else {
         internal::AppendFramedAdd(*doc, bytes, &framed);
         ends.push_back(framed.size());

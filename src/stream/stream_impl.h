@@ -65,6 +65,9 @@ class NearDuplicateStream::Impl {
   // Appends `record` (REQUIRES: mutex_ held); returns the log and LSN to wait
   // on after unlocking (null for an in-memory stream).
   Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> AppendLocked(std::string_view record);
+  // Appends `doc`'s add record to the log (log_ not null), framed in place
+  // into group_records_ and written by AppendFramed. REQUIRES: mutex_ held.
+  Status AppendAddLocked(const internal::StreamDoc& doc);
 
   // The document to store for `document`, decided against the state now, or
   // nullopt when its id is present: *answer is then the stored answer (a
@@ -140,6 +143,9 @@ class NearDuplicateStream::Impl {
   // writer's share of a snapshot in progress (see stream_rotation.cc).
   // REQUIRES: mutex_ held.
   void MaybeRotateLocked();
+  // Whether the log is due for a rotation (stream_rotation.cc).
+  // REQUIRES: mutex_ held, log_ not null.
+  bool RotationDueLocked() const;
 
   internal::StreamState state_;
   std::unique_ptr<Fingerprinter> fingerprinter_;
@@ -150,7 +156,10 @@ class NearDuplicateStream::Impl {
   std::shared_ptr<WriteAheadLog> log_;
   uint64_t generation_ = 0;
   uint64_t snapshots_ = 0;
-  uint64_t snapshot_bytes_ = 0;  // of the last snapshot written (0: none since open)
+  // What recovery reads besides the current log: the newest complete
+  // snapshot and the logs between it and the current one (the rotation
+  // policy, MaybeRotateLocked).
+  uint64_t earlier_bytes_ = 0;
   // The snapshot in progress (see StartRotationLocked), null when none; once
   // snapshot_finishing_, only the thread that took the finish touches it.
   std::unique_ptr<internal::SnapshotFile> snapshot_;
@@ -161,10 +170,10 @@ class NearDuplicateStream::Impl {
   uint64_t rotation_due_bytes_ = 0;        // the log size that started the snapshot in progress
   Status failed_;                          // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
-  // allocate none: AddGroupLocked's framed records and StepSnapshotLocked's
-  // records. Each keeps its capacity up to its limit below: up to 6 MiB a
-  // stream that is not counted in memory_bytes (docs/SERVER.md, "Memory per
-  // document").
+  // allocate none: AddGroupLocked's framed records (and, since session 14,
+  // a single add's: AppendAddLocked) and StepSnapshotLocked's records. Each keeps its capacity up
+  // to its limit below: up to 6 MiB a stream that is not counted in memory_bytes (docs/SERVER.md,
+  // "Memory per document").
   std::string group_records_;
   std::string snapshot_piece_;
   static constexpr size_t kKeptGroupRecordBytes = size_t{4} << 20;

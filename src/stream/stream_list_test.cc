@@ -296,7 +296,9 @@ TEST(StreamListTest, TheListSurvivesReopeningExactlyAsTheState) {
         model.Remove(PlantedId(i - 1));
       }
     }
-    if (begin > 0) {
+    // Session 14: a snapshot once half of what recovery reads is dead, so
+    // in the last block (the cap of 160 has evicted 200 documents by then).
+    if (begin + 120 >= texts.size()) {
       EXPECT_GT(stream->Stats().snapshots, 0u);
     }
   }
@@ -311,11 +313,13 @@ TEST(StreamListTest, TheListSurvivesReopeningExactlyAsTheState) {
   // Memory: not equal, because the index tables' shards keep their own
   // high-water capacities, which follow the history of adds and removes;
   // the reopened stream saw only the live documents, a subset of that
-  // history, so it holds no more, and within 1% (measured ~0.3% less).
+  // history, so it holds no more, and within 2% (measured ~0.3% less when
+  // session 13's policy had just written a snapshot; 1.0% less under
+  // session 14's, whose last snapshot falls elsewhere in the history).
   const uint64_t reopened_bytes = reopened->Stats().memory_bytes;
   const uint64_t in_memory_bytes = in_memory->Stats().memory_bytes;
   EXPECT_LE(reopened_bytes, in_memory_bytes);
-  EXPECT_GE(static_cast<double>(reopened_bytes), 0.99 * static_cast<double>(in_memory_bytes));
+  EXPECT_GE(static_cast<double>(reopened_bytes), 0.98 * static_cast<double>(in_memory_bytes));
 }
 
 TEST(StreamListTest, EntriesCarryTheTwoTextsAndTheirPassages) {

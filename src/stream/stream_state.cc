@@ -218,6 +218,7 @@ Status StreamState::Store(StreamDoc doc, uint64_t id_hash) {
   }
   kept_ += doc.kept;
   doc_bytes_ += DocBytes(doc);
+  record_bytes_ += kLogRecordHeaderBytes + EncodedAddBytes(doc);
   by_time_.emplace(doc.time, doc.seq);
   if (!doc.kept) near_by_time_.emplace(doc.time, doc.seq);
   const uint64_t seq = doc.seq;
@@ -236,6 +237,7 @@ void StreamState::Erase(std::map<uint64_t, StreamDoc>::iterator it) {
   }
   kept_ -= doc.kept;
   doc_bytes_ -= DocBytes(doc);
+  record_bytes_ -= kLogRecordHeaderBytes + EncodedAddBytes(doc);
   seq_of_id_.Erase(doc.id);
   by_time_.erase({doc.time, doc.seq});
   if (!doc.kept) near_by_time_.erase({doc.time, doc.seq});

@@ -94,6 +94,12 @@ class StreamState {
 
   void FillStats(StreamStats* stats) const;
 
+  // The bytes of the stored documents' framed add records (payload plus the
+  // log's frame, kLogRecordHeaderBytes): what a snapshot of this moment
+  // holds besides its header record. The rotation policy compares what
+  // recovery would read with it (stream_rotation.cc, MaybeRotateLocked).
+  uint64_t RecordBytes() const { return record_bytes_; }
+
   // A position in the list of near-duplicates: (time, seq).
   using ListKey = std::pair<int64_t, uint64_t>;
   // Appends to `out` the near-duplicates after `after` (none: from the
@@ -143,6 +149,7 @@ class StreamState {
   uint64_t evicted_ = 0;
   uint64_t removed_ = 0;
   uint64_t doc_bytes_ = 0;
+  uint64_t record_bytes_ = 0;  // RecordBytes()
 };
 
 }  // namespace neardup::internal

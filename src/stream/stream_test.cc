@@ -510,6 +510,64 @@ TEST(StreamStateStoreTest, ARefusedRecordLeavesItsIdAbsent) {
   EXPECT_EQ(state->Decide(fingerprint, 102).status, StreamStatus::kNearDuplicate);
 }
 
+// RecordBytes (the rotation policy's measure of the live state, session 14)
+// equals the bytes of the add records a snapshot of that moment writes,
+// through adds of kept documents (with and without texts), near-duplicates,
+// documents without features, evictions by time and by the cap, and
+// removes: the oracle is AppendSnapshotRecords itself. A count that missed
+// an erase (or counted the text twice) fails it.
+TEST(StreamStateStoreTest, RecordBytesAreTheBytesOfASnapshotsRecords) {
+  for (bool keep_texts : {false, true}) {
+    StreamConfig config;  // MinHash
+    config.window_seconds = 100;
+    config.max_documents = 120;
+    config.keep_texts = keep_texts;
+    Result<StreamState> state = StreamState::Create(config);
+    ASSERT_TRUE(state.ok()) << state.status();
+    Result<std::unique_ptr<Fingerprinter>> fingerprinter =
+        CreateCpuFingerprinter(state->recipe(), SketchesForNearDuplicates(state->options()));
+    ASSERT_TRUE(fingerprinter.ok()) << fingerprinter.status();
+    const std::vector<std::string> texts = test_support::PlantedTexts(300, 41);
+    std::mt19937_64 random(14);
+    auto snapshot_records = [&] {
+      std::string out;
+      state->BeginSnapshot();
+      EXPECT_TRUE(state->AppendSnapshotRecords(SIZE_MAX, &out));
+      state->EndSnapshot();
+      return out.size();
+    };
+    EXPECT_EQ(state->RecordBytes(), 0u);
+    uint64_t erased = 0;
+    uint64_t near_duplicates = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      // Every 37th text empty (no features), every 4th a copy of a recent one.
+      const std::string text = i % 37 == 5 ? std::string() : i % 4 == 3 ? texts[i - 3] : texts[i];
+      Fingerprint fingerprint;
+      ASSERT_TRUE((*fingerprinter)->Compute(text, &fingerprint).ok());
+      // One document a second (the window evicts), then three (the cap does).
+      const int64_t time = static_cast<int64_t>(i < 150 ? i : 150 + (i - 150) / 3);
+      const StreamDecision decision = state->Decide(fingerprint, time);
+      near_duplicates += decision.status == StreamStatus::kNearDuplicate;
+      StreamDoc doc =
+          state->MakeDoc(test_support::PlantedId(i), time, decision, std::move(fingerprint));
+      if (keep_texts) doc.text = text;
+      ASSERT_TRUE(state->ApplyAdd(std::move(doc)).ok());
+      if (i % 9 == 4) {
+        erased += state->ApplyRemove(test_support::PlantedId(random() % (i + 1))).ok();
+      }
+      if (i % 13 == 0) {
+        ASSERT_EQ(state->RecordBytes(), snapshot_records()) << i;
+      }
+    }
+    EXPECT_EQ(state->RecordBytes(), snapshot_records());
+    StreamStats stats;
+    state->FillStats(&stats);
+    EXPECT_GT(stats.evicted, 100u);  // the cap and the window both evicted
+    EXPECT_GT(erased, 5u);
+    EXPECT_GT(near_duplicates, 30u);
+  }
+}
+
 // A stream's add hashes a new id once, in its first lock, and may use the
 // hash after ReloadLocked replaced the state it came from (session 13):
 // every StreamState hashes ids under the process key, so a hash taken from
