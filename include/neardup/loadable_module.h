@@ -13,6 +13,10 @@
 // moved), then in the configured <libdir>/neardup (where `cmake --install`
 // puts it); the first that exists is used. No environment variable
 // selects it.
+// Cost: one dlopen (the module binds its own libraries then: for
+// neardup_server.so, cpp-httplib, libssl and brotli, ~1.5-2 ms of CPU on
+// the VM, docs/BENCHMARKS.md "Session 14, start-up"), and the module's
+// code stays mapped until exit.
 // Thread safety: LoadModule may be called from any thread; callers keep
 // its result in a function-local static (initialised once). A loaded
 // module is never closed.
