@@ -12,7 +12,7 @@ modules=(util recipe hash sketch text extract io index store engine gpu format s
 # A public header include/neardup/NAME.h belongs to the module that has
 # src/<module>/NAME.cc; the headers without such a file are listed here.
 declare -A header_owner=(
-  [check]=util [status]=util
+  [check]=util [status]=util [loadable_module]=util
   [document]=io
   [minhash]=sketch
   [union_find]=index

@@ -19,10 +19,37 @@
 #include "report_command.h"
 #include "similar_command.h"
 #ifdef NEARDUP_HAVE_SERVER
-#include "serve_command.h"
+#include "server_module.h"
 #endif
 
 namespace {
+
+#ifdef NEARDUP_HAVE_SERVER
+// `neardup serve`: its flags and the service are the server's
+// (apps/server/server_module.h), in the module neardup_server.so loaded
+// here, so that cpp-httplib, OpenSSL and brotli are bound only when serving
+// (docs/SERVER.md, "Loading the HTTP module"), or linked in where no
+// modules are built (sanitizers). The command line goes to it unchanged.
+int RunServe(int argc, char** argv) {
+#ifdef NEARDUP_SERVER_MODULE
+  const neardup::Result<const neardup::server::ServerModule*> module =
+      neardup::LoadModule<neardup::server::ServerModule>("neardup_server.so", "neardup_server_v1",
+                                                         "serves HTTP (`neardup serve`)");
+  if (!module.ok()) return neardup::cli::ReportError(module.status());
+  return (*module)->serve_main(argc, argv);
+#else
+  return neardup_server_v1()->serve_main(argc, argv);
+#endif
+}
+
+void RegisterServeCommand(CLI::App* app, int argc, char** argv, std::function<int()>* run) {
+  CLI::App* command =
+      app->add_subcommand("serve", "Serve near-duplicate streams over HTTP/JSON (docs/SERVER.md)");
+  command->set_help_flag();   // `serve --help` is the server's
+  command->prefix_command();  // and so is every flag after `serve`
+  command->callback([argc, argv, run] { *run = [argc, argv] { return RunServe(argc, argv); }; });
+}
+#endif
 
 int ParseAndRun(int argc, char** argv) {
   CLI::App app{"neardup: find near-duplicate and similar documents, fast", "neardup"};
@@ -39,7 +66,7 @@ int ParseAndRun(int argc, char** argv) {
   neardup::cli::RegisterQueryCommand(&app, &run);
   neardup::cli::RegisterReportCommand(&app, &run);
 #ifdef NEARDUP_HAVE_SERVER
-  neardup::server::RegisterServeCommand(&app, &run);
+  RegisterServeCommand(&app, argc, argv, &run);
 #endif
 
   try {

@@ -1,6 +1,5 @@
 #include "neardup/malloc_tuning.h"
 
-#include <climits>
 #include <cstdlib>
 #include <string_view>
 
@@ -16,8 +15,8 @@ bool TunablesNameMallocSettings() {
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (tunables == nullptr) return false;
   const std::string_view value(tunables);
-  for (const std::string_view name : {"glibc.malloc.top_pad", "glibc.malloc.mmap_threshold",
-                                      "glibc.malloc.mmap_max", "glibc.malloc.trim_threshold"}) {
+  for (const std::string_view name :
+       {"glibc.malloc.top_pad", "glibc.malloc.mmap_threshold", "glibc.malloc.trim_threshold"}) {
     if (value.find(name) != std::string_view::npos) return true;
   }
   return false;

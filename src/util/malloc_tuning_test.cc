@@ -43,14 +43,17 @@ TEST(MallocTuningTest, AppliesWithoutMallocTunables) {
     ScopedTunables none(nullptr);
     EXPECT_EQ(TuneMallocForServer(), kGlibc);
   }
-  // Another tunable (neardup-mpi sets this one) does not count.
-  ScopedTunables huge_pages("glibc.malloc.hugetlb=1");
-  EXPECT_EQ(TuneMallocForServer(), kGlibc);
+  // Other tunables (neardup-mpi sets hugetlb; mmap_max is not one of the
+  // settings) do not count.
+  for (const char* value : {"glibc.malloc.hugetlb=1", "glibc.malloc.mmap_max=65536"}) {
+    ScopedTunables other(value);
+    EXPECT_EQ(TuneMallocForServer(), kGlibc) << value;
+  }
 }
 
 TEST(MallocTuningTest, LeftAloneWhenTunablesNameASetting) {
   for (const char* value :
-       {"glibc.malloc.trim_threshold=131072", "glibc.malloc.hugetlb=1:glibc.malloc.mmap_max=65536",
+       {"glibc.malloc.trim_threshold=131072", "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=0",
         "glibc.malloc.top_pad=0", "glibc.malloc.mmap_threshold=131072"}) {
     ScopedTunables tunables(value);
     EXPECT_FALSE(TuneMallocForServer()) << value;

@@ -1,4 +1,4 @@
-#include "util/module_loader.h"
+#include "neardup/loadable_module.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "util/module_build_id.h"  // generated (util/CMakeLists.txt)
 
-namespace neardup::internal {
+namespace neardup {
 namespace {
 
 // The directory of the running executable ("" when unknown, or when the
@@ -24,9 +24,12 @@ std::string ExecutableDirectory() {
   return slash == std::string_view::npos ? "" : std::string(exe.substr(0, slash));
 }
 
-}  // namespace
-
-const char* ModuleBuildId() { return NEARDUP_MODULE_BUILD_ID; }
+// A dlopen()ed module and the address of its entry function.
+struct OpenedModule {
+  void* handle = nullptr;
+  void* entry = nullptr;
+  std::string path;
+};
 
 Result<OpenedModule> OpenModule(std::string_view file_name, const char* symbol,
                                 std::string_view purpose) {
@@ -82,8 +85,23 @@ Status CheckModuleTable(const ModuleTableHead* head, uint32_t abi, const std::st
   return Status::Ok();
 }
 
-void CloseModule(void* handle) {
-  if (handle != nullptr) ::dlclose(handle);
+}  // namespace
+
+const char* ModuleBuildId() { return NEARDUP_MODULE_BUILD_ID; }
+
+Result<const ModuleTableHead*> LoadModuleHead(std::string_view file_name, const char* symbol,
+                                              std::string_view purpose, uint32_t abi) {
+  NEARDUP_ASSIGN_OR_RETURN(OpenedModule module, OpenModule(file_name, symbol, purpose));
+  // The entry returns its table, whose first member is the head (a table
+  // pointer and a head pointer are the same address).
+  const auto entry = reinterpret_cast<const ModuleTableHead* (*)()>(module.entry);
+  const ModuleTableHead* head = entry();
+  Status status = CheckModuleTable(head, abi, module.path);
+  if (!status.ok()) {
+    ::dlclose(module.handle);
+    return status;
+  }
+  return head;  // the module is never closed: its code runs until exit
 }
 
-}  // namespace neardup::internal
+}  // namespace neardup

@@ -62,6 +62,15 @@ if [ -f "$prefix/lib/neardup/neardup_postgres.so" ] && readelf -d "$cli" | grep 
   echo "the installed neardup links libpq at start" >&2
   exit 1
 fi
+# And cpp-httplib (OpenSSL, brotli), where `serve` was built: the installed
+# CLI loads lib/neardup/neardup_server.so when it serves.
+if [ -f "$prefix/lib/neardup/neardup_server.so" ]; then
+  if readelf -d "$cli" | grep -q 'NEEDED.*httplib'; then
+    echo "the installed neardup links cpp-httplib at start" >&2
+    exit 1
+  fi
+  "$cli" serve --help | grep -q -- '--listen'
+fi
 printf '<!DOCTYPE html><html><body><p>%s</p></body></html>\n' "$(cat "$work/a.txt")" >"$work/page.html"
 "$cli" fingerprint -q "$work/page.html" | sed -E 's/.*"simhash":"([0-9a-f]+)".*/\1/' >"$work/page_simhash.txt"
 "$cli" fingerprint -q "$work/a.txt" | sed -E 's/.*"simhash":"([0-9a-f]+)".*/\1/' >"$work/a_simhash.txt"

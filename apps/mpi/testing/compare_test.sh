@@ -10,10 +10,10 @@ neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4 set=$5
 shift 5
 ranks=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
 source_dir=$(cd "$here/../../.." && pwd)
 
-rm -rf "$work" && mkdir -p "$work"
-/usr/bin/python3 "$here/make_corpus.py" "$work/in" 15
+fresh_corpus "$work" 15
 cd "$work/in"
 extra=()
 to_stdout=0
@@ -50,7 +50,6 @@ case $set in
   *) echo "unknown set $set" >&2; exit 2 ;;
 esac
 
-failures=0
 exists() { if [ -e "$1" ]; then echo yes; else echo no; fi; }
 for i in "${!commands[@]}"; do
   read -r -a command <<<"${commands[$i]}"
@@ -67,19 +66,15 @@ for i in "${!commands[@]}"; do
         "${extra[@]}" "${inputs[@]}" -o "$work/got.$i.$n" 2>"$work/got.$i.$n.err" || code=$?
     fi
     if [ "$code" != "$expected_code" ]; then
-      echo "FAIL [$set, $n ranks] ${command[*]}: exit $code, neardup exited $expected_code" >&2
+      fail "[$set, $n ranks] ${command[*]}: exit $code, neardup exited $expected_code"
       cat "$work/got.$i.$n.err" >&2
-      failures=$((failures + 1))
     elif [ "$expected_code" = 0 ] && ! cmp -s "$work/expected.$i" "$work/got.$i.$n"; then
-      echo "FAIL [$set, $n ranks] ${command[*]}: output differs from neardup's" >&2
+      fail "[$set, $n ranks] ${command[*]}: output differs from neardup's"
       diff "$work/expected.$i" "$work/got.$i.$n" | head -5 >&2 || true
-      failures=$((failures + 1))
     elif [ "$set" = errors ] && ! grep -q "missing.jsonl" "$work/got.$i.$n.err"; then
-      echo "FAIL [$set, $n ranks] ${command[*]}: the error does not name the missing input" >&2
-      failures=$((failures + 1))
+      fail "[$set, $n ranks] ${command[*]}: the error does not name the missing input"
     elif [ "$expected_code" != 0 ] && [ "$(exists "$work/expected.$i")" != "$(exists "$work/got.$i.$n")" ]; then
-      echo "FAIL [$set, $n ranks] ${command[*]}: a failed run left an output, or not as neardup" >&2
-      failures=$((failures + 1))
+      fail "[$set, $n ranks] ${command[*]}: a failed run left an output, or not as neardup"
     else
       lines=$( [ -f "$work/got.$i.$n" ] && wc -l <"$work/got.$i.$n" || echo none)
       echo "ok [$set, $n ranks] ${command[*]} (exit $code, $lines lines)"
@@ -88,16 +83,14 @@ for i in "${!commands[@]}"; do
 done
 # The planted near-duplicates are found at all (else identity proves little).
 if [ "$set" != errors ] && [ "$(wc -l <"$work/expected.0")" -lt 1 ]; then
-  echo "FAIL [$set]: neardup found no pair; the corpus plants some" >&2
-  failures=$((failures + 1))
+  fail "[$set]: neardup found no pair; the corpus plants some"
 fi
 # The uneven case does leave a rank without documents.
 if [ "$set" = uneven ]; then
   "$mpiexec" -n 4 --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null 2>"$work/summary"
   if ! grep -qE "documents per rank: ([0-9]+/)*0(/|\))" "$work/summary"; then
-    echo "FAIL [$set]: no rank was left without documents:" >&2
+    fail "[$set]: no rank was left without documents:"
     cat "$work/summary" >&2
-    failures=$((failures + 1))
   fi
 fi
-exit $((failures > 0))
+finish

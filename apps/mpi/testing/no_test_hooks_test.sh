@@ -9,15 +9,10 @@
 set -uo pipefail
 neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$work" && mkdir -p "$work"
-/usr/bin/python3 "$here/make_corpus.py" "$work/in" 15 300 >/dev/null
+source "$here/common.sh"
+fresh_corpus "$work" 15 300 >/dev/null
 cd "$work/in"
 inputs=(big.jsonl small.jsonl texts)
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 
 if grep -aq "NEARDUP_MPI_TEST_" "$neardup_mpi"; then
   fail "$neardup_mpi holds the name of a test variable"
@@ -44,4 +39,4 @@ for run in first resume; do
     echo "ok [$run run with the test variables set]"
   fi
 done
-exit $((failures > 0))
+finish

@@ -17,15 +17,10 @@ if [ -z "$testhooks" ]; then
   exit 77
 fi
 here=$(cd "$(dirname "$0")" && pwd)
-rm -rf "$work" && mkdir -p "$work"
-/usr/bin/python3 "$here/make_corpus.py" "$work/in" 15 >/dev/null
+source "$here/common.sh"
+fresh_corpus "$work" 15 >/dev/null
 cd "$work/in"
 inputs=(big.jsonl small.jsonl texts)
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 # mpi N ARGS...: neardup-mpi on N ranks; its exit code in $code, stderr in $work/err.
 # MPI_BINARY=... picks another binary (the test build).
 mpi() {
@@ -175,4 +170,4 @@ grep -q "standard input" "$work/err" && [ "$code" != 0 ] || fail "--checkpoint o
 mpi 2 pairs --quiet "${inputs[@]}" -o "$work/got.fresh" --checkpoint "$work/fresh" --resume
 cmp -s "$work/expected.fresh" "$work/got.fresh" && [ -f "$work/fresh/manifest" ] ||
   fail "a resume with an empty checkpoint directory (exit $code)"
-exit $((failures > 0))
+finish

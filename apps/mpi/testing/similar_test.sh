@@ -11,9 +11,9 @@ neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4
 shift 4
 ranks=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
 
-rm -rf "$work" && mkdir -p "$work"
-/usr/bin/python3 "$here/make_corpus.py" "$work/in" 15 300
+fresh_corpus "$work" 15 300
 coll=$work/collection
 # Three commits of falling size: three tiers (the merge policy keeps them);
 # the 24 copies of small.jsonl put their chunks over the cap of 20.
@@ -23,11 +23,6 @@ coll=$work/collection
 "$neardup" index add -q "$coll" "$work/in/small.jsonl"
 "$neardup" index add -q "$coll" "$work/in/texts"
 "$neardup" index remove -q "$coll" doc-1 doc-5 small-3 copy-0
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
 stats=$("$neardup" index stats "$coll")
 tiers=$(sed -n 's/.*"index_tiers":\([0-9]*\).*/\1/p' <<<"$stats")
 dead=$(sed -n 's/.*"index_dead_postings":\([0-9]*\).*/\1/p' <<<"$stats")
@@ -86,4 +81,4 @@ elif ! grep -q "not a neardup collection" "$work/got.bad.err" || [ -e "$work/got
 else
   echo "ok [2 ranks] similar on a directory that is not a collection (exit $code)"
 fi
-exit $((failures > 0))
+finish
