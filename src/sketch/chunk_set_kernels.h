@@ -6,10 +6,13 @@
 // per bucket). The portable kernel then runs an insertion sort with a
 // budget of 8n moves (std::sort past it) and a unique pass without a branch
 // per ID. Its cost is the insertion sort's branch: about 1 ID in 5-6 moves,
-// and each mispredicts. The AVX-512 kernel first runs three rounds of
+// and each mispredicts. The AVX-512 kernel sums the bucket counts 16 per
+// vector (inclusive sums, then a backward scatter), then runs three rounds of
 // odd-even transposition (each a compare-exchange of the pairs (2i, 2i+1),
 // then of (2i+1, 2i+2), sixteen IDs per instruction) over the scattered
-// IDs, which sorts every bucket of up to about four IDs without a branch;
+// IDs (each round one pass: the odd pairs are formed in registers from two
+// neighbouring vectors), which sorts every bucket of up to about four IDs
+// without a branch;
 // a vector pass checks the order, and only a document left out of order
 // (a bucket of more IDs, as repeated shingles make) runs the insertion sort
 // on what is left, which then moves few IDs; the unique pass compares
