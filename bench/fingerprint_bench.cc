@@ -7,8 +7,12 @@
 // (hash/cpu_path.h).
 //
 // Data: the SpamAssassin bodies fetched by scripts/fetch_corpora.sh
-// (cache/corpora/spamassassin.jsonl), or any JSONL file named by
-// NEARDUP_BENCH_CORPUS. Run:
+// (cache/corpora/spamassassin.jsonl), any JSONL file named by
+// NEARDUP_BENCH_CORPUS, or, with NEARDUP_BENCH_CORPUS=synthetic:http_load,
+// 3,000 texts of about 3 KB made as bench/server/http_load makes its POSTs
+// (8-word phrases of w0..w19999, fixed seeds; no file needed). sketch:5 is
+// what a MinHash stream computes per document (MinHash, k-value MinHash,
+// chunks; src/engine/near_duplicates.cc, SketchesForNearDuplicates). Run:
 //   scripts/fetch_corpora.sh
 //   build/release/bench/fingerprint_bench --benchmark_min_time=1
 // docs/FINGERPRINT_SPEED.md has the figures.
@@ -16,6 +20,7 @@
 #include <tbb/task_arena.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -31,10 +36,41 @@ struct Corpus {
   uint64_t bytes = 0;
 };
 
+uint64_t SplitMix64Next(uint64_t* state) {
+  *state += 0x9e3779b97f4a7c15ULL;
+  uint64_t z = *state;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// bench/server/http_load's texts: 4096 phrases of 8 words of w0..w19999,
+// about 45 random phrases per 3 KB text.
+std::vector<std::string> HttpLoadTexts() {
+  uint64_t rng = 0x9b1a5e;
+  std::vector<std::string> phrases;
+  for (int i = 0; i < 4096; ++i) {
+    std::string phrase;
+    for (int w = 0; w < 8; ++w) phrase += "w" + std::to_string(SplitMix64Next(&rng) % 20000) + " ";
+    phrases.push_back(std::move(phrase));
+  }
+  std::vector<std::string> texts(3000);
+  uint64_t pick = 0x5eed0000;
+  for (std::string& text : texts) {
+    while (text.size() < 3000) text += phrases[SplitMix64Next(&pick) % phrases.size()];
+  }
+  return texts;
+}
+
 const Corpus& LoadCorpus() {
   static const Corpus* corpus = [] {
     auto* c = new Corpus;
-    c->texts = bench::LoadBenchTexts("fingerprint_bench");
+    const char* env = std::getenv("NEARDUP_BENCH_CORPUS");
+    if (env != nullptr && std::strcmp(env, "synthetic:http_load") == 0) {
+      c->texts = HttpLoadTexts();
+    } else {
+      c->texts = bench::LoadBenchTexts("fingerprint_bench");
+    }
     for (const std::string& text : c->texts) c->bytes += text.size();
     c->views.assign(c->texts.begin(), c->texts.end());
     return c;
@@ -42,14 +78,14 @@ const Corpus& LoadCorpus() {
   return *corpus;
 }
 
-enum Sketch { kSimHash, kMinHash, kKValue, kChunks, kAll };
+enum Sketch { kSimHash, kMinHash, kKValue, kChunks, kAll, kStream };
 
 SketchSelection Select(int sketch) {
   SketchSelection s;
   s.simhash = sketch == kSimHash || sketch == kAll;
-  s.minhash = sketch == kMinHash || sketch == kAll;
-  s.kvalue_minhash = sketch == kKValue || sketch == kAll;
-  s.chunks = sketch == kChunks || sketch == kAll;
+  s.minhash = sketch == kMinHash || sketch == kAll || sketch == kStream;
+  s.kvalue_minhash = sketch == kKValue || sketch == kAll || sketch == kStream;
+  s.chunks = sketch == kChunks || sketch == kAll || sketch == kStream;
   return s;
 }
 
@@ -105,9 +141,15 @@ void AllCores(benchmark::State& state, const char* preset, int shingles) {
   Run(state, preset, shingles, -1);
 }
 
-#define NEARDUP_FINGERPRINT_ARGS(b)                                                                \
-  b->ArgName("sketch")->Arg(kSimHash)->Arg(kMinHash)->Arg(kKValue)->Arg(kChunks)->Arg(kAll)->Unit( \
-      benchmark::kMillisecond)
+#define NEARDUP_FINGERPRINT_ARGS(b) \
+  b->ArgName("sketch")              \
+      ->Arg(kSimHash)               \
+      ->Arg(kMinHash)               \
+      ->Arg(kKValue)                \
+      ->Arg(kChunks)                \
+      ->Arg(kAll)                   \
+      ->Arg(kStream)                \
+      ->Unit(benchmark::kMillisecond)
 #define NEARDUP_FINGERPRINT_BENCH(fn, preset, shingles, name) \
   NEARDUP_FINGERPRINT_ARGS(BENCHMARK_CAPTURE(fn, name, preset, shingles))
 #define NEARDUP_FINGERPRINT_BENCH_WALL(fn, preset, shingles, name) \

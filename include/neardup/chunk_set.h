@@ -14,7 +14,10 @@
 // feature (divisibility by a multiplicative constant, Lemire et al. 2019,
 // exact for every 32-bit ID). Finish sorts the n sampled occurrences with
 // one counting pass on the top bits into 2^bits buckets, bits =
-// min(bit_width(n), 20), then an insertion sort with a budget of 8n moves.
+// min(bit_width(n), 20), then an insertion sort with a budget of 8n moves
+// (on the AVX-512 path first three rounds of odd-even transposition,
+// sixteen IDs per instruction, which leave the insertion sort little or
+// nothing to move; sketch/chunk_set_kernels.h).
 // Chunk IDs are hash values, uniform: below 2^20 occurrences a bucket holds
 // 0.5-1 IDs on average, about 1 ID in 5-6 moves one place, and Finish is
 // O(n) expected. The bucket count is capped at 2^20 (a 4 MiB table, kept by
@@ -26,8 +29,8 @@
 // huge document) takes std::sort: O(n log n) at worst.
 // Memory, kept for the next document: 12-16 bytes per sampled occurrence
 // (IDs and scratch 8 B; bucket counts 2^bits + 1 entries, between n + 1 and
-// 2n + 1, at most 2^20 + 1 entries, 4 MiB), plus, during AddMany, 4 bytes
-// per feature of the batch.
+// 2n + 1, at most 2^20 + 1 entries, 4 MiB; 48 IDs more on the AVX-512
+// path), plus, during AddMany, 4 bytes per feature of the batch.
 // Thread safety: a builder is not thread-safe; use one per thread.
 #ifndef NEARDUP_CHUNK_SET_H_
 #define NEARDUP_CHUNK_SET_H_
@@ -77,6 +80,9 @@ class ChunkSetBuilder {
 
   uint32_t sample_modulus_;
   uint64_t divisibility_;  // c above
+  // Finish's sort and unique: the CPU path's kernel (sketch/chunk_set_kernels.h).
+  void (*sort_unique_)(std::vector<uint32_t>* ids, std::vector<uint32_t>* scratch,
+                       std::vector<uint32_t>* counts);
   std::vector<uint32_t> ids_;
   std::vector<uint32_t> scratch_;  // Finish's buffers, reused across documents
   std::vector<uint32_t> counts_;   // Finish's bucket counts on the top bits

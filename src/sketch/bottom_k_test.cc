@@ -163,10 +163,31 @@ TEST(BottomKTest, AddManyEqualsOracleInAnyBatching) {
 }
 
 // Inputs for the kernels: uniform, small integers (many equal), clustered at
-// the top of the range, and with the extremes.
+// the top of the range, and with the extremes; then ascending, descending,
+// and k values per group in descending order (a group lies in one bucket of
+// the whole range: the AVX-512 sort's transposition rounds leave groups of
+// more than about four out of order for its insertion sort), for every
+// length from 33 to 80 (the vector tails) and a few more.
 std::vector<std::vector<uint64_t>> KernelInputs() {
   internal::SplitMix64 rng(11);
   std::vector<std::vector<uint64_t>> inputs;
+  std::vector<size_t> ordered_lengths = {100, 170, 255, 256, 257, 700, 5000};
+  for (size_t length = 33; length <= 80; ++length) ordered_lengths.push_back(length);
+  for (size_t length : ordered_lengths) {
+    std::vector<uint64_t> ascending(length);
+    for (uint64_t& v : ascending) v = rng.Next();
+    std::sort(ascending.begin(), ascending.end());
+    inputs.push_back(ascending);
+    inputs.emplace_back(ascending.rbegin(), ascending.rend());
+    for (size_t per_group : {2, 3, 4, 5, 6, 8, 9}) {
+      std::vector<uint64_t> groups(length);
+      const uint64_t spacing = UINT64_MAX / (length / per_group + 1);
+      for (size_t i = 0; i < length; ++i) {
+        groups[i] = (i / per_group) * spacing + (per_group - 1 - i % per_group);
+      }
+      inputs.push_back(groups);
+    }
+  }
   for (size_t length : {0, 1, 2, 3, 7, 8, 9, 31, 32, 33, 100, 170, 255, 256, 257, 700, 5000}) {
     std::vector<uint64_t> uniform(length), small(length), top(length);
     for (size_t i = 0; i < length; ++i) {

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sketch/chunk_set_kernels.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -108,6 +109,84 @@ TEST(ChunkSetTest, FinishEqualsSortUniqueForEveryShapeOfInput) {
     check(repeated, "repeated");
     check(equal, "all equal");
     check(descending, "descending");
+  }
+}
+
+// Every sort kernel the CPU runs (sketch/chunk_set_kernels.h) against sort
+// + unique, each kernel's buffers reused across inputs (and left with the
+// previous input's contents): every size from 0 to 300 (the vector tail
+// and the small-input cut), sizes around the powers of two that set the
+// bucket count and past the bucket cap, and inputs shaped against the
+// AVX-512 kernel's three transposition rounds: k distinct IDs per bucket in
+// descending order for k = 2..9 and 32 (up to 4 are sorted by the rounds,
+// more leave disorder for the insertion sort, 32 exhaust its budget),
+// ascending and descending input, all equal, one bucket crowded, repeats
+// (runs of equal IDs in a bucket), the extremes 0 and UINT32_MAX (the
+// padding's value) and IDs that are all UINT32_MAX or 0.
+TEST(ChunkSetKernelsTest, EveryKernelEqualsSortUnique) {
+  const std::vector<internal::ChunkSetKernel> kernels = internal::SupportedChunkSetKernels();
+  ASSERT_FALSE(kernels.empty());
+  EXPECT_EQ(kernels.front().name, "portable");
+  struct Buffers {
+    std::vector<uint32_t> ids, scratch, counts;
+  };
+  std::vector<Buffers> buffers(kernels.size());
+  internal::SplitMix64 rng(21);
+  auto check = [&](const std::vector<uint32_t>& input, const std::string& what) {
+    std::vector<uint32_t> expected = input;
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      Buffers& b = buffers[k];
+      b.ids = input;
+      kernels[k].sort_unique(&b.ids, &b.scratch, &b.counts);
+      ASSERT_EQ(b.ids, expected) << kernels[k].name << ", " << what << ", n = " << input.size();
+    }
+  };
+  std::vector<size_t> sizes;
+  for (size_t n = 0; n <= 300; ++n) sizes.push_back(n);
+  for (size_t n : {size_t{511}, size_t{512}, size_t{513}, size_t{1000}, size_t{4095}, size_t{4096},
+                   size_t{4097}, size_t{65537}, (size_t{1} << 20) + 5}) {
+    sizes.push_back(n);
+  }
+  for (size_t n : sizes) {
+    const int bits = std::min<int>(std::bit_width(n), 20);
+    const int shift = 32 - bits;
+    std::vector<uint32_t> uniform, ascending, descending, equal, crowded, repeated, runs, max, zero;
+    for (size_t i = 0; i < n; ++i) {
+      uniform.push_back(static_cast<uint32_t>(rng.Next()));
+      ascending.push_back(static_cast<uint32_t>(i * 0x9e3779b1ull % 0xffffffffull));
+      descending.push_back(static_cast<uint32_t>(0xffffffffu - i * 7919u));
+      equal.push_back(0x87654321u);
+      crowded.push_back(0x40000000u | static_cast<uint32_t>(rng.Next() % 5000));
+      repeated.push_back(static_cast<uint32_t>(rng.Next() % (n / 3 + 1)) * 0x9e3779b1u);
+      runs.push_back(static_cast<uint32_t>(rng.Next() >> 40) << 8 | static_cast<uint32_t>(i % 3));
+      max.push_back(0xffffffffu);
+      zero.push_back(0);
+    }
+    std::sort(ascending.begin(), ascending.end());
+    if (n > 3) {
+      uniform[n / 2] = 0;
+      uniform[n / 3] = 0xffffffffu;
+      uniform[n - 1] = 0xffffffffu;
+    }
+    check(uniform, "uniform");
+    check(ascending, "ascending");
+    check(descending, "descending");
+    check(equal, "all equal");
+    check(crowded, "crowded into one bucket");
+    check(repeated, "repeated");
+    check(runs, "runs");
+    check(max, "all UINT32_MAX");
+    check(zero, "all 0");
+    for (size_t per_bucket : {2, 3, 4, 5, 6, 7, 8, 9, 32}) {
+      std::vector<uint32_t> descending_k;
+      for (size_t i = 0; i < n; ++i) {
+        descending_k.push_back(static_cast<uint32_t>((uint64_t{i / per_bucket} << shift) |
+                                                     (per_bucket - 1 - i % per_bucket)));
+      }
+      check(descending_k, std::to_string(per_bucket) + " per bucket, descending");
+    }
   }
 }
 

@@ -60,7 +60,9 @@ TEST(KValueTest, EmptyDocument) {
 }
 
 TEST(KValueTest, MatchesReferenceDefinition) {
-  for (uint64_t k : {1u, 7u, 128u, 256u}) {
+  // k around FinishInto's groups of eight flags; n from a few hashes (most
+  // bins empty) to many (none).
+  for (uint64_t k : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 128u, 129u, 256u}) {
     for (size_t n : {1u, 3u, 50u, 300u, 5000u}) {
       const std::vector<uint64_t> features = RandomFeatures(k * 31 + n, n);
       KValueBuilder builder(static_cast<int>(k), 0xfeedULL);

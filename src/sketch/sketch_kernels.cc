@@ -11,6 +11,7 @@ SketchKernels ChooseSketchKernels(CpuPath path, const CpuFeatures& features) {
   kernels.merge_walk = MergeWalkFor(features);
   kernels.summary = SummaryKernelFor(features);
   kernels.intersection_size = IntersectionSizeFor(features);
+  kernels.chunk_set = ChunkSetKernelFor(features);
   return kernels;
 }
 

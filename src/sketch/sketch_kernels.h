@@ -1,7 +1,7 @@
 // SketchKernels: the kernel table of one CPU path for the sketch module, one
 // function (or kernel choice) per family: SimHash bit counting, bottom-k
-// filter/sort/unique, the Jaccard prefix filter, the exact merge walk and the
-// BottomKSummary test. The text module has the same kind of table for its
+// filter/sort/unique, the chunk sets' sort, the Jaccard prefix filter, the
+// exact merge walk and the BottomKSummary test. The text module has the same kind of table for its
 // families (text/text_kernels.h); both are filled from the one feature probe
 // (hash/cpu_features.h) cut down to the path's level, so a table never holds
 // a kernel above its path, and NEARDUP_CPU_PATH (read in hash/cpu_path.cc
@@ -20,6 +20,7 @@
 #include "hash/cpu_features.h"
 #include "hash/cpu_path.h"
 #include "sketch/bottom_k_kernels.h"
+#include "sketch/chunk_set_kernels.h"
 #include "sketch/set_intersection.h"
 #include "sketch/simhash_kernels.h"
 #include "sketch/similarity_kernels.h"
@@ -34,6 +35,7 @@ struct SketchKernels {
   MergeWalkFn merge_walk = nullptr;
   SummaryKernel summary = SummaryKernel::kPortable;
   IntersectionSizeFn intersection_size = nullptr;  // exact Jaccard of chunk sets
+  ChunkSetKernel chunk_set;                        // chunk sets' sort and unique
 };
 
 // The table for a feature set, by value (tests hand any set; the CPU need
