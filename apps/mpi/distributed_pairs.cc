@@ -8,6 +8,7 @@
 #include "band_groups.h"
 #include "document_set.h"
 #include "verification_split.h"
+#include "work_split.h"
 
 namespace neardup::mpi {
 namespace {
@@ -202,36 +203,143 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
   return placed;
 }
 
-// The documents of this rank (indices into `local`) that verification
-// reads, of its own candidates `mine` (sorted by a) or asked for by others,
-// whose verification sketches were deferred (an empty bottom-k sketch: a
-// candidate document has features, so its computed sketch is never empty).
-std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
-                                        const std::vector<CandidatePair>& mine,
-                                        const std::vector<uint64_t>& asked,
-                                        uint64_t first_document) {
-  std::vector<uint8_t> needed(local.size(), 0);
-  auto mark = [&](uint64_t doc) {
-    if (doc >= first_document && doc - first_document < local.size()) {
-      needed[doc - first_document] = 1;
+// Why this rank's documents (indices into `local`) are needed for
+// verification (work_split.h's bits): its own candidates `mine` name them
+// (kNeededHere), the rank `receiver` asked for them (kAskedByReceiver; none
+// when receiver is no rank), another rank did (kAskedByAnotherRank).
+std::vector<uint8_t> NeedsOfDocuments(size_t num_local, const std::vector<CandidatePair>& mine,
+                                      const std::vector<std::vector<uint64_t>>& asked_docs,
+                                      uint64_t first_document, size_t receiver) {
+  std::vector<uint8_t> needs(num_local, 0);
+  auto mark = [&](uint64_t doc, uint8_t why) {
+    if (doc >= first_document && doc - first_document < num_local) {
+      needs[doc - first_document] |= why;
     }
   };
   for (const CandidatePair& pair : mine) {
-    mark(pair.a);
-    mark(pair.b);
+    mark(pair.a, kNeededHere);
+    mark(pair.b, kNeededHere);
   }
-  for (uint64_t doc : asked) mark(doc);
+  for (size_t r = 0; r < asked_docs.size(); ++r) {
+    const uint8_t why = r == receiver ? kAskedByReceiver : kAskedByAnotherRank;
+    for (uint64_t doc : asked_docs[r]) mark(doc, why);
+  }
+  return needs;
+}
+
+// The documents of this rank (indices into `local`) that verification
+// reads whose verification sketches were deferred (an empty bottom-k
+// sketch: a candidate document has features, so its computed sketch is
+// never empty), ascending.
+std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
+                                        const std::vector<uint8_t>& needs) {
   std::vector<uint64_t> docs;
   for (uint64_t i = 0; i < local.size(); ++i) {
-    if (needed[i] != 0 && local[i].minhash.values.empty()) docs.push_back(i);
+    if (needs[i] != 0 && local[i].minhash.values.empty()) docs.push_back(i);
   }
   return docs;
+}
+
+// The deferred sketches evened out between ranks: the ranks' costs (the
+// record bytes of their deferred documents) gathered, and each heavy rank
+// hands its receiver (work_split.h's HandoverOf) the records of documents
+// only the receiver needs, which the receiver sketches itself, so that no
+// rank waits for the heaviest one's sketches (on the 1M corpus rank 0 of
+// two sketched 117,051 documents, rank 1 64,647). *deferred loses the
+// documents handed; *handed_out marks them (by local index) so that no
+// sketch of them is sent; *handed_in gets the sketches of the records
+// received, with *handed_in_docs their global numbers (ascending).
+// Collective (one AllGather; one Exchange when some rank gives).
+Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const DeferredSketches& sketches,
+                         const std::vector<CandidatePair>& mine,
+                         const std::vector<std::vector<uint64_t>>& asked_docs,
+                         const std::vector<Fingerprint>& local, uint64_t first_document,
+                         std::vector<uint64_t>* deferred, std::vector<uint8_t>* handed_out,
+                         std::vector<uint64_t>* handed_in_docs, std::vector<Fingerprint>* handed_in,
+                         DistributedPairsStats* stats) {
+  const size_t ranks = static_cast<size_t>(comm.size());
+  const size_t me = static_cast<size_t>(comm.rank());
+  handed_out->assign(local.size(), 0);
+  // Without records to hand (or a way to sketch them), every rank sketches
+  // its own, as all ranks see alike.
+  const bool can_hand = ranks > 1 && sketches.record && sketches.id && sketches.of_records;
+  std::vector<uint8_t> needs =
+      NeedsOfDocuments(local.size(), mine, asked_docs, first_document, ranks);
+  *deferred = DeferredDocuments(local, needs);
+  if (!can_hand) return Status::Ok();
+  std::vector<uint64_t> bytes(deferred->size());
+  uint64_t cost = 0;
+  for (size_t i = 0; i < deferred->size(); ++i) {
+    bytes[i] = sketches.record((*deferred)[i]).size();
+    cost += bytes[i];
+  }
+  const std::vector<uint64_t> costs = comm.AllGather(cost);
+  std::vector<bool> eligible(ranks);
+  for (size_t r = 0; r < ranks; ++r) eligible[r] = layout.count[r] > 0;
+  bool anyone_gives = false;
+  for (size_t r = 0; r < ranks; ++r) anyone_gives |= HandoverOf(costs, eligible, r).amount > 0;
+  if (!anyone_gives) return Status::Ok();
+  const Handover handover = HandoverOf(costs, eligible, me);
+  std::vector<std::string> send(ranks);
+  if (handover.amount > 0) {
+    needs = NeedsOfDocuments(local.size(), mine, asked_docs, first_document, handover.receiver);
+    const std::vector<uint64_t> handed = RecordsToHand(*deferred, bytes, needs, handover.amount);
+    ByteWriter writer(&send[handover.receiver]);
+    for (uint64_t doc : handed) {
+      (*handed_out)[doc] = 1;
+      writer.Put(first_document + doc);
+      writer.PutBytes(sketches.id(doc));
+      writer.PutBytes(sketches.record(doc));
+    }
+    stats->sketch_bytes += send[handover.receiver].size();
+    size_t kept = 0;
+    for (uint64_t doc : *deferred) {
+      if ((*handed_out)[doc] == 0) (*deferred)[kept++] = doc;
+    }
+    deferred->resize(kept);
+  }
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  // The records handed here, in rank order, each rank's ascending: global
+  // document order. Each must be one this rank asked its sender for.
+  std::vector<std::string> ids;
+  std::vector<std::string> records;
+  Status status;
+  for (size_t r = 0; r < ranks && status.ok(); ++r) {
+    ByteReader reader(received[r]);
+    while (!reader.done() && status.ok()) {
+      uint64_t doc = 0;
+      status = reader.Get(&doc);
+      if (status.ok()) {
+        ids.emplace_back();
+        records.emplace_back();
+        status = reader.GetBytes(&ids.back());
+      }
+      if (status.ok()) status = reader.GetBytes(&records.back());
+      if (status.ok() && (static_cast<size_t>(layout.OwnerOf(doc)) != r ||
+                          (!handed_in_docs->empty() && doc <= handed_in_docs->back()))) {
+        status = InternalError("rank " + std::to_string(r) + " handed the record of document " +
+                               std::to_string(doc) + " here out of order or not its own");
+      }
+      if (status.ok()) handed_in_docs->push_back(doc);
+    }
+    received[r] = {};
+  }
+  if (status.ok() && !records.empty()) {
+    status = sketches.of_records(std::move(ids), std::move(records), handed_in);
+    if (status.ok() && handed_in->size() != handed_in_docs->size()) {
+      status = InternalError("sketched " + std::to_string(handed_in->size()) + " records of " +
+                             std::to_string(handed_in_docs->size()));
+    }
+  }
+  stats->sketched_documents += handed_in_docs->size();
+  return comm.AgreeOnStatus(status);
 }
 
 Result<std::vector<SimilarPair>> MinHashPairs(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    PairPlacement placement, const DeferredSketches& deferred_sketches, NearDuplicateReport* report,
     DistributedPairsStats* stats) {
   const int ranks = comm.size();
   const uint64_t first_document = layout.first[static_cast<size_t>(comm.rank())];
@@ -287,25 +395,28 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     }
     asked[r] = {};
   }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   // The deferred verification sketches of the documents read here or
-  // asked for, computed once, before any is sent or read.
-  if (local_status.ok()) {
-    std::vector<uint64_t> all_asked;
-    for (const std::vector<uint64_t>& docs : asked_docs) {
-      all_asked.insert(all_asked.end(), docs.begin(), docs.end());
-    }
-    const std::vector<uint64_t> deferred =
-        DeferredDocuments(local, mine, all_asked, first_document);
-    stats->sketched_documents = deferred.size();
-    if (!deferred.empty()) {
-      local_status = sketch_again ? sketch_again(deferred, &local)
-                                  : InternalError("documents without verification sketches");
-    }
+  // asked for, computed once, before any is sent or read; some of them
+  // handed, as records, to the rank that asked for them.
+  std::vector<uint64_t> deferred;
+  std::vector<uint8_t> handed_out;
+  std::vector<uint64_t> handed_in_docs;
+  std::vector<Fingerprint> handed_in;
+  NEARDUP_RETURN_IF_ERROR(HandOverSketching(comm, layout, deferred_sketches, mine, asked_docs,
+                                            local, first_document, &deferred, &handed_out,
+                                            &handed_in_docs, &handed_in, stats));
+  stats->sketched_documents += deferred.size();
+  if (!deferred.empty()) {
+    local_status = deferred_sketches.again
+                       ? deferred_sketches.again(deferred, &local)
+                       : InternalError("documents without verification sketches");
   }
   std::vector<std::string> replies(static_cast<size_t>(ranks));
   for (size_t r = 0; r < asked_docs.size() && local_status.ok(); ++r) {
     ByteWriter writer(&replies[r]);
     for (uint64_t doc : asked_docs[r]) {
+      if (handed_out[doc - first_document] != 0) continue;
       PutSketch(local[doc - first_document], options.verify_exact, &writer);
     }
     stats->sketch_bytes += replies[r].size();
@@ -331,14 +442,38 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   std::vector<Fingerprint> verifying(num_mine + remote.size());
   std::move(local.begin(), local.end(), verifying.begin() + static_cast<ptrdiff_t>(num_before));
   local = {};
+  // The documents whose records were handed here come in no reply: their
+  // sketches were computed here (handed_in, in document order).
   size_t next = 0;
+  size_t next_handed = 0;
+  auto take_handed = [&] {
+    while (next < remote.size() && next_handed < handed_in_docs.size() &&
+           remote[next] == handed_in_docs[next_handed]) {
+      Fingerprint& to = verifying[numbering.OfRemote(next)];
+      Fingerprint& from = handed_in[next_handed];
+      to.num_tokens = from.num_tokens;
+      to.minhash = std::move(from.minhash);
+      if (options.verify_exact) to.chunks = std::move(from.chunks);
+      ++next;
+      ++next_handed;
+    }
+  };
   for (const std::string& message : sketches) {
     ByteReader reader(message);
+    take_handed();
     while (!reader.done() && local_status.ok() && next < remote.size()) {
       const size_t at = numbering.OfRemote(next);
       local_status = GetSketch(&reader, options.verify_exact, &verifying[at]);
       ++next;
+      take_handed();
     }
+  }
+  take_handed();
+  handed_in = {};
+  if (local_status.ok() && next_handed != handed_in_docs.size()) {
+    local_status = InternalError("used " + std::to_string(next_handed) + " of the " +
+                                 std::to_string(handed_in_docs.size()) +
+                                 " sketches computed here for another rank's documents");
   }
   if (local_status.ok() && next != remote.size()) {
     local_status = InternalError("fetched " + std::to_string(next) + " sketches of " +
@@ -513,13 +648,13 @@ int DocumentLayout::OwnerOf(uint64_t doc) const {
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    PairPlacement placement, const DeferredSketches& deferred, NearDuplicateReport* report,
     DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
     return SimHashPairs(comm, layout, local, scheme, options, placement, report, stats);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
-                      sketch_again, report, stats);
+                      deferred, report, stats);
 }
 
 }  // namespace neardup::mpi
