@@ -240,37 +240,55 @@ std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
   return docs;
 }
 
+// Who sketches what (HandOverSketching's result).
+struct SketchWork {
+  // This rank's documents (local indices, ascending) it sketches itself.
+  std::vector<uint64_t> deferred;
+  // Per local document: 1 when its record went to `receiver`, which
+  // sketches it; no sketch of it is sent from here.
+  std::vector<uint8_t> handed_out;
+  size_t receiver = 0;  // the rank's count when it gave nothing
+  // Of those, the ones this rank needs itself (local indices, ascending):
+  // their sketches come back at the end of the receiver's reply.
+  std::vector<uint64_t> coming_back;
+  // The records handed here, sketched here, in global document order:
+  // their numbers, senders, sketches, and whether the sender needs the
+  // sketches back (at the end of this rank's reply to it).
+  std::vector<uint64_t> in_docs;
+  std::vector<size_t> in_from;
+  std::vector<Fingerprint> in_sketches;
+  std::vector<uint8_t> in_back;
+};
+
 // The deferred sketches evened out between ranks: the ranks' costs (the
 // record bytes of their deferred documents) gathered, and each heavy rank
 // hands its receiver (work_split.h's HandoverOf) the records of documents
-// only the receiver needs, which the receiver sketches itself, so that no
-// rank waits for the heaviest one's sketches (on the 1M corpus rank 0 of
-// two sketched 117,051 documents, rank 1 64,647). *deferred loses the
-// documents handed; *handed_out marks them (by local index) so that no
-// sketch of them is sent; *handed_in gets the sketches of the records
-// received, with *handed_in_docs their global numbers (ascending).
-// Collective (one AllGather; one Exchange when some rank gives).
+// no third rank asked for (RecordsToHand), which the receiver sketches, so
+// that no rank waits for the heaviest one's sketches (on the 1M corpus
+// rank 0 of two sketched 117,051 documents, rank 1 64,647). A record is
+// sent with its number, its id and whether the giver needs its sketches
+// back (its own candidates name it). `fetched`: the documents this rank
+// asked for. Collective (one AllGather; one Exchange when some rank gives).
 Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const DeferredSketches& sketches,
                          const std::vector<CandidatePair>& mine,
                          const std::vector<std::vector<uint64_t>>& asked_docs,
-                         const std::vector<Fingerprint>& local, uint64_t first_document,
-                         std::vector<uint64_t>* deferred, std::vector<uint8_t>* handed_out,
-                         std::vector<uint64_t>* handed_in_docs, std::vector<Fingerprint>* handed_in,
-                         DistributedPairsStats* stats) {
+                         const DocumentSet& fetched, const std::vector<Fingerprint>& local,
+                         uint64_t first_document, SketchWork* work, DistributedPairsStats* stats) {
   const size_t ranks = static_cast<size_t>(comm.size());
   const size_t me = static_cast<size_t>(comm.rank());
-  handed_out->assign(local.size(), 0);
+  work->handed_out.assign(local.size(), 0);
+  work->receiver = ranks;
   // Without records to hand (or a way to sketch them), every rank sketches
   // its own, as all ranks see alike.
   const bool can_hand = ranks > 1 && sketches.record && sketches.id && sketches.of_records;
   std::vector<uint8_t> needs =
       NeedsOfDocuments(local.size(), mine, asked_docs, first_document, ranks);
-  *deferred = DeferredDocuments(local, needs);
+  work->deferred = DeferredDocuments(local, needs);
   if (!can_hand) return Status::Ok();
-  std::vector<uint64_t> bytes(deferred->size());
+  std::vector<uint64_t> bytes(work->deferred.size());
   uint64_t cost = 0;
-  for (size_t i = 0; i < deferred->size(); ++i) {
-    bytes[i] = sketches.record((*deferred)[i]).size();
+  for (size_t i = 0; i < work->deferred.size(); ++i) {
+    bytes[i] = sketches.record(work->deferred[i]).size();
     cost += bytes[i];
   }
   const std::vector<uint64_t> costs = comm.AllGather(cost);
@@ -282,26 +300,32 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
   const Handover handover = HandoverOf(costs, eligible, me);
   std::vector<std::string> send(ranks);
   if (handover.amount > 0) {
+    work->receiver = handover.receiver;
     needs = NeedsOfDocuments(local.size(), mine, asked_docs, first_document, handover.receiver);
-    const std::vector<uint64_t> handed = RecordsToHand(*deferred, bytes, needs, handover.amount);
+    const std::vector<uint64_t> handed =
+        RecordsToHand(work->deferred, bytes, needs, handover.amount);
     ByteWriter writer(&send[handover.receiver]);
     for (uint64_t doc : handed) {
-      (*handed_out)[doc] = 1;
+      const bool back = (needs[doc] & kNeededHere) != 0;
+      work->handed_out[doc] = 1;
+      if (back) work->coming_back.push_back(doc);
       writer.Put(first_document + doc);
+      writer.Put<uint8_t>(back ? 1 : 0);
       writer.PutBytes(sketches.id(doc));
       writer.PutBytes(sketches.record(doc));
     }
     stats->sketch_bytes += send[handover.receiver].size();
     size_t kept = 0;
-    for (uint64_t doc : *deferred) {
-      if ((*handed_out)[doc] == 0) (*deferred)[kept++] = doc;
+    for (uint64_t doc : work->deferred) {
+      if (work->handed_out[doc] == 0) work->deferred[kept++] = doc;
     }
-    deferred->resize(kept);
+    work->deferred.resize(kept);
   }
   std::vector<std::string> received;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
   // The records handed here, in rank order, each rank's ascending: global
-  // document order. Each must be one this rank asked its sender for.
+  // document order. Each must be the sender's, and one this rank asked for
+  // or one whose sketches go back.
   std::vector<std::string> ids;
   std::vector<std::string> records;
   Status status;
@@ -309,30 +333,38 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
     ByteReader reader(received[r]);
     while (!reader.done() && status.ok()) {
       uint64_t doc = 0;
+      uint8_t back = 0;
       status = reader.Get(&doc);
+      if (status.ok()) status = reader.Get(&back);
       if (status.ok()) {
         ids.emplace_back();
         records.emplace_back();
         status = reader.GetBytes(&ids.back());
       }
       if (status.ok()) status = reader.GetBytes(&records.back());
-      if (status.ok() && (static_cast<size_t>(layout.OwnerOf(doc)) != r ||
-                          (!handed_in_docs->empty() && doc <= handed_in_docs->back()))) {
-        status = InternalError("rank " + std::to_string(r) + " handed the record of document " +
-                               std::to_string(doc) + " here out of order or not its own");
+      if (status.ok() && (doc >= layout.total || static_cast<size_t>(layout.OwnerOf(doc)) != r ||
+                          (!work->in_docs.empty() && doc <= work->in_docs.back()) ||
+                          (back == 0 && !fetched.Contains(doc)))) {
+        status =
+            InternalError("rank " + std::to_string(r) + " handed the record of document " +
+                          std::to_string(doc) + " here out of order, not its own or not asked for");
       }
-      if (status.ok()) handed_in_docs->push_back(doc);
+      if (status.ok()) {
+        work->in_docs.push_back(doc);
+        work->in_from.push_back(r);
+        work->in_back.push_back(back != 0);
+      }
     }
     received[r] = {};
   }
   if (status.ok() && !records.empty()) {
-    status = sketches.of_records(std::move(ids), std::move(records), handed_in);
-    if (status.ok() && handed_in->size() != handed_in_docs->size()) {
-      status = InternalError("sketched " + std::to_string(handed_in->size()) + " records of " +
-                             std::to_string(handed_in_docs->size()));
+    status = sketches.of_records(std::move(ids), std::move(records), &work->in_sketches);
+    if (status.ok() && work->in_sketches.size() != work->in_docs.size()) {
+      status = InternalError("sketched " + std::to_string(work->in_sketches.size()) +
+                             " records of " + std::to_string(work->in_docs.size()));
     }
   }
-  stats->sketched_documents += handed_in_docs->size();
+  stats->sketched_documents += work->in_docs.size();
   return comm.AgreeOnStatus(status);
 }
 
@@ -398,26 +430,30 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   // The deferred verification sketches of the documents read here or
   // asked for, computed once, before any is sent or read; some of them
-  // handed, as records, to the rank that asked for them.
-  std::vector<uint64_t> deferred;
-  std::vector<uint8_t> handed_out;
-  std::vector<uint64_t> handed_in_docs;
-  std::vector<Fingerprint> handed_in;
+  // handed, as records, to another rank to sketch.
+  SketchWork work;
   NEARDUP_RETURN_IF_ERROR(HandOverSketching(comm, layout, deferred_sketches, mine, asked_docs,
-                                            local, first_document, &deferred, &handed_out,
-                                            &handed_in_docs, &handed_in, stats));
-  stats->sketched_documents += deferred.size();
-  if (!deferred.empty()) {
+                                            fetched, local, first_document, &work, stats));
+  stats->sketched_documents += work.deferred.size();
+  if (!work.deferred.empty()) {
     local_status = deferred_sketches.again
-                       ? deferred_sketches.again(deferred, &local)
+                       ? deferred_sketches.again(work.deferred, &local)
                        : InternalError("documents without verification sketches");
   }
+  // Each reply: the sketches asked for, in the order asked (less those
+  // whose records were handed to the asker), then those of the records the
+  // asker handed here and needs back, in document order.
   std::vector<std::string> replies(static_cast<size_t>(ranks));
   for (size_t r = 0; r < asked_docs.size() && local_status.ok(); ++r) {
     ByteWriter writer(&replies[r]);
     for (uint64_t doc : asked_docs[r]) {
-      if (handed_out[doc - first_document] != 0) continue;
+      if (work.handed_out[doc - first_document] != 0) continue;
       PutSketch(local[doc - first_document], options.verify_exact, &writer);
+    }
+    for (size_t i = 0; i < work.in_docs.size(); ++i) {
+      if (work.in_from[i] == r && work.in_back[i] != 0) {
+        PutSketch(work.in_sketches[i], options.verify_exact, &writer);
+      }
     }
     stats->sketch_bytes += replies[r].size();
   }
@@ -442,39 +478,40 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   std::vector<Fingerprint> verifying(num_mine + remote.size());
   std::move(local.begin(), local.end(), verifying.begin() + static_cast<ptrdiff_t>(num_before));
   local = {};
-  // The documents whose records were handed here come in no reply: their
-  // sketches were computed here (handed_in, in document order).
+  // Rank r's reply: the sketches of the documents fetched from it, in
+  // order, but for those whose records it handed here (sketched here,
+  // work.in_*, in document order); then, if this rank handed records to r,
+  // the sketches of those it needs back (work.coming_back), for its own
+  // documents.
   size_t next = 0;
-  size_t next_handed = 0;
-  auto take_handed = [&] {
-    while (next < remote.size() && next_handed < handed_in_docs.size() &&
-           remote[next] == handed_in_docs[next_handed]) {
+  size_t next_in = 0;
+  for (size_t r = 0; r < sketches.size() && local_status.ok(); ++r) {
+    ByteReader reader(sketches[r]);
+    const uint64_t end_of_r = layout.first[r] + layout.count[r];
+    for (; next < remote.size() && remote[next] < end_of_r && local_status.ok(); ++next) {
       Fingerprint& to = verifying[numbering.OfRemote(next)];
-      Fingerprint& from = handed_in[next_handed];
-      to.num_tokens = from.num_tokens;
-      to.minhash = std::move(from.minhash);
-      if (options.verify_exact) to.chunks = std::move(from.chunks);
-      ++next;
-      ++next_handed;
+      while (next_in < work.in_docs.size() && work.in_docs[next_in] < remote[next]) ++next_in;
+      if (next_in < work.in_docs.size() && work.in_docs[next_in] == remote[next]) {
+        // Moved: the replies, which may hold a copy, are sent already.
+        Fingerprint& from = work.in_sketches[next_in];
+        to.num_tokens = from.num_tokens;
+        to.minhash = std::move(from.minhash);
+        if (options.verify_exact) to.chunks = std::move(from.chunks);
+      } else {
+        local_status = GetSketch(&reader, options.verify_exact, &to);
+      }
     }
-  };
-  for (const std::string& message : sketches) {
-    ByteReader reader(message);
-    take_handed();
-    while (!reader.done() && local_status.ok() && next < remote.size()) {
-      const size_t at = numbering.OfRemote(next);
-      local_status = GetSketch(&reader, options.verify_exact, &verifying[at]);
-      ++next;
-      take_handed();
+    if (r == work.receiver) {
+      for (size_t i = 0; i < work.coming_back.size() && local_status.ok(); ++i) {
+        local_status = GetSketch(&reader, options.verify_exact,
+                                 &verifying[numbering.num_before + work.coming_back[i]]);
+      }
+    }
+    if (local_status.ok() && !reader.done()) {
+      local_status = InternalError("rank " + std::to_string(r) + " sent more sketches than asked");
     }
   }
-  take_handed();
-  handed_in = {};
-  if (local_status.ok() && next_handed != handed_in_docs.size()) {
-    local_status = InternalError("used " + std::to_string(next_handed) + " of the " +
-                                 std::to_string(handed_in_docs.size()) +
-                                 " sketches computed here for another rank's documents");
-  }
+  work = {};
   if (local_status.ok() && next != remote.size()) {
     local_status = InternalError("fetched " + std::to_string(next) + " sketches of " +
                                  std::to_string(remote.size()));

@@ -27,11 +27,20 @@ std::vector<uint64_t> RecordsToHand(std::span<const uint64_t> deferred,
                                     uint64_t amount) {
   std::vector<uint64_t> handed;
   uint64_t moved = 0;
-  for (size_t i = 0; i < deferred.size() && moved < amount; ++i) {
-    if (needs[deferred[i]] != kAskedByReceiver || bytes[i] == 0) continue;
-    handed.push_back(deferred[i]);
-    moved += bytes[i];
+  // First those only the receiver needs (nothing comes back), then those
+  // this rank needs too.
+  for (const bool receivers_only : {true, false}) {
+    for (size_t i = 0; i < deferred.size() && moved < amount; ++i) {
+      const uint8_t why = needs[deferred[i]];
+      const bool eligible = receivers_only
+                                ? why == kAskedByReceiver
+                                : why == kNeededHere || why == (kNeededHere | kAskedByReceiver);
+      if (!eligible || bytes[i] == 0) continue;
+      handed.push_back(deferred[i]);
+      moved += bytes[i];
+    }
   }
+  std::sort(handed.begin(), handed.end());
   return handed;
 }
 

@@ -39,11 +39,14 @@ inline constexpr uint8_t kAskedByAnotherRank = 4;  // any other rank asked for i
 
 // The deferred documents (`deferred`, ascending, local indices; `bytes[i]`
 // the record size of deferred[i], the cost of sketching it) that a rank
-// hands to its receiver as records, for the receiver to sketch: those only
-// the receiver needs (needs[doc] == kAskedByReceiver, so no other rank
-// waits for their sketches from this one) and that have a record (bytes >
-// 0), in document order, until their bytes reach `amount`. Ascending. REQUIRES: bytes.size() ==
-// deferred.size(); every deferred doc < needs.size().
+// hands to its receiver as records, for the receiver to sketch: those no
+// third rank asked for (needs[doc] has no kAskedByAnotherRank bit: no other
+// rank waits for their sketches from this one) and that have a record
+// (bytes > 0), first those only the receiver needs (needs[doc] ==
+// kAskedByReceiver), then those this rank needs too (their sketches come
+// back), each pass in document order, until their bytes reach `amount`.
+// Ascending. REQUIRES: bytes.size() == deferred.size(); every deferred
+// doc < needs.size().
 std::vector<uint64_t> RecordsToHand(std::span<const uint64_t> deferred,
                                     std::span<const uint64_t> bytes, std::span<const uint8_t> needs,
                                     uint64_t amount);

@@ -93,22 +93,26 @@ TEST(MpiWorkSplitTest, RandomCostsAgainstThePairingRule) {
   }
 }
 
-TEST(MpiWorkSplitTest, RecordsToHandTakesOnlyTheReceiversDocuments) {
-  // Local documents 0..9; the deferred ones with their record bytes.
-  const std::vector<uint64_t> deferred = {0, 2, 3, 5, 6, 8, 9};
-  const std::vector<uint64_t> bytes = {10, 20, 30, 40, 0, 60, 70};
-  std::vector<uint8_t> needs(10, 0);
-  needs[0] = kNeededHere | kAskedByReceiver;  // needed here too: stays
-  needs[2] = kAskedByReceiver;
-  needs[3] = kAskedByReceiver | kAskedByAnotherRank;  // another rank waits for it
-  needs[5] = kAskedByReceiver;
-  needs[6] = kAskedByReceiver;  // no record: stays
-  needs[8] = kNeededHere;
-  needs[9] = kAskedByReceiver;
-  EXPECT_EQ(RecordsToHand(deferred, bytes, needs, 1000), (std::vector<uint64_t>{2, 5, 9}));
-  // Until the bytes reach the amount: 20 < 50, 20 + 40 >= 50.
+TEST(MpiWorkSplitTest, RecordsToHandReceiversOnlyFirstThenThoseNeededHere) {
+  // Local documents 0..10; the deferred ones with their record bytes.
+  const std::vector<uint64_t> deferred = {0, 2, 3, 5, 6, 8, 9, 10};
+  const std::vector<uint64_t> bytes = {10, 20, 30, 40, 0, 60, 70, 5};
+  std::vector<uint8_t> needs(11, 0);
+  needs[0] = kNeededHere | kAskedByReceiver;          // second pass (comes back)
+  needs[2] = kAskedByReceiver;                        // first pass
+  needs[3] = kAskedByReceiver | kAskedByAnotherRank;  // another rank waits for it: stays
+  needs[5] = kAskedByReceiver;                        // first pass
+  needs[6] = kAskedByReceiver;                        // no record: stays
+  needs[8] = kNeededHere;                             // second pass (comes back)
+  needs[9] = kAskedByReceiver;                        // first pass
+  needs[10] = kNeededHere | kAskedByAnotherRank;      // stays
+  EXPECT_EQ(RecordsToHand(deferred, bytes, needs, 1000), (std::vector<uint64_t>{0, 2, 5, 8, 9}));
+  // Until the bytes reach the amount, the receiver's own first: 20 < 50,
+  // 20 + 40 >= 50.
   EXPECT_EQ(RecordsToHand(deferred, bytes, needs, 50), (std::vector<uint64_t>{2, 5}));
   EXPECT_EQ(RecordsToHand(deferred, bytes, needs, 20), (std::vector<uint64_t>{2}));
+  // 20 + 40 + 70 = 130 < 135: then document 0 (10 bytes) from the second pass.
+  EXPECT_EQ(RecordsToHand(deferred, bytes, needs, 135), (std::vector<uint64_t>{0, 2, 5, 9}));
   EXPECT_EQ(RecordsToHand(deferred, bytes, needs, 0), (std::vector<uint64_t>{}));
   EXPECT_EQ(RecordsToHand({}, {}, needs, 1000), (std::vector<uint64_t>{}));
 }
@@ -127,17 +131,28 @@ TEST(MpiWorkSplitTest, RecordsToHandRandomAgainstAFilter) {
         bytes.push_back(rng() % 4 == 0 ? 0 : rng() % 1000);
       }
     }
-    const uint64_t amount = rng() % 20000;
+    const uint64_t amount = rng() % 40000;
+    // The oracle: the receiver-only documents in order, then the others no
+    // third rank asked for, while under the amount; then sorted.
     std::vector<uint64_t> expected;
     uint64_t moved = 0;
-    for (size_t i = 0; i < deferred.size(); ++i) {
-      if (moved >= amount) break;
-      if (needs[deferred[i]] == kAskedByReceiver && bytes[i] > 0) {
-        expected.push_back(deferred[i]);
-        moved += bytes[i];
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t i = 0; i < deferred.size(); ++i) {
+        if (moved >= amount) break;
+        const uint8_t why = needs[deferred[i]];
+        const bool no_third = (why & kAskedByAnotherRank) == 0;
+        const bool wanted =
+            pass == 0 ? why == kAskedByReceiver : no_third && (why & kNeededHere) != 0;
+        if (wanted && bytes[i] > 0) {
+          expected.push_back(deferred[i]);
+          moved += bytes[i];
+        }
       }
     }
-    ASSERT_EQ(RecordsToHand(deferred, bytes, needs, amount), expected) << "trial " << trial;
+    std::sort(expected.begin(), expected.end());
+    const std::vector<uint64_t> handed = RecordsToHand(deferred, bytes, needs, amount);
+    ASSERT_EQ(handed, expected) << "trial " << trial;
+    for (uint64_t doc : handed) ASSERT_EQ(needs[doc] & kAskedByAnotherRank, 0) << doc;
   }
 }
 
