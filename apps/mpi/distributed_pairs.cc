@@ -205,24 +205,36 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
 
 // Why this rank's documents (indices into `local`) are needed for
 // verification (work_split.h's bits): its own candidates `mine` name them
-// (kNeededHere), the rank `receiver` asked for them (kAskedByReceiver; none
-// when receiver is no rank), another rank did (kAskedByAnotherRank).
-std::vector<uint8_t> NeedsOfDocuments(size_t num_local, const std::vector<CandidatePair>& mine,
-                                      const std::vector<std::vector<uint64_t>>& asked_docs,
-                                      uint64_t first_document, size_t receiver) {
+// (kNeededHere). One pass over every candidate, so done once.
+std::vector<uint8_t> NeededHere(size_t num_local, const std::vector<CandidatePair>& mine,
+                                uint64_t first_document) {
   std::vector<uint8_t> needs(num_local, 0);
-  auto mark = [&](uint64_t doc, uint8_t why) {
+  auto mark = [&](uint64_t doc) {
     if (doc >= first_document && doc - first_document < num_local) {
-      needs[doc - first_document] |= why;
+      needs[doc - first_document] = kNeededHere;
     }
   };
   for (const CandidatePair& pair : mine) {
-    mark(pair.a, kNeededHere);
-    mark(pair.b, kNeededHere);
+    mark(pair.a);
+    mark(pair.b);
   }
+  return needs;
+}
+
+// `needed_here` with the askers added: the rank `receiver` asked for them
+// (kAskedByReceiver; none when receiver is no rank), another rank did
+// (kAskedByAnotherRank).
+std::vector<uint8_t> NeedsOfDocuments(const std::vector<uint8_t>& needed_here,
+                                      const std::vector<std::vector<uint64_t>>& asked_docs,
+                                      uint64_t first_document, size_t receiver) {
+  std::vector<uint8_t> needs = needed_here;
   for (size_t r = 0; r < asked_docs.size(); ++r) {
     const uint8_t why = r == receiver ? kAskedByReceiver : kAskedByAnotherRank;
-    for (uint64_t doc : asked_docs[r]) mark(doc, why);
+    for (uint64_t doc : asked_docs[r]) {
+      if (doc >= first_document && doc - first_document < needs.size()) {
+        needs[doc - first_document] |= why;
+      }
+    }
   }
   return needs;
 }
@@ -281,8 +293,8 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
   // Without records to hand (or a way to sketch them), every rank sketches
   // its own, as all ranks see alike.
   const bool can_hand = ranks > 1 && sketches.record && sketches.id && sketches.of_records;
-  std::vector<uint8_t> needs =
-      NeedsOfDocuments(local.size(), mine, asked_docs, first_document, ranks);
+  const std::vector<uint8_t> needed_here = NeededHere(local.size(), mine, first_document);
+  std::vector<uint8_t> needs = NeedsOfDocuments(needed_here, asked_docs, first_document, ranks);
   work->deferred = DeferredDocuments(local, needs);
   if (!can_hand) return Status::Ok();
   std::vector<uint64_t> bytes(work->deferred.size());
@@ -301,7 +313,7 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
   std::vector<std::string> send(ranks);
   if (handover.amount > 0) {
     work->receiver = handover.receiver;
-    needs = NeedsOfDocuments(local.size(), mine, asked_docs, first_document, handover.receiver);
+    needs = NeedsOfDocuments(needed_here, asked_docs, first_document, handover.receiver);
     const std::vector<uint64_t> handed =
         RecordsToHand(work->deferred, bytes, needs, handover.amount);
     ByteWriter writer(&send[handover.receiver]);
