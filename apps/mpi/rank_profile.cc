@@ -1,10 +1,61 @@
 #include "rank_profile.h"
 
+#include <time.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 
 namespace neardup::mpi {
+namespace {
+
+double Seconds(clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+// Seconds since this process started: field 22 of /proc/self/stat, in
+// clock ticks since boot (10 ms on Linux), against CLOCK_BOOTTIME; nothing
+// where /proc is not there.
+std::optional<double> SecondsSinceProcessStart() {
+  std::ifstream file("/proc/self/stat");
+  const std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  // The command name (field 2) may hold spaces: the fields after it.
+  const size_t name_end = stat.rfind(')');
+  if (name_end == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(name_end + 1));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+    if (i < 22) continue;
+    const long ticks_per_second = sysconf(_SC_CLK_TCK);
+    if (ticks_per_second <= 0) return std::nullopt;
+    const double started =
+        std::strtod(field.c_str(), nullptr) / static_cast<double>(ticks_per_second);
+    return Seconds(CLOCK_BOOTTIME) - started;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+RankProfile::RankProfile(const Comm& comm) : comm_(comm) {
+  if (const std::optional<double> wall = SecondsSinceProcessStart()) {
+    const double cpu = Seconds(CLOCK_PROCESS_CPUTIME_ID);
+    Record("start",
+           StageTime{.wall_seconds = *wall,
+                     .cpu_seconds = cpu,
+                     .main_cpu_seconds = Seconds(CLOCK_THREAD_CPUTIME_ID)},
+           comm.in_mpi());
+  }
+  mpi_at_ = comm.in_mpi();
+}
 
 void RankProfile::Add(const DistributedPairsStats& stats) {
   for (const DistributedPairsStats::Stage& stage : stats.stages) {

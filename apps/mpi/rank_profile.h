@@ -1,9 +1,9 @@
 // --profile of neardup-mpi's near-duplicate commands: each rank's time in
-// each stage (wall and CPU), and the CPU of that inside MPI calls (a rank
-// waiting for its peers in a collective spins, which shows as CPU: cpu
-// minus that is the stage's own work), its verification work and peak
-// memory, one line per rank on rank 0's stderr.
-// Thread safety: the main thread only (Print is collective).
+// each stage (the first, "start", is everything before the first stage:
+// loading, MPI_Init, examining and planning the inputs) (wall and CPU), and the CPU of that inside
+// MPI calls (a rank waiting for its peers in a collective spins, which shows as CPU: cpu minus that
+// is the stage's own work), its verification work and peak memory, one line per rank on rank 0's
+// stderr. Thread safety: the main thread only (Print is collective).
 #ifndef NEARDUP_APPS_MPI_RANK_PROFILE_H_
 #define NEARDUP_APPS_MPI_RANK_PROFILE_H_
 
@@ -19,7 +19,11 @@ namespace neardup::mpi {
 
 class RankProfile {
  public:
-  explicit RankProfile(const Comm& comm) : comm_(comm), mpi_at_(comm.in_mpi()) {}
+  // Records the first stage, "start": from the process' start (its fork by
+  // the launcher, /proc/self/stat; before the huge-page re-exec and
+  // MPI_Init) to now, with the process' CPU and its MPI calls so far
+  // (none where the start time is unknown).
+  explicit RankProfile(const Comm& comm);
   // Ends the current stage.
   void Lap(const char* stage) { Record(stage, timer_.Lap(), comm_.in_mpi()); }
   // The stages FindPairsDistributed timed, in order; the next stage starts

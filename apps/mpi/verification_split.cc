@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "work_split.h"
+
 namespace neardup::mpi {
 
 std::vector<uint32_t> ChunkSizes(const std::vector<Fingerprint>& verifying) {
@@ -25,24 +27,13 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
   if (ranks == 1) return Status::Ok();
   const size_t me = static_cast<size_t>(comm.rank());
   const std::vector<uint64_t> costs = comm.AllGather(cost);
-  // The ranks that hold documents (an empty one can take no candidate: it
-  // owns none of their documents), heaviest first.
-  std::vector<size_t> order;
-  for (size_t r = 0; r < ranks; ++r) {
-    if (layout.count[r] > 0) order.push_back(r);
-  }
-  std::sort(order.begin(), order.end(),
-            [&](size_t x, size_t y) { return costs[x] != costs[y] ? costs[x] > costs[y] : x < y; });
-  // The rank this one gives to, and how much.
-  size_t receiver = ranks;
-  uint64_t to_move = 0;
-  for (size_t i = 0; i < order.size() / 2; ++i) {
-    const size_t heavy = order[i];
-    const size_t light = order[order.size() - 1 - i];
-    if (heavy != me || costs[heavy] - costs[light] <= costs[heavy] / 50) continue;
-    receiver = light;
-    to_move = (costs[heavy] - costs[light]) / 2;
-  }
+  // The ranks that hold documents take part (an empty one can take no
+  // candidate: it owns none of their documents).
+  std::vector<bool> eligible(ranks);
+  for (size_t r = 0; r < ranks; ++r) eligible[r] = layout.count[r] > 0;
+  const Handover handover = HandoverOf(costs, eligible, me);
+  const size_t receiver = handover.receiver;
+  const uint64_t to_move = handover.amount;
   std::vector<std::string> send(ranks);
   if (receiver != ranks) {
     const std::vector<uint64_t>& fetched = asked_docs[receiver];
