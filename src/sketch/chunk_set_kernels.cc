@@ -164,6 +164,9 @@ NEARDUP_AVX512_TARGET void SortUniqueAvx512(std::vector<uint32_t>* ids,
   ScatterByTopBitsAvx512(ids->data(), n, out, counts);
   std::fill(out + n, out + 16 * vectors + 16, UINT32_MAX);
   for (int round = 0; round < kTranspositionRounds; ++round) TranspositionRound(out, vectors);
+  // The order check. (After the last phase, on the odd pairs, the pair
+  // across a vector boundary is in order, so only the even pairs could be
+  // checked; the whole check is cheap.)
   __mmask16 disorder = 0;
   for (size_t j = 0; j < vectors; ++j) {
     const __m512i v = _mm512_loadu_si512(out + 16 * j);
