@@ -9,8 +9,9 @@
 // Data: the SpamAssassin bodies fetched by scripts/fetch_corpora.sh
 // (cache/corpora/spamassassin.jsonl), any JSONL file named by
 // NEARDUP_BENCH_CORPUS, or, with NEARDUP_BENCH_CORPUS=synthetic:http_load,
-// 3,000 texts of about 3 KB made as bench/server/http_load makes its POSTs
-// (8-word phrases of w0..w19999, fixed seeds; no file needed). sketch:5 is
+// 3,000 texts of about 3 KB made as bench/server/http_load makes its fresh
+// POSTs (8-word phrases of w0..w19999, fixed seeds; no file needed;
+// without its edited copies of every fifth document). sketch:5 is
 // what a MinHash stream computes per document (MinHash, k-value MinHash,
 // chunks; src/engine/near_duplicates.cc, SketchesForNearDuplicates). Run:
 //   scripts/fetch_corpora.sh

@@ -5,8 +5,10 @@ that read a file (stream_bench's BM_StreamAdd).
 
 bench/server/http_load's texts: 4,096 phrases of 8 random words of
 w0..w19999 (SplitMix64, seed 0x9b1a5e), about 45 random phrases (seed
-0x5eed0000) per text of 3,000 bytes or more. Same seeds and order as
-bench/fingerprint_bench.cc's HttpLoadTexts.
+0x5eed0000) per text of 3,000 bytes or more (its fresh texts only, without
+the edited copies it sends as every fifth document). Same seeds and order as
+bench/fingerprint_bench.cc's HttpLoadTexts. md5 of the output (session 14):
+36ec398f07a37c326c320384d4e6dd04.
 
   bench/make_http_load_texts.py > /tmp/http3k.jsonl
 """

@@ -29,8 +29,8 @@
 // huge document) takes std::sort: O(n log n) at worst.
 // Memory, kept for the next document: 12-16 bytes per sampled occurrence
 // (IDs and scratch 8 B; bucket counts 2^bits + 1 entries, between n + 1 and
-// 2n + 1, at most 2^20 + 1 entries, 4 MiB; 48 IDs more on the AVX-512
-// path), plus, during AddMany, 4 bytes per feature of the batch.
+// 2n + 1, at most 2^20 + 1 entries, 4 MiB; 32-47 IDs more of scratch on
+// the AVX-512 path), plus, during AddMany, 4 bytes per feature of the batch.
 // Thread safety: a builder is not thread-safe; use one per thread.
 #ifndef NEARDUP_CHUNK_SET_H_
 #define NEARDUP_CHUNK_SET_H_

@@ -165,9 +165,8 @@ TEST(BottomKTest, AddManyEqualsOracleInAnyBatching) {
 // Inputs for the kernels: uniform, small integers (many equal), clustered at
 // the top of the range, and with the extremes; then ascending, descending,
 // and k values per group in descending order (a group lies in one bucket of
-// the whole range: the AVX-512 sort's transposition rounds leave groups of
-// more than about four out of order for its insertion sort), for every
-// length from 33 to 80 (the vector tails) and a few more.
+// the whole range, so the sort's insertion pass moves each value across its
+// group), for every length from 33 to 80 (the vector tails) and a few more.
 std::vector<std::vector<uint64_t>> KernelInputs() {
   internal::SplitMix64 rng(11);
   std::vector<std::vector<uint64_t>> inputs;

@@ -11,10 +11,11 @@
 // odd-even transposition (each a compare-exchange of the pairs (2i, 2i+1),
 // then of (2i+1, 2i+2), sixteen IDs per instruction) over the scattered
 // IDs (each round one pass: the odd pairs are formed in registers from two
-// neighbouring vectors), which sorts every bucket of up to about four IDs
-// without a branch;
-// a vector pass checks the order, and only a document left out of order
-// (a bucket of more IDs, as repeated shingles make) runs the insertion sort
+// neighbouring vectors), which sorts every bucket of up to six IDs without
+// a branch (three rounds are six phases, and n phases of odd-even
+// transposition sort n items); a vector pass checks the order, and only a
+// document left out of order (a bucket of seven or more IDs, as repeated
+// shingles make) runs the insertion sort
 // on what is left, which then moves few IDs; the unique pass compares
 // sixteen IDs with their predecessors and packs the kept ones with
 // vpcompressd.

@@ -118,8 +118,9 @@ TEST(ChunkSetTest, FinishEqualsSortUniqueForEveryShapeOfInput) {
 // and the small-input cut), sizes around the powers of two that set the
 // bucket count and past the bucket cap, and inputs shaped against the
 // AVX-512 kernel's three transposition rounds: k distinct IDs per bucket in
-// descending order for k = 2..9 and 32 (up to 4 are sorted by the rounds,
-// more leave disorder for the insertion sort, 32 exhaust its budget),
+// descending order for k = 2..9 and 32 (2-6 are sorted by the rounds alone:
+// three rounds are six phases; 7-9 leave disorder for the insertion sort,
+// 32 exhaust its budget),
 // ascending and descending input, all equal, one bucket crowded, repeats
 // (runs of equal IDs in a bucket), the extremes 0 and UINT32_MAX (the
 // padding's value) and IDs that are all UINT32_MAX or 0.
@@ -186,6 +187,34 @@ TEST(ChunkSetKernelsTest, EveryKernelEqualsSortUnique) {
                                                      (per_bucket - 1 - i % per_bucket)));
       }
       check(descending_k, std::to_string(per_bucket) + " per bucket, descending");
+    }
+  }
+  // One ID per bucket, ascending, except one bucket holding a group of g
+  // IDs out of order, at every offset: the disorder is in one place only, so
+  // an order check that skips part of the array (its last vector, say)
+  // misses it. Groups of 5-6 are sorted by the rounds alone; groups of 7-8
+  // (descending, or rotated by one place either way) are not, and reach the
+  // insertion sort.
+  for (size_t n : {size_t{64}, size_t{65}, size_t{79}, size_t{80}, size_t{100}, size_t{200}}) {
+    const int shift = 32 - std::bit_width(n);
+    for (size_t g : {size_t{5}, size_t{6}, size_t{7}, size_t{8}}) {
+      for (int shape = 0; shape < 3; ++shape) {
+        for (size_t o = 0; o + g <= n; ++o) {
+          std::vector<uint32_t> input;
+          for (size_t i = 0; i < n; ++i) {
+            uint64_t bucket = i, low = 0;
+            if (i >= o + g) bucket = i - g + 1;
+            if (i >= o && i < o + g) {
+              const size_t j = i - o;
+              bucket = o;
+              low = shape == 0 ? g - 1 - j : shape == 1 ? (j + g - 1) % g : (j + 1) % g;
+            }
+            input.push_back(static_cast<uint32_t>((bucket << shift) | low));
+          }
+          check(input, "one group of " + std::to_string(g) + " (shape " + std::to_string(shape) +
+                           ") at " + std::to_string(o));
+        }
+      }
     }
   }
 }

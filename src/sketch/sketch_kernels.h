@@ -35,7 +35,7 @@ struct SketchKernels {
   MergeWalkFn merge_walk = nullptr;
   SummaryKernel summary = SummaryKernel::kPortable;
   IntersectionSizeFn intersection_size = nullptr;  // exact Jaccard of chunk sets
-  ChunkSetKernel chunk_set;                        // chunk sets' sort and unique
+  ChunkSetKernel chunk_set{"portable", nullptr};   // chunk sets' sort and unique
 };
 
 // The table for a feature set, by value (tests hand any set; the CPU need

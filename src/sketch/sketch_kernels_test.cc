@@ -16,6 +16,7 @@ TEST(SketchKernelsTest, PortableLevelsGetThePortableKernels) {
     EXPECT_EQ(k.prefix_filter, &PrefixFilterScalar);
     EXPECT_EQ(k.merge_walk, &MergeWalkSplit);
     EXPECT_EQ(k.summary, SummaryKernel::kPortable);
+    EXPECT_EQ(k.chunk_set.name, "portable");
   }
 }
 
@@ -28,6 +29,7 @@ TEST(SketchKernelsTest, EachLevelGetsItsOwnKernelsAndNoHigher) {
   EXPECT_EQ(avx2.prefix_filter, &PrefixFilterScalar);
   EXPECT_EQ(avx2.merge_walk, &MergeWalkSplit);
   EXPECT_EQ(avx2.summary, SummaryKernel::kPopcnt);
+  EXPECT_EQ(avx2.chunk_set.name, "portable");
 
   const SketchKernels avx512 = ChooseSketchKernels(CpuPath::kAvx512, CpuFeatures::All());
   EXPECT_EQ(avx512.simhash.name, "avx512gfni");
@@ -35,6 +37,7 @@ TEST(SketchKernelsTest, EachLevelGetsItsOwnKernelsAndNoHigher) {
   EXPECT_EQ(avx512.prefix_filter, &PrefixFilterAvx512);
   EXPECT_EQ(avx512.merge_walk, &MergeWalkAvx512);
   EXPECT_EQ(avx512.summary, SummaryKernel::kAvx512);
+  EXPECT_EQ(avx512.chunk_set.name, "avx512");
 }
 
 TEST(SketchKernelsTest, AKernelNeedingTwoExtensionsIsNotChosenWithOne) {
@@ -50,6 +53,9 @@ TEST(SketchKernelsTest, AKernelNeedingTwoExtensionsIsNotChosenWithOne) {
   f.avx512vl = false;
   EXPECT_EQ(ChooseSketchKernels(CpuPath::kAvx512, f).bottom_k.name, "avx2");
   EXPECT_EQ(ChooseSketchKernels(CpuPath::kAvx512, f).prefix_filter, &PrefixFilterScalar);
+  f = CpuFeatures::All();
+  f.avx512f = false;
+  EXPECT_EQ(ChooseSketchKernels(CpuPath::kAvx512, f).chunk_set.name, "portable");
 }
 #endif
 
@@ -63,6 +69,7 @@ TEST(SketchKernelsTest, TheTablesOfThisCpuUseOnlyWhatItRuns) {
     EXPECT_EQ(k.prefix_filter, want.prefix_filter) << CpuPathName(path);
     EXPECT_EQ(k.merge_walk, want.merge_walk) << CpuPathName(path);
     EXPECT_EQ(k.summary, want.summary) << CpuPathName(path);
+    EXPECT_EQ(k.chunk_set.name, want.chunk_set.name) << CpuPathName(path);
     // Every kernel of the table is one the CPU's kernel lists offer.
     bool found = false;
     for (const SimHashKernel& s : SupportedSimHashKernels()) found |= s.name == k.simhash.name;
