@@ -19,7 +19,9 @@ struct ServerModule {
   ModuleTableHead head{kAbi, ModuleBuildId()};
   // `neardup serve`: argv is the command line as `neardup` got it
   // ("neardup", "serve", flags...); parses its flags, serves until SIGTERM
-  // or SIGINT, and returns the exit code (docs/SERVER.md).
+  // or SIGINT, and returns the exit code (docs/SERVER.md). Never throws:
+  // an exception inside becomes the CLI's message and exit code (3 for
+  // memory running out, 1 otherwise).
   int (*serve_main)(int argc, char** argv);
 };
 
