@@ -78,7 +78,7 @@ TEST_F(ServeModuleCliTest, AMissingBrokenOrForeignModuleIsAnErrorNamingIt) {
                  << " would serve a copy of neardup too";
   }
   // The module beside a copy: it serves.
-  const CopyRun with = RunCopy("with", NEARDUP_SERVER_MODULE);
+  const CopyRun with = RunCopy("with", NEARDUP_SERVER_MODULE_PATH);
   EXPECT_EQ(with.result.exit_code, 0) << with.result.err;
   EXPECT_THAT(with.result.out, HasSubstr("--listen"));
 
