@@ -6,8 +6,11 @@
 #   bench/quiet_ab.sh BASE_DIR NEW_DIR [all|fp|corpus|serve|pause|mpi]
 #
 # Each DIR holds `neardup`, `neardup-mpi` and `bench/http_load` (a build
-# folder such as build/release, or a folder of copied binaries); `pause`
-# also needs `bench/stream_bench` in both. Corpora: the npm corpora
+# folder such as build/release, or a folder of copied binaries), and, for a
+# `neardup` of session 14 or later, the modules beside it:
+# `neardup_server.so` (which `neardup serve` loads), `neardup_extract.so`
+# and `neardup_postgres.so`; `pause` also needs `bench/stream_bench` in
+# both. Corpora: the npm corpora
 # (scripts/fetch_corpora.sh; pipeline_bench.sh builds its 256 MB file from
 # them), cache/neardup_corpora/{few_dups,many_pairs}.jsonl
 # (bench/make_neardup_corpus.py) and cache/mpi_bench_1m/big.jsonl
@@ -22,6 +25,16 @@ FD=cache/neardup_corpora/few_dups.jsonl
 MP=cache/neardup_corpora/many_pairs.jsonl
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# `serve` must load its module in both, checked before any part runs.
+if [ "$part" = all ] || [ "$part" = serve ]; then
+  for d in "$B" "$N"; do
+    if ! serve_help=$("$d/neardup" serve --help 2>&1 >/dev/null); then
+      echo "quiet_ab.sh: $d/neardup cannot serve (copy neardup_server.so beside it):" >&2
+      echo "$serve_help" >&2
+      exit 2
+    fi
+  done
+fi
 echo "== $(date -u) $(uptime)"
 "$N/neardup" --version | head -3
 if [ "$part" = all ] || [ "$part" = fp ]; then

@@ -8,6 +8,9 @@
 set -euo pipefail
 [ $# -eq 2 ] || { echo "usage: $0 BASE_BINARY NEW_BINARY" >&2; exit 2; }
 base=$1 new=$2
+for tool in perf bc; do
+  command -v "$tool" >/dev/null || { echo "$0: needs $tool" >&2; exit 2; }
+done
 rounds=${ROUNDS:-6} reps=${REPS:-30}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -2,6 +2,9 @@
 // server_module.h): the HTTP libraries are bound only when serving, and a
 // missing, broken or foreign module is an error naming it. Serving itself
 // through the module: server_test's process tests and serve_crash_test.
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -75,7 +78,7 @@ TEST_F(ServeModuleCliTest, AMissingBrokenOrForeignModuleIsAnErrorNamingIt) {
                  << " would serve a copy of neardup too";
   }
   // The module beside a copy: it serves.
-  const CopyRun with = RunCopy("with", NEARDUP_SERVER_MODULE);
+  const CopyRun with = RunCopy("with", NEARDUP_SERVER_MODULE_PATH);
   EXPECT_EQ(with.result.exit_code, 0) << with.result.err;
   EXPECT_THAT(with.result.out, HasSubstr("--listen"));
 
@@ -105,12 +108,40 @@ TEST_F(ServeModuleCliTest, AMissingBrokenOrForeignModuleIsAnErrorNamingIt) {
   EXPECT_THAT(broken.result.err, HasSubstr("cannot load the module " + broken.module_path + ": "));
 
   // A module of another build (tests/other_build_server_module.cc):
-  // refused before its (null) entry is called, naming it and both ids.
+  // refused before its (null) serve_main is called, naming it and both ids.
   const CopyRun other = RunCopy("other", NEARDUP_OTHER_BUILD_SERVER_MODULE);
   EXPECT_EQ(other.result.exit_code, 2);
   EXPECT_THAT(other.result.err, HasSubstr("the module " + other.module_path +
                                           " is of another neardup build (build id 0.0.0-another, "
                                           "this neardup "));
+}
+
+// The loader's other refusals (tests/broken_server_module.cc), each exit 2
+// naming the module: a table of another version, an entry that returns no
+// table, no entry symbol.
+TEST_F(ServeModuleCliTest, AModuleWithAnotherTableNoTableOrNoEntryIsRefused) {
+  if (std::filesystem::exists(NEARDUP_SERVER_MODULE_INSTALLED)) {
+    GTEST_SKIP() << "an installed " << NEARDUP_SERVER_MODULE_INSTALLED
+                 << " would serve a copy of neardup too";
+  }
+  const CopyRun wrong_abi = RunCopy("wrong_abi", NEARDUP_BROKEN_SERVER_MODULE_WRONG_ABI);
+  EXPECT_EQ(wrong_abi.result.exit_code, 2);
+  EXPECT_EQ(wrong_abi.result.out, "");
+  EXPECT_THAT(wrong_abi.result.err,
+              HasSubstr("the module " + wrong_abi.module_path +
+                        " is of another neardup build (table version 99, this neardup 1)"));
+
+  const CopyRun no_table = RunCopy("no_table", NEARDUP_BROKEN_SERVER_MODULE_NO_TABLE);
+  EXPECT_EQ(no_table.result.exit_code, 2);
+  EXPECT_THAT(no_table.result.err,
+              HasSubstr("the module " + no_table.module_path + " returned no table"));
+
+  const CopyRun no_symbol = RunCopy("no_symbol", NEARDUP_BROKEN_SERVER_MODULE_NO_SYMBOL);
+  EXPECT_EQ(no_symbol.result.exit_code, 2);
+  EXPECT_THAT(no_symbol.result.err,
+              HasSubstr("the module " + no_symbol.module_path +
+                        " has no neardup_server_v1: it is of another neardup build (this "
+                        "neardup "));
 }
 
 }  // namespace

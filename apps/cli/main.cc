@@ -42,7 +42,7 @@ int RunServe(int argc, char** argv) {
 #endif
 }
 
-void RegisterServeCommand(CLI::App* app, int argc, char** argv, std::function<int()>* run) {
+void RegisterServeStub(CLI::App* app, int argc, char** argv, std::function<int()>* run) {
   CLI::App* command =
       app->add_subcommand("serve", "Serve near-duplicate streams over HTTP/JSON (docs/SERVER.md)");
   command->set_help_flag();   // `serve --help` is the server's
@@ -66,7 +66,7 @@ int ParseAndRun(int argc, char** argv) {
   neardup::cli::RegisterQueryCommand(&app, &run);
   neardup::cli::RegisterReportCommand(&app, &run);
 #ifdef NEARDUP_HAVE_SERVER
-  RegisterServeCommand(&app, argc, argv, &run);
+  RegisterServeStub(&app, argc, argv, &run);
 #endif
 
   try {

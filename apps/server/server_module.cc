@@ -4,18 +4,25 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <exception>
 #include <functional>
+#include <new>
 
 #include "serve_command.h"
 
 namespace neardup::server {
 namespace {
 
+// As apps/frontend/exit_codes.h (the CLI's): 1 internal, 2 usage, 3 I/O
+// (memory running out included).
+constexpr int kExitInternal = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitIo = 3;
 
 // The help and errors read as the CLI's own (an app named "neardup" with
 // the one subcommand); CLI11's exceptions never leave the module.
-int ServeMain(int argc, char** argv) {
+int ParseAndServe(int argc, char** argv) {
   CLI::App app{"neardup: find near-duplicate and similar documents, fast", "neardup"};
   app.require_subcommand(1);
   std::function<int()> run;
@@ -31,6 +38,25 @@ int ServeMain(int argc, char** argv) {
     return kExitUsage;
   }
   return run ? run() : kExitUsage;
+}
+
+// No exception leaves the module (STYLE: none crosses a library boundary):
+// what escapes the service (memory running out, std::thread failing with
+// std::system_error, a bug in a dependency) becomes main.cc's message and
+// exit code here.
+int ServeMain(int argc, char** argv) noexcept {
+  try {
+    return ParseAndServe(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "neardup: out of memory\n");
+    return kExitIo;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "neardup: internal error: %s\n", e.what());
+    return kExitInternal;
+  } catch (...) {
+    std::fprintf(stderr, "neardup: internal error: unknown exception\n");
+    return kExitInternal;
+  }
 }
 
 }  // namespace

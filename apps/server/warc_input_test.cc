@@ -4,8 +4,15 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
+#include <sys/wait.h>
 
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server_test_util.h"
@@ -14,7 +21,9 @@ namespace neardup::server {
 namespace {
 
 using test_util::PlantedTexts;
+using test_util::ServeProcess;
 using test_util::ServerTest;
+using test_util::TempDir;
 using ::testing::HasSubstr;
 
 // One WARC 1.1 record, framed as the format says (header block, blank line,
@@ -112,6 +121,50 @@ TEST_F(ServerTest, WarcBodyRecordsAreTimedByTheirWarcDate) {
            "application/warc");
   EXPECT_EQ(bad, 400) << message;
   EXPECT_THAT(Call("GET", "/v1/streams/crawl").second, HasSubstr("\"documents\":1,"));
+}
+
+// `neardup serve` as a process: where the CLI serves through the module
+// neardup_server.so, the module loads neardup_extract.so in turn (its own
+// copy of the loader) for a WARC body's HTML. Both records are extracted:
+// the copy is a near duplicate of the first.
+TEST(WarcInputProcessTest, HtmlRecordsAreExtractedWhenServedByTheCli) {
+  TempDir dir;
+  ServeProcess serve({"--listen", "127.0.0.1:0", "--data-dir", dir.path(), "--no-fsync"});
+  const std::string banner = serve.ReadUntil("data in");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(banner, match, std::regex("listening on 127.0.0.1:([0-9]+)")))
+      << banner;
+  httplib::Client client("127.0.0.1", std::stoi(match[1]));
+  client.set_read_timeout(60, 0);
+  // Routes answer 503 until recovery ends: wait for /readyz, bounded.
+  for (int i = 0; i < 500; ++i) {
+    httplib::Result ready = client.Get("/readyz");
+    if (ready && ready->status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  httplib::Result put =
+      client.Put("/v1/streams/crawl", R"({"threshold": 0.8})", "application/json");
+  ASSERT_TRUE(put);
+  ASSERT_EQ(put->status, 201) << put->body;
+  const std::string text = PlantedTexts(1, 43)[0];
+  const std::string body = HtmlResponse("https://x.example/a", "2024-05-01T10:00:00Z", text) +
+                           HtmlResponse("https://x.example/b", "2024-05-01T10:30:00Z", text);
+  httplib::Result post = client.Post("/v1/streams/crawl/documents", body, "application/warc");
+  ASSERT_TRUE(post);
+  ASSERT_EQ(post->status, 200) << post->body;
+  EXPECT_EQ(post->body,
+            "{\"id\":\"https://x.example/a\",\"status\":\"new\",\"of\":null,\"similarity\":0,"
+            "\"time\":1714557600}\n"
+            "{\"id\":\"https://x.example/b\",\"status\":\"near_duplicate\",\"of\":\"https://"
+            "x.example/a\",\"similarity\":1,\"time\":1714559400}\n");
+  // Where the server is the module (not under sanitizers, whose CLI links
+  // it in), the extract module is mapped too.
+  std::ifstream maps_file("/proc/" + std::to_string(serve.pid()) + "/maps");
+  std::stringstream maps;
+  maps << maps_file.rdbuf();
+  if (maps.str().find("neardup_server.so") != std::string::npos) {
+    EXPECT_THAT(maps.str(), HasSubstr("neardup_extract.so"));
+  }
 }
 
 }  // namespace

@@ -32,7 +32,10 @@
 #   --route documents --connections 32 --threads 4
 #   --route documents --connections 8 --threads 4 --batch 100' \
 #   SECONDS_PER_RUN=10 bench/server/load_figures.sh BASE_DIR build/release BASE_DIR build/release
-# (BASE_DIR holds neardup and bench/http_load, e.g. /work/main/wt/base10):
+# (BASE_DIR holds neardup and bench/http_load, e.g. /work/main/wt/base10;
+# since session 14 `neardup serve` loads its HTTP front end from the module
+# neardup_server.so beside it, so a folder of copied binaries holds
+# neardup_server.so, neardup_extract.so and neardup_postgres.so too):
 # p50/p99 at a fixed 5,000 adds/s (set --rate to half the saturating rate
 # the second line measures), the saturating single-add rate, batch MB/s.
 # Batches on both cores (session 13; docs/SERVER.md "Measuring the load"):
@@ -41,6 +44,15 @@
 # Each line ends with the split: "cores server S loader L".
 set -euo pipefail
 [ $# -gt 0 ] || set -- build/release
+# Each build must serve: a folder with `neardup` but without the module
+# neardup_server.so beside it (session 14) fails here, not in the first run.
+for build in "$@"; do
+  if ! serve_help=$("$build/neardup" serve --help 2>&1 >/dev/null); then
+    echo "load_figures.sh: $build/neardup cannot serve (copy neardup_server.so beside it):" >&2
+    echo "$serve_help" >&2
+    exit 2
+  fi
+done
 seconds=${SECONDS_PER_RUN:-5}
 server_cpu=${SERVER_CPU:-0}
 loader_cpu=${LOADER_CPU:-1}

@@ -3,6 +3,10 @@
 // neardup's own programs (the `neardup` CLI loads `serve`'s HTTP front end,
 // neardup_server.so, this way; the library loads its format libraries and
 // its PostgreSQL sink the same way, src/util/module_loader.h).
+// It is public (and installed) only because neardup's front ends include
+// nothing but include/neardup/: it is not an interface for other programs'
+// modules, and like the rest of the installed C++ interface it has no
+// stability promise before 1.0 (docs/ARCHITECTURE.md).
 //
 // A module is valid only with the program of the same build: both carry
 // the build id (the project version and a configure-time SHA-256 of the
@@ -17,7 +21,7 @@
 // neardup_server.so, cpp-httplib, libssl and brotli, ~1.5-2 ms of CPU on
 // the VM, docs/BENCHMARKS.md "Session 14, start-up"), and the module's
 // code stays mapped until exit.
-// Thread safety: LoadModule may be called from any thread; callers keep
+// Thread safety: LoadModule may be called from any thread; callers may keep
 // its result in a function-local static (initialised once). A loaded
 // module is never closed.
 #ifndef NEARDUP_LOADABLE_MODULE_H_
@@ -45,12 +49,15 @@ const char* ModuleBuildId();
 
 // dlopen()s the module `file_name` (e.g. "neardup_server.so"), calls its
 // extern "C" function `symbol` (which returns its table) and checks the
-// table's head: version `abi` and this build's id. Errors
+// table's head: version `abi` and this build's id. `file_name` is a bare
+// file name: one that is empty, "." or "..", or holds a '/' is
+// InvalidArgument (nothing is looked for). Other errors
 // (FailedPrecondition): "this neardup <purpose> with the module
 // <file_name>, which is not installed (looked for <paths>)", "cannot load
 // the module <path>: <loader's message>", the symbol missing, no table, or
 // "the module <path> is of another neardup build (...)" naming both
 // versions or build ids; the module is then closed.
+// REQUIRES: symbol non-null.
 Result<const ModuleTableHead*> LoadModuleHead(std::string_view file_name, const char* symbol,
                                               std::string_view purpose, uint32_t abi);
 

@@ -31,7 +31,7 @@ namespace neardup::internal {
 
 struct ExtractBackend {
   // Bumped when the head's place or this table's layout changes; the build
-  // id (util/module_loader.h) covers the types it passes.
+  // id (neardup/loadable_module.h) covers the types it passes.
   static constexpr uint32_t kAbi = 2;
   ModuleTableHead head{kAbi, ModuleBuildId()};
   // ExtractDocuments for every format but kText.

@@ -26,7 +26,7 @@ namespace neardup::internal {
 Result<std::unique_ptr<ResultSink>> OpenPostgresSink(std::string_view url,
                                                      ResultSinkOptions options);
 
-// The module's table (util/module_loader.h: kAbi is bumped when the head's
+// The module's table (neardup/loadable_module.h: kAbi is bumped when the head's
 // place or this layout changes; the build id covers the types it passes).
 struct PostgresSinkBackend {
   static constexpr uint32_t kAbi = 2;

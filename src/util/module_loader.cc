@@ -91,6 +91,13 @@ const char* ModuleBuildId() { return NEARDUP_MODULE_BUILD_ID; }
 
 Result<const ModuleTableHead*> LoadModuleHead(std::string_view file_name, const char* symbol,
                                               std::string_view purpose, uint32_t abi) {
+  // A bare file name: joined onto the directories above, a path could
+  // leave them ("../../tmp/x.so").
+  if (file_name.empty() || file_name == "." || file_name == ".." ||
+      file_name.find('/') != std::string_view::npos) {
+    return InvalidArgumentError("a module is named by its file name alone, not \"" +
+                                std::string(file_name) + "\"");
+  }
   NEARDUP_ASSIGN_OR_RETURN(OpenedModule module, OpenModule(file_name, symbol, purpose));
   // The entry returns its table, whose first member is the head (a table
   // pointer and a head pointer are the same address).

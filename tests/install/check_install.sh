@@ -62,9 +62,15 @@ if [ -f "$prefix/lib/neardup/neardup_postgres.so" ] && readelf -d "$cli" | grep 
   echo "the installed neardup links libpq at start" >&2
   exit 1
 fi
-# And cpp-httplib (OpenSSL, brotli), where `serve` was built: the installed
-# CLI loads lib/neardup/neardup_server.so when it serves.
-if [ -f "$prefix/lib/neardup/neardup_server.so" ]; then
+# And cpp-httplib (OpenSSL, brotli), where `serve` was built (the CLI then
+# lists it): the installed CLI loads lib/neardup/neardup_server.so when it
+# serves, so the module must have been installed.
+top_help=$("$cli" --help)  # (not piped into grep -q: pipefail and SIGPIPE)
+if grep -q '^ *serve ' <<<"$top_help"; then
+  if [ ! -f "$prefix/lib/neardup/neardup_server.so" ]; then
+    echo "the installed neardup has \`serve\` but $prefix/lib/neardup/neardup_server.so is not installed" >&2
+    exit 1
+  fi
   if readelf -d "$cli" | grep -q 'NEEDED.*httplib'; then
     echo "the installed neardup links cpp-httplib at start" >&2
     exit 1
