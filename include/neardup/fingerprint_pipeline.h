@@ -60,7 +60,9 @@ struct FingerprintPipelineOptions {
   // (FingerprintedCorpus::band_keys), hashed on the worker threads, so the
   // corpus holds num_bands * 8 bytes per document instead of the sketch's
   // num_hashes * 8 and allocates nothing per document. The bands must be
-  // those the search will choose (ChooseNearDuplicateScheme).
+  // those the search will choose (ChooseNearDuplicateScheme). The other
+  // pipelines (RunFingerprintPipeline, RunFlatFingerprintPipeline,
+  // RunFingerprintViewPipeline) return InvalidArgument when it is set.
   LshParams band_keys;
   // Default none; when set (not owned), the CPU time of the serial filters
   // (read, number, deliver; the kept-record copies' cut and in-order write)

@@ -385,6 +385,37 @@ TEST_F(DeferredSketchesTest, BandKeysAreRefusedWhereTheyCannotServe) {
       FindNearDuplicatePairsDeferred(&corpus, *verifier, InputOptions{}, recipe_, options, nullptr);
   ASSERT_FALSE(pairs.ok());
   EXPECT_EQ(pairs.status().code(), StatusCode::kFailedPrecondition);
+
+  // The other pipelines refuse band keys (they used to hash them from a
+  // fingerprinter without the k-value sketch: a crash).
+  SketchSelection simhash_only;
+  simhash_only.simhash = true;
+  const auto simhash = Make(recipe_, simhash_only);
+  FingerprintPipelineOptions keyed;
+  keyed.band_keys = LshParams{16, 8};
+  uint64_t seen = 0;
+  auto reader = DocumentReader::Open(inputs, InputOptions{});
+  ASSERT_TRUE(reader.ok());
+  Status flat = RunFlatFingerprintPipeline(
+      **reader, *simhash, keyed, FlatFingerprintFormatter(),
+      [&](const DocumentViews&, const FingerprintBatch& batch, std::string_view) {
+        seen += batch.size();
+        return Status::Ok();
+      });
+  EXPECT_EQ(flat.code(), StatusCode::kInvalidArgument) << flat;
+  EXPECT_EQ(seen, 0u);
+  reader = DocumentReader::Open(inputs, InputOptions{});
+  ASSERT_TRUE(reader.ok());
+  Status documents = RunFingerprintPipeline(
+      **reader, *lsh, keyed,
+      [&](std::span<const Document>, std::span<const Fingerprint>) { return Status::Ok(); });
+  EXPECT_EQ(documents.code(), StatusCode::kInvalidArgument) << documents;
+  reader = DocumentReader::Open(inputs, InputOptions{});
+  ASSERT_TRUE(reader.ok());
+  Status views = RunFingerprintViewPipeline(**reader, *lsh, keyed, FingerprintViewFormatter(),
+                                            [&](const DocumentViews&, std::span<const Fingerprint>,
+                                                std::string_view) { return Status::Ok(); });
+  EXPECT_EQ(views.code(), StatusCode::kInvalidArgument) << views;
 }
 
 }  // namespace
