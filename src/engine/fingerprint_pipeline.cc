@@ -495,7 +495,23 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
                                   " bands x " + std::to_string(band_params.rows_per_band) +
                                   " rows do not fit in " + std::to_string(num_hashes) + " hashes");
     }
+  }
+  const bool corpus_keyed = corpus->band_key_params.num_bands > 0;
+  if (!corpus->ids.empty() || corpus_keyed) {
+    const bool same_keys =
+        keyed && corpus_keyed && corpus->band_key_params.num_bands == band_params.num_bands &&
+        corpus->band_key_params.rows_per_band == band_params.rows_per_band &&
+        corpus->band_key_num_hashes == fingerprinter.recipe().minhash.num_hashes &&
+        corpus->band_keys.size() == corpus->ids.size() * static_cast<size_t>(band_params.num_bands);
+    if (keyed != corpus_keyed || (keyed && !same_keys)) {
+      return InvalidArgumentError(
+          "a corpus holds the band keys of all its documents or of none, all of one scheme; "
+          "these documents' keys would not match the corpus'");
+    }
+  }
+  if (keyed) {
     corpus->band_key_params = band_params;
+    corpus->band_key_num_hashes = fingerprinter.recipe().minhash.num_hashes;
   }
   const size_t num_bands = keyed ? static_cast<size_t>(band_params.num_bands) : 0;
   FileEstimate file_estimate;
