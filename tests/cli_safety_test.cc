@@ -498,4 +498,59 @@ TEST_F(CliSafetyTest, AnInputChangedWhileReadIsDataLoss) {
 #endif
 }
 
+// `pairs`/`dedup` predicted every input could be located (deferred
+// sketches, band keys only), but the second input turned into a gzip before
+// it was opened (NEARDUP_TEST_RENAME_AFTER_MAPPING of the preloaded hook:
+// renamed over it once the first input is mapped): the command falls back
+// to fingerprinting everything again with every sketch (and no band keys:
+// near_duplicate_commands.cc) and writes the bytes of a run that saw the
+// gzip from the start.
+TEST_F(CliSafetyTest, AnInputThatTurnsUnlocatableFallsBackToOnePass) {
+#ifndef NEARDUP_TEST_MAPPED_INPUT_HOOKS
+  GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded rename hook "
+                  "(tests/hooks/mapped_input_hooks.cc) that this test needs is not built";
+#else
+  std::string big;
+  while (big.size() < 300000) big += Read(Example());
+  const std::string first = Write("a.jsonl", big);
+  const std::string plain = Read(Example());
+  const std::string second = (dir_ / "b.jsonl").string();
+  const std::string gzipped = (dir_ / "b.gz.tmp").string();
+  for (const std::string command :
+       {"pairs --threads 1", "pairs --threads 2", "dedup -q --threads 2", "clusters --threads 2"}) {
+    Write("b.jsonl", plain);
+    ASSERT_EQ(std::system(("gzip -c " + second + " > " + gzipped).c_str()), 0);
+    // The reference: the gzip in place from the start (one pass).
+    ASSERT_EQ(std::rename(gzipped.c_str(), second.c_str()), 0);
+    CommandResult reference = Neardup(command + " " + first + " " + second, 60);
+    ASSERT_EQ(reference.exit_code, 0) << command << ": " << reference.err;
+    ASSERT_FALSE(reference.out.empty()) << command;
+    Write("b.jsonl", plain);
+    ASSERT_EQ(std::system(("gzip -c " + second + " > " + gzipped).c_str()), 0);
+    CommandResult run = NeardupWithEnv("LD_PRELOAD='" NEARDUP_TEST_MAPPED_INPUT_HOOKS
+                                       "' NEARDUP_TEST_RENAME_AFTER_MAPPING=1:" +
+                                           gzipped + ":" + second,
+                                       command + " " + first + " " + second, 60);
+    EXPECT_FALSE(std::filesystem::exists(gzipped)) << command << ": the hook did not rename";
+    EXPECT_EQ(run.exit_code, 0) << command << ": " << run.err;
+    EXPECT_TRUE(run.out == reference.out) << command;
+  }
+  // The fall-back ran (no sketch stage: every sketch was computed again),
+  // where with the plain second input the deferred path sketches.
+  Write("b.jsonl", plain);
+  ASSERT_EQ(std::system(("gzip -c " + second + " > " + gzipped).c_str()), 0);
+  CommandResult profiled = NeardupWithEnv(
+      "LD_PRELOAD='" NEARDUP_TEST_MAPPED_INPUT_HOOKS "' NEARDUP_TEST_RENAME_AFTER_MAPPING=1:" +
+          gzipped + ":" + second,
+      "pairs --profile --threads 2 " + first + " " + second, 60);
+  EXPECT_EQ(profiled.exit_code, 0) << profiled.err;
+  EXPECT_THAT(profiled.err, HasSubstr("fingerprint "));
+  EXPECT_THAT(profiled.err, ::testing::Not(HasSubstr("sketch "))) << profiled.err;
+  Write("b.jsonl", plain);
+  CommandResult deferred = Neardup("pairs --profile --threads 2 " + first + " " + second, 60);
+  EXPECT_EQ(deferred.exit_code, 0) << deferred.err;
+  EXPECT_THAT(deferred.err, HasSubstr("sketch ")) << deferred.err;
+#endif
+}
+
 }  // namespace

@@ -60,7 +60,9 @@ struct FingerprintPipelineOptions {
   // (FingerprintedCorpus::band_keys), hashed on the worker threads, so the
   // corpus holds num_bands * 8 bytes per document instead of the sketch's
   // num_hashes * 8 and allocates nothing per document. The bands must be
-  // those the search will choose (ChooseNearDuplicateScheme).
+  // those the search will choose (ChooseNearDuplicateScheme). The other
+  // pipelines (RunFingerprintPipeline, RunFlatFingerprintPipeline,
+  // RunFingerprintViewPipeline) return InvalidArgument when it is set.
   LshParams band_keys;
   // Default none; when set (not owned), the CPU time of the serial filters
   // (read, number, deliver; the kept-record copies' cut and in-order write)
@@ -180,6 +182,10 @@ struct FingerprintedCorpus {
   // kvalue_minhash.empty, the sketch's values left empty.
   LshParams band_key_params;
   std::vector<uint64_t> band_keys;
+  // With band keys: the fingerprinter's num_hashes they were cut from (the
+  // search refuses a recipe of another; bands and rows alone do not tell:
+  // 128 and 130 hashes both choose 16 x 8 at 0.8).
+  int band_key_num_hashes = 0;
 };
 
 // Runs the pipeline and appends every document to *corpus. With
@@ -189,7 +195,10 @@ struct FingerprintedCorpus {
 // `on_progress(documents, bytes)` is called after each batch when given.
 // With options.band_keys, InvalidArgument (nothing read) unless the
 // fingerprinter selects the k-value sketch alone and the bands fit in its
-// num_hashes.
+// num_hashes. A corpus holds the keys of all its documents or of none:
+// InvalidArgument (nothing read) for a keyed collect into a corpus with
+// documents without keys or with keys of other bands or num_hashes, and for
+// a collect without keys into a corpus with them.
 Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerprinter,
                            const FingerprintPipelineOptions& options, bool keep_raw_records,
                            FingerprintedCorpus* corpus, FingerprintPipelineStats* stats = nullptr,

@@ -20,7 +20,8 @@
 // ChooseLshParams keeps its last choice: asked again with the same options
 // it returns it at the cost of a lock (`dedup` asks before fingerprinting,
 // for the band keys, and again in the search).
-// Thread safety: pure functions (the kept choice is behind a mutex).
+// Thread safety: safe from any thread. Not pure: ChooseLshParams keeps one
+// process-wide last choice behind a mutex (same answer as the search).
 #ifndef NEARDUP_LSH_PARAMS_H_
 #define NEARDUP_LSH_PARAMS_H_
 

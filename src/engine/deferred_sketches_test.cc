@@ -385,6 +385,89 @@ TEST_F(DeferredSketchesTest, BandKeysAreRefusedWhereTheyCannotServe) {
       FindNearDuplicatePairsDeferred(&corpus, *verifier, InputOptions{}, recipe_, options, nullptr);
   ASSERT_FALSE(pairs.ok());
   EXPECT_EQ(pairs.status().code(), StatusCode::kFailedPrecondition);
+
+  // Keys cut from another num_hashes with the same bands (130 and 128
+  // hashes choose the same bands here): refused by the search.
+  Recipe recipe130 = recipe_;
+  recipe130.minhash.num_hashes = 130;
+  ASSERT_EQ(ChooseNearDuplicateScheme(recipe130, options, 0)->lsh.params.num_bands,
+            bands.num_bands);
+  ASSERT_EQ(ChooseNearDuplicateScheme(recipe130, options, 0)->lsh.params.rows_per_band,
+            bands.rows_per_band);
+  {
+    const auto lsh130 = Make(recipe130, CandidateSketches(options));
+    auto [status130, corpus130] = collect(*lsh130, bands);
+    ASSERT_TRUE(status130.ok()) << status130;
+    EXPECT_EQ(corpus130.band_key_num_hashes, 130);
+    auto mismatched = FindNearDuplicatePairsDeferred(&corpus130, *verifier, InputOptions{}, recipe_,
+                                                     options, nullptr);
+    ASSERT_FALSE(mismatched.ok());
+    EXPECT_EQ(mismatched.status().code(), StatusCode::kInvalidArgument) << mismatched.status();
+  }
+  // A corpus holds the keys of all its documents or of none, of one scheme.
+  auto collect_into = [&](const Fingerprinter& fingerprinter, LshParams params,
+                          FingerprintedCorpus* into) {
+    auto reader = DocumentReader::Open(inputs, InputOptions{});
+    EXPECT_TRUE(reader.ok());
+    FingerprintPipelineOptions pipeline;
+    pipeline.band_keys = params;
+    return CollectFingerprints(**reader, fingerprinter, pipeline, false, into);
+  };
+  {
+    FingerprintedCorpus unkeyed;
+    ASSERT_TRUE(collect_into(*lsh, LshParams{}, &unkeyed).ok());
+    const size_t held = unkeyed.ids.size();
+    EXPECT_EQ(collect_into(*lsh, bands, &unkeyed).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(unkeyed.ids.size(), held);
+    EXPECT_TRUE(unkeyed.band_keys.empty());
+  }
+  {
+    FingerprintedCorpus keyed_corpus;
+    ASSERT_TRUE(collect_into(*lsh, bands, &keyed_corpus).ok());
+    const size_t held = keyed_corpus.ids.size();
+    EXPECT_EQ(collect_into(*lsh, LshParams{}, &keyed_corpus).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(collect_into(*lsh, LshParams{bands.num_bands - 1, bands.rows_per_band}, &keyed_corpus)
+                  .code(),
+              StatusCode::kInvalidArgument);
+    const auto lsh130 = Make(recipe130, CandidateSketches(options));
+    EXPECT_EQ(collect_into(*lsh130, bands, &keyed_corpus).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(keyed_corpus.ids.size(), held);
+    // The same keys append.
+    ASSERT_TRUE(collect_into(*lsh, bands, &keyed_corpus).ok());
+    EXPECT_EQ(keyed_corpus.ids.size(), 2 * held);
+    EXPECT_EQ(keyed_corpus.band_keys.size(), 2 * held * bands.num_bands);
+  }
+
+  // The other pipelines refuse band keys (they used to hash them from a
+  // fingerprinter without the k-value sketch: a crash).
+  SketchSelection simhash_only;
+  simhash_only.simhash = true;
+  const auto simhash = Make(recipe_, simhash_only);
+  FingerprintPipelineOptions keyed;
+  keyed.band_keys = LshParams{16, 8};
+  uint64_t seen = 0;
+  auto reader = DocumentReader::Open(inputs, InputOptions{});
+  ASSERT_TRUE(reader.ok());
+  Status flat = RunFlatFingerprintPipeline(
+      **reader, *simhash, keyed, FlatFingerprintFormatter(),
+      [&](const DocumentViews&, const FingerprintBatch& batch, std::string_view) {
+        seen += batch.size();
+        return Status::Ok();
+      });
+  EXPECT_EQ(flat.code(), StatusCode::kInvalidArgument) << flat;
+  EXPECT_EQ(seen, 0u);
+  reader = DocumentReader::Open(inputs, InputOptions{});
+  ASSERT_TRUE(reader.ok());
+  Status documents = RunFingerprintPipeline(
+      **reader, *lsh, keyed,
+      [&](std::span<const Document>, std::span<const Fingerprint>) { return Status::Ok(); });
+  EXPECT_EQ(documents.code(), StatusCode::kInvalidArgument) << documents;
+  reader = DocumentReader::Open(inputs, InputOptions{});
+  ASSERT_TRUE(reader.ok());
+  Status views = RunFingerprintViewPipeline(**reader, *lsh, keyed, FingerprintViewFormatter(),
+                                            [&](const DocumentViews&, std::span<const Fingerprint>,
+                                                std::string_view) { return Status::Ok(); });
+  EXPECT_EQ(views.code(), StatusCode::kInvalidArgument) << views;
 }
 
 }  // namespace

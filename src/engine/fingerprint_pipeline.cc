@@ -1,5 +1,6 @@
 #include "neardup/fingerprint_pipeline.h"
 
+#include <sys/resource.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
@@ -9,13 +10,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
 #include "engine/batches_in_flight.h"
+#include "engine/corpus_reserve.h"
 #include "engine/located_records.h"
 #include "index/lsh_band_key.h"
 #include "io/document_block.h"
@@ -243,11 +248,14 @@ void ComputeBatchBandKeys(const FingerprintBatch& flat, const LshParams& params,
 // for `document_formatter` and the delivery; kViews: `view_formatter` sees
 // the views and nothing is copied; kFlat: the views and one flat
 // FingerprintBatch per block (batch->flat: no allocation per document) for
-// `flat_formatter`. A formatter may be empty.
+// `flat_formatter`. A formatter may be empty. With band_keys.num_bands > 0
+// (kFlat only; CollectFingerprints passes it once it checked the fingerprinter
+// and the bands), each flat batch's band keys are hashed into batch->band_keys.
 enum class BlockOutput { kDocuments, kViews, kFlat };
 
 Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerprinter,
                             const FingerprintPipelineOptions& options, BlockOutput output,
+                            const LshParams& band_keys,
                             const FingerprintFormatter& document_formatter,
                             const FingerprintViewFormatter& view_formatter,
                             const FlatFingerprintFormatter& flat_formatter,
@@ -260,8 +268,8 @@ Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerp
         DocumentBlock& block = batch->block;
         if (output == BlockOutput::kFlat) {
           batch->status = fingerprinter.ComputeBatch(block.texts, &batch->flat);
-          if (batch->status.ok() && options.band_keys.num_bands > 0) {
-            ComputeBatchBandKeys(batch->flat, options.band_keys, &batch->band_keys);
+          if (batch->status.ok() && band_keys.num_bands > 0) {
+            ComputeBatchBandKeys(batch->flat, band_keys, &batch->band_keys);
           }
           if (batch->status.ok() && flat_formatter && block.num_documents > 0) {
             flat_formatter(ViewsOf(block), batch->flat, &batch->formatted);
@@ -310,6 +318,20 @@ Status RunFingerprintBlocks(DocumentReader& reader, const Fingerprinter& fingerp
   return status;
 }
 
+// Gives back what a failed reservation got (vector::reserve has the strong
+// guarantee: the vector that threw is unchanged; those before it are not).
+// shrink_to_fit is non-binding and, in libstdc++, swallows its own
+// allocation failure; the vectors then grow as usual.
+void ReleaseReservation(FingerprintedCorpus* corpus) {
+  corpus->ids.shrink_to_fit();
+  corpus->lengths.shrink_to_fit();
+  corpus->fingerprints.shrink_to_fit();
+  corpus->is_jsonl.shrink_to_fit();
+  corpus->raw_records.shrink_to_fit();
+  corpus->record_locations.shrink_to_fit();
+  corpus->band_keys.shrink_to_fit();
+}
+
 // CollectFingerprints' estimate of how many documents its current mapped
 // file holds, from the documents per byte of its chunks so far.
 struct FileEstimate {
@@ -317,16 +339,42 @@ struct FileEstimate {
   uint64_t first_document = 0;  // the corpus' document count when it began
 };
 
+// The bytes the corpus' vectors may be reserved for: a quarter of the
+// machine's memory or, under an address-space limit (RLIMIT_AS, `ulimit -v`),
+// of what the limit leaves beside what is mapped now.
+uint64_t ReserveBudget() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  uint64_t memory = pages > 0 && page_size > 0
+                        ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
+                        : uint64_t{1} << 32;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    uint64_t mapped = 0;
+    if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+      unsigned long long size_pages = 0;
+      if (std::fscanf(statm, "%llu", &size_pages) == 1 && page_size > 0) {
+        mapped = size_pages * static_cast<uint64_t>(page_size);
+      }
+      std::fclose(statm);
+    }
+    const uint64_t limit_bytes = static_cast<uint64_t>(limit.rlim_cur);
+    memory = std::min<uint64_t>(memory, limit_bytes > mapped ? limit_bytes - mapped : 0);
+  }
+  return memory / 4;
+}
+
 // Before appending a block's documents: when they would not fit in the
 // corpus' vectors and the block is a chunk of a mapped file, reserves them for
-// the documents expected up to the file's end (its documents per byte so far,
-// plus 10 %; at least half again the capacity), so that they grow in one or
-// two steps instead of doubling from empty: each doubling in this serial
-// filter copied the corpus so far into fresh pages (for 64K documents ~14K
-// page faults at a few per document). Other inputs grow as vectors do. An
-// estimate from unrepresentative chunks (small records first) is capped at
-// a quarter of the machine's memory for the vectors, so that a wrong guess
-// costs at most a growth step, never an allocation failure.
+// the documents expected up to the file's end (internal::CorpusReservation:
+// its documents per byte so far, plus 10 %; at least half again the
+// capacity), so that they grow in one or two steps instead of doubling from
+// empty: each doubling in this serial filter copied the corpus so far into
+// fresh pages (for 64K documents ~14K page faults at a few per document).
+// Other inputs grow as vectors do. An estimate from unrepresentative chunks
+// (small records first) is capped at ReserveBudget(). The reservation is a
+// hint: when it cannot be had (an address-space limit, strict overcommit),
+// what it got is given back and the vectors grow as they would without it.
 void ReserveForEstimate(const DocumentBlock& block, bool keep_raw_records, bool locating,
                         size_t num_bands, FileEstimate* estimate, FingerprintedCorpus* corpus) {
   const internal::MappedInput* file = block.chunk.mapping.get();
@@ -336,32 +384,41 @@ void ReserveForEstimate(const DocumentBlock& block, bool keep_raw_records, bool 
     estimate->file = file;
     estimate->first_document = held;
   }
-  const uint64_t after = held + block.num_documents;
-  if (after <= corpus->ids.capacity() || block.chunk.mapped_end == 0) return;
-  const double per_byte = static_cast<double>(after - estimate->first_document) /
-                          static_cast<double>(block.chunk.mapped_end);
-  const uint64_t remaining =
-      file->size() > block.chunk.mapped_end ? file->size() - block.chunk.mapped_end : 0;
-  const uint64_t expected =
-      after + static_cast<uint64_t>(1.1 * per_byte * static_cast<double>(remaining)) + 64;
-  const uint64_t document_bytes = sizeof(std::string) + sizeof(uint64_t) + sizeof(Fingerprint) +
-                                  sizeof(RecordLocation) + sizeof(std::string) +
-                                  num_bands * sizeof(uint64_t);
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  const uint64_t memory = pages > 0 && page_size > 0
-                              ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)
-                              : uint64_t{1} << 32;
-  const uint64_t documents =
-      std::max<uint64_t>(std::min<uint64_t>(expected, memory / 4 / document_bytes),
-                         corpus->ids.capacity() + corpus->ids.capacity() / 2);
-  corpus->ids.reserve(documents);
-  corpus->lengths.reserve(documents);
-  corpus->fingerprints.reserve(documents);
-  corpus->is_jsonl.reserve(documents);
-  if (keep_raw_records) corpus->raw_records.reserve(documents);
-  if (locating) corpus->record_locations.reserve(documents);
-  if (num_bands > 0) corpus->band_keys.reserve(documents * num_bands);
+  if (held + block.num_documents <= corpus->ids.capacity() || block.chunk.mapped_end == 0) return;
+  internal::CorpusReserveInputs inputs;
+  inputs.held = held;
+  inputs.capacity = corpus->ids.capacity();
+  inputs.block_documents = block.num_documents;
+  inputs.file_first_document = estimate->first_document;
+  inputs.mapped_end = block.chunk.mapped_end;
+  inputs.file_size = file->size();
+  inputs.document_bytes = sizeof(std::string) + sizeof(uint64_t) + sizeof(Fingerprint) +
+                          sizeof(RecordLocation) + sizeof(std::string) +
+                          num_bands * sizeof(uint64_t);
+  inputs.budget_bytes = ReserveBudget();
+  const uint64_t documents = internal::CorpusReservation(inputs);
+  if (documents == 0) return;
+  try {
+    corpus->ids.reserve(documents);
+    corpus->lengths.reserve(documents);
+    corpus->fingerprints.reserve(documents);
+    corpus->is_jsonl.reserve(documents);
+    if (keep_raw_records) corpus->raw_records.reserve(documents);
+    if (locating) corpus->record_locations.reserve(documents);
+    if (num_bands > 0) corpus->band_keys.reserve(documents * num_bands);
+  } catch (const std::bad_alloc&) {
+    ReleaseReservation(corpus);
+  } catch (const std::length_error&) {
+    ReleaseReservation(corpus);
+  }
+}
+
+// FingerprintPipelineOptions::band_keys serves CollectFingerprints only, which
+// checks the fingerprinter against it; the other pipelines refuse it.
+Status RefuseBandKeys(const FingerprintPipelineOptions& options) {
+  if (options.band_keys.num_bands == 0) return Status::Ok();
+  return InvalidArgumentError(
+      "FingerprintPipelineOptions::band_keys is for CollectFingerprints only");
 }
 
 }  // namespace
@@ -371,8 +428,9 @@ Status RunFingerprintPipeline(DocumentReader& reader, const Fingerprinter& finge
                               const FingerprintFormatter& formatter,
                               const FormattedFingerprintSink& sink,
                               FingerprintPipelineStats* stats) {
+  NEARDUP_RETURN_IF_ERROR(RefuseBandKeys(options));
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, BlockOutput::kDocuments, formatter,
+      reader, fingerprinter, options, BlockOutput::kDocuments, LshParams{}, formatter,
       FingerprintViewFormatter(), FlatFingerprintFormatter(),
       [&](Batch& batch) {
         return sink(batch.block.document_span(), batch.fingerprints, batch.formatted);
@@ -385,8 +443,9 @@ Status RunFlatFingerprintPipeline(DocumentReader& reader, const Fingerprinter& f
                                   const FlatFingerprintFormatter& formatter,
                                   const FlatFingerprintSink& sink,
                                   FingerprintPipelineStats* stats) {
+  NEARDUP_RETURN_IF_ERROR(RefuseBandKeys(options));
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, BlockOutput::kFlat, FingerprintFormatter(),
+      reader, fingerprinter, options, BlockOutput::kFlat, LshParams{}, FingerprintFormatter(),
       FingerprintViewFormatter(), formatter,
       [&](Batch& batch) { return sink(ViewsOf(batch.block), batch.flat, batch.formatted); }, stats);
 }
@@ -406,9 +465,10 @@ Status RunFingerprintViewPipeline(DocumentReader& reader, const Fingerprinter& f
                                   const FingerprintViewFormatter& formatter,
                                   const FormattedFingerprintViewSink& sink,
                                   FingerprintPipelineStats* stats) {
+  NEARDUP_RETURN_IF_ERROR(RefuseBandKeys(options));
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, BlockOutput::kViews, FingerprintFormatter(), formatter,
-      FlatFingerprintFormatter(),
+      reader, fingerprinter, options, BlockOutput::kViews, LshParams{}, FingerprintFormatter(),
+      formatter, FlatFingerprintFormatter(),
       [&](Batch& batch) { return sink(ViewsOf(batch.block), batch.fingerprints, batch.formatted); },
       stats);
 }
@@ -435,12 +495,28 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
                                   " bands x " + std::to_string(band_params.rows_per_band) +
                                   " rows do not fit in " + std::to_string(num_hashes) + " hashes");
     }
+  }
+  const bool corpus_keyed = corpus->band_key_params.num_bands > 0;
+  if (!corpus->ids.empty() || corpus_keyed) {
+    const bool same_keys =
+        keyed && corpus_keyed && corpus->band_key_params.num_bands == band_params.num_bands &&
+        corpus->band_key_params.rows_per_band == band_params.rows_per_band &&
+        corpus->band_key_num_hashes == fingerprinter.recipe().minhash.num_hashes &&
+        corpus->band_keys.size() == corpus->ids.size() * static_cast<size_t>(band_params.num_bands);
+    if (keyed != corpus_keyed || (keyed && !same_keys)) {
+      return InvalidArgumentError(
+          "a corpus holds the band keys of all its documents or of none, all of one scheme; "
+          "these documents' keys would not match the corpus'");
+    }
+  }
+  if (keyed) {
     corpus->band_key_params = band_params;
+    corpus->band_key_num_hashes = fingerprinter.recipe().minhash.num_hashes;
   }
   const size_t num_bands = keyed ? static_cast<size_t>(band_params.num_bands) : 0;
   FileEstimate file_estimate;
   return RunFingerprintBlocks(
-      reader, fingerprinter, options, keyed ? BlockOutput::kFlat : BlockOutput::kViews,
+      reader, fingerprinter, options, keyed ? BlockOutput::kFlat : BlockOutput::kViews, band_params,
       FingerprintFormatter(), FingerprintViewFormatter(), FlatFingerprintFormatter(),
       [&](Batch& batch) {
         const DocumentBlock& block = batch.block;

@@ -1,12 +1,16 @@
 #include "neardup/fingerprint_pipeline.h"
+#include "engine/corpus_reserve.h"
 #include "engine/fingerprint_json.h"
 #include "neardup/stage_time.h"
 #include "support/temp_dir.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <tbb/global_control.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -270,6 +274,124 @@ TEST(SerialCpuTimeTest, SumsTheTimedStepsOfEveryThread) {
     }
   }
   EXPECT_EQ(sum.seconds(), before);
+}
+
+}  // namespace
+}  // namespace neardup
+
+namespace neardup {
+namespace {
+
+using internal::CorpusReservation;
+using internal::CorpusReserveInputs;
+
+CorpusReserveInputs ReserveInputs() {
+  CorpusReserveInputs in;
+  in.block_documents = 1000;
+  in.mapped_end = 1 << 20;
+  in.file_size = uint64_t{256} << 20;
+  in.document_bytes = 200;
+  in.budget_bytes = uint64_t{1} << 30;
+  return in;
+}
+
+TEST(CorpusReservationTest, ExpectsTheFilesDocumentsAtItsDensitySoFar) {
+  CorpusReserveInputs in = ReserveInputs();
+  // 1000 documents per MiB, 255 MiB left: 1000 + 1.1 * 255,000 + 64.
+  EXPECT_NEAR(static_cast<double>(CorpusReservation(in)), 1000.0 + 280500.0 + 64.0, 1.0);
+  // The block fits: nothing.
+  in.capacity = 1000;
+  EXPECT_EQ(CorpusReservation(in), 0u);
+  // Nothing read yet: nothing.
+  in = ReserveInputs();
+  in.mapped_end = 0;
+  EXPECT_EQ(CorpusReservation(in), 0u);
+}
+
+TEST(CorpusReservationTest, HostileNumbersStayWithinTheBudget) {
+  // Tiny lines first, huge ones after: the density says billions.
+  CorpusReserveInputs in = ReserveInputs();
+  in.block_documents = 100000;
+  in.mapped_end = 1 << 20;
+  in.file_size = uint64_t{1} << 50;
+  EXPECT_EQ(CorpusReservation(in), in.budget_bytes / in.document_bytes);
+  // An expectation past 2^64 (no overflow in the conversion).
+  in.file_size = ~uint64_t{0};
+  in.mapped_end = 1;
+  EXPECT_EQ(CorpusReservation(in), in.budget_bytes / in.document_bytes);
+  // One huge line: one document in the whole file so far, nothing left.
+  in = ReserveInputs();
+  in.block_documents = 1;
+  in.mapped_end = in.file_size;
+  EXPECT_EQ(CorpusReservation(in), 1u + 64u);
+  // A size of 0, and mapped_end past the size (a file that shrank).
+  in = ReserveInputs();
+  in.file_size = 0;
+  EXPECT_EQ(CorpusReservation(in), 1000u + 64u);
+  in.file_size = in.mapped_end / 2;
+  EXPECT_EQ(CorpusReservation(in), 1000u + 64u);
+  // A first document past the count (a stale estimate): no density.
+  in.file_first_document = 5000;
+  in.file_size = uint64_t{256} << 20;
+  EXPECT_EQ(CorpusReservation(in), 1000u + 64u);
+  // No budget: only the vectors' own growth step; zero bytes per document
+  // does not divide by zero.
+  in = ReserveInputs();
+  in.held = 4000;
+  in.capacity = 4000;
+  in.budget_bytes = 0;
+  EXPECT_EQ(CorpusReservation(in), 6000u);
+  in.document_bytes = 0;
+  EXPECT_EQ(CorpusReservation(in), 6000u);
+}
+
+// Under an address-space limit (`ulimit -v`), a file of tiny lines followed
+// by huge ones (whose density promises millions of documents) is collected:
+// the reservation is a hint capped by what the limit leaves, and never
+// fails the run. In a fresh process (the limit is process-wide).
+TEST(CorpusReservationDeathTest, ACollectUnderAnAddressSpaceLimitIsNotFailedByTheHint) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan maps terabytes of shadow memory";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  test_support::TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < (size_t{2} << 20); ++i) {
+    text += "{\"text\":\"q" + std::to_string(i) + "\"}\n";
+  }
+  std::string huge;
+  for (int i = 0; huge.size() < (size_t{10} << 20); ++i) {
+    huge += "w" + std::to_string((i * 7919) % 200000) + " ";
+  }
+  for (int i = 0; i < 8; ++i) text += "{\"text\":\"" + huge + "\"}\n";
+  const std::string path = dir.Write("tiny_then_huge.jsonl", text);
+  text.clear();
+  huge.clear();
+  EXPECT_EXIT(
+      {
+        long page = ::sysconf(_SC_PAGESIZE);
+        unsigned long long size_pages = 0;
+        std::FILE* statm = std::fopen("/proc/self/statm", "r");
+        if (statm == nullptr || std::fscanf(statm, "%llu", &size_pages) != 1) _exit(2);
+        std::fclose(statm);
+        struct rlimit limit {};
+        limit.rlim_cur = limit.rlim_max =
+            size_pages * static_cast<uint64_t>(page) + (uint64_t{768} << 20);
+        if (::setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+        tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 2);
+        SketchSelection selection;
+        selection.simhash = true;
+        auto fingerprinter = CreateCpuFingerprinter(*PresetRecipe("default"), selection);
+        if (!fingerprinter.ok()) _exit(4);
+        auto reader = DocumentReader::Open({path}, InputOptions{});
+        if (!reader.ok()) _exit(5);
+        FingerprintedCorpus corpus;
+        Status status = CollectFingerprints(**reader, **fingerprinter, FingerprintPipelineOptions{},
+                                            false, &corpus);
+        _exit(status.ok() && corpus.ids.size() > 100000 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+#endif
 }
 
 }  // namespace

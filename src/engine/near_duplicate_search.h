@@ -24,14 +24,13 @@ using BeforeVerify =
 // stages. With band_keys (MinHash only), the candidates come from them
 // (FindCandidatesFromBandKeys) instead of the k-value sketches;
 // FailedPrecondition unless band_key_params are the bands and rows the
-// options choose.
-Result<std::vector<SimilarPair>> SearchNearDuplicates(std::span<const Fingerprint> fingerprints,
-                                                      const Recipe& recipe,
-                                                      const NearDuplicateOptions& options,
-                                                      NearDuplicateReport* report,
-                                                      const BeforeVerify& before_verify,
-                                                      std::span<const uint64_t> band_keys = {},
-                                                      LshParams band_key_params = {});
+// options choose; InvalidArgument unless band_key_num_hashes is the
+// recipe's num_hashes.
+Result<std::vector<SimilarPair>> SearchNearDuplicates(
+    std::span<const Fingerprint> fingerprints, const Recipe& recipe,
+    const NearDuplicateOptions& options, NearDuplicateReport* report,
+    const BeforeVerify& before_verify, std::span<const uint64_t> band_keys = {},
+    LshParams band_key_params = {}, int band_key_num_hashes = 0);
 
 }  // namespace neardup::internal
 

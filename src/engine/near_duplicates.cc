@@ -81,13 +81,11 @@ Recipe RecipeForNearDuplicates(Recipe recipe, const NearDuplicateOptions& option
 
 namespace internal {
 
-Result<std::vector<SimilarPair>> SearchNearDuplicates(std::span<const Fingerprint> fingerprints,
-                                                      const Recipe& recipe,
-                                                      const NearDuplicateOptions& options,
-                                                      NearDuplicateReport* report,
-                                                      const BeforeVerify& before_verify,
-                                                      std::span<const uint64_t> band_keys,
-                                                      LshParams band_key_params) {
+Result<std::vector<SimilarPair>> SearchNearDuplicates(
+    std::span<const Fingerprint> fingerprints, const Recipe& recipe,
+    const NearDuplicateOptions& options, NearDuplicateReport* report,
+    const BeforeVerify& before_verify, std::span<const uint64_t> band_keys,
+    LshParams band_key_params, int band_key_num_hashes) {
   StageTimer timer;
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;
@@ -108,6 +106,11 @@ Result<std::vector<SimilarPair>> SearchNearDuplicates(std::span<const Fingerprin
   // every part, one chunk of every candidate.
   NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
                            ChooseNearDuplicateScheme(recipe, options, fingerprints.size()));
+  if (!band_keys.empty() && band_key_num_hashes != recipe.minhash.num_hashes) {
+    return InvalidArgumentError("band keys cut from " + std::to_string(band_key_num_hashes) +
+                                " hash values; the recipe says " +
+                                std::to_string(recipe.minhash.num_hashes));
+  }
   if (!band_keys.empty() && (band_key_params.num_bands != scheme.lsh.params.num_bands ||
                              band_key_params.rows_per_band != scheme.lsh.params.rows_per_band)) {
     return FailedPreconditionError(

@@ -1,4 +1,5 @@
 #include "neardup/lsh_params.h"
+#include "index/lsh_params_uncached.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -229,7 +230,8 @@ TEST(ChooseLshParamsTest, SameBitsAtEveryThreadCount) {
     std::string first_text;
     for (int threads : {1, 2, 3}) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-      Result<LshParamsChoice> choice = ChooseLshParams(options);
+      // Uncached: ChooseLshParams would return its kept choice of one thread.
+      Result<LshParamsChoice> choice = internal::ChooseLshParamsUncached(options);
       ASSERT_TRUE(choice.ok());
       const std::string text = ExplainLshParams(*choice, options);
       if (threads == 1) {
@@ -242,6 +244,49 @@ TEST(ChooseLshParamsTest, SameBitsAtEveryThreadCount) {
       EXPECT_EQ(text, first_text) << threads << " threads";
     }
   }
+}
+
+// ChooseLshParams keeps its last choice: asked A, A' (one input changed),
+// A again, it gives the search's answer each time, so every input of the
+// choice is in the key.
+TEST(ChooseLshParamsTest, TheKeptChoiceIsTheSearchsForEveryInput) {
+  LshParamsOptions a;
+  a.threshold = 0.7;
+  a.num_hashes = 96;
+  std::vector<LshParamsOptions> changed(4, a);
+  changed[0].threshold = 0.9;
+  changed[1].num_hashes = 40;
+  changed[2].false_positive_weight = 5.0;
+  changed[3].false_negative_weight = 5.0;
+  auto same = [](const LshParamsOptions& options) {
+    Result<LshParamsChoice> kept = ChooseLshParams(options);
+    Result<LshParamsChoice> searched = internal::ChooseLshParamsUncached(options);
+    ASSERT_TRUE(kept.ok());
+    ASSERT_TRUE(searched.ok());
+    EXPECT_EQ(kept->params.num_bands, searched->params.num_bands);
+    EXPECT_EQ(kept->params.rows_per_band, searched->params.rows_per_band);
+    EXPECT_EQ(kept->false_positive_area, searched->false_positive_area);
+    EXPECT_EQ(kept->false_negative_area, searched->false_negative_area);
+    EXPECT_EQ(kept->weighted_error, searched->weighted_error);
+    EXPECT_EQ(kept->threshold_at_half, searched->threshold_at_half);
+  };
+  for (const LshParamsOptions& other : changed) {
+    // The changed input gives another choice (else the check below could
+    // not tell a stale answer).
+    Result<LshParamsChoice> a_choice = internal::ChooseLshParamsUncached(a);
+    Result<LshParamsChoice> other_choice = internal::ChooseLshParamsUncached(other);
+    ASSERT_TRUE(a_choice.ok() && other_choice.ok());
+    EXPECT_NE(a_choice->weighted_error, other_choice->weighted_error);
+    same(a);
+    same(other);
+    same(a);
+    same(a);  // the kept copy
+  }
+  // A refused input is refused, kept choice or not.
+  LshParamsOptions bad = a;
+  bad.threshold = 1.5;
+  EXPECT_FALSE(ChooseLshParams(bad).ok());
+  same(a);
 }
 
 TEST(ExplainLshParamsTest, DescribesTheChoice) {

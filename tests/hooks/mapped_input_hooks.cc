@@ -13,6 +13,10 @@
 // - NEARDUP_TEST_REWRITE_MAPPED_INPUT="<n>": written in place at its size
 //   (its first byte written back) and its modification time set a second
 //   later, a change that any clock's granularity shows.
+// - NEARDUP_TEST_RENAME_AFTER_MAPPING="<n>:<from>:<to>": once the n-th is
+//   made, the file <from> is renamed over <to> (another input, which the
+//   process has not opened yet: e.g. a gzip put in place of a JSONL file
+//   that `pairs` predicted it could locate).
 // Anything but digits[@digits] (digits for the rewrite) leaves a hook off.
 // Built only with NEARDUP_TEST_HOOKS (on when the tests are built), never
 // installed.
@@ -27,6 +31,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -84,6 +89,34 @@ void RewriteInPlace(const char* path) {
   ::close(fd);
 }
 
+struct Rename {
+  long long nth = 0;  // 0: off
+  const char* from = nullptr;
+  const char* to = nullptr;
+};
+
+const Rename& TheRename() {
+  static const Rename rename = [] {
+    Rename parsed;
+    static char buffer[4096];
+    const char* value = std::getenv("NEARDUP_TEST_RENAME_AFTER_MAPPING");
+    if (value == nullptr || std::strlen(value) >= sizeof(buffer)) return parsed;
+    std::strcpy(buffer, value);
+    long long nth = 0;
+    const char* rest = Digits(buffer, &nth);
+    if (rest == nullptr || *rest != ':' || nth < 1) return parsed;
+    char* from = buffer + (rest - buffer) + 1;
+    char* colon = std::strchr(from, ':');
+    if (colon == nullptr || colon == from || colon[1] == '\0') return parsed;
+    *colon = '\0';
+    parsed.nth = nth;
+    parsed.from = from;
+    parsed.to = colon + 1;
+    return parsed;
+  }();
+  return rename;
+}
+
 // Changes the file of `fd` when this mapping is the one asked for.
 void AfterMapping(void* result, int flags, int fd) {
   static std::atomic<long long> fixed_file_mappings{0};
@@ -92,7 +125,8 @@ void AfterMapping(void* result, int flags, int fd) {
   }
   const Request& shrink = TheShrink();
   const long long rewrite = TheRewrite();
-  if (shrink.bytes < 0 && rewrite == 0) return;
+  const Rename& rename = TheRename();
+  if (shrink.bytes < 0 && rewrite == 0 && rename.nth == 0) return;
   const long long nth = fixed_file_mappings.fetch_add(1) + 1;
   // The magic link names the very inode mapped (no readlink: a renamed file
   // or a path longer than a buffer cannot send the change elsewhere).
@@ -100,6 +134,7 @@ void AfterMapping(void* result, int flags, int fd) {
   std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
   if (shrink.bytes >= 0 && nth == shrink.nth) (void)::truncate(link, shrink.bytes);
   if (nth == rewrite) RewriteInPlace(link);
+  if (nth == rename.nth) (void)std::rename(rename.from, rename.to);
 }
 
 // The mapping itself, by the system call: no dlsym on each call (before
