@@ -75,8 +75,8 @@ Status NearDuplicateStream::Impl::AddPassages(const StreamDetail& detail,
 Status NearDuplicateStream::Impl::Recover() {
   internal::RemoveSnapshotLeftovers(dir_);
   uint64_t valid_bytes = 0;
-  NEARDUP_RETURN_IF_ERROR(internal::LoadStreamFiles(dir_, &state_, &recovery_, &generation_,
-                                                    &valid_bytes, &earlier_bytes_));
+  NEARDUP_RETURN_IF_ERROR(internal::LoadStreamFiles(
+      dir_, &state_, &recovery_, &generation_, &valid_bytes, &earlier_bytes_, &snapshot_bytes_));
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
                            WriteAheadLog::Open(internal::StreamFilePath(dir_, "log", generation_),
                                                valid_bytes, {options_.sync}));
