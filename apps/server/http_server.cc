@@ -181,8 +181,9 @@ class HttpServer::Connection {
     body.clear();
     body_buffer_ = std::move(body);
   }
-  // Up to 128 connections by default (--max-connections): at most 128 MiB
-  // kept, and only by connections that posted bodies that large.
+  // --max-connections x 1 MiB at most: 64 MiB at the default 64 connections
+  // (--max-connections defaults to --threads, 64), and only by connections
+  // that posted bodies that large.
   static constexpr size_t kKeptBodyBytes = size_t{1} << 20;
 
   // Appends exactly `length` bytes of body to *body.

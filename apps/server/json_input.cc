@@ -268,7 +268,17 @@ Result<DocumentInput> ParseDocument(std::string_view json, bool id_optional) {
   std::deque<std::string> copies;
   DocumentView view;
   NEARDUP_RETURN_IF_ERROR(ParseDocumentInto(json, json.size(), id_optional, &copies, &view));
-  return DocumentInput{std::string(view.id), std::string(view.text), view.time};
+  // Not in place (no padding past `json`), so each string is a copy in
+  // `copies`: moved out, not copied again.
+  auto take = [&copies](std::string_view v) {
+    for (std::string& copy : copies) {
+      if (copy.data() == v.data() && copy.size() == v.size()) return std::move(copy);
+    }
+    return std::string(v);  // absent (an id_optional document without one)
+  };
+  std::string id = take(view.id);
+  std::string text = take(view.text);
+  return DocumentInput{std::move(id), std::move(text), view.time};
 }
 
 Result<std::vector<DocumentInput>> ParseDocuments(std::string_view body, bool json_lines,

@@ -29,7 +29,8 @@
 // config keeps texts); the record is on disk before Add returns. Concurrent Adds share fsyncs
 // (group commit). A snapshot of the whole state is begun when the current log passes
 // snapshot_log_bytes and half of what recovery would read is dead (see
-// StreamOpenOptions; a new log starts then) and written a piece at a time
+// StreamOpenOptions; a new log starts then; when none is due, the log is
+// rolled over into a new file instead) and written a piece at a time
 // by a low-priority thread of the stream (StreamOpenOptions::
 // background_snapshots), so no request waits for a whole snapshot nor pays
 // for one; once it is complete, older logs and
@@ -132,20 +133,27 @@ struct StreamOpenOptions {
   // fdatasync before Add returns (default true; false only for tests and
   // benchmarks: nothing is then durable).
   bool sync = true;
-  // A snapshot is written once the current log is this long (default 64 MiB;
-  // with snapshot_grows_with_state false, recovery replays at most this
-  // much log) ...
+  // A snapshot is written once the logs since the last one are this long
+  // (default 64 MiB; with snapshot_grows_with_state false, recovery replays
+  // at most this much log) ...
   uint64_t snapshot_log_bytes = uint64_t{64} << 20;
   // ... and (true, the default) once at least half of what recovery would
   // read (the last snapshot and the logs since) is dead: records of
   // documents that left the window or were removed, and remove records
   // (session 14; it was: as long as the last snapshot). A snapshot costs
   // O(documents in the window): waiting for as many dead bytes as live ones
-  // makes that O(1) per add however large the window, recovery reads at
-  // most twice the window's records (plus this much log), and a window
-  // that only grows, whose snapshot and log hold nothing dead, is not
-  // rewritten at all. false: every snapshot_log_bytes (tests that want many
-  // snapshots).
+  // makes that O(1) per add however large the window, and a window that
+  // only grows, whose snapshot and logs hold nothing dead, is not rewritten
+  // at all. The logs since the last snapshot count toward this length.
+  // When the log passes snapshot_log_bytes and no snapshot is due, a new
+  // log file starts (no snapshot): only the last log's bad tail is cut at
+  // recovery, a bad record in an older one is DataLoss. Recovery reads at
+  // most max(2 R, S + snapshot_log_bytes) + one operation's group (R: the
+  // window's records; S: the last complete snapshot), plus the logs kept
+  // after a failed snapshot until the next one completes, and while a
+  // snapshot is in progress the log growing meanwhile: up to about
+  // 3/4 max(snapshot_log_bytes, R) more (docs/SERVER.md, "Durability").
+  // false: every snapshot_log_bytes (tests that want many snapshots).
   bool snapshot_grows_with_state = true;
   // The writers' share of a snapshot in progress: after each write
   // operation, a piece of at least this many bytes and four times what the

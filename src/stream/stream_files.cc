@@ -145,7 +145,8 @@ Status ApplyStreamRecord(std::string_view record, StreamState* state) {
 }
 
 Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecovery* recovery,
-                       uint64_t* generation, uint64_t* valid_bytes, uint64_t* earlier_bytes) {
+                       uint64_t* generation, uint64_t* valid_bytes, uint64_t* earlier_bytes,
+                       uint64_t* snapshot_bytes) {
   std::vector<uint64_t> snapshots = StreamFileGenerations(dir, "snapshot");
   if (snapshots.empty()) return NotFoundError("no stream in " + dir);
   *generation = snapshots.back();
@@ -158,6 +159,7 @@ Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecover
   NEARDUP_ASSIGN_OR_RETURN(StreamHeader header, DecodeHeader(snapshot.records[0]));
   state->RestoreHeader(header);
   uint64_t earlier = snapshot.file_bytes;
+  if (snapshot_bytes != nullptr) *snapshot_bytes = snapshot.file_bytes;
   for (size_t i = 1; i < snapshot.records.size(); ++i) {
     NEARDUP_ASSIGN_OR_RETURN(StreamDoc doc, DecodeAdd(snapshot.records[i]));
     NEARDUP_RETURN_IF_ERROR(state->LoadDoc(std::move(doc)));

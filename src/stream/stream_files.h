@@ -75,13 +75,14 @@ Status ApplyStreamRecord(std::string_view record, StreamState* state);
 // `state` (a fresh one, of the stream's config); sets the generation of the
 // last log and the length of its valid records, and counts in *recovery.
 // *earlier_bytes (when not null): the bytes read before the last log (the
-// snapshot file and the logs between it and the last one).
+// snapshot file and the logs between it and the last one); *snapshot_bytes
+// (when not null): the snapshot file's.
 // A torn or corrupt tail of the last log is reported in *recovery (the
 // caller cuts it when it opens the log); one anywhere else is DataLoss.
 // Reads only.
 Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecovery* recovery,
                        uint64_t* generation, uint64_t* valid_bytes,
-                       uint64_t* earlier_bytes = nullptr);
+                       uint64_t* earlier_bytes = nullptr, uint64_t* snapshot_bytes = nullptr);
 
 }  // namespace neardup::internal
 

@@ -1,6 +1,7 @@
 #include "stream/stream_impl.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,13 +76,25 @@ Status NearDuplicateStream::Impl::AddPassages(const StreamDetail& detail,
 Status NearDuplicateStream::Impl::Recover() {
   internal::RemoveSnapshotLeftovers(dir_);
   uint64_t valid_bytes = 0;
-  NEARDUP_RETURN_IF_ERROR(internal::LoadStreamFiles(dir_, &state_, &recovery_, &generation_,
-                                                    &valid_bytes, &earlier_bytes_));
+  NEARDUP_RETURN_IF_ERROR(internal::LoadStreamFiles(
+      dir_, &state_, &recovery_, &generation_, &valid_bytes, &earlier_bytes_, &snapshot_bytes_));
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
                            WriteAheadLog::Open(internal::StreamFilePath(dir_, "log", generation_),
                                                valid_bytes, {options_.sync}));
   log_ = std::move(log);
-  return options_.sync ? SyncDirectory(dir_) : Status::Ok();
+  if (options_.sync) NEARDUP_RETURN_IF_ERROR(SyncDirectory(dir_));
+  // Files older than the snapshot just loaded are left-overs of a crash
+  // between a snapshot's rename and FinishSnapshot's deletes; nothing reads
+  // them (LoadStreamFiles starts from the newest snapshot, which was synced
+  // before its rename, and its rename is durable now), and a window that
+  // only grows may never write the next snapshot that would delete them.
+  const std::vector<uint64_t> snapshots = internal::StreamFileGenerations(dir_, "snapshot");
+  for (const char* prefix : {"log", "snapshot"}) {
+    for (uint64_t old : internal::StreamFileGenerations(dir_, prefix)) {
+      if (old < snapshots.back()) std::remove(internal::StreamFilePath(dir_, prefix, old).c_str());
+    }
+  }
+  return Status::Ok();
 }
 
 void NearDuplicateStream::Impl::ReloadLocked() {

@@ -123,6 +123,14 @@ class NearDuplicateStream::Impl {
   // (StreamState::BeginSnapshot fixes its documents). REQUIRES: mutex_
   // held, no snapshot in progress.
   Status StartRotationLocked();
+  // Opens log-<g+1> (its name made durable) and makes it current; the
+  // current log, which recovery still reads, goes into earlier_bytes_.
+  // REQUIRES: mutex_ held, the current log synced.
+  Status OpenNextLogLocked();
+  // When no rotation is due but the log has reached snapshot_log_bytes: the
+  // log synced and a new one started, with no snapshot (stream_rotation.cc).
+  // REQUIRES: mutex_ held, no snapshot in progress.
+  Status RollLogLocked();
   // Step 2: the next piece of the snapshot in progress (all of it for
   // SIZE_MAX). Once the last is written, the snapshot is finishing: the
   // snapshot thread finishes it when `background` (and there is one), else
@@ -160,6 +168,7 @@ class NearDuplicateStream::Impl {
   // snapshot and the logs between it and the current one (the rotation
   // policy, MaybeRotateLocked).
   uint64_t earlier_bytes_ = 0;
+  uint64_t snapshot_bytes_ = 0;  // of the newest complete snapshot (ditto)
   // The snapshot in progress (see StartRotationLocked), null when none; once
   // snapshot_finishing_, only the thread that took the finish touches it.
   std::unique_ptr<internal::SnapshotFile> snapshot_;
@@ -167,8 +176,15 @@ class NearDuplicateStream::Impl {
   bool finish_due_ = false;                // taken by the writer whose step ended the snapshot
   std::condition_variable snapshot_done_;  // snapshot_finishing_ cleared
   uint64_t log_bytes_stepped_ = 0;         // log size at the last MaybeRotateLocked
-  uint64_t rotation_due_bytes_ = 0;        // the log size that started the snapshot in progress
-  Status failed_;                          // set once: writes refused after a log failure
+  // The yardstick of the snapshot in progress's pacing (MaybeRotateLocked):
+  // the background thread has until the new log grows by a quarter of it,
+  // and then another quarter to finish. max(snapshot_log_bytes, the
+  // state's records when the snapshot began), i.e. about the snapshot's
+  // size, as the last snapshot's size was before session 14 (the log that
+  // started it is now snapshot_log_bytes, rolled over without a snapshot
+  // until one is due, which would say nothing of the snapshot's size).
+  uint64_t rotation_due_bytes_ = 0;
+  Status failed_;  // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
   // allocate none: AddGroupLocked's framed records (and, since session 14,
   // a single add's: AppendAddLocked) and StepSnapshotLocked's records. Each keeps its capacity up

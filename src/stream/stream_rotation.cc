@@ -66,6 +66,7 @@ Status NearDuplicateStream::Impl::WriteFirstSnapshotLocked() {
       internal::SnapshotFile::Create(dir_, 0, internal::EncodeHeader(state_.Header())));
   NEARDUP_RETURN_IF_ERROR(file->Finish(options_.sync));
   earlier_bytes_ = file->bytes();
+  snapshot_bytes_ = file->bytes();
   return Status::Ok();
 }
 
@@ -82,6 +83,14 @@ Status NearDuplicateStream::Impl::StartRotationLocked() {
   NEARDUP_ASSIGN_OR_RETURN(
       std::unique_ptr<internal::SnapshotFile> snapshot,
       internal::SnapshotFile::Create(dir_, next, internal::EncodeHeader(state_.Header())));
+  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked());
+  snapshot_ = std::move(snapshot);
+  state_.BeginSnapshot();
+  return Status::Ok();
+}
+
+Status NearDuplicateStream::Impl::OpenNextLogLocked() {
+  const uint64_t next = generation_ + 1;
   const std::string log_path = internal::StreamFilePath(dir_, "log", next);
   Result<std::unique_ptr<WriteAheadLog>> log = WriteAheadLog::Open(log_path, 0, {options_.sync});
   // The new log's name must be durable before a record in it is.
@@ -90,13 +99,25 @@ Status NearDuplicateStream::Impl::StartRotationLocked() {
     if (log.ok()) std::remove(log_path.c_str());
     return synced;
   }
-  earlier_bytes_ += log_->size();  // recovery reads it until the new snapshot is complete
+  earlier_bytes_ += log_->size();  // recovery reads it until a newer snapshot is complete
   log_ = std::shared_ptr<WriteAheadLog>(std::move(log).value());
   log_bytes_stepped_ = 0;
   generation_ = next;
-  snapshot_ = std::move(snapshot);
-  state_.BeginSnapshot();
   return Status::Ok();
+}
+
+// A new log without a snapshot: recovery replays every log from the newest
+// snapshot's generation on, and only the last one may end in a torn record
+// that is cut. A bad record in an older log is DataLoss (the stream does not
+// open and nothing is cut), so a window that only grows, never rewritten,
+// keeps at most about snapshot_log_bytes of its acknowledged records where
+// a torn tail could cut them, and recovery reads one log file at a time.
+Status NearDuplicateStream::Impl::RollLogLocked() {
+  if (!failed_.ok()) return failed_;
+  // As at a rotation: no record of the new log on disk before the old
+  // log's last one.
+  NEARDUP_RETURN_IF_ERROR(log_->SyncTo(log_->size()));
+  return OpenNextLogLocked();
 }
 
 Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool background) {
@@ -148,6 +169,7 @@ Status NearDuplicateStream::Impl::FinishSnapshot() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (finished.ok()) {
       earlier_bytes_ = snapshot_->bytes();
+      snapshot_bytes_ = snapshot_->bytes();
       ++snapshots_;
     }
     snapshot_.reset();
@@ -176,25 +198,31 @@ void NearDuplicateStream::Impl::FinishSnapshotIfDue(bool due) {
 }
 
 // When a rotation is due (session 14). With snapshot_grows_with_state: once
-// the log is past snapshot_log_bytes and at least half of what recovery
-// would read (the snapshot and the logs since it) is dead, i.e. records of
-// documents no longer stored (evicted, removed) and remove records. A new
-// snapshot holds the stored documents' records (RecordBytes) and a header,
-// so before that point it would shorten recovery by less than half. What
-// recovery reads stays under twice the state's records (or the snapshot
-// plus snapshot_log_bytes of log), as under the rule before ("the log as
-// long as the last snapshot"), and a window that turns over rotates about
-// as often as before (its dead bytes equal its state once the log is as
-// long as its snapshot). A window that only grows has nothing dead (its
-// snapshot and log hold exactly its records): the rule before rewrote it at
-// every doubling of the log, about one record per add, whose write() into
-// the page cache was up to ~30% of a batch POST's server CPU; now it is not
-// rewritten at all, and recovery reads the same records from the log.
+// the logs since the newest snapshot are past snapshot_log_bytes and at
+// least half of what recovery would read (the snapshot and the logs since
+// it) is dead, i.e. records of documents no longer stored (evicted,
+// removed) and remove records. A new snapshot holds the stored documents'
+// records (RecordBytes) and a header, so before that point it would
+// shorten recovery by less than half. What recovery reads stays under
+// max(twice the state's records, the snapshot plus snapshot_log_bytes)
+// plus an operation's group, and more while a snapshot is in progress (the
+// new log grows meanwhile; include/neardup/stream.h). A window that turns
+// over rotates about as often as before (its dead bytes equal its state
+// once the log is as long as its snapshot). A window that only grows has
+// nothing dead (its snapshot and logs hold exactly its records): the rule
+// before rewrote it at every doubling of the log, about one record per
+// add, whose write() into the page cache was up to ~30% of a batch POST's
+// server CPU; now it is not rewritten at all, and recovery reads the same
+// records from its logs (rolled over every snapshot_log_bytes:
+// RollLogLocked).
 bool NearDuplicateStream::Impl::RotationDueLocked() const {
   const uint64_t log_bytes = log_->size();
-  if (log_bytes < options_.snapshot_log_bytes) return false;
-  if (!options_.snapshot_grows_with_state) return true;
-  return earlier_bytes_ + log_bytes >= 2 * state_.RecordBytes();
+  if (!options_.snapshot_grows_with_state) return log_bytes >= options_.snapshot_log_bytes;
+  // At least snapshot_log_bytes of log since the newest complete snapshot,
+  // in the current log and those rolled over since (RollLogLocked).
+  const uint64_t read = earlier_bytes_ + log_bytes;
+  if (read < snapshot_bytes_ + options_.snapshot_log_bytes) return false;
+  return read >= 2 * state_.RecordBytes();
 }
 
 // A rotation once RotationDueLocked; then the writers' share of the
@@ -219,9 +247,14 @@ void NearDuplicateStream::Impl::MaybeRotateLocked() {
   log_bytes_stepped_ = log_->size();
   const bool background = options_.background_snapshots;
   if (snapshot_ == nullptr) {
-    const uint64_t due = log_->size();  // before the rotation starts a new log
-    if (!RotationDueLocked() || !StartRotationLocked().ok()) return;
-    rotation_due_bytes_ = due;
+    if (!RotationDueLocked()) {
+      // A log of snapshot_log_bytes and no snapshot due: the next records go
+      // to a new log (a failure keeps this one; the next operation retries).
+      if (log_->size() >= options_.snapshot_log_bytes) RollLogLocked().IgnoreError();
+      return;
+    }
+    if (!StartRotationLocked().ok()) return;
+    rotation_due_bytes_ = std::max<uint64_t>(options_.snapshot_log_bytes, state_.RecordBytes());
     if (background) StartSnapshotThreadLocked();
     if (snapshot_thread_.joinable()) {
       snapshot_work_.notify_one();
