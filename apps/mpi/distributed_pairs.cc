@@ -321,6 +321,8 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
       const bool back = (needs[doc] & kNeededHere) != 0;
       work->handed_out[doc] = 1;
       if (back) work->coming_back.push_back(doc);
+      ++stats->handed_out_records;
+      if (back) ++stats->handed_out_back;
       writer.Put(first_document + doc);
       writer.Put<uint8_t>(back ? 1 : 0);
       writer.PutBytes(sketches.id(doc));
@@ -365,6 +367,8 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
         work->in_docs.push_back(doc);
         work->in_from.push_back(r);
         work->in_back.push_back(back != 0);
+        ++stats->handed_in_records;
+        if (back != 0) ++stats->handed_in_back;
       }
     }
     received[r] = {};

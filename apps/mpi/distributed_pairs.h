@@ -66,6 +66,14 @@ struct DistributedPairsStats {
   // MinHash: documents whose deferred sketches it computed (its own and
   // those whose records were handed to it).
   uint64_t sketched_documents = 0;
+  // MinHash: records of deferred documents this rank handed to another
+  // rank to sketch (of them, those whose sketches come back here), and
+  // those handed to it (of them, those whose sketches it sent back). For
+  // --profile; not saved by --checkpoint (a resumed job prints 0).
+  uint64_t handed_out_records = 0;
+  uint64_t handed_out_back = 0;
+  uint64_t handed_in_records = 0;
+  uint64_t handed_in_back = 0;
   // MinHash: candidates it handed to another rank to verify (the split by
   // cost).
   uint64_t moved_candidates = 0;
