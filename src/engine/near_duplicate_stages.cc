@@ -71,11 +71,24 @@ Result<std::vector<CandidatePair>> SimHashCandidates(std::span<const Fingerprint
   return candidates;
 }
 
+// Every pair an LSH index holds as candidates, as CandidatePairs (on all
+// cores; the index's order is kept).
+std::vector<CandidatePair> AllCandidatesOf(const LshIndex& index) {
+  std::vector<std::pair<uint64_t, uint64_t>> pairs = index.AllPairCandidates();
+  std::vector<CandidatePair> candidates(pairs.size());
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), 1 << 14),
+                    [&](const tbb::blocked_range<size_t>& range) {
+                      for (size_t i = range.begin(); i != range.end(); ++i) {
+                        candidates[i] = CandidatePair{pairs[i].first, pairs[i].second};
+                      }
+                    });
+  return candidates;
+}
+
 Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint> fingerprints,
                                                      const NearDuplicateScheme& scheme,
                                                      PartRange range) {
-  std::vector<CandidatePair> candidates;
-  if (range.begin == range.end) return candidates;
+  if (range.begin == range.end) return std::vector<CandidatePair>{};
   const int num_hashes = scheme.num_hashes;
   NEARDUP_ASSIGN_OR_RETURN(
       LshIndex index,
@@ -102,15 +115,7 @@ Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint
   // with threads.
   NEARDUP_RETURN_IF_ERROR(index.Reserve(ids.size()));
   NEARDUP_RETURN_IF_ERROR(index.InsertBulkSpans(ids, sketches));
-  std::vector<std::pair<uint64_t, uint64_t>> pairs = index.AllPairCandidates();
-  candidates.resize(pairs.size());
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), 1 << 14),
-                    [&](const tbb::blocked_range<size_t>& range) {
-                      for (size_t i = range.begin(); i != range.end(); ++i) {
-                        candidates[i] = CandidatePair{pairs[i].first, pairs[i].second};
-                      }
-                    });
-  return candidates;
+  return AllCandidatesOf(index);
 }
 
 // MinHashCandidates from keys computed ahead: band_keys holds
@@ -118,14 +123,13 @@ Result<std::vector<CandidatePair>> MinHashCandidates(std::span<const Fingerprint
 Result<std::vector<CandidatePair>> MinHashCandidatesFromKeys(
     std::span<const Fingerprint> fingerprints, std::span<const uint64_t> band_keys,
     const NearDuplicateScheme& scheme, PartRange range) {
-  std::vector<CandidatePair> candidates;
   const size_t num_bands = scheme.num_parts;
   if (band_keys.size() != fingerprints.size() * num_bands) {
     return InvalidArgumentError("band keys (" + std::to_string(band_keys.size()) + ") must be " +
                                 std::to_string(num_bands) + " per document of " +
                                 std::to_string(fingerprints.size()));
   }
-  if (range.begin == range.end) return candidates;
+  if (range.begin == range.end) return std::vector<CandidatePair>{};
   NEARDUP_ASSIGN_OR_RETURN(
       LshIndex index,
       LshIndex::CreateForBands(scheme.lsh.params, scheme.num_hashes, static_cast<int>(range.begin),
@@ -142,15 +146,7 @@ Result<std::vector<CandidatePair>> MinHashCandidatesFromKeys(
   }
   NEARDUP_RETURN_IF_ERROR(index.Reserve(ids.size()));
   NEARDUP_RETURN_IF_ERROR(index.InsertBulkBandKeys(ids, keys));
-  std::vector<std::pair<uint64_t, uint64_t>> pairs = index.AllPairCandidates();
-  candidates.resize(pairs.size());
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), 1 << 14),
-                    [&](const tbb::blocked_range<size_t>& range) {
-                      for (size_t i = range.begin(); i != range.end(); ++i) {
-                        candidates[i] = CandidatePair{pairs[i].first, pairs[i].second};
-                      }
-                    });
-  return candidates;
+  return AllCandidatesOf(index);
 }
 
 // Candidates are verified in blocks of this many on all cores; the blocks'

@@ -453,21 +453,43 @@ Status LshIndex::InsertBulk(std::span<const uint64_t> doc_ids,
   });
 }
 
-Status LshIndex::InsertBulkSpans(std::span<const uint64_t> doc_ids,
-                                 std::span<const std::span<const uint64_t>> sketches) {
-  const size_t k = static_cast<size_t>(state_->num_hashes);
-  if (sketches.size() != doc_ids.size()) {
-    return InvalidArgumentError("sketches (" + std::to_string(sketches.size()) +
+namespace {
+
+// One row per document id, each of row_size values (InsertBulkSpans' sketches,
+// InsertBulkBandKeys' key rows); an error names the rows, the first bad row
+// and, around the expected size, what a row holds.
+struct RowNames {
+  const char* rows;         // "sketches"
+  const char* row;          // "sketch"
+  const char* before_size;  // " values; num_hashes is "
+  const char* after_size;   // ""
+};
+
+Status CheckRowsPerDocument(std::span<const uint64_t> doc_ids,
+                            std::span<const std::span<const uint64_t>> rows, size_t row_size,
+                            const RowNames& names) {
+  if (rows.size() != doc_ids.size()) {
+    return InvalidArgumentError(std::string(names.rows) + " (" + std::to_string(rows.size()) +
                                 ") must be as many as doc_ids (" + std::to_string(doc_ids.size()) +
                                 ")");
   }
-  for (size_t i = 0; i < sketches.size(); ++i) {
-    if (sketches[i].size() != k) {
-      return InvalidArgumentError("sketch " + std::to_string(i) + " has " +
-                                  std::to_string(sketches[i].size()) + " values; num_hashes is " +
-                                  std::to_string(k));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].size() != row_size) {
+      return InvalidArgumentError(std::string(names.row) + " " + std::to_string(i) + " has " +
+                                  std::to_string(rows[i].size()) + names.before_size +
+                                  std::to_string(row_size) + names.after_size);
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status LshIndex::InsertBulkSpans(std::span<const uint64_t> doc_ids,
+                                 std::span<const std::span<const uint64_t>> sketches) {
+  NEARDUP_RETURN_IF_ERROR(
+      CheckRowsPerDocument(doc_ids, sketches, static_cast<size_t>(state_->num_hashes),
+                           {"sketches", "sketch", " values; num_hashes is ", ""}));
   const LshIndexState& s = *state_;
   return InsertBulkOf(*state_, doc_ids, [sketches, &s](size_t i, uint64_t* keys) {
     internal::ComputeBandKeys(s.params, sketches[i].data(), keys, s.first_band);
@@ -476,19 +498,9 @@ Status LshIndex::InsertBulkSpans(std::span<const uint64_t> doc_ids,
 
 Status LshIndex::InsertBulkBandKeys(std::span<const uint64_t> doc_ids,
                                     std::span<const std::span<const uint64_t>> keys) {
-  const size_t num_bands = static_cast<size_t>(state_->params.num_bands);
-  if (keys.size() != doc_ids.size()) {
-    return InvalidArgumentError("key rows (" + std::to_string(keys.size()) +
-                                ") must be as many as doc_ids (" + std::to_string(doc_ids.size()) +
-                                ")");
-  }
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i].size() != num_bands) {
-      return InvalidArgumentError("key row " + std::to_string(i) + " has " +
-                                  std::to_string(keys[i].size()) + " keys; the index holds " +
-                                  std::to_string(num_bands) + " bands");
-    }
-  }
+  NEARDUP_RETURN_IF_ERROR(
+      CheckRowsPerDocument(doc_ids, keys, static_cast<size_t>(state_->params.num_bands),
+                           {"key rows", "key row", " keys; the index holds ", " bands"}));
   return InsertBulkOf(*state_, doc_ids, [keys](size_t i, uint64_t* out) {
     std::copy(keys[i].begin(), keys[i].end(), out);
   });
