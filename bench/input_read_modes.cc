@@ -31,16 +31,13 @@
 #define MADV_POPULATE_READ 22
 #endif
 
+#include "process_clock.h"
+
 namespace {
 
-constexpr size_t kChunk = size_t{1} << 20;
+using neardup::bench::CpuSeconds;
 
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
+constexpr size_t kChunk = size_t{1} << 20;
 
 size_t CountLines(const char* begin, const char* end) {
   size_t lines = 0;

@@ -38,20 +38,14 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
+#include "process_clock.h"
+
 namespace {
 
+using neardup::bench::CpuSeconds;
+using neardup::bench::WallSeconds;
+
 constexpr size_t kChunk = size_t{1} << 20;
-
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-}
-
-double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 [[noreturn]] void Fail(const char* what) {
   std::perror(what);
