@@ -385,6 +385,9 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     Result<NearDuplicateScheme> scheme = ChooseNearDuplicateScheme(*recipe, *options, 0);
     if (!scheme.ok()) return ReportError(scheme.status());
     pipeline.band_keys = scheme->lsh.params;
+    // Recorded in the corpus: the search takes its bands from it.
+    pipeline.band_key_choice =
+        ChosenLshParams{LshParamsOptionsForNearDuplicates(*recipe, *options), scheme->lsh};
   }
   SerialCpuTime fingerprint_serial;
   pipeline.serial_time = &fingerprint_serial;
@@ -405,6 +408,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     if (!again.ok()) return ReportError(again.status());
     corpus = FingerprintedCorpus{};
     pipeline.band_keys = LshParams{};
+    pipeline.band_key_choice.reset();
     status = CollectFingerprints(**again, **fingerprinter, pipeline, false, &corpus);
     if (!status.ok()) return ReportError(status);
   }

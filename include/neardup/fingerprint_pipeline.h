@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -64,6 +65,12 @@ struct FingerprintPipelineOptions {
   // pipelines (RunFingerprintPipeline, RunFlatFingerprintPipeline,
   // RunFingerprintViewPipeline) return InvalidArgument when it is set.
   LshParams band_keys;
+  // With band_keys, optionally: the options that chose them and the choice
+  // (its params must be band_keys, its options.num_hashes the
+  // fingerprinter's; else InvalidArgument). The corpus records it
+  // (FingerprintedCorpus::band_key_choice) so the search of these options
+  // takes its bands from there instead of choosing again.
+  std::optional<ChosenLshParams> band_key_choice;
   // Default none; when set (not owned), the CPU time of the serial filters
   // (read, number, deliver; the kept-record copies' cut and in-order write)
   // is added to it, for `--profile`, at two reads of the thread's CPU clock
@@ -186,6 +193,10 @@ struct FingerprintedCorpus {
   // search refuses a recipe of another; bands and rows alone do not tell:
   // 128 and 130 hashes both choose 16 x 8 at 0.8).
   int band_key_num_hashes = 0;
+  // With band keys given with FingerprintPipelineOptions::band_key_choice:
+  // the options that chose them and the choice (dropped when documents are
+  // added with the same bands from other options, or without a choice).
+  std::optional<ChosenLshParams> band_key_choice;
 };
 
 // Runs the pipeline and appends every document to *corpus. With

@@ -13,15 +13,14 @@
 // for the threshold t: the area of pairs below the threshold that become
 // candidates, and of pairs above it that are missed.
 //
-// Cost: ChooseLshParams evaluates every (b, r) with b * r <= num_hashes
-// (about num_hashes * ln(num_hashes) pairs) with a 1024-interval Simpson rule
-// on each side of t: about 20 ms for num_hashes = 128, 0.2 s for 1024 and
-// 1.7 s at the maximum, 8192 (one core of the 2-core Xeon in docs/LSH.md).
-// ChooseLshParams keeps its last choice: asked again with the same options
-// it returns it at the cost of a lock (`dedup` asks before fingerprinting,
-// for the band keys, and again in the search).
-// Thread safety: safe from any thread. Not pure: ChooseLshParams keeps one
-// process-wide last choice behind a mutex (same answer as the search).
+// Cost: ChooseLshParams integrates (b, r) shapes with b * r <= num_hashes
+// with a 1024-interval Simpson rule on each side of t, skipping those that
+// monotone bounds say cannot win (the false positive area rises with b, the
+// false negative area falls): about 2 ms of CPU for num_hashes = 128 and 6 ms
+// for 1024 (all shapes: 13 ms and 130 ms; one core of the 2-core Xeon in
+// docs/LSH.md). It keeps nothing between calls: a caller that asks often
+// keeps the choice (a corpus of band keys records it, ChosenLshParams).
+// Thread safety: safe from any thread; pure.
 #ifndef NEARDUP_LSH_PARAMS_H_
 #define NEARDUP_LSH_PARAMS_H_
 
@@ -76,6 +75,17 @@ double LshCandidateProbability(const LshParams& params, double similarity);
 // the choice is deterministic. InvalidArgument for options outside their
 // REQUIRES.
 Result<LshParamsChoice> ChooseLshParams(const LshParamsOptions& options);
+
+// A choice with the options it was made for (ChooseLshParams(options) gave
+// choice): what a corpus of band keys records (FingerprintedCorpus), so that
+// a search of the same options takes its bands from it.
+struct ChosenLshParams {
+  LshParamsOptions options;
+  LshParamsChoice choice;
+};
+
+// Whether a and b are the same inputs of ChooseLshParams, field for field.
+bool SameLshParamsOptions(const LshParamsOptions& a, const LshParamsOptions& b);
 
 // A multi-line human-readable explanation of `choice` (for a CLI --explain):
 // the chosen b and r, the S-curve at similarities 0.5, 0.6, ..., 1.0 and at

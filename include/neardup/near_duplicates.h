@@ -96,6 +96,13 @@ struct NearDuplicateReport {
   uint64_t sketched_documents = 0;
 };
 
+// The inputs of ChooseLshParams for a MinHash search of these options with
+// this recipe (the threshold, the weights, recipe.minhash.num_hashes): what
+// ChooseNearDuplicateScheme chooses its bands from, and what a caller records
+// with band keys (FingerprintPipelineOptions::band_key_choice).
+LshParamsOptions LshParamsOptionsForNearDuplicates(const Recipe& recipe,
+                                                   const NearDuplicateOptions& options);
+
 // REQUIRES: fingerprints computed with SketchesForNearDuplicates(options) and
 // a recipe of num_hashes == recipe.minhash.num_hashes.
 Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerprint> fingerprints,

@@ -283,7 +283,8 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairsDeferred(
         stage_report->sketched_documents = documents.size();
         return FingerprintLocatedRecords(*corpus, documents, verifier, input, &fingerprints);
       },
-      corpus->band_keys, corpus->band_key_params, corpus->band_key_num_hashes);
+      corpus->band_keys, corpus->band_key_params, corpus->band_key_num_hashes,
+      corpus->band_key_choice);
 }
 
 }  // namespace neardup

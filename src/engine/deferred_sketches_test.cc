@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -352,6 +353,93 @@ TEST_F(DeferredSketchesTest, AFileChangedBeforeTheSecondPassIsDataLoss) {
   std::filesystem::remove(inputs[0]);
   pairs = FindNearDuplicatePairsDeferred(&touched, *full, InputOptions{}, recipe_, options);
   EXPECT_EQ(pairs.status().code(), StatusCode::kDataLoss) << pairs.status();
+}
+
+// A corpus of band keys records the choice of its bands: the search takes the
+// scheme from it (the same pairs and report as choosing again) and refuses
+// none; a choice that is not of the keys is refused; documents added with the
+// same bands from other options drop it.
+TEST_F(DeferredSketchesTest, TheCorpusRecordsTheChoiceOfItsBands) {
+  const std::vector<std::string> inputs = WriteCorpus(2, 200, 7);
+  NearDuplicateOptions options;
+  const LshParamsChoice choice = ChooseNearDuplicateScheme(recipe_, options, 0)->lsh;
+  const ChosenLshParams chosen{LshParamsOptionsForNearDuplicates(recipe_, options), choice};
+  const auto lsh = Make(recipe_, CandidateSketches(options));
+  auto collect_into = [&](std::optional<ChosenLshParams> record, LshParams bands,
+                          FingerprintedCorpus* into) {
+    auto reader = DocumentReader::Open(inputs, InputOptions{});
+    EXPECT_TRUE(reader.ok());
+    FingerprintPipelineOptions pipeline;
+    pipeline.record_locations = true;
+    pipeline.band_keys = bands;
+    pipeline.band_key_choice = record;
+    return CollectFingerprints(**reader, *lsh, pipeline, false, into);
+  };
+  const auto verifier = Make(recipe_, VerificationSketches(options));
+  auto search = [&](FingerprintedCorpus* corpus, NearDuplicateReport* report) {
+    return FindNearDuplicatePairsDeferred(corpus, *verifier, InputOptions{}, recipe_, options,
+                                          report);
+  };
+  FingerprintedCorpus plain;
+  ASSERT_TRUE(collect_into(std::nullopt, choice.params, &plain).ok());
+  EXPECT_FALSE(plain.band_key_choice.has_value());
+  FingerprintedCorpus recorded;
+  ASSERT_TRUE(collect_into(chosen, choice.params, &recorded).ok());
+  ASSERT_TRUE(recorded.band_key_choice.has_value());
+  EXPECT_TRUE(SameLshParamsOptions(recorded.band_key_choice->options, chosen.options));
+  NearDuplicateReport plain_report, recorded_report;
+  auto want = search(&plain, &plain_report);
+  auto got = search(&recorded, &recorded_report);
+  ASSERT_TRUE(want.ok() && got.ok());
+  ASSERT_FALSE(want->empty());
+  ExpectSamePairs(*want, *got, "recorded choice");
+  EXPECT_EQ(recorded_report.lsh.weighted_error, plain_report.lsh.weighted_error);
+  EXPECT_EQ(recorded_report.lsh.false_positive_area, plain_report.lsh.false_positive_area);
+  EXPECT_EQ(recorded_report.candidates, plain_report.candidates);
+
+  // The search takes the recorded choice as it is (it does not choose again).
+  ChosenLshParams marked = chosen;
+  marked.choice.weighted_error = 42.0;
+  FingerprintedCorpus marked_corpus;
+  ASSERT_TRUE(collect_into(marked, choice.params, &marked_corpus).ok());
+  NearDuplicateReport marked_report;
+  ASSERT_TRUE(search(&marked_corpus, &marked_report).ok());
+  EXPECT_EQ(marked_report.lsh.weighted_error, 42.0);
+  // ... only for its own options: a search of others chooses.
+  NearDuplicateOptions other = options;
+  other.threshold = 0.8 + 1e-9;
+  ASSERT_EQ(ChooseNearDuplicateScheme(recipe_, other, 0)->lsh.params.num_bands,
+            choice.params.num_bands);
+  NearDuplicateReport other_report;
+  ASSERT_TRUE(FindNearDuplicatePairsDeferred(&marked_corpus, *verifier, InputOptions{}, recipe_,
+                                             other, &other_report)
+                  .ok());
+  EXPECT_NE(other_report.lsh.weighted_error, 42.0);
+
+  // A choice of other bands, or of another num_hashes, is refused.
+  FingerprintedCorpus refused;
+  ChosenLshParams wrong_bands = chosen;
+  wrong_bands.choice.params.num_bands -= 1;
+  EXPECT_EQ(collect_into(wrong_bands, choice.params, &refused).code(),
+            StatusCode::kInvalidArgument);
+  ChosenLshParams wrong_hashes = chosen;
+  wrong_hashes.options.num_hashes = 130;
+  EXPECT_EQ(collect_into(wrong_hashes, choice.params, &refused).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_TRUE(refused.ids.empty());
+
+  // Appending with the same choice keeps it; with the same bands from other
+  // options, or with none, drops it.
+  ASSERT_TRUE(collect_into(chosen, choice.params, &recorded).ok());
+  EXPECT_TRUE(recorded.band_key_choice.has_value());
+  ChosenLshParams other_chosen{LshParamsOptionsForNearDuplicates(recipe_, other),
+                               ChooseNearDuplicateScheme(recipe_, other, 0)->lsh};
+  ASSERT_TRUE(collect_into(other_chosen, choice.params, &recorded).ok());
+  EXPECT_FALSE(recorded.band_key_choice.has_value());
+  ASSERT_TRUE(collect_into(chosen, choice.params, &marked_corpus).ok());
+  ASSERT_TRUE(marked_corpus.band_key_choice.has_value());
+  ASSERT_TRUE(collect_into(std::nullopt, choice.params, &marked_corpus).ok());
+  EXPECT_FALSE(marked_corpus.band_key_choice.has_value());
 }
 
 // Band keys need a fingerprinter of the k-value sketch alone, and bands that

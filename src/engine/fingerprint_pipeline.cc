@@ -495,6 +495,15 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
                                   " bands x " + std::to_string(band_params.rows_per_band) +
                                   " rows do not fit in " + std::to_string(num_hashes) + " hashes");
     }
+    if (options.band_key_choice &&
+        (options.band_key_choice->choice.params.num_bands != band_params.num_bands ||
+         options.band_key_choice->choice.params.rows_per_band != band_params.rows_per_band ||
+         options.band_key_choice->options.num_hashes != num_hashes)) {
+      return InvalidArgumentError(
+          "band_key_choice is not the choice of the band keys' bands and rows for the "
+          "fingerprinter's " +
+          std::to_string(num_hashes) + " hashes");
+    }
   }
   const bool corpus_keyed = corpus->band_key_params.num_bands > 0;
   if (!corpus->ids.empty() || corpus_keyed) {
@@ -510,6 +519,14 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
     }
   }
   if (keyed) {
+    // The recorded choice stays only while every document's keys came with
+    // it (the same bands can come from other options).
+    const bool same_choice =
+        options.band_key_choice &&
+        (corpus->ids.empty() ||
+         (corpus->band_key_choice && SameLshParamsOptions(corpus->band_key_choice->options,
+                                                          options.band_key_choice->options)));
+    corpus->band_key_choice = same_choice ? options.band_key_choice : std::nullopt;
     corpus->band_key_params = band_params;
     corpus->band_key_num_hashes = fingerprinter.recipe().minhash.num_hashes;
   }

@@ -6,6 +6,7 @@
 #define NEARDUP_ENGINE_NEAR_DUPLICATE_SEARCH_H_
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,12 +26,15 @@ using BeforeVerify =
 // (FindCandidatesFromBandKeys) instead of the k-value sketches;
 // FailedPrecondition unless band_key_params are the bands and rows the
 // options choose; InvalidArgument unless band_key_num_hashes is the
-// recipe's num_hashes.
+// recipe's num_hashes. With band_key_choice of the options' LSH inputs
+// (LshParamsOptionsForNearDuplicates), MinHash takes its bands from it
+// instead of choosing them again.
 Result<std::vector<SimilarPair>> SearchNearDuplicates(
     std::span<const Fingerprint> fingerprints, const Recipe& recipe,
     const NearDuplicateOptions& options, NearDuplicateReport* report,
     const BeforeVerify& before_verify, std::span<const uint64_t> band_keys = {},
-    LshParams band_key_params = {}, int band_key_num_hashes = 0);
+    LshParams band_key_params = {}, int band_key_num_hashes = 0,
+    const std::optional<ChosenLshParams>& band_key_choice = std::nullopt);
 
 }  // namespace neardup::internal
 

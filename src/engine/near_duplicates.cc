@@ -79,13 +79,25 @@ Recipe RecipeForNearDuplicates(Recipe recipe, const NearDuplicateOptions& option
   return recipe;
 }
 
+LshParamsOptions LshParamsOptionsForNearDuplicates(const Recipe& recipe,
+                                                   const NearDuplicateOptions& options) {
+  // As ChooseNearDuplicateScheme (near_duplicate_stages.cc) fills them.
+  LshParamsOptions lsh_options;
+  lsh_options.threshold = options.threshold;
+  lsh_options.num_hashes = recipe.minhash.num_hashes;
+  lsh_options.false_positive_weight = options.false_positive_weight;
+  lsh_options.false_negative_weight = options.false_negative_weight;
+  return lsh_options;
+}
+
 namespace internal {
 
 Result<std::vector<SimilarPair>> SearchNearDuplicates(
     std::span<const Fingerprint> fingerprints, const Recipe& recipe,
     const NearDuplicateOptions& options, NearDuplicateReport* report,
     const BeforeVerify& before_verify, std::span<const uint64_t> band_keys,
-    LshParams band_key_params, int band_key_num_hashes) {
+    LshParams band_key_params, int band_key_num_hashes,
+    const std::optional<ChosenLshParams>& band_key_choice) {
   StageTimer timer;
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;
@@ -104,8 +116,23 @@ Result<std::vector<SimilarPair>> SearchNearDuplicates(
   }
   // The stages of neardup/near_duplicate_stages.h, whole: one range of
   // every part, one chunk of every candidate.
-  NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
-                           ChooseNearDuplicateScheme(recipe, options, fingerprints.size()));
+  // Band keys recorded with the choice of these options: their bands are the
+  // scheme (ChooseNearDuplicateScheme of MinHash is ChooseLshParams of them,
+  // and the options passed its checks when they were chosen).
+  const bool chosen = !band_keys.empty() && band_key_choice &&
+                      options.method == NearDuplicateMethod::kMinHash &&
+                      SameLshParamsOptions(band_key_choice->options,
+                                           LshParamsOptionsForNearDuplicates(recipe, options));
+  NearDuplicateScheme scheme;
+  if (chosen) {
+    scheme.method = NearDuplicateMethod::kMinHash;
+    scheme.num_hashes = recipe.minhash.num_hashes;
+    scheme.lsh = band_key_choice->choice;
+    scheme.num_parts = static_cast<uint64_t>(scheme.lsh.params.num_bands);
+  } else {
+    NEARDUP_ASSIGN_OR_RETURN(scheme,
+                             ChooseNearDuplicateScheme(recipe, options, fingerprints.size()));
+  }
   if (!band_keys.empty() && band_key_num_hashes != recipe.minhash.num_hashes) {
     return InvalidArgumentError("band keys cut from " + std::to_string(band_key_num_hashes) +
                                 " hash values; the recipe says " +

@@ -1,15 +1,12 @@
 #include "neardup/lsh_params.h"
-#include "index/lsh_params_uncached.h"
+#include "index/lsh_params_exhaustive.h"
 
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace neardup {
@@ -77,16 +74,62 @@ Status ValidateOptions(const LshParamsOptions& options) {
   return Status::Ok();
 }
 
-// Evaluates every (b, r) with b * r <= num_hashes, ordered by r, then b.
-// REQUIRES: valid options. About 1.4 million exp/expm1 calls for 128 hashes
-// (a serial 10-20 ms at the start of every corpus-wide command), so the rows
-// values run on all cores; each candidate's sums are the same serial loop
-// into its own slot, so the values are the same bits at any thread count.
+double ThresholdAtHalfOf(const LshParams& params) {
+  // 1 - (1 - s^r)^b = 1/2  <=>  s^r = 1 - 2^(-1/b).
+  const double band_probability = -std::expm1(-std::log(2.0) / params.num_bands);
+  return std::pow(band_probability, 1.0 / params.rows_per_band);
+}
+
+// A row's tables: log(1 - s^r) at the Simpson nodes below and above the
+// threshold. A band of r rows is missed with probability 1 - s^r, all b bands
+// with (1 - s^r)^b = exp(b * log(1 - s^r)).
+struct RowTables {
+  std::vector<double> log_miss_below;
+  std::vector<double> log_miss_above;
+};
+
+void FillLogMiss(const Rule& rule, int rows, std::vector<double>* log_miss) {
+  log_miss->resize(rule.nodes.size());
+  for (size_t i = 0; i < rule.nodes.size(); ++i) {
+    (*log_miss)[i] = std::log1p(-std::pow(rule.nodes[i], rows));
+  }
+}
+
+// ∫_0^t P(s) ds and ∫_t^1 (1 - P(s)) ds for `bands` bands of the row. The
+// full and the pruned search both call these, so a shape's areas are the same
+// bits in either.
+double FalsePositiveArea(const Rule& below, const std::vector<double>& log_miss, int bands) {
+  double fp = 0.0;
+  for (size_t i = 0; i < log_miss.size(); ++i) {
+    fp += below.weights[i] * -std::expm1(bands * log_miss[i]);
+  }
+  return fp;
+}
+
+double FalseNegativeArea(const Rule& above, const std::vector<double>& log_miss, int bands) {
+  double fn = 0.0;
+  for (size_t i = 0; i < log_miss.size(); ++i) {
+    fn += above.weights[i] * std::exp(bands * log_miss[i]);
+  }
+  return fn;
+}
+
+Candidate MakeCandidate(const LshParamsOptions& options, int bands, int rows, double fp,
+                        double fn) {
+  return Candidate{LshParams{bands, rows}, fp, fn,
+                   options.false_positive_weight * fp + options.false_negative_weight * fn};
+}
+
+// Evaluates every (b, r) with b * r <= num_hashes, ordered by r, then b (for
+// ExplainLshParams' runners-up and for the tests' check of the pruned search).
+// REQUIRES: valid options. About 1.4 million exp/expm1 calls for 128 hashes,
+// so the rows values run on all cores; each candidate's sums are the same
+// serial loop into its own slot, so the values are the same bits at any
+// thread count.
 std::vector<Candidate> EvaluateAll(const LshParamsOptions& options) {
   const double t = options.threshold;
   const Rule below = SimpsonRule(0.0, t);
   const Rule above = SimpsonRule(t, 1.0);
-  const int n = kSimpsonIntervals + 1;
   const int num_hashes = options.num_hashes;
   // first[r - 1]: the position of (1, r); r rows allow num_hashes / r bands.
   std::vector<size_t> first(num_hashes + 1, 0);
@@ -95,25 +138,128 @@ std::vector<Candidate> EvaluateAll(const LshParamsOptions& options) {
   }
   std::vector<Candidate> candidates(first[num_hashes]);
   tbb::parallel_for(1, num_hashes + 1, [&](int rows) {
-    // log(1 - s^r): a band of r rows is missed with probability 1 - s^r, all
-    // b bands with (1 - s^r)^b = exp(b * log(1 - s^r)).
-    std::vector<double> log_miss_below(n), log_miss_above(n);
-    for (int i = 0; i < n; ++i) {
-      log_miss_below[i] = std::log1p(-std::pow(below.nodes[i], rows));
-      log_miss_above[i] = std::log1p(-std::pow(above.nodes[i], rows));
-    }
+    RowTables row;
+    FillLogMiss(below, rows, &row.log_miss_below);
+    FillLogMiss(above, rows, &row.log_miss_above);
     Candidate* out = candidates.data() + first[rows - 1];
     for (int bands = 1; bands * rows <= num_hashes; ++bands) {
-      double fp = 0.0;
-      double fn = 0.0;
-      for (int i = 0; i < n; ++i) {
-        fp += below.weights[i] * -std::expm1(bands * log_miss_below[i]);
-        fn += above.weights[i] * std::exp(bands * log_miss_above[i]);
-      }
-      *out++ = Candidate{LshParams{bands, rows}, fp, fn,
-                         options.false_positive_weight * fp + options.false_negative_weight * fn};
+      *out++ =
+          MakeCandidate(options, bands, rows, FalsePositiveArea(below, row.log_miss_below, bands),
+                        FalseNegativeArea(above, row.log_miss_above, bands));
     }
   });
+  return candidates;
+}
+
+// A shape whose weighted error is at least `bound` cannot win (nor tie, to
+// kTieTolerance) against one of weighted error `best`. The margin (far above
+// kTieTolerance) also covers rounding in the monotonicity the bounds use.
+constexpr double kPruneMargin = 1e-9;
+
+bool CannotWin(double bound, double best) {
+  return bound > best + kPruneMargin * std::max(best, 1e-290);
+}
+
+// The shapes that can win, each with the same bits as in EvaluateAll; the
+// others are skipped by two monotone bounds. Within a row (fixed r), the
+// false positive area rises with b and the false negative area falls, so
+//   for every b' >= b: error(b', r) >= fp_weight * fp(b, r), and
+//   for every b' <= b: error(b', r) >= fn_weight * fn(b, r).
+// Against `best` (a weighted error already computed, so >= the minimum), a row
+// is skipped whole when fn_weight * fn(num_hashes / r, r) cannot win, a shape
+// when its fn_weight * fn cannot, and the rest of a row once a shape's
+// fp_weight * fp cannot. The seed `best` is the shape with all the row's
+// bands whose S-curve midpoint is nearest the threshold. CPU time: 1.3-2.4 ms
+// at 128 hashes (EvaluateAll: 13 ms), 5-7 ms at 1024 (130 ms), one core of
+// the 2-core Xeon (docs/BENCHMARKS.md, Session 15, serve).
+std::vector<Candidate> EvaluatePruned(const LshParamsOptions& options) {
+  const double t = options.threshold;
+  const Rule below = SimpsonRule(0.0, t);
+  const Rule above = SimpsonRule(t, 1.0);
+  const int num_hashes = options.num_hashes;
+  int seed_rows = 1;
+  double seed_distance = 2.0;
+  for (int rows = 1; rows <= num_hashes; ++rows) {
+    const double distance = std::abs(ThresholdAtHalfOf(LshParams{num_hashes / rows, rows}) - t);
+    if (distance < seed_distance) {
+      seed_distance = distance;
+      seed_rows = rows;
+    }
+  }
+  double seed_error;
+  {
+    RowTables row;
+    FillLogMiss(below, seed_rows, &row.log_miss_below);
+    FillLogMiss(above, seed_rows, &row.log_miss_above);
+    const int bands = num_hashes / seed_rows;
+    seed_error = MakeCandidate(options, bands, seed_rows,
+                               FalsePositiveArea(below, row.log_miss_below, bands),
+                               FalseNegativeArea(above, row.log_miss_above, bands))
+                     .error;
+  }
+  // The rows that can hold a winner are an interval around the seed's: the
+  // bound fn_weight * fn(num_hashes / r, r) does not fall as r grows (fewer
+  // bands of more rows each), and fp_weight * fp(1, r) does not rise. Each is
+  // bisected at the cost of one side's table and sum per probe.
+  auto fn_bound = [&](int rows) {
+    std::vector<double> log_miss;
+    FillLogMiss(above, rows, &log_miss);
+    return options.false_negative_weight * FalseNegativeArea(above, log_miss, num_hashes / rows);
+  };
+  auto fp_bound = [&](int rows) {
+    std::vector<double> log_miss;
+    FillLogMiss(below, rows, &log_miss);
+    return options.false_positive_weight * FalsePositiveArea(below, log_miss, 1);
+  };
+  int low = seed_rows;
+  int high = num_hashes;
+  while (low < high) {
+    const int middle = low + (high - low + 1) / 2;
+    if (CannotWin(fn_bound(middle), seed_error)) {
+      high = middle - 1;
+    } else {
+      low = middle;
+    }
+  }
+  const int last_rows = low;
+  low = 1;
+  high = seed_rows;
+  while (low < high) {
+    const int middle = low + (high - low) / 2;
+    if (CannotWin(fp_bound(middle), seed_error)) {
+      low = middle + 1;
+    } else {
+      high = middle;
+    }
+  }
+  const int first_rows = low;
+  std::vector<std::vector<Candidate>> rows_kept(num_hashes + 1);
+  tbb::parallel_for(first_rows, last_rows + 1, [&](int rows) {
+    const int max_bands = num_hashes / rows;
+    RowTables row;
+    FillLogMiss(above, rows, &row.log_miss_above);
+    const double fn_at_max = FalseNegativeArea(above, row.log_miss_above, max_bands);
+    double best = seed_error;
+    if (CannotWin(options.false_negative_weight * fn_at_max, best)) return;
+    FillLogMiss(below, rows, &row.log_miss_below);
+    std::vector<Candidate>& kept = rows_kept[rows];
+    for (int bands = 1; bands <= max_bands; ++bands) {
+      const double fn =
+          bands == max_bands ? fn_at_max : FalseNegativeArea(above, row.log_miss_above, bands);
+      if (CannotWin(options.false_negative_weight * fn, best)) continue;
+      const double fp = FalsePositiveArea(below, row.log_miss_below, bands);
+      if (CannotWin(options.false_positive_weight * fp, best)) break;
+      kept.push_back(MakeCandidate(options, bands, rows, fp, fn));
+      best = std::min(best, kept.back().error);
+    }
+  });
+  std::vector<Candidate> candidates;
+  for (const std::vector<Candidate>& kept : rows_kept) {
+    candidates.insert(candidates.end(), kept.begin(), kept.end());
+  }
+  // Never empty (the seed's row keeps a shape at least as good as the seed);
+  // should rounding ever say otherwise, the full search decides.
+  if (candidates.empty()) return EvaluateAll(options);
   return candidates;
 }
 
@@ -142,12 +288,6 @@ void RankCandidates(std::vector<Candidate>& candidates) {
   std::rotate(candidates.begin(), winner, winner + 1);
 }
 
-double ThresholdAtHalf(const LshParams& params) {
-  // 1 - (1 - s^r)^b = 1/2  <=>  s^r = 1 - 2^(-1/b).
-  const double band_probability = -std::expm1(-std::log(2.0) / params.num_bands);
-  return std::pow(band_probability, 1.0 / params.rows_per_band);
-}
-
 template <typename... Args>
 std::string Format(const char* format, Args... args) {
   char buffer[256];
@@ -164,11 +304,7 @@ double LshCandidateProbability(const LshParams& params, double similarity) {
   return -std::expm1(params.num_bands * std::log1p(-band_probability));
 }
 
-namespace internal {
-
-Result<LshParamsChoice> ChooseLshParamsUncached(const LshParamsOptions& options) {
-  NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
-  std::vector<Candidate> candidates = EvaluateAll(options);
+LshParamsChoice ChoiceOf(std::vector<Candidate> candidates) {
   RankCandidates(candidates);
   const Candidate& best = candidates.front();
   LshParamsChoice choice;
@@ -176,33 +312,28 @@ Result<LshParamsChoice> ChooseLshParamsUncached(const LshParamsOptions& options)
   choice.false_positive_area = best.fp_area;
   choice.false_negative_area = best.fn_area;
   choice.weighted_error = best.error;
-  choice.threshold_at_half = ThresholdAtHalf(best.params);
+  choice.threshold_at_half = ThresholdAtHalfOf(best.params);
   return choice;
+}
+
+namespace internal {
+
+Result<LshParamsChoice> ChooseLshParamsExhaustive(const LshParamsOptions& options) {
+  NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
+  return ChoiceOf(EvaluateAll(options));
 }
 
 }  // namespace internal
 
 Result<LshParamsChoice> ChooseLshParams(const LshParamsOptions& options) {
   NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));
-  // The last choice is kept: a command asks for the same options more than
-  // once (`dedup` before fingerprinting, for the band keys, and again in the
-  // search), and the search is ~13 ms of CPU time. The key is every input of
-  // the choice (LshParamsTest's memo test changes each in turn).
-  static std::mutex last_mutex;
-  static std::optional<std::pair<LshParamsOptions, LshParamsChoice>> last;
-  auto same = [&](const LshParamsOptions& o) {
-    return o.threshold == options.threshold && o.num_hashes == options.num_hashes &&
-           o.false_positive_weight == options.false_positive_weight &&
-           o.false_negative_weight == options.false_negative_weight;
-  };
-  {
-    std::lock_guard<std::mutex> lock(last_mutex);
-    if (last && same(last->first)) return last->second;
-  }
-  NEARDUP_ASSIGN_OR_RETURN(LshParamsChoice choice, internal::ChooseLshParamsUncached(options));
-  std::lock_guard<std::mutex> lock(last_mutex);
-  last.emplace(options, choice);
-  return choice;
+  return ChoiceOf(EvaluatePruned(options));
+}
+
+bool SameLshParamsOptions(const LshParamsOptions& a, const LshParamsOptions& b) {
+  return a.threshold == b.threshold && a.num_hashes == b.num_hashes &&
+         a.false_positive_weight == b.false_positive_weight &&
+         a.false_negative_weight == b.false_negative_weight;
 }
 
 std::string ExplainLshParams(const LshParamsChoice& choice, const LshParamsOptions& options) {

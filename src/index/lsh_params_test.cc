@@ -1,5 +1,5 @@
 #include "neardup/lsh_params.h"
-#include "index/lsh_params_uncached.h"
+#include "index/lsh_params_exhaustive.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace neardup {
@@ -230,8 +231,7 @@ TEST(ChooseLshParamsTest, SameBitsAtEveryThreadCount) {
     std::string first_text;
     for (int threads : {1, 2, 3}) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-      // Uncached: ChooseLshParams would return its kept choice of one thread.
-      Result<LshParamsChoice> choice = internal::ChooseLshParamsUncached(options);
+      Result<LshParamsChoice> choice = ChooseLshParams(options);
       ASSERT_TRUE(choice.ok());
       const std::string text = ExplainLshParams(*choice, options);
       if (threads == 1) {
@@ -246,10 +246,43 @@ TEST(ChooseLshParamsTest, SameBitsAtEveryThreadCount) {
   }
 }
 
-// ChooseLshParams keeps its last choice: asked A, A' (one input changed),
-// A again, it gives the search's answer each time, so every input of the
-// choice is in the key.
-TEST(ChooseLshParamsTest, TheKeptChoiceIsTheSearchsForEveryInput) {
+// ChooseLshParams skips the shapes its bounds say cannot win: over a grid of
+// thresholds, sketch sizes and weights it chooses the same bits as the search
+// of every shape.
+TEST(ChooseLshParamsTest, ThePrunedSearchChoosesAsTheFullSearch) {
+  const std::vector<std::pair<double, double>> weights = {
+      {0.5, 0.5}, {1.0, 0.0}, {0.0, 1.0}, {0.9, 0.1}, {0.05, 1.0}};
+  int checked = 0;
+  for (int num_hashes : {1, 2, 3, 7, 16, 64, 128, 130}) {
+    for (double threshold = 0.05; threshold < 0.99; threshold += 0.1) {
+      for (const auto& [fp_weight, fn_weight] : weights) {
+        LshParamsOptions options;
+        options.threshold = threshold;
+        options.num_hashes = num_hashes;
+        options.false_positive_weight = fp_weight;
+        options.false_negative_weight = fn_weight;
+        Result<LshParamsChoice> pruned = ChooseLshParams(options);
+        Result<LshParamsChoice> full = internal::ChooseLshParamsExhaustive(options);
+        ASSERT_TRUE(pruned.ok() && full.ok());
+        SCOPED_TRACE(std::to_string(num_hashes) + " hashes, threshold " +
+                     std::to_string(threshold) + ", weights " + std::to_string(fp_weight) + "/" +
+                     std::to_string(fn_weight));
+        EXPECT_EQ(pruned->params.num_bands, full->params.num_bands);
+        EXPECT_EQ(pruned->params.rows_per_band, full->params.rows_per_band);
+        EXPECT_EQ(pruned->false_positive_area, full->false_positive_area);
+        EXPECT_EQ(pruned->false_negative_area, full->false_negative_area);
+        EXPECT_EQ(pruned->weighted_error, full->weighted_error);
+        EXPECT_EQ(pruned->threshold_at_half, full->threshold_at_half);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 8 * 10 * 5);
+}
+
+// ChooseLshParams keeps nothing between calls: asked A, A' (one input
+// changed), A again, it gives A's choice each time.
+TEST(ChooseLshParamsTest, KeepsNoChoiceBetweenCalls) {
   LshParamsOptions a;
   a.threshold = 0.7;
   a.num_hashes = 96;
@@ -258,35 +291,17 @@ TEST(ChooseLshParamsTest, TheKeptChoiceIsTheSearchsForEveryInput) {
   changed[1].num_hashes = 40;
   changed[2].false_positive_weight = 5.0;
   changed[3].false_negative_weight = 5.0;
-  auto same = [](const LshParamsOptions& options) {
-    Result<LshParamsChoice> kept = ChooseLshParams(options);
-    Result<LshParamsChoice> searched = internal::ChooseLshParamsUncached(options);
-    ASSERT_TRUE(kept.ok());
-    ASSERT_TRUE(searched.ok());
-    EXPECT_EQ(kept->params.num_bands, searched->params.num_bands);
-    EXPECT_EQ(kept->params.rows_per_band, searched->params.rows_per_band);
-    EXPECT_EQ(kept->false_positive_area, searched->false_positive_area);
-    EXPECT_EQ(kept->false_negative_area, searched->false_negative_area);
-    EXPECT_EQ(kept->weighted_error, searched->weighted_error);
-    EXPECT_EQ(kept->threshold_at_half, searched->threshold_at_half);
-  };
+  Result<LshParamsChoice> a_choice = ChooseLshParams(a);
+  ASSERT_TRUE(a_choice.ok());
   for (const LshParamsOptions& other : changed) {
-    // The changed input gives another choice (else the check below could
-    // not tell a stale answer).
-    Result<LshParamsChoice> a_choice = internal::ChooseLshParamsUncached(a);
-    Result<LshParamsChoice> other_choice = internal::ChooseLshParamsUncached(other);
-    ASSERT_TRUE(a_choice.ok() && other_choice.ok());
+    Result<LshParamsChoice> other_choice = ChooseLshParams(other);
+    ASSERT_TRUE(other_choice.ok());
     EXPECT_NE(a_choice->weighted_error, other_choice->weighted_error);
-    same(a);
-    same(other);
-    same(a);
-    same(a);  // the kept copy
+    Result<LshParamsChoice> again = ChooseLshParams(a);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->weighted_error, a_choice->weighted_error);
+    EXPECT_EQ(again->params.num_bands, a_choice->params.num_bands);
   }
-  // A refused input is refused, kept choice or not.
-  LshParamsOptions bad = a;
-  bad.threshold = 1.5;
-  EXPECT_FALSE(ChooseLshParams(bad).ok());
-  same(a);
 }
 
 TEST(ExplainLshParamsTest, DescribesTheChoice) {

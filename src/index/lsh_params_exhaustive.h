@@ -1,0 +1,17 @@
+// ChooseLshParams without its pruning: every (b, r) evaluated, for the tests
+// that check the pruned search chooses the same bits.
+#ifndef NEARDUP_INDEX_LSH_PARAMS_EXHAUSTIVE_H_
+#define NEARDUP_INDEX_LSH_PARAMS_EXHAUSTIVE_H_
+
+#include "neardup/lsh_params.h"
+#include "neardup/status.h"
+
+namespace neardup::internal {
+
+// As ChooseLshParams, evaluating every shape (about ten times its CPU time at
+// 128 hashes).
+Result<LshParamsChoice> ChooseLshParamsExhaustive(const LshParamsOptions& options);
+
+}  // namespace neardup::internal
+
+#endif  // NEARDUP_INDEX_LSH_PARAMS_EXHAUSTIVE_H_
