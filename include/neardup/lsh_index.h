@@ -134,6 +134,18 @@ class LshIndex {
   // is included). InvalidArgument if sketch.size() != num_hashes().
   Result<std::vector<uint64_t>> Query(std::span<const uint64_t> sketch) const;
 
+  // The keys Insert and Query compute from `sketch` (params().num_bands of
+  // them, into *keys), for a caller that queries a sketch and then inserts
+  // it: QueryBandKeys and InsertBandKeys with them do as Query and Insert
+  // with the sketch, the keys hashed once. InvalidArgument if sketch.size()
+  // != num_hashes().
+  Status BandKeysOf(std::span<const uint64_t> sketch, std::vector<uint64_t>* keys) const;
+  // Query and Insert with the sketch's keys (BandKeysOf) given instead;
+  // InvalidArgument (index unchanged) unless keys.size() ==
+  // params().num_bands, else Query's and Insert's errors.
+  Result<std::vector<uint64_t>> QueryBandKeys(std::span<const uint64_t> keys) const;
+  Status InsertBandKeys(uint64_t doc_id, std::span<const uint64_t> keys);
+
   // Every pair of stored documents that share at least one band key, as
   // (smaller id, larger id), each once, sorted ascending. Each band's chains
   // of equal keys are walked in slot ranges on all cores; a pair is emitted

@@ -347,6 +347,65 @@ LshIndex::LshIndex(LshIndex&&) noexcept = default;
 LshIndex& LshIndex::operator=(LshIndex&&) noexcept = default;
 LshIndex::~LshIndex() = default;
 
+namespace {
+
+// Insert's and InsertBandKeys' shared part: `keys` (any type with
+// operator[](band)) are the document's keys of the index's bands; the id's
+// slot is prefetched.
+template <typename Keys>
+Status InsertKeys(LshIndexState& s, uint64_t doc_id, uint64_t id_hash, const Keys& keys) {
+  const size_t n = s.doc_ids.size();
+  if (n >= kMaxDocuments) {
+    return ResourceExhaustedError("the LSH index holds its maximum of " +
+                                  std::to_string(kMaxDocuments) + " documents");
+  }
+  const int num_bands = s.params.num_bands;
+  const uint32_t slot = static_cast<uint32_t>(n);
+  const auto [pos, inserted] = s.id_table.FindOrInsert(
+      id_hash, slot, [&](uint32_t other) { return s.doc_ids[other] == doc_id; });
+  (void)pos;
+  if (!inserted) {
+    return InvalidArgumentError("doc_id (" + std::to_string(doc_id) +
+                                ") is already in the LSH index");
+  }
+  s.doc_ids.push_back(doc_id);
+  for (int b = 0; b < num_bands; ++b) {
+    LshBand& band = s.bands[b];
+    if (n >= s.reserved) GrowBandAhead(band, b, num_bands, n + 1);
+    band.keys.push_back(internal::ShardedBandTable::HighHalf(keys[b]));
+    band.links.emplace_back();
+    LinkIntoBand(band, slot, keys[b]);
+  }
+  return Status::Ok();
+}
+
+// Query's and QueryBandKeys' shared part.
+template <typename Keys>
+std::vector<uint64_t> QueryKeys(const LshIndexState& s, const Keys& keys) {
+  std::vector<uint64_t> out;
+  for (int b = 0; b < s.params.num_bands; ++b) {
+    const LshBand& band = s.bands[b];
+    const size_t pos = FindHead(band, keys[b]);
+    if (pos == internal::ShardedBandTable::kNotFound) continue;
+    for (uint32_t slot = band.table.SlotAt(pos); slot != kNoSlot; slot = band.links[slot].next) {
+      out.push_back(s.doc_ids[slot]);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Status CheckKeyCount(const LshIndexState& s, size_t count) {
+  if (count != static_cast<size_t>(s.params.num_bands)) {
+    return InvalidArgumentError(std::to_string(count) + " band keys; the index holds " +
+                                std::to_string(s.params.num_bands) + " bands");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<LshIndex> LshIndex::Create(LshParams params, int num_hashes) {
   return CreateForBands(params, num_hashes, 0, params.num_bands);
 }
@@ -408,31 +467,29 @@ Status LshIndex::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
     return InvalidArgumentError("sketch size (" + std::to_string(sketch.size()) +
                                 ") must equal num_hashes (" + std::to_string(s.num_hashes) + ")");
   }
-  const size_t n = s.doc_ids.size();
-  if (n >= kMaxDocuments) {
-    return ResourceExhaustedError("the LSH index holds its maximum of " +
-                                  std::to_string(kMaxDocuments) + " documents");
-  }
-  const int num_bands = s.params.num_bands;
   const uint64_t id_hash = internal::Mix64(doc_id);
   s.id_table.Prefetch(id_hash);
   const BandKeys keys(s, sketch.data());
-  const uint32_t slot = static_cast<uint32_t>(n);
-  const auto [pos, inserted] = s.id_table.FindOrInsert(
-      id_hash, slot, [&](uint32_t other) { return s.doc_ids[other] == doc_id; });
-  (void)pos;
-  if (!inserted) {
-    return InvalidArgumentError("doc_id (" + std::to_string(doc_id) +
-                                ") is already in the LSH index");
+  return InsertKeys(s, doc_id, id_hash, keys);
+}
+
+Status LshIndex::InsertBandKeys(uint64_t doc_id, std::span<const uint64_t> keys) {
+  LshIndexState& s = *state_;
+  NEARDUP_RETURN_IF_ERROR(CheckKeyCount(s, keys.size()));
+  const uint64_t id_hash = internal::Mix64(doc_id);
+  s.id_table.Prefetch(id_hash);
+  for (int b = 0; b < s.params.num_bands; ++b) s.bands[b].table.Prefetch(keys[b]);
+  return InsertKeys(s, doc_id, id_hash, keys);
+}
+
+Status LshIndex::BandKeysOf(std::span<const uint64_t> sketch, std::vector<uint64_t>* keys) const {
+  const LshIndexState& s = *state_;
+  if (sketch.size() != static_cast<size_t>(s.num_hashes)) {
+    return InvalidArgumentError("sketch size (" + std::to_string(sketch.size()) +
+                                ") must equal num_hashes (" + std::to_string(s.num_hashes) + ")");
   }
-  s.doc_ids.push_back(doc_id);
-  for (int b = 0; b < num_bands; ++b) {
-    LshBand& band = s.bands[b];
-    if (n >= s.reserved) GrowBandAhead(band, b, num_bands, n + 1);
-    band.keys.push_back(internal::ShardedBandTable::HighHalf(keys[b]));
-    band.links.emplace_back();
-    LinkIntoBand(band, slot, keys[b]);
-  }
+  keys->resize(static_cast<size_t>(s.params.num_bands));
+  internal::ComputeBandKeys(s.params, sketch.data(), keys->data(), s.first_band);
   return Status::Ok();
 }
 
@@ -567,20 +624,14 @@ Result<std::vector<uint64_t>> LshIndex::Query(std::span<const uint64_t> sketch) 
     return InvalidArgumentError("sketch size (" + std::to_string(sketch.size()) +
                                 ") must equal num_hashes (" + std::to_string(s.num_hashes) + ")");
   }
-  const int num_bands = s.params.num_bands;
-  const BandKeys keys(s, sketch.data());
-  std::vector<uint64_t> out;
-  for (int b = 0; b < num_bands; ++b) {
-    const LshBand& band = s.bands[b];
-    const size_t pos = FindHead(band, keys[b]);
-    if (pos == internal::ShardedBandTable::kNotFound) continue;
-    for (uint32_t slot = band.table.SlotAt(pos); slot != kNoSlot; slot = band.links[slot].next) {
-      out.push_back(s.doc_ids[slot]);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
+  return QueryKeys(s, BandKeys(s, sketch.data()));
+}
+
+Result<std::vector<uint64_t>> LshIndex::QueryBandKeys(std::span<const uint64_t> keys) const {
+  const LshIndexState& s = *state_;
+  NEARDUP_RETURN_IF_ERROR(CheckKeyCount(s, keys.size()));
+  for (int b = 0; b < s.params.num_bands; ++b) s.bands[b].table.Prefetch(keys[b]);
+  return QueryKeys(s, keys);
 }
 
 size_t LshIndex::MemoryBytes() const {

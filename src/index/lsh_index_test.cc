@@ -417,6 +417,42 @@ TEST(LshIndexTest, InsertBulkBandKeysMatchesInsertBulkSpans) {
   }
 }
 
+// A sketch's keys hashed once (BandKeysOf) serve a query and an insert:
+// QueryBandKeys and InsertBandKeys answer and store as Query and Insert, for
+// the whole scheme and for a band range; a wrong count of keys is refused.
+TEST(LshIndexTest, BandKeysOfServeQueryAndInsertAsTheSketch) {
+  const Shape shape{9, 13, 128};
+  const LshParams params{shape.num_bands, shape.rows_per_band};
+  const Stored all = MakeCorpus(37, 2000, shape.num_hashes, 0, 1);
+  for (const auto& [first_band, num_bands] : {std::pair{0, 9}, std::pair{2, 5}}) {
+    SCOPED_TRACE(first_band);
+    LshIndex by_sketch = *LshIndex::CreateForBands(params, shape.num_hashes, first_band, num_bands);
+    LshIndex by_keys = *LshIndex::CreateForBands(params, shape.num_hashes, first_band, num_bands);
+    std::vector<uint64_t> keys;
+    for (const auto& [id, sketch] : all) {
+      ASSERT_TRUE(by_keys.BandKeysOf(sketch, &keys).ok());
+      ASSERT_EQ(keys.size(), static_cast<size_t>(num_bands));
+      EXPECT_EQ(keys[num_bands - 1],
+                internal::BandKey(sketch.data(), shape.rows_per_band, first_band + num_bands - 1));
+      ASSERT_EQ(*by_keys.QueryBandKeys(keys), *by_sketch.Query(sketch));
+      ASSERT_TRUE(by_sketch.Insert(id, sketch).ok());
+      ASSERT_TRUE(by_keys.InsertBandKeys(id, keys).ok());
+    }
+    EXPECT_EQ(by_keys.AllPairCandidates(), by_sketch.AllPairCandidates());
+    EXPECT_GT(by_keys.AllPairCandidates().size(), all.size() / 8);
+    const Sketch& first = all.begin()->second;
+    ASSERT_TRUE(by_keys.BandKeysOf(first, &keys).ok());
+    EXPECT_EQ(by_keys.InsertBandKeys(all.begin()->first, keys).code(),
+              StatusCode::kInvalidArgument);  // present
+    keys.pop_back();
+    EXPECT_EQ(by_keys.QueryBandKeys(keys).status().code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(by_keys.InsertBandKeys(uint64_t{1} << 60, keys).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(by_keys.BandKeysOf(std::span(first).first(10), &keys).code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(by_keys.size(), all.size());
+  }
+}
+
 TEST(LshIndexTest, InsertBulkSpansRejectsBadInputAndStaysUnchanged) {
   for (int count : {10, 5000}) {  // the serial and the parallel path
     SCOPED_TRACE(count);

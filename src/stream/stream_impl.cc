@@ -140,7 +140,7 @@ Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> NearDuplicateStream:
 
 Result<std::optional<StreamDoc>> NearDuplicateStream::Impl::PrepareLocked(
     const StreamDocument& document, uint64_t id_hash, Fingerprint* fingerprint,
-    StreamAnswer* answer) const {
+    StreamAnswer* answer, std::vector<uint64_t>* band_keys) const {
   if (const StreamDoc* stored = state_.FindHashed(document.id, id_hash)) {
     *answer = AnswerOf(*stored);
     return std::optional<StreamDoc>();
@@ -150,15 +150,16 @@ Result<std::optional<StreamDoc>> NearDuplicateStream::Impl::PrepareLocked(
     NEARDUP_RETURN_IF_ERROR(fingerprinter_->Compute(document.text, &computed));
     fingerprint = &computed;
   }
-  const internal::StreamDecision decision = state_.Decide(*fingerprint, document.time);
+  const internal::StreamDecision decision = state_.Decide(*fingerprint, document.time, band_keys);
   StreamDoc doc = state_.MakeDoc(document.id, document.time, decision, std::move(*fingerprint));
   if (state_.config().keep_texts) doc.text = std::string(document.text);
   *answer = AnswerOf(doc);
   return std::optional<StreamDoc>(std::move(doc));
 }
 
-Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc, uint64_t id_hash) {
-  Status applied = state_.ApplyAddHashed(std::move(doc), id_hash);
+Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc, uint64_t id_hash,
+                                              std::span<const uint64_t> band_keys) {
+  Status applied = state_.ApplyAddHashed(std::move(doc), id_hash, band_keys);
   if (!applied.ok()) {
     // Memory and log now disagree: refuse further writes.
     failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
@@ -187,10 +188,10 @@ Status NearDuplicateStream::Impl::AppendAddLocked(const internal::StreamDoc& doc
 Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document, uint64_t id_hash,
                                             Fingerprint* fingerprint, StreamAnswer* answer) {
   NEARDUP_ASSIGN_OR_RETURN(std::optional<StreamDoc> doc,
-                           PrepareLocked(document, id_hash, fingerprint, answer));
+                           PrepareLocked(document, id_hash, fingerprint, answer, &band_keys_));
   if (!doc) return Status::Ok();
   if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendAddLocked(*doc));
-  NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc), id_hash));
+  NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc), id_hash, band_keys_));
   MaybeRotateLocked();
   return Status::Ok();
 }
@@ -215,7 +216,7 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
       Fingerprint* fingerprint =
           positions[i] == SIZE_MAX ? nullptr : &(*fingerprints)[positions[i]];
       Result<std::optional<StreamDoc>> prepared =
-          PrepareLocked(group[i], id_hashes[i], fingerprint, &answers[i]);
+          PrepareLocked(group[i], id_hashes[i], fingerprint, &answers[i], &band_keys_);
       status = prepared.status();
       if (status.ok()) doc = std::move(prepared).value();
     }
@@ -231,7 +232,7 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
         record_of.push_back(i);
       }
     }
-    if (status.ok() && doc) status = ApplyLocked(std::move(*doc), id_hashes[i]);
+    if (status.ok() && doc) status = ApplyLocked(std::move(*doc), id_hashes[i], band_keys_);
     if (!status.ok()) {
       error = status;
       error_at = i;

@@ -80,10 +80,12 @@ class NearDuplicateStream::Impl {
   Result<std::optional<internal::StreamDoc>> PrepareLocked(const StreamDocument& document,
                                                            uint64_t id_hash,
                                                            Fingerprint* fingerprint,
-                                                           StreamAnswer* answer) const;
+                                                           StreamAnswer* answer,
+                                                           std::vector<uint64_t>* band_keys) const;
   // Stores a decided document in memory. REQUIRES: mutex_ held; id_hash ==
-  // state_.IdHash(doc.id).
-  Status ApplyLocked(internal::StreamDoc doc, uint64_t id_hash);
+  // state_.IdHash(doc.id); band_keys PrepareLocked's of doc (or empty).
+  Status ApplyLocked(internal::StreamDoc doc, uint64_t id_hash,
+                     std::span<const uint64_t> band_keys);
   // Decides and stores one document (Add): its record is written before it
   // is applied, so a failed write leaves nothing to undo. REQUIRES: mutex_
   // held; a valid id; id_hash as PrepareLocked.
@@ -191,6 +193,10 @@ class NearDuplicateStream::Impl {
   // to its limit below: up to 6 MiB a stream that is not counted in memory_bytes (docs/SERVER.md,
   // "Memory per document").
   std::string group_records_;
+  // The LSH keys of the document being added (PrepareLocked's Decide hashes
+  // them, ApplyLocked indexes with them): hashed once per document. One
+  // band count of uint64s, reused. Guarded by mutex_.
+  std::vector<uint64_t> band_keys_;
   std::string snapshot_piece_;
   static constexpr size_t kKeptGroupRecordBytes = size_t{4} << 20;
   static constexpr size_t kKeptSnapshotPieceBytes = size_t{2} << 20;

@@ -101,8 +101,10 @@ int64_t StreamState::CutoffFor(int64_t time) const {
   return newest - config_.window_seconds;
 }
 
-StreamDecision StreamState::Decide(const Fingerprint& fp, int64_t time) const {
+StreamDecision StreamState::Decide(const Fingerprint& fp, int64_t time,
+                                   std::vector<uint64_t>* band_keys) const {
   StreamDecision decision;
+  if (band_keys != nullptr) band_keys->clear();
   if (fp.num_tokens == 0) return decision;  // no features: never matched
   const int64_t cutoff = CutoffFor(time);
   if (lsh_) {
@@ -111,7 +113,14 @@ StreamDecision StreamState::Decide(const Fingerprint& fp, int64_t time) const {
     // the earliest, which is the leader rule's choice.
     // The sketches come from the stream's own fingerprinter, whose k is the
     // index's: an error here is a broken invariant, not caller input.
-    Result<std::vector<uint64_t>> candidates = lsh_->Query(fp.kvalue_minhash.values);
+    Result<std::vector<uint64_t>> candidates = std::vector<uint64_t>();
+    if (band_keys != nullptr) {
+      Status hashed = lsh_->BandKeysOf(fp.kvalue_minhash.values, band_keys);
+      NEARDUP_CHECK(hashed.ok()) << hashed;
+      candidates = lsh_->QueryBandKeys(*band_keys);
+    } else {
+      candidates = lsh_->Query(fp.kvalue_minhash.values);
+    }
     NEARDUP_CHECK(candidates.ok()) << candidates.status();
     for (uint64_t seq : *candidates) {
       const StreamDoc& leader = docs_.at(seq);
@@ -191,7 +200,7 @@ uint64_t StreamState::DocBytes(const StreamDoc& doc) {
   return bytes;
 }
 
-Status StreamState::Store(StreamDoc doc, uint64_t id_hash) {
+Status StreamState::Store(StreamDoc doc, uint64_t id_hash, std::span<const uint64_t> band_keys) {
   // One id-table operation, not a lookup and then an insert (the id table
   // was ~5% of a batch's CPU); undone below if the index refuses the
   // document.
@@ -206,7 +215,9 @@ Status StreamState::Store(StreamDoc doc, uint64_t id_hash) {
         indexed =
             DataLossError("stream record of id \"" + doc.id + "\" has sketches of the wrong size");
       } else {
-        indexed = lsh_->Insert(doc.seq, doc.fingerprint.kvalue_minhash.values);
+        // Decide's keys when given (hashed once per added document).
+        indexed = band_keys.empty() ? lsh_->Insert(doc.seq, doc.fingerprint.kvalue_minhash.values)
+                                    : lsh_->InsertBandKeys(doc.seq, band_keys);
       }
     } else if (hamming_) {
       indexed = hamming_->Insert({doc.fingerprint.simhash, doc.seq}).status();
@@ -295,14 +306,15 @@ Status StreamState::ApplyAdd(StreamDoc doc) {
   return ApplyAddHashed(std::move(doc), id_hash);
 }
 
-Status StreamState::ApplyAddHashed(StreamDoc doc, uint64_t id_hash) {
+Status StreamState::ApplyAddHashed(StreamDoc doc, uint64_t id_hash,
+                                   std::span<const uint64_t> band_keys) {
   if (doc.seq != next_seq_) {
     return DataLossError("stream record has document number " + std::to_string(doc.seq) +
                          "; the next is " + std::to_string(next_seq_));
   }
   const int64_t cutoff = CutoffFor(doc.time);
   const int64_t time = doc.time;
-  NEARDUP_RETURN_IF_ERROR(Store(std::move(doc), id_hash));
+  NEARDUP_RETURN_IF_ERROR(Store(std::move(doc), id_hash, band_keys));
   ++next_seq_;
   ++added_;
   newest_time_ = newest_time_ ? std::max(*newest_time_, time) : time;
@@ -349,7 +361,7 @@ Status StreamState::LoadDoc(StreamDoc doc) {
                          " is not below the next, " + std::to_string(next_seq_));
   }
   const uint64_t id_hash = seq_of_id_.Hash(doc.id);
-  return Store(std::move(doc), id_hash);
+  return Store(std::move(doc), id_hash, {});
 }
 
 void StreamState::FillStats(StreamStats* stats) const {

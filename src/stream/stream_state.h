@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,8 +54,12 @@ class StreamState {
 
   // The leader-rule decision for a document of `fingerprint` at `time`
   // against the kept documents that are in the window once `time` is seen:
-  // the smallest-numbered kept document it is verified similar to.
-  StreamDecision Decide(const Fingerprint& fingerprint, int64_t time) const;
+  // the smallest-numbered kept document it is verified similar to. With
+  // band_keys (MinHash), the sketch's LSH keys are left there (empty when it
+  // has none), for ApplyAddHashed to index the document without hashing
+  // them again.
+  StreamDecision Decide(const Fingerprint& fingerprint, int64_t time,
+                        std::vector<uint64_t>* band_keys = nullptr) const;
 
   // Makes the StreamDoc that Add stores: the next seq, and the sketches only
   // when kept.
@@ -66,8 +71,9 @@ class StreamState {
   // DataLoss when doc.seq is not the next one or its id is present (a log that
   // does not follow its snapshot).
   Status ApplyAdd(StreamDoc doc);
-  // REQUIRES: id_hash == IdHash(doc.id).
-  Status ApplyAddHashed(StreamDoc doc, uint64_t id_hash);
+  // REQUIRES: id_hash == IdHash(doc.id); band_keys empty or Decide's keys
+  // of doc's fingerprint.
+  Status ApplyAddHashed(StreamDoc doc, uint64_t id_hash, std::span<const uint64_t> band_keys = {});
   // Removes `id`; NotFound when absent.
   Status ApplyRemove(std::string_view id);
 
@@ -114,7 +120,7 @@ class StreamState {
 
  private:
   StreamState(StreamConfig config, Recipe recipe, NearDuplicateOptions options);
-  Status Store(StreamDoc doc, uint64_t id_hash);
+  Status Store(StreamDoc doc, uint64_t id_hash, std::span<const uint64_t> band_keys);
   void Erase(std::map<uint64_t, StreamDoc>::iterator it);
   void EvictOlderThan(int64_t cutoff);
   int64_t CutoffFor(int64_t time) const;
