@@ -6,7 +6,10 @@
 // return their stored answers (idempotent retries), so a restarted helper
 // continues where the last one stopped. With argv[5] (a batch size B > 1) it
 // adds B documents at a time with AddBatch and writes the batch's lines
-// once the batch is acknowledged.
+// once the batch is acknowledged. With argv[6] "grows", the stream keeps
+// snapshot_grows_with_state (its default): a window that only grows is never
+// snapshotted, and its log is rolled over into a new file every
+// SNAPSHOT_LOG_BYTES instead.
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,8 +22,8 @@
 #include "support/planted_corpus.h"
 
 int main(int argc, char** argv) {
-  if (argc != 5 && argc != 6) {
-    std::fprintf(stderr, "usage: %s DIR COUNT SEED SNAPSHOT_LOG_BYTES [BATCH]\n", argv[0]);
+  if (argc < 5 || argc > 7) {
+    std::fprintf(stderr, "usage: %s DIR COUNT SEED SNAPSHOT_LOG_BYTES [BATCH [grows]]\n", argv[0]);
     return 2;
   }
   const size_t count = std::strtoull(argv[2], nullptr, 10);
@@ -28,7 +31,8 @@ int main(int argc, char** argv) {
       neardup::test_support::PlantedTexts(count, std::strtoull(argv[3], nullptr, 10));
   neardup::StreamOpenOptions options;
   options.snapshot_log_bytes = std::strtoull(argv[4], nullptr, 10);
-  options.snapshot_grows_with_state = false;  // snapshots all through the run
+  // Snapshots all through the run, or (grows) log roll-overs.
+  options.snapshot_grows_with_state = argc == 7 && std::string(argv[6]) == "grows";
   auto stream = neardup::NearDuplicateStream::OpenExisting(argv[1], options);
   if (!stream.ok()) {
     std::fprintf(stderr, "%s\n", stream.status().ToString().c_str());
@@ -37,7 +41,7 @@ int main(int argc, char** argv) {
   // The parent times its kill from here, so that kills land among the adds
   // however slow the start (sanitizers, a loaded machine).
   if (::write(1, "ready\n", 6) != 6) return 1;
-  const size_t batch = argc == 6 ? std::strtoull(argv[5], nullptr, 10) : 1;
+  const size_t batch = argc >= 6 ? std::strtoull(argv[5], nullptr, 10) : 1;
   std::vector<std::string> ids;
   for (size_t i = 0; i < count; ++i) ids.push_back(neardup::test_support::PlantedId(i));
   for (size_t first = 0; first < count; first += batch) {

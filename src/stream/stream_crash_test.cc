@@ -2,7 +2,8 @@
 // (SIGKILL, 25 times) and checks after each kill that every acknowledged
 // answer is present and unchanged; then lets it finish and checks the whole
 // stream equals an uninterrupted in-memory run; once adding one document at
-// a time, once in batches (AddBatch).
+// a time, once in batches (AddBatch); and once with a log that is rolled
+// over into a new file every few documents instead of snapshotted.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <sstream>
 #include <string>
@@ -31,6 +33,7 @@ using test_support::PlantedTexts;
 constexpr size_t kDocuments = 400;
 constexpr uint64_t kSeed = 21;
 constexpr const char* kSnapshotLogBytes = "30000";  // snapshots during the run too
+constexpr const char* kRollLogBytes = "6000";       // a new log every few documents
 
 struct Acknowledged {
   size_t index;
@@ -46,8 +49,10 @@ struct Acknowledged {
 // timed kill let a fast machine add every document and exit before it).
 // Returns the answers it acknowledged.
 // `batch` > 1: the helper adds with AddBatch, that many at a time.
+// `rolls`: the stream keeps snapshot_grows_with_state, so the only-growing
+// window is never snapshotted and its log rolls over every kRollLogBytes.
 std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after, int* exit_status,
-                                    int batch = 1) {
+                                    int batch = 1, bool rolls = false) {
   int pipe_fds[2];
   EXPECT_EQ(::pipe(pipe_fds), 0);
   const std::string count = std::to_string(kDocuments);
@@ -59,7 +64,8 @@ std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after, int*
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
     ::execl(NEARDUP_STREAM_CRASH_HELPER, NEARDUP_STREAM_CRASH_HELPER, dir.c_str(), count.c_str(),
-            seed.c_str(), kSnapshotLogBytes, batch_size.c_str(), static_cast<char*>(nullptr));
+            seed.c_str(), rolls ? kRollLogBytes : kSnapshotLogBytes, batch_size.c_str(),
+            rolls ? "grows" : "snapshots", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(pipe_fds[1]);
@@ -100,7 +106,7 @@ std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after, int*
 
 // Kills the helper `rounds` times (adding `batch` documents at a time), then
 // lets it finish; see the file comment.
-void KillAndCheck(int rounds, int min_kills, int batch) {
+void KillAndCheck(int rounds, int min_kills, int batch, bool rolls = false) {
   test_support::TempDir dir;
   const std::string path = dir.Path("stream");
   ASSERT_TRUE(NearDuplicateStream::Open(path, {}).ok());
@@ -112,7 +118,7 @@ void KillAndCheck(int rounds, int min_kills, int batch) {
     // Kills after 0-14 answers, or 0-4 batches (the rounds stay inside the
     // 400 documents).
     const int kill_after = static_cast<int>(rng() % (batch == 1 ? 15 : 5)) * batch;
-    std::vector<Acknowledged> acknowledged = RunHelper(path, kill_after, &status, batch);
+    std::vector<Acknowledged> acknowledged = RunHelper(path, kill_after, &status, batch, rolls);
     kills += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
     most_acknowledged = std::max(most_acknowledged, acknowledged.size());
     auto stream = NearDuplicateStream::OpenExisting(path);
@@ -128,8 +134,24 @@ void KillAndCheck(int rounds, int min_kills, int batch) {
   EXPECT_GE(kills, min_kills);
   EXPECT_GT(most_acknowledged, 0u);  // kills land while documents are being added
   int status = 0;
-  RunHelper(path, -1, &status, batch);  // to the end
+  RunHelper(path, -1, &status, batch, rolls);  // to the end
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // Which files recovery reads: with roll-overs, many logs (about 120) and
+  // no snapshot since the stream's creation.
+  int logs = 0;
+  int snapshots = 0;
+  std::string names;
+  for (const auto& entry : std::filesystem::directory_iterator(path)) {
+    const std::string name = entry.path().filename().string();
+    names += name + " ";
+    logs += name.rfind("log", 0) == 0;
+    // Besides the empty one written at creation (generation 0).
+    snapshots += name.rfind("snapshot", 0) == 0 && name != "snapshot-00000000000000000000";
+  }
+  if (rolls) {
+    EXPECT_GE(logs, 20) << "the log was not rolled over";
+    EXPECT_EQ(snapshots, 0) << names;
+  }
   auto stream = std::move(NearDuplicateStream::OpenExisting(path)).value();
   auto memory = std::move(NearDuplicateStream::Create({})).value();
   const std::vector<std::string> texts = PlantedTexts(kDocuments, kSeed);
@@ -146,6 +168,19 @@ TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkill) { KillAndCheck(25,
 // AddBatch returns, and the documents of a batch cut by the kill come back
 // as a prefix (or not at all) and are answered as in an uninterrupted run.
 TEST(StreamCrashTest, EveryAcknowledgedBatchSurvivesSigkill) { KillAndCheck(12, 9, 7); }
+
+// The same with a log rolled over into a new file every few documents (the
+// helpers above pin snapshot_grows_with_state false, so they snapshot and
+// never roll): kills land inside roll-overs too (the old log synced, the new
+// one opened, the directory synced), and recovery replays every log after
+// the last snapshot (here: all of them) with nothing acknowledged lost.
+TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkillAcrossLogRollOvers) {
+  KillAndCheck(25, 20, 1, /*rolls=*/true);
+}
+
+TEST(StreamCrashTest, EveryAcknowledgedBatchSurvivesSigkillAcrossLogRollOvers) {
+  KillAndCheck(12, 9, 7, /*rolls=*/true);
+}
 
 }  // namespace
 }  // namespace neardup
