@@ -14,6 +14,10 @@
 // user_ns_per_doc and sys_ns_per_doc (getrusage of the benchmark thread):
 // the sys part is mostly first-touch page faults of the index's arrays,
 // which vary a lot from run to run on a virtual machine.
+//
+// BM_ChooseLshParams/<num_hashes>/<threshold %>/<exhaustive>: choosing the
+// bands (ChooseLshParams, pruned; exhaustive 1: every shape, as before
+// session 15), process CPU on all cores.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -29,7 +33,9 @@
 #include <utility>
 #include <vector>
 
+#include "index/lsh_params_exhaustive.h"
 #include "neardup/lsh_index.h"
+#include "neardup/lsh_params.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -207,6 +213,22 @@ void BM_InsertPause(benchmark::State& state) {
   std::fprintf(stderr, "\n");
   state.counters["worst_insert_cpu_ms"] = slowest.empty() ? 0 : slowest.front().first;
 }
+void BM_ChooseLshParams(benchmark::State& state) {
+  LshParamsOptions options;
+  options.num_hashes = static_cast<int>(state.range(0));
+  options.threshold = static_cast<double>(state.range(1)) / 100.0;
+  const bool exhaustive = state.range(2) != 0;
+  for (auto _ : state) {
+    Result<LshParamsChoice> choice =
+        exhaustive ? internal::ChooseLshParamsExhaustive(options) : ChooseLshParams(options);
+    benchmark::DoNotOptimize(choice);
+  }
+}
+BENCHMARK(BM_ChooseLshParams)
+    ->ArgsProduct({{128, 1024}, {50, 80, 90}, {0, 1}})
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_InsertPause)->Args({16, 8})->Unit(benchmark::kMillisecond)->Iterations(1);
 
 void BM_Insert(benchmark::State& state) { RunInsert(state, false); }

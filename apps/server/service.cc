@@ -165,6 +165,7 @@ Status Service::Recover() {
     if (!IsValidStreamName(name)) continue;
     StreamOpenOptions open_options;
     open_options.sync = options_.sync;
+    open_options.schemes = schemes_;
     Result<std::unique_ptr<NearDuplicateStream>> stream =
         NearDuplicateStream::OpenExisting(entry.path().string(), open_options);
     if (!stream.ok()) {
@@ -333,6 +334,7 @@ void Service::PutStream(const Request& req, Response& res) {
   }
   StreamOpenOptions open_options;
   open_options.sync = options_.sync;
+  open_options.schemes = schemes_;
   Result<std::unique_ptr<NearDuplicateStream>> stream =
       NearDuplicateStream::Open(StreamDir(name), *config, open_options);
   if (!stream.ok()) return SendStatus(res, stream.status());

@@ -126,6 +126,9 @@ class Service {
   std::atomic<bool> ready_{false};
   std::mutex streams_mutex_;  // guards streams_ and stream creation/deletion
   std::map<std::string, std::shared_ptr<NearDuplicateStream>> streams_;
+  // The index schemes of the configs opened so far, shared by every open
+  // (StreamOpenOptions::schemes): a config's LSH bands are chosen once.
+  std::shared_ptr<StreamSchemeMemo> schemes_ = std::make_shared<StreamSchemeMemo>();
   // Fixed once Bind returns; each one guards itself.
   std::map<std::string, std::unique_ptr<ServedCollection>> collections_;
 };

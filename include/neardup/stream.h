@@ -129,7 +129,35 @@ struct StreamRecovery {
   std::string truncation;           // why ("" when nothing was cut)
 };
 
+namespace internal {
+class StreamSchemes;
+}  // namespace internal
+
+// Remembers the index scheme chosen for each stream config (for MinHash the
+// LSH bands and rows: ~2 ms of CPU to choose), for a caller that opens many
+// streams: the server shares one across its opens (at start, and at each
+// create), so an open of a config already seen chooses nothing. Holds up to
+// 64 configs (then starts again). Thread-safe.
+class StreamSchemeMemo {
+ public:
+  StreamSchemeMemo();
+  ~StreamSchemeMemo();
+  StreamSchemeMemo(const StreamSchemeMemo&) = delete;
+  StreamSchemeMemo& operator=(const StreamSchemeMemo&) = delete;
+
+  // The configs remembered.
+  size_t size() const;
+
+  internal::StreamSchemes& schemes() { return *schemes_; }
+
+ private:
+  std::unique_ptr<internal::StreamSchemes> schemes_;
+};
+
 struct StreamOpenOptions {
+  // Default none: the open chooses the stream's index scheme. Set (shared
+  // with other opens): taken from there when its config was seen.
+  std::shared_ptr<StreamSchemeMemo> schemes;
   // fdatasync before Add returns (default true; false only for tests and
   // benchmarks: nothing is then durable).
   bool sync = true;

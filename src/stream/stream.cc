@@ -110,7 +110,8 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::OpenExisting(
   NEARDUP_ASSIGN_OR_RETURN(LogContents snapshot, ReadLogFile(path));
   if (snapshot.records.empty()) return DataLossError("snapshot " + path + " has no header");
   NEARDUP_ASSIGN_OR_RETURN(StreamHeader header, internal::DecodeHeader(snapshot.records[0]));
-  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Make(header.config));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl,
+                           Impl::Make(header.config, options.schemes.get()));
   impl->dir_ = dir;
   impl->options_ = options;
   NEARDUP_RETURN_IF_ERROR(impl->Recover());
@@ -131,7 +132,7 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return IoError("cannot create " + dir + ": " + ec.message());
-  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Make(config));
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<Impl> impl, Impl::Make(config, options.schemes.get()));
   impl->dir_ = dir;
   impl->options_ = options;
   // The log first, then the snapshot that makes the directory a stream.

@@ -33,8 +33,10 @@ NearDuplicateStream::Impl::Impl(StreamState state, std::unique_ptr<Fingerprinter
     : state_(std::move(state)), fingerprinter_(std::move(fingerprinter)) {}
 
 Result<std::unique_ptr<NearDuplicateStream::Impl>> NearDuplicateStream::Impl::Make(
-    const StreamConfig& config) {
-  NEARDUP_ASSIGN_OR_RETURN(StreamState state, StreamState::Create(config));
+    const StreamConfig& config, StreamSchemeMemo* schemes) {
+  NEARDUP_ASSIGN_OR_RETURN(
+      StreamState state,
+      StreamState::Create(config, schemes == nullptr ? nullptr : &schemes->schemes()));
   NEARDUP_ASSIGN_OR_RETURN(
       std::unique_ptr<Fingerprinter> fingerprinter,
       CreateCpuFingerprinter(state.recipe(), SketchesForNearDuplicates(state.options())));
@@ -98,7 +100,7 @@ Status NearDuplicateStream::Impl::Recover() {
 }
 
 void NearDuplicateStream::Impl::ReloadLocked() {
-  Result<StreamState> fresh = StreamState::Create(state_.config());
+  Result<StreamState> fresh = StreamState::Create(state_.config(), nullptr, &state_.scheme());
   StreamRecovery unused;
   uint64_t generation = 0;
   uint64_t valid_bytes = 0;

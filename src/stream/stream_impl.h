@@ -47,7 +47,9 @@ class NearDuplicateStream::Impl {
   // temporary file removed, the older files still complete).
   ~Impl();
 
-  static Result<std::unique_ptr<Impl>> Make(const StreamConfig& config);
+  // `schemes`: StreamOpenOptions::schemes, or null.
+  static Result<std::unique_ptr<Impl>> Make(const StreamConfig& config,
+                                            StreamSchemeMemo* schemes = nullptr);
 
   // `doc`'s entry with the texts `detail` asks for (passages are added by
   // AddPassages, outside the lock). REQUIRES: mutex_ held.

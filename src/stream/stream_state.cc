@@ -23,35 +23,32 @@ constexpr uint64_t kSimHashPlannedDocuments = uint64_t{1} << 20;
 // three pointers and a colour, plus malloc's header).
 constexpr uint64_t kTreeNodeOverhead = 48;
 
-// ChooseNearDuplicateScheme for a stream's config, remembered: for MinHash
-// it searches bands x rows numerically (30-60 ms of expm1/log1p), and every
-// open of a stream, every reload after a failed write and every server start
-// asked it again. The scheme depends only on the preset, the method, the
-// threshold and max_distance (the recipe follows from them). Bounded: a
-// process that opens streams of more than 64 configs starts again.
-Result<NearDuplicateScheme> CachedScheme(const StreamConfig& config, const Recipe& recipe,
-                                         const NearDuplicateOptions& options) {
-  using Key = std::tuple<std::string, int, double, int>;
-  static std::mutex mutex;
-  static std::map<Key, NearDuplicateScheme> schemes;
+}  // namespace
+
+Result<NearDuplicateScheme> StreamSchemes::Get(const StreamConfig& config, const Recipe& recipe,
+                                               const NearDuplicateOptions& options) {
   const Key key{config.preset, static_cast<int>(config.method), config.threshold,
                 config.max_distance};
   {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto found = schemes.find(key);
-    if (found != schemes.end()) return found->second;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = schemes_.find(key);
+    if (found != schemes_.end()) return found->second;
   }
   NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
                            ChooseNearDuplicateScheme(recipe, options, kSimHashPlannedDocuments));
-  std::lock_guard<std::mutex> lock(mutex);
-  if (schemes.size() >= 64) schemes.clear();
-  schemes.emplace(key, scheme);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (schemes_.size() >= 64) schemes_.clear();
+  schemes_.emplace(key, scheme);
   return scheme;
 }
 
-}  // namespace
+size_t StreamSchemes::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return schemes_.size();
+}
 
-Result<StreamState> StreamState::Create(const StreamConfig& config) {
+Result<StreamState> StreamState::Create(const StreamConfig& config, StreamSchemes* schemes,
+                                        const NearDuplicateScheme* scheme_given) {
   NEARDUP_RETURN_IF_ERROR(ValidateStreamConfig(config));
   NEARDUP_ASSIGN_OR_RETURN(Recipe preset, PresetRecipe(config.preset));
   NearDuplicateOptions options;
@@ -60,8 +57,21 @@ Result<StreamState> StreamState::Create(const StreamConfig& config) {
   options.max_distance = config.max_distance;
   Recipe recipe = RecipeForNearDuplicates(std::move(preset), options);
   NEARDUP_RETURN_IF_ERROR(ValidateRecipe(recipe));
-  NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme, CachedScheme(config, recipe, options));
+  // The scheme depends only on the preset, the method, the threshold and
+  // max_distance (the recipe follows from them). For MinHash choosing it
+  // integrates LSH shapes (~2 ms of CPU): a server shares a memo across its
+  // opens (StreamSchemeMemo), a reload keeps its stream's.
+  NearDuplicateScheme scheme;
+  if (schemes != nullptr) {
+    NEARDUP_ASSIGN_OR_RETURN(scheme, schemes->Get(config, recipe, options));
+  } else if (scheme_given != nullptr) {
+    scheme = *scheme_given;
+  } else {
+    NEARDUP_ASSIGN_OR_RETURN(scheme,
+                             ChooseNearDuplicateScheme(recipe, options, kSimHashPlannedDocuments));
+  }
   StreamState state(config, std::move(recipe), options);
+  state.scheme_ = scheme;
   if (config.method == NearDuplicateMethod::kMinHash) {
     NEARDUP_ASSIGN_OR_RETURN(LshIndex lsh, LshIndex::Create(scheme.lsh.params, scheme.num_hashes));
     state.lsh_.emplace(std::move(lsh));
@@ -423,3 +433,9 @@ std::optional<StreamState::ListKey> StreamState::ListNearDuplicates(
 }
 
 }  // namespace neardup::internal
+
+namespace neardup {
+StreamSchemeMemo::StreamSchemeMemo() : schemes_(std::make_unique<internal::StreamSchemes>()) {}
+StreamSchemeMemo::~StreamSchemeMemo() = default;
+size_t StreamSchemeMemo::size() const { return schemes_->size(); }
+}  // namespace neardup

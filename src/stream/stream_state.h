@@ -10,16 +10,19 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "neardup/hamming_index.h"
 #include "neardup/lsh_index.h"
+#include "neardup/near_duplicate_stages.h"
 #include "neardup/recipe.h"
 #include "neardup/stream.h"
 #include "stream/stream_id_index.h"
@@ -33,10 +36,29 @@ struct StreamDecision {
   double similarity = 0;
 };
 
+// The memo behind StreamSchemeMemo: ChooseNearDuplicateScheme per config.
+class StreamSchemes {
+ public:
+  // The scheme of `config` (whose recipe and options follow from it).
+  Result<NearDuplicateScheme> Get(const StreamConfig& config, const Recipe& recipe,
+                                  const NearDuplicateOptions& options);
+  size_t size() const;
+
+ private:
+  using Key = std::tuple<std::string, int, double, int>;
+  mutable std::mutex mutex_;
+  std::map<Key, NearDuplicateScheme> schemes_;
+};
+
 class StreamState {
  public:
-  // InvalidArgument for a bad config.
-  static Result<StreamState> Create(const StreamConfig& config);
+  // InvalidArgument for a bad config. The index scheme comes from `schemes`
+  // when given, else `scheme` when given (a reload keeps its stream's),
+  // else it is chosen.
+  static Result<StreamState> Create(const StreamConfig& config, StreamSchemes* schemes = nullptr,
+                                    const NearDuplicateScheme* scheme = nullptr);
+  // The index scheme the state was created with.
+  const NearDuplicateScheme& scheme() const { return scheme_; }
 
   const StreamConfig& config() const { return config_; }
   const Recipe& recipe() const { return recipe_; }
@@ -135,6 +157,7 @@ class StreamState {
   StreamConfig config_;
   Recipe recipe_;
   NearDuplicateOptions options_;
+  NearDuplicateScheme scheme_;
   double lower_bound_ = 0;  // MinHash: the estimate that earns an exact check
   std::optional<LshIndex> lsh_;
   std::optional<HammingIndex> hamming_;

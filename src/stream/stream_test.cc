@@ -268,6 +268,34 @@ TEST(DurableStreamTest, AnotherConfigIsRefusedAndAMissingStreamIsNotFound) {
             StatusCode::kNotFound);
 }
 
+// A StreamSchemeMemo shared by opens remembers one scheme per config: a
+// second stream of a config seen, and a reopen, take it; another config adds
+// one. The answers are those of streams opened without it.
+TEST(DurableStreamTest, SharedSchemeMemoChoosesEachConfigOnce) {
+  TempDir dir;
+  StreamOpenOptions options;
+  options.schemes = std::make_shared<StreamSchemeMemo>();
+  StreamConfig simhash;
+  simhash.method = NearDuplicateMethod::kSimHash;
+  const std::vector<std::string> texts = PlantedTexts(60, 4);
+  auto answers = [&](const std::string& name, const StreamConfig& config,
+                     const StreamOpenOptions& open) {
+    auto stream = std::move(NearDuplicateStream::Open(dir.Path(name), config, open)).value();
+    return AddAll(*stream, texts, 0, texts.size());
+  };
+  const std::vector<StreamAnswer> minhash_answers = answers("a", StreamConfig{}, options);
+  EXPECT_EQ(options.schemes->size(), 1u);
+  EXPECT_EQ(answers("b", StreamConfig{}, options), minhash_answers);
+  EXPECT_EQ(options.schemes->size(), 1u);
+  EXPECT_EQ(answers("c", simhash, options), answers("c-alone", simhash, StreamOpenOptions{}));
+  EXPECT_EQ(options.schemes->size(), 2u);
+  EXPECT_EQ(answers("d", StreamConfig{}, StreamOpenOptions{}), minhash_answers);
+  // Reopening a stream of a config seen: its stored answers, nothing added.
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.Path("a"), options)).value();
+  EXPECT_EQ(*reopened->Get(PlantedId(7)), minhash_answers[7]);
+  EXPECT_EQ(options.schemes->size(), 2u);
+}
+
 // The heap a std::string of `size` bytes holds beyond the object (libstdc++:
 // none within its 15-byte buffer, else exactly size + 1 for a copy).
 uint64_t TextHeap(const std::string& text) { return text.size() > 15 ? text.size() + 1 : 0; }
