@@ -51,6 +51,12 @@ inline constexpr uint32_t kOutputHasPunctuation = uint32_t{1} << 30;
 inline constexpr int kLengthShift = 26;
 inline constexpr uint32_t kOffsetMask = (uint32_t{1} << kLengthShift) - 1;
 
+// The table for utf8proc's `flags` (Utf8procOptions). shortcut: code points
+// whose properties show that utf8proc maps them to themselves take no
+// utf8proc call beyond that lookup (the same table; false for the tests'
+// reference).
+ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, bool shortcut);
+
 // The table for the options' (nfkc, case_fold), built once per process on
 // first use (about 64K utf8proc lookups).
 const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options);
