@@ -2,8 +2,9 @@
 // options, and per (nfkc, case_fold) the context-free code points with their
 // outputs, for the code point loop (normalizer.cc) and the block kernel
 // (normalizer_block.h).
-// Cost: built once per process and (nfkc, case_fold) on first use, about 64K
-// utf8proc lookups (a few ms), under 1 MB. Thread safety: the tables are
+// Cost: built once per process and (nfkc, case_fold) on first use, a
+// utf8proc property lookup per BMP code point and its calls for those that
+// change (~2 ms), under 1 MB. Thread safety: the tables are
 // immutable once built (function-local statics).
 #ifndef NEARDUP_TEXT_NORMALIZER_TABLES_H_
 #define NEARDUP_TEXT_NORMALIZER_TABLES_H_
