@@ -43,13 +43,13 @@ STAGES = [
     ('line split (memchr: first read of the bytes)', r'memchr|memrchr'),
     ('output (ids, hex digits, JSON lines)',
      r'WriteDigits|AppendFingerprint|AppendHex|AppendId|OutputFile|FormatFingerprint|'
-     r'AppendJson|Hex'),
+     r'AppendJson|Hex|AppendHead|IsPlainId'),
     ('LSH candidates (pairs, clusters, dedup)', r'FillBand|GroupBand|Lsh|Candidate'),
     ('LSH parameter search (libm)', r'expm1|ieee754|log1p|__exp|__pow|__log'),
     ('dedup kept records', r'IsWholeLine|KeptRecords|CopyKept'),
     ('start-up (dynamic loader, tables)',
      r'do_lookup|_dl_|check_match|dl_main|strcmp|BuildContextFreeTable|CpuSupports|'
-     r'_init|Table'),
+     r'_init|Table|AddEntries|FillIdentityBitmaps'),
     ('kernel: page faults, mapping, unmapping, scheduling', r'^\[k\]'),
     ('copies and fills (memmove, memset)', r'memmove|memcpy|memset'),
     ('allocation', r'malloc|free|operator new|operator delete|_int_'),

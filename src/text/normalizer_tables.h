@@ -2,8 +2,9 @@
 // options, and per (nfkc, case_fold) the context-free code points with their
 // outputs, for the code point loop (normalizer.cc) and the block kernel
 // (normalizer_block.h).
-// Cost: built once per process and (nfkc, case_fold) on first use, about 64K
-// utf8proc lookups (a few ms), under 1 MB. Thread safety: the tables are
+// Cost: built once per process and (nfkc, case_fold) on first use, a
+// utf8proc property lookup per BMP code point and its calls for those that
+// change (~2 ms), under 1 MB. Thread safety: the tables are
 // immutable once built (function-local statics).
 #ifndef NEARDUP_TEXT_NORMALIZER_TABLES_H_
 #define NEARDUP_TEXT_NORMALIZER_TABLES_H_
@@ -50,6 +51,12 @@ inline constexpr uint32_t kContextFree = uint32_t{1} << 31;
 inline constexpr uint32_t kOutputHasPunctuation = uint32_t{1} << 30;
 inline constexpr int kLengthShift = 26;
 inline constexpr uint32_t kOffsetMask = (uint32_t{1} << kLengthShift) - 1;
+
+// The table for utf8proc's `flags` (Utf8procOptions). shortcut: code points
+// whose properties show that utf8proc maps them to themselves take no
+// utf8proc call beyond that lookup (the same table; false for the tests'
+// reference).
+ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, bool shortcut);
 
 // The table for the options' (nfkc, case_fold), built once per process on
 // first use (about 64K utf8proc lookups).

@@ -86,31 +86,35 @@ inline DecodedCodePoint DecodeUtf8(const char* p, const char* end) {
 // Reuses *out's capacity.
 uint64_t SanitizeUtf8(std::string_view bytes, std::string* out);
 
-// Appends the UTF-8 form of `code_point`. REQUIRES: a Unicode scalar value
-// (<= U+10FFFF, not a surrogate).
+// Writes the UTF-8 form of `code_point` to out[0..4) and returns its
+// length. REQUIRES: a Unicode scalar value (<= U+10FFFF, not a surrogate).
+inline size_t WriteUtf8(char32_t code_point, char* out) {
+  if (code_point < 0x80) {
+    out[0] = static_cast<char>(code_point);
+    return 1;
+  }
+  if (code_point < 0x800) {
+    out[0] = static_cast<char>(0xC0 | (code_point >> 6));
+    out[1] = static_cast<char>(0x80 | (code_point & 0x3F));
+    return 2;
+  }
+  if (code_point < 0x10000) {
+    out[0] = static_cast<char>(0xE0 | (code_point >> 12));
+    out[1] = static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+    out[2] = static_cast<char>(0x80 | (code_point & 0x3F));
+    return 3;
+  }
+  out[0] = static_cast<char>(0xF0 | (code_point >> 18));
+  out[1] = static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
+  out[2] = static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+  out[3] = static_cast<char>(0x80 | (code_point & 0x3F));
+  return 4;
+}
+
+// Appends the UTF-8 form of `code_point`. REQUIRES: as WriteUtf8.
 inline void AppendUtf8(char32_t code_point, std::string* out) {
   char buf[4];
-  size_t n;
-  if (code_point < 0x80) {
-    buf[0] = static_cast<char>(code_point);
-    n = 1;
-  } else if (code_point < 0x800) {
-    buf[0] = static_cast<char>(0xC0 | (code_point >> 6));
-    buf[1] = static_cast<char>(0x80 | (code_point & 0x3F));
-    n = 2;
-  } else if (code_point < 0x10000) {
-    buf[0] = static_cast<char>(0xE0 | (code_point >> 12));
-    buf[1] = static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    buf[2] = static_cast<char>(0x80 | (code_point & 0x3F));
-    n = 3;
-  } else {
-    buf[0] = static_cast<char>(0xF0 | (code_point >> 18));
-    buf[1] = static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
-    buf[2] = static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    buf[3] = static_cast<char>(0x80 | (code_point & 0x3F));
-    n = 4;
-  }
-  out->append(buf, n);
+  out->append(buf, WriteUtf8(code_point, buf));
 }
 
 }  // namespace neardup::internal
