@@ -103,12 +103,25 @@ class DescriptorAtOffsets : public PositionedOutput {
   // before). A run that fails is cut back by the caller's ftruncate, which
   // drops the blocks past the end too; one killed first leaves them
   // allocated past EOF (`du` above `ls -l`) until the file is truncated.
+  //
+  // A private temporary (writeback_: the file that Finish(true) renames,
+  // which nobody reads before) also gets its full size here (session 15).
+  // Ranges written out of order otherwise extend the file past a gap: each
+  // such write updates the size per page under the inode lock and zeroes
+  // the partial block at the old end (`ext4_da_write_end ->
+  // ext4_zero_partial_blocks`), waiting for that page while the other
+  // thread's range is under writeback. A file written in place (standard
+  // output redirected) keeps growing only as bytes arrive, so that a killed
+  // run never leaves it at full size with a gap; a failed run is cut back
+  // by WriteAtOffsets either way.
   void Reserve(uint64_t bytes) override {
+    if (bytes == 0) return;
     struct statfs fs;
-    if (bytes == 0 || ::fstatfs(fd_, &fs) != 0) return;
-    if (fs.f_type != kExt4Magic) return;
-    (void)::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(base_),
-                      static_cast<off_t>(bytes));
+    if (::fstatfs(fd_, &fs) == 0 && fs.f_type == kExt4Magic) {
+      (void)::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(base_),
+                        static_cast<off_t>(bytes));
+    }
+    if (writeback_) (void)::ftruncate(fd_, static_cast<off_t>(base_ + bytes));
   }
 
  private:

@@ -36,9 +36,10 @@ class PositionedOutput {
   // failure). REQUIRES: concurrent calls write disjoint ranges.
   virtual Status WriteAt(uint64_t offset, std::string_view bytes) = 0;
   // A hint before the writes: they will cover [0, bytes). An output may
-  // allocate its storage ahead (a file's blocks, without its size), so that
-  // the writes, which a file system runs one at a time, do less. Errors are
-  // the writes' to report. Default: nothing.
+  // allocate its storage ahead (a file's blocks; its size too where nobody
+  // reads the file before it is complete), so that the writes, which a file
+  // system runs one at a time, do less. Errors are the writes' to report.
+  // Default: nothing.
   virtual void Reserve(uint64_t bytes) { (void)bytes; }
 };
 
