@@ -10,6 +10,14 @@
 # file, i.e. the other build's (on a file system that discards freed blocks
 # synchronously, such as this VM's journal-less ext4 mounted `discard`,
 # 0.10-0.13 s per 255 MB, charged to whichever build runs next).
+# CHRT (environment, optional): a real-time priority, e.g. CHRT=10: each
+# timed run is `chrt -f $CHRT BINARY ...` (root), so that other work on a
+# loaded machine does not preempt it (session 15, load 7-10: few-dups
+# `dedup` then gave the quiet machine's walls back in some stretches, 0.55
+# s / 0.33-0.35 s at one / two threads, and 1.3x them in others: the other
+# vCPU's work and the host still show). The runs take the CPUs from
+# everything else while they last; kernel threads (writeback) run where a
+# CPU is left.
 #
 #   bench/ab_compare.sh LABEL BASE_BINARY NEW_BINARY ARGS...
 #   e.g. bench/ab_compare.sh "dedup t1" /tmp/neardup-base build/release/neardup \
@@ -28,7 +36,9 @@ for ((r = 0; r < runs; r++)); do
     binary=$base
     [ $which = new ] && binary=$new
     if [ -n "${BEFORE_EACH:-}" ]; then bash -c "$BEFORE_EACH"; fi
-    /usr/bin/time -f "%e %U %S %M" -o "$out/time" "$binary" "$@" > "$out/$which.out"
+    prefix=()
+    if [ -n "${CHRT:-}" ]; then prefix=(chrt -f "$CHRT"); fi
+    /usr/bin/time -f "%e %U %S %M" -o "$out/time" "${prefix[@]}" "$binary" "$@" > "$out/$which.out"
     read -r w u s m < "$out/time"
     c=$(echo "$u + $s" | bc)
     if [ -z "${wall[$which]}" ] || (( $(echo "$w < ${wall[$which]}" | bc) )); then wall[$which]=$w; fi

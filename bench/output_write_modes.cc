@@ -16,6 +16,14 @@
 //             one page or folio at a time), munmap
 //   map_pop   the same, each range populated first (MADV_POPULATE_WRITE,
 //             Linux 5.14+; the mode is skipped where it is refused)
+//   pwrite_wb pwrite, then writeback started on the range
+//             (sync_file_range SYNC_FILE_RANGE_WRITE), as the product's
+//             `-o FILE` temporary since session 10
+//   sized_wb  the same into a file given its full size first (ftruncate,
+//             as the temporary since session 15): no write extends the
+//             file past a gap
+//   sized_nofa sized_wb without the fallocate (delayed allocation: blocks
+//             allocated by the writeback, no unwritten extents to convert)
 // Printed per mode: mean and best CPU (user + sys, all threads) and wall of
 // the copy, and of the copy with the fsync.
 #include <fcntl.h>
@@ -74,7 +82,9 @@ struct Pass {
   double copy_cpu = 0, copy_wall = 0, cpu = 0, wall = 0;
 };
 
-// mode 0 pwrite, 1 map, 2 map_pop. Returns false where map_pop is refused.
+// mode 0 pwrite, 1 map, 2 map_pop, 3 pwrite_wb, 4 sized_wb, 5 sized_nofa.
+// Returns false
+// where map_pop is refused.
 bool WriteOnce(const char* path, int mode, int threads, const char* source, size_t size,
                Pass* pass) {
   unlink(path);
@@ -82,13 +92,20 @@ bool WriteOnce(const char* path, int mode, int threads, const char* source, size
   if (fd < 0) Fail(path);
   const double cpu0 = CpuSeconds();
   const double wall0 = WallSeconds();
-  if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(size)) != 0) Fail("fallocate");
+  if (mode != 5 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(size)) != 0) {
+    Fail("fallocate");
+  }
   bool refused = false;
-  if (mode == 0) {
+  if (mode == 0 || mode >= 3) {
+    if (mode >= 4 && ftruncate(fd, static_cast<off_t>(size)) != 0) Fail("ftruncate");
     OnThreads(threads, size, [&](size_t offset, size_t length) {
       if (pwrite(fd, source + offset, length, static_cast<off_t>(offset)) !=
           static_cast<ssize_t>(length))
         Fail("pwrite");
+      if (mode != 0) {
+        (void)sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
+                              SYNC_FILE_RANGE_WRITE);
+      }
     });
   } else {
     if (ftruncate(fd, static_cast<off_t>(size)) != 0) Fail("ftruncate");
@@ -133,11 +150,12 @@ int main(int argc, char** argv) {
   const size_t size = static_cast<size_t>(mib) << 20;
   std::unique_ptr<char[]> source(new char[size]);
   for (size_t i = 0; i < size; ++i) source[i] = static_cast<char>(i * 131 + (i >> 12));
-  const char* names[] = {"pwrite", "map", "map_pop"};
-  std::vector<Pass> total(3), best(3, Pass{1e9, 1e9, 1e9, 1e9});
+  constexpr int kModes = 6;
+  const char* names[kModes] = {"pwrite", "map", "map_pop", "pwrite_wb", "sized_wb", "sized_nofa"};
+  std::vector<Pass> total(kModes), best(kModes, Pass{1e9, 1e9, 1e9, 1e9});
   bool populate_refused = false;
   for (int round = 0; round < rounds; ++round) {
-    for (int mode = 0; mode < 3; ++mode) {
+    for (int mode = 0; mode < kModes; ++mode) {
       if (mode == 2 && populate_refused) continue;
       Pass pass;
       if (!WriteOnce(argv[1], mode, threads, source.get(), size, &pass)) populate_refused = true;
@@ -152,16 +170,16 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%zu bytes, %d threads, %d rounds; ms (mean / best)\n", size, threads, rounds);
-  std::printf("%-8s %17s %17s %17s %17s\n", "mode", "copy CPU", "copy wall", "+fsync CPU",
+  std::printf("%-10s %17s %17s %17s %17s\n", "mode", "copy CPU", "copy wall", "+fsync CPU",
               "+fsync wall");
-  for (int mode = 0; mode < 3; ++mode) {
+  for (int mode = 0; mode < kModes; ++mode) {
     if (mode == 2 && populate_refused) {
-      std::printf("%-8s refused (MADV_POPULATE_WRITE needs Linux 5.14+)\n", names[mode]);
+      std::printf("%-10s refused (MADV_POPULATE_WRITE needs Linux 5.14+)\n", names[mode]);
       continue;
     }
     const Pass& t = total[mode];
     const Pass& b = best[mode];
-    std::printf("%-8s %8.1f /%7.1f %8.1f /%7.1f %8.1f /%7.1f %8.1f /%7.1f\n", names[mode],
+    std::printf("%-10s %8.1f /%7.1f %8.1f /%7.1f %8.1f /%7.1f %8.1f /%7.1f\n", names[mode],
                 1e3 * t.copy_cpu / rounds, 1e3 * b.copy_cpu, 1e3 * t.copy_wall / rounds,
                 1e3 * b.copy_wall, 1e3 * t.cpu / rounds, 1e3 * b.cpu, 1e3 * t.wall / rounds,
                 1e3 * b.wall);

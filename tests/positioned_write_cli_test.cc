@@ -6,6 +6,9 @@
 // and leaving its offset after the records), or `>>` (O_APPEND: written in
 // order). A write that fails midway (a file size limit) leaves `-o FILE`
 // untouched and no temporary, and `> FILE` a strict prefix of the output.
+// --no-fsync (every command with --output) gives the same bytes, skips the
+// fsyncs and the writeback hints (seen in an strace of the run), and still
+// leaves no file at the output's name when the run fails.
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -118,6 +121,84 @@ TEST_F(PositionedWriteCliTest, AWriteFailingMidwayLeavesNoCompleteLookingFile) {
     const std::string left = Read(redirected);
     EXPECT_LT(left.size(), piped.out.size());
     EXPECT_TRUE(piped.out.starts_with(left)) << left.size() << " bytes left";
+  }
+}
+
+TEST_F(PositionedWriteCliTest, NoFsyncIsAcceptedByEveryCommandWithAnOutput) {
+  for (const char* command :
+       {"fingerprint", "pairs", "clusters", "dedup", "similar", "query", "report", "index list"}) {
+    SCOPED_TRACE(command);
+    const CommandResult help = Neardup(std::string(command) + " --help");
+    ASSERT_EQ(help.exit_code, 0) << help.err;
+    EXPECT_NE(help.out.find("--output"), std::string::npos);
+    EXPECT_NE(help.out.find("--no-fsync"), std::string::npos);
+  }
+  // Run: the same bytes with and without it.
+  const std::string out = (dir_ / "out.txt").string();
+  const std::string fast = (dir_ / "fast.txt").string();
+  for (const char* command : {"fingerprint --simhash", "pairs --method simhash",
+                              "clusters --method simhash", "dedup --method simhash"}) {
+    SCOPED_TRACE(command);
+    const std::string args = std::string(command) + " -q --threads 3 " + corpus_;
+    const CommandResult durable = Neardup(args + " -o " + out);
+    ASSERT_EQ(durable.exit_code, 0) << durable.err;
+    const CommandResult quick = Neardup(args + " --no-fsync -o " + fast);
+    ASSERT_EQ(quick.exit_code, 0) << quick.err;
+    EXPECT_FALSE(Read(out).empty());
+    EXPECT_TRUE(Read(fast) == Read(out));
+  }
+  ExpectNoTemporaryLeft();
+}
+
+TEST_F(PositionedWriteCliTest, NoFsyncSkipsTheSyncsButNotTheRename) {
+  // The syscalls as strace sees them; skipped where strace cannot trace
+  // (not installed, or ptrace refused in a container).
+  const std::string trace = (dir_ / "trace.txt").string();
+  if (RunShell("strace -f -o /dev/null true 2>/dev/null") != 0) {
+    GTEST_SKIP() << "strace cannot trace here";
+  }
+  const std::string out = (dir_ / "out.jsonl").string();
+  const std::string fast = (dir_ / "fast.jsonl").string();
+  const std::string strace = "strace -f -qq -e trace=fsync,fdatasync,sync_file_range -o " + trace;
+  auto count = [&](const std::string& call) {
+    const std::string text = Read(trace);
+    size_t n = 0;
+    for (size_t at = text.find(call + "("); at != std::string::npos;
+         at = text.find(call + "(", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    // The durable default: the temporary and the directory are fsynced,
+    // the ranges handed to writeback (the trace does see them).
+    ASSERT_EQ(RunShell(strace + " " + Dedup(threads) + " -o " + out), 0);
+    EXPECT_GE(count("fsync"), size_t{2});
+    EXPECT_GE(count("sync_file_range"), size_t{1});
+    ASSERT_EQ(RunShell(strace + " " + Dedup(threads) + " --no-fsync -o " + fast), 0);
+    EXPECT_EQ(count("fsync"), size_t{0}) << Read(trace);
+    EXPECT_EQ(count("fdatasync"), size_t{0}) << Read(trace);
+    EXPECT_EQ(count("sync_file_range"), size_t{0}) << Read(trace);
+    EXPECT_TRUE(Read(fast) == Read(out));
+  }
+  ExpectNoTemporaryLeft();
+}
+
+TEST_F(PositionedWriteCliTest, NoFsyncStillLeavesNoFileWhenTheRunFails) {
+  const std::string out = (dir_ / "out.jsonl").string();
+  const std::string fresh = (dir_ / "fresh.jsonl").string();
+  const std::string err = (dir_ / "err.txt").string();
+  const std::string limit = "trap \"\" XFSZ; ulimit -f 1024; ";
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    Write("out.jsonl", "the previous output\n");
+    EXPECT_NE(RunShell(limit + Dedup(threads) + " --no-fsync -o " + out + " 2> " + err), 0);
+    EXPECT_NE(Read(err).find("File too large"), std::string::npos) << Read(err);
+    EXPECT_EQ(Read(out), "the previous output\n");
+    EXPECT_NE(RunShell(limit + Dedup(threads) + " --no-fsync -o " + fresh + " 2> " + err), 0);
+    EXPECT_FALSE(std::filesystem::exists(fresh));
+    ExpectNoTemporaryLeft();
   }
 }
 

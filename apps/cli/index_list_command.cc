@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common_options.h"
 #include "exit_codes.h"
 #include "neardup/collection.h"
 #include "neardup/json_writer.h"
@@ -64,6 +65,7 @@ void RegisterIndexListCommand(CLI::App* index, std::function<int()>* run) {
       "chunks, content hash, added and modified times");
   l->add_option("dir", flags->dir, "Collection directory")->required();
   l->add_option("--output,-o", flags->output, "Output file ('-': stdout)")->capture_default_str();
+  RegisterNoFsyncFlag(l);
   l->callback([flags, run] { *run = [flags] { return RunList(*flags); }; });
 }
 

@@ -118,6 +118,7 @@ void RegisterQueryCommand(CLI::App* app, std::function<int()>* run) {
       ->check(UnsignedIn(0, uint64_t{1} << 32));
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
+  RegisterNoFsyncFlag(command);
   flags->format.Register(command);
   command->callback([flags, run, command] {
     // --preset/--recipe only check that the collection was built with them.

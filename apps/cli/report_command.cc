@@ -164,6 +164,7 @@ void RegisterReportCommand(CLI::App* app, std::function<int()>* run) {
       ->check(UnsignedIn(1, 100000));
   command->add_option("--output,-o", flags->output, "The HTML file (- for stdout)")
       ->capture_default_str();
+  RegisterNoFsyncFlag(command);
   flags->recipe.Register(command);
   flags->input.Register(command);
   command->get_option("inputs")->required(false);

@@ -133,6 +133,7 @@ void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run) {
   flags->format.Register(command);
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
+  RegisterNoFsyncFlag(command);
   command->add_flag("--full", flags->full, "Recompute everything, not only what changed");
   flags->run.Register(command);
   flags->wait.Register(command);

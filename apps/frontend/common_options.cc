@@ -10,6 +10,7 @@
 
 #include "exit_codes.h"
 #include "neardup/stopwords.h"
+#include "output.h"
 
 namespace neardup::cli {
 namespace {
@@ -141,6 +142,14 @@ void RunFlags::Register(CLI::App* app) {
       ->check(IntegerIn(0, 4096));
   app->add_flag("--quiet,-q", quiet, "No progress line and no summary on stderr");
   app->add_flag("--strict", strict, "Exit with code 5 when any record was skipped");
+}
+
+void RegisterNoFsyncFlag(CLI::App* command) {
+  command->add_flag_callback(
+      "--no-fsync", [] { SetFileOutputsFsync(false); },
+      "With --output FILE: no fsync before the rename (nor of the directory, nor writeback as "
+      "it is written). Still renamed only on success, but after an OS crash or power loss FILE "
+      "may miss data. Faster where the disk is the bound");
 }
 
 void DeviceFlags::Register(CLI::App* app) {

@@ -65,6 +65,11 @@ struct RunFlags {
   std::unique_ptr<tbb::global_control> LimitThreads() const;
 };
 
+// --no-fsync, on every command that writes --output FILE: the file is still
+// written to a temporary and renamed only on success, without the fsyncs
+// (SetFileOutputsFsync in output.h; docs/PIPELINE.md, "Outputs").
+void RegisterNoFsyncFlag(CLI::App* command);
+
 // --device: which fingerprint backend computes the sketches.
 struct DeviceFlags {
   std::string device = "cpu";

@@ -177,6 +177,7 @@ void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run,
   command->add_flag("--chunks", flags->chunks, "Sorted unique 32-bit chunk ids");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
+  RegisterNoFsyncFlag(command);
   command
       ->add_option("--format", flags->format,
                    "json (one JSON line per document) or binary (fixed-width little-endian "

@@ -544,6 +544,7 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
                     "on stderr");
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
+  RegisterNoFsyncFlag(command);
   if (kind != Report::kDedup) flags->sink.Register(command);
   if (kind != Report::kDedup) flags->format.Register(command);
   if (kind != Report::kPairs) {

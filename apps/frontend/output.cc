@@ -27,6 +27,9 @@ constexpr size_t kDirectWriteBytes = size_t{64} << 10;
 
 std::string ErrnoText(int error) { return std::strerror(error); }
 
+// --no-fsync: set once, while the command line is parsed (before any thread).
+bool file_outputs_fsync = true;
+
 bool SameFile(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
@@ -73,8 +76,16 @@ constexpr decltype(statfs::f_type) kExt4Magic = 0xEF53;
 // Writes at offsets of a descriptor: pwrite, repeated after a short write.
 class DescriptorAtOffsets : public PositionedOutput {
  public:
-  DescriptorAtOffsets(int fd, uint64_t base, const std::string& name, bool writeback)
-      : fd_(fd), base_(base), name_(name), writeback_(writeback) {}
+  // private_temporary: the file that Finish(true) renames (nobody reads it
+  // before); writeback: hand each range to the disk as it is written (a
+  // temporary that will be fsynced).
+  DescriptorAtOffsets(int fd, uint64_t base, const std::string& name, bool private_temporary,
+                      bool writeback)
+      : fd_(fd),
+        base_(base),
+        name_(name),
+        private_temporary_(private_temporary),
+        writeback_(writeback) {}
   Status WriteAt(uint64_t offset, std::string_view bytes) override {
     const uint64_t begin = offset;
     const uint64_t size = bytes.size();
@@ -103,18 +114,32 @@ class DescriptorAtOffsets : public PositionedOutput {
   // before). A run that fails is cut back by the caller's ftruncate, which
   // drops the blocks past the end too; one killed first leaves them
   // allocated past EOF (`du` above `ls -l`) until the file is truncated.
+  //
+  // A private temporary (the file that Finish(true) renames, which nobody
+  // reads before) also gets its full size here (session 15).
+  // Ranges written out of order otherwise extend the file past a gap: each
+  // such write updates the size per page under the inode lock and zeroes
+  // the partial block at the old end (`ext4_da_write_end ->
+  // ext4_zero_partial_blocks`), waiting for that page while the other
+  // thread's range is under writeback. A file written in place (standard
+  // output redirected) keeps growing only as bytes arrive, so that a killed
+  // run never leaves it at full size with a gap; a failed run is cut back
+  // by WriteAtOffsets either way.
   void Reserve(uint64_t bytes) override {
+    if (bytes == 0) return;
     struct statfs fs;
-    if (bytes == 0 || ::fstatfs(fd_, &fs) != 0) return;
-    if (fs.f_type != kExt4Magic) return;
-    (void)::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(base_),
-                      static_cast<off_t>(bytes));
+    if (::fstatfs(fd_, &fs) == 0 && fs.f_type == kExt4Magic) {
+      (void)::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(base_),
+                        static_cast<off_t>(bytes));
+    }
+    if (private_temporary_) (void)::ftruncate(fd_, static_cast<off_t>(base_ + bytes));
   }
 
  private:
   int fd_;
   uint64_t base_;
   const std::string& name_;
+  bool private_temporary_;
   bool writeback_;
 };
 
@@ -136,6 +161,10 @@ mode_t NewFileMode() {
 }
 
 }  // namespace
+
+void SetFileOutputsFsync(bool fsync) { file_outputs_fsync = fsync; }
+
+bool FileOutputsFsync() { return file_outputs_fsync; }
 
 Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs) {
   if (output == "-") return Status::Ok();
@@ -247,7 +276,7 @@ Status OutputFile::WriteNow(std::string_view bytes) {
   if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
     return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
   }
-  if (!temp_path_.empty()) {
+  if (!temp_path_.empty() && file_outputs_fsync) {
     // What the kernel has so far (stdio may hold a little), in steps.
     const off_t at = ::lseek(::fileno(file_), 0, SEEK_CUR);
     if (at > 0 && static_cast<uint64_t>(at) >= written_back_ + kWritebackStep) {
@@ -267,7 +296,8 @@ Status OutputFile::WriteAtOffsets(
   const off_t base = ::ftello(file_);
   if (base < 0) return IoError("cannot write to " + name_ + ": " + ErrnoText(errno));
   DescriptorAtOffsets out(::fileno(file_), static_cast<uint64_t>(base), name_,
-                          /*writeback=*/!temp_path_.empty());
+                          /*private_temporary=*/!temp_path_.empty(),
+                          /*writeback=*/!temp_path_.empty() && file_outputs_fsync);
   uint64_t written = 0;
   Status status = write(out, &written);
   const off_t end = base + static_cast<off_t>(written);
@@ -297,7 +327,7 @@ Status OutputFile::Finish(bool success) {
     }
   }
   buffer_.clear();
-  if (success && atomic && status.ok() && ::fsync(::fileno(file_)) != 0) {
+  if (success && atomic && status.ok() && file_outputs_fsync && ::fsync(::fileno(file_)) != 0) {
     status = IoError("cannot write to " + name_ + ": fsync: " + ErrnoText(errno));
   }
   if (owned_ && std::fclose(file_) != 0 && status.ok() && success) {
@@ -308,6 +338,7 @@ Status OutputFile::Finish(bool success) {
   if (success && status.ok()) {
     if (std::rename(temp_path_.c_str(), name_.c_str()) == 0) {
       temp_path_.clear();
+      if (!file_outputs_fsync) return status;  // --no-fsync
       // The rename is durable once the directory is.
       fs::path dir = fs::path(name_).parent_path();
       int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -6,7 +6,11 @@
 // renames over NAME; Finish(false), or destroying the output unfinished,
 // removes the temporary, so a run that fails or is killed leaves the previous
 // NAME untouched (a killed run may leave its temporary behind, never a
-// partial NAME). Outputs that are not regular files (/dev/null, a FIFO, a
+// partial NAME). With --no-fsync (SetFileOutputsFsync(false)) the temporary
+// is still renamed only on success, but neither it nor its directory is
+// fsynced and no writeback is started as it is written: after an OS crash or
+// a power loss a renamed NAME may miss data (docs/PIPELINE.md, "Outputs").
+// Outputs that are not regular files (/dev/null, a FIFO, a
 // terminal) are written in place, and standard output streams as it goes.
 //
 // The writer is the CLI's own rather than the library's
@@ -34,6 +38,13 @@ namespace neardup::cli {
 // stdout and never clashes. Nothing is opened for writing.
 Status CheckOutputIsNotAnInput(const std::string& output, const std::vector<std::string>& inputs);
 
+// Whether a file output (and neardup-mpi's ranks' parts of it) is fsynced
+// before the rename, with writeback started as it is written, and its
+// directory after: true unless --no-fsync (RegisterNoFsyncFlag) was given.
+// Process-wide; set while the command line is parsed, before any thread.
+void SetFileOutputsFsync(bool fsync);
+bool FileOutputsFsync();
+
 class OutputFile {
  public:
   // "-" is stdout. Checks CheckOutputIsNotAnInput(path, inputs) first.
@@ -46,7 +57,7 @@ class OutputFile {
 
   // Appends to the buffer; flushes when it is large.
   Status Write(std::string_view bytes);
-  // success: flushes, fsyncs and renames the temporary over the output (a
+  // success: flushes, fsyncs (unless --no-fsync) and renames the temporary over the output (a
   // stream is flushed); reports any deferred write error, and then removes the
   // temporary. !success: removes the temporary (a stream is still flushed:
   // what was printed stays printed). Idempotent.

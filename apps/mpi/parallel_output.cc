@@ -51,7 +51,8 @@ Status WriteParts(Comm& comm, cli::OutputFile* output, std::string_view part, bo
   }
   const uint64_t offset = comm.ExclusivePrefixSum(std::vector<uint64_t>{part.size()})[0];
   Status status = WriteAt(fd, part, offset, path);
-  if (status.ok() && ::fsync(fd) != 0) {
+  // --no-fsync: every rank parsed the same flags.
+  if (status.ok() && cli::FileOutputsFsync() && ::fsync(fd) != 0) {
     status = IoError("cannot write this rank's part of the output to " + path +
                      ": fsync: " + ErrnoText(errno));
   }

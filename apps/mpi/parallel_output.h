@@ -12,6 +12,9 @@
 // the bytes are on the file system (a shared one, NFS or a parallel file
 // system, as well as a local disk) before the file gets its name. Rank 0
 // never receives or copies the other ranks' bytes.
+// --no-fsync (cli::FileOutputsFsync() false on every rank) drops that
+// fsync, as it drops rank 0's: each rank still closes its descriptor before
+// the rename, and so its bytes are in the file system's cache by then.
 //
 // Where that cannot be done (standard output, a FIFO or device written in
 // place, a rank that cannot open the temporary) the parts go through rank 0

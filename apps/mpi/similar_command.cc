@@ -150,6 +150,7 @@ void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run, const MpiF
   flags->format.Register(command);
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
+  cli::RegisterNoFsyncFlag(command);
   command->add_flag("--full", flags->full,
                     "Accepted for `neardup similar`'s command lines: neardup-mpi always computes "
                     "the full table");

@@ -36,9 +36,10 @@ class PositionedOutput {
   // failure). REQUIRES: concurrent calls write disjoint ranges.
   virtual Status WriteAt(uint64_t offset, std::string_view bytes) = 0;
   // A hint before the writes: they will cover [0, bytes). An output may
-  // allocate its storage ahead (a file's blocks, without its size), so that
-  // the writes, which a file system runs one at a time, do less. Errors are
-  // the writes' to report. Default: nothing.
+  // allocate its storage ahead (a file's blocks; its size too where nobody
+  // reads the file before it is complete), so that the writes, which a file
+  // system runs one at a time, do less. Errors are the writes' to report.
+  // Default: nothing.
   virtual void Reserve(uint64_t bytes) { (void)bytes; }
 };
 
@@ -47,7 +48,9 @@ class PositionedOutput {
 // records are copied and written on every core, out of order. The range
 // that holds the last byte is written last, after every other range has
 // been written, so the output reaches its full size only once it is
-// complete (a run killed midway leaves a shorter output).
+// complete (a run killed midway leaves a shorter output), unless `Reserve`
+// sized it first (the CLI does so for a temporary nobody reads before it
+// is renamed).
 //
 // *written: on success the total; on an error the length of the prefix that
 // is known to be written (every range before the first, in input order, that
