@@ -8,6 +8,7 @@
 #include "band_groups.h"
 #include "document_set.h"
 #include "verification_split.h"
+#include "work_split.h"
 
 namespace neardup::mpi {
 namespace {
@@ -202,36 +203,191 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
   return placed;
 }
 
-// The documents of this rank (indices into `local`) that verification
-// reads, of its own candidates `mine` (sorted by a) or asked for by others,
-// whose verification sketches were deferred (an empty bottom-k sketch: a
-// candidate document has features, so its computed sketch is never empty).
-std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
-                                        const std::vector<CandidatePair>& mine,
-                                        const std::vector<uint64_t>& asked,
-                                        uint64_t first_document) {
-  std::vector<uint8_t> needed(local.size(), 0);
+// Why this rank's documents (indices into `local`) are needed for
+// verification (work_split.h's bits): its own candidates `mine` name them
+// (kNeededHere). One pass over every candidate, so done once.
+std::vector<uint8_t> NeededHere(size_t num_local, const std::vector<CandidatePair>& mine,
+                                uint64_t first_document) {
+  std::vector<uint8_t> needs(num_local, 0);
   auto mark = [&](uint64_t doc) {
-    if (doc >= first_document && doc - first_document < local.size()) {
-      needed[doc - first_document] = 1;
+    if (doc >= first_document && doc - first_document < num_local) {
+      needs[doc - first_document] = kNeededHere;
     }
   };
   for (const CandidatePair& pair : mine) {
     mark(pair.a);
     mark(pair.b);
   }
-  for (uint64_t doc : asked) mark(doc);
+  return needs;
+}
+
+// `needed_here` with the askers added: the rank `receiver` asked for them
+// (kAskedByReceiver; none when receiver is no rank), another rank did
+// (kAskedByAnotherRank).
+std::vector<uint8_t> NeedsOfDocuments(const std::vector<uint8_t>& needed_here,
+                                      const std::vector<std::vector<uint64_t>>& asked_docs,
+                                      uint64_t first_document, size_t receiver) {
+  std::vector<uint8_t> needs = needed_here;
+  for (size_t r = 0; r < asked_docs.size(); ++r) {
+    const uint8_t why = r == receiver ? kAskedByReceiver : kAskedByAnotherRank;
+    for (uint64_t doc : asked_docs[r]) {
+      if (doc >= first_document && doc - first_document < needs.size()) {
+        needs[doc - first_document] |= why;
+      }
+    }
+  }
+  return needs;
+}
+
+// The documents of this rank (indices into `local`) that verification
+// reads whose verification sketches were deferred (an empty bottom-k
+// sketch: a candidate document has features, so its computed sketch is
+// never empty), ascending.
+std::vector<uint64_t> DeferredDocuments(const std::vector<Fingerprint>& local,
+                                        const std::vector<uint8_t>& needs) {
   std::vector<uint64_t> docs;
   for (uint64_t i = 0; i < local.size(); ++i) {
-    if (needed[i] != 0 && local[i].minhash.values.empty()) docs.push_back(i);
+    if (needs[i] != 0 && local[i].minhash.values.empty()) docs.push_back(i);
   }
   return docs;
+}
+
+// Who sketches what (HandOverSketching's result).
+struct SketchWork {
+  // This rank's documents (local indices, ascending) it sketches itself.
+  std::vector<uint64_t> deferred;
+  // Per local document: 1 when its record went to `receiver`, which
+  // sketches it; no sketch of it is sent from here.
+  std::vector<uint8_t> handed_out;
+  size_t receiver = 0;  // the rank's count when it gave nothing
+  // Of those, the ones this rank needs itself (local indices, ascending):
+  // their sketches come back at the end of the receiver's reply.
+  std::vector<uint64_t> coming_back;
+  // The records handed here, sketched here, in global document order:
+  // their numbers, senders, sketches, and whether the sender needs the
+  // sketches back (at the end of this rank's reply to it).
+  std::vector<uint64_t> in_docs;
+  std::vector<size_t> in_from;
+  std::vector<Fingerprint> in_sketches;
+  std::vector<uint8_t> in_back;
+};
+
+// The deferred sketches evened out between ranks: the ranks' costs (the
+// record bytes of their deferred documents) gathered, and each heavy rank
+// hands its receiver (work_split.h's HandoverOf) the records of documents
+// no third rank asked for (RecordsToHand), which the receiver sketches, so
+// that no rank waits for the heaviest one's sketches (on the 1M corpus
+// rank 0 of two sketched 117,051 documents, rank 1 64,647). A record is
+// sent with its number, its id and whether the giver needs its sketches
+// back (its own candidates name it). `fetched`: the documents this rank
+// asked for. Collective (one AllGather; one Exchange when some rank gives).
+Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const DeferredSketches& sketches,
+                         const std::vector<CandidatePair>& mine,
+                         const std::vector<std::vector<uint64_t>>& asked_docs,
+                         const DocumentSet& fetched, const std::vector<Fingerprint>& local,
+                         uint64_t first_document, SketchWork* work, DistributedPairsStats* stats) {
+  const size_t ranks = static_cast<size_t>(comm.size());
+  const size_t me = static_cast<size_t>(comm.rank());
+  work->handed_out.assign(local.size(), 0);
+  work->receiver = ranks;
+  // Without records to hand (or a way to sketch them), every rank sketches
+  // its own, as all ranks see alike.
+  const bool can_hand = ranks > 1 && sketches.record && sketches.id && sketches.of_records;
+  const std::vector<uint8_t> needed_here = NeededHere(local.size(), mine, first_document);
+  std::vector<uint8_t> needs = NeedsOfDocuments(needed_here, asked_docs, first_document, ranks);
+  work->deferred = DeferredDocuments(local, needs);
+  if (!can_hand) return Status::Ok();
+  std::vector<uint64_t> bytes(work->deferred.size());
+  uint64_t cost = 0;
+  for (size_t i = 0; i < work->deferred.size(); ++i) {
+    bytes[i] = sketches.record(work->deferred[i]).size();
+    cost += bytes[i];
+  }
+  const std::vector<uint64_t> costs = comm.AllGather(cost);
+  std::vector<bool> eligible(ranks);
+  for (size_t r = 0; r < ranks; ++r) eligible[r] = layout.count[r] > 0;
+  bool anyone_gives = false;
+  for (size_t r = 0; r < ranks; ++r) anyone_gives |= HandoverOf(costs, eligible, r).amount > 0;
+  if (!anyone_gives) return Status::Ok();
+  const Handover handover = HandoverOf(costs, eligible, me);
+  std::vector<std::string> send(ranks);
+  if (handover.amount > 0) {
+    work->receiver = handover.receiver;
+    needs = NeedsOfDocuments(needed_here, asked_docs, first_document, handover.receiver);
+    const std::vector<uint64_t> handed =
+        RecordsToHand(work->deferred, bytes, needs, handover.amount);
+    ByteWriter writer(&send[handover.receiver]);
+    for (uint64_t doc : handed) {
+      const bool back = (needs[doc] & kNeededHere) != 0;
+      work->handed_out[doc] = 1;
+      if (back) work->coming_back.push_back(doc);
+      ++stats->handed_out_records;
+      if (back) ++stats->handed_out_back;
+      writer.Put(first_document + doc);
+      writer.Put<uint8_t>(back ? 1 : 0);
+      writer.PutBytes(sketches.id(doc));
+      writer.PutBytes(sketches.record(doc));
+    }
+    stats->sketch_bytes += send[handover.receiver].size();
+    size_t kept = 0;
+    for (uint64_t doc : work->deferred) {
+      if (work->handed_out[doc] == 0) work->deferred[kept++] = doc;
+    }
+    work->deferred.resize(kept);
+  }
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  // The records handed here, in rank order, each rank's ascending: global
+  // document order. Each must be the sender's, and one this rank asked for
+  // or one whose sketches go back.
+  std::vector<std::string> ids;
+  std::vector<std::string> records;
+  Status status;
+  for (size_t r = 0; r < ranks && status.ok(); ++r) {
+    ByteReader reader(received[r]);
+    while (!reader.done() && status.ok()) {
+      uint64_t doc = 0;
+      uint8_t back = 0;
+      status = reader.Get(&doc);
+      if (status.ok()) status = reader.Get(&back);
+      if (status.ok()) {
+        ids.emplace_back();
+        records.emplace_back();
+        status = reader.GetBytes(&ids.back());
+      }
+      if (status.ok()) status = reader.GetBytes(&records.back());
+      if (status.ok() && (doc >= layout.total || static_cast<size_t>(layout.OwnerOf(doc)) != r ||
+                          (!work->in_docs.empty() && doc <= work->in_docs.back()) ||
+                          (back == 0 && !fetched.Contains(doc)))) {
+        status =
+            InternalError("rank " + std::to_string(r) + " handed the record of document " +
+                          std::to_string(doc) + " here out of order, not its own or not asked for");
+      }
+      if (status.ok()) {
+        work->in_docs.push_back(doc);
+        work->in_from.push_back(r);
+        work->in_back.push_back(back != 0);
+        ++stats->handed_in_records;
+        if (back != 0) ++stats->handed_in_back;
+      }
+    }
+    received[r] = {};
+  }
+  if (status.ok() && !records.empty()) {
+    status = sketches.of_records(std::move(ids), std::move(records), &work->in_sketches);
+    if (status.ok() && work->in_sketches.size() != work->in_docs.size()) {
+      status = InternalError("sketched " + std::to_string(work->in_sketches.size()) +
+                             " records of " + std::to_string(work->in_docs.size()));
+    }
+  }
+  stats->sketched_documents += work->in_docs.size();
+  return comm.AgreeOnStatus(status);
 }
 
 Result<std::vector<SimilarPair>> MinHashPairs(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    PairPlacement placement, const DeferredSketches& deferred_sketches, NearDuplicateReport* report,
     DistributedPairsStats* stats) {
   const int ranks = comm.size();
   const uint64_t first_document = layout.first[static_cast<size_t>(comm.rank())];
@@ -287,26 +443,33 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     }
     asked[r] = {};
   }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
   // The deferred verification sketches of the documents read here or
-  // asked for, computed once, before any is sent or read.
-  if (local_status.ok()) {
-    std::vector<uint64_t> all_asked;
-    for (const std::vector<uint64_t>& docs : asked_docs) {
-      all_asked.insert(all_asked.end(), docs.begin(), docs.end());
-    }
-    const std::vector<uint64_t> deferred =
-        DeferredDocuments(local, mine, all_asked, first_document);
-    stats->sketched_documents = deferred.size();
-    if (!deferred.empty()) {
-      local_status = sketch_again ? sketch_again(deferred, &local)
-                                  : InternalError("documents without verification sketches");
-    }
+  // asked for, computed once, before any is sent or read; some of them
+  // handed, as records, to another rank to sketch.
+  SketchWork work;
+  NEARDUP_RETURN_IF_ERROR(HandOverSketching(comm, layout, deferred_sketches, mine, asked_docs,
+                                            fetched, local, first_document, &work, stats));
+  stats->sketched_documents += work.deferred.size();
+  if (!work.deferred.empty()) {
+    local_status = deferred_sketches.again
+                       ? deferred_sketches.again(work.deferred, &local)
+                       : InternalError("documents without verification sketches");
   }
+  // Each reply: the sketches asked for, in the order asked (less those
+  // whose records were handed to the asker), then those of the records the
+  // asker handed here and needs back, in document order.
   std::vector<std::string> replies(static_cast<size_t>(ranks));
   for (size_t r = 0; r < asked_docs.size() && local_status.ok(); ++r) {
     ByteWriter writer(&replies[r]);
     for (uint64_t doc : asked_docs[r]) {
+      if (work.handed_out[doc - first_document] != 0) continue;
       PutSketch(local[doc - first_document], options.verify_exact, &writer);
+    }
+    for (size_t i = 0; i < work.in_docs.size(); ++i) {
+      if (work.in_from[i] == r && work.in_back[i] != 0) {
+        PutSketch(work.in_sketches[i], options.verify_exact, &writer);
+      }
     }
     stats->sketch_bytes += replies[r].size();
   }
@@ -331,15 +494,40 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   std::vector<Fingerprint> verifying(num_mine + remote.size());
   std::move(local.begin(), local.end(), verifying.begin() + static_cast<ptrdiff_t>(num_before));
   local = {};
+  // Rank r's reply: the sketches of the documents fetched from it, in
+  // order, but for those whose records it handed here (sketched here,
+  // work.in_*, in document order); then, if this rank handed records to r,
+  // the sketches of those it needs back (work.coming_back), for its own
+  // documents.
   size_t next = 0;
-  for (const std::string& message : sketches) {
-    ByteReader reader(message);
-    while (!reader.done() && local_status.ok() && next < remote.size()) {
-      const size_t at = numbering.OfRemote(next);
-      local_status = GetSketch(&reader, options.verify_exact, &verifying[at]);
-      ++next;
+  size_t next_in = 0;
+  for (size_t r = 0; r < sketches.size() && local_status.ok(); ++r) {
+    ByteReader reader(sketches[r]);
+    const uint64_t end_of_r = layout.first[r] + layout.count[r];
+    for (; next < remote.size() && remote[next] < end_of_r && local_status.ok(); ++next) {
+      Fingerprint& to = verifying[numbering.OfRemote(next)];
+      while (next_in < work.in_docs.size() && work.in_docs[next_in] < remote[next]) ++next_in;
+      if (next_in < work.in_docs.size() && work.in_docs[next_in] == remote[next]) {
+        // Moved: the replies, which may hold a copy, are sent already.
+        Fingerprint& from = work.in_sketches[next_in];
+        to.num_tokens = from.num_tokens;
+        to.minhash = std::move(from.minhash);
+        if (options.verify_exact) to.chunks = std::move(from.chunks);
+      } else {
+        local_status = GetSketch(&reader, options.verify_exact, &to);
+      }
+    }
+    if (r == work.receiver) {
+      for (size_t i = 0; i < work.coming_back.size() && local_status.ok(); ++i) {
+        local_status = GetSketch(&reader, options.verify_exact,
+                                 &verifying[numbering.num_before + work.coming_back[i]]);
+      }
+    }
+    if (local_status.ok() && !reader.done()) {
+      local_status = InternalError("rank " + std::to_string(r) + " sent more sketches than asked");
     }
   }
+  work = {};
   if (local_status.ok() && next != remote.size()) {
     local_status = InternalError("fetched " + std::to_string(next) + " sketches of " +
                                  std::to_string(remote.size()));
@@ -513,13 +701,13 @@ int DocumentLayout::OwnerOf(uint64_t doc) const {
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    PairPlacement placement, const DeferredSketches& deferred, NearDuplicateReport* report,
     DistributedPairsStats* stats) {
   if (scheme.method == NearDuplicateMethod::kSimHash) {
     return SimHashPairs(comm, layout, local, scheme, options, placement, report, stats);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
-                      sketch_again, report, stats);
+                      deferred, report, stats);
 }
 
 }  // namespace neardup::mpi

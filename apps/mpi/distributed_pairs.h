@@ -26,6 +26,8 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -54,12 +56,24 @@ struct DistributedPairsStats {
   uint64_t band_rounds = 0;  // MinHash: rounds of the band key shuffle
   // Bytes this rank sent to other ranks (since session 10 none counts
   // what a rank keeps: before, key and candidate bytes included it).
-  uint64_t key_bytes = 0;     // band keys
-  uint64_t sketch_bytes = 0;  // sketches for verification
+  uint64_t key_bytes = 0;  // band keys
+  // Sketches for verification, and the records (with their ids and
+  // numbers) handed to the ranks that asked for them to sketch there.
+  uint64_t sketch_bytes = 0;
   uint64_t candidate_bytes = 0;
-  uint64_t verified_pairs = 0;      // this rank's verified pairs (before kRootForest)
-  uint64_t pair_bytes = 0;          // bytes of verified pairs this rank sent to be placed
-  uint64_t sketched_documents = 0;  // MinHash: documents whose deferred sketches it computed
+  uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
+  uint64_t pair_bytes = 0;      // bytes of verified pairs this rank sent to be placed
+  // MinHash: documents whose deferred sketches it computed (its own and
+  // those whose records were handed to it).
+  uint64_t sketched_documents = 0;
+  // MinHash: records of deferred documents this rank handed to another
+  // rank to sketch (of them, those whose sketches come back here), and
+  // those handed to it (of them, those whose sketches it sent back). For
+  // --profile; not saved by --checkpoint (a resumed job prints 0).
+  uint64_t handed_out_records = 0;
+  uint64_t handed_out_back = 0;
+  uint64_t handed_in_records = 0;
+  uint64_t handed_in_back = 0;
   // MinHash: candidates it handed to another rank to verify (the split by
   // cost).
   uint64_t moved_candidates = 0;
@@ -99,25 +113,41 @@ enum class PairPlacement {
   kVerifiers,
 };
 
-// Sets the verification sketches (bottom-k; chunk sets for exact
-// verification) of this rank's documents `docs` (indices into *local,
-// ascending), which the first pass left out (deferred: only the candidate
-// sketches were computed, as `neardup` does, neardup/deferred_sketches.h).
-using SketchAgain =
-    std::function<Status(std::span<const uint64_t> docs, std::vector<Fingerprint>* local)>;
+// How a rank computes the verification sketches (bottom-k; chunk sets for
+// exact verification) that the first pass left out (deferred: only the
+// candidate sketches were computed, as `neardup` does,
+// neardup/deferred_sketches.h).
+struct DeferredSketches {
+  // Sets them in (*local)[doc] for this rank's documents `docs` (indices
+  // into *local, ascending).
+  std::function<Status(std::span<const uint64_t> docs, std::vector<Fingerprint>* local)> again;
+  // This rank's document `doc` (an index): its kept JSONL record (empty
+  // where none was kept: such a document is never handed over) and its id.
+  std::function<std::string_view(uint64_t doc)> record;
+  std::function<std::string_view(uint64_t doc)> id;
+  // The same sketches, as `again` sets them on the records' owner, of
+  // records read by another rank (ids[i], records[i]): (*out)[i] gets
+  // num_tokens, the bottom-k sketch and the chunk set.
+  std::function<Status(std::vector<std::string> ids, std::vector<std::string> records,
+                       std::vector<Fingerprint>* out)>
+      of_records;
+};
 
 // Collective. `local` are this rank's documents (moved from: they become
 // part of the verification set). MinHash: a document of a candidate pair
 // (this rank's, or asked for by its verifier) whose bottom-k sketch is
-// empty was deferred, and gets its verification sketches from
-// `sketch_again` (which may be empty when no document was deferred). The pairs, sorted by (a, b),
+// empty was deferred, and gets its verification sketches from `deferred`
+// (whose members may be empty when no document was deferred): on its owner,
+// or, to even out the ranks' sketching (the ranks' record bytes to sketch,
+// work_split.h), on the one rank that asked for it, which receives its
+// record. The pairs, sorted by (a, b),
 // placed as `placement` says. Adds candidates and
 // exact_checks of this rank to *report; stats->verified_pairs: this rank's verified pairs.
 // `memory_bytes` bounds one band round's keys on a rank.
 Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
-    PairPlacement placement, const SketchAgain& sketch_again, NearDuplicateReport* report,
+    PairPlacement placement, const DeferredSketches& deferred, NearDuplicateReport* report,
     DistributedPairsStats* stats);
 
 }  // namespace neardup::mpi

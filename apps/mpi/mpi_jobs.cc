@@ -454,7 +454,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   // MinHash: the pieces split by byte range (JSONL, their records kept)
   // are fingerprinted with the candidate sketches only; the documents of
   // candidate pairs get their verification sketches from their records
-  // later (FindPairsDistributed's SketchAgain), as `neardup` defers them
+  // later (FindPairsDistributed's DeferredSketches), as `neardup` defers them
   // for mapped JSONL files (neardup/deferred_sketches.h): on the benchmark
   // corpus those sketches for every document were half the fingerprint
   // stage and most of its fresh memory. Other pieces (whole inputs: text
@@ -530,19 +530,39 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
     // The records are parsed again as the first pass parsed them.
     Result<InputOptions> input_options = cli::ReaderOptions(job.input, &skips, false);
     if (!input_options.ok()) return ReportErrorOnRanks(input_options.status(), comm.rank());
-    SketchAgain sketch_again;
+    DeferredSketches deferred;
     if (defer) {
-      sketch_again = [&](std::span<const uint64_t> docs, std::vector<Fingerprint>* local) {
+      deferred.again = [&](std::span<const uint64_t> docs, std::vector<Fingerprint>* local) {
         Status sketched = FingerprintLocatedRecords(corpus, docs, *verifier, *input_options, local);
-        // Called once: pairs and clusters need the records no longer (the
-        // fingerprint checkpoint holds its own copy).
+        // Called once, after any record was handed to another rank: pairs
+        // and clusters need the records no longer (the fingerprint
+        // checkpoint holds its own copy).
         if (!dedup) std::vector<std::string>().swap(corpus.raw_records);
         return sketched;
       };
+      deferred.record = [&](uint64_t doc) -> std::string_view {
+        return doc < corpus.raw_records.size() ? std::string_view(corpus.raw_records[doc])
+                                               : std::string_view();
+      };
+      deferred.id = [&](uint64_t doc) -> std::string_view { return corpus.ids[doc]; };
+      // Records of another rank's documents, parsed and fingerprinted as
+      // `again` does on their owner (the same function of the record).
+      deferred.of_records = [&](std::vector<std::string> ids, std::vector<std::string> records,
+                                std::vector<Fingerprint>* out) {
+        FingerprintedCorpus others;
+        const size_t n = records.size();
+        others.ids = std::move(ids);
+        others.raw_records = std::move(records);
+        others.is_jsonl.assign(n, true);
+        std::vector<uint64_t> all(n);
+        for (size_t i = 0; i < n; ++i) all[i] = i;
+        out->assign(n, Fingerprint{});
+        return FingerprintLocatedRecords(others, all, *verifier, *input_options, out);
+      };
     }
-    pairs = FindPairsDistributed(comm, layout, std::move(corpus.fingerprints), *scheme, job.options,
-                                 flags.memory_mb << 20, Placement(job), sketch_again, &report,
-                                 &shuffle);
+    pairs =
+        FindPairsDistributed(comm, layout, std::move(corpus.fingerprints), *scheme, job.options,
+                             flags.memory_mb << 20, Placement(job), deferred, &report, &shuffle);
     if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
     if (checkpoint.enabled()) {
       status =

@@ -71,6 +71,10 @@ void RankProfile::SetWork(const DistributedPairsStats& stats, const NearDuplicat
   exact_checks_ = report.exact_checks;
   pair_bytes_ = stats.pair_bytes;
   moved_ = stats.moved_candidates;
+  handed_out_ = stats.handed_out_records;
+  handed_out_back_ = stats.handed_out_back;
+  handed_in_ = stats.handed_in_records;
+  handed_in_back_ = stats.handed_in_back;
 }
 
 void RankProfile::Print(Comm& comm, bool enabled) const {
@@ -96,6 +100,14 @@ void RankProfile::Print(Comm& comm, bool enabled) const {
       static_cast<unsigned long long>(candidates_), static_cast<unsigned long long>(exact_checks_),
       static_cast<unsigned long long>(moved_), static_cast<double>(pair_bytes_) / 1e6,
       static_cast<double>(PeakResidentBytes()) / 1e6);
+  line += buffer;
+  line.pop_back();  // the newline, put back after the handover's counts
+  std::snprintf(buffer, sizeof(buffer),
+                "; records handed out %llu (%llu to come back), handed in %llu (%llu sent back)\n",
+                static_cast<unsigned long long>(handed_out_),
+                static_cast<unsigned long long>(handed_out_back_),
+                static_cast<unsigned long long>(handed_in_),
+                static_cast<unsigned long long>(handed_in_back_));
   line += buffer;
   comm.GatherToRoot(line,
                     [](std::string_view piece) {

@@ -32,7 +32,9 @@ class RankProfile {
   // This rank's verification work (before the counts are summed: the
   // documents it fingerprinted again, its candidates after the split by
   // cost, those it handed to another rank) and the bytes of pairs it
-  // placed (all saved by --checkpoint, so a resumed job prints them too).
+  // placed (all saved by --checkpoint, so a resumed job prints them too),
+  // and the records of the deferred sketches' handover (not saved: 0 after
+  // a resume).
   void SetWork(const DistributedPairsStats& stats, const NearDuplicateReport& report);
   // Collective: rank 0 prints every rank's line when `enabled`.
   void Print(Comm& comm, bool enabled) const;
@@ -50,6 +52,10 @@ class RankProfile {
   StageTime mpi_at_;
   uint64_t pair_bytes_ = 0;
   uint64_t sketched_ = 0;
+  uint64_t handed_out_ = 0;
+  uint64_t handed_out_back_ = 0;
+  uint64_t handed_in_ = 0;
+  uint64_t handed_in_back_ = 0;
   uint64_t candidates_ = 0;
   uint64_t exact_checks_ = 0;
   uint64_t moved_ = 0;

@@ -22,4 +22,26 @@ Handover HandoverOf(std::span<const uint64_t> costs, const std::vector<bool>& el
   return handover;
 }
 
+std::vector<uint64_t> RecordsToHand(std::span<const uint64_t> deferred,
+                                    std::span<const uint64_t> bytes, std::span<const uint8_t> needs,
+                                    uint64_t amount) {
+  std::vector<uint64_t> handed;
+  uint64_t moved = 0;
+  // First those only the receiver needs (nothing comes back), then those
+  // this rank needs too.
+  for (const bool receivers_only : {true, false}) {
+    for (size_t i = 0; i < deferred.size() && moved < amount; ++i) {
+      const uint8_t why = needs[deferred[i]];
+      const bool eligible = receivers_only
+                                ? why == kAskedByReceiver
+                                : why == kNeededHere || why == (kNeededHere | kAskedByReceiver);
+      if (!eligible || bytes[i] == 0) continue;
+      handed.push_back(deferred[i]);
+      moved += bytes[i];
+    }
+  }
+  std::sort(handed.begin(), handed.end());
+  return handed;
+}
+
 }  // namespace neardup::mpi

@@ -92,5 +92,17 @@ if [ "$set" = uneven ]; then
     fail "[$set]: no rank was left without documents:"
     cat "$work/summary" >&2
   fi
+  # At 2 ranks big.jsonl's rank hands records to the other to sketch (the
+  # deferred sketches' handover): some the receiver keeps, some whose
+  # sketches it sends back. `--profile` counts them per rank.
+  "$mpiexec" -n 2 --oversubscribe "$neardup_mpi" pairs --profile big.jsonl small.jsonl \
+    -o /dev/null 2>"$work/handover"
+  if ! sed -n 's/.*records handed out \([0-9]*\) ([0-9]* to come back), handed in \([0-9]*\) (\([0-9]*\) sent back)$/\1 \2 \3/p' \
+      "$work/handover" | awk '{ out += $1; kept += $2 - $3; back += $3 }
+        END { exit !(NR == 2 && out > 0 && kept > 0 && back > 0) }'; then
+    echo "FAIL [$set]: at 2 ranks no record was handed over, or not on both paths (kept; sent back):" >&2
+    cat "$work/handover" >&2
+    failures=$((failures + 1))
+  fi
 fi
 finish
