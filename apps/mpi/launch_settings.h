@@ -7,7 +7,7 @@
 // loading, pinned to the first CPU: ~0.2 s of every rank's MPI_Init on a
 // host without Omni-Path or InfiniPath hardware, where "ob1" (shared memory
 // and TCP) is what Open MPI chooses in the end anyway (docs/DISTRIBUTED.md,
-// "Start-up and exit"). A job whose ranks all run on one host needs no
+// "Running it", Start-up). A job whose ranks all run on one host needs no
 // network transport: there neardup-mpi asks for "ob1" directly. Jobs over
 // several hosts keep Open MPI's own choice (UCX, PSM2, OFI on the fabrics
 // that have them), and so does a job whose launcher set the layer
