@@ -7,6 +7,7 @@
 
 #include "band_groups.h"
 #include "document_set.h"
+#include "left_to_exit.h"
 #include "sketch_handover.h"
 #include "verification_split.h"
 
@@ -430,6 +431,9 @@ Result<std::vector<SimilarPair>> MinHashPairs(
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
   stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
   stats->stages.push_back({"gather pairs", timer.Lap(), comm.in_mpi()});
+  // The verification set's sketches go with the process (a free() per
+  // document's vectors, between the stages, on every rank).
+  LeaveToExit(std::move(verifying));
   return gathered;
 }
 
