@@ -134,12 +134,15 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
         status = reader.GetBytes(&ids.back());
       }
       if (status.ok()) status = reader.GetBytes(&records.back());
+      // A malformed peer message, as elsewhere (band_groups.cc,
+      // candidate_runs.cc): DataLoss.
       if (status.ok() && (doc >= layout.total || static_cast<size_t>(layout.OwnerOf(doc)) != r ||
-                          (!work->in_docs.empty() && doc <= work->in_docs.back()) ||
+                          (!work->in_docs.empty() && doc <= work->in_docs.back()) || back > 1 ||
                           (back == 0 && !fetched.Contains(doc)))) {
-        status =
-            InternalError("rank " + std::to_string(r) + " handed the record of document " +
-                          std::to_string(doc) + " here out of order, not its own or not asked for");
+        status = DataLossError("rank " + std::to_string(r) + " handed the record of document " +
+                               std::to_string(doc) +
+                               " here out of order, not its own, not asked for or with a "
+                               "malformed flag (ranks out of step)");
       }
       if (status.ok()) {
         work->in_docs.push_back(doc);
