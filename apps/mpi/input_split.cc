@@ -240,12 +240,18 @@ Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUni
       break;
     }
     if (*begin >= *end) continue;
-    Result<uint64_t> count = CountNewlines(*file, *begin, *end);
-    if (!count.ok()) {
-      status = count.status();
-      break;
+    // Only the ranks after this one read the count (the line numbers before
+    // their pieces); a piece that runs to the file's end has none after it
+    // in this file (their pieces are empty), so its pass over the piece is
+    // skipped: the last rank of a single file reads nothing twice.
+    if (*end < unit.bytes) {
+      Result<uint64_t> count = CountNewlines(*file, *begin, *end);
+      if (!count.ok()) {
+        status = count.status();
+        break;
+      }
+      newlines[u] = *count;
     }
-    newlines[u] = *count;
     piece_of[u] = pieces.size();
     SharePiece piece;
     piece.split_path = unit.path;

@@ -16,6 +16,7 @@
 #include "distributed_pairs.h"
 #include "exit_codes.h"
 #include "input_split.h"
+#include "left_to_exit.h"
 #include "mpi_comm.h"
 #include "neardup/deferred_sketches.h"
 #include "neardup/fingerprint_pipeline.h"
@@ -623,6 +624,8 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
                  static_cast<unsigned long long>(candidate_bytes),
                  static_cast<unsigned long long>(sketch_bytes));
   }
+  // The corpus' ids, records and sketches go with the process.
+  LeaveToExit(std::move(corpus));
   return ExitCode(comm, status, job.run, skipped);
 }
 
