@@ -164,9 +164,10 @@ TEST(BottomKTest, AddManyEqualsOracleInAnyBatching) {
 
 // Inputs for the kernels: uniform, small integers (many equal), clustered at
 // the top of the range, and with the extremes; then ascending, descending,
-// and k values per group in descending order (a group lies in one bucket of
+// k values per group in descending order (a group lies in one bucket of
 // the whole range, so the sort's insertion pass moves each value across its
-// group), for every length from 33 to 80 (the vector tails) and a few more.
+// group) and k per group with the largest first, for every length from 33
+// to 80 (the vector tails) and a few more.
 std::vector<std::vector<uint64_t>> KernelInputs() {
   internal::SplitMix64 rng(11);
   std::vector<std::vector<uint64_t>> inputs;
@@ -183,6 +184,18 @@ std::vector<std::vector<uint64_t>> KernelInputs() {
       const uint64_t spacing = UINT64_MAX / (length / per_group + 1);
       for (size_t i = 0; i < length; ++i) {
         groups[i] = (i / per_group) * spacing + (per_group - 1 - i % per_group);
+      }
+      inputs.push_back(groups);
+    }
+    // The group's largest value first, then the rest ascending: from the
+    // fifth on, a value is at or above the three before it but below the
+    // first (what the AVX-512 insertion pass's bucket test catches).
+    for (size_t per_group : {5, 6, 7, 9}) {
+      std::vector<uint64_t> groups(length);
+      const uint64_t spacing = UINT64_MAX / (length / per_group + 1);
+      for (size_t i = 0; i < length; ++i) {
+        const size_t at = i % per_group;
+        groups[i] = (i / per_group) * spacing + (at == 0 ? per_group : at);
       }
       inputs.push_back(groups);
     }
