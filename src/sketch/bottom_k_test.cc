@@ -112,6 +112,24 @@ TEST(BottomKTest, FinishIntoReplacesTheOldValues) {
   EXPECT_TRUE(sketch.values.empty());
 }
 
+// FinishView flushes like Finish and shows the same values; more hashes
+// extend the same document.
+TEST(BottomKTest, FinishViewEqualsFinish) {
+  const std::vector<uint64_t> stream = StreamWithDuplicates(8, 3000);
+  BottomKBuilder builder(128);
+  BottomKBuilder reference(128);
+  for (size_t i = 0; i < stream.size(); ++i) {
+    builder.Add(stream[i]);
+    reference.Add(stream[i]);
+    if (i % 997 == 5 || i + 1 == stream.size()) {
+      const std::span<const uint64_t> view = builder.FinishView();
+      EXPECT_EQ(std::vector<uint64_t>(view.begin(), view.end()), reference.Finish().values) << i;
+    }
+  }
+  builder.Reset();
+  EXPECT_TRUE(builder.FinishView().empty());
+}
+
 TEST(BottomKTest, ThresholdSelectionEqualsOracleOnHardStreams) {
   // Streams that defeat Flush's uniform-hash threshold guess or its bucket
   // sort: clustered values, few distinct values, small integers, ascending.
