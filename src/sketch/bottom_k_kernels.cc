@@ -90,12 +90,7 @@ void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift
 // caller's output directly (no copy back). Below 256 values (most sorts
 // here) the counts and offsets fit in bytes: a quarter of the memory to
 // clear and to prefix-sum.
-//
-// kFinish(out, n, first, shift) sorts the bucket-grouped out[0, n) (buckets
-// (value - first) >> shift) or returns false with out[] a permutation of
-// its input, for std::sort to finish.
-template <void (*kPrefixSums32)(uint32_t*, size_t), void (*kPrefixSums8)(uint8_t*, size_t),
-          bool (*kFinish)(uint64_t*, size_t, uint64_t, int)>
+template <void (*kPrefixSums32)(uint32_t*, size_t), void (*kPrefixSums8)(uint8_t*, size_t)>
 void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last, uint64_t* out,
                 uint64_t* scratch) {
   if (n <= 32) {
@@ -118,11 +113,7 @@ void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last,
                                                        scratch);
   }
   // Values are grouped by bucket in order; sort within buckets.
-  if (!kFinish(out, n, first, shift)) std::sort(out, out + n);
-}
-
-bool FinishPortable(uint64_t* a, size_t n, uint64_t /*first*/, int /*shift*/) {
-  return InsertionSortNearlySorted(a, n);
+  if (!InsertionSortNearlySorted(out, n)) std::sort(out, out + n);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -236,70 +227,6 @@ NEARDUP_AVX512_TARGET size_t UniqueAvx512(const uint64_t* values, size_t count, 
 }
 
 NEARDUP_INTRINSICS_WARNINGS_OFF
-// FinishPortable (InsertionSortNearlySorted) that visits only the values
-// that may move: for each value a[i] the vector pass sets a flag unless
-//   a[i] >= a[i-1], a[i-2], a[i-3] and a[i-4] lies in an earlier bucket,
-// which proves a[i] >= every value before it (values before a[i-4] lie in
-// its bucket or earlier ones, all below a[i]'s bucket). Flags are computed
-// 64 positions at a time with a[0, b) already sorted and a[b, ...) as
-// scattered: a[b-1] is then the prefix's maximum, so the proof holds for
-// the prefix's values too. About one value in five or six is flagged
-// (bucket-mates out of order); the rest cost a fifth of a vector pass
-// instead of a step of the scalar loop. A flagged value at or above
-// a[i-2] takes conditional moves (it lands at i-1 or i); one below that
-// takes the insertion loop, with the same 8n budget as
-// InsertionSortNearlySorted (false: std::sort finishes).
-NEARDUP_AVX512_TARGET bool FinishAvx512(uint64_t* a, size_t n, uint64_t first, int shift) {
-  constexpr size_t kHead = 8;
-  if (n <= kHead) {
-    InsertionSort(a, n);
-    return true;
-  }
-  InsertionSort(a, kHead);
-  const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
-  const __m128i count = _mm_cvtsi32_si128(shift);
-  size_t budget = 8 * n;
-  for (size_t b = kHead; b < n; b += 64) {
-    uint64_t flags = 0;
-    for (size_t g = 0; g < 64 && b + g < n; g += 8) {
-      const size_t i = b + g;
-      const __mmask8 lanes =
-          n - i >= 8 ? static_cast<__mmask8>(0xFF) : static_cast<__mmask8>((1u << (n - i)) - 1);
-      const __m512i v = _mm512_maskz_loadu_epi64(lanes, a + i);
-      __mmask8 flag =
-          _mm512_mask_cmplt_epu64_mask(lanes, v, _mm512_maskz_loadu_epi64(lanes, a + i - 1));
-      flag |= _mm512_mask_cmplt_epu64_mask(lanes, v, _mm512_maskz_loadu_epi64(lanes, a + i - 2));
-      flag |= _mm512_mask_cmplt_epu64_mask(lanes, v, _mm512_maskz_loadu_epi64(lanes, a + i - 3));
-      const __m512i back4 = _mm512_maskz_loadu_epi64(lanes, a + i - 4);
-      const __m512i bucket = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
-      const __m512i bucket4 = _mm512_srl_epi64(_mm512_sub_epi64(back4, base), count);
-      flag |= _mm512_mask_cmpeq_epu64_mask(lanes, bucket, bucket4);
-      flags |= static_cast<uint64_t>(flag) << g;
-    }
-    while (flags != 0) {
-      const size_t i = b + static_cast<size_t>(std::countr_zero(flags));
-      flags &= flags - 1;
-      const uint64_t v = a[i];
-      const uint64_t last = a[i - 1];
-      if (v >= a[i - 2]) {
-        // v goes at i - 1 or i.
-        a[i - 1] = v < last ? v : last;
-        a[i] = v < last ? last : v;
-        continue;
-      }
-      size_t j = i;
-      while (j > 0 && a[j - 1] > v) {
-        a[j] = a[j - 1];
-        --j;
-      }
-      a[j] = v;
-      if (i - j > budget) return false;
-      budget -= i - j;
-    }
-  }
-  return true;
-}
-
 // PrefixSumsPortable 16 counts per vector: log-step shifted adds within the
 // vector, plus the running total of the vectors before. REQUIRES: num is a
 // multiple of 16.
@@ -361,19 +288,16 @@ size_t SortScratchSize(size_t count) {
 std::vector<BottomKKernel> BottomKKernelsFor(const CpuFeatures& f) {
   std::vector<BottomKKernel> kernels = {
       {"portable", &FilterInRangePortable,
-       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>, FinishPortable>,
-       &UniquePortable}};
+       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>, &UniquePortable}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
   if (f.avx2 && f.popcnt) {
-    kernels.push_back(
-        {"avx2", &FilterInRangeAvx2,
-         &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>, FinishPortable>,
-         &UniquePortable});
+    kernels.push_back({"avx2", &FilterInRangeAvx2,
+                       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>,
+                       &UniquePortable});
   }
   if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.popcnt) {
     kernels.push_back({"avx512", &FilterInRangeAvx512,
-                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512, FinishAvx512>,
-                       &UniqueAvx512});
+                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512>, &UniqueAvx512});
   }
 #else
   (void)f;
