@@ -138,10 +138,12 @@ class FingerprintBatch {
   // are zero, bottom-k rows are all kMinHashPadding with count 0, k-value
   // rows are empty, chunk sets are empty. Keeps capacity.
   void Reset(size_t num_docs, const FingerprintBatchLayout& layout);
-  // Reset for a producer that calls SetMinHash for every document: the
-  // bottom-k rows are sized but not padded (their values are unspecified
-  // until SetMinHash), which saves writing 8k bytes per document twice (the
-  // fill would also push the input out of the core's cache).
+  // Reset for a producer that calls SetMinHash for every document and, with
+  // k-value MinHash selected, writes every document's k-value row and its
+  // empty flag: the bottom-k and k-value rows are sized but not filled
+  // (their values are unspecified until written), which saves writing 8k
+  // bytes per document twice (the fill would also push the input out of the
+  // core's cache).
   void ResetForSetMinHash(size_t num_docs, const FingerprintBatchLayout& layout);
 
   // Writable arrays. Distinct documents may be written by distinct threads

@@ -82,6 +82,10 @@ class BottomKBuilder {
   // once it has held k values).
   void Finish(BottomKSketch* out);
 
+  // Finish()'s values (ascending, at most k), without a copy: valid until
+  // the next call on the builder.
+  std::span<const uint64_t> FinishView();
+
   // Starts a new document.
   void Reset();
 

@@ -66,7 +66,6 @@ struct Workspace {
   std::array<uint64_t, internal::ShingleBatch::kMaxBatch> simhash_features;
   std::array<uint64_t, internal::ShingleBatch::kMaxBatch> minhash_features;
   std::array<uint64_t, internal::ShingleBatch::kMaxBatch> chunk_features;
-  BottomKSketch minhash_sketch;  // the flat path's bottom-k, before its row
 };
 
 class CpuFingerprinter final : public Fingerprinter {
@@ -193,8 +192,8 @@ class CpuFingerprinter final : public Fingerprinter {
       if (recipe_.simhash.bits == 128) out->mutable_simhash_low()[doc] = words.low;
     }
     if (selection_.minhash) {
-      ws->bottom_k.Finish(&ws->minhash_sketch);
-      out->SetMinHash(doc, ws->minhash_sketch.values);
+      // Straight into the row (one copy of the k values, not two).
+      out->SetMinHash(doc, ws->bottom_k.FinishView());
     }
     if (selection_.kvalue_minhash) {
       const size_t k = out->num_hashes();

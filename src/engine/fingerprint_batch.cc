@@ -108,6 +108,8 @@ void FingerprintBatch::Reset(size_t num_docs, const FingerprintBatchLayout& layo
   ResetForSetMinHash(num_docs, layout);
   const std::span<uint64_t> rows = mutable_minhash();
   std::fill(rows.begin(), rows.end(), kMinHashPadding);
+  const std::span<uint64_t> kvalue_rows = mutable_kvalue_minhash();
+  std::fill(kvalue_rows.begin(), kvalue_rows.end(), uint64_t{0});
 }
 
 void FingerprintBatch::ResetForSetMinHash(size_t num_docs, const FingerprintBatchLayout& layout) {
@@ -122,14 +124,19 @@ void FingerprintBatch::ResetForSetMinHash(size_t num_docs, const FingerprintBatc
   Size(wide, num_docs, uint64_t{0}, &num_shingles_);
   // Grown, never shrunk, and not filled: the rows are the first num_docs * k
   // values (Span); Reset pads them, SetMinHash writes whole rows. (A resize
-  // down and up again would zero the regrown tail on every batch.)
-  if (s.minhash) {
-    if (minhash_.size() < num_docs * k) minhash_.resize(num_docs * k);
-  } else {
-    minhash_.clear();
-  }
+  // down and up again would zero the regrown tail on every batch.) The
+  // k-value rows likewise: Reset zeroes them, the producer writes each one
+  // (the fill was 1 KB a document at k = 128, 64 MB per 257 MB of `dedup`).
+  auto grow = [&](bool wanted, std::vector<uint64_t>* rows) {
+    if (!wanted) {
+      rows->clear();
+    } else if (rows->size() < num_docs * k) {
+      rows->resize(num_docs * k);
+    }
+  };
+  grow(s.minhash, &minhash_);
   Size(s.minhash, num_docs, uint32_t{0}, &minhash_count_);
-  Size(s.kvalue_minhash, num_docs * k, uint64_t{0}, &kvalue_);
+  grow(s.kvalue_minhash, &kvalue_);
   Size(s.kvalue_minhash, num_docs, uint8_t{1}, &kvalue_empty_);
   Size(s.chunks, num_docs + 1, uint64_t{0}, &chunk_offsets_);
   chunk_ids_.clear();

@@ -245,6 +245,26 @@ TEST(FingerprintBatchTest, ChunkPartsWrittenOutOfOrderLayOutByDocument) {
 
 // ResetForSetMinHash leaves the rows unpadded, SetMinHash pads each one it
 // writes, and a later Reset pads every row again (the batch reused).
+// The k-value rows likewise: ResetForSetMinHash leaves them as they were
+// (the producer writes each one), Reset zeroes every row, also regrown ones.
+TEST(FingerprintBatchTest, ResetZeroesKValueRowsThatResetForSetMinHashLeaves) {
+  FingerprintBatchLayout layout;
+  layout.selection.kvalue_minhash = true;
+  layout.num_hashes = 4;
+  FingerprintBatch batch;
+  batch.ResetForSetMinHash(3, layout);
+  ASSERT_EQ(batch.kvalue_minhash().size(), 12u);
+  std::fill(batch.mutable_kvalue_minhash().begin(), batch.mutable_kvalue_minhash().end(),
+            uint64_t{7});
+  batch.ResetForSetMinHash(2, layout);
+  ASSERT_EQ(batch.kvalue_minhash().size(), 8u);
+  for (uint64_t v : batch.kvalue_minhash()) EXPECT_EQ(v, 7u);
+  batch.Reset(3, layout);
+  ASSERT_EQ(batch.kvalue_minhash().size(), 12u);
+  for (uint64_t v : batch.kvalue_minhash()) EXPECT_EQ(v, 0u);
+  for (uint8_t empty : batch.kvalue_empty()) EXPECT_EQ(empty, 1u);
+}
+
 TEST(FingerprintBatchTest, ResetForSetMinHashLeavesRowsToSetMinHash) {
   FingerprintBatchLayout layout;
   layout.selection.minhash = true;

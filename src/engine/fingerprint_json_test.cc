@@ -78,7 +78,8 @@ TEST(FingerprintJsonTest, HexValuesEqualAnIndependentWriter) {
 }
 
 // Both paths of the array writer, every length 0..40 (the vector path's
-// eight-value groups and its tail), appended after existing bytes.
+// eight-value groups and its tail) and 127-129 (k = 128, the default),
+// appended after existing bytes.
 TEST(FingerprintJsonTest, HexArrayPathsEqualAnIndependentWriter) {
   const std::vector<uint64_t> values = HexTestValues();
   using Append = void (*)(std::string*, std::span<const uint64_t>);
@@ -86,8 +87,11 @@ TEST(FingerprintJsonTest, HexArrayPathsEqualAnIndependentWriter) {
                                                        {"dispatched", &AppendHexStringArray}};
   if (HexStringsAvx512Supported()) paths.emplace_back("avx512", &AppendHexStringArrayAvx512);
   for (const auto& [name, append] : paths) {
-    for (size_t start = 0; start + 40 <= values.size(); start += 37) {
-      for (size_t count = 0; count <= 40; ++count) {
+    std::vector<size_t> counts;
+    for (size_t count = 0; count <= 40; ++count) counts.push_back(count);
+    counts.insert(counts.end(), {127, 128, 129});
+    for (size_t start = 0; start + 129 <= values.size(); start += 37) {
+      for (const size_t count : counts) {
         const std::vector<uint64_t> part(values.begin() + start, values.begin() + start + count);
         std::string out = "x";
         append(&out, part);

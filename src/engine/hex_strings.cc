@@ -13,9 +13,12 @@ namespace {
 
 // Each value takes its 16 digits and the `","` before the next one.
 constexpr size_t kBytesPerValue = 19;
+// The vector path writes eight values' 152 bytes as three 64-byte stores.
+constexpr size_t kGroupBytes = 8 * kBytesPerValue;
 // The most any writer stores past the last value's separator: the vector
-// path's second 64-byte store of a group.
-constexpr size_t kSlackBytes = 128 - 4 * kBytesPerValue + 4;
+// path's third 64-byte store of a group (40 bytes; the portable writer's
+// four-byte separator store passes it by one).
+constexpr size_t kSlackBytes = 3 * 64 - kGroupBytes + 4;
 
 // out: the array's bytes from '[' on, with room for values.size() *
 // kBytesPerValue + 2 + kSlackBytes (the stores past the last value).
@@ -68,17 +71,48 @@ constexpr std::array<uint8_t, 64> kDigits = [] {
   return digits;
 }();
 
-// Byte permutes that lay four values' 64 digits out as they are written:
-// value v's digits at 19 v, `","` after each (76 bytes, in two 64-byte
-// stores). Index i < 64: digit byte i; 64: '"'; 65: ','.
-constexpr std::array<uint8_t, 128> kLayout = [] {
-  std::array<uint8_t, 128> layout{};
-  for (int j = 0; j < 4 * static_cast<int>(kBytesPerValue); ++j) {
-    const int value = j / kBytesPerValue;
-    const int offset = j % kBytesPerValue;
-    layout[j] = static_cast<uint8_t>(offset < 16 ? 16 * value + offset : (offset == 17 ? 65 : 64));
+// Eight values' output (8 * 19 = 152 bytes) as three 64-byte stores at
+// offsets 0, 64 and 128 (the third one's last 40 bytes are overwritten by
+// the next group, or are slack). Value v's 16 digits lie in `low` (values
+// 0-3) or `high` (values 4-7) at byte 16 (v % 4); its `","` follows them.
+// kStore[s][t] is the source byte of output byte 64 s + t: store 0 permutes
+// low and kQuoteComma, store 2 high and kQuoteComma (64: '"', 65: ','),
+// store 1 low and high (64 + i: byte i of high) with its separators blended
+// in from kSeparators1 where kSeparatorMask1 is set.
+constexpr std::array<std::array<uint8_t, 64>, 3> kStore = [] {
+  std::array<std::array<uint8_t, 64>, 3> store{};
+  for (int s = 0; s < 3; ++s) {
+    for (int t = 0; t < 64; ++t) {
+      const int j = 64 * s + t;
+      if (j >= static_cast<int>(kGroupBytes)) continue;  // overwritten later
+      const int value = j / kBytesPerValue;
+      const int offset = j % kBytesPerValue;
+      const int digit = 16 * (value % 4) + offset;
+      if (offset >= 16) {
+        store[s][t] = static_cast<uint8_t>(s == 1 ? 0 : (offset == 17 ? 65 : 64));
+      } else if (s == 1) {
+        store[s][t] = static_cast<uint8_t>(value < 4 ? digit : 64 + digit);
+      } else {
+        store[s][t] = static_cast<uint8_t>(digit);
+      }
+    }
   }
-  return layout;
+  return store;
+}();
+constexpr uint64_t kSeparatorMask1 = [] {
+  uint64_t mask = 0;
+  for (int t = 0; t < 64; ++t) {
+    if ((64 + t) % kBytesPerValue >= 16) mask |= uint64_t{1} << t;
+  }
+  return mask;
+}();
+constexpr std::array<uint8_t, 64> kSeparators1 = [] {
+  std::array<uint8_t, 64> bytes{};
+  for (int t = 0; t < 64; ++t) {
+    const int offset = (64 + t) % kBytesPerValue;
+    bytes[t] = offset == 17 ? ',' : (offset >= 16 ? '"' : 0);
+  }
+  return bytes;
 }();
 constexpr std::array<uint8_t, 64> kQuoteComma = [] {
   std::array<uint8_t, 64> bytes{};
@@ -87,33 +121,32 @@ constexpr std::array<uint8_t, 64> kQuoteComma = [] {
   return bytes;
 }();
 
-// Writes four values' digits and separators at p[0, 76), and may write up
-// to p + 128.
-NEARDUP_HEX_TARGET void StoreFour(char* p, __m512i digits, __m512i layout_low, __m512i layout_high,
-                                  __m512i quote_comma) {
-  _mm512_storeu_si512(p, _mm512_permutex2var_epi8(digits, layout_low, quote_comma));
-  _mm512_storeu_si512(p + 64, _mm512_permutex2var_epi8(digits, layout_high, quote_comma));
-}
-
 NEARDUP_HEX_TARGET void WriteDigitsAvx512(char* p, std::span<const uint64_t> values) {
   const __m512i first_four = _mm512_loadu_si512(kFirstFour.data());
   const __m512i last_four = _mm512_loadu_si512(kLastFour.data());
   const __m512i digit_table = _mm512_loadu_si512(kDigits.data());
   const __m512i low_nibble = _mm512_set1_epi8(0x0F);
-  const __m512i layout_low = _mm512_loadu_si512(kLayout.data());
-  const __m512i layout_high = _mm512_loadu_si512(kLayout.data() + 64);
+  const __m512i store0 = _mm512_loadu_si512(kStore[0].data());
+  const __m512i store1 = _mm512_loadu_si512(kStore[1].data());
+  const __m512i store2 = _mm512_loadu_si512(kStore[2].data());
+  const __m512i separators1 = _mm512_loadu_si512(kSeparators1.data());
   const __m512i quote_comma = _mm512_loadu_si512(kQuoteComma.data());
+  const __mmask64 separator_mask1 = kSeparatorMask1;
   size_t i = 0;
   for (; i + 8 <= values.size(); i += 8) {
     const __m512i bytes = _mm512_loadu_si512(values.data() + i);
-    const __m512i high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low_nibble);
-    const __m512i low = _mm512_and_si512(bytes, low_nibble);
-    const __m512i a = _mm512_permutex2var_epi8(high, first_four, low);
-    const __m512i b = _mm512_permutex2var_epi8(high, last_four, low);
-    StoreFour(p, _mm512_shuffle_epi8(digit_table, a), layout_low, layout_high, quote_comma);
-    StoreFour(p + 4 * kBytesPerValue, _mm512_shuffle_epi8(digit_table, b), layout_low, layout_high,
-              quote_comma);
-    p += 8 * kBytesPerValue;
+    const __m512i high_nibbles = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low_nibble);
+    const __m512i low_nibbles = _mm512_and_si512(bytes, low_nibble);
+    const __m512i low = _mm512_shuffle_epi8(
+        digit_table, _mm512_permutex2var_epi8(high_nibbles, first_four, low_nibbles));
+    const __m512i high = _mm512_shuffle_epi8(
+        digit_table, _mm512_permutex2var_epi8(high_nibbles, last_four, low_nibbles));
+    _mm512_storeu_si512(p, _mm512_permutex2var_epi8(low, store0, quote_comma));
+    _mm512_storeu_si512(
+        p + 64, _mm512_mask_blend_epi8(separator_mask1, _mm512_permutex2var_epi8(low, store1, high),
+                                       separators1));
+    _mm512_storeu_si512(p + 128, _mm512_permutex2var_epi8(high, store2, quote_comma));
+    p += kGroupBytes;
   }
   WriteDigitsPortable(p, values.subspan(i));
 }

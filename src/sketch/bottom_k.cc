@@ -156,6 +156,11 @@ void BottomKBuilder::Finish(BottomKSketch* out) {
   out->values.assign(held_.data(), held_.data() + num_held_);
 }
 
+std::span<const uint64_t> BottomKBuilder::FinishView() {
+  Flush();
+  return std::span<const uint64_t>(held_.data(), num_held_);
+}
+
 void BottomKBuilder::Reset() {
   num_held_ = 0;
   num_pending_ = 0;

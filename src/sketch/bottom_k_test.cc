@@ -112,6 +112,24 @@ TEST(BottomKTest, FinishIntoReplacesTheOldValues) {
   EXPECT_TRUE(sketch.values.empty());
 }
 
+// FinishView flushes like Finish and shows the same values; more hashes
+// extend the same document.
+TEST(BottomKTest, FinishViewEqualsFinish) {
+  const std::vector<uint64_t> stream = StreamWithDuplicates(8, 3000);
+  BottomKBuilder builder(128);
+  BottomKBuilder reference(128);
+  for (size_t i = 0; i < stream.size(); ++i) {
+    builder.Add(stream[i]);
+    reference.Add(stream[i]);
+    if (i % 997 == 5 || i + 1 == stream.size()) {
+      const std::span<const uint64_t> view = builder.FinishView();
+      EXPECT_EQ(std::vector<uint64_t>(view.begin(), view.end()), reference.Finish().values) << i;
+    }
+  }
+  builder.Reset();
+  EXPECT_TRUE(builder.FinishView().empty());
+}
+
 TEST(BottomKTest, ThresholdSelectionEqualsOracleOnHardStreams) {
   // Streams that defeat Flush's uniform-hash threshold guess or its bucket
   // sort: clustered values, few distinct values, small integers, ascending.
@@ -164,9 +182,10 @@ TEST(BottomKTest, AddManyEqualsOracleInAnyBatching) {
 
 // Inputs for the kernels: uniform, small integers (many equal), clustered at
 // the top of the range, and with the extremes; then ascending, descending,
-// and k values per group in descending order (a group lies in one bucket of
+// k values per group in descending order (a group lies in one bucket of
 // the whole range, so the sort's insertion pass moves each value across its
-// group), for every length from 33 to 80 (the vector tails) and a few more.
+// group) and k per group with the largest first, for every length from 33
+// to 80 (the vector tails) and a few more.
 std::vector<std::vector<uint64_t>> KernelInputs() {
   internal::SplitMix64 rng(11);
   std::vector<std::vector<uint64_t>> inputs;
@@ -183,6 +202,18 @@ std::vector<std::vector<uint64_t>> KernelInputs() {
       const uint64_t spacing = UINT64_MAX / (length / per_group + 1);
       for (size_t i = 0; i < length; ++i) {
         groups[i] = (i / per_group) * spacing + (per_group - 1 - i % per_group);
+      }
+      inputs.push_back(groups);
+    }
+    // The group's largest value first, then the rest ascending: from the
+    // fifth on, a value is at or above the three before it but below the
+    // first (what the AVX-512 insertion pass's bucket test catches).
+    for (size_t per_group : {5, 6, 7, 9}) {
+      std::vector<uint64_t> groups(length);
+      const uint64_t spacing = UINT64_MAX / (length / per_group + 1);
+      for (size_t i = 0; i < length; ++i) {
+        const size_t at = i % per_group;
+        groups[i] = (i / per_group) * spacing + (at == 0 ? per_group : at);
       }
       inputs.push_back(groups);
     }
