@@ -93,7 +93,7 @@ void AddEntries(utf8proc_int32_t cp, const utf8proc_int32_t* code_points, utf8pr
 
 }  // namespace
 
-ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, bool shortcut) {
+ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, TableBuild build) {
   ContextFreeTable table;
   table.entries.assign(0x10000, 0);
   table.block[0].entries.assign(0x10000, 0);
@@ -111,7 +111,7 @@ ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, bool shortcut) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
     if (!IsStarterThatComposesWithNothingBefore(cp)) continue;
     // The decomposition is the code point itself, a starter as just seen.
-    if (shortcut && MapsToItself(utf8proc_get_property(cp), flags)) {
+    if (build == TableBuild::kShortcut && MapsToItself(utf8proc_get_property(cp), flags)) {
       AddEntries(cp, &cp, 1, &table);
       continue;
     }
@@ -146,15 +146,17 @@ utf8proc_option_t Utf8procOptions(const NormalizationOptions& options) {
 const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options) {
   // One static per branch: only the tables in use are built.
   if (options.nfkc && options.case_fold) {
-    static const ContextFreeTable both = BuildContextFreeTable(Utf8procOptions({true, true}), true);
+    static const ContextFreeTable both =
+        BuildContextFreeTable(Utf8procOptions({true, true}), TableBuild::kShortcut);
     return both;
   }
   if (options.nfkc) {
     static const ContextFreeTable nfkc =
-        BuildContextFreeTable(Utf8procOptions({true, false}), true);
+        BuildContextFreeTable(Utf8procOptions({true, false}), TableBuild::kShortcut);
     return nfkc;
   }
-  static const ContextFreeTable fold = BuildContextFreeTable(Utf8procOptions({false, true}), true);
+  static const ContextFreeTable fold =
+      BuildContextFreeTable(Utf8procOptions({false, true}), TableBuild::kShortcut);
   return fold;
 }
 

@@ -27,8 +27,9 @@ TEST(NormalizerTablesTest, ShortcutBuildsTheSameTables) {
     for (const bool case_fold : {true, false}) {
       SCOPED_TRACE(testing::Message() << "nfkc " << nfkc << " case_fold " << case_fold);
       const utf8proc_option_t flags = Utf8procOptions({nfkc, case_fold});
-      const ContextFreeTable want = BuildContextFreeTable(flags, /*shortcut=*/false);
-      const ContextFreeTable got = BuildContextFreeTable(flags, /*shortcut=*/true);
+      const ContextFreeTable want =
+          BuildContextFreeTable(flags, TableBuild::kUtf8procEveryCodePoint);
+      const ContextFreeTable got = BuildContextFreeTable(flags, TableBuild::kShortcut);
       ASSERT_EQ(got.entries.size(), 0x10000u);
       size_t context_free = 0;
       for (size_t cp = 0; cp < 0x10000; ++cp) {
@@ -50,7 +51,7 @@ TEST(NormalizerTablesTest, ShortcutBuildsTheSameTables) {
 // utf8proc, one of each kind, and two it may take.
 TEST(NormalizerTablesTest, KnownCodePointsHaveTheirOutputs) {
   const ContextFreeTable table =
-      BuildContextFreeTable(Utf8procOptions({true, true}), /*shortcut=*/true);
+      BuildContextFreeTable(Utf8procOptions({true, true}), TableBuild::kShortcut);
   auto output = [&](char32_t cp) {
     const uint32_t entry = table.entries[cp];
     return std::string(table.bytes, entry & kOffsetMask, (entry >> kLengthShift) & 15);
