@@ -13,37 +13,6 @@
 namespace neardup::internal {
 namespace {
 
-// Whether `id` is its own JSON string body: every byte is 0x20-0x7F and
-// neither '"' nor '\\' (nearly always: ids are paths and URLs), so it can be
-// copied whole instead of through AppendJsonString's byte at a time. Eight
-// bytes at a time (ids of mail and web pages are ~30-80 bytes), then the rest
-// one by one.
-bool IsPlainId(std::string_view id) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHigh = 0x8080808080808080ULL;
-  size_t at = 0;
-  for (; at + 8 <= id.size(); at += 8) {
-    uint64_t word;
-    std::memcpy(&word, id.data() + at, 8);
-    // A byte is a hit when its high bit ends up set in `found`. `| word`
-    // sets it for every byte >= 0x80. A zero byte of v sets it in
-    // (v - kOnes) & ~v, and a byte < 0x20 sets it in word - 0x20 per byte.
-    // A borrow into the next byte (which could set its high bit wrongly)
-    // only starts at a byte below the subtrahend, itself a real hit, so the
-    // answer for the whole word is exact.
-    const uint64_t quote = word ^ (kOnes * '"');
-    const uint64_t backslash = word ^ (kOnes * '\\');
-    const uint64_t found = (word - kOnes * 0x20) | ((quote - kOnes) & ~quote) |
-                           ((backslash - kOnes) & ~backslash) | word;
-    if ((found & kHigh) != 0) return false;
-  }
-  for (const char c : id.substr(at)) {
-    const unsigned char byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\') return false;
-  }
-  return true;
-}
-
 void AppendHex(std::string* out, uint64_t value) {
   const size_t start = out->size();
   out->resize(start + 16);
@@ -97,7 +66,7 @@ void AppendHead(std::string* out, std::string_view id, std::string_view recipe_i
                 uint64_t num_tokens, std::optional<uint64_t> simhash64) {
   const size_t tail_size = HeadTailMaxSize(recipe_id);
   char* p;
-  if (IsPlainId(id)) {
+  if (VerbatimJsonPrefix(id) == id.size()) {
     const size_t start = out->size();
     constexpr size_t kId = sizeof "{\"id\":\"\"" - 1;
     out->resize(start + kId + id.size() + tail_size);
