@@ -43,7 +43,7 @@ STAGES = [
     ('line split (memchr: first read of the bytes)', r'memchr|memrchr'),
     ('output (ids, hex digits, JSON lines)',
      r'WriteDigits|AppendFingerprint|AppendHex|AppendId|OutputFile|FormatFingerprint|'
-     r'AppendJson|Hex|AppendHead|IsPlainId'),
+     r'AppendJson|Hex|AppendHead|WriteHeadTail|VerbatimJsonPrefix'),
     ('LSH candidates (pairs, clusters, dedup)', r'FillBand|GroupBand|Lsh|Candidate'),
     ('LSH parameter search (libm)', r'expm1|ieee754|log1p|__exp|__pow|__log'),
     ('dedup kept records', r'IsWholeLine|KeptRecords|CopyKept'),

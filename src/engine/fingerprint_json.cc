@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <optional>
 #include <span>
 
 #include "engine/hex_strings.h"
@@ -12,94 +13,75 @@
 namespace neardup::internal {
 namespace {
 
-// An id is nearly always printable ASCII without '"' or '\\': then it is
-// its own JSON text, appended whole, instead of AppendJsonString's byte at a
-// time.
-// Eight bytes at a time (ids of mail and web pages are paths and URLs of
-// ~30-80 bytes), then the rest one by one.
-bool IsPlainId(std::string_view id) {
-  constexpr uint64_t kOnes = 0x0101010101010101ULL;
-  constexpr uint64_t kHigh = 0x8080808080808080ULL;
-  size_t at = 0;
-  for (; at + 8 <= id.size(); at += 8) {
-    uint64_t word;
-    std::memcpy(&word, id.data() + at, 8);
-    // A zero byte of v sets its high bit in (v - kOnes) & ~v (exact when
-    // no byte of v is >= 0x80, which `word & kHigh` covers first).
-    const uint64_t quote = word ^ (kOnes * '"');
-    const uint64_t backslash = word ^ (kOnes * '\\');
-    const uint64_t found = (word - kOnes * 0x20) | ((quote - kOnes) & ~quote) |
-                           ((backslash - kOnes) & ~backslash) | word;
-    if ((found & kHigh) != 0) return false;
-  }
-  for (const char c : id.substr(at)) {
-    const unsigned char byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\') return false;
-  }
-  return true;
-}
-
-void AppendHex(std::string* out, uint64_t value);
-
-// Copies the literal `text` (without its terminating zero) to p.
-template <size_t N>
-char* Put(char* p, const char (&text)[N]) {
-  std::memcpy(p, text, N - 1);
-  return p + N - 1;
-}
-
-char* Put(char* p, std::string_view text) {
-  std::memcpy(p, text.data(), text.size());
-  return p + text.size();
-}
-
-// {"id":ID,"recipe":"RECIPE","tokens":N and, with simhash64, ,"simhash":"HEX"
-// (the 64-bit SimHash in hex): one resize and stores of known sizes instead
-// of an append per piece (the whole line's writing was ~1.5% of one thread
-// of `fingerprint --simhash`, session 15). An id that is not its own JSON
-// text takes AppendJsonString.
-void AppendHead(std::string* out, std::string_view id, std::string_view recipe_id,
-                uint64_t num_tokens, const uint64_t* simhash64) {
-  if (!IsPlainId(id)) {
-    out->append("{\"id\":");
-    AppendJsonString(out, id);
-    out->append(",\"recipe\":\"");
-    out->append(recipe_id);
-    out->append("\",\"tokens\":");
-    char digits[24];
-    out->append(digits, std::to_chars(digits, digits + sizeof digits, num_tokens).ptr);
-    if (simhash64 != nullptr) {
-      out->append(",\"simhash\":\"");
-      AppendHex(out, *simhash64);
-      out->push_back('"');
-    }
-    return;
-  }
-  constexpr size_t kFixed = sizeof "{\"id\":\"\",\"recipe\":\"\",\"tokens\":" - 1;
-  constexpr size_t kMaxDigits = 20;  // UINT64_MAX
-  constexpr size_t kSimHash = sizeof ",\"simhash\":\"\"" - 1 + 16;
-  const size_t start = out->size();
-  out->resize(start + kFixed + id.size() + recipe_id.size() + kMaxDigits + kSimHash);
-  char* p = out->data() + start;
-  p = Put(p, "{\"id\":\"");
-  p = Put(p, id);
-  p = Put(p, "\",\"recipe\":\"");
-  p = Put(p, recipe_id);
-  p = Put(p, "\",\"tokens\":");
-  p = std::to_chars(p, p + kMaxDigits, num_tokens).ptr;
-  if (simhash64 != nullptr) {
-    p = Put(p, ",\"simhash\":\"");
-    WriteHex64Digits(p, *simhash64);
-    p += 16;
-    *p++ = '"';
-  }
-  out->resize(static_cast<size_t>(p - out->data()));
-}
-
 void AppendHex(std::string* out, uint64_t value) {
   const size_t start = out->size();
   out->resize(start + 16);
   WriteHex64Digits(out->data() + start, value);
+}
+
+// Copies the literal `text` (without its terminating zero) to p.
+template <size_t N>
+char* WriteLiteral(char* p, const char (&text)[N]) {
+  std::memcpy(p, text, N - 1);
+  return p + N - 1;
+}
+
+char* CopyBytes(char* p, std::string_view text) {
+  std::memcpy(p, text.data(), text.size());
+  return p + text.size();
+}
+
+constexpr size_t kMaxTokenDigits = 20;  // UINT64_MAX
+
+// The most bytes WriteHeadTail writes for `recipe_id`.
+size_t HeadTailMaxSize(std::string_view recipe_id) {
+  constexpr size_t kFixed = sizeof ",\"recipe\":\"\",\"tokens\":" - 1;
+  constexpr size_t kSimHash = sizeof ",\"simhash\":\"\"" - 1 + 16;
+  return kFixed + recipe_id.size() + kMaxTokenDigits + kSimHash;
+}
+
+// ,"recipe":"RECIPE","tokens":N and, with simhash64, ,"simhash":"HEX" (the
+// 64-bit SimHash in hex), written at p (HeadTailMaxSize bytes of room);
+// returns the end.
+char* WriteHeadTail(char* p, std::string_view recipe_id, uint64_t num_tokens,
+                    std::optional<uint64_t> simhash64) {
+  p = WriteLiteral(p, ",\"recipe\":\"");
+  p = CopyBytes(p, recipe_id);
+  p = WriteLiteral(p, "\",\"tokens\":");
+  p = std::to_chars(p, p + kMaxTokenDigits, num_tokens).ptr;
+  if (simhash64.has_value()) {
+    p = WriteLiteral(p, ",\"simhash\":\"");
+    WriteHex64Digits(p, *simhash64);
+    p += 16;
+    *p++ = '"';
+  }
+  return p;
+}
+
+// {"id":ID and WriteHeadTail's fields: one resize and stores of known sizes
+// instead of an append per piece (the whole line's writing was ~1.5% of one
+// thread of `fingerprint --simhash`, session 15). An id that is not its own
+// JSON string body takes AppendJsonString first.
+void AppendHead(std::string* out, std::string_view id, std::string_view recipe_id,
+                uint64_t num_tokens, std::optional<uint64_t> simhash64) {
+  const size_t tail_size = HeadTailMaxSize(recipe_id);
+  char* p;
+  if (VerbatimJsonPrefix(id) == id.size()) {
+    const size_t start = out->size();
+    constexpr size_t kId = sizeof "{\"id\":\"\"" - 1;
+    out->resize(start + kId + id.size() + tail_size);
+    p = WriteLiteral(out->data() + start, "{\"id\":\"");
+    p = CopyBytes(p, id);
+    *p++ = '"';
+  } else {
+    out->append("{\"id\":");
+    AppendJsonString(out, id);
+    const size_t start = out->size();
+    out->resize(start + tail_size);
+    p = out->data() + start;
+  }
+  p = WriteHeadTail(p, recipe_id, num_tokens, simhash64);
+  out->resize(static_cast<size_t>(p - out->data()));
 }
 
 // "v0,v1,...": written in place (a chunk set has thousands of values; one
@@ -140,8 +122,8 @@ void AppendJson(std::string* out, std::string_view id, const Document& fingerpri
                 const SketchSelection& selection, int simhash_bits, std::string_view recipe_id) {
   const bool wide = selection.simhash && fingerprint.simhash_wide().bits > 0;
   const bool simhash64 = selection.simhash && !wide && simhash_bits != 128;
-  const uint64_t simhash = simhash64 ? fingerprint.simhash() : 0;
-  AppendHead(out, id, recipe_id, fingerprint.num_tokens(), simhash64 ? &simhash : nullptr);
+  AppendHead(out, id, recipe_id, fingerprint.num_tokens(),
+             simhash64 ? std::optional<uint64_t>(fingerprint.simhash()) : std::nullopt);
   if (wide) {
     // The digest route: every bit in hex, and the bytes in Base64 as ExLSH
     // prints them.

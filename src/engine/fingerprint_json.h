@@ -18,6 +18,7 @@
 
 namespace neardup::internal {
 
+// REQUIRES: `id` and `recipe_id` do not view `*out` (it may reallocate).
 void AppendFingerprintJson(std::string* out, std::string_view id, const Fingerprint& fingerprint,
                            const SketchSelection& selection, int simhash_bits,
                            std::string_view recipe_id);

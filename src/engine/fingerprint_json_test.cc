@@ -144,12 +144,12 @@ TEST(FingerprintJsonTest, EveryEscapedByteAtEveryIdPositionTakesTheEscapingWrite
   }
 }
 
-// The head of a line with a plain id (written in one resize: id, recipe,
-// token count and the 64-bit SimHash) against concatenation, after earlier
-// bytes in the string, for ids and recipes of 0-300 bytes, every digit
-// count of the tokens (0, 9, 10, ..., UINT64_MAX), SimHash 64 (every nibble
-// value), 128 and none.
-TEST(FingerprintJsonTest, PlainIdHeadsEqualConcatenation) {
+// The head of a line (a plain id, or an escaped one through
+// AppendJsonString, then recipe, token count and the 64-bit SimHash in one
+// resize) against concatenation, after earlier bytes in the string, for ids
+// and recipes of 0-300 bytes, every digit count of the tokens (0, 9, 10,
+// ..., UINT64_MAX), SimHash 64 (every nibble value), 128 and none.
+TEST(FingerprintJsonTest, HeadsEqualConcatenation) {
   std::vector<uint64_t> counts = {0, ~uint64_t{0}};
   for (uint64_t power = 1; power <= uint64_t{1000000000000000000}; power *= 10) {
     counts.push_back(power - 1);
@@ -157,9 +157,16 @@ TEST(FingerprintJsonTest, PlainIdHeadsEqualConcatenation) {
   }
   const std::vector<uint64_t> hashes = HexTestValues();
   size_t next_hash = 0;
+  std::vector<std::string> ids;
   for (const size_t id_size : {0, 1, 7, 64, 300}) {
+    ids.emplace_back(id_size, 'i');
+    if (id_size > 0) {
+      ids.emplace_back(id_size, 'i');
+      ids.back()[id_size / 2] = '"';
+    }
+  }
+  for (const std::string& id : ids) {
     for (const size_t recipe_size : {0, 16, 300}) {
-      const std::string id(id_size, 'i');
       const std::string recipe(recipe_size, 'r');
       for (const uint64_t count : counts) {
         for (const int mode : {0, 64, 128}) {
@@ -170,15 +177,16 @@ TEST(FingerprintJsonTest, PlainIdHeadsEqualConcatenation) {
           const SketchSelection selection{mode != 0, false, false, false};
           std::string line = "earlier line\n";
           AppendFingerprintJson(&line, id, fingerprint, selection, mode == 128 ? 128 : 64, recipe);
-          std::string want = "earlier line\n{\"id\":\"" + id + "\",\"recipe\":\"" + recipe +
-                             "\",\"tokens\":" + std::to_string(count);
+          std::string want = "earlier line\n{\"id\":";
+          AppendJsonString(&want, id);
+          want += ",\"recipe\":\"" + recipe + "\",\"tokens\":" + std::to_string(count);
           if (mode == 64) want += ",\"simhash\":\"" + OracleHex(fingerprint.simhash) + "\"";
           if (mode == 128) {
             want += ",\"simhash\":\"" + OracleHex(fingerprint.simhash128.high) +
                     OracleHex(fingerprint.simhash128.low) + "\"";
           }
           want += "}";
-          ASSERT_EQ(line, want) << id_size << " " << recipe_size << " " << count << " " << mode;
+          ASSERT_EQ(line, want) << id << " " << recipe_size << " " << count << " " << mode;
         }
       }
     }

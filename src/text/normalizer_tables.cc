@@ -26,18 +26,20 @@ constexpr int kShortcutFlags = UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMP
                                UTF8PROC_DECOMPOSE | UTF8PROC_IGNORE | UTF8PROC_CASEFOLD;
 
 // Whether utf8proc maps `cp` to itself under `flags`, as its properties say
-// without a call: utf8proc_decompose_char writes the code point alone when
-// it is not an ignorable (with IGNORE), has no case folding (with CASEFOLD)
-// and no decomposition (with COMPOSE or DECOMPOSE), and
-// utf8proc_normalize_utf32 of one code point composes nothing. (A Hangul
-// syllable, decomposed by rule and composed again, is itself either way.) Most BMP
-// code points are such (the CJK ideographs alone are a third of them); with
-// AddEntries' strings gone too, the build (the first non-ASCII text's cost)
-// takes under half its time: a one-line UTF-8 `fingerprint` 11.2 -> 9.3 ms
-// of CPU on the loaded VM (session 15). A code
-// point this does not vouch for takes utf8proc's calls; the table is the
-// same either way (NormalizerTablesTest.ShortcutBuildsTheSameTables).
+// without a call. utf8proc_decompose_char, after Hangul syllables, looks in
+// this order at: ignorable (with IGNORE: removed), case folding (with
+// CASEFOLD: casefold_seqindex != UINT16_MAX) and decomposition (with COMPOSE
+// or DECOMPOSE: decomp_seqindex != UINT16_MAX, taken even without COMPAT, so
+// the check is conservative); a code point with none of them is written
+// alone, and utf8proc_normalize_utf32 of one code point composes nothing. A
+// Hangul syllable, decomposed by rule and composed again, is itself either
+// way, so it needs no exclusion. A code point this does not vouch for takes
+// utf8proc's calls; the table is the same either way
+// (NormalizerTablesTest.ShortcutBuildsTheSameTables, which is the gate when
+// utf8proc changes). What it saves: docs/BENCHMARKS.md, "Session 15, scan
+// and normalise".
 bool MapsToItself(const utf8proc_property_t* property, utf8proc_option_t flags) {
+  // Utf8procOptions sets no other flag; this guards other callers.
   if ((flags & ~kShortcutFlags) != 0) return false;
   if ((flags & UTF8PROC_IGNORE) != 0 && property->ignorable) return false;
   if ((flags & UTF8PROC_CASEFOLD) != 0 && property->casefold_seqindex != UINT16_MAX) return false;
@@ -91,11 +93,14 @@ void AddEntries(utf8proc_int32_t cp, const utf8proc_int32_t* code_points, utf8pr
 
 }  // namespace
 
-ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, bool shortcut) {
+ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, TableBuild build) {
   ContextFreeTable table;
   table.entries.assign(0x10000, 0);
   table.block[0].entries.assign(0x10000, 0);
   table.block[1].entries.assign(0x10000, 0);
+  // The outputs take 185,664-186,075 bytes for the three option sets
+  // (62,256-62,397 entries, utf8proc 2.8.0): this fits with ~5 % to spare and
+  // keeps the table (786,432 bytes of entries + these) under 1 MB.
   table.bytes.reserve(3 * 0x10000);
   // The decomposition normalization starts from (utf8proc decomposes only
   // with COMPOSE or DECOMPOSE set).
@@ -106,7 +111,7 @@ ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, bool shortcut) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
     if (!IsStarterThatComposesWithNothingBefore(cp)) continue;
     // The decomposition is the code point itself, a starter as just seen.
-    if (shortcut && MapsToItself(utf8proc_get_property(cp), flags)) {
+    if (build == TableBuild::kShortcut && MapsToItself(utf8proc_get_property(cp), flags)) {
       AddEntries(cp, &cp, 1, &table);
       continue;
     }
@@ -136,19 +141,22 @@ utf8proc_option_t Utf8procOptions(const NormalizationOptions& options) {
 }
 
 // The table for the options' (nfkc, case_fold), built once per process on
-// first use (about 64K utf8proc lookups).
+// first use (a property lookup per BMP code point, utf8proc's calls for
+// those that change).
 const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options) {
   // One static per branch: only the tables in use are built.
   if (options.nfkc && options.case_fold) {
-    static const ContextFreeTable both = BuildContextFreeTable(Utf8procOptions({true, true}), true);
+    static const ContextFreeTable both =
+        BuildContextFreeTable(Utf8procOptions({true, true}), TableBuild::kShortcut);
     return both;
   }
   if (options.nfkc) {
     static const ContextFreeTable nfkc =
-        BuildContextFreeTable(Utf8procOptions({true, false}), true);
+        BuildContextFreeTable(Utf8procOptions({true, false}), TableBuild::kShortcut);
     return nfkc;
   }
-  static const ContextFreeTable fold = BuildContextFreeTable(Utf8procOptions({false, true}), true);
+  static const ContextFreeTable fold =
+      BuildContextFreeTable(Utf8procOptions({false, true}), TableBuild::kShortcut);
   return fold;
 }
 

@@ -4,7 +4,7 @@
 // (normalizer_block.h).
 // Cost: built once per process and (nfkc, case_fold) on first use, a
 // utf8proc property lookup per BMP code point and its calls for those that
-// change (~2 ms), under 1 MB. Thread safety: the tables are
+// change (a few ms), under 1 MB. Thread safety: the tables are
 // immutable once built (function-local statics).
 #ifndef NEARDUP_TEXT_NORMALIZER_TABLES_H_
 #define NEARDUP_TEXT_NORMALIZER_TABLES_H_
@@ -52,14 +52,24 @@ inline constexpr uint32_t kOutputHasPunctuation = uint32_t{1} << 30;
 inline constexpr int kLengthShift = 26;
 inline constexpr uint32_t kOffsetMask = (uint32_t{1} << kLengthShift) - 1;
 
-// The table for utf8proc's `flags` (Utf8procOptions). shortcut: code points
-// whose properties show that utf8proc maps them to themselves take no
-// utf8proc call beyond that lookup (the same table; false for the tests'
-// reference).
-ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, bool shortcut);
+// How BuildContextFreeTable asks utf8proc. kShortcut: code points whose
+// properties show that utf8proc maps them to themselves take no utf8proc
+// call beyond that lookup (the same table); kUtf8procEveryCodePoint: every
+// code point through utf8proc's calls (the tests' reference). The shortcut
+// reads utf8proc's property fields as utf8proc 2.x defines them (UINT16_MAX
+// in decomp_seqindex / casefold_seqindex means "none"; `ignorable`) and
+// assumes utf8proc_decompose_char's order (Hangul, ignorable, case folding,
+// decomposition). Only NormalizerTablesTest.ShortcutBuildsTheSameTables,
+// against the utf8proc linked at build time, guards this: run it when
+// utf8proc changes.
+enum class TableBuild { kShortcut, kUtf8procEveryCodePoint };
+
+// The table for utf8proc's `flags` (Utf8procOptions), built as `build` says.
+ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, TableBuild build);
 
 // The table for the options' (nfkc, case_fold), built once per process on
-// first use (about 64K utf8proc lookups).
+// first use (a property lookup per BMP code point, utf8proc's calls for
+// those that change).
 const ContextFreeTable& ContextFreeTableFor(const NormalizationOptions& options);
 
 }  // namespace neardup::internal

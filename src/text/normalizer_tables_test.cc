@@ -27,8 +27,9 @@ TEST(NormalizerTablesTest, ShortcutBuildsTheSameTables) {
     for (const bool case_fold : {true, false}) {
       SCOPED_TRACE(testing::Message() << "nfkc " << nfkc << " case_fold " << case_fold);
       const utf8proc_option_t flags = Utf8procOptions({nfkc, case_fold});
-      const ContextFreeTable want = BuildContextFreeTable(flags, /*shortcut=*/false);
-      const ContextFreeTable got = BuildContextFreeTable(flags, /*shortcut=*/true);
+      const ContextFreeTable want =
+          BuildContextFreeTable(flags, TableBuild::kUtf8procEveryCodePoint);
+      const ContextFreeTable got = BuildContextFreeTable(flags, TableBuild::kShortcut);
       ASSERT_EQ(got.entries.size(), 0x10000u);
       size_t context_free = 0;
       for (size_t cp = 0; cp < 0x10000; ++cp) {
@@ -46,20 +47,25 @@ TEST(NormalizerTablesTest, ShortcutBuildsTheSameTables) {
   }
 }
 
-// The cases the shortcut must leave to utf8proc, one of each kind, have
-// outputs other than themselves.
-TEST(NormalizerTablesTest, ShortcutLeavesMappedCodePointsToUtf8proc) {
+// Known code points have their outputs: the cases the shortcut must leave to
+// utf8proc, one of each kind, and two it may take.
+TEST(NormalizerTablesTest, KnownCodePointsHaveTheirOutputs) {
   const ContextFreeTable table =
-      BuildContextFreeTable(Utf8procOptions({true, true}), /*shortcut=*/true);
+      BuildContextFreeTable(Utf8procOptions({true, true}), TableBuild::kShortcut);
   auto output = [&](char32_t cp) {
     const uint32_t entry = table.entries[cp];
     return std::string(table.bytes, entry & kOffsetMask, (entry >> kLengthShift) & 15);
   };
-  EXPECT_EQ(output(0xC9), "\xC3\xA9");        // É: case folded to é
-  EXPECT_EQ(output(0xFB01), "fi");            // ﬁ: compatibility decomposition
-  EXPECT_EQ(output(0xAC00), "\xEA\xB0\x80");  // 가: decomposed and composed again
-  EXPECT_EQ(table.entries[0xAD], 0u);         // soft hyphen: ignorable, removed
-  EXPECT_EQ(output(0x4E00), "\xE4\xB8\x80");  // 一: itself
+  // Left to utf8proc.
+  EXPECT_EQ(output(0xC9), "\xC3\xA9");  // É: case folded to é
+  EXPECT_EQ(output(0xFB01), "fi");      // ﬁ: compatibility decomposition
+  // Soft hyphen: ignorable, so not context-free (entry 0): left to the code
+  // point loop, which removes it.
+  EXPECT_EQ(table.entries[0xAD], 0u);
+  // 가 (decomposed and composed again: itself either way) and 一 (the
+  // shortcut's case) are themselves.
+  EXPECT_EQ(output(0xAC00), "\xEA\xB0\x80");
+  EXPECT_EQ(output(0x4E00), "\xE4\xB8\x80");
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <system_error>
 
 #include "neardup/check.h"
+#include "util/json_writer.h"
 
 namespace neardup {
 namespace {
@@ -47,7 +50,8 @@ size_t ValidUtf8Length(std::string_view s, size_t i) {
 
 void AppendJsonString(std::string* out, std::string_view value) {
   out->push_back('"');
-  size_t i = 0;
+  size_t i = internal::VerbatimJsonPrefix(value);
+  out->append(value.data(), i);
   while (i < value.size()) {
     unsigned char c = static_cast<unsigned char>(value[i]);
     if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
@@ -126,4 +130,34 @@ void AppendJsonDouble(std::string* out, double value) {
   out->append(buffer, end.ptr);
 }
 
+namespace internal {
+
+size_t VerbatimJsonPrefix(std::string_view value) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  size_t at = 0;
+  for (; at + 8 <= value.size(); at += 8) {
+    uint64_t word;
+    std::memcpy(&word, value.data() + at, 8);
+    // A byte needs care when its high bit ends up set in `found`. `| word`
+    // sets it for every byte >= 0x80. A zero byte of v sets it in
+    // (v - kOnes) & ~v, and a byte < 0x20 sets it in word - 0x20 per byte.
+    // A borrow into the next byte (which could set its high bit wrongly)
+    // only starts at a byte below the subtrahend, itself a real hit, so a
+    // word without a hit is exact; a word with one is left to the byte loop,
+    // which finds where.
+    const uint64_t quote = word ^ (kOnes * '"');
+    const uint64_t backslash = word ^ (kOnes * '\\');
+    const uint64_t found = (word - kOnes * 0x20) | ((quote - kOnes) & ~quote) |
+                           ((backslash - kOnes) & ~backslash) | word;
+    if ((found & kHigh) != 0) break;
+  }
+  for (; at < value.size(); ++at) {
+    const auto byte = static_cast<unsigned char>(value[at]);
+    if (byte < 0x20 || byte >= 0x80 || byte == '"' || byte == '\\') break;
+  }
+  return at;
+}
+
+}  // namespace internal
 }  // namespace neardup

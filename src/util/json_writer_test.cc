@@ -26,6 +26,28 @@ TEST(JsonWriterTest, EscapesSpecialCharacters) {
   EXPECT_EQ(Quoted(std::string("nul\0", 4)), "\"nul\\u0000\"");
 }
 
+// VerbatimJsonPrefix against the byte predicate: every byte value at every
+// position of strings of 1-24 bytes (inside the eight-byte words and in the
+// tail), the rest plain.
+TEST(JsonWriterTest, VerbatimPrefixStopsAtTheFirstByteToEscape) {
+  const auto plain = [](unsigned char byte) {
+    return byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\';
+  };
+  for (size_t size = 1; size <= 24; ++size) {
+    EXPECT_EQ(VerbatimJsonPrefix(std::string(size, 'x')), size);
+    for (size_t at = 0; at < size; ++at) {
+      for (int value = 0; value < 256; ++value) {
+        std::string s(size, 'x');
+        s[at] = static_cast<char>(value);
+        const size_t want = plain(static_cast<unsigned char>(value)) ? size : at;
+        ASSERT_EQ(VerbatimJsonPrefix(s), want)
+            << "size " << size << " byte " << value << " at " << at;
+      }
+    }
+  }
+  EXPECT_EQ(VerbatimJsonPrefix(""), 0u);
+}
+
 TEST(JsonWriterTest, KeepsValidUtf8AndReplacesInvalidBytes) {
   EXPECT_EQ(Quoted("caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80"),
             "\"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80\"");
