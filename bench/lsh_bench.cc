@@ -17,7 +17,8 @@
 //
 // BM_ChooseLshParams/<num_hashes>/<threshold %>/<exhaustive>: choosing the
 // bands (ChooseLshParams, pruned; exhaustive 1: every shape, as before
-// session 15), process CPU on all cores.
+// session 15), process CPU (on every core it runs on: session 15's figures
+// were taken under `taskset -c 1`, one core).
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <time.h>

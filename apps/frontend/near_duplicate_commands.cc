@@ -95,12 +95,9 @@ Result<NearDuplicateOptions> ResolveOptions(const NearDuplicateFlags& flags) {
 void ExplainNearDuplicates(const NearDuplicateOptions& options, const Recipe& recipe,
                            const NearDuplicateReport& report) {
   if (options.method == NearDuplicateMethod::kMinHash) {
-    LshParamsOptions lsh;
-    lsh.threshold = options.threshold;
-    lsh.num_hashes = recipe.minhash.num_hashes;
-    lsh.false_positive_weight = options.false_positive_weight;
-    lsh.false_negative_weight = options.false_negative_weight;
-    std::fprintf(stderr, "%s\n", ExplainLshParams(report.lsh, lsh).c_str());
+    std::fprintf(
+        stderr, "%s\n",
+        ExplainLshParams(report.lsh, LshParamsOptionsForNearDuplicates(recipe, options)).c_str());
   } else if (IsDigestRecipe(recipe)) {
     const int bits = recipe.simhash.bits;
     std::fprintf(stderr,

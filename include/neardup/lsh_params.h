@@ -16,10 +16,11 @@
 // Cost: ChooseLshParams integrates (b, r) shapes with b * r <= num_hashes
 // with a 1024-interval Simpson rule on each side of t, skipping those that
 // monotone bounds say cannot win (the false positive area rises with b, the
-// false negative area falls): about 2 ms of CPU for num_hashes = 128 and 6 ms
-// for 1024 (all shapes: 13 ms and 130 ms; one core of the 2-core Xeon in
-// docs/LSH.md). It keeps nothing between calls: a caller that asks often
-// keeps the choice (a corpus of band keys records it, ChosenLshParams).
+// false negative area falls): about 1.4-2.7 ms of CPU for num_hashes = 128
+// and 7-8 ms for 1024 (every shape: 14-15 ms and 150-160 ms; one core of the
+// loaded 2-core Xeon, docs/BENCHMARKS.md "Session 15, serve"). It keeps
+// nothing between calls: a caller that asks often keeps the choice (a corpus
+// of band keys records it, ChosenLshParams).
 // Thread safety: safe from any thread; pure.
 #ifndef NEARDUP_LSH_PARAMS_H_
 #define NEARDUP_LSH_PARAMS_H_
@@ -79,6 +80,10 @@ Result<LshParamsChoice> ChooseLshParams(const LshParamsOptions& options);
 // A choice with the options it was made for (ChooseLshParams(options) gave
 // choice): what a corpus of band keys records (FingerprintedCorpus), so that
 // a search of the same options takes its bands from it.
+// REQUIRES: choice == *ChooseLshParams(options), field for field. Nothing
+// checks it (that would choose again): a search of `options` takes `choice`
+// as given, uses its bands even where ChooseLshParams would pick others, and
+// reports its areas and error.
 struct ChosenLshParams {
   LshParamsOptions options;
   LshParamsChoice choice;

@@ -129,8 +129,11 @@ struct StreamRecovery {
   std::string truncation;           // why ("" when nothing was cut)
 };
 
+class StreamSchemeMemo;
 namespace internal {
 class StreamSchemes;
+// The memo's schemes, for the stream's opens (src/stream/stream_state.h).
+StreamSchemes& SchemesOf(StreamSchemeMemo& memo);
 }  // namespace internal
 
 // Remembers the index scheme chosen for each stream config (for MinHash the
@@ -148,9 +151,8 @@ class StreamSchemeMemo {
   // The configs remembered.
   size_t size() const;
 
-  internal::StreamSchemes& schemes() { return *schemes_; }
-
  private:
+  friend internal::StreamSchemes& internal::SchemesOf(StreamSchemeMemo& memo);
   std::unique_ptr<internal::StreamSchemes> schemes_;
 };
 

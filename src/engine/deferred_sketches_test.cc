@@ -356,9 +356,10 @@ TEST_F(DeferredSketchesTest, AFileChangedBeforeTheSecondPassIsDataLoss) {
 }
 
 // A corpus of band keys records the choice of its bands: the search takes the
-// scheme from it (the same pairs and report as choosing again) and refuses
-// none; a choice that is not of the keys is refused; documents added with the
-// same bands from other options drop it.
+// scheme from it (the same pairs and report as choosing again) and is not
+// refused; a choice that is not of the keys, or of options ChooseLshParams
+// refuses, is refused; documents added with the same bands from other
+// options drop it.
 TEST_F(DeferredSketchesTest, TheCorpusRecordsTheChoiceOfItsBands) {
   const std::vector<std::string> inputs = WriteCorpus(2, 200, 7);
   NearDuplicateOptions options;
@@ -426,7 +427,32 @@ TEST_F(DeferredSketchesTest, TheCorpusRecordsTheChoiceOfItsBands) {
   wrong_hashes.options.num_hashes = 130;
   EXPECT_EQ(collect_into(wrong_hashes, choice.params, &refused).code(),
             StatusCode::kInvalidArgument);
+  // So is one whose options ChooseLshParams refuses (the search would take
+  // it without their checks), and a choice without band keys.
+  for (double threshold : {1.0, 0.0, 1.5, -0.5}) {
+    ChosenLshParams bad_threshold = chosen;
+    bad_threshold.options.threshold = threshold;
+    EXPECT_EQ(collect_into(bad_threshold, choice.params, &refused).code(),
+              StatusCode::kInvalidArgument)
+        << threshold;
+  }
+  ChosenLshParams bad_weight = chosen;
+  bad_weight.options.false_positive_weight = -1.0;
+  EXPECT_EQ(collect_into(bad_weight, choice.params, &refused).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(collect_into(chosen, LshParams{}, &refused).code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(refused.ids.empty());
+  // A record set on the corpus by hand gets the same checks in the search.
+  for (double threshold : {1.0, 0.0}) {
+    FingerprintedCorpus forged;
+    ASSERT_TRUE(collect_into(std::nullopt, choice.params, &forged).ok());
+    forged.band_key_choice = chosen;
+    forged.band_key_choice->options.threshold = threshold;
+    NearDuplicateOptions forged_options = options;
+    forged_options.threshold = threshold;
+    auto forged_pairs = FindNearDuplicatePairsDeferred(&forged, *verifier, InputOptions{}, recipe_,
+                                                       forged_options, nullptr);
+    EXPECT_EQ(forged_pairs.status().code(), StatusCode::kInvalidArgument) << threshold;
+  }
 
   // Appending with the same choice keeps it; with the same bands from other
   // options, or with none, drops it.

@@ -23,6 +23,7 @@
 #include "engine/corpus_reserve.h"
 #include "engine/located_records.h"
 #include "index/lsh_band_key.h"
+#include "index/lsh_params_validate.h"
 #include "io/document_block.h"
 #include "io/jsonl_record_parser.h"
 #include "io/mapped_input.h"
@@ -413,12 +414,14 @@ void ReserveForEstimate(const DocumentBlock& block, bool keep_raw_records, bool 
   }
 }
 
-// FingerprintPipelineOptions::band_keys serves CollectFingerprints only, which
-// checks the fingerprinter against it; the other pipelines refuse it.
+// FingerprintPipelineOptions::band_keys (and band_key_choice) serve
+// CollectFingerprints only, which checks the fingerprinter against them; the
+// other pipelines refuse them.
 Status RefuseBandKeys(const FingerprintPipelineOptions& options) {
-  if (options.band_keys.num_bands == 0) return Status::Ok();
+  if (options.band_keys.num_bands == 0 && !options.band_key_choice) return Status::Ok();
   return InvalidArgumentError(
-      "FingerprintPipelineOptions::band_keys is for CollectFingerprints only");
+      "FingerprintPipelineOptions::band_keys and band_key_choice are for CollectFingerprints "
+      "only");
 }
 
 }  // namespace
@@ -482,6 +485,9 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
   bool locating = options.record_locations;
   const LshParams& band_params = options.band_keys;
   const bool keyed = band_params.num_bands > 0;
+  if (options.band_key_choice && !keyed) {
+    return InvalidArgumentError("band_key_choice is set without band_keys");
+  }
   if (keyed) {
     const SketchSelection& selection = fingerprinter.selection();
     const int num_hashes = fingerprinter.recipe().minhash.num_hashes;
@@ -503,6 +509,11 @@ Status CollectFingerprints(DocumentReader& reader, const Fingerprinter& fingerpr
           "band_key_choice is not the choice of the band keys' bands and rows for the "
           "fingerprinter's " +
           std::to_string(num_hashes) + " hashes");
+    }
+    // A search that takes the recorded choice skips ChooseLshParams, and so
+    // its checks of the options: they are made here.
+    if (options.band_key_choice) {
+      NEARDUP_RETURN_IF_ERROR(internal::ValidateLshParamsOptions(options.band_key_choice->options));
     }
   }
   const bool corpus_keyed = corpus->band_key_params.num_bands > 0;

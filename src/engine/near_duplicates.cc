@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/near_duplicate_search.h"
+#include "index/lsh_params_validate.h"
 #include "index/wide_hamming_join.h"
 #include "neardup/near_duplicate_stages.h"
 
@@ -117,14 +118,16 @@ Result<std::vector<SimilarPair>> SearchNearDuplicates(
   // The stages of neardup/near_duplicate_stages.h, whole: one range of
   // every part, one chunk of every candidate.
   // Band keys recorded with the choice of these options: their bands are the
-  // scheme (ChooseNearDuplicateScheme of MinHash is ChooseLshParams of them,
-  // and the options passed its checks when they were chosen).
+  // scheme (ChooseNearDuplicateScheme of MinHash is ChooseLshParams of them).
+  // CollectFingerprints refused a record whose options fail ChooseLshParams'
+  // checks; they are made again here, as the corpus' field is public.
   const bool chosen = !band_keys.empty() && band_key_choice &&
                       options.method == NearDuplicateMethod::kMinHash &&
                       SameLshParamsOptions(band_key_choice->options,
                                            LshParamsOptionsForNearDuplicates(recipe, options));
   NearDuplicateScheme scheme;
   if (chosen) {
+    NEARDUP_RETURN_IF_ERROR(internal::ValidateLshParamsOptions(band_key_choice->options));
     scheme.method = NearDuplicateMethod::kMinHash;
     scheme.num_hashes = recipe.minhash.num_hashes;
     scheme.lsh = band_key_choice->choice;

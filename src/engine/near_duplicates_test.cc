@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "neardup/lsh_params.h"
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/similarity.h"
 #include "support/planted_corpus.h"
@@ -209,6 +210,35 @@ TEST(NearDuplicatesTest, BadOptionsAreErrors) {
   minhash.threshold = 1.5;
   EXPECT_FALSE(FindNearDuplicatePairs(none, recipe, minhash).ok());
   EXPECT_FALSE(ParseNearDuplicateMethod("tfidf").ok());
+}
+
+// LshParamsOptionsForNearDuplicates fills the LSH options as
+// ChooseNearDuplicateScheme does: a corpus records the choice of the former
+// and a search takes it instead of the latter's, so they must agree.
+TEST(NearDuplicatesTest, LshParamsOptionsAreThoseTheSchemeChoosesFrom) {
+  for (int num_hashes : {64, 128, 256}) {
+    Recipe recipe = *PresetRecipe("default");
+    recipe.minhash.num_hashes = num_hashes;
+    for (double threshold : {0.5, 0.8, 0.9}) {
+      for (double fp_weight : {0.05, 0.5, 0.9}) {
+        NearDuplicateOptions options;
+        options.threshold = threshold;
+        options.false_positive_weight = fp_weight;
+        options.false_negative_weight = 1.0 - fp_weight;
+        Result<NearDuplicateScheme> scheme = ChooseNearDuplicateScheme(recipe, options, 0);
+        Result<LshParamsChoice> choice =
+            ChooseLshParams(LshParamsOptionsForNearDuplicates(recipe, options));
+        ASSERT_TRUE(scheme.ok() && choice.ok());
+        EXPECT_EQ(scheme->num_hashes, num_hashes);
+        EXPECT_EQ(scheme->lsh.params.num_bands, choice->params.num_bands);
+        EXPECT_EQ(scheme->lsh.params.rows_per_band, choice->params.rows_per_band);
+        EXPECT_EQ(scheme->lsh.false_positive_area, choice->false_positive_area);
+        EXPECT_EQ(scheme->lsh.false_negative_area, choice->false_negative_area);
+        EXPECT_EQ(scheme->lsh.weighted_error, choice->weighted_error);
+        EXPECT_EQ(scheme->lsh.threshold_at_half, choice->threshold_at_half);
+      }
+    }
+  }
 }
 
 // Splits [0, n) at the given cut points (sorted, each <= n), empty ranges

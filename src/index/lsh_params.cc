@@ -1,5 +1,6 @@
 #include "neardup/lsh_params.h"
 #include "index/lsh_params_exhaustive.h"
+#include "index/lsh_params_validate.h"
 
 #include <tbb/parallel_for.h>
 
@@ -169,9 +170,9 @@ bool CannotWin(double bound, double best) {
 // is skipped whole when fn_weight * fn(num_hashes / r, r) cannot win, a shape
 // when its fn_weight * fn cannot, and the rest of a row once a shape's
 // fp_weight * fp cannot. The seed `best` is the shape with all the row's
-// bands whose S-curve midpoint is nearest the threshold. CPU time: 1.3-2.4 ms
-// at 128 hashes (EvaluateAll: 13 ms), 5-7 ms at 1024 (130 ms), one core of
-// the 2-core Xeon (docs/BENCHMARKS.md, Session 15, serve).
+// bands whose S-curve midpoint is nearest the threshold. CPU time: 1.4-2.7 ms
+// at 128 hashes (EvaluateAll: 14-15 ms), 7-8 ms at 1024 (150-160 ms), one
+// core of the loaded 2-core Xeon (docs/BENCHMARKS.md, Session 15, serve).
 std::vector<Candidate> EvaluatePruned(const LshParamsOptions& options) {
   const double t = options.threshold;
   const Rule below = SimpsonRule(0.0, t);
@@ -317,6 +318,10 @@ LshParamsChoice ChoiceOf(std::vector<Candidate> candidates) {
 }
 
 namespace internal {
+
+Status ValidateLshParamsOptions(const LshParamsOptions& options) {
+  return ValidateOptions(options);
+}
 
 Result<LshParamsChoice> ChooseLshParamsExhaustive(const LshParamsOptions& options) {
   NEARDUP_RETURN_IF_ERROR(ValidateOptions(options));

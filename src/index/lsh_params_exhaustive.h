@@ -8,8 +8,8 @@
 
 namespace neardup::internal {
 
-// As ChooseLshParams, evaluating every shape (about ten times its CPU time at
-// 128 hashes).
+// As ChooseLshParams, evaluating every shape (5.5-11 times its CPU time at
+// 128 hashes, ~20 times at 1024; docs/BENCHMARKS.md "Session 15, serve").
 Result<LshParamsChoice> ChooseLshParamsExhaustive(const LshParamsOptions& options);
 
 }  // namespace neardup::internal

@@ -280,6 +280,50 @@ TEST(ChooseLshParamsTest, ThePrunedSearchChoosesAsTheFullSearch) {
   EXPECT_EQ(checked, 8 * 10 * 5);
 }
 
+// ... and for the options in use: the engine's weights (0.05 / 0.95, dedup's
+// default 128 hashes at 0.8 is 16 x 8) and even ones, at 0.5, 0.8 and 0.9,
+// for 128 and 1024 hashes, and one point at kMaxLshNumHashes (the full search
+// there takes seconds).
+TEST(ChooseLshParamsTest, ThePrunedSearchChoosesAsTheFullSearchForTheOptionsInUse) {
+  struct Case {
+    int num_hashes;
+    double threshold;
+    double fp_weight;
+    double fn_weight;
+  };
+  std::vector<Case> cases;
+  for (int num_hashes : {128, 1024}) {
+    for (double threshold : {0.5, 0.8, 0.9}) {
+      cases.push_back({num_hashes, threshold, 0.05, 0.95});
+      cases.push_back({num_hashes, threshold, 0.5, 0.5});
+    }
+  }
+  cases.push_back({kMaxLshNumHashes, 0.8, 0.05, 0.95});
+  for (const Case& c : cases) {
+    LshParamsOptions options;
+    options.threshold = c.threshold;
+    options.num_hashes = c.num_hashes;
+    options.false_positive_weight = c.fp_weight;
+    options.false_negative_weight = c.fn_weight;
+    Result<LshParamsChoice> pruned = ChooseLshParams(options);
+    Result<LshParamsChoice> full = internal::ChooseLshParamsExhaustive(options);
+    ASSERT_TRUE(pruned.ok() && full.ok());
+    SCOPED_TRACE(std::to_string(c.num_hashes) + " hashes, threshold " +
+                 std::to_string(c.threshold) + ", weights " + std::to_string(c.fp_weight) + "/" +
+                 std::to_string(c.fn_weight));
+    EXPECT_EQ(pruned->params.num_bands, full->params.num_bands);
+    EXPECT_EQ(pruned->params.rows_per_band, full->params.rows_per_band);
+    EXPECT_EQ(pruned->false_positive_area, full->false_positive_area);
+    EXPECT_EQ(pruned->false_negative_area, full->false_negative_area);
+    EXPECT_EQ(pruned->weighted_error, full->weighted_error);
+    EXPECT_EQ(pruned->threshold_at_half, full->threshold_at_half);
+    if (c.num_hashes == 128 && c.threshold == 0.8 && c.fp_weight == 0.05) {
+      EXPECT_EQ(pruned->params.num_bands, 16);
+      EXPECT_EQ(pruned->params.rows_per_band, 8);
+    }
+  }
+}
+
 // ChooseLshParams keeps nothing between calls: asked A, A' (one input
 // changed), A again, it gives A's choice each time.
 TEST(ChooseLshParamsTest, KeepsNoChoiceBetweenCalls) {

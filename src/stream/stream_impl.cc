@@ -36,7 +36,7 @@ Result<std::unique_ptr<NearDuplicateStream::Impl>> NearDuplicateStream::Impl::Ma
     const StreamConfig& config, StreamSchemeMemo* schemes) {
   NEARDUP_ASSIGN_OR_RETURN(
       StreamState state,
-      StreamState::Create(config, schemes == nullptr ? nullptr : &schemes->schemes()));
+      StreamState::Create(config, schemes == nullptr ? nullptr : &internal::SchemesOf(*schemes)));
   NEARDUP_ASSIGN_OR_RETURN(
       std::unique_ptr<Fingerprinter> fingerprinter,
       CreateCpuFingerprinter(state.recipe(), SketchesForNearDuplicates(state.options())));

@@ -78,6 +78,9 @@ class NearDuplicateStream::Impl {
   // (the id was present when it looked): it is then computed here if the id
   // has left meanwhile. `id_hash` is state_.IdHash(document.id) (taken by
   // the caller when it looked the id up: one SipHash per new document).
+  // `band_keys` (the caller passes band_keys_) receives the sketch's LSH
+  // keys for ApplyLocked: the one member a const call writes, through the
+  // pointer.
   // REQUIRES: mutex_ held; a valid id.
   Result<std::optional<internal::StreamDoc>> PrepareLocked(const StreamDocument& document,
                                                            uint64_t id_hash,

@@ -37,6 +37,7 @@ Result<NearDuplicateScheme> StreamSchemes::Get(const StreamConfig& config, const
   NEARDUP_ASSIGN_OR_RETURN(NearDuplicateScheme scheme,
                            ChooseNearDuplicateScheme(recipe, options, kSimHashPlannedDocuments));
   std::lock_guard<std::mutex> lock(mutex_);
+  ++choices_;
   if (schemes_.size() >= 64) schemes_.clear();
   schemes_.emplace(key, scheme);
   return scheme;
@@ -46,6 +47,13 @@ size_t StreamSchemes::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return schemes_.size();
 }
+
+uint64_t StreamSchemes::choices() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return choices_;
+}
+
+StreamSchemes& SchemesOf(StreamSchemeMemo& memo) { return *memo.schemes_; }
 
 Result<StreamState> StreamState::Create(const StreamConfig& config, StreamSchemes* schemes,
                                         const NearDuplicateScheme* scheme_given) {

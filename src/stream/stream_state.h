@@ -37,18 +37,27 @@ struct StreamDecision {
 };
 
 // The memo behind StreamSchemeMemo: ChooseNearDuplicateScheme per config.
+// Get chooses outside the lock, so two concurrent first Gets of one config
+// both choose (the first kept); the server opens streams one at a time.
 class StreamSchemes {
  public:
   // The scheme of `config` (whose recipe and options follow from it).
   Result<NearDuplicateScheme> Get(const StreamConfig& config, const Recipe& recipe,
                                   const NearDuplicateOptions& options);
   size_t size() const;
+  // How many times Get chose a scheme (ChooseNearDuplicateScheme succeeded),
+  // for the tests.
+  uint64_t choices() const;
 
  private:
   using Key = std::tuple<std::string, int, double, int>;
   mutable std::mutex mutex_;
   std::map<Key, NearDuplicateScheme> schemes_;
+  uint64_t choices_ = 0;
 };
+
+// Declared in neardup/stream.h (StreamSchemeMemo's friend).
+StreamSchemes& SchemesOf(StreamSchemeMemo& memo);
 
 class StreamState {
  public:

@@ -269,12 +269,14 @@ TEST(DurableStreamTest, AnotherConfigIsRefusedAndAMissingStreamIsNotFound) {
 }
 
 // A StreamSchemeMemo shared by opens remembers one scheme per config: a
-// second stream of a config seen, and a reopen, take it; another config adds
-// one. The answers are those of streams opened without it.
+// second stream of a config seen, and a reopen, take it (no choice made);
+// another config adds one. The answers are those of streams opened without
+// it.
 TEST(DurableStreamTest, SharedSchemeMemoChoosesEachConfigOnce) {
   TempDir dir;
   StreamOpenOptions options;
   options.schemes = std::make_shared<StreamSchemeMemo>();
+  const internal::StreamSchemes& schemes = internal::SchemesOf(*options.schemes);
   StreamConfig simhash;
   simhash.method = NearDuplicateMethod::kSimHash;
   const std::vector<std::string> texts = PlantedTexts(60, 4);
@@ -285,15 +287,20 @@ TEST(DurableStreamTest, SharedSchemeMemoChoosesEachConfigOnce) {
   };
   const std::vector<StreamAnswer> minhash_answers = answers("a", StreamConfig{}, options);
   EXPECT_EQ(options.schemes->size(), 1u);
+  EXPECT_EQ(schemes.choices(), 1u);
   EXPECT_EQ(answers("b", StreamConfig{}, options), minhash_answers);
   EXPECT_EQ(options.schemes->size(), 1u);
+  EXPECT_EQ(schemes.choices(), 1u);
   EXPECT_EQ(answers("c", simhash, options), answers("c-alone", simhash, StreamOpenOptions{}));
   EXPECT_EQ(options.schemes->size(), 2u);
+  EXPECT_EQ(schemes.choices(), 2u);
   EXPECT_EQ(answers("d", StreamConfig{}, StreamOpenOptions{}), minhash_answers);
+  EXPECT_EQ(schemes.choices(), 2u);
   // Reopening a stream of a config seen: its stored answers, nothing added.
   auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.Path("a"), options)).value();
   EXPECT_EQ(*reopened->Get(PlantedId(7)), minhash_answers[7]);
   EXPECT_EQ(options.schemes->size(), 2u);
+  EXPECT_EQ(schemes.choices(), 2u);
 }
 
 // The heap a std::string of `size` bytes holds beyond the object (libstdc++:
