@@ -82,27 +82,33 @@ struct Pass {
   double copy_cpu = 0, copy_wall = 0, cpu = 0, wall = 0;
 };
 
-// mode 0 pwrite, 1 map, 2 map_pop, 3 pwrite_wb, 4 sized_wb, 5 sized_nofa.
-// Returns false
-// where map_pop is refused.
+// The modes, in the order they are run and printed.
+enum Mode : int { kPwrite, kMap, kMapPopulate, kPwriteWb, kSizedWb, kSizedNofa, kModes };
+
+// One pass of `mode`. Returns false where map_pop is refused.
 bool WriteOnce(const char* path, int mode, int threads, const char* source, size_t size,
                Pass* pass) {
+  const bool preallocated = mode != kSizedNofa;
+  const bool positioned = mode == kPwrite || mode == kPwriteWb || mode == kSizedWb ||
+                          mode == kSizedNofa;  // pwrite, else a shared mapping
+  const bool sized = mode == kSizedWb || mode == kSizedNofa;
+  const bool writeback = mode != kPwrite;  // sync_file_range per range
   unlink(path);
   const int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail(path);
   const double cpu0 = CpuSeconds();
   const double wall0 = WallSeconds();
-  if (mode != 5 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(size)) != 0) {
+  if (preallocated && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(size)) != 0) {
     Fail("fallocate");
   }
   bool refused = false;
-  if (mode == 0 || mode >= 3) {
-    if (mode >= 4 && ftruncate(fd, static_cast<off_t>(size)) != 0) Fail("ftruncate");
+  if (positioned) {
+    if (sized && ftruncate(fd, static_cast<off_t>(size)) != 0) Fail("ftruncate");
     OnThreads(threads, size, [&](size_t offset, size_t length) {
       if (pwrite(fd, source + offset, length, static_cast<off_t>(offset)) !=
           static_cast<ssize_t>(length))
         Fail("pwrite");
-      if (mode != 0) {
+      if (writeback) {
         (void)sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(length),
                               SYNC_FILE_RANGE_WRITE);
       }
@@ -114,7 +120,7 @@ bool WriteOnce(const char* path, int mode, int threads, const char* source, size
     char* out = static_cast<char*>(mapped);
     std::atomic<bool> refused_flag{false};
     OnThreads(threads, size, [&](size_t offset, size_t length) {
-      if (mode == 2 && madvise(out + offset, length, MADV_POPULATE_WRITE) != 0) {
+      if (mode == kMapPopulate && madvise(out + offset, length, MADV_POPULATE_WRITE) != 0) {
         if (errno != EINVAL) Fail("madvise");
         refused_flag = true;
       }
@@ -150,13 +156,12 @@ int main(int argc, char** argv) {
   const size_t size = static_cast<size_t>(mib) << 20;
   std::unique_ptr<char[]> source(new char[size]);
   for (size_t i = 0; i < size; ++i) source[i] = static_cast<char>(i * 131 + (i >> 12));
-  constexpr int kModes = 6;
   const char* names[kModes] = {"pwrite", "map", "map_pop", "pwrite_wb", "sized_wb", "sized_nofa"};
   std::vector<Pass> total(kModes), best(kModes, Pass{1e9, 1e9, 1e9, 1e9});
   bool populate_refused = false;
   for (int round = 0; round < rounds; ++round) {
     for (int mode = 0; mode < kModes; ++mode) {
-      if (mode == 2 && populate_refused) continue;
+      if (mode == kMapPopulate && populate_refused) continue;
       Pass pass;
       if (!WriteOnce(argv[1], mode, threads, source.get(), size, &pass)) populate_refused = true;
       total[mode].copy_cpu += pass.copy_cpu;
@@ -173,7 +178,7 @@ int main(int argc, char** argv) {
   std::printf("%-10s %17s %17s %17s %17s\n", "mode", "copy CPU", "copy wall", "+fsync CPU",
               "+fsync wall");
   for (int mode = 0; mode < kModes; ++mode) {
-    if (mode == 2 && populate_refused) {
+    if (mode == kMapPopulate && populate_refused) {
       std::printf("%-10s refused (MADV_POPULATE_WRITE needs Linux 5.14+)\n", names[mode]);
       continue;
     }

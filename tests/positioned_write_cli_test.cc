@@ -7,8 +7,9 @@
 // order). A write that fails midway (a file size limit) leaves `-o FILE`
 // untouched and no temporary, and `> FILE` a strict prefix of the output.
 // --no-fsync (every command with --output) gives the same bytes, skips the
-// fsyncs and the writeback hints (seen in an strace of the run), and still
-// leaves no file at the output's name when the run fails.
+// fsyncs and the writeback hints but not the rename (seen in an strace of
+// the run), and still leaves no file at the output's name when the run fails
+// after its temporary was sized.
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -66,6 +67,16 @@ class PositionedWriteCliTest : public CliTestBase {
       EXPECT_EQ(entry.path().filename().string().find(".neardup-"), std::string::npos)
           << entry.path();
     }
+  }
+
+  // The renames in an strace's output (rename, renameat or renameat2).
+  static size_t Renames(const std::string& trace) {
+    size_t n = 0;
+    for (size_t at = trace.find(" rename"); at != std::string::npos;
+         at = trace.find(" rename", at + 1)) {
+      ++n;
+    }
+    return n;
   }
 
   std::string corpus_;
@@ -159,7 +170,9 @@ TEST_F(PositionedWriteCliTest, NoFsyncSkipsTheSyncsButNotTheRename) {
   }
   const std::string out = (dir_ / "out.jsonl").string();
   const std::string fast = (dir_ / "fast.jsonl").string();
-  const std::string strace = "strace -f -qq -e trace=fsync,fdatasync,sync_file_range -o " + trace;
+  // `/^rename`: rename, renameat or renameat2, whichever the C library calls.
+  const std::string strace =
+      "strace -f -qq -e trace=fsync,fdatasync,sync_file_range,/^rename -o " + trace;
   auto count = [&](const std::string& call) {
     const std::string text = Read(trace);
     size_t n = 0;
@@ -176,30 +189,78 @@ TEST_F(PositionedWriteCliTest, NoFsyncSkipsTheSyncsButNotTheRename) {
     ASSERT_EQ(RunShell(strace + " " + Dedup(threads) + " -o " + out), 0);
     EXPECT_GE(count("fsync"), size_t{2});
     EXPECT_GE(count("sync_file_range"), size_t{1});
+    EXPECT_EQ(Renames(Read(trace)), size_t{1}) << Read(trace);
+    ASSERT_FALSE(Read(out).empty());
     ASSERT_EQ(RunShell(strace + " " + Dedup(threads) + " --no-fsync -o " + fast), 0);
     EXPECT_EQ(count("fsync"), size_t{0}) << Read(trace);
     EXPECT_EQ(count("fdatasync"), size_t{0}) << Read(trace);
     EXPECT_EQ(count("sync_file_range"), size_t{0}) << Read(trace);
+    // Still the temporary renamed over the output.
+    EXPECT_EQ(Renames(Read(trace)), size_t{1}) << Read(trace);
     EXPECT_TRUE(Read(fast) == Read(out));
   }
   ExpectNoTemporaryLeft();
 }
 
-TEST_F(PositionedWriteCliTest, NoFsyncStillLeavesNoFileWhenTheRunFails) {
+// A run that fails after its -o temporary was sized and written to: the
+// input changed while dedup copied its kept records (the preloaded hook's
+// NEARDUP_TEST_REWRITE_MAPPED_INPUT=3: the third mapping of the input is the
+// output stage's; DataLoss, exit 4). With --no-fsync (whose failure path is
+// the durable one's) the previous output is left untouched, a new name is
+// not created, and no temporary is left.
+TEST_F(PositionedWriteCliTest, NoFsyncLeavesNoFileWhenTheRunFailsAfterSizing) {
+#ifndef NEARDUP_TEST_MAPPED_INPUT_HOOKS
+  GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded rewrite hook "
+                  "(tests/hooks/mapped_input_hooks.cc) that this test needs is not built";
+#else
+  std::string big;
+  while (big.size() < 300000) big += Read(Example());
   const std::string out = (dir_ / "out.jsonl").string();
   const std::string fresh = (dir_ / "fresh.jsonl").string();
-  const std::string err = (dir_ / "err.txt").string();
-  const std::string limit = "trap \"\" XFSZ; ulimit -f 1024; ";
+  const std::string trace = (dir_ / "trace.txt").string();
+  const bool traced = RunShell("strace -f -o /dev/null true 2>/dev/null") == 0;
+  const std::string hook =
+      "LD_PRELOAD='" NEARDUP_TEST_MAPPED_INPUT_HOOKS "' NEARDUP_TEST_REWRITE_MAPPED_INPUT=3";
+  // Where strace can trace, the hook goes to neardup through strace (-E,
+  // not preloaded into strace itself).
+  const std::string traced_hook = "strace -f -qq -e trace=fallocate,ftruncate -o " + trace +
+                                  " -E 'LD_PRELOAD=" NEARDUP_TEST_MAPPED_INPUT_HOOKS
+                                  "' -E NEARDUP_TEST_REWRITE_MAPPED_INPUT=3";
   for (int threads : {1, 3}) {
     SCOPED_TRACE("threads " + std::to_string(threads));
+    const std::string input = Write("big.jsonl", big);
     Write("out.jsonl", "the previous output\n");
-    EXPECT_NE(RunShell(limit + Dedup(threads) + " --no-fsync -o " + out + " 2> " + err), 0);
-    EXPECT_NE(Read(err).find("File too large"), std::string::npos) << Read(err);
+    const std::string args =
+        "dedup -q --no-fsync --threads " + std::to_string(threads) + " " + input + " -o ";
+    CommandResult run = NeardupWithEnv(traced ? traced_hook : hook, args + out, 60);
+    EXPECT_EQ(run.exit_code, 4) << run.err;
+    EXPECT_NE(run.err.find("changed while it was read"), std::string::npos) << run.err;
     EXPECT_EQ(Read(out), "the previous output\n");
-    EXPECT_NE(RunShell(limit + Dedup(threads) + " --no-fsync -o " + fresh + " 2> " + err), 0);
+    // Where the preallocation ran (ext4), the temporary was given its full
+    // size first and cut back after the failure: ftruncate to a size, then
+    // to 0.
+    const std::string calls = traced ? Read(trace) : "";
+    const size_t preallocation = calls.find("fallocate(");
+    if (preallocation != std::string::npos &&
+        calls.substr(preallocation, calls.find('\n', preallocation) - preallocation)
+            .ends_with(" = 0")) {
+      std::vector<std::string> sizes;
+      for (size_t at = calls.find("ftruncate("); at != std::string::npos;
+           at = calls.find("ftruncate(", at + 1)) {
+        const size_t comma = calls.find(", ", at);
+        sizes.push_back(calls.substr(comma + 2, calls.find(')', comma) - comma - 2));
+      }
+      ASSERT_EQ(sizes.size(), size_t{2}) << calls;
+      EXPECT_NE(sizes[0], "0") << calls;
+      EXPECT_EQ(sizes[1], "0") << calls;
+    }
+    Write("big.jsonl", big);
+    run = NeardupWithEnv(hook, args + fresh, 60);
+    EXPECT_EQ(run.exit_code, 4) << run.err;
     EXPECT_FALSE(std::filesystem::exists(fresh));
     ExpectNoTemporaryLeft();
   }
+#endif
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ struct RunFlags {
 
 // --no-fsync, on every command that writes --output FILE: the file is still
 // written to a temporary and renamed only on success, without the fsyncs
-// (SetFileOutputsFsync in output.h; docs/PIPELINE.md, "Outputs").
+// (SetFileOutputsFsync in output.h; docs/CLI.md, "Outputs").
 void RegisterNoFsyncFlag(CLI::App* command);
 
 // --device: which fingerprint backend computes the sketches.

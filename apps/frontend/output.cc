@@ -116,7 +116,9 @@ class DescriptorAtOffsets : public PositionedOutput {
   // allocated past EOF (`du` above `ls -l`) until the file is truncated.
   //
   // A private temporary (the file that Finish(true) renames, which nobody
-  // reads before) also gets its full size here (session 15).
+  // reads before) also gets its full size here (session 15), where the
+  // preallocation succeeded (ext4 only, as above: elsewhere an extending
+  // ftruncate may zero-fill, vfat/exfat, or cost a round trip, NFS).
   // Ranges written out of order otherwise extend the file past a gap: each
   // such write updates the size per page under the inode lock and zeroes
   // the partial block at the old end (`ext4_da_write_end ->
@@ -128,11 +130,12 @@ class DescriptorAtOffsets : public PositionedOutput {
   void Reserve(uint64_t bytes) override {
     if (bytes == 0) return;
     struct statfs fs;
-    if (::fstatfs(fd_, &fs) == 0 && fs.f_type == kExt4Magic) {
-      (void)::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(base_),
-                        static_cast<off_t>(bytes));
+    if (::fstatfs(fd_, &fs) != 0 || fs.f_type != kExt4Magic) return;
+    if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(base_),
+                    static_cast<off_t>(bytes)) == 0 &&
+        private_temporary_) {
+      (void)::ftruncate(fd_, static_cast<off_t>(base_ + bytes));
     }
-    if (private_temporary_) (void)::ftruncate(fd_, static_cast<off_t>(base_ + bytes));
   }
 
  private:

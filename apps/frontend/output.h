@@ -9,7 +9,9 @@
 // partial NAME). With --no-fsync (SetFileOutputsFsync(false)) the temporary
 // is still renamed only on success, but neither it nor its directory is
 // fsynced and no writeback is started as it is written: after an OS crash or
-// a power loss a renamed NAME may miss data (docs/PIPELINE.md, "Outputs").
+// a power loss a renamed NAME may miss data, be empty, or (on ext4, where the
+// temporary is sized before it is written) have its full size with ranges
+// of zero bytes (docs/CLI.md, "Outputs").
 // Outputs that are not regular files (/dev/null, a FIFO, a
 // terminal) are written in place, and standard output streams as it goes.
 //

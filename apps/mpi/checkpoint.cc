@@ -51,8 +51,8 @@ constexpr int WrittenFormatVersion() { return kFormatVersion; }
 bool IgnoredFlag(std::string_view arg, bool* takes_value) {
   static constexpr std::array<std::string_view, 6> kValued = {
       "--threads", "--memory-mb", "--max-round-bytes", "--output", "-o", "--checkpoint"};
-  static constexpr std::array<std::string_view, 4> kBare = {"--resume", "--quiet", "-q",
-                                                            "--profile"};
+  static constexpr std::array<std::string_view, 5> kBare = {"--resume", "--quiet", "-q",
+                                                            "--profile", "--no-fsync"};
   for (std::string_view flag : kValued) {
     if (arg == flag) {
       *takes_value = true;

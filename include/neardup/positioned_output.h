@@ -48,9 +48,8 @@ class PositionedOutput {
 // records are copied and written on every core, out of order. The range
 // that holds the last byte is written last, after every other range has
 // been written, so the output reaches its full size only once it is
-// complete (a run killed midway leaves a shorter output), unless `Reserve`
-// sized it first (the CLI does so for a temporary nobody reads before it
-// is renamed).
+// complete (a run killed midway leaves a shorter output), unless the
+// output's `Reserve` sized it first.
 //
 // *written: on success the total; on an error the length of the prefix that
 // is known to be written (every range before the first, in input order, that

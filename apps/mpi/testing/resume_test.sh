@@ -57,11 +57,11 @@ for i in "${!cases[@]}"; do
   if [ "$code" = 0 ] || [ -e "$work/got.$i" ]; then
     fail "[$i] ${command[*]}: the job with a rank gone after $stage exited $code (or left an output)"
   fi
-  # --threads may change on resume (it cannot change the output).
+  # --threads and --no-fsync may change on resume (they cannot change the output).
   profile=()
   [ "$command" = fingerprint ] || profile=(--profile)
   mpi "$n" "${command[@]}" --quiet "${inputs[@]}" -o "$work/got.$i" --checkpoint "$work/ck.$i" \
-    --resume --threads 1 "${profile[@]}"
+    --resume --threads 1 --no-fsync "${profile[@]}"
   cp "$work/err" "$work/err.$i"
   if [ "$code" != 0 ]; then
     fail "[$i] ${command[*]}: resume exited $code"
