@@ -215,6 +215,50 @@ TEST(FingerprintBatchTest, ReuseAcrossCallsOfOtherSizesKeepsCapacityAndOnlyTheLa
   EXPECT_TRUE(batch.chunk_ids().empty());
 }
 
+// ResetForSetMinHash leaves the k-value rows as the last call wrote them:
+// the CPU producer must write every row itself, the empty ones too (zeros,
+// flag 1). A batch first filled with documents that have features, then
+// reused for documents without (empty, one stopword, shorter than the
+// shingle width) at the same places, holds only the second call's rows.
+TEST(FingerprintBatchTest, ReuseWritesEveryKValueRowOverDocumentsWithoutFeatures) {
+  SketchSelection kvalue;
+  kvalue.kvalue_minhash = true;
+  SketchSelection all;
+  all.simhash = all.minhash = all.kvalue_minhash = all.chunks = true;
+  Recipe width5 = PresetRecipe("paper").value();  // English stopwords
+  ASSERT_EQ(width5.minhash.shingle_width, 5);
+  width5.minhash.num_hashes = 32;
+  const std::vector<std::string> full = SeededCorpus(3, 40);
+  std::vector<std::string> with_features(40);
+  std::vector<std::string> without = full;
+  const std::vector<std::string> no_features = {"", "the", "the of and", "   \n "};
+  for (size_t d = 0; d < with_features.size(); ++d) {
+    with_features[d] = "quick brown fox " + std::to_string(d) + " jumps over lazy dogs again";
+    if (d % 3 != 2) without[d] = no_features[d % no_features.size()];
+  }
+  for (const Recipe& recipe : {PresetRecipe("default").value(), width5}) {
+    for (const SketchSelection& selection : {kvalue, all}) {
+      SCOPED_TRACE(recipe.name + (selection.simhash ? " all" : " k-value"));
+      auto fingerprinter = CreateCpuFingerprinter(recipe, selection).value();
+      FingerprintBatch batch;
+      ExpectBatchEqualsPerDocument(*fingerprinter, with_features, &batch);
+      for (uint8_t empty : batch.kvalue_empty()) ASSERT_EQ(empty, 0u);
+      ExpectBatchEqualsPerDocument(*fingerprinter, without, &batch);
+      const size_t k = batch.num_hashes();
+      // The empty text has no features, nor has a lone stopword where the
+      // recipe removes stopwords: their rows are zeros with flag 1.
+      for (size_t d = 0; d < without.size(); ++d) {
+        const bool stopword = without[d] == "the" && recipe.stopwords != StopwordsKind::kNone;
+        if (!without[d].empty() && !stopword) continue;
+        SCOPED_TRACE("document " + std::to_string(d));
+        EXPECT_EQ(batch.kvalue_empty()[d], 1u);
+        for (size_t i = 0; i < k; ++i) EXPECT_EQ(batch.kvalue_minhash()[d * k + i], 0u);
+      }
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST(FingerprintBatchTest, ChunkPartsWrittenOutOfOrderLayOutByDocument) {
   FingerprintBatchLayout layout;
   layout.selection.chunks = true;
