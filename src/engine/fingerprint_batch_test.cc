@@ -287,10 +287,9 @@ TEST(FingerprintBatchTest, ChunkPartsWrittenOutOfOrderLayOutByDocument) {
   EXPECT_EQ(std::vector<uint32_t>(other[1].chunks().begin(), other[1].chunks().end()), a);
 }
 
-// ResetForSetMinHash leaves the rows unpadded, SetMinHash pads each one it
-// writes, and a later Reset pads every row again (the batch reused).
-// The k-value rows likewise: ResetForSetMinHash leaves them as they were
-// (the producer writes each one), Reset zeroes every row, also regrown ones.
+// ResetForSetMinHash leaves the k-value rows as they were (the producer
+// writes each one); Reset zeroes every row, also regrown ones, and sets
+// every empty flag to 1.
 TEST(FingerprintBatchTest, ResetZeroesKValueRowsThatResetForSetMinHashLeaves) {
   FingerprintBatchLayout layout;
   layout.selection.kvalue_minhash = true;
@@ -303,12 +302,15 @@ TEST(FingerprintBatchTest, ResetZeroesKValueRowsThatResetForSetMinHashLeaves) {
   batch.ResetForSetMinHash(2, layout);
   ASSERT_EQ(batch.kvalue_minhash().size(), 8u);
   for (uint64_t v : batch.kvalue_minhash()) EXPECT_EQ(v, 7u);
-  batch.Reset(3, layout);
-  ASSERT_EQ(batch.kvalue_minhash().size(), 12u);
+  batch.mutable_kvalue_empty()[1] = 0;
+  batch.Reset(5, layout);  // past the 12 values held: regrown
+  ASSERT_EQ(batch.kvalue_minhash().size(), 20u);
   for (uint64_t v : batch.kvalue_minhash()) EXPECT_EQ(v, 0u);
   for (uint8_t empty : batch.kvalue_empty()) EXPECT_EQ(empty, 1u);
 }
 
+// ResetForSetMinHash leaves the rows unpadded, SetMinHash pads each one it
+// writes, and a later Reset pads every row again (the batch reused).
 TEST(FingerprintBatchTest, ResetForSetMinHashLeavesRowsToSetMinHash) {
   FingerprintBatchLayout layout;
   layout.selection.minhash = true;
