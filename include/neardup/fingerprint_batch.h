@@ -136,14 +136,17 @@ class FingerprintBatch {
   // ---- Filling (backends, bindings) ----
   // Sizes every array for `num_docs` documents of `layout`: fixed-size rows
   // are zero, bottom-k rows are all kMinHashPadding with count 0, k-value
-  // rows are empty, chunk sets are empty. Keeps capacity.
+  // rows are zeros with kvalue_empty 1, chunk sets are empty. Keeps
+  // capacity.
   void Reset(size_t num_docs, const FingerprintBatchLayout& layout);
   // Reset for a producer that calls SetMinHash for every document and, with
   // k-value MinHash selected, writes every document's k-value row and its
   // empty flag: the bottom-k and k-value rows are sized but not filled
   // (their values are unspecified until written), which saves writing 8k
   // bytes per document twice (the fill would also push the input out of the
-  // core's cache).
+  // core's cache). A producer that selects k-value MinHash and does not
+  // write every row calls Reset instead: here a reused batch's rows hold
+  // the last call's values.
   void ResetForSetMinHash(size_t num_docs, const FingerprintBatchLayout& layout);
 
   // Writable arrays. Distinct documents may be written by distinct threads

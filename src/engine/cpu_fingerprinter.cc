@@ -111,7 +111,10 @@ class CpuFingerprinter final : public Fingerprinter {
   Status ComputeBatch(std::span<const std::string_view> texts,
                       FingerprintBatch* out) const override {
     constexpr size_t kBlockDocuments = 128;
-    // Every document's bottom-k row is written by SetMinHash (ComputeInto).
+    // ResetForSetMinHash leaves the bottom-k and k-value rows unfilled:
+    // ComputeInto writes every document's bottom-k row (SetMinHash) and,
+    // with k-value selected, its whole k-value row and empty flag
+    // (FinishInto: zeros and 1 for a document without features).
     out->ResetForSetMinHash(texts.size(), layout_);
     const size_t num_blocks = (texts.size() + kBlockDocuments - 1) / kBlockDocuments;
     if (selection_.chunks) out->StartChunks(num_blocks);

@@ -215,6 +215,50 @@ TEST(FingerprintBatchTest, ReuseAcrossCallsOfOtherSizesKeepsCapacityAndOnlyTheLa
   EXPECT_TRUE(batch.chunk_ids().empty());
 }
 
+// ResetForSetMinHash leaves the k-value rows as the last call wrote them:
+// the CPU producer must write every row itself, the empty ones too (zeros,
+// flag 1). A batch first filled with documents that have features, then
+// reused for documents without (empty, one stopword, shorter than the
+// shingle width) at the same places, holds only the second call's rows.
+TEST(FingerprintBatchTest, ReuseWritesEveryKValueRowOverDocumentsWithoutFeatures) {
+  SketchSelection kvalue;
+  kvalue.kvalue_minhash = true;
+  SketchSelection all;
+  all.simhash = all.minhash = all.kvalue_minhash = all.chunks = true;
+  Recipe width5 = PresetRecipe("paper").value();  // English stopwords
+  ASSERT_EQ(width5.minhash.shingle_width, 5);
+  width5.minhash.num_hashes = 32;
+  const std::vector<std::string> full = SeededCorpus(3, 40);
+  std::vector<std::string> with_features(40);
+  std::vector<std::string> without = full;
+  const std::vector<std::string> no_features = {"", "the", "the of and", "   \n "};
+  for (size_t d = 0; d < with_features.size(); ++d) {
+    with_features[d] = "quick brown fox " + std::to_string(d) + " jumps over lazy dogs again";
+    if (d % 3 != 2) without[d] = no_features[d % no_features.size()];
+  }
+  for (const Recipe& recipe : {PresetRecipe("default").value(), width5}) {
+    for (const SketchSelection& selection : {kvalue, all}) {
+      SCOPED_TRACE(recipe.name + (selection.simhash ? " all" : " k-value"));
+      auto fingerprinter = CreateCpuFingerprinter(recipe, selection).value();
+      FingerprintBatch batch;
+      ExpectBatchEqualsPerDocument(*fingerprinter, with_features, &batch);
+      for (uint8_t empty : batch.kvalue_empty()) ASSERT_EQ(empty, 0u);
+      ExpectBatchEqualsPerDocument(*fingerprinter, without, &batch);
+      const size_t k = batch.num_hashes();
+      // The empty text has no features, nor has a lone stopword where the
+      // recipe removes stopwords: their rows are zeros with flag 1.
+      for (size_t d = 0; d < without.size(); ++d) {
+        const bool stopword = without[d] == "the" && recipe.stopwords != StopwordsKind::kNone;
+        if (!without[d].empty() && !stopword) continue;
+        SCOPED_TRACE("document " + std::to_string(d));
+        EXPECT_EQ(batch.kvalue_empty()[d], 1u);
+        for (size_t i = 0; i < k; ++i) EXPECT_EQ(batch.kvalue_minhash()[d * k + i], 0u);
+      }
+      if (HasFailure()) return;
+    }
+  }
+}
+
 TEST(FingerprintBatchTest, ChunkPartsWrittenOutOfOrderLayOutByDocument) {
   FingerprintBatchLayout layout;
   layout.selection.chunks = true;
@@ -243,10 +287,9 @@ TEST(FingerprintBatchTest, ChunkPartsWrittenOutOfOrderLayOutByDocument) {
   EXPECT_EQ(std::vector<uint32_t>(other[1].chunks().begin(), other[1].chunks().end()), a);
 }
 
-// ResetForSetMinHash leaves the rows unpadded, SetMinHash pads each one it
-// writes, and a later Reset pads every row again (the batch reused).
-// The k-value rows likewise: ResetForSetMinHash leaves them as they were
-// (the producer writes each one), Reset zeroes every row, also regrown ones.
+// ResetForSetMinHash leaves the k-value rows as they were (the producer
+// writes each one); Reset zeroes every row, also regrown ones, and sets
+// every empty flag to 1.
 TEST(FingerprintBatchTest, ResetZeroesKValueRowsThatResetForSetMinHashLeaves) {
   FingerprintBatchLayout layout;
   layout.selection.kvalue_minhash = true;
@@ -259,12 +302,15 @@ TEST(FingerprintBatchTest, ResetZeroesKValueRowsThatResetForSetMinHashLeaves) {
   batch.ResetForSetMinHash(2, layout);
   ASSERT_EQ(batch.kvalue_minhash().size(), 8u);
   for (uint64_t v : batch.kvalue_minhash()) EXPECT_EQ(v, 7u);
-  batch.Reset(3, layout);
-  ASSERT_EQ(batch.kvalue_minhash().size(), 12u);
+  batch.mutable_kvalue_empty()[1] = 0;
+  batch.Reset(5, layout);  // past the 12 values held: regrown
+  ASSERT_EQ(batch.kvalue_minhash().size(), 20u);
   for (uint64_t v : batch.kvalue_minhash()) EXPECT_EQ(v, 0u);
   for (uint8_t empty : batch.kvalue_empty()) EXPECT_EQ(empty, 1u);
 }
 
+// ResetForSetMinHash leaves the rows unpadded, SetMinHash pads each one it
+// writes, and a later Reset pads every row again (the batch reused).
 TEST(FingerprintBatchTest, ResetForSetMinHashLeavesRowsToSetMinHash) {
   FingerprintBatchLayout layout;
   layout.selection.minhash = true;

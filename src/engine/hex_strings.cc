@@ -15,9 +15,9 @@ namespace {
 constexpr size_t kBytesPerValue = 19;
 // The vector path writes eight values' 152 bytes as three 64-byte stores.
 constexpr size_t kGroupBytes = 8 * kBytesPerValue;
-// The most any writer stores past the last value's separator: the vector
-// path's third 64-byte store of a group (40 bytes; the portable writer's
-// four-byte separator store passes it by one).
+// Room kept past the last value's separator: the vector path's third
+// 64-byte store of a group reaches 40 bytes past it, the portable writer's
+// four-byte separator store 1 byte; the other 4 bytes are spare.
 constexpr size_t kSlackBytes = 3 * 64 - kGroupBytes + 4;
 
 // out: the array's bytes from '[' on, with room for values.size() *
@@ -73,12 +73,13 @@ constexpr std::array<uint8_t, 64> kDigits = [] {
 
 // Eight values' output (8 * 19 = 152 bytes) as three 64-byte stores at
 // offsets 0, 64 and 128 (the third one's last 40 bytes are overwritten by
-// the next group, or are slack). Value v's 16 digits lie in `low` (values
-// 0-3) or `high` (values 4-7) at byte 16 (v % 4); its `","` follows them.
-// kStore[s][t] is the source byte of output byte 64 s + t: store 0 permutes
-// low and kQuoteComma, store 2 high and kQuoteComma (64: '"', 65: ','),
-// store 1 low and high (64 + i: byte i of high) with its separators blended
-// in from kSeparators1 where kSeparatorMask1 is set.
+// the next group, or are slack). Value v's 16 digits lie in
+// `first_four_digits` (values 0-3) or `last_four_digits` (values 4-7) at
+// byte 16 (v % 4); its `","` follows them. kStore[s][t] is the source byte
+// of output byte 64 s + t: store 0 permutes the first four's digits and
+// kQuoteComma, store 2 the last four's and kQuoteComma (64: '"', 65: ','),
+// store 1 both (64 + i: byte i of the last four's) with its separators
+// blended in from kStore1Separators where kStore1SeparatorMask is set.
 constexpr std::array<std::array<uint8_t, 64>, 3> kStore = [] {
   std::array<std::array<uint8_t, 64>, 3> store{};
   for (int s = 0; s < 3; ++s) {
@@ -99,14 +100,14 @@ constexpr std::array<std::array<uint8_t, 64>, 3> kStore = [] {
   }
   return store;
 }();
-constexpr uint64_t kSeparatorMask1 = [] {
+constexpr uint64_t kStore1SeparatorMask = [] {
   uint64_t mask = 0;
   for (int t = 0; t < 64; ++t) {
     if ((64 + t) % kBytesPerValue >= 16) mask |= uint64_t{1} << t;
   }
   return mask;
 }();
-constexpr std::array<uint8_t, 64> kSeparators1 = [] {
+constexpr std::array<uint8_t, 64> kStore1Separators = [] {
   std::array<uint8_t, 64> bytes{};
   for (int t = 0; t < 64; ++t) {
     const int offset = (64 + t) % kBytesPerValue;
@@ -129,23 +130,25 @@ NEARDUP_HEX_TARGET void WriteDigitsAvx512(char* p, std::span<const uint64_t> val
   const __m512i store0 = _mm512_loadu_si512(kStore[0].data());
   const __m512i store1 = _mm512_loadu_si512(kStore[1].data());
   const __m512i store2 = _mm512_loadu_si512(kStore[2].data());
-  const __m512i separators1 = _mm512_loadu_si512(kSeparators1.data());
+  const __m512i separators1 = _mm512_loadu_si512(kStore1Separators.data());
   const __m512i quote_comma = _mm512_loadu_si512(kQuoteComma.data());
-  const __mmask64 separator_mask1 = kSeparatorMask1;
+  const __mmask64 separator_mask1 = kStore1SeparatorMask;
   size_t i = 0;
   for (; i + 8 <= values.size(); i += 8) {
     const __m512i bytes = _mm512_loadu_si512(values.data() + i);
     const __m512i high_nibbles = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), low_nibble);
     const __m512i low_nibbles = _mm512_and_si512(bytes, low_nibble);
-    const __m512i low = _mm512_shuffle_epi8(
+    const __m512i first_four_digits = _mm512_shuffle_epi8(
         digit_table, _mm512_permutex2var_epi8(high_nibbles, first_four, low_nibbles));
-    const __m512i high = _mm512_shuffle_epi8(
+    const __m512i last_four_digits = _mm512_shuffle_epi8(
         digit_table, _mm512_permutex2var_epi8(high_nibbles, last_four, low_nibbles));
-    _mm512_storeu_si512(p, _mm512_permutex2var_epi8(low, store0, quote_comma));
+    _mm512_storeu_si512(p, _mm512_permutex2var_epi8(first_four_digits, store0, quote_comma));
     _mm512_storeu_si512(
-        p + 64, _mm512_mask_blend_epi8(separator_mask1, _mm512_permutex2var_epi8(low, store1, high),
-                                       separators1));
-    _mm512_storeu_si512(p + 128, _mm512_permutex2var_epi8(high, store2, quote_comma));
+        p + 64,
+        _mm512_mask_blend_epi8(
+            separator_mask1, _mm512_permutex2var_epi8(first_four_digits, store1, last_four_digits),
+            separators1));
+    _mm512_storeu_si512(p + 128, _mm512_permutex2var_epi8(last_four_digits, store2, quote_comma));
     p += kGroupBytes;
   }
   WriteDigitsPortable(p, values.subspan(i));

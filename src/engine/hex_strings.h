@@ -10,8 +10,7 @@
 // (SWAR, about 30 instructions per value); the AVX-512 path (VBMI) turns
 // eight values into 128 digits with two byte permutes and a table shuffle,
 // and lays them out with their `","` separators by three more permutes and
-// a blend: three 64-byte stores per eight values (152 bytes; four stores
-// before session 15, each group's second one mostly overwritten).
+// a blend: three 64-byte stores per eight values (152 bytes).
 // Cost: as above; no allocation beyond growing `out` once per array.
 // Thread safety: pure functions.
 #ifndef NEARDUP_ENGINE_HEX_STRINGS_H_

@@ -151,9 +151,9 @@ BottomKSketch BottomKBuilder::Finish() {
 }
 
 void BottomKBuilder::Finish(BottomKSketch* out) {
-  Flush();
+  const std::span<const uint64_t> held = FinishView();
   out->k = k_;
-  out->values.assign(held_.data(), held_.data() + num_held_);
+  out->values.assign(held.begin(), held.end());
 }
 
 std::span<const uint64_t> BottomKBuilder::FinishView() {

@@ -206,8 +206,10 @@ std::vector<std::vector<uint64_t>> KernelInputs() {
       inputs.push_back(groups);
     }
     // The group's largest value first, then the rest ascending: from the
-    // fifth on, a value is at or above the three before it but below the
-    // first (what the AVX-512 insertion pass's bucket test catches).
+    // fifth on, a value is at or above the three before it but below a
+    // group-mate more than three places back (an insertion pass that
+    // looks only three back misses it; the AVX-512 pass of branch
+    // s15-minhash, commit 08d0495, needed its bucket test for these).
     for (size_t per_group : {5, 6, 7, 9}) {
       std::vector<uint64_t> groups(length);
       const uint64_t spacing = UINT64_MAX / (length / per_group + 1);

@@ -59,6 +59,23 @@ TEST(KValueTest, EmptyDocument) {
   EXPECT_THAT(sketch.values, Each(0u));
 }
 
+// FinishInto writes the whole span for an empty document: the batch's
+// ResetForSetMinHash leaves its k-value rows unfilled (a reused batch holds
+// the previous call's values), so these zeros are the row's only writer.
+TEST(KValueTest, FinishIntoZeroesAWrittenSpanForAnEmptyDocument) {
+  KValueBuilder builder(64, 1);
+  std::vector<uint64_t> values(64, 0xAAAAAAAAAAAAAAAAULL);
+  EXPECT_TRUE(builder.FinishInto(values));
+  EXPECT_THAT(values, Each(0u));
+  // Also after a document with features and a Reset.
+  builder.Add(12345);
+  EXPECT_FALSE(builder.FinishInto(values));
+  builder.Reset();
+  std::fill(values.begin(), values.end(), 0xAAAAAAAAAAAAAAAAULL);
+  EXPECT_TRUE(builder.FinishInto(values));
+  EXPECT_THAT(values, Each(0u));
+}
+
 TEST(KValueTest, MatchesReferenceDefinition) {
   // k around FinishInto's groups of eight flags; n from a few hashes (most
   // bins empty) to many (none).
