@@ -9,9 +9,9 @@
 // for what is not needed again, and only where what is left stays mapped
 // through no stage that allocates more than was held beside it: a value
 // left here counts in every later stage's peak. So the corpus is left
-// after the output, and the verification set only by `pairs`
-// (mpi_jobs.cc: dedup's output copies the kept records, and clusters'
-// cluster stage can exceed the set, so both free it before those stages).
+// after the output, and the verification set is not (mpi_jobs.cc frees
+// it after the pairs stage: dedup's and pairs' output stages and
+// clusters' cluster stage can allocate more than it).
 // The values stay reachable (from a static pointer), so LeakSanitizer
 // reports nothing. Main thread only.
 #ifndef NEARDUP_APPS_MPI_LEFT_TO_EXIT_H_

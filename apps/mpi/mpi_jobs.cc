@@ -566,18 +566,15 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
                                  flags.memory_mb << 20, Placement(job), deferred, &report, &shuffle,
                                  &verification_set);
     if (!pairs.ok()) return ReportErrorOnRanks(pairs.status(), comm.rank());
-    // Left to the exit only where the later stages allocate less than the
-    // verify stage held beside the set (left_to_exit.h): pairs' output is
-    // the ids and lines of this rank's pairs (10^9 model: ~0.2 GB a rank at
-    // 64 nodes, against the verify stage's 250 MB DocumentSet alone). Freed
-    // here otherwise, as before session 15: dedup's output copies the kept
-    // records, and clusters' cluster stage (components: rank 0's union-find
-    // of every document, ~30 GB in the model) can exceed the set.
-    if (job.kind == cli::NearDuplicateOutput::kPairs) {
-      LeaveToExit(std::move(verification_set));
-    } else {
-      verification_set = {};
-    }
+    // Freed here, before any later stage's peak, as before session 15: left
+    // to the exit (left_to_exit.h) it would count in the peak of a later
+    // stage that allocates more than the verify stage held beside it, and
+    // every command has one: dedup's output copies the kept records, pairs'
+    // output formats every pair (on the 1M corpus at 2 ranks the set kept
+    // raised pairs' peak RSS 7,255 -> 7,455 MB on rank 0), and clusters'
+    // cluster stage with components builds rank 0's union-find of every
+    // document.
+    verification_set = {};
     if (checkpoint.enabled()) {
       status =
           checkpoint.Finish(comm, kPairsStage, SavePairsStage(checkpoint, *pairs, report, shuffle));
