@@ -7,7 +7,6 @@
 
 #include "band_groups.h"
 #include "document_set.h"
-#include "left_to_exit.h"
 #include "sketch_handover.h"
 #include "verification_split.h"
 
@@ -208,7 +207,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
     PairPlacement placement, const DeferredSketches& deferred_sketches, NearDuplicateReport* report,
-    DistributedPairsStats* stats) {
+    DistributedPairsStats* stats, std::vector<Fingerprint>* verification_set) {
   const int ranks = comm.size();
   const uint64_t first_document = layout.first[static_cast<size_t>(comm.rank())];
   // Bands per round: a band's keys take about 2 x 20 bytes per document of
@@ -431,9 +430,9 @@ Result<std::vector<SimilarPair>> MinHashPairs(
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
   stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
   stats->stages.push_back({"gather pairs", timer.Lap(), comm.in_mpi()});
-  // The verification set's sketches go with the process (a free() per
-  // document's vectors, between the stages, on every rank).
-  LeaveToExit(std::move(verifying));
+  // The caller decides when the verification set goes (freeing it is a
+  // free() per document's vectors).
+  *verification_set = std::move(verifying);
   return gathered;
 }
 
@@ -525,12 +524,13 @@ Result<std::vector<SimilarPair>> FindPairsDistributed(
     Comm& comm, const DocumentLayout& layout, std::vector<Fingerprint> local,
     const NearDuplicateScheme& scheme, const NearDuplicateOptions& options, uint64_t memory_bytes,
     PairPlacement placement, const DeferredSketches& deferred, NearDuplicateReport* report,
-    DistributedPairsStats* stats) {
+    DistributedPairsStats* stats, std::vector<Fingerprint>* verification_set) {
+  verification_set->clear();
   if (scheme.method == NearDuplicateMethod::kSimHash) {
     return SimHashPairs(comm, layout, local, scheme, options, placement, report, stats);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
-                      deferred, report, stats);
+                      deferred, report, stats, verification_set);
 }
 
 }  // namespace neardup::mpi

@@ -10,8 +10,16 @@
 // "Running it", Start-up). A job whose ranks all run on one host needs no
 // network transport: there neardup-mpi asks for "ob1" directly. Jobs over
 // several hosts keep Open MPI's own choice (UCX, PSM2, OFI on the fabrics
-// that have them), and so does a job whose launcher set the layer
-// (OMPI_MCA_pml). Other MPI libraries ignore the variable.
+// that have them). Other MPI libraries ignore the variable.
+//
+// It is an override: an environment variable outranks Open MPI's parameter
+// files, so a site that picks its pml there (`pml = ucx`) gets ob1 for a
+// single-host job, and a site whose `btl` list has neither shared memory
+// nor TCP fails in MPI_Init. Opting out: set OMPI_MCA_pml yourself
+// (`OMPI_MCA_pml=ucx mpirun ...`, or empty for Open MPI's own choice); a
+// launcher's value, even an empty one, is always kept. "^cm" (only the cm
+// probe skipped) opens UCX instead and started 0.04-0.07 s slower than ob1
+// on a tiny 2-rank job (docs/notebook/distributed.md, "Session 15").
 #ifndef NEARDUP_APPS_MPI_LAUNCH_SETTINGS_H_
 #define NEARDUP_APPS_MPI_LAUNCH_SETTINGS_H_
 

@@ -30,6 +30,18 @@ mpi() {
   timeout 120 "$mpiexec" -n "$n" --oversubscribe "${MPI_BINARY:-$neardup_mpi}" "$@" \
     2>"$work/err" || code=$?
 }
+# Evidence of a failure, on stderr: the last job's stderr, and for
+# `evidence EXPECTED GOT` also where the two files differ.
+evidence() {
+  echo "--- stderr of the last job (exit $code):" >&2
+  cat "$work/err" >&2
+  if [ $# = 2 ]; then
+    echo "--- $1 against $2:" >&2
+    cmp "$1" "$2" >&2
+    diff "$1" "$2" 2>&1 | head -n 20 >&2
+  fi
+  return 0
+}
 
 # A rank gone after each stage (rank 0 or another), then resumed:
 # neardup's output. A MinHash `pairs` resumed after its fingerprint stage
@@ -50,12 +62,16 @@ for i in "${!cases[@]}"; do
   read -r -a words <<<"${cases[$i]}"
   n=${words[0]} hook=${words[1]} command=("${words[@]:2}")
   stage=${hook%%:*}
-  "$neardup" "${command[@]}" --quiet "${inputs[@]}" -o "$work/expected.$i" 2>/dev/null
-  [ -s "$work/expected.$i" ] || fail "neardup ${command[*]} wrote nothing"
+  "$neardup" "${command[@]}" --quiet "${inputs[@]}" -o "$work/expected.$i" 2>"$work/neardup.err"
+  if [ ! -s "$work/expected.$i" ]; then
+    fail "neardup ${command[*]} wrote nothing"
+    cat "$work/neardup.err" >&2
+  fi
   NEARDUP_MPI_TEST_EXIT_AFTER=$hook MPI_BINARY=$testhooks mpi "$n" "${command[@]}" --quiet "${inputs[@]}" \
     -o "$work/got.$i" --checkpoint "$work/ck.$i"
   if [ "$code" = 0 ] || [ -e "$work/got.$i" ]; then
     fail "[$i] ${command[*]}: the job with a rank gone after $stage exited $code (or left an output)"
+    evidence
   fi
   # --threads and --no-fsync may change on resume (they cannot change the output).
   profile=()
@@ -65,16 +81,17 @@ for i in "${!cases[@]}"; do
   cp "$work/err" "$work/err.$i"
   if [ "$code" != 0 ]; then
     fail "[$i] ${command[*]}: resume exited $code"
-    cat "$work/err" >&2
+    evidence
   elif ! grep -q "resuming after stage $stage " "$work/err"; then
     fail "[$i] ${command[*]}: the resume did not start after stage $stage"
-    cat "$work/err" >&2
+    evidence
   elif ! cmp -s "$work/expected.$i" "$work/got.$i"; then
     fail "[$i] ${command[*]}: resumed output differs from neardup's"
+    evidence "$work/expected.$i" "$work/got.$i"
   elif [ "$stage" = fingerprint ] && [ "$command" = pairs ] &&
     ! grep -q "sketched [1-9][0-9]* documents again" "$work/err"; then
     fail "[$i] ${command[*]}: the resumed job sketched no candidate document again"
-    cat "$work/err" >&2
+    evidence
   else
     echo "ok [$i, $n ranks, rank gone after $hook] ${command[*]}"
   fi
@@ -89,7 +106,10 @@ done
 rm -f "$work/got.1"
 mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/got.1" --checkpoint "$work/ck.1" \
   --resume --profile
-cmp -s "$work/expected.1" "$work/got.1" || fail "resume of a finished checkpoint: exit $code"
+if ! cmp -s "$work/expected.1" "$work/got.1"; then
+  fail "resume of a finished checkpoint: exit $code"
+  evidence "$work/expected.1" "$work/got.1"
+fi
 placed() {
   grep -o "profile rank [0-9]*\|sketched [0-9]* documents again\|verified [0-9]* candidates ([0-9]* exact)\|[0-9]* handed to another rank\|pairs sent [0-9.]* MB" "$1" |
     paste -sd' '
@@ -98,6 +118,7 @@ if [ "$(placed "$work/err")" != "$(placed "$work/err.1")" ] ||
   ! grep -q "verified [1-9][0-9]* candidates" "$work/err" ||
   ! grep -q " [1-9][0-9]* handed to another rank" "$work/err"; then
   fail "resumed --profile: '$(placed "$work/err")', the run that found the pairs: '$(placed "$work/err.1")'"
+  evidence
 else
   echo "ok [resumed counters] $(placed "$work/err")"
 fi
@@ -120,7 +141,7 @@ for damage in "flipped pairs.rank1 checksum mismatch" "cut fingerprint.rank2 tru
   mpi 3 dedup --keep longest --quiet "${inputs[@]}" -o "$work/damaged" --checkpoint "$work/$dir" --resume
   if [ "$code" = 0 ] || [ -e "$work/damaged" ] || ! grep -q "$dir/$file: .*$what" "$work/err"; then
     fail "a $dir checkpoint file was not reported (exit $code):"
-    cat "$work/err" >&2
+    evidence
   else
     echo "ok [damaged: $dir $file] $(grep -o "$dir/$file: .*" "$work/err")"
   fi
@@ -133,7 +154,7 @@ refused() {  # refused WHAT N ARGS...
   mpi "$@" --quiet -o "$work/other" --checkpoint "$work/ck.1" --resume
   if [ "$code" = 0 ] || [ -e "$work/other" ] || ! grep -q "checkpoint of another job" "$work/err"; then
     fail "a resume with $what was not refused (exit $code):"
-    cat "$work/err" >&2
+    evidence
   else
     echo "ok [refused: $what] $(grep -o "differ: .*" "$work/err")"
   fi
@@ -150,12 +171,15 @@ refused "a changed input" 3 dedup --keep longest "${inputs[@]}"
 # by its format, not resumed into an internal error.
 NEARDUP_MPI_TEST_CHECKPOINT_FORMAT=3 MPI_BINARY=$testhooks mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.out" \
   --checkpoint "$work/old"
-[ "$code" = 0 ] || fail "a run writing a format-3 checkpoint exited $code"
+if [ "$code" != 0 ]; then
+  fail "a run writing a format-3 checkpoint exited $code"
+  evidence
+fi
 mpi 2 dedup --quiet "${inputs[@]}" -o "$work/old.resumed" --checkpoint "$work/old" --resume
 if [ "$code" = 0 ] || [ -e "$work/old.resumed" ] ||
   ! grep -q "checkpoint of format 3, written by another version of neardup-mpi (this one reads format 4)" "$work/err"; then
   fail "an older format's checkpoint was not refused (exit $code):"
-  cat "$work/err" >&2
+  evidence
 else
   echo "ok [refused: format 3] $(grep -o "format 3.*" "$work/err")"
 fi
@@ -163,11 +187,25 @@ fi
 # --resume without --checkpoint; standard input cannot be checkpointed; a
 # resume with no checkpoint yet runs from the start.
 mpi 2 pairs --quiet big.jsonl -o "$work/x" --resume
-grep -q "needs --checkpoint" "$work/err" && [ "$code" != 0 ] || fail "--resume alone accepted"
+if ! grep -q "needs --checkpoint" "$work/err" || [ "$code" = 0 ]; then
+  fail "--resume alone accepted"
+  evidence
+fi
 mpi 2 pairs --quiet - -o "$work/x" --checkpoint "$work/stdin" </dev/null
-grep -q "standard input" "$work/err" && [ "$code" != 0 ] || fail "--checkpoint of stdin accepted"
+if ! grep -q "standard input" "$work/err" || [ "$code" = 0 ]; then
+  fail "--checkpoint of stdin accepted"
+  evidence
+fi
 "$neardup" pairs --quiet "${inputs[@]}" -o "$work/expected.fresh" 2>/dev/null
 mpi 2 pairs --quiet "${inputs[@]}" -o "$work/got.fresh" --checkpoint "$work/fresh" --resume
-cmp -s "$work/expected.fresh" "$work/got.fresh" && [ -f "$work/fresh/manifest" ] ||
+if ! cmp -s "$work/expected.fresh" "$work/got.fresh" || [ ! -f "$work/fresh/manifest" ]; then
   fail "a resume with an empty checkpoint directory (exit $code)"
+  evidence "$work/expected.fresh" "$work/got.fresh"
+fi
+# The next run empties $work: a failed run's directory is kept beside it.
+if [ "$failures" -gt 0 ]; then
+  rm -rf "$work.failed"
+  cp -r "$work" "$work.failed"
+  echo "the work directory is kept in $work.failed" >&2
+fi
 finish
