@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -246,6 +247,31 @@ TEST(ChooseLshParamsTest, SameBitsAtEveryThreadCount) {
   }
 }
 
+// Chooses for these options with the pruned and the full search, expects the
+// same bits from both, and returns the pruned choice (nullopt if either
+// failed).
+std::optional<LshParamsChoice> ExpectPrunedEqualsFull(int num_hashes, double threshold,
+                                                      double fp_weight, double fn_weight) {
+  LshParamsOptions options;
+  options.threshold = threshold;
+  options.num_hashes = num_hashes;
+  options.false_positive_weight = fp_weight;
+  options.false_negative_weight = fn_weight;
+  Result<LshParamsChoice> pruned = ChooseLshParams(options);
+  Result<LshParamsChoice> full = internal::ChooseLshParamsExhaustive(options);
+  EXPECT_TRUE(pruned.ok() && full.ok());
+  if (!pruned.ok() || !full.ok()) return std::nullopt;
+  SCOPED_TRACE(std::to_string(num_hashes) + " hashes, threshold " + std::to_string(threshold) +
+               ", weights " + std::to_string(fp_weight) + "/" + std::to_string(fn_weight));
+  EXPECT_EQ(pruned->params.num_bands, full->params.num_bands);
+  EXPECT_EQ(pruned->params.rows_per_band, full->params.rows_per_band);
+  EXPECT_EQ(pruned->false_positive_area, full->false_positive_area);
+  EXPECT_EQ(pruned->false_negative_area, full->false_negative_area);
+  EXPECT_EQ(pruned->weighted_error, full->weighted_error);
+  EXPECT_EQ(pruned->threshold_at_half, full->threshold_at_half);
+  return *pruned;
+}
+
 // ChooseLshParams skips the shapes its bounds say cannot win: over a grid of
 // thresholds, sketch sizes and weights it chooses the same bits as the search
 // of every shape.
@@ -256,23 +282,7 @@ TEST(ChooseLshParamsTest, ThePrunedSearchChoosesAsTheFullSearch) {
   for (int num_hashes : {1, 2, 3, 7, 16, 64, 128, 130}) {
     for (double threshold = 0.05; threshold < 0.99; threshold += 0.1) {
       for (const auto& [fp_weight, fn_weight] : weights) {
-        LshParamsOptions options;
-        options.threshold = threshold;
-        options.num_hashes = num_hashes;
-        options.false_positive_weight = fp_weight;
-        options.false_negative_weight = fn_weight;
-        Result<LshParamsChoice> pruned = ChooseLshParams(options);
-        Result<LshParamsChoice> full = internal::ChooseLshParamsExhaustive(options);
-        ASSERT_TRUE(pruned.ok() && full.ok());
-        SCOPED_TRACE(std::to_string(num_hashes) + " hashes, threshold " +
-                     std::to_string(threshold) + ", weights " + std::to_string(fp_weight) + "/" +
-                     std::to_string(fn_weight));
-        EXPECT_EQ(pruned->params.num_bands, full->params.num_bands);
-        EXPECT_EQ(pruned->params.rows_per_band, full->params.rows_per_band);
-        EXPECT_EQ(pruned->false_positive_area, full->false_positive_area);
-        EXPECT_EQ(pruned->false_negative_area, full->false_negative_area);
-        EXPECT_EQ(pruned->weighted_error, full->weighted_error);
-        EXPECT_EQ(pruned->threshold_at_half, full->threshold_at_half);
+        ExpectPrunedEqualsFull(num_hashes, threshold, fp_weight, fn_weight);
         ++checked;
       }
     }
@@ -300,23 +310,9 @@ TEST(ChooseLshParamsTest, ThePrunedSearchChoosesAsTheFullSearchForTheOptionsInUs
   }
   cases.push_back({kMaxLshNumHashes, 0.8, 0.05, 0.95});
   for (const Case& c : cases) {
-    LshParamsOptions options;
-    options.threshold = c.threshold;
-    options.num_hashes = c.num_hashes;
-    options.false_positive_weight = c.fp_weight;
-    options.false_negative_weight = c.fn_weight;
-    Result<LshParamsChoice> pruned = ChooseLshParams(options);
-    Result<LshParamsChoice> full = internal::ChooseLshParamsExhaustive(options);
-    ASSERT_TRUE(pruned.ok() && full.ok());
-    SCOPED_TRACE(std::to_string(c.num_hashes) + " hashes, threshold " +
-                 std::to_string(c.threshold) + ", weights " + std::to_string(c.fp_weight) + "/" +
-                 std::to_string(c.fn_weight));
-    EXPECT_EQ(pruned->params.num_bands, full->params.num_bands);
-    EXPECT_EQ(pruned->params.rows_per_band, full->params.rows_per_band);
-    EXPECT_EQ(pruned->false_positive_area, full->false_positive_area);
-    EXPECT_EQ(pruned->false_negative_area, full->false_negative_area);
-    EXPECT_EQ(pruned->weighted_error, full->weighted_error);
-    EXPECT_EQ(pruned->threshold_at_half, full->threshold_at_half);
+    std::optional<LshParamsChoice> pruned =
+        ExpectPrunedEqualsFull(c.num_hashes, c.threshold, c.fp_weight, c.fn_weight);
+    ASSERT_TRUE(pruned.has_value());
     if (c.num_hashes == 128 && c.threshold == 0.8 && c.fp_weight == 0.05) {
       EXPECT_EQ(pruned->params.num_bands, 16);
       EXPECT_EQ(pruned->params.rows_per_band, 8);
