@@ -13,6 +13,7 @@
 
 #include "index/lsh_band_key.h"
 #include "neardup/lsh_index.h"
+#include "neardup/near_duplicates.h"
 #include "neardup/simhash.h"
 #include "neardup/similarity.h"
 
@@ -277,35 +278,48 @@ Result<NearDuplicateScheme> ChooseNearDuplicateScheme(const Recipe& recipe,
     return scheme;
   }
   scheme.num_hashes = recipe.minhash.num_hashes;
-  LshParamsOptions lsh_options;
-  lsh_options.threshold = options.threshold;
-  lsh_options.num_hashes = scheme.num_hashes;
-  lsh_options.false_positive_weight = options.false_positive_weight;
-  lsh_options.false_negative_weight = options.false_negative_weight;
-  NEARDUP_ASSIGN_OR_RETURN(scheme.lsh, ChooseLshParams(lsh_options));
+  NEARDUP_ASSIGN_OR_RETURN(scheme.lsh,
+                           ChooseLshParams(LshParamsOptionsForNearDuplicates(recipe, options)));
   scheme.num_parts = static_cast<uint64_t>(scheme.lsh.params.num_bands);
   return scheme;
 }
 
-Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> fingerprints,
-                                                  const NearDuplicateScheme& scheme,
-                                                  PartRange range, NearDuplicateReport* report) {
+namespace {
+
+// The parts a candidate stage is asked for: a range within the scheme's.
+Status CheckPartRange(const NearDuplicateScheme& scheme, PartRange range) {
   if (range.begin > range.end || range.end > scheme.num_parts) {
     return InvalidArgumentError("parts [" + std::to_string(range.begin) + ", " +
                                 std::to_string(range.end) + ") must be a range within the " +
                                 std::to_string(scheme.num_parts) + " parts of the scheme");
   }
+  return Status::Ok();
+}
+
+// What both candidate stages report of a successful search (nothing when
+// the caller passed no report).
+void ReportCandidates(const NearDuplicateScheme& scheme, size_t num_candidates,
+                      NearDuplicateReport* report) {
+  if (report == nullptr) return;
+  report->candidates = num_candidates;
+  report->lsh = scheme.lsh;
+  report->num_blocks =
+      scheme.method == NearDuplicateMethod::kSimHash ? scheme.hamming.num_blocks : 0;
+}
+
+}  // namespace
+
+Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> fingerprints,
+                                                  const NearDuplicateScheme& scheme,
+                                                  PartRange range, NearDuplicateReport* report) {
+  NEARDUP_RETURN_IF_ERROR(CheckPartRange(scheme, range));
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;
   Result<std::vector<CandidatePair>> candidates =
       scheme.method == NearDuplicateMethod::kSimHash
           ? SimHashCandidates(fingerprints, scheme, range, report)
           : MinHashCandidates(fingerprints, scheme, range);
-  if (!candidates.ok()) return candidates;
-  report->candidates = candidates->size();
-  report->lsh = scheme.lsh;
-  report->num_blocks =
-      scheme.method == NearDuplicateMethod::kSimHash ? scheme.hamming.num_blocks : 0;
+  if (candidates.ok()) ReportCandidates(scheme, candidates->size(), report);
   return candidates;
 }
 
@@ -315,19 +329,10 @@ Result<std::vector<CandidatePair>> FindCandidatesFromBandKeys(
   if (scheme.method != NearDuplicateMethod::kMinHash) {
     return InvalidArgumentError("band keys belong to a MinHash scheme");
   }
-  if (range.begin > range.end || range.end > scheme.num_parts) {
-    return InvalidArgumentError("parts [" + std::to_string(range.begin) + ", " +
-                                std::to_string(range.end) + ") must be a range within the " +
-                                std::to_string(scheme.num_parts) + " parts of the scheme");
-  }
-  NearDuplicateReport local_report;
-  if (report == nullptr) report = &local_report;
+  NEARDUP_RETURN_IF_ERROR(CheckPartRange(scheme, range));
   Result<std::vector<CandidatePair>> candidates =
       MinHashCandidatesFromKeys(fingerprints, band_keys, scheme, range);
-  if (!candidates.ok()) return candidates;
-  report->candidates = candidates->size();
-  report->lsh = scheme.lsh;
-  report->num_blocks = 0;
+  if (candidates.ok()) ReportCandidates(scheme, candidates->size(), report);
   return candidates;
 }
 

@@ -82,7 +82,7 @@ Recipe RecipeForNearDuplicates(Recipe recipe, const NearDuplicateOptions& option
 
 LshParamsOptions LshParamsOptionsForNearDuplicates(const Recipe& recipe,
                                                    const NearDuplicateOptions& options) {
-  // As ChooseNearDuplicateScheme (near_duplicate_stages.cc) fills them.
+  // ChooseNearDuplicateScheme (near_duplicate_stages.cc) chooses from these.
   LshParamsOptions lsh_options;
   lsh_options.threshold = options.threshold;
   lsh_options.num_hashes = recipe.minhash.num_hashes;

@@ -212,9 +212,9 @@ TEST(NearDuplicatesTest, BadOptionsAreErrors) {
   EXPECT_FALSE(ParseNearDuplicateMethod("tfidf").ok());
 }
 
-// LshParamsOptionsForNearDuplicates fills the LSH options as
-// ChooseNearDuplicateScheme does: a corpus records the choice of the former
-// and a search takes it instead of the latter's, so they must agree.
+// ChooseNearDuplicateScheme chooses its bands from
+// LshParamsOptionsForNearDuplicates: a corpus records the choice of the
+// latter and a search takes it instead of the scheme's, so they must agree.
 TEST(NearDuplicatesTest, LshParamsOptionsAreThoseTheSchemeChoosesFrom) {
   for (int num_hashes : {64, 128, 256}) {
     Recipe recipe = *PresetRecipe("default");
