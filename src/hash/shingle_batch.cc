@@ -99,8 +99,16 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<3>(const uint64_t* m, size_t count,
     const __m512i tail =
         _mm512_add_epi64(_mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, m + k + 1), p),
                          _mm512_maskz_loadu_epi64(lanes, m + k + 2));
-    _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(_mm512_add_epi64(head, tail)));
+    _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
+  // Mix64 of the sums in a second pass over them (in L1): a loop whose
+  // iterations are independent runs as many of them at once as the core's
+  // scheduler holds waiting uops, so a long chain per iteration (a multiply,
+  // two adds, then Mix64's two multiplies: ~50 cycles) bounds it. Two loops
+  // with short chains (~17 and ~36 cycles) keep more windows in flight:
+  // the shingle stage's share of `fingerprint --simhash` x0.91-0.95
+  // (docs/BENCHMARKS.md, "Session 16, scan and hash").
+  Mix64ManyAvx512(out, count, out);
 }
 
 // pairs[j] = B_j = m_j P + m_(j+1) for j < num_pairs (whole vectors are

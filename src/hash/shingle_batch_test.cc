@@ -63,6 +63,31 @@ TEST(ShingleBatchTest, EqualsShingleHasherForEveryWidthLengthAndBatching) {
   }
 }
 
+TEST(ShingleBatchTest, EveryBatchSizeAndFirstWindowForTheVectorWidths) {
+  // Widths 2-5 have AVX-512 forms that handle whole vectors and a masked
+  // tail (width 3 sums its windows first, then mixes them in place in a
+  // second pass): every batch size 1-256, after 0-6 tokens of history, so
+  // every tail length and every first complete window is covered.
+  SplitMix64 rng(11);
+  std::vector<uint64_t> tokens(6 + ShingleBatch::kMaxBatch);
+  for (uint64_t& t : tokens) t = rng.Next();
+  for (CpuPath path : SupportedCpuPaths()) {
+    ShingleBatch batch(3, path);
+    for (int width = 2; width <= 5; ++width) {
+      for (size_t before = 0; before <= 6; ++before) {
+        for (size_t size = 1; size <= ShingleBatch::kMaxBatch; ++size) {
+          const std::vector<uint64_t> doc(tokens.begin(),
+                                          tokens.begin() + static_cast<ptrdiff_t>(before + size));
+          const std::vector<size_t> sizes = {before == 0 ? size : before, size};
+          ASSERT_EQ(Batched(&batch, doc, width, sizes), Reference(doc, width, 3))
+              << CpuPathName(path) << " width " << width << " before " << before << " size "
+              << size;
+        }
+      }
+    }
+  }
+}
+
 TEST(ShingleBatchTest, SeveralWidthsFromOneStream) {
   SplitMix64 rng(9);
   std::vector<uint64_t> tokens(700);

@@ -175,6 +175,34 @@ constexpr uint64_t ShuffleControl(size_t len) {
   return word;
 }
 
+// The seed-free per-length entries, as constants (folded at compile time):
+// shuffle controls, the 1-3-byte class's len << 8 (xored into flip) and the
+// two finishers' constants.
+struct ShortConstants {
+  uint64_t shuffle[8], len_flip[8], mul1[8], shift1[8], add1[8], mul2[8], shift2[8];
+};
+
+constexpr ShortConstants MakeShortConstants() {
+  ShortConstants c{};
+  for (size_t entry = 0; entry < 8; ++entry) {
+    const size_t len = entry == 0 ? 8 : entry;
+    const bool short13 = len <= 3;
+    c.shuffle[entry] = ShuffleControl(len);
+    // The 1-3-byte input word has len in byte 1, where the shuffle left zero.
+    c.len_flip[entry] = short13 ? static_cast<uint64_t>(len) << 8 : 0;
+    // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
+    //   x = pre(x); x *= mul1; x ^= (x >> shift1) + add1; x *= mul2; x ^= x >> shift2
+    c.mul1[entry] = short13 ? XXH_PRIME64_2 : 0x9FB21C651E98DF25ULL;
+    c.shift1[entry] = short13 ? 29 : 35;
+    c.add1[entry] = short13 ? 0 : len;
+    c.mul2[entry] = short13 ? XXH_PRIME64_3 : 0x9FB21C651E98DF25ULL;
+    c.shift2[entry] = short13 ? 32 : 28;
+  }
+  return c;
+}
+
+alignas(64) constexpr ShortConstants kShortConstants = MakeShortConstants();
+
 NEARDUP_AVX512_XXH3_TARGET inline ShortTables MakeShortTables(uint64_t seed) {
   // Seed-dependent constants of the two length classes (XXH3_len_1to3_64b,
   // XXH3_len_4to8_64b).
@@ -183,33 +211,24 @@ NEARDUP_AVX512_XXH3_TARGET inline ShortTables MakeShortTables(uint64_t seed) {
   const uint64_t seed48 =
       seed ^ (static_cast<uint64_t>(__builtin_bswap32(static_cast<uint32_t>(seed))) << 32);
   const uint64_t bitflip48 = (Xxh3SecretWord64(8) ^ Xxh3SecretWord64(16)) - seed48;
-  alignas(64) uint64_t shuffle[8], flip[8], mul1[8], shift1[8], add1[8], mul2[8], shift2[8];
-  for (size_t entry = 0; entry < 8; ++entry) {
-    const size_t len = entry == 0 ? 8 : entry;
-    const bool short13 = len <= 3;
-    shuffle[entry] = ShuffleControl(len);
-    // The 1-3-byte input word has len in byte 1, where the shuffle left zero.
-    flip[entry] = short13 ? bitflip13 ^ (static_cast<uint64_t>(len) << 8) : bitflip48;
-    // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
-    //   x = pre(x); x *= mul1; x ^= (x >> shift1) + add1; x *= mul2; x ^= x >> shift2
-    mul1[entry] = short13 ? XXH_PRIME64_2 : 0x9FB21C651E98DF25ULL;
-    shift1[entry] = short13 ? 29 : 35;
-    add1[entry] = short13 ? 0 : len;
-    mul2[entry] = short13 ? XXH_PRIME64_3 : 0x9FB21C651E98DF25ULL;
-    shift2[entry] = short13 ? 32 : 28;
-  }
+  const ShortConstants& c = kShortConstants;
   ShortTables t;
-  t.shuffle = _mm512_load_si512(shuffle);
+  t.shuffle = _mm512_load_si512(c.shuffle);
   // vpshufb indexes within 128-bit lanes: the odd 64-bit lanes' bytes are
   // 8-15 there (0x80 + 8 still has the zeroing bit).
   t.lane_offset = _mm512_setr_epi64(0, 0x0808080808080808LL, 0, 0x0808080808080808LL, 0,
                                     0x0808080808080808LL, 0, 0x0808080808080808LL);
-  t.flip = _mm512_load_si512(flip);
-  t.mul1 = _mm512_load_si512(mul1);
-  t.shift1 = _mm512_load_si512(shift1);
-  t.add1 = _mm512_load_si512(add1);
-  t.mul2 = _mm512_load_si512(mul2);
-  t.shift2 = _mm512_load_si512(shift2);
+  // Entries 1-3 (lengths 1-3) take bitflip13, the others bitflip48. Built in
+  // registers: eight scalar stores read back as one vector (the tables were
+  // filled that way) stalled on store forwarding at every call, ~2 % of the
+  // kernel's samples.
+  t.flip = _mm512_xor_si512(_mm512_load_si512(c.len_flip),
+                            _mm512_mask_blend_epi64(0x0e, Set(bitflip48), Set(bitflip13)));
+  t.mul1 = _mm512_load_si512(c.mul1);
+  t.shift1 = _mm512_load_si512(c.shift1);
+  t.add1 = _mm512_load_si512(c.add1);
+  t.mul2 = _mm512_load_si512(c.mul2);
+  t.shift2 = _mm512_load_si512(c.shift2);
   return t;
 }
 
@@ -223,10 +242,12 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, const S
   const __m512i control = _mm512_add_epi8(_mm512_permutexvar_epi64(len, t.shuffle), t.lane_offset);
   const __m512i x = _mm512_xor_si512(_mm512_shuffle_epi8(g.last8, control),
                                      _mm512_permutexvar_epi64(len, t.flip));
-  const __mmask8 short13 = _mm512_cmple_epu64_mask(len, Set(3));
-  const __m512i pre48 =
-      _mm512_ternarylogic_epi64(x, _mm512_rol_epi64(x, 49), _mm512_rol_epi64(x, 24), 0x96);
-  __m512i h = _mm512_mask_blend_epi64(short13, pre48, XorShift(x, 33));
+  const __mmask8 short48 = _mm512_cmpgt_epu64_mask(len, Set(3));
+  // x ^ (x >> 33) for 1-3 bytes, x ^ rol49 ^ rol24 for 4-8: what is xored
+  // into x chosen by a masked xor (one uop fewer than both forms and a blend).
+  const __m512i mixin = _mm512_mask_xor_epi64(_mm512_srli_epi64(x, 33), short48,
+                                              _mm512_rol_epi64(x, 49), _mm512_rol_epi64(x, 24));
+  __m512i h = _mm512_xor_si512(x, mixin);
   h = _mm512_mullo_epi64(h, _mm512_permutexvar_epi64(len, t.mul1));
   h = _mm512_xor_si512(
       h, _mm512_add_epi64(_mm512_srlv_epi64(h, _mm512_permutexvar_epi64(len, t.shift1)),

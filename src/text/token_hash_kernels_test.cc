@@ -139,6 +139,35 @@ TEST_P(Xxh3SpansKernelTest, LongTokensMixedWithShortOnesMatchTheLibrary) {
   }
 }
 
+TEST_P(Xxh3SpansKernelTest, ShortLengthsInEveryLaneOfAGroupMatchTheLibrary) {
+  // The 1-8-byte classes take per-length constants by lane (the AVX-512
+  // kernel: seed-dependent xor words built in registers for the 1-3- and
+  // 4-8-byte entries, and the pre-mix chosen by class per lane). Groups of
+  // eight tokens, first all of one length, then lengths 1..8 rotated so
+  // every length sits in every lane, for seeds whose halves differ (the
+  // 4-8-byte class folds bswap32 of the seed's low half into its high one).
+  const std::string text = testing::RandomTokenBytes(720, 15);
+  std::vector<uint64_t> seeds = testing::TokenKernelTestSeeds();
+  seeds.push_back(0x0123456789abcdefULL);
+  seeds.push_back(0xfedcba9800000000ULL);
+  for (uint64_t seed : seeds) {
+    std::vector<TokenSpan> spans;
+    size_t begin = 8;
+    auto add = [&](size_t length) {
+      spans.push_back({begin, length});
+      begin += length + 1;
+    };
+    for (size_t length = 1; length <= 8; ++length) {
+      for (size_t lane = 0; lane < 8; ++lane) add(length);
+    }
+    for (size_t rotation = 0; rotation < 8; ++rotation) {
+      for (size_t lane = 0; lane < 8; ++lane) add((lane + rotation) % 8 + 1);
+    }
+    ASSERT_LE(begin, text.size());
+    ExpectSpansMatchLibrary(text, spans, seed);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Kernels, Xxh3SpansKernelTest,
     ::testing::Values(Xxh3SpansKernel{"avx2", CpuPath::kAvx2, &Xxh3SpansAvx2},
