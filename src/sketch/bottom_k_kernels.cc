@@ -57,10 +57,20 @@ void PrefixSumsPortable(Count* counts, size_t num) {
   }
 }
 
+// bucket[i] = (values[i] - first) >> shift for i < n. REQUIRES: each fits
+// in Index.
+template <typename Index>
+void BucketNumbersPortable(const uint64_t* values, size_t n, uint64_t first, int shift,
+                           Index* bucket) {
+  // A loop the compiler vectorizes for the baseline ISA (SSE2).
+  for (size_t i = 0; i < n; ++i) bucket[i] = static_cast<Index>((values[i] - first) >> shift);
+}
+
 // Writes values[0, n) to out grouped by bucket (value - first) >> shift,
 // buckets ascending, each in input order: a counting pass, prefix sums of
 // the counts, a scatter. Count holds any count up to n and any offset.
-template <typename Count, typename Index, void (*kPrefixSums)(Count*, size_t)>
+template <typename Count, typename Index, void (*kPrefixSums)(Count*, size_t),
+          void (*kBucketNumbers)(const uint64_t*, size_t, uint64_t, int, Index*)>
 void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift,
                      size_t num_buckets, uint64_t* out, uint64_t* scratch) {
   // scratch: num_buckets + 1 bucket offsets, then n bucket numbers.
@@ -73,7 +83,7 @@ void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift
   // Index holds any bucket number (below num_buckets).
   Index* bucket =
       reinterpret_cast<Index*>(scratch + (num_buckets + 1) * sizeof(Count) / sizeof(uint64_t) + 1);
-  for (size_t i = 0; i < n; ++i) bucket[i] = static_cast<Index>((values[i] - first) >> shift);
+  kBucketNumbers(values, n, first, shift, bucket);
   for (size_t i = 0; i < n; ++i) ++count[bucket[i]];
   // starts[b] = the values in buckets before b.
   kPrefixSums(count, num_buckets);
@@ -90,7 +100,9 @@ void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift
 // caller's output directly (no copy back). Below 256 values (most sorts
 // here) the counts and offsets fit in bytes: a quarter of the memory to
 // clear and to prefix-sum.
-template <void (*kPrefixSums32)(uint32_t*, size_t), void (*kPrefixSums8)(uint8_t*, size_t)>
+template <void (*kPrefixSums32)(uint32_t*, size_t), void (*kPrefixSums8)(uint8_t*, size_t),
+          void (*kBucketNumbers16)(const uint64_t*, size_t, uint64_t, int, uint16_t*),
+          void (*kBucketNumbers32)(const uint64_t*, size_t, uint64_t, int, uint32_t*)>
 void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last, uint64_t* out,
                 uint64_t* scratch) {
   if (n <= 32) {
@@ -106,11 +118,11 @@ void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last,
   const int shift = range_bits > bucket_bits ? range_bits - bucket_bits : 0;
   const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 64
   if (n <= 255) {
-    ScatterByBucket<uint8_t, uint16_t, kPrefixSums8>(values, n, first, shift, num_buckets, out,
-                                                     scratch);
+    ScatterByBucket<uint8_t, uint16_t, kPrefixSums8, kBucketNumbers16>(values, n, first, shift,
+                                                                       num_buckets, out, scratch);
   } else {
-    ScatterByBucket<uint32_t, uint32_t, kPrefixSums32>(values, n, first, shift, num_buckets, out,
-                                                       scratch);
+    ScatterByBucket<uint32_t, uint32_t, kPrefixSums32, kBucketNumbers32>(values, n, first, shift,
+                                                                         num_buckets, out, scratch);
   }
   // Values are grouped by bucket in order; sort within buckets.
   if (!InsertionSortNearlySorted(out, n)) std::sort(out, out + n);
@@ -273,6 +285,45 @@ NEARDUP_AVX512_TARGET void PrefixSumsBytesAvx512(uint8_t* counts, size_t num) {
         _mm512_shuffle_i64x2(_mm512_shuffle_epi8(x, byte15), _mm512_shuffle_epi8(x, byte15), 0xff);
   }
 }
+// BucketNumbersPortable eight values per vector: subtract, shift, and
+// narrow each 64-bit lane to the index width (vpmovqw / vpmovqd, which
+// truncate: every bucket number fits); the tail under a mask. The portable
+// template compiled for the baseline ISA (SSE2, two values per vector, the
+// narrowing by shuffles) took ~1% of `fingerprint --minhash` (session 15).
+NEARDUP_AVX512_TARGET void BucketNumbers16Avx512(const uint64_t* values, size_t n, uint64_t first,
+                                                 int shift, uint16_t* bucket) {
+  const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i v = _mm512_loadu_si512(values + i);
+    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bucket + i), _mm512_cvtepi64_epi16(b));
+  }
+  if (i < n) {
+    const __mmask8 lanes = static_cast<__mmask8>((1u << (n - i)) - 1);
+    const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
+    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
+    _mm512_mask_cvtepi64_storeu_epi16(bucket + i, lanes, b);
+  }
+}
+NEARDUP_AVX512_TARGET void BucketNumbers32Avx512(const uint64_t* values, size_t n, uint64_t first,
+                                                 int shift, uint32_t* bucket) {
+  const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i v = _mm512_loadu_si512(values + i);
+    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bucket + i), _mm512_cvtepi64_epi32(b));
+  }
+  if (i < n) {
+    const __mmask8 lanes = static_cast<__mmask8>((1u << (n - i)) - 1);
+    const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
+    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
+    _mm512_mask_cvtepi64_storeu_epi32(bucket + i, lanes, b);
+  }
+}
 NEARDUP_INTRINSICS_WARNINGS_ON
 
 #endif
@@ -288,16 +339,22 @@ size_t SortScratchSize(size_t count) {
 std::vector<BottomKKernel> BottomKKernelsFor(const CpuFeatures& f) {
   std::vector<BottomKKernel> kernels = {
       {"portable", &FilterInRangePortable,
-       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>, &UniquePortable}};
+       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>,
+                   BucketNumbersPortable<uint16_t>, BucketNumbersPortable<uint32_t>>,
+       &UniquePortable}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
   if (f.avx2 && f.popcnt) {
-    kernels.push_back({"avx2", &FilterInRangeAvx2,
-                       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>,
-                       &UniquePortable});
+    kernels.push_back(
+        {"avx2", &FilterInRangeAvx2,
+         &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>,
+                     BucketNumbersPortable<uint16_t>, BucketNumbersPortable<uint32_t>>,
+         &UniquePortable});
   }
   if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.popcnt) {
     kernels.push_back({"avx512", &FilterInRangeAvx512,
-                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512>, &UniqueAvx512});
+                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512, BucketNumbers16Avx512,
+                                   BucketNumbers32Avx512>,
+                       &UniqueAvx512});
   }
 #else
   (void)f;
