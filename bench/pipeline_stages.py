@@ -32,7 +32,7 @@ STAGES = [
     ('shingles (Mix64 + windows)', r'Horner|Mix64Many|ShingleBatch|ShingleHasher'),
     ('normalise', r'Normaliz|AppendAscii|FoldAvx|utf8proc'),
     ('bottom-k (filter, sort, unique)',
-     r'BottomK|BucketSort|InsertionSort|FilterInRange|PrefixSums|Unique|MergeUnique|ScatterByBucket'),
+     r'BottomK|BucketSort|BucketNumbers|InsertionSort|FilterInRange|PrefixSums|Unique|MergeUnique|ScatterByBucket'),
     ('k-value MinHash', r'KValue'),
     ('SimHash counts', r'CountBits|SimHashAccumulator'),
     ('fingerprinter driver (AddFeaturesBatched, ComputeBatch)',

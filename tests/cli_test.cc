@@ -54,6 +54,22 @@ TEST_F(CliTest, FingerprintsTheExampleCorpusInInputOrder) {
   EXPECT_TRUE(run.err.empty()) << run.err;
 }
 
+// --profile: one line on stderr after the run (even with --quiet), with the
+// fingerprint stage's serial-filter CPU; the output is unchanged.
+TEST_F(CliTest, FingerprintProfilePrintsTheStagesAndKeepsTheOutput) {
+  CommandResult plain = Neardup("fingerprint --quiet --minhash --threads 2 " + Example());
+  CommandResult profiled =
+      Neardup("fingerprint --quiet --minhash --profile --threads 2 " + Example());
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.err;
+  EXPECT_EQ(profiled.out, plain.out);
+  EXPECT_TRUE(plain.err.empty()) << plain.err;
+  EXPECT_THAT(profiled.err,
+              MatchesRegex("neardup: profile \\(2 threads; wall/cpu/main-thread cpu/serial cpu "
+                           "s\\): fingerprint [0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+, close "
+                           "[0-9.]+/[0-9.]+/[0-9.]+/[0-9.]+; peak RSS [0-9.]+ MB, [0-9]+ "
+                           "bytes/document\n"));
+}
+
 TEST_F(CliTest, OutputIsByteIdenticalWhateverTheThreadCount) {
   std::string corpus;
   for (int i = 0; i < 3000; ++i) {

@@ -7,10 +7,12 @@
 
 #include "common_options.h"
 #include "exit_codes.h"
+#include "neardup/effective_threads.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/format/fingerprint_record.h"
 #include "neardup/format/wire_format.h"
+#include "neardup/stage_time.h"
 #include "output.h"
 #include "progress.h"
 
@@ -29,6 +31,7 @@ struct FingerprintFlags {
   std::string output = "-";
   std::string format = "json";
   std::string ids_output;  // binary format: ids beside the records, one JSON string a line
+  bool profile = false;
 };
 
 Result<FingerprintJob> ResolveJob(const FingerprintFlags& flags) {
@@ -48,7 +51,28 @@ Result<FingerprintJob> ResolveJob(const FingerprintFlags& flags) {
   job.output = flags.output;
   job.format = flags.format;
   job.ids_output = flags.ids_output;
+  job.profile = flags.profile;
   return job;
+}
+
+// --profile: one line on stderr, as the corpus commands' (near_duplicate_commands.cc): each
+// stage's wall seconds, CPU seconds of every thread, of the main thread, and of the
+// pipeline's serial filters on whichever thread ran them (reading, numbering, and the
+// in-order delivery that writes each batch's formatted lines): the part of the
+// fingerprint stage that no thread count shortens. `close` flushes, fsyncs and renames
+// the output.
+void PrintFingerprintProfile(const StageTime& fingerprint, const StageTime& close,
+                             uint64_t documents) {
+  const uint64_t peak = PeakResidentBytes();
+  std::fprintf(stderr,
+               "neardup: profile (%zu threads; wall/cpu/main-thread cpu/serial cpu s): "
+               "fingerprint %.3f/%.3f/%.3f/%.3f, close %.3f/%.3f/%.3f/%.3f; peak RSS %.1f MB, "
+               "%.0f bytes/document\n",
+               EffectiveThreads(), fingerprint.wall_seconds, fingerprint.cpu_seconds,
+               fingerprint.main_cpu_seconds, fingerprint.serial_cpu_seconds, close.wall_seconds,
+               close.cpu_seconds, close.main_cpu_seconds, close.serial_cpu_seconds,
+               static_cast<double>(peak) / 1e6,
+               documents == 0 ? 0.0 : static_cast<double>(peak) / static_cast<double>(documents));
 }
 
 }  // namespace
@@ -88,10 +112,14 @@ int RunFingerprintJob(const FingerprintJob& flags) {
   auto started = std::chrono::steady_clock::now();
 
   FingerprintPipelineStats stats;
+  SerialCpuTime serial_time;
+  FingerprintPipelineOptions pipeline_options;
+  if (flags.profile) pipeline_options.serial_time = &serial_time;
+  StageTimer timer;
   // Formatting runs on the worker threads, per batch; only writing is serial.
   // Flat batches on views: no allocation per document (fingerprint_batch.h).
   Status status = RunFlatFingerprintPipeline(
-      **reader, **fingerprinter, FingerprintPipelineOptions{},
+      **reader, **fingerprinter, pipeline_options,
       [&](const DocumentViews& docs, const FingerprintBatch& fingerprints, std::string* out) {
         for (size_t i = 0; i < docs.ids.size(); ++i) {
           // The ids lie in the chunk, which fingerprinting it has pushed out
@@ -123,6 +151,8 @@ int RunFingerprintJob(const FingerprintJob& flags) {
       },
       &stats);
   progress.Finish();
+  StageTime fingerprint_time = timer.Lap();
+  fingerprint_time.serial_cpu_seconds = serial_time.seconds();
   const bool succeeded = ReadingSucceeded(status, flags.run, skips);
   Status closed = output->Finish(succeeded);
   if (status.ok()) status = closed;
@@ -130,6 +160,7 @@ int RunFingerprintJob(const FingerprintJob& flags) {
     closed = ids_output->Finish(succeeded);
     if (status.ok()) status = closed;
   }
+  if (flags.profile) PrintFingerprintProfile(fingerprint_time, timer.Lap(), stats.documents);
 
   if (!flags.run.quiet) {
     double seconds =
@@ -178,6 +209,9 @@ void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run,
   command->add_option("--output,-o", flags->output, "Output file (- for stdout)")
       ->capture_default_str();
   RegisterNoFsyncFlag(command);
+  command->add_flag("--profile", flags->profile,
+                    "Print the fingerprint and close stages' wall and CPU seconds (all threads, "
+                    "main thread, serial filters) and the peak memory per document on stderr");
   command
       ->add_option("--format", flags->format,
                    "json (one JSON line per document) or binary (fixed-width little-endian "

@@ -23,6 +23,9 @@ struct FingerprintJob {
   std::string output = "-";
   std::string format = "json";  // or "binary": fixed-width records (docs/PIPELINE.md)
   std::string ids_output;       // binary: the ids, one JSON string a line
+  // --profile: the fingerprint and close stages' times on stderr (this
+  // process' run only; neardup-mpi's runner ignores it).
+  bool profile = false;
 };
 
 // Runs a resolved job; returns the exit code.

@@ -118,6 +118,8 @@ class BottomKBuilder {
   void (*sort_ascending_)(const uint64_t* values, size_t count, uint64_t first, uint64_t last,
                           uint64_t* out, uint64_t* scratch);
   size_t (*unique_)(const uint64_t* values, size_t count, uint64_t* out, size_t room);
+  size_t (*merge_unique_)(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, uint64_t* out,
+                          size_t room);
 };
 
 // k positions of one-permutation MinHash with optimal densification.

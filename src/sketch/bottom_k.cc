@@ -8,50 +8,6 @@
 #include "sketch/sketch_kernels.h"
 
 namespace neardup {
-namespace {
-
-// Writes the distinct values of the ascending a[0, na) and b[0, nb) to
-// out, ascending, until `room` are written, and returns their number. One
-// pass instead of a merge and then a dedup; the choice of side and whether
-// the value repeats the last one kept are flag arithmetic, not branches.
-// REQUIRES: room >= 1; out overlaps neither input.
-size_t MergeUnique(const uint64_t* a, size_t na, const uint64_t* b, size_t nb, uint64_t* out,
-                   size_t room) {
-  if (na + nb == 0) return 0;
-  size_t i = 0;
-  size_t j = 0;
-  uint64_t previous = nb == 0 || (na > 0 && a[0] <= b[0]) ? a[i++] : b[j++];
-  out[0] = previous;
-  size_t m = 1;
-  // out[m] is written before m advances past it, so m < room bounds every
-  // store.
-  while (i < na && j < nb && m < room) {
-    const uint64_t x = a[i];
-    const uint64_t y = b[j];
-    const bool from_a = x <= y;
-    const uint64_t v = from_a ? x : y;
-    i += from_a;
-    j += !from_a;
-    out[m] = v;
-    m += v != previous;
-    previous = v;
-  }
-  for (; i < na && m < room; ++i) {
-    const uint64_t v = a[i];
-    out[m] = v;
-    m += v != previous;
-    previous = v;
-  }
-  for (; j < nb && m < room; ++j) {
-    const uint64_t v = b[j];
-    out[m] = v;
-    m += v != previous;
-    previous = v;
-  }
-  return m;
-}
-
-}  // namespace
 
 BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
   NEARDUP_CHECK(k >= 1) << "bottom-k sketch size k (" << k << ") must be at least 1";
@@ -68,6 +24,7 @@ BottomKBuilder::BottomKBuilder(int k) : k_(static_cast<uint32_t>(k)) {
   filter_in_range_ = kernel.filter_in_range;
   sort_ascending_ = kernel.sort_ascending;
   unique_ = kernel.unique;
+  merge_unique_ = kernel.merge_unique;
 }
 
 void BottomKBuilder::AddMany(std::span<const uint64_t> hashes) {
@@ -123,7 +80,7 @@ void BottomKBuilder::Flush() {
     // The held slice is sorted already: merge rather than sort it again,
     // stopping at k values.
     if (held_end > held_at) {
-      n += MergeUnique(held + held_at, held_end - held_at, sorted, count, next_held + n, k_ - n);
+      n += merge_unique_(held + held_at, held_end - held_at, sorted, count, next_held + n, k_ - n);
     } else {
       n += unique_(sorted, count, next_held + n, k_ - n);
     }

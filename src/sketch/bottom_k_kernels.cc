@@ -45,6 +45,45 @@ size_t UniquePortable(const uint64_t* values, size_t count, uint64_t* out, size_
   return m;
 }
 
+// One pass instead of a merge and then a dedup; the choice of side and
+// whether the value repeats the last one kept are flag arithmetic, not
+// branches.
+size_t MergeUniquePortable(const uint64_t* a, size_t na, const uint64_t* b, size_t nb,
+                           uint64_t* out, size_t room) {
+  if (na + nb == 0) return 0;
+  size_t i = 0;
+  size_t j = 0;
+  uint64_t previous = nb == 0 || (na > 0 && a[0] <= b[0]) ? a[i++] : b[j++];
+  out[0] = previous;
+  size_t m = 1;
+  // out[m] is written before m advances past it, so m < room bounds every
+  // store.
+  while (i < na && j < nb && m < room) {
+    const uint64_t x = a[i];
+    const uint64_t y = b[j];
+    const bool from_a = x <= y;
+    const uint64_t v = from_a ? x : y;
+    i += from_a;
+    j += !from_a;
+    out[m] = v;
+    m += v != previous;
+    previous = v;
+  }
+  for (; i < na && m < room; ++i) {
+    const uint64_t v = a[i];
+    out[m] = v;
+    m += v != previous;
+    previous = v;
+  }
+  for (; j < nb && m < room; ++j) {
+    const uint64_t v = b[j];
+    out[m] = v;
+    m += v != previous;
+    previous = v;
+  }
+  return m;
+}
+
 // counts[0, num) becomes its inclusive prefix sums.
 template <typename Count>
 void PrefixSumsPortable(Count* counts, size_t num) {
@@ -57,10 +96,20 @@ void PrefixSumsPortable(Count* counts, size_t num) {
   }
 }
 
+// bucket[i] = (values[i] - first) >> shift for i < n. REQUIRES: each fits
+// in Index.
+template <typename Index>
+void BucketNumbersPortable(const uint64_t* values, size_t n, uint64_t first, int shift,
+                           Index* bucket) {
+  // A loop the compiler vectorizes for the baseline ISA (SSE2).
+  for (size_t i = 0; i < n; ++i) bucket[i] = static_cast<Index>((values[i] - first) >> shift);
+}
+
 // Writes values[0, n) to out grouped by bucket (value - first) >> shift,
 // buckets ascending, each in input order: a counting pass, prefix sums of
 // the counts, a scatter. Count holds any count up to n and any offset.
-template <typename Count, typename Index, void (*kPrefixSums)(Count*, size_t)>
+template <typename Count, typename Index, void (*kPrefixSums)(Count*, size_t),
+          void (*kBucketNumbers)(const uint64_t*, size_t, uint64_t, int, Index*)>
 void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift,
                      size_t num_buckets, uint64_t* out, uint64_t* scratch) {
   // scratch: num_buckets + 1 bucket offsets, then n bucket numbers.
@@ -73,7 +122,7 @@ void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift
   // Index holds any bucket number (below num_buckets).
   Index* bucket =
       reinterpret_cast<Index*>(scratch + (num_buckets + 1) * sizeof(Count) / sizeof(uint64_t) + 1);
-  for (size_t i = 0; i < n; ++i) bucket[i] = static_cast<Index>((values[i] - first) >> shift);
+  kBucketNumbers(values, n, first, shift, bucket);
   for (size_t i = 0; i < n; ++i) ++count[bucket[i]];
   // starts[b] = the values in buckets before b.
   kPrefixSums(count, num_buckets);
@@ -90,7 +139,9 @@ void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift
 // caller's output directly (no copy back). Below 256 values (most sorts
 // here) the counts and offsets fit in bytes: a quarter of the memory to
 // clear and to prefix-sum.
-template <void (*kPrefixSums32)(uint32_t*, size_t), void (*kPrefixSums8)(uint8_t*, size_t)>
+template <void (*kPrefixSums32)(uint32_t*, size_t), void (*kPrefixSums8)(uint8_t*, size_t),
+          void (*kBucketNumbers16)(const uint64_t*, size_t, uint64_t, int, uint16_t*),
+          void (*kBucketNumbers32)(const uint64_t*, size_t, uint64_t, int, uint32_t*)>
 void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last, uint64_t* out,
                 uint64_t* scratch) {
   if (n <= 32) {
@@ -106,11 +157,11 @@ void BucketSort(const uint64_t* values, size_t n, uint64_t first, uint64_t last,
   const int shift = range_bits > bucket_bits ? range_bits - bucket_bits : 0;
   const size_t num_buckets = size_t{1} << bucket_bits;  // a multiple of 64
   if (n <= 255) {
-    ScatterByBucket<uint8_t, uint16_t, kPrefixSums8>(values, n, first, shift, num_buckets, out,
-                                                     scratch);
+    ScatterByBucket<uint8_t, uint16_t, kPrefixSums8, kBucketNumbers16>(values, n, first, shift,
+                                                                       num_buckets, out, scratch);
   } else {
-    ScatterByBucket<uint32_t, uint32_t, kPrefixSums32>(values, n, first, shift, num_buckets, out,
-                                                       scratch);
+    ScatterByBucket<uint32_t, uint32_t, kPrefixSums32, kBucketNumbers32>(values, n, first, shift,
+                                                                         num_buckets, out, scratch);
   }
   // Values are grouped by bucket in order; sort within buckets.
   if (!InsertionSortNearlySorted(out, n)) std::sort(out, out + n);
@@ -273,6 +324,119 @@ NEARDUP_AVX512_TARGET void PrefixSumsBytesAvx512(uint8_t* counts, size_t num) {
         _mm512_shuffle_i64x2(_mm512_shuffle_epi8(x, byte15), _mm512_shuffle_epi8(x, byte15), 0xff);
   }
 }
+// BucketNumbersPortable eight values per vector: subtract, shift, and
+// narrow each 64-bit lane to the index width (vpmovqw / vpmovqd, which
+// truncate: every bucket number fits); the tail under a mask. The portable
+// template compiled for the baseline ISA (SSE2, two values per vector, the
+// narrowing by shuffles) took ~1% of `fingerprint --minhash` (session 15).
+NEARDUP_AVX512_TARGET void BucketNumbers16Avx512(const uint64_t* values, size_t n, uint64_t first,
+                                                 int shift, uint16_t* bucket) {
+  const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i v = _mm512_loadu_si512(values + i);
+    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(bucket + i), _mm512_cvtepi64_epi16(b));
+  }
+  if (i < n) {
+    const __mmask8 lanes = static_cast<__mmask8>((1u << (n - i)) - 1);
+    const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
+    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
+    _mm512_mask_cvtepi64_storeu_epi16(bucket + i, lanes, b);
+  }
+}
+NEARDUP_AVX512_TARGET void BucketNumbers32Avx512(const uint64_t* values, size_t n, uint64_t first,
+                                                 int shift, uint32_t* bucket) {
+  const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i v = _mm512_loadu_si512(values + i);
+    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bucket + i), _mm512_cvtepi64_epi32(b));
+  }
+  if (i < n) {
+    const __mmask8 lanes = static_cast<__mmask8>((1u << (n - i)) - 1);
+    const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
+    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
+    _mm512_mask_cvtepi64_storeu_epi32(bucket + i, lanes, b);
+  }
+}
+// Up to eight values of p[0, n) from `at` on, the lanes past n set to
+// UINT64_MAX (above or equal to every value, so they sort last).
+NEARDUP_AVX512_TARGET inline __m512i LoadEightOrMax(const uint64_t* p, size_t n, size_t at) {
+  const __m512i max = _mm512_set1_epi64(-1);
+  if (at + 8 <= n) return _mm512_loadu_si512(p + at);
+  const size_t left = at < n ? n - at : 0;
+  const __mmask8 lanes = static_cast<__mmask8>((1u << left) - 1);
+  return _mm512_mask_loadu_epi64(max, lanes, p + at);
+}
+
+// Sorts the bitonic eight lanes of v ascending: compare-exchange lanes i and
+// i ^ 4, then i ^ 2, then i ^ 1 (the lower lane of each pair takes the min).
+NEARDUP_AVX512_TARGET inline __m512i SortBitonicEight(__m512i v) {
+  const __m512i swap4 = _mm512_set_epi64(3, 2, 1, 0, 7, 6, 5, 4);
+  const __m512i swap2 = _mm512_set_epi64(5, 4, 7, 6, 1, 0, 3, 2);
+  const __m512i swap1 = _mm512_set_epi64(6, 7, 4, 5, 2, 3, 0, 1);
+  __m512i p = _mm512_permutexvar_epi64(swap4, v);
+  v = _mm512_mask_blend_epi64(0xF0, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
+  p = _mm512_permutexvar_epi64(swap2, v);
+  v = _mm512_mask_blend_epi64(0xCC, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
+  p = _mm512_permutexvar_epi64(swap1, v);
+  v = _mm512_mask_blend_epi64(0xAA, _mm512_min_epu64(v, p), _mm512_max_epu64(v, p));
+  return v;
+}
+
+// MergeUniquePortable eight values per step: the running vector of the
+// eight largest values so far and the next eight of the input whose next
+// value is smaller (either way every value still to come is at least that
+// value) form a bitonic sequence once one is reversed; its lower half,
+// sorted, is the next eight of the merge. Those are written as UniqueAvx512
+// writes (kept where they differ from the value before, packed,
+// stored whole). Inputs are read eight at a time with the lanes past their
+// end at UINT64_MAX, and only the first na + nb merged values are used, so
+// a real UINT64_MAX and a padding lane (equal) are never told apart.
+NEARDUP_AVX512_TARGET size_t MergeUniqueAvx512(const uint64_t* a, size_t na, const uint64_t* b,
+                                               size_t nb, uint64_t* out, size_t room) {
+  const size_t total = na + nb;
+  if (total == 0) return 0;
+  const __m512i reverse = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i last_lane = _mm512_set1_epi64(7);
+  __m512i high = LoadEightOrMax(a, na, 0);
+  __m512i next = LoadEightOrMax(b, nb, 0);
+  size_t ia = 8;
+  size_t ib = 8;
+  // The value before the first: any value other than the first.
+  const uint64_t first = nb == 0 || (na > 0 && a[0] <= b[0]) ? a[0] : b[0];
+  __m512i previous = _mm512_set1_epi64(static_cast<long long>(first - 1));
+  size_t merged = 0;
+  size_t m = 0;
+  while (true) {
+    const __m512i flipped = _mm512_permutexvar_epi64(reverse, next);
+    const __m512i low = SortBitonicEight(_mm512_min_epu64(high, flipped));
+    high = SortBitonicEight(_mm512_max_epu64(high, flipped));
+    const size_t valid = std::min<size_t>(8, total - merged);
+    const __mmask8 lanes = static_cast<__mmask8>((1u << valid) - 1);
+    const __m512i before = _mm512_alignr_epi64(low, previous, 7);
+    const __mmask8 keep = _mm512_mask_cmpneq_epu64_mask(lanes, low, before);
+    _mm512_storeu_si512(out + m, _mm512_maskz_compress_epi64(keep, low));
+    m += static_cast<size_t>(__builtin_popcount(keep));
+    merged += valid;
+    if (merged == total || m >= room) break;
+    previous = _mm512_permutexvar_epi64(last_lane, low);
+    if (ia < na && (ib >= nb || a[ia] <= b[ib])) {
+      next = LoadEightOrMax(a, na, ia);
+      ia += 8;
+    } else {
+      // b's next eight, or (both inputs read) lanes of UINT64_MAX, which
+      // leave high's values for the next step.
+      next = LoadEightOrMax(b, nb, ib);
+      ib += 8;
+    }
+  }
+  return std::min(m, room);
+}
 NEARDUP_INTRINSICS_WARNINGS_ON
 
 #endif
@@ -288,16 +452,22 @@ size_t SortScratchSize(size_t count) {
 std::vector<BottomKKernel> BottomKKernelsFor(const CpuFeatures& f) {
   std::vector<BottomKKernel> kernels = {
       {"portable", &FilterInRangePortable,
-       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>, &UniquePortable}};
+       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>,
+                   BucketNumbersPortable<uint16_t>, BucketNumbersPortable<uint32_t>>,
+       &UniquePortable, &MergeUniquePortable}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
   if (f.avx2 && f.popcnt) {
-    kernels.push_back({"avx2", &FilterInRangeAvx2,
-                       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>>,
-                       &UniquePortable});
+    kernels.push_back(
+        {"avx2", &FilterInRangeAvx2,
+         &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>,
+                     BucketNumbersPortable<uint16_t>, BucketNumbersPortable<uint32_t>>,
+         &UniquePortable, &MergeUniquePortable});
   }
   if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.popcnt) {
     kernels.push_back({"avx512", &FilterInRangeAvx512,
-                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512>, &UniqueAvx512});
+                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512, BucketNumbers16Avx512,
+                                   BucketNumbers32Avx512>,
+                       &UniqueAvx512, &MergeUniqueAvx512});
   }
 #else
   (void)f;

@@ -11,7 +11,12 @@
 // feature hashes); AVX-512 computes its bucket offsets 16 (or 64 byte
 // counts) per instruction. Unique drops repeats from sorted values: portable
 // one value per step (flag arithmetic, no branch), AVX-512 eight (compare
-// with the values shifted by one, compress).
+// with the values shifted by one, compress). MergeUnique merges the held
+// values with the sorted new ones, dropping repeats: portable one value per
+// step without a branch (its chain is a load whose address depends on the
+// last compare, ~5 cycles a value), AVX-512 eight per step (a bitonic merge
+// of two vectors, then Unique's compress; one data-dependent branch per
+// eight values).
 // (A bitonic network on AVX-512 was measured no faster for 16-400 values:
 // it is bound by its permutation latency.)
 //
@@ -55,11 +60,19 @@ using BottomKUniqueFn = size_t (*)(const uint64_t* values, size_t count, uint64_
                                    size_t room);
 inline constexpr size_t kUniqueSlack = 8;
 
+// Writes the distinct values of the merge of the ascending a[0, na) and
+// b[0, nb) to out, ascending, until `room` are written, and returns their
+// number (at most room). REQUIRES: room >= 1; out has room for room +
+// kUniqueSlack values and overlaps neither input.
+using BottomKMergeUniqueFn = size_t (*)(const uint64_t* a, size_t na, const uint64_t* b, size_t nb,
+                                        uint64_t* out, size_t room);
+
 struct BottomKKernel {
   std::string_view name;  // "portable", "avx2", "avx512"
   BottomKFilterFn filter_in_range;
   BottomKSortFn sort_ascending;
   BottomKUniqueFn unique;
+  BottomKMergeUniqueFn merge_unique;
 };
 
 // The scratch values SortAscending needs for `count` values.
