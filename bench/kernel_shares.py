@@ -3,92 +3,156 @@
 
 Runs `BINARY ARGS...` under `perf record -F 10000` for each binary in turn,
 RUNS rounds (stdout to /dev/null), and groups each run's samples into the
-stages below (first match wins). Each stage's samples are divided by those of
-the UNIT stages, which are code that the binaries share unchanged, and the
-mean and standard deviation over the runs are printed per binary. `total` is
-all samples per unit sample: the run's CPU in units of the unchanged code.
-When other work preempts the runs, their CPU times move by 10-30 %, but
-these ratios move by only a few percent. Session 16 (docs/BENCHMARKS.md,
-"Session 16, scan and hash") got 0.410 vs 0.409 from two builds of the same
-code.
+stages of bench/perf_stages.py (the table bench/pipeline_stages.py uses;
+first match wins). Each stage's samples are divided by those of the UNIT
+stages, which are code that the binaries share unchanged, and the mean and
+standard deviation over the runs are printed per binary, with each binary's
+mean over the first one's. `the rest` is the samples that match no stage;
+`total` is all samples per unit sample: the run's CPU in units of the
+unchanged code. When other work preempts the runs, their CPU times move by
+10-30 %, but these ratios move by only a few percent (docs/BENCHMARKS.md,
+"Session 16, scan and hash", has an A/A check).
+
+A stage counts only the samples of the symbols its pattern matches, so a
+kernel inlined into a caller of another stage in one build moves its
+samples there. The script warns, and exits with status 1 after the table,
+when a stage has no samples in any run of one binary but at least 0.5 % of
+the samples of another.
 
 Pick UNIT so that it holds no code that the change touches, e.g.
---unit scan,json,normalise for a change to XXH3 or the shingles, or
---unit xxh3,shingles,json for a change to the scanner.
+--unit scan,json,normalise (the default) for a change to XXH3 or the
+shingles, or --unit xxh3,shingles,json for a change to the scanner. Short
+names: see SHORT_NAMES; a stage's full name works too.
 
-  bench/kernel_shares.py [--unit A,B,...] RUNS BINARY [BINARY...] -- ARGS...
+  bench/kernel_shares.py [--unit A,B,...] [--freq F] RUNS BINARY [BINARY...] -- ARGS...
   e.g. bench/kernel_shares.py 10 /work/main/wt/base16/neardup build/release/neardup -- \\
          fingerprint --simhash --quiet --threads 1 /tmp/neardup_pipeline_bench/big.jsonl
 """
+import argparse
 import collections
 import os
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 
-# (stage, symbol regex), first match wins.
-STAGES = [
-    ('xxh3', r'Xxh3'),
-    ('scan', r'TokenScanner::Next'),
-    ('shingles', r'HornerAvx512|Mix64ManyAvx512'),
-    ('json', r'ScanAndUnescape'),
-    ('normalise', r'AppendAsciiAvx512|NormalizeBlocks'),
-    ('bottomk', r'BottomK|BucketSort|InsertionSort|FilterInRange|MergeUnique'),
-    ('simhash', r'CountBits|SimHashAccumulator'),
-]
+from perf_stages import REST, STAGES, record, stage_of, symbol_shares
+
+# Short names of perf_stages.STAGES.
+SHORT_NAMES = {
+    'xxh3': 'token hash (XXH3 / sdbm / FNV, stopwords)',
+    'scan': 'tokenise (block scanner, segmentation)',
+    'shingles': 'shingles (Mix64 + windows)',
+    'normalise': 'normalise',
+    'bottomk': 'bottom-k (filter, sort, unique)',
+    'kvalue': 'k-value MinHash',
+    'simhash': 'SimHash counts',
+    'driver': 'fingerprinter driver (AddFeaturesBatched, ComputeBatch)',
+    'json': 'JSON scan (flat scan + unescape, simdjson)',
+    'memchr': 'line split (memchr: first read of the bytes)',
+    'output': 'output (ids, hex digits, JSON lines)',
+    'kernel': 'kernel: page faults, mapping, unmapping, scheduling',
+    'copies': 'copies and fills (memmove, memset)',
+    'alloc': 'allocation',
+}
+SHORT_OF = {stage: short for short, stage in SHORT_NAMES.items()}
+# A stage with no samples in one binary and at least this share (percent of
+# all samples) in another is reported as a likely inlining or renaming.
+MISSING_STAGE_PERCENT = 0.5
 
 
-def shares(binary, args, data):
-    subprocess.run(['perf', 'record', '-q', '-F', '10000', '-o', data, '--', binary] + args,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    report = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort', 'symbol',
-                             '--percent-limit', '0.01', '--stdio'],
-                            capture_output=True, text=True, check=True).stdout
-    out = collections.Counter()
-    for line in report.splitlines():
-        m = re.match(r'\s+([\d.]+)%\s+\[.\]\s+(.*)', line)
-        if not m:
-            continue
-        for stage, regex in STAGES:
-            if re.search(regex, m.group(2)):
-                out[stage] += float(m.group(1))
-                break
-    return out
+def parse_args():
+    argv = sys.argv[1:]
+    if '--' not in argv:
+        sys.exit(__doc__ + '\nerror: no "--" before the arguments of the command')
+    split = argv.index('--')
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--unit', default='scan,json,normalise',
+                        help='comma-separated stages of unchanged code')
+    parser.add_argument('--freq', type=int, default=10000, help='perf record -F')
+    parser.add_argument('runs', type=int)
+    parser.add_argument('binaries', nargs='+')
+    args = parser.parse_args(argv[:split])
+    args.command_args = argv[split + 1:]
+    if args.runs < 1:
+        parser.error('RUNS must be at least 1')
+    names = [stage for stage, _ in STAGES]
+    args.unit_stages = []
+    for u in args.unit.split(','):
+        stage = SHORT_NAMES.get(u, u)
+        if stage not in names:
+            parser.error(f'unknown unit stage {u!r}; short names: ' + ', '.join(SHORT_NAMES))
+        args.unit_stages.append(stage)
+    return args
+
+
+def run_once(binary, args, freq, data):
+    """{stage: percent of all samples} of one run of BINARY ARGS."""
+    try:
+        record([binary] + args, freq, data, stderr=subprocess.PIPE)
+        shares = collections.Counter()
+        for name, percent in symbol_shares(data):
+            shares[stage_of(name)] += percent
+        return shares
+    except (OSError, subprocess.CalledProcessError) as e:
+        stderr = getattr(e, 'stderr', None)
+        if isinstance(stderr, bytes):
+            stderr = stderr.decode(errors='replace')
+        sys.exit(f'{e}\n{stderr or ""}'.rstrip())
 
 
 def main():
-    argv = sys.argv[1:]
-    unit = ['scan', 'json', 'normalise']
-    if argv[:1] == ['--unit']:
-        unit = argv[1].split(',')
-        argv = argv[2:]
-    if len(argv) < 4 or '--' not in argv:
-        sys.exit(__doc__)
-    names = [stage for stage, _ in STAGES]
-    if any(u not in names for u in unit):
-        sys.exit('unknown unit stage; stages: ' + ', '.join(names))
-    runs = int(argv[0])
-    split = argv.index('--')
-    binaries, args = argv[1:split], argv[split + 1:]
-    results = {b: collections.defaultdict(list) for b in binaries}
+    args = parse_args()
+    unit = args.unit_stages
+    # Keyed by position, so that an A/A run of one binary twice keeps two rows.
+    labels = [f'#{i + 1} {b}' for i, b in enumerate(args.binaries)]
+    ratios = {label: collections.defaultdict(list) for label in labels}
+    percents = {label: collections.defaultdict(list) for label in labels}
+    rows = [stage for stage, _ in STAGES] + [REST]
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, 'perf.data')
-        for _ in range(runs):
-            for binary in binaries:
-                s = shares(binary, args, data)
-                base = sum(s[u] for u in unit)
+        for _ in range(args.runs):
+            for label, binary in zip(labels, args.binaries):
+                shares = run_once(binary, args.command_args, args.freq, data)
+                base = sum(shares[u] for u in unit)
                 if base == 0:
-                    sys.exit('no samples in the unit stages ' + ','.join(unit))
-                for stage in names:
-                    results[binary][stage].append(s[stage] / base)
-                results[binary]['total'].append(100.0 / base)
-    print('per sample of ' + '+'.join(unit) + f', mean (sd) of {runs} runs')
-    for binary in binaries:
-        cells = [f'{k} {statistics.mean(v):.3f} ({statistics.pstdev(v):.3f})'
-                 for k, v in results[binary].items() if k not in unit]
-        print(f'{binary}: ' + ', '.join(cells))
+                    sys.exit(f'{label}: no samples in the unit stages')
+                for stage in rows:
+                    ratios[label][stage].append(shares[stage] / base)
+                    percents[label][stage].append(shares[stage])
+                ratios[label]['total'].append(100.0 / base)
+
+    def name(stage):
+        return SHORT_OF.get(stage, stage)
+
+    print(f'# per sample of {"+".join(name(u) for u in unit)}, mean (sd) of {args.runs} runs')
+    print('| stage | ' + ' | '.join(labels) +
+          ''.join(f' | #{i + 1}/#1' for i in range(1, len(labels))) + ' |')
+    print('|---' * (1 + 2 * len(labels) - 1) + '|')
+    for stage in [s for s in rows if s not in unit] + ['total']:
+        means = [statistics.mean(ratios[label][stage]) for label in labels]
+        if max(means) < 0.0005:  # 0.000 in every column
+            continue
+        cells = [f'{m:.3f} ({statistics.pstdev(ratios[label][stage]):.3f})'
+                 for m, label in zip(means, labels)]
+        cells += [f'{m / means[0]:.3f}' if means[0] else '-' for m in means[1:]]
+        print(f'| {name(stage)} | ' + ' | '.join(cells) + ' |')
+
+    missing = []
+    for stage in rows:
+        for label in labels:
+            if any(percents[label][stage]):
+                continue
+            others = [o for o in labels
+                      if statistics.mean(percents[o][stage]) >= MISSING_STAGE_PERCENT]
+            if others:
+                missing.append(f'warning: stage "{name(stage)}" has no samples in {label} but '
+                               f'{statistics.mean(percents[others[0]][stage]):.1f} % in '
+                               f'{others[0]}: inlined into another stage, or renamed?')
+    if missing:
+        print('\n'.join(missing), file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == '__main__':

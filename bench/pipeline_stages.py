@@ -3,8 +3,8 @@
 
 Runs the command under `perf record` RUNS times (stdout to /dev/null), and
 without it as often for the CPU time,
-groups the samples' symbols into the pipeline's stages (the table below:
-first match wins) and prints, for each stage, its share of the samples and
+groups the samples' symbols into the pipeline's stages (perf_stages.py's
+table: first match wins) and prints, for each stage, its share of the samples and
 its cycles per input byte: share x the command's CPU time (user + sys, the
 best of the runs without perf) x GHZ / the input's bytes. The VM this was written on has no
 cycle counter, so the clock is the nominal one (GHZ, default 2.1); 1 GB/s
@@ -18,45 +18,12 @@ is then 2.1 cycles per byte. Stages as in docs/FINGERPRINT_SPEED.md,
 import argparse
 import collections
 import os
-import re
 import resource
 import subprocess
 import sys
 import tempfile
 
-# (stage, symbol regex), first match wins; [k] marks kernel symbols.
-STAGES = [
-    ('token hash (XXH3 / sdbm / FNV, stopwords)',
-     r'Xxh3|Sdbm|Fnv|TokenHasher|Stopword'),
-    ('tokenise (block scanner, segmentation)', r'TokenScanner|Segment|ScanTokens'),
-    ('shingles (Mix64 + windows)', r'Horner|Mix64Many|ShingleBatch|ShingleHasher'),
-    ('normalise', r'Normaliz|AppendAscii|FoldAvx|utf8proc'),
-    ('bottom-k (filter, sort, unique)',
-     r'BottomK|BucketSort|BucketNumbers|InsertionSort|FilterInRange|PrefixSums|Unique|MergeUnique|ScatterByBucket'),
-    ('k-value MinHash', r'KValue'),
-    ('SimHash counts', r'CountBits|SimHashAccumulator'),
-    ('fingerprinter driver (AddFeaturesBatched, ComputeBatch)',
-     r'CpuFingerprinter|ComputeInto|FingerprintBatch'),
-    ('JSON scan (flat scan + unescape, simdjson)',
-     r'ScanAndUnescape|FlatRecord|ScanString|simdjson|JsonlRecord|Unescape|ParseJsonlBlock|'
-     r'IsJsonNumber|AssignLineIds'),
-    ('line split (memchr: first read of the bytes)', r'memchr|memrchr'),
-    ('output (ids, hex digits, JSON lines)',
-     r'WriteDigits|AppendFingerprint|AppendHex|AppendId|OutputFile|FormatFingerprint|'
-     r'AppendJson|Hex|AppendHead|WriteHeadTail|VerbatimJsonPrefix'),
-    ('LSH candidates (pairs, clusters, dedup)', r'FillBand|GroupBand|Lsh|Candidate'),
-    ('LSH parameter search (libm)', r'expm1|ieee754|log1p|__exp|__pow|__log'),
-    ('dedup kept records', r'IsWholeLine|KeptRecords|CopyKept'),
-    ('start-up (dynamic loader, tables)',
-     r'do_lookup|_dl_|check_match|dl_main|strcmp|BuildContextFreeTable|CpuSupports|'
-     r'_init|Table|AddEntries|FillIdentityBitmaps'),
-    ('kernel: page faults, mapping, unmapping, scheduling', r'^\[k\]'),
-    ('copies and fills (memmove, memset)', r'memmove|memcpy|memset'),
-    ('allocation', r'malloc|free|operator new|operator delete|_int_'),
-    # The library's own code; a parallel_for body inlined into the binary's
-    # tbb::start_for<...> is work of the caller's stage and stays in "the rest".
-    ('oneTBB (scheduler)', r'^libtbb: '),
-]
+from perf_stages import REST, STAGES, record, stage_of, symbol_shares
 
 
 def main():
@@ -84,37 +51,22 @@ def main():
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             best_cpu = cpu if best_cpu is None else min(best_cpu, cpu)
-            with open(os.devnull, 'wb') as null:
-                subprocess.run(['perf', 'record', '-q', '-F', str(args.freq), '-o', data, '--'] +
-                               args.command, stdout=null, check=True)
-            report = subprocess.run(['perf', 'report', '-i', data, '--no-children', '--sort',
-                                     'dso,symbol', '--stdio', '-g', 'none'],
-                                    capture_output=True, text=True, check=True).stdout
-            for line in report.splitlines():
-                m = re.match(r'\s*([\d.]+)%\s+(\S+)\s+(\[.\])\s+(.*\S)', line)
-                if not m:
-                    continue
-                share = float(m.group(1)) / args.runs
-                name = ('[k] ' if m.group(3) == '[k]' else '') + m.group(4)
-                if m.group(2).startswith('libtbb'):
-                    name = 'libtbb: ' + name
+            record(args.command, args.freq, data)
+            for name, percent in symbol_shares(data):
+                share = percent / args.runs
                 symbols[name] += share
-                for stage, pattern in STAGES + [('the rest', r'.')]:
-                    if re.search(pattern, name):
-                        shares[stage] += share
-                        break
+                shares[stage_of(name)] += share
     cycles = best_cpu * args.ghz * 1e9 / args.bytes
     print(f'# {" ".join(args.command)}')
     print(f'# best CPU {best_cpu:.3f} s of {args.runs} runs (without perf), {args.bytes / 1e6:.1f} MB, '
           f'{args.bytes / 1e6 / best_cpu:.0f} MB/s of CPU; {cycles:.2f} c/B at {args.ghz} GHz')
     print('| stage | share | c/B |')
     print('|---|---|---|')
-    for stage, _ in STAGES + [('the rest', '')]:
+    for stage in [stage for stage, _ in STAGES] + [REST]:
         if shares[stage] > 0:
             print(f'| {stage} | {shares[stage]:.1f} % | {shares[stage] / 100 * cycles:.2f} |')
     print('\nlargest symbols of "the rest":')
-    rest = [(s, n) for n, s in symbols.items()
-            if not any(re.search(p, n) for _, p in STAGES)]
+    rest = [(s, n) for n, s in symbols.items() if stage_of(n) == REST]
     for share, name in sorted(rest, reverse=True)[:8]:
         print(f'  {share:5.2f} %  {name[:100]}')
 

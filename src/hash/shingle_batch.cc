@@ -104,10 +104,11 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<3>(const uint64_t* m, size_t count,
   // Mix64 of the sums in a second pass over them (in L1): a loop whose
   // iterations are independent runs as many of them at once as the core's
   // scheduler holds waiting uops, so a long chain per iteration (a multiply,
-  // two adds, then Mix64's two multiplies: ~50 cycles) bounds it. Two loops
+  // two adds, then Mix64's two multiplies: ~53 cycles) bounds it. Two loops
   // with short chains (~17 and ~36 cycles) keep more windows in flight:
-  // the shingle stage's share of `fingerprint --simhash` x0.91-0.95
-  // (docs/BENCHMARKS.md, "Session 16, scan and hash").
+  // the shingle stage's samples per sample of unchanged code in
+  // `fingerprint --simhash` x0.93-0.97 (docs/BENCHMARKS.md, "Session 16,
+  // scan and hash").
   Mix64ManyAvx512(out, count, out);
 }
 
