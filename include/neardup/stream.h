@@ -205,6 +205,15 @@ struct StreamOpenOptions {
   bool background_snapshots = true;
 };
 
+// The largest StreamOpenOptions::snapshot_log_bytes (1 PiB: sums of it and
+// file sizes stay far from overflow).
+inline constexpr uint64_t kMaxStreamSnapshotLogBytes = uint64_t{1} << 50;
+
+// OK, or InvalidArgument naming the field, its bound and its value:
+// snapshot_log_bytes must be in [1, kMaxStreamSnapshotLogBytes] (0 would
+// start a new log file after every write). Open and OpenExisting check it.
+Status ValidateStreamOpenOptions(const StreamOpenOptions& options);
+
 // One document of AddBatch / CheckBatch (views: the caller keeps the bytes).
 struct StreamDocument {
   std::string_view id;

@@ -203,6 +203,37 @@ std::vector<StreamAnswer> AddAll(NearDuplicateStream& stream, const std::vector<
   return answers;
 }
 
+// Session 16: a log length of 0 (a new file per write) or past the bound is
+// a clear error from both opens, before any file is touched.
+TEST(DurableStreamTest, OpenRefusesASnapshotLogOfZeroOrPastTheBound) {
+  TempDir dir;
+  const std::string path = dir.path() + "/s";
+  StreamOpenOptions options;
+  for (uint64_t bytes : {uint64_t{0}, kMaxStreamSnapshotLogBytes + 1, ~uint64_t{0}}) {
+    options.snapshot_log_bytes = bytes;
+    Result<std::unique_ptr<NearDuplicateStream>> opened =
+        NearDuplicateStream::Open(path, StreamConfig{}, options);
+    ASSERT_FALSE(opened.ok());
+    EXPECT_EQ(opened.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(opened.status().message(),
+                HasSubstr("snapshot_log_bytes (" + std::to_string(bytes) + ") must be in [1, "));
+    EXPECT_FALSE(std::filesystem::exists(path));
+  }
+  options.snapshot_log_bytes = 1;  // the smallest: a new log after each write
+  {
+    auto stream = std::move(NearDuplicateStream::Open(path, StreamConfig{}, options)).value();
+    ASSERT_TRUE(stream->Add("a", "some text to keep", 0).ok());
+    ASSERT_TRUE(stream->Add("b", "another text to keep", 0).ok());
+  }
+  options.snapshot_log_bytes = 0;
+  EXPECT_EQ(NearDuplicateStream::OpenExisting(path, options).status().code(),
+            StatusCode::kInvalidArgument);
+  options.snapshot_log_bytes = kMaxStreamSnapshotLogBytes;
+  auto stream = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_TRUE(stream->Get("a").ok());
+  EXPECT_TRUE(stream->Get("b").ok());
+}
+
 TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
   TempDir dir;
   const std::vector<std::string> texts = PlantedTexts(300, 9);
