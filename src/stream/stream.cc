@@ -351,7 +351,7 @@ Status NearDuplicateStream::Remove(std::string_view id) {
     finish = std::exchange(s.finish_due_, false);
   }
   s.FinishSnapshotIfDue(finish);
-  return log == nullptr ? Status::Ok() : log->SyncTo(lsn);
+  return s.SyncAll(log, lsn);
 }
 
 StreamStats NearDuplicateStream::Stats() const {
