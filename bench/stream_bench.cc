@@ -27,6 +27,9 @@
 //     --benchmark_filter=BM_StreamAddPause/1000000 (~4.3 GB, a minute or two).
 //     It lists its 8 slowest adds (add number: thread CPU ms) on stderr, to
 //     tell growth steps (at powers of two of the kept documents) from noise.
+//   BM_StreamRollOver/<log KiB>/<writers>: batch latency (p50/p99/max) of
+//     durable adds by concurrent writers with the log rolled over every
+//     <log KiB> (session 16; see the benchmark).
 // The corpus: NEARDUP_BENCH_CORPUS or cache/corpora/spamassassin.jsonl
 // (bench/bench_corpus.h); NEARDUP_BENCH_STREAM_DOCS caps the documents used
 // (default 3000).
@@ -36,13 +39,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -340,6 +346,100 @@ BENCHMARK(BM_StreamAddPause)
     ->Args({60000, 1})
     ->Args({1000000, 0})
     ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
+
+// BM_StreamRollOver/<log KiB>/<writers>: durable adds (fdatasync, as the
+// server) of 40,000 synthetic 3 KB texts by <writers> threads, each posting
+// batches of 50 (~150 KB of text, as bench/server/http_load --batch), to a
+// window that only grows, whose log is rolled over to a new file every
+// <log KiB> (65536: the server's default 64 MiB, no roll-over here). The
+// cost of a roll-over on the add path (session 16): counters p50/p99/max of
+// a batch's wall milliseconds, and roll-overs (log files at the end, less
+// one). The texts are made before the timing.
+void BM_StreamRollOver(benchmark::State& state) {
+  const uint64_t log_bytes = static_cast<uint64_t>(state.range(0)) << 10;
+  const size_t writers = static_cast<size_t>(state.range(1));
+  constexpr size_t kDocuments = 40000;
+  constexpr size_t kBatch = 50;
+  std::vector<std::string> texts;
+  std::vector<std::string> ids;
+  SyntheticTexts made;
+  for (size_t i = 0; i < kDocuments; ++i) {
+    texts.push_back(made.Next());
+    ids.push_back("d" + std::to_string(i));
+  }
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = log_bytes;
+  const std::string dir = BenchDir("stream-roll");
+  std::vector<double> latencies;
+  size_t logs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::remove_all(dir);
+    auto opened = NearDuplicateStream::Open(dir, {}, options);
+    if (!opened.ok()) {
+      state.SkipWithError(opened.status().ToString().c_str());
+      break;
+    }
+    NearDuplicateStream& stream = **opened;
+    latencies.clear();
+    std::mutex latencies_mutex;
+    std::atomic<size_t> next_batch{0};
+    std::atomic<bool> failed{false};
+    state.ResumeTiming();
+    std::vector<std::thread> threads;
+    for (size_t w = 0; w < writers; ++w) {
+      threads.emplace_back([&] {
+        std::vector<double> mine;
+        std::vector<StreamDocument> batch;
+        for (;;) {
+          const size_t first = next_batch.fetch_add(kBatch);
+          if (first >= kDocuments) break;
+          batch.clear();
+          for (size_t i = first; i < std::min(kDocuments, first + kBatch); ++i) {
+            batch.push_back(StreamDocument{ids[i], texts[i], static_cast<int64_t>(i)});
+          }
+          const auto start = std::chrono::steady_clock::now();
+          if (!stream.AddBatch(batch).ok()) failed = true;
+          mine.push_back(
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        std::lock_guard<std::mutex> lock(latencies_mutex);
+        latencies.insert(latencies.end(), mine.begin(), mine.end());
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+    state.PauseTiming();
+    if (failed) state.SkipWithError("AddBatch failed");
+    logs = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      logs += entry.path().filename().string().rfind("log-", 0) == 0;
+    }
+    opened->reset();
+    state.ResumeTiming();
+  }
+  fs::remove_all(dir);
+  std::sort(latencies.begin(), latencies.end());
+  auto at = [&](double q) {
+    return latencies.empty() ? 0.0
+                             : latencies[std::min(latencies.size() - 1,
+                                                  static_cast<size_t>(q * latencies.size()))];
+  };
+  state.counters["p50_ms"] = at(0.5) * 1e3;
+  state.counters["p99_ms"] = at(0.99) * 1e3;
+  state.counters["max_ms"] = latencies.empty() ? 0.0 : latencies.back() * 1e3;
+  state.counters["roll_overs"] = static_cast<double>(logs > 0 ? logs - 1 : 0);
+  state.counters["documents/s"] =
+      benchmark::Counter(static_cast<double>(kDocuments) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_StreamRollOver)
+    ->Args({1024, 4})
+    ->Args({65536, 4})
+    ->Args({1024, 8})
+    ->Args({65536, 8})
+    ->Iterations(1)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

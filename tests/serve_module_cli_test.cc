@@ -67,6 +67,12 @@ TEST_F(ServeModuleCliTest, TheHttpLibrariesAreLoadedOnlyToServe) {
   CommandResult bad = Neardup("serve --listen nowhere");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.err, HasSubstr("--listen (nowhere) must be HOST:PORT"));
+  // Session 16: --snapshot-log-mb is checked before anything starts.
+  for (const char* mb : {"0", "65537", "-1", "1.5"}) {
+    CommandResult log = Neardup(std::string("serve --snapshot-log-mb ") + mb);
+    EXPECT_EQ(log.exit_code, 2) << mb << "\n" << log.err;
+    EXPECT_THAT(log.err, HasSubstr("--snapshot-log-mb")) << mb;
+  }
   CommandResult unknown = Neardup("serve --no-such-flag");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("--no-such-flag"));

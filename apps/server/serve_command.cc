@@ -32,6 +32,7 @@ struct ServeFlags {
   std::vector<std::string> collections;  // NAME=DIR
   std::string log_format = "text";
   bool no_fsync = false;
+  uint64_t snapshot_log_mb = 64;
 };
 
 // glibc's malloc, left to its defaults, cost the server 5-15% of its CPU
@@ -112,6 +113,7 @@ int RunServe(const ServeFlags& flags) {
   }
   options.log_json = flags.log_format == "json";
   options.sync = !flags.no_fsync;
+  options.snapshot_log_bytes = flags.snapshot_log_mb << 20;
   if (flags.no_fsync) {
     std::fprintf(stderr, "neardup serve: --no-fsync: answers are NOT durable (benchmarks only)\n");
   }
@@ -188,6 +190,12 @@ void RegisterServeCommand(CLI::App* app, std::function<int()>* run) {
   command->add_option("--log-format", flags->log_format, "Request log on stderr: text or json")
       ->capture_default_str()
       ->check(CLI::IsMember({"text", "json"}));
+  command
+      ->add_option("--snapshot-log-mb", flags->snapshot_log_mb,
+                   "A growing stream's log starts a new file every this many MiB, and a snapshot "
+                   "is considered once this much log follows the last one")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{65536}));
   command->add_flag("--no-fsync", flags->no_fsync,
                     "Do not fsync the logs: nothing is durable (for measuring everything but the "
                     "disk)");

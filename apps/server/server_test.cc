@@ -293,6 +293,59 @@ TEST_F(ServerTest, ARestartedServerKeepsEveryAnswer) {
   EXPECT_EQ(Call("PUT", "/v1/streams/r", R"({"method": "simhash", "max_distance": 4})").first, 200);
 }
 
+// Session 16: ServiceOptions::snapshot_log_bytes (`--snapshot-log-mb`)
+// reaches every stream, created or recovered: a growing window's log is
+// rolled over into many files, and a restart with the same setting replays
+// them all. 0 is refused by Bind.
+TEST_F(ServerTest, TheSnapshotLogLengthRollsTheLogsAndARestartKeepsEveryAnswer) {
+  ServiceOptions options;
+  options.snapshot_log_bytes = 16 << 10;
+  StartServer(options);
+  ASSERT_EQ(Call("PUT", "/v1/streams/g", "{}").first, 201);
+  const std::vector<std::string> texts = PlantedTexts(120, 36);
+  std::vector<std::string> answers;
+  for (size_t begin = 0; begin < texts.size(); begin += 20) {
+    std::string body;
+    for (size_t i = begin; i < begin + 20; ++i)
+      body += DocumentJson(PlantedId(i), texts[i], 0) + "\n";
+    auto [status, batch] = Call("POST", "/v1/streams/g/documents", body, "application/x-ndjson");
+    ASSERT_EQ(status, 200) << batch;
+    std::istringstream lines(batch);
+    for (std::string line; std::getline(lines, line);) answers.push_back(line);
+  }
+  ASSERT_EQ(answers.size(), texts.size());
+  auto CountLogs = [&] {
+    size_t logs = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_.path() + "/streams/g")) {
+      logs += entry.path().filename().string().rfind("log-", 0) == 0;
+    }
+    return logs;
+  };
+  // ~60 KiB of records (the default would keep one log).
+  EXPECT_GE(CountLogs(), 3u);
+  std::vector<std::string> stored;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto [status, answer] = Call("GET", "/v1/streams/g/documents/" + PlantedId(i));
+    ASSERT_EQ(status, 200) << answer;
+    EXPECT_THAT(answers[i], HasSubstr("\"id\":\"" + PlantedId(i) + "\""));
+    stored.push_back(answer);
+  }
+  StopServer();
+  StartServer(options);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    EXPECT_EQ(Call("GET", "/v1/streams/g/documents/" + PlantedId(i)).second, stored[i]);
+  }
+  StopServer();
+  options.snapshot_log_bytes = 0;
+  options.data_dir = dir_.path();
+  options.port = 0;
+  Service refused(options);
+  Result<int> bound = refused.Bind();
+  ASSERT_FALSE(bound.ok());
+  EXPECT_EQ(bound.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bound.status().message(), HasSubstr("snapshot_log_bytes (0) must be in [1, "));
+}
+
 // A full disk (simulated by RLIMIT_FSIZE, SIGXFSZ ignored) gives 507 and
 // stores nothing; once there is room the same request succeeds.
 TEST_F(ServerTest, AFullDiskGives507AndTheStreamStaysConsistent) {

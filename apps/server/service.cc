@@ -118,7 +118,16 @@ Service::Service(ServiceOptions options) : options_(std::move(options)) {
 
 Service::~Service() = default;
 
+StreamOpenOptions Service::StreamOptions() const {
+  StreamOpenOptions open_options;
+  open_options.sync = options_.sync;
+  open_options.snapshot_log_bytes = options_.snapshot_log_bytes;
+  open_options.schemes = schemes_;
+  return open_options;
+}
+
 Result<int> Service::Bind() {
+  NEARDUP_RETURN_IF_ERROR(ValidateStreamOpenOptions(StreamOptions()));
   for (const auto& [name, dir] : options_.collections) {
     if (!IsValidStreamName(name)) {
       return InvalidArgumentError("collection name \"" + name +
@@ -163,11 +172,8 @@ Status Service::Recover() {
   for (const fs::directory_entry& entry : fs::directory_iterator(root, ec)) {
     const std::string name = entry.path().filename().string();
     if (!IsValidStreamName(name)) continue;
-    StreamOpenOptions open_options;
-    open_options.sync = options_.sync;
-    open_options.schemes = schemes_;
     Result<std::unique_ptr<NearDuplicateStream>> stream =
-        NearDuplicateStream::OpenExisting(entry.path().string(), open_options);
+        NearDuplicateStream::OpenExisting(entry.path().string(), StreamOptions());
     if (!stream.ok()) {
       std::fprintf(stderr, "neardup serve: stream %s not opened: %s\n", name.c_str(),
                    stream.status().ToString().c_str());
@@ -332,11 +338,8 @@ void Service::PutStream(const Request& req, Response& res) {
     res.set_content(StreamJson(name, *it->second), "application/json");
     return;
   }
-  StreamOpenOptions open_options;
-  open_options.sync = options_.sync;
-  open_options.schemes = schemes_;
   Result<std::unique_ptr<NearDuplicateStream>> stream =
-      NearDuplicateStream::Open(StreamDir(name), *config, open_options);
+      NearDuplicateStream::Open(StreamDir(name), *config, StreamOptions());
   if (!stream.ok()) return SendStatus(res, stream.status());
   auto shared = std::shared_ptr<NearDuplicateStream>(std::move(stream).value());
   streams_[name] = shared;

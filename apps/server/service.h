@@ -53,6 +53,11 @@ struct ServiceOptions {
   bool log_requests = true;       // one line per request to stderr
   bool log_json = false;          // ... as a JSON object
   bool sync = true;               // fsync before answering (false: tests only)
+  // Every stream's StreamOpenOptions::snapshot_log_bytes (`--snapshot-log-mb`):
+  // a growing window's log is rolled over to a new file at this length, and
+  // a snapshot is considered once this much log has followed the last one.
+  // Bind refuses 0 and more than kMaxStreamSnapshotLogBytes.
+  uint64_t snapshot_log_bytes = uint64_t{64} << 20;
 };
 
 // True for a host name that only this machine can reach.
@@ -87,6 +92,9 @@ class Service {
   Status Recover();
   std::shared_ptr<NearDuplicateStream> FindStream(const std::string& name);
   std::string StreamDir(const std::string& name) const;
+  // The options every stream is opened with (sync, snapshot_log_bytes, the
+  // shared scheme memo).
+  StreamOpenOptions StreamOptions() const;
   bool CheckReady(Response& res);
 
   void PutStream(const Request& req, Response& res);

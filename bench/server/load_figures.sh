@@ -42,11 +42,17 @@
 #   SERVER_CPU=0,1 RUNS='--route documents --connections 8 --threads 4 --batch 100' \
 #   SECONDS_PER_RUN=10 bench/server/load_figures.sh BASE_DIR build/release BASE_DIR build/release
 # Each line ends with the split: "cores server S loader L".
+# A build argument DIR:FLAGS runs DIR's server with FLAGS added (spaces
+# as commas), e.g. the log roll-over with durable writes (session 16):
+#   FSYNC=1 SERVER_CPU=0,1 RUNS='--route documents --connections 8 --threads 4 --batch 100' \
+#   SECONDS_PER_RUN=10 bench/server/load_figures.sh build/release:--snapshot-log-mb,4 \
+#   build/release build/release:--snapshot-log-mb,4 build/release
 set -euo pipefail
 [ $# -gt 0 ] || set -- build/release
 # Each build must serve: a folder with `neardup` but without the module
 # neardup_server.so beside it (session 14) fails here, not in the first run.
-for build in "$@"; do
+for arg in "$@"; do
+  build=${arg%%:*}
   if ! serve_help=$("$build/neardup" serve --help 2>&1 >/dev/null); then
     echo "load_figures.sh: $build/neardup cannot serve (copy neardup_server.so beside it):" >&2
     echo "$serve_help" >&2
@@ -94,16 +100,21 @@ steal_ticks() {
 
 while IFS= read -r args; do
   [ -n "$args" ] || continue
-  for build in "$@"; do
+  for arg in "$@"; do
+    build=${arg%%:*}
+    serve_flags=
+    [ "$build" = "$arg" ] || serve_flags=${arg#*:}
     neardup=$build/neardup
-    load=${LOADER:-${!#}/bench/http_load}
+    last=${!#}
+    load=${LOADER:-${last%%:*}/bench/http_load}
     label=
-    [ $# -gt 1 ] && label="$build  "
+    [ $# -gt 1 ] && label="$arg  "
     data=$(mktemp -d)
     # setsid: its own session, hence its own autogroup (PRIORITY).
     # shellcheck disable=SC2086
     setsid taskset -c "$server_cpu" "$neardup" serve --listen 127.0.0.1:$port \
-      --data-dir "$data" --threads 128 --max-connections 128 $fsync_flag 2>/dev/null &
+      --data-dir "$data" --threads 128 --max-connections 128 $fsync_flag ${serve_flags//,/ } \
+      2>/dev/null &
     server=$!
     for _ in $(seq 100); do
       (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break

@@ -121,6 +121,9 @@ class WriteAheadLog {
 
   // Bytes written (durable or not).
   uint64_t size() const;
+  // Bytes durable: SyncTo has returned for them (<= size(); without
+  // WriteAheadLogOptions::sync, what SyncTo was asked for).
+  uint64_t synced_size() const;
   uint64_t appends() const;           // Append/AppendBatch/AppendFramed calls that wrote
   uint64_t syncs() const;             // fdatasync calls made
   uint64_t sync_nanoseconds() const;  // their total duration

@@ -296,6 +296,10 @@ uint64_t WriteAheadLog::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return written_;
 }
+uint64_t WriteAheadLog::synced_size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return synced_;
+}
 uint64_t WriteAheadLog::appends() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return appends_;

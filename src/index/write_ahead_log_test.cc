@@ -26,11 +26,18 @@ TEST(WriteAheadLogTest, RecordsRoundTripAndAppendContinuesAfterReopen) {
   {
     auto log = std::move(WriteAheadLog::Open(path, 0)).value();
     EXPECT_EQ(*log->Append("one"), kLogRecordHeaderBytes + 3);
+    ASSERT_TRUE(log->SyncTo(kLogRecordHeaderBytes + 3).ok());
     ASSERT_TRUE(log->Append("").ok());
+    // synced_size: what SyncTo covered, not what was written since.
+    EXPECT_EQ(log->synced_size(), kLogRecordHeaderBytes + 3);
     const uint64_t lsn = *log->Append(std::string(1000, 'x'));
     EXPECT_TRUE(log->SyncTo(lsn).ok());
     EXPECT_EQ(log->size(), 3 * kLogRecordHeaderBytes + 1003);
+    EXPECT_EQ(log->synced_size(), log->size());
   }
+  // A reopened log counts its valid bytes as durable.
+  EXPECT_EQ((*WriteAheadLog::Open(path, 3 * kLogRecordHeaderBytes + 1003))->synced_size(),
+            3 * kLogRecordHeaderBytes + 1003);
   LogContents contents = *ReadLogFile(path);
   EXPECT_THAT(contents.records, ElementsAre("one", "", std::string(1000, 'x')));
   EXPECT_EQ(contents.tail_error, "");

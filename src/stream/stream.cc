@@ -44,6 +44,15 @@ Status ValidateStreamConfig(const StreamConfig& config) {
   return PresetRecipe(config.preset).status();
 }
 
+Status ValidateStreamOpenOptions(const StreamOpenOptions& options) {
+  if (options.snapshot_log_bytes < 1 || options.snapshot_log_bytes > kMaxStreamSnapshotLogBytes) {
+    return InvalidArgumentError("snapshot_log_bytes (" +
+                                std::to_string(options.snapshot_log_bytes) + ") must be in [1, " +
+                                std::to_string(kMaxStreamSnapshotLogBytes) + "]");
+  }
+  return Status::Ok();
+}
+
 std::string_view StreamStatusName(StreamStatus status) {
   return status == StreamStatus::kNew ? "new" : "near_duplicate";
 }
@@ -104,6 +113,7 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Create(
 
 Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::OpenExisting(
     const std::string& dir, const StreamOpenOptions& options) {
+  NEARDUP_RETURN_IF_ERROR(ValidateStreamOpenOptions(options));
   std::vector<uint64_t> snapshots = StreamFileGenerations(dir, "snapshot");
   if (snapshots.empty()) return NotFoundError("no stream in " + dir);
   const std::string path = StreamFilePath(dir, "snapshot", snapshots.back());
@@ -121,6 +131,7 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::OpenExisting(
 Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
     const std::string& dir, const StreamConfig& config, const StreamOpenOptions& options) {
   NEARDUP_RETURN_IF_ERROR(ValidateStreamConfig(config));
+  NEARDUP_RETURN_IF_ERROR(ValidateStreamOpenOptions(options));
   if (!StreamFileGenerations(dir, "snapshot").empty()) {
     NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<NearDuplicateStream> stream,
                              OpenExisting(dir, options));
@@ -340,7 +351,7 @@ Status NearDuplicateStream::Remove(std::string_view id) {
     finish = std::exchange(s.finish_due_, false);
   }
   s.FinishSnapshotIfDue(finish);
-  return log == nullptr ? Status::Ok() : log->SyncTo(lsn);
+  return s.SyncAll(log, lsn);
 }
 
 StreamStats NearDuplicateStream::Stats() const {

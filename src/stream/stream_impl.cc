@@ -136,6 +136,7 @@ Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> NearDuplicateStream:
     std::string_view record) {
   if (!failed_.ok()) return failed_;
   if (log_ == nullptr) return std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>{nullptr, 0};
+  RollIfDurableLocked();
   NEARDUP_ASSIGN_OR_RETURN(uint64_t lsn, log_->Append(record));
   return std::pair{log_, lsn};
 }
@@ -182,6 +183,7 @@ Status NearDuplicateStream::Impl::AppendAddLocked(const internal::StreamDoc& doc
   framed.clear();
   internal::AppendFramedAdd(doc, bytes, &framed);
   const size_t end = framed.size();
+  RollIfDurableLocked();
   Status written = log_->AppendFramed(framed, std::span<const size_t>(&end, 1), nullptr).status();
   if (framed.capacity() > kKeptGroupRecordBytes) std::string().swap(framed);
   return written;
@@ -243,6 +245,7 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
   }
   if (!ends.empty()) {
     size_t appended = 0;
+    RollIfDurableLocked();
     Status written = failed_.ok() ? log_->AppendFramed(framed, ends, &appended).status() : failed_;
     if (!written.ok()) {
       ReloadLocked();
@@ -268,12 +271,15 @@ Status NearDuplicateStream::Impl::FingerprintAll(std::span<const std::string_vie
 
 Status NearDuplicateStream::Impl::SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn) {
   if (log == nullptr) return Status::Ok();
-  Status synced = log->SyncTo(lsn);
+  Status synced = SyncNewLogNames();
+  if (synced.ok()) synced = log->SyncTo(lsn);
   if (!synced.ok()) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (failed_.ok()) failed_ = synced;
+    return synced;
   }
-  return synced;
+  if (roll_wanted_.load()) RollLogAfterSync(log);
+  return Status::Ok();
 }
 
 }  // namespace neardup

@@ -9,6 +9,7 @@
 #ifndef NEARDUP_STREAM_STREAM_IMPL_H_
 #define NEARDUP_STREAM_STREAM_IMPL_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -115,10 +116,27 @@ class NearDuplicateStream::Impl {
   // single-document request pays no task scheduling).
   Status FingerprintAll(std::span<const std::string_view> texts,
                         std::vector<Fingerprint>* out) const;
-  // Returns once `log` is durable up to `lsn`: the caller reads log_ and its
-  // size under mutex_ after its last write (a rotation synced the older
-  // logs). A failed sync stops every later write.
+  // Returns once `log` is durable up to `lsn`, and its name (a log started
+  // by a roll-over has its directory synced here, by the first writer to
+  // need it: SyncNewLogNames): the caller reads log_ and its size under
+  // mutex_ after its last write (an older log was durable whole before a
+  // newer one started). A failed sync stops every later write. Then, when a
+  // roll-over waits (roll_wanted_), RollLogAfterSync.
   Status SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn);
+  // Makes the names of the logs started so far durable (one directory
+  // fsync, shared by the writers that need it; none when all are).
+  // REQUIRES: mutex_ not held.
+  Status SyncNewLogNames();
+  // The roll-over that RollLogLocked left waiting, off the writer lock
+  // (session 16): syncs the names and all of `log` written so far, then,
+  // under the lock, starts the next log if nothing was written to `log`
+  // meanwhile (else a later writer tries again). REQUIRES: mutex_ not held.
+  void RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log);
+  // The waiting roll-over, if the log is durable whole now and the names
+  // are: called before each write's records are appended (the moment the
+  // writers before it have synced) and by RollLogAfterSync. No I/O but the
+  // new file's creation. REQUIRES: mutex_ held.
+  void RollIfDurableLocked();
 
   // --- Rotation (stream_rotation.cc) ---
   // Writes a new stream's snapshot-0: the header, no document yet (later
@@ -130,12 +148,17 @@ class NearDuplicateStream::Impl {
   // (StreamState::BeginSnapshot fixes its documents). REQUIRES: mutex_
   // held, no snapshot in progress.
   Status StartRotationLocked();
-  // Opens log-<g+1> (its name made durable) and makes it current; the
-  // current log, which recovery still reads, goes into earlier_bytes_.
+  // Opens log-<g+1> and makes it current; the current log, which recovery
+  // still reads, goes into earlier_bytes_. Its name is made durable here
+  // (`sync_name`, or without options_.sync), or else by the first SyncAll
+  // that needs it (names_created_). Clears roll_wanted_.
   // REQUIRES: mutex_ held, the current log synced.
-  Status OpenNextLogLocked();
-  // When no rotation is due but the log has reached snapshot_log_bytes: the
-  // log synced and a new one started, with no snapshot (stream_rotation.cc).
+  Status OpenNextLogLocked(bool sync_name = true);
+  // When no rotation is due but the log has reached snapshot_log_bytes: a
+  // new log is started, with no snapshot (stream_rotation.cc). Without I/O
+  // under the lock when the log is durable whole; else roll_wanted_ is set
+  // and RollLogAfterSync does it, unless the log is already a quarter past
+  // snapshot_log_bytes (then the log is synced here, as before session 16).
   // REQUIRES: mutex_ held, no snapshot in progress.
   Status RollLogLocked();
   // Step 2: the next piece of the snapshot in progress (all of it for
@@ -191,7 +214,16 @@ class NearDuplicateStream::Impl {
   // started it is now snapshot_log_bytes, rolled over without a snapshot
   // until one is due, which would say nothing of the snapshot's size).
   uint64_t rotation_due_bytes_ = 0;
-  Status failed_;  // set once: writes refused after a log failure
+  // A roll-over waits for the current log to be durable whole (set under
+  // mutex_, read by SyncAll without it).
+  std::atomic<bool> roll_wanted_{false};
+  // Logs started without their directory synced (incremented under mutex_),
+  // and how many of those names are durable (under directory_mutex_).
+  std::atomic<uint64_t> names_created_{0};
+  std::atomic<uint64_t> names_synced_{0};
+  std::mutex directory_mutex_;                 // one directory fsync at a time (SyncNewLogNames)
+  std::atomic<bool> roll_helper_busy_{false};  // a writer is in RollLogAfterSync's sync
+  Status failed_;                              // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
   // allocate none: AddGroupLocked's framed records (and, since session 14,
   // a single add's: AppendAddLocked) and StepSnapshotLocked's records. Each keeps its capacity up

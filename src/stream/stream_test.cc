@@ -203,6 +203,97 @@ std::vector<StreamAnswer> AddAll(NearDuplicateStream& stream, const std::vector<
   return answers;
 }
 
+// Session 16: a log length of 0 (a new file per write) or past the bound is
+// a clear error from both opens, before any file is touched.
+TEST(DurableStreamTest, OpenRefusesASnapshotLogOfZeroOrPastTheBound) {
+  TempDir dir;
+  const std::string path = dir.path() + "/s";
+  StreamOpenOptions options;
+  for (uint64_t bytes : {uint64_t{0}, kMaxStreamSnapshotLogBytes + 1, ~uint64_t{0}}) {
+    options.snapshot_log_bytes = bytes;
+    Result<std::unique_ptr<NearDuplicateStream>> opened =
+        NearDuplicateStream::Open(path, StreamConfig{}, options);
+    ASSERT_FALSE(opened.ok());
+    EXPECT_EQ(opened.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(opened.status().message(),
+                HasSubstr("snapshot_log_bytes (" + std::to_string(bytes) + ") must be in [1, "));
+    EXPECT_FALSE(std::filesystem::exists(path));
+  }
+  options.snapshot_log_bytes = 1;  // the smallest: a new log after each write
+  {
+    auto stream = std::move(NearDuplicateStream::Open(path, StreamConfig{}, options)).value();
+    ASSERT_TRUE(stream->Add("a", "some text to keep", 0).ok());
+    ASSERT_TRUE(stream->Add("b", "another text to keep", 0).ok());
+  }
+  options.snapshot_log_bytes = 0;
+  EXPECT_EQ(NearDuplicateStream::OpenExisting(path, options).status().code(),
+            StatusCode::kInvalidArgument);
+  options.snapshot_log_bytes = kMaxStreamSnapshotLogBytes;
+  auto stream = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_TRUE(stream->Get("a").ok());
+  EXPECT_TRUE(stream->Get("b").ok());
+}
+
+// Session 16: a roll-over waits, off the writer lock, until the old log is
+// durable whole (RollLogAfterSync), or syncs it under the lock once the log
+// is a quarter past its length. Either way every log but the last ends
+// within a quarter and one operation of snapshot_log_bytes, and a reopen
+// replays them all: single adds and concurrent batches, durable (fsync).
+TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(400, 41);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 8 << 10;
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < texts.size(); ++i) ids.push_back(PlantedId(i));
+  std::vector<StreamAnswer> answers(texts.size());
+  {
+    auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
+    for (size_t i = 0; i < 200; ++i) {
+      answers[i] = *stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i));
+    }
+    std::vector<std::thread> writers;
+    for (size_t w = 0; w < 4; ++w) {
+      writers.emplace_back([&, w] {
+        for (size_t first = 200 + 10 * w; first < texts.size(); first += 40) {
+          std::vector<StreamDocument> batch;
+          for (size_t i = first; i < first + 10; ++i) {
+            batch.push_back(StreamDocument{ids[i], texts[i], static_cast<int64_t>(i)});
+          }
+          Result<std::vector<StreamAnswer>> added = stream->AddBatch(batch);
+          ASSERT_TRUE(added.ok()) << added.status();
+          std::copy(added->begin(), added->end(), answers.begin() + static_cast<ptrdiff_t>(first));
+        }
+      });
+    }
+    for (std::thread& writer : writers) writer.join();
+    EXPECT_EQ(stream->Stats().snapshots, 0u);  // a window that only grows
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> logs;  // (generation, bytes)
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("log-", 0) == 0) {
+      logs.emplace_back(std::stoull(name.substr(4)), entry.file_size());
+    }
+  }
+  std::sort(logs.begin(), logs.end());
+  ASSERT_GE(logs.size(), 20u);
+  for (size_t i = 0; i + 1 < logs.size(); ++i) {
+    EXPECT_EQ(logs[i].first, logs[0].first + i);  // no gap
+    EXPECT_GE(logs[i].second, options.snapshot_log_bytes) << i;
+    // A quarter past, plus one operation (a batch of 10 records of up to
+    // ~3 KB: a kept MinHash document's).
+    EXPECT_LT(logs[i].second, options.snapshot_log_bytes * 5 / 4 + (32 << 10)) << i;
+  }
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path(), options)).value();
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    Result<StreamAnswer> stored = reopened->Get(PlantedId(i));
+    ASSERT_TRUE(stored.ok()) << i;
+    EXPECT_EQ(*stored, answers[i]) << i;
+  }
+}
+
 TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
   TempDir dir;
   const std::vector<std::string> texts = PlantedTexts(300, 9);
