@@ -145,6 +145,34 @@ TEST_F(FingerprintPipelineTest, OnLineIdNamesTheDocumentsWhoseIdsAreTheirLines) 
   }
 }
 
+// Block reading passes over a byte order mark on a file's line 1 only, as
+// Next does: a stream that starts inside a file (first_line_number > 1)
+// keeps it, and the line is then not JSON (neardup-mpi's pieces read as
+// the whole file is).
+TEST_F(FingerprintPipelineTest, AByteOrderMarkCountsOnlyOnTheFilesFirstLine) {
+  auto fingerprinter = Simhash();
+  for (uint64_t first : {uint64_t{1}, uint64_t{41}}) {
+    InputOptions input;
+    input.first_line_number = first;
+    std::vector<uint64_t> skipped;
+    input.on_skip = [&](const SkippedRecord& record) { skipped.push_back(record.line); };
+    auto reader = DocumentReader::FromStream(
+        internal::MakeStringStream("\xEF\xBB\xBF{\"text\": \"b b\"}\n{\"text\": \"c c\"}\n"),
+        "big.jsonl", InputFormat::kJsonl, std::move(input));
+    FingerprintedCorpus corpus;
+    ASSERT_TRUE(
+        CollectFingerprints(*reader, *fingerprinter, FingerprintPipelineOptions{}, false, &corpus)
+            .ok());
+    if (first == 1) {
+      EXPECT_THAT(corpus.ids, ElementsAreArray({"big.jsonl:1", "big.jsonl:2"}));
+      EXPECT_TRUE(skipped.empty());
+    } else {
+      EXPECT_THAT(corpus.ids, ElementsAreArray({"big.jsonl:42"}));
+      EXPECT_THAT(skipped, ElementsAreArray({uint64_t{41}}));
+    }
+  }
+}
+
 TEST_F(FingerprintPipelineTest, FlatPipelineWritesWhatTheFingerprintPipelineWrites) {
   std::string path = (dir_ / "mixed.jsonl").string();
   {

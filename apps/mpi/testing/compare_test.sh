@@ -71,6 +71,12 @@ with open("lines.jsonl", "w") as f:
             f.write(json.dumps({"id": "own-%d" % i, "text": base + " tail%d" % i}) + "\n")
         else:
             f.write(json.dumps({"text": base + " tail%d" % i}) + "\n")
+# A byte order mark on line 2, which starts rank 1's piece at 2 and 3 ranks:
+# not JSON there (only line 1's is passed over), so skipped as by neardup.
+with open("bom.jsonl", "wb") as f:
+    f.write((json.dumps({"text": "alpha beta gamma delta " * 80}) + "\n").encode())
+    f.write(b"\xef\xbb\xbf" + (json.dumps({"text": "alpha beta gamma delta " * 20}) + "\n").encode())
+    f.write((json.dumps({"text": "alpha beta gamma delta " * 20}) + "\n").encode())
 PY
          inputs=(head.jsonl lines.jsonl)
          commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6") ;;
@@ -139,6 +145,16 @@ if [ "$set" = lines ]; then
     fail "[$set]: no rank was left without documents at 7 ranks:"
     cat "$work/summary" >&2
   fi
+  "$neardup" pairs --quiet bom.jsonl -o "$work/bom.expected"
+  for n in 2 3; do
+    "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" pairs --quiet bom.jsonl -o "$work/bom.$n"
+    if ! cmp -s "$work/bom.expected" "$work/bom.$n"; then
+      fail "[$set, $n ranks]: a byte order mark opening a piece was read otherwise than by neardup"
+      diff "$work/bom.expected" "$work/bom.$n" | head -5 >&2 || true
+    else
+      echo "ok [$set, $n ranks] byte order mark on line 2"
+    fi
+  done
 fi
 # The uneven case does leave a rank without documents.
 if [ "$set" = uneven ]; then
