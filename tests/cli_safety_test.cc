@@ -2,8 +2,10 @@
 // would (issue 12): outputs that name inputs, failed runs over a good output,
 // a full stdout, bad numbers, busy collections, duplicate ids, inputs that
 // never end, and directories holding what is not a file.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -147,6 +149,46 @@ TEST_F(CliSafetyTest, KilledRunLeavesThePreviousOutput) {
   ASSERT_EQ(std::system(("kill " + writer_pid).c_str()), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_EQ(Read(output), good);
+  // The killed run's hidden temporary is left beside the output; the next
+  // run of the same output removes it (no process holds it any more).
+  EXPECT_THAT(Temporaries(), ::testing::SizeIs(1));
+  ASSERT_EQ(Neardup("fingerprint -q -o " + output + " " + Example()).exit_code, 0);
+  EXPECT_EQ(Read(output), good);
+  EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+}
+
+// A run writing `-o FILE` removes the temporaries of FILE that no process
+// holds (a killed run's), whether it succeeds or not, and leaves those of a
+// run still writing FILE (it holds its temporary's flock), those of other
+// outputs, and names that only look alike.
+TEST_F(CliSafetyTest, ARunRemovesOnlyItsOutputsAbandonedTemporaries) {
+  const std::string output = (dir_ / "out.jsonl").string();
+  const std::string stale = Write(".out.jsonl.neardup-AbC123", "partial");
+  const std::string stale_empty = Write(".out.jsonl.neardup-000000", "");
+  const std::string live = Write(".out.jsonl.neardup-Live01", "still being written");
+  const std::string other = Write(".other.jsonl.neardup-XyZ789", "another output's");
+  const std::string unlike = Write(".out.jsonl.neardup-AbC12", "not a temporary's name");
+  const std::string unlike2 = Write(".out.jsonl.neardup-AbC123.x", "nor this");
+  const int held = ::open(live.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);  // as a live writer holds its own
+  namespace fs = std::filesystem;
+  // A failed run (--strict, a skipped record) sweeps too.
+  const std::string bad = Write("bad.jsonl", "{\"id\": \"a\", \"text\": \"one two\"}\n{oops\n");
+  EXPECT_EQ(Neardup("fingerprint -q --strict -o " + output + " " + bad).exit_code, 5);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(stale_empty));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_FALSE(fs::exists(output));
+  ASSERT_EQ(Neardup("dedup -q -o " + output + " " + Example()).exit_code, 0);
+  EXPECT_TRUE(fs::exists(output));
+  for (const std::string& kept : {live, other, unlike, unlike2}) {
+    EXPECT_TRUE(fs::exists(kept)) << kept;
+  }
+  ::close(held);  // the writer is gone: the next run removes its temporary
+  ASSERT_EQ(Neardup("dedup -q -o " + output + " " + Example()).exit_code, 0);
+  EXPECT_FALSE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(other));
 }
 
 // Item 10: printf output and --help exited 0 on a full stdout.

@@ -1,6 +1,7 @@
 #include "output.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -163,6 +164,55 @@ mode_t NewFileMode() {
   return 0666 & ~mask;
 }
 
+// The hidden temporary of an output named `filename`: "." + filename +
+// ".neardup-" + six characters from mkostemp.
+constexpr std::string_view kTemporaryMark = ".neardup-";
+constexpr size_t kTemporarySuffix = 6;
+
+bool IsTemporaryOf(const std::string& name, const std::string& filename) {
+  const size_t prefix = 1 + filename.size() + kTemporaryMark.size();
+  if (name.size() != prefix + kTemporarySuffix || name[0] != '.' ||
+      name.compare(1, filename.size(), filename) != 0 ||
+      name.compare(1 + filename.size(), kTemporaryMark.size(), kTemporaryMark) != 0) {
+    return false;
+  }
+  for (size_t i = prefix; i < name.size(); ++i) {
+    const char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Removes the temporaries of `filename` in `dir` that no writer holds: a
+// writer holds its temporary's flock while it runs (OutputFile::Open), the
+// kernel drops it when the writer ends in any way, so a temporary nobody
+// locks is a killed run's. Only regular files of this user, each checked
+// to be still the file it locked before it is unlinked; the lock is shared
+// (a read-only descriptor can take it, also where flock is emulated by
+// POSIX locks), so several runs may sweep at once. Best effort: whatever
+// cannot be read or locked is left.
+void RemoveStaleTemporaries(const fs::path& dir, const std::string& filename,
+                            const std::string& own) {
+  std::error_code error;
+  fs::directory_iterator it(dir, error);
+  for (; !error && it != fs::directory_iterator(); it.increment(error)) {
+    const fs::path& path = it->path();
+    if (!IsTemporaryOf(path.filename().string(), filename) || path.string() == own) continue;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) continue;
+    struct stat locked {};
+    struct stat named {};
+    if (::fstat(fd, &locked) == 0 && S_ISREG(locked.st_mode) && locked.st_uid == ::geteuid() &&
+        ::flock(fd, LOCK_SH | LOCK_NB) == 0 && ::lstat(path.c_str(), &named) == 0 &&
+        named.st_dev == locked.st_dev && named.st_ino == locked.st_ino) {
+      ::unlink(path.c_str());
+    }
+    ::close(fd);  // drops the lock, after the unlink
+  }
+}
+
 }  // namespace
 
 void SetFileOutputsFsync(bool fsync) { file_outputs_fsync = fsync; }
@@ -248,9 +298,26 @@ Result<OutputFile> OutputFile::Open(const std::string& path,
   const fs::path target_path(target);
   fs::path dir = target_path.parent_path();
   if (dir.empty()) dir = ".";
-  std::string temp = (dir / ("." + target_path.filename().string() + ".neardup-XXXXXX")).string();
-  int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) return IoError("cannot create " + path + ": " + ErrnoText(errno));
+  const std::string filename = target_path.filename().string();
+  const std::string pattern =
+      (dir / ("." + filename + std::string(kTemporaryMark) + "XXXXXX")).string();
+  std::string temp;
+  int fd = -1;
+  // Held (flock) until the descriptor closes: a later run's sweep below
+  // then leaves it, while this run lives. A sweep that locked it first (in
+  // the moment before this lock) may have removed it: then it has no link
+  // left, and another is made.
+  for (int attempt = 0; fd < 0; ++attempt) {
+    temp = pattern;
+    fd = ::mkostemp(temp.data(), O_CLOEXEC);
+    if (fd < 0) return IoError("cannot create " + path + ": " + ErrnoText(errno));
+    struct stat st {};
+    if (::flock(fd, LOCK_EX) == 0 && ::fstat(fd, &st) == 0 && st.st_nlink == 0 && attempt < 8) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  RemoveStaleTemporaries(dir, filename, temp);
   (void)::fchmod(fd, mode);
   std::FILE* file = ::fdopen(fd, "wb");
   if (file == nullptr) {

@@ -50,6 +50,11 @@ bool FileOutputsFsync();
 class OutputFile {
  public:
   // "-" is stdout. Checks CheckOutputIsNotAnInput(path, inputs) first.
+  // A regular file is written to a hidden temporary beside it,
+  // ".NAME.neardup-XXXXXX", locked (flock) while this process holds it
+  // open; Open then removes the temporaries of the same NAME in that
+  // directory that no process holds locked (a killed run's), never a live
+  // run's nor another output's.
   static Result<OutputFile> Open(const std::string& path,
                                  const std::vector<std::string>& inputs = {});
   OutputFile(OutputFile&& other) noexcept;

@@ -54,17 +54,21 @@ class File {
   std::string path_;
 };
 
-// Bytes [begin, end) of a file, for DocumentReader::FromStream.
+// Bytes [begin, end) of a file, for DocumentReader::FromStream; adds the
+// newlines it reads to `*newlines` when that is not null.
 class RangeStream : public ByteStream {
  public:
-  RangeStream(File file, uint64_t begin, uint64_t end)
-      : file_(std::move(file)), offset_(begin), end_(end) {}
+  RangeStream(File file, uint64_t begin, uint64_t end, uint64_t* newlines)
+      : file_(std::move(file)), offset_(begin), end_(end), newlines_(newlines) {}
   Result<size_t> Read(char* buffer, size_t size) override {
     const size_t want = static_cast<size_t>(std::min<uint64_t>(size, end_ - offset_));
     if (want == 0) return size_t{0};
     NEARDUP_ASSIGN_OR_RETURN(size_t got, file_.ReadAt(offset_, buffer, want));
     offset_ += got;
     if (got == 0) end_ = offset_;  // the file shrank: end here
+    if (newlines_ != nullptr) {
+      *newlines_ += static_cast<uint64_t>(std::count(buffer, buffer + got, '\n'));
+    }
     return got;
   }
   std::optional<uint64_t> RemainingSizeHint() const override { return end_ - offset_; }
@@ -73,7 +77,13 @@ class RangeStream : public ByteStream {
   File file_;
   uint64_t offset_;
   uint64_t end_;
+  uint64_t* newlines_;
 };
+
+// kAfterReading: where a piece that starts inside its file numbers its first
+// line until the lines before it are counted. Not 1: a byte order mark is
+// passed over only on line 1, which such a piece never holds.
+constexpr uint64_t kStandInFirstLine = 2;
 
 constexpr size_t kScanBytes = size_t{1} << 20;
 
@@ -191,7 +201,9 @@ Result<std::vector<InputUnit>> ExamineInputs(Comm& comm, const cli::InputFlags& 
   return units;
 }
 
-Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUnit>& units) {
+Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUnit>& units,
+                                          LineNumbering numbering) {
+  const bool count_first = numbering == LineNumbering::kCountFirst;
   const uint64_t ranks = static_cast<uint64_t>(comm.size());
   const uint64_t me = static_cast<uint64_t>(comm.rank());
   uint64_t total = 0;
@@ -244,7 +256,7 @@ Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUni
     // their pieces); a piece that runs to the file's end has none after it
     // in this file (their pieces are empty), so its pass over the piece is
     // skipped: the last rank of a single file reads nothing twice.
-    if (*end < unit.bytes) {
+    if (*end < unit.bytes && count_first) {
       Result<uint64_t> count = CountNewlines(*file, *begin, *end);
       if (!count.ok()) {
         status = count.status();
@@ -257,9 +269,13 @@ Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUni
     piece.split_path = unit.path;
     piece.begin = *begin;
     piece.end = *end;
+    piece.unit = u;
+    piece.count_newlines = *end < unit.bytes;
+    piece.first_line_number = *begin == 0 ? 1 : 0;
     pieces.push_back(std::move(piece));
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  if (!count_first) return pieces;
   const std::vector<uint64_t> before = comm.ExclusivePrefixSum(newlines);
   for (size_t u = 0; u < units.size(); ++u) {
     if (piece_of[u] != SIZE_MAX) pieces[piece_of[u]].first_line_number = before[u] + 1;
@@ -267,17 +283,70 @@ Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUni
   return pieces;
 }
 
+PieceLineNumbers::PieceLineNumbers(const std::vector<SharePiece>& pieces, size_t units,
+                                   cli::SkipReporter* skips)
+    : skips_(skips), hold_skips_(false), newlines_(units, 0) {
+  for (const SharePiece& piece : pieces) {
+    hold_skips_ |= !piece.split_path.empty() && piece.first_line_number == 0;
+  }
+}
+
+uint64_t* PieceLineNumbers::Prepare(const SharePiece& piece, uint64_t first_document,
+                                    InputOptions* options) {
+  const bool stand_in = !piece.split_path.empty() && piece.first_line_number == 0;
+  const size_t unit = stand_in ? piece.unit : kNoUnit;
+  if (hold_skips_) {
+    options->on_skip = [this, unit](const SkippedRecord& record) {
+      held_.push_back(Held{record, unit});
+    };
+  }
+  if (piece.split_path.empty()) return nullptr;
+  options->first_line_number = stand_in ? kStandInFirstLine : piece.first_line_number;
+  if (stand_in) {
+    options->on_line_id = [this, unit, first_document](uint64_t document, uint64_t line) {
+      line_ids_.push_back(LineId{first_document + document, line, unit});
+    };
+  }
+  return piece.count_newlines ? &newlines_[piece.unit] : nullptr;
+}
+
+void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids) {
+  const std::vector<uint64_t> before = comm.ExclusivePrefixSum(newlines_);
+  // A stand-in line L is the file's line before + 1 + (L - kStandInFirstLine).
+  auto file_line = [&](size_t unit, uint64_t line) {
+    return before[unit] + 1 + (line - kStandInFirstLine);
+  };
+  for (const LineId& named : line_ids_) {
+    if (named.document >= ids->size()) continue;  // a failed read's
+    std::string& id = (*ids)[named.document];
+    id.resize(id.rfind(':') + 1);  // "<name>:"
+    id += std::to_string(file_line(named.unit, named.line));
+  }
+  for (Held& held : held_) {
+    if (held.unit != kNoUnit && held.record.line != 0) {
+      held.record.line = file_line(held.unit, held.record.line);
+    }
+    skips_->Report(held.record);
+  }
+  held_.clear();
+  line_ids_.clear();
+}
+
 Result<std::unique_ptr<DocumentReader>> OpenPiece(const SharePiece& piece,
                                                   const cli::InputFlags& flags,
-                                                  cli::SkipReporter* skips, bool keep_raw_records) {
+                                                  cli::SkipReporter* skips, bool keep_raw_records,
+                                                  PieceLineNumbers* lines,
+                                                  uint64_t first_document) {
   NEARDUP_ASSIGN_OR_RETURN(InputOptions options,
                            cli::ReaderOptions(flags, skips, keep_raw_records));
+  uint64_t* newlines = nullptr;
+  if (lines != nullptr) newlines = lines->Prepare(piece, first_document, &options);
   if (piece.split_path.empty()) return DocumentReader::Open(piece.whole_inputs, std::move(options));
-  options.first_line_number = piece.first_line_number;
+  if (lines == nullptr) options.first_line_number = piece.first_line_number;
   NEARDUP_ASSIGN_OR_RETURN(File file, File::Open(piece.split_path));
   return DocumentReader::FromStream(
-      std::make_unique<RangeStream>(std::move(file), piece.begin, piece.end), piece.split_path,
-      InputFormat::kJsonl, std::move(options));
+      std::make_unique<RangeStream>(std::move(file), piece.begin, piece.end, newlines),
+      piece.split_path, InputFormat::kJsonl, std::move(options));
 }
 
 }  // namespace neardup::mpi

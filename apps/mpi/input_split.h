@@ -13,15 +13,27 @@
 // exactly the single-process reader's documents, and a document's global
 // number is its position there (the sum of the counts of the ranks before).
 //
-// A split piece is read through DocumentReader::FromStream with the file's
-// own line numbers (InputOptions::first_line_number, from a prefix sum of
-// the pieces' newline counts), so ids of records without one and skip
-// reports are those of the whole file.
-// Cost: one stat per input (a walk of each input directory) on rank 0; each
-// rank reads its pieces twice (a newline count, then the parse).
+// A split piece is read through DocumentReader::FromStream; ids of records
+// without one ("<file>:<line>") and skip reports give the whole file's line
+// numbers, which need the newlines of the pieces before it (on earlier
+// ranks). Two ways (LineNumbering):
+// - kCountFirst: PlanShare counts each piece's newlines (a pass over it)
+//   and sums them over the ranks (MPI_Exscan: a rank waits for the ranks
+//   before it to count) before anything is read; the reader then numbers
+//   from the right line (InputOptions::first_line_number).
+// - kAfterReading: every rank reads its pieces at once, numbering a piece
+//   that starts inside its file from a stand-in line; the newlines are
+//   counted by the stream as it reads; PieceLineNumbers then sums them over
+//   the ranks and names the documents again (InputOptions::on_line_id) and
+//   reports the skipped records, which it held back, with the file's lines.
+//   Only a rank's first piece can start inside a file (its later ones start
+//   at their inputs' beginning), and no rank waits for another to read.
+// Cost: one stat per input (a walk of each input directory) on rank 0;
+// kCountFirst reads every piece but a file's last twice.
 #ifndef NEARDUP_APPS_MPI_INPUT_SPLIT_H_
 #define NEARDUP_APPS_MPI_INPUT_SPLIT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -53,17 +65,70 @@ struct SharePiece {
   std::string split_path;                 // else this file's [begin, end)
   uint64_t begin = 0;
   uint64_t end = 0;
+  // The line of `begin` in the file: with kAfterReading known only for a
+  // piece at the file's start (1), else 0 until PieceLineNumbers::Finish.
   uint64_t first_line_number = 1;
+  // kAfterReading, split pieces: the input's index among the units, and
+  // whether a later rank's piece of it needs this piece's newline count (the
+  // piece ends before the file does).
+  size_t unit = 0;
+  bool count_newlines = false;
 };
 
-// This rank's pieces, in input order. Collective (the newline prefix sums).
-Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUnit>& units);
+enum class LineNumbering { kCountFirst, kAfterReading };
+
+// This rank's pieces, in input order. Collective (with kCountFirst, the
+// newline prefix sums).
+Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUnit>& units,
+                                          LineNumbering numbering);
+
+// The file's line numbers for pieces planned with kAfterReading: pass it to
+// OpenPiece for each of this rank's pieces, then call Finish on every rank
+// (also after a failed read, before the ranks agree on it).
+class PieceLineNumbers {
+ public:
+  // `units`: ExamineInputs' count; `skips` gets the skipped records.
+  PieceLineNumbers(const std::vector<SharePiece>& pieces, size_t units, cli::SkipReporter* skips);
+  PieceLineNumbers(const PieceLineNumbers&) = delete;
+  PieceLineNumbers& operator=(const PieceLineNumbers&) = delete;
+
+  // Collective: sums the pieces' newlines over the ranks, names the
+  // documents whose ids are lines again in `ids` (the caller's documents,
+  // numbered as OpenPiece's first_document counts them) and reports the
+  // skipped records held back, in reading order, with the file's lines.
+  void Finish(Comm& comm, std::vector<std::string>* ids);
+
+  // For OpenPiece: sets `options` to read `piece` (its documents the
+  // caller's from `first_document` on); returns where its stream counts
+  // the piece's newlines, or null when no rank needs them.
+  uint64_t* Prepare(const SharePiece& piece, uint64_t first_document, InputOptions* options);
+
+ private:
+  static constexpr size_t kNoUnit = SIZE_MAX;
+  struct Held {
+    SkippedRecord record;
+    size_t unit;  // the line is counted from this unit's stand-in, or kNoUnit
+  };
+  struct LineId {
+    uint64_t document;
+    uint64_t line;
+    size_t unit;
+  };
+  cli::SkipReporter* skips_;
+  bool hold_skips_;                 // a piece starts inside its file: every skip waits
+  std::vector<uint64_t> newlines_;  // per unit, of this rank's piece
+  std::vector<Held> held_;
+  std::vector<LineId> line_ids_;
+};
 
 // A reader over one piece with the flags' options; skipped records go to
-// `skips`.
+// `skips` (through `lines` when given: pieces planned with kAfterReading,
+// whose documents are the caller's from `first_document` on).
 Result<std::unique_ptr<DocumentReader>> OpenPiece(const SharePiece& piece,
                                                   const cli::InputFlags& flags,
-                                                  cli::SkipReporter* skips, bool keep_raw_records);
+                                                  cli::SkipReporter* skips, bool keep_raw_records,
+                                                  PieceLineNumbers* lines = nullptr,
+                                                  uint64_t first_document = 0);
 
 }  // namespace neardup::mpi
 

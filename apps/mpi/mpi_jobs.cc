@@ -273,15 +273,17 @@ struct Prepared {
   std::optional<cli::OutputFile> output;  // rank 0's
   std::vector<SharePiece> pieces;
   Checkpoint checkpoint;
+  size_t units = 0;  // inputs examined
 };
 
 Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::InputFlags& input,
-                         const std::string& output_path, const MpiFlags& flags) {
+                         const std::string& output_path, const MpiFlags& flags,
+                         LineNumbering numbering) {
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(fingerprinter));
   NEARDUP_ASSIGN_OR_RETURN(std::vector<InputUnit> units, ExamineInputs(comm, input));
   Result<std::optional<cli::OutputFile>> output = OpenOutputOnRoot(comm, output_path, input.inputs);
   if (!output.ok()) return output.status();
-  Result<std::vector<SharePiece>> pieces = PlanShare(comm, units);
+  Result<std::vector<SharePiece>> pieces = PlanShare(comm, units, numbering);
   if (!pieces.ok()) return pieces.status();
   Result<Checkpoint> checkpoint =
       Checkpoint::Open(comm, flags.checkpoint_dir, flags.resume, flags.command_line, input.inputs);
@@ -290,7 +292,7 @@ Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::Inp
     std::fprintf(stderr, "neardup-mpi: resuming after stage %s saved in %s\n",
                  checkpoint->LastDone().c_str(), flags.checkpoint_dir.c_str());
   }
-  return Prepared{*std::move(output), *std::move(pieces), *std::move(checkpoint)};
+  return Prepared{*std::move(output), *std::move(pieces), *std::move(checkpoint), units.size()};
 }
 
 // Where the verified pairs go: `pairs` writes them where they are (each on
@@ -360,7 +362,10 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   const auto started = Clock::now();
   Result<std::unique_ptr<Fingerprinter>> fingerprinter =
       job.device.Create(job.recipe, job.selection);
-  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags);
+  // The lines are formatted as the documents are read, ids with them: so
+  // the line numbers are counted first.
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags,
+                                      LineNumbering::kCountFirst);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
@@ -475,7 +480,10 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
     created = one.status();
     if (one.ok()) *made = *std::move(one);
   }
-  Result<Prepared> prepared = Prepare(comm, created, job.input, job.output, flags);
+  // Every rank reads at once; the ids that are lines are named again after
+  // (input_split.h).
+  Result<Prepared> prepared =
+      Prepare(comm, created, job.input, job.output, flags, LineNumbering::kAfterReading);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
@@ -492,10 +500,11 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
     bool any_deferred = false;
     for (const SharePiece& piece : prepared->pieces) any_deferred |= !piece.split_path.empty();
     any_deferred = any_deferred && defer;
+    PieceLineNumbers line_numbers(prepared->pieces, prepared->units, &skips);
     for (const SharePiece& piece : prepared->pieces) {
       const bool deferred = defer && !piece.split_path.empty();
       Result<std::unique_ptr<DocumentReader>> reader =
-          OpenPiece(piece, job.input, &skips, dedup || deferred);
+          OpenPiece(piece, job.input, &skips, dedup || deferred, &line_numbers, corpus.ids.size());
       status = reader.status();
       if (!status.ok()) break;
       // raw_records holds one record per document (empty where a reader
@@ -505,6 +514,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
                               FingerprintPipelineOptions{}, dedup || any_deferred, &corpus, &stats);
       if (!status.ok()) break;
     }
+    line_numbers.Finish(comm, &corpus.ids);
   }
   status = comm.AgreeOnStatus(status);
   if (status.ok() && checkpoint.enabled() && !checkpoint.Done(kFingerprintStage)) {

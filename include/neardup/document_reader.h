@@ -140,6 +140,14 @@ struct InputOptions {
   // ("<name>:<line>") and skip reports then give the file's own line
   // numbers, and a byte order mark is ignored only on line 1.
   uint64_t first_line_number = 1;
+  // Block reading only (RunFingerprintPipeline, CollectFingerprints; Next
+  // does not call it): called in reading order for each JSONL document whose
+  // id was made from its line ("<name>:<line>"), with the document's number
+  // among the documents this reader gave (from 0) and that line. A reader
+  // that numbered its lines before knowing where they start (neardup-mpi's
+  // pieces of a split file, read before the lines ahead of them are counted)
+  // can then name those documents again. May be empty.
+  std::function<void(uint64_t document, uint64_t line)> on_line_id;
   // Read uncompressed JSONL files through a read-only memory mapping when
   // they are read in blocks (RunFingerprintPipeline): the chunks are the
   // page cache's pages, with no read(2) copy. Default true. The documents are

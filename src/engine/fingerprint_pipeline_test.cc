@@ -1,6 +1,7 @@
 #include "neardup/fingerprint_pipeline.h"
 #include "engine/corpus_reserve.h"
 #include "engine/fingerprint_json.h"
+#include "io/byte_stream.h"
 #include "neardup/stage_time.h"
 #include "support/temp_dir.h"
 
@@ -13,8 +14,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace neardup {
@@ -85,6 +88,87 @@ TEST_F(FingerprintPipelineTest, DeliversEveryDocumentInInputOrder) {
       first_run = simhashes;
     } else {
       EXPECT_EQ(simhashes, first_run) << threads << " threads";
+    }
+  }
+}
+
+// InputOptions::on_line_id names, in order, each document whose id was made
+// from its line, by its number among the reader's documents: across many
+// small blocks, with ids, blank lines and a skipped line among them, and
+// from first_line_number.
+TEST_F(FingerprintPipelineTest, OnLineIdNamesTheDocumentsWhoseIdsAreTheirLines) {
+  const std::string path = (dir_ / "mixed.jsonl").string();
+  std::vector<std::string> expected_ids;
+  std::vector<std::pair<uint64_t, uint64_t>> expected_calls;
+  {
+    std::ofstream out(path);
+    uint64_t line = 6;  // numbered from 7 below
+    for (int i = 0; i < 300; ++i) {
+      ++line;
+      if (i % 11 == 5) {
+        out << "{not json\n";
+        continue;
+      }
+      if (i % 13 == 7) {
+        out << "\n";
+        continue;
+      }
+      if (i % 3 == 0) {
+        out << "{\"text\": \"line id " << i << " text\"}\n";
+        expected_calls.emplace_back(expected_ids.size(), line);
+        expected_ids.push_back("mixed.jsonl:" + std::to_string(line));
+      } else {
+        out << "{\"id\": \"own" << i << "\", \"text\": \"own id " << i << " text\"}\n";
+        expected_ids.push_back("own" + std::to_string(i));
+      }
+    }
+  }
+  auto fingerprinter = Simhash();
+  FingerprintPipelineOptions options;
+  options.batch_bytes = 300;
+  for (int threads : {1, 3}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    InputOptions input;
+    input.first_line_number = 7;
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    input.on_line_id = [&](uint64_t document, uint64_t line) {
+      calls.emplace_back(document, line);
+    };
+    auto stream = std::ifstream(path);
+    std::string bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+    auto reader = DocumentReader::FromStream(internal::MakeStringStream(bytes), "mixed.jsonl",
+                                             InputFormat::kJsonl, std::move(input));
+    FingerprintedCorpus corpus;
+    ASSERT_TRUE(CollectFingerprints(*reader, *fingerprinter, options, false, &corpus).ok());
+    EXPECT_THAT(corpus.ids, ElementsAreArray(expected_ids)) << threads << " threads";
+    EXPECT_THAT(calls, ElementsAreArray(expected_calls)) << threads << " threads";
+  }
+}
+
+// Block reading passes over a byte order mark on a file's line 1 only, as
+// Next does: a stream that starts inside a file (first_line_number > 1)
+// keeps it, and the line is then not JSON (neardup-mpi's pieces read as
+// the whole file is).
+TEST_F(FingerprintPipelineTest, AByteOrderMarkCountsOnlyOnTheFilesFirstLine) {
+  auto fingerprinter = Simhash();
+  for (uint64_t first : {uint64_t{1}, uint64_t{41}}) {
+    InputOptions input;
+    input.first_line_number = first;
+    std::vector<uint64_t> skipped;
+    input.on_skip = [&](const SkippedRecord& record) { skipped.push_back(record.line); };
+    auto reader = DocumentReader::FromStream(
+        internal::MakeStringStream("\xEF\xBB\xBF{\"text\": \"b b\"}\n{\"text\": \"c c\"}\n"),
+        "big.jsonl", InputFormat::kJsonl, std::move(input));
+    FingerprintedCorpus corpus;
+    ASSERT_TRUE(
+        CollectFingerprints(*reader, *fingerprinter, FingerprintPipelineOptions{}, false, &corpus)
+            .ok());
+    if (first == 1) {
+      EXPECT_THAT(corpus.ids, ElementsAreArray({"big.jsonl:1", "big.jsonl:2"}));
+      EXPECT_TRUE(skipped.empty());
+    } else {
+      EXPECT_THAT(corpus.ids, ElementsAreArray({"big.jsonl:42"}));
+      EXPECT_THAT(skipped, ElementsAreArray({uint64_t{41}}));
     }
   }
 }

@@ -52,8 +52,11 @@ void ParseJsonlBlock(const InputOptions& options, JsonlRecordParser* parser, Doc
       skip("", TooLargeReason("record", length, options.max_document_bytes));
       continue;
     }
-    // A UTF-8 byte order mark, as some Windows tools write, is not JSON.
-    if (block->starts_source && line == 1 && text.substr(0, 3) == "\xEF\xBB\xBF") {
+    // A UTF-8 byte order mark, as some Windows tools write, is not JSON. Only
+    // on the file's line 1, as in Next: not on the first line of a stream that
+    // starts inside a file (InputOptions::first_line_number > 1).
+    if (block->starts_source && line == 1 && options.first_line_number <= 1 &&
+        text.substr(0, 3) == "\xEF\xBB\xBF") {
       text.remove_prefix(3);
     }
     if (IsBlankLine(text)) continue;

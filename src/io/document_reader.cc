@@ -124,6 +124,13 @@ class DocumentReader::Impl {
         if (options_.on_skip) options_.on_skip(skip);
       }
     }
+    if (options_.on_line_id && block.jsonl) {
+      for (size_t i = 0; i < block.num_documents; ++i) {
+        if (block.id_lines[i] != 0) {
+          options_.on_line_id(documents_read_ + i, block.first_line + block.id_lines[i] - 1);
+        }
+      }
+    }
     documents_read_ += block.num_documents;
     documents_with_invalid_utf8_ += block.replaced_utf8;
     // The block's mapped pages are given back by the pipeline once its sink

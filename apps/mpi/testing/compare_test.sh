@@ -4,7 +4,7 @@
 # codes equal).
 #
 # Usage: compare_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR SET RANKS...
-#   SET: one of the cases below (corpus, ranks, split, uneven, examples, errors)
+#   SET: one of the cases below (corpus, ranks, split, uneven, lines, examples, errors)
 set -euo pipefail
 neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4 set=$5
 shift 5
@@ -51,6 +51,35 @@ case $set in
   # writes its part of the output file itself).
   examples) inputs=("$source_dir/examples/news.jsonl"); to_stdout=1
             commands=("${all[@]:0:1}" "${all[@]:4:2}" "${all[@]:6:1}") ;;
+  # Records without an id ("<file>:<line>"), skipped and blank lines on
+  # every rank, after one long line that leaves some ranks' pieces empty:
+  # every rank reads its piece at once and names these ids (and reports the
+  # skips) with the file's lines afterwards (input_split.h). One near-
+  # duplicate cluster holds every record, so `clusters` lists every id.
+  lines) /usr/bin/python3 - <<'PY'
+import json
+base = " ".join("word%d" % k for k in range(60))
+with open("head.jsonl", "w") as f:
+    f.write(json.dumps({"id": "head", "text": base + " " + "x" * 100000}) + "\n")
+with open("lines.jsonl", "w") as f:
+    for i in range(1, 301):
+        if i % 17 == 3:
+            f.write("{not json %d\n" % i)
+        elif i % 23 == 5:
+            f.write("\n")
+        elif i % 5 == 0:
+            f.write(json.dumps({"id": "own-%d" % i, "text": base + " tail%d" % i}) + "\n")
+        else:
+            f.write(json.dumps({"text": base + " tail%d" % i}) + "\n")
+# A byte order mark on line 2, which starts rank 1's piece at 2 and 3 ranks:
+# not JSON there (only line 1's is passed over), so skipped as by neardup.
+with open("bom.jsonl", "wb") as f:
+    f.write((json.dumps({"text": "alpha beta gamma delta " * 80}) + "\n").encode())
+    f.write(b"\xef\xbb\xbf" + (json.dumps({"text": "alpha beta gamma delta " * 20}) + "\n").encode())
+    f.write((json.dumps({"text": "alpha beta gamma delta " * 20}) + "\n").encode())
+PY
+         inputs=(head.jsonl lines.jsonl)
+         commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6") ;;
   # A missing input: the same exit code and a message naming it.
   errors) inputs=(big.jsonl missing.jsonl); commands=("pairs") ;;
   *) echo "unknown set $set" >&2; exit 2 ;;
@@ -92,6 +121,40 @@ done
 # The planted near-duplicates are found at all (else identity proves little).
 if [ "$set" != errors ] && [ "$(wc -l <"$work/expected.0")" -lt 1 ]; then
   fail "[$set]: neardup found no pair; the corpus plants some"
+fi
+# The skip reports name the file's lines at every rank count (each rank
+# prints its own, in its reading order; fewer than 20 in all).
+if [ "$set" = lines ]; then
+  "$neardup" pairs "${inputs[@]}" -o /dev/null 2>"$work/skips.expected" || true
+  grep '^neardup: skipped' "$work/skips.expected" | sort >"$work/skips.expected.sorted"
+  if [ "$(wc -l <"$work/skips.expected.sorted")" -lt 10 ]; then
+    fail "[$set]: neardup reported too few skipped records"
+  fi
+  for n in "${ranks[@]}"; do
+    "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null \
+      2>"$work/skips.$n" || true
+    if ! grep '^neardup: skipped' "$work/skips.$n" | sort | cmp -s - "$work/skips.expected.sorted"; then
+      fail "[$set, $n ranks]: the skip reports differ from neardup's"
+      grep '^neardup: skipped' "$work/skips.$n" | sort | diff "$work/skips.expected.sorted" - | head -5 >&2 || true
+    else
+      echo "ok [$set, $n ranks] skip reports"
+    fi
+  done
+  "$mpiexec" -n 7 --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null 2>"$work/summary"
+  if ! grep -qE "documents per rank: ([0-9]+/)*0(/|\))" "$work/summary"; then
+    fail "[$set]: no rank was left without documents at 7 ranks:"
+    cat "$work/summary" >&2
+  fi
+  "$neardup" pairs --quiet bom.jsonl -o "$work/bom.expected"
+  for n in 2 3; do
+    "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" pairs --quiet bom.jsonl -o "$work/bom.$n"
+    if ! cmp -s "$work/bom.expected" "$work/bom.$n"; then
+      fail "[$set, $n ranks]: a byte order mark opening a piece was read otherwise than by neardup"
+      diff "$work/bom.expected" "$work/bom.$n" | head -5 >&2 || true
+    else
+      echo "ok [$set, $n ranks] byte order mark on line 2"
+    fi
+  done
 fi
 # The uneven case does leave a rank without documents.
 if [ "$set" = uneven ]; then

@@ -6,6 +6,8 @@
 # Rank 0 reads a FIFO that nobody writes (stdin-like inputs all go to rank
 # 0), so it blocks there while rank 1, which has no share, waits in the
 # first collective after reading. Then rank 1 is killed with SIGKILL.
+# Then the killed job's hidden output temporary is removed by the next job
+# writing the same output, and only by it.
 #
 # Usage: kill_test.sh NEARDUP_MPI MPIEXEC WORKDIR
 set -uo pipefail
@@ -61,3 +63,29 @@ if [ -e "$work/out" ]; then
 fi
 echo "ok: killing rank 1 ended the job in ${elapsed} s with exit $code"
 grep -m1 -i "signal\|killed\|exited" "$work/err" || true
+
+# Rank 0's hidden temporary of the output is left by the killed job. A job
+# writing another output in the same directory leaves it; the next job
+# writing the same output removes it (nobody holds its lock: output.h).
+shopt -s nullglob
+left=("$work"/.out.neardup-*)
+if [ "${#left[@]}" != 1 ]; then
+  echo "FAIL: expected the killed job's one temporary, found: ${left[*]:-none}" >&2
+  exit 1
+fi
+printf '{"id": "a", "text": "one two three four"}\n{"id": "b", "text": "one two three four"}\n' \
+  >"$work/small.jsonl"
+"$mpiexec" -n 2 --oversubscribe "$neardup_mpi" pairs --quiet "$work/small.jsonl" -o "$work/other" ||
+  { echo "FAIL: the job writing another output failed" >&2; exit 1; }
+if [ ! -e "${left[0]}" ]; then
+  echo "FAIL: a job writing another output removed ${left[0]}" >&2
+  exit 1
+fi
+"$mpiexec" -n 2 --oversubscribe "$neardup_mpi" pairs --quiet "$work/small.jsonl" -o "$work/out" ||
+  { echo "FAIL: the rerun of the same output failed" >&2; exit 1; }
+after=("$work"/.out.neardup-* "$work"/.other.neardup-*)
+if [ -e "${left[0]}" ] || [ "${#after[@]}" != 0 ] || [ ! -s "$work/out" ]; then
+  echo "FAIL: the rerun left temporaries (${after[*]:-none}) or no output" >&2
+  exit 1
+fi
+echo "ok: the rerun of the same output removed the killed job's temporary"
