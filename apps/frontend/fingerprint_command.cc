@@ -196,7 +196,8 @@ void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run,
   RegisterNoFsyncFlag(command);
   command->add_flag("--profile", flags->profile,
                     "Print the fingerprint and close stages' wall and CPU seconds (all threads, "
-                    "main thread, serial filters) and the peak memory per document on stderr");
+                    "main thread, serial filters) and the peak memory per document on stderr "
+                    "(neardup-mpi: each rank's start, fingerprint and output stages)");
   command
       ->add_option("--format", flags->format,
                    "json (one JSON line per document) or binary (fixed-width little-endian "
