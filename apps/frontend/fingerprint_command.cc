@@ -7,13 +7,13 @@
 
 #include "common_options.h"
 #include "exit_codes.h"
-#include "neardup/effective_threads.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/format/fingerprint_record.h"
 #include "neardup/format/wire_format.h"
 #include "neardup/stage_time.h"
 #include "output.h"
+#include "profile.h"
 #include "progress.h"
 
 namespace neardup::cli {
@@ -53,26 +53,6 @@ Result<FingerprintJob> ResolveJob(const FingerprintFlags& flags) {
   job.ids_output = flags.ids_output;
   job.profile = flags.profile;
   return job;
-}
-
-// --profile: one line on stderr, as the corpus commands' (near_duplicate_commands.cc): each
-// stage's wall seconds, CPU seconds of every thread, of the main thread, and of the
-// pipeline's serial filters on whichever thread ran them (reading, numbering, and the
-// in-order delivery that writes each batch's formatted lines): the part of the
-// fingerprint stage that no thread count shortens. `close` flushes, fsyncs and renames
-// the output.
-void PrintFingerprintProfile(const StageTime& fingerprint, const StageTime& close,
-                             uint64_t documents) {
-  const uint64_t peak = PeakResidentBytes();
-  std::fprintf(stderr,
-               "neardup: profile (%zu threads; wall/cpu/main-thread cpu/serial cpu s): "
-               "fingerprint %.3f/%.3f/%.3f/%.3f, close %.3f/%.3f/%.3f/%.3f; peak RSS %.1f MB, "
-               "%.0f bytes/document\n",
-               EffectiveThreads(), fingerprint.wall_seconds, fingerprint.cpu_seconds,
-               fingerprint.main_cpu_seconds, fingerprint.serial_cpu_seconds, close.wall_seconds,
-               close.cpu_seconds, close.main_cpu_seconds, close.serial_cpu_seconds,
-               static_cast<double>(peak) / 1e6,
-               documents == 0 ? 0.0 : static_cast<double>(peak) / static_cast<double>(documents));
 }
 
 }  // namespace
@@ -160,7 +140,12 @@ int RunFingerprintJob(const FingerprintJob& flags) {
     closed = ids_output->Finish(succeeded);
     if (status.ok()) status = closed;
   }
-  if (flags.profile) PrintFingerprintProfile(fingerprint_time, timer.Lap(), stats.documents);
+  // --profile: `fingerprint` (read, parse, fingerprint, format, write; its serial figure is the
+  // pipeline's in-order filters: reading, numbering, and the delivery that writes each batch's
+  // formatted lines, the part no thread count shortens) and `close` (flush, fsync, rename).
+  if (flags.profile) {
+    PrintProfile({{"fingerprint", fingerprint_time}, {"close", timer.Lap()}}, stats.documents);
+  }
 
   if (!flags.run.quiet) {
     double seconds =
@@ -211,7 +196,8 @@ void RegisterFingerprintCommand(CLI::App* app, std::function<int()>* run,
   RegisterNoFsyncFlag(command);
   command->add_flag("--profile", flags->profile,
                     "Print the fingerprint and close stages' wall and CPU seconds (all threads, "
-                    "main thread, serial filters) and the peak memory per document on stderr");
+                    "main thread, serial filters) and the peak memory per document on stderr "
+                    "(neardup-mpi: each rank's start, fingerprint and output stages)");
   command
       ->add_option("--format", flags->format,
                    "json (one JSON line per document) or binary (fixed-width little-endian "

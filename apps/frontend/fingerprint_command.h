@@ -23,8 +23,8 @@ struct FingerprintJob {
   std::string output = "-";
   std::string format = "json";  // or "binary": fixed-width records (docs/PIPELINE.md)
   std::string ids_output;       // binary: the ids, one JSON string a line
-  // --profile: the fingerprint and close stages' times on stderr (this
-  // process' run only; neardup-mpi's runner ignores it).
+  // --profile: the stages' times on stderr (neardup: fingerprint and close;
+  // neardup-mpi: each rank's line, as its other commands').
   bool profile = false;
 };
 

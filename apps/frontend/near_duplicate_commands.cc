@@ -13,7 +13,6 @@
 #include "exit_codes.h"
 #include "neardup/clustering.h"
 #include "neardup/deferred_sketches.h"
-#include "neardup/effective_threads.h"
 #include "neardup/fingerprint_pipeline.h"
 #include "neardup/format/wire_format.h"
 #include "neardup/lsh_params.h"
@@ -23,6 +22,7 @@
 #include "neardup/stage_time.h"
 #include "ordered_writer.h"
 #include "output.h"
+#include "profile.h"
 #include "progress.h"
 #include "sink_option.h"
 
@@ -121,34 +121,6 @@ void ExplainNearDuplicates(const NearDuplicateOptions& options, const Recipe& re
 }
 
 namespace {
-
-// --profile: one line on stderr with each stage's wall seconds, CPU seconds
-// of every thread (cpu / wall is the stage's parallelism), of the main
-// thread (the stage's serial part, when more than one thread runs) and of
-// its pipelines' serial filters on whichever thread (fingerprint, output),
-// and the peak memory per document.
-void PrintProfile(const std::vector<std::pair<const char*, StageTime>>& stages,
-                  uint64_t documents) {
-  const size_t threads = EffectiveThreads();
-  std::string line = "neardup: profile (" + std::to_string(threads) +
-                     " threads; wall/cpu/main-thread cpu/serial cpu s):";
-  StageTime total;
-  char buffer[96];
-  for (const auto& [name, time] : stages) {
-    std::snprintf(buffer, sizeof(buffer), " %s %.3f/%.3f/%.3f/%.3f,", name, time.wall_seconds,
-                  time.cpu_seconds, time.main_cpu_seconds, time.serial_cpu_seconds);
-    line += buffer;
-    total += time;
-  }
-  const uint64_t peak = PeakResidentBytes();
-  std::snprintf(buffer, sizeof(buffer),
-                " total %.3f/%.3f/%.3f/%.3f; peak RSS %.1f MB, %.0f bytes/document",
-                total.wall_seconds, total.cpu_seconds, total.main_cpu_seconds,
-                total.serial_cpu_seconds, static_cast<double>(peak) / 1e6,
-                documents == 0 ? 0.0 : static_cast<double>(peak) / static_cast<double>(documents));
-  line += buffer;
-  std::fprintf(stderr, "%s\n", line.c_str());
-}
 
 // Items per chunk of WriteInOrder: about 1-4 MB of text per chunk.
 constexpr size_t kPairsPerChunk = size_t{1} << 15;

@@ -370,6 +370,9 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
   Status status;
+  // --profile: start, fingerprint (or loading it from the checkpoint), output (gather, write,
+  // close).
+  RankProfile profile(comm);
 
   const std::string recipe_id = RecipeId(job.recipe);
   const Checkpoint& checkpoint = prepared->checkpoint;
@@ -406,6 +409,7 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
       status = prepared->checkpoint.Finish(comm, kLinesStage, SaveLinesStage(checkpoint, lines));
     }
   }
+  profile.Lap("fingerprint");
   if (status.ok()) {
     status = WriteParts(comm, comm.rank() == 0 ? &**output : nullptr, lines.text);
   }
@@ -421,6 +425,8 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   }
   closed = comm.AgreeOnStatus(closed);
   if (status.ok()) status = closed;
+  profile.Lap("output");
+  profile.Print(comm, job.profile);
   if (!job.run.quiet && comm.rank() == 0) {
     std::fprintf(stderr,
                  "neardup-mpi: fingerprinted %llu documents (%.1f MB) on %d ranks in %.2f s with "

@@ -1,9 +1,9 @@
-// --profile of neardup-mpi's near-duplicate commands: each rank's time in
+// --profile of neardup-mpi's commands: each rank's time in
 // each stage (the first, "start", is everything before the first stage:
 // loading, MPI_Init, examining and planning the inputs) (wall and CPU), and the CPU of that inside
 // MPI calls (a rank waiting for its peers in a collective spins, which shows as CPU: cpu minus that
-// is the stage's own work), its verification work and peak memory, one line per rank on rank 0's
-// stderr. Thread safety: the main thread only (Print is collective).
+// is the stage's own work), its verification work (the near-duplicate commands) and peak memory,
+// one line per rank on rank 0's stderr. Thread safety: the main thread only (Print is collective).
 #ifndef NEARDUP_APPS_MPI_RANK_PROFILE_H_
 #define NEARDUP_APPS_MPI_RANK_PROFILE_H_
 
@@ -34,7 +34,8 @@ class RankProfile {
   // cost, those it handed to another rank) and the bytes of pairs it
   // placed (all saved by --checkpoint, so a resumed job prints them too),
   // and the records of the deferred sketches' handover (not saved: 0 after
-  // a resume).
+  // a resume). Without it (`fingerprint`) the line ends after the total
+  // and the peak memory.
   void SetWork(const DistributedPairsStats& stats, const NearDuplicateReport& report);
   // Collective: rank 0 prints every rank's line when `enabled`.
   void Print(Comm& comm, bool enabled) const;
@@ -50,6 +51,7 @@ class RankProfile {
   const Comm& comm_;
   StageTimer timer_;
   StageTime mpi_at_;
+  bool has_work_ = false;  // SetWork was called
   uint64_t pair_bytes_ = 0;
   uint64_t sketched_ = 0;
   uint64_t handed_out_ = 0;

@@ -116,9 +116,10 @@ void ScatterByBucket(const uint64_t* values, size_t n, uint64_t first, int shift
   Count* starts = reinterpret_cast<Count*>(scratch);
   std::memset(starts, 0, (num_buckets + 1) * sizeof(Count));
   Count* count = starts + 1;
-  // The bucket of every value first, in a loop the compiler vectorizes, so
-  // the counting and scattering loops start each read-modify-write from an
-  // address one load away.
+  // The bucket of every value first (kBucketNumbers: BucketNumbersPortable,
+  // a loop the compiler vectorizes for the baseline ISA, or the AVX-512
+  // kernel's), so the counting and scattering loops start each
+  // read-modify-write from an address one load away.
   // Index holds any bucket number (below num_buckets).
   Index* bucket =
       reinterpret_cast<Index*>(scratch + (num_buckets + 1) * sizeof(Count) / sizeof(uint64_t) + 1);
@@ -329,46 +330,42 @@ NEARDUP_AVX512_TARGET void PrefixSumsBytesAvx512(uint8_t* counts, size_t num) {
 // truncate: every bucket number fits); the tail under a mask. The portable
 // template compiled for the baseline ISA (SSE2, two values per vector, the
 // narrowing by shuffles) took ~1% of `fingerprint --minhash` (session 15).
-NEARDUP_AVX512_TARGET void BucketNumbers16Avx512(const uint64_t* values, size_t n, uint64_t first,
-                                                 int shift, uint16_t* bucket) {
+template <typename Index>
+NEARDUP_AVX512_TARGET void BucketNumbersAvx512(const uint64_t* values, size_t n, uint64_t first,
+                                               int shift, Index* bucket) {
+  static_assert(sizeof(Index) == 2 || sizeof(Index) == 4);
   const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
   const __m128i count = _mm_cvtsi32_si128(shift);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m512i v = _mm512_loadu_si512(values + i);
     const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(bucket + i), _mm512_cvtepi64_epi16(b));
+    if constexpr (sizeof(Index) == 2) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(bucket + i), _mm512_cvtepi64_epi16(b));
+    } else {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(bucket + i), _mm512_cvtepi64_epi32(b));
+    }
   }
   if (i < n) {
     const __mmask8 lanes = static_cast<__mmask8>((1u << (n - i)) - 1);
     const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
     const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
-    _mm512_mask_cvtepi64_storeu_epi16(bucket + i, lanes, b);
-  }
-}
-NEARDUP_AVX512_TARGET void BucketNumbers32Avx512(const uint64_t* values, size_t n, uint64_t first,
-                                                 int shift, uint32_t* bucket) {
-  const __m512i base = _mm512_set1_epi64(static_cast<long long>(first));
-  const __m128i count = _mm_cvtsi32_si128(shift);
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m512i v = _mm512_loadu_si512(values + i);
-    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bucket + i), _mm512_cvtepi64_epi32(b));
-  }
-  if (i < n) {
-    const __mmask8 lanes = static_cast<__mmask8>((1u << (n - i)) - 1);
-    const __m512i v = _mm512_maskz_loadu_epi64(lanes, values + i);
-    const __m512i b = _mm512_srl_epi64(_mm512_sub_epi64(v, base), count);
-    _mm512_mask_cvtepi64_storeu_epi32(bucket + i, lanes, b);
+    if constexpr (sizeof(Index) == 2) {
+      _mm512_mask_cvtepi64_storeu_epi16(bucket + i, lanes, b);
+    } else {
+      _mm512_mask_cvtepi64_storeu_epi32(bucket + i, lanes, b);
+    }
   }
 }
 // Up to eight values of p[0, n) from `at` on, the lanes past n set to
-// UINT64_MAX (above or equal to every value, so they sort last).
+// UINT64_MAX (above or equal to every value, so they sort last). An input
+// read to its end (at >= n) gives all UINT64_MAX without forming p + at,
+// which may lie past one beyond its end.
 NEARDUP_AVX512_TARGET inline __m512i LoadEightOrMax(const uint64_t* p, size_t n, size_t at) {
   const __m512i max = _mm512_set1_epi64(-1);
   if (at + 8 <= n) return _mm512_loadu_si512(p + at);
-  const size_t left = at < n ? n - at : 0;
+  if (at >= n) return max;
+  const size_t left = n - at;
   const __mmask8 lanes = static_cast<__mmask8>((1u << left) - 1);
   return _mm512_mask_loadu_epi64(max, lanes, p + at);
 }
@@ -465,8 +462,8 @@ std::vector<BottomKKernel> BottomKKernelsFor(const CpuFeatures& f) {
   }
   if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.popcnt) {
     kernels.push_back({"avx512", &FilterInRangeAvx512,
-                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512, BucketNumbers16Avx512,
-                                   BucketNumbers32Avx512>,
+                       &BucketSort<PrefixSumsAvx512, PrefixSumsBytesAvx512,
+                                   BucketNumbersAvx512<uint16_t>, BucketNumbersAvx512<uint32_t>>,
                        &UniqueAvx512, &MergeUniqueAvx512});
   }
 #else

@@ -8,8 +8,9 @@
 // instruction and packs the survivors with a permutation from a 16-entry
 // table; AVX-512 compares eight and packs them with vpcompressq.
 // SortAscending is a bucket sort on the top bits (linear for the uniform
-// feature hashes); AVX-512 computes its bucket offsets 16 (or 64 byte
-// counts) per instruction. Unique drops repeats from sorted values: portable
+// feature hashes); AVX-512 computes its bucket numbers 8 per instruction
+// (subtract, shift, narrow) and its bucket offsets 16 (or 64 byte counts)
+// per instruction. Unique drops repeats from sorted values: portable
 // one value per step (flag arithmetic, no branch), AVX-512 eight (compare
 // with the values shifted by one, compress). MergeUnique merges the held
 // values with the sorted new ones, dropping repeats: portable one value per

@@ -118,6 +118,20 @@ for i in "${!commands[@]}"; do
     fi
   done
 done
+# fingerprint --profile: one line per rank on rank 0's stderr (start,
+# fingerprint, output, total, peak memory), the output unchanged.
+if [ "$set" = examples ]; then
+  "$mpiexec" -n 2 --oversubscribe "$neardup_mpi" fingerprint --minhash --simhash --chunks --quiet \
+    --profile "${inputs[@]}" -o "$work/profiled" 2>"$work/profile"
+  line='^neardup-mpi: profile rank [01] \(wall/cpu/cpu in MPI s\):( start [0-9.]+/[0-9.]+/[0-9.]+,)? fingerprint [0-9.]+/[0-9.]+/[0-9.]+, output [0-9.]+/[0-9.]+/[0-9.]+, total [0-9.]+/[0-9.]+/[0-9.]+; peak RSS [0-9.]+ MB$'
+  if [ "$(grep -cE "$line" "$work/profile")" != 2 ] || [ "$(wc -l <"$work/profile")" != 2 ] ||
+    ! cmp -s "$work/expected.3" "$work/profiled"; then
+    fail "[$set]: fingerprint --profile printed no line per rank, or changed the output:"
+    cat "$work/profile" >&2
+  else
+    echo "ok [$set, 2 ranks] fingerprint --profile"
+  fi
+fi
 # The planted near-duplicates are found at all (else identity proves little).
 if [ "$set" != errors ] && [ "$(wc -l <"$work/expected.0")" -lt 1 ]; then
   fail "[$set]: neardup found no pair; the corpus plants some"

@@ -74,10 +74,8 @@ for i in "${!cases[@]}"; do
     evidence
   fi
   # --threads and --no-fsync may change on resume (they cannot change the output).
-  profile=()
-  [ "$command" = fingerprint ] || profile=(--profile)
   mpi "$n" "${command[@]}" --quiet "${inputs[@]}" -o "$work/got.$i" --checkpoint "$work/ck.$i" \
-    --resume --threads 1 --no-fsync "${profile[@]}"
+    --resume --threads 1 --no-fsync --profile
   cp "$work/err" "$work/err.$i"
   if [ "$code" != 0 ]; then
     fail "[$i] ${command[*]}: resume exited $code"
