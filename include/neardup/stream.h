@@ -132,6 +132,7 @@ struct StreamRecovery {
 class StreamSchemeMemo;
 namespace internal {
 class StreamSchemes;
+class StreamTestAccess;  // tests' access to a stream's Impl (src/stream/stream_impl.h)
 // The memo's schemes, for the stream's opens (src/stream/stream_state.h).
 StreamSchemes& SchemesOf(StreamSchemeMemo& memo);
 }  // namespace internal
@@ -376,6 +377,7 @@ class NearDuplicateStream {
   class Impl;
 
  private:
+  friend class internal::StreamTestAccess;
   explicit NearDuplicateStream(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

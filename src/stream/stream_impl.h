@@ -124,13 +124,18 @@ class NearDuplicateStream::Impl {
   // roll-over waits (roll_wanted_), RollLogAfterSync.
   Status SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn);
   // Makes the names of the logs started so far durable (one directory
-  // fsync, shared by the writers that need it; none when all are).
-  // REQUIRES: mutex_ not held.
+  // fsync, shared by the writers that need it; none when all are). A
+  // failed fsync is kept (names_failed_) and returned by every later call:
+  // a later fsync, on a new descriptor, may return OK without the name
+  // having reached the disk.
+  // Lock order: mutex_ may be held (RollLogLocked's fallback);
+  // directory_mutex_ is never held while taking mutex_.
   Status SyncNewLogNames();
   // The roll-over that RollLogLocked left waiting, off the writer lock
   // (session 16): syncs the names and all of `log` written so far, then,
   // under the lock, starts the next log if nothing was written to `log`
-  // meanwhile (else a later writer tries again). REQUIRES: mutex_ not held.
+  // meanwhile (else a later writer tries again). A failed sync stops every
+  // later write (failed_). REQUIRES: mutex_ not held.
   void RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log);
   // The waiting roll-over, if the log is durable whole now and the names
   // are: called before each write's records are appended (the moment the
@@ -222,6 +227,7 @@ class NearDuplicateStream::Impl {
   std::atomic<uint64_t> names_created_{0};
   std::atomic<uint64_t> names_synced_{0};
   std::mutex directory_mutex_;                 // one directory fsync at a time (SyncNewLogNames)
+  Status names_failed_;                        // guarded by directory_mutex_: set once
   std::atomic<bool> roll_helper_busy_{false};  // a writer is in RollLogAfterSync's sync
   Status failed_;                              // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
@@ -252,6 +258,16 @@ class NearDuplicateStream::Impl {
   bool stopping_ = false;
   std::thread snapshot_thread_;  // last: joined before the members it uses go
 };
+
+namespace internal {
+
+// Tests' access to a stream's Impl (its steps and counters).
+class StreamTestAccess {
+ public:
+  static NearDuplicateStream::Impl& ImplOf(NearDuplicateStream& stream) { return *stream.impl_; }
+};
+
+}  // namespace internal
 
 }  // namespace neardup
 

@@ -114,9 +114,15 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(bool sync_name) {
 Status NearDuplicateStream::Impl::SyncNewLogNames() {
   if (names_synced_.load() >= names_created_.load()) return Status::Ok();
   std::lock_guard<std::mutex> lock(directory_mutex_);
+  // names_synced_ stays behind after a failure, so every later call comes here.
+  if (!names_failed_.ok()) return names_failed_;
   const uint64_t created = names_created_.load();
   if (names_synced_.load() >= created) return Status::Ok();  // another writer synced them
-  NEARDUP_RETURN_IF_ERROR(SyncDirectory(dir_));
+  Status synced = SyncDirectory(dir_);
+  if (!synced.ok()) {
+    names_failed_ = synced;
+    return synced;
+  }
   names_synced_ = created;
   return Status::Ok();
 }
@@ -152,9 +158,13 @@ Status NearDuplicateStream::Impl::RollLogLocked() {
       return Status::Ok();
     }
     // As at a rotation: no record of the new log on disk before the old
-    // log's last one.
-    NEARDUP_RETURN_IF_ERROR(log_->SyncTo(size));
-    if (!names_durable) NEARDUP_RETURN_IF_ERROR(SyncNewLogNames());
+    // log's last one. A failed sync stops every later write.
+    Status synced = log_->SyncTo(size);
+    if (synced.ok() && !names_durable) synced = SyncNewLogNames();
+    if (!synced.ok()) {
+      failed_ = synced;
+      return synced;
+    }
   }
   return OpenNextLogLocked(false);
 }
@@ -168,10 +178,16 @@ void NearDuplicateStream::Impl::RollIfDurableLocked() {
 void NearDuplicateStream::Impl::RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log) {
   // One writer at a time pays the extra sync; the others go on.
   if (roll_helper_busy_.exchange(true)) return;
-  const bool synced = SyncNewLogNames().ok() && log->SyncTo(log->size()).ok();
+  Status synced = SyncNewLogNames();
+  if (synced.ok()) synced = log->SyncTo(log->size());
   roll_helper_busy_ = false;
-  if (!synced) return;  // the lock's fallback
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!synced.ok()) {
+    // As SyncAll: what is on disk is unknown, so no later write may be
+    // acknowledged.
+    if (failed_.ok()) failed_ = synced;
+    return;
+  }
   if (log_ == log) RollIfDurableLocked();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "neardup/near_duplicates.h"
 #include "neardup/write_ahead_log.h"
 #include "stream/stream_id_index.h"
+#include "stream/stream_impl.h"
 #include "stream/stream_record.h"
 #include "stream/stream_state.h"
 #include "support/file_size_limit.h"
@@ -292,6 +294,45 @@ TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
     ASSERT_TRUE(stored.ok()) << i;
     EXPECT_EQ(*stored, answers[i]) << i;
   }
+}
+
+// A log started by a roll-over has its name made durable by a later
+// directory fsync (SyncNewLogNames). When that fsync fails in a writer's
+// roll-over helper (RollLogAfterSync), no later write may be acknowledged:
+// a later fsync, on a new descriptor, could return OK for a name that never
+// reached the disk. The failure: the directory renamed away for the call.
+TEST(DurableStreamTest, AFailedDirectorySyncOfARolledLogStopsLaterWrites) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(200, 43);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 4 << 10;
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  // Single adds until one leaves a rolled log whose name is not durable yet
+  // (RollLogAfterSync started it after the add's own sync).
+  size_t added = 0;
+  while (added < texts.size() && impl.names_synced_.load() >= impl.names_created_.load()) {
+    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok());
+    ++added;
+  }
+  ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
+  std::shared_ptr<WriteAheadLog> log;
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    log = impl.log_;
+  }
+  std::filesystem::rename(path, dir.Path("away"));
+  impl.RollLogAfterSync(log);
+  std::filesystem::rename(dir.Path("away"), path);
+  // The directory can be synced again, but the failure stays.
+  EXPECT_FALSE(impl.SyncNewLogNames().ok());
+  EXPECT_FALSE(stream->Add(PlantedId(added), texts[added], 0).ok());
+  EXPECT_FALSE(stream->Add(PlantedId(added + 1), texts[added + 1], 0).ok());
+  // What was acknowledged is all there after a reopen.
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  for (size_t i = 0; i < added; ++i) EXPECT_TRUE(reopened->Get(PlantedId(i)).ok()) << i;
 }
 
 TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
