@@ -140,8 +140,9 @@ class NearDuplicateStream::Impl {
   // The waiting roll-over, if the log is durable whole now and the names
   // are: called before each write's records are appended (the moment the
   // writers before it have synced) and by RollLogAfterSync. No I/O but the
-  // new file's creation. REQUIRES: mutex_ held.
-  void RollIfDurableLocked();
+  // new file's creation. Counts a roll-over taken in *counted (a member of
+  // roll_counts_). REQUIRES: mutex_ held.
+  void RollIfDurableLocked(uint64_t* counted);
 
   // --- Rotation (stream_rotation.cc) ---
   // Writes a new stream's snapshot-0: the header, no document yet (later
@@ -222,6 +223,18 @@ class NearDuplicateStream::Impl {
   // A roll-over waits for the current log to be durable whole (set under
   // mutex_, read by SyncAll without it).
   std::atomic<bool> roll_wanted_{false};
+  // How the roll-overs since open were taken (guarded by mutex_; for tests,
+  // which check that each way runs): the log already durable at
+  // RollLogLocked, waited for and taken before a write's append or after a
+  // writer's sync (RollIfDurableLocked), or the fallback's sync under the
+  // lock.
+  struct RollCounts {
+    uint64_t at_once = 0;
+    uint64_t before_append = 0;
+    uint64_t after_sync = 0;
+    uint64_t forced = 0;
+  };
+  RollCounts roll_counts_;
   // Logs started without their directory synced (incremented under mutex_),
   // and how many of those names are durable (under directory_mutex_).
   std::atomic<uint64_t> names_created_{0};

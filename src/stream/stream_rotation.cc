@@ -152,6 +152,7 @@ Status NearDuplicateStream::Impl::RollLogLocked() {
   if (!failed_.ok()) return failed_;
   const uint64_t size = log_->size();
   const bool names_durable = names_synced_.load() >= names_created_.load();
+  uint64_t* counted = &roll_counts_.at_once;
   if (options_.sync && !(names_durable && log_->synced_size() >= size)) {
     if (size - options_.snapshot_log_bytes < options_.snapshot_log_bytes / 4) {
       roll_wanted_ = true;
@@ -165,14 +166,18 @@ Status NearDuplicateStream::Impl::RollLogLocked() {
       failed_ = synced;
       return synced;
     }
+    counted = &roll_counts_.forced;
   }
-  return OpenNextLogLocked(false);
+  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked(false));
+  ++*counted;
+  return Status::Ok();
 }
 
-void NearDuplicateStream::Impl::RollIfDurableLocked() {
+void NearDuplicateStream::Impl::RollIfDurableLocked(uint64_t* counted) {
   if (!roll_wanted_ || snapshot_ != nullptr || !failed_.ok()) return;
   if (log_->synced_size() < log_->size() || names_synced_.load() < names_created_.load()) return;
-  OpenNextLogLocked(false).IgnoreError();  // a failure keeps this log; a later writer retries
+  // A failure keeps this log; a later writer retries.
+  if (OpenNextLogLocked(false).ok()) ++*counted;
 }
 
 void NearDuplicateStream::Impl::RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log) {
@@ -188,7 +193,7 @@ void NearDuplicateStream::Impl::RollLogAfterSync(const std::shared_ptr<WriteAhea
     if (failed_.ok()) failed_ = synced;
     return;
   }
-  if (log_ == log) RollIfDurableLocked();
+  if (log_ == log) RollIfDurableLocked(&roll_counts_.after_sync);
 }
 
 Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool background) {

@@ -237,10 +237,15 @@ TEST(DurableStreamTest, OpenRefusesASnapshotLogOfZeroOrPastTheBound) {
 }
 
 // Session 16: a roll-over waits, off the writer lock, until the old log is
-// durable whole (RollLogAfterSync), or syncs it under the lock once the log
-// is a quarter past its length. Either way every log but the last ends
-// within a quarter and one operation of snapshot_log_bytes, and a reopen
-// replays them all: single adds and concurrent batches, durable (fsync).
+// durable whole, or syncs it under the lock once the log is a quarter past
+// its length. Either way every log but the last ends within a quarter and
+// one operation of snapshot_log_bytes, and a reopen replays them all,
+// durable (fsync). Each way is counted (Impl::roll_counts_) and checked:
+// - single adds with the roll-over helper held busy (as while another
+//   writer is in it): the next add takes the roll-over before its append;
+// - single adds: the add's own writer after its sync (RollLogAfterSync);
+// - concurrent batches of 10 (each more than a quarter of the log): the
+//   fallback's sync under the lock.
 TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
   TempDir dir;
   const std::vector<std::string> texts = PlantedTexts(400, 41);
@@ -251,9 +256,23 @@ TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
   std::vector<StreamAnswer> answers(texts.size());
   {
     auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
-    for (size_t i = 0; i < 200; ++i) {
+    NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+    const auto rolls = [&impl] {
+      std::lock_guard<std::mutex> lock(impl.mutex_);
+      return impl.roll_counts_;
+    };
+    impl.roll_helper_busy_ = true;
+    for (size_t i = 0; i < 100; ++i) {
       answers[i] = *stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i));
     }
+    impl.roll_helper_busy_ = false;
+    EXPECT_GT(rolls().before_append, 0u);
+    EXPECT_EQ(rolls().after_sync, 0u);
+    for (size_t i = 100; i < 200; ++i) {
+      answers[i] = *stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i));
+    }
+    EXPECT_GT(rolls().after_sync, 0u);
+    const uint64_t forced = rolls().forced;
     std::vector<std::thread> writers;
     for (size_t w = 0; w < 4; ++w) {
       writers.emplace_back([&, w] {
@@ -269,6 +288,7 @@ TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
       });
     }
     for (std::thread& writer : writers) writer.join();
+    EXPECT_GT(rolls().forced, forced);
     EXPECT_EQ(stream->Stats().snapshots, 0u);  // a window that only grows
   }
   std::vector<std::pair<uint64_t, uint64_t>> logs;  // (generation, bytes)
