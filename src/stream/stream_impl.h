@@ -154,12 +154,17 @@ class NearDuplicateStream::Impl {
   // (StreamState::BeginSnapshot fixes its documents). REQUIRES: mutex_
   // held, no snapshot in progress.
   Status StartRotationLocked();
+  // When a new log's name is made durable (OpenNextLogLocked).
+  enum class LogNameSync {
+    kNow,            // here (a rotation); also every earlier name
+    kByFirstSyncAll  // by the first SyncAll of a record in it (a roll-over)
+  };
   // Opens log-<g+1> and makes it current; the current log, which recovery
-  // still reads, goes into earlier_bytes_. Its name is made durable here
-  // (`sync_name`, or without options_.sync), or else by the first SyncAll
-  // that needs it (names_created_). Clears roll_wanted_.
+  // still reads, goes into earlier_bytes_. Its name is made durable as
+  // `name_sync` says (without options_.sync: not at all), counted in
+  // names_created_ when later. Clears roll_wanted_.
   // REQUIRES: mutex_ held, the current log synced.
-  Status OpenNextLogLocked(bool sync_name = true);
+  Status OpenNextLogLocked(LogNameSync name_sync);
   // When no rotation is due but the log has reached snapshot_log_bytes: a
   // new log is started, with no snapshot (stream_rotation.cc). Without I/O
   // under the lock when the log is durable whole; else roll_wanted_ is set

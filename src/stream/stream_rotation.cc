@@ -83,26 +83,36 @@ Status NearDuplicateStream::Impl::StartRotationLocked() {
   NEARDUP_ASSIGN_OR_RETURN(
       std::unique_ptr<internal::SnapshotFile> snapshot,
       internal::SnapshotFile::Create(dir_, next, internal::EncodeHeader(state_.Header())));
-  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked());
+  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked(LogNameSync::kNow));
   snapshot_ = std::move(snapshot);
   state_.BeginSnapshot();
   return Status::Ok();
 }
 
-Status NearDuplicateStream::Impl::OpenNextLogLocked(bool sync_name) {
+Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
   const uint64_t next = generation_ + 1;
   const std::string log_path = internal::StreamFilePath(dir_, "log", next);
   Result<std::unique_ptr<WriteAheadLog>> log = WriteAheadLog::Open(log_path, 0, {options_.sync});
   // The new log's name must be durable before a record in it is: synced
   // now, or by the first SyncAll of a record in it (an unacknowledged
   // record lost with its file's name loses nothing acknowledged).
-  const bool sync_now = sync_name && options_.sync;
+  const bool sync_now = name_sync == LogNameSync::kNow && options_.sync;
+  // Every name counted so far was created before this fsync (they are
+  // counted under mutex_, which this caller holds).
+  const uint64_t created = names_created_.load();
   Status synced = !log.ok() ? log.status() : sync_now ? SyncDirectory(dir_) : Status::Ok();
   if (!synced.ok()) {
     if (log.ok()) std::remove(log_path.c_str());
     return synced;
   }
-  if (options_.sync && !sync_now) ++names_created_;
+  if (sync_now) {
+    // The earlier names are durable too: the next writers need no
+    // directory fsync of their own (unless one failed: that stays).
+    std::lock_guard<std::mutex> lock(directory_mutex_);
+    if (names_failed_.ok() && names_synced_.load() < created) names_synced_ = created;
+  } else if (options_.sync) {
+    ++names_created_;
+  }
   earlier_bytes_ += log_->size();  // recovery reads it until a newer snapshot is complete
   log_ = std::shared_ptr<WriteAheadLog>(std::move(log).value());
   log_bytes_stepped_ = 0;
@@ -154,7 +164,7 @@ Status NearDuplicateStream::Impl::RollLogLocked() {
   const bool names_durable = names_synced_.load() >= names_created_.load();
   uint64_t* counted = &roll_counts_.at_once;
   if (options_.sync && !(names_durable && log_->synced_size() >= size)) {
-    if (size - options_.snapshot_log_bytes < options_.snapshot_log_bytes / 4) {
+    if (size < options_.snapshot_log_bytes + options_.snapshot_log_bytes / 4) {
       roll_wanted_ = true;
       return Status::Ok();
     }
@@ -168,7 +178,7 @@ Status NearDuplicateStream::Impl::RollLogLocked() {
     }
     counted = &roll_counts_.forced;
   }
-  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked(false));
+  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked(LogNameSync::kByFirstSyncAll));
   ++*counted;
   return Status::Ok();
 }
@@ -177,7 +187,7 @@ void NearDuplicateStream::Impl::RollIfDurableLocked(uint64_t* counted) {
   if (!roll_wanted_ || snapshot_ != nullptr || !failed_.ok()) return;
   if (log_->synced_size() < log_->size() || names_synced_.load() < names_created_.load()) return;
   // A failure keeps this log; a later writer retries.
-  if (OpenNextLogLocked(false).ok()) ++*counted;
+  if (OpenNextLogLocked(LogNameSync::kByFirstSyncAll).ok()) ++*counted;
 }
 
 void NearDuplicateStream::Impl::RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log) {

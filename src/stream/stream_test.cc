@@ -355,6 +355,26 @@ TEST(DurableStreamTest, AFailedDirectorySyncOfARolledLogStopsLaterWrites) {
   for (size_t i = 0; i < added; ++i) EXPECT_TRUE(reopened->Get(PlantedId(i)).ok()) << i;
 }
 
+// A rotation syncs the directory for its new log's name: the names of the
+// logs rolled over before it are durable by the same fsync, so no writer
+// after it does another.
+TEST(DurableStreamTest, ARotationMakesTheRolledLogsNamesDurable) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(200, 47);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 4 << 10;
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  size_t added = 0;
+  while (added < texts.size() && impl.names_synced_.load() >= impl.names_created_.load()) {
+    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok());
+    ++added;
+  }
+  ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
+  ASSERT_TRUE(stream->Snapshot().ok());
+  EXPECT_EQ(impl.names_synced_.load(), impl.names_created_.load());
+}
+
 TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
   TempDir dir;
   const std::vector<std::string> texts = PlantedTexts(300, 9);
