@@ -147,7 +147,7 @@ Status NearDuplicateStream::Impl::SyncNewLogNames() {
 // Session 16: the roll-over does no I/O under the writer lock but the new
 // file's creation. It was a fdatasync of the old log and an fsync of the
 // directory there (~2 + ~2 ms on the loaded VM, up to tens of ms), which
-// every request waited for (BM_StreamRollOver: 4-7 ms of lock per
+// every request waited for (BM_StreamRollOver: ~3-5 ms of lock per
 // roll-over before, ~1 after). The order recovery needs is kept: the next
 // log starts only once the old one is durable whole (no record of the new
 // log can then be on disk while one before it is not), and a record in the
