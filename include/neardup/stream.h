@@ -132,6 +132,7 @@ struct StreamRecovery {
 class StreamSchemeMemo;
 namespace internal {
 class StreamSchemes;
+class StreamTestAccess;  // tests' access to a stream's Impl (src/stream/stream_impl.h)
 // The memo's schemes, for the stream's opens (src/stream/stream_state.h).
 StreamSchemes& SchemesOf(StreamSchemeMemo& memo);
 }  // namespace internal
@@ -176,10 +177,10 @@ struct StreamOpenOptions {
   // only grows, whose snapshot and logs hold nothing dead, is not rewritten
   // at all. The logs since the last snapshot count toward this length.
   // When the log passes snapshot_log_bytes and no snapshot is due, a new
-  // log file starts (no snapshot; once the old log is durable whole, off the
-  // writer lock, or by a quarter past it at the latest, session 16): only
-  // the last log's bad tail is cut at
-  // recovery, a bad record in an older one is DataLoss. Recovery reads at
+  // log file starts (no snapshot; once the old log is durable whole, off
+  // the writer lock, or by a quarter past it at the latest, session 16):
+  // only the last log's bad tail is cut at recovery, a bad record in an
+  // older one is DataLoss. Recovery reads at
   // most max(2 R, S + snapshot_log_bytes) + one operation's group (R: the
   // window's records; S: the last complete snapshot), plus the logs kept
   // after a failed snapshot until the next one completes, and while a
@@ -213,7 +214,8 @@ inline constexpr uint64_t kMaxStreamSnapshotLogBytes = uint64_t{1} << 50;
 
 // OK, or InvalidArgument naming the field, its bound and its value:
 // snapshot_log_bytes must be in [1, kMaxStreamSnapshotLogBytes] (0 would
-// start a new log file after every write). Open and OpenExisting check it.
+// start a new log file after every write). Open and OpenExisting check it
+// (since session 16: before, 0 and any larger value were accepted).
 Status ValidateStreamOpenOptions(const StreamOpenOptions& options);
 
 // One document of AddBatch / CheckBatch (views: the caller keeps the bytes).
@@ -376,6 +378,7 @@ class NearDuplicateStream {
   class Impl;
 
  private:
+  friend class internal::StreamTestAccess;
   explicit NearDuplicateStream(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -78,6 +78,9 @@ class WriteAheadLog {
   // Opens (creating if absent) the log at `path` for appending after its
   // first `valid_bytes` bytes; a longer file is truncated to valid_bytes
   // first (a torn tail found by ReadLogFile) and the truncation synced.
+  // The valid bytes found are synced here (with options.sync; one
+  // fdatasync, counted in syncs()): after a process crash they may be in
+  // the page cache only, and synced_size() counts them as durable.
   static Result<std::unique_ptr<WriteAheadLog>> Open(const std::string& path, uint64_t valid_bytes,
                                                      const WriteAheadLogOptions& options = {});
   ~WriteAheadLog();
@@ -121,16 +124,18 @@ class WriteAheadLog {
 
   // Bytes written (durable or not).
   uint64_t size() const;
-  // Bytes durable: SyncTo has returned for them (<= size(); without
-  // WriteAheadLogOptions::sync, what SyncTo was asked for).
+  // Bytes durable: found at Open (synced there) or SyncTo has returned for
+  // them (<= size(); without WriteAheadLogOptions::sync, what SyncTo was
+  // asked for).
   uint64_t synced_size() const;
   uint64_t appends() const;           // Append/AppendBatch/AppendFramed calls that wrote
-  uint64_t syncs() const;             // fdatasync calls made
+  uint64_t syncs() const;             // fdatasync calls made (Open's included)
   uint64_t sync_nanoseconds() const;  // their total duration
   const std::string& path() const { return path_; }
 
  private:
-  WriteAheadLog(std::string path, int fd, uint64_t size, WriteAheadLogOptions options);
+  WriteAheadLog(std::string path, int fd, uint64_t size, uint64_t syncs,
+                WriteAheadLogOptions options);
 
   const std::string path_;
   const int fd_;

@@ -110,23 +110,42 @@ Result<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(const std::string& pa
     return DataLossError("log " + path + " is shorter (" + std::to_string(end) +
                          " bytes) than its valid records (" + std::to_string(valid_bytes) + ")");
   }
+  uint64_t syncs = 0;
   if (static_cast<uint64_t>(end) > valid_bytes) {
     if (::ftruncate(fd, static_cast<off_t>(valid_bytes)) != 0 || ::fdatasync(fd) != 0) {
       Status status = ErrnoError("cannot truncate the bad tail of log", path);
       ::close(fd);
       return status;
     }
+    ++syncs;
+  } else if (options.sync && valid_bytes > 0) {
+    // The records found may be only in the page cache (a process killed
+    // before its sync): they count as durable (synced_size) only once
+    // synced here, else a roll-over or a retry of a stored id could build
+    // on bytes a power loss would tear.
+    if (::fdatasync(fd) != 0) {
+      Status status = ErrnoError("cannot sync the records of log", path);
+      ::close(fd);
+      return status;
+    }
+    ++syncs;
   }
   if (::lseek(fd, static_cast<off_t>(valid_bytes), SEEK_SET) < 0) {
     Status status = ErrnoError("cannot seek in log", path);
     ::close(fd);
     return status;
   }
-  return std::unique_ptr<WriteAheadLog>(new WriteAheadLog(path, fd, valid_bytes, options));
+  return std::unique_ptr<WriteAheadLog>(new WriteAheadLog(path, fd, valid_bytes, syncs, options));
 }
 
-WriteAheadLog::WriteAheadLog(std::string path, int fd, uint64_t size, WriteAheadLogOptions options)
-    : path_(std::move(path)), fd_(fd), options_(options), written_(size), synced_(size) {}
+WriteAheadLog::WriteAheadLog(std::string path, int fd, uint64_t size, uint64_t syncs,
+                             WriteAheadLogOptions options)
+    : path_(std::move(path)),
+      fd_(fd),
+      options_(options),
+      written_(size),
+      synced_(size),
+      syncs_(syncs) {}
 
 WriteAheadLog::~WriteAheadLog() { ::close(fd_); }
 

@@ -136,7 +136,7 @@ Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> NearDuplicateStream:
     std::string_view record) {
   if (!failed_.ok()) return failed_;
   if (log_ == nullptr) return std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>{nullptr, 0};
-  RollIfDurableLocked();
+  RollIfDurableLocked(&roll_counts_.before_append);
   NEARDUP_ASSIGN_OR_RETURN(uint64_t lsn, log_->Append(record));
   return std::pair{log_, lsn};
 }
@@ -183,7 +183,7 @@ Status NearDuplicateStream::Impl::AppendAddLocked(const internal::StreamDoc& doc
   framed.clear();
   internal::AppendFramedAdd(doc, bytes, &framed);
   const size_t end = framed.size();
-  RollIfDurableLocked();
+  RollIfDurableLocked(&roll_counts_.before_append);
   Status written = log_->AppendFramed(framed, std::span<const size_t>(&end, 1), nullptr).status();
   if (framed.capacity() > kKeptGroupRecordBytes) std::string().swap(framed);
   return written;
@@ -245,7 +245,7 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
   }
   if (!ends.empty()) {
     size_t appended = 0;
-    RollIfDurableLocked();
+    RollIfDurableLocked(&roll_counts_.before_append);
     Status written = failed_.ok() ? log_->AppendFramed(framed, ends, &appended).status() : failed_;
     if (!written.ok()) {
       ReloadLocked();

@@ -124,19 +124,25 @@ class NearDuplicateStream::Impl {
   // roll-over waits (roll_wanted_), RollLogAfterSync.
   Status SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn);
   // Makes the names of the logs started so far durable (one directory
-  // fsync, shared by the writers that need it; none when all are).
-  // REQUIRES: mutex_ not held.
+  // fsync, shared by the writers that need it; none when all are). A
+  // failed fsync is kept (names_failed_) and returned by every later call:
+  // a later fsync, on a new descriptor, may return OK without the name
+  // having reached the disk.
+  // Lock order: mutex_ may be held (RollLogLocked's fallback);
+  // directory_mutex_ is never held while taking mutex_.
   Status SyncNewLogNames();
   // The roll-over that RollLogLocked left waiting, off the writer lock
   // (session 16): syncs the names and all of `log` written so far, then,
   // under the lock, starts the next log if nothing was written to `log`
-  // meanwhile (else a later writer tries again). REQUIRES: mutex_ not held.
+  // meanwhile (else a later writer tries again). A failed sync stops every
+  // later write (failed_). REQUIRES: mutex_ not held.
   void RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log);
   // The waiting roll-over, if the log is durable whole now and the names
   // are: called before each write's records are appended (the moment the
   // writers before it have synced) and by RollLogAfterSync. No I/O but the
-  // new file's creation. REQUIRES: mutex_ held.
-  void RollIfDurableLocked();
+  // new file's creation. Counts a roll-over taken in *counted (a member of
+  // roll_counts_). REQUIRES: mutex_ held.
+  void RollIfDurableLocked(uint64_t* counted);
 
   // --- Rotation (stream_rotation.cc) ---
   // Writes a new stream's snapshot-0: the header, no document yet (later
@@ -148,12 +154,17 @@ class NearDuplicateStream::Impl {
   // (StreamState::BeginSnapshot fixes its documents). REQUIRES: mutex_
   // held, no snapshot in progress.
   Status StartRotationLocked();
+  // When a new log's name is made durable (OpenNextLogLocked).
+  enum class LogNameSync {
+    kNow,            // here (a rotation); also every earlier name
+    kByFirstSyncAll  // by the first SyncAll of a record in it (a roll-over)
+  };
   // Opens log-<g+1> and makes it current; the current log, which recovery
-  // still reads, goes into earlier_bytes_. Its name is made durable here
-  // (`sync_name`, or without options_.sync), or else by the first SyncAll
-  // that needs it (names_created_). Clears roll_wanted_.
+  // still reads, goes into earlier_bytes_. Its name is made durable as
+  // `name_sync` says (without options_.sync: not at all), counted in
+  // names_created_ when later. Clears roll_wanted_.
   // REQUIRES: mutex_ held, the current log synced.
-  Status OpenNextLogLocked(bool sync_name = true);
+  Status OpenNextLogLocked(LogNameSync name_sync);
   // When no rotation is due but the log has reached snapshot_log_bytes: a
   // new log is started, with no snapshot (stream_rotation.cc). Without I/O
   // under the lock when the log is durable whole; else roll_wanted_ is set
@@ -217,11 +228,24 @@ class NearDuplicateStream::Impl {
   // A roll-over waits for the current log to be durable whole (set under
   // mutex_, read by SyncAll without it).
   std::atomic<bool> roll_wanted_{false};
+  // How the roll-overs since open were taken (guarded by mutex_; for tests,
+  // which check that each way runs): the log already durable at
+  // RollLogLocked, waited for and taken before a write's append or after a
+  // writer's sync (RollIfDurableLocked), or the fallback's sync under the
+  // lock.
+  struct RollCounts {
+    uint64_t at_once = 0;
+    uint64_t before_append = 0;
+    uint64_t after_sync = 0;
+    uint64_t forced = 0;
+  };
+  RollCounts roll_counts_;
   // Logs started without their directory synced (incremented under mutex_),
   // and how many of those names are durable (under directory_mutex_).
   std::atomic<uint64_t> names_created_{0};
   std::atomic<uint64_t> names_synced_{0};
   std::mutex directory_mutex_;                 // one directory fsync at a time (SyncNewLogNames)
+  Status names_failed_;                        // guarded by directory_mutex_: set once
   std::atomic<bool> roll_helper_busy_{false};  // a writer is in RollLogAfterSync's sync
   Status failed_;                              // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
@@ -252,6 +276,16 @@ class NearDuplicateStream::Impl {
   bool stopping_ = false;
   std::thread snapshot_thread_;  // last: joined before the members it uses go
 };
+
+namespace internal {
+
+// Tests' access to a stream's Impl (its steps and counters).
+class StreamTestAccess {
+ public:
+  static NearDuplicateStream::Impl& ImplOf(NearDuplicateStream& stream) { return *stream.impl_; }
+};
+
+}  // namespace internal
 
 }  // namespace neardup
 

@@ -83,26 +83,36 @@ Status NearDuplicateStream::Impl::StartRotationLocked() {
   NEARDUP_ASSIGN_OR_RETURN(
       std::unique_ptr<internal::SnapshotFile> snapshot,
       internal::SnapshotFile::Create(dir_, next, internal::EncodeHeader(state_.Header())));
-  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked());
+  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked(LogNameSync::kNow));
   snapshot_ = std::move(snapshot);
   state_.BeginSnapshot();
   return Status::Ok();
 }
 
-Status NearDuplicateStream::Impl::OpenNextLogLocked(bool sync_name) {
+Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
   const uint64_t next = generation_ + 1;
   const std::string log_path = internal::StreamFilePath(dir_, "log", next);
   Result<std::unique_ptr<WriteAheadLog>> log = WriteAheadLog::Open(log_path, 0, {options_.sync});
   // The new log's name must be durable before a record in it is: synced
   // now, or by the first SyncAll of a record in it (an unacknowledged
   // record lost with its file's name loses nothing acknowledged).
-  const bool sync_now = sync_name && options_.sync;
+  const bool sync_now = name_sync == LogNameSync::kNow && options_.sync;
+  // Every name counted so far was created before this fsync (they are
+  // counted under mutex_, which this caller holds).
+  const uint64_t created = names_created_.load();
   Status synced = !log.ok() ? log.status() : sync_now ? SyncDirectory(dir_) : Status::Ok();
   if (!synced.ok()) {
     if (log.ok()) std::remove(log_path.c_str());
     return synced;
   }
-  if (options_.sync && !sync_now) ++names_created_;
+  if (sync_now) {
+    // The earlier names are durable too: the next writers need no
+    // directory fsync of their own (unless one failed: that stays).
+    std::lock_guard<std::mutex> lock(directory_mutex_);
+    if (names_failed_.ok() && names_synced_.load() < created) names_synced_ = created;
+  } else if (options_.sync) {
+    ++names_created_;
+  }
   earlier_bytes_ += log_->size();  // recovery reads it until a newer snapshot is complete
   log_ = std::shared_ptr<WriteAheadLog>(std::move(log).value());
   log_bytes_stepped_ = 0;
@@ -114,9 +124,15 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(bool sync_name) {
 Status NearDuplicateStream::Impl::SyncNewLogNames() {
   if (names_synced_.load() >= names_created_.load()) return Status::Ok();
   std::lock_guard<std::mutex> lock(directory_mutex_);
+  // names_synced_ stays behind after a failure, so every later call comes here.
+  if (!names_failed_.ok()) return names_failed_;
   const uint64_t created = names_created_.load();
   if (names_synced_.load() >= created) return Status::Ok();  // another writer synced them
-  NEARDUP_RETURN_IF_ERROR(SyncDirectory(dir_));
+  Status synced = SyncDirectory(dir_);
+  if (!synced.ok()) {
+    names_failed_ = synced;
+    return synced;
+  }
   names_synced_ = created;
   return Status::Ok();
 }
@@ -131,7 +147,7 @@ Status NearDuplicateStream::Impl::SyncNewLogNames() {
 // Session 16: the roll-over does no I/O under the writer lock but the new
 // file's creation. It was a fdatasync of the old log and an fsync of the
 // directory there (~2 + ~2 ms on the loaded VM, up to tens of ms), which
-// every request waited for (BM_StreamRollOver: 4-7 ms of lock per
+// every request waited for (BM_StreamRollOver: ~3-5 ms of lock per
 // roll-over before, ~1 after). The order recovery needs is kept: the next
 // log starts only once the old one is durable whole (no record of the new
 // log can then be on disk while one before it is not), and a record in the
@@ -146,33 +162,48 @@ Status NearDuplicateStream::Impl::RollLogLocked() {
   if (!failed_.ok()) return failed_;
   const uint64_t size = log_->size();
   const bool names_durable = names_synced_.load() >= names_created_.load();
+  uint64_t* counted = &roll_counts_.at_once;
   if (options_.sync && !(names_durable && log_->synced_size() >= size)) {
-    if (size - options_.snapshot_log_bytes < options_.snapshot_log_bytes / 4) {
+    if (size < options_.snapshot_log_bytes + options_.snapshot_log_bytes / 4) {
       roll_wanted_ = true;
       return Status::Ok();
     }
     // As at a rotation: no record of the new log on disk before the old
-    // log's last one.
-    NEARDUP_RETURN_IF_ERROR(log_->SyncTo(size));
-    if (!names_durable) NEARDUP_RETURN_IF_ERROR(SyncNewLogNames());
+    // log's last one. A failed sync stops every later write.
+    Status synced = log_->SyncTo(size);
+    if (synced.ok() && !names_durable) synced = SyncNewLogNames();
+    if (!synced.ok()) {
+      failed_ = synced;
+      return synced;
+    }
+    counted = &roll_counts_.forced;
   }
-  return OpenNextLogLocked(false);
+  NEARDUP_RETURN_IF_ERROR(OpenNextLogLocked(LogNameSync::kByFirstSyncAll));
+  ++*counted;
+  return Status::Ok();
 }
 
-void NearDuplicateStream::Impl::RollIfDurableLocked() {
+void NearDuplicateStream::Impl::RollIfDurableLocked(uint64_t* counted) {
   if (!roll_wanted_ || snapshot_ != nullptr || !failed_.ok()) return;
   if (log_->synced_size() < log_->size() || names_synced_.load() < names_created_.load()) return;
-  OpenNextLogLocked(false).IgnoreError();  // a failure keeps this log; a later writer retries
+  // A failure keeps this log; a later writer retries.
+  if (OpenNextLogLocked(LogNameSync::kByFirstSyncAll).ok()) ++*counted;
 }
 
 void NearDuplicateStream::Impl::RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log) {
   // One writer at a time pays the extra sync; the others go on.
   if (roll_helper_busy_.exchange(true)) return;
-  const bool synced = SyncNewLogNames().ok() && log->SyncTo(log->size()).ok();
+  Status synced = SyncNewLogNames();
+  if (synced.ok()) synced = log->SyncTo(log->size());
   roll_helper_busy_ = false;
-  if (!synced) return;  // the lock's fallback
   std::lock_guard<std::mutex> lock(mutex_);
-  if (log_ == log) RollIfDurableLocked();
+  if (!synced.ok()) {
+    // As SyncAll: what is on disk is unknown, so no later write may be
+    // acknowledged.
+    if (failed_.ok()) failed_ = synced;
+    return;
+  }
+  if (log_ == log) RollIfDurableLocked(&roll_counts_.after_sync);
 }
 
 Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool background) {

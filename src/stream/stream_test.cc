@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "neardup/near_duplicates.h"
 #include "neardup/write_ahead_log.h"
 #include "stream/stream_id_index.h"
+#include "stream/stream_impl.h"
 #include "stream/stream_record.h"
 #include "stream/stream_state.h"
 #include "support/file_size_limit.h"
@@ -235,10 +237,15 @@ TEST(DurableStreamTest, OpenRefusesASnapshotLogOfZeroOrPastTheBound) {
 }
 
 // Session 16: a roll-over waits, off the writer lock, until the old log is
-// durable whole (RollLogAfterSync), or syncs it under the lock once the log
-// is a quarter past its length. Either way every log but the last ends
-// within a quarter and one operation of snapshot_log_bytes, and a reopen
-// replays them all: single adds and concurrent batches, durable (fsync).
+// durable whole, or syncs it under the lock once the log is a quarter past
+// its length. Either way every log but the last ends within a quarter and
+// one operation of snapshot_log_bytes, and a reopen replays them all,
+// durable (fsync). Each way is counted (Impl::roll_counts_) and checked:
+// - single adds with the roll-over helper held busy (as while another
+//   writer is in it): the next add takes the roll-over before its append;
+// - single adds: the add's own writer after its sync (RollLogAfterSync);
+// - concurrent batches of 10 (each more than a quarter of the log): the
+//   fallback's sync under the lock.
 TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
   TempDir dir;
   const std::vector<std::string> texts = PlantedTexts(400, 41);
@@ -249,9 +256,23 @@ TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
   std::vector<StreamAnswer> answers(texts.size());
   {
     auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
-    for (size_t i = 0; i < 200; ++i) {
+    NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+    const auto rolls = [&impl] {
+      std::lock_guard<std::mutex> lock(impl.mutex_);
+      return impl.roll_counts_;
+    };
+    impl.roll_helper_busy_ = true;
+    for (size_t i = 0; i < 100; ++i) {
       answers[i] = *stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i));
     }
+    impl.roll_helper_busy_ = false;
+    EXPECT_GT(rolls().before_append, 0u);
+    EXPECT_EQ(rolls().after_sync, 0u);
+    for (size_t i = 100; i < 200; ++i) {
+      answers[i] = *stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i));
+    }
+    EXPECT_GT(rolls().after_sync, 0u);
+    const uint64_t forced = rolls().forced;
     std::vector<std::thread> writers;
     for (size_t w = 0; w < 4; ++w) {
       writers.emplace_back([&, w] {
@@ -267,6 +288,7 @@ TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
       });
     }
     for (std::thread& writer : writers) writer.join();
+    EXPECT_GT(rolls().forced, forced);
     EXPECT_EQ(stream->Stats().snapshots, 0u);  // a window that only grows
   }
   std::vector<std::pair<uint64_t, uint64_t>> logs;  // (generation, bytes)
@@ -292,6 +314,65 @@ TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
     ASSERT_TRUE(stored.ok()) << i;
     EXPECT_EQ(*stored, answers[i]) << i;
   }
+}
+
+// A log started by a roll-over has its name made durable by a later
+// directory fsync (SyncNewLogNames). When that fsync fails in a writer's
+// roll-over helper (RollLogAfterSync), no later write may be acknowledged:
+// a later fsync, on a new descriptor, could return OK for a name that never
+// reached the disk. The failure: the directory renamed away for the call.
+TEST(DurableStreamTest, AFailedDirectorySyncOfARolledLogStopsLaterWrites) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(200, 43);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 4 << 10;
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  // Single adds until one leaves a rolled log whose name is not durable yet
+  // (RollLogAfterSync started it after the add's own sync).
+  size_t added = 0;
+  while (added < texts.size() && impl.names_synced_.load() >= impl.names_created_.load()) {
+    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok());
+    ++added;
+  }
+  ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
+  std::shared_ptr<WriteAheadLog> log;
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    log = impl.log_;
+  }
+  std::filesystem::rename(path, dir.Path("away"));
+  impl.RollLogAfterSync(log);
+  std::filesystem::rename(dir.Path("away"), path);
+  // The directory can be synced again, but the failure stays.
+  EXPECT_FALSE(impl.SyncNewLogNames().ok());
+  EXPECT_FALSE(stream->Add(PlantedId(added), texts[added], 0).ok());
+  EXPECT_FALSE(stream->Add(PlantedId(added + 1), texts[added + 1], 0).ok());
+  // What was acknowledged is all there after a reopen.
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  for (size_t i = 0; i < added; ++i) EXPECT_TRUE(reopened->Get(PlantedId(i)).ok()) << i;
+}
+
+// A rotation syncs the directory for its new log's name: the names of the
+// logs rolled over before it are durable by the same fsync, so no writer
+// after it does another.
+TEST(DurableStreamTest, ARotationMakesTheRolledLogsNamesDurable) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(200, 47);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 4 << 10;
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  size_t added = 0;
+  while (added < texts.size() && impl.names_synced_.load() >= impl.names_created_.load()) {
+    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok());
+    ++added;
+  }
+  ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
+  ASSERT_TRUE(stream->Snapshot().ok());
+  EXPECT_EQ(impl.names_synced_.load(), impl.names_created_.load());
 }
 
 TEST(DurableStreamTest, ReopenGivesTheSameAnswersAcrossSnapshots) {
