@@ -296,8 +296,15 @@ uint64_t* PieceLineNumbers::Prepare(const SharePiece& piece, uint64_t first_docu
   const bool stand_in = !piece.split_path.empty() && piece.first_line_number == 0;
   const size_t unit = stand_in ? piece.unit : kNoUnit;
   if (hold_skips_) {
+    // Only the records the reporter will print are kept (20 at most, none
+    // when quiet); the others are counted: a file of many bad lines costs
+    // no memory per line.
     options->on_skip = [this, unit](const SkippedRecord& record) {
-      held_.push_back(Held{record, unit});
+      if (held_.size() < skips_->left_to_print()) {
+        held_.push_back(Held{record, unit});
+      } else {
+        ++not_held_;
+      }
     };
   }
   if (piece.split_path.empty()) return nullptr;
@@ -328,7 +335,9 @@ void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids) {
     }
     skips_->Report(held.record);
   }
+  skips_->CountUnprinted(not_held_);
   held_.clear();
+  not_held_ = 0;
   line_ids_.clear();
 }
 

@@ -117,7 +117,8 @@ class PieceLineNumbers {
   cli::SkipReporter* skips_;
   bool hold_skips_;                 // a piece starts inside its file: every skip waits
   std::vector<uint64_t> newlines_;  // per unit, of this rank's piece
-  std::vector<Held> held_;
+  std::vector<Held> held_;          // the skips the reporter will print, in order
+  uint64_t not_held_ = 0;           // the skips after those: counted only
   std::vector<LineId> line_ids_;
 };
 
