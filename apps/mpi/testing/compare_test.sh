@@ -56,6 +56,9 @@ case $set in
   # every rank reads its piece at once and names these ids (and reports the
   # skips) with the file's lines afterwards (input_split.h). One near-
   # duplicate cluster holds every record, so `clusters` lists every id.
+  # No CRLF and no unterminated last line here: a piece that ends before
+  # its file ends on a '\n' whatever the line ends are, and the `corpus`
+  # set has both.
   lines) /usr/bin/python3 - <<'PY'
 import json
 base = " ".join("word%d" % k for k in range(60))
