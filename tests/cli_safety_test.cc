@@ -169,6 +169,11 @@ TEST_F(CliSafetyTest, ARunRemovesOnlyItsOutputsAbandonedTemporaries) {
   const std::string other = Write(".other.jsonl.neardup-XyZ789", "another output's");
   const std::string unlike = Write(".out.jsonl.neardup-AbC12", "not a temporary's name");
   const std::string unlike2 = Write(".out.jsonl.neardup-AbC123.x", "nor this");
+  const std::string unlocked = Write(".out.jsonl.neardup-AbC123.unlocked", "a lockless writer's");
+  // A link that carries a temporary's name is left, and so is its target.
+  const std::string target = Write("target.jsonl", "the link's target");
+  const std::string link = (dir_ / ".out.jsonl.neardup-Sym001").string();
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
   const int held = ::open(live.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(held, 0);
   ASSERT_EQ(::flock(held, LOCK_EX), 0);  // as a live writer holds its own
@@ -182,13 +187,90 @@ TEST_F(CliSafetyTest, ARunRemovesOnlyItsOutputsAbandonedTemporaries) {
   EXPECT_FALSE(fs::exists(output));
   ASSERT_EQ(Neardup("dedup -q -o " + output + " " + Example()).exit_code, 0);
   EXPECT_TRUE(fs::exists(output));
-  for (const std::string& kept : {live, other, unlike, unlike2}) {
+  for (const std::string& kept : {live, other, unlike, unlike2, unlocked, target}) {
     EXPECT_TRUE(fs::exists(kept)) << kept;
   }
+  EXPECT_TRUE(fs::is_symlink(link));
   ::close(held);  // the writer is gone: the next run removes its temporary
   ASSERT_EQ(Neardup("dedup -q -o " + output + " " + Example()).exit_code, 0);
   EXPECT_FALSE(fs::exists(live));
   EXPECT_TRUE(fs::exists(other));
+}
+
+// The sweep decides by lstat before it opens anything: a FIFO that carries
+// a temporary's name is never opened (a writer blocked opening it stays
+// blocked), nor would a device node be.
+TEST_F(CliSafetyTest, TheSweepOpensOnlyRegularFiles) {
+  const std::string output = (dir_ / "out.jsonl").string();
+  const std::string fifo = (dir_ / ".out.jsonl.neardup-Fifo01").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string opened = (dir_ / "opened").string();
+  // Opening the FIFO for writing waits until some process opens it for
+  // reading; then the marker is written.
+  ASSERT_EQ(
+      std::system(("(exec 3>" + fifo + "; echo yes > " + opened + ") >/dev/null 2>&1 &").c_str()),
+      0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_EQ(Neardup("fingerprint -q -o " + output + " " + Example()).exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(std::filesystem::exists(opened));
+  EXPECT_TRUE(std::filesystem::exists(fifo));
+  // Release the waiting writer.
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  for (int i = 0; i < 50 && !std::filesystem::exists(opened); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::close(reader);
+}
+
+// A writer keeps its temporary's lock until the temporary is renamed: a
+// sweep by another run of the same output at that moment (the test hook
+// tests/hooks/output_lock_hooks.cc, preloaded into neardup, does one right
+// before the rename) finds it locked. Before, closing the stream dropped
+// the lock first, and the sweep removed the finished output.
+TEST_F(CliSafetyTest, AFinishedTemporaryStaysLockedUntilItsRename) {
+#ifndef NEARDUP_TEST_OUTPUT_LOCK_HOOKS
+  GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded hook "
+                  "(tests/hooks/output_lock_hooks.cc) that this test needs is not built";
+#else
+  const std::string expected = (dir_ / "expected.jsonl").string();
+  ASSERT_EQ(Neardup("dedup -q -o " + expected + " " + Example()).exit_code, 0);
+  const std::string output = (dir_ / "out.jsonl").string();
+  for (const std::string fsync : {"", " --no-fsync"}) {
+    CommandResult run = NeardupWithEnv("LD_PRELOAD='" NEARDUP_TEST_OUTPUT_LOCK_HOOKS
+                                       "' NEARDUP_TEST_SWEEP_AT_RENAME=1",
+                                       "dedup -q" + fsync + " -o " + output + " " + Example());
+    EXPECT_EQ(run.exit_code, 0) << fsync << ": " << run.err;
+    EXPECT_THAT(run.err, HasSubstr("neardup test hook: temporary locked at its rename")) << fsync;
+    EXPECT_TRUE(Read(output) == Read(expected)) << fsync;
+    EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
+  }
+#endif
+}
+
+// Where the writer cannot lock its temporary (the hook fails every
+// exclusive flock, as a lock manager out of locks would), the temporary
+// gets a name no sweep removes, and the run sweeps nothing.
+TEST_F(CliSafetyTest, AnUnlockedTemporaryIsNeverSwept) {
+#ifndef NEARDUP_TEST_OUTPUT_LOCK_HOOKS
+  GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded hook "
+                  "(tests/hooks/output_lock_hooks.cc) that this test needs is not built";
+#else
+  const std::string expected = (dir_ / "expected.jsonl").string();
+  ASSERT_EQ(Neardup("dedup -q -o " + expected + " " + Example()).exit_code, 0);
+  const std::string output = (dir_ / "out.jsonl").string();
+  const std::string stale = Write(".out.jsonl.neardup-AbC123", "partial");
+  CommandResult run =
+      NeardupWithEnv("LD_PRELOAD='" NEARDUP_TEST_OUTPUT_LOCK_HOOKS
+                     "' NEARDUP_TEST_SWEEP_AT_RENAME=1 NEARDUP_TEST_EXCLUSIVE_FLOCK_FAILS=1",
+                     "dedup -q -o " + output + " " + Example());
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("neardup test hook: temporary not a sweep's name at its rename"));
+  EXPECT_TRUE(Read(output) == Read(expected));
+  EXPECT_TRUE(std::filesystem::exists(stale));  // no lock of its own: no sweep
+  EXPECT_THAT(Temporaries(), ::testing::ElementsAre(stale));
+#endif
 }
 
 // Item 10: printf output and --help exited 0 on a full stdout.

@@ -91,6 +91,15 @@ class SkipReporter {
   // read by OCR): printed unless quiet, not counted.
   void Notice(const std::string& source, const std::string& message) const;
   uint64_t count() const { return count_; }
+  // How many of the next records Report would print: 0 when quiet or past
+  // the limit. A caller that holds records back to report them later
+  // (neardup-mpi's PieceLineNumbers) needs to keep only these.
+  uint64_t left_to_print() const {
+    return quiet_ || count_ >= kPrintLimit ? 0 : kPrintLimit - count_;
+  }
+  // Counts `n` skipped records without printing them: records past
+  // left_to_print() that a caller did not keep.
+  void CountUnprinted(uint64_t n) { count_ += n; }
 
  private:
   static constexpr uint64_t kPrintLimit = 20;

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <system_error>
+#include <utility>
 
 #include "neardup/check.h"
 
@@ -168,6 +169,13 @@ mode_t NewFileMode() {
 // ".neardup-" + six characters from mkostemp.
 constexpr std::string_view kTemporaryMark = ".neardup-";
 constexpr size_t kTemporarySuffix = 6;
+// Appended to the temporary of a writer that could not lock it (flock
+// failed: a filesystem without locks, a lock manager out of locks), so that
+// no sweep (RemoveStaleTemporaries) takes it for a killed run's.
+constexpr std::string_view kUnlockedSuffix = ".unlocked";
+// Temporaries made in turn when a sweep removed each before its writer
+// locked it (each such removal needs another run sweeping at that instant).
+constexpr int kCreateAttempts = 8;
 
 bool IsTemporaryOf(const std::string& name, const std::string& filename) {
   const size_t prefix = 1 + filename.size() + kTemporaryMark.size();
@@ -186,13 +194,22 @@ bool IsTemporaryOf(const std::string& name, const std::string& filename) {
 }
 
 // Removes the temporaries of `filename` in `dir` that no writer holds: a
-// writer holds its temporary's flock while it runs (OutputFile::Open), the
-// kernel drops it when the writer ends in any way, so a temporary nobody
-// locks is a killed run's. Only regular files of this user, each checked
-// to be still the file it locked before it is unlinked; the lock is shared
-// (a read-only descriptor can take it, also where flock is emulated by
-// POSIX locks), so several runs may sweep at once. Best effort: whatever
-// cannot be read or locked is left.
+// writer holds its temporary's flock from its creation until after its
+// rename (OutputFile::Open, Finish), the kernel drops it when the writer
+// ends in any way, so a temporary nobody locks is a killed run's. A writer
+// whose own lock failed names its temporary otherwise (kUnlockedSuffix),
+// which this never matches. Only regular files of this user, by lstat
+// before anything is opened (a device node or a FIFO that carries the name
+// is never opened), each checked to be still the file it locked before it
+// is unlinked; the lock is shared (a read-only descriptor can take it, also
+// where flock is emulated by POSIX locks), so several runs may sweep at
+// once. Best effort: whatever cannot be read or locked is left.
+//
+// Linux has no unlink by descriptor: between the last lstat and the unlink
+// the name could pass to another file only if another sweep removed this
+// one and a new writer's mkostemp drew the same six characters in that
+// instant (1 in 62^6), and that writer would then see its file unlinked at
+// its rename (an error, never a wrong FILE).
 void RemoveStaleTemporaries(const fs::path& dir, const std::string& filename,
                             const std::string& own) {
   std::error_code error;
@@ -200,17 +217,29 @@ void RemoveStaleTemporaries(const fs::path& dir, const std::string& filename,
   for (; !error && it != fs::directory_iterator(); it.increment(error)) {
     const fs::path& path = it->path();
     if (!IsTemporaryOf(path.filename().string(), filename) || path.string() == own) continue;
+    struct stat seen {};
+    if (::lstat(path.c_str(), &seen) != 0 || !S_ISREG(seen.st_mode) || seen.st_uid != ::geteuid()) {
+      continue;
+    }
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) continue;
     struct stat locked {};
     struct stat named {};
-    if (::fstat(fd, &locked) == 0 && S_ISREG(locked.st_mode) && locked.st_uid == ::geteuid() &&
+    if (::fstat(fd, &locked) == 0 && SameFile(locked, seen) &&
         ::flock(fd, LOCK_SH | LOCK_NB) == 0 && ::lstat(path.c_str(), &named) == 0 &&
-        named.st_dev == locked.st_dev && named.st_ino == locked.st_ino) {
+        SameFile(named, locked)) {
       ::unlink(path.c_str());
     }
     ::close(fd);  // drops the lock, after the unlink
   }
+}
+
+// flock, again when a signal interrupted it. 0, else the errno.
+int LockOrError(int fd, int operation) {
+  while (::flock(fd, operation) != 0) {
+    if (errno != EINTR) return errno;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -268,6 +297,7 @@ OutputFile::OutputFile(OutputFile&& other) noexcept
       temp_path_(std::move(other.temp_path_)),
       positioned_(other.positioned_),
       written_back_(other.written_back_),
+      lock_fd_(std::exchange(other.lock_fd_, -1)),
       buffer_(std::move(other.buffer_)) {
   other.file_ = nullptr;
   other.temp_path_.clear();
@@ -303,30 +333,65 @@ Result<OutputFile> OutputFile::Open(const std::string& path,
       (dir / ("." + filename + std::string(kTemporaryMark) + "XXXXXX")).string();
   std::string temp;
   int fd = -1;
-  // Held (flock) until the descriptor closes: a later run's sweep below
-  // then leaves it, while this run lives. A sweep that locked it first (in
-  // the moment before this lock) may have removed it: then it has no link
-  // left, and another is made.
+  int lock_fd = -1;
+  // Held (flock) from here until Finish has renamed or removed it: a later
+  // run's sweep then leaves it, while this run lives. The lock is taken
+  // without waiting: a sweep that holds it (in the moment before this lock)
+  // is about to remove the file, and another is made; so is one when a
+  // sweep removed it before the lock (it has no link left).
   for (int attempt = 0; fd < 0; ++attempt) {
+    if (attempt == kCreateAttempts) {
+      return IoError("cannot create " + path + ": other runs writing it removed " +
+                     std::to_string(kCreateAttempts) + " temporaries in turn");
+    }
     temp = pattern;
     fd = ::mkostemp(temp.data(), O_CLOEXEC);
     if (fd < 0) return IoError("cannot create " + path + ": " + ErrnoText(errno));
+    const int lock_error = LockOrError(fd, LOCK_EX | LOCK_NB);
     struct stat st {};
-    if (::flock(fd, LOCK_EX) == 0 && ::fstat(fd, &st) == 0 && st.st_nlink == 0 && attempt < 8) {
+    if (lock_error == EWOULDBLOCK ||
+        (lock_error == 0 && ::fstat(fd, &st) == 0 && st.st_nlink == 0)) {
       ::close(fd);
       fd = -1;
+      continue;
     }
+    if (lock_error == 0) {
+      // The lock stays with a second descriptor of the same open file,
+      // closed by Finish after the rename: closing the stream (whose close
+      // reports the last write errors, and must come before the rename)
+      // would drop it while the finished temporary still has its name.
+      lock_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+      if (lock_fd < 0) {
+        const int dup_error = errno;
+        ::close(fd);
+        ::unlink(temp.c_str());
+        return IoError("cannot create " + path + ": " + ErrnoText(dup_error));
+      }
+      break;
+    }
+    // The lock failed (no locks on this filesystem, none left): the file
+    // is named so that no sweep takes it, and this run sweeps nothing (a
+    // sweep is only as safe as the writers' locks). A killed run's unlocked
+    // temporary stays until removed by hand.
+    ::close(fd);
+    ::unlink(temp.c_str());
+    temp = pattern + std::string(kUnlockedSuffix);
+    fd = ::mkostemps(temp.data(), static_cast<int>(kUnlockedSuffix.size()), O_CLOEXEC);
+    if (fd < 0) return IoError("cannot create " + path + ": " + ErrnoText(errno));
   }
-  RemoveStaleTemporaries(dir, filename, temp);
+  if (lock_fd >= 0) RemoveStaleTemporaries(dir, filename, temp);
   (void)::fchmod(fd, mode);
   std::FILE* file = ::fdopen(fd, "wb");
   if (file == nullptr) {
     int error = errno;
     ::close(fd);
     ::unlink(temp.c_str());
+    if (lock_fd >= 0) ::close(lock_fd);
     return IoError("cannot create " + path + ": " + ErrnoText(error));
   }
-  return OutputFile(file, target, true, std::move(temp));
+  OutputFile output(file, target, true, std::move(temp));
+  output.lock_fd_ = lock_fd;
+  return output;
 }
 
 Status OutputFile::Write(std::string_view bytes) {
@@ -405,9 +470,13 @@ Status OutputFile::Finish(bool success) {
   }
   file_ = nullptr;
   if (!atomic) return status;
+  // The temporary's lock (lock_fd_) is released only after the rename or
+  // the unlink below: a sweep by another run of the same output must not
+  // take a finished temporary for a killed run's in between.
   if (success && status.ok()) {
     if (std::rename(temp_path_.c_str(), name_.c_str()) == 0) {
       temp_path_.clear();
+      ReleaseLock();
       if (!file_outputs_fsync) return status;  // --no-fsync
       // The rename is durable once the directory is.
       fs::path dir = fs::path(name_).parent_path();
@@ -422,7 +491,13 @@ Status OutputFile::Finish(bool success) {
   }
   ::unlink(temp_path_.c_str());
   temp_path_.clear();
+  ReleaseLock();
   return status;
+}
+
+void OutputFile::ReleaseLock() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
 }
 
 Status FlushStandardOutput() {

@@ -51,10 +51,12 @@ class OutputFile {
  public:
   // "-" is stdout. Checks CheckOutputIsNotAnInput(path, inputs) first.
   // A regular file is written to a hidden temporary beside it,
-  // ".NAME.neardup-XXXXXX", locked (flock) while this process holds it
-  // open; Open then removes the temporaries of the same NAME in that
+  // ".NAME.neardup-XXXXXX", locked (flock) until Finish has renamed or
+  // removed it; Open then removes the temporaries of the same NAME in that
   // directory that no process holds locked (a killed run's), never a live
-  // run's nor another output's.
+  // run's nor another output's. Where the lock fails (a filesystem without
+  // locks) the temporary is ".NAME.neardup-XXXXXX.unlocked", which no
+  // sweep removes, and nothing is swept.
   static Result<OutputFile> Open(const std::string& path,
                                  const std::vector<std::string>& inputs = {});
   OutputFile(OutputFile&& other) noexcept;
@@ -95,6 +97,7 @@ class OutputFile {
   OutputFile(std::FILE* file, std::string name, bool owned, std::string temp_path);
   Status Flush();
   Status WriteNow(std::string_view bytes);  // unbuffered by us (stdio may still)
+  void ReleaseLock();
 
   std::FILE* file_;
   std::string name_;       // the output as named, for messages and the rename
@@ -102,6 +105,9 @@ class OutputFile {
   std::string temp_path_;  // empty: written in place
   bool positioned_ = false;
   uint64_t written_back_ = 0;  // an fsynced output: writeback started below this
+  // A second descriptor of the temporary's open file, holding its flock
+  // past the stream's close until the rename; -1: none.
+  int lock_fd_ = -1;
   std::string buffer_;
 };
 

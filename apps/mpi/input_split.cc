@@ -296,8 +296,15 @@ uint64_t* PieceLineNumbers::Prepare(const SharePiece& piece, uint64_t first_docu
   const bool stand_in = !piece.split_path.empty() && piece.first_line_number == 0;
   const size_t unit = stand_in ? piece.unit : kNoUnit;
   if (hold_skips_) {
+    // Only the records the reporter will print are kept (20 at most, none
+    // when quiet); the others are counted: a file of many bad lines costs
+    // no memory per line.
     options->on_skip = [this, unit](const SkippedRecord& record) {
-      held_.push_back(Held{record, unit});
+      if (held_.size() < skips_->left_to_print()) {
+        held_.push_back(Held{record, unit});
+      } else {
+        ++not_held_;
+      }
     };
   }
   if (piece.split_path.empty()) return nullptr;
@@ -310,8 +317,13 @@ uint64_t* PieceLineNumbers::Prepare(const SharePiece& piece, uint64_t first_docu
   return piece.count_newlines ? &newlines_[piece.unit] : nullptr;
 }
 
-void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids) {
-  const std::vector<uint64_t> before = comm.ExclusivePrefixSum(newlines_);
+void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids, bool read_failed) {
+  // One more element, summed with the counts: how many ranks before this
+  // one failed to read (no other collective).
+  std::vector<uint64_t> counts = newlines_;
+  counts.push_back(read_failed ? 1 : 0);
+  const std::vector<uint64_t> before = comm.ExclusivePrefixSum(counts);
+  const bool counts_known = before.back() == 0;
   // A stand-in line L is the file's line before + 1 + (L - kStandInFirstLine).
   auto file_line = [&](size_t unit, uint64_t line) {
     return before[unit] + 1 + (line - kStandInFirstLine);
@@ -324,11 +336,13 @@ void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids) {
   }
   for (Held& held : held_) {
     if (held.unit != kNoUnit && held.record.line != 0) {
-      held.record.line = file_line(held.unit, held.record.line);
+      held.record.line = counts_known ? file_line(held.unit, held.record.line) : 0;
     }
     skips_->Report(held.record);
   }
+  skips_->CountUnprinted(not_held_);
   held_.clear();
+  not_held_ = 0;
   line_ids_.clear();
 }
 
@@ -342,7 +356,15 @@ Result<std::unique_ptr<DocumentReader>> OpenPiece(const SharePiece& piece,
   uint64_t* newlines = nullptr;
   if (lines != nullptr) newlines = lines->Prepare(piece, first_document, &options);
   if (piece.split_path.empty()) return DocumentReader::Open(piece.whole_inputs, std::move(options));
-  if (lines == nullptr) options.first_line_number = piece.first_line_number;
+  if (lines == nullptr) {
+    if (piece.first_line_number == 0) {
+      return InvalidArgumentError("OpenPiece: " + piece.split_path + " from byte " +
+                                  std::to_string(piece.begin) +
+                                  " has no known first line (planned with kAfterReading): "
+                                  "read it through PieceLineNumbers");
+    }
+    options.first_line_number = piece.first_line_number;
+  }
   NEARDUP_ASSIGN_OR_RETURN(File file, File::Open(piece.split_path));
   return DocumentReader::FromStream(
       std::make_unique<RangeStream>(std::move(file), piece.begin, piece.end, newlines),

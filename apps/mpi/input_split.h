@@ -65,12 +65,16 @@ struct SharePiece {
   std::string split_path;                 // else this file's [begin, end)
   uint64_t begin = 0;
   uint64_t end = 0;
-  // The line of `begin` in the file: with kAfterReading known only for a
-  // piece at the file's start (1), else 0 until PieceLineNumbers::Finish.
+  // The line of `begin` in the file. kCountFirst: always known.
+  // kAfterReading: 1 for a piece at the file's start, else 0 (unknown) for
+  // good: such a piece is read only through PieceLineNumbers (OpenPiece
+  // refuses it without one), which numbers it from a stand-in line and
+  // names its lines after the read (Finish leaves this field as it is).
   uint64_t first_line_number = 1;
-  // kAfterReading, split pieces: the input's index among the units, and
-  // whether a later rank's piece of it needs this piece's newline count (the
-  // piece ends before the file does).
+  // Split pieces (set under either numbering, used by kAfterReading only):
+  // the input's index among the units, and whether a later rank's piece of
+  // it needs this piece's newline count (the piece ends before the file
+  // does).
   size_t unit = 0;
   bool count_newlines = false;
 };
@@ -96,7 +100,11 @@ class PieceLineNumbers {
   // documents whose ids are lines again in `ids` (the caller's documents,
   // numbered as OpenPiece's first_document counts them) and reports the
   // skipped records held back, in reading order, with the file's lines.
-  void Finish(Comm& comm, std::vector<std::string>* ids);
+  // `read_failed`: this rank's read ended in an error (its counts are of a
+  // partial read); the ranks after it then report their held skips of
+  // pieces that start inside a file without a line (a line counted from a
+  // partial read would be wrong).
+  void Finish(Comm& comm, std::vector<std::string>* ids, bool read_failed);
 
   // For OpenPiece: sets `options` to read `piece` (its documents the
   // caller's from `first_document` on); returns where its stream counts
@@ -117,13 +125,16 @@ class PieceLineNumbers {
   cli::SkipReporter* skips_;
   bool hold_skips_;                 // a piece starts inside its file: every skip waits
   std::vector<uint64_t> newlines_;  // per unit, of this rank's piece
-  std::vector<Held> held_;
+  std::vector<Held> held_;          // the skips the reporter will print, in order
+  uint64_t not_held_ = 0;           // the skips after those: counted only
   std::vector<LineId> line_ids_;
 };
 
 // A reader over one piece with the flags' options; skipped records go to
 // `skips` (through `lines` when given: pieces planned with kAfterReading,
 // whose documents are the caller's from `first_document` on).
+// InvalidArgument for a split piece whose first line is unknown
+// (kAfterReading, starting inside its file) without `lines`.
 Result<std::unique_ptr<DocumentReader>> OpenPiece(const SharePiece& piece,
                                                   const cli::InputFlags& flags,
                                                   cli::SkipReporter* skips, bool keep_raw_records,

@@ -520,7 +520,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
                               FingerprintPipelineOptions{}, dedup || any_deferred, &corpus, &stats);
       if (!status.ok()) break;
     }
-    line_numbers.Finish(comm, &corpus.ids);
+    line_numbers.Finish(comm, &corpus.ids, /*read_failed=*/!status.ok());
   }
   status = comm.AgreeOnStatus(status);
   if (status.ok() && checkpoint.enabled() && !checkpoint.Done(kFingerprintStage)) {
