@@ -127,7 +127,10 @@ if [ "$set" = examples ]; then
   "$mpiexec" -n 2 --oversubscribe "$neardup_mpi" fingerprint --minhash --simhash --chunks --quiet \
     --profile "${inputs[@]}" -o "$work/profiled" 2>"$work/profile"
   line='^neardup-mpi: profile rank [01] \(wall/cpu/cpu in MPI s\):( start [0-9.]+/[0-9.]+/[0-9.]+,)? fingerprint [0-9.]+/[0-9.]+/[0-9.]+, output [0-9.]+/[0-9.]+/[0-9.]+, total [0-9.]+/[0-9.]+/[0-9.]+; peak RSS [0-9.]+ MB$'
-  if [ "$(grep -cE "$line" "$work/profile")" != 2 ] || [ "$(wc -l <"$work/profile")" != 2 ] ||
+  # Only neardup's own lines count: a sanitizer build adds LeakSanitizer's
+  # suppression summary to stderr.
+  if [ "$(grep -cE "$line" "$work/profile")" != 2 ] ||
+    [ "$(grep -c '^neardup' "$work/profile")" != 2 ] ||
     ! cmp -s "$work/expected.3" "$work/profiled"; then
     fail "[$set]: fingerprint --profile printed no line per rank, or changed the output:"
     cat "$work/profile" >&2
@@ -190,7 +193,10 @@ PY
 )
     got_skips=$(sed -n 's/.* \([0-9]*\) records skipped.*/\1/p' "$work/bad.$quiet")
     printed=$(grep -c '^neardup: skipped' "$work/bad.$quiet" || true)
-    if [ "$peak" -gt 150000 ]; then
+    # Under a sanitizer (NEARDUP_TEST_SANITIZED) ASan's shadow memory and
+    # quarantine put even the fixed build above 500 MB, so the bound would
+    # not tell the two apart: the Release run checks it.
+    if [ -z "${NEARDUP_TEST_SANITIZED:-}" ] && [ "$peak" -gt 150000 ]; then
       fail "[$set, 2 ranks] 3,000,000 skipped records $quiet: a rank peaked at $peak KB"
     elif [ -z "$quiet" ] && [ "$got_skips" != "$expected_skips" ]; then
       fail "[$set, 2 ranks] skipped $got_skips records, neardup $expected_skips"
