@@ -110,9 +110,10 @@ void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
 // first-touches the arrays of one band, not of all: a stream adding one
 // document at a time paused ~35 ms at 32k documents (16 bands), and the
 // pause grows with the index. Since session 16 a growth past 2 MiB moves
-// the arrays' pages instead of copying them (lsh_huge_page_array.h), which
-// left ~0.1 ms of the 12 MB copy at 1M documents; the schedule still keeps
-// the smaller arrays' copies and the page-table moves one band per insert.
+// the arrays' pages instead of copying them (lsh_huge_page_array.h: ~0.05
+// ms for two 8 MiB arrays, ~20 ms copied on the loaded VM); the schedule
+// still keeps the copies below 2 MiB and the page moves one band per
+// insert.
 // Below 64 entries growth is left to the arrays. Not below a Reserve (its room is never grown). The
 // band tables need no such schedule: each is 8 shards that grow at their own inserts
 // (ShardedBandTable; until session 12 band b's table doubled at 3/8 + b /
