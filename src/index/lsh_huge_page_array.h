@@ -22,6 +22,9 @@
 //
 // Errors: as the vector's: an allocation that fails throws std::bad_alloc,
 // a size beyond max_size() std::length_error; the array is unchanged then.
+// A growth whose page move fails after the kernel freed its target range
+// (e.g. beyond the overcommit limit) may leave a PROT_NONE range mapped when
+// another mapping took part of it meanwhile (ReleaseFailedTarget).
 // Pointers from data() are invalidated by any growth, as a vector's.
 // Cost: push_back O(1) amortised; a growth past 2 MiB a few system calls
 // and the kernel's page-table moves (the new pages are faulted in on first
@@ -167,10 +170,22 @@ class HugePageArray {
     if (target == nullptr) return nullptr;
     p = mremap(base, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, target);
     if (p == MAP_FAILED) {
-      munmap(target, new_bytes);
+      ReleaseFailedTarget(target, new_bytes);
       return nullptr;
     }
     return static_cast<char*>(p);
+  }
+  // After a failed MREMAP_FIXED onto `target`: the kernel unmaps the target
+  // range before its last checks (the overcommit charge: ENOMEM), so another
+  // thread may have mapped into the hole since; never munmap it blindly.
+  // Reclaims the range only if all of it is free, and unmaps it then; if any
+  // of it is still mapped (our reservation intact, or partly someone else's),
+  // leaves it: the one failure that may leak a PROT_NONE range (address
+  // space only).
+  static void ReleaseFailedTarget(char* target, size_t bytes) noexcept {
+    void* const q =
+        mmap(target, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (q != MAP_FAILED) munmap(q, bytes);  // q != target: < 4.17 took the flag as a hint
   }
 #endif
 

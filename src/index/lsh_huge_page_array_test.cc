@@ -4,8 +4,10 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <fstream>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -173,6 +175,42 @@ TEST(HugePageArrayTest, GrowthMovesPagesWhenItCannotExtend) {
   for (size_t i = 0; i < array.size(); ++i) ASSERT_TRUE(Holds(array[i], i)) << i;
   FillAndCheck(array, array.capacity());
   if (blocker != MAP_FAILED) munmap(blocker, 4096);
+}
+
+size_t MapsLines() {
+  std::ifstream maps("/proc/self/maps");
+  size_t lines = 0;
+  for (std::string line; std::getline(maps, line);) ++lines;
+  return lines;
+}
+
+// A growth past the overcommit limit (4 TiB: above RAM + swap, below the
+// address space) fails in the page move after the kernel unmapped its
+// PROT_NONE target: it throws bad_alloc, keeps the contents, leaves the
+// array usable, and reclaims and unmaps the target (no mapping left over).
+TEST(HugePageArrayTest, FailedPageMoveThrowsAndKeepsTheArray) {
+  std::ifstream overcommit("/proc/sys/vm/overcommit_memory");
+  int mode = -1;
+  overcommit >> mode;
+  if (mode == 1) GTEST_SKIP() << "vm.overcommit_memory=1: a 4 TiB growth may succeed";
+  HugePageArray<uint32_t> array(64 * 5);
+  FillAndCheck(array, kHugeElements<uint32_t> + 1);
+  const uint32_t* const data = array.data();
+  const size_t size = array.size();
+  const size_t capacity = array.capacity();
+  const size_t remapped = array.remapped_growths();
+  MapsLines();  // warms the reader's buffers
+  const size_t lines = MapsLines();
+  EXPECT_THROW(array.reserve((size_t{4} << 40) / sizeof(uint32_t)), std::bad_alloc);
+  EXPECT_EQ(MapsLines(), lines);
+  EXPECT_EQ(array.data(), data);
+  EXPECT_EQ(array.size(), size);
+  EXPECT_EQ(array.capacity(), capacity);
+  EXPECT_EQ(array.remapped_growths(), remapped);
+  for (size_t i = 0; i < array.size(); ++i) ASSERT_TRUE(Holds(array[i], i)) << i;
+  FillAndCheck(array, 3 * kHugeElements<uint32_t>);  // still grows
+  EXPECT_GT(array.remapped_growths(), remapped);
+  for (size_t i = 0; i < array.size(); ++i) ASSERT_TRUE(Holds(array[i], i)) << i;
 }
 #endif
 
