@@ -118,21 +118,28 @@ TEST(HugePageArrayTest, GrowthKeepsContentsAndOffsets) {
   }
 }
 
-// Every element kept at each growth, checked whole, for 8-byte elements and
-// several offsets, both paths.
-TEST(HugePageArrayTest, EveryGrowthKeepsEveryElement) {
+template <typename T>
+void CheckEveryGrowthKeepsEveryElement() {
   for (const HugePageGrowth growth : {HugePageGrowth::kRemap, HugePageGrowth::kCopy}) {
     for (const size_t offset : {size_t{0}, size_t{64}, kHugePageBytes - 64}) {
-      HugePageArray<uint32_t> array(offset, growth);
-      EXPECT_GT(FillAndCheck(array, 2 * kHugeElements<uint32_t> + 1), 15u);
-      EXPECT_TRUE(OffsetInFirstPage(array.data(), offset));
+      HugePageArray<T> array(offset, growth);
+      EXPECT_GT(FillAndCheck(array, 2 * kHugeElements<T> + 1), 15u) << sizeof(T);
+      EXPECT_TRUE(OffsetInFirstPage(array.data(), offset)) << sizeof(T);
     }
   }
 }
 
-// Pointers may move at a growth (the readers re-read data()); a second
-// array's mapping right after the first forces a move, which keeps contents.
-TEST(HugePageArrayTest, MovesKeepContents) {
+// Every element kept at each growth, checked whole, for 4- and 8-byte
+// elements and several offsets, both paths.
+TEST(HugePageArrayTest, EveryGrowthKeepsEveryElement) {
+  CheckEveryGrowthKeepsEveryElement<uint32_t>();
+  CheckEveryGrowthKeepsEveryElement<Pair>();
+}
+
+// Two arrays growing in turn, as a band's keys and links do, keep their
+// contents; their growths past 2 MiB go by mremap, in place or moved, as the
+// address space allows (GrowthMovesPagesWhenItCannotExtend forces a move).
+TEST(HugePageArrayTest, InterleavedGrowthsKeepContents) {
   HugePageArray<Pair> links(640);
   HugePageArray<uint32_t> keys(320);
   const size_t n = kHugeElements<Pair>;
@@ -147,6 +154,11 @@ TEST(HugePageArrayTest, MovesKeepContents) {
   }
   EXPECT_TRUE(OffsetInFirstPage(links.data(), 640));
   EXPECT_TRUE(OffsetInFirstPage(keys.data(), 320));
+#if defined(__linux__)
+  // links: 2 -> 4 -> 8 MiB (4 * n elements of 8 bytes), keys: 2 -> 4 MiB.
+  EXPECT_EQ(links.remapped_growths(), 2u);
+  EXPECT_EQ(keys.remapped_growths(), 1u);
+#endif
 }
 
 #if defined(__linux__)
