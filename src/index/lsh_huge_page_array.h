@@ -148,17 +148,26 @@ class HugePageArray {
 
 #if defined(__linux__)
   // A 2 MiB-aligned range of `bytes` (a multiple of kHugePageBytes) mapped
-  // with `prot`, or nullptr.
+  // with `prot`, or nullptr. A trim that fails (a split at vm.max_map_count:
+  // ENOMEM) unmaps the whole range rather than leave a head or tail that
+  // Free would never unmap.
   static char* MapAligned(size_t bytes, int prot) {
-    void* p = mmap(nullptr, bytes + kHugePageBytes, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const size_t total = bytes + kHugePageBytes;
+    void* p = mmap(nullptr, total, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
     char* const raw = static_cast<char*>(p);
     const uintptr_t address = reinterpret_cast<uintptr_t>(raw);
-    char* const aligned = raw + ((kHugePageBytes - address % kHugePageBytes) % kHugePageBytes);
-    if (aligned > raw) munmap(raw, static_cast<size_t>(aligned - raw));
-    char* const end = aligned + bytes;
-    const size_t tail = static_cast<size_t>(raw + bytes + kHugePageBytes - end);
-    if (tail > 0) munmap(end, tail);
+    const size_t head = (kHugePageBytes - address % kHugePageBytes) % kHugePageBytes;
+    char* const aligned = raw + head;
+    if (head > 0 && munmap(raw, head) != 0) {
+      munmap(raw, total);
+      return nullptr;
+    }
+    const size_t tail = total - head - bytes;
+    if (tail > 0 && munmap(aligned + bytes, tail) != 0) {
+      munmap(aligned, total - head);
+      return nullptr;
+    }
     return aligned;
   }
   // Grows the mapping at `base` of `old_bytes` to `new_bytes` by page moves:
