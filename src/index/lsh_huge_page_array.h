@@ -66,7 +66,9 @@ class HugePageArray {
   // REQUIRES: offset_bytes is a multiple of 64 below kHugePageBytes.
   explicit HugePageArray(size_t offset_bytes, HugePageGrowth growth = HugePageGrowth::kRemap)
       : offset_(offset_bytes), growth_(growth) {
-    NEARDUP_DCHECK(offset_bytes % 64 == 0 && offset_bytes < kHugePageBytes) << offset_bytes;
+    // A CHECK, not a DCHECK: a misaligned offset would misalign data_ (once
+    // per array).
+    NEARDUP_CHECK(offset_bytes % 64 == 0 && offset_bytes < kHugePageBytes) << offset_bytes;
   }
   HugePageArray(HugePageArray&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)),
@@ -104,6 +106,7 @@ class HugePageArray {
   // The bytes an allocation of `n` elements takes (HugePageAllocator's
   // rule): n * sizeof(T) below kHugePageMinAllocation, else whole huge pages
   // from the start of the first (the offset included) to the end of the last.
+  // REQUIRES: n <= max_size().
   size_t ReservedBytes(size_t n) const { return HugePageAllocator<T>(offset_).ReservedBytes(n); }
   // What this array's allocation takes: what memory accounting counts.
   size_t ReservedBytes() const { return ReservedBytes(capacity_); }
