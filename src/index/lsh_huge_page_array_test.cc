@@ -175,8 +175,9 @@ TEST(HugePageArrayTest, GrowthMovesPagesWhenItCannotExtend) {
   // EEXIST: something is mapped there already, which blocks it as well.
   if (blocker == MAP_FAILED) {
     ASSERT_EQ(errno, EEXIST);
-  } else {
-    ASSERT_EQ(blocker, static_cast<void*>(end));
+  } else if (blocker != static_cast<void*>(end)) {
+    munmap(blocker, 4096);
+    GTEST_SKIP() << "MAP_FIXED_NOREPLACE taken as a hint (Linux before 4.17)";
   }
   const uint32_t* before = array.data();
   const size_t remapped = array.remapped_growths();
@@ -189,17 +190,24 @@ TEST(HugePageArrayTest, GrowthMovesPagesWhenItCannotExtend) {
   if (blocker != MAP_FAILED) munmap(blocker, 4096);
 }
 
-size_t MapsLines() {
+// The bytes of address space mapped: the sum of /proc/self/maps' ranges.
+size_t MappedBytes() {
   std::ifstream maps("/proc/self/maps");
-  size_t lines = 0;
-  for (std::string line; std::getline(maps, line);) ++lines;
-  return lines;
+  size_t bytes = 0;
+  for (std::string line; std::getline(maps, line);) {
+    const size_t dash = line.find('-');
+    const size_t space = line.find(' ');
+    if (dash == std::string::npos || space == std::string::npos || space < dash) continue;
+    bytes += std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16) -
+             std::stoull(line.substr(0, dash), nullptr, 16);
+  }
+  return bytes;
 }
 
 // A growth past the overcommit limit (4 TiB: above RAM + swap, below the
 // address space) fails in the page move after the kernel unmapped its
 // PROT_NONE target: it throws bad_alloc, keeps the contents, leaves the
-// array usable, and reclaims and unmaps the target (no mapping left over).
+// array usable, and reclaims and unmaps the target (no range left mapped).
 TEST(HugePageArrayTest, FailedPageMoveThrowsAndKeepsTheArray) {
   std::ifstream overcommit("/proc/sys/vm/overcommit_memory");
   int mode = -1;
@@ -211,10 +219,12 @@ TEST(HugePageArrayTest, FailedPageMoveThrowsAndKeepsTheArray) {
   const size_t size = array.size();
   const size_t capacity = array.capacity();
   const size_t remapped = array.remapped_growths();
-  MapsLines();  // warms the reader's buffers
-  const size_t lines = MapsLines();
+  const size_t mapped = MappedBytes();
   EXPECT_THROW(array.reserve((size_t{4} << 40) / sizeof(uint32_t)), std::bad_alloc);
-  EXPECT_EQ(MapsLines(), lines);
+  // No 4 TiB reservation left behind. Not the line count, which the throw
+  // itself may change under ASan (its allocator maps 64 KiB size-class
+  // regions).
+  EXPECT_LT(MappedBytes(), mapped + (size_t{1} << 30));
   EXPECT_EQ(array.data(), data);
   EXPECT_EQ(array.size(), size);
   EXPECT_EQ(array.capacity(), capacity);
