@@ -109,9 +109,13 @@ void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
 // key per document, so they fill together). One insert then copies and
 // first-touches the arrays of one band, not of all: a stream adding one
 // document at a time paused ~35 ms at 32k documents (16 bands), and the
-// pause grows with the index. Below 64 entries growth is left to the
-// vectors. Not below a Reserve (its room is never grown). The band tables
-// need no such schedule: each is 8 shards that grow at their own inserts
+// pause grows with the index. Since session 16 a growth past 2 MiB moves
+// the arrays' pages instead of copying them (lsh_huge_page_array.h: ~0.05
+// ms for two 8 MiB arrays, ~20 ms copied on the loaded VM); the schedule
+// still keeps the copies below 2 MiB and the page moves one band per
+// insert.
+// Below 64 entries growth is left to the arrays. Not below a Reserve (its room is never grown). The
+// band tables need no such schedule: each is 8 shards that grow at their own inserts
 // (ShardedBandTable; until session 12 band b's table doubled at 3/8 + b /
 // (8 num_bands) of its capacity, which put half the bands' table steps on
 // the same insert as another band's array step).
@@ -449,8 +453,8 @@ Result<LshIndex> LshIndex::CreateForBands(LshParams params, int num_hashes, int 
   for (int b = 0; b < num_bands; ++b) {
     LshBand& band = state->bands[b];
     const size_t offset = 2 * step * b;
-    band.keys = HugePageVector<uint32_t>(internal::HugePageAllocator<uint32_t>(offset));
-    band.links = HugePageVector<ChainLink>(internal::HugePageAllocator<ChainLink>(offset + step));
+    band.keys = internal::HugePageArray<uint32_t>(offset);
+    band.links = internal::HugePageArray<ChainLink>(offset + step);
   }
   return LshIndex(std::move(state));
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "index/lsh_band_table.h"
-#include "index/lsh_huge_page_allocator.h"
+#include "index/lsh_huge_page_array.h"
 #include "index/lsh_segmented_array.h"
 #include "index/lsh_slot_table.h"
 #include "neardup/lsh_params.h"
@@ -32,9 +32,11 @@ struct ChainLink {
 // (see lsh_band_table.h), so two slots have equal keys iff they are in the
 // same chain.
 struct LshBand {
-  ShardedBandTable table;           // in 8 shards, each growing at its own insert
-  HugePageVector<uint32_t> keys;    // keys[slot]: high half of document `slot`'s key
-  HugePageVector<ChainLink> links;  // links[slot]: neighbours in its key's chain
+  ShardedBandTable table;  // in 8 shards, each growing at its own insert
+  // Grown by moving pages, not copying (session 16, lsh_huge_page_array.h):
+  // a pointer from keys.data() or links.data() is stale after any growth.
+  HugePageArray<uint32_t> keys;    // keys[slot]: high half of document `slot`'s key
+  HugePageArray<ChainLink> links;  // links[slot]: neighbours in its key's chain
 };
 
 // Documents occupy dense slots 0..n-1; Remove moves the last document into

@@ -625,6 +625,59 @@ TEST(LshIndexTest, MemoryCountsTheHugePagesOfTheBandArrays) {
   EXPECT_LE(index.MemoryBytes(), 16 * 6 * kMiB + 31 * internal::kHugePageBytes + 32 * kMiB);
 }
 
+// Growth of the band arrays past 2 MiB (2^19 keys, 2^18 links), which moves
+// their pages (lsh_huge_page_array.h), keeps every chain: one insert at a
+// time (Insert's growth ahead) and in bulk (InsertBulk's resize), then
+// removals, which move the last slot into the freed one.
+TEST(LshIndexTest, GrowthPastHugePagesKeepsEveryChain) {
+  constexpr uint64_t kDocuments = (uint64_t{1} << 20) + 5;
+  // Band 0 groups the documents by four, band 1 is unique to each.
+  const auto sketch_of = [](uint64_t id) { return Sketch{id / 4, id + (uint64_t{1} << 40)}; };
+  const auto group_of = [](uint64_t id) {
+    std::vector<uint64_t> group;
+    for (uint64_t g = id / 4 * 4; g < id / 4 * 4 + 4 && g < kDocuments; ++g) group.push_back(g);
+    return group;
+  };
+  LshIndex one_by_one = MakeIndex({2, 1}, 2);
+  for (uint64_t id = 0; id < kDocuments; ++id) {
+    ASSERT_TRUE(one_by_one.Insert(id, sketch_of(id)).ok());
+  }
+  LshIndex bulk = MakeIndex({2, 1}, 2);
+  std::vector<uint64_t> ids;
+  std::vector<uint64_t> values;
+  for (uint64_t first = 0; first < kDocuments; first += 300000) {
+    ids.clear();
+    values.clear();
+    for (uint64_t id = first; id < std::min(kDocuments, first + 300000); ++id) {
+      ids.push_back(id);
+      const Sketch sketch = sketch_of(id);
+      values.insert(values.end(), sketch.begin(), sketch.end());
+    }
+    ASSERT_TRUE(bulk.InsertBulk(ids, values).ok());
+  }
+  for (LshIndex* index : {&one_by_one, &bulk}) {
+    ASSERT_EQ(index->size(), kDocuments);
+    // The arrays alone: 2 x (4 + 8) MiB at least (2^20 entries a band; the
+    // capacities are 2^21 one by one, ~1.2M from InsertBulk's resize).
+    EXPECT_GE(index->MemoryBytes(), size_t{24} << 20);
+    for (uint64_t id = 0; id < kDocuments; id += 997) {
+      ASSERT_EQ(*index->Query(sketch_of(id)), group_of(id)) << id;
+    }
+    for (uint64_t id = 0; id < kDocuments; id += 3) ASSERT_TRUE(index->Remove(id));
+    for (uint64_t id = 1; id < kDocuments; id += 991) {
+      std::vector<uint64_t> expected;
+      for (uint64_t g : group_of(id)) {
+        if (g % 3 != 0) expected.push_back(g);
+      }
+      const Result<std::vector<uint64_t>> got = index->Query(sketch_of(id));
+      ASSERT_TRUE(got.ok());
+      std::vector<uint64_t> sorted = *got;
+      std::sort(sorted.begin(), sorted.end());
+      ASSERT_EQ(sorted, expected) << id;
+    }
+  }
+}
+
 // Reserve makes room up front: inserting up to the reserved count changes
 // no capacity (MemoryBytes stays put), the index answers as the oracle, and
 // a Reserve below the current room, or on a non-empty index, is harmless.
