@@ -73,9 +73,17 @@ run() {  # run TAG DIR KIND [OUT]
   echo "$label: job wall $(echo "$end - $start" | bc) s, md5 $(md5sum < "$out" | cut -c1-32)"
 }
 
+# The first of two back-to-back 6 GB jobs runs 1-3 s slower (session 16,
+# docs/BENCHMARKS.md "Session 16, end"), so the build that runs first
+# changes with each repeat: compare builds over an even REPEAT.
 for ((i = 0; i < REPEAT; ++i)); do
   for kind in $RUNS; do
-    run new "$NEW" "$kind"
-    run base "$BASE" "$kind"
+    if ((i % 2 == 0)); then
+      run new "$NEW" "$kind"
+      run base "$BASE" "$kind"
+    else
+      run base "$BASE" "$kind"
+      run new "$NEW" "$kind"
+    fi
   done
 done
