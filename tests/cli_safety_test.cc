@@ -529,8 +529,7 @@ TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
   GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded shrink hook "
                   "(tests/hooks/mapped_input_hooks.cc) that this test needs is not built";
 #else
-  std::string big;
-  while (big.size() < 300000) big += Read(Example());
+  const std::string big = ExampleRepeatedTo(300000);
   const std::string size = std::to_string(big.size());
   struct Case {
     std::string command;  // after the environment, before the input
@@ -564,8 +563,7 @@ TEST_F(CliSafetyTest, AnInputTruncatedWhileReadIsDataLossNotSigbus) {
 // stray NEARDUP_TEST_SHRINK_MAPPED_INPUT in a user's environment cut their
 // input. neardup alone (no preloaded hook) now ignores it.
 TEST_F(CliSafetyTest, TheShrinkVariableAloneLeavesTheInputWhole) {
-  std::string big;
-  while (big.size() < 300000) big += Read(Example());
+  const std::string big = ExampleRepeatedTo(300000);
   const std::string input = Write("big.jsonl", big);
   CommandResult run = NeardupWithEnv("NEARDUP_TEST_SHRINK_MAPPED_INPUT=100037",
                                      "fingerprint --simhash --threads 2 " + input, 60);
@@ -586,8 +584,7 @@ TEST_F(CliSafetyTest, AnInputChangedWhileReadIsDataLoss) {
   GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded rewrite hook "
                   "(tests/hooks/mapped_input_hooks.cc) that this test needs is not built";
 #else
-  std::string big;
-  while (big.size() < 300000) big += Read(Example());
+  const std::string big = ExampleRepeatedTo(300000);
   const std::string size = std::to_string(big.size());
   const std::string dedup = "dedup -q --threads 2 -o " + (dir_ / "kept.jsonl").string();
   struct Case {
@@ -634,8 +631,7 @@ TEST_F(CliSafetyTest, AnInputThatTurnsUnlocatableFallsBackToOnePass) {
   GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded rename hook "
                   "(tests/hooks/mapped_input_hooks.cc) that this test needs is not built";
 #else
-  std::string big;
-  while (big.size() < 300000) big += Read(Example());
+  const std::string big = ExampleRepeatedTo(300000);
   const std::string first = Write("a.jsonl", big);
   const std::string plain = Read(Example());
   const std::string second = (dir_ / "b.jsonl").string();

@@ -82,6 +82,14 @@ class CliTestBase : public ::testing::Test {
   }
 
   static std::string Example() { return std::string(NEARDUP_SOURCE_DIR) + "/examples/news.jsonl"; }
+  // The example's lines repeated until they reach `bytes` (whole copies):
+  // an input large enough to be read in several chunks and mappings.
+  static std::string ExampleRepeatedTo(size_t bytes) {
+    const std::string example = Read(Example());
+    std::string repeated;
+    while (repeated.size() < bytes) repeated += example;
+    return repeated;
+  }
 
   neardup::test_support::TempDir temp_;  // removed after each test
   std::filesystem::path dir_ = temp_.dir();

@@ -219,8 +219,7 @@ TEST_F(PositionedWriteCliTest, NoFsyncLeavesNoFileWhenTheRunFailsAfterSizing) {
   GTEST_SKIP() << "built without NEARDUP_TEST_HOOKS: the preloaded rewrite hook "
                   "(tests/hooks/mapped_input_hooks.cc) that this test needs is not built";
 #else
-  std::string big;
-  while (big.size() < 300000) big += Read(Example());
+  const std::string big = ExampleRepeatedTo(300000);
   const std::string out = (dir_ / "out.jsonl").string();
   const std::string fresh = (dir_ / "fresh.jsonl").string();
   const std::string trace = (dir_ / "trace.txt").string();

@@ -268,7 +268,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   // handed, as records, to another rank to sketch.
   SketchWork work;
   NEARDUP_RETURN_IF_ERROR(HandOverSketching(comm, layout, deferred_sketches, mine, asked_docs,
-                                            fetched, local, first_document, &work, stats));
+                                            fetched, local, &work, stats));
   stats->sketched_documents += work.deferred.size();
   if (!work.deferred.empty()) {
     local_status = deferred_sketches.again

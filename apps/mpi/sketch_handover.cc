@@ -63,9 +63,10 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
                          const std::vector<CandidatePair>& mine,
                          const std::vector<std::vector<uint64_t>>& asked_docs,
                          const DocumentSet& fetched, const std::vector<Fingerprint>& local,
-                         uint64_t first_document, SketchWork* work, DistributedPairsStats* stats) {
+                         SketchWork* work, DistributedPairsStats* stats) {
   const size_t ranks = static_cast<size_t>(comm.size());
   const size_t me = static_cast<size_t>(comm.rank());
+  const uint64_t first_document = layout.first[me];
   work->handed_out.assign(local.size(), 0);
   work->receiver = ranks;
   // Without records to hand (or a way to sketch them), every rank sketches

@@ -53,7 +53,7 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
                          const std::vector<CandidatePair>& mine,
                          const std::vector<std::vector<uint64_t>>& asked_docs,
                          const DocumentSet& fetched, const std::vector<Fingerprint>& local,
-                         uint64_t first_document, SketchWork* work, DistributedPairsStats* stats);
+                         SketchWork* work, DistributedPairsStats* stats);
 
 }  // namespace neardup::mpi
 

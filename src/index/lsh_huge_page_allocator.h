@@ -40,6 +40,14 @@ namespace neardup::internal {
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 inline constexpr size_t kHugePageMinAllocation = size_t{2} << 20;
 
+// Asks for transparent huge pages on [p, p + bytes). Advice only: failure
+// (e.g. THP disabled, or off Linux) leaves ordinary pages.
+inline void AdviseHugePages([[maybe_unused]] void* p, [[maybe_unused]] size_t bytes) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  (void)madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+}
+
 template <typename T>
 class HugePageAllocator {
  public:
@@ -89,10 +97,7 @@ class HugePageAllocator {
     const size_t rounded = ReservedBytes(n);
     void* p = std::aligned_alloc(kHugePageBytes, rounded);
     if (p == nullptr) throw std::bad_alloc();
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    // Advice only: failure (e.g. THP disabled) leaves ordinary pages.
-    (void)madvise(p, rounded, MADV_HUGEPAGE);
-#endif
+    AdviseHugePages(p, rounded);
     return reinterpret_cast<T*>(static_cast<char*>(p) + offset_);
   }
 

@@ -148,6 +148,11 @@ class HugePageArray {
 
   // The start of the mapping (or heap block) that holds data_.
   char* Base() const { return reinterpret_cast<char*>(data_) - offset_; }
+  // The start of the current block of `bytes` (ReservedBytes of the
+  // capacity): a huge block starts offset_ before the elements.
+  char* BlockOf(size_t bytes) const {
+    return IsHuge(bytes) ? Base() : reinterpret_cast<char*>(data_);
+  }
 
 #if defined(__linux__)
   // A 2 MiB-aligned range of `bytes` (a multiple of kHugePageBytes) mapped
@@ -207,10 +212,7 @@ class HugePageArray {
 #if defined(__linux__)
     char* const p = MapAligned(bytes, PROT_READ | PROT_WRITE);
     if (p == nullptr) throw std::bad_alloc();
-#if defined(MADV_HUGEPAGE)
-    // Advice only: failure (e.g. THP disabled) leaves ordinary pages.
-    (void)madvise(p, bytes, MADV_HUGEPAGE);
-#endif
+    AdviseHugePages(p, bytes);
     return p;
 #else
     void* p = std::aligned_alloc(kHugePageBytes, bytes);
@@ -238,9 +240,7 @@ class HugePageArray {
 #if defined(__linux__)
     if (growth_ == HugePageGrowth::kRemap && data_ != nullptr && IsHuge(old_bytes)) {
       if (char* const moved = Remap(Base(), old_bytes, new_bytes); moved != nullptr) {
-#if defined(MADV_HUGEPAGE)
-        (void)madvise(moved, new_bytes, MADV_HUGEPAGE);
-#endif
+        AdviseHugePages(moved, new_bytes);
         data_ = reinterpret_cast<T*>(moved + offset);
         capacity_ = new_capacity;
         ++remapped_;
@@ -250,8 +250,7 @@ class HugePageArray {
 #endif
     char* const fresh = Allocate(new_bytes);  // throws, leaving *this unchanged
     if (size_ > 0) std::memcpy(fresh + offset, data_, size_ * sizeof(T));
-    if (data_ != nullptr)
-      Free(IsHuge(old_bytes) ? Base() : reinterpret_cast<char*>(data_), old_bytes);
+    if (data_ != nullptr) Free(BlockOf(old_bytes), old_bytes);
     data_ = reinterpret_cast<T*>(fresh + offset);
     capacity_ = new_capacity;
   }
@@ -259,7 +258,7 @@ class HugePageArray {
   void Release() noexcept {
     if (data_ == nullptr) return;
     const size_t bytes = ReservedBytes(capacity_);
-    Free(IsHuge(bytes) ? Base() : reinterpret_cast<char*>(data_), bytes);
+    Free(BlockOf(bytes), bytes);
     data_ = nullptr;
     size_ = capacity_ = 0;
   }

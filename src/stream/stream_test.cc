@@ -316,6 +316,22 @@ TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
   }
 }
 
+// Single adds of `texts` until one leaves a rolled log whose name is not
+// durable yet (RollLogAfterSync started it after the add's own sync);
+// returns how many were added. A failed add fails the test.
+size_t AddUntilARolledLogNameIsPending(NearDuplicateStream& stream, NearDuplicateStream::Impl& impl,
+                                       const std::vector<std::string>& texts) {
+  size_t added = 0;
+  while (added < texts.size() && impl.names_synced_.load() >= impl.names_created_.load()) {
+    if (!stream.Add(PlantedId(added), texts[added], 0).ok()) {
+      ADD_FAILURE() << "add " << added << " failed";
+      break;
+    }
+    ++added;
+  }
+  return added;
+}
+
 // A log started by a roll-over has its name made durable by a later
 // directory fsync (SyncNewLogNames). When that fsync fails in a writer's
 // roll-over helper (RollLogAfterSync), no later write may be acknowledged:
@@ -329,13 +345,7 @@ TEST(DurableStreamTest, AFailedDirectorySyncOfARolledLogStopsLaterWrites) {
   options.snapshot_log_bytes = 4 << 10;
   auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
   NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
-  // Single adds until one leaves a rolled log whose name is not durable yet
-  // (RollLogAfterSync started it after the add's own sync).
-  size_t added = 0;
-  while (added < texts.size() && impl.names_synced_.load() >= impl.names_created_.load()) {
-    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok());
-    ++added;
-  }
+  const size_t added = AddUntilARolledLogNameIsPending(*stream, impl, texts);
   ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
   std::shared_ptr<WriteAheadLog> log;
   {
@@ -365,11 +375,7 @@ TEST(DurableStreamTest, ARotationMakesTheRolledLogsNamesDurable) {
   options.snapshot_log_bytes = 4 << 10;
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
   NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
-  size_t added = 0;
-  while (added < texts.size() && impl.names_synced_.load() >= impl.names_created_.load()) {
-    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok());
-    ++added;
-  }
+  AddUntilARolledLogNameIsPending(*stream, impl, texts);
   ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
   ASSERT_TRUE(stream->Snapshot().ok());
   EXPECT_EQ(impl.names_synced_.load(), impl.names_created_.load());
