@@ -2,12 +2,13 @@
 """Kernel-normalised before/after of one whole command, on a loaded machine.
 
 Runs `BINARY ARGS...` under `perf record -F 10000` for each binary in turn,
-RUNS rounds (stdout to /dev/null), and groups each run's samples into the
-stages of bench/perf_stages.py (the table bench/pipeline_stages.py uses;
-first match wins). Each stage's samples are divided by those of the UNIT
-stages, which are code that the binaries share unchanged, and the mean and
-standard deviation over the runs are printed per binary, with each binary's
-mean over the first one's. `the rest` is the samples that match no stage;
+RUNS rounds, every other round in reverse order (stdout to /dev/null), and
+groups each run's samples into the stages of bench/perf_stages.py (the
+table bench/pipeline_stages.py uses; first match wins). Each stage's samples
+are divided by those of the UNIT stages, which are code that the binaries
+share unchanged, and the mean and standard deviation over the runs are
+printed per binary, with each binary's mean over the first one's and its
+median over the first one's median (`med`: one preempted run moves it less). `the rest` is the samples that match no stage;
 `total` is all samples per unit sample: the run's CPU in units of the
 unchanged code. When other work preempts the runs, their CPU times move by
 10-30 %, but these ratios move by only a few percent (docs/BENCHMARKS.md,
@@ -112,8 +113,14 @@ def main():
     rows = [stage for stage, _ in STAGES] + [REST]
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, 'perf.data')
-        for _ in range(args.runs):
-            for label, binary in zip(labels, args.binaries):
+        for r in range(args.runs):
+            # Every other round in reverse order: the binary run second in
+            # a pair scored lower in an A/A check (docs/notebook/
+            # fingerprint_speed.md, round 15), and alternating cancels that.
+            order = list(zip(labels, args.binaries))
+            if r % 2 == 1:
+                order.reverse()
+            for label, binary in order:
                 shares = run_once(binary, args.command_args, args.freq, data)
                 base = sum(shares[u] for u in unit)
                 if base == 0:
@@ -126,17 +133,21 @@ def main():
     def name(stage):
         return SHORT_OF.get(stage, stage)
 
-    print(f'# per sample of {"+".join(name(u) for u in unit)}, mean (sd) of {args.runs} runs')
+    print(f'# per sample of {"+".join(name(u) for u in unit)}, mean (sd) of {args.runs} runs '
+          '(the order reversed every other round); med: ratio of the medians')
     print('| stage | ' + ' | '.join(labels) +
-          ''.join(f' | #{i + 1}/#1' for i in range(1, len(labels))) + ' |')
-    print('|---' * (1 + 2 * len(labels) - 1) + '|')
+          ''.join(f' | #{i + 1}/#1 | med' for i in range(1, len(labels))) + ' |')
+    print('|---' * (1 + 3 * len(labels) - 2) + '|')
     for stage in [s for s in rows if s not in unit] + ['total']:
         means = [statistics.mean(ratios[label][stage]) for label in labels]
         if max(means) < 0.0005:  # 0.000 in every column
             continue
         cells = [f'{m:.3f} ({statistics.pstdev(ratios[label][stage]):.3f})'
                  for m, label in zip(means, labels)]
-        cells += [f'{m / means[0]:.3f}' if means[0] else '-' for m in means[1:]]
+        medians = [statistics.median(ratios[label][stage]) for label in labels]
+        for m, med in zip(means[1:], medians[1:]):
+            cells.append(f'{m / means[0]:.3f}' if means[0] else '-')
+            cells.append(f'{med / medians[0]:.3f}' if medians[0] else '-')
         print(f'| {name(stage)} | ' + ' | '.join(cells) + ' |')
 
     missing = []

@@ -137,8 +137,10 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<4>(const uint64_t* m, size_t count,
     const __m512i head = _mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k), p2);
     const __m512i tail =
         _mm512_add_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k + 2), leading_p4);
-    _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(_mm512_add_epi64(head, tail)));
+    _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
+  // Mix64 in a second pass, as for width 3 (one short chain per loop).
+  Mix64ManyAvx512(out, count, out);
 }
 
 template <>
@@ -156,8 +158,10 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<5>(const uint64_t* m, size_t count,
     const __m512i tail =
         _mm512_add_epi64(_mm512_mullo_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k + 2), p),
                          _mm512_maskz_loadu_epi64(lanes, m + k + 4));
-    _mm512_mask_storeu_epi64(out + k, lanes, Mix64Avx512(_mm512_add_epi64(head, tail)));
+    _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
+  // Mix64 in a second pass, as for width 3.
+  Mix64ManyAvx512(out, count, out);
 }
 NEARDUP_INTRINSICS_WARNINGS_ON
 #endif
