@@ -94,13 +94,12 @@ struct ShortGroup {
 };
 
 // Loads spans [i, i + 8) (the last, partial group padded with empty spans,
-// masked out), appends the indices of the 9-16-byte tokens to mid and of
-// those for the scalar routine to slow, and gathers the bytes of the 1-8-byte
-// ones.
+// masked out), appends the indices of the other tokens (9-16 bytes, and
+// those for Hash17To128 or the scalar routine) to rest, and gathers the
+// bytes of the 1-8-byte ones.
 NEARDUP_AVX512_XXH3_TARGET inline ShortGroup FetchGroup(const TokenSpan* spans, size_t i,
                                                         size_t num_spans, const long long* base,
-                                                        uint64_t* mid, size_t* num_mid,
-                                                        uint64_t* slow, size_t* num_slow) {
+                                                        uint64_t* rest, size_t* num_rest) {
   static_assert(sizeof(TokenSpan) == 16 && sizeof(size_t) == 8);
   const TokenSpan* group = spans + i;
   __mmask8 valid = 0xff;
@@ -118,23 +117,20 @@ NEARDUP_AVX512_XXH3_TARGET inline ShortGroup FetchGroup(const TokenSpan* spans, 
       _mm512_permutex2var_epi64(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
   ShortGroup g;
   g.len = _mm512_permutex2var_epi64(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
-  // Lanes with 1 <= len <= 16 whose last 8 bytes lie inside the text
-  // (end >= 8; a span lies inside the text, so end <= size). The first 8
-  // bytes of a 9-16-byte token then lie inside it too.
+  // Lanes with 1 <= len <= 8 whose last 8 bytes lie inside the text
+  // (end >= 8; a span lies inside the text, so end <= size).
   const __m512i end = _mm512_add_epi64(begin, g.len);
-  __mmask8 ok = valid & _mm512_cmpge_epu64_mask(end, Set(8));
-  ok &= _mm512_cmple_epu64_mask(_mm512_sub_epi64(g.len, Set(1)), Set(15));
-  g.short18 = ok & _mm512_cmple_epu64_mask(g.len, Set(8));
+  g.short18 = valid & _mm512_cmpge_epu64_mask(end, Set(8)) &
+              _mm512_cmple_epu64_mask(_mm512_sub_epi64(g.len, Set(1)), Set(7));
   const __m512i index = _mm512_add_epi64(Set(i), _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
-  const __mmask8 mid_lanes = ok & static_cast<__mmask8>(~g.short18);
-  const __mmask8 slow_lanes = valid & static_cast<__mmask8>(~ok);
-  // Compressed in registers and stored whole (the lists have 8 spare
+  const __mmask8 rest_lanes = valid & static_cast<__mmask8>(~g.short18);
+  // Compressed in registers and stored whole (the list has 8 spare
   // entries): vpcompressq with a memory destination is microcoded on Intel
-  // cores and was the loop's largest cost.
-  _mm512_storeu_si512(mid + *num_mid, _mm512_maskz_compress_epi64(mid_lanes, index));
-  *num_mid += static_cast<size_t>(__builtin_popcount(mid_lanes));
-  _mm512_storeu_si512(slow + *num_slow, _mm512_maskz_compress_epi64(slow_lanes, index));
-  *num_slow += static_cast<size_t>(__builtin_popcount(slow_lanes));
+  // cores and was the loop's largest cost. One list for the 9-16-byte
+  // tokens and the rarer rest (a second compress, store and count per group
+  // here cost more than splitting the list in the next pass).
+  _mm512_storeu_si512(rest + *num_rest, _mm512_maskz_compress_epi64(rest_lanes, index));
+  *num_rest += static_cast<size_t>(__builtin_popcount(rest_lanes));
   // One gather: a token of at most 8 bytes lies within the 8 bytes that
   // end at its end (HashShort takes its first bytes from them).
   g.last8 = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), g.short18,
@@ -149,7 +145,7 @@ struct ShortTables {
   __m512i shuffle;      // vpshufb control gathering each class's input word
   __m512i lane_offset;  // added to the control: vpshufb indexes 128-bit lanes
   __m512i flip;         // what the input word is xored with
-  __m512i mul1, shift1, add1, mul2, shift2;
+  __m512i mul1, shift1, mul2, shift2;
 };
 
 // Little-endian byte k of a control word is the source byte of output byte
@@ -179,7 +175,7 @@ constexpr uint64_t ShuffleControl(size_t len) {
 // shuffle controls, the 1-3-byte class's len << 8 (xored into flip) and the
 // two finishers' constants.
 struct ShortConstants {
-  uint64_t shuffle[8], len_flip[8], mul1[8], shift1[8], add1[8], mul2[8], shift2[8];
+  uint64_t shuffle[8], len_flip[8], mul1[8], shift1[8], mul2[8], shift2[8];
 };
 
 constexpr ShortConstants MakeShortConstants() {
@@ -192,9 +188,9 @@ constexpr ShortConstants MakeShortConstants() {
     c.len_flip[entry] = short13 ? static_cast<uint64_t>(len) << 8 : 0;
     // XXH64_avalanche (1-3 bytes) and rrmxmx (4-8 bytes) have one shape:
     //   x = pre(x); x *= mul1; x ^= (x >> shift1) + add1; x *= mul2; x ^= x >> shift2
+    // with add1 = 0 (1-3 bytes) or len (4-8; HashShort adds it under a mask).
     c.mul1[entry] = short13 ? XXH_PRIME64_2 : 0x9FB21C651E98DF25ULL;
     c.shift1[entry] = short13 ? 29 : 35;
-    c.add1[entry] = short13 ? 0 : len;
     c.mul2[entry] = short13 ? XXH_PRIME64_3 : 0x9FB21C651E98DF25ULL;
     c.shift2[entry] = short13 ? 32 : 28;
   }
@@ -226,7 +222,6 @@ NEARDUP_AVX512_XXH3_TARGET inline ShortTables MakeShortTables(uint64_t seed) {
                             _mm512_mask_blend_epi64(0x0e, Set(bitflip48), Set(bitflip13)));
   t.mul1 = _mm512_load_si512(c.mul1);
   t.shift1 = _mm512_load_si512(c.shift1);
-  t.add1 = _mm512_load_si512(c.add1);
   t.mul2 = _mm512_load_si512(c.mul2);
   t.shift2 = _mm512_load_si512(c.shift2);
   return t;
@@ -243,15 +238,17 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, const S
   const __m512i x = _mm512_xor_si512(_mm512_shuffle_epi8(g.last8, control),
                                      _mm512_permutexvar_epi64(len, t.flip));
   const __mmask8 short48 = _mm512_cmpgt_epu64_mask(len, Set(3));
-  // x ^ (x >> 33) for 1-3 bytes, x ^ rol49 ^ rol24 for 4-8: what is xored
-  // into x chosen by a masked xor (one uop fewer than both forms and a blend).
-  const __m512i mixin = _mm512_mask_xor_epi64(_mm512_srli_epi64(x, 33), short48,
-                                              _mm512_rol_epi64(x, 49), _mm512_rol_epi64(x, 24));
-  __m512i h = _mm512_xor_si512(x, mixin);
+  // x ^ (x >> 33) for 1-3 bytes, x ^ rol49 ^ rol24 for 4-8, as one
+  // three-way xor of x, (x >> 33 or rol49) and (0 or rol24): the masked
+  // rotates pick the class, four uops in all.
+  const __m512i second = _mm512_mask_rol_epi64(_mm512_srli_epi64(x, 33), short48, x, 49);
+  const __m512i third = _mm512_maskz_rol_epi64(short48, x, 24);
+  __m512i h = _mm512_ternarylogic_epi64(x, second, third, 0x96);
   h = _mm512_mullo_epi64(h, _mm512_permutexvar_epi64(len, t.mul1));
-  h = _mm512_xor_si512(
-      h, _mm512_add_epi64(_mm512_srlv_epi64(h, _mm512_permutexvar_epi64(len, t.shift1)),
-                          _mm512_permutexvar_epi64(len, t.add1)));
+  // (h >> shift1) + len for 4-8 bytes (rrmxmx), + 0 for 1-3: a masked add
+  // of len, not a permuted table.
+  const __m512i shifted = _mm512_srlv_epi64(h, _mm512_permutexvar_epi64(len, t.shift1));
+  h = _mm512_xor_si512(h, _mm512_mask_add_epi64(shifted, short48, shifted, len));
   h = _mm512_mullo_epi64(h, _mm512_permutexvar_epi64(len, t.mul2));
   return _mm512_xor_si512(h, _mm512_srlv_epi64(h, _mm512_permutexvar_epi64(len, t.shift2)));
 }
@@ -259,9 +256,9 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, const S
 // Xxh3SpansAvx512 of at most kChunk spans. The first pass takes eight spans
 // per vector and hashes the 1-3- and 4-8-byte tokens (44% and 47% of the
 // words of the SpamAssassin bodies, 80% of those of the translated man
-// pages), listing the indices of the 9-16-byte ones (8%; 18% on the man
-// pages) and of the rest; the second hashes the listed 9-16-byte tokens
-// eight per vector; the third the rest's 17-128-byte tokens (1.4%; 2.5% on
+// pages), listing the indices of the others; the second hashes the listed
+// 9-16-byte tokens (8%; 18% on the man pages) eight per vector, listing the
+// rest again; the third the rest's 17-128-byte tokens (1.4%; 2.5% on
 // the man pages; 11-12% of the bytes of either) eight per vector, and the
 // remaining ones with the scalar routine. Computing every class for every
 // lane and selecting one (an earlier kernel) spent about a third of its
@@ -279,10 +276,11 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
                       5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
   const auto* base = reinterpret_cast<const long long*>(text.data());
 
-  // Indices (into spans) of the 9-16-byte tokens and of the scalar ones.
-  alignas(64) uint64_t mid[kChunk + 8];
+  // Indices (into spans) of the tokens that are not 1-8 bytes, then of
+  // those that are not 9-16 bytes either.
+  alignas(64) uint64_t rest[kChunk + 8];
   alignas(64) uint64_t slow[kChunk + 8];
-  size_t num_mid = 0;
+  size_t num_rest = 0;
   size_t num_slow = 0;
   // Software-pipelined by one group: each step issues the gather of the
   // next group before hashing the one fetched in the step before. The loop
@@ -290,10 +288,10 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
   // and the two dependent vpmullq make a long chain per group); uops that
   // would wait for a gather now arrive after it.
   if (num_spans > 0) {
-    ShortGroup fetched = FetchGroup(spans, 0, num_spans, base, mid, &num_mid, slow, &num_slow);
+    ShortGroup fetched = FetchGroup(spans, 0, num_spans, base, rest, &num_rest);
     size_t at = 0;
     for (size_t i = 8; i < num_spans; i += 8) {
-      const ShortGroup next = FetchGroup(spans, i, num_spans, base, mid, &num_mid, slow, &num_slow);
+      const ShortGroup next = FetchGroup(spans, i, num_spans, base, rest, &num_rest);
       _mm512_mask_storeu_epi64(out + at, fetched.short18, HashShort(fetched, tables));
       fetched = next;
       at = i;
@@ -301,18 +299,25 @@ NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const Tok
     _mm512_mask_storeu_epi64(out + at, fetched.short18, HashShort(fetched, tables));
   }
 
-  // 9-16 bytes, eight listed tokens per vector.
+  // 9-16 bytes, eight listed tokens per vector; the others listed go on to
+  // slow.
   const auto* span_words = reinterpret_cast<const long long*>(spans);
-  for (size_t j = 0; j < num_mid; j += 8) {
-    const __mmask8 lanes = num_mid - j >= 8 ? static_cast<__mmask8>(0xff)
-                                            : static_cast<__mmask8>((1u << (num_mid - j)) - 1);
-    const __m512i index = _mm512_maskz_loadu_epi64(lanes, mid + j);
+  for (size_t j = 0; j < num_rest; j += 8) {
+    const __mmask8 listed = num_rest - j >= 8 ? static_cast<__mmask8>(0xff)
+                                              : static_cast<__mmask8>((1u << (num_rest - j)) - 1);
+    const __m512i index = _mm512_maskz_loadu_epi64(listed, rest + j);
     // TokenSpan is {begin, length}: words 2 * index and 2 * index + 1.
     const __m512i word = _mm512_slli_epi64(index, 1);
     const __m512i begin =
-        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, word, span_words, 8);
-    const __m512i len = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes,
+        _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), listed, word, span_words, 8);
+    const __m512i len = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), listed,
                                                     _mm512_add_epi64(word, Set(1)), span_words, 8);
+    // 9 <= len <= 16, as len - 9 <= 7 unsigned. Both 8-byte words of such a
+    // token lie inside it (end >= 9).
+    const __mmask8 lanes = listed & _mm512_cmple_epu64_mask(_mm512_sub_epi64(len, Set(9)), Set(7));
+    const __mmask8 slow_lanes = listed & static_cast<__mmask8>(~lanes);
+    _mm512_storeu_si512(slow + num_slow, _mm512_maskz_compress_epi64(slow_lanes, index));
+    num_slow += static_cast<size_t>(__builtin_popcount(slow_lanes));
     const __m512i first8 =
         _mm512_mask_i64gather_epi64(_mm512_setzero_si512(), lanes, begin, base, 1);
     const __m512i last8 = _mm512_mask_i64gather_epi64(
