@@ -23,7 +23,7 @@ the samples of another.
 Pick UNIT so that it holds no code that the change touches, e.g.
 --unit scan,json,normalise (the default) for a change to XXH3 or the
 shingles, or --unit xxh3,shingles,json for a change to the scanner. Short
-names: see SHORT_NAMES; a stage's full name works too.
+names: see perf_stages.SHORT_NAMES; a stage's full name works too.
 
   bench/kernel_shares.py [--unit A,B,...] [--freq F] RUNS BINARY [BINARY...] -- ARGS...
   e.g. bench/kernel_shares.py 10 /work/main/wt/base16/neardup build/release/neardup -- \\
@@ -37,25 +37,8 @@ import subprocess
 import sys
 import tempfile
 
-from perf_stages import REST, STAGES, record, stage_of, symbol_shares
+from perf_stages import REST, SHORT_NAMES, STAGES, record, stage_of, symbol_shares
 
-# Short names of perf_stages.STAGES.
-SHORT_NAMES = {
-    'xxh3': 'token hash (XXH3 / sdbm / FNV, stopwords)',
-    'scan': 'tokenise (block scanner, segmentation)',
-    'shingles': 'shingles (Mix64 + windows)',
-    'normalise': 'normalise',
-    'bottomk': 'bottom-k (filter, sort, unique)',
-    'kvalue': 'k-value MinHash',
-    'simhash': 'SimHash counts',
-    'driver': 'fingerprinter driver (AddFeaturesBatched, ComputeBatch)',
-    'json': 'JSON scan (flat scan + unescape, simdjson)',
-    'memchr': 'line split (memchr: first read of the bytes)',
-    'output': 'output (ids, hex digits, JSON lines)',
-    'kernel': 'kernel: page faults, mapping, unmapping, scheduling',
-    'copies': 'copies and fills (memmove, memset)',
-    'alloc': 'allocation',
-}
 SHORT_OF = {stage: short for short, stage in SHORT_NAMES.items()}
 # A stage with no samples in one binary and at least this share (percent of
 # all samples) in another is reported as a likely inlining or renaming.

@@ -9,39 +9,45 @@ by this one table, so their stages agree.
 import re
 import subprocess
 
-# (stage, symbol regex), first match wins; [k] marks kernel symbols.
-STAGES = [
-    ('token hash (XXH3 / sdbm / FNV, stopwords)',
+# (short name or None, stage, symbol regex), first match wins; [k] marks
+# kernel symbols. The short names are kernel_shares.py's --unit names.
+_TABLE = [
+    ('xxh3', 'token hash (XXH3 / sdbm / FNV, stopwords)',
      r'Xxh3|Sdbm|Fnv|TokenHasher|Stopword'),
-    ('tokenise (block scanner, segmentation)', r'TokenScanner|Segment|ScanTokens'),
-    ('shingles (Mix64 + windows)', r'Horner|Mix64Many|ShingleBatch|ShingleHasher'),
-    ('normalise', r'Normaliz|AppendAscii|FoldAvx|utf8proc'),
-    ('bottom-k (filter, sort, unique)',
+    ('scan', 'tokenise (block scanner, segmentation)', r'TokenScanner|Segment|ScanTokens'),
+    ('shingles', 'shingles (Mix64 + windows)', r'Horner|Mix64Many|ShingleBatch|ShingleHasher'),
+    ('normalise', 'normalise', r'Normaliz|AppendAscii|FoldAvx|utf8proc'),
+    ('bottomk', 'bottom-k (filter, sort, unique)',
      r'BottomK|BucketSort|BucketNumbers|InsertionSort|FilterInRange|PrefixSums|Unique|MergeUnique|ScatterByBucket'),
-    ('k-value MinHash', r'KValue'),
-    ('SimHash counts', r'CountBits|SimHashAccumulator'),
-    ('fingerprinter driver (AddFeaturesBatched, ComputeBatch)',
+    ('kvalue', 'k-value MinHash', r'KValue'),
+    ('simhash', 'SimHash counts', r'CountBits|SimHashAccumulator'),
+    ('driver', 'fingerprinter driver (AddFeaturesBatched, ComputeBatch)',
      r'CpuFingerprinter|ComputeInto|FingerprintBatch'),
-    ('JSON scan (flat scan + unescape, simdjson)',
+    ('json', 'JSON scan (flat scan + unescape, simdjson)',
      r'ScanAndUnescape|FlatRecord|ScanString|simdjson|JsonlRecord|Unescape|ParseJsonlBlock|'
      r'IsJsonNumber|AssignLineIds'),
-    ('line split (memchr: first read of the bytes)', r'memchr|memrchr'),
-    ('output (ids, hex digits, JSON lines)',
-     r'WriteDigits|AppendFingerprint|AppendHex|AppendId|OutputFile|FormatFingerprint|'
+    ('memchr', 'line split (memchr: first read of the bytes)', r'memchr|memrchr'),
+    ('output', 'output (ids, hex digits, JSON lines)',
+     r'WriteDigits|AppendFingerprint|AppendHex|OutputFile|FormatFingerprint|'
      r'AppendJson|Hex|AppendHead|WriteHeadTail|VerbatimJsonPrefix'),
-    ('LSH candidates (pairs, clusters, dedup)', r'FillBand|GroupBand|Lsh|Candidate'),
-    ('LSH parameter search (libm)', r'expm1|ieee754|log1p|__exp|__pow|__log'),
-    ('dedup kept records', r'IsWholeLine|KeptRecords|CopyKept'),
-    ('start-up (dynamic loader, tables)',
+    (None, 'LSH candidates (pairs, clusters, dedup)', r'FillBand|GroupBand|Lsh|Candidate'),
+    (None, 'LSH parameter search (libm)', r'expm1|ieee754|log1p|__exp|__pow|__log'),
+    (None, 'dedup kept records', r'IsWholeLine|KeptRecords|CopyKept'),
+    (None, 'start-up (dynamic loader, tables)',
      r'do_lookup|_dl_|check_match|dl_main|strcmp|BuildContextFreeTable|CpuSupports|'
      r'_init|Table|AddEntries|FillIdentityBitmaps'),
-    ('kernel: page faults, mapping, unmapping, scheduling', r'^\[k\]'),
-    ('copies and fills (memmove, memset)', r'memmove|memcpy|memset'),
-    ('allocation', r'malloc|free|operator new|operator delete|_int_'),
+    ('kernel', 'kernel: page faults, mapping, unmapping, scheduling', r'^\[k\]'),
+    ('copies', 'copies and fills (memmove, memset)', r'memmove|memcpy|memset'),
+    ('alloc', 'allocation', r'malloc|free|operator new|operator delete|_int_'),
     # The library's own code; a parallel_for body inlined into the binary's
     # tbb::start_for<...> is work of the caller's stage and stays in "the rest".
-    ('oneTBB (scheduler)', r'^libtbb: '),
+    (None, 'oneTBB (scheduler)', r'^libtbb: '),
 ]
+
+# (stage, symbol regex), in _TABLE's order.
+STAGES = [(stage, pattern) for _, stage, pattern in _TABLE]
+# Short name -> stage.
+SHORT_NAMES = {short: stage for short, stage, _ in _TABLE if short is not None}
 
 REST = 'the rest'
 

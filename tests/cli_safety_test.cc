@@ -41,6 +41,23 @@ class CliSafetyTest : public neardup::testing::CliTestBase {
     }
     return found;
   }
+
+#ifdef NEARDUP_TEST_OUTPUT_LOCK_HOOKS
+  // `dedup -q FLAGS` of the example to out.jsonl with the output lock hook
+  // (tests/hooks/output_lock_hooks.cc) preloaded, sweeping at the rename,
+  // and `env` set: it exits 0, the hook writes `hook_line`, and the output
+  // is `expected`'s (an unhooked run's).
+  void DedupUnderLockHook(const std::string& env, const std::string& flags,
+                          const std::string& expected, const std::string& hook_line) {
+    const std::string output = (dir_ / "out.jsonl").string();
+    CommandResult run = NeardupWithEnv(
+        "LD_PRELOAD='" NEARDUP_TEST_OUTPUT_LOCK_HOOKS "' NEARDUP_TEST_SWEEP_AT_RENAME=1" + env,
+        "dedup -q" + flags + " -o " + output + " " + Example());
+    EXPECT_EQ(run.exit_code, 0) << flags << ": " << run.err;
+    EXPECT_THAT(run.err, HasSubstr(hook_line)) << flags;
+    EXPECT_TRUE(Read(output) == Read(expected)) << flags;
+  }
+#endif
 };
 
 // Item 1: `-o` naming an input destroyed it (truncated to 0 bytes, exit 0).
@@ -236,14 +253,8 @@ TEST_F(CliSafetyTest, AFinishedTemporaryStaysLockedUntilItsRename) {
 #else
   const std::string expected = (dir_ / "expected.jsonl").string();
   ASSERT_EQ(Neardup("dedup -q -o " + expected + " " + Example()).exit_code, 0);
-  const std::string output = (dir_ / "out.jsonl").string();
   for (const std::string fsync : {"", " --no-fsync"}) {
-    CommandResult run = NeardupWithEnv("LD_PRELOAD='" NEARDUP_TEST_OUTPUT_LOCK_HOOKS
-                                       "' NEARDUP_TEST_SWEEP_AT_RENAME=1",
-                                       "dedup -q" + fsync + " -o " + output + " " + Example());
-    EXPECT_EQ(run.exit_code, 0) << fsync << ": " << run.err;
-    EXPECT_THAT(run.err, HasSubstr("neardup test hook: temporary locked at its rename")) << fsync;
-    EXPECT_TRUE(Read(output) == Read(expected)) << fsync;
+    DedupUnderLockHook("", fsync, expected, "neardup test hook: temporary locked at its rename");
     EXPECT_THAT(Temporaries(), ::testing::IsEmpty());
   }
 #endif
@@ -259,15 +270,9 @@ TEST_F(CliSafetyTest, AnUnlockedTemporaryIsNeverSwept) {
 #else
   const std::string expected = (dir_ / "expected.jsonl").string();
   ASSERT_EQ(Neardup("dedup -q -o " + expected + " " + Example()).exit_code, 0);
-  const std::string output = (dir_ / "out.jsonl").string();
   const std::string stale = Write(".out.jsonl.neardup-AbC123", "partial");
-  CommandResult run =
-      NeardupWithEnv("LD_PRELOAD='" NEARDUP_TEST_OUTPUT_LOCK_HOOKS
-                     "' NEARDUP_TEST_SWEEP_AT_RENAME=1 NEARDUP_TEST_EXCLUSIVE_FLOCK_FAILS=1",
-                     "dedup -q -o " + output + " " + Example());
-  EXPECT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_THAT(run.err, HasSubstr("neardup test hook: temporary not a sweep's name at its rename"));
-  EXPECT_TRUE(Read(output) == Read(expected));
+  DedupUnderLockHook(" NEARDUP_TEST_EXCLUSIVE_FLOCK_FAILS=1", "", expected,
+                     "neardup test hook: temporary not a sweep's name at its rename");
   EXPECT_TRUE(std::filesystem::exists(stale));  // no lock of its own: no sweep
   EXPECT_THAT(Temporaries(), ::testing::ElementsAre(stale));
 #endif

@@ -92,32 +92,32 @@ void RankProfile::Print(Comm& comm, bool enabled) const {
     total += stage.time;
     total_mpi += stage.mpi_cpu_seconds;
   }
-  if (!has_work_) {
-    std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f/%.3f; peak RSS %.1f MB\n",
-                  total.wall_seconds, total.cpu_seconds, total_mpi,
-                  static_cast<double>(PeakResidentBytes()) / 1e6);
-    line += buffer;
-  } else {
-    std::snprintf(
-        buffer, sizeof(buffer),
-        " total %.3f/%.3f/%.3f; sketched %llu documents again; verified %llu "
-        "candidates (%llu exact), %llu handed to another rank; pairs sent %.3f MB; peak RSS %.1f "
-        "MB\n",
-        total.wall_seconds, total.cpu_seconds, total_mpi,
-        static_cast<unsigned long long>(sketched_), static_cast<unsigned long long>(candidates_),
-        static_cast<unsigned long long>(exact_checks_), static_cast<unsigned long long>(moved_),
-        static_cast<double>(pair_bytes_) / 1e6, static_cast<double>(PeakResidentBytes()) / 1e6);
-    line += buffer;
-    line.pop_back();  // the newline, put back after the handover's counts
-    std::snprintf(
-        buffer, sizeof(buffer),
-        "; records handed out %llu (%llu to come back), handed in %llu (%llu sent back)\n",
-        static_cast<unsigned long long>(handed_out_),
-        static_cast<unsigned long long>(handed_out_back_),
-        static_cast<unsigned long long>(handed_in_),
-        static_cast<unsigned long long>(handed_in_back_));
+  std::snprintf(buffer, sizeof(buffer), " total %.3f/%.3f/%.3f", total.wall_seconds,
+                total.cpu_seconds, total_mpi);
+  line += buffer;
+  if (has_work_) {
+    std::snprintf(buffer, sizeof(buffer),
+                  "; sketched %llu documents again; verified %llu candidates (%llu exact), %llu "
+                  "handed to another rank; pairs sent %.3f MB",
+                  static_cast<unsigned long long>(sketched_),
+                  static_cast<unsigned long long>(candidates_),
+                  static_cast<unsigned long long>(exact_checks_),
+                  static_cast<unsigned long long>(moved_), static_cast<double>(pair_bytes_) / 1e6);
     line += buffer;
   }
+  std::snprintf(buffer, sizeof(buffer), "; peak RSS %.1f MB",
+                static_cast<double>(PeakResidentBytes()) / 1e6);
+  line += buffer;
+  if (has_work_) {
+    std::snprintf(buffer, sizeof(buffer),
+                  "; records handed out %llu (%llu to come back), handed in %llu (%llu sent back)",
+                  static_cast<unsigned long long>(handed_out_),
+                  static_cast<unsigned long long>(handed_out_back_),
+                  static_cast<unsigned long long>(handed_in_),
+                  static_cast<unsigned long long>(handed_in_back_));
+    line += buffer;
+  }
+  line += '\n';
   comm.GatherToRoot(line,
                     [](std::string_view piece) {
                       std::fwrite(piece.data(), 1, piece.size(), stderr);

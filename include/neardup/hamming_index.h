@@ -178,9 +178,11 @@ class HammingIndex {
   // (mapped file bytes included).
   size_t MemoryBytes() const;
 
-  // Adds one entry; true if it was not there. ResourceExhausted when full.
+  // Adds one entry; true if it was not there. ResourceExhausted when full
+  // or when memory runs out; the index is unchanged on error.
   Result<bool> Insert(HammingEntry entry);
-  // Adds entries (in parallel); returns how many were not there.
+  // Adds entries (in parallel); returns how many were not there. Errors as
+  // Insert's, with the index unchanged (no tombstone revived).
   Result<size_t> InsertBulk(std::span<const HammingEntry> entries);
   // Removes one entry; false if it was not there.
   bool Remove(HammingEntry entry);

@@ -61,10 +61,16 @@ struct NearDuplicateScheme {
 
 // REQUIRES (else InvalidArgument): valid options (threshold in (0, 1],
 // max_distance < num_blocks, ...). `num_documents` is the size of the whole
-// corpus (it picks num_blocks for SimHash).
+// corpus (it picks num_blocks for SimHash). `recorded`, when not null, is a
+// MinHash choice recorded earlier (a corpus' band keys were cut by it): a
+// MinHash scheme takes its bands from it, without searching again, when its
+// options are those these options give (LshParamsOptionsForNearDuplicates,
+// SameLshParamsOptions), and ignores it otherwise (session 17; until then
+// near_duplicates.cc built that scheme beside this function).
 Result<NearDuplicateScheme> ChooseNearDuplicateScheme(const Recipe& recipe,
                                                       const NearDuplicateOptions& options,
-                                                      uint64_t num_documents);
+                                                      uint64_t num_documents,
+                                                      const ChosenLshParams* recorded = nullptr);
 
 // [begin, end) of the scheme's parts.
 struct PartRange {

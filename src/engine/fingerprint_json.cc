@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cstring>
-#include <optional>
 #include <span>
 
 #include "engine/hex_strings.h"
@@ -12,12 +11,6 @@
 
 namespace neardup::internal {
 namespace {
-
-void AppendHex(std::string* out, uint64_t value) {
-  const size_t start = out->size();
-  out->resize(start + 16);
-  WriteHex64Digits(out->data() + start, value);
-}
 
 // Copies the literal `text` (without its terminating zero) to p.
 template <size_t N>
@@ -33,26 +26,35 @@ char* CopyBytes(char* p, std::string_view text) {
 
 constexpr size_t kMaxTokenDigits = 20;  // UINT64_MAX
 
+// The head's SimHash in hex: none (count 0), 64 bits (1 word) or 128 bits
+// (2 words, high then low). The wide (digest) SimHash is not written here.
+struct HeadSimHash {
+  uint64_t words[2];
+  int count;
+};
+
 // The most bytes WriteHeadTail writes for `recipe_id`.
 size_t HeadTailMaxSize(std::string_view recipe_id) {
   constexpr size_t kFixed = sizeof ",\"recipe\":\"\",\"tokens\":" - 1;
-  constexpr size_t kSimHash = sizeof ",\"simhash\":\"\"" - 1 + 16;
+  constexpr size_t kSimHash = sizeof ",\"simhash\":\"\"" - 1 + 32;
   return kFixed + recipe_id.size() + kMaxTokenDigits + kSimHash;
 }
 
-// ,"recipe":"RECIPE","tokens":N and, with simhash64, ,"simhash":"HEX" (the
-// 64-bit SimHash in hex), written at p (HeadTailMaxSize bytes of room);
-// returns the end.
+// ,"recipe":"RECIPE","tokens":N and, unless simhash.count is 0,
+// ,"simhash":"HEX" (its words in hex), written at p (HeadTailMaxSize bytes of
+// room); returns the end.
 char* WriteHeadTail(char* p, std::string_view recipe_id, uint64_t num_tokens,
-                    std::optional<uint64_t> simhash64) {
+                    const HeadSimHash& simhash) {
   p = WriteLiteral(p, ",\"recipe\":\"");
   p = CopyBytes(p, recipe_id);
   p = WriteLiteral(p, "\",\"tokens\":");
   p = std::to_chars(p, p + kMaxTokenDigits, num_tokens).ptr;
-  if (simhash64.has_value()) {
+  if (simhash.count > 0) {
     p = WriteLiteral(p, ",\"simhash\":\"");
-    WriteHex64Digits(p, *simhash64);
-    p += 16;
+    for (int i = 0; i < simhash.count; ++i) {
+      WriteHex64Digits(p, simhash.words[i]);
+      p += 16;
+    }
     *p++ = '"';
   }
   return p;
@@ -63,7 +65,7 @@ char* WriteHeadTail(char* p, std::string_view recipe_id, uint64_t num_tokens,
 // thread of `fingerprint --simhash`, session 15). An id that is not its own
 // JSON string body takes AppendJsonString first.
 void AppendHead(std::string* out, std::string_view id, std::string_view recipe_id,
-                uint64_t num_tokens, std::optional<uint64_t> simhash64) {
+                uint64_t num_tokens, const HeadSimHash& simhash) {
   const size_t tail_size = HeadTailMaxSize(recipe_id);
   char* p;
   if (VerbatimJsonPrefix(id) == id.size()) {
@@ -80,7 +82,7 @@ void AppendHead(std::string* out, std::string_view id, std::string_view recipe_i
     out->resize(start + tail_size);
     p = out->data() + start;
   }
-  p = WriteHeadTail(p, recipe_id, num_tokens, simhash64);
+  p = WriteHeadTail(p, recipe_id, num_tokens, simhash);
   out->resize(static_cast<size_t>(p - out->data()));
 }
 
@@ -121,9 +123,16 @@ template <typename Document>
 void AppendJson(std::string* out, std::string_view id, const Document& fingerprint,
                 const SketchSelection& selection, int simhash_bits, std::string_view recipe_id) {
   const bool wide = selection.simhash && fingerprint.simhash_wide().bits > 0;
-  const bool simhash64 = selection.simhash && !wide && simhash_bits != 128;
-  AppendHead(out, id, recipe_id, fingerprint.num_tokens(),
-             simhash64 ? std::optional<uint64_t>(fingerprint.simhash()) : std::nullopt);
+  HeadSimHash simhash{{}, 0};
+  if (selection.simhash && !wide) {
+    if (simhash_bits == 128) {
+      const SimHash128 value = fingerprint.simhash128();
+      simhash = {{value.high, value.low}, 2};
+    } else {
+      simhash = {{fingerprint.simhash()}, 1};
+    }
+  }
+  AppendHead(out, id, recipe_id, fingerprint.num_tokens(), simhash);
   if (wide) {
     // The digest route: every bit in hex, and the bytes in Base64 as ExLSH
     // prints them.
@@ -136,12 +145,6 @@ void AppendJson(std::string* out, std::string_view id, const Document& fingerpri
     }
     out->append("\",\"simhash_base64\":\"");
     AppendBase64(out, bytes);
-    out->push_back('"');
-  } else if (selection.simhash && !simhash64) {
-    out->append(",\"simhash\":\"");
-    const SimHash128 value = fingerprint.simhash128();
-    AppendHex(out, value.high);
-    AppendHex(out, value.low);
     out->push_back('"');
   }
   if (selection.minhash) {

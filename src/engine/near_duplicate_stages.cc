@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "index/lsh_band_key.h"
+#include "index/lsh_params_validate.h"
 #include "neardup/lsh_index.h"
 #include "neardup/near_duplicates.h"
 #include "neardup/simhash.h"
@@ -256,7 +257,8 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
 
 Result<NearDuplicateScheme> ChooseNearDuplicateScheme(const Recipe& recipe,
                                                       const NearDuplicateOptions& options,
-                                                      uint64_t num_documents) {
+                                                      uint64_t num_documents,
+                                                      const ChosenLshParams* recorded) {
   if (options.method == NearDuplicateMethod::kSimHash && IsDigestRecipe(recipe)) {
     return InvalidArgumentError("recipe " + RecipeId(recipe) + " has a " +
                                 std::to_string(recipe.simhash.bits) +
@@ -278,8 +280,15 @@ Result<NearDuplicateScheme> ChooseNearDuplicateScheme(const Recipe& recipe,
     return scheme;
   }
   scheme.num_hashes = recipe.minhash.num_hashes;
-  NEARDUP_ASSIGN_OR_RETURN(scheme.lsh,
-                           ChooseLshParams(LshParamsOptionsForNearDuplicates(recipe, options)));
+  const LshParamsOptions lsh_options = LshParamsOptionsForNearDuplicates(recipe, options);
+  if (recorded != nullptr && SameLshParamsOptions(recorded->options, lsh_options)) {
+    // The record's options are public fields: checked as ChooseLshParams
+    // would check them.
+    NEARDUP_RETURN_IF_ERROR(internal::ValidateLshParamsOptions(lsh_options));
+    scheme.lsh = recorded->choice;
+  } else {
+    NEARDUP_ASSIGN_OR_RETURN(scheme.lsh, ChooseLshParams(lsh_options));
+  }
   scheme.num_parts = static_cast<uint64_t>(scheme.lsh.params.num_bands);
   return scheme;
 }

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "engine/near_duplicate_search.h"
-#include "index/lsh_params_validate.h"
 #include "index/wide_hamming_join.h"
 #include "neardup/near_duplicate_stages.h"
 
@@ -118,24 +117,13 @@ Result<std::vector<SimilarPair>> SearchNearDuplicates(
   // The stages of neardup/near_duplicate_stages.h, whole: one range of
   // every part, one chunk of every candidate.
   // Band keys recorded with the choice of these options: their bands are the
-  // scheme (ChooseNearDuplicateScheme of MinHash is ChooseLshParams of them).
-  // CollectFingerprints refused a record whose options fail ChooseLshParams'
-  // checks; they are made again here, as the corpus' field is public.
-  const bool chosen = !band_keys.empty() && band_key_choice &&
-                      options.method == NearDuplicateMethod::kMinHash &&
-                      SameLshParamsOptions(band_key_choice->options,
-                                           LshParamsOptionsForNearDuplicates(recipe, options));
-  NearDuplicateScheme scheme;
-  if (chosen) {
-    NEARDUP_RETURN_IF_ERROR(internal::ValidateLshParamsOptions(band_key_choice->options));
-    scheme.method = NearDuplicateMethod::kMinHash;
-    scheme.num_hashes = recipe.minhash.num_hashes;
-    scheme.lsh = band_key_choice->choice;
-    scheme.num_parts = static_cast<uint64_t>(scheme.lsh.params.num_bands);
-  } else {
-    NEARDUP_ASSIGN_OR_RETURN(scheme,
-                             ChooseNearDuplicateScheme(recipe, options, fingerprints.size()));
-  }
+  // scheme's (ChooseNearDuplicateScheme takes the recorded choice when its
+  // options are these options').
+  NEARDUP_ASSIGN_OR_RETURN(
+      const NearDuplicateScheme scheme,
+      ChooseNearDuplicateScheme(
+          recipe, options, fingerprints.size(),
+          band_keys.empty() || !band_key_choice ? nullptr : &*band_key_choice));
   if (!band_keys.empty() && band_key_num_hashes != recipe.minhash.num_hashes) {
     return InvalidArgumentError("band keys cut from " + std::to_string(band_key_num_hashes) +
                                 " hash values; the recipe says " +

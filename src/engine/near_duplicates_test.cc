@@ -212,30 +212,43 @@ TEST(NearDuplicatesTest, BadOptionsAreErrors) {
   EXPECT_FALSE(ParseNearDuplicateMethod("tfidf").ok());
 }
 
-// ChooseNearDuplicateScheme chooses its bands from
-// LshParamsOptionsForNearDuplicates: a corpus records the choice of the
-// latter and a search takes it instead of the scheme's, so they must agree.
-TEST(NearDuplicatesTest, LshParamsOptionsAreThoseTheSchemeChoosesFrom) {
+// A recorded MinHash choice (band keys cut by it): ChooseNearDuplicateScheme
+// takes its bands when its options are those of the search's options
+// (LshParamsOptionsForNearDuplicates), and chooses afresh otherwise. The
+// record is altered on purpose here, so that taking it shows.
+TEST(NearDuplicatesTest, ChooseNearDuplicateSchemeTakesAMatchingRecordedChoice) {
   for (int num_hashes : {64, 128, 256}) {
     Recipe recipe = *PresetRecipe("default");
     recipe.minhash.num_hashes = num_hashes;
     for (double threshold : {0.5, 0.8, 0.9}) {
-      for (double fp_weight : {0.05, 0.5, 0.9}) {
-        NearDuplicateOptions options;
-        options.threshold = threshold;
-        options.false_positive_weight = fp_weight;
-        options.false_negative_weight = 1.0 - fp_weight;
-        Result<NearDuplicateScheme> scheme = ChooseNearDuplicateScheme(recipe, options, 0);
-        Result<LshParamsChoice> choice =
-            ChooseLshParams(LshParamsOptionsForNearDuplicates(recipe, options));
-        ASSERT_TRUE(scheme.ok() && choice.ok());
-        EXPECT_EQ(scheme->num_hashes, num_hashes);
-        EXPECT_EQ(scheme->lsh.params.num_bands, choice->params.num_bands);
-        EXPECT_EQ(scheme->lsh.params.rows_per_band, choice->params.rows_per_band);
-        EXPECT_EQ(scheme->lsh.false_positive_area, choice->false_positive_area);
-        EXPECT_EQ(scheme->lsh.false_negative_area, choice->false_negative_area);
-        EXPECT_EQ(scheme->lsh.weighted_error, choice->weighted_error);
-        EXPECT_EQ(scheme->lsh.threshold_at_half, choice->threshold_at_half);
+      NearDuplicateOptions options;
+      options.threshold = threshold;
+      const LshParamsOptions lsh_options = LshParamsOptionsForNearDuplicates(recipe, options);
+      Result<LshParamsChoice> choice = ChooseLshParams(lsh_options);
+      ASSERT_TRUE(choice.ok());
+      ChosenLshParams recorded{lsh_options, *choice};
+      recorded.choice.params.num_bands = 1;
+      recorded.choice.params.rows_per_band = 1;
+      Result<NearDuplicateScheme> scheme = ChooseNearDuplicateScheme(recipe, options, 0, &recorded);
+      ASSERT_TRUE(scheme.ok()) << scheme.status().ToString();
+      EXPECT_EQ(scheme->num_hashes, num_hashes);
+      EXPECT_EQ(scheme->lsh.params.num_bands, 1);
+      EXPECT_EQ(scheme->lsh.params.rows_per_band, 1);
+      EXPECT_EQ(scheme->num_parts, 1u);
+      // Without a record, or with one of other options: the search's choice.
+      NearDuplicateOptions other = options;
+      other.threshold = threshold - 0.1;
+      for (const auto& [opts, record] :
+           {std::pair{options, static_cast<const ChosenLshParams*>(nullptr)},
+            std::pair{other, static_cast<const ChosenLshParams*>(&recorded)}}) {
+        Result<NearDuplicateScheme> fresh = ChooseNearDuplicateScheme(recipe, opts, 0, record);
+        Result<LshParamsChoice> expected =
+            ChooseLshParams(LshParamsOptionsForNearDuplicates(recipe, opts));
+        ASSERT_TRUE(fresh.ok() && expected.ok());
+        EXPECT_EQ(fresh->lsh.params.num_bands, expected->params.num_bands);
+        EXPECT_EQ(fresh->lsh.params.rows_per_band, expected->params.rows_per_band);
+        EXPECT_EQ(fresh->lsh.weighted_error, expected->weighted_error);
+        EXPECT_EQ(fresh->num_parts, static_cast<uint64_t>(expected->params.num_bands));
       }
     }
   }

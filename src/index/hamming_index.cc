@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <new>
 #include <string>
+#include <utility>
 
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
@@ -104,21 +106,30 @@ void ForChunks(size_t n, size_t chunk, Fn fn) {
                     [&](size_t c) { fn(c, c * chunk, std::min(n, (c + 1) * chunk)); });
 }
 
+// Merges the last runs while the last is too large against the one before.
+// Running out of memory stops the merging: the runs stay valid, only less
+// merged, and a later insert merges them.
 void MergeTail(HammingIndexState& s) {
-  while (s.runs.size() >= 2 &&
-         s.runs.back()->num_live() * kMergeRatio > s.runs[s.runs.size() - 2]->num_live()) {
-    auto merged = HammingRun::Merge(s.layout, *s.runs[s.runs.size() - 2], s.runs.back().get());
-    s.runs.pop_back();
-    s.runs.back() = std::move(merged);
+  try {
+    while (s.runs.size() >= 2 &&
+           s.runs.back()->num_live() * kMergeRatio > s.runs[s.runs.size() - 2]->num_live()) {
+      auto merged = HammingRun::Merge(s.layout, *s.runs[s.runs.size() - 2], s.runs.back().get());
+      s.runs.pop_back();
+      s.runs.back() = std::move(merged);
+    }
+  } catch (const std::bad_alloc&) {
   }
   if (!s.runs.empty() && s.runs.back()->num_ids() == 0) s.runs.pop_back();
 }
 
-// Adds sorted, unique entries that are in no run and not pending.
+// Adds sorted, unique entries that are in no run and not pending. Throws
+// bad_alloc with the index unchanged (but pending's order): everything that
+// allocates comes before the first change.
 void AddNew(HammingIndexState& s, std::vector<HammingEntry> fresh) {
-  s.num_live += fresh.size();
-  if (s.pending.size() + fresh.size() < kPendingCapacity) {
+  const size_t added = fresh.size();
+  if (s.pending.size() + added < kPendingCapacity) {
     s.pending.insert(s.pending.end(), fresh.begin(), fresh.end());
+    s.num_live += added;
     return;
   }
   if (!s.pending.empty()) {
@@ -126,9 +137,11 @@ void AddNew(HammingIndexState& s, std::vector<HammingEntry> fresh) {
     std::sort(s.pending.begin(), s.pending.end());
     fresh.insert(fresh.end(), s.pending.begin(), s.pending.end());
     std::inplace_merge(fresh.begin(), fresh.begin() + mid, fresh.end());
-    s.pending.clear();
   }
-  s.runs.push_back(HammingRun::FromSortedEntries(s.layout, fresh));
+  std::unique_ptr<HammingRun> run = HammingRun::FromSortedEntries(s.layout, fresh);
+  s.runs.push_back(std::move(run));
+  s.pending.clear();
+  s.num_live += added;
   MergeTail(s);
 }
 
@@ -141,6 +154,11 @@ void MaybeCompact(HammingIndexState& s, size_t r) {
   } else {
     s.runs[r] = HammingRun::Merge(s.layout, run, nullptr);
   }
+}
+
+Status OutOfMemoryError(size_t entries) {
+  return ResourceExhaustedError("out of memory adding " + std::to_string(entries) +
+                                " entries to the HammingIndex (left unchanged)");
 }
 
 Status CheckCapacity(size_t have, size_t add) {
@@ -229,12 +247,18 @@ Result<bool> HammingIndex::Insert(HammingEntry entry) {
     return true;
   }
   NEARDUP_RETURN_IF_ERROR(CheckCapacity(s.num_live, 1));
-  AddNew(s, {entry});
+  try {
+    AddNew(s, {entry});
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryError(1);
+  }
   return true;
 }
 
-Result<size_t> HammingIndex::InsertBulk(std::span<const HammingEntry> entries) {
-  HammingIndexState& s = *state_;
+namespace {
+
+// InsertBulk's work. Throws bad_alloc with the index unchanged.
+Result<size_t> InsertEntries(HammingIndexState& s, std::span<const HammingEntry> entries) {
   std::vector<HammingEntry> batch;
   internal::SortEntries(entries, &batch);
   std::vector<HammingEntry> pending = s.pending;
@@ -262,21 +286,46 @@ Result<size_t> HammingIndex::InsertBulk(std::span<const HammingEntry> entries) {
     if (kind[i] == 0) {
       fresh.push_back(batch[i]);
     } else if (kind[i] == 2) {
-      for (const auto& run : s.runs) {
-        std::optional<size_t> pos = run->FindEntry(batch[i]);
-        if (pos) {
-          run->Revive(*pos);
-          break;
-        }
-      }
       ++revived;
     }
   }
-  s.num_live += revived;
-  NEARDUP_RETURN_IF_ERROR(CheckCapacity(s.num_live, fresh.size()));
+  NEARDUP_RETURN_IF_ERROR(CheckCapacity(s.num_live, revived + fresh.size()));
+  // Revived before AddNew, whose merges drop tombstones; killed again if
+  // AddNew runs out of memory (which leaves the runs as they were).
+  std::vector<std::pair<HammingRun*, size_t>> revive;
+  revive.reserve(revived);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (kind[i] != 2) continue;
+    for (const auto& run : s.runs) {
+      std::optional<size_t> pos = run->FindEntry(batch[i]);
+      if (pos) {
+        revive.emplace_back(run.get(), *pos);
+        break;
+      }
+    }
+  }
+  for (const auto& [run, pos] : revive) run->Revive(pos);
   const size_t added = fresh.size() + revived;
-  if (!fresh.empty()) AddNew(s, std::move(fresh));
+  if (!fresh.empty()) {
+    try {
+      AddNew(s, std::move(fresh));
+    } catch (const std::bad_alloc&) {
+      for (const auto& [run, pos] : revive) run->MarkDead(pos);
+      throw;
+    }
+  }
+  s.num_live += revived;
   return added;
+}
+
+}  // namespace
+
+Result<size_t> HammingIndex::InsertBulk(std::span<const HammingEntry> entries) {
+  try {
+    return InsertEntries(*state_, entries);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryError(entries.size());
+  }
 }
 
 bool HammingIndex::Remove(HammingEntry entry) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 
@@ -259,19 +260,52 @@ void FillIdTable(LshIndexState& s, size_t first, size_t count) {
   }
 }
 
-// InsertBulk, InsertBulkSpans and InsertBulkBandKeys: keys_of(i, keys)
-// writes doc_ids[i]'s keys of the index's bands into keys[0, num_bands)
-// (sizes checked by the caller).
+Status OutOfMemoryError(size_t documents) {
+  return ResourceExhaustedError("out of memory inserting " + std::to_string(documents) +
+                                " document(s) into the LSH index (left unchanged)");
+}
+
+// Undoes an InsertBulkOf of doc_ids into slots [base, base + m) that ran
+// out of memory part way: whatever of it reached the id table, doc_ids and
+// each band (keys_of as InsertBulkOf's; `keys` has room for num_bands keys).
+// Within one key's chain a band links its new slots in slot order, each
+// becoming the chain's head (FillBand; FindOrInsertRange keeps a key's
+// slots in order), so going from the last slot back, a slot that was linked
+// is at its chain's head and one that was not is not. Allocates nothing.
 template <typename KeysOf>
-Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids, const KeysOf& keys_of) {
+void UndoBulkInsert(LshIndexState& s, std::span<const uint64_t> doc_ids, size_t base,
+                    const KeysOf& keys_of, uint64_t* keys) {
+  const int num_bands = s.params.num_bands;
+  for (size_t i = doc_ids.size(); i-- > 0;) {
+    const auto slot = static_cast<uint32_t>(base + i);
+    bool computed = false;
+    for (int b = 0; b < num_bands; ++b) {
+      LshBand& band = s.bands[b];
+      if (band.keys.size() <= slot) continue;  // never resized for it
+      if (!computed) keys_of(i, keys);
+      computed = true;
+      const size_t pos = FindHead(band, keys[b]);
+      if (pos != internal::ShardedBandTable::kNotFound && band.table.SlotAt(pos) == slot) {
+        UnlinkFromBand(band, slot);
+      }
+    }
+    const size_t pos = s.id_table.Find(internal::Mix64(doc_ids[i]),
+                                       [slot](uint32_t other) { return other == slot; });
+    if (pos != ShardedSlotTable::kNotFound) s.id_table.EraseAt(pos);
+  }
+  for (LshBand& band : s.bands) {
+    band.keys.resize(std::min(band.keys.size(), base));
+    band.links.resize(std::min(band.links.size(), base));
+  }
+  s.doc_ids.truncate(std::min(s.doc_ids.size(), base));
+}
+
+// InsertBulkOf's work, which may throw bad_alloc part way (InsertBulkOf
+// undoes it then). REQUIRES: 0 < doc_ids.size() <= kMaxDocuments - size.
+template <typename KeysOf>
+Status InsertBulkIn(LshIndexState& s, std::span<const uint64_t> doc_ids, const KeysOf& keys_of) {
   const size_t m = doc_ids.size();
   const size_t base = s.doc_ids.size();
-  if (m > kMaxDocuments - base) {
-    return ResourceExhaustedError("inserting " + std::to_string(m) + " documents into " +
-                                  std::to_string(base) + " would exceed the LSH index maximum of " +
-                                  std::to_string(kMaxDocuments));
-  }
-  if (m == 0) return Status::Ok();
   const bool parallel = m >= kParallelInsertThreshold;
 
   if (!parallel) {
@@ -344,6 +378,30 @@ Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids, const K
   }
   return Status::Ok();
 }
+
+// InsertBulk, InsertBulkSpans and InsertBulkBandKeys: keys_of(i, keys)
+// writes doc_ids[i]'s keys of the index's bands into keys[0, num_bands)
+// (sizes checked by the caller).
+template <typename KeysOf>
+Status InsertBulkOf(LshIndexState& s, std::span<const uint64_t> doc_ids, const KeysOf& keys_of) {
+  const size_t m = doc_ids.size();
+  const size_t base = s.doc_ids.size();
+  if (m > kMaxDocuments - base) {
+    return ResourceExhaustedError("inserting " + std::to_string(m) + " documents into " +
+                                  std::to_string(base) + " would exceed the LSH index maximum of " +
+                                  std::to_string(kMaxDocuments));
+  }
+  if (m == 0) return Status::Ok();
+  // Allocated before anything changes: UndoBulkInsert's key buffer.
+  std::vector<uint64_t> undo_keys;
+  try {
+    undo_keys.resize(static_cast<size_t>(s.params.num_bands));
+    return InsertBulkIn(s, doc_ids, keys_of);
+  } catch (const std::bad_alloc&) {
+    if (!undo_keys.empty()) UndoBulkInsert(s, doc_ids, base, keys_of, undo_keys.data());
+    return OutOfMemoryError(m);
+  }
+}
 }  // namespace
 
 LshIndex::LshIndex(std::unique_ptr<internal::LshIndexState> state) : state_(std::move(state)) {}
@@ -353,9 +411,26 @@ LshIndex::~LshIndex() = default;
 
 namespace {
 
+// Undoes an insert of `doc_id` into slot `n` that ran out of memory after
+// linking it into bands [0, linked): whatever of it reached the id table,
+// doc_ids and the band arrays. Frees nothing and allocates nothing.
+void UndoInsert(LshIndexState& s, size_t n, uint64_t id_hash, int linked) {
+  const auto slot = static_cast<uint32_t>(n);
+  for (int b = 0; b < linked; ++b) UnlinkFromBand(s.bands[b], slot);
+  for (LshBand& band : s.bands) {
+    band.keys.resize(std::min(band.keys.size(), n));
+    band.links.resize(std::min(band.links.size(), n));
+  }
+  s.doc_ids.truncate(std::min(s.doc_ids.size(), n));
+  const size_t pos = s.id_table.Find(id_hash, [slot](uint32_t other) { return other == slot; });
+  if (pos != ShardedSlotTable::kNotFound) s.id_table.EraseAt(pos);
+}
+
 // Insert's and InsertBandKeys' shared part: `keys` (any type with
 // operator[](band)) are the document's keys of the index's bands; the id's
-// slot is prefetched.
+// slot is prefetched. A growth that throws bad_alloc changes nothing
+// (HugePageArray, the tables' Grow, SegmentedArray::push_back), so undoing
+// what came before it restores the index (UndoInsert).
 template <typename Keys>
 Status InsertKeys(LshIndexState& s, uint64_t doc_id, uint64_t id_hash, const Keys& keys) {
   const size_t n = s.doc_ids.size();
@@ -365,20 +440,27 @@ Status InsertKeys(LshIndexState& s, uint64_t doc_id, uint64_t id_hash, const Key
   }
   const int num_bands = s.params.num_bands;
   const uint32_t slot = static_cast<uint32_t>(n);
-  const auto [pos, inserted] = s.id_table.FindOrInsert(
-      id_hash, slot, [&](uint32_t other) { return s.doc_ids[other] == doc_id; });
-  (void)pos;
-  if (!inserted) {
-    return InvalidArgumentError("doc_id (" + std::to_string(doc_id) +
-                                ") is already in the LSH index");
-  }
-  s.doc_ids.push_back(doc_id);
-  for (int b = 0; b < num_bands; ++b) {
-    LshBand& band = s.bands[b];
-    if (n >= s.reserved) GrowBandAhead(band, b, num_bands, n + 1);
-    band.keys.push_back(internal::ShardedBandTable::HighHalf(keys[b]));
-    band.links.emplace_back();
-    LinkIntoBand(band, slot, keys[b]);
+  int linked = 0;
+  try {
+    const bool inserted =
+        s.id_table
+            .FindOrInsert(id_hash, slot, [&](uint32_t other) { return s.doc_ids[other] == doc_id; })
+            .second;
+    if (!inserted) {
+      return InvalidArgumentError("doc_id (" + std::to_string(doc_id) +
+                                  ") is already in the LSH index");
+    }
+    s.doc_ids.push_back(doc_id);
+    for (; linked < num_bands; ++linked) {
+      LshBand& band = s.bands[linked];
+      if (n >= s.reserved) GrowBandAhead(band, linked, num_bands, n + 1);
+      band.keys.push_back(internal::ShardedBandTable::HighHalf(keys[linked]));
+      band.links.emplace_back();
+      LinkIntoBand(band, slot, keys[linked]);
+    }
+  } catch (const std::bad_alloc&) {
+    UndoInsert(s, n, id_hash, linked);
+    return OutOfMemoryError(1);
   }
   return Status::Ok();
 }

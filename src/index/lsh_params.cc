@@ -121,6 +121,20 @@ Candidate MakeCandidate(const LshParamsOptions& options, int bands, int rows, do
                    options.false_positive_weight * fp + options.false_negative_weight * fn};
 }
 
+// Both sides' tables of a row (`rows` rows a band).
+void FillRow(const Rule& below, const Rule& above, int rows, RowTables* row) {
+  FillLogMiss(below, rows, &row->log_miss_below);
+  FillLogMiss(above, rows, &row->log_miss_above);
+}
+
+// The shape (bands, rows) scored from its row's tables (FillRow): the one
+// scoring of the full search and of the pruned search's seed.
+Candidate EvaluateShape(const LshParamsOptions& options, const Rule& below, const Rule& above,
+                        const RowTables& row, int bands, int rows) {
+  return MakeCandidate(options, bands, rows, FalsePositiveArea(below, row.log_miss_below, bands),
+                       FalseNegativeArea(above, row.log_miss_above, bands));
+}
+
 // Evaluates every (b, r) with b * r <= num_hashes, ordered by r, then b (for
 // ExplainLshParams' runners-up and for the tests' check of the pruned search).
 // REQUIRES: valid options. About 1.4 million exp/expm1 calls for 128 hashes,
@@ -140,13 +154,10 @@ std::vector<Candidate> EvaluateAll(const LshParamsOptions& options) {
   std::vector<Candidate> candidates(first[num_hashes]);
   tbb::parallel_for(1, num_hashes + 1, [&](int rows) {
     RowTables row;
-    FillLogMiss(below, rows, &row.log_miss_below);
-    FillLogMiss(above, rows, &row.log_miss_above);
+    FillRow(below, above, rows, &row);
     Candidate* out = candidates.data() + first[rows - 1];
     for (int bands = 1; bands * rows <= num_hashes; ++bands) {
-      *out++ =
-          MakeCandidate(options, bands, rows, FalsePositiveArea(below, row.log_miss_below, bands),
-                        FalseNegativeArea(above, row.log_miss_above, bands));
+      *out++ = EvaluateShape(options, below, above, row, bands, rows);
     }
   });
   return candidates;
@@ -187,17 +198,10 @@ std::vector<Candidate> EvaluatePruned(const LshParamsOptions& options) {
       seed_rows = rows;
     }
   }
-  double seed_error;
-  {
-    RowTables row;
-    FillLogMiss(below, seed_rows, &row.log_miss_below);
-    FillLogMiss(above, seed_rows, &row.log_miss_above);
-    const int bands = num_hashes / seed_rows;
-    seed_error = MakeCandidate(options, bands, seed_rows,
-                               FalsePositiveArea(below, row.log_miss_below, bands),
-                               FalseNegativeArea(above, row.log_miss_above, bands))
-                     .error;
-  }
+  RowTables seed_row;
+  FillRow(below, above, seed_rows, &seed_row);
+  const double seed_error =
+      EvaluateShape(options, below, above, seed_row, num_hashes / seed_rows, seed_rows).error;
   // The rows that can hold a winner are an interval around the seed's: the
   // bound fn_weight * fn(num_hashes / r, r) does not fall as r grows (fewer
   // bands of more rows each), and fp_weight * fp(1, r) does not rise. Each is

@@ -9,16 +9,21 @@
 namespace neardup::internal {
 namespace {
 
-bool MayComposeAsSecond(utf8proc_int32_t cp) {
+// `property` is utf8proc_get_property(cp), looked up once by the caller.
+bool MayComposeAsSecond(utf8proc_int32_t cp, const utf8proc_property_t* property) {
   // Hangul vowel and trailing jamo compose (algorithmically) with what is
   // before them; leading jamo only with what follows.
   if ((cp >= 0x1160 && cp <= 0x11FF) || (cp >= 0xD7B0 && cp <= 0xD7FF)) return true;
-  const utf8proc_property_t* property = utf8proc_get_property(cp);
   return property->comb_index != UINT16_MAX && (property->comb_index & 0x8000) != 0;
 }
 
+bool IsStarterThatComposesWithNothingBefore(utf8proc_int32_t cp,
+                                            const utf8proc_property_t* property) {
+  return property->combining_class == 0 && !MayComposeAsSecond(cp, property);
+}
+
 bool IsStarterThatComposesWithNothingBefore(utf8proc_int32_t cp) {
-  return utf8proc_get_property(cp)->combining_class == 0 && !MayComposeAsSecond(cp);
+  return IsStarterThatComposesWithNothingBefore(cp, utf8proc_get_property(cp));
 }
 
 // The flags the shortcut below knows what utf8proc_decompose_char does with.
@@ -109,9 +114,10 @@ ContextFreeTable BuildContextFreeTable(utf8proc_option_t flags, TableBuild build
   utf8proc_int32_t buffer[32];
   for (utf8proc_int32_t cp = 0x80; cp < 0x10000; ++cp) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;
-    if (!IsStarterThatComposesWithNothingBefore(cp)) continue;
+    const utf8proc_property_t* property = utf8proc_get_property(cp);
+    if (!IsStarterThatComposesWithNothingBefore(cp, property)) continue;
     // The decomposition is the code point itself, a starter as just seen.
-    if (build == TableBuild::kShortcut && MapsToItself(utf8proc_get_property(cp), flags)) {
+    if (build == TableBuild::kShortcut && MapsToItself(property, flags)) {
       AddEntries(cp, &cp, 1, &table);
       continue;
     }
