@@ -92,6 +92,35 @@ void BM_Build(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * d.entries.size());
 }
 
+// A rank's share of the tables, as neardup-mpi builds it: tables
+// [t * rank / ranks, t * (rank + 1) / ranks) of t = C(m, 3), one thread.
+// Args: {num_blocks, ranks, rank}.
+void BM_BuildTables(benchmark::State& state) {
+  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, 1);
+  const Data& d = GetData();
+  const HammingIndexOptions options = Options(static_cast<int>(state.range(0)));
+  const uint64_t t = HammingNumTables(options.num_blocks, options.max_distance);
+  const uint64_t ranks = static_cast<uint64_t>(state.range(1));
+  const uint64_t rank = static_cast<uint64_t>(state.range(2));
+  size_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    size_t before = HeapBytes();
+    state.ResumeTiming();
+    auto built = HammingIndex::Build(options, d.entries, t * rank / ranks, t * (rank + 1) / ranks);
+    NEARDUP_CHECK(built.ok());
+    state.PauseTiming();
+    bytes = HeapBytes() - before;
+    state.counters["index_bytes_per_entry"] =
+        static_cast<double>(built->MemoryBytes()) / d.entries.size();
+    state.counters["tables"] = static_cast<double>(built->table_end() - built->table_begin());
+    built = HammingIndex::Create(Options(5));
+    state.ResumeTiming();
+  }
+  state.counters["heap_bytes_per_entry"] = static_cast<double>(bytes) / d.entries.size();
+  state.SetItemsProcessed(state.iterations() * d.entries.size());
+}
+
 void BM_InsertBulk(benchmark::State& state) {
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, state.range(1));
   const Data& d = GetData();
@@ -213,6 +242,18 @@ void OursArgs(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Build)->Apply(OursArgs)->Iterations(3);
+BENCHMARK(BM_BuildTables)
+    ->Args({5, 1, 0})
+    ->Args({5, 2, 0})
+    ->Args({5, 2, 1})
+    ->Args({6, 1, 0})
+    ->Args({6, 2, 0})
+    ->Args({6, 2, 1})
+    ->Args({6, 4, 3})
+    ->ArgNames({"blocks", "ranks", "rank"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 BENCHMARK(BM_InsertBulk)->Apply(OursArgs)->Iterations(3);
 BENCHMARK(BM_FindFirstBulk)->Apply(OursArgs)->Iterations(3);
 BENCHMARK(BM_FindAllBulk)->Apply(OursArgs)->Iterations(3);

@@ -11,7 +11,8 @@
 #   /usr/bin/python3 apps/mpi/testing/make_corpus.py cache/mpi_bench_1m 15 1000000
 # Environment: RUNS (the list of runs, default "mpi2 mpi1 nd2"), REPEAT
 # (default 1), NICE (default 0: the lead's quiet runs; 10 on a shared
-# machine), EXTRA (flags added to every command, e.g. "--rule components").
+# machine), EXTRA (flags added to every command, e.g. "--rule components"),
+# COMMAND (default dedup; e.g. clusters, whose output is small).
 # GLIBC_TUNABLES=... is passed to every rank (e.g. to measure malloc
 # settings; docs/DISTRIBUTED.md "Fresh memory").
 # A run is mpiN (N ranks of one thread), ndN (`neardup --threads N`), or
@@ -29,6 +30,7 @@ RUNS=${RUNS:-mpi2 mpi1 nd2}
 REPEAT=${REPEAT:-1}
 NICE=${NICE:-0}
 EXTRA=${EXTRA:-}
+COMMAND=${COMMAND:-dedup}
 mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
@@ -54,13 +56,13 @@ run() {  # run TAG DIR KIND [OUT]
       # set -e does not stop inside this list: the status is kept, below.
       # shellcheck disable=SC2086
       { nice -n "$NICE" mpirun -n "${kind#mpi}" --oversubscribe --bind-to none \
-        /usr/bin/time -f "$label process: $TIME_FORMAT" "$dir/neardup-mpi" dedup \
+        /usr/bin/time -f "$label process: $TIME_FORMAT" "$dir/neardup-mpi" "$COMMAND" \
         --threads 1 --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped "
         status=${PIPESTATUS[0]}; } || true
       ;;
     nd*)
       # shellcheck disable=SC2086
-      { nice -n "$NICE" /usr/bin/time -f "$label process: $TIME_FORMAT" "$dir/neardup" dedup \
+      { nice -n "$NICE" /usr/bin/time -f "$label process: $TIME_FORMAT" "$dir/neardup" "$COMMAND" \
         --threads "${kind#nd}" --profile $EXTRA "$CORPUS" -o "$out" 2>&1 | grep -v ": skipped "
         status=${PIPESTATUS[0]}; } || true
       ;;

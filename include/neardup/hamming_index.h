@@ -156,8 +156,26 @@ class HammingIndex {
   static Result<HammingIndex> Build(const HammingIndexOptions& options,
                                     std::span<const HammingEntry> entries);
 
+  // A partial index: Create and Build that build and hold only the permuted
+  // tables [table_begin, table_end) of the num_tables() (a distributed job's
+  // share: each rank builds its range, and the ranges' SelfJoins together
+  // are the whole SelfJoin, each pair once). It holds every entry (ids and
+  // the fingerprint array, with table 0's directory, 23-27 bytes an entry)
+  // plus 11-15 bytes an entry per held table other than 0, where the whole
+  // index holds every table. Its queries, SelfJoin and Clusters see only the
+  // pairs whose canonical table it holds (pairs of equal fingerprints: table
+  // 0; see SelfJoinTables); mutations work as on a whole index. An empty
+  // range holds no table and finds nothing. InvalidArgument unless
+  // table_begin <= table_end <= C(num_blocks, max_distance), or as above.
+  static Result<HammingIndex> Create(const HammingIndexOptions& options, uint64_t table_begin,
+                                     uint64_t table_end);
+  static Result<HammingIndex> Build(const HammingIndexOptions& options,
+                                    std::span<const HammingEntry> entries, uint64_t table_begin,
+                                    uint64_t table_end);
+
   // Writes the live entries as one flat, memory-mappable file (to `path`.tmp,
-  // fsynced, then renamed over `path`). IoError on failure.
+  // fsynced, then renamed over `path`). IoError on failure; FailedPrecondition
+  // for a partial index (the file holds every table).
   Status Save(const std::string& path) const;
 
   // Maps a file written by Save; O(1) besides the mapping (the tables are
@@ -171,7 +189,11 @@ class HammingIndex {
   ~HammingIndex();
 
   const HammingIndexOptions& options() const;
+  // C(num_blocks, max_distance), held or not.
   uint64_t num_tables() const;
+  // The tables this index holds: [0, num_tables()) unless built partial.
+  uint64_t table_begin() const;
+  uint64_t table_end() const;
   // Live entries.
   size_t size() const;
   // Bytes held by the tables, directories, ids, buffers and tombstones
@@ -194,7 +216,7 @@ class HammingIndex {
   void Compact();
 
   // The entries within max_distance of `query`, ordered by (distance, id,
-  // fingerprint).
+  // fingerprint). (A partial index: those whose canonical table it holds.)
   std::vector<HammingMatch> FindAll(uint64_t query) const;
   HammingMatchesBulk FindAllBulk(std::span<const uint64_t> queries) const;
   // The first match FindAll would return (the nearest; ties to the smallest
@@ -204,17 +226,21 @@ class HammingIndex {
 
   // Every pair of live entries within max_distance, each once, ordered by
   // (a, b) in (id, fingerprint) order. Compares only entries that share the
-  // leading blocks of some table (never all N^2 pairs).
+  // leading blocks of some table (never all N^2 pairs). A partial index:
+  // SelfJoinTables(table_begin(), table_end()).
   std::vector<HammingPair> SelfJoin() const;
   // The part of SelfJoin() found in tables [table_begin, table_end) (of
   // num_tables()): each pair at distance > 0 belongs to exactly one table
   // (its canonical one), and entries with equal fingerprints to table 0, so
   // the SelfJoin of a split of the tables into ranges, concatenated and
   // sorted, is SelfJoin(). Same order as SelfJoin().
-  // REQUIRES (else InvalidArgument): table_begin <= table_end <= num_tables().
+  // REQUIRES (else InvalidArgument): this->table_begin() <= table_begin <=
+  // table_end <= this->table_end().
   Result<std::vector<HammingPair>> SelfJoinTables(uint64_t table_begin, uint64_t table_end) const;
   // Clusters of live entries joined by SelfJoin pairs, those with at least
   // `min_cluster_size` members, without materialising the pairs.
+  // (A partial index: joined by its own SelfJoin's pairs, and entries of one
+  // fingerprint always together.)
   HammingClusters Clusters(size_t min_cluster_size = 2) const;
 
  private:

@@ -22,7 +22,9 @@
 //
 // Document numbers are positions in the `fingerprints` span, 64-bit.
 // Cost: FindCandidates builds an index over its parts only (a range of b of
-// the scheme's bands holds b / num_bands of the full LSH index's memory);
+// the scheme's bands holds b / num_bands of the full LSH index's memory; a
+// range of b of the t SimHash tables builds and holds those b tables besides
+// every entry: HammingIndex::Build with a table range);
 // VerifyCandidates summarises every sketch once per call (64 bytes and O(k)
 // each) plus one verification per candidate. All stages use every core the
 // calling context allows (oneTBB).

@@ -55,16 +55,22 @@ Status ValidateOptions(const NearDuplicateOptions& options) {
 Result<std::vector<CandidatePair>> SimHashCandidates(std::span<const Fingerprint> fingerprints,
                                                      const NearDuplicateScheme& scheme,
                                                      PartRange range, NearDuplicateReport* report) {
+  if (range.begin == range.end) {
+    report->index_bytes = 0;
+    return std::vector<CandidatePair>{};
+  }
   std::vector<HammingEntry> entries;
   entries.reserve(fingerprints.size());
   for (size_t i = 0; i < fingerprints.size(); ++i) {
     if (fingerprints[i].num_tokens == 0) continue;
     entries.push_back(HammingEntry{fingerprints[i].simhash, i});
   }
-  NEARDUP_ASSIGN_OR_RETURN(HammingIndex index, HammingIndex::Build(scheme.hamming, entries));
+  // Only the range's tables are built (a rank of a distributed job holds
+  // its share, not every table); the whole range is the whole index.
+  NEARDUP_ASSIGN_OR_RETURN(HammingIndex index,
+                           HammingIndex::Build(scheme.hamming, entries, range.begin, range.end));
   report->index_bytes = index.MemoryBytes();
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<HammingPair> joined,
-                           index.SelfJoinTables(range.begin, range.end));
+  std::vector<HammingPair> joined = index.SelfJoin();
   // SelfJoinTables orders pairs by (a.id, b.id) with a.id < b.id: ids are
   // unique here, so the candidates come out sorted and unique.
   std::vector<CandidatePair> candidates;

@@ -32,6 +32,19 @@ bool MatchLess(const HammingMatch& a, const HammingMatch& b) {
   return a.fingerprint < b.fingerprint;
 }
 
+// Appends the matches of `query` among the pending entries to `out`: in a
+// partial index only those whose canonical table it holds, as its runs'
+// scans report.
+void ScanPending(const HammingIndexState& s, uint64_t query, std::vector<HammingMatch>* out) {
+  const size_t first = out->size();
+  internal::ScanEntries(s.pending, query, s.layout.max_distance(), out);
+  if (s.layout.holds_all()) return;
+  out->erase(std::remove_if(
+                 out->begin() + first, out->end(),
+                 [&](const HammingMatch& m) { return !s.layout.HoldsPair(m.fingerprint ^ query); }),
+             out->end());
+}
+
 // Appends the matches of `query` to `out`, sorted; `hits` is scratch.
 void FindAllInto(const HammingIndexState& s, uint64_t query, std::vector<ScanHit>* hits,
                  std::vector<HammingMatch>* out) {
@@ -48,7 +61,7 @@ void FindAllInto(const HammingIndexState& s, uint64_t query, std::vector<ScanHit
       }
     }
   }
-  internal::ScanEntries(s.pending, query, s.layout.max_distance(), out);
+  ScanPending(s, query, out);
   if (out->size() - first > 1) std::sort(out->begin() + first, out->end(), MatchLess);
 }
 
@@ -80,9 +93,7 @@ void FindBatch(const HammingIndexState& s, std::span<const uint64_t> queries,
   }
   for (size_t i = 0; i < queries.size(); ++i) {
     std::vector<HammingMatch>& m = scratch->matches[i];
-    if (!s.pending.empty()) {
-      internal::ScanEntries(s.pending, queries[i], s.layout.max_distance(), &m);
-    }
+    if (!s.pending.empty()) ScanPending(s, queries[i], &m);
     if (m.size() > 1) std::sort(m.begin(), m.end(), MatchLess);
   }
 }
@@ -161,6 +172,21 @@ Status OutOfMemoryError(size_t entries) {
                                 " entries to the HammingIndex (left unchanged)");
 }
 
+// The state of an index holding tables [table_begin, table_end), or
+// InvalidArgument.
+Result<std::unique_ptr<HammingIndexState>> NewState(const HammingIndexOptions& options,
+                                                    uint64_t table_begin, uint64_t table_end) {
+  NEARDUP_RETURN_IF_ERROR(ValidateHammingIndexOptions(options));
+  const uint64_t num_tables = HammingNumTables(options.num_blocks, options.max_distance);
+  if (table_begin > table_end || table_end > num_tables) {
+    return InvalidArgumentError("tables [" + std::to_string(table_begin) + ", " +
+                                std::to_string(table_end) + ") must be a range within the " +
+                                std::to_string(num_tables) + " tables");
+  }
+  return std::make_unique<HammingIndexState>(options, static_cast<int>(table_begin),
+                                             static_cast<int>(table_end));
+}
+
 Status CheckCapacity(size_t have, size_t add) {
   if (add > kMaxHammingEntries - have) {
     return ResourceExhaustedError("HammingIndex size (" + std::to_string(have) + " + " +
@@ -200,13 +226,27 @@ Result<HammingIndex> HammingIndex::Create(const HammingIndexOptions& options) {
   return HammingIndex(std::make_unique<HammingIndexState>(options));
 }
 
+Result<HammingIndex> HammingIndex::Create(const HammingIndexOptions& options, uint64_t table_begin,
+                                          uint64_t table_end) {
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<HammingIndexState> state,
+                           NewState(options, table_begin, table_end));
+  return HammingIndex(std::move(state));
+}
+
 Result<HammingIndex> HammingIndex::Build(const HammingIndexOptions& options,
                                          std::span<const HammingEntry> entries) {
   NEARDUP_RETURN_IF_ERROR(ValidateHammingIndexOptions(options));
+  return Build(options, entries, 0, HammingNumTables(options.num_blocks, options.max_distance));
+}
+
+Result<HammingIndex> HammingIndex::Build(const HammingIndexOptions& options,
+                                         std::span<const HammingEntry> entries,
+                                         uint64_t table_begin, uint64_t table_end) {
+  NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<HammingIndexState> state,
+                           NewState(options, table_begin, table_end));
   std::vector<HammingEntry> sorted;
   internal::SortEntries(entries, &sorted);
   NEARDUP_RETURN_IF_ERROR(CheckCapacity(0, sorted.size()));
-  auto state = std::make_unique<HammingIndexState>(options);
   state->num_live = sorted.size();
   if (!sorted.empty()) state->runs.push_back(HammingRun::FromSortedEntries(state->layout, sorted));
   return HammingIndex(std::move(state));
@@ -214,6 +254,8 @@ Result<HammingIndex> HammingIndex::Build(const HammingIndexOptions& options,
 
 const HammingIndexOptions& HammingIndex::options() const { return state_->options; }
 uint64_t HammingIndex::num_tables() const { return state_->layout.num_tables(); }
+uint64_t HammingIndex::table_begin() const { return state_->layout.held_begin(); }
+uint64_t HammingIndex::table_end() const { return state_->layout.held_end(); }
 size_t HammingIndex::size() const { return state_->num_live; }
 
 size_t HammingIndex::MemoryBytes() const {
@@ -463,15 +505,17 @@ std::vector<HammingPair> HammingIndex::SelfJoin() const {
   std::unique_ptr<HammingRun> owned;
   const HammingRun* run = internal::CleanRun(*state_, &owned);
   if (run == nullptr) return {};
-  return internal::SelfJoinRun(state_->layout, *run, 0, num_tables());
+  return internal::SelfJoinRun(state_->layout, *run, table_begin(), table_end());
 }
 
 Result<std::vector<HammingPair>> HammingIndex::SelfJoinTables(uint64_t table_begin,
                                                               uint64_t table_end) const {
-  if (table_begin > table_end || table_end > num_tables()) {
-    return InvalidArgumentError("tables [" + std::to_string(table_begin) + ", " +
-                                std::to_string(table_end) + ") must be a range within the " +
-                                std::to_string(num_tables()) + " tables");
+  if (table_begin > table_end || table_begin < this->table_begin() ||
+      table_end > this->table_end()) {
+    return InvalidArgumentError(
+        "tables [" + std::to_string(table_begin) + ", " + std::to_string(table_end) +
+        ") must be a range within the index's tables [" + std::to_string(this->table_begin()) +
+        ", " + std::to_string(this->table_end()) + ")");
   }
   std::unique_ptr<HammingRun> owned;
   const HammingRun* run = internal::CleanRun(*state_, &owned);
@@ -487,6 +531,12 @@ HammingClusters HammingIndex::Clusters(size_t min_cluster_size) const {
 }
 
 Status HammingIndex::Save(const std::string& path) const {
+  if (!state_->layout.holds_all()) {
+    return FailedPreconditionError("a HammingIndex of tables [" + std::to_string(table_begin()) +
+                                   ", " + std::to_string(table_end()) + ") of " +
+                                   std::to_string(num_tables()) +
+                                   " cannot be saved: the file format holds every table");
+  }
   std::unique_ptr<HammingRun> owned;
   const HammingRun* run = internal::CleanRun(*state_, &owned);
   return internal::SaveRun(state_->layout, run, path);

@@ -193,7 +193,9 @@ HammingClusters ClustersOfRun(const HammingLayout& layout, const HammingRun& run
                               size_t min_cluster_size) {
   const size_t n = run.num_fps();
   ConcurrentUnionFind uf(n);
-  std::vector<JoinTask> tasks = MakeTasks(layout, run, 0, layout.num_tables());
+  // A partial index unites the pairs of its tables only (entries of one
+  // fingerprint share a slot, so they are always together).
+  std::vector<JoinTask> tasks = MakeTasks(layout, run, layout.held_begin(), layout.held_end());
   tbb::parallel_for(size_t{0}, tasks.size(),
                     [&](size_t i) { UnionPairs(layout, run, tasks[i], &uf); });
   // Per root slot: entry count and smallest member in (id, fingerprint) order.

@@ -158,6 +158,14 @@ HammingLayout::HammingLayout(const HammingIndexOptions& options)
     ++chosen[i];
     for (int j = i + 1; j < lead; ++j) chosen[j] = chosen[j - 1] + 1;
   }
+  held_end_ = num_tables();
+}
+
+HammingLayout::HammingLayout(const HammingIndexOptions& options, int held_begin, int held_end)
+    : HammingLayout(options) {
+  NEARDUP_CHECK(0 <= held_begin && held_begin <= held_end && held_end <= num_tables());
+  held_begin_ = held_begin;
+  held_end_ = held_end;
 }
 
 }  // namespace internal

@@ -63,10 +63,18 @@ struct HammingTable {
   }
 };
 
+// A layout also names the tables an index holds, [held_begin, held_end) (all
+// of them unless built for a range: HammingIndex::Build with a table range).
+// A run of a partial layout builds and stores only those tables (table 0's
+// directory always, since it also finds a fingerprint's ids), its scans probe
+// only those, and its joins and clusters cover only the pairs whose canonical
+// table is among them.
 class HammingLayout {
  public:
   // REQUIRES: ValidateHammingIndexOptions(options).ok().
   explicit HammingLayout(const HammingIndexOptions& options);
+  // REQUIRES: that, and held_begin <= held_end <= the number of tables.
+  HammingLayout(const HammingIndexOptions& options, int held_begin, int held_end);
 
   int num_blocks() const { return num_blocks_; }
   int max_distance() const { return max_distance_; }
@@ -74,11 +82,28 @@ class HammingLayout {
   const HammingTable& table(int t) const { return tables_[t]; }
   int block_size(int b) const { return block_size_[b]; }
 
+  int held_begin() const { return held_begin_; }
+  int held_end() const { return held_end_; }
+  bool holds_all() const { return held_begin_ == 0 && held_end_ == num_tables(); }
+  bool Holds(int t) const { return held_begin_ <= t && t < held_end_; }
+  // Whether the pair of two fingerprints that differ in `diff` (unpermuted,
+  // popcount <= max_distance) has its canonical table among the held ones
+  // (equal fingerprints: table 0). True for every pair when holds_all().
+  bool HoldsPair(uint64_t diff) const {
+    if (holds_all()) return true;
+    for (int t = held_begin_; t < held_end_; ++t) {
+      if (tables_[t].IsCanonical(tables_[t].forward.Apply(diff))) return true;
+    }
+    return false;
+  }
+
  private:
   int num_blocks_;
   int max_distance_;
   std::array<int, 64> block_size_{};
   std::vector<HammingTable> tables_;
+  int held_begin_ = 0;
+  int held_end_ = 0;
 };
 
 }  // namespace neardup::internal

@@ -276,7 +276,9 @@ void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64
                    size_t num_queries, std::vector<BatchHit>* hits) {
   constexpr size_t kAhead = 16;
   const int k = layout.max_distance();
-  const int num_tables = layout.num_tables();
+  // The held tables only (all of them but in a partial index).
+  const int first_table = layout.held_begin();
+  const int num_tables = layout.held_end() - first_table;
   const size_t num_fps = a.fps.size();
   struct Probe {
     uint64_t permuted;
@@ -286,7 +288,7 @@ void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64
   const size_t num_probes = static_cast<size_t>(num_tables) * num_queries;
   if (probes.size() < num_probes) probes.resize(num_probes);
   size_t p = 0;
-  for (int t = 0; t < num_tables; ++t) {
+  for (int t = first_table; t < first_table + num_tables; ++t) {
     const BitMoves& forward = layout.table(t).forward;
     const int shift = 64 - a.line_bits[t];
     for (size_t i = 0; i < num_queries; ++i, ++p) {
@@ -295,10 +297,10 @@ void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64
     }
   }
   for (p = 0; p < std::min(kAhead, num_probes); ++p) {
-    __builtin_prefetch(a.lines[p / num_queries].data() + probes[p].line);
+    __builtin_prefetch(a.lines[first_table + p / num_queries].data() + probes[p].line);
   }
   p = 0;
-  for (int t = 0; t < num_tables; ++t) {
+  for (int t = first_table; t < first_table + num_tables; ++t) {
     const HammingTable& table = layout.table(t);
     const std::span<const HammingLine> lines = a.lines[t];
     const uint64_t* values = a.tables[t].data();
@@ -307,7 +309,7 @@ void ScanBatchImpl(const RunArrays& a, const HammingLayout& layout, const uint64
     for (size_t i = 0; i < num_queries; ++i, ++p) {
       if (p + kAhead < num_probes) {
         const size_t ahead = p + kAhead;
-        __builtin_prefetch(a.lines[ahead / num_queries].data() + probes[ahead].line);
+        __builtin_prefetch(a.lines[first_table + ahead / num_queries].data() + probes[ahead].line);
       }
       ProbeLine(lines, probes[p].line, values, num_fps, probes[p].permuted, line_bits,
                 fragment_mask, table, k, [&](uint64_t value, int distance) {
@@ -394,6 +396,7 @@ std::unique_ptr<HammingRun> HammingRun::FromSortedEntries(const HammingLayout& l
   // value-initialised: every slot is written before it is read).
   tbb::enumerable_thread_specific<TableVector<uint64_t>> scratch;
   tbb::parallel_for(0, num_tables, [&](int t) {
+    if (t > 0 && !layout.Holds(t)) return;  // partial: table 0's directory only
     if (t > 0) {
       TableVector<uint64_t>& mine = scratch.local();
       mine.resize(num_fps);
@@ -463,6 +466,7 @@ std::unique_ptr<HammingRun> HammingRun::Merge(const HammingLayout& layout, const
   owned->tables.resize(num_tables);
   owned->lines.resize(num_tables);
   tbb::parallel_for(0, num_tables, [&](int t) {
+    if (t > 0 && !layout.Holds(t)) return;  // partial: table 0's directory only
     if (t > 0) {
       const BitMoves& forward = layout.table(t).forward;
       std::vector<uint64_t> skip(dropped.size());

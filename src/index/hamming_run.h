@@ -46,7 +46,9 @@ static_assert(sizeof(HammingLine) == 64);
 // table(t).forward(fp) for every fp, sorted; tables[0] is fps (identity
 // permutation); lines[t] has 2^line_bits[t] lines as BuildLines makes
 // them from tables[t] (line h ends where line h + 1 begins, the last one at
-// the end of the table). A mapped file may
+// the end of the table). A run of a partial layout (HammingLayout::Holds)
+// leaves tables[t] and lines[t] empty for each table t > 0 it does not hold
+// (lines[0] is always built: FindFingerprint reads it). A mapped file may
 // break any of these but the sizes: readers clamp every index they take from
 // the data, so a corrupt body gives wrong answers, never an out-of-bounds
 // read.

@@ -17,6 +17,9 @@ namespace neardup::internal {
 
 struct HammingIndexState {
   explicit HammingIndexState(const HammingIndexOptions& o) : options(o), layout(o) {}
+  // An index of tables [held_begin, held_end) only (see HammingLayout).
+  HammingIndexState(const HammingIndexOptions& o, int held_begin, int held_end)
+      : options(o), layout(o, held_begin, held_end) {}
 
   HammingIndexOptions options;
   HammingLayout layout;

@@ -4,7 +4,7 @@
 # codes equal).
 #
 # Usage: compare_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR SET RANKS...
-#   SET: one of the cases below (corpus, ranks, split, uneven, lines, examples, errors)
+#   SET: one of the cases below (corpus, ranks, split, uneven, lines, simhash, examples, errors)
 set -euo pipefail
 neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4 set=$5
 shift 5
@@ -83,6 +83,14 @@ with open("bom.jsonl", "wb") as f:
 PY
          inputs=(head.jsonl lines.jsonl)
          commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6") ;;
+  # SimHash at every rank count: each rank builds only its share of the
+  # permuted tables, [t*r/N, t*(r+1)/N); with --blocks 2 or 3 (2 or 3
+  # tables) some ranks hold no table at 3 and 4 ranks.
+  simhash) inputs=(big.jsonl empty.jsonl texts small.jsonl)
+           commands=("${all[@]:2:1}" "${all[@]:9:2}"
+                     "clusters --rule components --method simhash --max-distance 3 --blocks 4"
+                     "dedup --method simhash --max-distance 2 --blocks 3"
+                     "pairs --method simhash --max-distance 1 --blocks 2") ;;
   # A missing input: the same exit code and a message naming it.
   errors) inputs=(big.jsonl missing.jsonl); commands=("pairs") ;;
   *) echo "unknown set $set" >&2; exit 2 ;;
