@@ -1,18 +1,21 @@
 #!/usr/bin/python3
 """Kernel-normalised before/after of one whole command, on a loaded machine.
 
-Runs `BINARY ARGS...` under `perf record -F 10000` for each binary in turn,
-RUNS rounds, every other round in reverse order (stdout to /dev/null), and
-groups each run's samples into the stages of bench/perf_stages.py (the
-table bench/pipeline_stages.py uses; first match wins). Each stage's samples
+Runs `BINARY ARGS...` under `perf record -F 10000` for each binary in turn
+(stdout to /dev/null), RUNS rounds, each round starting one binary later
+than the one before (rotated: over N rounds each of N binaries runs in
+each place once; for two, every other round is reversed). Each run's
+samples are grouped into the stages of bench/perf_stages.py (the table
+bench/pipeline_stages.py uses; first match wins). Each stage's samples
 are divided by those of the UNIT stages, which are code that the binaries
 share unchanged, and the mean and standard deviation over the runs are
 printed per binary, with each binary's mean over the first one's and its
-median over the first one's median (`med`: one preempted run moves it less). `the rest` is the samples that match no stage;
-`total` is all samples per unit sample: the run's CPU in units of the
-unchanged code. When other work preempts the runs, their CPU times move by
-10-30 %, but these ratios move by only a few percent (docs/BENCHMARKS.md,
-"Session 16, scan and hash", has an A/A check).
+median over the first one's median (`med`: one preempted run moves it
+less). `the rest` is the samples that match no stage; `total` is all
+samples per unit sample: the run's CPU in units of the unchanged code.
+When other work preempts the runs, their CPU times move by 10-30 %, but
+these ratios move by only a few percent (docs/BENCHMARKS.md, "Session 16,
+scan and hash", has an A/A check).
 
 A stage counts only the samples of the symbols its pattern matches, so a
 kernel inlined into a caller of another stage in one build moves its
@@ -97,12 +100,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, 'perf.data')
         for r in range(args.runs):
-            # Every other round in reverse order: the binary run second in
-            # a pair scored lower in an A/A check (docs/notebook/
-            # fingerprint_speed.md, round 15), and alternating cancels that.
-            order = list(zip(labels, args.binaries))
-            if r % 2 == 1:
-                order.reverse()
+            # Each round starts one binary later: the binary run second in
+            # a pair scored lower in an A/A check (docs/BENCHMARKS.md,
+            # "Session 16, scan and hash"), and rotating puts every binary
+            # in every place equally often (reversing alone would leave
+            # the middle one of three always in the middle).
+            pairs = list(zip(labels, args.binaries))
+            start = r % len(pairs)
+            order = pairs[start:] + pairs[:start]
             for label, binary in order:
                 shares = run_once(binary, args.command_args, args.freq, data)
                 base = sum(shares[u] for u in unit)

@@ -82,6 +82,16 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512(const uint64_t* m, size_t count, uint6
 //             = (B_0 P^3 + c P^5) + (B_2 P + m_4)        2 independent
 // so width 5 takes 3 multiplies per window instead of 4, width 4 takes 2
 // instead of 3, and no chain is longer than two multiplies.
+// Each width stores the window sums in one loop and takes Mix64 of them in
+// a second pass over them (in L1): a loop whose iterations are independent
+// runs as many of them at once as the core's scheduler holds waiting uops,
+// so a long chain per iteration (a multiply, two adds, then Mix64's two
+// multiplies: ~53 cycles for width 3) bounds it. Two loops with short
+// chains (~17 and ~36 cycles) keep more windows in flight: the shingle
+// stage's samples per sample of unchanged code in `fingerprint --simhash`
+// x0.93-0.97 for width 3 (docs/BENCHMARKS.md, "Session 16, scan and
+// hash"), in `fingerprint --minhash` x0.92 for width 5 ("Session 17,
+// kernels").
 NEARDUP_AVX512DQ_TARGET inline __m512i Set64(uint64_t v) {
   return _mm512_set1_epi64(static_cast<long long>(v));
 }
@@ -101,14 +111,7 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<3>(const uint64_t* m, size_t count,
                          _mm512_maskz_loadu_epi64(lanes, m + k + 2));
     _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
-  // Mix64 of the sums in a second pass over them (in L1): a loop whose
-  // iterations are independent runs as many of them at once as the core's
-  // scheduler holds waiting uops, so a long chain per iteration (a multiply,
-  // two adds, then Mix64's two multiplies: ~53 cycles) bounds it. Two loops
-  // with short chains (~17 and ~36 cycles) keep more windows in flight:
-  // the shingle stage's samples per sample of unchanged code in
-  // `fingerprint --simhash` x0.93-0.97 (docs/BENCHMARKS.md, "Session 16,
-  // scan and hash").
+  // Mix64 of the sums in a second pass (see above).
   Mix64ManyAvx512(out, count, out);
 }
 
@@ -139,7 +142,7 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<4>(const uint64_t* m, size_t count,
         _mm512_add_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k + 2), leading_p4);
     _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
-  // Mix64 in a second pass, as for width 3 (one short chain per loop).
+  // Mix64 of the sums in a second pass (see above).
   Mix64ManyAvx512(out, count, out);
 }
 
@@ -160,7 +163,7 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<5>(const uint64_t* m, size_t count,
                          _mm512_maskz_loadu_epi64(lanes, m + k + 4));
     _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
-  // Mix64 in a second pass, as for width 3.
+  // Mix64 of the sums in a second pass (see above).
   Mix64ManyAvx512(out, count, out);
 }
 NEARDUP_INTRINSICS_WARNINGS_ON

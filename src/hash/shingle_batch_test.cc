@@ -65,7 +65,7 @@ TEST(ShingleBatchTest, EqualsShingleHasherForEveryWidthLengthAndBatching) {
 
 TEST(ShingleBatchTest, EveryBatchSizeAndFirstWindowForTheVectorWidths) {
   // Widths 2-5 have AVX-512 forms that handle whole vectors and a masked
-  // tail (width 3 sums its windows first, then mixes them in place in a
+  // tail (widths 3-5 sum their windows first, then mix them in place in a
   // second pass): every batch size 1-256, after 0-6 tokens of history, so
   // every tail length and every first complete window is covered.
   SplitMix64 rng(11);

@@ -265,10 +265,10 @@ NEARDUP_AVX512_XXH3_TARGET inline __m512i HashShort(const ShortGroup& g, const S
 // multiplies on the rare classes.
 NEARDUP_AVX512_XXH3_TARGET void Xxh3ChunkAvx512(std::string_view text, const TokenSpan* spans,
                                                 size_t num_spans, uint64_t seed,
-                                                const ShortTables& shared_tables, uint64_t* out) {
+                                                const ShortTables& caller_tables, uint64_t* out) {
   // A copy in registers: through the reference, every vpermq of the first
   // pass loaded its table again (the stores to out may alias it).
-  const ShortTables tables = shared_tables;
+  const ShortTables tables = caller_tables;
   const __m512i bitflip1 = Set((Xxh3SecretWord64(24) ^ Xxh3SecretWord64(32)) + seed);
   const __m512i bitflip2 = Set((Xxh3SecretWord64(40) ^ Xxh3SecretWord64(48)) - seed);
   const __m512i prime_avalanche = Set(0x165667919E3779F9ULL);

@@ -14,11 +14,12 @@
 // take the scalar Xxh3HashInline.
 //
 // The values are exactly XXH3_64bits_withSeed's (xxHash 0.8):
-// token_hash_avx512_test.cc checks every length 0..300 at 64 offsets from
+// token_hash_kernels_test.cc checks every length 0..300 at 64 offsets from
 // the start and from the end of the text, mixed length classes, and many
 // seeds against the library.
 //
-// Cost: about 9 instructions per token of 1-8 bytes (69 per eight); a 9-16-byte
+// Cost: about 7 instructions per token of 1-8 bytes (57 per eight in the
+// first-pass loop, objdump of GCC 12's Release build); a 9-16-byte
 // token costs about twice that in the second pass, a 17-128-byte token
 // 4-8 gathers and 2-8 128-bit multiplies per eight.
 // Thread safety: a pure function.
@@ -36,6 +37,8 @@ namespace neardup::internal {
 // out[i] = XXH3_64bits_withSeed(text.substr(spans[i].begin, spans[i].length),
 // seed) for i < num_spans.
 // REQUIRES: CpuSupports(CpuPath::kAvx512); every span lies inside `text`.
+// REQUIRES: out does not overlap spans or text (the later passes re-read
+// spans after the first pass has written out).
 void Xxh3SpansAvx512(std::string_view text, const TokenSpan* spans, size_t num_spans, uint64_t seed,
                      uint64_t* out);
 

@@ -2,8 +2,15 @@
 // against the library's XXH3_64bits_withSeed, each on the CPUs that run it.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "hash/cpu_path.h"
 #include "hash/feature_hash.h"
@@ -167,6 +174,104 @@ TEST_P(Xxh3SpansKernelTest, ShortLengthsInEveryLaneOfAGroupMatchTheLibrary) {
     ExpectSpansMatchLibrary(text, spans, seed);
   }
 }
+
+#ifdef __linux__
+// `size` bytes of read-write memory that end right before a no-access page
+// (at_end) or start right after one, so that a read or a write past that
+// end faults.
+class GuardedBytes {
+ public:
+  GuardedBytes(size_t size, bool at_end) : page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))) {
+    pages_ = (size + page_ - 1) / page_ + 2;
+    void* map =
+        mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) return;
+    base_ = static_cast<char*>(map);
+    if (mprotect(base_, page_, PROT_NONE) != 0 ||
+        mprotect(base_ + (pages_ - 1) * page_, page_, PROT_NONE) != 0) {
+      return;
+    }
+    data_ = at_end ? base_ + (pages_ - 1) * page_ - size : base_ + page_;
+  }
+  ~GuardedBytes() {
+    if (base_ != nullptr) munmap(base_, pages_ * page_);
+  }
+  GuardedBytes(const GuardedBytes&) = delete;
+  GuardedBytes& operator=(const GuardedBytes&) = delete;
+
+  // Null when the mapping or its protection failed.
+  char* data() const { return data_; }
+
+ private:
+  size_t page_;
+  size_t pages_ = 0;
+  char* base_ = nullptr;
+  char* data_ = nullptr;
+};
+
+// The text, the spans and out each against a no-access page: the kernels'
+// gathers must not read a byte before or after the text or the spans, nor
+// write past out[num_spans). Every span of texts of 0-17 bytes (and two
+// longer ones), with the text ending at the guard and starting right after
+// it; every count 0-40 of those spans shuffled (every tail mask) and counts
+// around the 256-span chunk.
+TEST_P(Xxh3SpansKernelTest, TextSpansAndOutAgainstNoAccessPagesMatchTheLibrary) {
+  SplitMix64 rng(21);
+  auto check = [&](std::string_view text, const std::vector<TokenSpan>& spans, uint64_t seed) {
+    GuardedBytes guarded_spans(spans.size() * sizeof(TokenSpan), /*at_end=*/true);
+    GuardedBytes guarded_out(spans.size() * sizeof(uint64_t), /*at_end=*/true);
+    ASSERT_NE(guarded_spans.data(), nullptr);
+    ASSERT_NE(guarded_out.data(), nullptr);
+    auto* in = reinterpret_cast<TokenSpan*>(guarded_spans.data());
+    auto* out = reinterpret_cast<uint64_t*>(guarded_out.data());
+    if (!spans.empty()) std::memcpy(in, spans.data(), spans.size() * sizeof(TokenSpan));
+    GetParam().spans(text, in, spans.size(), seed, out);
+    for (size_t i = 0; i < spans.size(); ++i) {
+      ASSERT_EQ(out[i], Xxh3Hash(text.substr(spans[i].begin, spans[i].length), seed))
+          << "text of " << text.size() << " bytes, span " << spans[i].begin << "+"
+          << spans[i].length << " of " << spans.size() << " seed " << seed;
+    }
+  };
+  std::vector<size_t> sizes;
+  for (size_t size = 0; size <= 17; ++size) sizes.push_back(size);
+  sizes.push_back(40);
+  sizes.push_back(129);
+  const uint64_t seeds[] = {0, 0x0123456789abcdefULL, rng.Next()};
+  for (size_t size : sizes) {
+    for (bool at_end : {true, false}) {
+      GuardedBytes guarded_text(size, at_end);
+      ASSERT_NE(guarded_text.data(), nullptr);
+      const std::string bytes = testing::RandomTokenBytes(size, size + 100);
+      if (size > 0) std::memcpy(guarded_text.data(), bytes.data(), size);
+      const std::string_view text(guarded_text.data(), size);
+      std::vector<TokenSpan> all;
+      for (size_t begin = 0; begin <= size; ++begin) {
+        for (size_t length = 0; begin + length <= size; ++length) all.push_back({begin, length});
+      }
+      for (uint64_t seed : seeds) {
+        check(text, all, seed);
+        std::vector<TokenSpan> shuffled = all;
+        for (size_t i = shuffled.size(); i > 1; --i) {
+          std::swap(shuffled[i - 1], shuffled[rng.Next() % i]);
+        }
+        for (size_t count = 0; count <= 40 && count <= shuffled.size(); ++count) {
+          check(text, std::vector<TokenSpan>(shuffled.begin(), shuffled.begin() + count), seed);
+        }
+        for (size_t count : {size_t{255}, size_t{256}, size_t{257}}) {
+          std::vector<TokenSpan> spans;
+          for (size_t i = 0; i < count; ++i) spans.push_back(all[rng.Next() % all.size()]);
+          check(text, spans, seed);
+        }
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+#else
+TEST_P(Xxh3SpansKernelTest, TextSpansAndOutAgainstNoAccessPagesMatchTheLibrary) {
+  GTEST_SKIP() << "needs mmap and mprotect (Linux)";
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(
     Kernels, Xxh3SpansKernelTest,
