@@ -318,6 +318,20 @@ uint64_t* PieceLineNumbers::Prepare(const SharePiece& piece, uint64_t first_docu
 }
 
 void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids, bool read_failed) {
+  Finish(
+      comm,
+      [ids](uint64_t document, uint64_t line) {
+        if (document >= ids->size()) return;  // a failed read's
+        std::string& id = (*ids)[document];
+        id.resize(id.rfind(':') + 1);  // "<name>:"
+        id += std::to_string(line);
+      },
+      read_failed);
+}
+
+void PieceLineNumbers::Finish(Comm& comm,
+                              const std::function<void(uint64_t document, uint64_t line)>& rename,
+                              bool read_failed) {
   // One more element, summed with the counts: how many ranks before this
   // one failed to read (no other collective).
   std::vector<uint64_t> counts = newlines_;
@@ -328,12 +342,7 @@ void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids, bool re
   auto file_line = [&](size_t unit, uint64_t line) {
     return before[unit] + 1 + (line - kStandInFirstLine);
   };
-  for (const LineId& named : line_ids_) {
-    if (named.document >= ids->size()) continue;  // a failed read's
-    std::string& id = (*ids)[named.document];
-    id.resize(id.rfind(':') + 1);  // "<name>:"
-    id += std::to_string(file_line(named.unit, named.line));
-  }
+  for (const LineId& named : line_ids_) rename(named.document, file_line(named.unit, named.line));
   for (Held& held : held_) {
     if (held.unit != kNoUnit && held.record.line != 0) {
       held.record.line = counts_known ? file_line(held.unit, held.record.line) : 0;

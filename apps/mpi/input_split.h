@@ -35,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,6 +106,12 @@ class PieceLineNumbers {
   // pieces that start inside a file without a line (a line counted from a
   // partial read would be wrong).
   void Finish(Comm& comm, std::vector<std::string>* ids, bool read_failed);
+  // The same, for a caller that keeps no ids (neardup-mpi fingerprint,
+  // which formats each id into its line as it reads): `rename(document,
+  // line)` is called for each document whose id is "<file>:<stand-in
+  // line>", in document order, with the file's line.
+  void Finish(Comm& comm, const std::function<void(uint64_t document, uint64_t line)>& rename,
+              bool read_failed);
 
   // For OpenPiece: sets `options` to read `piece` (its documents the
   // caller's from `first_document` on); returns where its stream counts

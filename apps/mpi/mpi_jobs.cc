@@ -17,6 +17,7 @@
 #include "exit_codes.h"
 #include "input_split.h"
 #include "left_to_exit.h"
+#include "line_id_patch.h"
 #include "mpi_comm.h"
 #include "neardup/deferred_sketches.h"
 #include "neardup/fingerprint_pipeline.h"
@@ -362,10 +363,11 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   const auto started = Clock::now();
   Result<std::unique_ptr<Fingerprinter>> fingerprinter =
       job.device.Create(job.recipe, job.selection);
-  // The lines are formatted as the documents are read, ids with them: so
-  // the line numbers are counted first.
+  // Every rank reads at once; the ids of id-less records in a piece that
+  // starts inside its file are formatted with a stand-in line and
+  // renumbered in the text after the read (RenumberLineIds).
   Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags,
-                                      LineNumbering::kCountFirst);
+                                      LineNumbering::kAfterReading);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
@@ -382,14 +384,20 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   } else {
     FingerprintPipelineStats stats;
     uint64_t invalid_utf8_records = 0;
+    PieceLineNumbers line_numbers(prepared->pieces, prepared->units, &skips);
+    // Where each document's line starts in the text (8 bytes a document;
+    // the lines themselves are ~0.1-3 KB).
+    std::vector<uint64_t> line_starts;
     for (const SharePiece& piece : prepared->pieces) {
-      Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, false);
+      Result<std::unique_ptr<DocumentReader>> reader =
+          OpenPiece(piece, job.input, &skips, false, &line_numbers, line_starts.size());
       status = reader.status();
       if (!status.ok()) break;
       status = RunFingerprintPipeline(
           **reader, **fingerprinter, FingerprintPipelineOptions{},
           [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
             for (size_t i = 0; i < docs.size(); ++i) {
+              line_starts.push_back(lines.text.size());
               format::AppendFingerprintLine(&lines.text, docs[i].id, fingerprints[i], job.selection,
                                             job.recipe.simhash.bits, recipe_id);
             }
@@ -399,6 +407,17 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
       invalid_utf8_records += (*reader)->documents_with_invalid_utf8();
       if (!status.ok()) break;
     }
+    // Every rank, also after a failed read (the sum of the newline counts
+    // is collective).
+    std::vector<LineIdRename> renames;
+    line_numbers.Finish(
+        comm,
+        [&](uint64_t document, uint64_t line) {
+          if (document < line_starts.size()) renames.push_back({line_starts[document], line});
+        },
+        /*read_failed=*/!status.ok());
+    line_starts = {};
+    if (status.ok()) status = RenumberLineIds(&lines.text, renames);
     status = comm.AgreeOnStatus(status);
     lines.skipped = skips.count();
     lines.documents = stats.documents;

@@ -82,7 +82,10 @@ with open("bom.jsonl", "wb") as f:
     f.write((json.dumps({"text": "alpha beta gamma delta " * 20}) + "\n").encode())
 PY
          inputs=(head.jsonl lines.jsonl)
-         commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6") ;;
+         # fingerprint formats each id into its line as it reads: a piece
+         # that starts inside its file renumbers them in the text after.
+         commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6"
+                   "fingerprint --minhash --simhash --chunks") ;;
   # A missing input: the same exit code and a message naming it.
   errors) inputs=(big.jsonl missing.jsonl); commands=("pairs") ;;
   *) echo "unknown set $set" >&2; exit 2 ;;
@@ -151,14 +154,16 @@ if [ "$set" = lines ]; then
     fail "[$set]: neardup reported too few skipped records"
   fi
   for n in "${ranks[@]}"; do
-    "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null \
-      2>"$work/skips.$n" || true
-    if ! grep '^neardup: skipped' "$work/skips.$n" | sort | cmp -s - "$work/skips.expected.sorted"; then
-      fail "[$set, $n ranks]: the skip reports differ from neardup's"
-      grep '^neardup: skipped' "$work/skips.$n" | sort | diff "$work/skips.expected.sorted" - | head -5 >&2 || true
-    else
-      echo "ok [$set, $n ranks] skip reports"
-    fi
+    for command in pairs fingerprint; do
+      "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" $command "${inputs[@]}" -o /dev/null \
+        2>"$work/skips.$n" || true
+      if ! grep '^neardup: skipped' "$work/skips.$n" | sort | cmp -s - "$work/skips.expected.sorted"; then
+        fail "[$set, $n ranks]: the skip reports of $command differ from neardup's"
+        grep '^neardup: skipped' "$work/skips.$n" | sort | diff "$work/skips.expected.sorted" - | head -5 >&2 || true
+      else
+        echo "ok [$set, $n ranks] $command: skip reports"
+      fi
+    done
   done
   "$mpiexec" -n 7 --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null 2>"$work/summary"
   if ! grep -qE "documents per rank: ([0-9]+/)*0(/|\))" "$work/summary"; then
