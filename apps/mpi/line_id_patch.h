@@ -1,6 +1,6 @@
 // `neardup-mpi fingerprint` formats each document's line, id included, as
 // it reads its share (so no rank waits for the newlines of the pieces
-// before it: LineNumbering::kAfterReading). A record without an id gets
+// before it: input_split.h). A record without an id gets
 // "<file>:<line>" with a stand-in line in a piece that starts inside its
 // file; after the read, PieceLineNumbers::Finish knows the file's line, and
 // RenumberLineIds puts it into the formatted text in place.

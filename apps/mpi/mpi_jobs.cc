@@ -278,13 +278,12 @@ struct Prepared {
 };
 
 Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::InputFlags& input,
-                         const std::string& output_path, const MpiFlags& flags,
-                         LineNumbering numbering) {
+                         const std::string& output_path, const MpiFlags& flags) {
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(fingerprinter));
   NEARDUP_ASSIGN_OR_RETURN(std::vector<InputUnit> units, ExamineInputs(comm, input));
   Result<std::optional<cli::OutputFile>> output = OpenOutputOnRoot(comm, output_path, input.inputs);
   if (!output.ok()) return output.status();
-  Result<std::vector<SharePiece>> pieces = PlanShare(comm, units, numbering);
+  Result<std::vector<SharePiece>> pieces = PlanShare(comm, units);
   if (!pieces.ok()) return pieces.status();
   Result<Checkpoint> checkpoint =
       Checkpoint::Open(comm, flags.checkpoint_dir, flags.resume, flags.command_line, input.inputs);
@@ -301,13 +300,12 @@ Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::Inp
 // owner of one of its documents, which scans or reduces them
 // (distributed_clusters.h): MinHash leaves them on their verifiers (the
 // owner of the first or the second document), SimHash sends them to their
-// first documents' owners (PairPlacement::kVerifiers); components clusters on rank 0,
-// which needs only a spanning forest of the pairs (the same connected
-// components).
+// first documents' owners (PairPlacement::kVerifiers); components needs
+// only a spanning forest of each rank's pairs (the same connected
+// components), left where it is for the distributed union-find.
 PairPlacement Placement(const cli::NearDuplicateJob& job) {
   if (job.kind == cli::NearDuplicateOutput::kPairs) return PairPlacement::kOwners;
-  return job.rule == ClusterRule::kComponents ? PairPlacement::kRootForest
-                                              : PairPlacement::kVerifiers;
+  return job.rule == ClusterRule::kComponents ? PairPlacement::kForests : PairPlacement::kVerifiers;
 }
 
 // The exit code after a run that read inputs, as ExitCodeAfterReading.
@@ -366,8 +364,7 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   // Every rank reads at once; the ids of id-less records in a piece that
   // starts inside its file are formatted with a stand-in line and
   // renumbered in the text after the read (RenumberLineIds).
-  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags,
-                                      LineNumbering::kAfterReading);
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
@@ -507,8 +504,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   // Every rank reads at once; the ids that are lines are named again after
   // (input_split.h).
-  Result<Prepared> prepared =
-      Prepare(comm, created, job.input, job.output, flags, LineNumbering::kAfterReading);
+  Result<Prepared> prepared = Prepare(comm, created, job.input, job.output, flags);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);

@@ -4,7 +4,7 @@
 # codes equal).
 #
 # Usage: compare_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR SET RANKS...
-#   SET: one of the cases below (corpus, ranks, split, uneven, lines, examples, errors)
+#   SET: one of the cases below (corpus, ranks, split, uneven, chains, lines, examples, errors)
 set -euo pipefail
 neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4 set=$5
 shift 5
@@ -46,7 +46,31 @@ case $set in
   # durable output. At 4 ranks (where a rank holds no document, below) it
   # stays durable: empty parts fsynced.
   uneven) inputs=(long.jsonl small.jsonl); no_fsync_ranks=2
-          commands=("${all[@]:0:1}" "${all[@]:5:1}" "${all[@]:9:1}") ;;
+          commands=("${all[@]:0:1}" "${all[@]:5:1}" "${all[@]:9:1}" "${all[@]:4:1}") ;;
+  # The components rule's union-find spread over the ranks: chains of
+  # near-duplicates (each document like its next two or three only), their
+  # documents shuffled over the input, so a component's smallest member
+  # must reach members on every rank through long paths of pairs that
+  # different ranks verified.
+  chains) /usr/bin/python3 - <<'PY'
+import json, random
+rng = random.Random(17)
+docs = []
+for chain in range(6):
+    length = 10 + 25 * chain
+    for j in range(length):
+        words = ["c%dw%d" % (chain, i) for i in range(10 * j, 10 * j + 80)]
+        docs.append(" ".join(words))
+for k in range(60):
+    docs.append(" ".join("s%dw%d" % (k, i) for i in range(80)))
+rng.shuffle(docs)
+with open("chains.jsonl", "w") as f:
+    for i, text in enumerate(docs):
+        f.write(json.dumps({"id": "d%d" % i, "text": text}) + "\n")
+PY
+          inputs=(chains.jsonl)
+          commands=("clusters --rule components --threshold 0.5" "dedup --rule components --threshold 0.5"
+                    "clusters --rule components --method simhash --max-distance 6") ;;
   # To standard output: the parts go through rank 0 (elsewhere each rank
   # writes its part of the output file itself).
   examples) inputs=("$source_dir/examples/news.jsonl"); to_stdout=1
