@@ -177,38 +177,150 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
   return cluster_of;
 }
 
-// Components: rank 0 clusters the ranks' forests and sends each rank its
-// slice. Collective.
-Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout& layout,
-                                                const std::vector<SimilarPair>& pairs) {
-  std::vector<std::string> slices(static_cast<size_t>(comm.size()));
+// The labels of `docs` (any rank's; `label` this rank's documents'):
+// each asked of its owner. Collective (two exchanges, one agreement).
+Result<std::vector<uint64_t>> LabelsOf(Comm& comm, const DocumentLayout& layout,
+                                       const std::vector<uint64_t>& label,
+                                       const std::vector<uint64_t>& docs) {
+  const OwnRange own = OwnRangeOf(comm, layout);
+  const size_t ranks = static_cast<size_t>(comm.size());
+  std::vector<std::string> ask(ranks);
+  for (uint64_t doc : docs) ByteWriter(&ask[static_cast<size_t>(layout.OwnerOf(doc))]).Put(doc);
+  std::vector<std::string> asked;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(ask), &asked));
+  std::vector<std::string> answer(ranks);
   Status status;
-  if (comm.rank() == 0) {
-    Result<std::vector<uint64_t>> all =
-        ClusterDocuments(layout.total, pairs, ClusterRule::kComponents);
-    if (all.ok()) {
-      for (size_t r = 0; r < slices.size(); ++r) {
-        const auto begin = all->begin() + static_cast<ptrdiff_t>(layout.first[r]);
-        ByteWriter(&slices[r])
-            .PutVector(
-                std::vector<uint64_t>(begin, begin + static_cast<ptrdiff_t>(layout.count[r])));
-      }
-    } else {
-      status = all.status();
+  for (size_t r = 0; r < ranks && status.ok(); ++r) {
+    std::vector<uint64_t> wanted;
+    status = GetOwnDocs(asked[r], own, &wanted);
+    ByteWriter writer(&answer[r]);
+    for (uint64_t doc : wanted) writer.Put(label[doc - own.first]);
+  }
+  // A bad request leaves its asker short of answers: the one agreement
+  // below fails every rank (no collective is skipped on the way).
+  std::vector<std::string> answered;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(answer), &answered));
+  std::vector<ByteReader> readers;
+  readers.reserve(ranks);
+  for (const std::string& message : answered) readers.emplace_back(message);
+  std::vector<uint64_t> labels(docs.size());
+  for (size_t i = 0; i < docs.size() && status.ok(); ++i) {
+    status = readers[static_cast<size_t>(layout.OwnerOf(docs[i]))].Get(&labels[i]);
+    if (status.ok() && labels[i] > docs[i]) {
+      status = InternalError("document " + std::to_string(docs[i]) + " has the label " +
+                             std::to_string(labels[i]) + ", above itself");
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  std::vector<std::string> received;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(slices), &received));
-  std::vector<uint64_t> cluster_of;
-  ByteReader reader(received[0]);
-  status = reader.GetVector(&cluster_of);
-  if (status.ok() && cluster_of.size() != OwnRangeOf(comm, layout).count) {
-    status = InternalError("received the clusters of " + std::to_string(cluster_of.size()) +
-                           " documents");
+  return labels;
+}
+
+// Components: a union-find spread over the ranks, each document's label
+// (the smallest member of its component found so far, itself at first) on
+// its owner, each rank's spanning forest where it is
+// (PairPlacement::kForests). A round hooks: for each pair (a, b) with
+// labels la != lb, the end with the larger label and that label's document
+// are told m = min(la, lb) (each owner keeps the smallest it is told); then
+// labels jump once (a document whose label l is not itself takes l's
+// label). Rounds go on until one lowers no label (one Sum a round: about
+// a dozen collectives a round in all, each a few ms on the loaded VM). Labels only fall
+// and stay members of their component, so at the fixed point (no pair has
+// two labels, no label has another) each component has one label, which
+// is its smallest member's own: ClusterDocuments' cluster_of. Rounds:
+// about log of the longest path (each hook and jump halves it, roughly).
+// Collective; nothing gathered on one rank.
+Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout& layout,
+                                                const std::vector<SimilarPair>& pairs) {
+  const OwnRange own = OwnRangeOf(comm, layout);
+  const size_t ranks = static_cast<size_t>(comm.size());
+  Status status;
+  for (const SimilarPair& pair : pairs) {
+    if (!(pair.a < pair.b && pair.b < layout.total)) {
+      status =
+          InternalError("pair (" + std::to_string(pair.a) + ", " + std::to_string(pair.b) +
+                        ") must have a < b < the " + std::to_string(layout.total) + " documents");
+      break;
+    }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return cluster_of;
+  std::vector<uint64_t> label(own.count);
+  for (uint64_t i = 0; i < own.count; ++i) label[i] = own.first + i;
+  std::vector<uint64_t> ends;  // a and b of each pair
+  ends.reserve(2 * pairs.size());
+  for (const SimilarPair& pair : pairs) {
+    ends.push_back(pair.a);
+    ends.push_back(pair.b);
+  }
+  // Applies the (document, label) records sent here: each own document
+  // keeps the smallest. Returns how many labels fell.
+  auto apply = [&](const std::vector<std::string>& received, uint64_t* fell) -> Status {
+    for (const std::string& message : received) {
+      ByteReader reader(message);
+      while (!reader.done()) {
+        uint64_t doc = 0;
+        uint64_t to = 0;
+        NEARDUP_RETURN_IF_ERROR(reader.Get(&doc));
+        NEARDUP_RETURN_IF_ERROR(reader.Get(&to));
+        if (!own.Holds(doc) || to > doc) {
+          return InternalError("a label " + std::to_string(to) + " for document " +
+                               std::to_string(doc) + ", which is not on this rank or is below it");
+        }
+        uint64_t& mine = label[doc - own.first];
+        if (to < mine) {
+          mine = to;
+          ++*fell;
+        }
+      }
+    }
+    return Status::Ok();
+  };
+  for (;;) {
+    // Hook.
+    NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> end_labels, LabelsOf(comm, layout, label, ends));
+    std::vector<std::string> tell(ranks);
+    auto put = [&](uint64_t doc, uint64_t to) {
+      ByteWriter writer(&tell[static_cast<size_t>(layout.OwnerOf(doc))]);
+      writer.Put(doc);
+      writer.Put(to);
+    };
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      const uint64_t la = end_labels[2 * i];
+      const uint64_t lb = end_labels[2 * i + 1];
+      if (la == lb) continue;
+      const uint64_t m = std::min(la, lb);
+      const uint64_t high = std::max(la, lb);
+      put(high, m);
+      put(la == m ? pairs[i].b : pairs[i].a, m);
+    }
+    end_labels = {};
+    std::vector<std::string> received;
+    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(tell), &received));
+    uint64_t fell = 0;
+    const Status applied = apply(received, &fell);
+    received = {};
+    // Jump once.
+    std::vector<uint64_t> pointing;  // own documents whose label is another's
+    std::vector<uint64_t> targets;
+    for (uint64_t i = 0; i < own.count; ++i) {
+      if (label[i] != own.first + i) {
+        pointing.push_back(i);
+        targets.push_back(label[i]);
+      }
+    }
+    NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> next, LabelsOf(comm, layout, label, targets));
+    uint64_t jumped = 0;
+    for (size_t k = 0; k < pointing.size(); ++k) {
+      if (next[k] < label[pointing[k]]) {
+        label[pointing[k]] = next[k];
+        ++jumped;
+      }
+    }
+    NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(applied));
+    // Done when the round lowered no label: then no pair has two labels
+    // (its hook would have lowered one).
+    if (comm.Sum(fell + jumped) == 0) break;
+  }
+  return label;
 }
 
 }  // namespace

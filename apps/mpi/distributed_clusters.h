@@ -18,8 +18,10 @@
 //   pass over a rank's documents and their earlier neighbours); the
 //   grouping of the pairs by document runs on every rank at once, while
 //   the earlier ranks scan.
-// - components: rank 0 clusters the ranks' spanning forests
-//   (PairPlacement::kRootForest) and sends each rank its documents' slice.
+// - components: a union-find spread over the ranks (each document's label,
+//   the smallest member found so far, on its owner; each rank's spanning
+//   forest, PairPlacement::kForests, where it is): rounds of hooking over
+//   the forests' pairs and of label jumping, until no label changes.
 // Thread safety: collective operations; the main thread only.
 #ifndef NEARDUP_APPS_MPI_DISTRIBUTED_CLUSTERS_H_
 #define NEARDUP_APPS_MPI_DISTRIBUTED_CLUSTERS_H_
@@ -39,7 +41,7 @@ namespace neardup::mpi {
 // for i = 0..count-1), equal to the slice of ClusterDocuments(all pairs,
 // rule). `pairs`: leader, the pairs this rank verified (each with its
 // first or second document here; sorted by (a, b), else sorted here);
-// components, the forest on rank 0 (none elsewhere).
+// components, any pairs on any rank (this rank's spanning forest).
 Result<std::vector<uint64_t>> ClusterOnRanks(Comm& comm, const DocumentLayout& layout,
                                              std::vector<SimilarPair> pairs, ClusterRule rule);
 

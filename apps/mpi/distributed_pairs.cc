@@ -32,14 +32,8 @@ Status GetSketch(ByteReader* reader, bool with_chunks, Fingerprint* fingerprint)
 
 constexpr size_t kPairRecordBytes = 8 + 8 + 8 + 4;
 
-void PutPair(const SimilarPair& pair, ByteWriter* writer) {
-  writer->Put(pair.a);
-  writer->Put(pair.b);
-  writer->Put(pair.similarity);
-  writer->Put<int32_t>(pair.distance);
-}
-
-// A pair's record written at `out` (kPairRecordBytes), as PutPair writes it.
+// A pair's record written at `out` (kPairRecordBytes): a, b, similarity,
+// distance (int32), native byte order; GetPairs reads it.
 void StorePair(const SimilarPair& pair, char* out) {
   const int32_t distance = pair.distance;
   std::memcpy(out, &pair.a, 8);
@@ -94,22 +88,33 @@ void MergeSortedRuns(std::vector<SimilarPair>* pairs) {
 // The pairs (sorted) that join two components not yet joined by an earlier
 // pair, in order: a spanning forest of the pairs' graph, the same connected
 // components, at most one pair per document. Union-find with path halving
-// and union by size over the documents of the pairs (compressed to
-// 0..m-1).
-std::vector<SimilarPair> SpanningForest(const std::vector<SimilarPair>& pairs) {
+// and union by size over the documents of the pairs: indexed by document
+// number when the corpus (`total`) has at most twice as many documents as
+// there are pair ends (an array no larger than the list of ends it saves
+// sorting: 23M pairs of the 1M corpus, ~5 CPU s a rank before), else over
+// the pairs' documents compressed to 0..m-1 (sorted, binary search). Which
+// root wins a union does not change which pairs are kept, so both give the
+// same forest.
+std::vector<SimilarPair> SpanningForest(const std::vector<SimilarPair>& pairs, uint64_t total) {
+  bool dense = total / 4 <= pairs.size();
+  for (size_t i = 0; dense && i < pairs.size(); ++i)
+    dense = pairs[i].b < total && pairs[i].a < total;
   std::vector<uint64_t> docs;
-  docs.reserve(2 * pairs.size());
-  for (const SimilarPair& pair : pairs) {
-    docs.push_back(pair.a);
-    docs.push_back(pair.b);
+  if (!dense) {
+    docs.reserve(2 * pairs.size());
+    for (const SimilarPair& pair : pairs) {
+      docs.push_back(pair.a);
+      docs.push_back(pair.b);
+    }
+    std::sort(docs.begin(), docs.end());
+    docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
   }
-  std::sort(docs.begin(), docs.end());
-  docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
   auto index = [&](uint64_t doc) {
+    if (dense) return static_cast<size_t>(doc);
     return static_cast<size_t>(std::lower_bound(docs.begin(), docs.end(), doc) - docs.begin());
   };
-  std::vector<size_t> parent(docs.size());
-  std::vector<uint32_t> size(docs.size(), 1);
+  std::vector<size_t> parent(dense ? static_cast<size_t>(total) : docs.size());
+  std::vector<uint32_t> size(parent.size(), 1);
   for (size_t i = 0; i < parent.size(); ++i) parent[i] = i;
   auto find = [&](size_t x) {
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
@@ -130,75 +135,62 @@ std::vector<SimilarPair> SpanningForest(const std::vector<SimilarPair>& pairs) {
 
 // Each rank's verified pairs (sorted) to where `placement` puts them,
 // sorted there. *verified: this rank's verified pairs, before a forest
-// was taken. Collective (but for kVerifiers, which moves nothing).
+// was taken. Collective (but for kVerifiers and kForests, which move
+// nothing).
 Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& layout,
                                             std::vector<SimilarPair> pairs, PairPlacement placement,
                                             uint64_t* verified) {
   *verified = pairs.size();
   if (placement == PairPlacement::kVerifiers) return pairs;
-  if (placement == PairPlacement::kRootForest) pairs = SpanningForest(pairs);
+  // kForests: each rank's forest stays where it is.
+  if (placement == PairPlacement::kForests) return SpanningForest(pairs, layout.total);
   // One rank: its list, sorted, is the result (no encoding round trip).
   if (comm.size() == 1) return pairs;
+  // kOwners.
   std::vector<SimilarPair> placed;
-  if (placement == PairPlacement::kOwners) {
-    const size_t me = static_cast<size_t>(comm.rank());
-    // Each message sized first and filled in place (a record appended
-    // field by field, growing its string, took as long as verifying).
-    const auto owner_of = [&](const SimilarPair& pair) {
-      return static_cast<size_t>(layout.OwnerOf(pair.a));
-    };
-    std::vector<uint64_t> records(static_cast<size_t>(comm.size()), 0);
-    for (const SimilarPair& pair : pairs) ++records[owner_of(pair)];
-    std::vector<std::string> send(records.size());
-    std::vector<char*> next(records.size(), nullptr);
-    for (size_t r = 0; r < records.size(); ++r) {
-      if (r == me) continue;
-      send[r].resize(records[r] * kPairRecordBytes);
-      next[r] = send[r].data();
-    }
-    // The pairs that stay here are kept as they are (a sorted run), not
-    // encoded and decoded.
-    size_t kept = 0;
-    for (const SimilarPair& pair : pairs) {
-      const size_t owner = owner_of(pair);
-      if (owner == me) {
-        pairs[kept++] = pair;
-      } else {
-        StorePair(pair, next[owner]);
-        next[owner] += kPairRecordBytes;
-      }
-    }
-    pairs.resize(kept);
-    placed = std::move(pairs);
-    pairs = {};
-    std::vector<std::string> received;
-    NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
-    Status status;
-    size_t incoming = placed.size();
-    for (const std::string& message : received) incoming += message.size() / kPairRecordBytes;
-    placed.reserve(incoming);
-    for (std::string& message : received) {
-      if (GetPairs(message, &placed) != message.size() && status.ok()) {
-        status = DataLossError("a message of pairs is not whole records");
-      }
-      message = {};
-    }
-    NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-    MergeSortedRuns(&placed);
-    return placed;
+  const size_t me = static_cast<size_t>(comm.rank());
+  // Each message sized first and filled in place (a record appended
+  // field by field, growing its string, took as long as verifying).
+  const auto owner_of = [&](const SimilarPair& pair) {
+    return static_cast<size_t>(layout.OwnerOf(pair.a));
+  };
+  std::vector<uint64_t> records(static_cast<size_t>(comm.size()), 0);
+  for (const SimilarPair& pair : pairs) ++records[owner_of(pair)];
+  std::vector<std::string> send(records.size());
+  std::vector<char*> next(records.size(), nullptr);
+  for (size_t r = 0; r < records.size(); ++r) {
+    if (r == me) continue;
+    send[r].resize(records[r] * kPairRecordBytes);
+    next[r] = send[r].data();
   }
-  // kRootForest: every rank's forest gathered on rank 0.
-  std::string message;
-  ByteWriter writer(&message);
-  for (const SimilarPair& pair : pairs) PutPair(pair, &writer);
+  // The pairs that stay here are kept as they are (a sorted run), not
+  // encoded and decoded.
+  size_t kept = 0;
+  for (const SimilarPair& pair : pairs) {
+    const size_t owner = owner_of(pair);
+    if (owner == me) {
+      pairs[kept++] = pair;
+    } else {
+      StorePair(pair, next[owner]);
+      next[owner] += kPairRecordBytes;
+    }
+  }
+  pairs.resize(kept);
+  placed = std::move(pairs);
   pairs = {};
-  // A record may straddle two pieces of the gather: keep the tail.
-  std::string pending;
-  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(message, [&](std::string_view piece) -> Status {
-    pending.append(piece);
-    pending.erase(0, GetPairs(pending, &placed));
-    return Status::Ok();
-  }));
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  Status status;
+  size_t incoming = placed.size();
+  for (const std::string& message : received) incoming += message.size() / kPairRecordBytes;
+  placed.reserve(incoming);
+  for (std::string& message : received) {
+    if (GetPairs(message, &placed) != message.size() && status.ok()) {
+      status = DataLossError("a message of pairs is not whole records");
+    }
+    message = {};
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
   MergeSortedRuns(&placed);
   return placed;
 }

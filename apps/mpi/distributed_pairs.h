@@ -61,7 +61,7 @@ struct DistributedPairsStats {
   // numbers) handed to the ranks that asked for them to sketch there.
   uint64_t sketch_bytes = 0;
   uint64_t candidate_bytes = 0;
-  uint64_t verified_pairs = 0;  // this rank's verified pairs (before kRootForest)
+  uint64_t verified_pairs = 0;  // this rank's verified pairs (before kForests)
   uint64_t pair_bytes = 0;      // bytes of verified pairs this rank sent to be placed
   // MinHash: documents whose deferred sketches it computed (its own and
   // those whose records were handed to it).
@@ -92,11 +92,12 @@ enum class PairPlacement {
   // For the components rule, which needs only the connected components:
   // each rank's pairs reduced to a spanning forest (a pair is kept when it
   // joins two components of the rank's earlier pairs: at most one per
-  // document), on rank 0. The union of the forests has the components of
-  // all pairs, so ClusterDocuments(kComponents) gives the same clusters;
-  // rank 0 holds at most (documents in clusters - 1) x the ranks pairs
-  // instead of every pair (a clique of m copies: m - 1 instead of m(m-1)/2).
-  kRootForest,
+  // document), left on that rank. The union of the forests has the
+  // components of all pairs, so the distributed union-find
+  // (distributed_clusters.h) gives ClusterDocuments(kComponents)'s clusters
+  // (a clique of m copies: m - 1 pairs instead of m(m-1)/2). Until session
+  // 17 the forests went to rank 0, which clustered them alone.
+  kForests,
   // Each pair on the owner of its first document: the ranks' lists,
   // concatenated in rank order, are the sorted list (so each rank can
   // write its part of `pairs`' output). 28 bytes a pair, spread.

@@ -80,8 +80,8 @@ class RangeStream : public ByteStream {
   uint64_t* newlines_;
 };
 
-// kAfterReading: where a piece that starts inside its file numbers its first
-// line until the lines before it are counted. Not 1: a byte order mark is
+// Where a piece that starts inside its file numbers its first line until
+// the lines before it are counted. Not 1: a byte order mark is
 // passed over only on line 1, which such a piece never holds.
 constexpr uint64_t kStandInFirstLine = 2;
 
@@ -102,19 +102,6 @@ Result<uint64_t> LineStartAtOrAfter(const File& file, uint64_t position, uint64_
     offset += got;
   }
   return size;
-}
-
-Result<uint64_t> CountNewlines(const File& file, uint64_t begin, uint64_t end) {
-  std::string buffer(kScanBytes, '\0');
-  uint64_t count = 0;
-  for (uint64_t offset = begin; offset < end;) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), end - offset));
-    NEARDUP_ASSIGN_OR_RETURN(size_t got, file.ReadAt(offset, buffer.data(), want));
-    if (got == 0) break;
-    count += static_cast<uint64_t>(std::count(buffer.data(), buffer.data() + got, '\n'));
-    offset += got;
-  }
-  return count;
 }
 
 bool EndsWithNoCase(const std::string& text, std::string_view suffix) {
@@ -201,9 +188,7 @@ Result<std::vector<InputUnit>> ExamineInputs(Comm& comm, const cli::InputFlags& 
   return units;
 }
 
-Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUnit>& units,
-                                          LineNumbering numbering) {
-  const bool count_first = numbering == LineNumbering::kCountFirst;
+Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUnit>& units) {
   const uint64_t ranks = static_cast<uint64_t>(comm.size());
   const uint64_t me = static_cast<uint64_t>(comm.rank());
   uint64_t total = 0;
@@ -222,8 +207,6 @@ Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUni
   };
 
   std::vector<SharePiece> pieces;
-  std::vector<uint64_t> newlines(units.size(), 0);
-  std::vector<size_t> piece_of(units.size(), SIZE_MAX);
   Status status;
   uint64_t offset = 0;
   for (size_t u = 0; u < units.size() && status.ok(); ++u) {
@@ -252,19 +235,6 @@ Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUni
       break;
     }
     if (*begin >= *end) continue;
-    // Only the ranks after this one read the count (the line numbers before
-    // their pieces); a piece that runs to the file's end has none after it
-    // in this file (their pieces are empty), so its pass over the piece is
-    // skipped: the last rank of a single file reads nothing twice.
-    if (*end < unit.bytes && count_first) {
-      Result<uint64_t> count = CountNewlines(*file, *begin, *end);
-      if (!count.ok()) {
-        status = count.status();
-        break;
-      }
-      newlines[u] = *count;
-    }
-    piece_of[u] = pieces.size();
     SharePiece piece;
     piece.split_path = unit.path;
     piece.begin = *begin;
@@ -275,11 +245,6 @@ Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUni
     pieces.push_back(std::move(piece));
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  if (!count_first) return pieces;
-  const std::vector<uint64_t> before = comm.ExclusivePrefixSum(newlines);
-  for (size_t u = 0; u < units.size(); ++u) {
-    if (piece_of[u] != SIZE_MAX) pieces[piece_of[u]].first_line_number = before[u] + 1;
-  }
   return pieces;
 }
 
@@ -318,6 +283,20 @@ uint64_t* PieceLineNumbers::Prepare(const SharePiece& piece, uint64_t first_docu
 }
 
 void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids, bool read_failed) {
+  Finish(
+      comm,
+      [ids](uint64_t document, uint64_t line) {
+        if (document >= ids->size()) return;  // a failed read's
+        std::string& id = (*ids)[document];
+        id.resize(id.rfind(':') + 1);  // "<name>:"
+        id += std::to_string(line);
+      },
+      read_failed);
+}
+
+void PieceLineNumbers::Finish(Comm& comm,
+                              const std::function<void(uint64_t document, uint64_t line)>& rename,
+                              bool read_failed) {
   // One more element, summed with the counts: how many ranks before this
   // one failed to read (no other collective).
   std::vector<uint64_t> counts = newlines_;
@@ -328,12 +307,7 @@ void PieceLineNumbers::Finish(Comm& comm, std::vector<std::string>* ids, bool re
   auto file_line = [&](size_t unit, uint64_t line) {
     return before[unit] + 1 + (line - kStandInFirstLine);
   };
-  for (const LineId& named : line_ids_) {
-    if (named.document >= ids->size()) continue;  // a failed read's
-    std::string& id = (*ids)[named.document];
-    id.resize(id.rfind(':') + 1);  // "<name>:"
-    id += std::to_string(file_line(named.unit, named.line));
-  }
+  for (const LineId& named : line_ids_) rename(named.document, file_line(named.unit, named.line));
   for (Held& held : held_) {
     if (held.unit != kNoUnit && held.record.line != 0) {
       held.record.line = counts_known ? file_line(held.unit, held.record.line) : 0;
@@ -360,7 +334,7 @@ Result<std::unique_ptr<DocumentReader>> OpenPiece(const SharePiece& piece,
     if (piece.first_line_number == 0) {
       return InvalidArgumentError("OpenPiece: " + piece.split_path + " from byte " +
                                   std::to_string(piece.begin) +
-                                  " has no known first line (planned with kAfterReading): "
+                                  " has no known first line: "
                                   "read it through PieceLineNumbers");
     }
     options.first_line_number = piece.first_line_number;

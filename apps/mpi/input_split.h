@@ -16,25 +16,23 @@
 // A split piece is read through DocumentReader::FromStream; ids of records
 // without one ("<file>:<line>") and skip reports give the whole file's line
 // numbers, which need the newlines of the pieces before it (on earlier
-// ranks). Two ways (LineNumbering):
-// - kCountFirst: PlanShare counts each piece's newlines (a pass over it)
-//   and sums them over the ranks (MPI_Exscan: a rank waits for the ranks
-//   before it to count) before anything is read; the reader then numbers
-//   from the right line (InputOptions::first_line_number).
-// - kAfterReading: every rank reads its pieces at once, numbering a piece
-//   that starts inside its file from a stand-in line; the newlines are
-//   counted by the stream as it reads; PieceLineNumbers then sums them over
-//   the ranks and names the documents again (InputOptions::on_line_id) and
-//   reports the skipped records, which it held back, with the file's lines.
-//   Only a rank's first piece can start inside a file (its later ones start
-//   at their inputs' beginning), and no rank waits for another to read.
-// Cost: one stat per input (a walk of each input directory) on rank 0;
-// kCountFirst reads every piece but a file's last twice.
+// ranks). Every rank reads its pieces at once, numbering a piece that
+// starts inside its file from a stand-in line; the newlines are counted by
+// the stream as it reads; PieceLineNumbers then sums them over the ranks
+// and names the documents again (InputOptions::on_line_id; or the caller
+// does, from a callback: neardup-mpi fingerprint, line_id_patch.h) and
+// reports the skipped records, which it held back, with the file's lines.
+// Only a rank's first piece can start inside a file (its later ones start
+// at their inputs' beginning), and no rank waits for another to read.
+// (Until session 17 `fingerprint` counted each piece's newlines first, a
+// second pass over it, and summed them before reading: kCountFirst.)
+// Cost: one stat per input (a walk of each input directory) on rank 0.
 #ifndef NEARDUP_APPS_MPI_INPUT_SPLIT_H_
 #define NEARDUP_APPS_MPI_INPUT_SPLIT_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,28 +63,23 @@ struct SharePiece {
   std::string split_path;                 // else this file's [begin, end)
   uint64_t begin = 0;
   uint64_t end = 0;
-  // The line of `begin` in the file. kCountFirst: always known.
-  // kAfterReading: 1 for a piece at the file's start, else 0 (unknown) for
-  // good: such a piece is read only through PieceLineNumbers (OpenPiece
+  // The line of `begin` in the file: 1 for a piece at the file's start,
+  // else 0 (unknown) for good: such a piece is read only through PieceLineNumbers (OpenPiece
   // refuses it without one), which numbers it from a stand-in line and
   // names its lines after the read (Finish leaves this field as it is).
   uint64_t first_line_number = 1;
-  // Split pieces (set under either numbering, used by kAfterReading only):
-  // the input's index among the units, and whether a later rank's piece of
+  // Split pieces: the input's index among the units, and whether a later rank's piece of
   // it needs this piece's newline count (the piece ends before the file
   // does).
   size_t unit = 0;
   bool count_newlines = false;
 };
 
-enum class LineNumbering { kCountFirst, kAfterReading };
+// This rank's pieces, in input order. Collective (the ranks agree on the
+// status).
+Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUnit>& units);
 
-// This rank's pieces, in input order. Collective (with kCountFirst, the
-// newline prefix sums).
-Result<std::vector<SharePiece>> PlanShare(Comm& comm, const std::vector<InputUnit>& units,
-                                          LineNumbering numbering);
-
-// The file's line numbers for pieces planned with kAfterReading: pass it to
+// The file's line numbers of the pieces: pass it to
 // OpenPiece for each of this rank's pieces, then call Finish on every rank
 // (also after a failed read, before the ranks agree on it).
 class PieceLineNumbers {
@@ -105,6 +98,12 @@ class PieceLineNumbers {
   // pieces that start inside a file without a line (a line counted from a
   // partial read would be wrong).
   void Finish(Comm& comm, std::vector<std::string>* ids, bool read_failed);
+  // The same, for a caller that keeps no ids (neardup-mpi fingerprint,
+  // which formats each id into its line as it reads): `rename(document,
+  // line)` is called for each document whose id is "<file>:<stand-in
+  // line>", in document order, with the file's line.
+  void Finish(Comm& comm, const std::function<void(uint64_t document, uint64_t line)>& rename,
+              bool read_failed);
 
   // For OpenPiece: sets `options` to read `piece` (its documents the
   // caller's from `first_document` on); returns where its stream counts
@@ -131,10 +130,9 @@ class PieceLineNumbers {
 };
 
 // A reader over one piece with the flags' options; skipped records go to
-// `skips` (through `lines` when given: pieces planned with kAfterReading,
-// whose documents are the caller's from `first_document` on).
-// InvalidArgument for a split piece whose first line is unknown
-// (kAfterReading, starting inside its file) without `lines`.
+// `skips` (through `lines` when given; the piece's documents are the
+// caller's from `first_document` on). InvalidArgument for a split piece
+// whose first line is unknown (it starts inside its file) without `lines`.
 Result<std::unique_ptr<DocumentReader>> OpenPiece(const SharePiece& piece,
                                                   const cli::InputFlags& flags,
                                                   cli::SkipReporter* skips, bool keep_raw_records,

@@ -17,6 +17,7 @@
 #include "exit_codes.h"
 #include "input_split.h"
 #include "left_to_exit.h"
+#include "line_id_patch.h"
 #include "mpi_comm.h"
 #include "neardup/deferred_sketches.h"
 #include "neardup/fingerprint_pipeline.h"
@@ -277,13 +278,12 @@ struct Prepared {
 };
 
 Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::InputFlags& input,
-                         const std::string& output_path, const MpiFlags& flags,
-                         LineNumbering numbering) {
+                         const std::string& output_path, const MpiFlags& flags) {
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(fingerprinter));
   NEARDUP_ASSIGN_OR_RETURN(std::vector<InputUnit> units, ExamineInputs(comm, input));
   Result<std::optional<cli::OutputFile>> output = OpenOutputOnRoot(comm, output_path, input.inputs);
   if (!output.ok()) return output.status();
-  Result<std::vector<SharePiece>> pieces = PlanShare(comm, units, numbering);
+  Result<std::vector<SharePiece>> pieces = PlanShare(comm, units);
   if (!pieces.ok()) return pieces.status();
   Result<Checkpoint> checkpoint =
       Checkpoint::Open(comm, flags.checkpoint_dir, flags.resume, flags.command_line, input.inputs);
@@ -300,13 +300,12 @@ Result<Prepared> Prepare(Comm& comm, const Status& fingerprinter, const cli::Inp
 // owner of one of its documents, which scans or reduces them
 // (distributed_clusters.h): MinHash leaves them on their verifiers (the
 // owner of the first or the second document), SimHash sends them to their
-// first documents' owners (PairPlacement::kVerifiers); components clusters on rank 0,
-// which needs only a spanning forest of the pairs (the same connected
-// components).
+// first documents' owners (PairPlacement::kVerifiers); components needs
+// only a spanning forest of each rank's pairs (the same connected
+// components), left where it is for the distributed union-find.
 PairPlacement Placement(const cli::NearDuplicateJob& job) {
   if (job.kind == cli::NearDuplicateOutput::kPairs) return PairPlacement::kOwners;
-  return job.rule == ClusterRule::kComponents ? PairPlacement::kRootForest
-                                              : PairPlacement::kVerifiers;
+  return job.rule == ClusterRule::kComponents ? PairPlacement::kForests : PairPlacement::kVerifiers;
 }
 
 // The exit code after a run that read inputs, as ExitCodeAfterReading.
@@ -362,10 +361,10 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   const auto started = Clock::now();
   Result<std::unique_ptr<Fingerprinter>> fingerprinter =
       job.device.Create(job.recipe, job.selection);
-  // The lines are formatted as the documents are read, ids with them: so
-  // the line numbers are counted first.
-  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags,
-                                      LineNumbering::kCountFirst);
+  // Every rank reads at once; the ids of id-less records in a piece that
+  // starts inside its file are formatted with a stand-in line and
+  // renumbered in the text after the read (RenumberLineIds).
+  Result<Prepared> prepared = Prepare(comm, fingerprinter.status(), job.input, job.output, flags);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);
@@ -382,14 +381,20 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
   } else {
     FingerprintPipelineStats stats;
     uint64_t invalid_utf8_records = 0;
+    PieceLineNumbers line_numbers(prepared->pieces, prepared->units, &skips);
+    // Where each document's line starts in the text (8 bytes a document;
+    // the lines themselves are ~0.1-3 KB).
+    std::vector<uint64_t> line_starts;
     for (const SharePiece& piece : prepared->pieces) {
-      Result<std::unique_ptr<DocumentReader>> reader = OpenPiece(piece, job.input, &skips, false);
+      Result<std::unique_ptr<DocumentReader>> reader =
+          OpenPiece(piece, job.input, &skips, false, &line_numbers, line_starts.size());
       status = reader.status();
       if (!status.ok()) break;
       status = RunFingerprintPipeline(
           **reader, **fingerprinter, FingerprintPipelineOptions{},
           [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
             for (size_t i = 0; i < docs.size(); ++i) {
+              line_starts.push_back(lines.text.size());
               format::AppendFingerprintLine(&lines.text, docs[i].id, fingerprints[i], job.selection,
                                             job.recipe.simhash.bits, recipe_id);
             }
@@ -399,6 +404,17 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
       invalid_utf8_records += (*reader)->documents_with_invalid_utf8();
       if (!status.ok()) break;
     }
+    // Every rank, also after a failed read (the sum of the newline counts
+    // is collective).
+    std::vector<LineIdRename> renames;
+    line_numbers.Finish(
+        comm,
+        [&](uint64_t document, uint64_t line) {
+          if (document < line_starts.size()) renames.push_back({line_starts[document], line});
+        },
+        /*read_failed=*/!status.ok());
+    line_starts = {};
+    if (status.ok()) status = RenumberLineIds(&lines.text, renames);
     status = comm.AgreeOnStatus(status);
     lines.skipped = skips.count();
     lines.documents = stats.documents;
@@ -488,8 +504,7 @@ int RunNearDuplicatesOnRanks(const cli::NearDuplicateJob& job, const MpiFlags& f
   }
   // Every rank reads at once; the ids that are lines are named again after
   // (input_split.h).
-  Result<Prepared> prepared =
-      Prepare(comm, created, job.input, job.output, flags, LineNumbering::kAfterReading);
+  Result<Prepared> prepared = Prepare(comm, created, job.input, job.output, flags);
   if (!prepared.ok()) return ReportErrorOnRanks(prepared.status(), comm.rank());
   std::optional<cli::OutputFile>* output = &prepared->output;
   cli::SkipReporter skips(job.run.quiet);

@@ -4,7 +4,8 @@
 # codes equal).
 #
 # Usage: compare_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR SET RANKS...
-#   SET: one of the cases below (corpus, ranks, split, uneven, lines, simhash, examples, errors)
+#   SET: one of the cases below (corpus, ranks, split, uneven, chains, lines, simhash, examples,
+#   errors)
 set -euo pipefail
 neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4 set=$5
 shift 5
@@ -46,7 +47,31 @@ case $set in
   # durable output. At 4 ranks (where a rank holds no document, below) it
   # stays durable: empty parts fsynced.
   uneven) inputs=(long.jsonl small.jsonl); no_fsync_ranks=2
-          commands=("${all[@]:0:1}" "${all[@]:5:1}" "${all[@]:9:1}") ;;
+          commands=("${all[@]:0:1}" "${all[@]:5:1}" "${all[@]:9:1}" "${all[@]:4:1}") ;;
+  # The components rule's union-find spread over the ranks: chains of
+  # near-duplicates (each document like its next two or three only), their
+  # documents shuffled over the input, so a component's smallest member
+  # must reach members on every rank through long paths of pairs that
+  # different ranks verified.
+  chains) /usr/bin/python3 - <<'PY'
+import json, random
+rng = random.Random(17)
+docs = []
+for chain in range(6):
+    length = 10 + 25 * chain
+    for j in range(length):
+        words = ["c%dw%d" % (chain, i) for i in range(10 * j, 10 * j + 80)]
+        docs.append(" ".join(words))
+for k in range(60):
+    docs.append(" ".join("s%dw%d" % (k, i) for i in range(80)))
+rng.shuffle(docs)
+with open("chains.jsonl", "w") as f:
+    for i, text in enumerate(docs):
+        f.write(json.dumps({"id": "d%d" % i, "text": text}) + "\n")
+PY
+          inputs=(chains.jsonl)
+          commands=("clusters --rule components --threshold 0.5" "dedup --rule components --threshold 0.5"
+                    "clusters --rule components --method simhash --max-distance 6") ;;
   # To standard output: the parts go through rank 0 (elsewhere each rank
   # writes its part of the output file itself).
   examples) inputs=("$source_dir/examples/news.jsonl"); to_stdout=1
@@ -82,7 +107,10 @@ with open("bom.jsonl", "wb") as f:
     f.write((json.dumps({"text": "alpha beta gamma delta " * 20}) + "\n").encode())
 PY
          inputs=(head.jsonl lines.jsonl)
-         commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6") ;;
+         # fingerprint formats each id into its line as it reads: a piece
+         # that starts inside its file renumbers them in the text after.
+         commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6"
+                   "fingerprint --minhash --simhash --chunks") ;;
   # SimHash at every rank count: each rank builds only its share of the
   # permuted tables, [t*r/N, t*(r+1)/N); with --blocks 2 or 3 (2 or 3
   # tables) some ranks hold no table at 3 and 4 ranks.
@@ -159,14 +187,16 @@ if [ "$set" = lines ]; then
     fail "[$set]: neardup reported too few skipped records"
   fi
   for n in "${ranks[@]}"; do
-    "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null \
-      2>"$work/skips.$n" || true
-    if ! grep '^neardup: skipped' "$work/skips.$n" | sort | cmp -s - "$work/skips.expected.sorted"; then
-      fail "[$set, $n ranks]: the skip reports differ from neardup's"
-      grep '^neardup: skipped' "$work/skips.$n" | sort | diff "$work/skips.expected.sorted" - | head -5 >&2 || true
-    else
-      echo "ok [$set, $n ranks] skip reports"
-    fi
+    for command in pairs fingerprint; do
+      "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" $command "${inputs[@]}" -o /dev/null \
+        2>"$work/skips.$n" || true
+      if ! grep '^neardup: skipped' "$work/skips.$n" | sort | cmp -s - "$work/skips.expected.sorted"; then
+        fail "[$set, $n ranks]: the skip reports of $command differ from neardup's"
+        grep '^neardup: skipped' "$work/skips.$n" | sort | diff "$work/skips.expected.sorted" - | head -5 >&2 || true
+      else
+        echo "ok [$set, $n ranks] $command: skip reports"
+      fi
+    done
   done
   "$mpiexec" -n 7 --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null 2>"$work/summary"
   if ! grep -qE "documents per rank: ([0-9]+/)*0(/|\))" "$work/summary"; then
