@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "util/mix.h"
@@ -175,6 +177,98 @@ TEST(ShardedBandTableTest, ShardsGrowOneAtATime) {
     ASSERT_TRUE(reserved.FindOrInsert(Mix64(i), i, keys.data()).second);
   }
   EXPECT_EQ(reserved.capacity(), room);
+}
+
+// GrowAhead's threshold: step s of `steps` grows a table of 2^13 entries
+// once one more entry passes 3/8 + s / (8 steps) of it; below 2^12 entries
+// (kGrowAheadMinCapacity) it leaves growth to the inserts.
+TEST(BandTableTest, GrowAheadGrowsAtItsStep) {
+  for (const auto& [step, steps] : {std::pair<size_t, size_t>{0, 1}, {1, 2}, {127, 128}}) {
+    SCOPED_TRACE(step);
+    BandTable table;
+    std::vector<uint32_t> keys;
+    table.Reserve(4096, keys.data());
+    ASSERT_EQ(table.capacity(), size_t{8192});
+    const size_t grow_at = 8192 * (3 * steps + step) / (8 * steps) + 1;  // passes it
+    for (uint32_t i = 0;; ++i) {
+      table.GrowAhead(step, steps, keys.data());
+      if (table.capacity() != 8192) {
+        EXPECT_EQ(table.size() + 1, grow_at);
+        EXPECT_EQ(table.capacity(), size_t{16384});
+        break;
+      }
+      ASSERT_LT(table.size() + 1, grow_at);
+      keys.push_back(BandTable::HighHalf(Mix64(i)));
+      ASSERT_TRUE(table.FindOrInsert(Mix64(i), i, keys.data()).second);
+    }
+    for (uint32_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(table.SlotAt(table.Find(Mix64(i), keys.data())), i);
+    }
+  }
+  BandTable small;
+  std::vector<uint32_t> keys;
+  for (uint32_t i = 0; i < 1024; ++i) {
+    small.GrowAhead(0, 1, keys.data());
+    keys.push_back(BandTable::HighHalf(Mix64(i)));
+    ASSERT_TRUE(small.FindOrInsert(Mix64(i), i, keys.data()).second);
+  }
+  EXPECT_EQ(small.capacity(), size_t{2048});  // grown at load 1/2 only
+}
+
+// Sixteen bands filled together, one key each per document, as
+// LshIndex::Insert fills them: with GrowShardAhead before each insert their
+// 128 shards grow at fewer shared inserts than left to load 1/2 (where they
+// grew within a few thousand inserts of each other, several at one); every
+// key stays found and no shard passes a load of 1/2.
+struct StaggerCount {
+  size_t growths = 0;         // shard doublings from 2^14 entries on
+  size_t shared_inserts = 0;  // inserts with two or more of them
+};
+
+StaggerCount FillBandsTogether(bool grow_ahead) {
+  constexpr size_t kBands = 16;
+  constexpr uint32_t kDocuments = 1 << 18;
+  std::vector<ShardedBandTable> tables(kBands);
+  std::vector<std::vector<uint32_t>> keys(kBands);
+  std::vector<size_t> capacity(kBands);
+  for (size_t b = 0; b < kBands; ++b) capacity[b] = tables[b].capacity();
+  StaggerCount count;
+  for (uint32_t i = 0; i < kDocuments; ++i) {
+    size_t grown = 0;
+    for (size_t b = 0; b < kBands; ++b) {
+      const uint64_t key = Mix64(i * kBands + b);
+      if (grow_ahead) tables[b].GrowShardAhead(key, b, kBands, keys[b].data());
+      keys[b].push_back(ShardedBandTable::HighHalf(key));
+      EXPECT_TRUE(tables[b].FindOrInsert(key, i, keys[b].data()).second);
+      const size_t now = tables[b].capacity();
+      if (now - capacity[b] >= size_t{1} << 14) ++grown;
+      capacity[b] = now;
+      EXPECT_LE(2 * tables[b].size(), now);
+    }
+    count.growths += grown;
+    if (grown >= 2) ++count.shared_inserts;
+  }
+  for (size_t b = 0; b < kBands; ++b) {
+    for (uint32_t i = 0; i < kDocuments; i += 97) {
+      const size_t pos = tables[b].Find(Mix64(i * kBands + b), keys[b].data());
+      EXPECT_NE(pos, ShardedBandTable::kNotFound);
+      if (pos != ShardedBandTable::kNotFound) {
+        EXPECT_EQ(tables[b].SlotAt(pos), i);
+      }
+    }
+  }
+  return count;
+}
+
+TEST(ShardedBandTableTest, GrowShardAheadStaggersTheBands) {
+  const StaggerCount ahead = FillBandsTogether(true);
+  const StaggerCount at_half = FillBandsTogether(false);
+  std::printf("growths %zu shared inserts %zu (at load 1/2: %zu, %zu)\n", ahead.growths,
+              ahead.shared_inserts, at_half.growths, at_half.shared_inserts);
+  // 2^15 entries a shard: 2^14 -> 2^15 -> 2^16 (-> 2^17 ahead) for all 128.
+  EXPECT_GE(ahead.growths, 16 * ShardedBandTable::kNumShards * 2);
+  // (1 and 4 with these keys.)
+  EXPECT_LT(ahead.shared_inserts * 2, at_half.shared_inserts);
 }
 
 }  // namespace

@@ -115,10 +115,15 @@ void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
 // still keeps the copies below 2 MiB and the page moves one band per
 // insert.
 // Below 64 entries growth is left to the arrays. Not below a Reserve (its room is never grown). The
-// band tables need no such schedule: each is 8 shards that grow at their own inserts
-// (ShardedBandTable; until session 12 band b's table doubled at 3/8 + b /
-// (8 num_bands) of its capacity, which put half the bands' table steps on
-// the same insert as another band's array step).
+// band tables are 8 shards that grow at their own inserts (ShardedBandTable;
+// until session 12 band b's table doubled at 3/8 + b / (8 num_bands) of its
+// capacity, which put half the bands' table steps on the same insert as
+// another band's array step), but the 8 num_bands shards fill together, so
+// since session 17 Insert staggers them too (ShardedBandTable::
+// GrowShardAhead: shard s of band b at a load of 3/8 + (s num_bands + b) /
+// (64 num_bands)); the arrays step at 1/2..1 of their capacity, which the
+// tables' steps (at 3/4..1 of a doubling of documents) overlap only by
+// chance, as before.
 void GrowBandAhead(LshBand& band, int b, int num_bands, size_t documents) {
   const size_t capacity = band.keys.capacity();
   if (capacity >= 64 && documents >= capacity / 2 + capacity / 2 * b / num_bands) {
@@ -375,7 +380,11 @@ Status InsertKeys(LshIndexState& s, uint64_t doc_id, uint64_t id_hash, const Key
   s.doc_ids.push_back(doc_id);
   for (int b = 0; b < num_bands; ++b) {
     LshBand& band = s.bands[b];
-    if (n >= s.reserved) GrowBandAhead(band, b, num_bands, n + 1);
+    if (n >= s.reserved) {
+      GrowBandAhead(band, b, num_bands, n + 1);
+      band.table.GrowShardAhead(keys[b], static_cast<size_t>(b), static_cast<size_t>(num_bands),
+                                band.keys.data());
+    }
     band.keys.push_back(internal::ShardedBandTable::HighHalf(keys[b]));
     band.links.emplace_back();
     LinkIntoBand(band, slot, keys[b]);

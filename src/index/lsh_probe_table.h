@@ -131,6 +131,23 @@ class LinearProbeTable {
     if ((size_ + 1) * 2 > entries_.size()) Grow(entries_.size() * 2, home_bits_of);
   }
 
+  // Grows (doubles) the table now when one more entry would pass a load of
+  // 3/8 + step / (8 steps) (step < steps), instead of 1/2: a caller that
+  // fills many tables together gives each a different step, so that they
+  // grow at different inserts (ShardedBandTable::GrowShardAhead). Only from
+  // kGrowAheadMinCapacity entries: below it a growth costs little.
+  // REQUIRES: step < steps; steps <= 2^20.
+  template <typename HomeBitsOf>
+  void GrowAhead(size_t step, size_t steps, HomeBitsOf&& home_bits_of) {
+    NEARDUP_DCHECK(step < steps && steps <= (size_t{1} << 20));
+    const size_t capacity = entries_.size();
+    if (capacity >= kGrowAheadMinCapacity &&
+        (size_ + 1) * 8 * steps > capacity * (3 * steps + step)) {
+      Grow(capacity * 2, home_bits_of);
+    }
+  }
+  static constexpr size_t kGrowAheadMinCapacity = size_t{1} << 12;
+
   // Invariant: entries_.size() is a power of two >= kMinCapacity and
   // >= 2 * size_; every entry lies in the unbroken run starting at its home.
   HugePageVector<uint64_t> entries_;
