@@ -90,9 +90,15 @@ size_t FindHead(const LshBand& band, uint64_t key) {
 }
 
 // Links `slot` (whose key's high half is already in band.keys[slot]) at the
-// head of its key's chain.
-void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
-  const auto [pos, inserted] = band.table.FindOrInsert(key, slot, band.keys.data());
+// head of its key's chain. `staggered`: the table's shards grow on the
+// schedule of band `b` of `num_bands` (ShardedBandTable::
+// FindOrInsertStaggered), else at load 1/2.
+void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key, bool staggered, int b,
+                  int num_bands) {
+  const auto [pos, inserted] = staggered ? band.table.FindOrInsertStaggered(
+                                               key, slot, band.keys.data(), static_cast<size_t>(b),
+                                               static_cast<size_t>(num_bands))
+                                         : band.table.FindOrInsert(key, slot, band.keys.data());
   if (inserted) {
     band.links[slot] = ChainLink{kNoSlot, kNoSlot};
     return;
@@ -120,10 +126,8 @@ void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
 // capacity, which put half the bands' table steps on the same insert as
 // another band's array step), but the 8 num_bands shards fill together, so
 // since session 17 Insert staggers them too (ShardedBandTable::
-// GrowShardAhead: shard s of band b at a load of 3/8 + (s num_bands + b) /
-// (64 num_bands)); the arrays step at 1/2..1 of their capacity, which the
-// tables' steps (at 3/4..1 of a doubling of documents) overlap only by
-// chance, as before.
+// FindOrInsertStaggered: shard s of band b doubles at a load of 1/2 +
+// (s num_bands + b) / (128 num_bands), later than 1/2, so never bigger).
 void GrowBandAhead(LshBand& band, int b, int num_bands, size_t documents) {
   const size_t capacity = band.keys.capacity();
   if (capacity >= 64 && documents >= capacity / 2 + capacity / 2 * b / num_bands) {
@@ -380,14 +384,11 @@ Status InsertKeys(LshIndexState& s, uint64_t doc_id, uint64_t id_hash, const Key
   s.doc_ids.push_back(doc_id);
   for (int b = 0; b < num_bands; ++b) {
     LshBand& band = s.bands[b];
-    if (n >= s.reserved) {
-      GrowBandAhead(band, b, num_bands, n + 1);
-      band.table.GrowShardAhead(keys[b], static_cast<size_t>(b), static_cast<size_t>(num_bands),
-                                band.keys.data());
-    }
+    const bool grows = n >= s.reserved;
+    if (grows) GrowBandAhead(band, b, num_bands, n + 1);
     band.keys.push_back(internal::ShardedBandTable::HighHalf(keys[b]));
     band.links.emplace_back();
-    LinkIntoBand(band, slot, keys[b]);
+    LinkIntoBand(band, slot, keys[b], grows, b, num_bands);
   }
   return Status::Ok();
 }
