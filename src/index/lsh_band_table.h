@@ -97,6 +97,17 @@ class BandTableT : private LinearProbeTable {
                        KeyMatch{LowHalf(key), HighHalf(key), keys});
   }
 
+  // FindOrInsert that grows by LinearProbeTable::GrowForOneMoreStaggered
+  // (at a load of 1/2 + step / (16 steps) from 2^12 entries on).
+  // REQUIRES: step < steps <= 2^20; as FindOrInsert.
+  std::pair<size_t, bool> FindOrInsertStaggered(uint64_t key, uint32_t slot, const uint32_t* keys,
+                                                size_t step, size_t steps) {
+    NEARDUP_DCHECK(slot != kNoSlot && keys[slot] == HighHalf(key));
+    GrowForOneMoreStaggered(step, steps, HomeBitsFrom{keys});
+    return FindOrClaim(HomeBits(HighHalf(key)), Pack(LowHalf(key), slot),
+                       KeyMatch{LowHalf(key), HighHalf(key), keys});
+  }
+
   // For every slot in [first, last), in order: stores keys[slot] =
   // HighHalf(key_of(slot)), then where the key is absent inserts `slot` and
   // calls on_insert(slot); where the entry of slot `old` has the key,
@@ -267,6 +278,24 @@ class ShardedBandTable {
 
   void EraseAt(size_t pos, const uint32_t* keys) {
     shards_[Shards::ShardOfPosition(pos)].EraseAt(Shards::InShardPosition(pos), keys);
+  }
+
+  // FindOrInsert with staggered growth (session 17), for a caller that
+  // fills `num_bands` tables together one key at a time (LshIndex::Insert:
+  // every band holds one key per document): the shard of `key` in band
+  // `band` grows at a load of 1/2 + step / (16 steps), step = shard *
+  // num_bands + band of steps = 8 num_bands (Shard::FindOrInsertStaggered),
+  // so the 8 num_bands shards double at different inserts, spread over
+  // 1/8 of the documents of a doubling. At load 1/2 they all doubled within
+  // a few thousand inserts of each other (a shard's size varies by a
+  // standard deviation, ~0.4% at 2^19 documents), some at the same insert.
+  // REQUIRES: band < num_bands <= 2^17; as FindOrInsert.
+  std::pair<size_t, bool> FindOrInsertStaggered(uint64_t key, uint32_t slot, const uint32_t* keys,
+                                                size_t band, size_t num_bands) {
+    const size_t shard = ShardOf(HighHalf(key));
+    const auto [pos, inserted] = shards_[shard].FindOrInsertStaggered(
+        key, slot, keys, shard * num_bands + band, kNumShards * num_bands);
+    return {Position(shard, pos), inserted};
   }
 
   // Room for `num_entries` keys spread by their high halves: each shard for

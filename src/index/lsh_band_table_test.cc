@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "util/mix.h"
@@ -175,6 +177,102 @@ TEST(ShardedBandTableTest, ShardsGrowOneAtATime) {
     ASSERT_TRUE(reserved.FindOrInsert(Mix64(i), i, keys.data()).second);
   }
   EXPECT_EQ(reserved.capacity(), room);
+}
+
+// FindOrInsertStaggered's threshold: step s of `steps` grows a table of
+// 2^13 entries once one more entry passes a load of 1/2 + s / (16 steps);
+// below 2^12 entries (kStaggerMinCapacity) at 1/2 as FindOrInsert.
+TEST(BandTableTest, StaggeredGrowthAtItsStep) {
+  for (const auto& [step, steps] : {std::pair<size_t, size_t>{0, 1}, {1, 2}, {127, 128}}) {
+    SCOPED_TRACE(step);
+    BandTable table;
+    std::vector<uint32_t> keys;
+    table.Reserve(4096, keys.data());
+    ASSERT_EQ(table.capacity(), size_t{8192});
+    const size_t grow_at = 8192 * (8 * steps + step) / (16 * steps) + 1;  // passes it
+    for (uint32_t i = 0;; ++i) {
+      keys.push_back(BandTable::HighHalf(Mix64(i)));
+      ASSERT_TRUE(table.FindOrInsertStaggered(Mix64(i), i, keys.data(), step, steps).second);
+      if (table.capacity() != 8192) {
+        EXPECT_EQ(table.size(), grow_at);
+        EXPECT_EQ(table.capacity(), size_t{16384});
+        break;
+      }
+      ASSERT_LT(table.size(), grow_at);
+    }
+    for (uint32_t i = 0; i < keys.size(); ++i) {
+      ASSERT_EQ(table.SlotAt(table.Find(Mix64(i), keys.data())), i);
+    }
+  }
+  BandTable small;
+  std::vector<uint32_t> keys;
+  for (uint32_t i = 0; i < 1025; ++i) {
+    keys.push_back(BandTable::HighHalf(Mix64(i)));
+    ASSERT_TRUE(small.FindOrInsertStaggered(Mix64(i), i, keys.data(), 1, 2).second);
+  }
+  EXPECT_EQ(small.capacity(), size_t{4096});  // grown at 1025 of 2048 (load 1/2)
+}
+
+// Sixteen bands filled together, one key each per document, as
+// LshIndex::Insert fills them: with FindOrInsertStaggered their 128 shards
+// grow at fewer shared inserts than at load 1/2 (where they grew within a
+// few thousand inserts of each other, several at one), never to more
+// capacity, and every key stays found.
+struct StaggerCount {
+  size_t growths = 0;         // shard doublings from 2^14 entries on
+  size_t shared_inserts = 0;  // inserts with two or more of them
+  size_t capacity = 0;        // of all tables at the end
+};
+
+StaggerCount FillBandsTogether(bool staggered) {
+  constexpr size_t kBands = 16;
+  constexpr uint32_t kDocuments = 1 << 18;
+  std::vector<ShardedBandTable> tables(kBands);
+  std::vector<std::vector<uint32_t>> keys(kBands);
+  std::vector<size_t> capacity(kBands);
+  for (size_t b = 0; b < kBands; ++b) capacity[b] = tables[b].capacity();
+  StaggerCount count;
+  for (uint32_t i = 0; i < kDocuments; ++i) {
+    size_t grown = 0;
+    for (size_t b = 0; b < kBands; ++b) {
+      const uint64_t key = Mix64(i * kBands + b);
+      keys[b].push_back(ShardedBandTable::HighHalf(key));
+      const auto [pos, inserted] =
+          staggered ? tables[b].FindOrInsertStaggered(key, i, keys[b].data(), b, kBands)
+                    : tables[b].FindOrInsert(key, i, keys[b].data());
+      EXPECT_TRUE(inserted);
+      const size_t now = tables[b].capacity();
+      if (now - capacity[b] >= size_t{1} << 14) ++grown;
+      capacity[b] = now;
+      EXPECT_LE(16 * tables[b].size(), 9 * now);
+    }
+    count.growths += grown;
+    if (grown >= 2) ++count.shared_inserts;
+  }
+  for (size_t b = 0; b < kBands; ++b) {
+    count.capacity += capacity[b];
+    for (uint32_t i = 0; i < kDocuments; i += 97) {
+      const size_t pos = tables[b].Find(Mix64(i * kBands + b), keys[b].data());
+      EXPECT_NE(pos, ShardedBandTable::kNotFound);
+      if (pos != ShardedBandTable::kNotFound) {
+        EXPECT_EQ(tables[b].SlotAt(pos), i);
+      }
+    }
+  }
+  return count;
+}
+
+TEST(ShardedBandTableTest, StaggeredShardsGrowApart) {
+  const StaggerCount staggered = FillBandsTogether(true);
+  const StaggerCount at_half = FillBandsTogether(false);
+  std::printf("growths %zu shared inserts %zu capacity %zu (at load 1/2: %zu, %zu, %zu)\n",
+              staggered.growths, staggered.shared_inserts, staggered.capacity, at_half.growths,
+              at_half.shared_inserts, at_half.capacity);
+  // 2^15 entries a shard: 2^14 -> 2^15 -> 2^16 for all 128 (2^16 -> 2^17
+  // at 2^18 documents for about half of them at load 1/2, none staggered).
+  EXPECT_GE(staggered.growths, 16 * ShardedBandTable::kNumShards * 2);
+  EXPECT_LE(staggered.capacity, at_half.capacity);
+  EXPECT_LT(staggered.shared_inserts * 2, at_half.shared_inserts);
 }
 
 }  // namespace

@@ -91,9 +91,15 @@ size_t FindHead(const LshBand& band, uint64_t key) {
 }
 
 // Links `slot` (whose key's high half is already in band.keys[slot]) at the
-// head of its key's chain.
-void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
-  const auto [pos, inserted] = band.table.FindOrInsert(key, slot, band.keys.data());
+// head of its key's chain. `staggered`: the table's shards grow on the
+// schedule of band `b` of `num_bands` (ShardedBandTable::
+// FindOrInsertStaggered), else at load 1/2.
+void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key, bool staggered, int b,
+                  int num_bands) {
+  const auto [pos, inserted] = staggered ? band.table.FindOrInsertStaggered(
+                                               key, slot, band.keys.data(), static_cast<size_t>(b),
+                                               static_cast<size_t>(num_bands))
+                                         : band.table.FindOrInsert(key, slot, band.keys.data());
   if (inserted) {
     band.links[slot] = ChainLink{kNoSlot, kNoSlot};
     return;
@@ -116,10 +122,13 @@ void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key) {
 // still keeps the copies below 2 MiB and the page moves one band per
 // insert.
 // Below 64 entries growth is left to the arrays. Not below a Reserve (its room is never grown). The
-// band tables need no such schedule: each is 8 shards that grow at their own inserts
-// (ShardedBandTable; until session 12 band b's table doubled at 3/8 + b /
-// (8 num_bands) of its capacity, which put half the bands' table steps on
-// the same insert as another band's array step).
+// band tables are 8 shards that grow at their own inserts (ShardedBandTable;
+// until session 12 band b's table doubled at 3/8 + b / (8 num_bands) of its
+// capacity, which put half the bands' table steps on the same insert as
+// another band's array step), but the 8 num_bands shards fill together, so
+// since session 17 Insert staggers them too (ShardedBandTable::
+// FindOrInsertStaggered: shard s of band b doubles at a load of 1/2 +
+// (s num_bands + b) / (128 num_bands), later than 1/2, so never bigger).
 void GrowBandAhead(LshBand& band, int b, int num_bands, size_t documents) {
   const size_t capacity = band.keys.capacity();
   if (capacity >= 64 && documents >= capacity / 2 + capacity / 2 * b / num_bands) {
@@ -453,10 +462,11 @@ Status InsertKeys(LshIndexState& s, uint64_t doc_id, uint64_t id_hash, const Key
     s.doc_ids.push_back(doc_id);
     for (; linked < num_bands; ++linked) {
       LshBand& band = s.bands[linked];
-      if (n >= s.reserved) GrowBandAhead(band, linked, num_bands, n + 1);
+      const bool grows = n >= s.reserved;
+      if (grows) GrowBandAhead(band, linked, num_bands, n + 1);
       band.keys.push_back(internal::ShardedBandTable::HighHalf(keys[linked]));
       band.links.emplace_back();
-      LinkIntoBand(band, slot, keys[linked]);
+      LinkIntoBand(band, slot, keys[linked], grows, linked, num_bands);
     }
   } catch (const std::bad_alloc&) {
     UndoInsert(s, n, id_hash, linked);

@@ -10,8 +10,9 @@
 // are the entry's home, and `match(entry)` says whether the entry holds the
 // key looked for.
 //
-// Cost: capacity is a power of two kept at least twice the size (load <= 1/2),
-// so 16 to 32 bytes per entry; expected probes ~1.5 (hit) and ~2.5 (miss).
+// Cost: capacity is a power of two kept at least twice the size (load <= 1/2;
+// <= 9/16 for the staggered inserts), so 14 to 32 bytes per entry; expected
+// probes ~1.5 (hit) and ~2.5 (miss).
 // Thread safety: const methods may run concurrently; mutations need a lock.
 #ifndef NEARDUP_INDEX_LSH_PROBE_TABLE_H_
 #define NEARDUP_INDEX_LSH_PROBE_TABLE_H_
@@ -77,7 +78,8 @@ class LinearProbeTable {
   // Like FindEntry, but when nothing matches, stores `new_entry` at the empty
   // position that ends the run and returns {pos, true}; on a match returns
   // {pos, false} and changes nothing.
-  // REQUIRES: size() + 1 <= capacity() / 2 (GrowForOneMore first);
+  // REQUIRES: size() + 1 < capacity() (GrowForOneMore or its staggered
+  // form first);
   // new_entry is not kEmpty and lies in the run from Home(home_bits).
   template <typename Match>
   std::pair<size_t, bool> FindOrClaim(uint32_t home_bits, uint64_t new_entry, Match&& match) {
@@ -131,8 +133,32 @@ class LinearProbeTable {
     if ((size_ + 1) * 2 > entries_.size()) Grow(entries_.size() * 2, home_bits_of);
   }
 
+  // GrowForOneMore for tables that fill together (session 17): from
+  // kStaggerMinCapacity entries on, doubles only when one more entry would
+  // pass a load of 1/2 + step / (16 steps) (step < steps), not 1/2. A
+  // caller that fills many tables at once gives each a different step, so
+  // that they grow at different inserts (ShardedBandTable::
+  // FindOrInsertStaggered). Later, not earlier, than 1/2: no table is ever
+  // bigger than it would be without the stagger; a table between 1/2 and
+  // 9/16 full probes a little longer (a miss ~3.1 entries expected, 2.5 at
+  // 1/2).
+  // REQUIRES: step < steps <= 2^20.
+  template <typename HomeBitsOf>
+  void GrowForOneMoreStaggered(size_t step, size_t steps, HomeBitsOf&& home_bits_of) {
+    NEARDUP_DCHECK(step < steps && steps <= (size_t{1} << 20));
+    const size_t capacity = entries_.size();
+    if (capacity < kStaggerMinCapacity) {
+      GrowForOneMore(home_bits_of);
+    } else if ((size_ + 1) * 16 * steps > capacity * (8 * steps + step)) {
+      Grow(capacity * 2, home_bits_of);
+    }
+  }
+  // Below this capacity (32 KiB) a growth costs little: left at load 1/2.
+  static constexpr size_t kStaggerMinCapacity = size_t{1} << 12;
+
   // Invariant: entries_.size() is a power of two >= kMinCapacity and
-  // >= 2 * size_; every entry lies in the unbroken run starting at its home.
+  // >= 2 * size_ (>= 16/9 size_ after GrowForOneMoreStaggered); every entry
+  // lies in the unbroken run starting at its home.
   HugePageVector<uint64_t> entries_;
   size_t size_ = 0;
   int shift_;  // 32 - log2(capacity): home = home bits >> shift_
