@@ -1,7 +1,8 @@
 #!/bin/bash
-# Issue 15's measurement: `neardup-mpi dedup` at 1 and 2 ranks (one thread
-# each) against `neardup dedup --threads 2`, for two builds, run
-# alternately in one script so that both see the same machine.
+# Issue 15's measurement: `neardup-mpi COMMAND` (default dedup; see COMMAND
+# below) at 1 and 2 ranks (one thread each) against `neardup COMMAND
+# --threads 2`, for two builds, run alternately in one script so that both
+# see the same machine.
 #
 #   bench/mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]
 #

@@ -71,7 +71,7 @@ Result<std::vector<CandidatePair>> SimHashCandidates(std::span<const Fingerprint
                            HammingIndex::Build(scheme.hamming, entries, range.begin, range.end));
   report->index_bytes = index.MemoryBytes();
   std::vector<HammingPair> joined = index.SelfJoin();
-  // SelfJoinTables orders pairs by (a.id, b.id) with a.id < b.id: ids are
+  // SelfJoin orders pairs by (a.id, b.id) with a.id < b.id: ids are
   // unique here, so the candidates come out sorted and unique.
   std::vector<CandidatePair> candidates;
   candidates.reserve(joined.size());

@@ -172,17 +172,28 @@ Status OutOfMemoryError(size_t entries) {
                                 " entries to the HammingIndex (left unchanged)");
 }
 
+// OK if [begin, end) is a range within [lo, hi) (the tables an index holds,
+// of num_tables), else InvalidArgument (naming all num_tables when [lo, hi)
+// is every table, as before partial indexes).
+Status CheckTableRange(uint64_t begin, uint64_t end, uint64_t lo, uint64_t hi,
+                       uint64_t num_tables) {
+  if (begin <= end && begin >= lo && end <= hi) return {};
+  const std::string range = "tables [" + std::to_string(begin) + ", " + std::to_string(end) +
+                            ") must be a range within the ";
+  if (lo == 0 && hi == num_tables) {
+    return InvalidArgumentError(range + std::to_string(num_tables) + " tables");
+  }
+  return InvalidArgumentError(range + "index's tables [" + std::to_string(lo) + ", " +
+                              std::to_string(hi) + ")");
+}
+
 // The state of an index holding tables [table_begin, table_end), or
 // InvalidArgument.
 Result<std::unique_ptr<HammingIndexState>> NewState(const HammingIndexOptions& options,
                                                     uint64_t table_begin, uint64_t table_end) {
   NEARDUP_RETURN_IF_ERROR(ValidateHammingIndexOptions(options));
   const uint64_t num_tables = HammingNumTables(options.num_blocks, options.max_distance);
-  if (table_begin > table_end || table_end > num_tables) {
-    return InvalidArgumentError("tables [" + std::to_string(table_begin) + ", " +
-                                std::to_string(table_end) + ") must be a range within the " +
-                                std::to_string(num_tables) + " tables");
-  }
+  NEARDUP_RETURN_IF_ERROR(CheckTableRange(table_begin, table_end, 0, num_tables, num_tables));
   return std::make_unique<HammingIndexState>(options, static_cast<int>(table_begin),
                                              static_cast<int>(table_end));
 }
@@ -510,13 +521,8 @@ std::vector<HammingPair> HammingIndex::SelfJoin() const {
 
 Result<std::vector<HammingPair>> HammingIndex::SelfJoinTables(uint64_t table_begin,
                                                               uint64_t table_end) const {
-  if (table_begin > table_end || table_begin < this->table_begin() ||
-      table_end > this->table_end()) {
-    return InvalidArgumentError(
-        "tables [" + std::to_string(table_begin) + ", " + std::to_string(table_end) +
-        ") must be a range within the index's tables [" + std::to_string(this->table_begin()) +
-        ", " + std::to_string(this->table_end()) + ")");
-  }
+  NEARDUP_RETURN_IF_ERROR(CheckTableRange(table_begin, table_end, this->table_begin(),
+                                          this->table_end(), num_tables()));
   std::unique_ptr<HammingRun> owned;
   const HammingRun* run = internal::CleanRun(*state_, &owned);
   if (run == nullptr) return std::vector<HammingPair>{};
