@@ -181,9 +181,17 @@ TEST(ShardedBandTableTest, ShardsGrowOneAtATime) {
 
 // FindOrInsertStaggered's threshold: step s of `steps` grows a table of
 // 2^13 entries once one more entry passes a load of 1/2 + s / (16 steps);
-// below 2^12 entries (kStaggerMinCapacity) at 1/2 as FindOrInsert.
+// below 2^12 entries (kStaggerMinCapacity) at 1/2 as FindOrInsert. The
+// last two steps are those of 2^31 - 1 bands (steps = 8 num_bands, the most
+// an int num_bands gives), past the 2^20 steps an earlier version's DCHECK
+// allowed.
 TEST(BandTableTest, StaggeredGrowthAtItsStep) {
-  for (const auto& [step, steps] : {std::pair<size_t, size_t>{0, 1}, {1, 2}, {127, 128}}) {
+  constexpr size_t kMostSteps = 8 * ((size_t{1} << 31) - 1);
+  for (const auto& [step, steps] : {std::pair<size_t, size_t>{0, 1},
+                                    {1, 2},
+                                    {127, 128},
+                                    {kMostSteps / 3, kMostSteps},
+                                    {kMostSteps - 1, kMostSteps}}) {
     SCOPED_TRACE(step);
     BandTable table;
     std::vector<uint32_t> keys;
@@ -201,7 +209,9 @@ TEST(BandTableTest, StaggeredGrowthAtItsStep) {
       ASSERT_LT(table.size(), grow_at);
     }
     for (uint32_t i = 0; i < keys.size(); ++i) {
-      ASSERT_EQ(table.SlotAt(table.Find(Mix64(i), keys.data())), i);
+      const size_t pos = table.Find(Mix64(i), keys.data());
+      ASSERT_NE(pos, BandTable::kNotFound);
+      ASSERT_EQ(table.SlotAt(pos), i);
     }
   }
   BandTable small;
