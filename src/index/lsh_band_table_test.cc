@@ -232,6 +232,10 @@ struct StaggerCount {
   size_t growths = 0;         // shard doublings from 2^14 entries on
   size_t shared_inserts = 0;  // inserts with two or more of them
   size_t capacity = 0;        // of all tables at the end
+  // Each should stay 0 (counted, not an EXPECT per insert: 4M inserts).
+  size_t not_inserted = 0;  // FindOrInsert* found the new key
+  size_t over_9_16 = 0;     // inserts that left a table more than 9/16 full
+  size_t lost = 0;          // keys not found, or found at another slot
 };
 
 StaggerCount FillBandsTogether(bool staggered) {
@@ -250,23 +254,20 @@ StaggerCount FillBandsTogether(bool staggered) {
       const auto [pos, inserted] =
           staggered ? tables[b].FindOrInsertStaggered(key, i, keys[b].data(), b, kBands)
                     : tables[b].FindOrInsert(key, i, keys[b].data());
-      EXPECT_TRUE(inserted);
+      if (!inserted) ++count.not_inserted;
       const size_t now = tables[b].capacity();
       if (now - capacity[b] >= size_t{1} << 14) ++grown;
       capacity[b] = now;
-      EXPECT_LE(16 * tables[b].size(), 9 * now);
+      if (16 * tables[b].size() > 9 * now) ++count.over_9_16;
     }
     count.growths += grown;
     if (grown >= 2) ++count.shared_inserts;
   }
   for (size_t b = 0; b < kBands; ++b) {
     count.capacity += capacity[b];
-    for (uint32_t i = 0; i < kDocuments; i += 97) {
+    for (uint32_t i = 0; i < kDocuments; ++i) {
       const size_t pos = tables[b].Find(Mix64(i * kBands + b), keys[b].data());
-      EXPECT_NE(pos, ShardedBandTable::kNotFound);
-      if (pos != ShardedBandTable::kNotFound) {
-        EXPECT_EQ(tables[b].SlotAt(pos), i);
-      }
+      if (pos == ShardedBandTable::kNotFound || tables[b].SlotAt(pos) != i) ++count.lost;
     }
   }
   return count;
@@ -279,10 +280,16 @@ TEST(ShardedBandTableTest, StaggeredShardsGrowApart) {
               staggered.growths, staggered.shared_inserts, staggered.capacity, at_half.growths,
               at_half.shared_inserts, at_half.capacity);
   // 2^15 entries a shard: 2^14 -> 2^15 -> 2^16 for all 128 (2^16 -> 2^17
-  // at 2^18 documents for about half of them at load 1/2, none staggered).
+  // at 2^18 documents for about half of them at load 1/2; staggered, only
+  // a few, those of the lowest steps: 258 = 2 * 128 + 2).
   EXPECT_GE(staggered.growths, 16 * ShardedBandTable::kNumShards * 2);
   EXPECT_LE(staggered.capacity, at_half.capacity);
   EXPECT_LT(staggered.shared_inserts * 2, at_half.shared_inserts);
+  for (const StaggerCount& count : {staggered, at_half}) {
+    EXPECT_EQ(count.not_inserted, 0u);
+    EXPECT_EQ(count.over_9_16, 0u);
+    EXPECT_EQ(count.lost, 0u);
+  }
 }
 
 }  // namespace
