@@ -12,7 +12,7 @@
 //
 // Cost: capacity is a power of two kept at least twice the size (load <= 1/2;
 // <= 9/16 for the staggered inserts), so 14 to 32 bytes per entry; expected
-// probes ~1.5 (hit) and ~2.5 (miss).
+// probes up to ~1.5 (hit) and ~2.5 (miss) at load 1/2, ~1.6 and ~3.1 at 9/16.
 // Thread safety: const methods may run concurrently; mutations need a lock.
 #ifndef NEARDUP_INDEX_LSH_PROBE_TABLE_H_
 #define NEARDUP_INDEX_LSH_PROBE_TABLE_H_
