@@ -25,8 +25,9 @@
 //     once by the first band and checked in each later one).
 //   Memory per document: 8 (id) + b * 12 (the band key's high half and
 //     chain links; the low half lives in the band table's entry) + 16..32
-//     (id table) + b * 16..32 (band tables, load <= 1/2; less when documents
-//     share band keys) bytes: about 480..750 bytes for b = 16, and from 2 MiB
+//     (id table) + b * 14..32 (band tables, load <= 1/2, up to 9/16 for
+//     Insert beyond a Reserve since session 17; less when documents share
+//     band keys) bytes: about 445..750 bytes for b = 16, and from 2 MiB
 //     a band array on, up to one 2 MiB huge page more per band array (their
 //     staggered offsets). MemoryBytes() reports the exact figure.
 //   Growth: a part at a time (session 12), so that no single Insert pays for

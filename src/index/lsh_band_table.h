@@ -99,7 +99,7 @@ class BandTableT : private LinearProbeTable {
 
   // FindOrInsert that grows by LinearProbeTable::GrowForOneMoreStaggered
   // (at a load of 1/2 + step / (16 steps) from 2^12 entries on).
-  // REQUIRES: step < steps <= 2^20; as FindOrInsert.
+  // REQUIRES: step < steps < 2^35; as FindOrInsert.
   std::pair<size_t, bool> FindOrInsertStaggered(uint64_t key, uint32_t slot, const uint32_t* keys,
                                                 size_t step, size_t steps) {
     NEARDUP_DCHECK(slot != kNoSlot && keys[slot] == HighHalf(key));
@@ -289,7 +289,7 @@ class ShardedBandTable {
   // 1/8 of the documents of a doubling. At load 1/2 they all doubled within
   // a few thousand inserts of each other (a shard's size varies by a
   // standard deviation, ~0.4% at 2^19 documents), some at the same insert.
-  // REQUIRES: band < num_bands <= 2^17; as FindOrInsert.
+  // REQUIRES: band < num_bands (any int); as FindOrInsert.
   std::pair<size_t, bool> FindOrInsertStaggered(uint64_t key, uint32_t slot, const uint32_t* keys,
                                                 size_t band, size_t num_bands) {
     const size_t shard = ShardOf(HighHalf(key));

@@ -93,7 +93,11 @@ size_t FindHead(const LshBand& band, uint64_t key) {
 // Links `slot` (whose key's high half is already in band.keys[slot]) at the
 // head of its key's chain. `staggered`: the table's shards grow on the
 // schedule of band `b` of `num_bands` (ShardedBandTable::
-// FindOrInsertStaggered), else at load 1/2.
+// FindOrInsertStaggered), else at load 1/2. Below a Reserve either would
+// do (staggered growth never comes before load 1/2, so it keeps the
+// Reserve's room too); the flag keeps InsertKeys' choice beside
+// GrowBandAhead's, on the same condition (n >= reserved), and the inserts
+// below a Reserve on FindOrInsert's plain path.
 void LinkIntoBand(LshBand& band, uint32_t slot, uint64_t key, bool staggered, int b,
                   int num_bands) {
   const auto [pos, inserted] = staggered ? band.table.FindOrInsertStaggered(

@@ -745,6 +745,24 @@ TEST(LshIndexTest, CreateRejectsBadParams) {
   EXPECT_TRUE(LshIndex::Create({1, 1}, 1).ok());
 }
 
+// Insert with more than 2^17 bands (8 num_bands > 2^20 shard steps): valid
+// input, which an earlier version's DCHECK in GrowForOneMoreStaggered
+// aborted on in builds with DCHECKs on.
+TEST(LshIndexTest, InsertWithMoreThanTwoToTheSeventeenBands) {
+  constexpr int kBands = (1 << 17) + 1;
+  LshIndex index = MakeIndex({kBands, 1}, kBands);
+  Sketch first(kBands);
+  for (int i = 0; i < kBands; ++i) first[i] = static_cast<uint64_t>(i);
+  Sketch second(kBands, ~uint64_t{0});
+  second[kBands - 1] = kBands - 1;  // shares only the last band with `first`
+  ASSERT_TRUE(index.Insert(1, first).ok());
+  ASSERT_TRUE(index.Insert(2, second).ok());
+  EXPECT_THAT(*index.Query(second), ElementsAre(1, 2));
+  EXPECT_THAT(index.AllPairCandidates(), ElementsAre(Pair{1, 2}));
+  EXPECT_TRUE(index.Remove(1));
+  EXPECT_THAT(*index.Query(first), ElementsAre(2));
+}
+
 TEST(LshIndexTest, InsertRejectsBadInputAndStaysUnchanged) {
   LshIndex index = MakeIndex({4, 2}, 8);
   const Sketch good = {1, 2, 3, 4, 5, 6, 7, 8};

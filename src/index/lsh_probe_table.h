@@ -12,7 +12,7 @@
 //
 // Cost: capacity is a power of two kept at least twice the size (load <= 1/2;
 // <= 9/16 for the staggered inserts), so 14 to 32 bytes per entry; expected
-// probes ~1.5 (hit) and ~2.5 (miss).
+// probes up to ~1.5 (hit) and ~2.5 (miss) at load 1/2, ~1.6 and ~3.1 at 9/16.
 // Thread safety: const methods may run concurrently; mutations need a lock.
 #ifndef NEARDUP_INDEX_LSH_PROBE_TABLE_H_
 #define NEARDUP_INDEX_LSH_PROBE_TABLE_H_
@@ -133,6 +133,9 @@ class LinearProbeTable {
     if ((size_ + 1) * 2 > entries_.size()) Grow(entries_.size() * 2, home_bits_of);
   }
 
+  // Below this capacity (32 KiB) a growth costs little: left at load 1/2.
+  static constexpr size_t kStaggerMinCapacity = size_t{1} << 12;
+
   // GrowForOneMore for tables that fill together (session 17): from
   // kStaggerMinCapacity entries on, doubles only when one more entry would
   // pass a load of 1/2 + step / (16 steps) (step < steps), not 1/2. A
@@ -142,22 +145,24 @@ class LinearProbeTable {
   // bigger than it would be without the stagger; a table between 1/2 and
   // 9/16 full probes a little longer (a miss ~3.1 entries expected, 2.5 at
   // 1/2).
-  // REQUIRES: step < steps <= 2^20.
+  // REQUIRES: step < steps < 2^35 (ShardedBandTable's steps = 8 num_bands
+  // < 2^34 for any int num_bands). The test has no product of size_ and
+  // steps: capacity / 16 (exact from kStaggerMinCapacity on, at most 2^28)
+  // times step stays below 2^63, and with x = capacity step / (16 steps),
+  // size_ + 1 > capacity / 2 + floor(x) iff size_ + 1 > capacity / 2 + x.
   template <typename HomeBitsOf>
   void GrowForOneMoreStaggered(size_t step, size_t steps, HomeBitsOf&& home_bits_of) {
-    NEARDUP_DCHECK(step < steps && steps <= (size_t{1} << 20));
+    NEARDUP_DCHECK(step < steps);
     const size_t capacity = entries_.size();
     if (capacity < kStaggerMinCapacity) {
       GrowForOneMore(home_bits_of);
-    } else if ((size_ + 1) * 16 * steps > capacity * (8 * steps + step)) {
+    } else if (size_ + 1 > capacity / 2 + capacity / 16 * step / steps) {
       Grow(capacity * 2, home_bits_of);
     }
   }
-  // Below this capacity (32 KiB) a growth costs little: left at load 1/2.
-  static constexpr size_t kStaggerMinCapacity = size_t{1} << 12;
 
   // Invariant: entries_.size() is a power of two >= kMinCapacity and
-  // >= 2 * size_ (>= 16/9 size_ after GrowForOneMoreStaggered); every entry
+  // >= 2 * size_ (> 16/9 size_ after GrowForOneMoreStaggered); every entry
   // lies in the unbroken run starting at its home.
   HugePageVector<uint64_t> entries_;
   size_t size_ = 0;
