@@ -12,12 +12,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <new>
 #include <set>
 #include <vector>
 
 #include "neardup/hamming_index.h"
+#include "neardup/hamming_store.h"
 #include "neardup/lsh_index.h"
+#include "neardup/lsh_store.h"
+#include "support/temp_dir.h"
 #include "util/mix.h"
 
 namespace {
@@ -279,6 +283,126 @@ TEST(IndexAllocFailureTest, HammingInsertBulkLeavesTheIndexAsItWas) {
   std::set<HammingEntry> all(c.entries.begin(), c.entries.end());
   EXPECT_EQ(c.index.size(), all.size());
   for (const HammingEntry& e : c.entries) EXPECT_TRUE(c.index.Contains(e));
+}
+
+// The stores journal an insert before the index takes it. When the index
+// then runs out of memory, the store must refuse every later write (a retry
+// would journal the insert twice) and reopen with the insert applied.
+// `insert` runs with allocation `failing` failing and returns the insert's
+// status ("threw" for an escaping bad_alloc: the record not yet built).
+Status StoreInsertFailing(int64_t failing, const std::function<Status()>& insert) {
+  g_failed = false;
+  g_allocations_before_failure = failing;
+  Status status;
+  try {
+    status = insert();
+  } catch (const std::bad_alloc&) {
+    status = InternalError("threw");
+  }
+  g_allocations_before_failure = -1;
+  return status;
+}
+
+bool Diverged(const Status& status) {
+  return status.message().find("diverged from its journal") != std::string::npos;
+}
+
+IndexStoreOptions NoSync() {
+  IndexStoreOptions o;
+  o.sync = false;
+  return o;
+}
+
+TEST(IndexAllocFailureTest, LshStoreFailsAfterAJournaledInsertRunsOutOfMemory) {
+  test_support::TempDir dir;
+  LshCase c;
+  std::unique_ptr<LshStore> store =
+      LshStore::Open(dir.path(), kParams, kNumHashes, NoSync()).value();
+  for (uint64_t id : c.More(50)) ASSERT_TRUE(store->Insert(id, c.sketches[id]).ok());
+  int diverged = 0;
+  for (int64_t failing = 0;; ++failing) {
+    ASSERT_LT(failing, 1000);
+    const uint64_t id = c.More(1)[0];
+    const size_t size = store->size();
+    const uint64_t records = store->journal_records();
+    const Status status =
+        StoreInsertFailing(failing, [&] { return store->Insert(id, c.sketches[id]); });
+    if (status.ok() && !g_failed) break;  // past the insert's last allocation
+    if (!status.ok()) {
+      // The natural response: a retry. Refused once the insert is
+      // journaled (before this test, it journaled the insert twice and the
+      // store no longer opened).
+      const Status retried = store->Insert(id, c.sketches[id]);
+      if (Diverged(status)) {
+        ++diverged;
+        EXPECT_EQ(status.code(), StatusCode::kResourceExhausted) << status.ToString();
+        EXPECT_EQ(retried, status);
+        EXPECT_EQ(store->Remove(0).status(), status);
+        EXPECT_EQ(store->Checkpoint(), status);
+        EXPECT_EQ(store->size(), size);
+        EXPECT_EQ(store->journal_records(), records + 1);
+      } else {
+        EXPECT_TRUE(retried.ok()) << status.ToString() << " then " << retried.ToString();
+      }
+    }
+    // Reopened, the store holds the document.
+    store.reset();
+    Result<std::unique_ptr<LshStore>> reopened =
+        LshStore::Open(dir.path(), kParams, kNumHashes, NoSync());
+    ASSERT_TRUE(reopened.ok()) << "allocation " << failing << ": " << status.ToString()
+                               << "; reopening: " << reopened.status().ToString();
+    store = std::move(*reopened);
+    ASSERT_EQ(store->size(), c.sketches.size()) << "allocation " << failing;
+    ASSERT_FALSE(HasFailure()) << "allocation " << failing << ": " << status.ToString();
+  }
+  EXPECT_GT(diverged, 0);
+  // As an index that never failed.
+  LshIndex reference = LshIndex::Create(kParams, kNumHashes).value();
+  for (size_t id = 0; id < c.sketches.size(); ++id) {
+    ASSERT_TRUE(reference.Insert(id, c.sketches[id]).ok());
+  }
+  for (const Sketch& sketch : c.sketches) {
+    EXPECT_EQ(store->Query(sketch).value(), reference.Query(sketch).value());
+  }
+  EXPECT_TRUE(store->Checkpoint().ok());
+}
+
+TEST(IndexAllocFailureTest, HammingStoreFailsAfterAJournaledInsertRunsOutOfMemory) {
+  test_support::TempDir dir;
+  HammingCase c;
+  auto open = [&] { return HammingStore::Open(dir.path(), c.index.options(), NoSync()).value(); };
+  std::unique_ptr<HammingStore> store = open();
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(store->Insert(c.More()).value());
+  int diverged = 0;
+  for (int64_t failing = 0;; ++failing) {
+    ASSERT_LT(failing, 1000);
+    const HammingEntry entry = c.More();
+    const size_t size = store->Read().index().size();
+    const uint64_t records = store->journal_records();
+    const Status status =
+        StoreInsertFailing(failing, [&] { return store->Insert(entry).status(); });
+    if (status.ok() && !g_failed) break;
+    if (!status.ok()) {
+      const Result<bool> retried = store->Insert(entry);
+      if (Diverged(status)) {
+        ++diverged;
+        EXPECT_EQ(status.code(), StatusCode::kResourceExhausted) << status.ToString();
+        EXPECT_EQ(retried.status(), status);
+        EXPECT_EQ(store->Remove(c.entries[0]).status(), status);
+        EXPECT_EQ(store->Checkpoint(), status);
+        EXPECT_EQ(store->Read().index().size(), size);
+        EXPECT_EQ(store->journal_records(), records + 1);
+      } else {
+        EXPECT_TRUE(retried.ok()) << status.ToString() << " then " << retried.status().ToString();
+      }
+    }
+    store.reset();
+    store = open();
+    ASSERT_EQ(store->Read().index().size(), c.entries.size()) << "allocation " << failing;
+    ASSERT_FALSE(HasFailure()) << "allocation " << failing << ": " << status.ToString();
+  }
+  EXPECT_GT(diverged, 0);
+  for (const HammingEntry& e : c.entries) EXPECT_TRUE(store->Read().index().Contains(e));
 }
 
 }  // namespace
