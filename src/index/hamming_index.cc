@@ -156,9 +156,16 @@ void MaybeCompact(HammingIndexState& s, size_t r) {
   }
 }
 
+// Called in a bad_alloc handler: when even the message cannot be allocated,
+// one that fits std::string's inline buffer (no allocation), so that the
+// caller still gets a Status, not an exception.
 Status OutOfMemoryError(size_t entries) {
-  return ResourceExhaustedError("out of memory adding " + std::to_string(entries) +
-                                " entries to the HammingIndex (left unchanged)");
+  try {
+    return ResourceExhaustedError("out of memory adding " + std::to_string(entries) +
+                                  " entries to the HammingIndex (left unchanged)");
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kResourceExhausted, "out of memory");
+  }
 }
 
 Status CheckCapacity(size_t have, size_t add) {
