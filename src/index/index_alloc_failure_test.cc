@@ -29,8 +29,12 @@ namespace {
 // Allocations left before the one that fails; negative: none fails.
 std::atomic<int64_t> g_allocations_before_failure{-1};
 std::atomic<bool> g_failed{false};
+// Every allocation after the failed one fails too (memory that stays
+// exhausted: the error path itself must not need any).
+std::atomic<bool> g_sticky{false};
 
 void* Allocate(std::size_t bytes, std::size_t alignment) {
+  if (g_sticky.load(std::memory_order_relaxed) && g_failed.load()) throw std::bad_alloc();
   if (g_allocations_before_failure.load(std::memory_order_relaxed) >= 0 &&
       g_allocations_before_failure.fetch_sub(1) == 0) {
     g_failed = true;
@@ -99,25 +103,31 @@ namespace {
 using internal::SplitMix64;
 using Sketch = std::vector<uint64_t>;
 
-// Runs `insert` with its allocation number `failing` (from 0) failing;
-// true if that allocation was reached (and failed).
-bool FailAllocation(int64_t failing, const std::function<Status()>& insert, Status* status) {
+// Runs `insert` with its allocation number `failing` (from 0) failing, and
+// when `sticky` every one after it too; true if that allocation was reached
+// (and failed).
+bool FailAllocation(int64_t failing, const std::function<Status()>& insert, Status* status,
+                    bool sticky) {
   g_failed = false;
+  g_sticky = sticky;
   g_allocations_before_failure = failing;
   *status = insert();
   g_allocations_before_failure = -1;
+  g_sticky = false;
   return g_failed;
 }
 
-// Fails each allocation of `insert` in turn (0, 1, ...): every failed
-// insert must leave answers() as before, until the insert succeeds. Returns
-// how many failed.
+// Fails each allocation of `insert` in turn (0, 1, ...; with `sticky`, each
+// and every one after it): every failed insert must return
+// ResourceExhausted (not throw) and leave answers() as before, until the
+// insert succeeds. Returns how many failed.
 template <typename Answers>
-int FailEachAllocation(const std::function<Status()>& insert, const Answers& answers) {
+int FailEachAllocation(const std::function<Status()>& insert, const Answers& answers,
+                       bool sticky = false) {
   const auto before = answers();
   for (int64_t failing = 0;; ++failing) {
     Status status;
-    const bool failed = FailAllocation(failing, insert, &status);
+    const bool failed = FailAllocation(failing, insert, &status, sticky);
     // An insert may also succeed past a failed allocation that only
     // postponed work (HammingIndex's merging of its runs).
     if (status.ok()) return static_cast<int>(failing);
@@ -174,8 +184,9 @@ TEST(IndexAllocFailureTest, LshInsertLeavesTheIndexAsItWas) {
   int failures = 0;
   for (uint64_t id : c.More(300)) {
     ASSERT_TRUE(reference.Insert(id, c.sketches[id]).ok());
+    // Every fifth document with memory that stays exhausted.
     failures += FailEachAllocation([&] { return c.index.Insert(id, c.sketches[id]); },
-                                   [&] { return c.Answers(); });
+                                   [&] { return c.Answers(); }, /*sticky=*/id % 5 == 0);
     ASSERT_FALSE(HasFailure()) << "document " << id;
   }
   EXPECT_GT(failures, 0);
@@ -190,7 +201,7 @@ TEST(IndexAllocFailureTest, LshInsertLeavesTheIndexAsItWas) {
 }
 
 // Serial (small) and parallel (4096 documents or more) batches.
-void CheckBulk(size_t stored, size_t batch) {
+void CheckBulk(size_t stored, size_t batch, bool sticky = false) {
   // oneTBB starts its threads at its first parallel call, with allocations
   // not failed here (a failed one there can leave its start-up spinning).
   tbb::parallel_for(0, 64, [](int) {});
@@ -205,7 +216,8 @@ void CheckBulk(size_t stored, size_t batch) {
     for (uint64_t id : ids) out.push_back({c.index.Contains(id)});
     return out;
   };
-  const int failures = FailEachAllocation([&] { return c.index.InsertBulk(ids, rows); }, answers);
+  const int failures =
+      FailEachAllocation([&] { return c.index.InsertBulk(ids, rows); }, answers, sticky);
   ASSERT_FALSE(::testing::Test::HasFailure());
   EXPECT_GT(failures, 0);
   LshIndex reference = LshIndex::Create(kParams, kNumHashes).value();
@@ -225,6 +237,12 @@ void CheckBulk(size_t stored, size_t batch) {
 }
 
 TEST(IndexAllocFailureTest, LshSerialInsertBulkLeavesTheIndexAsItWas) { CheckBulk(500, 1500); }
+
+// The serial path with memory that stays exhausted (oneTBB's parallel path
+// needs memory to hand the exception over).
+TEST(IndexAllocFailureTest, LshSerialInsertBulkLeavesTheIndexAsItWasWhenMemoryStaysExhausted) {
+  CheckBulk(500, 1500, /*sticky=*/true);
+}
 
 TEST(IndexAllocFailureTest, LshParallelInsertBulkLeavesTheIndexAsItWas) { CheckBulk(500, 5000); }
 
@@ -264,7 +282,7 @@ TEST(IndexAllocFailureTest, HammingInsertLeavesTheIndexAsItWas) {
           if (!added.ok()) return added.status();
           return *added ? Status::Ok() : InternalError("not added");
         },
-        [&] { return c.Answers(); });
+        [&] { return c.Answers(); }, /*sticky=*/i % 5 == 0);
     ASSERT_FALSE(HasFailure()) << "entry " << i;
   }
   EXPECT_GT(failures, 0);
