@@ -118,6 +118,8 @@ void MergeTail(HammingIndexState& s) {
       s.runs.back() = std::move(merged);
     }
   } catch (const std::bad_alloc&) {
+    // Nothing to undo: a merge that throws changed nothing, and the runs
+    // are valid however far the merging got (a later insert goes on).
   }
   if (!s.runs.empty() && s.runs.back()->num_ids() == 0) s.runs.pop_back();
 }
