@@ -125,8 +125,8 @@ void MergeTail(HammingIndexState& s) {
 }
 
 // Adds sorted, unique entries that are in no run and not pending. Throws
-// bad_alloc with the index unchanged (but pending's order): everything that
-// allocates comes before the first change.
+// bad_alloc with the index unchanged (pending's order included):
+// everything that allocates comes before the first change.
 void AddNew(HammingIndexState& s, std::vector<HammingEntry> fresh) {
   const size_t added = fresh.size();
   if (s.pending.size() + added < kPendingCapacity) {
@@ -135,9 +135,10 @@ void AddNew(HammingIndexState& s, std::vector<HammingEntry> fresh) {
     return;
   }
   if (!s.pending.empty()) {
+    // Sorted in the copy, so that pending is untouched until the run is in.
     const size_t mid = fresh.size();
-    std::sort(s.pending.begin(), s.pending.end());
     fresh.insert(fresh.end(), s.pending.begin(), s.pending.end());
+    std::sort(fresh.begin() + mid, fresh.end());
     std::inplace_merge(fresh.begin(), fresh.begin() + mid, fresh.end());
   }
   std::unique_ptr<HammingRun> run = HammingRun::FromSortedEntries(s.layout, fresh);
