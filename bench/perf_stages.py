@@ -27,8 +27,10 @@ _TABLE = [
      r'ScanAndUnescape|FlatRecord|ScanString|simdjson|JsonlRecord|Unescape|ParseJsonlBlock|'
      r'IsJsonNumber|AssignLineIds'),
     ('memchr', 'line split (memchr: first read of the bytes)', r'memchr|memrchr'),
+    # AppendId (deleted in session 16) stays for the binaries before it
+    # (kernel_shares.py compares against them, e.g. base16).
     ('output', 'output (ids, hex digits, JSON lines)',
-     r'WriteDigits|AppendFingerprint|AppendHex|OutputFile|FormatFingerprint|'
+     r'WriteDigits|AppendFingerprint|AppendHex|AppendId|OutputFile|FormatFingerprint|'
      r'AppendJson|Hex|AppendHead|WriteHeadTail|VerbatimJsonPrefix'),
     (None, 'LSH candidates (pairs, clusters, dedup)', r'FillBand|GroupBand|Lsh|Candidate'),
     (None, 'LSH parameter search (libm)', r'expm1|ieee754|log1p|__exp|__pow|__log'),

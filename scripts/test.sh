@@ -84,18 +84,24 @@ done
 # The build options a packager turns off must still configure (every
 # combination the README and CMake offer) and, with the tests off, build
 # (issue 12). One tree, configured afresh once and then again for each
-# combination, all three options given each time (so that none is left over
-# in the cache from the one before): a fresh configure costs ~11 s of CPU,
-# mostly compiler and package detection, a reconfigure 1-3 s (session 17;
-# the phase was four fresh configures, 45 s of a warm run). The one build
-# compiles the library and the CLI without the test and benchmark sources.
+# combination: a fresh configure costs ~11 s of CPU, mostly compiler and
+# package detection, a reconfigure 1-3 s (session 17; the phase was four
+# fresh configures, 45 s of a warm run). The cache keeps every option from
+# the configure before, and an option's default only seeds the cache, so
+# each configure gives the three options *and* every option whose default
+# derives from them (NEARDUP_TEST_HOOKS defaults to NEARDUP_BUILD_TESTS):
+# each combination is then what a fresh configure of it gives. A failed
+# configure stops the script (set -e). The one build compiles the library
+# and the CLI without the test and benchmark sources.
 phase "build options (configure)"
 rm -rf build/options
 for options in "OFF ON ON" "ON OFF ON" "ON ON OFF" "OFF OFF OFF"; do
   read -r tests benchmarks cli <<<"$options"
-  echo "-- NEARDUP_BUILD_TESTS=$tests NEARDUP_BUILD_BENCHMARKS=$benchmarks NEARDUP_BUILD_CLI=$cli"
+  echo "-- NEARDUP_BUILD_TESTS=$tests NEARDUP_BUILD_BENCHMARKS=$benchmarks NEARDUP_BUILD_CLI=$cli" \
+    "(NEARDUP_TEST_HOOKS=$tests)"
   cmake -S . -B build/options -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_TESTS="$tests" \
-    -DNEARDUP_BUILD_BENCHMARKS="$benchmarks" -DNEARDUP_BUILD_CLI="$cli" >/dev/null
+    -DNEARDUP_TEST_HOOKS="$tests" -DNEARDUP_BUILD_BENCHMARKS="$benchmarks" \
+    -DNEARDUP_BUILD_CLI="$cli" >/dev/null
 done
 phase "build options (notests build)"
 rm -rf build/notests

@@ -201,10 +201,11 @@ class HammingIndex {
   size_t MemoryBytes() const;
 
   // Adds one entry; true if it was not there. ResourceExhausted when full
-  // or when memory runs out; the index is unchanged on error.
+  // or when memory runs out; on error the index's contents are unchanged
+  // (its capacity, and so MemoryBytes(), may stay grown).
   Result<bool> Insert(HammingEntry entry);
   // Adds entries (in parallel); returns how many were not there. Errors as
-  // Insert's, with the index unchanged (no tombstone revived).
+  // Insert's, with the contents unchanged (no tombstone revived).
   Result<size_t> InsertBulk(std::span<const HammingEntry> entries);
   // Removes one entry; false if it was not there.
   bool Remove(HammingEntry entry);

@@ -71,11 +71,16 @@ class HammingStore {
 
   // Adds `entry`: true if it was not there (only then is it journaled).
   // ResourceExhausted when the index is full; IoError when the journal
-  // cannot be written (the store is then unchanged).
+  // cannot be written (the store is then unchanged). When the index runs out
+  // of memory after the insert is journaled (ResourceExhausted), the store
+  // has failed: it returns that error from every later Insert, Remove and
+  // Checkpoint, reads go on, and reopening it applies the journaled insert.
   Result<bool> Insert(HammingEntry entry);
-  // Removes `entry`: true if it was there. IoError as Insert.
+  // Removes `entry`: true if it was there. IoError as Insert; a failed
+  // store's error.
   Result<bool> Remove(HammingEntry entry);
-  // Writes the base file and empties the journal. IoError.
+  // Writes the base file and empties the journal. IoError; a failed store's
+  // error.
   Status Checkpoint();
 
   // The number of changes applied since the store was created (persisted).
@@ -96,6 +101,7 @@ class HammingStore {
   HammingIndex index_;               // guarded by index_lock_
   uint64_t version_ = 0;             // guarded by index_lock_
   std::unique_ptr<internal::IndexJournal> journal_;  // guarded by writer_mutex_
+  Status failed_;  // guarded by writer_mutex_: set once, when the index refused a journaled insert
   std::string tail_error_;
 };
 

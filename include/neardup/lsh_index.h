@@ -87,14 +87,16 @@ class LshIndex {
   // Stores `sketch` under `doc_id`. InvalidArgument if sketch.size() !=
   // num_hashes() or doc_id is already present; ResourceExhausted past 2^31
   // documents or when memory runs out part way (session 17: what was
-  // inserted is undone). On error the index is unchanged.
+  // inserted is undone). On error the index's contents are unchanged (its
+  // capacity, and so MemoryBytes(), may stay grown, as after Reserve).
   Status Insert(uint64_t doc_id, std::span<const uint64_t> sketch);
 
   // Inserts doc_ids[i] with sketch sketches_row_major[i * num_hashes ..
   // (i + 1) * num_hashes). Same errors as Insert (also for an id repeated in
   // doc_ids), checked before anything is inserted; running out of memory
-  // part way undoes the batch: on error the index is unchanged. Large batches hash bands and fill
-  // the band tables on all cores.
+  // part way undoes the batch. On error the contents are unchanged (the
+  // capacity as Insert's). Large batches hash bands and fill the band tables
+  // on all cores.
   Status InsertBulk(std::span<const uint64_t> doc_ids,
                     std::span<const uint64_t> sketches_row_major);
   // InsertBulk with sketches[i] the sketch of doc_ids[i], wherever each lies

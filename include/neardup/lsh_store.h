@@ -59,11 +59,15 @@ class LshStore {
 
   // Stores `sketch` under `doc_id`; the errors of LshIndex::Insert (checked
   // before anything is journaled), IoError when the journal cannot be
-  // written. On error the store is unchanged.
+  // written. On those errors the store is unchanged. When the index runs out
+  // of memory after the insert is journaled (ResourceExhausted), the store
+  // has failed: it returns that error from every later Insert, Remove and
+  // Checkpoint, reads go on, and reopening it applies the journaled insert.
   Status Insert(uint64_t doc_id, std::span<const uint64_t> sketch);
-  // Removes `doc_id`: true if it was there. IoError.
+  // Removes `doc_id`: true if it was there. IoError; a failed store's error.
   Result<bool> Remove(uint64_t doc_id);
-  // Rewrites the journal with the live documents only. IoError.
+  // Rewrites the journal with the live documents only. IoError; a failed
+  // store's error.
   Status Checkpoint();
 
   uint64_t version() const;
@@ -84,6 +88,7 @@ class LshStore {
   LshIndex index_;                                   // guarded by index_lock_
   uint64_t version_ = 0;                             // guarded by index_lock_
   std::unique_ptr<internal::IndexJournal> journal_;  // guarded by writer_mutex_
+  Status failed_;  // guarded by writer_mutex_: set once, when the index refused a journaled insert
   std::string tail_error_;
 };
 

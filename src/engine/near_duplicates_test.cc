@@ -235,12 +235,19 @@ TEST(NearDuplicatesTest, ChooseNearDuplicateSchemeTakesAMatchingRecordedChoice) 
       EXPECT_EQ(scheme->lsh.params.num_bands, 1);
       EXPECT_EQ(scheme->lsh.params.rows_per_band, 1);
       EXPECT_EQ(scheme->num_parts, 1u);
-      // Without a record, or with one of other options: the search's choice.
+      // Without a record, or with one of other options (threshold, either
+      // weight): the search's choice.
       NearDuplicateOptions other = options;
       other.threshold = threshold - 0.1;
+      NearDuplicateOptions other_fp = options;
+      other_fp.false_positive_weight = 0.5;
+      NearDuplicateOptions other_fn = options;
+      other_fn.false_negative_weight = 0.5;
       for (const auto& [opts, record] :
            {std::pair{options, static_cast<const ChosenLshParams*>(nullptr)},
-            std::pair{other, static_cast<const ChosenLshParams*>(&recorded)}}) {
+            std::pair{other, static_cast<const ChosenLshParams*>(&recorded)},
+            std::pair{other_fp, static_cast<const ChosenLshParams*>(&recorded)},
+            std::pair{other_fn, static_cast<const ChosenLshParams*>(&recorded)}}) {
         Result<NearDuplicateScheme> fresh = ChooseNearDuplicateScheme(recipe, opts, 0, record);
         Result<LshParamsChoice> expected =
             ChooseLshParams(LshParamsOptionsForNearDuplicates(recipe, opts));
@@ -252,6 +259,17 @@ TEST(NearDuplicatesTest, ChooseNearDuplicateSchemeTakesAMatchingRecordedChoice) 
       }
     }
   }
+  // A record does not spare the options their checks: one made for an
+  // invalid threshold is refused with it.
+  const Recipe recipe = *PresetRecipe("default");
+  NearDuplicateOptions bad;
+  bad.threshold = 1.5;
+  NearDuplicateOptions good;
+  ChosenLshParams recorded{LshParamsOptionsForNearDuplicates(recipe, bad),
+                           *ChooseLshParams(LshParamsOptionsForNearDuplicates(recipe, good))};
+  Result<NearDuplicateScheme> refused = ChooseNearDuplicateScheme(recipe, bad, 0, &recorded);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("threshold"));
 }
 
 // Splits [0, n) at the given cut points (sorted, each <= n), empty ranges

@@ -129,13 +129,15 @@ void MergeTail(HammingIndexState& s) {
       s.runs.back() = std::move(merged);
     }
   } catch (const std::bad_alloc&) {
+    // Nothing to undo: a merge that throws changed nothing, and the runs
+    // are valid however far the merging got (a later insert goes on).
   }
   if (!s.runs.empty() && s.runs.back()->num_ids() == 0) s.runs.pop_back();
 }
 
 // Adds sorted, unique entries that are in no run and not pending. Throws
-// bad_alloc with the index unchanged (but pending's order): everything that
-// allocates comes before the first change.
+// bad_alloc with the index unchanged (pending's order included):
+// everything that allocates comes before the first change.
 void AddNew(HammingIndexState& s, std::vector<HammingEntry> fresh) {
   const size_t added = fresh.size();
   if (s.pending.size() + added < kPendingCapacity) {
@@ -144,9 +146,10 @@ void AddNew(HammingIndexState& s, std::vector<HammingEntry> fresh) {
     return;
   }
   if (!s.pending.empty()) {
+    // Sorted in the copy, so that pending is untouched until the run is in.
     const size_t mid = fresh.size();
-    std::sort(s.pending.begin(), s.pending.end());
     fresh.insert(fresh.end(), s.pending.begin(), s.pending.end());
+    std::sort(fresh.begin() + mid, fresh.end());
     std::inplace_merge(fresh.begin(), fresh.begin() + mid, fresh.end());
   }
   std::unique_ptr<HammingRun> run = HammingRun::FromSortedEntries(s.layout, fresh);
@@ -167,9 +170,16 @@ void MaybeCompact(HammingIndexState& s, size_t r) {
   }
 }
 
+// Called in a bad_alloc handler: when even the message cannot be allocated,
+// one that fits std::string's inline buffer (no allocation), so that the
+// caller still gets a Status, not an exception.
 Status OutOfMemoryError(size_t entries) {
-  return ResourceExhaustedError("out of memory adding " + std::to_string(entries) +
-                                " entries to the HammingIndex (left unchanged)");
+  try {
+    return ResourceExhaustedError("out of memory adding " + std::to_string(entries) +
+                                  " entries to the HammingIndex (left unchanged)");
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kResourceExhausted, "out of memory");
+  }
 }
 
 // OK if [begin, end) is a range within [lo, hi) (the tables an index holds,

@@ -1,6 +1,7 @@
 #include "neardup/hamming_store.h"
 
 #include <filesystem>
+#include <new>
 #include <utility>
 
 #include "index/chunk_index_io.h"
@@ -48,6 +49,20 @@ Status Replay(const std::string& record, const std::string& path, uint64_t numbe
     return Status::Ok();
   }
   return index->Insert(entry).status();
+}
+
+// The store's sticky failure once the index refused a journaled insert
+// (`cause`): memory lacks an entry the journal holds, so the store must take
+// no more writes and no checkpoint (it would save the index without the
+// entry and empty the journal); reopening it replays the insert. When the
+// message cannot be allocated, one that fits std::string's inline buffer.
+Status Diverged(const Status& cause) {
+  try {
+    return Status(cause.code(),
+                  "hamming store diverged from its journal (reopen it): " + cause.message());
+  } catch (const std::bad_alloc&) {
+    return Status(cause.code(), "store diverged");
+  }
 }
 
 }  // namespace
@@ -113,6 +128,7 @@ Result<bool> HammingStore::Remove(HammingEntry entry) { return Change(kRemove, e
 
 Result<bool> HammingStore::Change(char op, HammingEntry entry) {
   std::lock_guard<std::mutex> writer(writer_mutex_);
+  if (!failed_.ok()) return failed_;
   // Only this thread changes the index, so it may read it without the
   // shared lock.
   const bool present = index_.Contains(entry);
@@ -125,8 +141,13 @@ Result<bool> HammingStore::Change(char op, HammingEntry entry) {
   {
     std::unique_lock<std::shared_mutex> lock = index_lock_.LockExclusive();
     if (op == kInsert) {
-      // Cannot fail: the size was checked above and nothing else writes.
-      NEARDUP_RETURN_IF_ERROR(index_.Insert(entry).status());
+      // Only memory can fail it now (ResourceExhausted, the index
+      // unchanged): the size was checked above and nothing else writes.
+      Result<bool> inserted = index_.Insert(entry);
+      if (!inserted.ok()) {
+        failed_ = Diverged(inserted.status());
+        return failed_;
+      }
     } else {
       index_.Remove(entry);
     }
@@ -142,6 +163,7 @@ Result<bool> HammingStore::Change(char op, HammingEntry entry) {
 
 Status HammingStore::Checkpoint() {
   std::lock_guard<std::mutex> writer(writer_mutex_);
+  if (!failed_.ok()) return failed_;
   return CheckpointLocked();
 }
 

@@ -273,9 +273,16 @@ void FillIdTable(LshIndexState& s, size_t first, size_t count) {
   }
 }
 
+// Called in a bad_alloc handler: when even the message cannot be allocated,
+// one that fits std::string's inline buffer (no allocation), so that the
+// caller still gets a Status, not an exception.
 Status OutOfMemoryError(size_t documents) {
-  return ResourceExhaustedError("out of memory inserting " + std::to_string(documents) +
-                                " document(s) into the LSH index (left unchanged)");
+  try {
+    return ResourceExhaustedError("out of memory inserting " + std::to_string(documents) +
+                                  " document(s) into the LSH index (left unchanged)");
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kResourceExhausted, "out of memory");
+  }
 }
 
 // Undoes an InsertBulkOf of doc_ids into slots [base, base + m) that ran

@@ -95,9 +95,12 @@ class SegmentedArray {
   void push_back(T value) {
     const size_t segment = size_ >> kSegmentShift;
     if (segment == segments_.size()) {
-      segments_.emplace_back();
-      // Later segments whole, so that filling them copies nothing.
-      if (segment != 0) segments_.back().reserve(kSegmentSize);
+      // Later segments whole, so that filling them copies nothing. Reserved
+      // before it joins segments_, so that a reserve that throws leaves no
+      // empty segment behind (strong guarantee: a throw changes nothing).
+      Segment fresh;
+      if (segment != 0) fresh.reserve(kSegmentSize);
+      segments_.push_back(std::move(fresh));
     }
     Segment& to = segments_[segment];
     // The first segment doubles itself (not by the library's growth factor),

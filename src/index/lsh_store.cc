@@ -1,6 +1,7 @@
 #include "neardup/lsh_store.h"
 
 #include <filesystem>
+#include <new>
 #include <unordered_map>
 #include <utility>
 
@@ -57,6 +58,20 @@ bool Parse(const std::string& record, bool with_sketch, Change* change) {
   change->sketch.resize(n);
   for (uint32_t i = 0; i < n; ++i) internal::GetU64(record, &pos, &change->sketch[i]);
   return true;
+}
+
+// The store's sticky failure once the index refused a journaled insert
+// (`cause`): the journal holds a document the index lacks, so the store must
+// take no more writes (a retry would journal the insert twice, and replay
+// refuses that) and no checkpoint; reopening it replays the insert. When the
+// message cannot be allocated, one that fits std::string's inline buffer.
+Status Diverged(const Status& cause) {
+  try {
+    return Status(cause.code(),
+                  "lsh store diverged from its journal (reopen it): " + cause.message());
+  } catch (const std::bad_alloc&) {
+    return Status(cause.code(), "store diverged");
+  }
 }
 
 }  // namespace
@@ -119,6 +134,7 @@ Result<std::vector<uint64_t>> LshStore::Query(std::span<const uint64_t> sketch) 
 
 Status LshStore::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
   std::lock_guard<std::mutex> writer(writer_mutex_);
+  if (!failed_.ok()) return failed_;
   // The checks of LshIndex::Insert, before anything is journaled (only this
   // thread changes the index, so it may read it without the shared lock).
   if (sketch.size() != static_cast<size_t>(index_.num_hashes())) {
@@ -136,7 +152,13 @@ Status LshStore::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
   NEARDUP_RETURN_IF_ERROR(journal_->Append(record));
   {
     std::unique_lock<std::shared_mutex> lock = index_lock_.LockExclusive();
-    NEARDUP_RETURN_IF_ERROR(index_.Insert(doc_id, sketch));
+    // Only memory can fail it now (ResourceExhausted, the index unchanged),
+    // with the insert journaled already.
+    Status inserted = index_.Insert(doc_id, sketch);
+    if (!inserted.ok()) {
+      failed_ = Diverged(inserted);
+      return failed_;
+    }
     ++version_;
   }
   return Status::Ok();
@@ -144,6 +166,7 @@ Status LshStore::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
 
 Result<bool> LshStore::Remove(uint64_t doc_id) {
   std::lock_guard<std::mutex> writer(writer_mutex_);
+  if (!failed_.ok()) return failed_;
   if (!index_.Contains(doc_id)) return false;
   NEARDUP_RETURN_IF_ERROR(journal_->Append(RemoveRecord(doc_id)));
   {
@@ -161,6 +184,7 @@ Result<bool> LshStore::Remove(uint64_t doc_id) {
 
 Status LshStore::Checkpoint() {
   std::lock_guard<std::mutex> writer(writer_mutex_);
+  if (!failed_.ok()) return failed_;
   return CheckpointLocked();
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -161,14 +162,20 @@ Result<std::optional<StreamDoc>> NearDuplicateStream::Impl::PrepareLocked(
 }
 
 Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc, uint64_t id_hash,
-                                              std::span<const uint64_t> band_keys) {
+                                              std::span<const uint64_t> band_keys, bool logged) {
   Status applied = state_.ApplyAddHashed(std::move(doc), id_hash, band_keys);
-  if (!applied.ok()) {
-    // Memory and log now disagree: refuse further writes.
-    failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
+  if (!applied.ok() && logged) {
+    // Memory and log now disagree: refuse further writes. Set before
+    // anything allocates (the state may have run out of memory: a message
+    // that fits std::string's inline buffer), then given its context.
+    failed_ = Status(StatusCode::kInternal, "state diverged");
+    try {
+      failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
+    } catch (const std::bad_alloc&) {
+    }
     return failed_;
   }
-  return Status::Ok();
+  return applied;
 }
 
 // Session 14: framed in place into the reused group buffer and written by
@@ -195,7 +202,7 @@ Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document, uint
                            PrepareLocked(document, id_hash, fingerprint, answer, &band_keys_));
   if (!doc) return Status::Ok();
   if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendAddLocked(*doc));
-  NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc), id_hash, band_keys_));
+  NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc), id_hash, band_keys_, log_ != nullptr));
   MaybeRotateLocked();
   return Status::Ok();
 }
@@ -236,7 +243,17 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
         record_of.push_back(i);
       }
     }
-    if (status.ok() && doc) status = ApplyLocked(std::move(*doc), id_hashes[i], band_keys_);
+    if (status.ok() && doc) {
+      // The group is written after it is applied: a record the state
+      // refuses (unchanged) is cut from the group, which ends before it,
+      // and the stream goes on.
+      status = ApplyLocked(std::move(*doc), id_hashes[i], band_keys_, /*logged=*/false);
+      if (!status.ok() && log_ != nullptr) {
+        ends.pop_back();
+        record_of.pop_back();
+        framed.resize(ends.empty() ? 0 : ends.back());
+      }
+    }
     if (!status.ok()) {
       error = status;
       error_at = i;

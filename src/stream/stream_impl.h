@@ -88,10 +88,13 @@ class NearDuplicateStream::Impl {
                                                            Fingerprint* fingerprint,
                                                            StreamAnswer* answer,
                                                            std::vector<uint64_t>* band_keys) const;
-  // Stores a decided document in memory. REQUIRES: mutex_ held; id_hash ==
-  // state_.IdHash(doc.id); band_keys PrepareLocked's of doc (or empty).
-  Status ApplyLocked(internal::StreamDoc doc, uint64_t id_hash,
-                     std::span<const uint64_t> band_keys);
+  // Stores a decided document in memory. On error (the state refused it,
+  // e.g. out of memory, and is unchanged) the stream fails (failed_) when
+  // `logged`, i.e. its log already holds the record. REQUIRES: mutex_ held;
+  // id_hash == state_.IdHash(doc.id); band_keys PrepareLocked's of doc (or
+  // empty).
+  Status ApplyLocked(internal::StreamDoc doc, uint64_t id_hash, std::span<const uint64_t> band_keys,
+                     bool logged);
   // Decides and stores one document (Add): its record is written before it
   // is applied, so a failed write leaves nothing to undo. REQUIRES: mutex_
   // held; a valid id; id_hash as PrepareLocked.
