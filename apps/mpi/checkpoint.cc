@@ -30,8 +30,14 @@ constexpr std::string_view kManifestKind = "mpi-manifest";
 // stay on their verifiers (PairPlacement::kVerifiers; SimHash: on their
 // first documents' owners), no longer on the owners of their second
 // documents; the pairs stage's counters include the candidates handed to
-// another rank.
-constexpr int kFormatVersion = 4;
+// another rank. 5 (session 17): the components rule's spanning forests
+// stay on the ranks that built them (PairPlacement::kForests), no longer
+// all on rank 0 (an older binary would cluster rank 0's alone).
+constexpr int kFormatVersion = 5;
+// The oldest format this binary resumes as well: 4's only difference is
+// the components rule's forests all on rank 0, which the union-find over
+// the ranks takes like any other placement.
+constexpr int kOldestReadableFormat = 4;
 constexpr std::string_view kHeaderPrefix = "neardup-mpi checkpoint ";
 
 #ifdef NEARDUP_MPI_TEST_HOOKS
@@ -44,6 +50,14 @@ int WrittenFormatVersion() {
 #else
 constexpr int WrittenFormatVersion() { return kFormatVersion; }
 #endif
+
+// Whether a manifest's first line names a format this binary resumes.
+bool ReadableFormat(std::string_view first_line) {
+  for (int format = kOldestReadableFormat; format <= kFormatVersion; ++format) {
+    if (first_line == std::string(kHeaderPrefix) + std::to_string(format)) return true;
+  }
+  return false;
+}
 
 // Flags that cannot change what is computed, so a resume may change them
 // (the output's name, the checkpoint's place too: it may be copied); with
@@ -151,26 +165,40 @@ Status ReadManifest(const std::string& dir, const std::string& identity, std::st
   const std::string path = dir + "/manifest";
   NEARDUP_ASSIGN_OR_RETURN(std::string text, format::ReadChecksummedFile(path, kManifestKind));
   // Another format first: its stage files may hold or place things
-  // otherwise, which no identity line would show.
-  const std::string_view first_line = std::string_view(text).substr(0, text.find('\n'));
-  const std::string_view expected_line = std::string_view(identity).substr(0, identity.find('\n'));
-  if (first_line != expected_line) {
+  // otherwise, which no identity line would show. A format from
+  // kOldestReadableFormat on counts as this one's; the rest of the
+  // identity must match as always.
+  const size_t first_end = std::min(text.find('\n'), text.size());
+  const std::string_view first_line = std::string_view(text).substr(0, first_end);
+  const size_t expected_end = std::min(identity.find('\n'), identity.size());
+  const std::string_view expected_line = std::string_view(identity).substr(0, expected_end);
+  if (first_line != expected_line &&
+      !(ReadableFormat(first_line) &&
+        expected_line == std::string(kHeaderPrefix) + std::to_string(kFormatVersion))) {
     const bool ours = first_line.substr(0, kHeaderPrefix.size()) == kHeaderPrefix;
+    const std::string expected_format(expected_line.substr(kHeaderPrefix.size()));
+    const std::string reads = expected_format == std::to_string(kFormatVersion)
+                                  ? "formats " + std::to_string(kOldestReadableFormat) + " to " +
+                                        std::to_string(kFormatVersion)
+                                  : "format " + expected_format;
     return FailedPreconditionError(
         "--resume: " + dir + " holds a checkpoint of " +
         (ours ? "format " + std::string(first_line.substr(kHeaderPrefix.size())) +
-                    ", written by another version of neardup-mpi (this one reads format " +
-                    std::string(expected_line.substr(kHeaderPrefix.size())) + ")"
+                    ", written by another version of neardup-mpi (this one reads " + reads + ")"
               : "an unknown format ('" + std::string(first_line) + "')") +
         "; run without --resume to start afresh");
   }
   const size_t stages = text.find("\nstage ");
   const std::string_view saved =
       std::string_view(text).substr(0, stages == std::string::npos ? text.size() : stages + 1);
-  if (saved != identity) {
+  // The identities past their first lines (the formats were checked above).
+  const std::string_view saved_rest = saved.substr(std::min(saved.size(), first_end));
+  const std::string_view identity_rest = std::string_view(identity).substr(expected_end);
+  if (saved_rest != identity_rest) {
     return FailedPreconditionError(
         "--resume: " + dir + " holds a checkpoint of another job (flags, inputs or rank count " +
-        "differ: " + FirstDifference(saved, identity) + "); run without --resume to start afresh");
+        "differ: " + FirstDifference(saved_rest, identity_rest) +
+        "); run without --resume to start afresh");
   }
   constexpr std::string_view kStage = "stage ";
   for (std::string_view rest = std::string_view(text).substr(saved.size()); !rest.empty();) {

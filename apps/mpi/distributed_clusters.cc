@@ -243,6 +243,9 @@ Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  // One rank holds every pair and document: the library's union-find, no
+  // rounds of exchanges with itself (the same cluster_of).
+  if (comm.size() == 1) return ClusterDocuments(layout.total, pairs, ClusterRule::kComponents);
   std::vector<uint64_t> label(own.count);
   for (uint64_t i = 0; i < own.count; ++i) label[i] = own.first + i;
   std::vector<uint64_t> ends;  // a and b of each pair

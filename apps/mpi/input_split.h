@@ -24,8 +24,6 @@
 // reports the skipped records, which it held back, with the file's lines.
 // Only a rank's first piece can start inside a file (its later ones start
 // at their inputs' beginning), and no rank waits for another to read.
-// (Until session 17 `fingerprint` counted each piece's newlines first, a
-// second pass over it, and summed them before reading: kCountFirst.)
 // Cost: one stat per input (a walk of each input directory) on rank 0.
 #ifndef NEARDUP_APPS_MPI_INPUT_SPLIT_H_
 #define NEARDUP_APPS_MPI_INPUT_SPLIT_H_

@@ -172,7 +172,7 @@ Status WriteNearDuplicateOutput(Comm& comm, const cli::NearDuplicateJob& job,
   }
 
   // Each rank learns the clusters of its documents (leader: the ranks scan
-  // in turn; components: rank 0 clusters the forests).
+  // in turn; components: a union-find over the ranks).
   NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> cluster_of,
                            ClusterOnRanks(comm, layout, std::move(pairs), job.rule));
   profile->Lap("cluster");
