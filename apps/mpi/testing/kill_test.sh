@@ -35,7 +35,17 @@ if [ -z "$rank1" ]; then
   kill "$job" 2>/dev/null
   exit 1
 fi
-sleep 1  # let it reach the collective
+# Let rank 0 create its hidden output temporary (before it opens the FIFO,
+# where it blocks) and rank 1 reach the collective: a fixed second was too
+# short for an ASan build on a loaded machine (no temporary yet).
+shopt -s nullglob
+for _ in $(seq 1 300); do
+  made=("$work"/.out.neardup-*)
+  [ "${#made[@]}" -gt 0 ] && break
+  sleep 0.1
+done
+shopt -u nullglob
+sleep 1
 start=$(date +%s)
 kill -KILL "$rank1"
 
