@@ -26,19 +26,7 @@ HammingClusters BruteClusters(const std::set<HammingEntry>& truth, int k, size_t
   UnionFind uf(all.size());
   for (const HammingPair& p : BruteSelfJoin(truth, k)) uf.Union(index[p.a], index[p.b]);
   std::vector<uint32_t> labels = uf.Labels();  // ordered by smallest member
-  std::vector<std::vector<HammingEntry>> groups;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (labels[i] >= groups.size()) groups.resize(labels[i] + 1);
-    groups[labels[i]].push_back(all[i]);
-  }
-  HammingClusters out;
-  out.offsets.push_back(0);
-  for (const auto& g : groups) {
-    if (g.size() < min_size) continue;
-    out.members.insert(out.members.end(), g.begin(), g.end());
-    out.offsets.push_back(out.members.size());
-  }
-  return out;
+  return testing::ClustersFromLabels(all, labels, min_size);
 }
 
 void ExpectJoinMatchesOracle(const HammingIndex& index, const std::set<HammingEntry>& truth,

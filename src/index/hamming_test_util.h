@@ -42,6 +42,26 @@ inline std::vector<uint64_t> MakeFingerprints(size_t count, bool clustered, int 
   return out;
 }
 
+// The clusters of `all` by their union-find labels (UnionFind::Labels: a
+// label is the smallest member's position), those of at least `min_size`
+// entries, in order of their smallest member: HammingIndex::Clusters' order.
+inline HammingClusters ClustersFromLabels(const std::vector<HammingEntry>& all,
+                                          const std::vector<uint32_t>& labels, size_t min_size) {
+  std::vector<std::vector<HammingEntry>> groups;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (labels[i] >= groups.size()) groups.resize(labels[i] + 1);
+    groups[labels[i]].push_back(all[i]);
+  }
+  HammingClusters out;
+  out.offsets.push_back(0);
+  for (const auto& g : groups) {
+    if (g.size() < min_size) continue;
+    out.members.insert(out.members.end(), g.begin(), g.end());
+    out.offsets.push_back(out.members.size());
+  }
+  return out;
+}
+
 inline bool MatchOrder(const HammingMatch& a, const HammingMatch& b) {
   if (a.distance != b.distance) return a.distance < b.distance;
   if (a.id != b.id) return a.id < b.id;
