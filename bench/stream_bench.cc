@@ -88,6 +88,20 @@ std::string BenchDir(const char* name) {
       .string();
 }
 
+// A new durable stream in `dir`, what an earlier run left there removed
+// first; null, with the benchmark skipped, when it cannot be opened.
+std::unique_ptr<NearDuplicateStream> OpenEmptyStream(benchmark::State& state,
+                                                     const std::string& dir,
+                                                     const StreamOpenOptions& options) {
+  fs::remove_all(dir);
+  auto stream = NearDuplicateStream::Open(dir, {}, options);
+  if (!stream.ok()) {
+    state.SkipWithError(stream.status().ToString().c_str());
+    return nullptr;
+  }
+  return std::move(*stream);
+}
+
 // Adds every document in batches of `batch` (1: Add); returns the log bytes.
 uint64_t AddAll(NearDuplicateStream& stream, size_t batch, benchmark::State& state) {
   const std::vector<std::string>& texts = Texts();
@@ -118,14 +132,10 @@ void BM_StreamAdd(benchmark::State& state) {
   uint64_t log_bytes = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    fs::remove_all(dir);
-    auto stream = NearDuplicateStream::Open(dir, {}, options);
-    if (!stream.ok()) {
-      state.SkipWithError(stream.status().ToString().c_str());
-      break;
-    }
+    const std::unique_ptr<NearDuplicateStream> stream = OpenEmptyStream(state, dir, options);
+    if (stream == nullptr) break;
     state.ResumeTiming();
-    log_bytes = AddAll(**stream, batch, state);
+    log_bytes = AddAll(*stream, batch, state);
   }
   fs::remove_all(dir);
   const double documents = static_cast<double>(Texts().size());
@@ -197,15 +207,11 @@ void BM_StreamRecovery(benchmark::State& state) {
   options.sync = false;
   options.snapshot_log_bytes = uint64_t{1} << 40;
   const std::string dir = BenchDir("stream-recovery");
-  fs::remove_all(dir);
   {
-    auto stream = NearDuplicateStream::Open(dir, {}, options);
-    if (!stream.ok()) {
-      state.SkipWithError(stream.status().ToString().c_str());
-      return;
-    }
-    AddAll(**stream, 100, state);
-    if (from_snapshot && !(*stream)->Snapshot().ok()) state.SkipWithError("Snapshot failed");
+    const std::unique_ptr<NearDuplicateStream> stream = OpenEmptyStream(state, dir, options);
+    if (stream == nullptr) return;
+    AddAll(*stream, 100, state);
+    if (from_snapshot && !stream->Snapshot().ok()) state.SkipWithError("Snapshot failed");
   }
   uint64_t records = 0;
   for (auto _ : state) {
@@ -375,13 +381,9 @@ void BM_StreamRollOver(benchmark::State& state) {
   size_t logs = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    fs::remove_all(dir);
-    auto opened = NearDuplicateStream::Open(dir, {}, options);
-    if (!opened.ok()) {
-      state.SkipWithError(opened.status().ToString().c_str());
-      break;
-    }
-    NearDuplicateStream& stream = **opened;
+    std::unique_ptr<NearDuplicateStream> opened = OpenEmptyStream(state, dir, options);
+    if (opened == nullptr) break;
+    NearDuplicateStream& stream = *opened;
     latencies.clear();
     std::mutex latencies_mutex;
     std::atomic<size_t> next_batch{0};
@@ -415,7 +417,7 @@ void BM_StreamRollOver(benchmark::State& state) {
     for (const auto& entry : fs::directory_iterator(dir)) {
       logs += entry.path().filename().string().rfind("log-", 0) == 0;
     }
-    opened->reset();
+    opened.reset();
     state.ResumeTiming();
   }
   fs::remove_all(dir);

@@ -1,7 +1,6 @@
 #include "neardup/hamming_store.h"
 
 #include <filesystem>
-#include <new>
 #include <utility>
 
 #include "index/chunk_index_io.h"
@@ -49,20 +48,6 @@ Status Replay(const std::string& record, const std::string& path, uint64_t numbe
     return Status::Ok();
   }
   return index->Insert(entry).status();
-}
-
-// The store's sticky failure once the index refused a journaled insert
-// (`cause`): memory lacks an entry the journal holds, so the store must take
-// no more writes and no checkpoint (it would save the index without the
-// entry and empty the journal); reopening it replays the insert. When the
-// message cannot be allocated, one that fits std::string's inline buffer.
-Status Diverged(const Status& cause) {
-  try {
-    return Status(cause.code(),
-                  "hamming store diverged from its journal (reopen it): " + cause.message());
-  } catch (const std::bad_alloc&) {
-    return Status(cause.code(), "store diverged");
-  }
 }
 
 }  // namespace
@@ -145,7 +130,7 @@ Result<bool> HammingStore::Change(char op, HammingEntry entry) {
       // unchanged): the size was checked above and nothing else writes.
       Result<bool> inserted = index_.Insert(entry);
       if (!inserted.ok()) {
-        failed_ = Diverged(inserted.status());
+        failed_ = internal::JournalDivergedError("hamming", inserted.status());
         return failed_;
       }
     } else {

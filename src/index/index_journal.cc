@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <new>
 
 #include "index/chunk_index_io.h"
 
@@ -116,6 +117,16 @@ bool GetU64(std::string_view payload, size_t* pos, uint64_t* value) {
   }
   *pos += 8;
   return true;
+}
+
+Status JournalDivergedError(const char* store_name, const Status& cause) {
+  try {
+    return Status(cause.code(),
+                  std::string(store_name) +
+                      " store diverged from its journal (reopen it): " + cause.message());
+  } catch (const std::bad_alloc&) {
+    return Status(cause.code(), "store diverged");
+  }
 }
 
 }  // namespace neardup::internal

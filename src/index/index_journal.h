@@ -74,6 +74,15 @@ void PutU64(uint64_t value, std::string* out);
 bool GetU32(std::string_view payload, size_t* pos, uint32_t* value);
 bool GetU64(std::string_view payload, size_t* pos, uint64_t* value);
 
+// A store's sticky failure once its index refused a journalled insert
+// (`cause`): the journal holds an entry the index lacks, so the store must
+// take no more writes (a retry would journal the insert twice, and replay
+// refuses that) and no checkpoint (it would save the index without the
+// entry and empty the journal); reopening it replays the insert.
+// `store_name` ("hamming", "lsh") starts the message. When the message cannot
+// be allocated, one that fits std::string's inline buffer.
+Status JournalDivergedError(const char* store_name, const Status& cause);
+
 }  // namespace neardup::internal
 
 #endif  // NEARDUP_INDEX_INDEX_JOURNAL_H_

@@ -285,6 +285,23 @@ Status OutOfMemoryError(size_t documents) {
   }
 }
 
+// The undo of inserts into slots from `n` on: the band arrays and doc_ids
+// cut back to n slots (capacity kept). Allocates nothing.
+void TruncateSlotsTo(LshIndexState& s, size_t n) {
+  for (LshBand& band : s.bands) {
+    band.keys.resize(std::min(band.keys.size(), n));
+    band.links.resize(std::min(band.links.size(), n));
+  }
+  s.doc_ids.truncate(std::min(s.doc_ids.size(), n));
+}
+
+// Removes `slot`'s entry (of an id hashing to `id_hash`) from the id table,
+// if the insert put it there. Allocates nothing.
+void EraseIdOfSlot(LshIndexState& s, uint64_t id_hash, uint32_t slot) {
+  const size_t pos = s.id_table.Find(id_hash, [slot](uint32_t other) { return other == slot; });
+  if (pos != ShardedSlotTable::kNotFound) s.id_table.EraseAt(pos);
+}
+
 // Undoes an InsertBulkOf of doc_ids into slots [base, base + m) that ran
 // out of memory part way: whatever of it reached the id table, doc_ids and
 // each band (keys_of as InsertBulkOf's; `keys` has room for num_bands keys).
@@ -309,15 +326,9 @@ void UndoBulkInsert(LshIndexState& s, std::span<const uint64_t> doc_ids, size_t 
         UnlinkFromBand(band, slot);
       }
     }
-    const size_t pos = s.id_table.Find(internal::Mix64(doc_ids[i]),
-                                       [slot](uint32_t other) { return other == slot; });
-    if (pos != ShardedSlotTable::kNotFound) s.id_table.EraseAt(pos);
+    EraseIdOfSlot(s, internal::Mix64(doc_ids[i]), slot);
   }
-  for (LshBand& band : s.bands) {
-    band.keys.resize(std::min(band.keys.size(), base));
-    band.links.resize(std::min(band.links.size(), base));
-  }
-  s.doc_ids.truncate(std::min(s.doc_ids.size(), base));
+  TruncateSlotsTo(s, base);
 }
 
 // InsertBulkOf's work, which may throw bad_alloc part way (InsertBulkOf
@@ -437,13 +448,8 @@ namespace {
 void UndoInsert(LshIndexState& s, size_t n, uint64_t id_hash, int linked) {
   const auto slot = static_cast<uint32_t>(n);
   for (int b = 0; b < linked; ++b) UnlinkFromBand(s.bands[b], slot);
-  for (LshBand& band : s.bands) {
-    band.keys.resize(std::min(band.keys.size(), n));
-    band.links.resize(std::min(band.links.size(), n));
-  }
-  s.doc_ids.truncate(std::min(s.doc_ids.size(), n));
-  const size_t pos = s.id_table.Find(id_hash, [slot](uint32_t other) { return other == slot; });
-  if (pos != ShardedSlotTable::kNotFound) s.id_table.EraseAt(pos);
+  TruncateSlotsTo(s, n);
+  EraseIdOfSlot(s, id_hash, slot);
 }
 
 // Insert's and InsertBandKeys' shared part: `keys` (any type with

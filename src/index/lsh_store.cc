@@ -1,7 +1,6 @@
 #include "neardup/lsh_store.h"
 
 #include <filesystem>
-#include <new>
 #include <unordered_map>
 #include <utility>
 
@@ -58,20 +57,6 @@ bool Parse(const std::string& record, bool with_sketch, Change* change) {
   change->sketch.resize(n);
   for (uint32_t i = 0; i < n; ++i) internal::GetU64(record, &pos, &change->sketch[i]);
   return true;
-}
-
-// The store's sticky failure once the index refused a journaled insert
-// (`cause`): the journal holds a document the index lacks, so the store must
-// take no more writes (a retry would journal the insert twice, and replay
-// refuses that) and no checkpoint; reopening it replays the insert. When the
-// message cannot be allocated, one that fits std::string's inline buffer.
-Status Diverged(const Status& cause) {
-  try {
-    return Status(cause.code(),
-                  "lsh store diverged from its journal (reopen it): " + cause.message());
-  } catch (const std::bad_alloc&) {
-    return Status(cause.code(), "store diverged");
-  }
 }
 
 }  // namespace
@@ -156,7 +141,7 @@ Status LshStore::Insert(uint64_t doc_id, std::span<const uint64_t> sketch) {
     // with the insert journaled already.
     Status inserted = index_.Insert(doc_id, sketch);
     if (!inserted.ok()) {
-      failed_ = Diverged(inserted);
+      failed_ = internal::JournalDivergedError("lsh", inserted);
       return failed_;
     }
     ++version_;

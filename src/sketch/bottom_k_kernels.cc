@@ -447,18 +447,16 @@ size_t SortScratchSize(size_t count) {
 }
 
 std::vector<BottomKKernel> BottomKKernelsFor(const CpuFeatures& f) {
+  // The portable bucket sort: the portable and avx2 rows share it.
+  constexpr auto kSortPortable =
+      &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>,
+                  BucketNumbersPortable<uint16_t>, BucketNumbersPortable<uint32_t>>;
   std::vector<BottomKKernel> kernels = {
-      {"portable", &FilterInRangePortable,
-       &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>,
-                   BucketNumbersPortable<uint16_t>, BucketNumbersPortable<uint32_t>>,
-       &UniquePortable, &MergeUniquePortable}};
+      {"portable", &FilterInRangePortable, kSortPortable, &UniquePortable, &MergeUniquePortable}};
 #ifdef NEARDUP_HAVE_X86_KERNELS
   if (f.avx2 && f.popcnt) {
     kernels.push_back(
-        {"avx2", &FilterInRangeAvx2,
-         &BucketSort<PrefixSumsPortable<uint32_t>, PrefixSumsPortable<uint8_t>,
-                     BucketNumbersPortable<uint16_t>, BucketNumbersPortable<uint32_t>>,
-         &UniquePortable, &MergeUniquePortable});
+        {"avx2", &FilterInRangeAvx2, kSortPortable, &UniquePortable, &MergeUniquePortable});
   }
   if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.popcnt) {
     kernels.push_back({"avx512", &FilterInRangeAvx512,
