@@ -51,7 +51,8 @@ NEARDUP_AVX512DQ_TARGET void Mix64ManyAvx512(const uint64_t* in, size_t n, uint6
 }
 
 // HornerWindows<kWidth> eight windows at a time: lane k of a vector holds
-// the window starting at m[k].
+// the window starting at m[k]. Widths 3-5 take HornerSumsAvx512 below and
+// then Mix64ManyAvx512 instead.
 template <int kWidth>
 NEARDUP_AVX512DQ_TARGET void HornerAvx512(const uint64_t* m, size_t count, uint64_t leading_times_p,
                                           uint64_t* out) {
@@ -82,10 +83,11 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512(const uint64_t* m, size_t count, uint6
 //             = (B_0 P^3 + c P^5) + (B_2 P + m_4)        2 independent
 // so width 5 takes 3 multiplies per window instead of 4, width 4 takes 2
 // instead of 3, and no chain is longer than two multiplies.
-// Each width stores the window sums in one loop and takes Mix64 of them in
-// a second pass over them (in L1): a loop whose iterations are independent
-// runs as many of them at once as the core's scheduler holds waiting uops,
-// so a long chain per iteration (a multiply, two adds, then Mix64's two
+// Each width stores the window sums (HornerSumsAvx512, one loop) and its
+// caller, HornerWindows, takes Mix64 of them in a second pass over them (in
+// L1; one call for the three widths): a loop whose iterations are
+// independent runs as many of them at once as the core's scheduler holds
+// waiting uops, so a long chain per iteration (a multiply, two adds, then Mix64's two
 // multiplies: ~53 cycles for width 3) bounds it. Two loops with short
 // chains (~17 and ~36 cycles) keep more windows in flight: the shingle
 // stage's samples per sample of unchanged code in `fingerprint --simhash`
@@ -96,9 +98,14 @@ NEARDUP_AVX512DQ_TARGET inline __m512i Set64(uint64_t v) {
   return _mm512_set1_epi64(static_cast<long long>(v));
 }
 
+// out[k] = the (unmixed) Horner sum of the window starting at m[k], for k <
+// count; defined for widths 3-5.
+template <int kWidth>
+void HornerSumsAvx512(const uint64_t* m, size_t count, uint64_t leading_times_p, uint64_t* out);
+
 template <>
-NEARDUP_AVX512DQ_TARGET void HornerAvx512<3>(const uint64_t* m, size_t count,
-                                             uint64_t leading_times_p, uint64_t* out) {
+NEARDUP_AVX512DQ_TARGET void HornerSumsAvx512<3>(const uint64_t* m, size_t count,
+                                                 uint64_t leading_times_p, uint64_t* out) {
   constexpr uint64_t kP = kShingleMultiplier;
   const __m512i p = Set64(kP);
   const __m512i p2 = Set64(kP * kP);
@@ -111,8 +118,6 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<3>(const uint64_t* m, size_t count,
                          _mm512_maskz_loadu_epi64(lanes, m + k + 2));
     _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
-  // Mix64 of the sums in a second pass (see above).
-  Mix64ManyAvx512(out, count, out);
 }
 
 // pairs[j] = B_j = m_j P + m_(j+1) for j < num_pairs (whole vectors are
@@ -128,8 +133,8 @@ NEARDUP_AVX512DQ_TARGET inline void PairSumsAvx512(const uint64_t* m, size_t num
 }
 
 template <>
-NEARDUP_AVX512DQ_TARGET void HornerAvx512<4>(const uint64_t* m, size_t count,
-                                             uint64_t leading_times_p, uint64_t* out) {
+NEARDUP_AVX512DQ_TARGET void HornerSumsAvx512<4>(const uint64_t* m, size_t count,
+                                                 uint64_t leading_times_p, uint64_t* out) {
   constexpr uint64_t kP = kShingleMultiplier;
   const __m512i p2 = Set64(kP * kP);
   const __m512i leading_p4 = Set64(leading_times_p * kP * kP * kP);
@@ -142,13 +147,11 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<4>(const uint64_t* m, size_t count,
         _mm512_add_epi64(_mm512_maskz_loadu_epi64(lanes, pairs + k + 2), leading_p4);
     _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
-  // Mix64 of the sums in a second pass (see above).
-  Mix64ManyAvx512(out, count, out);
 }
 
 template <>
-NEARDUP_AVX512DQ_TARGET void HornerAvx512<5>(const uint64_t* m, size_t count,
-                                             uint64_t leading_times_p, uint64_t* out) {
+NEARDUP_AVX512DQ_TARGET void HornerSumsAvx512<5>(const uint64_t* m, size_t count,
+                                                 uint64_t leading_times_p, uint64_t* out) {
   constexpr uint64_t kP = kShingleMultiplier;
   const __m512i p = Set64(kP);
   const __m512i p3 = Set64(kP * kP * kP);
@@ -163,8 +166,6 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512<5>(const uint64_t* m, size_t count,
                          _mm512_maskz_loadu_epi64(lanes, m + k + 4));
     _mm512_mask_storeu_epi64(out + k, lanes, _mm512_add_epi64(head, tail));
   });
-  // Mix64 of the sums in a second pass (see above).
-  Mix64ManyAvx512(out, count, out);
 }
 NEARDUP_INTRINSICS_WARNINGS_ON
 #endif
@@ -219,7 +220,14 @@ void ShingleBatch::HornerWindows(size_t first, uint64_t* out) const {
   const uint64_t* m = mixed_.data() + (history_ + first + 1 - kWidth);
 #ifdef NEARDUP_HAVE_AVX512_SHINGLES
   if (avx512_) {
-    HornerAvx512<kWidth>(m, batch_ - first, leading_times_p_, out);
+    if constexpr (kWidth >= 3 && kWidth <= 5) {
+      // The sums in one loop, Mix64 of them in a second (see
+      // HornerSumsAvx512).
+      HornerSumsAvx512<kWidth>(m, batch_ - first, leading_times_p_, out);
+      Mix64ManyAvx512(out, batch_ - first, out);
+    } else {
+      HornerAvx512<kWidth>(m, batch_ - first, leading_times_p_, out);
+    }
     return;
   }
 #endif
