@@ -104,7 +104,7 @@ summary() {
     one=$(stats "$tag" mpi1 | cut -d' ' -f1)
     two=$(stats "$tag" mpi2 | cut -d' ' -f1)
     if [ -n "$one" ] && [ -n "$two" ]; then
-      echo "$tag: mpi1 / mpi2 = x$(echo "scale=2; $one / $two" | bc) (medians)"
+      awk -v t="$tag" -v a="$one" -v b="$two" 'BEGIN { printf "%s: mpi1 / mpi2 = x%.2f (medians)\n", t, a / b }'
     fi
   done
 }
