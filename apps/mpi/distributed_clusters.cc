@@ -177,16 +177,6 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
   return cluster_of;
 }
 
-void SortUniqueInPlace(std::vector<uint64_t>* docs) {
-  std::sort(docs->begin(), docs->end());
-  docs->erase(std::unique(docs->begin(), docs->end()), docs->end());
-}
-
-// Where `doc` is in `sorted` (it is there).
-size_t IndexOfEnd(const std::vector<uint64_t>& sorted, uint64_t doc) {
-  return static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), doc) - sorted.begin());
-}
-
 // The labels of `docs` (any rank's; `label` this rank's documents'):
 // each asked of its owner. Collective (two exchanges, one agreement).
 Result<std::vector<uint64_t>> LabelsOf(Comm& comm, const DocumentLayout& layout,
@@ -258,19 +248,11 @@ Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout
   if (comm.size() == 1) return ClusterDocuments(layout.total, pairs, ClusterRule::kComponents);
   std::vector<uint64_t> label(own.count);
   for (uint64_t i = 0; i < own.count; ++i) label[i] = own.first + i;
-  // The pairs' distinct ends, asked once a round (a document is the end of
-  // several pairs), and where each pair's a and b are among them.
-  std::vector<uint64_t> ends;
+  std::vector<uint64_t> ends;  // a and b of each pair
   ends.reserve(2 * pairs.size());
   for (const SimilarPair& pair : pairs) {
     ends.push_back(pair.a);
     ends.push_back(pair.b);
-  }
-  SortUniqueInPlace(&ends);
-  std::vector<uint64_t> end_of(2 * pairs.size());
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    end_of[2 * i] = IndexOfEnd(ends, pairs[i].a);
-    end_of[2 * i + 1] = IndexOfEnd(ends, pairs[i].b);
   }
   // Applies the (document, label) records sent here: each own document
   // keeps the smallest. Returns how many labels fell.
@@ -305,8 +287,8 @@ Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout
       writer.Put(to);
     };
     for (size_t i = 0; i < pairs.size(); ++i) {
-      const uint64_t la = end_labels[end_of[2 * i]];
-      const uint64_t lb = end_labels[end_of[2 * i + 1]];
+      const uint64_t la = end_labels[2 * i];
+      const uint64_t lb = end_labels[2 * i + 1];
       if (la == lb) continue;
       const uint64_t m = std::min(la, lb);
       const uint64_t high = std::max(la, lb);
@@ -319,20 +301,20 @@ Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout
     uint64_t fell = 0;
     const Status applied = apply(received, &fell);
     received = {};
-    // Jump once: each distinct label that an own document points at is
-    // asked once (a component's members mostly share one).
+    // Jump once.
+    std::vector<uint64_t> pointing;  // own documents whose label is another's
     std::vector<uint64_t> targets;
     for (uint64_t i = 0; i < own.count; ++i) {
-      if (label[i] != own.first + i) targets.push_back(label[i]);
+      if (label[i] != own.first + i) {
+        pointing.push_back(i);
+        targets.push_back(label[i]);
+      }
     }
-    SortUniqueInPlace(&targets);
     NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> next, LabelsOf(comm, layout, label, targets));
     uint64_t jumped = 0;
-    for (uint64_t i = 0; i < own.count; ++i) {
-      if (label[i] == own.first + i) continue;
-      const uint64_t to = next[IndexOfEnd(targets, label[i])];
-      if (to < label[i]) {
-        label[i] = to;
+    for (size_t k = 0; k < pointing.size(); ++k) {
+      if (next[k] < label[pointing[k]]) {
+        label[pointing[k]] = next[k];
         ++jumped;
       }
     }
