@@ -13,7 +13,8 @@
 # Environment: RUNS (the list of runs, default "mpi2 mpi1 nd2"), REPEAT
 # (default 1), NICE (default 0: the lead's quiet runs; 10 on a shared
 # machine), EXTRA (flags added to every command, e.g. "--rule components"),
-# COMMAND (default dedup; e.g. clusters, whose output is small).
+# COMMAND (default dedup; e.g. clusters, whose output is small), KEEP_WALLS
+# (1: the summary counts OUT_DIR's earlier runs too).
 # GLIBC_TUNABLES=... is passed to every rank (e.g. to measure malloc
 # settings; docs/DISTRIBUTED.md "Fresh memory").
 # A run is mpiN (N ranks of one thread), ndN (`neardup --threads N`), or
@@ -36,7 +37,8 @@ EXTRA=${EXTRA:-}
 COMMAND=${COMMAND:-dedup}
 mkdir -p "$OUT"
 WALLS=$OUT/walls.txt
-: > "$WALLS"
+# KEEP_WALLS=1: add to OUT's earlier runs' walls (two short calls, one summary).
+[ "${KEEP_WALLS:-0}" = 1 ] || : > "$WALLS"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 TIME_FORMAT='%e s wall, %U user, %S sys, %M KB peak, %R minor faults'
