@@ -13,7 +13,8 @@
 # Environment: RUNS (the list of runs, default "mpi2 mpi1 nd2"), REPEAT
 # (default 1), NICE (default 0: the lead's quiet runs; 10 on a shared
 # machine), EXTRA (flags added to every command, e.g. "--rule components"),
-# COMMAND (default dedup; e.g. clusters, whose output is small).
+# COMMAND (default dedup; e.g. clusters, whose output is small), KEEP_WALLS
+# (1: the summary counts OUT_DIR's earlier runs too).
 # GLIBC_TUNABLES=... is passed to every rank (e.g. to measure malloc
 # settings; docs/DISTRIBUTED.md "Fresh memory").
 # A run is mpiN (N ranks of one thread), ndN (`neardup --threads N`), or
@@ -21,7 +22,9 @@
 # own output, the machine's ceiling (if each is X times slower than alone,
 # no split of one job over the two cores can gain more than 2 / X).
 # Prints each run's wall time, each process's user/sys CPU, peak RSS and minor faults
-# (/usr/bin/time), --profile lines, and the output's md5 (all must agree).
+# (/usr/bin/time), --profile lines, and the output's md5 (all must agree);
+# at the end, each build's median wall per run kind with its spread, and
+# its mpi1 / mpi2 speed-up from the medians.
 set -euo pipefail
 BASE=${1:?usage: mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]}
 NEW=${2:?usage: mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]}
@@ -33,12 +36,15 @@ NICE=${NICE:-0}
 EXTRA=${EXTRA:-}
 COMMAND=${COMMAND:-dedup}
 mkdir -p "$OUT"
+WALLS=$OUT/walls.txt
+# KEEP_WALLS=1: add to OUT's earlier runs' walls (two short calls, one summary).
+[ "${KEEP_WALLS:-0}" = 1 ] || : > "$WALLS"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 TIME_FORMAT='%e s wall, %U user, %S sys, %M KB peak, %R minor faults'
 
 run() {  # run TAG DIR KIND [OUT]
-  local tag=$1 dir=$2 kind=$3 out=${4:-$OUT/out.$1.$3} start end status label
+  local tag=$1 dir=$2 kind=$3 out=${4:-$OUT/out.$1.$3} start end status label wall
   label="$tag $kind${4:+ #${4##*.}}"  # "new nd1 #2": the second of two at once
   case $kind in
     2x*)  # two at once, each its own output; each prints its own lines
@@ -73,7 +79,36 @@ run() {  # run TAG DIR KIND [OUT]
     echo "$label: FAILED (exit status $status)"
     return
   fi
-  echo "$label: job wall $(echo "$end - $start" | bc) s, md5 $(md5sum < "$out" | cut -c1-32)"
+  wall=$(echo "$end - $start" | bc)
+  echo "$label: job wall $wall s, md5 $(md5sum < "$out" | cut -c1-32)"
+  [ -z "${4:-}" ] && echo "$tag $kind $wall" >> "$WALLS"
+}
+
+# The median and spread of each build's walls per run kind, and each
+# build's speed-up of mpi2 over mpi1 from the medians (issue 15's verdict:
+# one 6 GB process varies 20-30% run to run on the shared VM, so a single
+# pair of runs decides nothing).
+stats() {  # stats TAG KIND: "median min max count" of its walls, or nothing
+  awk -v t="$1" -v k="$2" '$1 == t && $2 == k { print $3 }' "$WALLS" | sort -g |
+    awk '{ w[NR] = $1 } END {
+      if (NR == 0) exit
+      m = (NR % 2) ? w[(NR + 1) / 2] : (w[NR / 2] + w[NR / 2 + 1]) / 2
+      printf "%.2f %.2f %.2f %d\n", m, w[1], w[NR], NR
+    }'
+}
+summary() {
+  local tag kind one two
+  echo "== summary (job walls: median [min, max] of the runs)"
+  for tag in new base; do
+    for kind in $RUNS; do
+      stats "$tag" "$kind" | awk -v l="$tag $kind" '{ printf "%s: median %s s [%s, %s] over %d\n", l, $1, $2, $3, $4 }'
+    done
+    one=$(stats "$tag" mpi1 | cut -d' ' -f1)
+    two=$(stats "$tag" mpi2 | cut -d' ' -f1)
+    if [ -n "$one" ] && [ -n "$two" ]; then
+      awk -v t="$tag" -v a="$one" -v b="$two" 'BEGIN { printf "%s: mpi1 / mpi2 = x%.2f (medians)\n", t, a / b }'
+    fi
+  done
 }
 
 # The first of two back-to-back 6 GB jobs runs 1-3 s slower (session 16,
@@ -90,3 +125,4 @@ for ((i = 0; i < REPEAT; ++i)); do
     fi
   done
 done
+summary

@@ -28,7 +28,8 @@ void SortUnique(std::vector<CandidatePair>* candidates);
 // go out of order: the ranks are out of step), never a silently unsorted
 // list, and when a pair is not a < b < `num_documents` (the runs come from
 // other ranks; a later stage indexes by these ids). One output block of the
-// runs' total size.
+// runs' total size and a quarter more capacity (BalanceVerification's
+// candidates merge into it; pages never written are never faulted in).
 //
 // Both are pure and thread-compatible.
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 #include <system_error>
 
 #include "neardup/format/checksummed_file.h"
@@ -51,12 +54,18 @@ int WrittenFormatVersion() {
 constexpr int WrittenFormatVersion() { return kFormatVersion; }
 #endif
 
-// Whether a manifest's first line names a format this binary resumes.
-bool ReadableFormat(std::string_view first_line) {
-  for (int format = kOldestReadableFormat; format <= kFormatVersion; ++format) {
-    if (first_line == std::string(kHeaderPrefix) + std::to_string(format)) return true;
+// The format a manifest's first line names ("neardup-mpi checkpoint 5"),
+// or nullopt when it names none.
+std::optional<int> FormatOf(std::string_view first_line) {
+  if (first_line.substr(0, kHeaderPrefix.size()) != kHeaderPrefix) return std::nullopt;
+  const std::string_view digits = first_line.substr(kHeaderPrefix.size());
+  int format = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), format);
+  if (error != std::errc() || end != digits.data() + digits.size() ||
+      digits != std::to_string(format)) {
+    return std::nullopt;
   }
-  return false;
+  return format;
 }
 
 // Flags that cannot change what is computed, so a resume may change them
@@ -172,15 +181,18 @@ Status ReadManifest(const std::string& dir, const std::string& identity, std::st
   const std::string_view first_line = std::string_view(text).substr(0, first_end);
   const size_t expected_end = std::min(identity.find('\n'), identity.size());
   const std::string_view expected_line = std::string_view(identity).substr(0, expected_end);
-  if (first_line != expected_line &&
-      !(ReadableFormat(first_line) &&
-        expected_line == std::string(kHeaderPrefix) + std::to_string(kFormatVersion))) {
+  // One parse decides both which formats this run reads (this version's
+  // from kOldestReadableFormat on; only itself when a test build writes an
+  // older one) and the refusal's words.
+  const std::optional<int> saved_format = FormatOf(first_line);
+  const int expected_format = FormatOf(expected_line).value_or(kFormatVersion);
+  const int oldest = expected_format == kFormatVersion ? kOldestReadableFormat : expected_format;
+  if (!saved_format.has_value() || *saved_format < oldest || *saved_format > expected_format) {
     const bool ours = first_line.substr(0, kHeaderPrefix.size()) == kHeaderPrefix;
-    const std::string expected_format(expected_line.substr(kHeaderPrefix.size()));
-    const std::string reads = expected_format == std::to_string(kFormatVersion)
-                                  ? "formats " + std::to_string(kOldestReadableFormat) + " to " +
-                                        std::to_string(kFormatVersion)
-                                  : "format " + expected_format;
+    const std::string reads =
+        oldest == expected_format
+            ? "format " + std::to_string(expected_format)
+            : "formats " + std::to_string(oldest) + " to " + std::to_string(expected_format);
     return FailedPreconditionError(
         "--resume: " + dir + " holds a checkpoint of " +
         (ours ? "format " + std::string(first_line.substr(kHeaderPrefix.size())) +

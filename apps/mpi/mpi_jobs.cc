@@ -382,19 +382,29 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
     FingerprintPipelineStats stats;
     uint64_t invalid_utf8_records = 0;
     PieceLineNumbers line_numbers(prepared->pieces, prepared->units, &skips);
-    // Where each document's line starts in the text (8 bytes a document;
-    // the lines themselves are ~0.1-3 KB).
+    // Where each line of the rank's first piece starts in the text, when
+    // that piece starts inside its file (8 bytes a document; the lines
+    // themselves are ~0.1-3 KB): only such a piece is numbered from a
+    // stand-in line (a rank's later pieces start at their files'
+    // beginnings), so only its documents can be renamed.
     std::vector<uint64_t> line_starts;
+    uint64_t documents_read = 0;
     for (const SharePiece& piece : prepared->pieces) {
+      const bool stand_in = !piece.split_path.empty() && piece.first_line_number == 0;
+      if (stand_in && &piece != &prepared->pieces.front()) {
+        status = InternalError("a rank's later piece starts inside its file");
+        break;
+      }
       Result<std::unique_ptr<DocumentReader>> reader =
-          OpenPiece(piece, job.input, &skips, false, &line_numbers, line_starts.size());
+          OpenPiece(piece, job.input, &skips, false, &line_numbers, documents_read);
       status = reader.status();
       if (!status.ok()) break;
       status = RunFingerprintPipeline(
           **reader, **fingerprinter, FingerprintPipelineOptions{},
           [&](std::span<const Document> docs, std::span<const Fingerprint> fingerprints) -> Status {
+            documents_read += docs.size();
             for (size_t i = 0; i < docs.size(); ++i) {
-              line_starts.push_back(lines.text.size());
+              if (stand_in) line_starts.push_back(lines.text.size());
               format::AppendFingerprintLine(&lines.text, docs[i].id, fingerprints[i], job.selection,
                                             job.recipe.simhash.bits, recipe_id);
             }

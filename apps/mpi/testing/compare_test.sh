@@ -99,6 +99,12 @@ with open("lines.jsonl", "w") as f:
             f.write(json.dumps({"id": "own-%d" % i, "text": base + " tail%d" % i}) + "\n")
         else:
             f.write(json.dumps({"text": base + " tail%d" % i}) + "\n")
+# After lines.jsonl, a whole later input of id-less records: a rank whose
+# first piece starts inside lines.jsonl reads it from its line 1 (only the
+# first piece's ids are renumbered).
+with open("tail.jsonl", "w") as f:
+    for i in range(1, 41):
+        f.write(json.dumps({"text": base + " end%d" % i}) + "\n")
 # A byte order mark on line 2, which starts rank 1's piece at 2 and 3 ranks:
 # not JSON there (only line 1's is passed over), so skipped as by neardup.
 with open("bom.jsonl", "wb") as f:
@@ -106,7 +112,7 @@ with open("bom.jsonl", "wb") as f:
     f.write(b"\xef\xbb\xbf" + (json.dumps({"text": "alpha beta gamma delta " * 20}) + "\n").encode())
     f.write((json.dumps({"text": "alpha beta gamma delta " * 20}) + "\n").encode())
 PY
-         inputs=(head.jsonl lines.jsonl)
+         inputs=(head.jsonl lines.jsonl tail.jsonl)
          # fingerprint formats each id into its line as it reads: a piece
          # that starts inside its file renumbers them in the text after.
          commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6"

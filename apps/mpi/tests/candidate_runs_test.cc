@@ -94,6 +94,24 @@ TEST(MpiCandidateRunsTest, MergeUniqueMatchesSortAndUnique) {
   }
 }
 
+// The split by cost merges the candidates it hands a rank into that
+// rank's list in place: the merged block has room for a quarter more than
+// the runs held (distinct runs: no repeats to make room).
+TEST(MpiCandidateRunsTest, MergeUniqueLeavesRoomForHandedCandidates) {
+  std::vector<CandidatePair> first;
+  std::vector<CandidatePair> second;
+  for (uint64_t i = 0; i < 1000; ++i) (i % 2 == 0 ? first : second).push_back({i, i + 1});
+  const std::vector<std::string_view> runs = {
+      std::string_view(reinterpret_cast<const char*>(first.data()),
+                       first.size() * sizeof(CandidatePair)),
+      std::string_view(reinterpret_cast<const char*>(second.data()),
+                       second.size() * sizeof(CandidatePair))};
+  Result<std::vector<CandidatePair>> merged = MergeUnique(runs, 1001);
+  ASSERT_TRUE(merged.ok());
+  ASSERT_EQ(merged->size(), 1000u);
+  EXPECT_GE(merged->capacity(), 1250u);
+}
+
 TEST(MpiCandidateRunsTest, MergeUniqueOfNothing) {
   Result<std::vector<CandidatePair>> none = MergeUnique({}, 0);
   ASSERT_TRUE(none.ok());
