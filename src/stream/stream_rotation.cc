@@ -144,11 +144,18 @@ void NearDuplicateStream::Impl::PrepareSpareLog() {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return;
   ::close(fd);
-  const bool durable = options_.sync && SyncDirectory(dir_).ok();
+  const Status synced = options_.sync ? SyncDirectory(dir_) : Status::Ok();
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!synced.ok()) {
+    // As a failed fsync of a rolled log's name (SyncNewLogNames): a later
+    // fsync of the directory may return OK without the names having reached
+    // the disk, so no later write may be acknowledged.
+    if (failed_.ok()) failed_ = synced;
+    return;
+  }
   if (generation_ + 1 != next) return;  // the roll-over came first: its file is this one
   spare_generation_ = next;
-  spare_name_durable_ = durable;
+  spare_name_durable_ = options_.sync;
 }
 
 Status NearDuplicateStream::Impl::SyncNewLogNames() {
