@@ -770,6 +770,9 @@ TEST(StreamBatchLogTest, AFailedBatchWriteKeepsTheWholeRecordsAndUndoesTheRest) 
       auto stream = std::move(NearDuplicateStream::Open(dir.path(), config)).value();
       ASSERT_TRUE(stream->AddBatch(first.documents).ok());
       ASSERT_EQ(stream->Stats().log_bytes, base);
+      // The next log, made ahead by the first batch's writer (session 18):
+      // the undo's reload reads up to the current log, not into it.
+      ASSERT_TRUE(std::filesystem::exists(dir.path() + "/log-00000000000000000001"));
       Result<std::vector<StreamAnswer>> full = InternalError("not run");
       {
         ScopedFileSizeLimit limit((fits == 0 ? base : ends[fits - 1]) + 10);
