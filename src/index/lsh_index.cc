@@ -468,10 +468,12 @@ Status InsertKeys(LshIndexState& s, uint64_t doc_id, uint64_t id_hash, const Key
   const uint32_t slot = static_cast<uint32_t>(n);
   int linked = 0;
   try {
-    const bool inserted =
-        s.id_table
-            .FindOrInsert(id_hash, slot, [&](uint32_t other) { return s.doc_ids[other] == doc_id; })
-            .second;
+    // Beyond a Reserve the id table's shards grow at staggered loads (as
+    // the bands' below: LinkIntoBand), not all near the same document.
+    const auto same_id = [&](uint32_t other) { return s.doc_ids[other] == doc_id; };
+    const bool inserted = n >= s.reserved
+                              ? s.id_table.FindOrInsertStaggered(id_hash, slot, same_id).second
+                              : s.id_table.FindOrInsert(id_hash, slot, same_id).second;
     if (!inserted) {
       return InvalidArgumentError("doc_id (" + std::to_string(doc_id) +
                                   ") is already in the LSH index");

@@ -66,6 +66,17 @@ class SlotTable : private LinearProbeTable {
     return FindOrClaim(Tag(hash), Pack(Tag(hash), slot), TagMatch(Tag(hash), match));
   }
 
+  // FindOrInsert that grows by LinearProbeTable::GrowForOneMoreStaggered
+  // (at a load of 1/2 + step / (16 steps) from 2^12 entries on).
+  // REQUIRES: step < steps < 2^35; as FindOrInsert.
+  template <typename Match>
+  std::pair<size_t, bool> FindOrInsertStaggered(uint64_t hash, uint32_t slot, Match&& match,
+                                                size_t step, size_t steps) {
+    NEARDUP_DCHECK(slot != kNoSlot);
+    GrowForOneMoreStaggered(step, steps, TagOf{});
+    return FindOrClaim(Tag(hash), Pack(Tag(hash), slot), TagMatch(Tag(hash), match));
+  }
+
   // Removes the entry at `pos` (LinearProbeTable::EraseAt).
   void EraseAt(size_t pos) { LinearProbeTable::EraseAt(pos, TagOf{}); }
 
@@ -131,6 +142,25 @@ class ShardedSlotTable {
   std::pair<size_t, bool> FindOrInsert(uint64_t hash, uint32_t slot, Match&& match) {
     const size_t shard = ShardOf(hash);
     const auto [pos, inserted] = shards_[shard].FindOrInsert(InShard(hash), slot, match);
+    return {Shards::Position(shard, pos), inserted};
+  }
+
+  // FindOrInsert with staggered growth (session 18), for inserts one id at
+  // a time beyond a Reserve (LshIndex::Insert): shard s grows at a load of
+  // 1/2 + s / 128 (SlotTable::FindOrInsertStaggered, step s of 8) from 2^12
+  // entries on. The 8 shards hold about equal shares of the ids (a standard
+  // deviation of ~0.4% of a share at 2^19 ids), so at load 1/2 they all
+  // doubled within a few thousand inserts, in the cluster of the band
+  // tables' steps at the same document counts before session 17 staggered
+  // those; now they spread over the 1/16 of a doubling's ids after the
+  // load-1/2 point, among the band shards' steps (1/2 .. 9/16). Later, not
+  // earlier: no shard is bigger than at load 1/2.
+  // REQUIRES: as FindOrInsert.
+  template <typename Match>
+  std::pair<size_t, bool> FindOrInsertStaggered(uint64_t hash, uint32_t slot, Match&& match) {
+    const size_t shard = ShardOf(hash);
+    const auto [pos, inserted] =
+        shards_[shard].FindOrInsertStaggered(InShard(hash), slot, match, shard, kNumShards);
     return {Shards::Position(shard, pos), inserted};
   }
 

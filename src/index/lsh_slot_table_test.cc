@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -106,6 +107,64 @@ TEST(ShardedSlotTableTest, ShardsGrowOneAtATime) {
     table.EraseAt(pos);
     EXPECT_EQ(table.Find(keys[i], [](uint32_t) { return true; }), ShardedSlotTable::kNotFound);
   }
+}
+
+// The 8 shards filled one id at a time (ids of Mix64, deterministic) by
+// FindOrInsert and by FindOrInsertStaggered (session 18). Staggered, shard
+// s doubles from 2^12 entries on at the insert that takes it past
+// capacity / 2 + capacity / 16 * s / 8 entries (and at 1/2 below), exactly;
+// its last doubling to 2^16 entries (at 2^14 + 256 s ids of the shard) is
+// spread over more ids than at load 1/2, where the 8 came within the
+// shards' chance differences of each other; no shard is bigger; every id
+// is found.
+TEST(ShardedSlotTableTest, StaggeredShardsGrowApart) {
+  constexpr size_t kShards = ShardedSlotTable::kNumShards;
+  constexpr uint32_t kIds = 150000;  // ~18,750 a shard: last step 32,768 -> 65,536
+  auto fill = [&](bool staggered, std::vector<size_t>* capacity_of) {
+    ShardedSlotTable table;
+    std::vector<size_t> size_of(kShards, 0);
+    capacity_of->assign(kShards, 16);
+    std::vector<uint32_t> last_step_at(kShards, 0);  // the insert of the last doubling
+    size_t capacity = table.capacity();
+    size_t wrong_steps = 0;
+    for (uint32_t i = 0; i < kIds; ++i) {
+      const uint64_t key = Mix64(i);
+      const size_t s = key >> (64 - ShardedSlotTable::kShardBits);
+      const auto none = [](uint32_t) { return false; };
+      const bool inserted = staggered ? table.FindOrInsertStaggered(key, i, none).second
+                                      : table.FindOrInsert(key, i, none).second;
+      EXPECT_TRUE(inserted) << i;
+      const size_t c = (*capacity_of)[s];
+      const size_t limit = c < 4096 || !staggered ? c / 2 : c / 2 + c / 16 * s / kShards;
+      const bool due = size_of[s] + 1 > limit;
+      ++size_of[s];
+      const size_t now = table.capacity();
+      if (due != (now != capacity) || (due && now - capacity != c)) ++wrong_steps;
+      if (now != capacity) {
+        (*capacity_of)[s] *= 2;
+        if ((*capacity_of)[s] == 65536) last_step_at[s] = i;
+      }
+      capacity = now;
+    }
+    EXPECT_EQ(wrong_steps, 0u) << staggered;
+    EXPECT_EQ(table.size(), kIds);
+    size_t lost = 0;
+    for (uint32_t i = 0; i < kIds; ++i) {
+      const size_t pos = table.Find(Mix64(i), [i](uint32_t slot) { return slot == i; });
+      if (pos == ShardedSlotTable::kNotFound || table.SlotAt(pos) != i) ++lost;
+    }
+    EXPECT_EQ(lost, 0u) << staggered;
+    for (size_t s = 0; s < kShards; ++s) EXPECT_GT(last_step_at[s], 0u) << s;
+    return *std::max_element(last_step_at.begin(), last_step_at.end()) -
+           *std::min_element(last_step_at.begin(), last_step_at.end());
+  };
+  std::vector<size_t> staggered_capacity;
+  std::vector<size_t> plain_capacity;
+  const uint32_t staggered_span = fill(true, &staggered_capacity);
+  const uint32_t plain_span = fill(false, &plain_capacity);
+  // 256 s more ids of each shard: ~2,048 s inserts later for shard s.
+  EXPECT_GT(staggered_span, plain_span + 8000) << plain_span;
+  for (size_t s = 0; s < kShards; ++s) EXPECT_LE(staggered_capacity[s], plain_capacity[s]) << s;
 }
 
 TEST(ShardedSlotTableTest, ReserveCoversUniformHashes) {

@@ -460,8 +460,11 @@ TEST(StreamBatchTest, AGrowingWindowsLogIsRolledOverAndOnlyItsLastFileIsCut) {
     ASSERT_TRUE(answers.back().ok());  // the torn record below is a stored document's
     documents_stored = stream->Stats().documents;
   }
-  const auto logs = StreamFiles(dir.path(), "log");
-  ASSERT_GE(logs.size(), 3u);
+  auto logs = StreamFiles(dir.path(), "log");
+  // The next log, made ahead of its roll-over (session 18): empty.
+  ASSERT_GE(logs.size(), 4u);
+  EXPECT_EQ(logs.back().second, 0u);
+  logs.pop_back();
   for (size_t i = 0; i + 1 < logs.size(); ++i) {
     // Each rolled over once past kLogBytes, by less than a batch.
     EXPECT_GE(logs[i].second, kLogBytes);
@@ -526,6 +529,30 @@ TEST(StreamBatchTest, AGrowingWindowsLogIsRolledOverAndOnlyItsLastFileIsCut) {
     }
     EXPECT_FALSE(reopened->Get(documents.back().id).ok());
     EXPECT_EQ(reopened->Stats().documents + 1, documents_stored);
+    // The torn log was followed by the empty spare: the cut is on disk
+    // before the spare gets a record, so the next reopen reads the torn
+    // log whole and the document added again from the spare.
+    ASSERT_TRUE(
+        reopened->Add(documents.back().id, documents.back().text, documents.back().time).ok());
+    const uint64_t cut = reopened->recovery().truncated_bytes;
+    reopened.reset();
+    EXPECT_EQ(std::filesystem::file_size(last), bytes.size() - cut);
+    auto again = std::move(NearDuplicateStream::OpenExisting(copy.path(), options)).value();
+    EXPECT_EQ(again->recovery().truncated_bytes, 0u);
+    EXPECT_EQ(again->Stats().documents, documents_stored);
+    for (size_t i = 0; i < documents.size(); ++i) {
+      ExpectSameGet(again->Get(documents[i].id), answers[i], documents[i].id);
+    }
+  }
+  {  // a torn tail in the log before the last one that holds records: DataLoss
+    TempDir copy;
+    copy_of(&copy);
+    const std::string before_last = path_of(copy, logs[logs.size() - 2].first);
+    std::string bytes = read_bytes(before_last);
+    bytes.resize(bytes.size() - 3);
+    write_bytes(before_last, bytes);
+    EXPECT_EQ(NearDuplicateStream::OpenExisting(copy.path(), options).status().code(),
+              StatusCode::kDataLoss);
   }
 }
 
@@ -609,11 +636,18 @@ TEST(StreamWindowTest, AWindowTurningOverManyTimesHoldsTheMemoryOfOneWindow) {
 // write leaves, after Open, the documents before the torn record and
 // nothing else, and the batch retried answers as if nothing had happened.
 
+// The oldest log of `dir`: a stream's only log before its first roll-over
+// (the next, made ahead of it since session 18, follows it, empty).
 std::string LogFileIn(const std::string& dir) {
+  std::string oldest;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().filename().string().rfind("log-", 0) == 0) return entry.path().string();
+    const std::string path = entry.path().string();
+    if (entry.path().filename().string().rfind("log-", 0) == 0 &&
+        (oldest.empty() || path < oldest)) {
+      oldest = path;
+    }
   }
-  return "";
+  return oldest;
 }
 
 std::vector<StreamDocument> DocumentsOf(const std::vector<std::string>& texts, size_t first,
@@ -736,6 +770,9 @@ TEST(StreamBatchLogTest, AFailedBatchWriteKeepsTheWholeRecordsAndUndoesTheRest) 
       auto stream = std::move(NearDuplicateStream::Open(dir.path(), config)).value();
       ASSERT_TRUE(stream->AddBatch(first.documents).ok());
       ASSERT_EQ(stream->Stats().log_bytes, base);
+      // The next log, made ahead by the first batch's writer (session 18):
+      // the undo's reload reads up to the current log, not into it.
+      ASSERT_TRUE(std::filesystem::exists(dir.path() + "/log-00000000000000000001"));
       Result<std::vector<StreamAnswer>> full = InternalError("not run");
       {
         ScopedFileSizeLimit limit((fits == 0 ? base : ends[fits - 1]) + 10);

@@ -146,7 +146,8 @@ Status ApplyStreamRecord(std::string_view record, StreamState* state) {
 
 Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecovery* recovery,
                        uint64_t* generation, uint64_t* valid_bytes, uint64_t* earlier_bytes,
-                       uint64_t* snapshot_bytes) {
+                       uint64_t* snapshot_bytes, StreamLogBeforeEmpty* before_empty,
+                       uint64_t last_log) {
   std::vector<uint64_t> snapshots = StreamFileGenerations(dir, "snapshot");
   if (snapshots.empty()) return NotFoundError("no stream in " + dir);
   *generation = snapshots.back();
@@ -169,15 +170,28 @@ Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecover
   // interrupted clean-up and hold nothing the snapshot lacks.
   std::vector<uint64_t> logs;
   for (uint64_t g : StreamFileGenerations(dir, "log")) {
-    if (g >= *generation) logs.push_back(g);
+    if (g >= *generation && g <= last_log) logs.push_back(g);
   }
+  // The logs from `tail_allowed` on hold nothing but the first of them: it
+  // is the only one whose tail may be torn (the newest log, or the newest
+  // that holds anything when empty ones follow it).
+  size_t tail_allowed = logs.empty() ? 0 : logs.size() - 1;
+  while (tail_allowed > 0) {
+    std::error_code ec;
+    const uintmax_t bytes = fs::file_size(StreamFilePath(dir, "log", logs[tail_allowed]), ec);
+    if (ec || bytes != 0) break;  // (a size that cannot be read: as not empty)
+    --tail_allowed;
+  }
+  if (before_empty != nullptr) *before_empty = StreamLogBeforeEmpty{};
   *valid_bytes = 0;
   for (size_t i = 0; i < logs.size(); ++i) {
     const std::string path = StreamFilePath(dir, "log", logs[i]);
     NEARDUP_ASSIGN_OR_RETURN(LogContents contents, ReadLogFile(path));
     const bool last = i + 1 == logs.size();
     if (!contents.tail_error.empty()) {
-      if (!last) return DataLossError("log " + path + " is corrupt: " + contents.tail_error);
+      if (i != tail_allowed) {
+        return DataLossError("log " + path + " is corrupt: " + contents.tail_error);
+      }
       recovery->truncated_bytes = contents.file_bytes - contents.valid_bytes;
       recovery->truncation = path + ": " + contents.tail_error + "; " +
                              std::to_string(recovery->truncated_bytes) + " bytes cut";
@@ -189,6 +203,9 @@ Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecover
     if (last) {
       *generation = logs[i];
       *valid_bytes = contents.valid_bytes;
+    } else if (i == tail_allowed) {
+      earlier += contents.valid_bytes;
+      if (before_empty != nullptr) *before_empty = {true, logs[i], contents.valid_bytes};
     } else {
       earlier += contents.file_bytes;
     }

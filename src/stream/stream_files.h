@@ -71,18 +71,36 @@ void RemoveSnapshotLeftovers(const std::string& dir);
 // that does not follow the state.
 Status ApplyStreamRecord(std::string_view record, StreamState* state);
 
-// Loads the newest snapshot of `dir` and replays the logs after it into
-// `state` (a fresh one, of the stream's config); sets the generation of the
-// last log and the length of its valid records, and counts in *recovery.
-// *earlier_bytes (when not null): the bytes read before the last log (the
-// snapshot file and the logs between it and the last one); *snapshot_bytes
-// (when not null): the snapshot file's.
+// The newest log that holds anything, when empty logs follow it (logs
+// created ahead of their use: a stream's spare log, stream_rotation.cc):
+// its records may be in the page cache only and its tail may be torn, so
+// before anything is written to a newer log the caller opens it at
+// valid_bytes (WriteAheadLog::Open cuts the tail and syncs what is left).
+struct StreamLogBeforeEmpty {
+  bool found = false;
+  uint64_t generation = 0;
+  uint64_t valid_bytes = 0;
+};
+
+// Loads the newest snapshot of `dir` and replays the logs after it, up to
+// generation `last_log`, into `state` (a fresh one, of the stream's
+// config); sets the generation of the last log and the length of its valid
+// records, and counts in *recovery. *earlier_bytes (when not null): the
+// bytes read before the last log (the snapshot file and the logs between it
+// and the last one, a cut log's valid bytes); *snapshot_bytes (when not
+// null): the snapshot file's; *before_empty (when not null): see
+// StreamLogBeforeEmpty.
 // A torn or corrupt tail of the last log is reported in *recovery (the
-// caller cuts it when it opens the log); one anywhere else is DataLoss.
-// Reads only.
+// caller cuts it when it opens the log), and so is one of the newest log
+// that holds anything when only empty logs follow it (session 18: a log
+// created ahead of time; nothing after the tear was written, so nothing
+// after it was acknowledged; the caller cuts it: *before_empty); one
+// anywhere else is DataLoss. Reads only.
 Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecovery* recovery,
                        uint64_t* generation, uint64_t* valid_bytes,
-                       uint64_t* earlier_bytes = nullptr, uint64_t* snapshot_bytes = nullptr);
+                       uint64_t* earlier_bytes = nullptr, uint64_t* snapshot_bytes = nullptr,
+                       StreamLogBeforeEmpty* before_empty = nullptr,
+                       uint64_t last_log = UINT64_MAX);
 
 }  // namespace neardup::internal
 

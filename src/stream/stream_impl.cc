@@ -79,13 +79,26 @@ Status NearDuplicateStream::Impl::AddPassages(const StreamDetail& detail,
 Status NearDuplicateStream::Impl::Recover() {
   internal::RemoveSnapshotLeftovers(dir_);
   uint64_t valid_bytes = 0;
-  NEARDUP_RETURN_IF_ERROR(internal::LoadStreamFiles(
-      dir_, &state_, &recovery_, &generation_, &valid_bytes, &earlier_bytes_, &snapshot_bytes_));
+  internal::StreamLogBeforeEmpty before_empty;
+  NEARDUP_RETURN_IF_ERROR(internal::LoadStreamFiles(dir_, &state_, &recovery_, &generation_,
+                                                    &valid_bytes, &earlier_bytes_, &snapshot_bytes_,
+                                                    &before_empty));
+  if (before_empty.found) {
+    // The newest log is one made ahead of its roll-over (PrepareSpareLog)
+    // and empty: the log before it is cut after its last whole record and
+    // synced (WriteAheadLog::Open) before any record goes to the new one,
+    // as a roll-over would have synced it.
+    NEARDUP_RETURN_IF_ERROR(
+        WriteAheadLog::Open(internal::StreamFilePath(dir_, "log", before_empty.generation),
+                            before_empty.valid_bytes, {options_.sync})
+            .status());
+  }
   NEARDUP_ASSIGN_OR_RETURN(std::unique_ptr<WriteAheadLog> log,
                            WriteAheadLog::Open(internal::StreamFilePath(dir_, "log", generation_),
                                                valid_bytes, {options_.sync}));
   log_ = std::move(log);
   if (options_.sync) NEARDUP_RETURN_IF_ERROR(SyncDirectory(dir_));
+  spare_wanted_ = true;
   // Files older than the snapshot just loaded are left-overs of a crash
   // between a snapshot's rename and FinishSnapshot's deletes; nothing reads
   // them (LoadStreamFiles starts from the newest snapshot, which was synced
@@ -107,7 +120,9 @@ void NearDuplicateStream::Impl::ReloadLocked() {
   uint64_t valid_bytes = 0;
   Status loaded = fresh.status();
   if (loaded.ok()) {
-    loaded = internal::LoadStreamFiles(dir_, &*fresh, &unused, &generation, &valid_bytes);
+    // Up to the current log: a newer one is a spare, empty (PrepareSpareLog).
+    loaded = internal::LoadStreamFiles(dir_, &*fresh, &unused, &generation, &valid_bytes, nullptr,
+                                       nullptr, nullptr, generation_);
   }
   if (loaded.ok() && (generation != generation_ || valid_bytes != log_->size())) {
     loaded = InternalError("log " + log_->path() + " holds " + std::to_string(valid_bytes) +
@@ -296,6 +311,7 @@ Status NearDuplicateStream::Impl::SyncAll(const std::shared_ptr<WriteAheadLog>& 
     return synced;
   }
   if (roll_wanted_.load()) RollLogAfterSync(log);
+  if (spare_wanted_.load()) PrepareSpareLog();
   return Status::Ok();
 }
 

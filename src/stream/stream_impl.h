@@ -140,6 +140,17 @@ class NearDuplicateStream::Impl {
   // meanwhile (else a later writer tries again). A failed sync stops every
   // later write (failed_). REQUIRES: mutex_ not held.
   void RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log);
+  // Creates the next log, log-<g+1>, ahead of its roll-over (session 18):
+  // the file's creation (~1 ms, more while the journal commits another
+  // writer's sync) was the only I/O left under the writer lock at a
+  // roll-over; the roll-over now opens an existing empty file. Called by a
+  // writer after its sync when spare_wanted_ (set by each new log and at
+  // open), outside the lock; with options_.sync the directory is synced
+  // too, so that the roll-over has no name left to make durable. Recovery
+  // accepts an empty newest log after a torn one (LoadStreamFiles: nothing
+  // was written after the tear). A failure leaves the roll-over to create
+  // the file. REQUIRES: mutex_ not held.
+  void PrepareSpareLog();
   // The waiting roll-over, if the log is durable whole now and the names
   // are: called before each write's records are appended (the moment the
   // writers before it have synced) and by RollLogAfterSync. No I/O but the
@@ -241,6 +252,7 @@ class NearDuplicateStream::Impl {
     uint64_t before_append = 0;
     uint64_t after_sync = 0;
     uint64_t forced = 0;
+    uint64_t spare = 0;  // of all of them, those onto a log made ahead (PrepareSpareLog)
   };
   RollCounts roll_counts_;
   // Logs started without their directory synced (incremented under mutex_),
@@ -250,7 +262,14 @@ class NearDuplicateStream::Impl {
   std::mutex directory_mutex_;                 // one directory fsync at a time (SyncNewLogNames)
   Status names_failed_;                        // guarded by directory_mutex_: set once
   std::atomic<bool> roll_helper_busy_{false};  // a writer is in RollLogAfterSync's sync
-  Status failed_;                              // set once: writes refused after a log failure
+  // The next log made ahead (PrepareSpareLog): log-<spare_generation_>
+  // exists, empty, and its name is durable when spare_name_durable_. Both
+  // guarded by mutex_. spare_wanted_: a writer should make the next one.
+  uint64_t spare_generation_ = 0;
+  bool spare_name_durable_ = false;
+  std::atomic<bool> spare_wanted_{false};
+  std::atomic<bool> spare_logs_{true};  // false: none made (tests of the roll-over's own file)
+  Status failed_;                       // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
   // allocate none: AddGroupLocked's framed records (and, since session 14,
   // a single add's: AppendAddLocked) and StepSnapshotLocked's records. Each keeps its capacity up

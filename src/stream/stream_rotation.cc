@@ -18,8 +18,10 @@
 // operation added to the log), and finish it themselves if the thread does
 // not come while the log grows by another quarter of that log: recovery
 // stays bounded under any load.
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -92,11 +94,16 @@ Status NearDuplicateStream::Impl::StartRotationLocked() {
 Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
   const uint64_t next = generation_ + 1;
   const std::string log_path = internal::StreamFilePath(dir_, "log", next);
+  // Made ahead (PrepareSpareLog): opening the existing empty file creates
+  // nothing, so no journal transaction under the lock.
+  const bool spare = spare_generation_ == next;
+  const bool name_durable = spare && spare_name_durable_;
   Result<std::unique_ptr<WriteAheadLog>> log = WriteAheadLog::Open(log_path, 0, {options_.sync});
   // The new log's name must be durable before a record in it is: synced
   // now, or by the first SyncAll of a record in it (an unacknowledged
-  // record lost with its file's name loses nothing acknowledged).
-  const bool sync_now = name_sync == LogNameSync::kNow && options_.sync;
+  // record lost with its file's name loses nothing acknowledged); a
+  // spare's is already when spare_name_durable_.
+  const bool sync_now = name_sync == LogNameSync::kNow && options_.sync && !name_durable;
   // Every name counted so far was created before this fsync (they are
   // counted under mutex_, which this caller holds).
   const uint64_t created = names_created_.load();
@@ -110,7 +117,7 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
     // directory fsync of their own (unless one failed: that stays).
     std::lock_guard<std::mutex> lock(directory_mutex_);
     if (names_failed_.ok() && names_synced_.load() < created) names_synced_ = created;
-  } else if (options_.sync) {
+  } else if (options_.sync && !name_durable) {
     ++names_created_;
   }
   earlier_bytes_ += log_->size();  // recovery reads it until a newer snapshot is complete
@@ -118,7 +125,37 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
   log_bytes_stepped_ = 0;
   generation_ = next;
   roll_wanted_ = false;
+  if (spare) ++roll_counts_.spare;
+  spare_wanted_ = true;  // the next one, by a writer after its sync
   return Status::Ok();
+}
+
+void NearDuplicateStream::Impl::PrepareSpareLog() {
+  if (!spare_logs_.load() || !spare_wanted_.exchange(false)) return;  // one writer at a time
+  uint64_t next = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (log_ == nullptr || !failed_.ok() || spare_generation_ == generation_ + 1) return;
+    next = generation_ + 1;
+  }
+  // O_EXCL: never a file that exists (the roll-over may have created and
+  // written it meanwhile). Empty, so nothing of it needs a data sync.
+  const std::string path = internal::StreamFilePath(dir_, "log", next);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ::close(fd);
+  const Status synced = options_.sync ? SyncDirectory(dir_) : Status::Ok();
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!synced.ok()) {
+    // As a failed fsync of a rolled log's name (SyncNewLogNames): a later
+    // fsync of the directory may return OK without the names having reached
+    // the disk, so no later write may be acknowledged.
+    if (failed_.ok()) failed_ = synced;
+    return;
+  }
+  if (generation_ + 1 != next) return;  // the roll-over came first: its file is this one
+  spare_generation_ = next;
+  spare_name_durable_ = options_.sync;
 }
 
 Status NearDuplicateStream::Impl::SyncNewLogNames() {
