@@ -83,25 +83,25 @@ NEARDUP_AVX512DQ_TARGET void HornerAvx512(const uint64_t* m, size_t count, uint6
 //             = (B_0 P^3 + c P^5) + (B_2 P + m_4)        2 independent
 // so width 5 takes 3 multiplies per window instead of 4, width 4 takes 2
 // instead of 3, and no chain is longer than two multiplies.
-// Each width stores the window sums (HornerSumsAvx512, one loop) and its
-// caller, HornerWindows, takes Mix64 of them in a second pass over them (in
-// L1; one call for the three widths): a loop whose iterations are
-// independent runs as many of them at once as the core's scheduler holds
-// waiting uops, so a long chain per iteration (a multiply, two adds, then Mix64's two
-// multiplies: ~53 cycles for width 3) bounds it. Two loops with short
-// chains (~17 and ~36 cycles) keep more windows in flight: the shingle
-// stage's samples per sample of unchanged code in `fingerprint --simhash`
-// x0.93-0.97 for width 3 (docs/BENCHMARKS.md, "Session 16, scan and
-// hash"), in `fingerprint --minhash` x0.92 for width 5 ("Session 17,
-// kernels").
+// Each width stores the window sums in one loop (HornerSumsAvx512), and
+// its caller, HornerWindows, takes Mix64 of them in a second pass over
+// them (in L1; the three widths share that call site): a loop whose
+// iterations are independent runs as many of them at once as the core's
+// scheduler holds waiting uops, so a long chain per iteration (a
+// multiply, two adds, then Mix64's two multiplies: ~53 cycles for width
+// 3) bounds it. Two loops with short chains (~17 and ~36 cycles) keep
+// more windows in flight: the shingle stage's samples per sample of
+// unchanged code in `fingerprint --simhash` x0.93-0.97 for width 3
+// (docs/BENCHMARKS.md, "Session 16, scan and hash"), in
+// `fingerprint --minhash` x0.92 for width 5 ("Session 17, kernels").
 NEARDUP_AVX512DQ_TARGET inline __m512i Set64(uint64_t v) {
   return _mm512_set1_epi64(static_cast<long long>(v));
 }
 
-// out[k] = the (unmixed) Horner sum of the window starting at m[k], for k <
-// count; defined for widths 3-5.
+// out[k] = the unmixed Horner sum of the window at m[k]; widths 3-5 only.
 template <int kWidth>
-void HornerSumsAvx512(const uint64_t* m, size_t count, uint64_t leading_times_p, uint64_t* out);
+NEARDUP_AVX512DQ_TARGET void HornerSumsAvx512(const uint64_t* m, size_t count,
+                                              uint64_t leading_times_p, uint64_t* out);
 
 template <>
 NEARDUP_AVX512DQ_TARGET void HornerSumsAvx512<3>(const uint64_t* m, size_t count,
