@@ -269,10 +269,15 @@ struct HammingShardJoinStats {
 // when longer), into num_shards ranges of equal width: shard s holds the
 // values whose prefix p (of b bits) has floor(p * num_shards / 2^b) == s.
 // Fingerprints that agree on the leading blocks fall in one shard, and a pair
-// within max_distance is reported only from its canonical table (equal
-// fingerprints: table 0), so each pair belongs to exactly one shard: the one
-// holding its key in its canonical table. When num_shards exceeds 2^b some
-// shards of the table hold no value (never wrong, only idle).
+// within max_distance is reported only from its canonical table, so each
+// pair belongs to exactly one shard: the one holding its key in its
+// canonical table. Entries of one fingerprint (pairs at distance 0) share
+// all their keys, so every shard of ShardsOf(fp) holds them all: their pairs
+// are dealt out over those shards, row by row (the i-th id's pairs with the
+// ids before it to the (i mod |ShardsOf(fp)|)-th of them), so that a
+// fingerprint of many copies does not put all its pairs on one shard. When
+// num_shards exceeds 2^b some shards of the table hold no value (never
+// wrong, only idle).
 //
 // A worker gives SelfJoin every entry whose fingerprint lies in its shard in
 // some table (ShardsOf), and gets the pairs whose shard is its own; the

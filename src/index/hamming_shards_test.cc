@@ -110,6 +110,33 @@ TEST(HammingShards, SpreadsCloseRandomPairs) {
   EXPECT_GT(per_shard[1], 800u);
 }
 
+TEST(HammingShards, SpreadsTheCopiesOfOneFingerprint) {
+  // 300 ids of one fingerprint: 44,850 pairs at distance 0, dealt out row by
+  // row over the shards of its keys, each pair once.
+  HammingIndexOptions options{6, 3};
+  HammingShards shards = *HammingShards::Create(options, 4);
+  const uint64_t fp = 0x0123456789abcdefULL;
+  std::vector<uint64_t> owners;
+  shards.ShardsOf(fp, &owners);
+  ASSERT_GE(owners.size(), 2u);
+  std::vector<HammingEntry> entries;
+  for (uint64_t id = 0; id < 300; ++id) entries.push_back({fp, id * 7});
+  const std::set<HammingEntry> truth(entries.begin(), entries.end());
+  std::vector<HammingPair> got;
+  for (uint64_t s = 0; s < 4; ++s) {
+    std::vector<HammingPair> pairs = *shards.SelfJoin(entries, s);
+    const bool owns = std::binary_search(owners.begin(), owners.end(), s);
+    if (owns) {
+      EXPECT_GT(pairs.size(), 44850u / owners.size() / 2) << s;
+    } else {
+      EXPECT_TRUE(pairs.empty()) << s;
+    }
+    got.insert(got.end(), pairs.begin(), pairs.end());
+  }
+  std::sort(got.begin(), got.end(), ShardPairLess);
+  EXPECT_EQ(got, BruteSelfJoin(truth, 3));
+}
+
 TEST(HammingShards, RejectsBadArguments) {
   EXPECT_FALSE(HammingShards::Create({6, 3}, 0).ok());
   EXPECT_FALSE(HammingShards::Create({6, 3}, (uint64_t{1} << 32) + 1).ok());
