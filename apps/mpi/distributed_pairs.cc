@@ -7,6 +7,7 @@
 
 #include "band_groups.h"
 #include "document_set.h"
+#include "neardup/hamming_index.h"
 #include "sketch_handover.h"
 #include "verification_split.h"
 
@@ -433,65 +434,87 @@ Result<std::vector<SimilarPair>> MinHashPairs(
 Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& layout,
                                               const std::vector<Fingerprint>& local,
                                               const NearDuplicateScheme& scheme,
-                                              const NearDuplicateOptions& options,
                                               PairPlacement placement, NearDuplicateReport* report,
                                               DistributedPairsStats* stats) {
-  // Every rank gets every SimHash (and whether the document has features).
-  std::string message;
-  ByteWriter writer(&message);
-  for (const Fingerprint& fingerprint : local) {
-    writer.Put(fingerprint.simhash);
-    writer.Put<uint8_t>(fingerprint.num_tokens != 0);
-  }
-  std::string all;
-  NEARDUP_RETURN_IF_ERROR(comm.GatherToRoot(message, [&](std::string_view piece) -> Status {
-    all.append(piece);
-    return Status::Ok();
-  }));
-  comm.Broadcast(&all);
-  std::vector<Fingerprint> fingerprints(layout.total);
-  ByteReader reader(all);
-  Status status;
-  for (Fingerprint& fingerprint : fingerprints) {
-    uint8_t has_features = 0;
-    if (status.ok()) status = reader.Get(&fingerprint.simhash);
-    if (status.ok()) status = reader.Get(&has_features);
-    fingerprint.num_tokens = has_features;
-  }
-  all = {};
-  // This rank's share of the permuted tables.
+  StageTimer timer;
   const uint64_t ranks = static_cast<uint64_t>(comm.size());
   const uint64_t me = static_cast<uint64_t>(comm.rank());
-  const PartRange tables{scheme.num_parts * me / ranks, scheme.num_parts * (me + 1) / ranks};
+  // Rank r holds shard r of every permuted table (the tables' values whose
+  // key prefix falls in its range; HammingShards): a document's SimHash and
+  // number (16 bytes) go once to each rank owning one of its table keys.
+  // Documents without features are in no pair and go nowhere.
+  Result<HammingShards> shards = HammingShards::Create(scheme.hamming, ranks);
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(shards.status()));
+  const uint64_t first_document = layout.first[me];
+  std::vector<std::string> outgoing(ranks);
+  {
+    std::vector<ByteWriter> writers;
+    writers.reserve(ranks);
+    for (std::string& message : outgoing) writers.emplace_back(&message);
+    std::vector<uint64_t> owners;
+    for (size_t i = 0; i < local.size(); ++i) {
+      if (local[i].num_tokens == 0) continue;
+      shards->ShardsOf(local[i].simhash, &owners);
+      for (uint64_t owner : owners) {
+        writers[owner].Put(local[i].simhash);
+        writers[owner].Put(uint64_t{first_document + i});
+      }
+    }
+  }
+  for (uint64_t r = 0; r < ranks; ++r) {
+    if (r != me) stats->key_bytes += outgoing[r].size();
+  }
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &received));
+  std::vector<HammingEntry> entries;
+  Status status;
+  {
+    size_t total = 0;
+    for (const std::string& message : received) total += message.size();
+    entries.reserve(total / 16);
+    for (std::string& message : received) {
+      ByteReader reader(message);
+      while (status.ok() && !reader.done()) {
+        HammingEntry entry;
+        status = reader.Get(&entry.fingerprint);
+        if (status.ok()) status = reader.Get(&entry.id);
+        if (status.ok()) entries.push_back(entry);
+      }
+      message = {};
+    }
+  }
+  stats->stages.push_back({"simhash exchange", timer.Lap(), comm.in_mpi()});
+  // This rank's pairs: those whose canonical table holds them in its shard
+  // (each pair on exactly one rank). The join reports only pairs within the
+  // distance: they are verified.
   std::vector<SimilarPair> pairs;
-  if (status.ok() && tables.begin < tables.end) {
-    NearDuplicateReport part;
-    Result<std::vector<CandidatePair>> candidates =
-        FindCandidates(fingerprints, scheme, tables, &part);
-    if (candidates.ok()) {
-      report->candidates += candidates->size();
-      report->index_bytes = part.index_bytes;
-      Result<std::vector<SimilarPair>> verified =
-          VerifyCandidates(fingerprints, scheme, options, *candidates, report);
-      if (verified.ok()) {
-        pairs = *std::move(verified);
-      } else {
-        status = verified.status();
+  if (status.ok()) {
+    HammingShardJoinStats join;
+    Result<std::vector<HammingPair>> joined = shards->SelfJoin(entries, me, &join);
+    if (joined.ok()) {
+      entries = {};
+      report->candidates += joined->size();
+      report->index_bytes = join.bytes;
+      pairs.reserve(joined->size());
+      for (const HammingPair& pair : *joined) {
+        pairs.push_back(SimilarPair{pair.a.id, pair.b.id,
+                                    1.0 - static_cast<double>(pair.distance) / 64, pair.distance});
       }
     } else {
-      status = candidates.status();
+      status = joined.status();
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  // A rank verifies the pairs of its share of the tables over every
-  // document, so a pair may be on a rank that owns neither of its
+  stats->stages.push_back({"simhash join", timer.Lap(), comm.in_mpi()});
+  // A pair lies on the rank of its shard, which may own neither of its
   // documents: the leader rule's pairs go to their first documents' owners
-  // (sorted there, 28 bytes a pair), not left where they were verified.
+  // (sorted there, 28 bytes a pair), not left where they were found.
   if (placement == PairPlacement::kVerifiers) placement = PairPlacement::kOwners;
   const uint64_t sent_before_placing = comm.bytes_sent();
   Result<std::vector<SimilarPair>> placed =
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
   stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
+  stats->stages.push_back({"gather pairs", timer.Lap(), comm.in_mpi()});
   return placed;
 }
 
@@ -521,7 +544,7 @@ Result<std::vector<SimilarPair>> FindPairsDistributed(
     DistributedPairsStats* stats, std::vector<Fingerprint>* verification_set) {
   verification_set->clear();
   if (scheme.method == NearDuplicateMethod::kSimHash) {
-    return SimHashPairs(comm, layout, local, scheme, options, placement, report, stats);
+    return SimHashPairs(comm, layout, local, scheme, placement, report, stats);
   }
   return MinHashPairs(comm, layout, std::move(local), scheme, options, memory_bytes, placement,
                       deferred, report, stats, verification_set);

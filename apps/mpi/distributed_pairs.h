@@ -10,16 +10,18 @@
 // candidates are deduplicated, the sketches (and chunk sets, for exact
 // verification) of the other documents are fetched from their owners, and
 // the pairs verified (VerifyCandidates).
-// SimHash: every rank gathers all 64-bit SimHashes (8 bytes per document)
-// and self-joins its share of the permuted tables (FindCandidates over a
-// PartRange), as the original design puts a table per machine; a pair is
-// found in exactly one table.
+// SimHash: rank r of N holds key-prefix shard r of every permuted table
+// (HammingShards, neardup/hamming_index.h): each document's SimHash and
+// number (16 bytes) go once to every rank owning one of its table keys (one
+// Exchange), and each rank self-joins its shards; a pair is found on the
+// rank holding its key in its canonical table, exactly once.
 // Either way the pairs end where PairPlacement says, sorted by (a, b).
 // Memory per rank: its share of the sketches; one band round of keys
 // (20 bytes per document and band, sent and received); its candidates; the
-// sketches it fetched. SimHash: 9 bytes per document of the whole corpus
-// plus the index of its tables only (since session 17 FindCandidates builds
-// just the range's tables: ~25 bytes per document, plus ~13 per table held).
+// sketches it fetched. SimHash (since session 18): 16 bytes a document
+// received (every document at 2 ranks, ~t / N of them at N >> t ranks) plus
+// ~12 bytes a distinct SimHash and 8 bytes a value of its table slices
+// (~t / N of each table), and its share of the pairs.
 #ifndef NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_
 #define NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_
 
@@ -108,9 +110,9 @@ enum class PairPlacement {
   // (VerifierOf, band_groups.cc): the leader rule's scan
   // (distributed_clusters.h) needs no pair moved (until session 11 each
   // went to its second document's owner, 28 bytes a pair, all of them to
-  // the later ranks). SimHash: each rank verifies its share of the tables
-  // over every document, so a pair may be verified on a rank that owns
-  // neither document: as kOwners, on the owner of its first document.
+  // the later ranks). SimHash: a pair is found on the rank of its shard,
+  // which may own neither document: as kOwners, on the owner of its first
+  // document.
   kVerifiers,
 };
 

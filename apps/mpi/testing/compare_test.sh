@@ -120,11 +120,15 @@ PY
   # SimHash at every rank count: each rank builds only its share of the
   # permuted tables, [t*r/N, t*(r+1)/N); with --blocks 2 or 3 (2 or 3
   # tables) some ranks hold no table at 3 and 4 ranks.
+  # SimHash: rank r joins the key-prefix shard r of every table. --blocks 32
+  # --max-distance 31: 2-bit key prefixes (4 values), so at 8 ranks half the
+  # shards of every table are empty.
   simhash) inputs=(big.jsonl empty.jsonl texts small.jsonl)
            commands=("${all[@]:2:1}" "${all[@]:9:2}"
                      "clusters --rule components --method simhash --max-distance 3 --blocks 4"
                      "dedup --method simhash --max-distance 2 --blocks 3"
-                     "pairs --method simhash --max-distance 1 --blocks 2") ;;
+                     "pairs --method simhash --max-distance 1 --blocks 2"
+                     "dedup --method simhash --max-distance 31 --blocks 32") ;;
   # A missing input: the same exit code and a message naming it.
   errors) inputs=(big.jsonl missing.jsonl); commands=("pairs") ;;
   *) echo "unknown set $set" >&2; exit 2 ;;
