@@ -208,7 +208,12 @@ class HammingIndex {
   // Adds entries (in parallel); returns how many were not there. Errors as
   // Insert's, with the contents unchanged (no tombstone revived).
   Result<size_t> InsertBulk(std::span<const HammingEntry> entries);
-  // Removes one entry; false if it was not there.
+  // Removes one entry; false if it was not there. Allocates nothing, so
+  // cannot fail, when the entry's run was built by Insert/InsertBulk/Remove;
+  // the first remove from a run of Build, Compact or a loaded or mapped
+  // file allocates its tombstone bits (1 bit an entry) and may throw
+  // std::bad_alloc, with the contents unchanged. Running out of memory for a
+  // compaction leaves the run uncompacted (the same answers).
   bool Remove(HammingEntry entry);
   // Removes entries; returns how many were there.
   size_t RemoveBulk(std::span<const HammingEntry> entries);

@@ -313,7 +313,9 @@ class NearDuplicateStream {
   // text too large for one log record: kMaxLogRecordBytes); ResourceExhausted (disk full)
   // or IoError when the log cannot be written (nothing is stored then, and a
   // later Add may succeed); IoError when it cannot be synced (the stream then
-  // refuses every later write).
+  // refuses every later write). ResourceExhausted "out of memory" when memory
+  // runs out (session 18): nothing is stored and the stream goes on; the same
+  // for AddBatch (from the document that ran out) and Remove.
   Result<StreamAnswer> Add(std::string_view id, std::string_view text, int64_t time);
   // Adds documents[0], documents[1], ... in this order and returns exactly
   // the answers that calling Add on each in turn would return: a document may

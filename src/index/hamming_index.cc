@@ -10,6 +10,7 @@
 #include <tbb/parallel_sort.h>
 
 #include "index/hamming_state.h"
+#include "util/status_fallback.h"
 
 namespace neardup {
 namespace {
@@ -125,6 +126,7 @@ void MergeTail(HammingIndexState& s) {
     while (s.runs.size() >= 2 &&
            s.runs.back()->num_live() * kMergeRatio > s.runs[s.runs.size() - 2]->num_live()) {
       auto merged = HammingRun::Merge(s.layout, *s.runs[s.runs.size() - 2], s.runs.back().get());
+      merged->ReserveTombstones();  // Remove never allocates (see MaybeCompact)
       s.runs.pop_back();
       s.runs.back() = std::move(merged);
     }
@@ -153,6 +155,7 @@ void AddNew(HammingIndexState& s, std::vector<HammingEntry> fresh) {
     std::inplace_merge(fresh.begin(), fresh.begin() + mid, fresh.end());
   }
   std::unique_ptr<HammingRun> run = HammingRun::FromSortedEntries(s.layout, fresh);
+  run->ReserveTombstones();  // Remove never allocates (see MaybeCompact)
   s.runs.push_back(std::move(run));
   s.pending.clear();
   s.num_live += added;
@@ -160,26 +163,39 @@ void AddNew(HammingIndexState& s, std::vector<HammingEntry> fresh) {
 }
 
 // Compacts run `r` once at least half of its entries are tombstones.
+// Cannot fail: running out of memory leaves the run as it is (tombstones
+// kept, answers the same), to be compacted by a later remove.
+// Why Remove never allocates (session 18): a store journals a remove before
+// it applies it, and a stream evicts after it stored the new document, so a
+// remove that threw would leave the journal, or the stream's maps, ahead of
+// the index. Every run that Insert and Remove build (AddNew, MergeTail,
+// here) gets its tombstone bits when it is built, where a bad_alloc still
+// changes nothing (1 bit an entry). A run of Build, Compact or a loaded or
+// mapped file allocates them on its first remove: Remove then throws
+// bad_alloc with the index unchanged (HammingStore catches it).
 void MaybeCompact(HammingIndexState& s, size_t r) {
   HammingRun& run = *s.runs[r];
   if (run.num_dead() * 2 < run.num_ids()) return;
   if (run.num_live() == 0) {
     s.runs.erase(s.runs.begin() + r);
-  } else {
-    s.runs[r] = HammingRun::Merge(s.layout, run, nullptr);
+    return;
+  }
+  try {
+    std::unique_ptr<HammingRun> compacted = HammingRun::Merge(s.layout, run, nullptr);
+    compacted->ReserveTombstones();
+    s.runs[r] = std::move(compacted);
+  } catch (const std::bad_alloc&) {
+    // Nothing changed: the run keeps its tombstones.
   }
 }
 
-// Called in a bad_alloc handler: when even the message cannot be allocated,
-// one that fits std::string's inline buffer (no allocation), so that the
-// caller still gets a Status, not an exception.
+// Called in a bad_alloc handler (StatusOrShort: "out of memory" when even
+// the message cannot be allocated).
 Status OutOfMemoryError(size_t entries) {
-  try {
+  return internal::StatusOrShort(StatusCode::kResourceExhausted, "out of memory", [&] {
     return ResourceExhaustedError("out of memory adding " + std::to_string(entries) +
                                   " entries to the HammingIndex (left unchanged)");
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kResourceExhausted, "out of memory");
-  }
+  });
 }
 
 // OK if [begin, end) is a range within [lo, hi) (the tables an index holds,

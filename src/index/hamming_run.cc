@@ -532,8 +532,12 @@ std::optional<size_t> HammingRun::FindEntry(HammingEntry entry) const {
   return static_cast<size_t>(it - arrays_.ids.begin());
 }
 
-void HammingRun::MarkDead(size_t pos) {
+void HammingRun::ReserveTombstones() {
   if (dead_.empty()) dead_.assign((num_ids() + 63) / 64, 0);
+}
+
+void HammingRun::MarkDead(size_t pos) {
+  ReserveTombstones();
   uint64_t bit = uint64_t{1} << (pos % 64);
   if ((dead_[pos / 64] & bit) == 0) {
     dead_[pos / 64] |= bit;

@@ -133,6 +133,10 @@ class HammingRun {
   bool IsDead(size_t pos) const {
     return !dead_.empty() && ((dead_[pos / 64] >> (pos % 64)) & 1) != 0;
   }
+  // Allocates the tombstone bits now (strong: throws bad_alloc with the run
+  // unchanged), so that a later MarkDead allocates nothing and cannot fail.
+  // MarkDead allocates them on the first death otherwise (a mapped run).
+  void ReserveTombstones();
   void MarkDead(size_t pos);
   void Revive(size_t pos);
 

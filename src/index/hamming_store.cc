@@ -1,6 +1,7 @@
 #include "neardup/hamming_store.h"
 
 #include <filesystem>
+#include <new>
 #include <utility>
 
 #include "index/chunk_index_io.h"
@@ -134,7 +135,15 @@ Result<bool> HammingStore::Change(char op, HammingEntry entry) {
         return failed_;
       }
     } else {
-      index_.Remove(entry);
+      // Allocates only on the first remove from a run of the checkpoint
+      // (its tombstone bits), and then throws with the index unchanged.
+      try {
+        index_.Remove(entry);
+      } catch (const std::bad_alloc&) {
+        failed_ = internal::JournalDivergedError(
+            "hamming", Status(StatusCode::kResourceExhausted, "out of memory"));
+        return failed_;
+      }
     }
     ++version_;
   }

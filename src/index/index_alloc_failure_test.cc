@@ -4,23 +4,29 @@
 // arrays below 2 MiB, all of them here, come from operator new). Each
 // failed insert must return ResourceExhausted and leave the index answering
 // every query as before; the insert then succeeds and the index answers as
-// one built without failures.
+// one built without failures. Session 18: HammingIndex::Remove (allocates
+// nothing), HammingStore's journalled remove, and a stream's Add, AddBatch
+// and Remove (a failed one leaves the stream answering as before, and a
+// durable stream reopens with exactly the acknowledged adds).
 #include <gtest/gtest.h>
 #include <tbb/parallel_for.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <new>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "neardup/hamming_index.h"
 #include "neardup/hamming_store.h"
 #include "neardup/lsh_index.h"
 #include "neardup/lsh_store.h"
+#include "neardup/stream.h"
 #include "support/temp_dir.h"
 #include "util/mix.h"
 
@@ -434,6 +440,340 @@ TEST(IndexAllocFailureTest, HammingStoreFailsAfterAJournaledInsertRunsOutOfMemor
   }
   EXPECT_GT(diverged, 0);
   for (const HammingEntry& e : c.entries) EXPECT_TRUE(store->Read().index().Contains(e));
+}
+
+// The entries of `c` whose bit in `removed` is clear, in an index that never
+// failed: the answers every removal must leave.
+std::vector<std::vector<HammingMatch>> HammingAnswersWithout(const HammingCase& c,
+                                                             const std::vector<bool>& removed) {
+  HammingIndex reference = HammingIndex::Create(c.index.options()).value();
+  for (size_t i = 0; i < c.entries.size(); ++i) {
+    if (!removed[i]) {
+      EXPECT_TRUE(reference.Insert(c.entries[i]).value());
+    }
+  }
+  std::vector<std::vector<HammingMatch>> out;
+  out.push_back({HammingMatch{reference.size(), 0, 0}});
+  for (const HammingEntry& e : c.entries) out.push_back(reference.FindAll(e.fingerprint));
+  return out;
+}
+
+// Session 18: a remove from runs that Insert built allocates nothing (their
+// tombstone bits come with them), so it cannot throw after HammingStore
+// journalled it or after a stream stored the document it evicts for; a
+// compaction that runs out of memory leaves the run as it is.
+TEST(IndexAllocFailureTest, HammingRemoveAllocatesNothingAndCannotFail) {
+  HammingCase c;
+  for (int i = 0; i < 300; ++i) ASSERT_TRUE(c.index.Insert(c.More()).value());
+  std::vector<bool> removed(c.entries.size(), false);
+  SplitMix64 order(3);
+  for (int i = 0; i < 250; ++i) {
+    size_t k = order.Next() % c.entries.size();
+    while (removed[k]) k = (k + 1) % c.entries.size();
+    // Allocation 0 fails: a compaction (merge) is the only thing that may
+    // ask for one, and it gives up.
+    Status status;
+    bool found = false;
+    const bool failed = FailAllocation(
+        0,
+        [&] {
+          found = c.index.Remove(c.entries[k]);
+          return Status::Ok();
+        },
+        &status, /*sticky=*/i % 2 == 0);
+    ASSERT_TRUE(found) << "remove " << i;
+    removed[k] = true;
+    if (i % 10 == 0 || failed) {
+      ASSERT_TRUE(c.Answers() == HammingAnswersWithout(c, removed)) << "remove " << i;
+    }
+  }
+  // And once memory is back, removes compact again.
+  for (size_t k = 0; k < c.entries.size(); ++k) {
+    if (!removed[k]) continue;
+    ASSERT_FALSE(c.index.Remove(c.entries[k]));
+  }
+  ASSERT_TRUE(c.Answers() == HammingAnswersWithout(c, removed));
+}
+
+// A store's journalled remove whose index runs out of memory (the first
+// remove from a run of a loaded checkpoint allocates its tombstone bits)
+// fails the store for good, as an insert does, and the reopened store has
+// the remove.
+TEST(IndexAllocFailureTest, HammingStoreFailsAfterAJournaledRemoveRunsOutOfMemory) {
+  test_support::TempDir dir;
+  HammingCase c;
+  auto open = [&] { return HammingStore::Open(dir.path(), c.index.options(), NoSync()).value(); };
+  std::unique_ptr<HammingStore> store = open();
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(store->Insert(c.More()).value());
+  ASSERT_TRUE(store->Checkpoint().ok());
+  int diverged = 0;
+  size_t live = c.entries.size();
+  for (int64_t failing = 0;; ++failing) {
+    ASSERT_LT(failing, 1000);
+    // A fresh checkpoint, loaded: its runs have no tombstone bits yet (a
+    // replayed remove would have allocated them).
+    ASSERT_TRUE(store->Checkpoint().ok());
+    store.reset();
+    store = open();
+    const HammingEntry entry = c.entries[static_cast<size_t>(failing)];
+    const uint64_t records = store->journal_records();
+    const Status status =
+        StoreInsertFailing(failing, [&] { return store->Remove(entry).status(); });
+    if (status.ok() && !g_failed) {
+      --live;
+      break;
+    }
+    if (status.message() == "threw") {
+      // Before the journal (the record's own allocations): nothing changed.
+      EXPECT_EQ(store->journal_records(), records);
+      EXPECT_TRUE(store->Read().index().Contains(entry));
+      ASSERT_TRUE(store->Remove(entry).value());
+    } else if (!status.ok()) {
+      ASSERT_TRUE(Diverged(status)) << status.ToString();
+      ++diverged;
+      EXPECT_EQ(status.code(), StatusCode::kResourceExhausted) << status.ToString();
+      EXPECT_EQ(store->Remove(c.entries.back()).status(), status);
+      EXPECT_EQ(store->Insert(entry).status(), status);
+      EXPECT_EQ(store->Checkpoint(), status);
+      EXPECT_EQ(store->Read().index().size(), live);
+      EXPECT_EQ(store->journal_records(), records + 1);
+    }
+    --live;
+    store.reset();
+    store = open();
+    ASSERT_EQ(store->Read().index().size(), live) << "allocation " << failing;
+    ASSERT_FALSE(store->Read().index().Contains(entry)) << "allocation " << failing;
+    ASSERT_FALSE(HasFailure()) << "allocation " << failing << ": " << status.ToString();
+  }
+  EXPECT_GT(diverged, 0);
+}
+
+// Ends the failures (the call under test has returned), then copies `r`'s
+// status: the copy allocates.
+template <typename R>
+Status DisarmedStatus(const R& r) {
+  g_allocations_before_failure = -1;
+  g_sticky = false;
+  return r.status();
+}
+
+// Streams (session 18). Texts from a small vocabulary; every third one a
+// near copy of an earlier one (one word changed), so that documents are
+// both kept and near-duplicates.
+std::string StreamText(size_t i) {
+  static const char* const kWords[] = {"alpha", "bravo", "charlie", "delta",  "echo",  "foxtrot",
+                                       "golf",  "hotel", "india",   "juliet", "kilo",  "lima",
+                                       "mike",  "oscar", "papa",    "quebec", "romeo", "sierra"};
+  SplitMix64 rng(i % 3 == 2 ? i - 2 : i);
+  std::string text;
+  for (int w = 0; w < 60; ++w) {
+    text += kWords[rng.Next() % 18];
+    text += ' ';
+  }
+  if (i % 3 == 2) text += "zulu";
+  return text;
+}
+
+std::string StreamId(size_t i) {
+  // Past 15 bytes every other one: the id table's copy allocates.
+  return (i % 2 == 0 ? "document-with-a-long-id-" : "d") + std::to_string(i);
+}
+
+// What a stream answers: its counts, each id's stored answer (or absence),
+// and what an add of each text would answer now (Check: the index and the
+// stored documents must agree).
+std::vector<std::string> StreamAnswers(const NearDuplicateStream& stream, size_t n) {
+  std::vector<std::string> out;
+  const StreamStats stats = stream.Stats();
+  out.push_back(std::to_string(stats.documents) + " " + std::to_string(stats.kept) + " " +
+                std::to_string(stats.added) + " " + std::to_string(stats.evicted) + " " +
+                std::to_string(stats.removed));
+  auto show = [](const Result<StreamAnswer>& a) {
+    if (!a.ok()) return a.status().ToString();
+    return a->id + " " + std::string(StreamStatusName(a->status)) + " " + a->of + " " +
+           std::to_string(a->similarity) + " " + std::to_string(a->time);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(show(stream.Get(StreamId(i))));
+    out.push_back(show(stream.Check("probe", StreamText(i), static_cast<int64_t>(i))));
+  }
+  return out;
+}
+
+// A copy of the durable stream in `dir` opens and answers as `stream`: its
+// log holds exactly what the stream acknowledged and holds.
+void ExpectReopensAs(const std::string& dir, const NearDuplicateStream& stream, size_t n) {
+  const std::string copy_dir = dir + "-copy";
+  std::filesystem::remove_all(copy_dir);
+  std::filesystem::copy(dir, copy_dir);
+  StreamOpenOptions options;
+  options.sync = false;
+  Result<std::unique_ptr<NearDuplicateStream>> copy =
+      NearDuplicateStream::OpenExisting(copy_dir, options);
+  ASSERT_TRUE(copy.ok()) << copy.status().ToString();
+  EXPECT_EQ(StreamAnswers(**copy, n), StreamAnswers(stream, n));
+  copy->reset();
+  std::filesystem::remove_all(copy_dir);
+}
+
+struct StreamCase {
+  NearDuplicateMethod method;
+  bool durable;
+};
+
+std::unique_ptr<NearDuplicateStream> OpenStream(const StreamCase& c, const std::string& dir) {
+  StreamConfig config;
+  config.method = c.method;
+  config.threshold = 0.7;
+  config.max_distance = 10;
+  config.max_documents = 40;  // evictions from the 41st add on
+  if (!c.durable) return NearDuplicateStream::Create(config).value();
+  StreamOpenOptions options;
+  options.sync = false;
+  return NearDuplicateStream::Open(dir, config, options).value();
+}
+
+// Fails each allocation of each Add (then of some Removes and of AddBatch
+// calls) in turn: a failed call returns ResourceExhausted and leaves the
+// stream answering as before; the durable stream then reopens with
+// exactly the acknowledged calls' effects.
+void CheckStream(const StreamCase& c) {
+  test_support::TempDir dir;
+  std::unique_ptr<NearDuplicateStream> stream = OpenStream(c, dir.path());
+  constexpr size_t kDocs = 60;
+  int failures = 0;
+  for (size_t i = 0; i < kDocs; ++i) {
+    const std::string id = StreamId(i);
+    const std::string text = StreamText(i);
+    const std::vector<std::string> before = StreamAnswers(*stream, kDocs);
+    for (int64_t failing = 0;; ++failing) {
+      ASSERT_LT(failing, 100000);
+      Status status;
+      FailAllocation(
+          failing, [&] { return stream->Add(id, text, static_cast<int64_t>(i)).status(); }, &status,
+          /*sticky=*/i % 4 == 0);
+      if (status.ok()) break;
+      ++failures;
+      ASSERT_EQ(status.code(), StatusCode::kResourceExhausted)
+          << "add " << i << ", allocation " << failing << ": " << status.ToString();
+      ASSERT_TRUE(StreamAnswers(*stream, kDocs) == before)
+          << "add " << i << ", allocation " << failing << ": " << status.ToString();
+      if (c.durable && (i == 39 || i == kDocs - 1)) {  // the first eviction, the last add
+        ExpectReopensAs(dir.path(), *stream, kDocs);
+        ASSERT_FALSE(::testing::Test::HasFailure()) << "add " << i << ", allocation " << failing;
+      }
+    }
+  }
+  // Removes (of documents in the window; an evicted one is NotFound).
+  for (size_t i = kDocs - 30; i < kDocs; i += 3) {
+    const std::vector<std::string> before = StreamAnswers(*stream, kDocs);
+    const std::string id = StreamId(i);
+    for (int64_t failing = 0;; ++failing) {
+      ASSERT_LT(failing, 100000);
+      Status status;
+      FailAllocation(
+          failing, [&] { return stream->Remove(id); }, &status, false);
+      if (status.ok()) break;
+      ++failures;
+      ASSERT_EQ(status.code(), StatusCode::kResourceExhausted)
+          << "remove " << i << ", allocation " << failing << ": " << status.ToString();
+      ASSERT_TRUE(StreamAnswers(*stream, kDocs) == before)
+          << "remove " << i << ", allocation " << failing << ": " << status.ToString();
+      if (c.durable && failing % 4 == 0) {
+        ExpectReopensAs(dir.path(), *stream, kDocs);
+        ASSERT_FALSE(::testing::Test::HasFailure()) << "remove " << i << ", allocation " << failing;
+      }
+    }
+  }
+  // A batch: a failed one stores the documents before the one that failed
+  // (as on any error), each with the answer a retry gives.
+  std::vector<std::string> ids;
+  std::vector<std::string> texts;
+  for (size_t i = kDocs; i < kDocs + 12; ++i) {
+    ids.push_back(StreamId(i));
+    texts.push_back(StreamText(i));
+  }
+  std::vector<StreamDocument> batch;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    batch.push_back({ids[k], texts[k], static_cast<int64_t>(kDocs + k)});
+  }
+  std::vector<StreamAnswer> answers;
+  for (int64_t failing = 0;; failing += 7) {
+    ASSERT_LT(failing, 100000);
+    const std::vector<std::string> before = StreamAnswers(*stream, kDocs + 12);
+    Status status;
+    FailAllocation(
+        failing,
+        [&] {
+          Result<std::vector<StreamAnswer>> added = stream->AddBatch(batch);
+          if (!added.ok()) return std::move(added).status();
+          answers = std::move(added).value();
+          return Status::Ok();
+        },
+        &status, false);
+    if (status.ok()) break;
+    ++failures;
+    ASSERT_EQ(status.code(), StatusCode::kResourceExhausted)
+        << "batch, allocation " << failing << ": " << status.ToString();
+    if (c.durable) {
+      ExpectReopensAs(dir.path(), *stream, kDocs + 12);
+      ASSERT_FALSE(::testing::Test::HasFailure())
+          << "batch, allocation " << failing << ": " << status.ToString();
+    }
+    // Stored: a prefix of the batch, each document as Get tells.
+    size_t stored = 0;
+    while (stored < ids.size() && stream->Get(ids[stored]).ok()) ++stored;
+    for (size_t k = stored; k < ids.size(); ++k) {
+      ASSERT_FALSE(stream->Get(ids[k]).ok()) << "batch, allocation " << failing << ", " << k;
+    }
+    if (stored == 0) {
+      ASSERT_TRUE(StreamAnswers(*stream, kDocs + 12) == before)
+          << "batch, allocation " << failing << ": " << status.ToString();
+    }
+  }
+  for (size_t k = 0; k < ids.size(); ++k) {
+    EXPECT_EQ(answers[k], stream->Get(ids[k]).value()) << k;
+  }
+  EXPECT_GT(failures, 0);
+  // As a stream that never failed.
+  test_support::TempDir reference_dir;
+  std::unique_ptr<NearDuplicateStream> reference = OpenStream(c, reference_dir.path());
+  for (size_t i = 0; i < kDocs; ++i) {
+    ASSERT_TRUE(reference->Add(StreamId(i), StreamText(i), static_cast<int64_t>(i)).ok());
+  }
+  for (size_t i = kDocs - 30; i < kDocs; i += 3) {
+    ASSERT_TRUE(reference->Remove(StreamId(i)).ok());
+  }
+  ASSERT_TRUE(reference->AddBatch(batch).ok());
+  const std::vector<std::string> expected = StreamAnswers(*reference, kDocs + 12);
+  EXPECT_TRUE(StreamAnswers(*stream, kDocs + 12) == expected);
+  if (c.durable) {
+    stream.reset();
+    StreamOpenOptions options;
+    options.sync = false;
+    stream = NearDuplicateStream::OpenExisting(dir.path(), options).value();
+    EXPECT_TRUE(StreamAnswers(*stream, kDocs + 12) == expected);
+  }
+}
+
+TEST(IndexAllocFailureTest, MinHashStreamCallsLeaveTheStreamAsItWas) {
+  tbb::parallel_for(0, 64, [](int) {});  // oneTBB started before any failure
+  CheckStream({NearDuplicateMethod::kMinHash, false});
+}
+
+TEST(IndexAllocFailureTest, SimHashStreamCallsLeaveTheStreamAsItWas) {
+  tbb::parallel_for(0, 64, [](int) {});
+  CheckStream({NearDuplicateMethod::kSimHash, false});
+}
+
+TEST(IndexAllocFailureTest, DurableMinHashStreamReopensWithTheAcknowledgedCalls) {
+  tbb::parallel_for(0, 64, [](int) {});
+  CheckStream({NearDuplicateMethod::kMinHash, true});
+}
+
+TEST(IndexAllocFailureTest, DurableSimHashStreamReopensWithTheAcknowledgedCalls) {
+  tbb::parallel_for(0, 64, [](int) {});
+  CheckStream({NearDuplicateMethod::kSimHash, true});
 }
 
 }  // namespace

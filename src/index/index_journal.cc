@@ -5,6 +5,7 @@
 #include <new>
 
 #include "index/chunk_index_io.h"
+#include "util/status_fallback.h"
 
 namespace neardup::internal {
 
@@ -120,13 +121,11 @@ bool GetU64(std::string_view payload, size_t* pos, uint64_t* value) {
 }
 
 Status JournalDivergedError(const char* store_name, const Status& cause) {
-  try {
+  return StatusOrShort(cause.code(), "store diverged", [&] {
     return Status(cause.code(),
                   std::string(store_name) +
                       " store diverged from its journal (reopen it): " + cause.message());
-  } catch (const std::bad_alloc&) {
-    return Status(cause.code(), "store diverged");
-  }
+  });
 }
 
 }  // namespace neardup::internal

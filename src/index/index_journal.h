@@ -75,7 +75,8 @@ bool GetU32(std::string_view payload, size_t* pos, uint32_t* value);
 bool GetU64(std::string_view payload, size_t* pos, uint64_t* value);
 
 // A store's sticky failure once its index refused a journalled insert
-// (`cause`): the journal holds an entry the index lacks, so the store must
+// (`cause`), or (HammingStore) threw on a journalled remove, out of memory:
+// the journal holds a change the index lacks, so the store must
 // take no more writes (a retry would journal the insert twice, and replay
 // refuses that) and no checkpoint (it would save the index without the
 // entry and empty the journal); reopening it replays the insert.

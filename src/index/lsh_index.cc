@@ -14,6 +14,7 @@
 #include "index/lsh_band_key.h"
 #include "index/lsh_index_state.h"
 #include "util/mix.h"
+#include "util/status_fallback.h"
 
 namespace neardup {
 
@@ -273,16 +274,13 @@ void FillIdTable(LshIndexState& s, size_t first, size_t count) {
   }
 }
 
-// Called in a bad_alloc handler: when even the message cannot be allocated,
-// one that fits std::string's inline buffer (no allocation), so that the
-// caller still gets a Status, not an exception.
+// Called in a bad_alloc handler (StatusOrShort: "out of memory" when even
+// the message cannot be allocated).
 Status OutOfMemoryError(size_t documents) {
-  try {
+  return internal::StatusOrShort(StatusCode::kResourceExhausted, "out of memory", [&] {
     return ResourceExhaustedError("out of memory inserting " + std::to_string(documents) +
                                   " document(s) into the LSH index (left unchanged)");
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kResourceExhausted, "out of memory");
-  }
+  });
 }
 
 // The undo of inserts into slots from `n` on: the band arrays and doc_ids

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -157,89 +158,99 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
 
 Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_view text,
                                               int64_t time) {
-  NEARDUP_RETURN_IF_ERROR(CheckStreamId(id));
-  Impl& s = *impl_;
-  bool present = false;
-  uint64_t id_hash = 0;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex_);
-    id_hash = s.state_.IdHash(id);
-    present = s.state_.FindHashed(id, id_hash) != nullptr;
-  }
-  // Fingerprinting, the expensive part, runs outside the lock (a retry of a
-  // present id needs none).
-  Fingerprint fingerprint;
-  if (!present) NEARDUP_RETURN_IF_ERROR(s.fingerprinter_->Compute(text, &fingerprint));
-  StreamAnswer answer;
-  std::shared_ptr<WriteAheadLog> log;
-  uint64_t lsn = 0;
-  Status added;
-  bool finish = false;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex_);
-    added = s.AddLocked(StreamDocument{id, text, time}, id_hash, present ? nullptr : &fingerprint,
-                        &answer);
-    log = s.log_;
-    lsn = log == nullptr ? 0 : log->size();
-    finish = std::exchange(s.finish_due_, false);
-  }
-  s.FinishSnapshotIfDue(finish);
-  NEARDUP_RETURN_IF_ERROR(added);
-  NEARDUP_RETURN_IF_ERROR(s.SyncAll(log, lsn));
-  return answer;
-}
-
-Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
-    std::span<const StreamDocument> documents) {
-  Impl& s = *impl_;
-  std::vector<StreamAnswer> answers(documents.size());
-  std::shared_ptr<WriteAheadLog> log;
-  uint64_t lsn = 0;
-  Status failed;
-  std::vector<std::string_view> texts;
-  std::vector<size_t> positions;    // of each group document's text in `texts`
-  std::vector<uint64_t> id_hashes;  // state_.IdHash of each group document's id
-  std::vector<Fingerprint> fingerprints;
-  for (size_t first = 0; first < documents.size() && failed.ok(); first += kStreamBatchGroup) {
-    const std::span<const StreamDocument> group =
-        documents.subspan(first, std::min(kStreamBatchGroup, documents.size() - first));
-    // Only the texts of ids absent now: a present id gets its stored answer
-    // (one that leaves meanwhile is fingerprinted under the lock by
-    // AddLocked, as Add would have done).
-    texts.clear();
-    positions.assign(group.size(), SIZE_MAX);
-    id_hashes.assign(group.size(), 0);
+  try {
+    NEARDUP_RETURN_IF_ERROR(CheckStreamId(id));
+    Impl& s = *impl_;
+    bool present = false;
+    uint64_t id_hash = 0;
     {
       std::lock_guard<std::mutex> lock(s.mutex_);
-      for (size_t i = 0; i < group.size(); ++i) {
-        if (!CheckStreamId(group[i].id).ok()) continue;
-        id_hashes[i] = s.state_.IdHash(group[i].id);
-        if (s.state_.FindHashed(group[i].id, id_hashes[i]) == nullptr) {
-          positions[i] = texts.size();
-          texts.push_back(group[i].text);
-        }
-      }
+      id_hash = s.state_.IdHash(id);
+      present = s.state_.FindHashed(id, id_hash) != nullptr;
     }
-    failed = s.FingerprintAll(texts, &fingerprints);
-    if (!failed.ok()) {
-      failed = failed.WithContext("document \"" + std::string(group[0].id) + "\"");
-      break;
-    }
+    // Fingerprinting, the expensive part, runs outside the lock (a retry of a
+    // present id needs none).
+    Fingerprint fingerprint;
+    if (!present) NEARDUP_RETURN_IF_ERROR(s.fingerprinter_->Compute(text, &fingerprint));
+    StreamAnswer answer;
+    std::shared_ptr<WriteAheadLog> log;
+    uint64_t lsn = 0;
+    Status added;
     bool finish = false;
     {
       std::lock_guard<std::mutex> lock(s.mutex_);
-      failed = s.AddGroupLocked(group, id_hashes, positions, &fingerprints, &answers[first]);
+      added = s.AddLocked(StreamDocument{id, text, time}, id_hash, present ? nullptr : &fingerprint,
+                          &answer);
       log = s.log_;
       lsn = log == nullptr ? 0 : log->size();
       finish = std::exchange(s.finish_due_, false);
     }
     s.FinishSnapshotIfDue(finish);
+    NEARDUP_RETURN_IF_ERROR(added);
+    NEARDUP_RETURN_IF_ERROR(s.SyncAll(log, lsn));
+    return answer;
+  } catch (const std::bad_alloc&) {
+    // Nothing of the document is stored (StreamState::Store and AddLocked).
+    return Status(StatusCode::kResourceExhausted, "out of memory");
   }
-  // What was stored before an error is made durable too, so that a retry of
-  // the batch finds it with the same answers.
-  NEARDUP_RETURN_IF_ERROR(s.SyncAll(log, lsn));
-  NEARDUP_RETURN_IF_ERROR(failed);
-  return answers;
+}
+
+Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
+    std::span<const StreamDocument> documents) {
+  try {
+    Impl& s = *impl_;
+    std::vector<StreamAnswer> answers(documents.size());
+    std::shared_ptr<WriteAheadLog> log;
+    uint64_t lsn = 0;
+    Status failed;
+    std::vector<std::string_view> texts;
+    std::vector<size_t> positions;    // of each group document's text in `texts`
+    std::vector<uint64_t> id_hashes;  // state_.IdHash of each group document's id
+    std::vector<Fingerprint> fingerprints;
+    for (size_t first = 0; first < documents.size() && failed.ok(); first += kStreamBatchGroup) {
+      const std::span<const StreamDocument> group =
+          documents.subspan(first, std::min(kStreamBatchGroup, documents.size() - first));
+      // Only the texts of ids absent now: a present id gets its stored answer
+      // (one that leaves meanwhile is fingerprinted under the lock by
+      // AddLocked, as Add would have done).
+      texts.clear();
+      positions.assign(group.size(), SIZE_MAX);
+      id_hashes.assign(group.size(), 0);
+      {
+        std::lock_guard<std::mutex> lock(s.mutex_);
+        for (size_t i = 0; i < group.size(); ++i) {
+          if (!CheckStreamId(group[i].id).ok()) continue;
+          id_hashes[i] = s.state_.IdHash(group[i].id);
+          if (s.state_.FindHashed(group[i].id, id_hashes[i]) == nullptr) {
+            positions[i] = texts.size();
+            texts.push_back(group[i].text);
+          }
+        }
+      }
+      failed = s.FingerprintAll(texts, &fingerprints);
+      if (!failed.ok()) {
+        failed = failed.WithContext("document \"" + std::string(group[0].id) + "\"");
+        break;
+      }
+      bool finish = false;
+      {
+        std::lock_guard<std::mutex> lock(s.mutex_);
+        failed = s.AddGroupLocked(group, id_hashes, positions, &fingerprints, &answers[first]);
+        log = s.log_;
+        lsn = log == nullptr ? 0 : log->size();
+        finish = std::exchange(s.finish_due_, false);
+      }
+      s.FinishSnapshotIfDue(finish);
+    }
+    // What was stored before an error is made durable too, so that a retry of
+    // the batch finds it with the same answers.
+    NEARDUP_RETURN_IF_ERROR(s.SyncAll(log, lsn));
+    NEARDUP_RETURN_IF_ERROR(failed);
+    return answers;
+  } catch (const std::bad_alloc&) {
+    // The documents before the one that ran out are stored, as on any error.
+    return Status(StatusCode::kResourceExhausted, "out of memory");
+  }
 }
 
 Result<StreamAnswer> NearDuplicateStream::Check(std::string_view id, std::string_view text,
@@ -336,23 +347,28 @@ Result<StreamPage> NearDuplicateStream::List(const StreamListOptions& options) c
 }
 
 Status NearDuplicateStream::Remove(std::string_view id) {
-  Impl& s = *impl_;
-  std::shared_ptr<WriteAheadLog> log;
-  uint64_t lsn = 0;
-  bool finish = false;
-  {
-    std::lock_guard<std::mutex> lock(s.mutex_);
-    if (s.state_.Find(id) == nullptr) {
-      return NotFoundError("no document \"" + std::string(id) + "\"");
+  try {
+    Impl& s = *impl_;
+    std::shared_ptr<WriteAheadLog> log;
+    uint64_t lsn = 0;
+    bool finish = false;
+    {
+      std::lock_guard<std::mutex> lock(s.mutex_);
+      if (s.state_.Find(id) == nullptr) {
+        return NotFoundError("no document \"" + std::string(id) + "\"");
+      }
+      NEARDUP_ASSIGN_OR_RETURN(auto appended, s.AppendLocked(internal::EncodeRemove(id)));
+      std::tie(log, lsn) = appended;
+      NEARDUP_RETURN_IF_ERROR(s.state_.ApplyRemove(id));
+      s.MaybeRotateLocked();
+      finish = std::exchange(s.finish_due_, false);
     }
-    NEARDUP_ASSIGN_OR_RETURN(auto appended, s.AppendLocked(internal::EncodeRemove(id)));
-    std::tie(log, lsn) = appended;
-    NEARDUP_RETURN_IF_ERROR(s.state_.ApplyRemove(id));
-    s.MaybeRotateLocked();
-    finish = std::exchange(s.finish_due_, false);
+    s.FinishSnapshotIfDue(finish);
+    return s.SyncAll(log, lsn);
+  } catch (const std::bad_alloc&) {
+    // Before the record: nothing changed (ApplyRemove allocates nothing).
+    return Status(StatusCode::kResourceExhausted, "out of memory");
   }
-  s.FinishSnapshotIfDue(finish);
-  return s.SyncAll(log, lsn);
 }
 
 StreamStats NearDuplicateStream::Stats() const {

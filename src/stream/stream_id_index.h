@@ -75,7 +75,8 @@ class StreamIdIndex {
     return pos == kNotFound ? nullptr : &shard.entries[pos].seq;
   }
 
-  // False (and nothing changed) when `id` is present.
+  // False (and nothing changed) when `id` is present. Throws bad_alloc
+  // with the ids unchanged (a grown table holds the same ids).
   bool Insert(std::string_view id, uint64_t seq) { return InsertHashed(id, HashOf(id), seq); }
   // REQUIRES: hash == Hash(id).
   bool InsertHashed(std::string_view id, uint64_t hash, uint64_t seq) {
@@ -84,9 +85,9 @@ class StreamIdIndex {
     if (shard.Find(hash, id) != kNotFound) return false;
     if ((shard.size + 1) * 4 > shard.entries.size() * 3) shard.Grow();
     Entry& entry = shard.entries[shard.EmptyPositionFor(hash)];
+    entry.id.assign(id);  // first: the entry stays empty if this throws
     entry.hash = hash;
     entry.seq = seq;
-    entry.id.assign(id);
     ++shard.size;
     return true;
   }

@@ -176,48 +176,50 @@ Result<std::optional<StreamDoc>> NearDuplicateStream::Impl::PrepareLocked(
   return std::optional<StreamDoc>(std::move(doc));
 }
 
-Status NearDuplicateStream::Impl::ApplyLocked(StreamDoc doc, uint64_t id_hash,
-                                              std::span<const uint64_t> band_keys, bool logged) {
-  Status applied = state_.ApplyAddHashed(std::move(doc), id_hash, band_keys);
-  if (!applied.ok() && logged) {
-    // Memory and log now disagree: refuse further writes. Set before
-    // anything allocates (the state may have run out of memory: a message
-    // that fits std::string's inline buffer), then given its context.
-    failed_ = Status(StatusCode::kInternal, "state diverged");
-    try {
-      failed_ = InternalError("stream state diverged from its log: " + applied.ToString());
-    } catch (const std::bad_alloc&) {
-    }
-    return failed_;
+Status NearDuplicateStream::Impl::WriteAppliedLocked(std::string_view framed,
+                                                     std::span<const size_t> ends,
+                                                     size_t* appended) {
+  Status written;
+  try {
+    RollIfDurableLocked(&roll_counts_.before_append);
+    written = failed_.ok() ? log_->AppendFramed(framed, ends, appended).status() : failed_;
+  } catch (const std::bad_alloc&) {
+    written = Status(StatusCode::kResourceExhausted, "out of memory");
+    if (appended != nullptr) *appended = 0;
   }
-  return applied;
+  if (written.ok()) return written;
+  try {
+    ReloadLocked();
+  } catch (const std::bad_alloc&) {
+    failed_ = Status(StatusCode::kInternal, "reload failed");
+  }
+  return written;
 }
 
 // Session 14: framed in place into the reused group buffer and written by
 // AppendFramed, as a batch's records (it was EncodeAdd's string, then
-// Append's copy of it into the log's own buffer). A failed write stores
-// nothing: AppendFramed cuts the log back to before the record.
-Status NearDuplicateStream::Impl::AppendAddLocked(const internal::StreamDoc& doc) {
-  if (!failed_.ok()) return failed_;
-  const size_t bytes = internal::EncodedAddBytes(doc);
-  if (bytes > kMaxLogRecordBytes) return RecordTooLargeError(bytes);
-  std::string& framed = group_records_;
-  framed.clear();
-  internal::AppendFramedAdd(doc, bytes, &framed);
-  const size_t end = framed.size();
-  RollIfDurableLocked(&roll_counts_.before_append);
-  Status written = log_->AppendFramed(framed, std::span<const size_t>(&end, 1), nullptr).status();
-  if (framed.capacity() > kKeptGroupRecordBytes) std::string().swap(framed);
-  return written;
-}
-
+// Append's copy of it into the log's own buffer). Session 18: applied
+// before it is written, as a batch's record, so that a document the state
+// refuses (out of memory: the state is unchanged) is not in the log and the
+// stream goes on; it was written first, and such a refusal failed the
+// stream for good. A failed write reloads the state (WriteAppliedLocked).
 Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document, uint64_t id_hash,
                                             Fingerprint* fingerprint, StreamAnswer* answer) {
   NEARDUP_ASSIGN_OR_RETURN(std::optional<StreamDoc> doc,
                            PrepareLocked(document, id_hash, fingerprint, answer, &band_keys_));
   if (!doc) return Status::Ok();
-  if (log_ != nullptr) NEARDUP_RETURN_IF_ERROR(AppendAddLocked(*doc));
-  NEARDUP_RETURN_IF_ERROR(ApplyLocked(std::move(*doc), id_hash, band_keys_, log_ != nullptr));
+  if (log_ == nullptr) return state_.ApplyAddHashed(std::move(*doc), id_hash, band_keys_);
+  if (!failed_.ok()) return failed_;
+  const size_t bytes = internal::EncodedAddBytes(*doc);
+  if (bytes > kMaxLogRecordBytes) return RecordTooLargeError(bytes);
+  std::string& framed = group_records_;
+  framed.clear();
+  internal::AppendFramedAdd(*doc, bytes, &framed);
+  const size_t end = framed.size();
+  Status status = state_.ApplyAddHashed(std::move(*doc), id_hash, band_keys_);
+  if (status.ok()) status = WriteAppliedLocked(framed, std::span<const size_t>(&end, 1), nullptr);
+  if (framed.capacity() > kKeptGroupRecordBytes) std::string().swap(framed);
+  NEARDUP_RETURN_IF_ERROR(status);
   MaybeRotateLocked();
   return Status::Ok();
 }
@@ -233,36 +235,52 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
   framed.clear();
   std::vector<size_t> ends;       // of each record in `framed`
   std::vector<size_t> record_of;  // the group index of each record
+  // Allocated before the first document is applied: below, a bad_alloc
+  // before a document's apply ends the group there (session 18).
+  ends.reserve(group.size());
+  record_of.reserve(group.size());
   Status error;
   size_t error_at = group.size();
   for (size_t i = 0; i < group.size(); ++i) {
-    Status status = CheckStreamId(group[i].id);
+    Status status;
     std::optional<StreamDoc> doc;
-    if (status.ok()) {
-      Fingerprint* fingerprint =
-          positions[i] == SIZE_MAX ? nullptr : &(*fingerprints)[positions[i]];
-      Result<std::optional<StreamDoc>> prepared =
-          PrepareLocked(group[i], id_hashes[i], fingerprint, &answers[i], &band_keys_);
-      status = prepared.status();
-      if (status.ok()) doc = std::move(prepared).value();
-    }
-    // A stream that refuses writes still answers a present id (as Add).
-    if (status.ok() && doc && log_ != nullptr && !failed_.ok()) status = failed_;
-    if (status.ok() && doc && log_ != nullptr) {
-      const size_t bytes = internal::EncodedAddBytes(*doc);
-      if (bytes > kMaxLogRecordBytes) {
-        status = RecordTooLargeError(bytes);
-      } else {
-        internal::AppendFramedAdd(*doc, bytes, &framed);
-        ends.push_back(framed.size());
-        record_of.push_back(i);
+    try {
+      status = CheckStreamId(group[i].id);
+      if (status.ok()) {
+        Fingerprint* fingerprint =
+            positions[i] == SIZE_MAX ? nullptr : &(*fingerprints)[positions[i]];
+        Result<std::optional<StreamDoc>> prepared =
+            PrepareLocked(group[i], id_hashes[i], fingerprint, &answers[i], &band_keys_);
+        status = prepared.status();
+        if (status.ok()) doc = std::move(prepared).value();
       }
+      // A stream that refuses writes still answers a present id (as Add).
+      if (status.ok() && doc && log_ != nullptr && !failed_.ok()) status = failed_;
+      if (status.ok() && doc && log_ != nullptr) {
+        const size_t bytes = internal::EncodedAddBytes(*doc);
+        if (bytes > kMaxLogRecordBytes) {
+          status = RecordTooLargeError(bytes);
+        } else {
+          internal::AppendFramedAdd(*doc, bytes, &framed);
+          ends.push_back(framed.size());
+          record_of.push_back(i);
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      // Nothing of document i is applied; a part-framed record is cut.
+      status = Status(StatusCode::kResourceExhausted, "out of memory");
+      doc.reset();
+      if (record_of.size() > 0 && record_of.back() == i) {
+        ends.pop_back();
+        record_of.pop_back();
+      }
+      framed.resize(ends.empty() ? 0 : ends.back());
     }
     if (status.ok() && doc) {
       // The group is written after it is applied: a record the state
       // refuses (unchanged) is cut from the group, which ends before it,
       // and the stream goes on.
-      status = ApplyLocked(std::move(*doc), id_hashes[i], band_keys_, /*logged=*/false);
+      status = state_.ApplyAddHashed(std::move(*doc), id_hashes[i], band_keys_);
       if (!status.ok() && log_ != nullptr) {
         ends.pop_back();
         record_of.pop_back();
@@ -270,18 +288,16 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
       }
     }
     if (!status.ok()) {
-      error = status;
+      error = std::move(status);  // no copy: nothing may throw between the apply and the write
       error_at = i;
       break;
     }
   }
   if (!ends.empty()) {
     size_t appended = 0;
-    RollIfDurableLocked(&roll_counts_.before_append);
-    Status written = failed_.ok() ? log_->AppendFramed(framed, ends, &appended).status() : failed_;
+    Status written = WriteAppliedLocked(framed, ends, &appended);
     if (!written.ok()) {
-      ReloadLocked();
-      error = written;
+      error = std::move(written);
       error_at = record_of[appended];
     }
   }

@@ -68,9 +68,13 @@ class NearDuplicateStream::Impl {
   // Appends `record` (REQUIRES: mutex_ held); returns the log and LSN to wait
   // on after unlocking (null for an in-memory stream).
   Result<std::pair<std::shared_ptr<WriteAheadLog>, uint64_t>> AppendLocked(std::string_view record);
-  // Appends `doc`'s add record to the log (log_ not null), framed in place
-  // into group_records_ and written by AppendFramed. REQUIRES: mutex_ held.
-  Status AppendAddLocked(const internal::StreamDoc& doc);
+  // Writes framed add records whose documents the state already holds
+  // (AppendFramed's arguments; log_ not null). On error (the stream failed,
+  // the write failed, or out of memory) the state is reloaded from the
+  // files (ReloadLocked: the adds not written are undone) and the error
+  // returned; *appended as AppendFramed's. REQUIRES: mutex_ held.
+  Status WriteAppliedLocked(std::string_view framed, std::span<const size_t> ends,
+                            size_t* appended);
 
   // The document to store for `document`, decided against the state now, or
   // nullopt when its id is present: *answer is then the stored answer (a
@@ -80,7 +84,7 @@ class NearDuplicateStream::Impl {
   // has left meanwhile. `id_hash` is state_.IdHash(document.id) (taken by
   // the caller when it looked the id up: one SipHash per new document).
   // `band_keys` (the caller passes band_keys_) receives the sketch's LSH
-  // keys for ApplyLocked: the one member a const call writes, through the
+  // keys for the apply: the one member a const call writes, through the
   // pointer.
   // REQUIRES: mutex_ held; a valid id.
   Result<std::optional<internal::StreamDoc>> PrepareLocked(const StreamDocument& document,
@@ -88,15 +92,10 @@ class NearDuplicateStream::Impl {
                                                            Fingerprint* fingerprint,
                                                            StreamAnswer* answer,
                                                            std::vector<uint64_t>* band_keys) const;
-  // Stores a decided document in memory. On error (the state refused it,
-  // e.g. out of memory, and is unchanged) the stream fails (failed_) when
-  // `logged`, i.e. its log already holds the record. REQUIRES: mutex_ held;
-  // id_hash == state_.IdHash(doc.id); band_keys PrepareLocked's of doc (or
-  // empty).
-  Status ApplyLocked(internal::StreamDoc doc, uint64_t id_hash, std::span<const uint64_t> band_keys,
-                     bool logged);
-  // Decides and stores one document (Add): its record is written before it
-  // is applied, so a failed write leaves nothing to undo. REQUIRES: mutex_
+  // Decides and stores one document (Add): its record is framed (all that
+  // allocates), the document applied (a refusal, e.g. out of memory, leaves
+  // the state unchanged and writes nothing), then the record written; a
+  // failed write reloads the state (WriteAppliedLocked). REQUIRES: mutex_
   // held; a valid id; id_hash as PrepareLocked.
   Status AddLocked(const StreamDocument& document, uint64_t id_hash, Fingerprint* fingerprint,
                    StreamAnswer* answer);
@@ -272,12 +271,12 @@ class NearDuplicateStream::Impl {
   Status failed_;                       // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
   // allocate none: AddGroupLocked's framed records (and, since session 14,
-  // a single add's: AppendAddLocked) and StepSnapshotLocked's records. Each keeps its capacity up
+  // a single add's: AddLocked) and StepSnapshotLocked's records. Each keeps its capacity up
   // to its limit below: up to 6 MiB a stream that is not counted in memory_bytes (docs/SERVER.md,
   // "Memory per document").
   std::string group_records_;
   // The LSH keys of the document being added (PrepareLocked's Decide hashes
-  // them, ApplyLocked indexes with them): hashed once per document. One
+  // them, AddLocked/AddGroupLocked index with them): hashed once per document. One
   // band count of uint64s, reused. Guarded by mutex_.
   std::vector<uint64_t> band_keys_;
   std::string snapshot_piece_;

@@ -4,8 +4,11 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <new>
+#include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/simhash.h"
@@ -218,40 +221,66 @@ uint64_t StreamState::DocBytes(const StreamDoc& doc) {
   return bytes;
 }
 
+namespace {
+
+// A node of a map or set of type C holding value(args...), allocated alone:
+// C::insert(node) allocates nothing.
+template <typename C, typename... Args>
+typename C::node_type NodeOf(Args&&... args) {
+  C one;
+  one.emplace(std::forward<Args>(args)...);
+  return one.extract(one.begin());
+}
+
+}  // namespace
+
+// The strong guarantee (session 18): everything that allocates (the errors'
+// messages, the three map nodes, the id table's growth, the index insert)
+// comes before the first change or undoes it, so an error or a bad_alloc
+// leaves the state as it was. What follows the index insert allocates
+// nothing: the nodes were made before it.
 Status StreamState::Store(StreamDoc doc, uint64_t id_hash, std::span<const uint64_t> band_keys) {
+  const bool index_it = doc.kept && doc.fingerprint.num_tokens != 0;
+  const bool minhash = index_it && lsh_ && !doc.fingerprint.kvalue_minhash.empty;
+  if (minhash &&
+      (doc.fingerprint.kvalue_minhash.values.size() != static_cast<size_t>(lsh_->num_hashes()) ||
+       doc.fingerprint.minhash.values.empty())) {
+    return DataLossError("stream record of id \"" + doc.id + "\" has sketches of the wrong size");
+  }
+  const uint64_t seq = doc.seq;
+  std::set<ListKey>::node_type time_node = NodeOf<std::set<ListKey>>(doc.time, seq);
+  std::set<ListKey>::node_type near_node;
+  if (!doc.kept) near_node = NodeOf<std::set<ListKey>>(doc.time, seq);
+  std::map<uint64_t, StreamDoc>::node_type doc_node =
+      NodeOf<std::map<uint64_t, StreamDoc>>(seq, std::move(doc));
+  const StreamDoc& stored = doc_node.mapped();
   // One id-table operation, not a lookup and then an insert (the id table
   // was ~5% of a batch's CPU); undone below if the index refuses the
   // document.
-  if (!seq_of_id_.InsertHashed(doc.id, id_hash, doc.seq)) {
-    return DataLossError("stream record adds id \"" + doc.id + "\" twice");
+  if (!seq_of_id_.InsertHashed(stored.id, id_hash, seq)) {
+    return DataLossError("stream record adds id \"" + stored.id + "\" twice");
   }
-  if (doc.kept && doc.fingerprint.num_tokens != 0) {
+  if (index_it) {
+    // Returns errors (ResourceExhausted) with the index unchanged.
     Status indexed;
-    if (lsh_ && !doc.fingerprint.kvalue_minhash.empty) {
-      if (doc.fingerprint.kvalue_minhash.values.size() != static_cast<size_t>(lsh_->num_hashes()) ||
-          doc.fingerprint.minhash.values.empty()) {
-        indexed =
-            DataLossError("stream record of id \"" + doc.id + "\" has sketches of the wrong size");
-      } else {
-        // Decide's keys when given (hashed once per added document).
-        indexed = band_keys.empty() ? lsh_->Insert(doc.seq, doc.fingerprint.kvalue_minhash.values)
-                                    : lsh_->InsertBandKeys(doc.seq, band_keys);
-      }
+    if (minhash) {
+      // Decide's keys when given (hashed once per added document).
+      indexed = band_keys.empty() ? lsh_->Insert(seq, stored.fingerprint.kvalue_minhash.values)
+                                  : lsh_->InsertBandKeys(seq, band_keys);
     } else if (hamming_) {
-      indexed = hamming_->Insert({doc.fingerprint.simhash, doc.seq}).status();
+      indexed = hamming_->Insert({stored.fingerprint.simhash, seq}).status();
     }
     if (!indexed.ok()) {
-      seq_of_id_.Erase(doc.id);
+      seq_of_id_.Erase(stored.id);
       return indexed;
     }
   }
-  kept_ += doc.kept;
-  doc_bytes_ += DocBytes(doc);
-  record_bytes_ += kLogRecordHeaderBytes + EncodedAddBytes(doc);
-  by_time_.emplace(doc.time, doc.seq);
-  if (!doc.kept) near_by_time_.emplace(doc.time, doc.seq);
-  const uint64_t seq = doc.seq;
-  docs_.emplace(seq, std::move(doc));
+  kept_ += stored.kept;
+  doc_bytes_ += DocBytes(stored);
+  record_bytes_ += kLogRecordHeaderBytes + EncodedAddBytes(stored);
+  by_time_.insert(std::move(time_node));
+  if (near_node) near_by_time_.insert(std::move(near_node));
+  docs_.insert(std::move(doc_node));
   return Status::Ok();
 }
 
@@ -332,7 +361,14 @@ Status StreamState::ApplyAddHashed(StreamDoc doc, uint64_t id_hash,
   }
   const int64_t cutoff = CutoffFor(doc.time);
   const int64_t time = doc.time;
-  NEARDUP_RETURN_IF_ERROR(Store(std::move(doc), id_hash, band_keys));
+  try {
+    NEARDUP_RETURN_IF_ERROR(Store(std::move(doc), id_hash, band_keys));
+  } catch (const std::bad_alloc&) {
+    // Store changed nothing (its strong guarantee).
+    return Status(StatusCode::kResourceExhausted, "out of memory");
+  }
+  // Nothing below allocates: eviction's index removes cannot fail
+  // (HammingIndex::Remove on runs Insert built, LshIndex::Remove).
   ++next_seq_;
   ++added_;
   newest_time_ = newest_time_ ? std::max(*newest_time_, time) : time;

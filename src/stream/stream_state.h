@@ -100,7 +100,8 @@ class StreamState {
   // Applies an add (from Add or from a log): evicts by time, stores `doc`
   // (indexing it when kept), then evicts past max_documents.
   // DataLoss when doc.seq is not the next one or its id is present (a log that
-  // does not follow its snapshot).
+  // does not follow its snapshot); ResourceExhausted when memory runs out.
+  // On any error the state is unchanged (session 18: it does not throw).
   Status ApplyAdd(StreamDoc doc);
   // REQUIRES: id_hash == IdHash(doc.id); band_keys empty or Decide's keys
   // of doc's fingerprint.
