@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -140,6 +141,12 @@ class NearDuplicateStream::Impl {
   // meanwhile (else a later writer tries again). A failed sync stops every
   // later write (failed_). REQUIRES: mutex_ not held.
   void RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log);
+  // SyncDirectory(dir_), or sync_directory_for_tests_ when set.
+  Status SyncThisDirectory();
+  // A failed fsync of the directory (a rotation's, PrepareSpareLog's): sets
+  // failed_ and names_failed_, so that no later write is acknowledged, as
+  // after SyncNewLogNames' own failure. REQUIRES: mutex_ held.
+  void DirectorySyncFailedLocked(const Status& failure);
   // Creates the next log, log-<g+1>, ahead of its roll-over (session 18):
   // the file's creation (~1 ms, more while the journal commits another
   // writer's sync) was the only I/O left under the writer lock at a
@@ -269,7 +276,11 @@ class NearDuplicateStream::Impl {
   bool spare_name_durable_ = false;
   std::atomic<bool> spare_wanted_{false};
   std::atomic<bool> spare_logs_{true};  // false: none made (tests of the roll-over's own file)
-  Status failed_;                       // set once: writes refused after a log failure
+  // Tests only: replaces the directory fsyncs of stream_rotation.cc
+  // (SyncThisDirectory), to inject a failure or run a step in the middle of
+  // one. Set before the stream is shared between threads.
+  std::function<Status()> sync_directory_for_tests_;
+  Status failed_;  // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
   // allocate none: AddGroupLocked's framed records (and, since session 14,
   // a single add's: AppendAddLocked) and StepSnapshotLocked's records. Each keeps its capacity up
