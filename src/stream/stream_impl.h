@@ -154,8 +154,8 @@ class NearDuplicateStream::Impl {
   // writer after its sync when spare_wanted_ (set by each new log and at
   // open), outside the lock; with options_.sync the directory is synced
   // too, so that the roll-over has no name left to make durable. Recovery
-  // accepts an empty newest log after a torn one (LoadStreamFiles: nothing
-  // was written after the tear). A failure leaves the roll-over to create
+  // accepts a torn log followed by empty ones (LoadStreamFiles: nothing is
+  // written after a crash's tear). A failure leaves the roll-over to create
   // the file. REQUIRES: mutex_ not held.
   void PrepareSpareLog();
   // The waiting roll-over, if the log is durable whole now and the names

@@ -196,9 +196,11 @@ Status NearDuplicateStream::Impl::SyncNewLogNames() {
 }
 
 // A new log without a snapshot: recovery replays every log from the newest
-// snapshot's generation on, and only the last one may end in a torn record
-// that is cut. A bad record in an older log is DataLoss (the stream does not
-// open and nothing is cut), so a window that only grows, never rewritten,
+// snapshot's generation on, and only the newest that holds records (the
+// last, or the one before the empty logs made ahead: PrepareSpareLog) may
+// end in a bad record that is cut. A bad record in any other log is
+// DataLoss (the stream does not open and nothing is cut), so a window that
+// only grows, never rewritten,
 // keeps at most about 5/4 snapshot_log_bytes of its acknowledged records where
 // a torn tail could cut them, and recovery reads one log file at a time.
 //
