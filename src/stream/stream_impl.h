@@ -275,7 +275,8 @@ class NearDuplicateStream::Impl {
   uint64_t spare_generation_ = 0;
   bool spare_name_durable_ = false;
   std::atomic<bool> spare_wanted_{false};
-  std::atomic<bool> spare_logs_{true};  // false: none made (tests of the roll-over's own file)
+  // Tests only: false, no spare is made (tests of the roll-over's own file).
+  std::atomic<bool> make_spare_logs_for_tests_{true};
   // Tests only: replaces the directory fsyncs of stream_rotation.cc
   // (SyncThisDirectory), to inject a failure or run a step in the middle of
   // one. Set before the stream is shared between threads.

@@ -140,7 +140,8 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
 }
 
 void NearDuplicateStream::Impl::PrepareSpareLog() {
-  if (!spare_logs_.load() || !spare_wanted_.exchange(false)) return;  // one writer at a time
+  // spare_wanted_: one writer at a time.
+  if (!make_spare_logs_for_tests_.load() || !spare_wanted_.exchange(false)) return;
   uint64_t next = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);

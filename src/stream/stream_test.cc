@@ -402,7 +402,7 @@ TEST(DurableStreamTest, AFailedDirectorySyncOfARolledLogStopsLaterWrites) {
   options.snapshot_log_bytes = 4 << 10;
   auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
   NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
-  impl.spare_logs_ = false;  // a spare log's name is durable before its roll-over
+  impl.make_spare_logs_for_tests_ = false;  // a spare log's name is durable before its roll-over
   const size_t added = AddUntilARolledLogNameIsPending(*stream, impl, texts);
   ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
   std::shared_ptr<WriteAheadLog> log;
@@ -441,7 +441,7 @@ TEST(DurableStreamTest, ARotationsFailedDirectorySyncStopsLaterWritesAndRecordsN
   options.background_snapshots = false;
   auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
   NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
-  impl.spare_logs_ = false;  // the spare made below, by the test's call
+  impl.make_spare_logs_for_tests_ = false;  // the spare made below, by the test's call
   const size_t added = 10;
   for (size_t i = 0; i < added; ++i) ASSERT_TRUE(stream->Add(PlantedId(i), texts[i], 0).ok());
   uint64_t generation = 0;
@@ -466,7 +466,7 @@ TEST(DurableStreamTest, ARotationsFailedDirectorySyncStopsLaterWritesAndRecordsN
     if (syncs == 2) return IoError("injected: the rotation's directory fsync");
     return SyncDirectory(path);
   };
-  impl.spare_logs_ = true;
+  impl.make_spare_logs_for_tests_ = true;
   impl.spare_wanted_ = true;
   impl.PrepareSpareLog();
   impl.sync_directory_for_tests_ = nullptr;
@@ -551,7 +551,7 @@ TEST(DurableStreamTest, ARotationMakesTheRolledLogsNamesDurable) {
   options.snapshot_log_bytes = 4 << 10;
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
   NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
-  impl.spare_logs_ = false;  // a spare log's name is durable before its roll-over
+  impl.make_spare_logs_for_tests_ = false;  // a spare log's name is durable before its roll-over
   AddUntilARolledLogNameIsPending(*stream, impl, texts);
   ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
   ASSERT_TRUE(stream->Snapshot().ok());
