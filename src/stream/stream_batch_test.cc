@@ -530,8 +530,8 @@ TEST(StreamBatchTest, AGrowingWindowsLogIsRolledOverAndOnlyItsLastFileIsCut) {
     EXPECT_FALSE(reopened->Get(documents.back().id).ok());
     EXPECT_EQ(reopened->Stats().documents + 1, documents_stored);
     // The torn log was followed by the empty spare: the cut is on disk
-    // before the spare gets a record, so the next reopen reads the torn
-    // log whole and the document added again from the spare.
+    // (else the second open would be DataLoss), so the next reopen reads
+    // the torn log whole and the document added again from the spare.
     ASSERT_TRUE(
         reopened->Add(documents.back().id, documents.back().text, documents.back().time).ok());
     const uint64_t cut = reopened->recovery().truncated_bytes;
@@ -543,6 +543,31 @@ TEST(StreamBatchTest, AGrowingWindowsLogIsRolledOverAndOnlyItsLastFileIsCut) {
     for (size_t i = 0; i < documents.size(); ++i) {
       ExpectSameGet(again->Get(documents[i].id), answers[i], documents[i].id);
     }
+  }
+  {  // the spare removed: a torn tail in the last log, nothing after it (the
+     // case before session 18): cut and reported, all else kept
+    TempDir copy;
+    copy_of(&copy);
+    ASSERT_TRUE(std::filesystem::remove(path_of(copy, logs.back().first + 1)));
+    const std::string last = path_of(copy, logs.back().first);
+    std::string bytes = read_bytes(last);
+    bytes.resize(bytes.size() - 3);  // the last record torn
+    write_bytes(last, bytes);
+    auto reopened = std::move(NearDuplicateStream::OpenExisting(copy.path(), options)).value();
+    EXPECT_GT(reopened->recovery().truncated_bytes, 0u);
+    EXPECT_THAT(reopened->recovery().truncation, HasSubstr(last));
+    EXPECT_EQ(reopened->recovery().replayed_records, documents.size() - 1);
+    for (size_t i = 0; i + 1 < documents.size(); ++i) {
+      ExpectSameGet(reopened->Get(documents[i].id), answers[i], documents[i].id);
+    }
+    EXPECT_FALSE(reopened->Get(documents.back().id).ok());
+    // Recovery goes on in the cut log.
+    ASSERT_TRUE(
+        reopened->Add(documents.back().id, documents.back().text, documents.back().time).ok());
+    reopened.reset();
+    auto again = std::move(NearDuplicateStream::OpenExisting(copy.path(), options)).value();
+    EXPECT_EQ(again->recovery().truncated_bytes, 0u);
+    EXPECT_EQ(again->Stats().documents, documents_stored);
   }
   {  // a torn tail in the log before the last one that holds records: DataLoss
     TempDir copy;

@@ -90,12 +90,14 @@ struct StreamLogBeforeEmpty {
 // and the last one, a cut log's valid bytes); *snapshot_bytes (when not
 // null): the snapshot file's; *before_empty (when not null): see
 // StreamLogBeforeEmpty.
-// A torn or corrupt tail of the last log is reported in *recovery (the
-// caller cuts it when it opens the log), and so is one of the newest log
-// that holds anything when only empty logs follow it (session 18: a log
-// created ahead of time; nothing after the tear was written, so nothing
-// after it was acknowledged; the caller cuts it: *before_empty); one
-// anywhere else is DataLoss. Reads only.
+// Only the newest log that holds records may end in a torn or corrupt
+// tail: the last log, or one that only empty logs follow (session 18: a
+// log created ahead of time). That tail is reported in *recovery and cut by
+// the caller (when it opens the last log, or *before_empty). A crash tears
+// a log only after its last acknowledged record (nothing is written to a
+// log before the one before it is durable whole); a corrupt record there
+// (a flipped byte) cuts acknowledged records, as in the last log before.
+// A bad record in any other log is DataLoss. Reads only.
 Status LoadStreamFiles(const std::string& dir, StreamState* state, StreamRecovery* recovery,
                        uint64_t* generation, uint64_t* valid_bytes,
                        uint64_t* earlier_bytes = nullptr, uint64_t* snapshot_bytes = nullptr,

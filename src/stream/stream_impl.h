@@ -12,6 +12,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -139,6 +140,12 @@ class NearDuplicateStream::Impl {
   // meanwhile (else a later writer tries again). A failed sync stops every
   // later write (failed_). REQUIRES: mutex_ not held.
   void RollLogAfterSync(const std::shared_ptr<WriteAheadLog>& log);
+  // SyncDirectory(dir_), or sync_directory_for_tests_ when set.
+  Status SyncThisDirectory();
+  // A failed fsync of the directory (a rotation's, PrepareSpareLog's): sets
+  // failed_ and names_failed_, so that no later write is acknowledged, as
+  // after SyncNewLogNames' own failure. REQUIRES: mutex_ held.
+  void DirectorySyncFailedLocked(const Status& failure);
   // Creates the next log, log-<g+1>, ahead of its roll-over (session 18):
   // the file's creation (~1 ms, more while the journal commits another
   // writer's sync) was the only I/O left under the writer lock at a
@@ -146,8 +153,8 @@ class NearDuplicateStream::Impl {
   // writer after its sync when spare_wanted_ (set by each new log and at
   // open), outside the lock; with options_.sync the directory is synced
   // too, so that the roll-over has no name left to make durable. Recovery
-  // accepts an empty newest log after a torn one (LoadStreamFiles: nothing
-  // was written after the tear). A failure leaves the roll-over to create
+  // accepts a torn log followed by empty ones (LoadStreamFiles: nothing is
+  // written after a crash's tear). A failure leaves the roll-over to create
   // the file. REQUIRES: mutex_ not held.
   void PrepareSpareLog();
   // The waiting roll-over, if the log is durable whole now and the names
@@ -267,8 +274,13 @@ class NearDuplicateStream::Impl {
   uint64_t spare_generation_ = 0;
   bool spare_name_durable_ = false;
   std::atomic<bool> spare_wanted_{false};
-  std::atomic<bool> spare_logs_{true};  // false: none made (tests of the roll-over's own file)
-  Status failed_;                       // set once: writes refused after a log failure
+  // Tests only: false, no spare is made (tests of the roll-over's own file).
+  std::atomic<bool> make_spare_logs_for_tests_{true};
+  // Tests only: replaces the directory fsyncs of stream_rotation.cc
+  // (SyncThisDirectory), to inject a failure or run a step in the middle of
+  // one. Set before the stream is shared between threads.
+  std::function<Status()> sync_directory_for_tests_;
+  Status failed_;  // set once: writes refused after a log failure
   // Reused buffers (session 13), so that a group and a snapshot step
   // allocate none: AddGroupLocked's framed records (and, since session 14,
   // a single add's: AddLocked) and StepSnapshotLocked's records. Each keeps its capacity up

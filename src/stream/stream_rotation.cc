@@ -75,7 +75,8 @@ Status NearDuplicateStream::Impl::WriteFirstSnapshotLocked() {
 // Until the rename, recovery reads snapshot-<g> and replays log-<g> and
 // log-<g+1> (each record follows the previous one): a crash or a failure at
 // any step loses nothing, it only leaves the older files in use until the
-// next rotation.
+// next rotation (a failed fsync of the directory also stops every later
+// write: DirectorySyncFailedLocked).
 Status NearDuplicateStream::Impl::StartRotationLocked() {
   if (!failed_.ok()) return failed_;
   // A record of the new log must never be on disk while one before it is
@@ -95,8 +96,11 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
   const uint64_t next = generation_ + 1;
   const std::string log_path = internal::StreamFilePath(dir_, "log", next);
   // Made ahead (PrepareSpareLog): opening the existing empty file creates
-  // nothing, so no journal transaction under the lock.
-  const bool spare = spare_generation_ == next;
+  // nothing, so no journal transaction under the lock. Only if it is still
+  // there (a dentry lookup, no journal transaction): a rotation that failed
+  // may have taken it and removed it before PrepareSpareLog recorded it, and
+  // O_CREAT would then make a file whose name nobody syncs.
+  const bool spare = spare_generation_ == next && ::access(log_path.c_str(), F_OK) == 0;
   const bool name_durable = spare && spare_name_durable_;
   Result<std::unique_ptr<WriteAheadLog>> log = WriteAheadLog::Open(log_path, 0, {options_.sync});
   // The new log's name must be durable before a record in it is: synced
@@ -107,9 +111,14 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
   // Every name counted so far was created before this fsync (they are
   // counted under mutex_, which this caller holds).
   const uint64_t created = names_created_.load();
-  Status synced = !log.ok() ? log.status() : sync_now ? SyncDirectory(dir_) : Status::Ok();
+  Status synced = !log.ok() ? log.status() : sync_now ? SyncThisDirectory() : Status::Ok();
   if (!synced.ok()) {
-    if (log.ok()) std::remove(log_path.c_str());
+    if (log.ok()) {
+      std::remove(log_path.c_str());
+      // The fsync failed (not the open): as PrepareSpareLog's and
+      // SyncNewLogNames' failures, it stops every later write.
+      DirectorySyncFailedLocked(synced);
+    }
     return synced;
   }
   if (sync_now) {
@@ -131,7 +140,8 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
 }
 
 void NearDuplicateStream::Impl::PrepareSpareLog() {
-  if (!spare_logs_.load() || !spare_wanted_.exchange(false)) return;  // one writer at a time
+  // spare_wanted_: one writer at a time.
+  if (!make_spare_logs_for_tests_.load() || !spare_wanted_.exchange(false)) return;
   uint64_t next = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -144,18 +154,30 @@ void NearDuplicateStream::Impl::PrepareSpareLog() {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return;
   ::close(fd);
-  const Status synced = options_.sync ? SyncDirectory(dir_) : Status::Ok();
+  const Status synced = options_.sync ? SyncThisDirectory() : Status::Ok();
   std::lock_guard<std::mutex> lock(mutex_);
   if (!synced.ok()) {
-    // As a failed fsync of a rolled log's name (SyncNewLogNames): a later
-    // fsync of the directory may return OK without the names having reached
-    // the disk, so no later write may be acknowledged.
-    if (failed_.ok()) failed_ = synced;
+    DirectorySyncFailedLocked(synced);
     return;
   }
+  if (!failed_.ok()) return;            // e.g. a rotation's fsync failed meanwhile
   if (generation_ + 1 != next) return;  // the roll-over came first: its file is this one
   spare_generation_ = next;
   spare_name_durable_ = options_.sync;
+}
+
+Status NearDuplicateStream::Impl::SyncThisDirectory() {
+  return sync_directory_for_tests_ ? sync_directory_for_tests_() : SyncDirectory(dir_);
+}
+
+void NearDuplicateStream::Impl::DirectorySyncFailedLocked(const Status& failure) {
+  // A later fsync of the directory, on a new descriptor, may return OK
+  // without the names having reached the disk: no later write may be
+  // acknowledged, nor a record already appended to a log whose name is not
+  // durable yet (its writer's SyncAll -> SyncNewLogNames).
+  if (failed_.ok()) failed_ = failure;
+  std::lock_guard<std::mutex> lock(directory_mutex_);
+  if (names_failed_.ok()) names_failed_ = failure;
 }
 
 Status NearDuplicateStream::Impl::SyncNewLogNames() {
@@ -165,7 +187,7 @@ Status NearDuplicateStream::Impl::SyncNewLogNames() {
   if (!names_failed_.ok()) return names_failed_;
   const uint64_t created = names_created_.load();
   if (names_synced_.load() >= created) return Status::Ok();  // another writer synced them
-  Status synced = SyncDirectory(dir_);
+  Status synced = SyncThisDirectory();
   if (!synced.ok()) {
     names_failed_ = synced;
     return synced;
@@ -175,9 +197,11 @@ Status NearDuplicateStream::Impl::SyncNewLogNames() {
 }
 
 // A new log without a snapshot: recovery replays every log from the newest
-// snapshot's generation on, and only the last one may end in a torn record
-// that is cut. A bad record in an older log is DataLoss (the stream does not
-// open and nothing is cut), so a window that only grows, never rewritten,
+// snapshot's generation on, and only the newest that holds records (the
+// last, or the one before the empty logs made ahead: PrepareSpareLog) may
+// end in a bad record that is cut. A bad record in any other log is
+// DataLoss (the stream does not open and nothing is cut), so a window that
+// only grows, never rewritten,
 // keeps at most about 5/4 snapshot_log_bytes of its acknowledged records where
 // a torn tail could cut them, and recovery reads one log file at a time.
 //
@@ -353,7 +377,8 @@ bool NearDuplicateStream::Impl::RotationDueLocked() const {
 // of at least snapshot_step_bytes and four times what the operation added
 // to the log, so that it ends while the new log is still a fraction of it),
 // none while the snapshot thread keeps up. A failure leaves the older files
-// in use: the record just appended stays valid either way.
+// in use: the record just appended stays valid either way (a failed
+// directory fsync stops the later writes).
 void NearDuplicateStream::Impl::MaybeRotateLocked() {
   if (log_ == nullptr) return;
   if (snapshot_finishing_) {

@@ -402,7 +402,7 @@ TEST(DurableStreamTest, AFailedDirectorySyncOfARolledLogStopsLaterWrites) {
   options.snapshot_log_bytes = 4 << 10;
   auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
   NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
-  impl.spare_logs_ = false;  // a spare log's name is durable before its roll-over
+  impl.make_spare_logs_for_tests_ = false;  // a spare log's name is durable before its roll-over
   const size_t added = AddUntilARolledLogNameIsPending(*stream, impl, texts);
   ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
   std::shared_ptr<WriteAheadLog> log;
@@ -423,6 +423,124 @@ TEST(DurableStreamTest, AFailedDirectorySyncOfARolledLogStopsLaterWrites) {
   for (size_t i = 0; i < added; ++i) EXPECT_TRUE(reopened->Get(PlantedId(i)).ok()) << i;
 }
 
+// Review of session 18 (MUST 1): a rotation racing PrepareSpareLog. The
+// spare log-<g+1> is created; before PrepareSpareLog records it, a rotation
+// opens that file as its new log, the rotation's directory fsync fails and
+// the file is removed; PrepareSpareLog's own fsync, on a new descriptor,
+// then returns OK. Recorded as a spare whose name is durable, the removed
+// file would have been created again by the next roll-over's O_CREAT with
+// its name never synced. Now the failed fsync stops every later write (as
+// PrepareSpareLog's and SyncNewLogNames' do) and no spare is recorded. The
+// interleaving and the failure: sync_directory_for_tests_.
+TEST(DurableStreamTest, ARotationsFailedDirectorySyncStopsLaterWritesAndRecordsNoSpare) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(20, 59);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 1 << 20;  // no roll-over or rotation of the stream's own
+  options.background_snapshots = false;
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  impl.make_spare_logs_for_tests_ = false;  // the spare made below, by the test's call
+  const size_t added = 10;
+  for (size_t i = 0; i < added; ++i) ASSERT_TRUE(stream->Add(PlantedId(i), texts[i], 0).ok());
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    generation = impl.generation_;
+    ASSERT_NE(impl.spare_generation_, generation + 1);
+  }
+  const std::string next_log = internal::StreamFilePath(path, "log", generation + 1);
+  ASSERT_FALSE(std::filesystem::exists(next_log));
+  Status rotation;
+  int syncs = 0;
+  impl.sync_directory_for_tests_ = [&]() -> Status {
+    ++syncs;
+    if (syncs == 1) {
+      // PrepareSpareLog's: log-<g+1> made, the writer lock not held.
+      EXPECT_TRUE(std::filesystem::exists(next_log));
+      std::lock_guard<std::mutex> lock(impl.mutex_);
+      rotation = impl.StartRotationLocked();  // its fsync is the second
+      return SyncDirectory(path);
+    }
+    if (syncs == 2) return IoError("injected: the rotation's directory fsync");
+    return SyncDirectory(path);
+  };
+  impl.make_spare_logs_for_tests_ = true;
+  impl.spare_wanted_ = true;
+  impl.PrepareSpareLog();
+  impl.sync_directory_for_tests_ = nullptr;
+  EXPECT_EQ(syncs, 2);
+  EXPECT_FALSE(rotation.ok());
+  EXPECT_FALSE(std::filesystem::exists(next_log));  // removed by the failed rotation
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    EXPECT_EQ(impl.generation_, generation);
+    EXPECT_NE(impl.spare_generation_, generation + 1);  // not a spare: the file is gone
+  }
+  // The directory can be synced again, but the failure stays.
+  EXPECT_FALSE(stream->Add(PlantedId(added), texts[added], 0).ok());
+  EXPECT_FALSE(stream->Add(PlantedId(added + 1), texts[added + 1], 0).ok());
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_EQ(reopened->Stats().added, added);
+  for (size_t i = 0; i < added; ++i) EXPECT_TRUE(reopened->Get(PlantedId(i)).ok()) << i;
+}
+
+// A recorded spare that is no longer there when its roll-over comes (the
+// removal above, or anything else) is not taken as a spare: the roll-over
+// creates the file and counts its name, so that the first SyncAll of a
+// record in it syncs the directory before acknowledging it.
+TEST(DurableStreamTest, ARollOverWhoseSpareIsGoneMakesAndCountsItsOwnName) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(200, 61);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 4 << 10;
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  const auto spare_ready = [&impl] {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    return impl.spare_generation_ == impl.generation_ + 1;
+  };
+  const auto generation = [&impl] {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    return impl.generation_;
+  };
+  size_t added = 0;
+  const auto add = [&] {
+    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok()) << added;
+    ++added;
+  };
+  while (added < texts.size() && !spare_ready()) add();
+  ASSERT_TRUE(spare_ready());
+  const uint64_t before = generation();
+  uint64_t spares = 0;
+  uint64_t created = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    spares = impl.roll_counts_.spare;
+    created = impl.names_created_.load();
+  }
+  const std::string next_log = internal::StreamFilePath(path, "log", before + 1);
+  ASSERT_TRUE(std::filesystem::remove(next_log));
+  while (added < texts.size() && generation() == before) add();
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    ASSERT_EQ(impl.generation_, before + 1);
+    EXPECT_EQ(impl.roll_counts_.spare, spares);          // not taken as a spare
+    EXPECT_EQ(impl.names_created_.load(), created + 1);  // its name counted ...
+  }
+  // ... and made durable by the next add's SyncAll, before its answer.
+  add();
+  EXPECT_EQ(impl.names_synced_.load(), impl.names_created_.load());
+  EXPECT_TRUE(std::filesystem::exists(next_log));
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  EXPECT_EQ(reopened->Stats().added, added);
+}
+
 // A rotation syncs the directory for its new log's name: the names of the
 // logs rolled over before it are durable by the same fsync, so no writer
 // after it does another.
@@ -433,7 +551,7 @@ TEST(DurableStreamTest, ARotationMakesTheRolledLogsNamesDurable) {
   options.snapshot_log_bytes = 4 << 10;
   auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
   NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
-  impl.spare_logs_ = false;  // a spare log's name is durable before its roll-over
+  impl.make_spare_logs_for_tests_ = false;  // a spare log's name is durable before its roll-over
   AddUntilARolledLogNameIsPending(*stream, impl, texts);
   ASSERT_LT(impl.names_synced_.load(), impl.names_created_.load());
   ASSERT_TRUE(stream->Snapshot().ok());
