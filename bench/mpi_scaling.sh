@@ -81,7 +81,9 @@ run() {  # run TAG DIR KIND [OUT]
   fi
   wall=$(echo "$end - $start" | bc)
   echo "$label: job wall $wall s, md5 $(md5sum < "$out" | cut -c1-32)"
-  [ -z "${4:-}" ] && echo "$tag $kind $wall" >> "$WALLS"
+  # An if, not `[ ... ] && echo`: as run's last command, a failed test
+  # returned 1 and set -e ended the script in the middle of a 2x* run.
+  if [ -z "${4:-}" ]; then echo "$tag $kind $wall" >> "$WALLS"; fi
 }
 
 # The median and spread of each build's walls per run kind, and each
