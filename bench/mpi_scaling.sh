@@ -23,8 +23,9 @@
 # no split of one job over the two cores can gain more than 2 / X).
 # Prints each run's wall time, each process's user/sys CPU, peak RSS and minor faults
 # (/usr/bin/time), --profile lines, and the output's md5 (all must agree);
-# at the end, each build's median wall per run kind with its spread, and
-# its mpi1 / mpi2 speed-up from the medians.
+# at the end, each build's median wall per run kind with its spread (a
+# 2x* kind: each of the two jobs' walls), its mpi1 / mpi2 speed-up from the
+# medians, and with 2xmpi1 the ceiling 2 / X.
 set -euo pipefail
 BASE=${1:?usage: mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]}
 NEW=${2:?usage: mpi_scaling.sh BASE_DIR NEW_DIR [CORPUS] [OUT_DIR]}
@@ -37,8 +38,17 @@ EXTRA=${EXTRA:-}
 COMMAND=${COMMAND:-dedup}
 mkdir -p "$OUT"
 WALLS=$OUT/walls.txt
-# KEEP_WALLS=1: add to OUT's earlier runs' walls (two short calls, one summary).
-[ "${KEEP_WALLS:-0}" = 1 ] || : > "$WALLS"
+# KEEP_WALLS=1: add to OUT's earlier runs' walls (two short calls, one
+# summary). The first line names the builds: walls of other builds are not
+# mixed in silently.
+BUILDS="# builds: base $BASE new $NEW corpus $CORPUS command $COMMAND ${EXTRA}"
+if [ "${KEEP_WALLS:-0}" = 1 ] && [ -s "$WALLS" ]; then
+  if [ "$(head -n 1 "$WALLS")" != "$BUILDS" ]; then
+    echo "warning: $WALLS holds other builds' walls: $(head -n 1 "$WALLS")" >&2
+  fi
+else
+  echo "$BUILDS" > "$WALLS"
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 TIME_FORMAT='%e s wall, %U user, %S sys, %M KB peak, %R minor faults'
@@ -81,7 +91,9 @@ run() {  # run TAG DIR KIND [OUT]
   fi
   wall=$(echo "$end - $start" | bc)
   echo "$label: job wall $wall s, md5 $(md5sum < "$out" | cut -c1-32)"
-  [ -z "${4:-}" ] && echo "$tag $kind $wall" >> "$WALLS"
+  # A 2x* run's two jobs are recorded under 2xKIND (each job's own wall:
+  # the ceiling's figure).
+  echo "$tag ${4:+2x}$kind $wall" >> "$WALLS"
 }
 
 # The median and spread of each build's walls per run kind, and each
@@ -107,6 +119,11 @@ summary() {
     two=$(stats "$tag" mpi2 | cut -d' ' -f1)
     if [ -n "$one" ] && [ -n "$two" ]; then
       awk -v t="$tag" -v a="$one" -v b="$two" 'BEGIN { printf "%s: mpi1 / mpi2 = x%.2f (medians)\n", t, a / b }'
+    fi
+    two=$(stats "$tag" 2xmpi1 | cut -d' ' -f1)
+    if [ -n "$one" ] && [ -n "$two" ]; then
+      awk -v t="$tag" -v a="$one" -v b="$two" 'BEGIN {
+        printf "%s: 2xmpi1 / mpi1 = x%.2f (medians; ceiling of a 2-rank split x%.2f)\n", t, b / a, 2 * a / b }'
     fi
   done
 }

@@ -30,7 +30,9 @@ namespace neardup::mpi {
 // verifier is this rank, appended to *mine (which is then sorted and made
 // unique). `local` are this rank's documents, numbered from
 // `first_document`. Adds the bytes sent to stats->key_bytes and
-// candidate_bytes.
+// candidate_bytes. After the last round (bands.end == scheme.num_parts),
+// *mine has spare capacity for a quarter more pairs (the split by cost may
+// hand this rank more; see band_groups.cc).
 Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         const std::vector<Fingerprint>& local, uint64_t first_document,
                         const NearDuplicateScheme& scheme, PartRange bands,

@@ -43,7 +43,7 @@ void SortUnique(std::vector<CandidatePair>* candidates) {
 }
 
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
-                                               uint64_t num_documents) {
+                                               uint64_t num_documents, size_t spare_capacity) {
   // A run's pairs are read with memcpy (its bytes need not be aligned).
   const auto at = [&](size_t run, size_t i) {
     CandidatePair pair;
@@ -52,13 +52,8 @@ Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view>
   };
   size_t total = 0;
   for (std::string_view run : runs) total += run.size() / sizeof(CandidatePair);
-  // A quarter more than the runs hold, for the candidates the split by
-  // cost may hand this rank later (merged into this block in place;
-  // without room they copied the whole list into a fresh block: ~0.4 s of
-  // page zeroing and copying on the 1M corpus' receiving rank). Capacity
-  // never written is never faulted in: it costs address space, not memory.
   std::vector<CandidatePair> merged;
-  merged.reserve(total + total / 4);
+  merged.reserve(total + spare_capacity);
   // Sorted runs merge into ascending pairs; a run out of order makes a
   // later pair smaller than the last one appended.
   bool in_order = true;

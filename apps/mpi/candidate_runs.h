@@ -5,6 +5,7 @@
 #ifndef NEARDUP_APPS_MPI_CANDIDATE_RUNS_H_
 #define NEARDUP_APPS_MPI_CANDIDATE_RUNS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -28,12 +29,12 @@ void SortUnique(std::vector<CandidatePair>* candidates);
 // go out of order: the ranks are out of step), never a silently unsorted
 // list, and when a pair is not a < b < `num_documents` (the runs come from
 // other ranks; a later stage indexes by these ids). One output block of the
-// runs' total size and a quarter more capacity (BalanceVerification's
-// candidates merge into it; pages never written are never faulted in).
+// runs' total size and `spare_capacity` pairs more capacity, for pairs the
+// caller will add to the list later.
 //
 // Both are pure and thread-compatible.
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
-                                               uint64_t num_documents);
+                                               uint64_t num_documents, size_t spare_capacity = 0);
 
 }  // namespace neardup::mpi
 

@@ -389,8 +389,9 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   if (!moved_in.empty()) {
     // Both sorted: merged from the back, in place (a receiver gave none
     // away, and a fresh list would be hundreds of MB of fresh pages). In
-    // place only where the list's capacity (MergeUnique's slack) holds the
-    // pairs received; else the resize copies it into a fresh block once.
+    // place only where the list's capacity (the last band round's spare
+    // quarter, ShuffleBandRound) holds the pairs received; else the resize
+    // copies it into a fresh block once.
     size_t i = candidates.size();
     size_t j = moved_in.size();
     candidates.resize(i + j);

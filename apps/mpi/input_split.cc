@@ -252,13 +252,13 @@ PieceLineNumbers::PieceLineNumbers(const std::vector<SharePiece>& pieces, size_t
                                    cli::SkipReporter* skips)
     : skips_(skips), hold_skips_(false), newlines_(units, 0) {
   for (const SharePiece& piece : pieces) {
-    hold_skips_ |= !piece.split_path.empty() && piece.first_line_number == 0;
+    hold_skips_ |= piece.StartsInsideFile();
   }
 }
 
 uint64_t* PieceLineNumbers::Prepare(const SharePiece& piece, uint64_t first_document,
                                     InputOptions* options) {
-  const bool stand_in = !piece.split_path.empty() && piece.first_line_number == 0;
+  const bool stand_in = piece.StartsInsideFile();
   const size_t unit = stand_in ? piece.unit : kNoUnit;
   if (hold_skips_) {
     // Only the records the reporter will print are kept (20 at most, none

@@ -71,6 +71,10 @@ struct SharePiece {
   // does).
   size_t unit = 0;
   bool count_newlines = false;
+
+  // A split piece that starts inside its file (its first line unknown: a
+  // stand-in line numbers it, PieceLineNumbers).
+  bool StartsInsideFile() const { return !split_path.empty() && first_line_number == 0; }
 };
 
 // This rank's pieces, in input order. Collective (the ranks agree on the

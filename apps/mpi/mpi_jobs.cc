@@ -388,9 +388,11 @@ int RunFingerprintOnRanks(const cli::FingerprintJob& job, const MpiFlags& flags)
     // stand-in line (a rank's later pieces start at their files'
     // beginnings), so only its documents can be renamed.
     std::vector<uint64_t> line_starts;
+    // OpenPiece's `first_document`: bookkeeping for its contract only (just
+    // the first piece can be a stand-in, and its first document is 0).
     uint64_t documents_read = 0;
     for (const SharePiece& piece : prepared->pieces) {
-      const bool stand_in = !piece.split_path.empty() && piece.first_line_number == 0;
+      const bool stand_in = piece.StartsInsideFile();
       if (stand_in && &piece != &prepared->pieces.front()) {
         status = InternalError("a rank's later piece starts inside its file");
         break;
