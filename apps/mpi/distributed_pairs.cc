@@ -7,7 +7,7 @@
 
 #include "band_groups.h"
 #include "document_set.h"
-#include "neardup/hamming_index.h"
+#include "neardup/hamming_shards.h"
 #include "sketch_handover.h"
 #include "verification_split.h"
 

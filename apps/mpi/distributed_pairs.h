@@ -11,17 +11,20 @@
 // verification) of the other documents are fetched from their owners, and
 // the pairs verified (VerifyCandidates).
 // SimHash: rank r of N holds key-prefix shard r of every permuted table
-// (HammingShards, neardup/hamming_index.h): each document's SimHash and
+// (HammingShards, neardup/hamming_shards.h): each document's SimHash and
 // number (16 bytes) go once to every rank owning one of its table keys (one
 // Exchange), and each rank self-joins its shards; a pair is found on the
 // rank holding its key in its canonical table, exactly once.
 // Either way the pairs end where PairPlacement says, sorted by (a, b).
 // Memory per rank: its share of the sketches; one band round of keys
 // (20 bytes per document and band, sent and received); its candidates; the
-// sketches it fetched. SimHash (since session 18): 16 bytes a document
-// received (every document at 2 ranks, ~t / N of them at N >> t ranks) plus
-// ~12 bytes a distinct SimHash and 8 bytes a value of its table slices
-// (~t / N of each table), and its share of the pairs.
+// sketches it fetched. SimHash (since session 18): the documents received,
+// a document going to at most ~k + 1 ranks (one per possible first block of
+// a table key), so a rank gets ~15/16 of them at 2 ranks and ~(k + 1) / N at
+// N >> k + 1 (bench/simhash_shard_model.py); for each, 16 bytes received,
+// 16 sorted and 16 of transient sort scratch, then ~12 bytes a distinct
+// SimHash and 8 bytes a value of its table slices (~1/N of each table), and
+// its share of the pairs.
 #ifndef NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_
 #define NEARDUP_APPS_MPI_DISTRIBUTED_PAIRS_H_
 

@@ -49,7 +49,6 @@ namespace neardup {
 
 namespace internal {
 struct HammingIndexState;
-class HammingLayout;
 }  // namespace internal
 
 struct HammingIndexOptions {
@@ -253,78 +252,6 @@ class HammingIndex {
  private:
   explicit HammingIndex(std::unique_ptr<internal::HammingIndexState> state);
   std::unique_ptr<internal::HammingIndexState> state_;
-};
-
-// What one shard's HammingShards::SelfJoin held and compared.
-struct HammingShardJoinStats {
-  uint64_t entries = 0;       // distinct (fingerprint, id) entries given
-  uint64_t table_values = 0;  // the shard's values summed over the tables
-  uint64_t candidates = 0;    // pairs of values compared (equal leading blocks)
-  // The entries and fingerprint arrays plus every table's slice: a bound on
-  // what the join held besides its pairs (the slices are built in parallel,
-  // a table per thread, and freed as each table is joined).
-  size_t bytes = 0;
-};
-
-// Key-prefix shards of every permuted table: a self-join spread over
-// `num_shards` workers (neardup-mpi's ranks) with the pairs spread too.
-//
-// Table t's values (the fingerprint permuted so that its chosen blocks lead)
-// are cut by their key prefix, the table's leading blocks (their top 32 bits
-// when longer), into num_shards ranges of equal width: shard s holds the
-// values whose prefix p (of b bits) has floor(p * num_shards / 2^b) == s.
-// Fingerprints that agree on the leading blocks fall in one shard, and a pair
-// within max_distance is reported only from its canonical table, so each
-// pair belongs to exactly one shard: the one holding its key in its
-// canonical table. Entries of one fingerprint (pairs at distance 0) share
-// all their keys, so every shard of ShardsOf(fp) holds them all: their pairs
-// are dealt out over those shards, row by row (the i-th id's pairs with the
-// ids before it to the (i mod |ShardsOf(fp)|)-th of them), so that a
-// fingerprint of many copies does not put all its pairs on one shard. When
-// num_shards exceeds 2^b some shards of the table hold no value (never
-// wrong, only idle).
-//
-// A worker gives SelfJoin every entry whose fingerprint lies in its shard in
-// some table (ShardsOf), and gets the pairs whose shard is its own; the
-// shards' pairs together are HammingIndex::SelfJoin() of all the entries,
-// each once. It holds the entries it was given (16 bytes each, plus 12 for
-// the ids of distinct fingerprints) and, one table at a time per thread,
-// that table's slice (8 bytes a value): about t / num_shards of the values of
-// every table, where a whole index holds ~13 bytes an entry in every table.
-class HammingShards {
- public:
-  // InvalidArgument if the options are invalid or num_shards is 0 or above
-  // 2^32.
-  static Result<HammingShards> Create(const HammingIndexOptions& options, uint64_t num_shards);
-
-  HammingShards(HammingShards&& other) noexcept;
-  HammingShards& operator=(HammingShards&& other) noexcept;
-  ~HammingShards();
-
-  const HammingIndexOptions& options() const;
-  uint64_t num_tables() const;
-  uint64_t num_shards() const { return num_shards_; }
-
-  // The shard holding `fingerprint` in table `table`. REQUIRES: table <
-  // num_tables().
-  uint64_t ShardOf(uint64_t table, uint64_t fingerprint) const;
-  // The distinct shards holding `fingerprint` in some table, ascending
-  // (replaces *shards).
-  void ShardsOf(uint64_t fingerprint, std::vector<uint64_t>* shards) const;
-
-  // The pairs of `entries` (duplicates count once) within max_distance whose
-  // canonical table holds them in shard `shard`, in SelfJoin's order and
-  // form. InvalidArgument unless shard < num_shards(); ResourceExhausted
-  // past kMaxHammingEntries.
-  Result<std::vector<HammingPair>> SelfJoin(std::span<const HammingEntry> entries, uint64_t shard,
-                                            HammingShardJoinStats* stats = nullptr) const;
-
- private:
-  HammingShards(std::unique_ptr<internal::HammingLayout> layout, const HammingIndexOptions& options,
-                uint64_t num_shards);
-  std::unique_ptr<internal::HammingLayout> layout_;
-  HammingIndexOptions options_;
-  uint64_t num_shards_ = 0;
 };
 
 }  // namespace neardup

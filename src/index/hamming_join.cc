@@ -6,22 +6,17 @@
 // (HammingTable::IsCanonical): each pair once, without the N^2 comparisons.
 #include <algorithm>
 #include <atomic>
-#include <bit>
+#include <utility>
 
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
 #include "index/hamming_cpu.h"
+#include "index/hamming_join.h"
 #include "index/hamming_state.h"
 
 namespace neardup::internal {
 namespace {
-
-struct FpPair {
-  uint64_t a;  // fingerprints, not permuted
-  uint64_t b;
-  int distance;
-};
 
 // A task: slots [begin, end) of table `table`, cut at prefix-run boundaries.
 struct JoinTask {
@@ -54,25 +49,8 @@ std::vector<JoinTask> MakeTasks(const HammingLayout& layout, const HammingRun& r
 template <typename Emit>
 inline void JoinTaskImpl(const HammingLayout& layout, const HammingRun& run, const JoinTask& task,
                          Emit&& emit) {
-  const HammingTable& table = layout.table(task.table);
-  const int k = layout.max_distance();
-  const int shift = 64 - table.prefix_bits;
-  const uint64_t* values = run.arrays().tables[task.table].data();
-  size_t i = task.begin;
-  while (i < task.end) {
-    size_t j = i + 1;
-    while (j < task.end && (values[j] >> shift) == (values[i] >> shift)) ++j;
-    for (size_t x = i; x < j; ++x) {
-      for (size_t y = x + 1; y < j; ++y) {
-        const uint64_t diff = values[x] ^ values[y];
-        const int distance = std::popcount(diff);
-        if (distance <= k && table.IsCanonical(diff)) {
-          emit(table.inverse.Apply(values[x]), table.inverse.Apply(values[y]), distance);
-        }
-      }
-    }
-    i = j;
-  }
+  JoinSortedRuns(layout.table(task.table), layout.max_distance(), run.arrays().tables[task.table],
+                 task.begin, task.end, std::forward<Emit>(emit));
 }
 
 NEARDUP_POPCNT_CLONES
@@ -138,15 +116,6 @@ void UnionPairs(const HammingLayout& layout, const HammingRun& run, const JoinTa
   });
 }
 
-bool EntryLess(const HammingEntry& a, const HammingEntry& b) {
-  return a.id != b.id ? a.id < b.id : a.fingerprint < b.fingerprint;
-}
-
-HammingPair MakePair(HammingEntry a, HammingEntry b, int distance) {
-  if (EntryLess(b, a)) std::swap(a, b);
-  return {a, b, distance};
-}
-
 }  // namespace
 
 std::vector<HammingPair> SelfJoinRun(const HammingLayout& layout, const HammingRun& run,
@@ -182,10 +151,7 @@ std::vector<HammingPair> SelfJoinRun(const HammingLayout& layout, const HammingR
       }
     }
   }
-  tbb::parallel_sort(pairs.begin(), pairs.end(), [](const HammingPair& x, const HammingPair& y) {
-    if (x.a != y.a) return EntryLess(x.a, y.a);
-    return EntryLess(x.b, y.b);
-  });
+  tbb::parallel_sort(pairs.begin(), pairs.end(), PairLess);
   return pairs;
 }
 

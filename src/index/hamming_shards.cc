@@ -1,24 +1,28 @@
 // HammingShards: the self-join of one key-prefix shard of every permuted
-// table (see hamming_index.h). Unlike a HammingIndex it keeps no directory
+// table (see hamming_shards.h). Unlike a HammingIndex it keeps no directory
 // and no table beyond the join: each table's slice is permuted, sorted,
 // joined within runs of equal leading blocks and freed.
 #include <algorithm>
 #include <atomic>
-#include <bit>
+#include <string>
 
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
 #include "index/hamming_cpu.h"
+#include "index/hamming_join.h"
 #include "index/hamming_layout.h"
 #include "index/hamming_run.h"
-#include "neardup/hamming_index.h"
+#include "neardup/check.h"
+#include "neardup/hamming_shards.h"
 
 namespace neardup {
 namespace {
 
+using internal::FpPair;
 using internal::HammingLayout;
 using internal::HammingTable;
+using internal::MakePair;
 
 // The key prefix's width: the table's leading blocks, 32 bits at most (so
 // that prefix * num_shards fits 64 bits).
@@ -26,21 +30,6 @@ int KeyBits(const HammingTable& table) { return std::min(table.prefix_bits, 32);
 
 uint64_t ShardOfPermuted(uint64_t permuted, int key_bits, uint64_t num_shards) {
   return ((permuted >> (64 - key_bits)) * num_shards) >> key_bits;
-}
-
-struct FpPair {
-  uint64_t a;  // fingerprints, not permuted
-  uint64_t b;
-  int distance;
-};
-
-bool EntryLess(const HammingEntry& a, const HammingEntry& b) {
-  return a.id != b.id ? a.id < b.id : a.fingerprint < b.fingerprint;
-}
-
-HammingPair MakePair(HammingEntry a, HammingEntry b, int distance) {
-  if (EntryLess(b, a)) std::swap(a, b);
-  return {a, b, distance};
 }
 
 // The shard's slice of table `t` over the distinct fingerprints `fps`,
@@ -59,27 +48,10 @@ uint64_t JoinTableSlice(const HammingLayout& layout, int t, std::span<const uint
   }
   std::sort(values.begin(), values.end());
   *slice_size = values.size();
-  const int k = layout.max_distance();
-  const int shift = 64 - table.prefix_bits;
-  uint64_t compared = 0;
-  size_t i = 0;
-  while (i < values.size()) {
-    size_t j = i + 1;
-    while (j < values.size() && (values[j] >> shift) == (values[i] >> shift)) ++j;
-    compared += (j - i) * (j - i - 1) / 2;
-    for (size_t x = i; x < j; ++x) {
-      for (size_t y = x + 1; y < j; ++y) {
-        const uint64_t diff = values[x] ^ values[y];
-        const int distance = std::popcount(diff);
-        if (distance <= k && table.IsCanonical(diff)) {
-          out->push_back(
-              {table.inverse.Apply(values[x]), table.inverse.Apply(values[y]), distance});
-        }
-      }
-    }
-    i = j;
-  }
-  return compared;
+  return internal::JoinSortedRuns(table, layout.max_distance(), values, 0, values.size(),
+                                  [&](uint64_t a, uint64_t b, int distance) {
+                                    out->push_back({a, b, distance});
+                                  });
 }
 
 }  // namespace
@@ -105,16 +77,23 @@ const HammingIndexOptions& HammingShards::options() const { return options_; }
 
 uint64_t HammingShards::num_tables() const { return static_cast<uint64_t>(layout_->num_tables()); }
 
-uint64_t HammingShards::ShardOf(uint64_t table, uint64_t fingerprint) const {
-  const HammingTable& t = layout_->table(static_cast<int>(table));
+uint64_t HammingShards::ShardOfTable(int table, uint64_t fingerprint) const {
+  NEARDUP_DCHECK(table >= 0 && table < layout_->num_tables());
+  const HammingTable& t = layout_->table(table);
   return ShardOfPermuted(t.forward.Apply(fingerprint), KeyBits(t), num_shards_);
+}
+
+Result<uint64_t> HammingShards::ShardOf(uint64_t table, uint64_t fingerprint) const {
+  if (table >= num_tables()) {
+    return InvalidArgumentError("table (" + std::to_string(table) + ") must be below num_tables (" +
+                                std::to_string(num_tables()) + ")");
+  }
+  return ShardOfTable(static_cast<int>(table), fingerprint);
 }
 
 void HammingShards::ShardsOf(uint64_t fingerprint, std::vector<uint64_t>* shards) const {
   shards->clear();
-  for (int t = 0; t < layout_->num_tables(); ++t) {
-    shards->push_back(ShardOf(static_cast<uint64_t>(t), fingerprint));
-  }
+  for (int t = 0; t < layout_->num_tables(); ++t) shards->push_back(ShardOfTable(t, fingerprint));
   std::sort(shards->begin(), shards->end());
   shards->erase(std::unique(shards->begin(), shards->end()), shards->end());
 }
@@ -170,8 +149,9 @@ Result<std::vector<HammingPair>> HammingShards::SelfJoin(std::span<const Hamming
     ShardsOf(fps[slot], &owners);
     const auto mine = std::find(owners.begin(), owners.end(), shard);
     if (mine == owners.end()) continue;
-    const size_t me = static_cast<size_t>(mine - owners.begin());
-    for (size_t i = me == 0 ? owners.size() : me; begin + i < end; i += owners.size()) {
+    const size_t owner_index = static_cast<size_t>(mine - owners.begin());
+    for (size_t i = owner_index == 0 ? owners.size() : owner_index; begin + i < end;
+         i += owners.size()) {
       for (size_t p = begin; p < begin + i; ++p) {
         pairs.push_back(MakePair(sorted[p], sorted[begin + i], 0));
       }
@@ -191,10 +171,7 @@ Result<std::vector<HammingPair>> HammingShards::SelfJoin(std::span<const Hamming
       }
     }
   }
-  tbb::parallel_sort(pairs.begin(), pairs.end(), [](const HammingPair& x, const HammingPair& y) {
-    if (x.a != y.a) return EntryLess(x.a, y.a);
-    return EntryLess(x.b, y.b);
-  });
+  tbb::parallel_sort(pairs.begin(), pairs.end(), internal::PairLess);
   if (stats != nullptr) {
     stats->entries = sorted.size();
     stats->table_values = 0;

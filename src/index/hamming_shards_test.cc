@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "index/hamming_test_util.h"
-#include "neardup/hamming_index.h"
+#include "neardup/hamming_shards.h"
 
 namespace neardup {
 namespace {
@@ -24,7 +24,9 @@ bool ShardPairLess(const HammingPair& x, const HammingPair& y) {
 }
 
 // Clustered fingerprints, some shared by several ids (pairs at distance 0),
-// and an exact duplicate entry.
+// and an exact duplicate entry. Ids are drawn at random below 10^6, so an id
+// may also come with two fingerprints: intended, entries are (fingerprint,
+// id) pairs and the join must keep them apart.
 std::vector<HammingEntry> ShardTestEntries(int m, int k, size_t count) {
   std::vector<uint64_t> fps = MakeFingerprints(count, true, k + 1, m * 257 + k);
   internal::SplitMix64 rng(m * 29 + k);
@@ -60,7 +62,7 @@ TEST(HammingShards, ShardsTogetherFindEveryPairOnce) {
         ASSERT_LE(owners.size(), shards->num_tables());
         for (uint64_t t = 0; t < shards->num_tables(); ++t) {
           ASSERT_TRUE(
-              std::binary_search(owners.begin(), owners.end(), shards->ShardOf(t, e.fingerprint)));
+              std::binary_search(owners.begin(), owners.end(), *shards->ShardOf(t, e.fingerprint)));
         }
         for (uint64_t s : owners) routed[s].push_back(e);
       }
@@ -147,11 +149,35 @@ TEST(HammingShards, RejectsBadArguments) {
   EXPECT_EQ(shards.num_shards(), 3u);
   EXPECT_FALSE(shards.SelfJoin({}, 3).ok());
   EXPECT_TRUE(shards.SelfJoin({}, 2)->empty());
+  // A table number past the last is refused, not read out of range.
+  EXPECT_TRUE(shards.ShardOf(19, 0xdeadbeefcafef00dULL).ok());
+  EXPECT_EQ(shards.ShardOf(20, 1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(shards.ShardOf((uint64_t{1} << 32) + 1, 1).ok());
   // Shard 0 of 1 is every value.
   HammingShards one = *HammingShards::Create({6, 3}, 1);
   std::vector<uint64_t> owners;
   one.ShardsOf(0xdeadbeefcafef00dULL, &owners);
   EXPECT_EQ(owners, std::vector<uint64_t>{0});
+}
+
+// A table's key leads with its first chosen block, one of blocks 0..k: for a
+// power-of-two shard count up to 2^(block bits) the shard depends on that
+// block alone, so a fingerprint goes to at most k + 1 shards, not one per
+// table (docs/DISTRIBUTED.md's model counts on it).
+TEST(HammingShards, AFingerprintHasAtMostKPlusOneShards) {
+  internal::SplitMix64 rng(18);
+  std::vector<uint64_t> owners;
+  for (auto [m, k] : std::vector<std::pair<int, int>>{{6, 3}, {5, 3}, {4, 3}, {5, 2}}) {
+    for (uint64_t n : std::vector<uint64_t>{2, 64, 512}) {
+      HammingShards shards = *HammingShards::Create({m, k}, n);
+      size_t most = 0;
+      for (int i = 0; i < 2000; ++i) {
+        shards.ShardsOf(rng.Next(), &owners);
+        most = std::max(most, owners.size());
+      }
+      EXPECT_LE(most, static_cast<size_t>(k + 1)) << m << "," << k << "," << n;
+    }
+  }
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ using internal::ChainLink;
 using internal::LshBand;
 using internal::LshIndexState;
 
-constexpr uint32_t kNoSlot = internal::SlotTable::kNoSlot;
+constexpr uint32_t kNoChainSlot = internal::SlotTable::kNoSlot;
 
 using Pair = std::pair<uint64_t, uint64_t>;
 
@@ -44,8 +44,8 @@ size_t GroupSlots(size_t num_documents) {
 void MarkChains(const LshBand& band, size_t begin, size_t end, uint32_t* heads) {
   for (size_t head = begin; head < end; ++head) {
     const ChainLink link = band.links[head];
-    if (link.prev != kNoSlot || link.next == kNoSlot) continue;
-    for (uint32_t slot = link.next; slot != kNoSlot; slot = band.links[slot].next) {
+    if (link.prev != kNoChainSlot || link.next == kNoChainSlot) continue;
+    for (uint32_t slot = link.next; slot != kNoChainSlot; slot = band.links[slot].next) {
       heads[slot] = static_cast<uint32_t>(head);
     }
   }
@@ -67,9 +67,9 @@ void GroupBand(const LshBand& band, std::span<const uint32_t* const> earlier_hea
   std::vector<Member> group;
   for (size_t head = begin; head < end; ++head) {
     const ChainLink link = band.links[head];
-    if (link.prev != kNoSlot || link.next == kNoSlot) continue;
+    if (link.prev != kNoChainSlot || link.next == kNoChainSlot) continue;
     group.clear();
-    for (uint32_t slot = static_cast<uint32_t>(head); slot != kNoSlot;
+    for (uint32_t slot = static_cast<uint32_t>(head); slot != kNoChainSlot;
          slot = band.links[slot].next) {
       group.push_back(Member{doc_ids[slot], slot});
     }

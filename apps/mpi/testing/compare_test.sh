@@ -117,9 +117,6 @@ PY
          # that starts inside its file renumbers them in the text after.
          commands=("clusters --rule components --threshold 0.5" "dedup --threshold 0.5" "pairs --method simhash --max-distance 6"
                    "fingerprint --minhash --simhash --chunks") ;;
-  # SimHash at every rank count: each rank builds only its share of the
-  # permuted tables, [t*r/N, t*(r+1)/N); with --blocks 2 or 3 (2 or 3
-  # tables) some ranks hold no table at 3 and 4 ranks.
   # SimHash: rank r joins the key-prefix shard r of every table. --blocks 32
   # --max-distance 31: 2-bit key prefixes (4 values), so at 8 ranks half the
   # shards of every table are empty.
@@ -189,8 +186,8 @@ if [ "$set" != errors ] && [ "$(wc -l <"$work/expected.0")" -lt 1 ]; then
   fail "[$set]: neardup found no pair; the corpus plants some"
 fi
 # Every SimHash command finds pairs here (pairs and clusters: some lines;
-# dedup: some document dropped), so the identity at 3 and 4 ranks, where
-# some ranks hold no table, compares pairs and not empty outputs.
+# dedup: some document dropped), so the identity at 8 ranks, where some
+# shards are empty (--blocks 32), compares pairs and not empty outputs.
 if [ "$set" = simhash ]; then
   for i in "${!commands[@]}"; do
     if [ ! -s "$work/expected.$i" ] ||
