@@ -314,8 +314,14 @@ class NearDuplicateStream {
   // or IoError when the log cannot be written (nothing is stored then, and a
   // later Add may succeed); IoError when it cannot be synced (the stream then
   // refuses every later write). ResourceExhausted "out of memory" when memory
-  // runs out (session 18): nothing is stored and the stream goes on; the same
-  // for AddBatch (from the document that ran out) and Remove.
+  // runs out before the document is stored (session 18): nothing is stored
+  // and the stream goes on; the same for AddBatch (from the document that ran
+  // out; the ones before it are stored and synced) and Remove. Once the
+  // record is written, running out of memory in the roll-over or a
+  // snapshot's step or finish only gives that step up (the older files stay
+  // in use) and the call succeeds; if the write itself fails and the state
+  // cannot then be reloaded for lack of memory, the stream refuses every
+  // later write.
   Result<StreamAnswer> Add(std::string_view id, std::string_view text, int64_t time);
   // Adds documents[0], documents[1], ... in this order and returns exactly
   // the answers that calling Add on each in turn would return: a document may
