@@ -27,6 +27,8 @@
 #include "neardup/lsh_index.h"
 #include "neardup/lsh_store.h"
 #include "neardup/stream.h"
+#include "neardup/write_ahead_log.h"
+#include "support/file_size_limit.h"
 #include "support/temp_dir.h"
 #include "util/mix.h"
 
@@ -562,6 +564,51 @@ Status DisarmedStatus(const R& r) {
   g_allocations_before_failure = -1;
   g_sticky = false;
   return r.status();
+}
+
+// A write that fails part way (a file size limit) with every allocation
+// failing: the torn record is cut and the log goes on from the last whole
+// one (session 18's review: the error's message was built before the cut,
+// and a bad_alloc there left the torn bytes in the file and the offset
+// past them, so the next record followed garbage).
+TEST(IndexAllocFailureTest, AFailedLogWriteIsCutWithoutMemoryForItsMessage) {
+  test_support::TempDir dir;
+  const std::string path = dir.path() + "/log";
+  std::unique_ptr<WriteAheadLog> log = std::move(WriteAheadLog::Open(path, 0)).value();
+  ASSERT_TRUE(log->Append("before").ok());
+  const uint64_t start = log->size();
+  std::string framed;
+  std::vector<size_t> ends;
+  for (int k = 0; k < 4; ++k) {
+    AppendLogRecord(std::string(100, 'r'), &framed);
+    ends.push_back(framed.size());
+  }
+  Status status;
+  size_t appended = 99;
+  bool threw = false;
+  {
+    test_support::ScopedFileSizeLimit limit(start + ends[1] + 50);
+    FailAllocation(
+        0,
+        [&] {
+          try {
+            return log->AppendFramed(framed, ends, &appended).status();
+          } catch (const std::bad_alloc&) {
+            threw = true;
+            return Status(StatusCode::kResourceExhausted, "threw");
+          }
+        },
+        &status, /*sticky=*/true);
+  }
+  EXPECT_FALSE(threw);
+  EXPECT_EQ(status.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(appended, 2u);
+  EXPECT_EQ(log->size(), start + ends[1]);
+  EXPECT_EQ(std::filesystem::file_size(path), start + ends[1]);
+  EXPECT_FALSE(log->broken());
+  Result<uint64_t> after = log->Append("after");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(std::filesystem::file_size(path), *after);
 }
 
 // Streams (session 18). Texts from a small vocabulary; every third one a

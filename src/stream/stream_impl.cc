@@ -178,6 +178,16 @@ Status NearDuplicateStream::Impl::WriteAppliedLocked(std::string_view framed,
   } catch (const std::bad_alloc&) {
     failed_ = Status(StatusCode::kInternal, "reload failed");
   }
+  // A log whose cut failed refuses every later write (WriteAheadLog::broken):
+  // the stream refuses them too, so that each later add does not apply and
+  // reload only to fail the same way (session 18's review).
+  if (failed_.ok() && log_->broken()) {
+    try {
+      failed_ = written;
+    } catch (const std::bad_alloc&) {
+      failed_ = Status(written.code(), "log broken");
+    }
+  }
   return written;
 }
 
