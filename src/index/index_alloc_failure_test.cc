@@ -737,7 +737,7 @@ void CheckStream(const StreamCase& c) {
       ++failures;
       ASSERT_EQ(status.code(), StatusCode::kResourceExhausted)
           << "add " << i << ", allocation " << failing << ": " << status.ToString();
-      ASSERT_TRUE(StreamAnswers(*stream, kDocs, r) == before)
+      ASSERT_EQ(StreamAnswers(*stream, kDocs, r), before)
           << "add " << i << ", allocation " << failing << ": " << status.ToString();
       // The first eviction, the last add; rotating: every 8th failure.
       if (c.durable && (r ? failing % 8 == 0 : i == 39 || i == kDocs - 1)) {
@@ -759,7 +759,7 @@ void CheckStream(const StreamCase& c) {
       ++failures;
       ASSERT_EQ(status.code(), StatusCode::kResourceExhausted)
           << "remove " << i << ", allocation " << failing << ": " << status.ToString();
-      ASSERT_TRUE(StreamAnswers(*stream, kDocs, r) == before)
+      ASSERT_EQ(StreamAnswers(*stream, kDocs, r), before)
           << "remove " << i << ", allocation " << failing << ": " << status.ToString();
       if (c.durable && failing % 4 == 0) {
         ExpectReopensAs(dir.path(), *stream, kDocs, r);
@@ -809,7 +809,7 @@ void CheckStream(const StreamCase& c) {
       ASSERT_FALSE(stream->Get(ids[k]).ok()) << "batch, allocation " << failing << ", " << k;
     }
     if (stored == 0) {
-      ASSERT_TRUE(StreamAnswers(*stream, kDocs + 12, r) == before)
+      ASSERT_EQ(StreamAnswers(*stream, kDocs + 12, r), before)
           << "batch, allocation " << failing << ": " << status.ToString();
     }
   }
@@ -828,7 +828,7 @@ void CheckStream(const StreamCase& c) {
   }
   ASSERT_TRUE(reference->AddBatch(batch).ok());
   const std::vector<std::string> expected = StreamAnswers(*reference, kDocs + 12, r);
-  EXPECT_TRUE(StreamAnswers(*stream, kDocs + 12, r) == expected);
+  EXPECT_EQ(StreamAnswers(*stream, kDocs + 12, r), expected);
   if (r) {
     // Still rotating: a snapshot whose finish ran out of memory was given
     // up (the next rotation starts a new one), not left finishing for ever.
@@ -844,7 +844,7 @@ void CheckStream(const StreamCase& c) {
     StreamOpenOptions options;
     options.sync = false;
     stream = NearDuplicateStream::OpenExisting(dir.path(), options).value();
-    EXPECT_TRUE(StreamAnswers(*stream, kDocs + 40, r) == live);
+    EXPECT_EQ(StreamAnswers(*stream, kDocs + 40, r), live);
   }
 }
 

@@ -167,6 +167,7 @@ Status NearDuplicateStream::Impl::WriteAppliedLocked(std::string_view framed,
   Status written;
   try {
     RollIfDurableLocked(&roll_counts_.before_append);
+    // failed_: a guard only (both callers check it before they apply).
     written = failed_.ok() ? log_->AppendFramed(framed, ends, appended).status() : failed_;
   } catch (const std::bad_alloc&) {
     written = Status(StatusCode::kResourceExhausted, "out of memory");
