@@ -220,7 +220,7 @@ Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document, uint
   return Status::Ok();
 }
 
-void NearDuplicateStream::Impl::MaybeRotateAfterWriteLocked() noexcept {
+void NearDuplicateStream::Impl::MaybeRotateAfterWriteLocked() {
   try {
     MaybeRotateLocked();
   } catch (const std::bad_alloc&) {
