@@ -208,7 +208,8 @@ class HammingIndex {
   // Insert's, with the contents unchanged (no tombstone revived).
   Result<size_t> InsertBulk(std::span<const HammingEntry> entries);
   // Removes one entry; false if it was not there. Allocates nothing, so
-  // cannot fail, when the entry's run was built by Insert/InsertBulk/Remove;
+  // cannot fail, when the entry's run was built by Insert, InsertBulk or the
+  // compactions Remove runs;
   // the first remove from a run of Build, Compact or a loaded or mapped
   // file allocates its tombstone bits (1 bit an entry) and may throw
   // std::bad_alloc, with the contents unchanged. Running out of memory for a

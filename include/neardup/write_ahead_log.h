@@ -132,6 +132,9 @@ class WriteAheadLog {
   uint64_t syncs() const;             // fdatasync calls made (Open's included)
   uint64_t sync_nanoseconds() const;  // their total duration
   const std::string& path() const { return path_; }
+  // Whether a failed write could not be cut back or a sync failed: every
+  // later call then fails with that error.
+  bool broken() const;
 
  private:
   WriteAheadLog(std::string path, int fd, uint64_t size, uint64_t syncs,

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "util/status_fallback.h"
+
 namespace neardup {
 namespace {
 
@@ -252,20 +254,28 @@ Result<uint64_t> WriteAheadLog::WriteBuffer(uint64_t start, std::string_view dat
       // A full disk (or quota, or file size limit) is the caller's to fix:
       // ResourceExhausted, which the service answers with 507.
       const int saved_errno = n == 0 ? ENOSPC : errno;
-      Status status =
-          saved_errno == ENOSPC || saved_errno == EDQUOT || saved_errno == EFBIG
-              ? ResourceExhaustedError("no space to append to log " + path_ + ": " +
-                                       std::strerror(saved_errno))
-              : IoError("cannot append to log " + path_ + ": " + std::strerror(saved_errno));
+      const bool full = saved_errno == ENOSPC || saved_errno == EDQUOT || saved_errno == EFBIG;
       const size_t whole =
           static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), done) - ends.begin());
       const uint64_t kept = start + (whole == 0 ? 0 : ends[whole - 1]);
       const bool cut = ::ftruncate(fd_, static_cast<off_t>(kept)) == 0 &&
                        ::lseek(fd_, static_cast<off_t>(kept), SEEK_SET) >= 0;
+      // Built after the cut (session 18): out of memory building the message
+      // must not leave the torn record in the file, nor the offset past it.
+      Status status = internal::StatusOrShort(
+          full ? StatusCode::kResourceExhausted : StatusCode::kIoError, "log write error", [&] {
+            return full ? ResourceExhaustedError("no space to append to log " + path_ + ": " +
+                                                 std::strerror(saved_errno))
+                        : IoError("cannot append to log " + path_ + ": " +
+                                  std::strerror(saved_errno));
+          });
       std::lock_guard<std::mutex> lock(mutex_);
       written_ = kept;
-      if (!cut) broken_ = status;
       if (appended != nullptr) *appended = whole;
+      if (!cut) {
+        broken_ = std::move(status);
+        return broken_;
+      }
       return status;
     }
     done += static_cast<size_t>(n);
@@ -315,6 +325,12 @@ uint64_t WriteAheadLog::size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return written_;
 }
+
+bool WriteAheadLog::broken() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !broken_.ok();
+}
+
 uint64_t WriteAheadLog::synced_size() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return synced_;

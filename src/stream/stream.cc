@@ -190,7 +190,10 @@ Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_v
     NEARDUP_RETURN_IF_ERROR(s.SyncAll(log, lsn));
     return answer;
   } catch (const std::bad_alloc&) {
-    // Nothing of the document is stored (StreamState::Store and AddLocked).
+    // Before the record is written: nothing of the document is stored
+    // (StreamState::Store, AddLocked). After it, AddLocked and the rotation
+    // catch their own (WriteAppliedLocked, MaybeRotateAfterWriteLocked,
+    // FinishSnapshot).
     return Status(StatusCode::kResourceExhausted, "out of memory");
   }
 }
@@ -207,40 +210,46 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
     std::vector<size_t> positions;    // of each group document's text in `texts`
     std::vector<uint64_t> id_hashes;  // state_.IdHash of each group document's id
     std::vector<Fingerprint> fingerprints;
-    for (size_t first = 0; first < documents.size() && failed.ok(); first += kStreamBatchGroup) {
-      const std::span<const StreamDocument> group =
-          documents.subspan(first, std::min(kStreamBatchGroup, documents.size() - first));
-      // Only the texts of ids absent now: a present id gets its stored answer
-      // (one that leaves meanwhile is fingerprinted under the lock by
-      // AddLocked, as Add would have done).
-      texts.clear();
-      positions.assign(group.size(), SIZE_MAX);
-      id_hashes.assign(group.size(), 0);
-      {
-        std::lock_guard<std::mutex> lock(s.mutex_);
-        for (size_t i = 0; i < group.size(); ++i) {
-          if (!CheckStreamId(group[i].id).ok()) continue;
-          id_hashes[i] = s.state_.IdHash(group[i].id);
-          if (s.state_.FindHashed(group[i].id, id_hashes[i]) == nullptr) {
-            positions[i] = texts.size();
-            texts.push_back(group[i].text);
+    try {
+      for (size_t first = 0; first < documents.size() && failed.ok(); first += kStreamBatchGroup) {
+        const std::span<const StreamDocument> group =
+            documents.subspan(first, std::min(kStreamBatchGroup, documents.size() - first));
+        // Only the texts of ids absent now: a present id gets its stored answer
+        // (one that leaves meanwhile is fingerprinted under the lock by
+        // AddLocked, as Add would have done).
+        texts.clear();
+        positions.assign(group.size(), SIZE_MAX);
+        id_hashes.assign(group.size(), 0);
+        {
+          std::lock_guard<std::mutex> lock(s.mutex_);
+          for (size_t i = 0; i < group.size(); ++i) {
+            if (!CheckStreamId(group[i].id).ok()) continue;
+            id_hashes[i] = s.state_.IdHash(group[i].id);
+            if (s.state_.FindHashed(group[i].id, id_hashes[i]) == nullptr) {
+              positions[i] = texts.size();
+              texts.push_back(group[i].text);
+            }
           }
         }
+        failed = s.FingerprintAll(texts, &fingerprints);
+        if (!failed.ok()) {
+          failed = failed.WithContext("document \"" + std::string(group[0].id) + "\"");
+          break;
+        }
+        bool finish = false;
+        {
+          std::lock_guard<std::mutex> lock(s.mutex_);
+          failed = s.AddGroupLocked(group, id_hashes, positions, &fingerprints, &answers[first]);
+          log = s.log_;
+          lsn = log == nullptr ? 0 : log->size();
+          finish = std::exchange(s.finish_due_, false);
+        }
+        s.FinishSnapshotIfDue(finish);
       }
-      failed = s.FingerprintAll(texts, &fingerprints);
-      if (!failed.ok()) {
-        failed = failed.WithContext("document \"" + std::string(group[0].id) + "\"");
-        break;
-      }
-      bool finish = false;
-      {
-        std::lock_guard<std::mutex> lock(s.mutex_);
-        failed = s.AddGroupLocked(group, id_hashes, positions, &fingerprints, &answers[first]);
-        log = s.log_;
-        lsn = log == nullptr ? 0 : log->size();
-        finish = std::exchange(s.finish_due_, false);
-      }
-      s.FinishSnapshotIfDue(finish);
+    } catch (const std::bad_alloc&) {
+      // Session 18: the groups before are stored (and the one that ran out
+      // of memory stored up to its error, AddGroupLocked): synced below.
+      failed = Status(StatusCode::kResourceExhausted, "out of memory");
     }
     // What was stored before an error is made durable too, so that a retry of
     // the batch finds it with the same answers.
@@ -248,7 +257,7 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
     NEARDUP_RETURN_IF_ERROR(failed);
     return answers;
   } catch (const std::bad_alloc&) {
-    // The documents before the one that ran out are stored, as on any error.
+    // Before the first group (the groups' own are caught above).
     return Status(StatusCode::kResourceExhausted, "out of memory");
   }
 }
@@ -360,13 +369,14 @@ Status NearDuplicateStream::Remove(std::string_view id) {
       NEARDUP_ASSIGN_OR_RETURN(auto appended, s.AppendLocked(internal::EncodeRemove(id)));
       std::tie(log, lsn) = appended;
       NEARDUP_RETURN_IF_ERROR(s.state_.ApplyRemove(id));
-      s.MaybeRotateLocked();
+      s.MaybeRotateAfterWriteLocked();
       finish = std::exchange(s.finish_due_, false);
     }
     s.FinishSnapshotIfDue(finish);
     return s.SyncAll(log, lsn);
   } catch (const std::bad_alloc&) {
-    // Before the record: nothing changed (ApplyRemove allocates nothing).
+    // Before the record: nothing changed (ApplyRemove allocates nothing, the
+    // rotation after it catches its own: MaybeRotateAfterWriteLocked).
     return Status(StatusCode::kResourceExhausted, "out of memory");
   }
 }

@@ -182,6 +182,7 @@ Status NearDuplicateStream::Impl::WriteAppliedLocked(std::string_view framed,
   Status written;
   try {
     RollIfDurableLocked(&roll_counts_.before_append);
+    // failed_: a guard only (both callers check it before they apply).
     written = failed_.ok() ? log_->AppendFramed(framed, ends, appended).status() : failed_;
   } catch (const std::bad_alloc&) {
     written = Status(StatusCode::kResourceExhausted, "out of memory");
@@ -192,6 +193,16 @@ Status NearDuplicateStream::Impl::WriteAppliedLocked(std::string_view framed,
     ReloadLocked();
   } catch (const std::bad_alloc&) {
     failed_ = Status(StatusCode::kInternal, "reload failed");
+  }
+  // A log whose cut failed refuses every later write (WriteAheadLog::broken):
+  // the stream refuses them too, so that each later add does not apply and
+  // reload only to fail the same way (session 18's review).
+  if (failed_.ok() && log_->broken()) {
+    try {
+      failed_ = written;
+    } catch (const std::bad_alloc&) {
+      failed_ = Status(written.code(), "log broken");
+    }
   }
   return written;
 }
@@ -220,8 +231,19 @@ Status NearDuplicateStream::Impl::AddLocked(const StreamDocument& document, uint
   if (status.ok()) status = WriteAppliedLocked(framed, std::span<const size_t>(&end, 1), nullptr);
   if (framed.capacity() > kKeptGroupRecordBytes) std::string().swap(framed);
   NEARDUP_RETURN_IF_ERROR(status);
-  MaybeRotateLocked();
+  MaybeRotateAfterWriteLocked();
   return Status::Ok();
+}
+
+void NearDuplicateStream::Impl::MaybeRotateAfterWriteLocked() {
+  try {
+    MaybeRotateLocked();
+  } catch (const std::bad_alloc&) {
+    // The operation's records are written and applied: it goes on to its
+    // sync. A throw from the roll-over or a rotation's start leaves the
+    // current log in use; from a snapshot step, StepSnapshotLocked has
+    // abandoned the snapshot.
+  }
 }
 
 Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument> group,
@@ -303,9 +325,16 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
   }
   // A large group's buffer is not kept for ever.
   if (framed.capacity() > kKeptGroupRecordBytes) std::string().swap(framed);
-  if (log_ != nullptr && (error.ok() || error_at > 0)) MaybeRotateLocked();
+  if (log_ != nullptr && (error.ok() || error_at > 0)) MaybeRotateAfterWriteLocked();
   if (!error.ok()) {
-    return error.WithContext("document \"" + std::string(group[error_at].id) + "\"");
+    // The documents before error_at are stored: out of memory building the
+    // context must not hide that behind a bare bad_alloc (the caller syncs
+    // them, NearDuplicateStream::AddBatch).
+    try {
+      return error.WithContext("document \"" + std::string(group[error_at].id) + "\"");
+    } catch (const std::bad_alloc&) {
+      return error;
+    }
   }
   return Status::Ok();
 }

@@ -212,6 +212,13 @@ class NearDuplicateStream::Impl {
   // writer's share of a snapshot in progress (see stream_rotation.cc).
   // REQUIRES: mutex_ held.
   void MaybeRotateLocked();
+  // MaybeRotateLocked after a write operation's records are written and
+  // applied: out of memory there skips this operation's share (a rotation
+  // left half done keeps the older files in use, StepSnapshotLocked), so
+  // the operation still syncs and succeeds (session 18). Any other
+  // exception propagates, as before.
+  // REQUIRES: mutex_ held.
+  void MaybeRotateAfterWriteLocked();
   // Whether the log is due for a rotation (stream_rotation.cc).
   // REQUIRES: mutex_ held, log_ not null.
   bool RotationDueLocked() const;

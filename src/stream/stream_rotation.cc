@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -276,19 +277,28 @@ Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool back
   // the piece's string reallocated and copied itself ~5% of a batch's CPU
   // (session 13). Reused between steps, up to kKeptSnapshotPieceBytes.
   std::string& records = snapshot_piece_;
-  records.reserve(std::min(min_bytes, kMaxPieceBytes) + (size_t{64} << 10));
   size_t stepped = 0;
   bool last = false;
-  do {  // once at least: a step of 0 bytes still notices a finished snapshot
-    records.clear();
-    last = state_.AppendSnapshotRecords(std::min(min_bytes - stepped, kMaxPieceBytes), &records);
-    Status written = snapshot_->Append(records);
-    if (!written.ok()) {
-      AbandonSnapshotLocked();
-      return written;
-    }
-    stepped += records.size();
-  } while (!last && stepped < min_bytes);
+  try {
+    records.reserve(std::min(min_bytes, kMaxPieceBytes) + (size_t{64} << 10));
+    do {  // once at least: a step of 0 bytes still notices a finished snapshot
+      records.clear();
+      last = state_.AppendSnapshotRecords(std::min(min_bytes - stepped, kMaxPieceBytes), &records);
+      Status written = snapshot_->Append(records);
+      if (!written.ok()) {
+        AbandonSnapshotLocked();
+        return written;
+      }
+      stepped += records.size();
+    } while (!last && stepped < min_bytes);
+  } catch (const std::bad_alloc&) {
+    // Session 18: the cursor may have passed records that were not written
+    // (AppendSnapshotRecords, then a throw before Append): finishing this
+    // snapshot would lose them, and then the logs that hold them. As on a
+    // failed write: the older files stay in use, the next rotation retries.
+    AbandonSnapshotLocked();
+    return Status(StatusCode::kResourceExhausted, "out of memory");
+  }
   if (records.capacity() > kKeptSnapshotPieceBytes) std::string().swap(records);
   if (last) {
     state_.EndSnapshot();
@@ -310,7 +320,14 @@ void NearDuplicateStream::Impl::AbandonSnapshotLocked() {
 }
 
 Status NearDuplicateStream::Impl::FinishSnapshot() {
-  Status finished = snapshot_->Finish(options_.sync);
+  Status finished;
+  try {
+    finished = snapshot_->Finish(options_.sync);
+  } catch (const std::bad_alloc&) {
+    // Session 18: failed, as any failed Finish (the locked block below must
+    // run, else no rotation would ever start again). The older files stay.
+    finished = Status(StatusCode::kResourceExhausted, "out of memory");
+  }
   const uint64_t next = snapshot_->generation();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -329,10 +346,15 @@ Status NearDuplicateStream::Impl::FinishSnapshot() {
   // start from the newest snapshot), and a later rotation only creates
   // newer ones.
   if (finished.ok()) {
-    for (const char* prefix : {"log", "snapshot"}) {
-      for (uint64_t old : internal::StreamFileGenerations(dir_, prefix)) {
-        if (old < next) std::remove(internal::StreamFilePath(dir_, prefix, old).c_str());
+    try {
+      for (const char* prefix : {"log", "snapshot"}) {
+        for (uint64_t old : internal::StreamFileGenerations(dir_, prefix)) {
+          if (old < next) std::remove(internal::StreamFilePath(dir_, prefix, old).c_str());
+        }
       }
+    } catch (const std::bad_alloc&) {
+      // Out of memory: the files left are older than the newest snapshot
+      // (recovery ignores them), and the next snapshot's finish deletes them.
     }
   }
   return finished;

@@ -224,7 +224,9 @@ uint64_t StreamState::DocBytes(const StreamDoc& doc) {
 namespace {
 
 // A node of a map or set of type C holding value(args...), allocated alone:
-// C::insert(node) allocates nothing.
+// C::insert(node) allocates nothing. The empty container allocates nothing
+// with libstdc++ and libc++ (its head node is a member), so Store makes no
+// more allocations than an emplace; MSVC's allocates a head node each.
 template <typename C, typename... Args>
 typename C::node_type NodeOf(Args&&... args) {
   C one;

@@ -874,6 +874,96 @@ TEST(DurableStreamTest, AFullDiskFailsTheAddAndLeavesTheStreamConsistent) {
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(*reopened->Get(PlantedId(i)), expected[i]);
 }
 
+// Session 18's review: a single add is applied before it is written, so at
+// the window's cap it evicts the oldest document first; when the write
+// then fails (a full disk), the state is reloaded from the files and the
+// evicted document is back. Several such adds in a row, then one whose
+// record is the first of a log just rolled over to (the reload reads up to
+// that empty log). Reopened, the stream holds exactly the acknowledged adds.
+TEST(DurableStreamTest, AFullDiskAtTheCapBringsTheEvictedDocumentBack) {
+  TempDir dir;
+  const std::vector<std::string> texts = PlantedTexts(60, 16);
+  StreamConfig config;
+  config.max_documents = 5;
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 4 << 10;  // a roll-over every few adds
+  options.background_snapshots = false;
+  auto stream = std::move(NearDuplicateStream::Open(dir.path(), config, options)).value();
+  auto memory = std::move(NearDuplicateStream::Create(config)).value();
+  std::vector<StreamAnswer> expected;
+  auto add_both = [&](size_t begin, size_t end) {
+    AddAll(*stream, texts, begin, end);
+    for (const StreamAnswer& answer : AddAll(*memory, texts, begin, end)) {
+      expected.push_back(answer);
+    }
+  };
+  auto expect_as_memory = [&](size_t added) {
+    EXPECT_EQ(stream->Stats().documents, memory->Stats().documents);
+    EXPECT_EQ(stream->Stats().evicted, memory->Stats().evicted);
+    for (size_t i = 0; i < added; ++i) {
+      Result<StreamAnswer> got = stream->Get(PlantedId(i));
+      Result<StreamAnswer> want = memory->Get(PlantedId(i));
+      ASSERT_EQ(got.ok(), want.ok()) << i;
+      if (got.ok()) {
+        EXPECT_EQ(*got, *want) << i;
+      }
+    }
+  };
+  add_both(0, 6);  // at the cap: the first document is evicted
+  size_t next = 6;
+  {
+    test_support::ScopedFileSizeLimit limit(stream->Stats().log_bytes + 50);
+    for (size_t k = 0; k < 3; ++k) {
+      Result<StreamAnswer> full = stream->Add(PlantedId(next + k), texts[next + k], 100);
+      EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted) << full.status();
+    }
+  }
+  expect_as_memory(next + 3);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  // Add until the newest log is empty: the next record starts it.
+  auto newest_log_is_empty = [&] {
+    uint64_t newest = 0;
+    uint64_t bytes = 1;
+    for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("log-", 0) != 0) continue;
+      const uint64_t generation = std::stoull(name.substr(4));
+      if (generation >= newest) {
+        newest = generation;
+        bytes = entry.file_size();
+      }
+    }
+    return newest > 0 && bytes == 0;
+  };
+  while (!newest_log_is_empty()) {
+    ASSERT_LT(next, texts.size() - 4);
+    add_both(next, next + 1);
+    ++next;
+  }
+  {
+    test_support::ScopedFileSizeLimit limit(50);
+    Result<StreamAnswer> full = stream->Add(PlantedId(next), texts[next], 100);
+    EXPECT_EQ(full.status().code(), StatusCode::kResourceExhausted) << full.status();
+  }
+  expect_as_memory(next + 1);
+  // Room again: the same add succeeds.
+  add_both(next, next + 4);
+  next += 4;
+  expect_as_memory(next);
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(dir.path())).value();
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  EXPECT_EQ(reopened->Stats().documents, memory->Stats().documents);
+  for (size_t i = 0; i < next; ++i) {
+    Result<StreamAnswer> got = reopened->Get(PlantedId(i));
+    Result<StreamAnswer> want = memory->Get(PlantedId(i));
+    ASSERT_EQ(got.ok(), want.ok()) << i;
+    if (got.ok()) {
+      EXPECT_EQ(*got, *want) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace neardup
 
