@@ -9,6 +9,7 @@
 
 #include "stream/stream_files.h"
 #include "stream/stream_record.h"
+#include "util/status_fallback.h"
 
 namespace neardup {
 
@@ -198,11 +199,7 @@ Status NearDuplicateStream::Impl::WriteAppliedLocked(std::string_view framed,
   // the stream refuses them too, so that each later add does not apply and
   // reload only to fail the same way (session 18's review).
   if (failed_.ok() && log_->broken()) {
-    try {
-      failed_ = written;
-    } catch (const std::bad_alloc&) {
-      failed_ = Status(written.code(), "log broken");
-    }
+    failed_ = internal::StatusOrShort(written.code(), "log broken", [&] { return written; });
   }
   return written;
 }
