@@ -6,6 +6,7 @@
 
 #include "index/chunk_index_io.h"
 #include "index/index_journal.h"
+#include "util/status_fallback.h"
 
 namespace neardup {
 namespace {
@@ -140,8 +141,7 @@ Result<bool> HammingStore::Change(char op, HammingEntry entry) {
       try {
         index_.Remove(entry);
       } catch (const std::bad_alloc&) {
-        failed_ = internal::JournalDivergedError(
-            "hamming", Status(StatusCode::kResourceExhausted, "out of memory"));
+        failed_ = internal::JournalDivergedError("hamming", internal::OutOfMemoryStatus());
         return failed_;
       }
     }

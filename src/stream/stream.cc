@@ -16,6 +16,7 @@
 #include "stream/stream_impl.h"
 #include "stream/stream_record.h"
 #include "stream/stream_state.h"
+#include "util/status_fallback.h"
 
 namespace neardup {
 
@@ -194,7 +195,7 @@ Result<StreamAnswer> NearDuplicateStream::Add(std::string_view id, std::string_v
     // (StreamState::Store, AddLocked). After it, AddLocked and the rotation
     // catch their own (WriteAppliedLocked, MaybeRotateAfterWriteLocked,
     // FinishSnapshot).
-    return Status(StatusCode::kResourceExhausted, "out of memory");
+    return internal::OutOfMemoryStatus();
   }
 }
 
@@ -249,7 +250,7 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
     } catch (const std::bad_alloc&) {
       // Session 18: the groups before are stored (and the one that ran out
       // of memory stored up to its error, AddGroupLocked): synced below.
-      failed = Status(StatusCode::kResourceExhausted, "out of memory");
+      failed = internal::OutOfMemoryStatus();
     }
     // What was stored before an error is made durable too, so that a retry of
     // the batch finds it with the same answers.
@@ -258,7 +259,7 @@ Result<std::vector<StreamAnswer>> NearDuplicateStream::AddBatch(
     return answers;
   } catch (const std::bad_alloc&) {
     // Before the first group (the groups' own are caught above).
-    return Status(StatusCode::kResourceExhausted, "out of memory");
+    return internal::OutOfMemoryStatus();
   }
 }
 
@@ -377,7 +378,7 @@ Status NearDuplicateStream::Remove(std::string_view id) {
   } catch (const std::bad_alloc&) {
     // Before the record: nothing changed (ApplyRemove allocates nothing, the
     // rotation after it catches its own: MaybeRotateAfterWriteLocked).
-    return Status(StatusCode::kResourceExhausted, "out of memory");
+    return internal::OutOfMemoryStatus();
   }
 }
 

@@ -186,7 +186,7 @@ Status NearDuplicateStream::Impl::WriteAppliedLocked(std::string_view framed,
     // failed_: a guard only (both callers check it before they apply).
     written = failed_.ok() ? log_->AppendFramed(framed, ends, appended).status() : failed_;
   } catch (const std::bad_alloc&) {
-    written = Status(StatusCode::kResourceExhausted, "out of memory");
+    written = internal::OutOfMemoryStatus();
     if (appended != nullptr) *appended = 0;
   }
   if (written.ok()) return written;
@@ -287,7 +287,7 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
       }
     } catch (const std::bad_alloc&) {
       // Nothing of document i is applied; a part-framed record is cut.
-      status = Status(StatusCode::kResourceExhausted, "out of memory");
+      status = internal::OutOfMemoryStatus();
       doc.reset();
       if (record_of.size() > 0 && record_of.back() == i) {
         ends.pop_back();

@@ -34,6 +34,7 @@
 
 #include "stream/stream_impl.h"
 #include "stream/stream_record.h"
+#include "util/status_fallback.h"
 
 namespace neardup {
 
@@ -297,7 +298,7 @@ Status NearDuplicateStream::Impl::StepSnapshotLocked(size_t min_bytes, bool back
     // snapshot would lose them, and then the logs that hold them. As on a
     // failed write: the older files stay in use, the next rotation retries.
     AbandonSnapshotLocked();
-    return Status(StatusCode::kResourceExhausted, "out of memory");
+    return internal::OutOfMemoryStatus();
   }
   if (records.capacity() > kKeptSnapshotPieceBytes) std::string().swap(records);
   if (last) {
@@ -326,7 +327,7 @@ Status NearDuplicateStream::Impl::FinishSnapshot() {
   } catch (const std::bad_alloc&) {
     // Session 18: failed, as any failed Finish (the locked block below must
     // run, else no rotation would ever start again). The older files stay.
-    finished = Status(StatusCode::kResourceExhausted, "out of memory");
+    finished = internal::OutOfMemoryStatus();
   }
   const uint64_t next = snapshot_->generation();
   {

@@ -14,6 +14,7 @@
 #include "neardup/simhash.h"
 #include "neardup/similarity.h"
 #include "neardup/write_ahead_log.h"
+#include "util/status_fallback.h"
 
 namespace neardup::internal {
 namespace {
@@ -367,7 +368,7 @@ Status StreamState::ApplyAddHashed(StreamDoc doc, uint64_t id_hash,
     NEARDUP_RETURN_IF_ERROR(Store(std::move(doc), id_hash, band_keys));
   } catch (const std::bad_alloc&) {
     // Store changed nothing (its strong guarantee).
-    return Status(StatusCode::kResourceExhausted, "out of memory");
+    return internal::OutOfMemoryStatus();
   }
   // Nothing below allocates: eviction's index removes cannot fail
   // (HammingIndex::Remove on runs Insert built, LshIndex::Remove).

@@ -1,6 +1,7 @@
 // StatusOrShort: a Status built where memory may have run out (a bad_alloc
 // handler, or state that must not be left half-changed by an exception).
 // Session 18: one helper for what session 17 wrote out five times.
+// OutOfMemoryStatus: the constant "out of memory" status of such handlers.
 #ifndef NEARDUP_UTIL_STATUS_FALLBACK_H_
 #define NEARDUP_UTIL_STATUS_FALLBACK_H_
 
@@ -23,6 +24,13 @@ Status StatusOrShort(StatusCode code, const char (&short_message)[N], Make make)
   } catch (const std::bad_alloc&) {
     return Status(code, short_message);
   }
+}
+
+// Status(kResourceExhausted, "out of memory"), for a bad_alloc handler:
+// the message (13 characters) fits std::string's inline buffer, so building
+// it allocates nothing.
+inline Status OutOfMemoryStatus() {
+  return Status(StatusCode::kResourceExhausted, "out of memory");
 }
 
 }  // namespace neardup::internal
