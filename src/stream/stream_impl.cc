@@ -287,12 +287,10 @@ Status NearDuplicateStream::Impl::AddGroupLocked(std::span<const StreamDocument>
       }
     } catch (const std::bad_alloc&) {
       // Nothing of document i is applied; a part-framed record is cut.
+      // (Its ends/record_of entries are never pushed: the push_backs are
+      // the try's last statements and cannot throw, both being reserved.)
       status = internal::OutOfMemoryStatus();
       doc.reset();
-      if (record_of.size() > 0 && record_of.back() == i) {
-        ends.pop_back();
-        record_of.pop_back();
-      }
       framed.resize(ends.empty() ? 0 : ends.back());
     }
     if (status.ok() && doc) {
