@@ -180,12 +180,12 @@ Status ReadManifest(const std::string& dir, const std::string& identity, std::st
   const size_t first_end = std::min(text.find('\n'), text.size());
   const std::string_view first_line = std::string_view(text).substr(0, first_end);
   const size_t expected_end = std::min(identity.find('\n'), identity.size());
-  const std::string_view expected_line = std::string_view(identity).substr(0, expected_end);
   // One parse decides both which formats this run reads (this version's
   // from kOldestReadableFormat on; only itself when a test build writes an
   // older one) and the refusal's words.
   const std::optional<int> saved_format = FormatOf(first_line);
-  const int expected_format = FormatOf(expected_line).value_or(kFormatVersion);
+  // `identity`'s first line is Identity()'s, which names this format.
+  const int expected_format = WrittenFormatVersion();
   const int oldest = expected_format == kFormatVersion ? kOldestReadableFormat : expected_format;
   if (!saved_format.has_value() || *saved_format < oldest || *saved_format > expected_format) {
     const bool ours = first_line.substr(0, kHeaderPrefix.size()) == kHeaderPrefix;
