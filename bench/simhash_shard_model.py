@@ -54,15 +54,17 @@ def sample(m, k, n, docs=20000, seed=1):
 
 def main():
     print("m k N | tables key_bits | ranks/doc mean max | rank 0 receives")
+    results = {}  # sample() is deterministic: the rows below reuse these
     for m, k, n in [(5, 3, 2), (4, 3, 64), (5, 3, 64), (6, 3, 2), (6, 3, 3), (6, 3, 20),
                     (6, 3, 64), (6, 3, 512), (6, 3, 1000)]:
-        lay, mean, largest, r0 = sample(m, k, n)
+        results[(m, k, n)] = sample(m, k, n)
+        lay, mean, largest, r0 = results[(m, k, n)]
         bits = sorted({min(pb, 32) for _, pb in lay[2]})
         print(f"{m} {k} {n} | {len(lay[2])} {bits} | {mean:.2f} {largest} | {r0:.3f}")
     docs = 10**9
     print("\n10^9 documents, m = 6, k = 3 (20 tables):")
     for n in (64, 512):
-        lay, mean, _, _ = sample(6, 3, n)
+        lay, mean, _, _ = results[(6, 3, n)]
         t = len(lay[2])
         sent = 16 * mean * docs
         entries = mean * docs / n
