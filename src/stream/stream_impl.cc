@@ -350,8 +350,21 @@ Status NearDuplicateStream::Impl::SyncAll(const std::shared_ptr<WriteAheadLog>& 
     if (failed_.ok()) failed_ = synced;
     return synced;
   }
-  if (roll_wanted_.load()) RollLogAfterSync(log);
-  if (spare_wanted_.load()) PrepareSpareLog();
+  // The calls are durable now: what follows only saves later writers lock
+  // time, so running out of memory in it must not fail them (the roll-over
+  // and the spare are retried by a later writer, or made under the lock).
+  try {
+    if (roll_wanted_.load()) RollLogAfterSync(log);
+  } catch (const std::bad_alloc&) {
+    roll_helper_busy_ = false;
+  }
+  try {
+    if (spare_wanted_.load()) PrepareSpareLog();
+  } catch (const std::bad_alloc&) {
+    // A file it may have made is not recorded as the spare: the roll-over
+    // opens it as any other and counts its name.
+    spare_wanted_ = true;
+  }
   return Status::Ok();
 }
 
