@@ -22,11 +22,7 @@ namespace {
 using testing::BruteFindAll;
 using testing::BruteSelfJoin;
 using testing::MakeFingerprints;
-
-bool PartialPairLess(const HammingPair& x, const HammingPair& y) {
-  return std::tie(x.a.id, x.a.fingerprint, x.b.id, x.b.fingerprint) <
-         std::tie(y.a.id, y.a.fingerprint, y.b.id, y.b.fingerprint);
-}
+using testing::PairIdLess;
 
 // Clustered fingerprints, some shared by several ids (pairs at distance 0).
 std::vector<HammingEntry> PartialTestEntries(int m, int k, size_t count) {
@@ -103,7 +99,7 @@ TEST(HammingPartialTest, RangesFindEveryPairExactlyOnce) {
         }
         all.insert(all.end(), got.begin(), got.end());
       }
-      std::sort(all.begin(), all.end(), PartialPairLess);
+      std::sort(all.begin(), all.end(), PairIdLess);
       ASSERT_EQ(all, want) << context;  // none lost, none twice
     }
   }
@@ -156,7 +152,7 @@ TEST(HammingPartialTest, QueriesOfTheRangesAddUpToTheWholeIndex) {
       std::sort(got[q].begin(), got[q].end(), testing::MatchOrder);
       ASSERT_EQ(got[q], BruteFindAll(truth, queries[q], k)) << "n=" << n << " query " << q;
     }
-    std::sort(pairs.begin(), pairs.end(), PartialPairLess);
+    std::sort(pairs.begin(), pairs.end(), PairIdLess);
     ASSERT_EQ(pairs, BruteSelfJoin(truth, k)) << "n=" << n;
   }
 }

@@ -17,11 +17,7 @@ namespace {
 
 using testing::BruteSelfJoin;
 using testing::MakeFingerprints;
-
-bool ShardPairLess(const HammingPair& x, const HammingPair& y) {
-  return std::tie(x.a.id, x.a.fingerprint, x.b.id, x.b.fingerprint) <
-         std::tie(y.a.id, y.a.fingerprint, y.b.id, y.b.fingerprint);
-}
+using testing::PairIdLess;
 
 // Clustered fingerprints, some shared by several ids (pairs at distance 0),
 // and an exact duplicate entry. Ids are drawn at random below 10^6, so an id
@@ -72,7 +68,7 @@ TEST(HammingShards, ShardsTogetherFindEveryPairOnce) {
         HammingShardJoinStats stats;
         Result<std::vector<HammingPair>> pairs = shards->SelfJoin(routed[s], s, &stats);
         ASSERT_TRUE(pairs.ok());
-        EXPECT_TRUE(std::is_sorted(pairs->begin(), pairs->end(), ShardPairLess));
+        EXPECT_TRUE(std::is_sorted(pairs->begin(), pairs->end(), PairIdLess));
         EXPECT_LE(stats.table_values, stats.entries * shards->num_tables());
         if (routed[s].empty()) {
           ++empty_shards;
@@ -83,7 +79,7 @@ TEST(HammingShards, ShardsTogetherFindEveryPairOnce) {
         EXPECT_EQ(*shards->SelfJoin(entries, s), *pairs) << m << "," << k << " n=" << n;
         got.insert(got.end(), pairs->begin(), pairs->end());
       }
-      std::sort(got.begin(), got.end(), ShardPairLess);
+      std::sort(got.begin(), got.end(), PairIdLess);
       EXPECT_EQ(got, want) << m << "," << k << " n=" << n;  // each pair once
       if (m == 8 && n == 300) {
         EXPECT_GT(empty_shards, 0u);
@@ -135,7 +131,7 @@ TEST(HammingShards, SpreadsTheCopiesOfOneFingerprint) {
     }
     got.insert(got.end(), pairs.begin(), pairs.end());
   }
-  std::sort(got.begin(), got.end(), ShardPairLess);
+  std::sort(got.begin(), got.end(), PairIdLess);
   EXPECT_EQ(got, BruteSelfJoin(truth, 3));
 }
 

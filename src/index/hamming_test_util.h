@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "neardup/hamming_index.h"
@@ -81,6 +82,13 @@ inline std::vector<HammingMatch> BruteFindAll(const std::set<HammingEntry>& entr
 
 inline bool EntryIdLess(const HammingEntry& a, const HammingEntry& b) {
   return a.id != b.id ? a.id < b.id : a.fingerprint < b.fingerprint;
+}
+
+// Pairs by (a.id, a.fingerprint, b.id, b.fingerprint): the order the joins'
+// tests compare in (an id may come with two fingerprints).
+inline bool PairIdLess(const HammingPair& x, const HammingPair& y) {
+  return std::tie(x.a.id, x.a.fingerprint, x.b.id, x.b.fingerprint) <
+         std::tie(y.a.id, y.a.fingerprint, y.b.id, y.b.fingerprint);
 }
 
 inline std::vector<HammingPair> BruteSelfJoin(const std::set<HammingEntry>& entries,
