@@ -349,12 +349,8 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   // costs address space, not memory; with vm.overcommit_memory=2 it counts
   // against the commit limit. Earlier rounds' lists are merged again, so
   // they get none.
-  size_t spare_capacity = 0;
-  if (bands.end == scheme.num_parts) {
-    for (std::string_view run : runs) spare_capacity += run.size() / sizeof(CandidatePair);
-    spare_capacity /= 4;
-  }
-  Result<std::vector<CandidatePair>> merged = MergeUnique(runs, layout.total, spare_capacity);
+  const bool last_round = bands.end == scheme.num_parts;
+  Result<std::vector<CandidatePair>> merged = MergeUnique(runs, layout.total, last_round);
   if (!merged.ok()) return merged.status();
   *mine = std::move(merged).value();
   return Status::Ok();

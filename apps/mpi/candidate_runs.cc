@@ -43,7 +43,7 @@ void SortUnique(std::vector<CandidatePair>* candidates) {
 }
 
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
-                                               uint64_t num_documents, size_t spare_capacity) {
+                                               uint64_t num_documents, bool spare_quarter) {
   // A run's pairs are read with memcpy (its bytes need not be aligned).
   const auto at = [&](size_t run, size_t i) {
     CandidatePair pair;
@@ -53,7 +53,7 @@ Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view>
   size_t total = 0;
   for (std::string_view run : runs) total += run.size() / sizeof(CandidatePair);
   std::vector<CandidatePair> merged;
-  merged.reserve(total + spare_capacity);
+  merged.reserve(total + (spare_quarter ? total / 4 : 0));
   // Sorted runs merge into ascending pairs; a run out of order makes a
   // later pair smaller than the last one appended.
   bool in_order = true;

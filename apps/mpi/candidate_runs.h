@@ -29,12 +29,12 @@ void SortUnique(std::vector<CandidatePair>* candidates);
 // go out of order: the ranks are out of step), never a silently unsorted
 // list, and when a pair is not a < b < `num_documents` (the runs come from
 // other ranks; a later stage indexes by these ids). One output block of the
-// runs' total size and `spare_capacity` pairs more capacity, for pairs the
+// runs' total size, a quarter more with `spare_quarter`, for pairs the
 // caller will add to the list later.
 //
 // Both are pure and thread-compatible.
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
-                                               uint64_t num_documents, size_t spare_capacity = 0);
+                                               uint64_t num_documents, bool spare_quarter = false);
 
 }  // namespace neardup::mpi
 

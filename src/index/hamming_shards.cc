@@ -33,11 +33,11 @@ uint64_t ShardOfPermuted(uint64_t permuted, int key_bits, uint64_t num_shards) {
 }
 
 // The shard's slice of table `t` over the distinct fingerprints `fps`,
-// sorted; appends its canonical pairs to `out` and returns the number of
-// value pairs compared.
+// sorted; appends its canonical pairs to `out`, adds the slice's size to
+// `table_values` and returns the number of value pairs compared.
 NEARDUP_POPCNT_CLONES
 uint64_t JoinTableSlice(const HammingLayout& layout, int t, std::span<const uint64_t> fps,
-                        uint64_t shard, uint64_t num_shards, size_t* slice_size,
+                        uint64_t shard, uint64_t num_shards, std::atomic<uint64_t>* table_values,
                         std::vector<FpPair>* out) {
   const HammingTable& table = layout.table(t);
   const int key_bits = KeyBits(table);
@@ -47,7 +47,7 @@ uint64_t JoinTableSlice(const HammingLayout& layout, int t, std::span<const uint
     if (ShardOfPermuted(value, key_bits, num_shards) == shard) values.push_back(value);
   }
   std::sort(values.begin(), values.end());
-  *slice_size = values.size();
+  *table_values += values.size();
   return internal::JoinSortedRuns(table, layout.max_distance(), values, 0, values.size(),
                                   [&](uint64_t a, uint64_t b, int distance) {
                                     out->push_back({a, b, distance});
@@ -125,12 +125,11 @@ Result<std::vector<HammingPair>> HammingShards::SelfJoin(std::span<const Hamming
 
   const int num_tables = layout_->num_tables();
   std::vector<std::vector<FpPair>> found(static_cast<size_t>(num_tables));
-  std::vector<size_t> slice_sizes(static_cast<size_t>(num_tables), 0);
   std::atomic<uint64_t> compared{0};
+  std::atomic<uint64_t> table_values{0};  // the slices' values, all tables
   tbb::parallel_for(0, num_tables, [&](int t) {
-    compared +=
-        JoinTableSlice(*layout_, t, fps, shard, num_shards_, &slice_sizes[static_cast<size_t>(t)],
-                       &found[static_cast<size_t>(t)]);
+    compared += JoinTableSlice(*layout_, t, fps, shard, num_shards_, &table_values,
+                               &found[static_cast<size_t>(t)]);
   });
 
   std::vector<HammingPair> pairs;
@@ -174,8 +173,7 @@ Result<std::vector<HammingPair>> HammingShards::SelfJoin(std::span<const Hamming
   tbb::parallel_sort(pairs.begin(), pairs.end(), internal::PairLess);
   if (stats != nullptr) {
     stats->entries = sorted.size();
-    stats->table_values = 0;
-    for (size_t size : slice_sizes) stats->table_values += size;
+    stats->table_values = table_values.load();
     stats->candidates = compared.load();
     stats->bytes = sorted.size() * sizeof(HammingEntry) + fps.size() * sizeof(uint64_t) +
                    id_begin.size() * sizeof(uint32_t) + stats->table_values * sizeof(uint64_t);

@@ -107,7 +107,7 @@ TEST(MpiCandidateRunsTest, MergeUniqueLeavesTheSpareCapacityAskedFor) {
                        first.size() * sizeof(CandidatePair)),
       std::string_view(reinterpret_cast<const char*>(second.data()),
                        second.size() * sizeof(CandidatePair))};
-  Result<std::vector<CandidatePair>> merged = MergeUnique(runs, 1001, 250);
+  Result<std::vector<CandidatePair>> merged = MergeUnique(runs, 1001, /*spare_quarter=*/true);
   ASSERT_TRUE(merged.ok());
   ASSERT_EQ(merged->size(), 1000u);
   EXPECT_GE(merged->capacity(), 1250u);
