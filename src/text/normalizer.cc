@@ -55,7 +55,7 @@ constexpr size_t kPrefetchBytes = 1024;
 
 // kAsciiClass (char_class.h) with kUpperBit for A-Z: one byte permute gives
 // the fold, punctuation and token classes of 64 bytes.
-constexpr uint8_t kUpperBit = 8;
+constexpr uint8_t kUpperBit = 0x20;  // the fold's own bit: A-Z | 0x20 is a-z
 constexpr std::array<uint8_t, 128> kTokenClass = [] {
   std::array<uint8_t, 128> table = kAsciiClass;
   for (int c = 'A'; c <= 'Z'; ++c) table[c] |= kUpperBit;
@@ -128,9 +128,8 @@ AppendAsciiAvx512(std::string_view text, bool fold, bool drop_punctuation, char*
           kBits == AsciiTokenBits::kWord
               ? _mm512_test_epi8_mask(cls, _mm512_set1_epi8(kAsciiWordBit))
               : _mm512_testn_epi8_mask(cls, _mm512_set1_epi8(kAsciiWhiteSpaceBit)) & valid;
-      if (fold) {
-        const __mmask64 upper = _mm512_test_epi8_mask(cls, _mm512_set1_epi8(kUpperBit));
-        v = _mm512_mask_add_epi8(v, upper, v, _mm512_set1_epi8(0x20));
+      if (fold) {  // v | (cls & 0x20): one ternary-logic op
+        v = _mm512_ternarylogic_epi32(v, cls, _mm512_set1_epi8(kUpperBit), 0xF8);
       }
       if (drop_punctuation) {
         const __mmask64 keep =
