@@ -72,13 +72,12 @@ enum class AsciiTokenBits { kNone, kWord, kWhitespace };
 // holds a byte >= 0x80 (the ASCII check and the copy in one pass), sets
 // *consumed to the bytes copied (all of them for ASCII text) and returns the
 // bytes written.
-// With kBits other than kNone, also writes the output's token bits to
-// words[]: bit i of words[j] is set when output byte 64j + i is a token byte
-// of that tokenizer, bits past the output are zero. The class of a byte is
-// taken from the input (folding keeps a letter a letter), and the kept
-// bytes' bits are packed by pext with the same mask that vpcompressb packs
-// the bytes with; whole words are stored without a branch. REQUIRES: room
-// for text.size() / 64 + 2 words. Valid only when *consumed == text.size().
+// With kBits other than kNone (and no punctuation to drop), also writes the
+// output's token bits to words[]: bit i of words[j] is set when output byte
+// 64j + i is a token byte of that tokenizer, bits past the output are zero
+// (folding keeps a letter a letter, so the input's classes are the
+// output's). REQUIRES: room for text.size() / 64 + 2 words; !drop_punctuation.
+// Valid only when *consumed == text.size().
 template <AsciiTokenBits kBits>
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) size_t
 AppendAsciiAvx512(std::string_view text, bool fold, bool drop_punctuation, char* dst,
@@ -90,9 +89,6 @@ AppendAsciiAvx512(std::string_view text, bool fold, bool drop_punctuation, char*
   char* const begin = dst;
   const char* p = text.data();
   size_t remaining = text.size();
-  // The token bits not yet stored whole: `fill` of them in `acc`.
-  uint64_t acc = 0;
-  uint32_t fill = 0;
   // The text is usually not in cache (a new document): ask for its first
   // lines at once rather than one miss at a time until the hardware
   // prefetcher has seen the stream.
@@ -122,43 +118,25 @@ AppendAsciiAvx512(std::string_view text, bool fold, bool drop_punctuation, char*
         dst += n;
       }
     } else {
-      // One permute gives every class the block needs (kTokenClass).
+      // One permute gives the fold's and the token's classes (kTokenClass).
       const __m512i cls = _mm512_permutex2var_epi8(class_lo, v, class_hi);
-      uint64_t token =
+      const uint64_t token =
           kBits == AsciiTokenBits::kWord
               ? _mm512_test_epi8_mask(cls, _mm512_set1_epi8(kAsciiWordBit))
               : _mm512_testn_epi8_mask(cls, _mm512_set1_epi8(kAsciiWhiteSpaceBit)) & valid;
       if (fold) {  // v | (cls & 0x20): one ternary-logic op
         v = _mm512_ternarylogic_epi32(v, cls, _mm512_set1_epi8(kUpperBit), 0xF8);
       }
-      if (drop_punctuation) {
-        const __mmask64 keep =
-            _mm512_testn_epi8_mask(cls, _mm512_set1_epi8(kAsciiPunctuationBit)) & valid;
-        _mm512_storeu_si512(dst, _mm512_maskz_compress_epi8(keep, v));
-        const uint32_t written = static_cast<uint32_t>(__builtin_popcountll(keep));
-        dst += written;
-        token = _pext_u64(token, keep);
-        // `written` bits at bit `fill`: the low word completes acc, the high
-        // one (zero unless it wraps) begins the next. Stored every block.
-        const unsigned __int128 shifted = static_cast<unsigned __int128>(token) << fill;
-        acc |= static_cast<uint64_t>(shifted);
-        *words = acc;
-        const uint32_t total = fill + written;
-        const uint64_t wrap = uint64_t{0} - static_cast<uint64_t>(total >> 6);
-        words += total >> 6;
-        acc = (acc & ~wrap) | static_cast<uint64_t>(shifted >> 64);
-        fill = total & 63;
-      } else {
-        // The form's blocks are the text's: one word per block.
-        _mm512_storeu_si512(dst, v);
-        dst += n;
-        *words++ = token;
-      }
+      // No byte is removed: the form's blocks are the text's, one word each.
+      NEARDUP_DCHECK(!drop_punctuation);
+      _mm512_storeu_si512(dst, v);
+      dst += n;
+      *words++ = token;
     }
     p += n;
     remaining -= n;
   }
-  if constexpr (kBits != AsciiTokenBits::kNone) *words = acc;
+  if constexpr (kBits != AsciiTokenBits::kNone) *words = 0;
   *consumed = text.size() - remaining;
   return static_cast<size_t>(dst - begin);
 }
@@ -567,7 +545,7 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
     // previous text's) serve as room: resize zero-fills only what it adds.
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
     size_t written;
-    if (bits == nullptr) {
+    if (bits == nullptr || drop) {
       written = AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos);
     } else {
       const size_t words = text.size() / 64 + 2;

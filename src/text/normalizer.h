@@ -97,10 +97,12 @@ size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& o
 // classify the form again: bit i of words[j] is set when byte 64j + i of the
 // form is a token byte of `kind` (kWord: an ASCII letter or digit;
 // kWhitespace: any byte but \t..\r and space), bits past the form are zero.
-// Only the AVX-512 path's ASCII copy computes them, and only for a text
-// whose bytes are all ASCII: `valid` says whether words[] holds them (then
-// it holds at least form size / 64 + 1 words); otherwise the caller
-// classifies the form itself.
+// Only the AVX-512 path's ASCII copy computes them, only without
+// remove_punctuation (then the form's 64-byte blocks are the text's; with
+// bytes removed, packing the bits cost the normalizer what the scanner
+// saved) and only for a text whose bytes are all ASCII: `valid` says
+// whether words[] holds them (then it holds at least form size / 64 + 1
+// words); otherwise the caller classifies the form itself.
 struct FormTokenBits {
   TokenizerKind kind = TokenizerKind::kWord;  // kWord or kWhitespace
   std::vector<uint64_t> words;                // room reused across texts

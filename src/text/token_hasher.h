@@ -156,7 +156,8 @@ class TokenHasher {
   CpuPath path_ = CpuPath::kReference;
   const TextKernels* kernels_ = nullptr;  // TextKernelsFor(path_)
   // The scanner takes the normalizer's token bits for all-ASCII texts
-  // (FormTokenBits; the AVX-512 ASCII copy and span emission).
+  // (FormTokenBits: the AVX-512 ASCII copy and span emission, no
+  // remove_punctuation).
   bool form_token_bits_ = false;
   NormalizationOptions normalization_;
   TokenizerKind tokenizer_ = TokenizerKind::kWord;
