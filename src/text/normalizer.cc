@@ -79,9 +79,9 @@ enum class AsciiTokenBits { kNone, kWord, kWhitespace };
 // output's). REQUIRES: room for text.size() / 64 + 2 words; !drop_punctuation.
 // Valid only when *consumed == text.size().
 template <AsciiTokenBits kBits>
-__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt"))) size_t
-AppendAsciiAvx512(std::string_view text, bool fold, bool drop_punctuation, char* dst,
-                  size_t* consumed, uint64_t* words = nullptr) {
+__attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t AppendAsciiAvx512(
+    std::string_view text, bool fold, bool drop_punctuation, char* dst, size_t* consumed,
+    uint64_t* words = nullptr) {
   const __m512i table_lo = _mm512_loadu_si512(kAsciiIsPunctuation.data());
   const __m512i table_hi = _mm512_loadu_si512(kAsciiIsPunctuation.data() + 64);
   const __m512i class_lo = _mm512_loadu_si512(kTokenClass.data());
