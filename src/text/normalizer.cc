@@ -53,15 +53,39 @@ constexpr std::array<uint8_t, 128> kAsciiIsPunctuation = [] {
 
 constexpr size_t kPrefetchBytes = 1024;
 
+// kAsciiClass (char_class.h) with kUpperBit for A-Z: one byte permute gives
+// the fold, punctuation and token classes of 64 bytes.
+constexpr uint8_t kUpperBit = 0x20;  // the fold's own bit: A-Z | 0x20 is a-z
+constexpr std::array<uint8_t, 128> kTokenClass = [] {
+  std::array<uint8_t, 128> table = kAsciiClass;
+  for (int c = 'A'; c <= 'Z'; ++c) table[c] |= kUpperBit;
+  return table;
+}();
+
+// Token bits for the scanner (FormTokenBits in normalizer.h): none, kWord's
+// (ASCII letters and digits) or kWhitespace's (every byte but \t..\r and
+// space).
+enum class AsciiTokenBits { kNone, kWord, kWhitespace };
+
 // The AVX-512 form of the ASCII copy. REQUIRES: `dst` has room for
 // text.size() + 64 bytes. Copies `text` up to the first 64-byte block that
 // holds a byte >= 0x80 (the ASCII check and the copy in one pass), sets
 // *consumed to the bytes copied (all of them for ASCII text) and returns the
 // bytes written.
+// With kBits other than kNone (and no punctuation to drop), also writes the
+// output's token bits to words[]: bit i of words[j] is set when output byte
+// 64j + i is a token byte of that tokenizer, bits past the output are zero
+// (folding keeps a letter a letter, so the input's classes are the
+// output's). REQUIRES: room for text.size() / 64 + 2 words; !drop_punctuation.
+// Valid only when *consumed == text.size().
+template <AsciiTokenBits kBits>
 __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t AppendAsciiAvx512(
-    std::string_view text, bool fold, bool drop_punctuation, char* dst, size_t* consumed) {
+    std::string_view text, bool fold, bool drop_punctuation, char* dst, size_t* consumed,
+    uint64_t* words = nullptr) {
   const __m512i table_lo = _mm512_loadu_si512(kAsciiIsPunctuation.data());
   const __m512i table_hi = _mm512_loadu_si512(kAsciiIsPunctuation.data() + 64);
+  const __m512i class_lo = _mm512_loadu_si512(kTokenClass.data());
+  const __m512i class_hi = _mm512_loadu_si512(kTokenClass.data() + 64);
   char* const begin = dst;
   const char* p = text.data();
   size_t remaining = text.size();
@@ -77,24 +101,42 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t Append
     const __mmask64 valid = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
     __m512i v = _mm512_maskz_loadu_epi8(valid, p);  // masked: never reads past the end
     if (_mm512_movepi8_mask(v) != 0) break;
-    if (fold) {
-      const __mmask64 upper =
-          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
-      v = _mm512_mask_add_epi8(v, upper, v, _mm512_set1_epi8(0x20));
-    }
-    if (drop_punctuation) {
-      // Byte i of the permute is the table entry for the low 7 bits of v[i].
-      const __m512i punct = _mm512_permutex2var_epi8(table_lo, v, table_hi);
-      const __mmask64 keep = _mm512_testn_epi8_mask(punct, punct) & valid;
-      _mm512_storeu_si512(dst, _mm512_maskz_compress_epi8(keep, v));
-      dst += __builtin_popcountll(keep);
+    if constexpr (kBits == AsciiTokenBits::kNone) {
+      if (fold) {
+        const __mmask64 upper =
+            _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
+        v = _mm512_mask_add_epi8(v, upper, v, _mm512_set1_epi8(0x20));
+      }
+      if (drop_punctuation) {
+        // Byte i of the permute is the table entry for the low 7 bits of v[i].
+        const __m512i punct = _mm512_permutex2var_epi8(table_lo, v, table_hi);
+        const __mmask64 keep = _mm512_testn_epi8_mask(punct, punct) & valid;
+        _mm512_storeu_si512(dst, _mm512_maskz_compress_epi8(keep, v));
+        dst += __builtin_popcountll(keep);
+      } else {
+        _mm512_storeu_si512(dst, v);
+        dst += n;
+      }
     } else {
+      // One permute gives the fold's and the token's classes (kTokenClass).
+      const __m512i cls = _mm512_permutex2var_epi8(class_lo, v, class_hi);
+      const uint64_t token =
+          kBits == AsciiTokenBits::kWord
+              ? _mm512_test_epi8_mask(cls, _mm512_set1_epi8(kAsciiWordBit))
+              : _mm512_testn_epi8_mask(cls, _mm512_set1_epi8(kAsciiWhiteSpaceBit)) & valid;
+      if (fold) {  // v | (cls & 0x20): one ternary-logic op
+        v = _mm512_ternarylogic_epi32(v, cls, _mm512_set1_epi8(kUpperBit), 0xF8);
+      }
+      // No byte is removed: the form's blocks are the text's, one word each.
+      NEARDUP_DCHECK(!drop_punctuation);
       _mm512_storeu_si512(dst, v);
       dst += n;
+      *words++ = token;
     }
     p += n;
     remaining -= n;
   }
+  if constexpr (kBits != AsciiTokenBits::kNone) *words = 0;
   *consumed = text.size() - remaining;
   return static_cast<size_t>(dst - begin);
 }
@@ -112,8 +154,8 @@ size_t AppendAscii(std::string_view text, bool fold, bool drop_punctuation, bool
   if (avx512) {
     out->resize(old_size + text.size() + 64);
     size_t consumed = 0;
-    const size_t written =
-        AppendAsciiAvx512(text, fold, drop_punctuation, out->data() + old_size, &consumed);
+    const size_t written = AppendAsciiAvx512<AsciiTokenBits::kNone>(
+        text, fold, drop_punctuation, out->data() + old_size, &consumed);
     out->resize(old_size + written);
     return consumed;
   }
@@ -476,8 +518,10 @@ void NormalizeReference(std::string_view text, const NormalizationOptions& optio
 // leaves *out at its size (the room for the next text) and returns the
 // form's size, instead of shrinking *out to it (the next text's resize would
 // zero-fill that room again). Else *out is the form and its size returned.
+// bits: null, or the token bits asked for (FormTokenBits).
 size_t NormalizeInto(std::string_view text, const NormalizationOptions& options, std::string* out,
-                     NormalizeStats* stats, CpuPath path, bool keep_room) {
+                     NormalizeStats* stats, CpuPath path, bool keep_room, FormTokenBits* bits) {
+  if (bits != nullptr) bits->valid = false;
   const TextKernels& kernels = TextKernelsFor(path);
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
   const bool avx512 = kernels.ascii_normalizer_avx512;
@@ -500,7 +544,19 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
     // where the first byte >= 0x80 is. The bytes *out already holds (the
     // previous text's) serve as room: resize zero-fills only what it adds.
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
-    size_t written = AppendAsciiAvx512(text, fold, drop, out->data(), &pos);
+    size_t written;
+    if (bits == nullptr || drop) {
+      written = AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos);
+    } else {
+      const size_t words = text.size() / 64 + 2;
+      if (bits->words.size() < words) bits->words.resize(words);
+      written = bits->kind == TokenizerKind::kWhitespace
+                    ? AppendAsciiAvx512<AsciiTokenBits::kWhitespace>(text, fold, drop, out->data(),
+                                                                     &pos, bits->words.data())
+                    : AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(), &pos,
+                                                               bits->words.data());
+      bits->valid = pos == text.size();
+    }
     if (pos == text.size()) {
       if (!keep_room) {
         out->resize(written);
@@ -569,12 +625,19 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
 
 void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
                NormalizeStats* stats, CpuPath path) {
-  NormalizeInto(text, options, out, stats, path, /*keep_room=*/false);
+  NormalizeInto(text, options, out, stats, path, /*keep_room=*/false, /*bits=*/nullptr);
 }
 
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
                             std::string* out, NormalizeStats* stats, CpuPath path) {
-  return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true);
+  return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true, /*bits=*/nullptr);
+}
+
+size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
+                            std::string* out, NormalizeStats* stats, CpuPath path,
+                            FormTokenBits* bits) {
+  NEARDUP_DCHECK(bits->kind == TokenizerKind::kWord || bits->kind == TokenizerKind::kWhitespace);
+  return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true, bits);
 }
 
 }  // namespace neardup::internal

@@ -63,6 +63,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hash/cpu_path.h"
 #include "neardup/recipe.h"
@@ -90,6 +91,29 @@ void Normalize(std::string_view text, const NormalizationOptions& options, std::
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
                             std::string* out, NormalizeStats* stats,
                             CpuPath path = CpuPath::kReference);
+
+// The token bits of a normalized form for TokenScanner (text/token_scan.h),
+// computed in the normalizer's pass so that the scanner need not read and
+// classify the form again: bit i of words[j] is set when byte 64j + i of the
+// form is a token byte of `kind` (kWord: an ASCII letter or digit;
+// kWhitespace: any byte but \t..\r and space), bits past the form are zero.
+// Only the AVX-512 path's ASCII copy computes them, only without
+// remove_punctuation (then the form's 64-byte blocks are the text's; with
+// bytes removed, packing the bits cost the normalizer what the scanner
+// saved) and only for a text whose bytes are all ASCII: `valid` says
+// whether words[] holds them (then it holds at least form size / 64 + 1
+// words); otherwise the caller classifies the form itself.
+struct FormTokenBits {
+  TokenizerKind kind = TokenizerKind::kWord;  // kWord or kWhitespace
+  std::vector<uint64_t> words;                // room reused across texts
+  bool valid = false;
+};
+
+// NormalizeKeepingRoom that also sets *bits (above). The form is the same.
+// REQUIRES: bits->kind is kWord or kWhitespace.
+size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
+                            std::string* out, NormalizeStats* stats, CpuPath path,
+                            FormTokenBits* bits);
 
 }  // namespace neardup::internal
 

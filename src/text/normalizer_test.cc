@@ -233,6 +233,83 @@ TEST(NormalizerTest, KeepingRoomGivesTheSameFormAsAPrefix) {
   }
 }
 
+// FormTokenBits (the scanner's token bits from the normalizer's pass): when
+// valid, bit i of word j is the class of form byte 64j + i for the kind
+// (kWord: ASCII letter or digit; kWhitespace: not \t..\r or space) and
+// every bit past the form is zero; valid exactly for all-ASCII texts on the
+// AVX-512 ASCII copy without remove_punctuation, never elsewhere; the form
+// is NormalizeKeepingRoom's either way. Texts: empty, every length 0..200
+// of ASCII bytes with punctuation runs, tokens across block edges, NUL and
+// control bytes, and texts with a byte >= 0x80 (valid or not) after ASCII
+// blocks, one reused FormTokenBits throughout (a valid text after an
+// invalid one and the other way round).
+TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
+  SplitMix64 rng(1913);
+  std::vector<std::string> texts = {"",
+                                    " ",
+                                    "a",
+                                    ".",
+                                    std::string(64, 'W'),
+                                    std::string(64, ',') + "tail",
+                                    std::string(200, 'x'),
+                                    std::string(70, '.') + std::string(130, 'y') + "!"};
+  const std::vector<std::string> pieces = {
+      " ", "\t", "\n", "a", "Z",    "9",          "'",   ".",
+      ",", "-",  "_",  "!", "word", "LONGERWORD", "...", std::string(1, '\0')};
+  for (size_t length = 0; length <= 200; ++length) {
+    std::string text;
+    while (text.size() < length) text.append(pieces[rng.Next() % pieces.size()]);
+    text.resize(length);
+    texts.push_back(text);
+  }
+  for (int i = 0; i < 100; ++i) {
+    std::string text(rng.Next() % 700, '\0');
+    for (char& c : text) c = static_cast<char>(rng.Next() % 128);  // any ASCII byte
+    texts.push_back(text);
+  }
+  // Non-ASCII after ASCII blocks: no bits, the form unchanged.
+  for (const char* tail : {"\xC3\xA9", "\xFF", "\xE4\xB8\xAD word"}) {
+    texts.push_back(std::string(130, 'A') + tail);
+    texts.push_back(tail);
+  }
+  for (CpuPath path : SupportedCpuPaths()) {
+    for (const NormalizationOptions& options : AllNormalizationOptions()) {
+      for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
+        FormTokenBits bits;
+        bits.kind = kind;
+        std::string room;
+        for (const std::string& text : texts) {
+          std::string want;
+          Normalize(text, options, &want, nullptr, path);
+          bits.valid = true;  // must be reset by the call
+          const size_t n = NormalizeKeepingRoom(text, options, &room, nullptr, path, &bits);
+          ASSERT_EQ(std::string_view(room.data(), n), want) << CpuPathName(path);
+          const bool ascii = std::all_of(text.begin(), text.end(), [](char c) {
+            return static_cast<unsigned char>(c) < 0x80;
+          });
+          ASSERT_EQ(bits.valid, ascii && TextKernelsFor(path).ascii_normalizer_avx512 &&
+                                    !options.remove_punctuation)
+              << CpuPathName(path) << " text of " << text.size();
+          if (!bits.valid) continue;
+          ASSERT_GE(bits.words.size(), n / 64 + 1);
+          for (size_t i = 0; i < (n / 64 + 1) * 64; ++i) {
+            bool token = false;
+            if (i < n) {
+              const auto c = static_cast<unsigned char>(want[i]);
+              token = kind == TokenizerKind::kWord
+                          ? ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9')
+                          : !(c == ' ' || (c >= 9 && c <= 13));
+            }
+            ASSERT_EQ((bits.words[i / 64] >> (i % 64)) & 1, token ? 1u : 0u)
+                << CpuPathName(path) << Describe(options) << " kind " << static_cast<int>(kind)
+                << " byte " << i << " of " << n << ": " << ::testing::PrintToString(text);
+          }
+        }
+      }
+    }
+  }
+}
+
 // The ASCII fast path against utf8proc, under all 8 option combinations:
 // (1) against the Reference; (2) against Normalize's own utf8proc path,
 // forced by a trailing "é", which composes with nothing before it and which no

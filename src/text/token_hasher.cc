@@ -99,6 +99,11 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
   return n;
 }
 
+FormTokenBits& ThreadFormTokenBits() {
+  thread_local FormTokenBits bits;
+  return bits;
+}
+
 Result<TokenHasher> TokenHasher::Create(const Recipe& recipe) {
   return Create(recipe, DetectCpuPath());
 }
@@ -144,6 +149,9 @@ Result<TokenHasher> TokenHasher::Create(const Recipe& recipe, CpuPath path) {
   }
   // Stopwords are words; a kChar token is a code point.
   hasher.filter_stopwords_ = recipe.tokenizer != TokenizerKind::kChar && !hasher.stopwords_.empty();
+  hasher.form_token_bits_ = hasher.UsesScanner() && hasher.kernels_->ascii_normalizer_avx512 &&
+                            hasher.kernels_->compress_tokens &&
+                            !recipe.normalization.remove_punctuation;
   return hasher;
 }
 

@@ -28,6 +28,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hash/cpu_path.h"
 #include "hash/feature_hash.h"
@@ -77,6 +78,11 @@ inline uint64_t SdbmHashInText(std::string_view token, uint64_t seed, const char
   for (size_t i = 0; i < 8; ++i) h += ((w >> (8 * i)) & 0xFF) * p[i];
   return h;
 }
+
+// This thread's FormTokenBits for TokenHasher (their room kept between
+// texts; released after a text of over 64 MiB).
+FormTokenBits& ThreadFormTokenBits();
+inline constexpr size_t kMaxRetainedTokenBitWords = size_t{1} << 20;
 
 // Counters added to (never reset) by ForEachTokenHash.
 struct TextStats {
@@ -149,6 +155,10 @@ class TokenHasher {
 
   CpuPath path_ = CpuPath::kReference;
   const TextKernels* kernels_ = nullptr;  // TextKernelsFor(path_)
+  // The scanner takes the normalizer's token bits for all-ASCII texts
+  // (FormTokenBits: the AVX-512 ASCII copy and span emission, no
+  // remove_punctuation).
+  bool form_token_bits_ = false;
   NormalizationOptions normalization_;
   TokenizerKind tokenizer_ = TokenizerKind::kWord;
   ScriptSegmentation segmentation_ = ScriptSegmentation::kNone;  // kNone unless kWord
@@ -239,10 +249,17 @@ template <class OnBatch>
 size_t TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scratch,
                                           OnBatch&& on_batch, TextStats* stats) const {
   NormalizeStats normalize_stats;
+  FormTokenBits* const bits = form_token_bits_ ? &ThreadFormTokenBits() : nullptr;
   // The size first: the order of a call's arguments is unspecified, and
   // NormalizeKeepingRoom may reallocate *scratch, so data() is read after it.
-  const size_t normalized_size =
-      NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_);
+  size_t normalized_size;
+  if (bits != nullptr) {
+    bits->kind = tokenizer_;
+    normalized_size =
+        NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_, bits);
+  } else {
+    normalized_size = NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_);
+  }
   const std::string_view normalized(scratch->data(), normalized_size);
   if (stats != nullptr) {
     stats->bytes += text.size();
@@ -262,7 +279,9 @@ size_t TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* sc
     if (n > 0) on_batch(std::span<const uint64_t>(hashes, n));
     return normalized.size();
   }
-  TokenScanner scanner(tokenizer_, path_, normalized);
+  TokenScanner scanner = bits != nullptr && bits->valid
+                             ? TokenScanner(tokenizer_, path_, normalized, bits->words.data())
+                             : TokenScanner(tokenizer_, path_, normalized);
   TokenSpan spans[kBatchCapacity];
   uint64_t tokens = 0;
   uint64_t removed = 0;
@@ -278,6 +297,9 @@ size_t TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* sc
   if (stats != nullptr) {
     stats->tokens += tokens;
     stats->stopwords_removed += removed;
+  }
+  if (bits != nullptr && bits->words.size() > kMaxRetainedTokenBitWords) {
+    std::vector<uint64_t>().swap(bits->words);
   }
   return normalized.size();
 }

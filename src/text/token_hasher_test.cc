@@ -472,5 +472,65 @@ TEST(TokenScannerTest, SpansEqualForEachTokenOnEveryPath) {
   }
 }
 
+// The scanner given the normalizer's token bits (FormTokenBits) on ASCII
+// text: empty, every length 0..260 of short and long tokens (tokens across
+// one and several block edges, a token ending exactly at a block's end, the
+// text ending inside a token), separators only, NUL and control bytes; the
+// spans equal ForEachToken's on every path (ExpectSameTokens runs both
+// scanners), and through TokenHasher the hashes equal the reference's for
+// ASCII texts whose punctuation shifts the form's blocks.
+TEST(TokenScannerTest, TokenBitsGiveTheSameSpans) {
+  SplitMix64 rng(1319);
+  std::vector<std::string> texts = {"",
+                                    " ",
+                                    "a",
+                                    std::string(64, 'x'),
+                                    std::string(64, ' '),
+                                    std::string(63, 'x') + " " + std::string(65, 'y'),
+                                    std::string(300, 'z'),
+                                    std::string(1, '\0')};
+  const std::vector<std::string> pieces = {" ",
+                                           "\t",
+                                           "\r\n",
+                                           "a",
+                                           "Zz",
+                                           "9",
+                                           "'",
+                                           ".",
+                                           ",",
+                                           "-",
+                                           "_",
+                                           "!",
+                                           "word",
+                                           std::string(70, 'L'),
+                                           std::string(130, 'm'),
+                                           std::string(1, '\0'),
+                                           "\x01",
+                                           "...,,,"};
+  for (size_t length = 0; length <= 260; ++length) {
+    for (int i = 0; i < 2; ++i) {
+      std::string text;
+      while (text.size() < length) text.append(pieces[rng.Next() % pieces.size()]);
+      text.resize(length);
+      texts.push_back(text);
+    }
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    testing::ExpectSameTokens(texts[i], "ascii text " + std::to_string(i));
+  }
+  for (const Recipe& recipe : DifferentialRecipes()) {
+    Result<TokenHasher> reference = TokenHasher::Create(recipe, CpuPath::kReference);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    for (CpuPath path : SupportedCpuPaths()) {
+      Result<TokenHasher> fast = TokenHasher::Create(recipe, path);
+      ASSERT_TRUE(fast.ok()) << fast.status();
+      for (const std::string& text : texts) {
+        ASSERT_EQ(RunPath(*fast, text, true).hashes, RunPath(*reference, text, false).hashes)
+            << CpuPathName(path) << " text of " << text.size();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace neardup::internal

@@ -222,6 +222,13 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
   compress_ = TextKernelsFor(path).compress_tokens;
 }
 
+TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text,
+                           const uint64_t* token_bits)
+    : TokenScanner(kind, path, text) {
+  NEARDUP_CHECK(token_bits != nullptr) << "TokenScanner: null token bits";
+  token_bits_ = token_bits;
+}
+
 namespace {
 
 // The tokens of a block from its edge bits, one count-trailing-zeros per
@@ -325,10 +332,44 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
   return n;
 }
 
+// Scan without the bytes: each block's mask is its word of token_bits_
+// (zero past the text, so the last block needs no padding), and an ASCII
+// text has no code point to classify, carry or segment.
+template <class Emit>
+__attribute__((always_inline)) inline size_t TokenScanner::ScanBits(TokenSpan* out, size_t capacity,
+                                                                    Emit emit) {
+  NEARDUP_DCHECK(capacity >= kMaxTokensPerBlock);
+  size_t n = 0;
+  size_t pos = pos_;
+  bool in_token = in_token_;
+  size_t token_begin = token_begin_;
+  const size_t size = text_.size();
+  const uint64_t* const bits = token_bits_;
+  while (!done_ && capacity - n >= kMaxTokensPerBlock) {
+    const uint64_t mask = bits[pos / kBlock];
+    const uint64_t edges = mask ^ ((mask << 1) | static_cast<uint64_t>(in_token));
+    n += emit(edges, pos, out + n, &in_token, &token_begin);
+    if (size - pos <= kBlock) {
+      if (in_token) out[n++] = TokenSpan{token_begin, size - token_begin};
+      in_token = false;
+      done_ = true;
+    } else {
+      pos += kBlock;
+    }
+  }
+  pos_ = pos;
+  in_token_ = in_token;
+  token_begin_ = token_begin;
+  return n;
+}
+
 size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
 #ifdef NEARDUP_HAVE_X86_PATHS
-  if (compress_) return NextAvx512(out, capacity);
+  if (compress_) {
+    return token_bits_ != nullptr ? NextBitsAvx512(out, capacity) : NextAvx512(out, capacity);
+  }
 #endif
+  if (token_bits_ != nullptr) return ScanBits(out, capacity, &EmitTokensScalar);
   return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 
@@ -372,9 +413,16 @@ NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capa
                : Scan(out, capacity, ClassifyBlockAvx512<false>(),
                       NonAsciiBlockAvx512<false>{tables}, EmitBlockAvx512());
 }
+
+NEARDUP_VBMI2_TARGET size_t TokenScanner::NextBitsAvx512(TokenSpan* out, size_t capacity) {
+  return ScanBits(out, capacity, EmitBlockAvx512());
+}
 #else
 size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
   return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
+}
+size_t TokenScanner::NextBitsAvx512(TokenSpan* out, size_t capacity) {
+  return ScanBits(out, capacity, &EmitTokensScalar);
 }
 #endif
 

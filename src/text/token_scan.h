@@ -46,6 +46,14 @@ class TokenScanner {
   // CpuSupports(path). `text` must outlive the scanner.
   TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text);
 
+  // The same tokens from the text's token bits, computed beforehand (the
+  // normalizer's FormTokenBits, text/normalizer.h): bit i of token_bits[j]
+  // is set when byte 64j + i is a token byte of `kind`. The scanner reads
+  // one word per block instead of the block's bytes. REQUIRES: the text is
+  // ASCII (no byte >= 0x80), token_bits holds text.size() / 64 + 1 words
+  // with every bit past the text zero, and outlives the scanner.
+  TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text, const uint64_t* token_bits);
+
   // Writes the next tokens to out[0, n) and returns n; 0 means the text is
   // done. Stops between blocks, so n <= capacity.
   // REQUIRES: capacity >= kMaxTokensPerBlock.
@@ -76,15 +84,21 @@ class TokenScanner {
   // Next on AVX-512 VBMI2 (compress_).
   size_t NextAvx512(TokenSpan* out, size_t capacity);
 
+  // The block loop over token_bits_, with a token emitter as in Scan.
+  template <class Emit>
+  size_t ScanBits(TokenSpan* out, size_t capacity, Emit emit);
+  size_t NextBitsAvx512(TokenSpan* out, size_t capacity);
+
   ClassifyFn classify_;
   bool word_;      // kWord; else kWhitespace
   bool compress_;  // tokens from edge bits with AVX-512 VBMI2 vpcompressb
   std::string_view text_;
-  size_t pos_ = 0;               // start of the next block
-  bool in_token_ = false;        // the byte before pos_ is in a token
-  size_t token_begin_ = 0;       // start of the open token when in_token_
-  uint32_t spill_length_ = 0;    // leading bytes of the next block that belong
-  bool spill_in_token_ = false;  // to a code point of this one, and its class
+  const uint64_t* token_bits_ = nullptr;  // null: the blocks are classified
+  size_t pos_ = 0;                        // start of the next block
+  bool in_token_ = false;                 // the byte before pos_ is in a token
+  size_t token_begin_ = 0;                // start of the open token when in_token_
+  uint32_t spill_length_ = 0;             // leading bytes of the next block that belong
+  bool spill_in_token_ = false;           // to a code point of this one, and its class
   bool done_ = false;
   // MayHoldSegmentLeads; at the start of a call, whether the open token's
   // blocks (all in the previous call: a call that ends with a token open

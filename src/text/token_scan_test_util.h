@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,23 +17,51 @@
 
 namespace neardup::internal::testing {
 
+// The token bits of an ASCII text as FormTokenBits (text/normalizer.h)
+// defines them, one byte at a time: text.size() / 64 + 1 words.
+inline std::vector<uint64_t> ScalarTokenBits(TokenizerKind kind, std::string_view text) {
+  std::vector<uint64_t> words(text.size() / 64 + 1, 0);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool token = kind == TokenizerKind::kWord
+                           ? ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9')
+                           : !(c == ' ' || (c >= 9 && c <= 13));
+    words[i / 64] |= static_cast<uint64_t>(token) << (i % 64);
+  }
+  return words;
+}
+
 // Asserts, for both tokenizers and every non-reference CPU path, that the
 // scanner's spans (read at the smallest capacity Next accepts) equal
 // ForEachToken's tokens; `what` names the input in the failure message.
+// For an ASCII text, the scanner given the text's token bits too.
 inline void ExpectSameTokens(std::string_view text, const std::string& what) {
+  bool ascii = true;
+  for (char c : text) ascii &= static_cast<unsigned char>(c) < 0x80;
   for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
     std::vector<std::string_view> want;
     ForEachToken(kind, text, [&](std::string_view t) { want.push_back(t); });
+    const std::vector<uint64_t> bits =
+        ascii ? ScalarTokenBits(kind, text) : std::vector<uint64_t>();
     for (CpuPath path : SupportedCpuPaths()) {
       if (path == CpuPath::kReference) continue;
-      TokenScanner scanner(kind, path, text);
-      std::vector<std::string_view> got;
-      TokenSpan spans[TokenScanner::kMaxTokensPerBlock];
-      while (const size_t n = scanner.Next(spans, TokenScanner::kMaxTokensPerBlock)) {
-        for (size_t i = 0; i < n; ++i) got.push_back(text.substr(spans[i].begin, spans[i].length));
+      for (bool with_bits : {false, true}) {
+        if (with_bits && !ascii) continue;
+        TokenScanner scanner = with_bits ? TokenScanner(kind, path, text, bits.data())
+                                         : TokenScanner(kind, path, text);
+        std::vector<std::string_view> got;
+        TokenSpan spans[TokenScanner::kMaxTokensPerBlock];
+        while (const size_t n = scanner.Next(spans, TokenScanner::kMaxTokensPerBlock)) {
+          for (size_t i = 0; i < n; ++i) {
+            got.push_back(text.substr(spans[i].begin, spans[i].length));
+          }
+          if (with_bits) {
+            ASSERT_FALSE(scanner.MayHoldSegmentLeads());
+          }
+        }
+        ASSERT_EQ(got, want) << what << " " << CpuPathName(path) << " kind "
+                             << static_cast<int>(kind) << (with_bits ? " token bits" : "");
       }
-      ASSERT_EQ(got, want) << what << " " << CpuPathName(path) << " kind "
-                           << static_cast<int>(kind);
     }
   }
   // Script segmentation as TokenHasher does it: only the spans of the calls
