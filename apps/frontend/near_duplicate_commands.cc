@@ -395,7 +395,9 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     if (!verifier.ok()) return ReportError(verifier.status());
     pairs = FindNearDuplicatePairsDeferred(&corpus, **verifier, *input_options, *recipe, *options,
                                            &report);
-  } else if (report_kind == Report::kPairs) {
+  } else if (report_kind == Report::kPairs || options->method != NearDuplicateMethod::kSimHash ||
+             IsDigestRecipe(*recipe)) {
+    // Every pair (MinHash and digest recipes have groups of one).
     pairs = FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
   } else {
     // Clusters need the groups of copies and their first members' pairs
