@@ -10,6 +10,8 @@
 //   verify a list of candidates VerifyCandidates: any chunk of the merged list
 //   merge verified pairs        MergePairs: sorted concatenation
 //   cluster                     ClusterDocuments (neardup/clustering.h)
+//   SimHash copies (clusters)   FindSimHashCopies, FindFirstCopyCandidates,
+//                               then ClusterDocumentGroups (session 19)
 //
 // Invariant: for any split of [0, scheme.num_parts) into ranges and of the
 // merged candidates into chunks, MergePairs(VerifyCandidates(chunk)...) over

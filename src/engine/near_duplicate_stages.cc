@@ -372,12 +372,16 @@ std::vector<uint64_t> FindSimHashCopies(std::span<const Fingerprint> fingerprint
       tbb::blocked_range<size_t>(0, entries.size(), 1 << 14),
       [&](const tbb::blocked_range<size_t>& range) {
         size_t i = range.begin();
-        // The run of entries[i] may start before the range:
-        // find its first entry.
-        size_t first = i;
-        while (first > 0 && entries[first - 1].fingerprint == entries[i].fingerprint) {
-          --first;
-        }
+        // The run of entries[i] may start before the range: its first
+        // entry, by binary search (a walk back would cost each chunk of a
+        // long run the run's length).
+        size_t first = static_cast<size_t>(
+            std::lower_bound(entries.begin(), entries.begin() + static_cast<ptrdiff_t>(i),
+                             entries[i].fingerprint,
+                             [](const HammingEntry& entry, uint64_t fingerprint) {
+                               return entry.fingerprint < fingerprint;
+                             }) -
+            entries.begin());
         for (; i != range.end(); ++i) {
           if (entries[i].fingerprint != entries[first].fingerprint) first = i;
           first_copy_of[entries[i].id] = entries[first].id;
