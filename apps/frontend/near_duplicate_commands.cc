@@ -386,14 +386,27 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
 
   NearDuplicateReport report;
   Result<std::vector<SimilarPair>> pairs = InvalidArgumentError("not run");
+  // Per document, its group's first member when the pairs join first
+  // members only (FindNearDuplicateGroups); empty when they are every pair.
+  std::vector<uint64_t> first_copy_of;
   if (deferred) {
     Result<std::unique_ptr<Fingerprinter>> verifier =
         flags.device.Create(fingerprint_recipe, VerificationSketches(*options));
     if (!verifier.ok()) return ReportError(verifier.status());
     pairs = FindNearDuplicatePairsDeferred(&corpus, **verifier, *input_options, *recipe, *options,
                                            &report);
-  } else {
+  } else if (report_kind == Report::kPairs || options->method != NearDuplicateMethod::kSimHash ||
+             IsDigestRecipe(*recipe)) {
+    // Every pair (MinHash and digest recipes have groups of one).
     pairs = FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
+  } else {
+    // Clusters need the groups of copies and their first members' pairs
+    // only (SimHash: g copies of one text cost O(g), not g^2 / 2 pairs).
+    Result<NearDuplicateGroups> groups =
+        FindNearDuplicateGroups(corpus.fingerprints, *recipe, *options, &report);
+    if (!groups.ok()) return ReportError(groups.status());
+    first_copy_of = std::move(groups->first_copy_of);
+    pairs = std::move(groups->pairs);
   }
   if (!pairs.ok()) return ReportError(pairs.status());
   if (flags.explain) ExplainNearDuplicates(*options, *recipe, report);
@@ -412,7 +425,9 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
       status = WritePairs(corpus, *pairs, flags.format.table(), &*output, &output_serial);
     }
   } else {
-    Result<std::vector<uint64_t>> clusters = ClusterDocuments(corpus.ids.size(), *pairs, *rule);
+    Result<std::vector<uint64_t>> clusters =
+        first_copy_of.empty() ? ClusterDocuments(corpus.ids.size(), *pairs, *rule)
+                              : ClusterDocumentGroups(first_copy_of, *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
     cluster_of = *std::move(clusters);
     stages.emplace_back("cluster", stage_timer.Lap());

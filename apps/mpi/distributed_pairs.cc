@@ -1,5 +1,7 @@
 #include "distributed_pairs.h"
 
+#include <tbb/parallel_sort.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -485,22 +487,85 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   stats->stages.push_back({"simhash exchange", timer.Lap(), comm.in_mpi()});
+  // Clusters (kForests, kVerifiers) need not every pair of a group of copies
+  // (documents of one SimHash: g copies, g (g - 1) / 2 pairs; session 19).
+  // A rank that holds a SimHash in some shard holds every copy of it (the
+  // copies share all their keys), so each rank keeps the first copy (the
+  // smallest number) of each SimHash, the same on every rank, and joins
+  // those only: their pairs are the pairs between groups, each on one rank.
+  // It lists, instead of every pair, pairs that give ClusterDocuments the
+  // same clusters under both rules: for a pair (r, s) of first copies, r <
+  // s, also (r, m) for each later copy m of s; and the star (s, m) of each
+  // group, listed by the rank of the group's table-0 shard. Why it is the
+  // same (ClusterDocumentGroups, neardup/clustering.h): a later copy m
+  // takes s's cluster under either rule. Components: each group is joined
+  // to its first copy, the first copies as in the full graph. Leader: a
+  // first copy's neighbours here are its neighbours among first copies,
+  // and later copies are never leaders (each joins s's cluster), so the
+  // first copies' leaders are the full graph's; m's earlier neighbours are
+  // s and s's earlier first-copy neighbours, so its first leader is s's
+  // (s's own, or s itself when s leads). Each listed pair is a pair of the
+  // full graph (at its first copies' distance).
+  const bool grouped = placement != PairPlacement::kOwners;
+  std::vector<HammingEntry> copies;  // grouped: every entry, by (SimHash, id)
+  if (grouped && status.ok()) {
+    copies = std::move(entries);
+    tbb::parallel_sort(copies.begin(), copies.end());
+    entries.clear();
+    for (size_t i = 0; i < copies.size(); ++i) {
+      if (i == 0 || copies[i].fingerprint != copies[i - 1].fingerprint)
+        entries.push_back(copies[i]);
+    }
+  }
+  // The copies of one SimHash (grouped), [first, end) of `copies`.
+  const auto copies_of = [&](uint64_t fingerprint) {
+    return std::equal_range(
+        copies.begin(), copies.end(), HammingEntry{fingerprint, 0},
+        [](const HammingEntry& x, const HammingEntry& y) { return x.fingerprint < y.fingerprint; });
+  };
   // This rank's pairs: those whose canonical table holds them in its shard
   // (each pair on exactly one rank). The join reports only pairs within the
   // distance: they are verified.
   std::vector<SimilarPair> pairs;
+  // Grouped: the pairs of the full graph these stand for (this rank's
+  // share of report->pairs, as without groups).
+  uint64_t expanded = 0;
   if (status.ok()) {
     HammingShardJoinStats join;
     Result<std::vector<HammingPair>> joined = shards->SelfJoin(entries, me, &join);
     if (joined.ok()) {
       entries = {};
-      report->candidates += joined->size();
       report->index_bytes = join.bytes;
       pairs.reserve(joined->size());
       for (const HammingPair& pair : *joined) {
-        pairs.push_back(SimilarPair{pair.a.id, pair.b.id,
-                                    1.0 - static_cast<double>(pair.distance) / 64, pair.distance});
+        const double similarity = 1.0 - static_cast<double>(pair.distance) / 64;
+        pairs.push_back(SimilarPair{pair.a.id, pair.b.id, similarity, pair.distance});
+        if (!grouped) continue;
+        const auto [a_begin, a_end] = copies_of(pair.a.fingerprint);
+        const auto [b_begin, b_end] = copies_of(pair.b.fingerprint);
+        expanded += static_cast<uint64_t>(a_end - a_begin) * static_cast<uint64_t>(b_end - b_begin);
+        for (auto copy = b_begin + 1; copy < b_end; ++copy) {
+          pairs.push_back(SimilarPair{pair.a.id, copy->id, similarity, pair.distance});
+        }
       }
+      if (grouped) {
+        for (size_t begin = 0, end = 0; begin < copies.size(); begin = end) {
+          end = begin + 1;
+          while (end < copies.size() && copies[end].fingerprint == copies[begin].fingerprint) ++end;
+          if (end - begin < 2 || *shards->ShardOf(0, copies[begin].fingerprint) != me) continue;
+          const uint64_t g = end - begin;
+          expanded += g * (g - 1) / 2;
+          for (size_t copy = begin + 1; copy < end; ++copy) {
+            pairs.push_back(SimilarPair{copies[begin].id, copies[copy].id, 1.0, 0});
+          }
+        }
+        copies = {};
+        tbb::parallel_sort(pairs.begin(), pairs.end(),
+                           [](const SimilarPair& x, const SimilarPair& y) {
+                             return x.a != y.a ? x.a < y.a : x.b < y.b;
+                           });
+      }
+      report->candidates += grouped ? expanded : joined->size();
     } else {
       status = joined.status();
     }
@@ -514,6 +579,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
   const uint64_t sent_before_placing = comm.bytes_sent();
   Result<std::vector<SimilarPair>> placed =
       PlacePairs(comm, layout, std::move(pairs), placement, &stats->verified_pairs);
+  if (grouped) stats->verified_pairs = expanded;
   stats->pair_bytes = comm.bytes_sent() - sent_before_placing;
   stats->stages.push_back({"gather pairs", timer.Lap(), comm.in_mpi()});
   return placed;

@@ -10,6 +10,8 @@
 //   verify a list of candidates VerifyCandidates: any chunk of the merged list
 //   merge verified pairs        MergePairs: sorted concatenation
 //   cluster                     ClusterDocuments (neardup/clustering.h)
+//   SimHash copies (clusters)   FindSimHashCopies, FindFirstCopyCandidates,
+//                               then ClusterDocumentGroups (session 19)
 //
 // Invariant: for any split of [0, scheme.num_parts) into ranges and of the
 // merged candidates into chunks, MergePairs(VerifyCandidates(chunk)...) over
@@ -110,6 +112,29 @@ Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> f
 // or band_keys not of fingerprints.size() * num_parts keys.
 Result<std::vector<CandidatePair>> FindCandidatesFromBandKeys(
     std::span<const Fingerprint> fingerprints, std::span<const uint64_t> band_keys,
+    const NearDuplicateScheme& scheme, PartRange range, NearDuplicateReport* report = nullptr);
+
+// Groups of SimHash copies (session 19): first_copy_of[i] is the first
+// (smallest) document with features and document i's 64-bit SimHash; i
+// itself for the first of its group and for a document without features
+// (never paired). Copies have one distance to every other document, so the
+// pairs of a group are all its members' pairs (at distance 0) plus, for
+// each pair (r, s) of first members, every member of r's group with every
+// member of s's: FindFirstCopyCandidates finds the latter without the
+// groups' pairs (g copies cost g^2 / 2 pairs otherwise), and
+// ClusterDocumentGroups (neardup/clustering.h) clusters from them.
+// Cost: a sort of the documents with features (16 bytes each); O(n) memory.
+std::vector<uint64_t> FindSimHashCopies(std::span<const Fingerprint> fingerprints);
+
+// FindCandidates of a SimHash scheme over the first copies only (documents i
+// with features and first_copy_of[i] == i; their SimHashes are distinct, so
+// every candidate is at distance >= 1): the pairs between groups, each once,
+// between the groups' first members. Sorted and unique. Sets report as
+// FindCandidates does (candidates: this list's size).
+// InvalidArgument for a MinHash scheme, a range not within the tables, or
+// first_copy_of not of fingerprints.size().
+Result<std::vector<CandidatePair>> FindFirstCopyCandidates(
+    std::span<const Fingerprint> fingerprints, std::span<const uint64_t> first_copy_of,
     const NearDuplicateScheme& scheme, PartRange range, NearDuplicateReport* report = nullptr);
 
 // The sorted union of candidate lists, each sorted and unique.

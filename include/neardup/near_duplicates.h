@@ -110,6 +110,32 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
                                                         const NearDuplicateOptions& options,
                                                         NearDuplicateReport* report = nullptr);
 
+// FindNearDuplicatePairs' pairs in a form that groups copies (session 19):
+// for `clusters` and `dedup`, which need the clusters, not every pair.
+struct NearDuplicateGroups {
+  // Per document: the first member of its group of copies (i itself for a
+  // group of one). SimHash (64-bit): FindSimHashCopies' groups (features and
+  // one SimHash); MinHash and digest recipes: every group is one document.
+  std::vector<uint64_t> first_copy_of;
+  // The verified pairs between first members, sorted by (a, b). Every pair
+  // of FindNearDuplicatePairs is a pair of two members of one group (at
+  // distance 0) or of members of two groups whose first members are a pair
+  // here (at its distance), and each such pair is one of its pairs.
+  std::vector<SimilarPair> pairs;
+};
+
+// The groups and pairs of FindNearDuplicatePairs(fingerprints, recipe,
+// options): ClusterDocumentGroups(first_copy_of, pairs, rule) is
+// ClusterDocuments(n, FindNearDuplicatePairs(...), rule). report as
+// FindNearDuplicatePairs' (candidates and pairs count the expanded pairs;
+// index_bytes is of the index it built, over first members only).
+// Cost (SimHash): FindSimHashCopies, then the search over the first copies:
+// a group of g copies costs O(g), not g^2 / 2 pairs.
+Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint> fingerprints,
+                                                    const Recipe& recipe,
+                                                    const NearDuplicateOptions& options,
+                                                    NearDuplicateReport* report = nullptr);
+
 }  // namespace neardup
 
 #endif  // NEARDUP_NEAR_DUPLICATES_H_

@@ -85,6 +85,34 @@ Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
   return cluster_of;
 }
 
+Result<std::vector<uint64_t>> ClusterDocumentGroups(std::span<const uint64_t> first_copy_of,
+                                                    std::span<const SimilarPair> pairs,
+                                                    ClusterRule rule) {
+  const uint64_t n = first_copy_of.size();
+  for (uint64_t doc = 0; doc < n; ++doc) {
+    const uint64_t first = first_copy_of[doc];
+    if (first > doc || first_copy_of[first] != first) {
+      return InvalidArgumentError("first_copy_of[" + std::to_string(doc) + "] (" +
+                                  std::to_string(first) +
+                                  ") must name its group's first member, at or before it");
+    }
+  }
+  for (const SimilarPair& pair : pairs) {
+    if (pair.a < n && pair.b < n &&
+        (first_copy_of[pair.a] != pair.a || first_copy_of[pair.b] != pair.b)) {
+      return InvalidArgumentError("pair (" + std::to_string(pair.a) + ", " +
+                                  std::to_string(pair.b) +
+                                  ") must join the first members of two groups");
+    }
+  }
+  // The quotient: members after their group's first have no pairs, so they
+  // are alone here (and nobody's leader candidate); then each takes its first
+  // member's cluster (see clustering.h for why that is the expanded graph's).
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> cluster_of, ClusterDocuments(n, pairs, rule));
+  for (uint64_t doc = 0; doc < n; ++doc) cluster_of[doc] = cluster_of[first_copy_of[doc]];
+  return cluster_of;
+}
+
 Result<std::vector<bool>> ChooseKept(std::span<const uint64_t> cluster_of,
                                      std::span<const uint64_t> lengths, KeepRule rule) {
   if (lengths.size() != cluster_of.size()) {

@@ -1,5 +1,6 @@
 #include "neardup/near_duplicate_stages.h"
 
+#include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
@@ -52,7 +53,10 @@ Status ValidateOptions(const NearDuplicateOptions& options) {
   return Status::Ok();
 }
 
+// first_copy_of, when not empty, keeps only the first copies
+// (FindFirstCopyCandidates).
 Result<std::vector<CandidatePair>> SimHashCandidates(std::span<const Fingerprint> fingerprints,
+                                                     std::span<const uint64_t> first_copy_of,
                                                      const NearDuplicateScheme& scheme,
                                                      PartRange range, NearDuplicateReport* report) {
   if (range.begin == range.end) {
@@ -63,6 +67,7 @@ Result<std::vector<CandidatePair>> SimHashCandidates(std::span<const Fingerprint
   entries.reserve(fingerprints.size());
   for (size_t i = 0; i < fingerprints.size(); ++i) {
     if (fingerprints[i].num_tokens == 0) continue;
+    if (!first_copy_of.empty() && first_copy_of[i] != i) continue;
     entries.push_back(HammingEntry{fingerprints[i].simhash, i});
   }
   // Only the range's tables are built (a rank of a distributed job holds
@@ -332,7 +337,7 @@ Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> f
   if (report == nullptr) report = &local_report;
   Result<std::vector<CandidatePair>> candidates =
       scheme.method == NearDuplicateMethod::kSimHash
-          ? SimHashCandidates(fingerprints, scheme, range, report)
+          ? SimHashCandidates(fingerprints, {}, scheme, range, report)
           : MinHashCandidates(fingerprints, scheme, range);
   if (candidates.ok()) ReportCandidates(scheme, candidates->size(), report);
   return candidates;
@@ -347,6 +352,60 @@ Result<std::vector<CandidatePair>> FindCandidatesFromBandKeys(
   NEARDUP_RETURN_IF_ERROR(CheckPartRange(scheme, range));
   Result<std::vector<CandidatePair>> candidates =
       MinHashCandidatesFromKeys(fingerprints, band_keys, scheme, range);
+  if (candidates.ok()) ReportCandidates(scheme, candidates->size(), report);
+  return candidates;
+}
+
+std::vector<uint64_t> FindSimHashCopies(std::span<const Fingerprint> fingerprints) {
+  const size_t n = fingerprints.size();
+  std::vector<uint64_t> first_copy_of(n);
+  std::vector<HammingEntry> entries;  // (SimHash, document) of those with features
+  entries.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    first_copy_of[i] = i;
+    if (fingerprints[i].num_tokens != 0) entries.push_back({fingerprints[i].simhash, i});
+  }
+  // (SimHash, document) are distinct: one order at any thread count, and
+  // each run of one SimHash starts with its smallest document.
+  tbb::parallel_sort(entries.begin(), entries.end());
+  tbb::parallel_for(
+      tbb::blocked_range<size_t>(0, entries.size(), 1 << 14),
+      [&](const tbb::blocked_range<size_t>& range) {
+        size_t i = range.begin();
+        // The run of entries[i] may start before the range: its first
+        // entry, by binary search (a walk back would cost each chunk of a
+        // long run the run's length).
+        size_t first = static_cast<size_t>(
+            std::lower_bound(entries.begin(), entries.begin() + static_cast<ptrdiff_t>(i),
+                             entries[i].fingerprint,
+                             [](const HammingEntry& entry, uint64_t fingerprint) {
+                               return entry.fingerprint < fingerprint;
+                             }) -
+            entries.begin());
+        for (; i != range.end(); ++i) {
+          if (entries[i].fingerprint != entries[first].fingerprint) first = i;
+          first_copy_of[entries[i].id] = entries[first].id;
+        }
+      });
+  return first_copy_of;
+}
+
+Result<std::vector<CandidatePair>> FindFirstCopyCandidates(
+    std::span<const Fingerprint> fingerprints, std::span<const uint64_t> first_copy_of,
+    const NearDuplicateScheme& scheme, PartRange range, NearDuplicateReport* report) {
+  if (scheme.method != NearDuplicateMethod::kSimHash) {
+    return InvalidArgumentError("copy groups belong to a SimHash scheme");
+  }
+  if (first_copy_of.size() != fingerprints.size()) {
+    return InvalidArgumentError("first_copy_of (" + std::to_string(first_copy_of.size()) +
+                                ") must have one entry per document (" +
+                                std::to_string(fingerprints.size()) + ")");
+  }
+  NEARDUP_RETURN_IF_ERROR(CheckPartRange(scheme, range));
+  NearDuplicateReport local_report;
+  if (report == nullptr) report = &local_report;
+  Result<std::vector<CandidatePair>> candidates =
+      SimHashCandidates(fingerprints, first_copy_of, scheme, range, report);
   if (candidates.ok()) ReportCandidates(scheme, candidates->size(), report);
   return candidates;
 }

@@ -1,7 +1,9 @@
 #include "neardup/near_duplicates.h"
 
+#include <numeric>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/near_duplicate_search.h"
@@ -161,6 +163,59 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
                                                         const NearDuplicateOptions& options,
                                                         NearDuplicateReport* report) {
   return internal::SearchNearDuplicates(fingerprints, recipe, options, report, {});
+}
+
+Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint> fingerprints,
+                                                    const Recipe& recipe,
+                                                    const NearDuplicateOptions& options,
+                                                    NearDuplicateReport* report) {
+  NearDuplicateGroups groups;
+  if (options.method != NearDuplicateMethod::kSimHash || IsDigestRecipe(recipe)) {
+    // Groups of one: every pair.
+    NEARDUP_ASSIGN_OR_RETURN(groups.pairs,
+                             FindNearDuplicatePairs(fingerprints, recipe, options, report));
+    groups.first_copy_of.resize(fingerprints.size());
+    std::iota(groups.first_copy_of.begin(), groups.first_copy_of.end(), uint64_t{0});
+    return groups;
+  }
+  StageTimer timer;
+  NearDuplicateReport local_report;
+  if (report == nullptr) report = &local_report;
+  *report = NearDuplicateReport{};
+  report->documents = fingerprints.size();
+  for (const Fingerprint& fp : fingerprints) report->empty_documents += fp.num_tokens == 0;
+  // The scheme of the whole corpus (num_blocks from its size, as
+  // FindNearDuplicatePairs chooses it).
+  NEARDUP_ASSIGN_OR_RETURN(const NearDuplicateScheme scheme,
+                           ChooseNearDuplicateScheme(recipe, options, fingerprints.size()));
+  groups.first_copy_of = FindSimHashCopies(fingerprints);
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<CandidatePair> candidates,
+                           FindFirstCopyCandidates(fingerprints, groups.first_copy_of, scheme,
+                                                   {0, scheme.num_parts}, report));
+  report->candidates_time = timer.Lap();
+  NEARDUP_ASSIGN_OR_RETURN(groups.pairs,
+                           VerifyCandidates(fingerprints, scheme, options, candidates, report));
+  report->verify_time = timer.Elapsed();
+  // The counts of the expanded pairs (FindNearDuplicatePairs' report): a
+  // group of g holds g (g - 1) / 2 pairs, and a pair of first members
+  // stands for the product of their groups' sizes.
+  std::vector<uint64_t> group_size(fingerprints.size(), 0);
+  uint64_t within = 0;
+  for (size_t i = 0; i < fingerprints.size(); ++i) {
+    if (fingerprints[i].num_tokens == 0) continue;
+    within += group_size[groups.first_copy_of[i]]++;
+  }
+  uint64_t between_candidates = 0;
+  for (const CandidatePair& candidate : candidates) {
+    between_candidates += group_size[candidate.a] * group_size[candidate.b];
+  }
+  uint64_t between_pairs = 0;
+  for (const SimilarPair& pair : groups.pairs) {
+    between_pairs += group_size[pair.a] * group_size[pair.b];
+  }
+  report->candidates = within + between_candidates;
+  report->pairs = within + between_pairs;
+  return groups;
 }
 
 }  // namespace neardup

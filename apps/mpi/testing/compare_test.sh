@@ -120,8 +120,35 @@ PY
   # SimHash: rank r joins the key-prefix shard r of every table. --blocks 32
   # --max-distance 31: 2-bit key prefixes (4 values), so at 8 ranks half the
   # shards of every table are empty.
-  simhash) inputs=(big.jsonl empty.jsonl texts small.jsonl)
+  # copies.jsonl (session 19): groups of exact copies (one SimHash each,
+  # interleaved), a chain of groups one word apart (near each other: the
+  # rules differ), featureless records (one SimHash, never paired) and
+  # texts of other lengths near a group, for the groups' pairs that
+  # clusters and dedup list instead of every pair (distributed_pairs.cc).
+  simhash) /usr/bin/python3 - <<'PY'
+import json, random
+rng = random.Random(19)
+vocabulary = ["v%d" % k for k in range(400)]
+docs = []
+text = [rng.choice(vocabulary) for _ in range(80)]
+for group in range(8):
+    text = list(text)
+    text[rng.randrange(80)] = rng.choice(vocabulary)
+    docs += [" ".join(text)] * rng.choice([1, 3, 20, 45])
+    docs.append(" ".join(text + ["extra%d" % group]))
+for k in range(5):
+    docs += [" ".join(rng.choice(vocabulary) for _ in range(60))] * 30
+docs += [""] * 12
+rng.shuffle(docs)
+with open("copies.jsonl", "w") as f:
+    for i, text in enumerate(docs):
+        f.write(json.dumps({"id": "c%d" % i, "text": text}) + "\n")
+PY
+           inputs=(big.jsonl empty.jsonl texts small.jsonl copies.jsonl)
            commands=("${all[@]:2:1}" "${all[@]:9:2}"
+                     "dedup --method simhash --rule components --keep longest --max-distance 6"
+                     "dedup --method simhash --keep shortest --max-distance 4"
+                     "clusters --rule components --method simhash --max-distance 6"
                      "clusters --rule components --method simhash --max-distance 3 --blocks 4"
                      "dedup --method simhash --max-distance 2 --blocks 3"
                      "pairs --method simhash --max-distance 1 --blocks 2"
