@@ -49,6 +49,16 @@ Result<std::unique_ptr<ServedCollection>> ServedCollection::Open(
   return served;
 }
 
+// Notes a write when it begins and when it ends: the idle time counts from
+// the end of the last one.
+struct ServedCollection::WriteNote {
+  explicit WriteNote(ServedCollection* collection) : served(collection) { served->NoteWrite(); }
+  ~WriteNote() { served->NoteWrite(); }
+  WriteNote(const WriteNote&) = delete;
+  WriteNote& operator=(const WriteNote&) = delete;
+  ServedCollection* served;
+};
+
 void ServedCollection::NoteWrite() {
   {
     std::lock_guard<std::mutex> lock(idle_mutex_);
@@ -194,7 +204,7 @@ Result<CommitResult> ServedCollection::Add(std::span<const CollectionInput> docu
                         fingerprint.simhash});
   }
   std::lock_guard<std::mutex> lock(writer_mutex_);
-  NoteWrite();
+  const WriteNote noted(this);
   NEARDUP_ASSIGN_OR_RETURN(CommitResult result, writer_->Commit(incoming, {}));
   // The commit is durable; readers see it from the next view on. A failed
   // Publish leaves the previous view current (the add is still committed).
@@ -204,7 +214,7 @@ Result<CommitResult> ServedCollection::Add(std::span<const CollectionInput> docu
 
 Result<CommitResult> ServedCollection::Remove(std::span<const std::string> ids) {
   std::lock_guard<std::mutex> lock(writer_mutex_);
-  NoteWrite();
+  const WriteNote noted(this);
   NEARDUP_ASSIGN_OR_RETURN(CommitResult result, writer_->Commit({}, ids));
   NEARDUP_RETURN_IF_ERROR(Publish().WithContext("committed, but the new view failed to open"));
   return result;
@@ -212,7 +222,7 @@ Result<CommitResult> ServedCollection::Remove(std::span<const std::string> ids) 
 
 Status ServedCollection::Compact() {
   std::lock_guard<std::mutex> lock(writer_mutex_);
-  NoteWrite();
+  const WriteNote noted(this);
   NEARDUP_RETURN_IF_ERROR(writer_->Compact());
   // Views of the old segments keep them mapped (unlinked files stay
   // readable) until their readers let go.

@@ -123,7 +123,8 @@ class ServedCollection {
   std::shared_ptr<const Collection> ReaderView() const { return View(); }
 
   Result<CollectionStats> Stats() const;
-  // Full merges installed by the idle merge so far.
+  // Merges of index tiers the idle merge has installed so far (its full
+  // merges, and a policy merge it found finished).
   uint64_t idle_index_merges() const;
   const std::string& recipe_id() const;
   const std::string& dir() const;
@@ -136,7 +137,9 @@ class ServedCollection {
   std::shared_ptr<const Collection> View() const;
   // Makes a view of the writer's latest commit current.
   Status Publish();
-  // Notes a write (the idle merge waits for idle_index_merge after it).
+  // Notes a write (the idle merge waits for idle_index_merge after it);
+  // WriteNote calls it at a write's start and end.
+  struct WriteNote;
   void NoteWrite();
   // The idle merge's thread, and one step of it: starts or installs the full
   // merge; true while there is more to do (a merge running, several tiers).
