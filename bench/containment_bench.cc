@@ -30,7 +30,9 @@
 //                             <d>th document dead, none for 0), /1 the same
 //                             live documents as one merged index: search CPU
 //                             ms per query and a hash of the answers (equal
-//                             for every /<tiers> with the same <d>);
+//                             for every /<tiers> with the same <d>); 9 and
+//                             12 tiers: what a burst of small commits leaves
+//                             (max_index_tiers 12) before an idle full merge;
 //                             bench/collection/tier_search.sh
 // BM_QueryCollection/<top>    QueryDocument on the collection (external ids
 //                             from SQLite) with passages for the best <top>
@@ -347,8 +349,12 @@ void BM_QueryTiers(benchmark::State& state) {
   const size_t n = fingerprints.size();
   const int64_t num_tiers = state.range(0);
   std::vector<size_t> bounds = {0};
-  for (int64_t t = 0; t + 1 < num_tiers; ++t)
-    bounds.push_back(bounds.back() + (n - bounds.back()) * 3 / 4);
+  // At least one document a tier (the last of 12 hold one or two, as a
+  // burst of tiny commits leaves them).
+  for (int64_t t = 0; t + 1 < num_tiers; ++t) {
+    const size_t next = bounds.back() + std::max<size_t>(1, (n - bounds.back()) * 3 / 4);
+    bounds.push_back(std::min(next, n - static_cast<size_t>(num_tiers - 1 - t)));
+  }
   bounds.push_back(n);
   std::vector<ChunkIndex> tiers;
   for (size_t t = 0; t + 1 < bounds.size(); ++t) {
@@ -449,6 +455,8 @@ BENCHMARK(BM_QueryTiers)
     ->Args({6, 50})
     ->Args({3, 0})
     ->Args({6, 0})
+    ->Args({9, 50})
+    ->Args({12, 50})
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

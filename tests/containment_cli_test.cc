@@ -28,9 +28,10 @@ class ContainmentCliTest : public neardup::testing::CliTestBase {
 };
 
 TEST_F(ContainmentCliTest, HelpOnEveryCommand) {
-  for (const char* args : {"index --help", "index create --help", "index add --help",
-                           "index remove --help", "index compact --help", "index stats --help",
-                           "index verify --help", "similar --help", "query --help"}) {
+  for (const char* args :
+       {"index --help", "index create --help", "index add --help", "index remove --help",
+        "index compact --help", "index stats --help", "index maintain --help",
+        "index verify --help", "similar --help", "query --help"}) {
     CommandResult run = Neardup(args);
     EXPECT_EQ(run.exit_code, 0) << args;
     EXPECT_THAT(run.out, HasSubstr("Usage")) << args;
@@ -200,6 +201,31 @@ TEST_F(ContainmentCliTest, IncrementalSimilarEqualsFull) {
   EXPECT_EQ(incremental.out, full.out);
   EXPECT_THAT(full.out, ::testing::Not(HasSubstr("\"bread-recipe\"")));
   EXPECT_THAT(full.out, HasSubstr("{\"a\":\"weather-report\",\"b\":\"weather-quote\""));
+}
+
+// `index maintain --full` merges the index tiers of many small commits into
+// one (dropping a removed document's postings); queries answer the same.
+TEST_F(ContainmentCliTest, MaintainFullLeavesOneTierAndTheSameAnswers) {
+  ASSERT_EQ(Neardup("index create " + Collection()).exit_code, 0);
+  ASSERT_EQ(
+      Neardup("index add -q --commit-every 1 --commit-growth 0 " + Collection() + " " + Example())
+          .exit_code,
+      0);
+  ASSERT_EQ(Neardup("index remove -q " + Collection() + " bread-recipe").exit_code, 0);
+  CommandResult before = Neardup("query " + Collection() + " --top 3 " + Example());
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  CommandResult policy = Neardup("index maintain " + Collection());
+  ASSERT_EQ(policy.exit_code, 0) << policy.err;
+  CommandResult full = Neardup("index maintain --full " + Collection());
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  EXPECT_THAT(full.err, MatchesRegex(".*index tiers [0-9]+ -> 1\n"));
+  CommandResult stats = Neardup("index stats " + Collection());
+  EXPECT_THAT(stats.out, HasSubstr("\"index_tiers\":1,"));
+  EXPECT_THAT(stats.out, HasSubstr("\"index_dead_postings\":0}"));
+  CommandResult after = Neardup("query " + Collection() + " --top 3 " + Example());
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, before.out);
+  EXPECT_EQ(Neardup("index verify " + Collection()).exit_code, 0);
 }
 
 TEST_F(ContainmentCliTest, ErrorsAreClear) {

@@ -255,5 +255,80 @@ TEST_F(CrashPointsTest, AFullDiskFailsTheCommitAndKeepsTheLastOne) {
   }
 }
 
+// A full merge of the index tiers (MaintainIndex({.full = true}): the
+// server's idle merge, `neardup index maintain --full`) crashed at every
+// file operation, run on the calling thread or on the merge thread
+// (.wait = false, installed when the writer closes): the collection opens,
+// passes Verify, holds the same documents, and has its tiers from before
+// or the one merged tier.
+TEST_F(CrashPointsTest, EveryCrashPointOfAFullMergeLeavesTheTiersBeforeOrOne) {
+  // Commits of 16, 4 and 1 documents and a removal: three tiers (each
+  // older tier at least 4 times the next) and dead postings.
+  const std::string prepared = (root_ / "prepared").string();
+  fs::copy(base_, prepared, fs::copy_options::recursive);
+  std::map<std::string, uint64_t> expected = {{"base", 99}};
+  {
+    auto c = OpenWith(prepared, Env::Default());
+    ASSERT_TRUE(c.ok()) << c.status();
+    uint64_t seed = 1000;
+    for (int size : {16, 4, 1}) {
+      Step step;
+      for (int i = 0; i < size; ++i, ++seed)
+        step.upserts.push_back({"d" + std::to_string(seed), seed});
+      ASSERT_TRUE(RunStep(**c, step).ok());
+      ASSERT_TRUE((*c)->MaintainIndex().ok());
+      for (const auto& [id, s] : step.upserts) expected[id] = s;
+    }
+    ASSERT_TRUE(RunStep(**c, {{}, {"d1001"}, false}).ok());
+    expected.erase("d1001");
+    ASSERT_TRUE((*c)->MaintainIndex().ok());
+    ASSERT_EQ((*c)->Stats()->index_tiers, 3u);
+    ASSERT_GT((*c)->Stats()->index_dead_postings, 0u);
+  }
+  for (const bool wait : {true, false}) {
+    uint64_t total = 0;
+    {
+      FaultInjectionEnv env(kUntracked);
+      const std::string dir = (root_ / "work").string();
+      fs::remove_all(dir);
+      fs::copy(prepared, dir, fs::copy_options::recursive);
+      auto c = OpenWith(dir, &env);
+      ASSERT_TRUE(c.ok());
+      ASSERT_TRUE((*c)->MaintainIndex({.full = true, .wait = wait}).ok());
+      ASSERT_TRUE((*c)->MaintainIndex().ok());  // installs the background one
+      EXPECT_EQ((*c)->Stats()->index_tiers, 1u);
+      total = env.operations();
+    }
+    ASSERT_GE(total, 4u);  // the merge file, its sync, the rename, the directory sync...
+    for (uint64_t k = 1; k <= total + 1; ++k) {
+      FaultInjectionEnv env(kUntracked);
+      env.CrashAtOperation(k);
+      const std::string dir = (root_ / "work").string();
+      fs::remove_all(dir);
+      fs::copy(prepared, dir, fs::copy_options::recursive);
+      {
+        auto c = OpenWith(dir, &env);
+        ASSERT_TRUE(c.ok()) << "crash point " << k << ": " << c.status();
+        (*c)->MaintainIndex({.full = true, .wait = wait}).IgnoreError();
+      }  // the process "dies"; a background merge is waited for by the close
+      env.SimulateCrash();
+      auto c = Collection::Open(dir, {.mode = Collection::Mode::kReadWrite, .clock = {}});
+      ASSERT_TRUE(c.ok()) << "crash point " << k << ": " << c.status();
+      Status verified = (*c)->Verify();
+      EXPECT_TRUE(verified.ok()) << "crash point " << k << ": " << verified;
+      EXPECT_EQ(State(**c), expected) << "crash point " << k;
+      const uint64_t tiers = (*c)->Stats()->index_tiers;
+      EXPECT_TRUE(tiers == 3 || tiers == 1) << "crash point " << k << ": " << tiers << " tiers";
+      // And it keeps working: the full merge again, then a commit.
+      ASSERT_TRUE((*c)->MaintainIndex({.full = true}).ok()) << "crash point " << k;
+      EXPECT_EQ((*c)->Stats()->index_tiers, 1u);
+      EXPECT_TRUE((*c)->Verify().ok()) << "crash point " << k;
+      for (const auto& entry : fs::directory_iterator(dir + "/data")) {
+        EXPECT_NE(entry.path().filename(), "index-merge.ndi") << "crash point " << k;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace neardup

@@ -47,6 +47,11 @@ struct DirFlags {
   WaitFlags wait;
 };
 
+struct MaintainFlags {
+  DirFlags dir;
+  bool full = false;
+};
+
 int RunCreate(const CreateFlags& flags) {
   Result<Recipe> recipe = flags.recipe.Resolve();
   if (!recipe.ok()) return ReportError(recipe.status());
@@ -132,6 +137,25 @@ int RunCompact(const DirFlags& flags) {
   return kExitOk;
 }
 
+// The index merges of Collection::MaintainIndex: the policy's (as a commit's
+// background merges leave them), or with --full all tiers into one, for a
+// collection searched much more than it is committed to.
+int RunMaintain(const MaintainFlags& flags) {
+  std::unique_ptr<Collection> collection;
+  if (int code = OpenForWriting(flags.dir.dir, flags.dir.wait, &collection); code != kExitOk) {
+    return code;
+  }
+  const uint64_t tiers = collection->index().num_tiers();
+  Status status = collection->MaintainIndex({.full = flags.full});
+  if (!status.ok()) return ReportError(status);
+  if (!flags.dir.quiet) {
+    std::fprintf(stderr, "neardup: %s: index tiers %llu -> %llu\n", flags.dir.dir.c_str(),
+                 static_cast<unsigned long long>(tiers),
+                 static_cast<unsigned long long>(collection->index().num_tiers()));
+  }
+  return kExitOk;
+}
+
 int RunStats(const DirFlags& flags) {
   Result<std::unique_ptr<Collection>> collection = Collection::Open(flags.dir, {});
   if (!collection.ok()) return ReportError(collection.status());
@@ -211,6 +235,18 @@ void RegisterIndexCommand(CLI::App* app, std::function<int()>* run) {
   k->add_flag("--quiet,-q", compact->quiet, "No summary on stderr");
   compact->wait.Register(k);
   k->callback([compact, run] { *run = [compact] { return RunCompact(*compact); }; });
+
+  auto maintain = std::make_shared<MaintainFlags>();
+  CLI::App* m = index->add_subcommand(
+      "maintain",
+      "Run the index merges the tier policy asks for (--full: merge all tiers into one)");
+  m->add_option("dir", maintain->dir.dir, "Collection directory")->required();
+  m->add_flag("--full", maintain->full,
+              "Merge all index tiers into one and drop removed documents' postings (a "
+              "collection searched much more than it is committed to searches one index)");
+  m->add_flag("--quiet,-q", maintain->dir.quiet, "No summary on stderr");
+  maintain->dir.wait.Register(m);
+  m->callback([maintain, run] { *run = [maintain] { return RunMaintain(*maintain); }; });
 
   auto stats = std::make_shared<DirFlags>();
   CLI::App* s = index->add_subcommand("stats", "Print counts, sizes and memory as one JSON line");

@@ -85,6 +85,9 @@ void Service::GetCollection(const Request& req, Response& res) {
          ",\"segments\":" + std::to_string(stats->segments) +
          ",\"dead_rows\":" + std::to_string(stats->dead_rows) +
          ",\"index_bytes\":" + std::to_string(stats->index_bytes) +
+         ",\"index_tiers\":" + std::to_string(stats->index_tiers) +
+         ",\"index_dead_postings\":" + std::to_string(stats->index_dead_postings) +
+         ",\"idle_index_merges\":" + std::to_string(collection->idle_index_merges()) +
          ",\"segment_bytes\":" + std::to_string(stats->segment_bytes) +
          ",\"memory_bytes\":" + std::to_string(stats->memory_bytes) +
          ",\"max_document_frequency\":" + std::to_string(stats->max_document_frequency) + "}\n";
@@ -219,8 +222,11 @@ void Service::AppendCollectionMetrics(std::string* out) {
        &CollectionStats::documents},
       {"neardup_collection_generation", "The collection's last commit.",
        &CollectionStats::generation},
-      {"neardup_collection_index_bytes", "Size of the collection's chunk index file.",
+      {"neardup_collection_index_bytes", "Size of the collection's chunk index files.",
        &CollectionStats::index_bytes},
+      {"neardup_collection_index_tiers",
+       "Chunk index files (tiers) a query searches; one after an idle merge.",
+       &CollectionStats::index_tiers},
   };
   std::vector<std::pair<std::string, CollectionStats>> stats;
   for (const auto& [name, collection] : collections_) {

@@ -268,6 +268,122 @@ TEST_F(CollectionRoutesTest, RemoveAndCompactChangeAnswersLikeTheCli) {
   EXPECT_EQ(Call("POST", path, lines, "application/x-ndjson").second, answer);
 }
 
+// A number in the collection's GET answer.
+uint64_t InfoField(const std::string& body, const std::string& name) {
+  const std::string key = "\"" + name + "\":";
+  const size_t at = body.find(key);
+  EXPECT_NE(at, std::string::npos) << name << " in " << body;
+  return at == std::string::npos ? 0 : std::stoull(body.substr(at + key.size()));
+}
+
+// The idle merge: once no add has come for --index-merge-idle, the tiers of
+// many small adds are merged into one in the background; answers are the
+// same, and an add after it gets merged too after the next idle period.
+TEST_F(CollectionRoutesTest, AnIdleWriterMergesTheIndexTiersIntoOne) {
+  ServiceOptions options;
+  options.collection_idle_merge = std::chrono::milliseconds(300);
+  StartWithCollection(options);
+  const std::vector<std::string> texts = PlantedTexts(70, 43);
+  ASSERT_EQ(
+      Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 60), "application/x-ndjson")
+          .first,
+      200);
+  for (size_t i = 60; i < 66; ++i) {
+    ASSERT_EQ(Call("POST", "/v1/collections/archive/documents", Lines(texts, i, 1),
+                   "application/x-ndjson")
+                  .first,
+              200);
+  }
+  const std::string queries = Lines(texts, 0, 66);
+  auto [status, before] = Call("POST", "/v1/collections/archive/query?top=4&passages=1", queries,
+                               "application/x-ndjson");
+  ASSERT_EQ(status, 200);
+  auto [info_status, info] = Call("GET", "/v1/collections/archive");
+  ASSERT_EQ(info_status, 200);
+  // Several tiers unless the idle merge already ran (a slow machine).
+  if (InfoField(info, "idle_index_merges") == 0) {
+    EXPECT_GT(InfoField(info, "index_tiers"), 1u);
+  }
+
+  auto wait_for_one_tier = [&](uint64_t merges) {
+    std::string body;
+    for (int i = 0; i < 600; ++i) {  // at most 60 s
+      body = Call("GET", "/v1/collections/archive").second;
+      if (InfoField(body, "index_tiers") == 1 && InfoField(body, "idle_index_merges") >= merges) {
+        return body;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "no idle merge: " << body;
+    return body;
+  };
+  const std::string merged = wait_for_one_tier(1);
+  EXPECT_EQ(InfoField(merged, "index_dead_postings"), 0u);
+  EXPECT_EQ(InfoField(merged, "documents"), 66u);
+  auto [after_status, after] = Call("POST", "/v1/collections/archive/query?top=4&passages=1",
+                                    queries, "application/x-ndjson");
+  ASSERT_EQ(after_status, 200);
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(after, RunCli("query " + collection_dir_ + " " + [&] {
+              const std::string file = archive_.Path("idle-queries.jsonl");
+              std::ofstream(file) << queries;
+              return file;
+            }() + " --top 4 --passages 1"));
+  auto [metrics_status, metrics] = Call("GET", "/metrics");
+  EXPECT_EQ(metrics_status, 200);
+  EXPECT_THAT(metrics, HasSubstr("neardup_collection_index_tiers{collection=\"archive\"} 1\n"));
+
+  // An add makes a second tier; the next idle period merges it.
+  ASSERT_EQ(
+      Call("POST", "/v1/collections/archive/documents", Lines(texts, 66, 1), "application/x-ndjson")
+          .first,
+      200);
+  const uint64_t merges = InfoField(merged, "idle_index_merges");
+  const std::string again = wait_for_one_tier(merges + 1);
+  EXPECT_EQ(InfoField(again, "documents"), 67u);
+  Result<std::unique_ptr<Collection>> reader = Collection::Open(collection_dir_, {});
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->index().num_tiers(), 1u);
+  EXPECT_TRUE((*reader)->Verify().ok());
+}
+
+// Adds racing idle merges: with an idle time of 1 ms the full merge starts
+// between almost every two adds, and the adds commit while it runs (their
+// tiers stay, the merge's installation waits for the writer mutex). Every
+// acknowledged add is found, and the collection ends sound.
+TEST_F(CollectionRoutesTest, AddsRacingIdleMergesAreAllKept) {
+  ServiceOptions options;
+  options.collection_idle_merge = std::chrono::milliseconds(1);
+  StartWithCollection(options);
+  const std::vector<std::string> texts = PlantedTexts(100, 47);
+  ASSERT_EQ(
+      Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 60), "application/x-ndjson")
+          .first,
+      200);
+  for (size_t i = 60; i < 100; ++i) {
+    ASSERT_EQ(Call("POST", "/v1/collections/archive/documents", Lines(texts, i, 1),
+                   "application/x-ndjson")
+                  .first,
+              200);
+    if (i % 8 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto [found, body] = Call("GET", "/v1/collections/archive/documents/" + PlantedId(i));
+    EXPECT_EQ(found, 200) << i << " " << body;
+  }
+  std::string body;
+  for (int i = 0; i < 600; ++i) {  // at most 60 s
+    body = Call("GET", "/v1/collections/archive").second;
+    if (InfoField(body, "index_tiers") == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(InfoField(body, "index_tiers"), 1u);
+  EXPECT_EQ(InfoField(body, "documents"), 100u);
+  EXPECT_GT(InfoField(body, "idle_index_merges"), 0u);
+  Result<std::unique_ptr<Collection>> reader = Collection::Open(collection_dir_, {});
+  ASSERT_TRUE(reader.ok());
+  EXPECT_TRUE((*reader)->Verify().ok());
+  EXPECT_EQ((*reader)->LiveDocuments().size(), 100u);
+}
+
 TEST_F(CollectionRoutesTest, ErrorsAndLimits) {
   ServiceOptions options;
   options.max_document_mb = 1;

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -33,6 +34,7 @@ struct ServeFlags {
   std::string log_format = "text";
   bool no_fsync = false;
   uint64_t snapshot_log_mb = 64;
+  double index_merge_idle = 30;  // seconds
 };
 
 // glibc's malloc, left to its defaults, cost the server 5-15% of its CPU
@@ -114,6 +116,8 @@ int RunServe(const ServeFlags& flags) {
   options.log_json = flags.log_format == "json";
   options.sync = !flags.no_fsync;
   options.snapshot_log_bytes = flags.snapshot_log_mb << 20;
+  options.collection_idle_merge =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.index_merge_idle * 1000.0));
   if (flags.no_fsync) {
     std::fprintf(stderr, "neardup serve: --no-fsync: answers are NOT durable (benchmarks only)\n");
   }
@@ -196,6 +200,12 @@ void RegisterServeCommand(CLI::App* app, std::function<int()>* run) {
                    "is considered once this much log follows the last one")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{1}, uint64_t{65536}));
+  command
+      ->add_option("--index-merge-idle", flags->index_merge_idle,
+                   "Seconds a collection's writer must be idle before its index tiers are merged "
+                   "into one, in the background (queries then search one index); 0: never")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0 * 365));
   command->add_flag("--no-fsync", flags->no_fsync,
                     "Do not fsync the logs: nothing is durable (for measuring everything but the "
                     "disk)");

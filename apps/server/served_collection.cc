@@ -1,5 +1,7 @@
 #include "served_collection.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <utility>
 
 #include "neardup/containment.h"
@@ -18,21 +20,105 @@ struct ServedCollection::ViewPool {
 };
 
 ServedCollection::~ServedCollection() {
+  if (idle_thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(idle_mutex_);
+      stopping_ = true;
+    }
+    idle_wake_.notify_all();
+    idle_thread_.join();
+  }
   if (!pool_) return;  // Open failed before making it
   std::lock_guard<std::mutex> lock(pool_->mutex);
   pool_->closed = true;
 }
 
-Result<std::unique_ptr<ServedCollection>> ServedCollection::Open(const std::string& dir) {
+Result<std::unique_ptr<ServedCollection>> ServedCollection::Open(
+    const std::string& dir, const ServedCollectionOptions& served_options) {
   auto served = std::unique_ptr<ServedCollection>(new ServedCollection());
+  served->options_ = served_options;
   Collection::OpenOptions options;
   options.mode = Collection::Mode::kReadWrite;
   NEARDUP_ASSIGN_OR_RETURN(served->writer_, Collection::Open(dir, options));
   NEARDUP_ASSIGN_OR_RETURN(served->fingerprinter_, CreateCollectionFingerprinter(*served->writer_));
   served->pool_ = std::make_shared<ViewPool>();
   NEARDUP_RETURN_IF_ERROR(served->Publish());
+  if (served_options.idle_index_merge.count() > 0) {
+    served->idle_thread_ = std::thread([raw = served.get()] { raw->IdleMergeLoop(); });
+  }
   return served;
 }
+
+// Notes a write when it begins and when it ends: the idle time counts from
+// the end of the last one.
+struct ServedCollection::WriteNote {
+  explicit WriteNote(ServedCollection* collection) : served(collection) { served->NoteWrite(); }
+  ~WriteNote() { served->NoteWrite(); }
+  WriteNote(const WriteNote&) = delete;
+  WriteNote& operator=(const WriteNote&) = delete;
+  ServedCollection* served;
+};
+
+void ServedCollection::NoteWrite() {
+  {
+    std::lock_guard<std::mutex> lock(idle_mutex_);
+    ++writes_;
+    last_write_ = std::chrono::steady_clock::now();
+  }
+  idle_wake_.notify_all();
+}
+
+void ServedCollection::IdleMergeLoop() {
+  const std::chrono::milliseconds idle = options_.idle_index_merge;
+  // While a merge runs, its installation is polled this often.
+  const std::chrono::milliseconds poll =
+      std::clamp(idle / 4, std::chrono::milliseconds(1), std::chrono::milliseconds(250));
+  std::unique_lock<std::mutex> lock(idle_mutex_);
+  while (!stopping_) {
+    const auto due = last_write_ + idle;
+    if (std::chrono::steady_clock::now() < due) {
+      idle_wake_.wait_until(lock, due);
+      continue;
+    }
+    const uint64_t writes = writes_;
+    lock.unlock();
+    const bool more = IdleMergeStep();
+    lock.lock();
+    if (more) {
+      idle_wake_.wait_for(lock, poll, [&] { return stopping_; });
+    } else {
+      // Nothing to merge until the next write.
+      idle_wake_.wait(lock, [&] { return stopping_ || writes_ != writes; });
+    }
+  }
+}
+
+bool ServedCollection::IdleMergeStep() {
+  // An add, removal or compaction holds the writer: it is no longer idle
+  // (the loop waits for idle time again after it).
+  std::unique_lock<std::mutex> writer(writer_mutex_, std::try_to_lock);
+  if (!writer.owns_lock()) return true;
+  if (!writer_->index_merge_pending() && writer_->index().num_tiers() <= 1) return false;
+  const uint64_t generation = writer_->generation();
+  Status maintained = writer_->MaintainIndex({.full = true, .wait = false});
+  if (writer_->generation() != generation) {
+    ++idle_merges_;
+    if (Status published = Publish(); !published.ok()) {
+      std::fprintf(stderr, "neardup serve: collection %s: idle index merge: %s\n",
+                   writer_->dir().c_str(), published.ToString().c_str());
+    }
+  }
+  if (!maintained.ok()) {
+    // Dropped (its file removed; the collection is at its last commit):
+    // tried again after the next write.
+    std::fprintf(stderr, "neardup serve: collection %s: idle index merge failed: %s\n",
+                 writer_->dir().c_str(), maintained.ToString().c_str());
+    return false;
+  }
+  return writer_->index_merge_pending() || writer_->index().num_tiers() > 1;
+}
+
+uint64_t ServedCollection::idle_index_merges() const { return idle_merges_.load(); }
 
 std::shared_ptr<const Collection> ServedCollection::View() const {
   std::lock_guard<std::mutex> lock(view_mutex_);
@@ -118,6 +204,7 @@ Result<CommitResult> ServedCollection::Add(std::span<const CollectionInput> docu
                         fingerprint.simhash});
   }
   std::lock_guard<std::mutex> lock(writer_mutex_);
+  const WriteNote noted(this);
   NEARDUP_ASSIGN_OR_RETURN(CommitResult result, writer_->Commit(incoming, {}));
   // The commit is durable; readers see it from the next view on. A failed
   // Publish leaves the previous view current (the add is still committed).
@@ -127,6 +214,7 @@ Result<CommitResult> ServedCollection::Add(std::span<const CollectionInput> docu
 
 Result<CommitResult> ServedCollection::Remove(std::span<const std::string> ids) {
   std::lock_guard<std::mutex> lock(writer_mutex_);
+  const WriteNote noted(this);
   NEARDUP_ASSIGN_OR_RETURN(CommitResult result, writer_->Commit({}, ids));
   NEARDUP_RETURN_IF_ERROR(Publish().WithContext("committed, but the new view failed to open"));
   return result;
@@ -134,6 +222,7 @@ Result<CommitResult> ServedCollection::Remove(std::span<const std::string> ids) 
 
 Status ServedCollection::Compact() {
   std::lock_guard<std::mutex> lock(writer_mutex_);
+  const WriteNote noted(this);
   NEARDUP_RETURN_IF_ERROR(writer_->Compact());
   // Views of the old segments keep them mapped (unlinked files stay
   // readable) until their readers let go.

@@ -18,6 +18,19 @@
 // as tombstones) and Compact rewrites the live rows into one segment: both
 // publish a new view like Add.
 //
+// Idle index merge: a commit writes its documents as a new tier of the chunk
+// index, and the tier policy leaves up to max_index_tiers of them, each
+// searched for every query chunk. When the writer has been idle (no add,
+// remove or compact) for ServedCollectionOptions::idle_index_merge and the
+// index has more than one tier, a thread of the ServedCollection starts the
+// full merge on the collection's merge thread
+// (Collection::MaintainIndex({.full = true, .wait = false})), polls for it,
+// installs it and publishes a view of it: readers then search one index. It
+// takes the writer mutex only for the start and the installation (a rename,
+// an fsync, one transaction), and never when an add holds it (try_lock):
+// requests never wait for the merge itself. An add during the merge commits
+// as usual (its tier stays; the next idle period merges it too).
+//
 // Cost: Query is QueryDocument (one fingerprint, one postings walk, the
 // passages of the best matches); Similar is one search of the stored
 // document's chunk set; Add is one fingerprint per document plus one commit
@@ -27,12 +40,17 @@
 #ifndef NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_
 #define NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "neardup/collection.h"
@@ -55,12 +73,20 @@ struct SimilarDocument {
   double b_in_a = 0;  // how much of this one is found in the asked document
 };
 
+struct ServedCollectionOptions {
+  // Merge all index tiers into one once the writer has been idle this long
+  // (`neardup serve --index-merge-idle`); zero: never (the tier policy's
+  // background merges still run).
+  std::chrono::milliseconds idle_index_merge{30000};
+};
+
 class ServedCollection {
  public:
   // Opens the collection in `dir` for writing (this process becomes its one
   // writer) and a first reader view. The errors of Collection::Open
   // (FailedPrecondition when another process writes it).
-  static Result<std::unique_ptr<ServedCollection>> Open(const std::string& dir);
+  static Result<std::unique_ptr<ServedCollection>> Open(
+      const std::string& dir, const ServedCollectionOptions& options = {});
   ~ServedCollection();
   ServedCollection(const ServedCollection&) = delete;
   ServedCollection& operator=(const ServedCollection&) = delete;
@@ -97,6 +123,9 @@ class ServedCollection {
   std::shared_ptr<const Collection> ReaderView() const { return View(); }
 
   Result<CollectionStats> Stats() const;
+  // Merges of index tiers the idle merge has installed so far (its full
+  // merges, and a policy merge it found finished).
+  uint64_t idle_index_merges() const;
   const std::string& recipe_id() const;
   const std::string& dir() const;
   bool stores_texts() const;
@@ -108,6 +137,14 @@ class ServedCollection {
   std::shared_ptr<const Collection> View() const;
   // Makes a view of the writer's latest commit current.
   Status Publish();
+  // Notes a write (the idle merge waits for idle_index_merge after it);
+  // WriteNote calls it at a write's start and end.
+  struct WriteNote;
+  void NoteWrite();
+  // The idle merge's thread, and one step of it: starts or installs the full
+  // merge; true while there is more to do (a merge running, several tiers).
+  void IdleMergeLoop();
+  bool IdleMergeStep();
 
   std::unique_ptr<Collection> writer_;
   std::unique_ptr<Fingerprinter> fingerprinter_;  // the collection's recipe
@@ -115,6 +152,16 @@ class ServedCollection {
   std::shared_ptr<ViewPool> pool_;                // idle views, for Refresh
   mutable std::mutex view_mutex_;                 // guards view_ (the pointer only)
   std::shared_ptr<const Collection> view_;
+
+  // The idle merge (guarded by idle_mutex_).
+  ServedCollectionOptions options_;
+  std::mutex idle_mutex_;
+  std::condition_variable idle_wake_;
+  bool stopping_ = false;
+  uint64_t writes_ = 0;
+  std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
+  std::atomic<uint64_t> idle_merges_{0};
+  std::thread idle_thread_;
 };
 
 }  // namespace neardup::server

@@ -136,7 +136,8 @@ Result<int> Service::Bind() {
     if (collections_.count(name) != 0) {
       return InvalidArgumentError("collection name \"" + name + "\" given twice");
     }
-    Result<std::unique_ptr<ServedCollection>> opened = ServedCollection::Open(dir);
+    Result<std::unique_ptr<ServedCollection>> opened =
+        ServedCollection::Open(dir, {.idle_index_merge = options_.collection_idle_merge});
     if (!opened.ok()) return opened.status().WithContext("collection \"" + name + "\"");
     collections_[name] = std::move(opened).value();
   }

@@ -13,6 +13,7 @@
 #define NEARDUP_APPS_SERVER_SERVICE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -49,6 +50,10 @@ struct ServiceOptions {
   uint64_t max_document_mb = 16;
   // Served containment collections: (name, directory), opened by Bind.
   std::vector<std::pair<std::string, std::string>> collections;
+  // Each collection's index tiers are merged into one once its writer has
+  // been idle this long (ServedCollectionOptions::idle_index_merge); zero:
+  // never.
+  std::chrono::milliseconds collection_idle_merge{30000};
   int read_timeout_seconds = 10;  // slow clients time out
   bool log_requests = true;       // one line per request to stderr
   bool log_json = false;          // ... as a JSON object

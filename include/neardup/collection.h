@@ -284,6 +284,31 @@ class Collection {
   // last commit). REQUIRES: opened kReadWrite (else FailedPrecondition).
   Status MaintainIndex();
 
+  struct MaintainIndexOptions {
+    // false: the merges the policy asks for (MaintainIndex()). true: all
+    // live tiers into one, dropping dead postings (the index part of
+    // Compact, without its segment rewrite), when there is more than one
+    // tier or a dead posting: for a collection searched much more than it
+    // is committed to, which then searches one index instead of up to
+    // max_index_tiers. The same merge and installation as a background
+    // merge (temporary file, fsync, rename, one manifest transaction, a new
+    // generation): as crash-safe, readers pinned to older generations keep
+    // theirs, and tiers committed while it runs stay.
+    bool full = false;
+    // true: as MaintainIndex() (waits for the running merge, merges on the
+    // calling thread; the tiers are as asked when it returns). false: never
+    // waits: installs a finished background merge, or, when none is
+    // running, starts the merge asked for on the background thread (one
+    // at a time) and returns; a later call, Commit, Compact or close
+    // installs it. Call it again until index_merge_pending() is false and
+    // the tiers are as wanted (a server's idle timer does).
+    bool wait = true;
+  };
+  Status MaintainIndex(const MaintainIndexOptions& options);
+  // True while a background merge of index tiers runs or waits to be
+  // installed.
+  bool index_merge_pending() const;
+
   // Rewrites all live rows into one segment and drops the others (and their
   // tombstones). Document numbers and similarities are unchanged.
   Status Compact();

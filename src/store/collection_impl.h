@@ -79,8 +79,11 @@ class Collection::Impl {
   // returned.
   Status FinishMerge(Collection* c, bool wait);
   // Waits for a running merge and installs it, then merges (on this thread)
-  // until the policy asks for nothing.
-  Status MaintainIndex(Collection* c);
+  // until the policy asks for nothing (or, `full`, all tiers into one).
+  // !`wait`: Collection::MaintainIndexOptions::wait.
+  Status MaintainIndex(Collection* c, bool full, bool wait);
+  // Starts the merge of tiers [begin, end) on the merge thread.
+  void StartMergeOf(Collection* c, size_t begin, size_t end);
   // Switches the manifest to a finished merge: its file becomes
   // index-<G> (G the new generation) and replaces its run of tiers, in one
   // transaction. Tiers committed since it started stay; documents removed

@@ -73,10 +73,15 @@ std::string MergePath(const std::string& dir) {
   return (fs::path(dir) / internal::kDataDir / internal::kMergeFileName).string();
 }
 
-// The merge the policy asks for on `index`, as [begin, end), or nullopt.
-std::optional<std::pair<size_t, size_t>> PlannedMerge(const TieredChunkIndex& index,
-                                                      uint64_t ratio) {
+// The merge the policy asks for on `index` (`full`: all tiers into one, when
+// there is more than one or a dead posting), as [begin, end), or nullopt.
+std::optional<std::pair<size_t, size_t>> PlannedMerge(const TieredChunkIndex& index, uint64_t ratio,
+                                                      bool full = false) {
   const size_t n = index.num_tiers();
+  if (full) {
+    if (n > 1 || index.num_dead_postings() > 0) return std::make_pair(size_t{0}, n);
+    return std::nullopt;
+  }
   const size_t start = internal::TiersToRewrite(index, false, ratio);
   if (start >= n) return std::nullopt;
   return std::make_pair(start, n);
@@ -139,10 +144,14 @@ void Collection::Impl::StartMerge(Collection* c) {
   if (!background_merges || merge.valid()) return;
   const auto run = PlannedMerge(c->index_, index_tier_ratio);
   if (!run.has_value()) return;
-  std::vector<uint64_t> replaced(index_tiers.begin() + static_cast<ptrdiff_t>(run->first),
-                                 index_tiers.begin() + static_cast<ptrdiff_t>(run->second));
-  merge = std::async(std::launch::async, MergeTierRun, c->index_, run->first, run->second,
-                     std::move(replaced), MergePath(c->dir_), env);
+  StartMergeOf(c, run->first, run->second);
+}
+
+void Collection::Impl::StartMergeOf(Collection* c, size_t begin, size_t end) {
+  std::vector<uint64_t> replaced(index_tiers.begin() + static_cast<ptrdiff_t>(begin),
+                                 index_tiers.begin() + static_cast<ptrdiff_t>(end));
+  merge = std::async(std::launch::async, MergeTierRun, c->index_, begin, end, std::move(replaced),
+                     MergePath(c->dir_), env);
 }
 
 Status Collection::Impl::FinishMerge(Collection* c, bool wait) {
@@ -158,14 +167,25 @@ Status Collection::Impl::FinishMerge(Collection* c, bool wait) {
   return Install(c, std::move(out).value());
 }
 
-Status Collection::Impl::MaintainIndex(Collection* c) {
+Status Collection::Impl::MaintainIndex(Collection* c, bool full, bool wait) {
   Status dropped = std::move(merge_error);
   merge_error = Status::Ok();
+  if (!wait) {
+    // Installs a finished merge (a running one is left alone); starts the
+    // asked-for merge when none is running.
+    NEARDUP_RETURN_IF_ERROR(FinishMerge(c, false));
+    NEARDUP_RETURN_IF_ERROR(dropped);
+    if (merge.valid()) return Status::Ok();
+    const auto run = PlannedMerge(c->index_, index_tier_ratio, full);
+    if (run.has_value()) StartMergeOf(c, run->first, run->second);
+    return Status::Ok();
+  }
   NEARDUP_RETURN_IF_ERROR(FinishMerge(c, true));
   NEARDUP_RETURN_IF_ERROR(dropped);
-  // Each merge leaves fewer tiers, so this ends (after at most num_tiers).
+  // Each merge leaves fewer tiers (a full one leaves at most one and no dead
+  // posting), so this ends (after at most num_tiers).
   while (true) {
-    const auto run = PlannedMerge(c->index_, index_tier_ratio);
+    const auto run = PlannedMerge(c->index_, index_tier_ratio, full);
     if (!run.has_value()) return Status::Ok();
     std::vector<uint64_t> replaced(index_tiers.begin() + static_cast<ptrdiff_t>(run->first),
                                    index_tiers.begin() + static_cast<ptrdiff_t>(run->second));
@@ -179,11 +199,15 @@ Status Collection::Impl::MaintainIndex(Collection* c) {
   }
 }
 
-Status Collection::MaintainIndex() {
+Status Collection::MaintainIndex() { return MaintainIndex(MaintainIndexOptions{}); }
+
+Status Collection::MaintainIndex(const MaintainIndexOptions& options) {
   if (!impl_->writable) {
     return FailedPreconditionError("collection " + dir_ + " was opened read-only");
   }
-  return impl_->MaintainIndex(this);
+  return impl_->MaintainIndex(this, options.full, options.wait);
 }
+
+bool Collection::index_merge_pending() const { return impl_->merge.valid(); }
 
 }  // namespace neardup

@@ -6,15 +6,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "neardup/collection.h"
+#include "neardup/containment.h"
 #include "store/collection_test_util.h"
 #include "support/temp_dir.h"
 
@@ -182,6 +186,130 @@ TEST_F(CollectionMergeTest, ACommitReturnsWhileAMergeRunsAndEveryViewStaysExact)
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   ASSERT_TRUE((*reopened)->Verify().ok());
   ExpectIndexEqualsRebuild(**reopened);
+}
+
+// Every live document's search (top 1000, no cut-off) as (external id,
+// a_in_b, b_in_a), sorted: comparable across collections whose document
+// numbers differ.
+std::map<std::string, std::vector<std::tuple<std::string, double, double>>> AnswersById(
+    const Collection& c) {
+  std::map<std::string, std::vector<std::tuple<std::string, double, double>>> answers;
+  const TieredChunkIndex index = c.index();
+  ContainmentSearcher searcher(index);
+  Result<std::vector<DocumentInfo>> docs = c.ListDocuments();
+  EXPECT_TRUE(docs.ok());
+  if (!docs.ok()) return answers;
+  for (const DocumentInfo& d : *docs) {
+    for (uint32_t cap : {0u, 3u}) {
+      const std::vector<ContainmentMatch> matches =
+          searcher.Search(*c.Chunks(d.doc), {cap, 1000, 0.0}, d.doc);
+      std::vector<uint32_t> numbers;
+      for (const ContainmentMatch& m : matches) numbers.push_back(m.doc);
+      Result<std::map<uint32_t, std::string>> ids = c.ExternalIds(numbers);
+      EXPECT_TRUE(ids.ok());
+      auto& out = answers[d.id + "/" + std::to_string(cap)];
+      for (const ContainmentMatch& m : matches) out.emplace_back((*ids)[m.doc], m.a_in_b, m.b_in_a);
+      std::sort(out.begin(), out.end());
+    }
+  }
+  return answers;
+}
+
+// Many small commits leave several tiers; MaintainIndex({.full = true})
+// merges them into one, and every answer equals the one before and a fresh
+// collection's that got the same documents in one commit. A reader pinned
+// before keeps its tiers and answers.
+TEST_F(CollectionMergeTest, AFullMergeLeavesOneTierAndTheSameAnswers) {
+  auto c = CreateAndOpen();
+  Commit(c.get(), Base());
+  std::vector<Owned> all = Base();
+  for (int i = 0; i < 20; ++i) {
+    Commit(c.get(), {Small(i)});
+    all.push_back(Small(i));
+  }
+  Commit(c.get(), {{"base7", "modified w7 x7 shared"}}, {"one3", "base11"});
+  ASSERT_TRUE(c->MaintainIndex().ok());  // the policy's merges only
+  ASSERT_GT(Tiers(*c), 1u);
+  const auto before = AnswersById(*c);
+  Result<std::unique_ptr<Collection>> pinned = Collection::Open(Dir(), {});
+  ASSERT_TRUE(pinned.ok());
+  const uint64_t pinned_tiers = (*pinned)->index().num_tiers();
+  const uint64_t generation = c->generation();
+
+  ASSERT_TRUE(c->MaintainIndex({.full = true}).ok());
+  EXPECT_EQ(Tiers(*c), 1u);
+  EXPECT_EQ(c->index().num_dead_postings(), 0u);
+  EXPECT_EQ(c->generation(), generation + 1);  // one manifest switch
+  EXPECT_FALSE(c->index_merge_pending());
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
+  EXPECT_EQ(AnswersById(*c), before);
+  // The pinned reader still maps the replaced tiers (unlinked now).
+  EXPECT_EQ((*pinned)->index().num_tiers(), pinned_tiers);
+  EXPECT_EQ(AnswersById(**pinned), before);
+  // Nothing left to merge: no new generation.
+  ASSERT_TRUE(c->MaintainIndex({.full = true}).ok());
+  EXPECT_EQ(c->generation(), generation + 1);
+
+  // A fresh collection given the same live documents in one commit.
+  std::map<std::string, std::string> live;
+  for (const Owned& d : all) live[d.id] = d.text;
+  live["base7"] = "modified w7 x7 shared";
+  live.erase("one3");
+  live.erase("base11");
+  std::vector<Owned> once;
+  for (const auto& [id, text] : live) once.push_back({id, text});
+  const std::string fresh_dir = (temp_.dir() / "fresh").string();
+  ASSERT_TRUE(Collection::Create(fresh_dir, *PresetRecipe("default"), {}).ok());
+  Result<std::unique_ptr<Collection>> fresh =
+      Collection::Open(fresh_dir, {.mode = Collection::Mode::kReadWrite, .clock = {}});
+  ASSERT_TRUE(fresh.ok());
+  Commit(fresh->get(), once);
+  EXPECT_EQ((*fresh)->index().num_tiers(), 1u);
+  EXPECT_EQ(AnswersById(**fresh), before);
+  EXPECT_EQ((*fresh)->index().num_postings(), c->index().num_postings());
+}
+
+// The idle-time form a server uses: MaintainIndex({.full, .wait = false})
+// starts the full merge on the merge thread and returns; a commit while it
+// runs keeps its own tier; a later call installs the merge (the committed
+// tier stays) and the next one merges the rest.
+TEST_F(CollectionMergeTest, ABackgroundFullMergeRacesACommit) {
+  auto c = CreateAndOpen();
+  Commit(c.get(), Base());
+  for (int i = 0; i < 6; ++i) Commit(c.get(), {Small(i)});
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  const uint64_t tiers = Tiers(*c);
+  ASSERT_GT(tiers, 1u);
+  env_.Close();
+  const int merges = env_.merges;
+  ASSERT_TRUE(c->MaintainIndex({.full = true, .wait = false}).ok());
+  EXPECT_TRUE(c->index_merge_pending());
+  ASSERT_TRUE(env_.WaitForMerges(merges + 1));
+  // A call while it runs returns at once and changes nothing.
+  const uint64_t generation = c->generation();
+  ASSERT_TRUE(c->MaintainIndex({.full = true, .wait = false}).ok());
+  EXPECT_EQ(c->generation(), generation);
+  // The writer commits meanwhile (an add, and a removal of a merged document).
+  Commit(c.get(), {Small(100)}, {"one1"});
+  EXPECT_EQ(Tiers(*c), tiers + 1);
+  ExpectIndexEqualsRebuild(*c);
+  env_.Open();
+  // Installed by a later call (polled: the merge thread finishes on its own).
+  for (int i = 0; i < 2000 && c->index_merge_pending(); ++i) {
+    ASSERT_TRUE(c->MaintainIndex({.full = true, .wait = false}).ok());
+    if (c->index_merge_pending()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // Installed: the merged tier plus the one committed during the merge (a
+  // second full merge may have started, and even been installed).
+  ASSERT_TRUE(c->MaintainIndex({.full = true}).ok());
+  EXPECT_EQ(Tiers(*c), 1u);
+  EXPECT_FALSE(c->index_merge_pending());
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
+  for (const std::string& f : DataFiles(Dir())) EXPECT_FALSE(f.starts_with("index-merge")) << f;
 }
 
 TEST_F(CollectionMergeTest, ManySmallCommitsWithMergesInstalledOnTheWay) {
