@@ -320,12 +320,14 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                             pairs.size() * sizeof(CandidatePair));
   };
   std::vector<std::string_view> messages(found.size());
+  SortScratch scratch;  // one pair of key lists for every verifier's list
   for (size_t r = 0; r < found.size(); ++r) {
-    SortUnique(&found[r]);
+    SortUnique(&found[r], &scratch);
     if (r == me) continue;
     messages[r] = bytes_of(found[r]);
     stats->candidate_bytes += messages[r].size();
   }
+  scratch = {};
   NEARDUP_RETURN_IF_ERROR(comm.ExchangeViews(messages, &incoming));
   for (size_t r = 0; r < found.size(); ++r) {
     if (r != me) found[r] = {};
