@@ -2,6 +2,7 @@
 
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_pipeline.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 #include <tbb/task_arena.h>
@@ -50,28 +51,42 @@ std::vector<T> ReserveUpTo(size_t most) {
 }
 
 // Runs verify(block, out) for blocks 0..num_blocks-1 on all cores and
-// appends each block's pairs to *pairs in block order. Blocks go in waves of
-// a few per core; each wave slot's list keeps its capacity for the next wave,
-// so the pairs are written once into *pairs (reserved by the caller) rather
-// than into a fresh list per block and then a fresh concatenation: on the
-// 1M-document corpus that was ~0.7 GB of heap and ~0.7 GB of fresh mmapped
-// pages a rank, both zeroed by the kernel (docs/DISTRIBUTED.md, "Fresh
-// memory").
+// appends each block's pairs to *pairs in block order (a pipeline: blocks
+// verified in parallel, appended one by one in order, no barrier). At most
+// `slots` blocks are in flight, a run of consecutive blocks, so block b owns
+// slot b % slots; a slot's list keeps its capacity. The pairs are written
+// once into *pairs (reserved by the caller) rather than into a fresh list
+// per block and then a fresh concatenation: on the 1M-document corpus that
+// was ~0.7 GB of heap and ~0.7 GB of fresh mmapped pages a rank, both
+// zeroed by the kernel (docs/DISTRIBUTED.md, "Fresh memory").
 template <typename Verify>
-void VerifyInWaves(size_t num_blocks, std::vector<SimilarPair>* pairs, const Verify& verify) {
-  const size_t wave =
-      16 * static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
-  std::vector<std::vector<SimilarPair>> slots(std::min(wave, num_blocks));
-  for (size_t first = 0; first < num_blocks; first += wave) {
-    const size_t count = std::min(wave, num_blocks - first);
-    tbb::parallel_for(size_t{0}, count, [&](size_t slot) {
-      slots[slot].clear();
-      verify(first + slot, slots[slot]);
-    });
-    for (size_t slot = 0; slot < count; ++slot) {
-      pairs->insert(pairs->end(), slots[slot].begin(), slots[slot].end());
-    }
-  }
+void VerifyInOrder(size_t num_blocks, std::vector<SimilarPair>* pairs, const Verify& verify) {
+  const size_t tokens =
+      4 * static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
+  std::vector<std::vector<SimilarPair>> slots(std::min(tokens, num_blocks));
+  size_t next = 0;
+  tbb::parallel_pipeline(
+      tokens,
+      tbb::make_filter<void, size_t>(tbb::filter_mode::serial_in_order,
+                                     [&](tbb::flow_control& control) -> size_t {
+                                       if (next == num_blocks) {
+                                         control.stop();
+                                         return 0;
+                                       }
+                                       return next++;
+                                     }) &
+          tbb::make_filter<size_t, size_t>(tbb::filter_mode::parallel,
+                                           [&](size_t block) {
+                                             std::vector<SimilarPair>& slot =
+                                                 slots[block % slots.size()];
+                                             slot.clear();
+                                             verify(block, slot);
+                                             return block;
+                                           }) &
+          tbb::make_filter<size_t, void>(tbb::filter_mode::serial_in_order, [&](size_t block) {
+            const std::vector<SimilarPair>& slot = slots[block % slots.size()];
+            pairs->insert(pairs->end(), slot.begin(), slot.end());
+          }));
 }
 
 Status ValidateOptions(const NearDuplicateOptions& options) {
@@ -264,7 +279,7 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
   const size_t num_blocks = (candidates.size() + kVerifyBlock - 1) / kVerifyBlock;
   const double sketch_threshold = options.verify_exact ? lower_bound : threshold;
   std::vector<SimilarPair> verified = ReserveUpTo<SimilarPair>(candidates.size());
-  VerifyInWaves(num_blocks, &verified, [&](size_t block_index, std::vector<SimilarPair>& out) {
+  VerifyInOrder(num_blocks, &verified, [&](size_t block_index, std::vector<SimilarPair>& out) {
     Local& local = locals.local();
     const size_t begin = block_index * kVerifyBlock;
     const size_t end = std::min(candidates.size(), begin + kVerifyBlock);

@@ -359,9 +359,9 @@ TEST(NearDuplicateStagesTest, BadRangesAndCandidatesAreErrors) {
   EXPECT_FALSE(ChooseNearDuplicateScheme(recipe, bad_threshold, 10).ok());
 }
 
-// A long candidate list is verified in waves of blocks whose pairs go
-// straight into one list: at 1 and 3 threads (several waves each), the pairs
-// equal those of its 4096-candidate pieces verified one by one, in order.
+// A long candidate list is verified in blocks, many in flight at once, whose
+// pairs go straight into one list in block order: at 1 and 3 threads the
+// pairs equal those of its 4096-candidate pieces verified one by one.
 TEST(NearDuplicateStagesTest, ManyBlocksKeepTheCandidatesOrder) {
   const Recipe recipe = *PresetRecipe("default");
   for (bool verify_exact : {true, false}) {
@@ -380,7 +380,7 @@ TEST(NearDuplicateStagesTest, ManyBlocksKeepTheCandidatesOrder) {
     std::vector<CandidatePair> similar;
     for (const SimilarPair& pair : *verified) similar.push_back({pair.a, pair.b});
     ASSERT_GT(similar.size(), 10u);
-    // 160 blocks and a part: several waves of 16 blocks a core.
+    // 160 blocks and a part: many more than the blocks in flight at once.
     std::vector<CandidatePair> candidates;
     for (size_t i = 0; i < 160 * 4096 + 17; ++i) {
       candidates.push_back(i % 2 == 0 ? similar[(i * 7) % similar.size()]
