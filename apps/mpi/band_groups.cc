@@ -299,7 +299,6 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   }
   std::vector<std::string> incoming;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
-  outgoing.assign(static_cast<size_t>(ranks), std::string());
 
   Result<std::vector<KeyedDocument>> sorted = SortRecords(incoming, bands, layout.total);
   incoming.clear();
@@ -311,27 +310,32 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   std::vector<std::vector<CandidatePair>> found =
       ExpandGroups(records, groups, shared, layout, comm.rank(), ranks);
   records = {};
-  // A message is the pairs' bytes (16 each, one copy); this rank's own
-  // pairs are not encoded at all.
+  // A message is the pairs' bytes (16 each), sent from the sorted list
+  // itself (a copy into a string was ~180 MB of fresh pages a rank at 2
+  // ranks on the 1M corpus); this rank's own pairs are not sent at all.
   static_assert(sizeof(CandidatePair) == kCandidateBytes);
   const size_t me = static_cast<size_t>(comm.rank());
-  for (size_t r = 0; r < found.size(); ++r) {
-    SortUnique(&found[r]);
-    if (r == me) continue;
-    outgoing[r].resize(found[r].size() * kCandidateBytes);
-    if (!found[r].empty()) std::memcpy(outgoing[r].data(), found[r].data(), outgoing[r].size());
-    stats->candidate_bytes += outgoing[r].size();
-    found[r] = {};
-  }
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
-  // Every list is sorted and unique (the earlier rounds', this rank's own,
-  // each peer's): merged, not sorted again (a radix sort of them all was
-  // a tenth of a rank's time, and two lists of fresh pages).
-  std::vector<std::string_view> runs;
   const auto bytes_of = [](const std::vector<CandidatePair>& pairs) {
     return std::string_view(reinterpret_cast<const char*>(pairs.data()),
                             pairs.size() * sizeof(CandidatePair));
   };
+  std::vector<std::string_view> messages(found.size());
+  SortScratch scratch;  // one pair of key lists for every verifier's list
+  for (size_t r = 0; r < found.size(); ++r) {
+    SortUnique(&found[r], &scratch);
+    if (r == me) continue;
+    messages[r] = bytes_of(found[r]);
+    stats->candidate_bytes += messages[r].size();
+  }
+  scratch = {};
+  NEARDUP_RETURN_IF_ERROR(comm.ExchangeViews(messages, &incoming));
+  for (size_t r = 0; r < found.size(); ++r) {
+    if (r != me) found[r] = {};
+  }
+  // Every list is sorted and unique (the earlier rounds', this rank's own,
+  // each peer's): merged, not sorted again (a radix sort of them all was
+  // a tenth of a rank's time, and two lists of fresh pages).
+  std::vector<std::string_view> runs;
   runs.push_back(bytes_of(*mine));
   runs.push_back(bytes_of(found[me]));
   for (const std::string& message : incoming) {

@@ -13,6 +13,11 @@
 namespace neardup::mpi {
 
 void SortUnique(std::vector<CandidatePair>* candidates) {
+  SortScratch scratch;
+  SortUnique(candidates, &scratch);
+}
+
+void SortUnique(std::vector<CandidatePair>* candidates, SortScratch* scratch) {
   uint64_t largest = 0;
   for (const CandidatePair& pair : *candidates) largest = std::max({largest, pair.a, pair.b});
   const int bits = std::bit_width(largest);
@@ -25,7 +30,8 @@ void SortUnique(std::vector<CandidatePair>* candidates) {
   // in the same order (radix_sort.h), in as few digits as the documents
   // need (1M documents: 40 bits, 4 digits; a << 32 took 5).
   const uint64_t low = (uint64_t{1} << bits) - 1;
-  std::vector<uint64_t> keys(candidates->size());
+  std::vector<uint64_t>& keys = scratch->keys;
+  keys.resize(candidates->size());
   for (size_t i = 0; i < keys.size(); ++i) {
     keys[i] = (*candidates)[i].a << bits | (*candidates)[i].b;
   }
@@ -34,7 +40,7 @@ void SortUnique(std::vector<CandidatePair>* candidates) {
   // and RadixSort's scratch are live at once: 32 B a pair at the peak
   // (freeing the list before the sort peaked at 24 B, but zeroed a fresh
   // 16 B a pair for the result).
-  RadixSort(&keys);
+  RadixSort(&keys, &scratch->radix);
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   candidates->resize(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {

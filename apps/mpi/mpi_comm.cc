@@ -93,6 +93,25 @@ Status Comm::Exchange(std::vector<std::string> send, std::vector<std::string>* r
   const size_t me = static_cast<size_t>(rank_);
   (*received)[me] = std::move(send[me]);
   send[me].clear();
+  return ExchangeOthers(std::vector<std::string_view>(send.begin(), send.end()), received);
+}
+
+Status Comm::ExchangeViews(const std::vector<std::string_view>& send,
+                           std::vector<std::string>* received) {
+  const size_t n = static_cast<size_t>(size_);
+  if (send.size() != n) return InternalError("Exchange needs one message per rank");
+  received->assign(n, std::string());
+  const size_t me = static_cast<size_t>(rank_);
+  (*received)[me].assign(send[me]);
+  std::vector<std::string_view> others = send;
+  others[me] = {};
+  return ExchangeOthers(others, received);
+}
+
+Status Comm::ExchangeOthers(const std::vector<std::string_view>& send,
+                            std::vector<std::string>* received) {
+  const size_t n = static_cast<size_t>(size_);
+  const size_t me = static_cast<size_t>(rank_);
   if (n == 1) return Status::Ok();
   // The sizes first, so each message is received straight into its place
   // (no staging buffer, no copy: the messages of one exchange were hundreds

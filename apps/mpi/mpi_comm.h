@@ -116,6 +116,12 @@ class Comm {
   // count what went between ranks (a rank's rounds: those its own messages
   // needed, sent or received).
   Status Exchange(std::vector<std::string> send, std::vector<std::string>* received);
+  // The same, sending each message from where it is (send[r] must stay valid
+  // until the call returns): no copy of a list into a string first. The
+  // message to this rank itself is copied (pass it empty where the caller
+  // keeps its own part).
+  Status ExchangeViews(const std::vector<std::string_view>& send,
+                       std::vector<std::string>* received);
 
   // Collective. Hands `local` of every rank, in rank order, to `sink` on
   // rank 0 (other ranks' sink is not called), in pieces of at most one
@@ -134,6 +140,11 @@ class Comm {
   void Broadcast(std::string* bytes, int root = 0);
 
  private:
+  // Exchange's sizes and rounds: send[r] to every other rank r, received
+  // into (*received)[r] (this rank's own entries are left as they are).
+  Status ExchangeOthers(const std::vector<std::string_view>& send,
+                        std::vector<std::string>* received);
+
   MPI_Comm comm_;
   int rank_ = 0;
   int size_ = 1;

@@ -33,24 +33,31 @@ Status WriteAt(int fd, std::string_view bytes, uint64_t offset, const std::strin
   return Status::Ok();
 }
 
-}  // namespace
+Status PartSizeError(uint64_t handed, uint64_t planned) {
+  return InternalError("this rank's part of the output is " + std::to_string(handed) +
+                       " bytes or more, not the " + std::to_string(planned) + " planned");
+}
 
-Status WriteParts(Comm& comm, cli::OutputFile* output, std::string_view part, bool* in_parts) {
-  std::string path;
-  if (comm.rank() == 0) path = output->temp_path();
-  comm.Broadcast(&path);
+// Rank 0's temporary, opened by every rank; -1 on every rank where any rank
+// cannot open it (the parts then go through rank 0). Collective.
+int OpenOnEveryRank(Comm& comm, cli::OutputFile* output, std::string* path) {
+  if (comm.rank() == 0) *path = output->temp_path();
+  comm.Broadcast(path);
   int fd = -1;
-  if (!path.empty()) fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (!path->empty()) fd = ::open(path->c_str(), O_WRONLY | O_CLOEXEC);
   // The same decision on every rank: path is rank 0's, and the sum is
   // everyone's.
-  const bool everywhere = !path.empty() && comm.Sum(fd < 0 ? 1 : 0) == 0;
-  if (in_parts != nullptr) *in_parts = everywhere;
-  if (!everywhere) {
-    if (fd >= 0) ::close(fd);
-    return comm.GatherToRoot(part, [&](std::string_view piece) { return output->Write(piece); });
+  const bool everywhere = !path->empty() && comm.Sum(fd < 0 ? 1 : 0) == 0;
+  if (!everywhere && fd >= 0) {
+    ::close(fd);
+    fd = -1;
   }
-  const uint64_t offset = comm.ExclusivePrefixSum(std::vector<uint64_t>{part.size()})[0];
-  Status status = WriteAt(fd, part, offset, path);
+  return fd;
+}
+
+// fsyncs (unless --no-fsync) and closes fd after `status`; every rank's
+// error is every rank's. Collective.
+Status CloseOnEveryRank(Comm& comm, int fd, const std::string& path, Status status) {
   // --no-fsync: every rank parsed the same flags.
   if (status.ok() && cli::FileOutputsFsync() && ::fsync(fd) != 0) {
     status = IoError("cannot write this rank's part of the output to " + path +
@@ -61,6 +68,62 @@ Status WriteParts(Comm& comm, cli::OutputFile* output, std::string_view part, bo
         IoError("cannot close this rank's part of the output in " + path + ": " + ErrnoText(errno));
   }
   return comm.AgreeOnStatus(status);
+}
+
+}  // namespace
+
+Status WriteParts(Comm& comm, cli::OutputFile* output, std::string_view part, bool* in_parts) {
+  std::string path;
+  const int fd = OpenOnEveryRank(comm, output, &path);
+  if (in_parts != nullptr) *in_parts = fd >= 0;
+  if (fd < 0) {
+    return comm.GatherToRoot(part, [&](std::string_view piece) { return output->Write(piece); });
+  }
+  const uint64_t offset = comm.ExclusivePrefixSum(std::vector<uint64_t>{part.size()})[0];
+  return CloseOnEveryRank(comm, fd, path, WriteAt(fd, part, offset, path));
+}
+
+Status WriteParts(Comm& comm, cli::OutputFile* output, uint64_t bytes, const PartPieces& pieces,
+                  bool* in_parts) {
+  std::string path;
+  const int fd = OpenOnEveryRank(comm, output, &path);
+  if (in_parts != nullptr) *in_parts = fd >= 0;
+  if (fd < 0) {
+    std::string part;
+    Status status = pieces([&](std::string_view piece) {
+      part.append(piece);
+      return Status::Ok();
+    });
+    if (status.ok() && part.size() != bytes) status = PartSizeError(part.size(), bytes);
+    NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+    return comm.GatherToRoot(part, [&](std::string_view piece) { return output->Write(piece); });
+  }
+  const uint64_t offset = comm.ExclusivePrefixSum(std::vector<uint64_t>{bytes})[0];
+  std::string buffer;
+  buffer.reserve(static_cast<size_t>(std::min<uint64_t>(bytes, kPartBufferBytes)));
+  uint64_t written = 0;
+  uint64_t handed = 0;
+  const auto flush = [&]() {
+    // Never past the planned end: a longer part would overwrite the next
+    // rank's.
+    if (written + buffer.size() > bytes) return PartSizeError(handed, bytes);
+    Status status = WriteAt(fd, buffer, offset + written, path);
+    written += buffer.size();
+    buffer.clear();
+    return status;
+  };
+  Status status = pieces([&](std::string_view piece) {
+    handed += piece.size();
+    if (buffer.size() + piece.size() > kPartBufferBytes && !buffer.empty()) {
+      NEARDUP_RETURN_IF_ERROR(flush());
+    }
+    buffer.append(piece);
+    if (buffer.size() >= kPartBufferBytes) return flush();
+    return Status::Ok();
+  });
+  if (status.ok()) status = flush();
+  if (status.ok() && handed != bytes) status = PartSizeError(handed, bytes);
+  return CloseOnEveryRank(comm, fd, path, status);
 }
 
 }  // namespace neardup::mpi

@@ -22,6 +22,9 @@
 #ifndef NEARDUP_APPS_MPI_PARALLEL_OUTPUT_H_
 #define NEARDUP_APPS_MPI_PARALLEL_OUTPUT_H_
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "mpi_comm.h"
@@ -35,6 +38,21 @@ namespace neardup::mpi {
 // `output` before. *in_parts (when given) says whether the ranks wrote
 // their parts themselves. A write error on any rank is every rank's error.
 Status WriteParts(Comm& comm, cli::OutputFile* output, std::string_view part,
+                  bool* in_parts = nullptr);
+
+// The part's pieces in order: calls write(piece) for each piece, returning
+// the first error write returns.
+using PartPieces = std::function<Status(const std::function<Status(std::string_view)>& write)>;
+
+// The same for a part of `bytes` bytes handed over in pieces: where each rank
+// writes its part itself, the pieces go through one buffer of
+// kPartBufferBytes, written out whenever it fills, so a rank never holds its
+// whole part in one string (on the 1M-document corpus' dedup, ~265 MB of
+// fresh pages a rank; docs/DISTRIBUTED.md "Fresh memory"). Where the parts go
+// through rank 0 the part is gathered into one string first. A rank whose
+// pieces do not add up to `bytes` fails with InternalError.
+inline constexpr size_t kPartBufferBytes = size_t{8} << 20;
+Status WriteParts(Comm& comm, cli::OutputFile* output, uint64_t bytes, const PartPieces& pieces,
                   bool* in_parts = nullptr);
 
 }  // namespace neardup::mpi

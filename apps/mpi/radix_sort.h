@@ -13,16 +13,18 @@
 
 namespace neardup::mpi {
 
-// Sorts *keys ascending, using a scratch copy of their size: 11-bit digits,
-// skipping each digit where every key is equal (packed document numbers
-// leave most high digits constant).
-inline void RadixSort(std::vector<uint64_t>* keys) {
+// Sorts *keys ascending, using *scratch (resized to their size; its
+// capacity is reused, and it ends holding an unspecified copy): 11-bit
+// digits, skipping each digit where every key is equal (packed document
+// numbers leave most high digits constant).
+inline void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* scratch_list) {
   if (keys->size() < 2) return;
   constexpr int kBits = 11;
   constexpr size_t kBuckets = size_t{1} << kBits;
   uint64_t varying = 0;  // the bits that differ between keys
   for (uint64_t key : *keys) varying |= key ^ keys->front();
-  std::vector<uint64_t> scratch(keys->size());
+  std::vector<uint64_t>& scratch = *scratch_list;
+  scratch.resize(keys->size());
   std::vector<size_t> count(kBuckets);
   for (int shift = 0; shift < 64; shift += kBits) {
     if (((varying >> shift) & (kBuckets - 1)) == 0) continue;

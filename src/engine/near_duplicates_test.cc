@@ -359,6 +359,52 @@ TEST(NearDuplicateStagesTest, BadRangesAndCandidatesAreErrors) {
   EXPECT_FALSE(ChooseNearDuplicateScheme(recipe, bad_threshold, 10).ok());
 }
 
+// A long candidate list is verified in blocks, many in flight at once, whose
+// pairs go straight into one list in block order: at 1 and 3 threads the
+// pairs equal those of its 4096-candidate pieces verified one by one.
+TEST(NearDuplicateStagesTest, ManyBlocksKeepTheCandidatesOrder) {
+  const Recipe recipe = *PresetRecipe("default");
+  for (bool verify_exact : {true, false}) {
+    NearDuplicateOptions options;
+    options.threshold = 0.6;
+    options.verify_exact = verify_exact;
+    const std::vector<Fingerprint> fps = Fingerprints(PlantedTexts(80, 13), recipe, options);
+    const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
+    std::vector<CandidatePair> every;
+    for (uint64_t a = 0; a < fps.size(); ++a) {
+      for (uint64_t b = a + 1; b < fps.size(); ++b) every.push_back({a, b});
+    }
+    // Half of the candidates pairs that verify, half any pair.
+    const Result<std::vector<SimilarPair>> verified = VerifyCandidates(fps, scheme, options, every);
+    ASSERT_TRUE(verified.ok());
+    std::vector<CandidatePair> similar;
+    for (const SimilarPair& pair : *verified) similar.push_back({pair.a, pair.b});
+    ASSERT_GT(similar.size(), 10u);
+    // 160 blocks and a part: many more than the blocks in flight at once.
+    std::vector<CandidatePair> candidates;
+    for (size_t i = 0; i < 160 * 4096 + 17; ++i) {
+      candidates.push_back(i % 2 == 0 ? similar[(i * 7) % similar.size()]
+                                      : every[(i * 7) % every.size()]);
+    }
+    std::vector<SimilarPair> pieces;
+    for (size_t begin = 0; begin < candidates.size(); begin += 4096) {
+      const size_t end = std::min(candidates.size(), begin + 4096);
+      const std::vector<SimilarPair> piece =
+          *VerifyCandidates(fps, scheme, options,
+                            std::span<const CandidatePair>(candidates.data() + begin, end - begin));
+      pieces.insert(pieces.end(), piece.begin(), piece.end());
+    }
+    ASSERT_GT(pieces.size(), 4096u);
+    ASSERT_LT(pieces.size(), candidates.size());  // some candidates rejected
+    for (int threads : {1, 3}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      NearDuplicateReport report;
+      EXPECT_EQ(*VerifyCandidates(fps, scheme, options, candidates, &report), pieces)
+          << threads << " threads, exact " << verify_exact;
+    }
+  }
+}
+
 // Documents with no features are never paired, even when a caller hands
 // them in as candidates (their empty sketches would compare equal).
 TEST(NearDuplicateStagesTest, EmptyDocumentsAreNeverVerified) {

@@ -61,6 +61,21 @@ TEST(MpiCandidateRunsTest, SortUniqueMatchesSortAndUnique) {
   }
 }
 
+// One SortScratch for lists of growing, shrinking and empty sizes, on both
+// paths: each list as sorted alone.
+TEST(MpiCandidateRunsTest, SortUniqueWithKeptScratch) {
+  std::mt19937_64 rng(19);
+  SortScratch scratch;
+  for (size_t count : {size_t{50000}, size_t{70}, size_t{0}, size_t{90000}, size_t{1000}}) {
+    for (uint64_t limit : {uint64_t{1} << 20, uint64_t{1} << 40, uint64_t{5000}}) {
+      const std::vector<CandidatePair> pairs = RandomPairs(rng, count, limit);
+      std::vector<CandidatePair> sorted = pairs;
+      SortUnique(&sorted, &scratch);
+      EXPECT_EQ(sorted, Oracle(pairs)) << "limit " << limit << ", " << count << " pairs";
+    }
+  }
+}
+
 TEST(MpiCandidateRunsTest, SortUniqueOfTheLargestDocuments) {
   // Documents at 2^32 - 1 (32 bits: the radix path) and 2^32 (33: std::sort).
   for (uint64_t top : {(uint64_t{1} << 32) - 1, uint64_t{1} << 32}) {
