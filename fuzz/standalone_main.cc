@@ -16,7 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
 
-constexpr int kRandomInputs = 3000;
+// Fewer for some targets in a sanitizer build (neardup_add_fuzzer's
+// SANITIZED_INPUTS, fuzz/CMakeLists.txt).
+#ifndef NEARDUP_FUZZ_RANDOM_INPUTS
+#define NEARDUP_FUZZ_RANDOM_INPUTS 3000
+#endif
+constexpr int kRandomInputs = NEARDUP_FUZZ_RANDOM_INPUTS;
 constexpr size_t kMaxRandomSize = 4096;
 
 void Run(const std::string& input) {
