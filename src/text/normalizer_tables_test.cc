@@ -25,7 +25,7 @@ void ExpectSameBlockTable(const BlockTable& got, const BlockTable& want) {
 TEST(NormalizerTablesTest, ShortcutBuildsTheSameTables) {
   for (const bool nfkc : {true, false}) {
     for (const bool case_fold : {true, false}) {
-      SCOPED_TRACE(testing::Message() << "nfkc " << nfkc << " case_fold " << case_fold);
+      SCOPED_TRACE(::testing::Message() << "nfkc " << nfkc << " case_fold " << case_fold);
       const utf8proc_option_t flags = Utf8procOptions({nfkc, case_fold});
       const ContextFreeTable want =
           BuildContextFreeTable(flags, TableBuild::kUtf8procEveryCodePoint);

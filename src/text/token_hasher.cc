@@ -99,9 +99,9 @@ size_t TokenHasher::HashSpans(std::string_view normalized, const TokenSpan* span
   return n;
 }
 
-FormTokenBits& ThreadFormTokenBits() {
-  thread_local FormTokenBits bits;
-  return bits;
+std::vector<uint64_t>& ThreadTokenBitWords() {
+  thread_local std::vector<uint64_t> words;
+  return words;
 }
 
 Result<TokenHasher> TokenHasher::Create(const Recipe& recipe) {

@@ -79,10 +79,12 @@ inline uint64_t SdbmHashInText(std::string_view token, uint64_t seed, const char
   return h;
 }
 
-// This thread's FormTokenBits for TokenHasher (their room kept between
-// texts; released after a text of over 64 MiB).
-FormTokenBits& ThreadFormTokenBits();
-inline constexpr size_t kMaxRetainedTokenBitWords = size_t{1} << 20;
+// This thread's room for TokenHasher's FormTokenBits words, kept between
+// texts (not after a text of over 64 MiB). ForEachTokenHashBatch takes the
+// words out for its call and puts them back at its end, so an on_batch that
+// hashes another text on this thread uses room of its own.
+std::vector<uint64_t>& ThreadTokenBitWords();
+inline constexpr size_t kMaxRetainedTokenBitWords = (size_t{64} << 20) / 64;  // 64 MiB of text
 
 // Counters added to (never reset) by ForEachTokenHash.
 struct TextStats {
@@ -121,6 +123,10 @@ class TokenHasher {
                                TextStats* stats) const;
 
   CpuPath path() const { return path_; }
+
+  // Whether the scanner takes the normalizer's token bits for all-ASCII
+  // texts (FormTokenBits; tests check that the bits path is taken).
+  bool uses_form_token_bits() const { return form_token_bits_; }
 
   // The stopwords in force (empty for kNone and for kChar tokens).
   const StopwordSet* stopwords() const { return filter_stopwords_ ? &stopwords_ : nullptr; }
@@ -249,7 +255,11 @@ template <class OnBatch>
 size_t TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* scratch,
                                           OnBatch&& on_batch, TextStats* stats) const {
   NormalizeStats normalize_stats;
-  FormTokenBits* const bits = form_token_bits_ ? &ThreadFormTokenBits() : nullptr;
+  // The thread's words, taken out for this call (ThreadTokenBitWords).
+  std::vector<uint64_t>* const room = form_token_bits_ ? &ThreadTokenBitWords() : nullptr;
+  FormTokenBits form_bits;
+  FormTokenBits* const bits = room != nullptr ? &form_bits : nullptr;
+  if (bits != nullptr) bits->words.swap(*room);
   // The size first: the order of a call's arguments is unspecified, and
   // NormalizeKeepingRoom may reallocate *scratch, so data() is read after it.
   size_t normalized_size;
@@ -298,8 +308,10 @@ size_t TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* sc
     stats->tokens += tokens;
     stats->stopwords_removed += removed;
   }
-  if (bits != nullptr && bits->words.size() > kMaxRetainedTokenBitWords) {
-    std::vector<uint64_t>().swap(bits->words);
+  // Back into the thread's room (a nested call's words there are released
+  // with form_bits), unless a text of over 64 MiB made them large.
+  if (bits != nullptr && bits->words.size() <= kMaxRetainedTokenBitWords) {
+    bits->words.swap(*room);
   }
   return normalized.size();
 }

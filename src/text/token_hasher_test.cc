@@ -477,8 +477,10 @@ TEST(TokenScannerTest, SpansEqualForEachTokenOnEveryPath) {
 // one and several block edges, a token ending exactly at a block's end, the
 // text ending inside a token), separators only, NUL and control bytes; the
 // spans equal ForEachToken's on every path (ExpectSameTokens runs both
-// scanners), and through TokenHasher the hashes equal the reference's for
-// ASCII texts whose punctuation shifts the form's blocks.
+// scanners). Through TokenHasher the hashes of every differential recipe
+// equal the reference's: the recipes without remove_punctuation take the
+// bits scanner on the AVX-512 VBMI2 paths, the others (and every other
+// path) check the unchanged classifying scanner.
 TEST(TokenScannerTest, TokenBitsGiveTheSameSpans) {
   SplitMix64 rng(1319);
   std::vector<std::string> texts = {"",
@@ -524,11 +526,52 @@ TEST(TokenScannerTest, TokenBitsGiveTheSameSpans) {
     for (CpuPath path : SupportedCpuPaths()) {
       Result<TokenHasher> fast = TokenHasher::Create(recipe, path);
       ASSERT_TRUE(fast.ok()) << fast.status();
+      // The bits path is taken wherever the kernels allow it.
+      const TextKernels& kernels = TextKernelsFor(path);
+      EXPECT_EQ(fast->uses_form_token_bits(), kernels.ascii_normalizer_avx512 &&
+                                                  kernels.compress_tokens &&
+                                                  !recipe.normalization.remove_punctuation)
+          << CpuPathName(path);
       for (const std::string& text : texts) {
         ASSERT_EQ(RunPath(*fast, text, true).hashes, RunPath(*reference, text, false).hashes)
             << CpuPathName(path) << " text of " << text.size();
       }
     }
+  }
+}
+
+// An on_batch that hashes another text on the same thread (the thread's
+// token-bit words are taken out for each call): the outer text's hashes are
+// still the reference's, and so are the inner one's.
+TEST(TokenScannerTest, TokenBitsWithANestedText) {
+  Recipe recipe;  // default: kWord, no remove_punctuation
+  Result<TokenHasher> reference = TokenHasher::Create(recipe, CpuPath::kReference);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  std::string outer;
+  for (int i = 0; i < 400; ++i) outer += "word" + std::to_string(i) + (i % 7 == 0 ? ". " : " ");
+  // Shorter than the outer text (no reallocation) with other token edges:
+  // shared words would be overwritten under the outer scanner.
+  std::string inner;
+  while (inner.size() + 4 < outer.size() - 8) inner += "ab  ";
+  const std::vector<uint64_t> want_outer = RunPath(*reference, outer, false).hashes;
+  const std::vector<uint64_t> want_inner = RunPath(*reference, inner, false).hashes;
+  for (CpuPath path : SupportedCpuPaths()) {
+    Result<TokenHasher> fast = TokenHasher::Create(recipe, path);
+    ASSERT_TRUE(fast.ok()) << fast.status();
+    std::string scratch;
+    std::vector<uint64_t> got_outer;
+    int nested = 0;
+    fast->ForEachTokenHashBatch(
+        outer, &scratch,
+        [&](std::span<const uint64_t> hashes) {
+          got_outer.insert(got_outer.end(), hashes.begin(), hashes.end());
+          if (nested++ < 2) {
+            EXPECT_EQ(RunPath(*fast, inner, true).hashes, want_inner) << CpuPathName(path);
+          }
+        },
+        nullptr);
+    EXPECT_EQ(got_outer, want_outer) << CpuPathName(path);
+    EXPECT_GE(nested, 2) << CpuPathName(path);
   }
 }
 

@@ -265,6 +265,8 @@ struct NoBlockNonAscii {
 
 }  // namespace
 
+// ScanBits (below) repeats this loop's cursor, emit and last-block steps for
+// the normalizer's token bits: keep the two in step.
 template <class Classify, class NonAscii, class Emit>
 __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, size_t capacity,
                                                                 Classify classify,
@@ -334,7 +336,8 @@ __attribute__((always_inline)) inline size_t TokenScanner::Scan(TokenSpan* out, 
 
 // Scan without the bytes: each block's mask is its word of token_bits_
 // (zero past the text, so the last block needs no padding), and an ASCII
-// text has no code point to classify, carry or segment.
+// text has no code point to classify, carry or segment. Its cursor, emit
+// and last-block steps are Scan's: keep the two in step.
 template <class Emit>
 __attribute__((always_inline)) inline size_t TokenScanner::ScanBits(TokenSpan* out, size_t capacity,
                                                                     Emit emit) {
