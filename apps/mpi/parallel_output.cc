@@ -89,7 +89,10 @@ Status WriteParts(Comm& comm, cli::OutputFile* output, uint64_t bytes, const Par
   const int fd = OpenOnEveryRank(comm, output, &path);
   if (in_parts != nullptr) *in_parts = fd >= 0;
   if (fd < 0) {
+    // Reserved exactly, as before the buffered writer: a part grown by
+    // doubling would hold up to ~2x its size at a reallocation.
     std::string part;
+    part.reserve(static_cast<size_t>(bytes));
     Status status = pieces([&](std::string_view piece) {
       part.append(piece);
       return Status::Ok();
