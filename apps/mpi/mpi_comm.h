@@ -119,7 +119,9 @@ class Comm {
   // The same, sending each message from where it is (send[r] must stay valid
   // until the call returns): no copy of a list into a string first. The
   // message to this rank itself is copied (pass it empty where the caller
-  // keeps its own part).
+  // keeps its own part). No view may point into *received's strings: they
+  // are reassigned before anything is sent (so never reuse one list as both
+  // the views' owner and `received`).
   Status ExchangeViews(const std::vector<std::string_view>& send,
                        std::vector<std::string>* received);
 

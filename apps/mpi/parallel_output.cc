@@ -10,33 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "part_writer.h"
+
 namespace neardup::mpi {
 namespace {
 
 std::string ErrnoText(int error) { return std::strerror(error); }
-
-// Writes `bytes` at `offset` of `fd`, whole (pwrite may write less).
-Status WriteAt(int fd, std::string_view bytes, uint64_t offset, const std::string& path) {
-  // At most 1 GiB a call: Linux writes at most about 2 GiB per call anyway.
-  constexpr size_t kMaxCall = size_t{1} << 30;
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t wrote = ::pwrite(fd, bytes.data() + done, std::min(kMaxCall, bytes.size() - done),
-                                   static_cast<off_t>(offset + done));
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) {
-      return IoError("cannot write this rank's part of the output to " + path + ": " +
-                     (wrote < 0 ? ErrnoText(errno) : std::string("nothing written")));
-    }
-    done += static_cast<size_t>(wrote);
-  }
-  return Status::Ok();
-}
-
-Status PartSizeError(uint64_t handed, uint64_t planned) {
-  return InternalError("this rank's part of the output is " + std::to_string(handed) +
-                       " bytes or more, not the " + std::to_string(planned) + " planned");
-}
 
 // Rank 0's temporary, opened by every rank; -1 on every rank where any rank
 // cannot open it (the parts then go through rank 0). Collective.
@@ -89,40 +68,22 @@ Status WriteParts(Comm& comm, cli::OutputFile* output, uint64_t bytes, const Par
   const int fd = OpenOnEveryRank(comm, output, &path);
   if (in_parts != nullptr) *in_parts = fd >= 0;
   if (fd < 0) {
+    // Reserved exactly, as before the buffered writer: a part grown by
+    // doubling would hold up to ~2x its size at a reallocation.
     std::string part;
+    part.reserve(static_cast<size_t>(bytes));
     Status status = pieces([&](std::string_view piece) {
       part.append(piece);
       return Status::Ok();
     });
-    if (status.ok() && part.size() != bytes) status = PartSizeError(part.size(), bytes);
+    if (status.ok() && part.size() != bytes) status = PartSizeError(part.size(), bytes, true);
     NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
     return comm.GatherToRoot(part, [&](std::string_view piece) { return output->Write(piece); });
   }
   const uint64_t offset = comm.ExclusivePrefixSum(std::vector<uint64_t>{bytes})[0];
-  std::string buffer;
-  buffer.reserve(static_cast<size_t>(std::min<uint64_t>(bytes, kPartBufferBytes)));
-  uint64_t written = 0;
-  uint64_t handed = 0;
-  const auto flush = [&]() {
-    // Never past the planned end: a longer part would overwrite the next
-    // rank's.
-    if (written + buffer.size() > bytes) return PartSizeError(handed, bytes);
-    Status status = WriteAt(fd, buffer, offset + written, path);
-    written += buffer.size();
-    buffer.clear();
-    return status;
-  };
-  Status status = pieces([&](std::string_view piece) {
-    handed += piece.size();
-    if (buffer.size() + piece.size() > kPartBufferBytes && !buffer.empty()) {
-      NEARDUP_RETURN_IF_ERROR(flush());
-    }
-    buffer.append(piece);
-    if (buffer.size() >= kPartBufferBytes) return flush();
-    return Status::Ok();
-  });
-  if (status.ok()) status = flush();
-  if (status.ok() && handed != bytes) status = PartSizeError(handed, bytes);
+  PartWriter writer(fd, offset, bytes, path, kPartBufferBytes);
+  Status status = pieces([&](std::string_view piece) { return writer.Add(piece); });
+  if (status.ok()) status = writer.Finish();
   return CloseOnEveryRank(comm, fd, path, status);
 }
 

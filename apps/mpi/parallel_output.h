@@ -46,11 +46,12 @@ using PartPieces = std::function<Status(const std::function<Status(std::string_v
 
 // The same for a part of `bytes` bytes handed over in pieces: where each rank
 // writes its part itself, the pieces go through one buffer of
-// kPartBufferBytes, written out whenever it fills, so a rank never holds its
-// whole part in one string (on the 1M-document corpus' dedup, ~265 MB of
-// fresh pages a rank; docs/DISTRIBUTED.md "Fresh memory"). Where the parts go
-// through rank 0 the part is gathered into one string first. A rank whose
-// pieces do not add up to `bytes` fails with InternalError.
+// kPartBufferBytes (PartWriter, part_writer.h), written out whenever it
+// fills, so a rank never holds its whole part in one string (on the
+// 1M-document corpus' dedup, ~265 MB of fresh pages a rank;
+// docs/DISTRIBUTED.md "Fresh memory"). Where the parts go through rank 0
+// the part is gathered into one string first. A rank whose pieces do not
+// add up to `bytes` fails with InternalError.
 inline constexpr size_t kPartBufferBytes = size_t{8} << 20;
 Status WriteParts(Comm& comm, cli::OutputFile* output, uint64_t bytes, const PartPieces& pieces,
                   bool* in_parts = nullptr);

@@ -3,10 +3,8 @@
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_pipeline.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
-#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/verify_in_order.h"
 #include "index/lsh_band_key.h"
 #include "index/lsh_params_validate.h"
 #include "neardup/lsh_index.h"
@@ -39,7 +38,10 @@ std::vector<T> Concatenate(std::span<const std::vector<T>> lists) {
 
 // A list with room for `most` elements where the address space can be had
 // (pages are faulted in only as elements are appended), else an empty one
-// that grows as it is filled.
+// that grows as it is filled. RSS follows what is appended, but the whole
+// reservation is commit: it counts against `ulimit -v` and under
+// vm.overcommit_memory=2, and the list keeps that capacity after it is
+// returned (docs/DISTRIBUTED.md, "Fresh memory").
 template <typename T>
 std::vector<T> ReserveUpTo(size_t most) {
   std::vector<T> list;
@@ -49,45 +51,6 @@ std::vector<T> ReserveUpTo(size_t most) {
     // Too much address space at once: the list grows as it is filled.
   }
   return list;
-}
-
-// Runs verify(block, out) for blocks 0..num_blocks-1 on all cores and
-// appends each block's pairs to *pairs in block order (a pipeline: blocks
-// verified in parallel, appended one by one in order, no barrier). At most
-// `slots` blocks are in flight, a run of consecutive blocks, so block b owns
-// slot b % slots; a slot's list keeps its capacity. The pairs are written
-// once into *pairs (reserved by the caller) rather than into a fresh list
-// per block and then a fresh concatenation: on the 1M-document corpus that
-// was ~0.7 GB of heap and ~0.7 GB of fresh mmapped pages a rank, both
-// zeroed by the kernel (docs/DISTRIBUTED.md, "Fresh memory").
-template <typename Verify>
-void VerifyInOrder(size_t num_blocks, std::vector<SimilarPair>* pairs, const Verify& verify) {
-  const size_t tokens =
-      4 * static_cast<size_t>(std::max(1, tbb::this_task_arena::max_concurrency()));
-  std::vector<std::vector<SimilarPair>> slots(std::min(tokens, num_blocks));
-  size_t next = 0;
-  tbb::parallel_pipeline(
-      tokens,
-      tbb::make_filter<void, size_t>(tbb::filter_mode::serial_in_order,
-                                     [&](tbb::flow_control& control) -> size_t {
-                                       if (next == num_blocks) {
-                                         control.stop();
-                                         return 0;
-                                       }
-                                       return next++;
-                                     }) &
-          tbb::make_filter<size_t, size_t>(tbb::filter_mode::parallel,
-                                           [&](size_t block) {
-                                             std::vector<SimilarPair>& slot =
-                                                 slots[block % slots.size()];
-                                             slot.clear();
-                                             verify(block, slot);
-                                             return block;
-                                           }) &
-          tbb::make_filter<size_t, void>(tbb::filter_mode::serial_in_order, [&](size_t block) {
-            const std::vector<SimilarPair>& slot = slots[block % slots.size()];
-            pairs->insert(pairs->end(), slot.begin(), slot.end());
-          }));
 }
 
 Status ValidateOptions(const NearDuplicateOptions& options) {
@@ -274,7 +237,6 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
                     });
 
   struct Local {
-    std::vector<SimilarPair> pairs;
     uint64_t exact_checks = 0;
     std::vector<uint8_t> accepted;
     std::vector<double> estimates;
@@ -284,37 +246,39 @@ Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fing
   const size_t num_blocks = (candidates.size() + kVerifyBlock - 1) / kVerifyBlock;
   const double sketch_threshold = options.verify_exact ? lower_bound : threshold;
   std::vector<SimilarPair> verified = ReserveUpTo<SimilarPair>(candidates.size());
-  VerifyInOrder(num_blocks, &verified, [&](size_t block_index, std::vector<SimilarPair>& out) {
-    Local& local = locals.local();
-    const size_t begin = block_index * kVerifyBlock;
-    const size_t end = std::min(candidates.size(), begin + kVerifyBlock);
-    local.block.clear();
-    for (size_t i = begin; i < end; ++i) {
-      const CandidatePair& candidate = candidates[i];
-      // Documents with no features are never paired (their empty sketches
-      // would compare equal).
-      if (fingerprints[candidate.a].num_tokens == 0 || fingerprints[candidate.b].num_tokens == 0) {
-        continue;
-      }
-      local.block.emplace_back(candidate.a, candidate.b);
-    }
-    local.accepted.resize(local.block.size());
-    local.estimates.resize(local.block.size());
-    JaccardAtLeastPairs(bottom_k, summaries, local.block, sketch_threshold, local.accepted,
-                        local.estimates);
-    for (size_t i = 0; i < local.block.size(); ++i) {
-      if (local.accepted[i] == 0) continue;
-      const uint64_t a = local.block[i].first;
-      const uint64_t b = local.block[i].second;
-      if (!options.verify_exact) {
-        out.push_back(SimilarPair{a, b, local.estimates[i], -1});
-        continue;
-      }
-      ++local.exact_checks;
-      const double exact = ExactJaccard(fingerprints[a].chunks, fingerprints[b].chunks);
-      if (exact >= threshold) out.push_back(SimilarPair{a, b, exact, -1});
-    }
-  });
+  internal::VerifyInOrder(
+      num_blocks, &verified, [&](size_t block_index, std::vector<SimilarPair>& out) {
+        Local& local = locals.local();
+        const size_t begin = block_index * kVerifyBlock;
+        const size_t end = std::min(candidates.size(), begin + kVerifyBlock);
+        local.block.clear();
+        for (size_t i = begin; i < end; ++i) {
+          const CandidatePair& candidate = candidates[i];
+          // Documents with no features are never paired (their empty sketches
+          // would compare equal).
+          if (fingerprints[candidate.a].num_tokens == 0 ||
+              fingerprints[candidate.b].num_tokens == 0) {
+            continue;
+          }
+          local.block.emplace_back(candidate.a, candidate.b);
+        }
+        local.accepted.resize(local.block.size());
+        local.estimates.resize(local.block.size());
+        JaccardAtLeastPairs(bottom_k, summaries, local.block, sketch_threshold, local.accepted,
+                            local.estimates);
+        for (size_t i = 0; i < local.block.size(); ++i) {
+          if (local.accepted[i] == 0) continue;
+          const uint64_t a = local.block[i].first;
+          const uint64_t b = local.block[i].second;
+          if (!options.verify_exact) {
+            out.push_back(SimilarPair{a, b, local.estimates[i], -1});
+            continue;
+          }
+          ++local.exact_checks;
+          const double exact = ExactJaccard(fingerprints[a].chunks, fingerprints[b].chunks);
+          if (exact >= threshold) out.push_back(SimilarPair{a, b, exact, -1});
+        }
+      });
   for (const Local& local : locals) report->exact_checks += local.exact_checks;
   return verified;
 }

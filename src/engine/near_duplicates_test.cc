@@ -374,13 +374,13 @@ TEST(NearDuplicateStagesTest, ManyBlocksKeepTheCandidatesOrder) {
     for (uint64_t a = 0; a < fps.size(); ++a) {
       for (uint64_t b = a + 1; b < fps.size(); ++b) every.push_back({a, b});
     }
-    // Half of the candidates pairs that verify, half any pair.
     const Result<std::vector<SimilarPair>> verified = VerifyCandidates(fps, scheme, options, every);
     ASSERT_TRUE(verified.ok());
     std::vector<CandidatePair> similar;
     for (const SimilarPair& pair : *verified) similar.push_back({pair.a, pair.b});
     ASSERT_GT(similar.size(), 10u);
     // 160 blocks and a part: many more than the blocks in flight at once.
+    // Half of the candidates pairs that verify, half any pair.
     std::vector<CandidatePair> candidates;
     for (size_t i = 0; i < 160 * 4096 + 17; ++i) {
       candidates.push_back(i % 2 == 0 ? similar[(i * 7) % similar.size()]
