@@ -494,12 +494,13 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
   // smallest number) of each SimHash, the same on every rank, and joins
   // those only: their pairs are the pairs between groups, each on one rank.
   // It lists, instead of every pair, pairs that give ClusterDocuments the
-  // same clusters under both rules: for a pair (r, s) of first copies, r <
-  // s, also (r, m) for each later copy m of s; and the star (s, m) of each
-  // group, listed by the rank of the group's table-0 shard. Why it is the
-  // same (ClusterDocumentGroups, neardup/clustering.h): a later copy m
-  // takes s's cluster under either rule. Components: each group is joined
-  // to its first copy, the first copies as in the full graph. Leader: a
+  // same clusters: the pairs (r, s) of first copies, r < s; the star (s, m)
+  // of each group, listed by the rank of the group's table-0 shard; and,
+  // for the leader rule only (kVerifiers), also (r, m) for each later copy m
+  // of s. Why it is the same (ClusterDocumentGroups, neardup/clustering.h):
+  // a later copy m takes s's cluster under either rule. Components (the
+  // pairs between first copies and the stars): each group is joined to its
+  // first copy, the first copies as in the full graph. Leader: a
   // first copy's neighbours here are its neighbours among first copies,
   // and later copies are never leaders (each joins s's cluster), so the
   // first copies' leaders are the full graph's; m's earlier neighbours are
@@ -512,6 +513,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     copies = std::move(entries);
     tbb::parallel_sort(copies.begin(), copies.end());
     entries.clear();
+    entries.reserve(copies.size());
     for (size_t i = 0; i < copies.size(); ++i) {
       if (i == 0 || copies[i].fingerprint != copies[i - 1].fingerprint)
         entries.push_back(copies[i]);
@@ -544,6 +546,9 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
         const auto [a_begin, a_end] = copies_of(pair.a.fingerprint);
         const auto [b_begin, b_end] = copies_of(pair.b.fingerprint);
         expanded += static_cast<uint64_t>(a_end - a_begin) * static_cast<uint64_t>(b_end - b_begin);
+        // Components need only (r, s) and the stars (the forest would keep
+        // every (r, m), d (g - 1) pairs for d earlier neighbours of s).
+        if (placement != PairPlacement::kVerifiers) continue;
         for (auto copy = b_begin + 1; copy < b_end; ++copy) {
           pairs.push_back(SimilarPair{pair.a.id, copy->id, similarity, pair.distance});
         }
@@ -552,6 +557,7 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
         for (size_t begin = 0, end = 0; begin < copies.size(); begin = end) {
           end = begin + 1;
           while (end < copies.size() && copies[end].fingerprint == copies[begin].fingerprint) ++end;
+          // ShardOf cannot fail here: table 0 always exists.
           if (end - begin < 2 || *shards->ShardOf(0, copies[begin].fingerprint) != me) continue;
           const uint64_t g = end - begin;
           expanded += g * (g - 1) / 2;
