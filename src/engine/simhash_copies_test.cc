@@ -285,7 +285,10 @@ TEST(SimHashCopiesTest, FirstCopyCandidatesRejectsMalformedInput) {
   Result<NearDuplicateScheme> minhash_scheme =
       ChooseNearDuplicateScheme(recipe, minhash, fps.size());
   ASSERT_TRUE(minhash_scheme.ok());
-  EXPECT_FALSE(FindFirstCopyCandidates(fps, copies, *minhash_scheme, {0, 1}).ok());
+  Result<std::vector<CandidatePair>> wrong_method =
+      FindFirstCopyCandidates(fps, copies, *minhash_scheme, {0, 1});
+  ASSERT_FALSE(wrong_method.ok());
+  EXPECT_THAT(wrong_method.status().message(), ::testing::HasSubstr("(minhash)"));
 }
 
 }  // namespace
