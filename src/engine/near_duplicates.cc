@@ -213,7 +213,7 @@ Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint>
   NEARDUP_ASSIGN_OR_RETURN(groups.pairs,
                            FinishSearch(fingerprints, scheme, options, candidates, timer, report));
   // The counts of the expanded pairs (FindNearDuplicatePairs' report): a
-  // group of g holds g (g - 1) / 2 pairs, and a pair of first members
+  // group of g holds g (g - 1) / 2 pairs, and a pair of first copies
   // stands for the product of their groups' sizes.
   std::vector<uint64_t> group_size(fingerprints.size(), 0);
   uint64_t within = 0;
