@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <map>
 #include <numeric>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -188,6 +189,65 @@ TEST_F(ParallelStagesCliTest, DedupKeepsTheOraclesDocumentsForEveryThreadCount) 
       want);
   // SimHash candidates and verification as well: same bytes at any count.
   SameForEveryThreadCount("pairs -q --method simhash --max-distance 12 " + corpus_);
+}
+
+// `clusters` and `dedup` with --method simhash group the copies of one
+// SimHash (session 19: FindNearDuplicateGroups, ClusterDocumentGroups): their
+// output is the oracle's over every pair that `pairs --method simhash` lists
+// (which still joins every copy), under both rules, at every thread count.
+TEST_F(ParallelStagesCliTest, SimHashCopiesClusterAsEveryPair) {
+  // The planted corpus with copies: after every third record, 1-6 copies of
+  // it or of an earlier record (chain members too, so groups are near
+  // groups), each with its own id.
+  Planted copies;
+  internal::SplitMix64 rng(19);
+  const std::vector<std::string> records = Lines(planted_.jsonl);
+  const auto add = [&](const std::string& record) {
+    const std::string id = "d" + std::to_string(copies.ids.size());
+    copies.jsonl += "{\"id\":\"" + id + "\"" + record.substr(record.find(",\"text\":")) + "\n";
+    copies.ids.push_back(id);
+  };
+  for (size_t doc = 0; doc < records.size(); ++doc) {
+    add(records[doc]);
+    if (doc % 3 != 0) continue;
+    for (uint64_t k = 1 + rng.Next() % 6; k > 0; --k) add(records[rng.Next() % (doc + 1)]);
+  }
+  const std::string file = Write("copies.jsonl", copies.jsonl);
+  const std::string options = " -q --method simhash --max-distance 12 ";
+  std::map<std::string, int> position;
+  for (size_t i = 0; i < copies.ids.size(); ++i) position[copies.ids[i]] = static_cast<int>(i);
+  const auto field = [](const std::string& line, const std::string& name) {
+    const size_t start = line.find("\"" + name + "\":\"") + name.size() + 4;
+    return line.substr(start, line.find('"', start) - start);
+  };
+  for (const std::string& line : Lines(SameForEveryThreadCount("pairs" + options + file))) {
+    copies.pairs.emplace_back(position.at(field(line, "a")), position.at(field(line, "b")));
+  }
+  std::sort(copies.pairs.begin(), copies.pairs.end());
+  ASSERT_GT(copies.pairs.size(), copies.ids.size());
+  // The rules differ here (chains of groups).
+  EXPECT_NE(OracleClusters(copies, /*leader=*/true), OracleClusters(copies, /*leader=*/false));
+  for (const bool leader : {true, false}) {
+    const std::string rule = leader ? "--rule leader " : "--rule components ";
+    const std::vector<std::string> want = OracleClusters(copies, leader);
+    EXPECT_EQ(Lines(SameForEveryThreadCount("clusters" + options + rule + file)), want) << rule;
+    // dedup (--keep first): every cluster's first member stays.
+    std::set<std::string> removed;
+    for (const std::string& line : want) {
+      size_t at = line.find("\"ids\":[\"") + 8;
+      at = line.find('"', at) + 1;  // past the first member
+      while ((at = line.find('"', at)) != std::string::npos) {
+        const size_t end = line.find('"', at + 1);
+        removed.insert(line.substr(at + 1, end - at - 1));
+        at = end + 1;
+      }
+    }
+    std::string kept;
+    for (const std::string& record : Lines(copies.jsonl)) {
+      if (!removed.count(field(record, "id"))) kept += record + "\n";
+    }
+    EXPECT_EQ(SameForEveryThreadCount("dedup" + options + rule + file), kept) << rule;
+  }
 }
 
 // MinHash over a JSONL file computes the verification sketches only for the

@@ -386,8 +386,9 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
 
   NearDuplicateReport report;
   Result<std::vector<SimilarPair>> pairs = InvalidArgumentError("not run");
-  // Per document, its group's first member when the pairs join first
-  // members only (FindNearDuplicateGroups); empty when they are every pair.
+  // Whether the pairs join first copies only (FindNearDuplicateGroups);
+  // then first_copy_of holds, per document, its group's first copy.
+  bool grouped = false;
   std::vector<uint64_t> first_copy_of;
   if (deferred) {
     Result<std::unique_ptr<Fingerprinter>> verifier =
@@ -405,6 +406,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     Result<NearDuplicateGroups> groups =
         FindNearDuplicateGroups(corpus.fingerprints, *recipe, *options, &report);
     if (!groups.ok()) return ReportError(groups.status());
+    grouped = true;
     first_copy_of = std::move(groups->first_copy_of);
     pairs = std::move(groups->pairs);
   }
@@ -426,8 +428,8 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     }
   } else {
     Result<std::vector<uint64_t>> clusters =
-        first_copy_of.empty() ? ClusterDocuments(corpus.ids.size(), *pairs, *rule)
-                              : ClusterDocumentGroups(first_copy_of, *pairs, *rule);
+        grouped ? ClusterDocumentGroups(first_copy_of, *pairs, *rule)
+                : ClusterDocuments(corpus.ids.size(), *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
     cluster_of = *std::move(clusters);
     stages.emplace_back("cluster", stage_timer.Lap());

@@ -35,7 +35,10 @@ constexpr std::string_view kManifestKind = "mpi-manifest";
 // documents; the pairs stage's counters include the candidates handed to
 // another rank. 5 (session 17): the components rule's spanning forests
 // stay on the ranks that built them (PairPlacement::kForests), no longer
-// all on rank 0 (an older binary would cluster rank 0's alone).
+// all on rank 0 (an older binary would cluster rank 0's alone). Not bumped
+// in session 19: SimHash clusters/dedup save the groups' pairs instead of
+// every pair, with the same placements, clusters and counters (either
+// binary resumes the other's files alike; DISTRIBUTED.md "Checkpoints").
 constexpr int kFormatVersion = 5;
 // The oldest format this binary resumes as well: 4's only difference is
 // the components rule's forests all on rank 0, which the union-find over

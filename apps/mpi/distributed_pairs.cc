@@ -1,7 +1,5 @@
 #include "distributed_pairs.h"
 
-#include <tbb/parallel_sort.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -9,6 +7,7 @@
 
 #include "band_groups.h"
 #include "document_set.h"
+#include "grouped_pairs.h"
 #include "neardup/hamming_shards.h"
 #include "sketch_handover.h"
 #include "verification_split.h"
@@ -487,42 +486,15 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     }
   }
   stats->stages.push_back({"simhash exchange", timer.Lap(), comm.in_mpi()});
-  // Clusters (kForests, kVerifiers) need not every pair of a group of copies
-  // (documents of one SimHash: g copies, g (g - 1) / 2 pairs; session 19).
-  // A rank that holds a SimHash in some shard holds every copy of it (the
-  // copies share all their keys), so each rank keeps the first copy (the
-  // smallest number) of each SimHash, the same on every rank, and joins
-  // those only: their pairs are the pairs between groups, each on one rank.
-  // It lists, instead of every pair, pairs that give ClusterDocuments the
-  // same clusters under both rules: for a pair (r, s) of first copies, r <
-  // s, also (r, m) for each later copy m of s; and the star (s, m) of each
-  // group, listed by the rank of the group's table-0 shard. Why it is the
-  // same (ClusterDocumentGroups, neardup/clustering.h): a later copy m
-  // takes s's cluster under either rule. Components: each group is joined
-  // to its first copy, the first copies as in the full graph. Leader: a
-  // first copy's neighbours here are its neighbours among first copies,
-  // and later copies are never leaders (each joins s's cluster), so the
-  // first copies' leaders are the full graph's; m's earlier neighbours are
-  // s and s's earlier first-copy neighbours, so its first leader is s's
-  // (s's own, or s itself when s leads). Each listed pair is a pair of the
-  // full graph (at its first copies' distance).
+  // Clusters (kForests, kVerifiers) need not every pair of a group of copies:
+  // each rank joins the first copy of each SimHash and lists the groups'
+  // pairs instead (grouped_pairs.h, with the argument).
   const bool grouped = placement != PairPlacement::kOwners;
   std::vector<HammingEntry> copies;  // grouped: every entry, by (SimHash, id)
   if (grouped && status.ok()) {
     copies = std::move(entries);
-    tbb::parallel_sort(copies.begin(), copies.end());
-    entries.clear();
-    for (size_t i = 0; i < copies.size(); ++i) {
-      if (i == 0 || copies[i].fingerprint != copies[i - 1].fingerprint)
-        entries.push_back(copies[i]);
-    }
+    entries = SortCopiesKeepFirst(&copies);
   }
-  // The copies of one SimHash (grouped), [first, end) of `copies`.
-  const auto copies_of = [&](uint64_t fingerprint) {
-    return std::equal_range(
-        copies.begin(), copies.end(), HammingEntry{fingerprint, 0},
-        [](const HammingEntry& x, const HammingEntry& y) { return x.fingerprint < y.fingerprint; });
-  };
   // This rank's pairs: those whose canonical table holds them in its shard
   // (each pair on exactly one rank). The join reports only pairs within the
   // distance: they are verified.
@@ -536,34 +508,21 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
     if (joined.ok()) {
       entries = {};
       report->index_bytes = join.bytes;
-      pairs.reserve(joined->size());
-      for (const HammingPair& pair : *joined) {
-        const double similarity = 1.0 - static_cast<double>(pair.distance) / 64;
-        pairs.push_back(SimilarPair{pair.a.id, pair.b.id, similarity, pair.distance});
-        if (!grouped) continue;
-        const auto [a_begin, a_end] = copies_of(pair.a.fingerprint);
-        const auto [b_begin, b_end] = copies_of(pair.b.fingerprint);
-        expanded += static_cast<uint64_t>(a_end - a_begin) * static_cast<uint64_t>(b_end - b_begin);
-        for (auto copy = b_begin + 1; copy < b_end; ++copy) {
-          pairs.push_back(SimilarPair{pair.a.id, copy->id, similarity, pair.distance});
-        }
-      }
       if (grouped) {
-        for (size_t begin = 0, end = 0; begin < copies.size(); begin = end) {
-          end = begin + 1;
-          while (end < copies.size() && copies[end].fingerprint == copies[begin].fingerprint) ++end;
-          if (end - begin < 2 || *shards->ShardOf(0, copies[begin].fingerprint) != me) continue;
-          const uint64_t g = end - begin;
-          expanded += g * (g - 1) / 2;
-          for (size_t copy = begin + 1; copy < end; ++copy) {
-            pairs.push_back(SimilarPair{copies[begin].id, copies[copy].id, 1.0, 0});
-          }
-        }
+        GroupedPairs listed = ListGroupedSimHashPairs(
+            copies, *joined, placement == PairPlacement::kVerifiers, [&](uint64_t fingerprint) {
+              // ShardOf cannot fail here: table 0 always exists.
+              return *shards->ShardOf(0, fingerprint) == me;
+            });
         copies = {};
-        tbb::parallel_sort(pairs.begin(), pairs.end(),
-                           [](const SimilarPair& x, const SimilarPair& y) {
-                             return x.a != y.a ? x.a < y.a : x.b < y.b;
-                           });
+        pairs = std::move(listed.pairs);
+        expanded = listed.expanded;
+      } else {
+        pairs.reserve(joined->size());
+        for (const HammingPair& pair : *joined) {
+          pairs.push_back(SimilarPair{
+              pair.a.id, pair.b.id, 1.0 - static_cast<double>(pair.distance) / 64, pair.distance});
+        }
       }
       report->candidates += grouped ? expanded : joined->size();
     } else {

@@ -50,32 +50,37 @@ Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
                                                ClusterRule rule);
 
 // ClusterDocuments over documents in groups of copies, from the pairs of
-// the groups' first members only (session 19: g copies of one text no longer
-// cost g^2 / 2 pairs). first_copy_of[i] is the first (smallest) member of
+// the groups' first copies only (session 19: g copies of one text no longer
+// cost g^2 / 2 pairs). first_copy_of[i] is the first (smallest) copy of
 // document i's group (i itself for a group of one); `pairs` join first
-// members only. REQUIRES (the caller's promise, not checked): the members of
-// a group are similar to each other and each is similar to exactly the
-// documents its group's first member is similar to (the copies of a SimHash
+// copies only. REQUIRES (the caller's promise, not checked): the copies of a
+// group are similar to each other and each is similar to exactly the
+// documents its group's first copy is similar to (the copies of a SimHash
 // group: one 64-bit value, so one distance to every other document).
 // Then the result is ClusterDocuments(n, every pair of the expanded graph,
 // rule), the same cluster_of:
-//  - components: a group is a clique joined to its first member's
+//  - components: a group is a clique joined to its first copy's
 //    neighbours, so the components are the quotient's, expanded; each
-//    component's smallest member is a first member (a group's smallest).
-//  - leader: every member m after the first member r lands in r's cluster.
-//    By induction on m: the members between r and m are not leaders (they
-//    joined r's cluster); if r joined leader L (the smallest leader among
-//    its earlier neighbours, all before r), then m's earlier neighbours are
-//    r's earlier neighbours, r's later ones before m and earlier members, so
-//    its smallest leader neighbour is still L; if r is a leader, no
-//    neighbour before r is one, and r itself is m's smallest leader
-//    neighbour. A document outside the group sees among the group only r as
-//    a possible leader, so dropping the other members' pairs changes no
-//    other document's choice.
+//    component's smallest document is a first copy (a group's smallest).
+//  - leader: by induction over all documents in order, (1) a later copy m
+//    of a group whose first copy is r lands in r's cluster (so is never a
+//    leader), and (2) a first copy chooses as in the quotient. (2): a first
+//    copy's earlier neighbours in the full graph are its quotient
+//    neighbours plus their later copies, which are not leaders by (1), so
+//    its smallest earlier leader neighbour is the quotient's. (1): if r is
+//    a leader, no neighbour before r is one, and r is m's smallest leader
+//    neighbour; if r joined leader L (the smallest leader among r's earlier
+//    neighbours, all before r), m's earlier neighbours are r's earlier
+//    neighbours, r, r's later neighbours before m and copies between r and
+//    m; every leader among them other than L comes after r (r's earlier
+//    ones are not smaller than L, the copies are not leaders), so after L,
+//    and m's smallest leader neighbour is L. A document outside the group
+//    sees among the group only r as a possible leader, so dropping the
+//    other copies' pairs changes no other document's choice.
 // Cost: ClusterDocuments' over the quotient's pairs, plus O(documents).
 // InvalidArgument when first_copy_of is not of that form (first_copy_of[i]
 // <= i and first_copy_of[first_copy_of[i]] == first_copy_of[i]) or a pair
-// is not a < b < documents between first members.
+// is not a < b < documents between first copies.
 Result<std::vector<uint64_t>> ClusterDocumentGroups(std::span<const uint64_t> first_copy_of,
                                                     std::span<const SimilarPair> pairs,
                                                     ClusterRule rule);

@@ -118,10 +118,10 @@ Result<std::vector<CandidatePair>> FindCandidatesFromBandKeys(
 // (smallest) document with features and document i's 64-bit SimHash; i
 // itself for the first of its group and for a document without features
 // (never paired). Copies have one distance to every other document, so the
-// pairs of a group are all its members' pairs (at distance 0) plus, for
-// each pair (r, s) of first members, every member of r's group with every
-// member of s's: FindFirstCopyCandidates finds the latter without the
-// groups' pairs (g copies cost g^2 / 2 pairs otherwise), and
+// full graph's pairs are: within a group, every pair (at distance 0); and,
+// for each pair (r, s) of first copies, every copy of r's group with every
+// copy of s's (at their distance). FindFirstCopyCandidates finds the latter
+// without the groups' pairs (g copies cost g^2 / 2 pairs otherwise), and
 // ClusterDocumentGroups (neardup/clustering.h) clusters from them.
 // Cost: a sort of the documents with features (16 bytes each); O(n) memory.
 std::vector<uint64_t> FindSimHashCopies(std::span<const Fingerprint> fingerprints);
@@ -129,7 +129,7 @@ std::vector<uint64_t> FindSimHashCopies(std::span<const Fingerprint> fingerprint
 // FindCandidates of a SimHash scheme over the first copies only (documents i
 // with features and first_copy_of[i] == i; their SimHashes are distinct, so
 // every candidate is at distance >= 1): the pairs between groups, each once,
-// between the groups' first members. Sorted and unique. Sets report as
+// between the groups' first copies. Sorted and unique. Sets report as
 // FindCandidates does (candidates: this list's size).
 // InvalidArgument for a MinHash scheme, a range not within the tables, or
 // first_copy_of not of fingerprints.size().

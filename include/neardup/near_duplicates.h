@@ -113,13 +113,13 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
 // FindNearDuplicatePairs' pairs in a form that groups copies (session 19):
 // for `clusters` and `dedup`, which need the clusters, not every pair.
 struct NearDuplicateGroups {
-  // Per document: the first member of its group of copies (i itself for a
+  // Per document: the first copy of its group of copies (i itself for a
   // group of one). SimHash (64-bit): FindSimHashCopies' groups (features and
   // one SimHash); MinHash and digest recipes: every group is one document.
   std::vector<uint64_t> first_copy_of;
-  // The verified pairs between first members, sorted by (a, b). Every pair
-  // of FindNearDuplicatePairs is a pair of two members of one group (at
-  // distance 0) or of members of two groups whose first members are a pair
+  // The verified pairs between first copies, sorted by (a, b). Every pair
+  // of FindNearDuplicatePairs is a pair of two copies of one group (at
+  // distance 0) or of copies of two groups whose first copies are a pair
   // here (at its distance), and each such pair is one of its pairs.
   std::vector<SimilarPair> pairs;
 };
@@ -128,7 +128,7 @@ struct NearDuplicateGroups {
 // options): ClusterDocumentGroups(first_copy_of, pairs, rule) is
 // ClusterDocuments(n, FindNearDuplicatePairs(...), rule). report as
 // FindNearDuplicatePairs' (candidates and pairs count the expanded pairs;
-// index_bytes is of the index it built, over first members only).
+// index_bytes is of the index it built, over first copies only).
 // Cost (SimHash): FindSimHashCopies, then the search over the first copies:
 // a group of g copies costs O(g), not g^2 / 2 pairs.
 Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint> fingerprints,

@@ -413,7 +413,7 @@ Result<std::vector<CandidatePair>> FindFirstCopyCandidates(
     std::span<const Fingerprint> fingerprints, std::span<const uint64_t> first_copy_of,
     const NearDuplicateScheme& scheme, PartRange range, NearDuplicateReport* report) {
   if (scheme.method != NearDuplicateMethod::kSimHash) {
-    return InvalidArgumentError("copy groups belong to a SimHash scheme");
+    return InvalidArgumentError("scheme method (minhash) must be simhash for copy groups");
   }
   if (first_copy_of.size() != fingerprints.size()) {
     return InvalidArgumentError("first_copy_of (" + std::to_string(first_copy_of.size()) +

@@ -52,6 +52,33 @@ Result<std::vector<SimilarPair>> WideSimHashPairs(std::span<const Fingerprint> f
   return pairs;
 }
 
+// The start of every search (SearchNearDuplicates, FindNearDuplicateGroups):
+// *report, or *local when report is null, reset and holding the documents'
+// and the empty documents' counts. Returns the report written.
+NearDuplicateReport* StartReport(std::span<const Fingerprint> fingerprints,
+                                 NearDuplicateReport* report, NearDuplicateReport* local) {
+  if (report == nullptr) report = local;
+  *report = NearDuplicateReport{};
+  report->documents = fingerprints.size();
+  for (const Fingerprint& fp : fingerprints) report->empty_documents += fp.num_tokens == 0;
+  return report;
+}
+
+// The end of every search: the candidates verified, the verify time (the
+// timer's total) and the pairs' count recorded.
+Result<std::vector<SimilarPair>> FinishSearch(std::span<const Fingerprint> fingerprints,
+                                              const NearDuplicateScheme& scheme,
+                                              const NearDuplicateOptions& options,
+                                              const std::vector<CandidatePair>& candidates,
+                                              const StageTimer& timer,
+                                              NearDuplicateReport* report) {
+  Result<std::vector<SimilarPair>> pairs =
+      VerifyCandidates(fingerprints, scheme, options, candidates, report);
+  report->verify_time = timer.Elapsed();
+  if (pairs.ok()) report->pairs = pairs->size();
+  return pairs;
+}
+
 }  // namespace
 
 Result<NearDuplicateMethod> ParseNearDuplicateMethod(std::string_view name) {
@@ -102,10 +129,7 @@ Result<std::vector<SimilarPair>> SearchNearDuplicates(
     const std::optional<ChosenLshParams>& band_key_choice) {
   StageTimer timer;
   NearDuplicateReport local_report;
-  if (report == nullptr) report = &local_report;
-  *report = NearDuplicateReport{};
-  report->documents = fingerprints.size();
-  for (const Fingerprint& fp : fingerprints) report->empty_documents += fp.num_tokens == 0;
+  report = StartReport(fingerprints, report, &local_report);
 
   if (options.method == NearDuplicateMethod::kSimHash && IsDigestRecipe(recipe)) {
     // The digest route's wide SimHash runs as one piece (the stages split
@@ -149,11 +173,7 @@ Result<std::vector<SimilarPair>> SearchNearDuplicates(
     NEARDUP_RETURN_IF_ERROR(before_verify(candidates, report));
     report->sketch_time = timer.Lap();
   }
-  Result<std::vector<SimilarPair>> pairs =
-      VerifyCandidates(fingerprints, scheme, options, candidates, report);
-  report->verify_time = timer.Elapsed();
-  if (pairs.ok()) report->pairs = pairs->size();
-  return pairs;
+  return FinishSearch(fingerprints, scheme, options, candidates, timer, report);
 }
 
 }  // namespace internal
@@ -180,10 +200,7 @@ Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint>
   }
   StageTimer timer;
   NearDuplicateReport local_report;
-  if (report == nullptr) report = &local_report;
-  *report = NearDuplicateReport{};
-  report->documents = fingerprints.size();
-  for (const Fingerprint& fp : fingerprints) report->empty_documents += fp.num_tokens == 0;
+  report = StartReport(fingerprints, report, &local_report);
   // The scheme of the whole corpus (num_blocks from its size, as
   // FindNearDuplicatePairs chooses it).
   NEARDUP_ASSIGN_OR_RETURN(const NearDuplicateScheme scheme,
@@ -194,10 +211,9 @@ Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint>
                                                    {0, scheme.num_parts}, report));
   report->candidates_time = timer.Lap();
   NEARDUP_ASSIGN_OR_RETURN(groups.pairs,
-                           VerifyCandidates(fingerprints, scheme, options, candidates, report));
-  report->verify_time = timer.Elapsed();
+                           FinishSearch(fingerprints, scheme, options, candidates, timer, report));
   // The counts of the expanded pairs (FindNearDuplicatePairs' report): a
-  // group of g holds g (g - 1) / 2 pairs, and a pair of first members
+  // group of g holds g (g - 1) / 2 pairs, and a pair of first copies
   // stands for the product of their groups' sizes.
   std::vector<uint64_t> group_size(fingerprints.size(), 0);
   uint64_t within = 0;

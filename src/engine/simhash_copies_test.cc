@@ -9,13 +9,18 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "neardup/clustering.h"
+#include "neardup/fingerprinter.h"
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/near_duplicates.h"
 #include "neardup/recipe.h"
+#include "support/planted_corpus.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -185,12 +190,57 @@ TEST(SimHashCopiesTest, GroupsExpandToEveryPairAndClusterTheSame) {
   }
 }
 
-TEST(SimHashCopiesTest, MinHashGroupsAreSingletons) {
-  // Not SimHash: every group is one document and the pairs are every pair.
+std::vector<Fingerprint> FingerprintTexts(const std::vector<std::string>& texts,
+                                          const Recipe& recipe,
+                                          const NearDuplicateOptions& options) {
+  auto fingerprinter = std::move(CreateCpuFingerprinter(RecipeForNearDuplicates(recipe, options),
+                                                        SketchesForNearDuplicates(options)))
+                           .value();
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  std::vector<Fingerprint> out;
+  NEARDUP_CHECK(fingerprinter->ComputeBatch(views, &out).ok());
+  return out;
+}
+
+TEST(SimHashCopiesTest, MinHashAndDigestGroupsAreSingletons) {
+  // Not 64-bit SimHash (MinHash, a digest recipe's wide SimHash): every
+  // group is one document and the pairs are FindNearDuplicatePairs', on a
+  // corpus that has pairs and exact copies (which 64-bit SimHash groups).
+  std::vector<std::string> texts = test_support::PlantedTexts(300, 19);
+  for (int i = 0; i < 5; ++i) texts.push_back(texts[7]);
+  Recipe digest = *PresetRecipe("exlsh");
+  digest.hash = FeatureHashKind::kMd5;
+  digest.simhash.bits = DigestBits(digest.hash);
+  ASSERT_TRUE(IsDigestRecipe(digest));
+  NearDuplicateOptions minhash;
+  minhash.method = NearDuplicateMethod::kMinHash;
+  NearDuplicateOptions wide;
+  wide.method = NearDuplicateMethod::kSimHash;
+  wide.max_distance = 12;
+  const std::pair<Recipe, NearDuplicateOptions> cases[] = {{*PresetRecipe("default"), minhash},
+                                                           {digest, wide}};
+  for (const auto& [recipe, options] : cases) {
+    SCOPED_TRACE(options.method == NearDuplicateMethod::kMinHash ? "minhash" : "digest");
+    const std::vector<Fingerprint> fps = FingerprintTexts(texts, recipe, options);
+    NearDuplicateReport all_report;
+    Result<std::vector<SimilarPair>> all =
+        FindNearDuplicatePairs(fps, recipe, options, &all_report);
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_GE(all->size(), 10u);  // the copies' 10 pairs at least
+    NearDuplicateReport report;
+    Result<NearDuplicateGroups> groups = FindNearDuplicateGroups(fps, recipe, options, &report);
+    ASSERT_TRUE(groups.ok()) << groups.status();
+    std::vector<uint64_t> singletons(fps.size());
+    std::iota(singletons.begin(), singletons.end(), uint64_t{0});
+    EXPECT_EQ(groups->first_copy_of, singletons);
+    EXPECT_EQ(groups->pairs, *all);
+    EXPECT_EQ(report.candidates, all_report.candidates);
+    EXPECT_EQ(report.pairs, all_report.pairs);
+  }
+  // No documents with features: no pairs.
   std::vector<Fingerprint> none(4);
-  NearDuplicateOptions options;
   Result<NearDuplicateGroups> groups =
-      FindNearDuplicateGroups(none, *PresetRecipe("default"), options);
+      FindNearDuplicateGroups(none, *PresetRecipe("default"), NearDuplicateOptions{});
   ASSERT_TRUE(groups.ok()) << groups.status();
   EXPECT_THAT(groups->first_copy_of, ::testing::ElementsAre(0, 1, 2, 3));
   EXPECT_TRUE(groups->pairs.empty());
@@ -235,7 +285,10 @@ TEST(SimHashCopiesTest, FirstCopyCandidatesRejectsMalformedInput) {
   Result<NearDuplicateScheme> minhash_scheme =
       ChooseNearDuplicateScheme(recipe, minhash, fps.size());
   ASSERT_TRUE(minhash_scheme.ok());
-  EXPECT_FALSE(FindFirstCopyCandidates(fps, copies, *minhash_scheme, {0, 1}).ok());
+  Result<std::vector<CandidatePair>> wrong_method =
+      FindFirstCopyCandidates(fps, copies, *minhash_scheme, {0, 1});
+  ASSERT_FALSE(wrong_method.ok());
+  EXPECT_THAT(wrong_method.status().message(), ::testing::HasSubstr("(minhash)"));
 }
 
 }  // namespace

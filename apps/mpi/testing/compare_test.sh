@@ -223,6 +223,32 @@ if [ "$set" = simhash ]; then
     fi
   done
 fi
+# --explain on the grouped path (clusters/dedup list the groups' pairs, not
+# every pair): the candidates and verified pairs are the full graph's, as
+# neardup's, at every rank count (the index's size differs: stripped).
+if [ "$set" = simhash ]; then
+  for command in "dedup --method simhash --max-distance 6" \
+    "clusters --rule components --method simhash --max-distance 6"; do
+    read -r -a words <<<"$command"
+    "$neardup" "${words[@]}" --explain copies.jsonl -o /dev/null 2>&1 |
+      sed -n 's/^\(candidates .*\), index .* MB$/\1/p' >"$work/explain.expected"
+    if ! grep -qE '^candidates [0-9]+, exact checks 0, verified pairs [0-9]+$' "$work/explain.expected"; then
+      fail "[$set] $command --explain: neardup printed no counts line"
+      continue
+    fi
+    for n in "${ranks[@]}"; do
+      timeout 120 "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "${words[@]}" --explain \
+        copies.jsonl -o /dev/null 2>&1 | sed -n 's/^\(candidates .*\), index .* MB$/\1/p' \
+        >"$work/explain.$n" || true
+      if ! cmp -s "$work/explain.expected" "$work/explain.$n"; then
+        fail "[$set, $n ranks] $command --explain: counts differ from neardup's"
+        diff "$work/explain.expected" "$work/explain.$n" >&2 || true
+      else
+        echo "ok [$set, $n ranks] $command --explain: $(cat "$work/explain.$n")"
+      fi
+    done
+  done
+fi
 # The skip reports name the file's lines at every rank count (each rank
 # prints its own, in its reading order; fewer than 20 in all).
 if [ "$set" = lines ]; then

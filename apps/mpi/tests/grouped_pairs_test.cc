@@ -1,0 +1,132 @@
+// SortCopiesKeepFirst and ListGroupedSimHashPairs (grouped_pairs.h) against
+// ClusterDocuments over every pair, on random graphs of groups of copies:
+// up to 40 documents in up to 8 SimHash values, random adjacency between
+// the values. Leader and components with the (r, m) pairs, components
+// without them; the stars split between two "ranks" as well.
+#include "grouped_pairs.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace neardup::mpi {
+namespace {
+
+struct Graph {
+  std::vector<HammingEntry> copies;  // as received: unsorted
+  std::vector<HammingPair> joined;   // pairs of first copies, a.id < b.id
+  std::vector<SimilarPair> every;    // the full graph, sorted
+  uint64_t num_documents = 0;
+};
+
+Graph RandomGraph(std::mt19937_64& rng) {
+  Graph graph;
+  const int num_values = 1 + static_cast<int>(rng() % 8);
+  graph.num_documents = 1 + rng() % 40;
+  std::vector<std::vector<bool>> near(num_values, std::vector<bool>(num_values, false));
+  for (int x = 0; x < num_values; ++x) {
+    for (int y = x + 1; y < num_values; ++y) near[x][y] = near[y][x] = rng() % 5 < 2;
+  }
+  std::vector<int> value_of(graph.num_documents);
+  for (uint64_t d = 0; d < graph.num_documents; ++d) {
+    value_of[d] = static_cast<int>(rng() % num_values);
+    // SimHash values out of order with the value numbers.
+    graph.copies.push_back(HammingEntry{(static_cast<uint64_t>(value_of[d]) * 7919) % 64, d});
+  }
+  std::shuffle(graph.copies.begin(), graph.copies.end(), rng);
+  std::vector<uint64_t> first_of_value(num_values, graph.num_documents);
+  for (uint64_t d = graph.num_documents; d-- > 0;) first_of_value[value_of[d]] = d;
+  for (uint64_t a = 0; a < graph.num_documents; ++a) {
+    for (uint64_t b = a + 1; b < graph.num_documents; ++b) {
+      const int x = value_of[a], y = value_of[b];
+      if (x == y) {
+        graph.every.push_back(SimilarPair{a, b, 1.0, 0});
+      } else if (near[x][y]) {
+        graph.every.push_back(SimilarPair{a, b, 1.0 - 3.0 / 64, 3});
+        if (first_of_value[x] == a && first_of_value[y] == b) {
+          graph.joined.push_back(
+              HammingPair{HammingEntry{(static_cast<uint64_t>(x) * 7919) % 64, a},
+                          HammingEntry{(static_cast<uint64_t>(y) * 7919) % 64, b}, 3});
+        }
+      }
+    }
+  }
+  return graph;
+}
+
+bool SortedUnique(const std::vector<SimilarPair>& pairs) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i].a >= pairs[i].b) return false;
+    if (i > 0 && (pairs[i - 1].a > pairs[i].a ||
+                  (pairs[i - 1].a == pairs[i].a && pairs[i - 1].b >= pairs[i].b))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(MpiGroupedPairsTest, SortCopiesKeepFirstKeepsEachValuesSmallestId) {
+  std::vector<HammingEntry> copies = {{5, 9}, {3, 4}, {5, 2}, {3, 1}, {8, 7}, {5, 6}};
+  const std::vector<HammingEntry> first = SortCopiesKeepFirst(&copies);
+  EXPECT_EQ(first, (std::vector<HammingEntry>{{3, 1}, {5, 2}, {8, 7}}));
+  EXPECT_TRUE(std::is_sorted(copies.begin(), copies.end()));
+  std::vector<HammingEntry> none;
+  EXPECT_TRUE(SortCopiesKeepFirst(&none).empty());
+}
+
+TEST(MpiGroupedPairsTest, ListedPairsClusterAsEveryPair) {
+  std::mt19937_64 rng(19);
+  int leader_needs_later_copies = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    Graph graph = RandomGraph(rng);
+    const std::vector<HammingEntry> first = SortCopiesKeepFirst(&graph.copies);
+    ASSERT_TRUE(std::is_sorted(first.begin(), first.end(), [](const auto& x, const auto& y) {
+      return x.fingerprint < y.fingerprint;
+    }));
+    const auto all = [](uint64_t) { return true; };
+    for (const bool later : {true, false}) {
+      const GroupedPairs listed = ListGroupedSimHashPairs(graph.copies, graph.joined, later, all);
+      ASSERT_TRUE(SortedUnique(listed.pairs));
+      EXPECT_EQ(listed.expanded, graph.every.size());
+      EXPECT_LE(listed.pairs.size(), graph.every.size());
+      for (const ClusterRule rule : {ClusterRule::kLeader, ClusterRule::kComponents}) {
+        const std::vector<uint64_t> expected =
+            *ClusterDocuments(graph.num_documents, graph.every, rule);
+        const std::vector<uint64_t> got =
+            *ClusterDocuments(graph.num_documents, listed.pairs, rule);
+        if (later || rule == ClusterRule::kComponents) {
+          EXPECT_EQ(got, expected) << "later copies " << later << ", rule " << int(rule);
+        } else {
+          leader_needs_later_copies += got != expected;
+        }
+      }
+    }
+    // The stars split between two ranks (each listing its SimHashes'):
+    // the union clusters the same, and the counts add up.
+    const auto even = [](uint64_t fingerprint) { return fingerprint % 2 == 0; };
+    const auto odd = [](uint64_t fingerprint) { return fingerprint % 2 == 1; };
+    const auto none = [](uint64_t) { return false; };
+    const GroupedPairs joined_stars_even =
+        ListGroupedSimHashPairs(graph.copies, graph.joined, true, even);
+    const GroupedPairs stars_odd = ListGroupedSimHashPairs(graph.copies, {}, true, odd);
+    std::vector<SimilarPair> both = joined_stars_even.pairs;
+    both.insert(both.end(), stars_odd.pairs.begin(), stars_odd.pairs.end());
+    std::sort(both.begin(), both.end(), [](const SimilarPair& x, const SimilarPair& y) {
+      return x.a != y.a ? x.a < y.a : x.b < y.b;
+    });
+    EXPECT_EQ(joined_stars_even.expanded + stars_odd.expanded, graph.every.size());
+    EXPECT_EQ(*ClusterDocuments(graph.num_documents, both, ClusterRule::kLeader),
+              *ClusterDocuments(graph.num_documents, graph.every, ClusterRule::kLeader));
+    EXPECT_TRUE(ListGroupedSimHashPairs(graph.copies, {}, true, none).pairs.empty());
+  }
+  // The leader rule does need the (r, m) pairs (so the test sees them).
+  EXPECT_GT(leader_needs_later_copies, 0);
+}
+
+}  // namespace
+}  // namespace neardup::mpi
