@@ -8,17 +8,21 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "neardup/collection.h"
 #include "neardup/containment_engine.h"
 #include "neardup/format/wire_format.h"
 #include "neardup/json_writer.h"
+#include "served_collection.h"
 #include "server_test_util.h"
 
 namespace neardup::server {
@@ -274,6 +278,32 @@ uint64_t InfoField(const std::string& body, const std::string& name) {
   const size_t at = body.find(key);
   EXPECT_NE(at, std::string::npos) << name << " in " << body;
   return at == std::string::npos ? 0 : std::stoull(body.substr(at + key.size()));
+}
+
+// --index-merge-idle's seconds as an idle time: NaN and infinities are
+// refused, a positive value below 1 ms is 1 ms (not 0, which means never).
+TEST(IdleMergeDelayTest, FiniteSecondsOnlyAndPositiveIsAtLeastOneMillisecond) {
+  using std::chrono::milliseconds;
+  for (double bad : {std::nan(""), -std::nan(""), std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::infinity(), -1.0, -1e-9}) {
+    EXPECT_FALSE(IdleMergeDelay(bad).ok()) << bad;
+  }
+  const std::vector<std::pair<double, milliseconds>> cases = {
+      {0.0, milliseconds(0)},
+      {1e-9, milliseconds(1)},
+      {0.0004, milliseconds(1)},
+      {0.000999, milliseconds(1)},
+      {0.001, milliseconds(1)},
+      {0.0015, milliseconds(1)},
+      {0.25, milliseconds(250)},
+      {30.0, milliseconds(30000)},
+      {86400.0 * 365, milliseconds(int64_t{31536000000})},
+  };
+  for (const auto& [seconds, expected] : cases) {
+    Result<milliseconds> delay = IdleMergeDelay(seconds);
+    ASSERT_TRUE(delay.ok()) << seconds;
+    EXPECT_EQ(delay->count(), expected.count()) << seconds;
+  }
 }
 
 // The idle merge: once no add has come for --index-merge-idle, the tiers of

@@ -1,7 +1,9 @@
 #include "served_collection.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <string>
 #include <utility>
 
 #include "neardup/containment.h"
@@ -18,6 +20,18 @@ struct ServedCollection::ViewPool {
   std::vector<std::unique_ptr<Collection>> idle;
   bool closed = false;
 };
+
+Result<std::chrono::milliseconds> IdleMergeDelay(double seconds) {
+  // The upper bound keeps the product far inside int64 (and the CLI's flag
+  // caps it at a year).
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > 1e12) {
+    return InvalidArgumentError("--index-merge-idle (" + std::to_string(seconds) +
+                                ") must be a finite number of seconds >= 0");
+  }
+  const auto ms = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+  if (seconds > 0 && ms.count() == 0) return std::chrono::milliseconds(1);
+  return ms;
+}
 
 ServedCollection::~ServedCollection() {
   if (idle_thread_.joinable()) {

@@ -80,6 +80,12 @@ struct ServedCollectionOptions {
   std::chrono::milliseconds idle_index_merge{30000};
 };
 
+// `neardup serve --index-merge-idle SECONDS` as an idle time: whole
+// milliseconds (the fraction dropped), except that any positive value below
+// 1 ms is 1 ms (0 alone means never). InvalidArgument for NaN, infinity or a
+// negative value (CLI11's Range lets "nan" through).
+Result<std::chrono::milliseconds> IdleMergeDelay(double seconds);
+
 class ServedCollection {
  public:
   // Opens the collection in `dir` for writing (this process becomes its one
