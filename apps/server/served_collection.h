@@ -27,9 +27,17 @@
 // (Collection::MaintainIndex({.full = true, .wait = false})), polls for it,
 // installs it and publishes a view of it: readers then search one index. It
 // takes the writer mutex only for the start and the installation (a rename,
-// an fsync, one transaction), and never when an add holds it (try_lock):
-// requests never wait for the merge itself. An add during the merge commits
-// as usual (its tier stays; the next idle period merges it too).
+// an fsync, one transaction, a view's Refresh), and never when an add holds
+// it (try_lock). Readers never wait for the merge. A write waits for the
+// rest of a running merge in exactly three cases: an add or removal whose
+// commit would leave more than max_index_tiers tiers (while the merge runs
+// no policy merge starts, so a burst of adds right after an idle period
+// reaches that bound: the commit then waits for the whole running merge,
+// seconds for 20k documents, longer for a large archive); Compact (it
+// installs or drops the merge first); and shutdown (closing the writer
+// waits for it, after "neardup serve: stopped"). Otherwise an add during
+// the merge commits as usual (its tier stays; the next idle period merges
+// it too).
 //
 // Cost: Query is QueryDocument (one fingerprint, one postings walk, the
 // passages of the best matches); Similar is one search of the stored

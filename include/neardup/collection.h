@@ -301,7 +301,11 @@ class Collection {
     // running, starts the merge asked for on the background thread (one
     // at a time) and returns; a later call, Commit, Compact or close
     // installs it. Call it again until index_merge_pending() is false and
-    // the tiers are as wanted (a server's idle timer does).
+    // the tiers are as wanted (a server's idle timer does). Those calls
+    // may wait for it: a Commit that would leave more than max_index_tiers
+    // tiers waits for the rest of the running merge (no policy merge
+    // starts while it runs, so commits add tiers until that bound), and
+    // Compact and close always wait for it.
     bool wait = true;
   };
   Status MaintainIndex(const MaintainIndexOptions& options);
