@@ -114,7 +114,7 @@ bool ServedCollection::IdleMergeStep() {
   if (!writer.owns_lock()) return true;
   if (!writer_->index_merge_pending() && writer_->index().num_tiers() <= 1) return false;
   const uint64_t generation = writer_->generation();
-  Status maintained = writer_->MaintainIndex({.full = true, .wait = false});
+  Status maintained = writer_->MaintainIndex({.full = true, .size_tiered = true, .wait = false});
   if (writer_->generation() != generation) {
     ++idle_merges_;
     if (Status published = Publish(); !published.ok()) {
@@ -129,7 +129,9 @@ bool ServedCollection::IdleMergeStep() {
                  writer_->dir().c_str(), maintained.ToString().c_str());
     return false;
   }
-  return writer_->index_merge_pending() || writer_->index().num_tiers() > 1;
+  // Nothing pending: the size-tiered rule asks for nothing more (it may
+  // leave a large oldest tier and one newer tier) until the next write.
+  return writer_->index_merge_pending();
 }
 
 uint64_t ServedCollection::idle_index_merges() const { return idle_merges_.load(); }

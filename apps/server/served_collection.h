@@ -23,9 +23,14 @@
 // searched for every query chunk. When the writer has been idle (no add,
 // remove or compact) for ServedCollectionOptions::idle_index_merge and the
 // index has more than one tier, a thread of the ServedCollection starts the
-// full merge on the collection's merge thread
-// (Collection::MaintainIndex({.full = true, .wait = false})), polls for it,
-// installs it and publishes a view of it: readers then search one index. It
+// merge on the collection's merge thread (Collection::MaintainIndex({.full =
+// true, .size_tiered = true, .wait = false})), polls for it, installs it and
+// publishes a view of it: readers then search one index, or, when the oldest
+// tier holds at least index_tier_ratio times the postings of all newer ones,
+// that tier and one merged newer tier (its file is not rewritten: an idle
+// merge rewrites at most 1/index_tier_ratio of the oldest tier's postings,
+// or the whole index once the newer tiers outgrow that; the bound is in
+// MaintainIndexOptions::size_tiered). Dead postings alone do not count. It
 // takes the writer mutex only for the start and the installation (a rename,
 // an fsync, one transaction, a view's Refresh), and never when an add holds
 // it (try_lock). Readers never wait for the merge. A write waits for the
@@ -137,8 +142,8 @@ class ServedCollection {
   std::shared_ptr<const Collection> ReaderView() const { return View(); }
 
   Result<CollectionStats> Stats() const;
-  // Merges of index tiers the idle merge has installed so far (its full
-  // merges, and a policy merge it found finished).
+  // Merges of index tiers the idle merge has installed so far (its own,
+  // full or size-tiered, and a policy merge it found finished).
   uint64_t idle_index_merges() const;
   const std::string& recipe_id() const;
   const std::string& dir() const;

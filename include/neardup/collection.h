@@ -294,7 +294,25 @@ class Collection {
     // merge (temporary file, fsync, rename, one manifest transaction, a new
     // generation): as crash-safe, readers pinned to older generations keep
     // theirs, and tiers committed while it runs stay.
+    // Cost: rewrites the whole live index, and holds the merged copy in
+    // memory while it builds (one heap copy of the live postings).
     bool full = false;
+    // With `full` (the server's idle merge): size-tiered. When the oldest
+    // tier holds at least index_tier_ratio times the live postings of all
+    // newer tiers together, it stays and only the newer tiers are merged into one
+    // (nothing when there is only one newer tier); otherwise all tiers into
+    // one. Dead postings alone are no reason to merge (Compact drops them).
+    // Bound: one such merge rewrites either the newer tiers only, at most
+    // 1/index_tier_ratio of the oldest tier's postings (a fifth of the index
+    // at the default 4), or the whole index, and the whole index only once
+    // the tiers written since the oldest hold more than 1/index_tier_ratio
+    // of its postings: each full rewrite grows the oldest tier by that
+    // factor, so a posting is rewritten by full merges about
+    // index_tier_ratio + 1 times in all, not once per merge. Trade-off: a
+    // trickle of adds leaves two tiers (every query chunk is looked up in
+    // both; 3 tiers cost x1.7-2.1 the one index's search CPU) and rewrites
+    // the newer one at each merge.
+    bool size_tiered = false;
     // true: as MaintainIndex() (waits for the running merge, merges on the
     // calling thread; the tiers are as asked when it returns). false: never
     // waits: installs a finished background merge, or, when none is
