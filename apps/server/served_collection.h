@@ -48,7 +48,9 @@
 // passages of the best matches); Similar is one search of the stored
 // document's chunk set; Add is one fingerprint per document plus one commit
 // (an index merge over all postings: batch documents per request) and one
-// Refresh. Memory: the mapped files of each view alive.
+// Refresh. Memory: the mapped files of each view alive (the writer's tiers
+// too: an installed merge maps its file); while a merge runs, one heap copy
+// of the postings it merges (the whole live index for a full merge).
 // Thread safety: every method may be called concurrently.
 #ifndef NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_
 #define NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_

@@ -295,7 +295,9 @@ class Collection {
     // generation): as crash-safe, readers pinned to older generations keep
     // theirs, and tiers committed while it runs stay.
     // Cost: rewrites the whole live index, and holds the merged copy in
-    // memory while it builds (one heap copy of the live postings).
+    // memory while it builds (peak: one heap copy of the live postings
+    // beside the mapped tiers); once installed the tier maps its file, so
+    // the heap copy is freed (as after a commit or Compact).
     bool full = false;
     // With `full` (the server's idle merge): size-tiered. When the oldest
     // tier holds at least index_tier_ratio times the live postings of all

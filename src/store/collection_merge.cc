@@ -132,7 +132,12 @@ Status Collection::Impl::Install(Collection* c, internal::TierMergeOutput out) {
     // The rename must be durable before the catalog names the file.
     NEARDUP_RETURN_IF_ERROR(internal::FsyncDirectory(fs::path(dir) / internal::kDataDir, impl.env));
     generations.push_back(generation);
-    tiers.push_back(std::move(out.merged));
+    // The installed tier maps its file (the bytes just written), as Open
+    // does, so the writer keeps no heap copy of it and shares the page
+    // cache with the views; the merged arrays are freed with `out`.
+    NEARDUP_ASSIGN_OR_RETURN(ChunkIndex mapped,
+                             ChunkIndex::Open(file.string(), {.verify_checksum = false}));
+    tiers.push_back(std::move(mapped));
   }
   generations.insert(generations.end(), impl.index_tiers.begin() + static_cast<ptrdiff_t>(end),
                      impl.index_tiers.end());
