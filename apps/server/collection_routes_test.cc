@@ -16,6 +16,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <ranges>
 #include <string>
 #include <thread>
 #include <utility>
@@ -408,6 +409,56 @@ TEST_F(CollectionRoutesTest, AnIdleWriterMergesTheNewerIndexTiersIntoOne) {
   const std::string quiet = Call("GET", "/v1/collections/archive").second;
   EXPECT_EQ(InfoField(quiet, "idle_index_merges"), settled);
   EXPECT_EQ(InfoField(quiet, "generation"), InfoField(again, "generation"));
+}
+
+// The idle clock restarts at every write: with an idle time of 2 s and an
+// add every 200 ms for 3 s, no idle merge runs (a bug that merged after
+// every add, or counted from the first write, would).
+TEST_F(CollectionRoutesTest, EveryWriteRestartsTheIdleClock) {
+  ServiceOptions options;
+  options.collection_idle_merge = std::chrono::milliseconds(2000);
+  StartWithCollection(options);
+  const std::vector<std::string> texts = PlantedTexts(16, 53);
+  for (size_t i = 0; i < 16; ++i) {
+    ASSERT_EQ(Call("POST", "/v1/collections/archive/documents", Lines(texts, i, 1),
+                   "application/x-ndjson")
+                  .first,
+              200);
+    const std::string info = Call("GET", "/v1/collections/archive").second;
+    EXPECT_EQ(InfoField(info, "idle_index_merges"), 0u) << i << " " << info;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+// Stopping the service while idle merges may be running (1 ms idle: one
+// starts after almost every add): the close joins the idle thread and
+// installs or drops the merge; the reopened collection is sound and holds
+// every acknowledged add.
+TEST_F(CollectionRoutesTest, StoppingDuringIdleMergesLeavesASoundCollection) {
+  ServiceOptions options;
+  options.collection_idle_merge = std::chrono::milliseconds(1);
+  StartWithCollection(options);
+  const std::vector<std::string> texts = PlantedTexts(30, 59);
+  ASSERT_EQ(
+      Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 20), "application/x-ndjson")
+          .first,
+      200);
+  for (size_t i = 20; i < 30; ++i) {
+    ASSERT_EQ(Call("POST", "/v1/collections/archive/documents", Lines(texts, i, 1),
+                   "application/x-ndjson")
+                  .first,
+              200);
+  }
+  StopServer();
+  Result<std::unique_ptr<Collection>> reopened = Collection::Open(collection_dir_, {});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_TRUE((*reopened)->Verify().ok());
+  EXPECT_EQ((*reopened)->LiveDocuments().size(), 30u);
+  for (const std::string& f :
+       std::filesystem::directory_iterator(collection_dir_ + "/data") |
+           std::views::transform([](const auto& e) { return e.path().filename().string(); })) {
+    EXPECT_FALSE(f.starts_with("index-merge")) << f;
+  }
 }
 
 // Adds racing idle merges: with an idle time of 1 ms the full merge starts
