@@ -317,20 +317,27 @@ class Collection {
     bool size_tiered = false;
     // true: as MaintainIndex() (waits for the running merge, merges on the
     // calling thread; the tiers are as asked when it returns). false: never
-    // waits: installs a finished background merge, or, when none is
-    // running, starts the merge asked for on the background thread (one
-    // at a time) and returns; a later call, Commit, Compact or close
+    // waits: installs a finished background merge, and then, when none is
+    // running (also right after that installation, in the same call),
+    // starts the merge asked for on the background thread (one at a time)
+    // and returns; a later call, Commit, Compact or close
     // installs it. Call it again until index_merge_pending() is false and
     // the tiers are as wanted (a server's idle timer does). Those calls
     // may wait for it: a Commit that would leave more than max_index_tiers
     // tiers waits for the rest of the running merge (no policy merge
     // starts while it runs, so commits add tiers until that bound), and
-    // Compact and close always wait for it.
+    // Compact and close always wait for it. With background_index_merges =
+    // false it still runs in the background, but a commit meanwhile merges
+    // the newest tiers itself per the policy; when that rewrite starts
+    // inside the running merge's tiers, the finished merge no longer
+    // matches the tier list and is dropped (its work lost, nothing wrong).
     bool wait = true;
   };
   Status MaintainIndex(const MaintainIndexOptions& options);
   // True while a background merge of index tiers runs or waits to be
-  // installed.
+  // installed. The writer's thread contract (it reads the merge's state
+  // without a lock): call it where Commit could be called, not from another
+  // thread.
   bool index_merge_pending() const;
 
   // Rewrites all live rows into one segment and drops the others (and their
