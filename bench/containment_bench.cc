@@ -348,6 +348,10 @@ void BM_QueryTiers(benchmark::State& state) {
   const std::vector<Fingerprint>& fingerprints = Fingerprints(a);
   const size_t n = fingerprints.size();
   const int64_t num_tiers = state.range(0);
+  if (n < static_cast<size_t>(num_tiers)) {  // the bounds below would wrap
+    state.SkipWithError("fewer documents than tiers");
+    return;
+  }
   std::vector<size_t> bounds = {0};
   // At least one document a tier (the last of 12 hold one or two, as a
   // burst of tiny commits leaves them).

@@ -73,6 +73,13 @@ TEST_F(ServeModuleCliTest, TheHttpLibrariesAreLoadedOnlyToServe) {
     EXPECT_EQ(log.exit_code, 2) << mb << "\n" << log.err;
     EXPECT_THAT(log.err, HasSubstr("--snapshot-log-mb")) << mb;
   }
+  // Session 19: --index-merge-idle takes finite seconds only (CLI11's Range
+  // lets "nan" through; it was cast to milliseconds, undefined behaviour).
+  for (const char* seconds : {"nan", "-nan", "NaN", "inf", "-inf", "-1", "31536001", "x"}) {
+    CommandResult idle = Neardup(std::string("serve --index-merge-idle ") + seconds);
+    EXPECT_EQ(idle.exit_code, 2) << seconds << "\n" << idle.err;
+    EXPECT_THAT(idle.err, HasSubstr("--index-merge-idle")) << seconds;
+  }
   CommandResult unknown = Neardup("serve --no-such-flag");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.err, HasSubstr("--no-such-flag"));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "neardup/malloc_tuning.h"
+#include "served_collection.h"
 #include "service.h"
 
 namespace neardup::server {
@@ -116,8 +117,12 @@ int RunServe(const ServeFlags& flags) {
   options.log_json = flags.log_format == "json";
   options.sync = !flags.no_fsync;
   options.snapshot_log_bytes = flags.snapshot_log_mb << 20;
-  options.collection_idle_merge =
-      std::chrono::milliseconds(static_cast<int64_t>(flags.index_merge_idle * 1000.0));
+  Result<std::chrono::milliseconds> idle_merge = IdleMergeDelay(flags.index_merge_idle);
+  if (!idle_merge.ok()) {
+    std::fprintf(stderr, "neardup serve: %s\n", idle_merge.status().message().c_str());
+    return kExitUsage;
+  }
+  options.collection_idle_merge = *idle_merge;
   if (flags.no_fsync) {
     std::fprintf(stderr, "neardup serve: --no-fsync: answers are NOT durable (benchmarks only)\n");
   }

@@ -1,7 +1,9 @@
 #include "served_collection.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <string>
 #include <utility>
 
 #include "neardup/containment.h"
@@ -18,6 +20,18 @@ struct ServedCollection::ViewPool {
   std::vector<std::unique_ptr<Collection>> idle;
   bool closed = false;
 };
+
+Result<std::chrono::milliseconds> IdleMergeDelay(double seconds) {
+  // The upper bound keeps the product far inside int64 (and the CLI's flag
+  // caps it at a year).
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > 1e12) {
+    return InvalidArgumentError("--index-merge-idle (" + std::to_string(seconds) +
+                                ") must be a finite number of seconds >= 0");
+  }
+  const auto ms = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
+  if (seconds > 0 && ms.count() == 0) return std::chrono::milliseconds(1);
+  return ms;
+}
 
 ServedCollection::~ServedCollection() {
   if (idle_thread_.joinable()) {
@@ -100,7 +114,7 @@ bool ServedCollection::IdleMergeStep() {
   if (!writer.owns_lock()) return true;
   if (!writer_->index_merge_pending() && writer_->index().num_tiers() <= 1) return false;
   const uint64_t generation = writer_->generation();
-  Status maintained = writer_->MaintainIndex({.full = true, .wait = false});
+  Status maintained = writer_->MaintainIndex({.full = true, .size_tiered = true, .wait = false});
   if (writer_->generation() != generation) {
     ++idle_merges_;
     if (Status published = Publish(); !published.ok()) {
@@ -115,7 +129,9 @@ bool ServedCollection::IdleMergeStep() {
                  writer_->dir().c_str(), maintained.ToString().c_str());
     return false;
   }
-  return writer_->index_merge_pending() || writer_->index().num_tiers() > 1;
+  // Nothing pending: the size-tiered rule asks for nothing more (it may
+  // leave a large oldest tier and one newer tier) until the next write.
+  return writer_->index_merge_pending();
 }
 
 uint64_t ServedCollection::idle_index_merges() const { return idle_merges_.load(); }

@@ -23,19 +23,34 @@
 // searched for every query chunk. When the writer has been idle (no add,
 // remove or compact) for ServedCollectionOptions::idle_index_merge and the
 // index has more than one tier, a thread of the ServedCollection starts the
-// full merge on the collection's merge thread
-// (Collection::MaintainIndex({.full = true, .wait = false})), polls for it,
-// installs it and publishes a view of it: readers then search one index. It
+// merge on the collection's merge thread (Collection::MaintainIndex({.full =
+// true, .size_tiered = true, .wait = false})), polls for it, installs it and
+// publishes a view of it: readers then search one index, or, when the oldest
+// tier holds at least index_tier_ratio times the postings of all newer ones,
+// that tier and one merged newer tier (its file is not rewritten: an idle
+// merge rewrites at most 1/index_tier_ratio of the oldest tier's postings,
+// or the whole index once the newer tiers outgrow that; the bound is in
+// MaintainIndexOptions::size_tiered). Dead postings alone do not count. It
 // takes the writer mutex only for the start and the installation (a rename,
-// an fsync, one transaction), and never when an add holds it (try_lock):
-// requests never wait for the merge itself. An add during the merge commits
-// as usual (its tier stays; the next idle period merges it too).
+// an fsync, one transaction, a view's Refresh), and never when an add holds
+// it (try_lock). Readers never wait for the merge. A write waits for the
+// rest of a running merge in exactly three cases: an add or removal whose
+// commit would leave more than max_index_tiers tiers (while the merge runs
+// no policy merge starts, so a burst of adds right after an idle period
+// reaches that bound: the commit then waits for the whole running merge,
+// seconds for 20k documents, longer for a large archive); Compact (it
+// installs or drops the merge first); and shutdown (closing the writer
+// waits for it, after "neardup serve: stopped"). Otherwise an add during
+// the merge commits as usual (its tier stays; the next idle period merges
+// it too).
 //
 // Cost: Query is QueryDocument (one fingerprint, one postings walk, the
 // passages of the best matches); Similar is one search of the stored
 // document's chunk set; Add is one fingerprint per document plus one commit
 // (an index merge over all postings: batch documents per request) and one
-// Refresh. Memory: the mapped files of each view alive.
+// Refresh. Memory: the mapped files of each view alive (the writer's tiers
+// too: an installed merge maps its file); while a merge runs, one heap copy
+// of the postings it merges (the whole live index for a full merge).
 // Thread safety: every method may be called concurrently.
 #ifndef NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_
 #define NEARDUP_APPS_SERVER_SERVED_COLLECTION_H_
@@ -80,6 +95,12 @@ struct ServedCollectionOptions {
   std::chrono::milliseconds idle_index_merge{30000};
 };
 
+// `neardup serve --index-merge-idle SECONDS` as an idle time: whole
+// milliseconds (the fraction dropped), except that any positive value below
+// 1 ms is 1 ms (0 alone means never). InvalidArgument for NaN, infinity or a
+// negative value (CLI11's Range lets "nan" through).
+Result<std::chrono::milliseconds> IdleMergeDelay(double seconds);
+
 class ServedCollection {
  public:
   // Opens the collection in `dir` for writing (this process becomes its one
@@ -123,8 +144,8 @@ class ServedCollection {
   std::shared_ptr<const Collection> ReaderView() const { return View(); }
 
   Result<CollectionStats> Stats() const;
-  // Merges of index tiers the idle merge has installed so far (its full
-  // merges, and a policy merge it found finished).
+  // Merges of index tiers the idle merge has installed so far (its own,
+  // full or size-tiered, and a policy merge it found finished).
   uint64_t idle_index_merges() const;
   const std::string& recipe_id() const;
   const std::string& dir() const;

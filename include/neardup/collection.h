@@ -294,19 +294,50 @@ class Collection {
     // merge (temporary file, fsync, rename, one manifest transaction, a new
     // generation): as crash-safe, readers pinned to older generations keep
     // theirs, and tiers committed while it runs stay.
+    // Cost: rewrites the whole live index, and holds the merged copy in
+    // memory while it builds (peak: one heap copy of the live postings
+    // beside the mapped tiers); once installed the tier maps its file, so
+    // the heap copy is freed (as after a commit or Compact).
     bool full = false;
+    // With `full` (the server's idle merge): size-tiered. When the oldest
+    // tier holds at least index_tier_ratio times the live postings of all
+    // newer tiers together, it stays and only the newer tiers are merged into one
+    // (nothing when there is only one newer tier); otherwise all tiers into
+    // one. Dead postings alone are no reason to merge (Compact drops them).
+    // Bound: one such merge rewrites either the newer tiers only, at most
+    // 1/index_tier_ratio of the oldest tier's postings (a fifth of the index
+    // at the default 4), or the whole index, and the whole index only once
+    // the tiers written since the oldest hold more than 1/index_tier_ratio
+    // of its postings: each full rewrite grows the oldest tier by that
+    // factor, so a posting is rewritten by full merges about
+    // index_tier_ratio + 1 times in all, not once per merge. Trade-off: a
+    // trickle of adds leaves two tiers (every query chunk is looked up in
+    // both; 3 tiers cost x1.7-2.1 the one index's search CPU) and rewrites
+    // the newer one at each merge.
+    bool size_tiered = false;
     // true: as MaintainIndex() (waits for the running merge, merges on the
     // calling thread; the tiers are as asked when it returns). false: never
-    // waits: installs a finished background merge, or, when none is
-    // running, starts the merge asked for on the background thread (one
-    // at a time) and returns; a later call, Commit, Compact or close
+    // waits: installs a finished background merge, and then, when none is
+    // running (also right after that installation, in the same call),
+    // starts the merge asked for on the background thread (one at a time)
+    // and returns; a later call, Commit, Compact or close
     // installs it. Call it again until index_merge_pending() is false and
-    // the tiers are as wanted (a server's idle timer does).
+    // the tiers are as wanted (a server's idle timer does). Those calls
+    // may wait for it: a Commit that would leave more than max_index_tiers
+    // tiers waits for the rest of the running merge (no policy merge
+    // starts while it runs, so commits add tiers until that bound), and
+    // Compact and close always wait for it. With background_index_merges =
+    // false it still runs in the background, but a commit meanwhile merges
+    // the newest tiers itself per the policy; when that rewrite starts
+    // inside the running merge's tiers, the finished merge no longer
+    // matches the tier list and is dropped (its work lost, nothing wrong).
     bool wait = true;
   };
   Status MaintainIndex(const MaintainIndexOptions& options);
   // True while a background merge of index tiers runs or waits to be
-  // installed.
+  // installed. The writer's thread contract (it reads the merge's state
+  // without a lock): call it where Commit could be called, not from another
+  // thread.
   bool index_merge_pending() const;
 
   // Rewrites all live rows into one segment and drops the others (and their

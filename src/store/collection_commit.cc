@@ -185,7 +185,11 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
       const std::string index_file = internal::IndexFileName(generation);
       cleanup.paths.push_back(fs::path(dir_) / index_file);
       NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
-      kept_tiers.push_back(std::move(merged));
+      // The file's mapping, not the heap copy (as in Install).
+      NEARDUP_ASSIGN_OR_RETURN(
+          ChunkIndex mapped,
+          ChunkIndex::Open((fs::path(dir_) / index_file).string(), {.verify_checksum = false}));
+      kept_tiers.push_back(std::move(mapped));
       kept_generations.push_back(generation);
     }
   }
@@ -379,7 +383,11 @@ Status Collection::Compact() {
       const std::string index_file = internal::IndexFileName(generation);
       cleanup.paths.push_back(fs::path(dir_) / index_file);
       NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
-      tiers.push_back(std::move(merged));
+      // The file's mapping, not the heap copy (as in Install).
+      NEARDUP_ASSIGN_OR_RETURN(
+          ChunkIndex mapped,
+          ChunkIndex::Open((fs::path(dir_) / index_file).string(), {.verify_checksum = false}));
+      tiers.push_back(std::move(mapped));
       tier_generations.push_back(generation);
     }
     NEARDUP_ASSIGN_OR_RETURN(index, TieredChunkIndex::Create(std::move(tiers), live));

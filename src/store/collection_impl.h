@@ -81,7 +81,7 @@ class Collection::Impl {
   // Waits for a running merge and installs it, then merges (on this thread)
   // until the policy asks for nothing (or, `full`, all tiers into one).
   // !`wait`: Collection::MaintainIndexOptions::wait.
-  Status MaintainIndex(Collection* c, bool full, bool wait);
+  Status MaintainIndex(Collection* c, bool full, bool size_tiered, bool wait);
   // Starts the merge of tiers [begin, end) on the merge thread.
   void StartMergeOf(Collection* c, size_t begin, size_t end);
   // Switches the manifest to a finished merge: its file becomes

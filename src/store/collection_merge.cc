@@ -74,10 +74,25 @@ std::string MergePath(const std::string& dir) {
 }
 
 // The merge the policy asks for on `index` (`full`: all tiers into one, when
-// there is more than one or a dead posting), as [begin, end), or nullopt.
+// there is more than one or a dead posting; `size_tiered` too:
+// MaintainIndexOptions::size_tiered), as [begin, end), or nullopt.
 std::optional<std::pair<size_t, size_t>> PlannedMerge(const TieredChunkIndex& index, uint64_t ratio,
-                                                      bool full = false) {
+                                                      bool full = false, bool size_tiered = false) {
   const size_t n = index.num_tiers();
+  if (full && size_tiered) {
+    if (n <= 1) return std::nullopt;  // dead postings alone do not count
+    // Live postings, as TierMergeStart counts them.
+    auto live = [&](size_t t) { return index.tiers()[t].num_postings() - index.dead_postings(t); };
+    uint64_t newer = 0;
+    for (size_t t = 1; t < n; ++t) newer += live(t);
+    // oldest >= ratio * newer, without the product's overflow.
+    if (newer == 0 || live(0) / newer >= ratio) {
+      // The oldest tier stays: only the newer ones, when there are several.
+      if (n >= 3) return std::make_pair(size_t{1}, n);
+      return std::nullopt;
+    }
+    return std::make_pair(size_t{0}, n);
+  }
   if (full) {
     if (n > 1 || index.num_dead_postings() > 0) return std::make_pair(size_t{0}, n);
     return std::nullopt;
@@ -117,7 +132,12 @@ Status Collection::Impl::Install(Collection* c, internal::TierMergeOutput out) {
     // The rename must be durable before the catalog names the file.
     NEARDUP_RETURN_IF_ERROR(internal::FsyncDirectory(fs::path(dir) / internal::kDataDir, impl.env));
     generations.push_back(generation);
-    tiers.push_back(std::move(out.merged));
+    // The installed tier maps its file (the bytes just written), as Open
+    // does, so the writer keeps no heap copy of it and shares the page
+    // cache with the views; the merged arrays are freed with `out`.
+    NEARDUP_ASSIGN_OR_RETURN(ChunkIndex mapped,
+                             ChunkIndex::Open(file.string(), {.verify_checksum = false}));
+    tiers.push_back(std::move(mapped));
   }
   generations.insert(generations.end(), impl.index_tiers.begin() + static_cast<ptrdiff_t>(end),
                      impl.index_tiers.end());
@@ -167,7 +187,7 @@ Status Collection::Impl::FinishMerge(Collection* c, bool wait) {
   return Install(c, std::move(out).value());
 }
 
-Status Collection::Impl::MaintainIndex(Collection* c, bool full, bool wait) {
+Status Collection::Impl::MaintainIndex(Collection* c, bool full, bool size_tiered, bool wait) {
   Status dropped = std::move(merge_error);
   merge_error = Status::Ok();
   if (!wait) {
@@ -176,16 +196,18 @@ Status Collection::Impl::MaintainIndex(Collection* c, bool full, bool wait) {
     NEARDUP_RETURN_IF_ERROR(FinishMerge(c, false));
     NEARDUP_RETURN_IF_ERROR(dropped);
     if (merge.valid()) return Status::Ok();
-    const auto run = PlannedMerge(c->index_, index_tier_ratio, full);
+    const auto run = PlannedMerge(c->index_, index_tier_ratio, full, size_tiered);
     if (run.has_value()) StartMergeOf(c, run->first, run->second);
     return Status::Ok();
   }
   NEARDUP_RETURN_IF_ERROR(FinishMerge(c, true));
   NEARDUP_RETURN_IF_ERROR(dropped);
   // Each merge leaves fewer tiers (a full one leaves at most one and no dead
-  // posting), so this ends (after at most num_tiers).
+  // posting; a size-tiered one keeps the oldest tier and merges the others,
+  // after which it asks for nothing more), so this ends (after at most
+  // num_tiers).
   while (true) {
-    const auto run = PlannedMerge(c->index_, index_tier_ratio, full);
+    const auto run = PlannedMerge(c->index_, index_tier_ratio, full, size_tiered);
     if (!run.has_value()) return Status::Ok();
     std::vector<uint64_t> replaced(index_tiers.begin() + static_cast<ptrdiff_t>(run->first),
                                    index_tiers.begin() + static_cast<ptrdiff_t>(run->second));
@@ -205,7 +227,8 @@ Status Collection::MaintainIndex(const MaintainIndexOptions& options) {
   if (!impl_->writable) {
     return FailedPreconditionError("collection " + dir_ + " was opened read-only");
   }
-  return impl_->MaintainIndex(this, options.full, options.wait);
+  return impl_->MaintainIndex(this, options.full, options.full && options.size_tiered,
+                              options.wait);
 }
 
 bool Collection::index_merge_pending() const { return impl_->merge.valid(); }

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -294,22 +295,120 @@ TEST_F(CollectionMergeTest, ABackgroundFullMergeRacesACommit) {
   // The writer commits meanwhile (an add, and a removal of a merged document).
   Commit(c.get(), {Small(100)}, {"one1"});
   EXPECT_EQ(Tiers(*c), tiers + 1);
+  const uint64_t committed = c->generation();
   ExpectIndexEqualsRebuild(*c);
   env_.Open();
   // Installed by a later call (polled: the merge thread finishes on its own).
+  // The call that installs it leaves the merged tier plus the one committed
+  // during the merge, and starts a second full merge (that tier, and the
+  // removal's dead postings), which a later call installs.
+  std::optional<uint64_t> tiers_at_install;
   for (int i = 0; i < 2000 && c->index_merge_pending(); ++i) {
     ASSERT_TRUE(c->MaintainIndex({.full = true, .wait = false}).ok());
+    if (!tiers_at_install && c->generation() != committed) tiers_at_install = Tiers(*c);
     if (c->index_merge_pending()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  // Installed: the merged tier plus the one committed during the merge (a
-  // second full merge may have started, and even been installed).
+  EXPECT_FALSE(c->index_merge_pending());
+  ASSERT_TRUE(tiers_at_install.has_value());
+  EXPECT_EQ(*tiers_at_install, 2u);
+  EXPECT_EQ(Tiers(*c), 1u);
+  EXPECT_EQ(c->index().num_dead_postings(), 0u);
+  // The `.wait = false` calls did it all: a waiting call finds nothing.
+  const uint64_t polled = c->generation();
+  EXPECT_EQ(polled, committed + 2);  // the two full merges
   ASSERT_TRUE(c->MaintainIndex({.full = true}).ok());
+  EXPECT_EQ(c->generation(), polled);
   EXPECT_EQ(Tiers(*c), 1u);
   EXPECT_FALSE(c->index_merge_pending());
   ASSERT_TRUE(c->Verify().ok());
   ExpectIndexEqualsRebuild(*c);
   ExpectReaderExact(*c);
   for (const std::string& f : DataFiles(Dir())) EXPECT_FALSE(f.starts_with("index-merge")) << f;
+}
+
+// The server's idle merge is size-tiered (MaintainIndexOptions::
+// size_tiered): with an oldest tier of at least index_tier_ratio (4) times
+// the postings of the newer ones, only those are merged into one, and the
+// oldest tier's file is not rewritten; with one newer tier left nothing is
+// asked for, and dead postings alone ask for nothing.
+TEST_F(CollectionMergeTest, ASizeTieredFullMergeDoesNotRewriteALargeOldestTier) {
+  auto c = CreateAndOpen();
+  auto index_files = [&] {
+    std::vector<std::string> files;
+    for (const std::string& f : DataFiles(Dir())) {
+      if (f.starts_with("index-")) files.push_back(f);
+    }
+    return files;
+  };
+  Commit(c.get(), Base());  // 60 documents
+  ASSERT_EQ(index_files().size(), 1u);
+  const std::string oldest = index_files()[0];
+  std::vector<Owned> eight;
+  for (int i = 0; i < 8; ++i) eight.push_back(Small(i));
+  Commit(c.get(), eight);
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  Commit(c.get(), {Small(8)});
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  // 60, 8 and 1 documents: geometric, so the policy merges nothing.
+  ASSERT_EQ(Tiers(*c), 3u);
+  const uint64_t postings0 = c->index().tiers()[0].num_postings();
+  ASSERT_GE(postings0,
+            4 * (c->index().tiers()[1].num_postings() + c->index().tiers()[2].num_postings()));
+  const auto before = AnswersById(*c);
+  const uint64_t generation = c->generation();
+
+  ASSERT_TRUE(c->MaintainIndex({.full = true, .size_tiered = true}).ok());
+  EXPECT_EQ(Tiers(*c), 2u);
+  EXPECT_EQ(c->generation(), generation + 1);
+  EXPECT_EQ(c->index().tiers()[0].num_postings(), postings0);
+  std::vector<std::string> files = index_files();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_THAT(files, ::testing::Contains(oldest));  // not rewritten
+  EXPECT_EQ(AnswersById(*c), before);
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
+  // One newer tier: nothing more, neither waiting nor in the background.
+  ASSERT_TRUE(c->MaintainIndex({.full = true, .size_tiered = true}).ok());
+  ASSERT_TRUE(c->MaintainIndex({.full = true, .size_tiered = true, .wait = false}).ok());
+  EXPECT_FALSE(c->index_merge_pending());
+  EXPECT_EQ(c->generation(), generation + 1);
+  // Dead postings alone do not count either.
+  Commit(c.get(), {}, {"one8"});
+  const uint64_t removed = c->generation();
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  ASSERT_EQ(Tiers(*c), 2u);
+  ASSERT_TRUE(c->MaintainIndex({.full = true, .size_tiered = true}).ok());
+  EXPECT_EQ(c->generation(), removed);
+  EXPECT_THAT(index_files(), ::testing::Contains(oldest));
+}
+
+// The other side of the size-tiered rule. The policy keeps tiers of 60, 15
+// and 3 documents (each tier at least 4 times the live postings of the
+// newer ones it was compared with), but the oldest holds less than 4 times
+// the two newer ones together: all tiers are merged into one.
+TEST_F(CollectionMergeTest, ASizeTieredFullMergeMergesAllWhenTheOldestTierIsNotLarge) {
+  auto c = CreateAndOpen();
+  Commit(c.get(), Base());
+  std::vector<Owned> fifteen;
+  for (int i = 0; i < 15; ++i) fifteen.push_back(Small(i));
+  Commit(c.get(), fifteen);
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  Commit(c.get(), {Small(50), Small(51), Small(52)});
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  ASSERT_EQ(Tiers(*c), 3u);
+  const auto& tiers = c->index().tiers();
+  ASSERT_LT(tiers[0].num_postings(), 4 * (tiers[1].num_postings() + tiers[2].num_postings()))
+      << tiers[0].num_postings() << " " << tiers[1].num_postings() << " "
+      << tiers[2].num_postings();
+  const auto before = AnswersById(*c);
+  ASSERT_TRUE(c->MaintainIndex({.full = true, .size_tiered = true}).ok());
+  EXPECT_EQ(Tiers(*c), 1u);
+  EXPECT_EQ(c->index().num_dead_postings(), 0u);
+  EXPECT_EQ(AnswersById(*c), before);
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
 }
 
 TEST_F(CollectionMergeTest, ManySmallCommitsWithMergesInstalledOnTheWay) {
