@@ -397,7 +397,9 @@ TEST_F(CollectionMergeTest, ASizeTieredFullMergeMergesAllWhenTheOldestTierIsNotL
   Commit(c.get(), {Small(50), Small(51), Small(52)});
   ASSERT_TRUE(c->MaintainIndex().ok());
   ASSERT_EQ(Tiers(*c), 3u);
-  const auto& tiers = c->index().tiers();
+  // index() returns a copy: keep it alive while its tiers are read.
+  const TieredChunkIndex index = c->index();
+  const auto& tiers = index.tiers();
   ASSERT_LT(tiers[0].num_postings(), 4 * (tiers[1].num_postings() + tiers[2].num_postings()))
       << tiers[0].num_postings() << " " << tiers[1].num_postings() << " "
       << tiers[2].num_postings();
