@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/near_duplicates_test_util.h"
 #include "neardup/lsh_params.h"
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/similarity.h"
@@ -16,19 +17,9 @@
 namespace neardup {
 namespace {
 
+using test_support::FingerprintTexts;
 using test_support::PlantedTexts;
 using ::testing::HasSubstr;
-
-std::vector<Fingerprint> Fingerprints(const std::vector<std::string>& texts, const Recipe& recipe,
-                                      const NearDuplicateOptions& options) {
-  auto fingerprinter = std::move(CreateCpuFingerprinter(RecipeForNearDuplicates(recipe, options),
-                                                        SketchesForNearDuplicates(options)))
-                           .value();
-  std::vector<std::string_view> views(texts.begin(), texts.end());
-  std::vector<Fingerprint> out;
-  NEARDUP_CHECK(fingerprinter->ComputeBatch(views, &out).ok());
-  return out;
-}
 
 bool SharesABand(const KValueSketch& x, const KValueSketch& y, const LshParams& params) {
   for (int band = 0; band < params.num_bands; ++band) {
@@ -57,7 +48,7 @@ TEST(NearDuplicatesTest, WideSimHashPairsEqualALinearScanOverAllBits) {
         NearDuplicateOptions options;
         options.method = NearDuplicateMethod::kSimHash;
         options.max_distance = max_distance;
-        const std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+        const std::vector<Fingerprint> fps = FingerprintTexts(texts, recipe, options);
         NearDuplicateReport report;
         Result<std::vector<SimilarPair>> pairs =
             FindNearDuplicatePairs(fps, recipe, options, &report);
@@ -88,7 +79,7 @@ TEST(NearDuplicatesTest, WideSimHashRejectsADistanceAsWideAsTheHash) {
   NearDuplicateOptions options;
   options.method = NearDuplicateMethod::kSimHash;
   options.max_distance = 128;
-  std::vector<Fingerprint> fps = Fingerprints({"a b c d", "a b c e"}, recipe, options);
+  std::vector<Fingerprint> fps = FingerprintTexts({"a b c d", "a b c e"}, recipe, options);
   Result<std::vector<SimilarPair>> pairs = FindNearDuplicatePairs(fps, recipe, options);
   ASSERT_FALSE(pairs.ok());
   EXPECT_THAT(pairs.status().message(), HasSubstr("at most the 128 bits"));
@@ -103,7 +94,7 @@ TEST(NearDuplicatesTest, SimHashPairsEqualALinearScan) {
     options.max_distance = max_distance;
     // Explicit blocks, and 0 (chosen for the corpus size).
     options.num_blocks = max_distance == 3 ? 0 : max_distance + 3;
-    std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+    std::vector<Fingerprint> fps = FingerprintTexts(texts, recipe, options);
     NearDuplicateReport report;
     Result<std::vector<SimilarPair>> pairs = FindNearDuplicatePairs(fps, recipe, options, &report);
     ASSERT_TRUE(pairs.ok()) << pairs.status();
@@ -132,7 +123,7 @@ TEST(NearDuplicatesTest, MinHashPairsEqualBandingPlusVerificationByBruteForce) {
     NearDuplicateOptions options;
     options.threshold = threshold;
     options.verify_exact = false;
-    std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+    std::vector<Fingerprint> fps = FingerprintTexts(texts, recipe, options);
     NearDuplicateReport report;
     Result<std::vector<SimilarPair>> pairs = FindNearDuplicatePairs(fps, recipe, options, &report);
     ASSERT_TRUE(pairs.ok()) << pairs.status();
@@ -156,7 +147,7 @@ TEST(NearDuplicatesTest, ExactVerificationReportsExactJaccard) {
   NearDuplicateOptions options;
   options.threshold = 0.7;
   options.verify_exact = true;
-  std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+  std::vector<Fingerprint> fps = FingerprintTexts(texts, recipe, options);
   NearDuplicateReport report;
   Result<std::vector<SimilarPair>> pairs = FindNearDuplicatePairs(fps, recipe, options, &report);
   ASSERT_TRUE(pairs.ok()) << pairs.status();
@@ -190,7 +181,7 @@ TEST(NearDuplicatesTest, SameResultWhateverTheThreadCount) {
   Recipe recipe = *PresetRecipe("default");
   std::vector<std::string> texts = PlantedTexts(500, 4);
   NearDuplicateOptions options;
-  std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+  std::vector<Fingerprint> fps = FingerprintTexts(texts, recipe, options);
   std::vector<SimilarPair> all = *FindNearDuplicatePairs(fps, recipe, options);
   tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
   EXPECT_EQ(*FindNearDuplicatePairs(fps, recipe, options), all);
@@ -300,7 +291,7 @@ TEST(NearDuplicateStagesTest, PiecesGiveExactlyTheOneCallPairs) {
       options.threshold = 0.6;
       options.max_distance = 4;
       options.verify_exact = verify_exact;
-      const std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+      const std::vector<Fingerprint> fps = FingerprintTexts(texts, recipe, options);
       NearDuplicateReport one_call_report;
       const std::vector<SimilarPair> one_call =
           *FindNearDuplicatePairs(fps, recipe, options, &one_call_report);
@@ -342,7 +333,7 @@ TEST(NearDuplicateStagesTest, PiecesGiveExactlyTheOneCallPairs) {
 TEST(NearDuplicateStagesTest, BadRangesAndCandidatesAreErrors) {
   const Recipe recipe = *PresetRecipe("default");
   NearDuplicateOptions options;
-  const std::vector<Fingerprint> fps = Fingerprints(PlantedTexts(20, 3), recipe, options);
+  const std::vector<Fingerprint> fps = FingerprintTexts(PlantedTexts(20, 3), recipe, options);
   const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
   EXPECT_FALSE(FindCandidates(fps, scheme, {0, scheme.num_parts + 1}).ok());
   EXPECT_FALSE(FindCandidates(fps, scheme, {3, 2}).ok());
@@ -368,7 +359,7 @@ TEST(NearDuplicateStagesTest, ManyBlocksKeepTheCandidatesOrder) {
     NearDuplicateOptions options;
     options.threshold = 0.6;
     options.verify_exact = verify_exact;
-    const std::vector<Fingerprint> fps = Fingerprints(PlantedTexts(80, 13), recipe, options);
+    const std::vector<Fingerprint> fps = FingerprintTexts(PlantedTexts(80, 13), recipe, options);
     const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
     std::vector<CandidatePair> every;
     for (uint64_t a = 0; a < fps.size(); ++a) {
@@ -413,7 +404,7 @@ TEST(NearDuplicateStagesTest, EmptyDocumentsAreNeverVerified) {
        {NearDuplicateMethod::kMinHash, NearDuplicateMethod::kSimHash}) {
     NearDuplicateOptions options;
     options.method = method;
-    const std::vector<Fingerprint> fps = Fingerprints({"", "", "a b c d e f"}, recipe, options);
+    const std::vector<Fingerprint> fps = FingerprintTexts({"", "", "a b c d e f"}, recipe, options);
     const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
     const std::vector<CandidatePair> candidates = {{0, 1}, {0, 2}};
     EXPECT_TRUE(VerifyCandidates(fps, scheme, options, candidates)->empty());
@@ -426,7 +417,7 @@ TEST(NearDuplicateStagesTest, EqualBandKeysGiveExactlyTheCandidates) {
   const Recipe recipe = *PresetRecipe("default");
   NearDuplicateOptions options;
   options.threshold = 0.6;
-  const std::vector<Fingerprint> fps = Fingerprints(PlantedTexts(600, 11), recipe, options);
+  const std::vector<Fingerprint> fps = FingerprintTexts(PlantedTexts(600, 11), recipe, options);
   const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
   const uint64_t n = scheme.num_parts;
   for (PartRange range : {PartRange{0, n}, PartRange{1, n / 2}, PartRange{n - 1, n}}) {
@@ -472,7 +463,7 @@ TEST(NearDuplicateStagesTest, CandidatesFromBandKeysAreThoseOfTheSketches) {
   std::vector<std::string> texts = PlantedTexts(600, 12);
   texts.insert(texts.begin() + 5, "");
   texts.insert(texts.begin() + 9, "");
-  const std::vector<Fingerprint> fps = Fingerprints(texts, recipe, options);
+  const std::vector<Fingerprint> fps = FingerprintTexts(texts, recipe, options);
   const NearDuplicateScheme scheme = *ChooseNearDuplicateScheme(recipe, options, fps.size());
   const uint64_t n = scheme.num_parts;
   std::vector<uint64_t> all_keys(fps.size() * n, 0);

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/near_duplicates_test_util.h"
 #include "neardup/clustering.h"
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicate_stages.h"
@@ -27,6 +28,7 @@ namespace neardup {
 namespace {
 
 using internal::SplitMix64;
+using test_support::FingerprintTexts;
 
 uint64_t FlipBits(uint64_t value, int bits, SplitMix64& rng) {
   for (int i = 0; i < bits; ++i) value ^= uint64_t{1} << (rng.Next() % 64);
@@ -188,18 +190,6 @@ TEST(SimHashCopiesTest, GroupsExpandToEveryPairAndClusterTheSame) {
       }
     }
   }
-}
-
-std::vector<Fingerprint> FingerprintTexts(const std::vector<std::string>& texts,
-                                          const Recipe& recipe,
-                                          const NearDuplicateOptions& options) {
-  auto fingerprinter = std::move(CreateCpuFingerprinter(RecipeForNearDuplicates(recipe, options),
-                                                        SketchesForNearDuplicates(options)))
-                           .value();
-  std::vector<std::string_view> views(texts.begin(), texts.end());
-  std::vector<Fingerprint> out;
-  NEARDUP_CHECK(fingerprinter->ComputeBatch(views, &out).ok());
-  return out;
 }
 
 TEST(SimHashCopiesTest, MinHashAndDigestGroupsAreSingletons) {
