@@ -33,6 +33,15 @@ std::string IndexFileName(uint64_t generation) {
   return std::string(kDataDir) + "/index-" + std::to_string(generation) + ".ndi";
 }
 
+Result<ChunkIndex> OpenWrittenTier(const fs::path& file) {
+  return ChunkIndex::Open(file.string(), {.verify_checksum = false});
+}
+
+Result<ChunkIndex> WriteMappedTier(const ChunkIndex& merged, const fs::path& file, Env* env) {
+  NEARDUP_RETURN_IF_ERROR(merged.WriteFile(file, env));
+  return OpenWrittenTier(file);
+}
+
 std::string ContentHash(std::string_view text) {
   return Hex64(XXH3_64bits(text.data(), text.size()));
 }

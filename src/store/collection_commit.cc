@@ -184,11 +184,9 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
     if (merged.num_postings() > 0) {  // else every document of those tiers is gone
       const std::string index_file = internal::IndexFileName(generation);
       cleanup.paths.push_back(fs::path(dir_) / index_file);
-      NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
-      // The file's mapping, not the heap copy (as in Install).
       NEARDUP_ASSIGN_OR_RETURN(
           ChunkIndex mapped,
-          ChunkIndex::Open((fs::path(dir_) / index_file).string(), {.verify_checksum = false}));
+          internal::WriteMappedTier(merged, fs::path(dir_) / index_file, impl.env));
       kept_tiers.push_back(std::move(mapped));
       kept_generations.push_back(generation);
     }
@@ -382,11 +380,9 @@ Status Collection::Compact() {
     if (merged.num_postings() > 0) {
       const std::string index_file = internal::IndexFileName(generation);
       cleanup.paths.push_back(fs::path(dir_) / index_file);
-      NEARDUP_RETURN_IF_ERROR(merged.WriteFile(fs::path(dir_) / index_file, impl.env));
-      // The file's mapping, not the heap copy (as in Install).
       NEARDUP_ASSIGN_OR_RETURN(
           ChunkIndex mapped,
-          ChunkIndex::Open((fs::path(dir_) / index_file).string(), {.verify_checksum = false}));
+          internal::WriteMappedTier(merged, fs::path(dir_) / index_file, impl.env));
       tiers.push_back(std::move(mapped));
       tier_generations.push_back(generation);
     }

@@ -84,6 +84,11 @@ class Collection::Impl {
   Status MaintainIndex(Collection* c, bool full, bool size_tiered, bool wait);
   // Starts the merge of tiers [begin, end) on the merge thread.
   void StartMergeOf(Collection* c, size_t begin, size_t end);
+  // The generations of tiers [begin, end): what a merge of them replaces.
+  std::vector<uint64_t> ReplacedGenerations(size_t begin, size_t end) const {
+    return {index_tiers.begin() + static_cast<ptrdiff_t>(begin),
+            index_tiers.begin() + static_cast<ptrdiff_t>(end)};
+  }
   // Switches the manifest to a finished merge: its file becomes
   // index-<G> (G the new generation) and replaces its run of tiers, in one
   // transaction. Tiers committed since it started stay; documents removed
@@ -161,6 +166,14 @@ Status AddFormatColumn(SqliteDb* db);
 
 std::string SegmentFileName(uint64_t segment);   // "data/seg-<n>.nds"
 std::string IndexFileName(uint64_t generation);  // "data/index-<g>.ndi"
+// Opens a tier file this process has just written (and checked as it wrote
+// it) as a mapping, so the writer keeps no heap copy of the index and shares
+// the page cache with the views; no checksum pass over the bytes.
+Result<ChunkIndex> OpenWrittenTier(const std::filesystem::path& file);
+// Writes `merged` to `file` (collection-relative name already resolved) and
+// returns that file's mapping (OpenWrittenTier).
+Result<ChunkIndex> WriteMappedTier(const ChunkIndex& merged, const std::filesystem::path& file,
+                                   Env* env);
 std::string ContentHash(std::string_view text);  // 16 hex digits, XXH3-64
 
 inline constexpr const char* kMergeFileName = "index-merge.ndi";  // in kDataDir

@@ -132,11 +132,9 @@ Status Collection::Impl::Install(Collection* c, internal::TierMergeOutput out) {
     // The rename must be durable before the catalog names the file.
     NEARDUP_RETURN_IF_ERROR(internal::FsyncDirectory(fs::path(dir) / internal::kDataDir, impl.env));
     generations.push_back(generation);
-    // The installed tier maps its file (the bytes just written), as Open
-    // does, so the writer keeps no heap copy of it and shares the page
-    // cache with the views; the merged arrays are freed with `out`.
-    NEARDUP_ASSIGN_OR_RETURN(ChunkIndex mapped,
-                             ChunkIndex::Open(file.string(), {.verify_checksum = false}));
+    // The installed tier maps its file (the bytes just written); the merged
+    // arrays are freed with `out`.
+    NEARDUP_ASSIGN_OR_RETURN(ChunkIndex mapped, internal::OpenWrittenTier(file));
     tiers.push_back(std::move(mapped));
   }
   generations.insert(generations.end(), impl.index_tiers.begin() + static_cast<ptrdiff_t>(end),
@@ -168,10 +166,8 @@ void Collection::Impl::StartMerge(Collection* c) {
 }
 
 void Collection::Impl::StartMergeOf(Collection* c, size_t begin, size_t end) {
-  std::vector<uint64_t> replaced(index_tiers.begin() + static_cast<ptrdiff_t>(begin),
-                                 index_tiers.begin() + static_cast<ptrdiff_t>(end));
-  merge = std::async(std::launch::async, MergeTierRun, c->index_, begin, end, std::move(replaced),
-                     MergePath(c->dir_), env);
+  merge = std::async(std::launch::async, MergeTierRun, c->index_, begin, end,
+                     ReplacedGenerations(begin, end), MergePath(c->dir_), env);
 }
 
 Status Collection::Impl::FinishMerge(Collection* c, bool wait) {
@@ -209,10 +205,9 @@ Status Collection::Impl::MaintainIndex(Collection* c, bool full, bool size_tiere
   while (true) {
     const auto run = PlannedMerge(c->index_, index_tier_ratio, full, size_tiered);
     if (!run.has_value()) return Status::Ok();
-    std::vector<uint64_t> replaced(index_tiers.begin() + static_cast<ptrdiff_t>(run->first),
-                                   index_tiers.begin() + static_cast<ptrdiff_t>(run->second));
-    Result<internal::TierMergeOutput> out = MergeTierRun(
-        c->index_, run->first, run->second, std::move(replaced), MergePath(c->dir_), env);
+    Result<internal::TierMergeOutput> out =
+        MergeTierRun(c->index_, run->first, run->second,
+                     ReplacedGenerations(run->first, run->second), MergePath(c->dir_), env);
     if (!out.ok()) {
       env->RemoveFile(MergePath(c->dir_)).IgnoreError();
       return out.status().WithContext("merging index tiers of collection " + c->dir_);
