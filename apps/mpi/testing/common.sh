@@ -7,6 +7,20 @@
 #   finish                     exits 1 if anything failed, else 0
 : "${here:?common.sh: set here to the testing directory first}"
 failures=0
+# Open MPI 4.1 keeps each job's session directory under one per-user folder
+# (/tmp/ompi.HOST.UID) that every mpiexec creates and the last one removes:
+# two jobs starting and ending at once (ctest -j runs these scripts side by
+# side) race on it and one fails in orte_init with "mkdir ... File exists"
+# (open-mpi/ompi#8510). Each script gets a folder of its own, short enough
+# for the Unix sockets inside it, removed when the script exits.
+if [ -z "${OMPI_MCA_orte_tmpdir_base:-}" ]; then
+  OMPI_MCA_orte_tmpdir_base=$(mktemp -d /tmp/nd-ompi.XXXXXX) || {
+    echo "FAIL: cannot make a session folder for Open MPI" >&2
+    exit 1
+  }
+  export OMPI_MCA_orte_tmpdir_base
+  trap 'rm -rf "$OMPI_MCA_orte_tmpdir_base"' EXIT
+fi
 # Exits at once when the corpus cannot be written (some scripts run
 # without set -e).
 fresh_corpus() {

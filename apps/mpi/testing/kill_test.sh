@@ -12,6 +12,9 @@
 # Usage: kill_test.sh NEARDUP_MPI MPIEXEC WORKDIR
 set -uo pipefail
 neardup_mpi=$1 mpiexec=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=common.sh
+source "$here/common.sh"
 rm -rf "$work" && mkdir -p "$work"
 mkfifo "$work/never-written"
 
