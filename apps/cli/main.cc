@@ -87,7 +87,7 @@ int ParseAndRun(int argc, char** argv) {
   // Transparent huge pages for malloc's blocks (neardup/malloc_tuning.h):
   // the batch commands' working sets are gigabytes (`dedup` of 1M
   // documents: 1.76M minor faults with 4 KiB pages, 44-71K with huge
-  // pages, 13-21% less CPU). Not for `serve`, a long-running process
+  // pages, 13-24% less CPU). Not for `serve`, a long-running process
   // of small requests with its own malloc settings. NEARDUP_HUGEPAGES=0
   // (or any value) turns it off.
   bool serving = false;

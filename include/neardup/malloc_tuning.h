@@ -18,8 +18,8 @@
 // which it reads only at start-up. The batch front ends (neardup-mpi's
 // ranks, neardup's commands but `serve`) start themselves again once with
 // it set: `neardup dedup` of a 1M-document corpus took 1.76M minor faults
-// with 4 KiB pages against 44-71K, and huge pages cut its CPU 13% at one
-// thread and 21% at two (one loaded pair each; docs/DISTRIBUTED.md,
+// with 4 KiB pages against 44-71K, and huge pages cut its CPU 13-20% at
+// one thread and 21-24% at two (two loaded pairs each; docs/DISTRIBUTED.md,
 // "Output and errors").
 #ifndef NEARDUP_MALLOC_TUNING_H_
 #define NEARDUP_MALLOC_TUNING_H_
