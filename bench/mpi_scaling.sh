@@ -21,6 +21,11 @@
 # 2xmpi1 / 2xnd1: two independent one-thread jobs at once, each with its
 # own output, the machine's ceiling (if each is X times slower than alone,
 # no split of one job over the two cores can gain more than 2 / X).
+# The split's ceiling in one run (docs/DISTRIBUTED.md "Current figures"):
+#   REPEAT=2 RUNS="mpi1 2xmpi1 mpi2" bench/mpi_scaling.sh BASE NEW
+# (pass one build as both BASE and NEW for twice the runs of one build):
+# the summary gives mpi1 / mpi2 beside the ceiling 2 x mpi1 / 2xmpi1 and
+# the share of it reached.
 # Prints each run's wall time, each process's user/sys CPU, peak RSS and minor faults
 # (/usr/bin/time), --profile lines, and the output's md5 (all must agree);
 # at the end, each build's median wall per run kind with its spread (a
@@ -120,10 +125,15 @@ summary() {
     if [ -n "$one" ] && [ -n "$two" ]; then
       awk -v t="$tag" -v a="$one" -v b="$two" 'BEGIN { printf "%s: mpi1 / mpi2 = x%.2f (medians)\n", t, a / b }'
     fi
+    local split=$two
     two=$(stats "$tag" 2xmpi1 | cut -d' ' -f1)
     if [ -n "$one" ] && [ -n "$two" ]; then
       awk -v t="$tag" -v a="$one" -v b="$two" 'BEGIN {
         printf "%s: 2xmpi1 / mpi1 = x%.2f (medians; ceiling of a 2-rank split x%.2f)\n", t, b / a, 2 * a / b }'
+      if [ -n "$split" ]; then
+        awk -v t="$tag" -v a="$one" -v b="$two" -v c="$split" 'BEGIN {
+          printf "%s: mpi1 / mpi2 x%.2f against the ceiling x%.2f: %.0f%% of it\n", t, a / c, 2 * a / b, 100 * (a / c) / (2 * a / b) }'
+      fi
     fi
   done
 }

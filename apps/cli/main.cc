@@ -13,6 +13,7 @@
 #include "index_command.h"
 #include "near_duplicate_commands.h"
 #include "neardup/cpu_dispatch.h"
+#include "neardup/malloc_tuning.h"
 #include "output.h"
 #include "query_command.h"
 #include "recipe_command.h"
@@ -82,7 +83,19 @@ int ParseAndRun(int argc, char** argv) {
     app.exit(e);
     return neardup::cli::kExitUsage;
   }
-  return run ? run() : neardup::cli::kExitUsage;
+  if (!run) return neardup::cli::kExitUsage;
+  // Transparent huge pages for malloc's blocks (neardup/malloc_tuning.h):
+  // the batch commands' working sets are gigabytes (`dedup` of 1M
+  // documents: 1.76M minor faults with 4 KiB pages, 44-71K with huge
+  // pages, 13-24% less CPU). Not for `serve`, a long-running process
+  // of small requests with its own malloc settings. NEARDUP_HUGEPAGES=0
+  // (or any value) turns it off.
+  bool serving = false;
+#ifdef NEARDUP_HAVE_SERVER
+  serving = app.got_subcommand("serve");
+#endif
+  if (!serving) neardup::RestartWithMallocHugePages(argv, "NEARDUP_HUGEPAGES");
+  return run();
 }
 
 }  // namespace

@@ -247,8 +247,14 @@ std::vector<std::vector<CandidatePair>> ExpandGroups(
       total += members.size() - x - 1;
     }
   }
-  for (std::vector<CandidatePair>& list : found) {
-    list.reserve(static_cast<size_t>(total / static_cast<uint64_t>(ranks) * 9 / 8));
+  const size_t share = static_cast<size_t>(total / static_cast<uint64_t>(ranks) * 9 / 8);
+  for (size_t r = 0; r < found.size(); ++r) {
+    // This rank's own list is where the round's candidates are merged
+    // (ShuffleBandRound): room for every rank's share for this rank (about
+    // `total` when the ranks find alike) and a quarter more for the split
+    // by cost. Capacity never written is never faulted in.
+    found[r].reserve(r == static_cast<size_t>(rank) ? share * static_cast<size_t>(ranks) * 5 / 4
+                                                    : share);
   }
   auto add = [&](uint64_t a, uint64_t b) {
     const CandidatePair pair{a, b};
@@ -334,16 +340,25 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   }
   // Every list is sorted and unique (the earlier rounds', this rank's own,
   // each peer's): merged, not sorted again (a radix sort of them all was
-  // a tenth of a rank's time, and two lists of fresh pages).
-  std::vector<std::string_view> runs;
-  runs.push_back(bytes_of(*mine));
-  runs.push_back(bytes_of(found[me]));
+  // a tenth of a rank's time, and two lists of fresh pages), into this
+  // rank's own list where its capacity holds them all (ExpandGroups
+  // reserved it), else into a fresh block.
+  std::vector<std::string_view> others;
+  if (!mine->empty()) others.push_back(bytes_of(*mine));
   for (const std::string& message : incoming) {
     if (message.size() % kCandidateBytes != 0) {
       return DataLossError("a message of candidates is not whole pairs (ranks out of step)");
     }
-    if (!message.empty()) runs.push_back(message);
+    if (!message.empty()) others.push_back(message);
   }
+  NEARDUP_ASSIGN_OR_RETURN(const bool in_place,
+                           MergeUniqueInPlace(&found[me], others, layout.total));
+  if (in_place) {
+    *mine = std::move(found[me]);
+    return Status::Ok();
+  }
+  std::vector<std::string_view> runs = std::move(others);
+  runs.push_back(bytes_of(found[me]));
   // The last round's list is the one the split by cost (BalanceVerification,
   // distributed_pairs.cc) may hand more candidates to: room for a quarter
   // more, so that those merge into it in place when they fit (without room

@@ -9,7 +9,8 @@
 // pair goes to its verifier (the owner of one of its documents, by a hash of
 // the pair). docs/DISTRIBUTED.md, "MinHash: the band-key shuffle", says why.
 // Memory per rank: one round's records sent and received (20 bytes per
-// document and band of the round), its candidate pairs (16 bytes each).
+// document and band of the round), its candidate pairs (16 bytes each),
+// merged into this rank's own list's block.
 #ifndef NEARDUP_APPS_MPI_BAND_GROUPS_H_
 #define NEARDUP_APPS_MPI_BAND_GROUPS_H_
 
@@ -31,8 +32,8 @@ namespace neardup::mpi {
 // unique). `local` are this rank's documents, numbered from
 // `first_document`. Adds the bytes sent to stats->key_bytes and
 // candidate_bytes. After the last round (bands.end == scheme.num_parts),
-// *mine has spare capacity for a quarter more pairs (the split by cost may
-// hand this rank more; see band_groups.cc).
+// *mine has spare capacity for about a quarter more pairs (the split by
+// cost may hand this rank more; see band_groups.cc).
 Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         const std::vector<Fingerprint>& local, uint64_t first_document,
                         const NearDuplicateScheme& scheme, PartRange bands,

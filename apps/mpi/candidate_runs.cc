@@ -48,14 +48,30 @@ void SortUnique(std::vector<CandidatePair>* candidates, SortScratch* scratch) {
   }
 }
 
+namespace {
+
+Status OutsideTheDocuments(const CandidatePair& bad, uint64_t num_documents) {
+  return DataLossError("candidate (" + std::to_string(bad.a) + ", " + std::to_string(bad.b) +
+                       ") outside the " + std::to_string(num_documents) +
+                       " documents (ranks out of step)");
+}
+
+Status RunNotSorted() {
+  return DataLossError("a run of candidates is not sorted (ranks out of step)");
+}
+
+// A run's pair i, read with memcpy (its bytes need not be aligned).
+CandidatePair PairAt(std::string_view run, size_t i) {
+  CandidatePair pair;
+  std::memcpy(&pair, run.data() + i * sizeof(CandidatePair), sizeof(CandidatePair));
+  return pair;
+}
+
+}  // namespace
+
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
                                                uint64_t num_documents, bool spare_quarter) {
-  // A run's pairs are read with memcpy (its bytes need not be aligned).
-  const auto at = [&](size_t run, size_t i) {
-    CandidatePair pair;
-    std::memcpy(&pair, runs[run].data() + i * sizeof(CandidatePair), sizeof(CandidatePair));
-    return pair;
-  };
+  const auto at = [&](size_t run, size_t i) { return PairAt(runs[run], i); };
   size_t total = 0;
   for (std::string_view run : runs) total += run.size() / sizeof(CandidatePair);
   std::vector<CandidatePair> merged;
@@ -98,13 +114,68 @@ Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view>
       heap.pop_back();
     }
   }
-  if (!in_range) {
-    return DataLossError("candidate (" + std::to_string(bad.a) + ", " + std::to_string(bad.b) +
-                         ") outside the " + std::to_string(num_documents) +
-                         " documents (ranks out of step)");
-  }
-  if (!in_order) return DataLossError("a run of candidates is not sorted (ranks out of step)");
+  if (!in_range) return OutsideTheDocuments(bad, num_documents);
+  if (!in_order) return RunNotSorted();
   return merged;
+}
+
+Result<bool> MergeUniqueInPlace(std::vector<CandidatePair>* list,
+                                std::span<const std::string_view> others, uint64_t num_documents) {
+  // Run 0 is *list (its first `own` slots), run r + 1 is others[r]; left[r]:
+  // the pairs of run r not yet taken (each run is read from its back).
+  const size_t own = list->size();
+  std::vector<size_t> left{own};
+  size_t total = own;
+  for (std::string_view run : others) {
+    left.push_back(run.size() / sizeof(CandidatePair));
+    total += left.back();
+  }
+  if (list->capacity() < total) return false;
+  list->resize(total);  // within the capacity: the same block
+  CandidatePair* const out = list->data();
+  const auto at = [&](size_t run, size_t i) {
+    return run == 0 ? out[i] : PairAt(others[run - 1], i);
+  };
+  // The union so far is out[write, total), ascending. Invariant: write >=
+  // left[0] (the pairs written are at most those taken from *list plus all
+  // the others' pairs), so a pair of *list not yet taken is never
+  // overwritten; the one at left[0] - 1 is already copied into the heap.
+  size_t write = total;
+  bool in_order = true;
+  bool in_range = true;
+  CandidatePair bad{};
+  // A heap of the runs' last untaken pairs, the largest on top.
+  std::vector<std::pair<CandidatePair, size_t>> heap;  // (pair, run)
+  const auto before = [](const std::pair<CandidatePair, size_t>& x,
+                         const std::pair<CandidatePair, size_t>& y) { return x.first < y.first; };
+  for (size_t r = 0; r < left.size(); ++r) {
+    if (left[r] > 0) heap.emplace_back(at(r, left[r] - 1), r);
+  }
+  std::make_heap(heap.begin(), heap.end(), before);
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), before);
+    auto& [pair, run] = heap.back();
+    if (!(pair.a < pair.b && pair.b < num_documents)) {
+      if (in_range) bad = pair;
+      in_range = false;
+    } else if (write == total || pair < out[write]) {
+      out[--write] = pair;
+    } else if (out[write] < pair) {
+      in_order = false;  // a run's later pair is smaller than one taken after it
+    }
+    if (--left[run] > 0) {
+      pair = at(run, left[run] - 1);
+      std::push_heap(heap.begin(), heap.end(), before);
+    } else {
+      heap.pop_back();
+    }
+  }
+  if (!in_range) return OutsideTheDocuments(bad, num_documents);
+  if (!in_order) return RunNotSorted();
+  const size_t merged = total - write;
+  if (write != 0 && merged != 0) std::memmove(out, out + write, merged * sizeof(CandidatePair));
+  list->resize(merged);
+  return true;
 }
 
 }  // namespace neardup::mpi

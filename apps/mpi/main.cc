@@ -9,7 +9,6 @@
 // escapes as an exception ends the whole job with MPI_Abort after printing,
 // never a hang of the other ranks.
 #include <mpi.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -22,13 +21,13 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <string_view>
 
 #include "exit_codes.h"
 #include "fingerprint_command.h"
 #include "launch_settings.h"
 #include "mpi_jobs.h"
 #include "near_duplicate_commands.h"
+#include "neardup/malloc_tuning.h"
 #include "output.h"
 #include "similar_command.h"
 
@@ -81,49 +80,6 @@ int ParseAndRun(int argc, char** argv, int rank) {
   return run ? run() : neardup::cli::kExitUsage;
 }
 
-// Transparent huge pages for the heap. A rank's working set is gigabytes
-// of vectors read at random (the verification's sketches and chunk sets,
-// the band-key records, the pairs): with 4 KiB pages a third of its CPU
-// went to TLB misses and page faults in one loaded run (docs/DISTRIBUTED.md,
-// "Measured, session 10").
-// Where the kernel gives huge pages only on request (THP "madvise", the
-// default of Debian and most distributions), glibc's malloc asks for them
-// with the tunable glibc.malloc.hugetlb=1, which is read only at start-up:
-// so the process starts itself again once with it set, before MPI_Init (the
-// same process id, the launcher's environment kept). NEARDUP_MPI_HUGEPAGES=0
-// (or any value) turns this off; a GLIBC_TUNABLES that names the tunable
-// already is kept.
-bool HugePagesOnRequest() {
-  std::FILE* file = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-  if (file == nullptr) return false;
-  char line[128] = {};
-  const bool read = std::fgets(line, sizeof(line), file) != nullptr;
-  std::fclose(file);
-  return read && std::string_view(line).find("[madvise]") != std::string_view::npos;
-}
-
-void MaybeRestartWithHugePages(char** argv) {
-  // Off, or this is the restarted process.
-  if (std::getenv("NEARDUP_MPI_HUGEPAGES") != nullptr || !HugePagesOnRequest()) return;
-  // Copied: setenv may free the string getenv returned.
-  const char* tunables = std::getenv("GLIBC_TUNABLES");
-  const bool had_tunables = tunables != nullptr;
-  const std::string before = had_tunables ? tunables : "";
-  if (before.find("glibc.malloc.hugetlb") != std::string::npos) return;
-  const std::string value = before + (before.empty() ? "" : ":") + "glibc.malloc.hugetlb=1";
-  if (setenv("NEARDUP_MPI_HUGEPAGES", "1", 1) != 0 ||
-      setenv("GLIBC_TUNABLES", value.c_str(), 1) != 0) {
-    return;
-  }
-  execv("/proc/self/exe", argv);
-  // Not restarted (no /proc, say): go on with the pages as they are.
-  if (had_tunables) {
-    setenv("GLIBC_TUNABLES", before.c_str(), 1);
-  } else {
-    unsetenv("GLIBC_TUNABLES");
-  }
-}
-
 // Open MPI's point-to-point layer chosen directly on one host
 // (launch_settings.h: ~0.2 s of MPI_Init); before the restart, which keeps
 // the environment.
@@ -137,7 +93,14 @@ void PreferSingleHostPml() {
 
 int main(int argc, char** argv) {
   PreferSingleHostPml();
-  MaybeRestartWithHugePages(argv);
+  // Transparent huge pages for the heap (neardup/malloc_tuning.h). A
+  // rank's working set is gigabytes of vectors read at random (the
+  // verification's sketches and chunk sets, the band-key records, the
+  // pairs): with 4 KiB pages a third of its CPU went to TLB misses and
+  // page faults in one loaded run (docs/DISTRIBUTED.md, "Measured, session
+  // 10"). Before MPI_Init (the launcher's environment is kept);
+  // NEARDUP_MPI_HUGEPAGES=0 (or any value) turns it off.
+  neardup::RestartWithMallocHugePages(argv, "NEARDUP_MPI_HUGEPAGES");
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "neardup-mpi: MPI_Init_thread failed\n");

@@ -1,5 +1,5 @@
-// SortUnique and MergeUnique (candidate_runs.h) against an oracle:
-// std::sort + std::unique of the same pairs, on random inputs of both of
+// SortUnique, MergeUnique and MergeUniqueInPlace (candidate_runs.h)
+// against an oracle: std::sort + std::unique of the same pairs, on random inputs of both of
 // SortUnique's paths (radix below 2^32 documents, std::sort above or for
 // short lists), empty lists and runs, runs out of order and pairs outside
 // the documents (DataLoss).
@@ -126,6 +126,74 @@ TEST(MpiCandidateRunsTest, MergeUniqueLeavesTheSpareCapacityAskedFor) {
   ASSERT_TRUE(merged.ok());
   ASSERT_EQ(merged->size(), 1000u);
   EXPECT_GE(merged->capacity(), 1250u);
+}
+
+// The in-place merge gives MergeUnique's list in the list's own block
+// when its capacity holds every run's pairs (overlapping runs, the list
+// larger or smaller than the others, empty runs), and leaves the list
+// untouched with false when it does not.
+TEST(MpiCandidateRunsTest, MergeUniqueInPlaceMatchesSortAndUnique) {
+  std::mt19937_64 rng(20);
+  for (size_t num_others : {size_t{0}, size_t{1}, size_t{2}, size_t{4}}) {
+    for (uint64_t limit : {uint64_t{4}, uint64_t{100}, uint64_t{1} << 40}) {
+      for (size_t own : {size_t{0}, size_t{1}, size_t{50}, size_t{3000}}) {
+        std::vector<std::vector<CandidatePair>> lists;
+        std::vector<CandidatePair> list = Oracle(RandomPairs(rng, own, limit));
+        std::vector<CandidatePair> all = list;
+        size_t others_size = 0;
+        for (size_t r = 0; r < num_others; ++r) {
+          const size_t count = rng() % 3 == 0 ? 0 : rng() % 2000;
+          lists.push_back(Oracle(RandomPairs(rng, count, limit)));
+          all.insert(all.end(), lists.back().begin(), lists.back().end());
+          others_size += lists.back().size();
+        }
+        std::vector<std::string_view> others;
+        for (const std::vector<CandidatePair>& other : lists) others.push_back(Bytes(other));
+        const std::string where = std::to_string(num_others) + " others, limit " +
+                                  std::to_string(limit) + ", " + std::to_string(own) + " own";
+        // One pair short of the room needed (where any is needed): untouched.
+        if (list.size() + others_size > 0) {
+          std::vector<CandidatePair> small = list;
+          small.shrink_to_fit();
+          small.reserve(list.size() + others_size - 1);
+          if (small.capacity() < list.size() + others_size) {
+            Result<bool> merged = MergeUniqueInPlace(&small, others, limit);
+            ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+            EXPECT_FALSE(*merged) << where;
+            EXPECT_EQ(small, list) << where;
+          }
+        }
+        list.reserve(list.size() + others_size);
+        const CandidatePair* block = list.data();
+        Result<bool> merged = MergeUniqueInPlace(&list, others, limit);
+        ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+        EXPECT_TRUE(*merged) << where;
+        EXPECT_EQ(list, Oracle(all)) << where;
+        if (block != nullptr) {
+          EXPECT_EQ(list.data(), block) << where;  // no fresh block
+        }
+      }
+    }
+  }
+}
+
+// Runs out of order and pairs outside the documents are DataLoss in place
+// too, in *list itself as in another run.
+TEST(MpiCandidateRunsTest, MergeUniqueInPlaceChecksEveryRun) {
+  const std::vector<CandidatePair> good = {{1, 2}, {2, 3}, {4, 9}};
+  const std::vector<std::vector<CandidatePair>> bad_runs = {
+      {{2, 3}, {1, 2}}, {{1, 2}, {5, 6}, {4, 7}}, {{1, 10}}, {{2, 2}}, {{5, 4}}};
+  for (const std::vector<CandidatePair>& bad : bad_runs) {
+    for (bool bad_is_own : {false, true}) {
+      std::vector<CandidatePair> list = bad_is_own ? bad : good;
+      const std::vector<CandidatePair>& other = bad_is_own ? good : bad;
+      list.reserve(list.size() + other.size());
+      const std::vector<std::string_view> others = {Bytes(other)};
+      Result<bool> merged = MergeUniqueInPlace(&list, others, 10);
+      ASSERT_FALSE(merged.ok());
+      EXPECT_EQ(merged.status().code(), StatusCode::kDataLoss) << merged.status().ToString();
+    }
+  }
 }
 
 TEST(MpiCandidateRunsTest, MergeUniqueOfNothing) {
