@@ -84,17 +84,19 @@ int ParseAndRun(int argc, char** argv) {
     return neardup::cli::kExitUsage;
   }
   if (!run) return neardup::cli::kExitUsage;
-  // Transparent huge pages for malloc's blocks (neardup/malloc_tuning.h):
-  // the batch commands' working sets are gigabytes (`dedup` of 1M
-  // documents: 1.76M minor faults with 4 KiB pages, 44-71K with huge
-  // pages, 13-24% less CPU). Not for `serve`, a long-running process
-  // of small requests with its own malloc settings. NEARDUP_HUGEPAGES=0
-  // (or any value) turns it off.
-  bool serving = false;
-#ifdef NEARDUP_HAVE_SERVER
-  serving = app.got_subcommand("serve");
-#endif
-  if (!serving) neardup::RestartWithMallocHugePages(argv, "NEARDUP_HUGEPAGES");
+  // Transparent huge pages for malloc's blocks (neardup/malloc_tuning.h)
+  // for the corpus-wide commands, whose working sets are gigabytes
+  // (`dedup` of 1M documents: 1.76M minor faults with 4 KiB pages, 44-71K
+  // with huge pages, 13-24% less CPU). Not for the others: `fingerprint`
+  // streams in bounded memory and the restart's second start-up (a few
+  // ms) would be a share of a short command's time; `serve` is a
+  // long-running process of small requests with its own malloc settings.
+  // NEARDUP_HUGEPAGES=0 (or any value) turns it off.
+  bool corpus_wide = false;
+  for (const char* name : {"pairs", "clusters", "dedup", "similar"}) {
+    corpus_wide = corpus_wide || app.got_subcommand(name);
+  }
+  if (corpus_wide) neardup::RestartWithMallocHugePages(argv, "NEARDUP_HUGEPAGES");
   return run();
 }
 

@@ -16,7 +16,7 @@
 // default of Debian and most distributions), glibc (2.35+) asks for them
 // on its mmapped blocks and heap with the tunable glibc.malloc.hugetlb=1,
 // which it reads only at start-up. The batch front ends (neardup-mpi's
-// ranks, neardup's commands but `serve`) start themselves again once with
+// ranks, neardup's corpus-wide commands) start themselves again once with
 // it set: `neardup dedup` of a 1M-document corpus took 1.76M minor faults
 // with 4 KiB pages against 44-71K, and huge pages cut its CPU 13-20% at
 // one thread and 21-24% at two (two loaded pairs each; docs/DISTRIBUTED.md,
