@@ -205,7 +205,7 @@ struct StreamOpenOptions {
   // time). The same thread makes the next log ahead of each roll-over (its
   // creation and a directory fsync, off every writer since session 20); a
   // writer makes it after its own sync if the thread has not by the time
-  // the log is half way to snapshot_log_bytes. A durable stream starts the
+  // the log is an eighth of snapshot_log_bytes. A durable stream starts the
   // thread at its first write. false: the writers write every piece and
   // make the next log, and when a snapshot completes depends only on the
   // operations (tests that reopen at given points).

@@ -209,7 +209,7 @@ TEST(StreamCrashTest, EveryAcknowledgedBatchSurvivesSigkillAcrossLogRollOvers) {
 // The roll-overs with the next log made by the writers after their sync
 // (background_snapshots false; the default has the snapshot thread make
 // it, as in the two tests above, and the writers only when it has not by
-// half the log).
+// an eighth of the log).
 TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkillAcrossLogRollOversWithSparesByWriters) {
   KillAndCheck(25, 20, 1, /*rolls=*/true, /*writers=*/true);
 }

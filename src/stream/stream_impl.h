@@ -164,7 +164,7 @@ class NearDuplicateStream::Impl {
   // snapshot thread (started here when background_snapshots and there is
   // none yet), or the writers after their sync (spare_by_writers_) when
   // there is no thread or it has not made the spare by the time the log is
-  // half way to snapshot_log_bytes (a core the requests saturate leaves a
+  // an eighth of the way to snapshot_log_bytes (a core the requests saturate leaves a
   // SCHED_IDLE thread no time). Called after each write operation.
   // REQUIRES: mutex_ held, log_ not null.
   void OfferSpareLocked();

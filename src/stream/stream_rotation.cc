@@ -53,6 +53,17 @@ void LowerThisThreadsPriority() {
 #endif
 }
 
+// Back to normal priority (SCHED_OTHER), where the process may (root, or an
+// RLIMIT_NICE that allows its nice value); returns whether it did.
+bool RaiseThisThreadsPriority() {
+#ifdef SCHED_IDLE
+  sched_param param{};
+  return pthread_setschedparam(pthread_self(), SCHED_OTHER, &param) == 0;
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 NearDuplicateStream::Impl::~Impl() {
@@ -149,15 +160,16 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
 // the loaded VM, while the journal commits other writers' syncs) delayed
 // the answer of the one writer that made it; the snapshot thread makes it
 // now, in time nothing else wants. Under a load that leaves that thread no
-// CPU the writers take it back at half the log (what they did before, at
-// its start), so a roll-over still finds its spare; at worst it creates the
-// file itself under the lock (as before session 18).
+// CPU the writers take it back once the log is an eighth of the way to its
+// roll-over (before, they made it at its start), so a roll-over still finds
+// its spare; at worst it creates the file itself under the lock (as before
+// session 18). The thread makes it at normal priority once it runs.
 void NearDuplicateStream::Impl::OfferSpareLocked() {
   if (!spare_wanted_.load() || spare_by_writers_.load()) return;
   if (options_.background_snapshots && !snapshot_thread_.joinable()) {
     StartSnapshotThreadLocked();  // it looks for work before it first waits
   }
-  if (!snapshot_thread_.joinable() || log_->size() >= options_.snapshot_log_bytes / 2) {
+  if (!snapshot_thread_.joinable() || log_->size() >= options_.snapshot_log_bytes / 8) {
     spare_by_writers_ = true;
   }
 }
@@ -488,12 +500,19 @@ void NearDuplicateStream::Impl::SnapshotThreadLoop() {
     if (stopping_) return;
     if (SpareForThreadLocked()) {
       lock.unlock();
+      // At normal priority from here (the spare is taken from the writers
+      // below): preempted at SCHED_IDLE between taking it and making it,
+      // this thread could leave the roll-over without a spare for as long as
+      // the requests keep the core busy. It is a file's creation and a
+      // directory fsync: mostly waiting, little CPU.
+      const bool raised = RaiseThisThreadsPriority();
       bool out_of_memory = false;
       try {
         PrepareSpareLog(/*by_thread=*/true);
       } catch (const std::bad_alloc&) {
         out_of_memory = true;  // as a writer's (SyncAll): a file it made is not a spare
       }
+      if (raised) LowerThisThreadsPriority();
       lock.lock();
       if (out_of_memory) {
         // The writers retry it (this thread would only fail again now).
