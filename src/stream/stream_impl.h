@@ -288,7 +288,8 @@ class NearDuplicateStream::Impl {
   std::atomic<bool> roll_helper_busy_{false};  // a writer is in RollLogAfterSync's sync
   // The next log made ahead (PrepareSpareLog): log-<spare_generation_>
   // exists, empty, and its name is durable when spare_name_durable_. Both
-  // guarded by mutex_. spare_wanted_: a writer should make the next one.
+  // guarded by mutex_. spare_wanted_: the next one is to be made (taken,
+  // exchanged to false, by whoever makes it: PrepareSpareLog).
   uint64_t spare_generation_ = 0;
   bool spare_name_durable_ = false;
   std::atomic<bool> spare_wanted_{false};
