@@ -30,6 +30,11 @@
 //   BM_StreamRollOver/<log KiB>/<writers>: batch latency (p50/p99/max) of
 //     durable adds by concurrent writers with the log rolled over every
 //     <log KiB> (session 16; see the benchmark).
+//   BM_StreamSpareLog/<background>: durable single adds (fdatasync) by one
+//     writer, the log rolled over every 96 KiB: the latency of the add
+//     after which the log rolled over (its writer made the next log ahead
+//     before session 20, or with background 0) against the others
+//     (session 20; see the benchmark).
 // The corpus: NEARDUP_BENCH_CORPUS or cache/corpora/spamassassin.jsonl
 // (bench/bench_corpus.h); NEARDUP_BENCH_STREAM_DOCS caps the documents used
 // (default 3000).
@@ -435,6 +440,70 @@ void BM_StreamRollOver(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(kDocuments) * static_cast<double>(state.iterations()),
                          benchmark::Counter::kIsRate);
 }
+// BM_StreamSpareLog/<background>: 4000 durable single adds (fdatasync, as
+// the server) of synthetic 3 KB texts by one writer to a window that only
+// grows, its log rolled over every 96 KiB. The add after which the log
+// rolled over (Stats().log_bytes fell) is the one whose writer made the
+// next log ahead (its creation and a directory fsync) with background 0, as
+// every stream did before session 20; with 1 (the default) the snapshot
+// thread makes it. Counters: p50 and max wall milliseconds of those adds
+// (roll_*) and of the others (other_*), and the roll-overs.
+void BM_StreamSpareLog(benchmark::State& state) {
+  constexpr size_t kDocuments = 4000;
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = uint64_t{96} << 10;
+  options.background_snapshots = state.range(0) != 0;
+  std::vector<std::string> texts;
+  SyntheticTexts made;
+  for (size_t i = 0; i < kDocuments; ++i) texts.push_back(made.Next());
+  const std::string dir = BenchDir("stream-spare");
+  std::vector<double> rolls;
+  std::vector<double> others;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<NearDuplicateStream> stream = OpenEmptyStream(state, dir, options);
+    if (stream == nullptr) break;
+    rolls.clear();
+    others.clear();
+    uint64_t log_bytes = 0;
+    state.ResumeTiming();
+    for (size_t i = 0; i < kDocuments; ++i) {
+      const std::string id = "d" + std::to_string(i);
+      const auto start = std::chrono::steady_clock::now();
+      if (!stream->Add(id, texts[i], static_cast<int64_t>(i)).ok()) {
+        state.SkipWithError("Add failed");
+        break;
+      }
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const uint64_t now = stream->Stats().log_bytes;
+      (now < log_bytes ? rolls : others).push_back(wall);
+      log_bytes = now;
+    }
+    state.PauseTiming();
+    stream.reset();
+    state.ResumeTiming();
+  }
+  fs::remove_all(dir);
+  const auto at = [](std::vector<double>& v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))] * 1e3;
+  };
+  state.counters["roll_p50_ms"] = at(rolls, 0.5);
+  state.counters["roll_max_ms"] = at(rolls, 1.0);
+  state.counters["other_p50_ms"] = at(others, 0.5);
+  state.counters["other_p99_ms"] = at(others, 0.99);
+  state.counters["other_max_ms"] = at(others, 1.0);
+  state.counters["roll_overs"] = static_cast<double>(rolls.size());
+}
+BENCHMARK(BM_StreamSpareLog)
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 BENCHMARK(BM_StreamRollOver)
     ->Args({1024, 4})
     ->Args({65536, 4})

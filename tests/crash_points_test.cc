@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -131,12 +133,18 @@ class CrashPointsTest : public ::testing::Test {
     fs::copy(base_, dir, fs::copy_options::recursive);
     return dir;
   }
-  Result<std::unique_ptr<Collection>> OpenWith(const std::string& dir, Env* env) {
+  Result<std::unique_ptr<Collection>> OpenWith(const std::string& dir, Env* env,
+                                               uint32_t max_index_tiers = 12) {
     Collection::OpenOptions options;
     options.mode = Collection::Mode::kReadWrite;
     options.env = env;
+    options.max_index_tiers = max_index_tiers;
     return Collection::Open(dir, options);
   }
+  // A collection of three index tiers (commits of 16, 4 and 1 documents,
+  // each older tier at least 4 times the next) with dead postings (a
+  // removal), in `dir`; returns its documents.
+  std::map<std::string, uint64_t> PrepareThreeTiers(const std::string& dir);
 
   // Every crash point of the steps (every `stride`-th), with or without
   // MaintainIndex after each commit (RunSteps).
@@ -145,6 +153,29 @@ class CrashPointsTest : public ::testing::Test {
   fs::path root_;
   std::string base_;
 };
+
+std::map<std::string, uint64_t> CrashPointsTest::PrepareThreeTiers(const std::string& dir) {
+  fs::copy(base_, dir, fs::copy_options::recursive);
+  std::map<std::string, uint64_t> expected = {{"base", 99}};
+  auto c = OpenWith(dir, Env::Default());
+  EXPECT_TRUE(c.ok()) << c.status();
+  if (!c.ok()) return expected;
+  uint64_t seed = 1000;
+  for (int size : {16, 4, 1}) {
+    Step step;
+    for (int i = 0; i < size; ++i, ++seed)
+      step.upserts.push_back({"d" + std::to_string(seed), seed});
+    EXPECT_TRUE(RunStep(**c, step).ok());
+    EXPECT_TRUE((*c)->MaintainIndex().ok());
+    for (const auto& [id, s] : step.upserts) expected[id] = s;
+  }
+  EXPECT_TRUE(RunStep(**c, {{}, {"d1001"}, false}).ok());
+  expected.erase("d1001");
+  EXPECT_TRUE((*c)->MaintainIndex().ok());
+  EXPECT_EQ((*c)->Stats()->index_tiers, 3u);
+  EXPECT_GT((*c)->Stats()->index_dead_postings, 0u);
+  return expected;
+}
 
 // Runs the steps from `first` on `c`, counting the acknowledged commits.
 // `maintain`: after each commit, MaintainIndex waits for the background
@@ -265,26 +296,8 @@ TEST_F(CrashPointsTest, EveryCrashPointOfAFullMergeLeavesTheTiersBeforeOrOne) {
   // Commits of 16, 4 and 1 documents and a removal: three tiers (each
   // older tier at least 4 times the next) and dead postings.
   const std::string prepared = (root_ / "prepared").string();
-  fs::copy(base_, prepared, fs::copy_options::recursive);
-  std::map<std::string, uint64_t> expected = {{"base", 99}};
-  {
-    auto c = OpenWith(prepared, Env::Default());
-    ASSERT_TRUE(c.ok()) << c.status();
-    uint64_t seed = 1000;
-    for (int size : {16, 4, 1}) {
-      Step step;
-      for (int i = 0; i < size; ++i, ++seed)
-        step.upserts.push_back({"d" + std::to_string(seed), seed});
-      ASSERT_TRUE(RunStep(**c, step).ok());
-      ASSERT_TRUE((*c)->MaintainIndex().ok());
-      for (const auto& [id, s] : step.upserts) expected[id] = s;
-    }
-    ASSERT_TRUE(RunStep(**c, {{}, {"d1001"}, false}).ok());
-    expected.erase("d1001");
-    ASSERT_TRUE((*c)->MaintainIndex().ok());
-    ASSERT_EQ((*c)->Stats()->index_tiers, 3u);
-    ASSERT_GT((*c)->Stats()->index_dead_postings, 0u);
-  }
+  const std::map<std::string, uint64_t> expected = PrepareThreeTiers(prepared);
+  if (HasFatalFailure()) return;
   for (const bool wait : {true, false}) {
     uint64_t total = 0;
     {
@@ -326,6 +339,141 @@ TEST_F(CrashPointsTest, EveryCrashPointOfAFullMergeLeavesTheTiersBeforeOrOne) {
       for (const auto& entry : fs::directory_iterator(dir + "/data")) {
         EXPECT_NE(entry.path().filename(), "index-merge.ndi") << "crash point " << k;
       }
+    }
+  }
+}
+
+// FaultInjectionEnv whose background merge (its file, data/index-merge.ndi)
+// waits at a gate until Open() (at most 20 s) before its first file
+// operation, so that the writer's commits meanwhile come first, in a fixed
+// order of file operations.
+class MergeGateFaultEnv : public FaultInjectionEnv {
+ public:
+  using FaultInjectionEnv::FaultInjectionEnv;
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(gate_mu_);
+      open_ = true;
+    }
+    gate_cv_.notify_all();
+  }
+  // Waits (at most 20 s) until a merge is at the gate.
+  bool WaitForMerge() {
+    std::unique_lock<std::mutex> lock(gate_mu_);
+    return gate_cv_.wait_for(lock, std::chrono::seconds(20), [this] { return waiting_ > 0; });
+  }
+  int passed() {
+    std::lock_guard<std::mutex> lock(gate_mu_);
+    return passed_;
+  }
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    if (fs::path(path).filename().string().starts_with("index-merge")) {
+      std::unique_lock<std::mutex> lock(gate_mu_);
+      ++waiting_;
+      gate_cv_.notify_all();
+      gate_cv_.wait_for(lock, std::chrono::seconds(20), [this] { return open_; });
+      ++passed_;
+    }
+    return FaultInjectionEnv::NewWritableFile(path);
+  }
+
+ private:
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  bool open_ = false;
+  int waiting_ = 0;
+  int passed_ = 0;
+};
+
+// Session 20: commits past max_index_tiers while a full merge runs (the
+// server's idle merge, held at its gate) merge only the tiers committed
+// since it started, without waiting for it; crashed at every file
+// operation of those commits, of the merge and of its installation, the
+// collection opens, passes Verify and holds the last acknowledged commit
+// or the next, and then goes on.
+TEST_F(CrashPointsTest, EveryCrashPointOfCommitsPastARunningMergeLeavesTheLastOrTheNext) {
+  const std::string prepared = (root_ / "prepared").string();
+  std::map<std::string, uint64_t> prepared_state = PrepareThreeTiers(prepared);
+  if (HasFatalFailure()) return;
+  constexpr uint32_t kMaxTiers = 4;
+  // The running full merge's run is tiers 0-2; the first commit adds a
+  // fourth tier, the next two merge theirs with it.
+  const std::vector<Step> steps = {
+      {{{"n1", 2001}}, {}, false},
+      {{{"n2", 2002}}, {}, false},
+      {{{"n3", 2003}}, {"d1000"}, false},
+  };
+  const auto expected = [&](size_t count) {
+    std::map<std::string, uint64_t> state = prepared_state;
+    for (size_t s = 0; s < count; ++s) {
+      for (const auto& [id, seed] : steps[s].upserts) state[id] = seed;
+      for (const std::string& id : steps[s].removals) state.erase(id);
+    }
+    return state;
+  };
+  const auto fresh = [&] {
+    const std::string dir = (root_ / "work").string();
+    fs::remove_all(dir);
+    fs::copy(prepared, dir, fs::copy_options::recursive);
+    return dir;
+  };
+  uint64_t total = 0;
+  {
+    MergeGateFaultEnv env(kUntracked);
+    auto c = OpenWith(fresh(), &env, kMaxTiers);
+    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_TRUE((*c)->MaintainIndex({.full = true, .wait = false}).ok());
+    ASSERT_TRUE(env.WaitForMerge());
+    for (const Step& step : steps) {
+      ASSERT_TRUE(RunStep(**c, step).ok());
+      EXPECT_EQ((*c)->Stats()->index_tiers, kMaxTiers);
+      EXPECT_TRUE((*c)->index_merge_pending());
+    }
+    ASSERT_EQ(env.passed(), 0);  // no commit waited for the merge
+    env.Open();
+    ASSERT_TRUE((*c)->MaintainIndex().ok());  // installs it: one tier, and the commits' one
+    EXPECT_EQ((*c)->Stats()->index_tiers, 2u);
+    EXPECT_EQ(State(**c), expected(steps.size()));
+    total = env.operations();
+  }
+  ASSERT_GE(total, 10u);
+  for (uint64_t k = 1; k <= total + 1; ++k) {
+    MergeGateFaultEnv env(kUntracked);
+    env.CrashAtOperation(k);
+    const std::string dir = fresh();
+    size_t acknowledged = 0;
+    {
+      auto c = OpenWith(dir, &env, kMaxTiers);
+      ASSERT_TRUE(c.ok()) << "crash point " << k << ": " << c.status();
+      (*c)->MaintainIndex({.full = true, .wait = false}).IgnoreError();
+      ASSERT_TRUE(env.WaitForMerge()) << "crash point " << k;
+      for (const Step& step : steps) {
+        if (!RunStep(**c, step).ok()) break;
+        ++acknowledged;
+      }
+      env.Open();
+      (*c)->MaintainIndex().IgnoreError();
+    }  // the process "dies"
+    env.SimulateCrash();
+    auto c = OpenWith(dir, Env::Default(), kMaxTiers);
+    ASSERT_TRUE(c.ok()) << "crash point " << k << ": " << c.status();
+    Status verified = (*c)->Verify();
+    EXPECT_TRUE(verified.ok()) << "crash point " << k << ": " << verified;
+    const auto state = State(**c);
+    const bool last = state == expected(acknowledged);
+    const bool next = acknowledged < steps.size() && state == expected(acknowledged + 1);
+    EXPECT_TRUE(last || next) << "crash point " << k << " after " << acknowledged
+                              << " acknowledged commits";
+    EXPECT_LE((*c)->Stats()->index_tiers, kMaxTiers) << "crash point " << k;
+    for (size_t s = last ? acknowledged : acknowledged + 1; s < steps.size(); ++s) {
+      ASSERT_TRUE(RunStep(**c, steps[s]).ok()) << "crash point " << k;
+    }
+    ASSERT_TRUE((*c)->MaintainIndex({.full = true}).ok()) << "crash point " << k;
+    EXPECT_EQ((*c)->Stats()->index_tiers, 1u);
+    EXPECT_TRUE((*c)->Verify().ok()) << "crash point " << k;
+    EXPECT_EQ(State(**c), expected(steps.size())) << "crash point " << k;
+    for (const auto& entry : fs::directory_iterator(dir + "/data")) {
+      EXPECT_NE(entry.path().filename(), "index-merge.ndi") << "crash point " << k;
     }
   }
 }

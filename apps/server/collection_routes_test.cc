@@ -49,6 +49,31 @@ class CollectionRoutesTest : public test_util::ServerTest {
     StartServer(options);
   }
 
+  // Stops the server and starts a new one (a new writer) serving the same
+  // collection as "archive".
+  void RestartServingTheCollection() {
+    StopServer();
+    ServiceOptions options;
+    options.collections = {{"archive", collection_dir_}};
+    StartServer(options);
+  }
+
+  // Serves an empty collection as "archive" whose writer merges its index
+  // tiers after `idle` without writes.
+  void StartWithIdleMerges(std::chrono::milliseconds idle) {
+    ServiceOptions options;
+    options.collection_idle_merge = idle;
+    StartWithCollection(options);
+  }
+
+  // POSTs texts[first, first + count) to the archive in one request (JSON
+  // lines); returns the HTTP status.
+  int AddLines(const std::vector<std::string>& texts, size_t first, size_t count) {
+    return Call("POST", "/v1/collections/archive/documents", Lines(texts, first, count),
+                "application/x-ndjson")
+        .first;
+  }
+
   // JSON lines of `texts` with ids PlantedId(first + i).
   static std::string Lines(const std::vector<std::string>& texts, size_t first, size_t count) {
     std::string body;
@@ -199,10 +224,7 @@ TEST_F(CollectionRoutesTest, ReadersRunWhileAWriterCommitsAndSeeEveryAcknowledge
   EXPECT_EQ(failed_reads.load(), 0);
   EXPECT_THAT(Call("GET", "/v1/collections/archive").second, HasSubstr("\"documents\":48,"));
   // The commits are durable: a restarted server (a new writer) has them.
-  StopServer();
-  ServiceOptions options;
-  options.collections = {{"archive", collection_dir_}};
-  StartServer(options);
+  RestartServingTheCollection();
   EXPECT_THAT(Call("GET", "/v1/collections/archive").second, HasSubstr("\"documents\":48,"));
 }
 
@@ -213,10 +235,7 @@ TEST_F(CollectionRoutesTest, ReadersRunWhileAWriterCommitsAndSeeEveryAcknowledge
 TEST_F(CollectionRoutesTest, RemoveAndCompactChangeAnswersLikeTheCli) {
   StartWithCollection();
   const std::vector<std::string> texts = PlantedTexts(30, 44);
-  ASSERT_EQ(
-      Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 30), "application/x-ndjson")
-          .first,
-      200);
+  ASSERT_EQ(AddLines(texts, 0, 30), 200);
   // A modification leaves a tombstone too.
   ASSERT_EQ(Call("POST", "/v1/collections/archive/documents",
                  DocumentJson(PlantedId(3), texts[7] + " changed", 0))
@@ -266,10 +285,7 @@ TEST_F(CollectionRoutesTest, RemoveAndCompactChangeAnswersLikeTheCli) {
     EXPECT_TRUE((*reader)->Verify().ok());
   }
 
-  StopServer();
-  ServiceOptions options;
-  options.collections = {{"archive", collection_dir_}};
-  StartServer(options);
+  RestartServingTheCollection();
   EXPECT_THAT(Call("GET", "/v1/collections/archive").second,
               HasSubstr("\"documents\":28,\"generation\":"));
   EXPECT_EQ(Call("GET", "/v1/collections/archive/documents/" + PlantedId(10)).first, 404);
@@ -318,19 +334,11 @@ TEST(IdleMergeDelayTest, FiniteSecondsOnlyAndPositiveIsAtLeastOneMillisecond) {
 // the next idle period (the oldest file stays again), and idle periods with
 // nothing to merge install nothing.
 TEST_F(CollectionRoutesTest, AnIdleWriterMergesTheNewerIndexTiersIntoOne) {
-  ServiceOptions options;
-  options.collection_idle_merge = std::chrono::milliseconds(300);
-  StartWithCollection(options);
+  StartWithIdleMerges(std::chrono::milliseconds(300));
   const std::vector<std::string> texts = PlantedTexts(70, 43);
-  ASSERT_EQ(
-      Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 60), "application/x-ndjson")
-          .first,
-      200);
+  ASSERT_EQ(AddLines(texts, 0, 60), 200);
   for (size_t i = 60; i < 66; ++i) {
-    ASSERT_EQ(Call("POST", "/v1/collections/archive/documents", Lines(texts, i, 1),
-                   "application/x-ndjson")
-                  .first,
-              200);
+    ASSERT_EQ(AddLines(texts, i, 1), 200);
   }
   const std::string queries = Lines(texts, 0, 66);
   auto [status, before] = Call("POST", "/v1/collections/archive/query?top=4&passages=1", queries,
@@ -394,10 +402,7 @@ TEST_F(CollectionRoutesTest, AnIdleWriterMergesTheNewerIndexTiersIntoOne) {
 
   // An add makes a third tier; the next idle period merges it with the
   // newer one, not with the oldest.
-  ASSERT_EQ(
-      Call("POST", "/v1/collections/archive/documents", Lines(texts, 66, 1), "application/x-ndjson")
-          .first,
-      200);
+  ASSERT_EQ(AddLines(texts, 66, 1), 200);
   const uint64_t merges = InfoField(merged, "idle_index_merges");
   const std::string again = wait_for_merges(merges + 1);
   EXPECT_EQ(InfoField(again, "documents"), 67u);
@@ -415,15 +420,10 @@ TEST_F(CollectionRoutesTest, AnIdleWriterMergesTheNewerIndexTiersIntoOne) {
 // add every 200 ms for 3 s, no idle merge runs (a bug that merged after
 // every add, or counted from the first write, would).
 TEST_F(CollectionRoutesTest, EveryWriteRestartsTheIdleClock) {
-  ServiceOptions options;
-  options.collection_idle_merge = std::chrono::milliseconds(2000);
-  StartWithCollection(options);
+  StartWithIdleMerges(std::chrono::milliseconds(2000));
   const std::vector<std::string> texts = PlantedTexts(16, 53);
   for (size_t i = 0; i < 16; ++i) {
-    ASSERT_EQ(Call("POST", "/v1/collections/archive/documents", Lines(texts, i, 1),
-                   "application/x-ndjson")
-                  .first,
-              200);
+    ASSERT_EQ(AddLines(texts, i, 1), 200);
     const std::string info = Call("GET", "/v1/collections/archive").second;
     EXPECT_EQ(InfoField(info, "idle_index_merges"), 0u) << i << " " << info;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -435,19 +435,11 @@ TEST_F(CollectionRoutesTest, EveryWriteRestartsTheIdleClock) {
 // installs or drops the merge; the reopened collection is sound and holds
 // every acknowledged add.
 TEST_F(CollectionRoutesTest, StoppingDuringIdleMergesLeavesASoundCollection) {
-  ServiceOptions options;
-  options.collection_idle_merge = std::chrono::milliseconds(1);
-  StartWithCollection(options);
+  StartWithIdleMerges(std::chrono::milliseconds(1));
   const std::vector<std::string> texts = PlantedTexts(30, 59);
-  ASSERT_EQ(
-      Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 20), "application/x-ndjson")
-          .first,
-      200);
+  ASSERT_EQ(AddLines(texts, 0, 20), 200);
   for (size_t i = 20; i < 30; ++i) {
-    ASSERT_EQ(Call("POST", "/v1/collections/archive/documents", Lines(texts, i, 1),
-                   "application/x-ndjson")
-                  .first,
-              200);
+    ASSERT_EQ(AddLines(texts, i, 1), 200);
   }
   StopServer();
   Result<std::unique_ptr<Collection>> reopened = Collection::Open(collection_dir_, {});
@@ -467,19 +459,11 @@ TEST_F(CollectionRoutesTest, StoppingDuringIdleMergesLeavesASoundCollection) {
 // acknowledged add is in the catalog (GET document) and, by the final
 // Verify, in the index; the collection ends sound, with at most 2 tiers.
 TEST_F(CollectionRoutesTest, AddsRacingIdleMergesAreAllKept) {
-  ServiceOptions options;
-  options.collection_idle_merge = std::chrono::milliseconds(1);
-  StartWithCollection(options);
+  StartWithIdleMerges(std::chrono::milliseconds(1));
   const std::vector<std::string> texts = PlantedTexts(100, 47);
-  ASSERT_EQ(
-      Call("POST", "/v1/collections/archive/documents", Lines(texts, 0, 60), "application/x-ndjson")
-          .first,
-      200);
+  ASSERT_EQ(AddLines(texts, 0, 60), 200);
   for (size_t i = 60; i < 100; ++i) {
-    ASSERT_EQ(Call("POST", "/v1/collections/archive/documents", Lines(texts, i, 1),
-                   "application/x-ndjson")
-                  .first,
-              200);
+    ASSERT_EQ(AddLines(texts, i, 1), 200);
     if (i % 8 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     auto [found, body] = Call("GET", "/v1/collections/archive/documents/" + PlantedId(i));
     EXPECT_EQ(found, 200) << i << " " << body;

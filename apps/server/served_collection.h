@@ -35,11 +35,12 @@
 // an fsync, one transaction, a view's Refresh), and never when an add holds
 // it (try_lock). Readers never wait for the merge. A write waits for the
 // rest of a running merge in exactly three cases: an add or removal whose
-// commit would leave more than max_index_tiers tiers (while the merge runs
-// no policy merge starts, so a burst of adds right after an idle period
-// reaches that bound: the commit then waits for the whole running merge,
-// seconds for 20k documents, longer for a large archive); Compact (it
-// installs or drops the merge first); and shutdown (closing the writer
+// commit would leave more than max_index_tiers tiers even after merging
+// the tiers committed since the merge started with its own (only when the
+// merge's own tiers reach the bound; since session 20 a burst of adds
+// right after an idle period otherwise merges its own tiers and goes on,
+// where it waited for the whole merge, seconds for 20k documents); Compact
+// (it installs or drops the merge first); and shutdown (closing the writer
 // waits for it, after "neardup serve: stopped"). Otherwise an add during
 // the merge commits as usual (its tier stays; the next idle period merges
 // it too).

@@ -201,12 +201,14 @@ class Collection {
     // false: the commit merges before it returns (as before; the tier
     // count after each commit is then deterministic).
     bool background_index_merges = true;
-    // Back-pressure: a commit that would leave more tiers than this waits
-    // for the running merge, and if that is not enough merges the newest
-    // tiers itself (down to at most this many), so a writer that commits
-    // faster than merges finish keeps the search over a bounded number of
-    // tiers. Default 12 (the policy alone keeps about log4(archive / commit)
-    // tiers). At least 2.
+    // Back-pressure: a commit that would leave more tiers than this merges
+    // the newest tiers itself (down to at most this many), so a writer that
+    // commits faster than merges finish keeps the search over a bounded
+    // number of tiers. It leaves a running merge's tiers to it and merges
+    // only those written since (session 20); it waits for the running merge
+    // only when that cannot reach the bound (the merge's tiers end at the
+    // bound). Default 12 (the policy alone keeps about
+    // log4(archive / commit) tiers). At least 2.
     uint32_t max_index_tiers = 12;
   };
 
@@ -324,9 +326,11 @@ class Collection {
     // installs it. Call it again until index_merge_pending() is false and
     // the tiers are as wanted (a server's idle timer does). Those calls
     // may wait for it: a Commit that would leave more than max_index_tiers
-    // tiers waits for the rest of the running merge (no policy merge
-    // starts while it runs, so commits add tiers until that bound), and
-    // Compact and close always wait for it. With background_index_merges =
+    // tiers merges the tiers committed since the merge started with its
+    // own (no policy merge starts while it runs, so commits add tiers until
+    // that bound), and waits for the rest of the running merge only when
+    // the merge's tiers alone reach the bound; Compact and close always
+    // wait for it. With background_index_merges =
     // false it still runs in the background, but a commit meanwhile merges
     // the newest tiers itself per the policy; when that rewrite starts
     // inside the running merge's tiers, the finished merge no longer

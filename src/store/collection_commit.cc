@@ -94,11 +94,18 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
   if (pending.empty() && retired.empty()) return result;
   // A finished background merge is installed first (its own manifest
   // switch). Back-pressure: when this commit's tier would exceed
-  // max_index_tiers, it waits for the running merge. A merge that failed
-  // is dropped here (redone later) and reported by MaintainIndex.
+  // max_index_tiers, the commit merges the tiers written since the running
+  // merge's run with its own (below), and waits for the running merge only
+  // when those would still leave too many (the run reaches the bound). A
+  // merge that failed is dropped here (redone later) and reported by
+  // MaintainIndex.
   {
     const bool over = index_.num_tiers() + 1 > impl.max_index_tiers;
-    Status merged = impl.FinishMerge(this, over);
+    // (Without background merges the commit merges by the policy alone, which
+    // may rewrite the run: it waits, as before.)
+    const bool wait =
+        over && (!impl.background_merges || impl.RunningMergeEnd() > impl.max_index_tiers - 1);
+    Status merged = impl.FinishMerge(this, wait);
     if (!merged.ok()) impl.merge_error = std::move(merged);
   }
   // New numbers continue the counter, except where the catalog's counter
@@ -164,15 +171,21 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
                            TieredChunkIndex::Create(std::move(tiers), live_after));
   const size_t num_staged = staged.num_tiers();
   // With background merges the commit writes its own tier only, unless the
-  // tier count would pass max_index_tiers even after the running merge:
-  // then it merges the newest tiers itself, as far as the policy says and
-  // at least down to the bound.
+  // tier count would pass max_index_tiers: then it merges the newest tiers
+  // itself, as far as the policy says and at least down to the bound, but
+  // never into a running merge's run (session 20: it waited for the whole
+  // running merge, e.g. a server's idle full merge, seconds for 20k
+  // documents): only the tiers written since, which the check above keeps
+  // within the bound. Its file, index-<generation>, is written and synced
+  // before the transaction as any commit's; the running merge is installed
+  // later as usual (its run is still in the list).
   size_t rewrite_from = TiersToRewrite(staged, new_tier, impl.index_tier_ratio);
   if (impl.background_merges) {
     rewrite_from = std::max(rewrite_from, new_tier ? num_staged - 1 : num_staged);
     if (num_staged > impl.max_index_tiers) {
       rewrite_from = std::min(TiersToRewrite(staged, new_tier, impl.index_tier_ratio),
                               static_cast<size_t>(impl.max_index_tiers - 1));
+      rewrite_from = std::max(rewrite_from, impl.RunningMergeEnd());
     }
   }
   std::vector<ChunkIndex> kept_tiers(staged.tiers().begin(),

@@ -84,6 +84,11 @@ class Collection::Impl {
   Status MaintainIndex(Collection* c, bool full, bool size_tiered, bool wait);
   // Starts the merge of tiers [begin, end) on the merge thread.
   void StartMergeOf(Collection* c, size_t begin, size_t end);
+  // Where the running merge's run of tiers ends in index_tiers (the first
+  // tier after it), or 0 when no merge is running or its run is no longer
+  // in the list. A commit past max_index_tiers merges only tiers from here
+  // on (session 20), so that the run stays for the merge to replace.
+  size_t RunningMergeEnd() const;
   // The generations of tiers [begin, end): what a merge of them replaces.
   std::vector<uint64_t> ReplacedGenerations(size_t begin, size_t end) const {
     return {index_tiers.begin() + static_cast<ptrdiff_t>(begin),
@@ -123,6 +128,7 @@ class Collection::Impl {
   // The running (or finished, not yet installed) background merge; valid()
   // while there is one.
   std::future<Result<internal::TierMergeOutput>> merge;
+  std::vector<uint64_t> merge_run;  // the generations `merge` replaces
   // The error of a background merge that a Commit dropped: returned by the
   // next MaintainIndex.
   Status merge_error;

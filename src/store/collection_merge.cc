@@ -166,8 +166,16 @@ void Collection::Impl::StartMerge(Collection* c) {
 }
 
 void Collection::Impl::StartMergeOf(Collection* c, size_t begin, size_t end) {
-  merge = std::async(std::launch::async, MergeTierRun, c->index_, begin, end,
-                     ReplacedGenerations(begin, end), MergePath(c->dir_), env);
+  merge_run = ReplacedGenerations(begin, end);
+  merge = std::async(std::launch::async, MergeTierRun, c->index_, begin, end, merge_run,
+                     MergePath(c->dir_), env);
+}
+
+size_t Collection::Impl::RunningMergeEnd() const {
+  if (!merge.valid() || merge_run.empty()) return 0;
+  auto at = std::search(index_tiers.begin(), index_tiers.end(), merge_run.begin(), merge_run.end());
+  if (at == index_tiers.end()) return 0;
+  return static_cast<size_t>(at - index_tiers.begin()) + merge_run.size();
 }
 
 Status Collection::Impl::FinishMerge(Collection* c, bool wait) {

@@ -443,19 +443,21 @@ TEST_F(CollectionMergeTest, ManySmallCommitsWithMergesInstalledOnTheWay) {
 }
 
 // Back-pressure: a merge slower than the commits never lets the tier count
-// pass max_index_tiers (the commit that would waits for it); when merges
-// fail outright, commits merge themselves.
+// pass max_index_tiers; when the running merge's tiers reach the bound (here
+// 3: its run is tiers 1 and 2 of 3), the commit that would pass it waits for
+// the merge; when merges fail outright, commits merge themselves.
 TEST_F(CollectionMergeTest, SlowOrFailingMergesKeepTheTierCountBounded) {
-  auto c = CreateAndOpen(/*max_tiers=*/4);
+  auto c = CreateAndOpen(/*max_tiers=*/3);
   Commit(c.get(), Base());
   env_.Close();
   // The merge started by the third tier is stuck at the gate: each commit
   // adds a tier, up to the bound.
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 2; ++i) {
     Commit(c.get(), {Small(i)});
     EXPECT_EQ(Tiers(*c), static_cast<uint64_t>(i) + 2);
   }
-  ASSERT_EQ(Tiers(*c), 4u);
+  ASSERT_EQ(Tiers(*c), 3u);
+  ASSERT_TRUE(env_.WaitForMerges(1));
   // The next commit must wait for the merge: the gate opens 200 ms later.
   std::atomic<bool> opened{false};
   std::thread opener([&] {
@@ -463,20 +465,20 @@ TEST_F(CollectionMergeTest, SlowOrFailingMergesKeepTheTierCountBounded) {
     opened = true;
     env_.Open();
   });
-  Commit(c.get(), {Small(3)});
+  Commit(c.get(), {Small(2)});
   EXPECT_TRUE(opened);  // it returned only after the merge could finish
-  EXPECT_LE(Tiers(*c), 4u);
+  EXPECT_LE(Tiers(*c), 3u);
   opener.join();
   for (int i = 4; i < 16; ++i) {
     Commit(c.get(), {Small(i)});
-    EXPECT_LE(Tiers(*c), 4u) << i;
+    EXPECT_LE(Tiers(*c), 3u) << i;
   }
   ExpectIndexEqualsRebuild(*c);
 
   env_.failures = 1000;
   for (int i = 16; i < 28; ++i) {
     Commit(c.get(), {Small(i)});
-    EXPECT_LE(Tiers(*c), 4u) << i;
+    EXPECT_LE(Tiers(*c), 3u) << i;
   }
   ASSERT_TRUE(c->Verify().ok());
   ExpectIndexEqualsRebuild(*c);
@@ -491,6 +493,68 @@ TEST_F(CollectionMergeTest, SlowOrFailingMergesKeepTheTierCountBounded) {
   ASSERT_TRUE(c->MaintainIndex().ok());
   ASSERT_TRUE(c->Verify().ok());
   ExpectIndexEqualsRebuild(*c);
+}
+
+// Session 20: at the bound (4) a commit no longer waits for a running merge
+// whose tiers end below it: it merges the tiers committed since the merge
+// started with its own and returns while the merge is still held at its
+// gate; the merge is installed later over its own run, and every view
+// stays exact throughout.
+TEST_F(CollectionMergeTest, ACommitAtTheBoundMergesOnlyTheTiersSinceTheRunningMerge) {
+  auto c = CreateAndOpen(/*max_tiers=*/4);
+  Commit(c.get(), Base());
+  env_.Close();
+  // The merge of tiers 1 and 2 starts with the third tier and is stuck at
+  // the gate; the fourth tier is committed meanwhile.
+  for (int i = 0; i < 3; ++i) {
+    Commit(c.get(), {Small(i)});
+    EXPECT_EQ(Tiers(*c), static_cast<uint64_t>(i) + 2);
+  }
+  ASSERT_EQ(Tiers(*c), 4u);
+  ASSERT_TRUE(env_.WaitForMerges(1));
+  const std::vector<uint64_t> run = {c->index().tiers()[1].num_postings(),
+                                     c->index().tiers()[2].num_postings()};
+  // The gate opens 20 s later at the earliest (a commit that waited for the
+  // merge would return only then).
+  std::atomic<bool> opened{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread opener([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(20), [&] { return done; });
+    opened = true;
+    env_.Open();
+  });
+  for (int i = 3; i < 8; ++i) {
+    Commit(c.get(), {Small(i)},
+           i == 5 ? std::vector<std::string>{"one1"} : std::vector<std::string>{});
+    EXPECT_FALSE(opened) << i;  // returned while the merge is held
+    EXPECT_EQ(Tiers(*c), 4u) << i;
+    EXPECT_TRUE(c->index_merge_pending()) << i;
+    // The merge's run is untouched; the tiers after it became one.
+    EXPECT_EQ(c->index().tiers()[1].num_postings(), run[0]) << i;
+    EXPECT_EQ(c->index().tiers()[2].num_postings(), run[1]) << i;
+    ASSERT_TRUE(c->Verify().ok()) << i;
+    ExpectIndexEqualsRebuild(*c);
+  }
+  ExpectReaderExact(*c);
+  EXPECT_EQ(env_.merges, 1);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  opener.join();
+  // Installed over its run (the tier committed since stays), then the policy.
+  const uint64_t generation = c->generation();
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  EXPECT_GT(c->generation(), generation);
+  EXPECT_LT(Tiers(*c), 4u);
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
+  for (const std::string& f : DataFiles(Dir())) EXPECT_FALSE(f.starts_with("index-merge")) << f;
 }
 
 TEST_F(CollectionMergeTest, MaxIndexTiersBelowTwoIsRefusedAndReadersCannotMaintain) {

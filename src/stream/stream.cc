@@ -153,7 +153,7 @@ Result<std::unique_ptr<NearDuplicateStream>> NearDuplicateStream::Open(
                            WriteAheadLog::Open(StreamFilePath(dir, "log", 0), 0, {options.sync}));
   impl->log_ = std::move(log);
   NEARDUP_RETURN_IF_ERROR(impl->WriteFirstSnapshotLocked());
-  impl->spare_wanted_ = true;  // log-1, by the first writer after its sync (PrepareSpareLog)
+  impl->spare_wanted_ = true;  // log-1, made ahead after the first write (OfferSpareLocked)
   return std::unique_ptr<NearDuplicateStream>(new NearDuplicateStream(std::move(impl)));
 }
 

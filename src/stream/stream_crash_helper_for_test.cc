@@ -9,7 +9,9 @@
 // once the batch is acknowledged. With argv[6] "grows", the stream keeps
 // snapshot_grows_with_state (its default): a window that only grows is never
 // snapshotted, and its log is rolled over into a new file every
-// SNAPSHOT_LOG_BYTES instead.
+// SNAPSHOT_LOG_BYTES instead. With argv[7] "writers", background_snapshots
+// is false: the writers make the next log ahead of each roll-over (the
+// snapshot thread does by default, session 20).
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,8 +24,9 @@
 #include "support/planted_corpus.h"
 
 int main(int argc, char** argv) {
-  if (argc < 5 || argc > 7) {
-    std::fprintf(stderr, "usage: %s DIR COUNT SEED SNAPSHOT_LOG_BYTES [BATCH [grows]]\n", argv[0]);
+  if (argc < 5 || argc > 8) {
+    std::fprintf(stderr, "usage: %s DIR COUNT SEED SNAPSHOT_LOG_BYTES [BATCH [grows [writers]]]\n",
+                 argv[0]);
     return 2;
   }
   const size_t count = std::strtoull(argv[2], nullptr, 10);
@@ -32,7 +35,8 @@ int main(int argc, char** argv) {
   neardup::StreamOpenOptions options;
   options.snapshot_log_bytes = std::strtoull(argv[4], nullptr, 10);
   // Snapshots all through the run, or (grows) log roll-overs.
-  options.snapshot_grows_with_state = argc == 7 && std::string(argv[6]) == "grows";
+  options.snapshot_grows_with_state = argc >= 7 && std::string(argv[6]) == "grows";
+  options.background_snapshots = !(argc == 8 && std::string(argv[7]) == "writers");
   auto stream = neardup::NearDuplicateStream::OpenExisting(argv[1], options);
   if (!stream.ok()) {
     std::fprintf(stderr, "%s\n", stream.status().ToString().c_str());

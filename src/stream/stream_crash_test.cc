@@ -5,7 +5,9 @@
 // a time, once in batches (AddBatch); and once with a log that is rolled
 // over into a new file every few documents instead of snapshotted. Since
 // session 18 the kills leave the next log, made ahead of its roll-over,
-// empty after the log that took the records (counted: with_spare).
+// empty after the log that took the records (counted: with_spare); since
+// session 20 the stream's snapshot thread makes it, and once more with the
+// roll-overs the writers do (background_snapshots false).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -53,8 +55,9 @@ struct Acknowledged {
 // `batch` > 1: the helper adds with AddBatch, that many at a time.
 // `rolls`: the stream keeps snapshot_grows_with_state, so the only-growing
 // window is never snapshotted and its log rolls over every kRollLogBytes.
+// `writers`: background_snapshots false (the writers make the next log).
 std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after, int* exit_status,
-                                    int batch = 1, bool rolls = false) {
+                                    int batch = 1, bool rolls = false, bool writers = false) {
   int pipe_fds[2];
   EXPECT_EQ(::pipe(pipe_fds), 0);
   const std::string count = std::to_string(kDocuments);
@@ -67,7 +70,8 @@ std::vector<Acknowledged> RunHelper(const std::string& dir, int kill_after, int*
     ::close(pipe_fds[1]);
     ::execl(NEARDUP_STREAM_CRASH_HELPER, NEARDUP_STREAM_CRASH_HELPER, dir.c_str(), count.c_str(),
             seed.c_str(), rolls ? kRollLogBytes : kSnapshotLogBytes, batch_size.c_str(),
-            rolls ? "grows" : "snapshots", static_cast<char*>(nullptr));
+            rolls ? "grows" : "snapshots", writers ? "writers" : "thread",
+            static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(pipe_fds[1]);
@@ -119,7 +123,7 @@ bool NewestLogIsEmpty(const std::string& dir) {
 
 // Kills the helper `rounds` times (adding `batch` documents at a time), then
 // lets it finish; see the file comment.
-void KillAndCheck(int rounds, int min_kills, int batch, bool rolls = false) {
+void KillAndCheck(int rounds, int min_kills, int batch, bool rolls = false, bool writers = false) {
   test_support::TempDir dir;
   const std::string path = dir.Path("stream");
   ASSERT_TRUE(NearDuplicateStream::Open(path, {}).ok());
@@ -132,7 +136,8 @@ void KillAndCheck(int rounds, int min_kills, int batch, bool rolls = false) {
     // Kills after 0-14 answers, or 0-4 batches (the rounds stay inside the
     // 400 documents).
     const int kill_after = static_cast<int>(rng() % (batch == 1 ? 15 : 5)) * batch;
-    std::vector<Acknowledged> acknowledged = RunHelper(path, kill_after, &status, batch, rolls);
+    std::vector<Acknowledged> acknowledged =
+        RunHelper(path, kill_after, &status, batch, rolls, writers);
     kills += WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
     most_acknowledged = std::max(most_acknowledged, acknowledged.size());
     with_spare += NewestLogIsEmpty(path);
@@ -149,11 +154,11 @@ void KillAndCheck(int rounds, int min_kills, int batch, bool rolls = false) {
   EXPECT_GE(kills, min_kills);
   EXPECT_GT(most_acknowledged, 0u);  // kills land while documents are being added
   // Recovery went on in a log made ahead, after an older log that took the
-  // records (each run's first writer makes the next log: every round of 25
-  // and of 12 in a run of session 18).
+  // records (the next log is made after each run's first write: every round
+  // of 25 and of 12 in a run of session 18).
   EXPECT_GT(with_spare, 0) << "of " << rounds;
   int status = 0;
-  RunHelper(path, -1, &status, batch, rolls);  // to the end
+  RunHelper(path, -1, &status, batch, rolls, writers);  // to the end
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   // Which files recovery reads: with roll-overs, many logs (about 120) and
   // no snapshot since the stream's creation.
@@ -199,6 +204,14 @@ TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkillAcrossLogRollOvers) 
 
 TEST(StreamCrashTest, EveryAcknowledgedBatchSurvivesSigkillAcrossLogRollOvers) {
   KillAndCheck(12, 9, 7, /*rolls=*/true);
+}
+
+// The roll-overs with the next log made by the writers after their sync
+// (background_snapshots false; the default has the snapshot thread make
+// it, as in the two tests above, and the writers only when it has not by
+// an eighth of the log).
+TEST(StreamCrashTest, EveryAcknowledgedAnswerSurvivesSigkillAcrossLogRollOversWithSparesByWriters) {
+  KillAndCheck(25, 20, 1, /*rolls=*/true, /*writers=*/true);
 }
 
 }  // namespace

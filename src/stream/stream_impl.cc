@@ -99,7 +99,7 @@ Status NearDuplicateStream::Impl::Recover() {
                                                valid_bytes, {options_.sync}));
   log_ = std::move(log);
   if (options_.sync) NEARDUP_RETURN_IF_ERROR(SyncDirectory(dir_));
-  spare_wanted_ = true;
+  spare_wanted_ = true;  // by the snapshot thread, started at the first write (OfferSpareLocked)
   // Files older than the snapshot just loaded are left-overs of a crash
   // between a snapshot's rename and FinishSnapshot's deletes; nothing reads
   // them (LoadStreamFiles starts from the newest snapshot, which was synced
@@ -359,7 +359,9 @@ Status NearDuplicateStream::Impl::SyncAll(const std::shared_ptr<WriteAheadLog>& 
     roll_helper_busy_ = false;
   }
   try {
-    if (spare_wanted_.load()) PrepareSpareLog();
+    // The snapshot thread makes it unless it was handed to the writers
+    // (OfferSpareLocked).
+    if (spare_wanted_.load() && spare_by_writers_.load()) PrepareSpareLog(/*by_thread=*/false);
   } catch (const std::bad_alloc&) {
     // A file it may have made is not recorded as the spare: the roll-over
     // opens it as any other and counts its name.

@@ -124,7 +124,8 @@ class NearDuplicateStream::Impl {
   // need it: SyncNewLogNames): the caller reads log_ and its size under
   // mutex_ after its last write (an older log was durable whole before a
   // newer one started). A failed sync stops every later write. Then, when a
-  // roll-over waits (roll_wanted_), RollLogAfterSync.
+  // roll-over waits (roll_wanted_), RollLogAfterSync; and the next log when
+  // it is the writers' to make (spare_by_writers_: PrepareSpareLog).
   Status SyncAll(const std::shared_ptr<WriteAheadLog>& log, uint64_t lsn);
   // Makes the names of the logs started so far durable (one directory
   // fsync, shared by the writers that need it; none when all are). A
@@ -149,14 +150,24 @@ class NearDuplicateStream::Impl {
   // Creates the next log, log-<g+1>, ahead of its roll-over (session 18):
   // the file's creation (~1 ms, more while the journal commits another
   // writer's sync) was the only I/O left under the writer lock at a
-  // roll-over; the roll-over now opens an existing empty file. Called by a
-  // writer after its sync when spare_wanted_ (set by each new log and at
-  // open), outside the lock; with options_.sync the directory is synced
-  // too, so that the roll-over has no name left to make durable. Recovery
-  // accepts a torn log followed by empty ones (LoadStreamFiles: nothing is
-  // written after a crash's tear). A failure leaves the roll-over to create
-  // the file. REQUIRES: mutex_ not held.
-  void PrepareSpareLog();
+  // roll-over; the roll-over now opens an existing empty file. Called when
+  // spare_wanted_ (set by each new log and at open), outside the lock: by
+  // the snapshot thread (session 20: `by_thread`), or by a writer after its
+  // sync once spare_by_writers_ (OfferSpareLocked); with options_.sync the
+  // directory is synced too, so that the roll-over has no name left to make
+  // durable. Recovery accepts a torn log followed by empty ones
+  // (LoadStreamFiles: nothing is written after a crash's tear). A failure
+  // leaves the roll-over to create the file. Counted in spares_made_.
+  // REQUIRES: mutex_ not held.
+  void PrepareSpareLog(bool by_thread);
+  // Who makes the spare that spare_wanted_ asks for (session 20): the
+  // snapshot thread (started here when background_snapshots and there is
+  // none yet), or the writers after their sync (spare_by_writers_) when
+  // there is no thread or it has not made the spare by the time the log is
+  // an eighth of the way to snapshot_log_bytes (a core the requests saturate leaves a
+  // SCHED_IDLE thread no time). Called after each write operation.
+  // REQUIRES: mutex_ held, log_ not null.
+  void OfferSpareLocked();
   // The waiting roll-over, if the log is durable whole now and the names
   // are: called before each write's records are appended (the moment the
   // writers before it have synced) and by RollLogAfterSync. No I/O but the
@@ -277,12 +288,26 @@ class NearDuplicateStream::Impl {
   std::atomic<bool> roll_helper_busy_{false};  // a writer is in RollLogAfterSync's sync
   // The next log made ahead (PrepareSpareLog): log-<spare_generation_>
   // exists, empty, and its name is durable when spare_name_durable_. Both
-  // guarded by mutex_. spare_wanted_: a writer should make the next one.
+  // guarded by mutex_. spare_wanted_: the next one is to be made (taken,
+  // exchanged to false, by whoever makes it: PrepareSpareLog).
   uint64_t spare_generation_ = 0;
   bool spare_name_durable_ = false;
   std::atomic<bool> spare_wanted_{false};
+  // The writers make the spare after their sync (OfferSpareLocked); cleared
+  // by each new log. Set under mutex_, read by SyncAll without it.
+  std::atomic<bool> spare_by_writers_{false};
+  // Spares made since open (PrepareSpareLog; guarded by mutex_), by the
+  // snapshot thread and by writers: for tests and the note's figures.
+  struct SpareCounts {
+    uint64_t by_thread = 0;
+    uint64_t by_writer = 0;
+  };
+  SpareCounts spares_made_;
   // Tests only: false, no spare is made (tests of the roll-over's own file).
   std::atomic<bool> make_spare_logs_for_tests_{true};
+  // Tests only: false, the snapshot thread leaves the spare to the writers
+  // (as if it got no CPU).
+  std::atomic<bool> spares_by_thread_for_tests_{true};
   // Tests only: replaces the directory fsyncs of stream_rotation.cc
   // (SyncThisDirectory), to inject a failure or run a step in the middle of
   // one. Set before the stream is shared between threads.
@@ -305,14 +330,21 @@ class NearDuplicateStream::Impl {
 
  private:
   // The snapshot thread (StreamOpenOptions::background_snapshots): started
-  // at the first rotation, at the lowest CPU priority (SCHED_IDLE), it
+  // at the first write (OfferSpareLocked) or rotation, at the lowest CPU
+  // priority (SCHED_IDLE), it makes the next log ahead of its roll-over,
   // writes the pieces of a snapshot in progress and finishes it.
   void StartSnapshotThreadLocked();
   void SnapshotThreadLoop();
+  // Whether the snapshot thread should make the spare now. REQUIRES: mutex_ held.
+  bool SpareForThreadLocked() const {
+    return spare_wanted_.load() && !spare_by_writers_.load() && make_spare_logs_for_tests_.load() &&
+           spares_by_thread_for_tests_.load();
+  }
 
-  std::condition_variable snapshot_work_;  // a snapshot to step or to finish, or stopping_
-  bool background_finish_ = false;         // the snapshot thread finishes the snapshot
-  uint64_t finish_offered_at_ = 0;         // log size when background_finish_ was set
+  // A snapshot to step or to finish, a spare to make, or stopping_.
+  std::condition_variable snapshot_work_;
+  bool background_finish_ = false;  // the snapshot thread finishes the snapshot
+  uint64_t finish_offered_at_ = 0;  // log size when background_finish_ was set
   bool stopping_ = false;
   std::thread snapshot_thread_;  // last: joined before the members it uses go
 };

@@ -53,6 +53,17 @@ void LowerThisThreadsPriority() {
 #endif
 }
 
+// Back to normal priority (SCHED_OTHER), where the process may (root, or an
+// RLIMIT_NICE that allows its nice value); returns whether it did.
+bool RaiseThisThreadsPriority() {
+#ifdef SCHED_IDLE
+  sched_param param{};
+  return pthread_setschedparam(pthread_self(), SCHED_OTHER, &param) == 0;
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 NearDuplicateStream::Impl::~Impl() {
@@ -137,11 +148,33 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
   generation_ = next;
   roll_wanted_ = false;
   if (spare) ++roll_counts_.spare;
-  spare_wanted_ = true;  // the next one, by a writer after its sync
+  // The next one: by the snapshot thread when there is one, else by the
+  // writer whose sync took this roll-over (SyncAll) or the next one.
+  spare_wanted_ = true;
+  spare_by_writers_ = !snapshot_thread_.joinable();
+  snapshot_work_.notify_one();
   return Status::Ok();
 }
 
-void NearDuplicateStream::Impl::PrepareSpareLog() {
+// Session 20: the spare's creation and directory fsync (~1 ms and more on
+// the loaded VM, while the journal commits other writers' syncs) delayed
+// the answer of the one writer that made it; the snapshot thread makes it
+// now, in time nothing else wants. Under a load that leaves that thread no
+// CPU the writers take it back once the log is an eighth of the way to its
+// roll-over (before, they made it at its start), so a roll-over still finds
+// its spare; at worst it creates the file itself under the lock (as before
+// session 18). The thread makes it at normal priority once it runs.
+void NearDuplicateStream::Impl::OfferSpareLocked() {
+  if (!spare_wanted_.load() || spare_by_writers_.load()) return;
+  if (options_.background_snapshots && !snapshot_thread_.joinable()) {
+    StartSnapshotThreadLocked();  // it looks for work before it first waits
+  }
+  if (!snapshot_thread_.joinable() || log_->size() >= options_.snapshot_log_bytes / 8) {
+    spare_by_writers_ = true;
+  }
+}
+
+void NearDuplicateStream::Impl::PrepareSpareLog(bool by_thread) {
   // spare_wanted_: one writer at a time.
   if (!make_spare_logs_for_tests_.load() || !spare_wanted_.exchange(false)) return;
   uint64_t next = 0;
@@ -166,6 +199,7 @@ void NearDuplicateStream::Impl::PrepareSpareLog() {
   if (generation_ + 1 != next) return;  // the roll-over came first: its file is this one
   spare_generation_ = next;
   spare_name_durable_ = options_.sync;
+  ++(by_thread ? spares_made_.by_thread : spares_made_.by_writer);
 }
 
 Status NearDuplicateStream::Impl::SyncThisDirectory() {
@@ -404,6 +438,7 @@ bool NearDuplicateStream::Impl::RotationDueLocked() const {
 // directory fsync stops the later writes).
 void NearDuplicateStream::Impl::MaybeRotateLocked() {
   if (log_ == nullptr) return;
+  OfferSpareLocked();
   if (snapshot_finishing_) {
     // The snapshot thread has not come to finish it while the log grew by a
     // quarter of the due log again: this writer finishes it after
@@ -452,7 +487,8 @@ void NearDuplicateStream::Impl::SnapshotThreadLoop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     snapshot_work_.wait(lock, [this] {
-      return stopping_ || background_finish_ || (snapshot_ != nullptr && !snapshot_finishing_);
+      return stopping_ || background_finish_ || SpareForThreadLocked() ||
+             (snapshot_ != nullptr && !snapshot_finishing_);
     });
     if (background_finish_) {
       background_finish_ = false;
@@ -462,6 +498,30 @@ void NearDuplicateStream::Impl::SnapshotThreadLoop() {
       continue;
     }
     if (stopping_) return;
+    if (SpareForThreadLocked()) {
+      lock.unlock();
+      // At normal priority from here (the spare is taken from the writers
+      // below): preempted at SCHED_IDLE between taking it and making it,
+      // this thread could leave the roll-over without a spare for as long as
+      // the requests keep the core busy. It is a file's creation and a
+      // directory fsync: mostly waiting, little CPU.
+      const bool raised = RaiseThisThreadsPriority();
+      bool out_of_memory = false;
+      try {
+        PrepareSpareLog(/*by_thread=*/true);
+      } catch (const std::bad_alloc&) {
+        out_of_memory = true;  // as a writer's (SyncAll): a file it made is not a spare
+      }
+      if (raised) LowerThisThreadsPriority();
+      lock.lock();
+      if (out_of_memory) {
+        // The writers retry it (this thread would only fail again now).
+        spare_wanted_ = true;
+        spare_by_writers_ = true;
+      }
+      continue;
+    }
+    if (snapshot_ == nullptr || snapshot_finishing_) continue;  // woken for a spare taken meanwhile
     StepSnapshotLocked(kBackgroundPieceBytes, true).IgnoreError();
     // Requests that queued on the lock meanwhile go first.
     lock.unlock();

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -318,36 +320,62 @@ TEST(DurableStreamTest, RollOversWithDurableWritesKeepEveryAnswer) {
   }
 }
 
+// Whether the next log is made ahead.
+bool SpareReady(NearDuplicateStream::Impl& impl) {
+  std::lock_guard<std::mutex> lock(impl.mutex_);
+  return impl.spare_generation_ == impl.generation_ + 1;
+}
+
+// Waits (at most 20 s) until `done`; false if it did not come.
+template <typename Done>
+bool WaitFor(Done done) {
+  for (int i = 0; i < 20000 && !done(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return done();
+}
+
 // Session 18: the next log is made ahead of its roll-over (PrepareSpareLog,
-// by a writer after its sync, outside the writer lock), so a roll-over
-// creates no file. Every roll-over after the first writer's sync takes the
-// spare, whose name is durable already; a copy of the files while a spare
-// exists (what a crash between making it and using it leaves: an empty
-// newest log) reopens to exactly the acknowledged adds, the new records go
-// into the spare, and a second reopen finds them all.
-TEST(DurableStreamTest, TheNextLogMadeAheadIsUsedAndRecoveredFrom) {
+// outside the writer lock), so a roll-over creates no file. Every roll-over
+// after the first write takes the spare, whose name is durable already; a
+// copy of the files while a spare exists (what a crash between making it
+// and using it leaves: an empty newest log) reopens to exactly the
+// acknowledged adds, the new records go into the spare, and a second
+// reopen finds them all. `background`: the snapshot thread makes the spares
+// (session 20; the test waits for each before the next add, as the 64 MiB
+// of a real log would), else a writer after its sync.
+void CheckTheNextLogMadeAheadIsUsedAndRecoveredFrom(bool background) {
   TempDir dir;
   const std::string path = dir.Path("s");
   const std::vector<std::string> texts = PlantedTexts(160, 53);
   StreamOpenOptions options;
-  options.snapshot_log_bytes = 4 << 10;
+  // With the thread: more than eight records, so that the first add leaves
+  // the log below an eighth (past it, the writers make the spare).
+  options.snapshot_log_bytes = background ? 32 << 10 : 4 << 10;
+  options.background_snapshots = background;
   auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
   NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
   std::vector<StreamAnswer> answers;
   for (size_t i = 0; i < 120; ++i) {
     answers.push_back(*stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i)));
+    if (background) {
+      ASSERT_TRUE(WaitFor([&impl] { return SpareReady(impl); })) << i;
+    }
   }
   uint64_t generation = 0;
   {
     std::lock_guard<std::mutex> lock(impl.mutex_);
     const NearDuplicateStream::Impl::RollCounts& rolls = impl.roll_counts_;
     const uint64_t all = rolls.at_once + rolls.before_append + rolls.after_sync + rolls.forced;
-    EXPECT_GE(all, 10u);
+    EXPECT_GE(all, background ? 5u : 10u) << all;
     EXPECT_EQ(rolls.spare, all);  // single adds: each writer syncs before the next
     // The spare of the next roll-over is there, named durably.
     EXPECT_EQ(impl.spare_generation_, impl.generation_ + 1);
     EXPECT_TRUE(impl.spare_name_durable_);
     EXPECT_EQ(impl.names_synced_.load(), impl.names_created_.load());
+    // Who made them (the first, log-1, after the first add).
+    EXPECT_EQ(impl.spares_made_.by_thread + impl.spares_made_.by_writer, all + 1);
+    EXPECT_EQ(background ? impl.spares_made_.by_writer : impl.spares_made_.by_thread, 0u);
     generation = impl.generation_;
   }
   const std::string digits = std::to_string(generation + 1);
@@ -371,6 +399,130 @@ TEST(DurableStreamTest, TheNextLogMadeAheadIsUsedAndRecoveredFrom) {
   EXPECT_EQ(again->recovery().truncated_bytes, 0u);
   EXPECT_EQ(again->Stats().added, texts.size());
   for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(*again->Get(PlantedId(i)), answers[i]) << i;
+}
+
+TEST(DurableStreamTest, TheNextLogMadeAheadIsUsedAndRecoveredFrom) {
+  CheckTheNextLogMadeAheadIsUsedAndRecoveredFrom(/*background=*/false);
+}
+
+TEST(DurableStreamTest, TheNextLogMadeAheadByTheSnapshotThreadIsUsedAndRecoveredFrom) {
+  CheckTheNextLogMadeAheadIsUsedAndRecoveredFrom(/*background=*/true);
+}
+
+// Session 20: the writer whose add comes first after a new log no longer
+// makes the next one (its creation and directory fsync): the snapshot
+// thread does. The spare's directory fsync is held (up to 20 s) until the
+// add has returned: the add answers meanwhile, and the fsync ran on
+// another thread. (Before, the add's own SyncAll made the spare, so it
+// returned only once the held fsync let go.)
+TEST(DurableStreamTest, TheSnapshotThreadMakesTheNextLogWhileTheWriterAnswers) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(2, 71);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 1 << 20;  // far from an eighth: no writer takes the spare back
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool add_returned = false;
+  bool held_while_the_add_returned = false;
+  std::thread::id synced_on;
+  const std::thread::id writer = std::this_thread::get_id();
+  impl.sync_directory_for_tests_ = [&]() -> Status {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      synced_on = std::this_thread::get_id();
+      cv.wait_for(lock, std::chrono::seconds(20), [&] { return add_returned; });
+      held_while_the_add_returned = add_returned;
+    }
+    return SyncDirectory(path);
+  };
+  ASSERT_TRUE(stream->Add(PlantedId(0), texts[0], 0).ok());
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    add_returned = true;
+  }
+  cv.notify_all();
+  ASSERT_TRUE(WaitFor([&impl] { return SpareReady(impl); }));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_TRUE(held_while_the_add_returned);
+    EXPECT_NE(synced_on, writer);
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    EXPECT_TRUE(impl.spare_name_durable_);
+    EXPECT_EQ(impl.spares_made_.by_thread, 1u);
+    EXPECT_EQ(impl.spares_made_.by_writer, 0u);
+  }
+  impl.sync_directory_for_tests_ = nullptr;
+  ASSERT_TRUE(stream->Add(PlantedId(1), texts[1], 1).ok());
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_EQ(reopened->Stats().added, 2u);
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+}
+
+// When the snapshot thread gets no CPU (here: told to leave spares alone),
+// the writers make the next log after their sync once the log is an eighth
+// of snapshot_log_bytes, so the roll-over still takes a spare; before that
+// none is made.
+TEST(DurableStreamTest, WritersMakeTheNextLogAtAnEighthOfTheLogWhenTheThreadDoesNot) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(200, 73);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 64 << 10;
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  impl.spares_by_thread_for_tests_ = false;
+  const auto spare_ready = [&impl] {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    return impl.spare_generation_ == impl.generation_ + 1;
+  };
+  size_t added = 0;
+  uint64_t log_bytes_when_made = 0;
+  while (added < texts.size() && !spare_ready()) {
+    {
+      std::lock_guard<std::mutex> lock(impl.mutex_);
+      log_bytes_when_made = impl.log_->size();
+    }
+    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok()) << added;
+    ++added;
+  }
+  ASSERT_TRUE(spare_ready());
+  EXPECT_GT(added, 1u);
+  // Made by the add that took the log past an eighth (the log's size before
+  // it was below that).
+  EXPECT_LT(log_bytes_when_made, options.snapshot_log_bytes / 8);
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    EXPECT_GE(impl.log_->size(), options.snapshot_log_bytes / 8);
+    EXPECT_EQ(impl.spares_made_.by_thread, 0u);
+    EXPECT_EQ(impl.spares_made_.by_writer, 1u);
+    EXPECT_TRUE(impl.spare_name_durable_);
+  }
+  // Two roll-overs, each onto a spare.
+  const auto generation = [&impl] {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    return impl.generation_;
+  };
+  const uint64_t first = generation();
+  while (added < texts.size() && generation() < first + 2) {
+    ASSERT_TRUE(stream->Add(PlantedId(added), texts[added], 0).ok()) << added;
+    ++added;
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    ASSERT_EQ(impl.generation_, first + 2);
+    EXPECT_EQ(impl.roll_counts_.spare, 2u);
+    EXPECT_EQ(impl.spares_made_.by_thread, 0u);
+  }
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_EQ(reopened->Stats().added, added);
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
 }
 
 // Single adds of `texts` until one leaves a rolled log whose name is not
@@ -468,7 +620,7 @@ TEST(DurableStreamTest, ARotationsFailedDirectorySyncStopsLaterWritesAndRecordsN
   };
   impl.make_spare_logs_for_tests_ = true;
   impl.spare_wanted_ = true;
-  impl.PrepareSpareLog();
+  impl.PrepareSpareLog(/*by_thread=*/false);
   impl.sync_directory_for_tests_ = nullptr;
   EXPECT_EQ(syncs, 2);
   EXPECT_FALSE(rotation.ok());
