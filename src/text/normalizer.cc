@@ -140,6 +140,54 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t Append
   *consumed = text.size() - remaining;
   return static_cast<size_t>(dst - begin);
 }
+
+// AppendAsciiAvx512 without punctuation removal for CPUs with AVX-512 BW but
+// not VBMI and VBMI2 (Skylake-SP, Cascade Lake: no byte permute, no
+// vpcompressb): the fold by compare and masked add, the token classes by
+// the scanner's compares (token_scan.cc, ClassifyAvx512). Same contract,
+// same bytes and bits. REQUIRES: room for text.size() + 64 bytes at `dst`;
+// with kBits, room for text.size() / 64 + 2 words.
+template <AsciiTokenBits kBits>
+__attribute__((target("avx512f,avx512bw"))) size_t AppendAsciiAvx512Bw(std::string_view text,
+                                                                       bool fold, char* dst,
+                                                                       size_t* consumed,
+                                                                       uint64_t* words = nullptr) {
+  char* const begin = dst;
+  const char* p = text.data();
+  size_t remaining = text.size();
+  for (size_t ahead = 0; ahead < remaining && ahead < kPrefetchBytes; ahead += 64) {
+    _mm_prefetch(p + ahead, _MM_HINT_T0);
+  }
+  while (remaining > 0) {
+    if (remaining > kPrefetchBytes) _mm_prefetch(p + kPrefetchBytes, _MM_HINT_T0);
+    const size_t n = remaining < 64 ? remaining : 64;
+    const __mmask64 valid = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+    __m512i v = _mm512_maskz_loadu_epi8(valid, p);  // masked: never reads past the end
+    if (_mm512_movepi8_mask(v) != 0) break;
+    const __mmask64 upper =
+        _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
+    if constexpr (kBits == AsciiTokenBits::kWord) {
+      const __mmask64 lower =
+          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('a')), _mm512_set1_epi8(26));
+      const __mmask64 digit =
+          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
+      *words++ = upper | lower | digit;  // the padding (zero bytes) is no letter or digit
+    } else if constexpr (kBits == AsciiTokenBits::kWhitespace) {
+      const __mmask64 controls =
+          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(9)), _mm512_set1_epi8(5));
+      const __mmask64 space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(' '));
+      *words++ = ~(controls | space) & valid;
+    }
+    if (fold) v = _mm512_mask_add_epi8(v, upper, v, _mm512_set1_epi8(0x20));
+    _mm512_storeu_si512(dst, v);
+    dst += n;
+    p += n;
+    remaining -= n;
+  }
+  if constexpr (kBits != AsciiTokenBits::kNone) *words = 0;
+  *consumed = text.size() - remaining;
+  return static_cast<size_t>(dst - begin);
+}
 #endif
 
 // Appends the ASCII path's form of `text`: `fold` maps A-Z to a-z,
@@ -523,14 +571,17 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
                      NormalizeStats* stats, CpuPath path, bool keep_room, FormTokenBits* bits) {
   if (bits != nullptr) bits->valid = false;
   const TextKernels& kernels = TextKernelsFor(path);
-#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
-  const bool avx512 = kernels.ascii_normalizer_avx512;
-#else
-  const bool avx512 = false;
-  (void)kernels;
-#endif
   const bool fold = options.case_fold;
   const bool drop = options.remove_punctuation;
+#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
+  const bool avx512 = kernels.ascii_normalizer_avx512;
+  // The AVX-512 BW copy (no VBMI) has no punctuation removal.
+  const bool bw = kernels.ascii_copy_avx512bw && !drop;
+#else
+  const bool avx512 = false;
+  const bool bw = false;
+  (void)kernels;
+#endif
   if (path == CpuPath::kReference) {
     out->clear();
     NormalizeReference(text, options, out, stats);
@@ -539,22 +590,31 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
   const bool unicode = options.nfkc || options.case_fold;
   size_t pos = 0;
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
-  if (avx512) {
+  if (avx512 || bw) {
     // One pass for ASCII text; other text continues below from the block
     // where the first byte >= 0x80 is. The bytes *out already holds (the
     // previous text's) serve as room: resize zero-fills only what it adds.
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
     size_t written;
     if (bits == nullptr || drop) {
-      written = AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos);
+      written = avx512
+                    ? AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos)
+                    : AppendAsciiAvx512Bw<AsciiTokenBits::kNone>(text, fold, out->data(), &pos);
     } else {
       const size_t words = text.size() / 64 + 2;
       if (bits->words.size() < words) bits->words.resize(words);
-      written = bits->kind == TokenizerKind::kWhitespace
-                    ? AppendAsciiAvx512<AsciiTokenBits::kWhitespace>(text, fold, drop, out->data(),
-                                                                     &pos, bits->words.data())
-                    : AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(), &pos,
-                                                               bits->words.data());
+      uint64_t* const w = bits->words.data();
+      if (bits->kind == TokenizerKind::kWhitespace) {
+        written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWhitespace>(text, fold, drop,
+                                                                          out->data(), &pos, w)
+                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWhitespace>(text, fold, out->data(),
+                                                                            &pos, w);
+      } else {
+        written =
+            avx512
+                ? AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(), &pos, w)
+                : AppendAsciiAvx512Bw<AsciiTokenBits::kWord>(text, fold, out->data(), &pos, w);
+      }
       bits->valid = pos == text.size();
     }
     if (pos == text.size()) {
@@ -578,7 +638,7 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
     out->resize(written);
   }
 #endif
-  if (!avx512) {
+  if (!avx512 && !bw) {
     out->clear();
     if (IsAscii(text)) {
       AppendAscii(text, fold, drop, avx512, out);
@@ -636,7 +696,8 @@ size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& o
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
                             std::string* out, NormalizeStats* stats, CpuPath path,
                             FormTokenBits* bits) {
-  NEARDUP_DCHECK(bits->kind == TokenizerKind::kWord || bits->kind == TokenizerKind::kWhitespace);
+  NEARDUP_DCHECK(bits == nullptr || bits->kind == TokenizerKind::kWord ||
+                 bits->kind == TokenizerKind::kWhitespace);
   return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true, bits);
 }
 

@@ -220,6 +220,7 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
   classify_ = ChooseClassifier(word_, path);
   // kAvx512 implies BMI2 (CpuSupports), which ClassifyNonAsciiAvx512 needs too.
   compress_ = TextKernelsFor(path).compress_tokens;
+  avx512bw_ = path == CpuPath::kAvx512 && !compress_;
 }
 
 TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text,
@@ -371,6 +372,7 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
   if (compress_) {
     return token_bits_ != nullptr ? NextBitsAvx512(out, capacity) : NextAvx512(out, capacity);
   }
+  if (avx512bw_) return NextAvx512Bw(out, capacity);
 #endif
   if (token_bits_ != nullptr) return ScanBits(out, capacity, &EmitTokensScalar);
   return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
@@ -420,12 +422,44 @@ NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capa
 NEARDUP_VBMI2_TARGET size_t TokenScanner::NextBitsAvx512(TokenSpan* out, size_t capacity) {
   return ScanBits(out, capacity, EmitBlockAvx512());
 }
+
+#define NEARDUP_AVX512BW_TARGET __attribute__((target("avx512f,avx512bw,bmi,bmi2")))
+
+namespace {
+
+template <bool kWord>
+struct ClassifyBlockAvx512Bw {
+  NEARDUP_AVX512BW_TARGET uint64_t operator()(const char* block, uint64_t* high) const {
+    return ClassifyAvx512<kWord>(block, high);
+  }
+};
+
+struct EmitBlockScalarBw {
+  NEARDUP_AVX512BW_TARGET size_t operator()(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
+                                            size_t* open_begin) const {
+    return EmitTokensScalar(edges, pos, out, open, open_begin);
+  }
+};
+
+}  // namespace
+
+NEARDUP_AVX512BW_TARGET size_t TokenScanner::NextAvx512Bw(TokenSpan* out, size_t capacity) {
+  if (token_bits_ != nullptr) return ScanBits(out, capacity, EmitBlockScalarBw());
+  return word_ ? Scan(out, capacity, ClassifyBlockAvx512Bw<true>(), NoBlockNonAscii(),
+                      EmitBlockScalarBw())
+               : Scan(out, capacity, ClassifyBlockAvx512Bw<false>(), NoBlockNonAscii(),
+                      EmitBlockScalarBw());
+}
 #else
 size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
   return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 size_t TokenScanner::NextBitsAvx512(TokenSpan* out, size_t capacity) {
   return ScanBits(out, capacity, &EmitTokensScalar);
+}
+size_t TokenScanner::NextAvx512Bw(TokenSpan* out, size_t capacity) {
+  if (token_bits_ != nullptr) return ScanBits(out, capacity, &EmitTokensScalar);
+  return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 #endif
 

@@ -84,6 +84,10 @@ class TokenScanner {
   // Next on AVX-512 VBMI2 (compress_).
   size_t NextAvx512(TokenSpan* out, size_t capacity);
 
+  // Next on AVX-512 without VBMI2 (avx512bw_): Scan (or ScanBits) with the
+  // AVX-512 BW classifier inlined, one count-trailing-zeros per token edge.
+  size_t NextAvx512Bw(TokenSpan* out, size_t capacity);
+
   // The block loop over token_bits_, with a token emitter as in Scan.
   template <class Emit>
   size_t ScanBits(TokenSpan* out, size_t capacity, Emit emit);
@@ -92,6 +96,7 @@ class TokenScanner {
   ClassifyFn classify_;
   bool word_;      // kWord; else kWhitespace
   bool compress_;  // tokens from edge bits with AVX-512 VBMI2 vpcompressb
+  bool avx512bw_;  // the AVX-512 path without compress_ (NextAvx512Bw)
   std::string_view text_;
   const uint64_t* token_bits_ = nullptr;  // null: the blocks are classified
   size_t pos_ = 0;                        // start of the next block
