@@ -1,7 +1,8 @@
 // TokenScanner: the kWord and kWhitespace tokenizers (text/tokenizer.h) as a
 // block scanner. Each 64-byte block of the text becomes a 64-bit mask with
 // bit i set when byte i belongs to a token; the token boundaries are the set
-// bits of mask ^ (mask << 1), visited with count-trailing-zeros. ASCII bytes
+// bits of mask ^ (mask << 1), turned into spans by vpcompressb (AVX-512
+// VBMI2), vpcompressd (other AVX-512) or count-trailing-zeros. ASCII bytes
 // are classified 64 (AVX-512BW), 32 (AVX2) or 1 (portable) at a time; the
 // bytes >= 0x80 of a block are classified exactly as ForEachRun does by
 // text/non_ascii_class.h: with AVX-512 VBMI2 the whole block's code points
@@ -85,7 +86,7 @@ class TokenScanner {
   size_t NextAvx512(TokenSpan* out, size_t capacity);
 
   // Next on AVX-512 without VBMI2 (avx512bw_): Scan (or ScanBits) with the
-  // AVX-512 BW classifier inlined, one count-trailing-zeros per token edge.
+  // AVX-512 BW classifier inlined and spans by vpcompressd.
   size_t NextAvx512Bw(TokenSpan* out, size_t capacity);
 
   // The block loop over token_bits_, with a token emitter as in Scan.
