@@ -16,6 +16,7 @@
 #include "text/normalizer_tables.h"
 #include "text/text_kernels.h"
 #include "text/utf8.h"
+#include "util/intrinsics_warnings.h"
 
 namespace neardup::internal {
 namespace {
@@ -141,17 +142,54 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t Append
   return static_cast<size_t>(dst - begin);
 }
 
-// AppendAsciiAvx512 without punctuation removal for CPUs with AVX-512 BW but
-// not VBMI and VBMI2 (Skylake-SP, Cascade Lake: no byte permute, no
-// vpcompressb): the fold by compare and masked add, the token classes by
-// the scanner's compares (token_scan.cc, ClassifyAvx512). Same contract,
-// same bytes and bits. REQUIRES: room for text.size() + 64 bytes at `dst`;
-// with kBits, room for text.size() / 64 + 2 words.
+// kPunctuationByLowNibble[c & 15] has bit (c >> 4) set when ASCII c is
+// punctuation (kAsciiClass): a byte shuffle of it, tested against one of
+// kBitOfHighNibble, classifies 64 bytes without a byte permute.
+constexpr std::array<uint8_t, 64> kPunctuationByLowNibble = [] {
+  std::array<uint8_t, 64> table{};
+  for (int c = 0; c < 128; ++c) {
+    if (kAsciiIsPunctuation[c]) {
+      for (int lane = 0; lane < 4; ++lane) table[16 * lane + (c & 15)] |= 1 << (c >> 4);
+    }
+  }
+  return table;
+}();
+constexpr std::array<uint8_t, 64> kBitOfHighNibble = [] {
+  std::array<uint8_t, 64> table{};
+  for (int i = 0; i < 64; ++i) table[i] = (i & 15) < 8 ? static_cast<uint8_t>(1 << (i & 15)) : 0;
+  return table;
+}();
+
+NEARDUP_INTRINSICS_WARNINGS_OFF
+// Stores the bytes of quarter kQuarter (16 bytes) of v whose `keep` bits
+// are set, packed, at dst (a whole 16-byte store) and returns dst past them.
+template <int kQuarter>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline char* StoreKeptQuarter(
+    __m512i v, __mmask64 keep, char* dst) {
+  const auto keep16 = static_cast<__mmask16>(keep >> (16 * kQuarter));
+  const __m512i wide = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(v, kQuarter));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                   _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(keep16, wide)));
+  return dst + __builtin_popcount(keep16);
+}
+
+// AppendAsciiAvx512 for CPUs with AVX-512 BW but not VBMI and VBMI2
+// (Skylake-SP, Cascade Lake: no byte permute, no vpcompressb): the fold by
+// compare and masked add, the token classes by the scanner's compares
+// (token_scan.cc, ClassifyAvx512), punctuation by two byte shuffles and its
+// removal by vpcompressd of each 16 bytes widened to 32 bits. Same
+// contract, same bytes and bits. REQUIRES: room for text.size() + 64 bytes
+// at `dst`; with kBits, !drop_punctuation and room for text.size() / 64 + 2
+// words.
 template <AsciiTokenBits kBits>
 __attribute__((target("avx512f,avx512bw"))) size_t AppendAsciiAvx512Bw(std::string_view text,
-                                                                       bool fold, char* dst,
-                                                                       size_t* consumed,
+                                                                       bool fold,
+                                                                       bool drop_punctuation,
+                                                                       char* dst, size_t* consumed,
                                                                        uint64_t* words = nullptr) {
+  const __m512i punctuation_table = _mm512_loadu_si512(kPunctuationByLowNibble.data());
+  const __m512i bit_table = _mm512_loadu_si512(kBitOfHighNibble.data());
+  const __m512i low_nibble = _mm512_set1_epi8(0x0F);
   char* const begin = dst;
   const char* p = text.data();
   size_t remaining = text.size();
@@ -179,8 +217,22 @@ __attribute__((target("avx512f,avx512bw"))) size_t AppendAsciiAvx512Bw(std::stri
       *words++ = ~(controls | space) & valid;
     }
     if (fold) v = _mm512_mask_add_epi8(v, upper, v, _mm512_set1_epi8(0x20));
-    _mm512_storeu_si512(dst, v);
-    dst += n;
+    if (kBits == AsciiTokenBits::kNone && drop_punctuation) {
+      // Folding changes no byte's punctuation class; the padding is dropped.
+      const __m512i high = _mm512_and_si512(_mm512_srli_epi16(v, 4), low_nibble);
+      const __mmask64 punct = _mm512_test_epi8_mask(
+          _mm512_shuffle_epi8(punctuation_table, _mm512_and_si512(v, low_nibble)),
+          _mm512_shuffle_epi8(bit_table, high));
+      const __mmask64 keep = ~punct & valid;
+      dst = StoreKeptQuarter<0>(v, keep, dst);
+      dst = StoreKeptQuarter<1>(v, keep, dst);
+      dst = StoreKeptQuarter<2>(v, keep, dst);
+      dst = StoreKeptQuarter<3>(v, keep, dst);
+    } else {
+      NEARDUP_DCHECK(kBits == AsciiTokenBits::kNone || !drop_punctuation);
+      _mm512_storeu_si512(dst, v);
+      dst += n;
+    }
     p += n;
     remaining -= n;
   }
@@ -188,6 +240,7 @@ __attribute__((target("avx512f,avx512bw"))) size_t AppendAsciiAvx512Bw(std::stri
   *consumed = text.size() - remaining;
   return static_cast<size_t>(dst - begin);
 }
+NEARDUP_INTRINSICS_WARNINGS_ON
 #endif
 
 // Appends the ASCII path's form of `text`: `fold` maps A-Z to a-z,
@@ -575,8 +628,7 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
   const bool drop = options.remove_punctuation;
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
   const bool avx512 = kernels.ascii_normalizer_avx512;
-  // The AVX-512 BW copy (no VBMI) has no punctuation removal.
-  const bool bw = kernels.ascii_copy_avx512bw && !drop;
+  const bool bw = kernels.ascii_copy_avx512bw;
 #else
   const bool avx512 = false;
   const bool bw = false;
@@ -597,9 +649,9 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
     size_t written;
     if (bits == nullptr || drop) {
-      written = avx512
-                    ? AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos)
-                    : AppendAsciiAvx512Bw<AsciiTokenBits::kNone>(text, fold, out->data(), &pos);
+      written =
+          avx512 ? AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos)
+                 : AppendAsciiAvx512Bw<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos);
     } else {
       const size_t words = text.size() / 64 + 2;
       if (bits->words.size() < words) bits->words.resize(words);
@@ -607,13 +659,13 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
       if (bits->kind == TokenizerKind::kWhitespace) {
         written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWhitespace>(text, fold, drop,
                                                                           out->data(), &pos, w)
-                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWhitespace>(text, fold, out->data(),
-                                                                            &pos, w);
+                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWhitespace>(text, fold, drop,
+                                                                            out->data(), &pos, w);
       } else {
-        written =
-            avx512
-                ? AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(), &pos, w)
-                : AppendAsciiAvx512Bw<AsciiTokenBits::kWord>(text, fold, out->data(), &pos, w);
+        written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(),
+                                                                    &pos, w)
+                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWord>(text, fold, drop, out->data(),
+                                                                      &pos, w);
       }
       bits->valid = pos == text.size();
     }

@@ -223,8 +223,7 @@ TEST(NormalizerTest, KeepingRoomGivesTheSameFormAsAPrefix) {
             return static_cast<unsigned char>(c) < 0x80;
           });
           const TextKernels& kernels = TextKernelsFor(path);
-          const bool one_pass = kernels.ascii_normalizer_avx512 ||
-                                (kernels.ascii_copy_avx512bw && !options.remove_punctuation);
+          const bool one_pass = kernels.ascii_normalizer_avx512 || kernels.ascii_copy_avx512bw;
           if (one_pass && ascii) {
             EXPECT_GE(room.size(), size_before) << "text of " << text.size();
           }
