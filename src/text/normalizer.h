@@ -45,8 +45,8 @@
 // punctuation by a 128-entry byte permute, deletion by vpcompressb; the
 // first lines of the text are prefetched at once); without VBMI and VBMI2
 // (AVX-512 BW only: Skylake-SP, Cascade Lake) the same one-pass copy folds
-// and classifies by compares, for options without remove_punctuation
-// (those take the byte loop); every path gives the same
+// and classifies by compares, finds punctuation by two byte shuffles and
+// deletes it by vpcompressd of bytes widened to 32 bits; every path gives the same
 // bytes (normalizer_test.cc runs each path against utf8proc on the whole
 // text, and normalizer_fuzz compares every path with the reference).
 //
