@@ -4,6 +4,7 @@
 // random ones, for SimHash 64 and 128, bottom-k, k-value MinHash and chunks.
 #include "engine/fingerprint_json.h"
 #include "engine/hex_strings.h"
+#include "hash/cpu_path.h"
 #include "util/json_writer.h"
 
 #include <gtest/gtest.h>
@@ -77,8 +78,8 @@ TEST(FingerprintJsonTest, HexValuesEqualAnIndependentWriter) {
   }
 }
 
-// Both paths of the array writer, every length 0..40 (the vector path's
-// eight-value groups and its tail) and 127-129 (k = 128, the default),
+// Every path of the array writer, every length 0..40 (the vector paths'
+// four- and eight-value groups and their tails) and 127-129 (k = 128, the default),
 // appended after existing bytes.
 TEST(FingerprintJsonTest, HexArrayPathsEqualAnIndependentWriter) {
   const std::vector<uint64_t> values = HexTestValues();
@@ -86,6 +87,7 @@ TEST(FingerprintJsonTest, HexArrayPathsEqualAnIndependentWriter) {
   std::vector<std::pair<const char*, Append>> paths = {{"portable", &AppendHexStringArrayPortable},
                                                        {"dispatched", &AppendHexStringArray}};
   if (HexStringsAvx512Supported()) paths.emplace_back("avx512", &AppendHexStringArrayAvx512);
+  if (CpuSupports(CpuPath::kAvx2)) paths.emplace_back("avx2", &AppendHexStringArrayAvx2);
   for (const auto& [name, append] : paths) {
     std::vector<size_t> counts;
     for (size_t count = 0; count <= 40; ++count) counts.push_back(count);

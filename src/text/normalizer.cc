@@ -16,6 +16,7 @@
 #include "text/normalizer_tables.h"
 #include "text/text_kernels.h"
 #include "text/utf8.h"
+#include "util/intrinsics_warnings.h"
 
 namespace neardup::internal {
 namespace {
@@ -140,6 +141,106 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2"))) size_t Append
   *consumed = text.size() - remaining;
   return static_cast<size_t>(dst - begin);
 }
+
+// kPunctuationByLowNibble[c & 15] has bit (c >> 4) set when ASCII c is
+// punctuation (kAsciiClass): a byte shuffle of it, tested against one of
+// kBitOfHighNibble, classifies 64 bytes without a byte permute.
+constexpr std::array<uint8_t, 64> kPunctuationByLowNibble = [] {
+  std::array<uint8_t, 64> table{};
+  for (int c = 0; c < 128; ++c) {
+    if (kAsciiIsPunctuation[c]) {
+      for (int lane = 0; lane < 4; ++lane) table[16 * lane + (c & 15)] |= 1 << (c >> 4);
+    }
+  }
+  return table;
+}();
+constexpr std::array<uint8_t, 64> kBitOfHighNibble = [] {
+  std::array<uint8_t, 64> table{};
+  for (int i = 0; i < 64; ++i) table[i] = (i & 15) < 8 ? static_cast<uint8_t>(1 << (i & 15)) : 0;
+  return table;
+}();
+
+NEARDUP_INTRINSICS_WARNINGS_OFF
+// Stores the bytes of quarter kQuarter (16 bytes) of v whose `keep` bits
+// are set, packed, at dst (a whole 16-byte store) and returns dst past them.
+template <int kQuarter>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline char* StoreKeptQuarter(
+    __m512i v, __mmask64 keep, char* dst) {
+  const auto keep16 = static_cast<__mmask16>(keep >> (16 * kQuarter));
+  const __m512i wide = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(v, kQuarter));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                   _mm512_cvtepi32_epi8(_mm512_maskz_compress_epi32(keep16, wide)));
+  return dst + __builtin_popcount(keep16);
+}
+
+// AppendAsciiAvx512 for CPUs with AVX-512 BW but not VBMI and VBMI2
+// (Skylake-SP, Cascade Lake: no byte permute, no vpcompressb): the fold by
+// compare and masked add, the token classes by the scanner's compares
+// (token_scan.cc, ClassifyAvx512), punctuation by two byte shuffles and its
+// removal by vpcompressd of each 16 bytes widened to 32 bits. Same
+// contract, same bytes and bits. REQUIRES: room for text.size() + 64 bytes
+// at `dst`; with kBits, !drop_punctuation and room for text.size() / 64 + 2
+// words.
+template <AsciiTokenBits kBits>
+__attribute__((target("avx512f,avx512bw"))) size_t AppendAsciiAvx512Bw(std::string_view text,
+                                                                       bool fold,
+                                                                       bool drop_punctuation,
+                                                                       char* dst, size_t* consumed,
+                                                                       uint64_t* words = nullptr) {
+  const __m512i punctuation_table = _mm512_loadu_si512(kPunctuationByLowNibble.data());
+  const __m512i bit_table = _mm512_loadu_si512(kBitOfHighNibble.data());
+  const __m512i low_nibble = _mm512_set1_epi8(0x0F);
+  char* const begin = dst;
+  const char* p = text.data();
+  size_t remaining = text.size();
+  for (size_t ahead = 0; ahead < remaining && ahead < kPrefetchBytes; ahead += 64) {
+    _mm_prefetch(p + ahead, _MM_HINT_T0);
+  }
+  while (remaining > 0) {
+    if (remaining > kPrefetchBytes) _mm_prefetch(p + kPrefetchBytes, _MM_HINT_T0);
+    const size_t n = remaining < 64 ? remaining : 64;
+    const __mmask64 valid = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1;
+    __m512i v = _mm512_maskz_loadu_epi8(valid, p);  // masked: never reads past the end
+    if (_mm512_movepi8_mask(v) != 0) break;
+    const __mmask64 upper =
+        _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('A')), _mm512_set1_epi8(26));
+    if constexpr (kBits == AsciiTokenBits::kWord) {
+      const __mmask64 lower =
+          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('a')), _mm512_set1_epi8(26));
+      const __mmask64 digit =
+          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
+      *words++ = upper | lower | digit;  // the padding (zero bytes) is no letter or digit
+    } else if constexpr (kBits == AsciiTokenBits::kWhitespace) {
+      const __mmask64 controls =
+          _mm512_cmplt_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8(9)), _mm512_set1_epi8(5));
+      const __mmask64 space = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(' '));
+      *words++ = ~(controls | space) & valid;
+    }
+    if (fold) v = _mm512_mask_add_epi8(v, upper, v, _mm512_set1_epi8(0x20));
+    if (kBits == AsciiTokenBits::kNone && drop_punctuation) {
+      // Folding changes no byte's punctuation class; the padding is dropped.
+      const __m512i high = _mm512_and_si512(_mm512_srli_epi16(v, 4), low_nibble);
+      const __mmask64 punct = _mm512_test_epi8_mask(
+          _mm512_shuffle_epi8(punctuation_table, _mm512_and_si512(v, low_nibble)),
+          _mm512_shuffle_epi8(bit_table, high));
+      const __mmask64 keep = ~punct & valid;
+      dst = StoreKeptQuarter<0>(v, keep, dst);
+      dst = StoreKeptQuarter<1>(v, keep, dst);
+      dst = StoreKeptQuarter<2>(v, keep, dst);
+      dst = StoreKeptQuarter<3>(v, keep, dst);
+    } else {
+      NEARDUP_DCHECK(kBits == AsciiTokenBits::kNone || !drop_punctuation);
+      _mm512_storeu_si512(dst, v);
+      dst += n;
+    }
+    p += n;
+    remaining -= n;
+  }
+  if constexpr (kBits != AsciiTokenBits::kNone) *words = 0;
+  *consumed = text.size() - remaining;
+  return static_cast<size_t>(dst - begin);
+}
+NEARDUP_INTRINSICS_WARNINGS_ON
 #endif
 
 // Appends the ASCII path's form of `text`: `fold` maps A-Z to a-z,
@@ -523,14 +624,16 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
                      NormalizeStats* stats, CpuPath path, bool keep_room, FormTokenBits* bits) {
   if (bits != nullptr) bits->valid = false;
   const TextKernels& kernels = TextKernelsFor(path);
-#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
-  const bool avx512 = kernels.ascii_normalizer_avx512;
-#else
-  const bool avx512 = false;
-  (void)kernels;
-#endif
   const bool fold = options.case_fold;
   const bool drop = options.remove_punctuation;
+#ifdef NEARDUP_HAVE_AVX512_NORMALIZE
+  const bool avx512 = kernels.ascii_normalizer_avx512;
+  const bool bw = kernels.ascii_copy_avx512bw;
+#else
+  const bool avx512 = false;
+  const bool bw = false;
+  (void)kernels;
+#endif
   if (path == CpuPath::kReference) {
     out->clear();
     NormalizeReference(text, options, out, stats);
@@ -539,22 +642,31 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
   const bool unicode = options.nfkc || options.case_fold;
   size_t pos = 0;
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
-  if (avx512) {
+  if (avx512 || bw) {
     // One pass for ASCII text; other text continues below from the block
     // where the first byte >= 0x80 is. The bytes *out already holds (the
     // previous text's) serve as room: resize zero-fills only what it adds.
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
     size_t written;
     if (bits == nullptr || drop) {
-      written = AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos);
+      written =
+          avx512 ? AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos)
+                 : AppendAsciiAvx512Bw<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos);
     } else {
       const size_t words = text.size() / 64 + 2;
       if (bits->words.size() < words) bits->words.resize(words);
-      written = bits->kind == TokenizerKind::kWhitespace
-                    ? AppendAsciiAvx512<AsciiTokenBits::kWhitespace>(text, fold, drop, out->data(),
-                                                                     &pos, bits->words.data())
-                    : AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(), &pos,
-                                                               bits->words.data());
+      uint64_t* const w = bits->words.data();
+      if (bits->kind == TokenizerKind::kWhitespace) {
+        written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWhitespace>(text, fold, drop,
+                                                                          out->data(), &pos, w)
+                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWhitespace>(text, fold, drop,
+                                                                            out->data(), &pos, w);
+      } else {
+        written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(),
+                                                                    &pos, w)
+                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWord>(text, fold, drop, out->data(),
+                                                                      &pos, w);
+      }
       bits->valid = pos == text.size();
     }
     if (pos == text.size()) {
@@ -578,7 +690,7 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
     out->resize(written);
   }
 #endif
-  if (!avx512) {
+  if (!avx512 && !bw) {
     out->clear();
     if (IsAscii(text)) {
       AppendAscii(text, fold, drop, avx512, out);
@@ -636,7 +748,8 @@ size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& o
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
                             std::string* out, NormalizeStats* stats, CpuPath path,
                             FormTokenBits* bits) {
-  NEARDUP_DCHECK(bits->kind == TokenizerKind::kWord || bits->kind == TokenizerKind::kWhitespace);
+  NEARDUP_DCHECK(bits == nullptr || bits->kind == TokenizerKind::kWord ||
+                 bits->kind == TokenizerKind::kWhitespace);
   return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true, bits);
 }
 

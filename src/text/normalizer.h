@@ -43,7 +43,10 @@
 // The ASCII runs are copied by a branch-free byte loop, or with path kAvx512
 // on a CPU with AVX-512 VBMI2, 64 bytes at a time (fold with a masked add,
 // punctuation by a 128-entry byte permute, deletion by vpcompressb; the
-// first lines of the text are prefetched at once); every path gives the same
+// first lines of the text are prefetched at once); without VBMI and VBMI2
+// (AVX-512 BW only: Skylake-SP, Cascade Lake) the same one-pass copy folds
+// and classifies by compares, finds punctuation by two byte shuffles and
+// deletes it by vpcompressd of bytes widened to 32 bits; every path gives the same
 // bytes (normalizer_test.cc runs each path against utf8proc on the whole
 // text, and normalizer_fuzz compares every path with the reference).
 //
@@ -97,7 +100,7 @@ size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& o
 // classify the form again: bit i of words[j] is set when byte 64j + i of the
 // form is a token byte of `kind` (kWord: an ASCII letter or digit;
 // kWhitespace: any byte but \t..\r and space), bits past the form are zero.
-// Only the AVX-512 path's ASCII copy computes them, only without
+// Only the AVX-512 path's ASCII copies (VBMI's or BW's) compute them, only without
 // remove_punctuation (then the form's 64-byte blocks are the text's; with
 // bytes removed, packing the bits cost the normalizer what the scanner
 // saved) and only for a text whose bytes are all ASCII: `valid` says
@@ -109,8 +112,9 @@ struct FormTokenBits {
   bool valid = false;
 };
 
-// NormalizeKeepingRoom that also sets *bits (above). The form is the same.
-// REQUIRES: bits->kind is kWord or kWhitespace.
+// NormalizeKeepingRoom that also sets *bits (above) unless `bits` is null
+// (then it is the overload above). The form is the same.
+// REQUIRES: bits is null or bits->kind is kWord or kWhitespace.
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
                             std::string* out, NormalizeStats* stats, CpuPath path,
                             FormTokenBits* bits);

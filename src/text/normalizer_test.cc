@@ -222,7 +222,9 @@ TEST(NormalizerTest, KeepingRoomGivesTheSameFormAsAPrefix) {
           const bool ascii = std::all_of(text.begin(), text.end(), [](char c) {
             return static_cast<unsigned char>(c) < 0x80;
           });
-          if (TextKernelsFor(path).ascii_normalizer_avx512 && ascii) {
+          const TextKernels& kernels = TextKernelsFor(path);
+          const bool one_pass = kernels.ascii_normalizer_avx512 || kernels.ascii_copy_avx512bw;
+          if (one_pass && ascii) {
             EXPECT_GE(room.size(), size_before) << "text of " << text.size();
           }
           EXPECT_EQ(std::string_view(room.data(), n), want) << CpuPathName(path);
@@ -244,8 +246,10 @@ TEST(NormalizerTest, KeepingRoomGivesTheSameFormAsAPrefix) {
 // control bytes, and texts with a byte >= 0x80 (valid or not) after ASCII
 // blocks, one reused FormTokenBits throughout (a valid text after an
 // invalid one and the other way round). The bits are checked against
-// testing::ScalarTokenBits. On a CPU without the AVX-512 ASCII copy (VBMI,
-// VBMI2) valid is always false, so a run there checks the forms only.
+// testing::ScalarTokenBits. It checks the kernel of the CPU it runs on: the
+// VBMI one (AVX-512 VBMI, VBMI2) or the BW one (AVX-512 without them); on a
+// CPU with neither, valid is always false, so a run there checks the forms
+// only.
 TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
   SplitMix64 rng(1913);
   std::vector<std::string> texts = {"",
@@ -290,8 +294,10 @@ TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
           const bool ascii = std::all_of(text.begin(), text.end(), [](char c) {
             return static_cast<unsigned char>(c) < 0x80;
           });
-          ASSERT_EQ(bits.valid, ascii && TextKernelsFor(path).ascii_normalizer_avx512 &&
-                                    !options.remove_punctuation)
+          const TextKernels& kernels = TextKernelsFor(path);
+          ASSERT_EQ(bits.valid,
+                    ascii && (kernels.ascii_normalizer_avx512 || kernels.ascii_copy_avx512bw) &&
+                        !options.remove_punctuation)
               << CpuPathName(path) << " text of " << text.size();
           if (!bits.valid) continue;
           // The bits of words 0 .. n / 64, the bits past the form (zero) included.

@@ -14,6 +14,7 @@ TextKernels ChooseTextKernels(CpuPath path, const CpuFeatures& f) {
   const bool avx512 = f.avx512f && f.avx512bw && f.avx512dq;
   const bool vbmi_pair = f.avx512vbmi && f.avx512vbmi2;  // VBMI2 does not imply VBMI
   kernels.ascii_normalizer_avx512 = avx512 && vbmi_pair;
+  kernels.ascii_copy_avx512bw = avx512 && !vbmi_pair;
   kernels.block_normalizer = kernels.ascii_normalizer_avx512 && f.avx512vl && f.bmi2 && f.popcnt;
   kernels.compress_tokens = avx512 && f.bmi2 && vbmi_pair;
   if (avx512) {

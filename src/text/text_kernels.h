@@ -38,6 +38,11 @@ struct TextKernels {
   CpuPath path = CpuPath::kPortable;
   // The one-pass ASCII copy of normalizer.cc (AVX-512 F, BW, VBMI, VBMI2).
   bool ascii_normalizer_avx512 = false;
+  // The one-pass ASCII copy for CPUs with AVX-512 F, BW and DQ but not the
+  // VBMI pair (normalizer.cc: compares and byte shuffles instead of byte
+  // permutes, vpcompressd instead of vpcompressb; it also gives
+  // FormTokenBits). Never set with ascii_normalizer_avx512.
+  bool ascii_copy_avx512bw = false;
   // normalizer_block.h, for text past the first non-ASCII byte (AVX-512 F,
   // BW, VL, VBMI, VBMI2, BMI2, POPCNT); used only with the ASCII copy.
   bool block_normalizer = false;

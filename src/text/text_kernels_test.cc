@@ -14,6 +14,7 @@ TEST(TextKernelsTest, PortableLevelsGetNoVectorKernels) {
     const TextKernels k = ChooseTextKernels(path, CpuFeatures::All().LimitedTo(path));
     EXPECT_EQ(k.path, path);
     EXPECT_FALSE(k.ascii_normalizer_avx512);
+    EXPECT_FALSE(k.ascii_copy_avx512bw);
     EXPECT_FALSE(k.block_normalizer);
     EXPECT_FALSE(k.compress_tokens);
     EXPECT_EQ(k.xxh3_spans, nullptr);
@@ -29,12 +30,14 @@ TEST(TextKernelsTest, EachLevelGetsItsOwnKernels) {
   EXPECT_EQ(avx2.sdbm_spans, nullptr);
   EXPECT_FALSE(avx2.compress_tokens);
   EXPECT_FALSE(avx2.ascii_normalizer_avx512);
+  EXPECT_FALSE(avx2.ascii_copy_avx512bw);
 
   const TextKernels avx512 = ChooseTextKernels(CpuPath::kAvx512, CpuFeatures::All());
   EXPECT_EQ(avx512.xxh3_spans, &Xxh3SpansAvx512);
   EXPECT_EQ(avx512.sdbm_spans, &SdbmSpansAvx512);
   EXPECT_TRUE(avx512.compress_tokens);
   EXPECT_TRUE(avx512.ascii_normalizer_avx512);
+  EXPECT_FALSE(avx512.ascii_copy_avx512bw);  // never both
   EXPECT_TRUE(avx512.block_normalizer);
 }
 
@@ -47,6 +50,8 @@ TEST(TextKernelsTest, Vbmi2WithoutVbmiGetsNoKernelThatNeedsBoth) {
   EXPECT_FALSE(k.ascii_normalizer_avx512);
   EXPECT_FALSE(k.block_normalizer);
   EXPECT_FALSE(k.compress_tokens);
+  // The ASCII copy that needs neither takes its place.
+  EXPECT_TRUE(k.ascii_copy_avx512bw);
   // The kernels that need neither stay.
   EXPECT_EQ(k.xxh3_spans, &Xxh3SpansAvx512);
   EXPECT_EQ(k.sdbm_spans, &SdbmSpansAvx512);
@@ -55,6 +60,7 @@ TEST(TextKernelsTest, Vbmi2WithoutVbmiGetsNoKernelThatNeedsBoth) {
   f.avx512vbmi2 = false;
   EXPECT_FALSE(ChooseTextKernels(CpuPath::kAvx512, f).compress_tokens);
   EXPECT_FALSE(ChooseTextKernels(CpuPath::kAvx512, f).ascii_normalizer_avx512);
+  EXPECT_TRUE(ChooseTextKernels(CpuPath::kAvx512, f).ascii_copy_avx512bw);
 }
 #endif
 
@@ -65,6 +71,7 @@ TEST(TextKernelsTest, TheTablesOfThisCpuFollowItsFeatures) {
     const TextKernels want = ChooseTextKernels(path, host.LimitedTo(path));
     EXPECT_EQ(k.path, path);
     EXPECT_EQ(k.ascii_normalizer_avx512, want.ascii_normalizer_avx512) << CpuPathName(path);
+    EXPECT_EQ(k.ascii_copy_avx512bw, want.ascii_copy_avx512bw) << CpuPathName(path);
     EXPECT_EQ(k.block_normalizer, want.block_normalizer) << CpuPathName(path);
     EXPECT_EQ(k.compress_tokens, want.compress_tokens) << CpuPathName(path);
     EXPECT_EQ(k.xxh3_spans, want.xxh3_spans) << CpuPathName(path);

@@ -149,9 +149,11 @@ Result<TokenHasher> TokenHasher::Create(const Recipe& recipe, CpuPath path) {
   }
   // Stopwords are words; a kChar token is a code point.
   hasher.filter_stopwords_ = recipe.tokenizer != TokenizerKind::kChar && !hasher.stopwords_.empty();
-  hasher.form_token_bits_ = hasher.UsesScanner() && hasher.kernels_->ascii_normalizer_avx512 &&
-                            hasher.kernels_->compress_tokens &&
-                            !recipe.normalization.remove_punctuation;
+  const bool bits_kernel =
+      (hasher.kernels_->ascii_normalizer_avx512 && hasher.kernels_->compress_tokens) ||
+      hasher.kernels_->ascii_copy_avx512bw;
+  hasher.form_token_bits_ =
+      hasher.UsesScanner() && bits_kernel && !recipe.normalization.remove_punctuation;
   return hasher;
 }
 

@@ -162,8 +162,8 @@ class TokenHasher {
   CpuPath path_ = CpuPath::kReference;
   const TextKernels* kernels_ = nullptr;  // TextKernelsFor(path_)
   // The scanner takes the normalizer's token bits for all-ASCII texts
-  // (FormTokenBits: the AVX-512 ASCII copy and span emission, no
-  // remove_punctuation).
+  // (FormTokenBits: the AVX-512 ASCII copy, VBMI's with span emission by
+  // VBMI2 or BW's; no remove_punctuation).
   bool form_token_bits_ = false;
   NormalizationOptions normalization_;
   TokenizerKind tokenizer_ = TokenizerKind::kWord;
@@ -262,14 +262,9 @@ size_t TokenHasher::ForEachTokenHashBatch(std::string_view text, std::string* sc
   if (bits != nullptr) bits->words.swap(*room);
   // The size first: the order of a call's arguments is unspecified, and
   // NormalizeKeepingRoom may reallocate *scratch, so data() is read after it.
-  size_t normalized_size;
-  if (bits != nullptr) {
-    bits->kind = tokenizer_;
-    normalized_size =
-        NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_, bits);
-  } else {
-    normalized_size = NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_);
-  }
+  if (bits != nullptr) bits->kind = tokenizer_;
+  const size_t normalized_size =
+      NormalizeKeepingRoom(text, normalization_, scratch, &normalize_stats, path_, bits);
   const std::string_view normalized(scratch->data(), normalized_size);
   if (stats != nullptr) {
     stats->bytes += text.size();

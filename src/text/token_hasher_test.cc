@@ -472,6 +472,23 @@ TEST(TokenScannerTest, SpansEqualForEachTokenOnEveryPath) {
   }
 }
 
+// The densest blocks: one-byte tokens every other byte (32 tokens end in a
+// block, the most), with a token left open into the block or not, at every
+// offset of the run within the block, ending inside a token or after one:
+// the span emitters' largest stores (the scanner's buffer is exactly
+// kMaxTokensPerBlock, so an emitter that writes past it fails under ASan).
+TEST(TokenScannerTest, DensestBlocksAtEveryOffset) {
+  for (size_t offset = 0; offset < 130; ++offset) {
+    for (const char* lead : {"", " "}) {
+      std::string text = lead + std::string(offset, 'q');
+      for (int i = 0; i < 100; ++i) text += (i % 2 == 0) ? "a " : "b\t";
+      testing::ExpectSameTokens(text, "offset " + std::to_string(offset));
+      text += "z";
+      testing::ExpectSameTokens(text, "offset " + std::to_string(offset) + " open end");
+    }
+  }
+}
+
 // The scanner given the normalizer's token bits (FormTokenBits) on ASCII
 // text: empty, every length 0..260 of short and long tokens (tokens across
 // one and several block edges, a token ending exactly at a block's end, the
@@ -479,8 +496,8 @@ TEST(TokenScannerTest, SpansEqualForEachTokenOnEveryPath) {
 // spans equal ForEachToken's on every path (ExpectSameTokens runs both
 // scanners). Through TokenHasher the hashes of every differential recipe
 // equal the reference's: the recipes without remove_punctuation take the
-// bits scanner on the AVX-512 VBMI2 paths, the others (and every other
-// path) check the unchanged classifying scanner.
+// bits scanner on the AVX-512 paths, the others (and every other path)
+// check the classifying scanner.
 TEST(TokenScannerTest, TokenBitsGiveTheSameSpans) {
   SplitMix64 rng(1319);
   std::vector<std::string> texts = {"",
@@ -528,9 +545,10 @@ TEST(TokenScannerTest, TokenBitsGiveTheSameSpans) {
       ASSERT_TRUE(fast.ok()) << fast.status();
       // The bits path is taken wherever the kernels allow it.
       const TextKernels& kernels = TextKernelsFor(path);
-      EXPECT_EQ(fast->uses_form_token_bits(), kernels.ascii_normalizer_avx512 &&
-                                                  kernels.compress_tokens &&
-                                                  !recipe.normalization.remove_punctuation)
+      EXPECT_EQ(fast->uses_form_token_bits(),
+                ((kernels.ascii_normalizer_avx512 && kernels.compress_tokens) ||
+                 kernels.ascii_copy_avx512bw) &&
+                    !recipe.normalization.remove_punctuation)
           << CpuPathName(path);
       for (const std::string& text : texts) {
         ASSERT_EQ(RunPath(*fast, text, true).hashes, RunPath(*reference, text, false).hashes)

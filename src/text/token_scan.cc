@@ -12,6 +12,7 @@
 #include "text/non_ascii_class.h"
 #include "text/non_ascii_class_avx512_inl.h"
 #include "text/text_kernels.h"
+#include "util/intrinsics_warnings.h"
 
 namespace neardup::internal {
 namespace {
@@ -220,6 +221,7 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
   classify_ = ChooseClassifier(word_, path);
   // kAvx512 implies BMI2 (CpuSupports), which ClassifyNonAsciiAvx512 needs too.
   compress_ = TextKernelsFor(path).compress_tokens;
+  avx512bw_ = path == CpuPath::kAvx512 && !compress_;
 }
 
 TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text,
@@ -371,6 +373,7 @@ size_t TokenScanner::Next(TokenSpan* out, size_t capacity) {
   if (compress_) {
     return token_bits_ != nullptr ? NextBitsAvx512(out, capacity) : NextAvx512(out, capacity);
   }
+  if (avx512bw_) return NextAvx512Bw(out, capacity);
 #endif
   if (token_bits_ != nullptr) return ScanBits(out, capacity, &EmitTokensScalar);
   return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
@@ -420,12 +423,110 @@ NEARDUP_VBMI2_TARGET size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capa
 NEARDUP_VBMI2_TARGET size_t TokenScanner::NextBitsAvx512(TokenSpan* out, size_t capacity) {
   return ScanBits(out, capacity, EmitBlockAvx512());
 }
+
+#define NEARDUP_AVX512BW_TARGET __attribute__((target("avx512f,avx512bw,bmi,bmi2")))
+
+namespace {
+
+template <bool kWord>
+struct ClassifyBlockAvx512Bw {
+  NEARDUP_AVX512BW_TARGET uint64_t operator()(const char* block, uint64_t* high) const {
+    return ClassifyAvx512<kWord>(block, high);
+  }
+};
+
+NEARDUP_INTRINSICS_WARNINGS_OFF
+
+// Spans token .. token + 3 from their edge indices index[2 * token ..]:
+// the (start, end) pairs widened to 64-bit lanes, the start lanes become
+// pos + start (`base` holds pos), the end lanes end - start.
+NEARDUP_AVX512BW_TARGET __attribute__((always_inline)) inline void StoreSpanStepAvx512Bw(
+    const uint32_t* index, size_t token, __m512i base, TokenSpan* out) {
+  const __m512i pairs = _mm512_cvtepu32_epi64(
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(index + 2 * token)));
+  const __m512i starts = _mm512_permutexvar_epi64(_mm512_set_epi64(6, 6, 4, 4, 2, 2, 0, 0), pairs);
+  _mm512_storeu_si512(out + token,
+                      _mm512_mask_sub_epi64(_mm512_add_epi64(pairs, base), 0xAA, pairs, starts));
+}
+
+// EmitTokensAvx512 without VBMI2 (no vpcompressb): the edge indices by
+// vpcompressd, sixteen edges at a time, into a small array; then four
+// tokens per step, their (start, end) index pairs widened to 64 bits and
+// turned into (begin, length) spans by one add and one masked subtract;
+// the first span is written again from scalar registers (right whether or
+// not a token was open). No branch on the text below 13 tokens a block.
+// Same contract as EmitTokensAvx512; stores whole steps of four
+// spans, three always, so REQUIRES room for max(13, carry + tokens rounded
+// up to 4) spans at out (at most kMaxTokensPerBlock).
+NEARDUP_AVX512BW_TARGET __attribute__((always_inline)) inline size_t EmitTokensAvx512Bw(
+    uint64_t edges, size_t pos, TokenSpan* out, bool* open, size_t* open_begin) {
+  const uint32_t carry = *open ? 1 : 0;
+  const uint32_t count = static_cast<uint32_t>(__builtin_popcountll(edges)) + carry;
+  const size_t tokens = count / 2;
+  // index[carry + i]: the i-th edge of the block (index[0] unused with a
+  // token open); 64 edges, plus room for a whole store past the last and
+  // for the span steps' loads past it.
+  alignas(64) uint32_t index[1 + 64 + 16 + 16];
+  const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  uint32_t* dst = index + carry;
+  for (int quarter = 0; quarter < 4; ++quarter) {
+    const auto bits = static_cast<__mmask16>(edges >> (16 * quarter));
+    const __m512i at = _mm512_add_epi32(iota, _mm512_set1_epi32(16 * quarter));
+    _mm512_storeu_si512(dst, _mm512_maskz_compress_epi32(bits, at));
+    dst += __builtin_popcount(bits);
+  }
+  const __m512i base = _mm512_set1_epi64(static_cast<long long>(pos));
+  // Token t's edges are index[2t] and index[2t + 1] whether or not a
+  // token was open (the edges start at index[carry]); tokens carry ..
+  // tokens - 1 from those pairs, three steps always.
+  for (size_t token = carry; token < carry + 12; token += 4) {
+    StoreSpanStepAvx512Bw(index, token, base, out);
+  }
+  for (size_t token = carry + 12; token < tokens; token += 4) {
+    StoreSpanStepAvx512Bw(index, token, base, out);
+  }
+  // The first span, right in both cases (selects, as in EmitTokensAvx512):
+  // the open token and its end at the lowest edge, or the first two edges.
+  const size_t first = pos + _tzcnt_u64(edges);
+  const size_t second = pos + _tzcnt_u64(_blsr_u64(edges));
+  const size_t carry_mask = size_t{0} - carry;
+  const size_t first_begin = (*open_begin & carry_mask) | (first & ~carry_mask);
+  const size_t first_end = (first & carry_mask) | (second & ~carry_mask);
+  out[0] = TokenSpan{first_begin, first_end - first_begin};
+  *open = (count & 1) != 0;
+  const size_t highest = pos + 63 - static_cast<size_t>(__builtin_clzll(edges | 1));
+  const size_t any_edge = size_t{0} - static_cast<size_t>(edges != 0);
+  *open_begin = (highest & any_edge) | (*open_begin & ~any_edge);
+  return tokens;
+}
+
+struct EmitBlockAvx512Bw {
+  NEARDUP_AVX512BW_TARGET size_t operator()(uint64_t edges, size_t pos, TokenSpan* out, bool* open,
+                                            size_t* open_begin) const {
+    return EmitTokensAvx512Bw(edges, pos, out, open, open_begin);
+  }
+};
+
+}  // namespace
+
+NEARDUP_AVX512BW_TARGET size_t TokenScanner::NextAvx512Bw(TokenSpan* out, size_t capacity) {
+  if (token_bits_ != nullptr) return ScanBits(out, capacity, EmitBlockAvx512Bw());
+  return word_ ? Scan(out, capacity, ClassifyBlockAvx512Bw<true>(), NoBlockNonAscii(),
+                      EmitBlockAvx512Bw())
+               : Scan(out, capacity, ClassifyBlockAvx512Bw<false>(), NoBlockNonAscii(),
+                      EmitBlockAvx512Bw());
+}
+NEARDUP_INTRINSICS_WARNINGS_ON
 #else
 size_t TokenScanner::NextAvx512(TokenSpan* out, size_t capacity) {
   return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 size_t TokenScanner::NextBitsAvx512(TokenSpan* out, size_t capacity) {
   return ScanBits(out, capacity, &EmitTokensScalar);
+}
+size_t TokenScanner::NextAvx512Bw(TokenSpan* out, size_t capacity) {
+  if (token_bits_ != nullptr) return ScanBits(out, capacity, &EmitTokensScalar);
+  return Scan(out, capacity, classify_, NoBlockNonAscii(), &EmitTokensScalar);
 }
 #endif
 

@@ -1,7 +1,8 @@
 // TokenScanner: the kWord and kWhitespace tokenizers (text/tokenizer.h) as a
 // block scanner. Each 64-byte block of the text becomes a 64-bit mask with
 // bit i set when byte i belongs to a token; the token boundaries are the set
-// bits of mask ^ (mask << 1), visited with count-trailing-zeros. ASCII bytes
+// bits of mask ^ (mask << 1), turned into spans by vpcompressb (AVX-512
+// VBMI2), vpcompressd (other AVX-512) or count-trailing-zeros. ASCII bytes
 // are classified 64 (AVX-512BW), 32 (AVX2) or 1 (portable) at a time; the
 // bytes >= 0x80 of a block are classified exactly as ForEachRun does by
 // text/non_ascii_class.h: with AVX-512 VBMI2 the whole block's code points
@@ -84,6 +85,10 @@ class TokenScanner {
   // Next on AVX-512 VBMI2 (compress_).
   size_t NextAvx512(TokenSpan* out, size_t capacity);
 
+  // Next on AVX-512 without VBMI2 (avx512bw_): Scan (or ScanBits) with the
+  // AVX-512 BW classifier inlined and spans by vpcompressd.
+  size_t NextAvx512Bw(TokenSpan* out, size_t capacity);
+
   // The block loop over token_bits_, with a token emitter as in Scan.
   template <class Emit>
   size_t ScanBits(TokenSpan* out, size_t capacity, Emit emit);
@@ -92,6 +97,7 @@ class TokenScanner {
   ClassifyFn classify_;
   bool word_;      // kWord; else kWhitespace
   bool compress_;  // tokens from edge bits with AVX-512 VBMI2 vpcompressb
+  bool avx512bw_;  // the AVX-512 path without compress_ (NextAvx512Bw)
   std::string_view text_;
   const uint64_t* token_bits_ = nullptr;  // null: the blocks are classified
   size_t pos_ = 0;                        // start of the next block
