@@ -37,9 +37,17 @@
 
 namespace neardup::mpi {
 
-// Sorts `copies` (a rank's entries) by (SimHash, id) and returns the first
-// copy of each SimHash, in that order: the entries to join.
-std::vector<HammingEntry> SortCopiesKeepFirst(std::vector<HammingEntry>* copies);
+// A rank's entries by SimHash: copies[start[k], start[k + 1]) are the
+// copies of first[k]'s SimHash, first[k] the smallest of them.
+struct CopyGroups {
+  std::vector<HammingEntry> copies;  // every entry, by (SimHash, id)
+  std::vector<HammingEntry> first;   // the entries to join, by SimHash
+  std::vector<uint64_t> start;       // first.size() + 1 offsets into copies
+};
+
+// Sorts `entries` (a rank's) by (SimHash, id) and finds their runs of one
+// SimHash (the only walk over the runs).
+CopyGroups GroupCopies(std::vector<HammingEntry> entries);
 
 struct GroupedPairs {
   std::vector<SimilarPair> pairs;  // sorted by (a, b), unique
@@ -48,13 +56,14 @@ struct GroupedPairs {
   uint64_t expanded = 0;
 };
 
-// The list for ClusterDocuments from `copies` (sorted by SortCopiesKeepFirst)
-// and `joined` (pairs of first copies, a.id < b.id, found by this rank's
-// join): each joined pair; with `later_copies` (the leader rule) also
-// (a, m) for each later copy m of b; the star of each group of two or more
-// whose SimHash `lists_star` accepts.
-GroupedPairs ListGroupedSimHashPairs(std::span<const HammingEntry> copies,
-                                     std::span<const HammingPair> joined, bool later_copies,
+// The list for the clustering from `groups` (GroupCopies') and `joined`
+// (pairs of first copies, a.id < b.id, found by this rank's join): each
+// joined pair; with `later_copies` (the leader rule) also (a, m) for each
+// later copy m of b; the star of each group of two or more whose SimHash
+// `lists_star` accepts.
+// REQUIRES: each joined entry is one of groups.first.
+GroupedPairs ListGroupedSimHashPairs(const CopyGroups& groups, std::span<const HammingPair> joined,
+                                     bool later_copies,
                                      const std::function<bool(uint64_t)>& lists_star);
 
 }  // namespace neardup::mpi

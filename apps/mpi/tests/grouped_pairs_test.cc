@@ -1,4 +1,4 @@
-// SortCopiesKeepFirst and ListGroupedSimHashPairs (grouped_pairs.h) against
+// GroupCopies and ListGroupedSimHashPairs (grouped_pairs.h) against
 // ClusterDocuments over every pair, on random graphs of groups of copies:
 // up to 40 documents in up to 8 SimHash values, random adjacency between
 // the values. Leader and components with the (r, m) pairs, components
@@ -69,13 +69,16 @@ bool SortedUnique(const std::vector<SimilarPair>& pairs) {
   return true;
 }
 
-TEST(MpiGroupedPairsTest, SortCopiesKeepFirstKeepsEachValuesSmallestId) {
-  std::vector<HammingEntry> copies = {{5, 9}, {3, 4}, {5, 2}, {3, 1}, {8, 7}, {5, 6}};
-  const std::vector<HammingEntry> first = SortCopiesKeepFirst(&copies);
-  EXPECT_EQ(first, (std::vector<HammingEntry>{{3, 1}, {5, 2}, {8, 7}}));
-  EXPECT_TRUE(std::is_sorted(copies.begin(), copies.end()));
-  std::vector<HammingEntry> none;
-  EXPECT_TRUE(SortCopiesKeepFirst(&none).empty());
+TEST(MpiGroupedPairsTest, GroupCopiesFindsEachValuesRun) {
+  const CopyGroups groups = GroupCopies({{5, 9}, {3, 4}, {5, 2}, {3, 1}, {8, 7}, {5, 6}});
+  EXPECT_EQ(groups.copies,
+            (std::vector<HammingEntry>{{3, 1}, {3, 4}, {5, 2}, {5, 6}, {5, 9}, {8, 7}}));
+  EXPECT_EQ(groups.first, (std::vector<HammingEntry>{{3, 1}, {5, 2}, {8, 7}}));
+  EXPECT_EQ(groups.start, (std::vector<uint64_t>{0, 2, 5, 6}));
+  const CopyGroups none = GroupCopies({});
+  EXPECT_TRUE(none.copies.empty());
+  EXPECT_TRUE(none.first.empty());
+  EXPECT_EQ(none.start, (std::vector<uint64_t>{0}));
 }
 
 TEST(MpiGroupedPairsTest, ListedPairsClusterAsEveryPair) {
@@ -83,14 +86,15 @@ TEST(MpiGroupedPairsTest, ListedPairsClusterAsEveryPair) {
   int leader_needs_later_copies = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
-    Graph graph = RandomGraph(rng);
-    const std::vector<HammingEntry> first = SortCopiesKeepFirst(&graph.copies);
-    ASSERT_TRUE(std::is_sorted(first.begin(), first.end(), [](const auto& x, const auto& y) {
-      return x.fingerprint < y.fingerprint;
-    }));
+    const Graph graph = RandomGraph(rng);
+    const CopyGroups groups = GroupCopies(graph.copies);
+    ASSERT_TRUE(std::is_sorted(groups.first.begin(), groups.first.end(),
+                               [](const auto& x, const auto& y) {
+                                 return x.fingerprint < y.fingerprint;
+                               }));
     const auto all = [](uint64_t) { return true; };
     for (const bool later : {true, false}) {
-      const GroupedPairs listed = ListGroupedSimHashPairs(graph.copies, graph.joined, later, all);
+      const GroupedPairs listed = ListGroupedSimHashPairs(groups, graph.joined, later, all);
       ASSERT_TRUE(SortedUnique(listed.pairs));
       EXPECT_EQ(listed.expanded, graph.every.size());
       EXPECT_LE(listed.pairs.size(), graph.every.size());
@@ -112,8 +116,8 @@ TEST(MpiGroupedPairsTest, ListedPairsClusterAsEveryPair) {
     const auto odd = [](uint64_t fingerprint) { return fingerprint % 2 == 1; };
     const auto none = [](uint64_t) { return false; };
     const GroupedPairs joined_stars_even =
-        ListGroupedSimHashPairs(graph.copies, graph.joined, true, even);
-    const GroupedPairs stars_odd = ListGroupedSimHashPairs(graph.copies, {}, true, odd);
+        ListGroupedSimHashPairs(groups, graph.joined, true, even);
+    const GroupedPairs stars_odd = ListGroupedSimHashPairs(groups, {}, true, odd);
     std::vector<SimilarPair> both = joined_stars_even.pairs;
     both.insert(both.end(), stars_odd.pairs.begin(), stars_odd.pairs.end());
     std::sort(both.begin(), both.end(), [](const SimilarPair& x, const SimilarPair& y) {
@@ -122,7 +126,7 @@ TEST(MpiGroupedPairsTest, ListedPairsClusterAsEveryPair) {
     EXPECT_EQ(joined_stars_even.expanded + stars_odd.expanded, graph.every.size());
     EXPECT_EQ(*ClusterDocuments(graph.num_documents, both, ClusterRule::kLeader),
               *ClusterDocuments(graph.num_documents, graph.every, ClusterRule::kLeader));
-    EXPECT_TRUE(ListGroupedSimHashPairs(graph.copies, {}, true, none).pairs.empty());
+    EXPECT_TRUE(ListGroupedSimHashPairs(groups, {}, true, none).pairs.empty());
   }
   // The leader rule does need the (r, m) pairs (so the test sees them).
   EXPECT_GT(leader_needs_later_copies, 0);
