@@ -507,11 +507,10 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
       entries = {};
       report->index_bytes = join.bytes;
       if (grouped) {
-        GroupedPairs listed = ListGroupedSimHashPairs(
-            groups, *joined, placement == PairPlacement::kVerifiers, [&](uint64_t fingerprint) {
-              // ShardOf cannot fail here: table 0 always exists.
-              return *shards->ShardOf(0, fingerprint) == me;
-            });
+        GroupedPairs listed = ListGroupedSimHashPairs(groups, *joined, [&](uint64_t fingerprint) {
+          // ShardOf cannot fail here: table 0 always exists.
+          return *shards->ShardOf(0, fingerprint) == me;
+        });
         groups = {};
         pairs = std::move(listed.pairs);
         expanded = listed.expanded;

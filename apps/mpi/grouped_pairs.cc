@@ -22,7 +22,6 @@ CopyGroups GroupCopies(std::vector<HammingEntry> entries) {
 }
 
 GroupedPairs ListGroupedSimHashPairs(const CopyGroups& groups, std::span<const HammingPair> joined,
-                                     bool later_copies,
                                      const std::function<bool(uint64_t)>& lists_star) {
   // The group of a joined entry (one of groups.first).
   const auto group_of = [&](const HammingEntry& entry) {
@@ -33,16 +32,9 @@ GroupedPairs ListGroupedSimHashPairs(const CopyGroups& groups, std::span<const H
   GroupedPairs out;
   out.pairs.reserve(joined.size());
   for (const HammingPair& pair : joined) {
-    const double similarity = 1.0 - static_cast<double>(pair.distance) / 64;
-    out.pairs.push_back(SimilarPair{pair.a.id, pair.b.id, similarity, pair.distance});
-    const size_t b_group = group_of(pair.b);
-    out.expanded += size_of(group_of(pair.a)) * size_of(b_group);
-    // Components need only (r, s) and the stars (the forest would keep
-    // every (r, m), d (g - 1) pairs for d earlier neighbours of s).
-    if (!later_copies) continue;
-    for (uint64_t copy = groups.start[b_group] + 1; copy < groups.start[b_group + 1]; ++copy) {
-      out.pairs.push_back(SimilarPair{pair.a.id, groups.copies[copy].id, similarity, pair.distance});
-    }
+    out.pairs.push_back(SimilarPair{pair.a.id, pair.b.id,
+                                    1.0 - static_cast<double>(pair.distance) / 64, pair.distance});
+    out.expanded += size_of(group_of(pair.a)) * size_of(group_of(pair.b));
   }
   for (size_t k = 0; k < groups.first.size(); ++k) {
     const uint64_t g = size_of(k);
