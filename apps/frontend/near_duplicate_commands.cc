@@ -386,9 +386,9 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
 
   NearDuplicateReport report;
   Result<std::vector<SimilarPair>> pairs = InvalidArgumentError("not run");
-  // Whether the pairs join first copies only (FindNearDuplicateGroups);
-  // then first_copy_of holds, per document, its group's first copy.
-  bool grouped = false;
+  // Clusters without deferred sketches: per document, its group's first
+  // copy (FindNearDuplicateGroups; groups of one where it finds every
+  // pair); empty: the pairs are every pair.
   std::vector<uint64_t> first_copy_of;
   if (deferred) {
     Result<std::unique_ptr<Fingerprinter>> verifier =
@@ -396,9 +396,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     if (!verifier.ok()) return ReportError(verifier.status());
     pairs = FindNearDuplicatePairsDeferred(&corpus, **verifier, *input_options, *recipe, *options,
                                            &report);
-  } else if (report_kind == Report::kPairs || options->method != NearDuplicateMethod::kSimHash ||
-             IsDigestRecipe(*recipe)) {
-    // Every pair (MinHash and digest recipes have groups of one).
+  } else if (report_kind == Report::kPairs) {
     pairs = FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
   } else {
     // Clusters need the groups of copies and their first members' pairs
@@ -406,7 +404,6 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     Result<NearDuplicateGroups> groups =
         FindNearDuplicateGroups(corpus.fingerprints, *recipe, *options, &report);
     if (!groups.ok()) return ReportError(groups.status());
-    grouped = true;
     first_copy_of = std::move(groups->first_copy_of);
     pairs = std::move(groups->pairs);
   }
@@ -428,8 +425,8 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     }
   } else {
     Result<std::vector<uint64_t>> clusters =
-        grouped ? ClusterDocumentGroups(first_copy_of, *pairs, *rule)
-                : ClusterDocuments(corpus.ids.size(), *pairs, *rule);
+        first_copy_of.empty() ? ClusterDocuments(corpus.ids.size(), *pairs, *rule)
+                              : ClusterDocumentGroups(first_copy_of, *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
     cluster_of = *std::move(clusters);
     stages.emplace_back("cluster", stage_timer.Lap());
