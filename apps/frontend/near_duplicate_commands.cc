@@ -396,16 +396,23 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     if (!verifier.ok()) return ReportError(verifier.status());
     pairs = FindNearDuplicatePairsDeferred(&corpus, **verifier, *input_options, *recipe, *options,
                                            &report);
-  } else if (report_kind == Report::kPairs) {
-    pairs = FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
   } else {
-    // Clusters need the groups of copies and their first members' pairs
-    // only (SimHash: g copies of one text cost O(g), not g^2 / 2 pairs).
+    // The groups of copies and their first members' pairs (SimHash: g
+    // copies of one text cost O(g) in the search, not g^2 / 2 candidates).
     Result<NearDuplicateGroups> groups =
         FindNearDuplicateGroups(corpus.fingerprints, *recipe, *options, &report);
     if (!groups.ok()) return ReportError(groups.status());
-    first_copy_of = std::move(groups->first_copy_of);
-    pairs = std::move(groups->pairs);
+    if (report_kind == Report::kPairs) {
+      // The output is every pair: written out from the groups (counted in
+      // the verify stage).
+      StageTimer expand_timer;
+      pairs = ExpandNearDuplicateGroups(corpus.fingerprints, *std::move(groups));
+      report.verify_time += expand_timer.Elapsed();
+    } else {
+      // Clusters need the groups only.
+      first_copy_of = std::move(groups->first_copy_of);
+      pairs = std::move(groups->pairs);
+    }
   }
   if (!pairs.ok()) return ReportError(pairs.status());
   if (flags.explain) ExplainNearDuplicates(*options, *recipe, report);
