@@ -386,9 +386,9 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
 
   NearDuplicateReport report;
   Result<std::vector<SimilarPair>> pairs = InvalidArgumentError("not run");
-  // Whether the pairs join first copies only (FindNearDuplicateGroups);
-  // then first_copy_of holds, per document, its group's first copy.
-  bool grouped = false;
+  // Clusters without deferred sketches: per document, its group's first
+  // copy (FindNearDuplicateGroups; groups of one where it finds every
+  // pair); empty: the pairs are every pair.
   std::vector<uint64_t> first_copy_of;
   if (deferred) {
     Result<std::unique_ptr<Fingerprinter>> verifier =
@@ -396,19 +396,23 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     if (!verifier.ok()) return ReportError(verifier.status());
     pairs = FindNearDuplicatePairsDeferred(&corpus, **verifier, *input_options, *recipe, *options,
                                            &report);
-  } else if (report_kind == Report::kPairs || options->method != NearDuplicateMethod::kSimHash ||
-             IsDigestRecipe(*recipe)) {
-    // Every pair (MinHash and digest recipes have groups of one).
-    pairs = FindNearDuplicatePairs(corpus.fingerprints, *recipe, *options, &report);
   } else {
-    // Clusters need the groups of copies and their first members' pairs
-    // only (SimHash: g copies of one text cost O(g), not g^2 / 2 pairs).
+    // The groups of copies and their first members' pairs (SimHash: g
+    // copies of one text cost O(g) in the search, not g^2 / 2 candidates).
     Result<NearDuplicateGroups> groups =
         FindNearDuplicateGroups(corpus.fingerprints, *recipe, *options, &report);
     if (!groups.ok()) return ReportError(groups.status());
-    grouped = true;
-    first_copy_of = std::move(groups->first_copy_of);
-    pairs = std::move(groups->pairs);
+    if (report_kind == Report::kPairs) {
+      // The output is every pair: written out from the groups (counted in
+      // the verify stage).
+      StageTimer expand_timer;
+      pairs = ExpandNearDuplicateGroups(corpus.fingerprints, *std::move(groups));
+      report.verify_time += expand_timer.Elapsed();
+    } else {
+      // Clusters need the groups only.
+      first_copy_of = std::move(groups->first_copy_of);
+      pairs = std::move(groups->pairs);
+    }
   }
   if (!pairs.ok()) return ReportError(pairs.status());
   if (flags.explain) ExplainNearDuplicates(*options, *recipe, report);
@@ -428,8 +432,8 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
     }
   } else {
     Result<std::vector<uint64_t>> clusters =
-        grouped ? ClusterDocumentGroups(first_copy_of, *pairs, *rule)
-                : ClusterDocuments(corpus.ids.size(), *pairs, *rule);
+        first_copy_of.empty() ? ClusterDocuments(corpus.ids.size(), *pairs, *rule)
+                              : ClusterDocumentGroups(first_copy_of, *pairs, *rule);
     if (!clusters.ok()) return ReportError(clusters.status());
     cluster_of = *std::move(clusters);
     stages.emplace_back("cluster", stage_timer.Lap());

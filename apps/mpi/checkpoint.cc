@@ -37,12 +37,18 @@ constexpr std::string_view kManifestKind = "mpi-manifest";
 // stay on the ranks that built them (PairPlacement::kForests), no longer
 // all on rank 0 (an older binary would cluster rank 0's alone). Not bumped
 // in session 19: SimHash clusters/dedup save the groups' pairs instead of
-// every pair, with the same placements, clusters and counters (either
-// binary resumes the other's files alike; DISTRIBUTED.md "Checkpoints").
-constexpr int kFormatVersion = 5;
+// every pair, with the same placements, clusters and counters. 6 (session
+// 20): the leader rule's SimHash list holds the stars of the groups of
+// copies without session 19's (r, m) pairs (grouped_pairs.h); the scan
+// takes the groups from the stars, which a format-5 binary would scan as
+// plain pairs (a later copy whose first copy follows another leader would
+// lead).
+constexpr int kFormatVersion = 6;
 // The oldest format this binary resumes as well: 4's only difference is
 // the components rule's forests all on rank 0, which the union-find over
-// the ranks takes like any other placement.
+// the ranks takes like any other placement; 4's and 5's SimHash lists
+// (every pair, or session 19's with the (r, m) pairs) hold the stars too,
+// and the scan clusters them alike (leader_scan_test).
 constexpr int kOldestReadableFormat = 4;
 constexpr std::string_view kHeaderPrefix = "neardup-mpi checkpoint ";
 

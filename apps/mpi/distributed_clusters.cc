@@ -89,6 +89,44 @@ Result<std::vector<MemberRecord>> ReceiveMembers(const std::vector<std::string>&
   return members;
 }
 
+Result<std::vector<uint64_t>> LabelsOf(Comm& comm, const DocumentLayout& layout,
+                                       const std::vector<uint64_t>& label,
+                                       const std::vector<uint64_t>& docs);
+
+// The first copy of each own document (itself unless a SimHash pair at
+// distance 0 names it as the later copy: leader_scan.h's TakeCopyPairs,
+// which takes those pairs out of *pairs). The records go to the later
+// copies' owners. Empty when no rank has such a pair (MinHash, or no
+// copies). Collective (a sum; an exchange and an agreement when any).
+Result<std::vector<uint64_t>> FirstCopies(Comm& comm, const DocumentLayout& layout,
+                                          std::vector<SimilarPair>* pairs) {
+  const OwnRange own = OwnRangeOf(comm, layout);
+  std::vector<CopyRecord> copies = TakeCopyPairs(pairs);
+  if (comm.Sum(copies.size()) == 0) return std::vector<uint64_t>{};
+  std::vector<std::string> send(static_cast<size_t>(comm.size()));
+  for (const CopyRecord& record : copies) {
+    ByteWriter(&send[static_cast<size_t>(layout.OwnerOf(record.doc))]).Put(record);
+  }
+  copies = {};
+  std::vector<std::string> received;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
+  std::vector<uint64_t> first_copy(own.count);
+  for (uint64_t i = 0; i < own.count; ++i) first_copy[i] = own.first + i;
+  Status status;
+  for (const std::string& message : received) {
+    ByteReader reader(message);
+    std::vector<CopyRecord> records;
+    while (status.ok() && !reader.done()) {
+      CopyRecord record;
+      status = reader.Get(&record);
+      if (status.ok()) records.push_back(record);
+    }
+    if (status.ok()) status = ApplyCopyRecords(records, own, &first_copy);
+  }
+  NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  return first_copy;
+}
+
 // The leader rule over ranks (ClusterDocuments' scan: in document order,
 // a document joins its first earlier neighbour that is a leader, or leads).
 // Each pair is on the owner of a or of b (PairPlacement::kVerifiers). Rank t scans in
@@ -98,6 +136,11 @@ Result<std::vector<MemberRecord>> ReceiveMembers(const std::vector<std::string>&
 // earlier rank verified (a record per document, not per pair). So no pair
 // moves: a rank groups the pairs of its own second documents while the
 // earlier ranks scan, then looks each earlier neighbour up in the bits.
+// Groups of SimHash copies (pairs at distance 0; grouped_pairs.h) are
+// clustered as ClusterDocumentGroups does: the scan leaves the later
+// copies out, and each then takes its first copy's cluster, asked of the
+// first copy's owner when that is another rank (O(documents), where the
+// scan over every copy's pairs would cost O(g) per neighbour of a group).
 // Collective.
 Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& layout,
                                              std::vector<SimilarPair> pairs) {
@@ -119,6 +162,12 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     if (i > 0 && pair.a < pairs[i - 1].a) sorted_by_a = false;
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> first_copy, FirstCopies(comm, layout, &pairs));
+  const bool copies = !first_copy.empty();
+  if (!copies) {
+    first_copy.resize(own.count);
+    for (uint64_t i = 0; i < own.count; ++i) first_copy[i] = own.first + i;
+  }
   const Neighbours earlier = NeighboursByLater(pairs, own);
   // The pairs whose second document is on a later rank.
   KeepLaterPairs(own, sorted_by_a, &pairs);
@@ -136,7 +185,7 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     std::string flags;
     std::vector<std::string> smallest(ranks);
     if (round == me) {
-      ScanLeaders(own, earlier, external_leader, smallest_leader, &cluster_of, &leader);
+      ScanLeaders(own, earlier, external_leader, smallest_leader, first_copy, &cluster_of, &leader);
       // The last rank's flags are nobody's earlier documents.
       if (round + 1 == ranks) break;
       flags.assign((own.count + 7) / 8, '\0');
@@ -174,6 +223,20 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
+  if (!copies) return cluster_of;
+  // The later copies whose first copy is on an earlier rank: its cluster,
+  // final there (ScanLeaders left the first copy's number).
+  std::vector<uint64_t> later;
+  std::vector<uint64_t> firsts;
+  for (uint64_t i = 0; i < own.count; ++i) {
+    if (first_copy[i] < own.first) {
+      later.push_back(i);
+      firsts.push_back(first_copy[i]);
+    }
+  }
+  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> clusters,
+                           LabelsOf(comm, layout, cluster_of, firsts));
+  for (size_t k = 0; k < later.size(); ++k) cluster_of[later[k]] = clusters[k];
   return cluster_of;
 }
 

@@ -490,11 +490,8 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
   // each rank joins the first copy of each SimHash and lists the groups'
   // pairs instead (grouped_pairs.h, with the argument).
   const bool grouped = placement != PairPlacement::kOwners;
-  std::vector<HammingEntry> copies;  // grouped: every entry, by (SimHash, id)
-  if (grouped && status.ok()) {
-    copies = std::move(entries);
-    entries = SortCopiesKeepFirst(&copies);
-  }
+  CopyGroups groups;  // grouped: every entry, by SimHash
+  if (grouped && status.ok()) groups = GroupCopies(std::move(entries));
   // This rank's pairs: those whose canonical table holds them in its shard
   // (each pair on exactly one rank). The join reports only pairs within the
   // distance: they are verified.
@@ -504,17 +501,17 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
   uint64_t expanded = 0;
   if (status.ok()) {
     HammingShardJoinStats join;
-    Result<std::vector<HammingPair>> joined = shards->SelfJoin(entries, me, &join);
+    Result<std::vector<HammingPair>> joined =
+        shards->SelfJoin(grouped ? groups.first : entries, me, &join);
     if (joined.ok()) {
       entries = {};
       report->index_bytes = join.bytes;
       if (grouped) {
-        GroupedPairs listed = ListGroupedSimHashPairs(
-            copies, *joined, placement == PairPlacement::kVerifiers, [&](uint64_t fingerprint) {
-              // ShardOf cannot fail here: table 0 always exists.
-              return *shards->ShardOf(0, fingerprint) == me;
-            });
-        copies = {};
+        GroupedPairs listed = ListGroupedSimHashPairs(groups, *joined, [&](uint64_t fingerprint) {
+          // ShardOf cannot fail here: table 0 always exists.
+          return *shards->ShardOf(0, fingerprint) == me;
+        });
+        groups = {};
         pairs = std::move(listed.pairs);
         expanded = listed.expanded;
       } else {

@@ -3,53 +3,45 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace neardup::mpi {
 
-std::vector<HammingEntry> SortCopiesKeepFirst(std::vector<HammingEntry>* copies) {
-  tbb::parallel_sort(copies->begin(), copies->end());
-  std::vector<HammingEntry> first;
-  first.reserve(copies->size());
-  for (size_t i = 0; i < copies->size(); ++i) {
-    if (i == 0 || (*copies)[i].fingerprint != (*copies)[i - 1].fingerprint) {
-      first.push_back((*copies)[i]);
+CopyGroups GroupCopies(std::vector<HammingEntry> entries) {
+  CopyGroups groups;
+  groups.copies = std::move(entries);
+  tbb::parallel_sort(groups.copies.begin(), groups.copies.end());
+  for (size_t i = 0; i < groups.copies.size(); ++i) {
+    if (i == 0 || groups.copies[i].fingerprint != groups.copies[i - 1].fingerprint) {
+      groups.first.push_back(groups.copies[i]);
+      groups.start.push_back(i);
     }
   }
-  return first;
+  groups.start.push_back(groups.copies.size());
+  return groups;
 }
 
-GroupedPairs ListGroupedSimHashPairs(std::span<const HammingEntry> copies,
-                                     std::span<const HammingPair> joined, bool later_copies,
+GroupedPairs ListGroupedSimHashPairs(const CopyGroups& groups, std::span<const HammingPair> joined,
                                      const std::function<bool(uint64_t)>& lists_star) {
-  // The copies of one SimHash, [first, end) of `copies`.
-  const auto copies_of = [&](uint64_t fingerprint) {
-    return std::equal_range(
-        copies.begin(), copies.end(), HammingEntry{fingerprint, 0},
-        [](const HammingEntry& x, const HammingEntry& y) { return x.fingerprint < y.fingerprint; });
+  // The group of a joined entry (one of groups.first).
+  const auto group_of = [&](const HammingEntry& entry) {
+    return static_cast<size_t>(std::lower_bound(groups.first.begin(), groups.first.end(), entry) -
+                               groups.first.begin());
   };
+  const auto size_of = [&](size_t k) { return groups.start[k + 1] - groups.start[k]; };
   GroupedPairs out;
   out.pairs.reserve(joined.size());
   for (const HammingPair& pair : joined) {
-    const double similarity = 1.0 - static_cast<double>(pair.distance) / 64;
-    out.pairs.push_back(SimilarPair{pair.a.id, pair.b.id, similarity, pair.distance});
-    const auto [a_begin, a_end] = copies_of(pair.a.fingerprint);
-    const auto [b_begin, b_end] = copies_of(pair.b.fingerprint);
-    out.expanded += static_cast<uint64_t>(a_end - a_begin) * static_cast<uint64_t>(b_end - b_begin);
-    // Components need only (r, s) and the stars (the forest would keep
-    // every (r, m), d (g - 1) pairs for d earlier neighbours of s).
-    if (!later_copies) continue;
-    for (auto copy = b_begin + 1; copy < b_end; ++copy) {
-      out.pairs.push_back(SimilarPair{pair.a.id, copy->id, similarity, pair.distance});
-    }
+    out.pairs.push_back(SimilarPair{pair.a.id, pair.b.id,
+                                    1.0 - static_cast<double>(pair.distance) / 64, pair.distance});
+    out.expanded += size_of(group_of(pair.a)) * size_of(group_of(pair.b));
   }
-  for (size_t begin = 0, end = 0; begin < copies.size(); begin = end) {
-    end = begin + 1;
-    while (end < copies.size() && copies[end].fingerprint == copies[begin].fingerprint) ++end;
-    if (end - begin < 2 || !lists_star(copies[begin].fingerprint)) continue;
-    const uint64_t g = end - begin;
+  for (size_t k = 0; k < groups.first.size(); ++k) {
+    const uint64_t g = size_of(k);
+    if (g < 2 || !lists_star(groups.first[k].fingerprint)) continue;
     out.expanded += g * (g - 1) / 2;
-    for (size_t copy = begin + 1; copy < end; ++copy) {
-      out.pairs.push_back(SimilarPair{copies[begin].id, copies[copy].id, 1.0, 0});
+    for (uint64_t copy = groups.start[k] + 1; copy < groups.start[k + 1]; ++copy) {
+      out.pairs.push_back(SimilarPair{groups.first[k].id, groups.copies[copy].id, 1.0, 0});
     }
   }
   tbb::parallel_sort(out.pairs.begin(), out.pairs.end(),

@@ -8,22 +8,21 @@
 // some shard holds every copy of it (the copies share all their keys), so
 // each rank keeps the first copy (the smallest number) of each SimHash, the
 // same on every rank, and joins those only: their pairs are the pairs
-// between groups, each on one rank. It lists, instead of every pair, pairs
-// that give ClusterDocuments the same clusters: the pairs (r, s) of first
-// copies, r < s; the star (s, m) of each group, listed by one rank (that of
-// the group's table-0 shard); and, for the leader rule only, also (r, m)
-// for each later copy m of s. Why it is the same (ClusterDocumentGroups,
-// neardup/clustering.h): a later copy m takes s's cluster under either
-// rule. Components (the pairs between first copies and the stars): each
-// group is joined to its first copy, the first copies as in the full graph.
-// Leader: a first copy's neighbours here are its neighbours among first
-// copies, and later copies are never leaders (each joins s's cluster), so
-// the first copies' leaders are the full graph's; m's earlier neighbours
-// are s and s's earlier first-copy neighbours, so its first leader is s's
-// (s's own, or s itself when s leads). Each listed pair is a pair of the
-// full graph (at its first copies' distance). The leader rule's list holds
-// g_s - 1 pairs per earlier first-copy neighbour of s: never more than the
-// pairs it replaces, but not O(g) (DISTRIBUTED.md "Not done yet").
+// between groups, each on one rank. It lists, instead of every pair, the
+// pairs (r, s) of first copies, r < s, and the star (s, m) of each group,
+// listed by one rank (that of the group's table-0 shard): O(g) pairs a
+// group under either rule. Each listed pair is a pair of the full graph
+// (at its first copies' distance; a star's at distance 0).
+// - components: ClusterDocuments of the list is the full graph's (each
+//   group is joined to its first copy, the first copies as in the full
+//   graph; ClusterDocumentGroups' argument, neardup/clustering.h).
+// - leader: the stars are the groups: a pair at distance 0 joins two copies
+//   of one SimHash (one 64-bit value, so the same neighbours), and the
+//   leader scan (LeaderClusters, distributed_clusters.cc) takes each later
+//   copy out of the scan and gives it its first copy's cluster, as
+//   ClusterDocumentGroups does in one process. ClusterDocuments of the
+//   list alone is not the full graph's under this rule: a later copy
+//   whose first copy follows another leader would lead.
 #ifndef NEARDUP_APPS_MPI_GROUPED_PAIRS_H_
 #define NEARDUP_APPS_MPI_GROUPED_PAIRS_H_
 
@@ -37,9 +36,17 @@
 
 namespace neardup::mpi {
 
-// Sorts `copies` (a rank's entries) by (SimHash, id) and returns the first
-// copy of each SimHash, in that order: the entries to join.
-std::vector<HammingEntry> SortCopiesKeepFirst(std::vector<HammingEntry>* copies);
+// A rank's entries by SimHash: copies[start[k], start[k + 1]) are the
+// copies of first[k]'s SimHash, first[k] the smallest of them.
+struct CopyGroups {
+  std::vector<HammingEntry> copies;  // every entry, by (SimHash, id)
+  std::vector<HammingEntry> first;   // the entries to join, by SimHash
+  std::vector<uint64_t> start;       // first.size() + 1 offsets into copies
+};
+
+// Sorts `entries` (a rank's) by (SimHash, id) and finds their runs of one
+// SimHash (the only walk over the runs).
+CopyGroups GroupCopies(std::vector<HammingEntry> entries);
 
 struct GroupedPairs {
   std::vector<SimilarPair> pairs;  // sorted by (a, b), unique
@@ -48,13 +55,12 @@ struct GroupedPairs {
   uint64_t expanded = 0;
 };
 
-// The list for ClusterDocuments from `copies` (sorted by SortCopiesKeepFirst)
-// and `joined` (pairs of first copies, a.id < b.id, found by this rank's
-// join): each joined pair; with `later_copies` (the leader rule) also
-// (a, m) for each later copy m of b; the star of each group of two or more
-// whose SimHash `lists_star` accepts.
-GroupedPairs ListGroupedSimHashPairs(std::span<const HammingEntry> copies,
-                                     std::span<const HammingPair> joined, bool later_copies,
+// The list for the clustering from `groups` (GroupCopies') and `joined`
+// (pairs of first copies, a.id < b.id, found by this rank's join): each
+// joined pair, and the star of each group of two or more whose SimHash
+// `lists_star` accepts.
+// REQUIRES: each joined entry is one of groups.first.
+GroupedPairs ListGroupedSimHashPairs(const CopyGroups& groups, std::span<const HammingPair> joined,
                                      const std::function<bool(uint64_t)>& lists_star);
 
 }  // namespace neardup::mpi

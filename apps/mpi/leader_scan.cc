@@ -34,13 +34,49 @@ void KeepLaterPairs(OwnRange own, bool sorted_by_a, std::vector<SimilarPair>* pa
   }
 }
 
+std::vector<CopyRecord> TakeCopyPairs(std::vector<SimilarPair>* pairs) {
+  std::vector<CopyRecord> copies;
+  size_t kept = 0;
+  for (const SimilarPair& pair : *pairs) {
+    if (pair.distance == 0) {
+      copies.push_back({pair.b, pair.a});
+    } else {
+      (*pairs)[kept++] = pair;
+    }
+  }
+  pairs->resize(kept);
+  return copies;
+}
+
+Status ApplyCopyRecords(const std::vector<CopyRecord>& records, OwnRange own,
+                        std::vector<uint64_t>* first_copy) {
+  for (const CopyRecord& record : records) {
+    if (!own.Holds(record.doc) || record.first >= record.doc) {
+      return InternalError("a copy record names document " + std::to_string(record.doc) +
+                           " (this rank holds [" + std::to_string(own.first) + ", " +
+                           std::to_string(own.first + own.count) + ")) and its first copy " +
+                           std::to_string(record.first) + ", which must be before it");
+    }
+    uint64_t& first = (*first_copy)[record.doc - own.first];
+    first = std::min(first, record.first);
+  }
+  return Status::Ok();
+}
+
 void ScanLeaders(OwnRange own, const Neighbours& earlier, const std::vector<bool>& external_leader,
-                 const std::vector<uint64_t>& smallest_leader, std::vector<uint64_t>* cluster_of,
+                 const std::vector<uint64_t>& smallest_leader,
+                 const std::vector<uint64_t>& first_copy, std::vector<uint64_t>* cluster_of,
                  std::vector<uint8_t>* leader) {
   cluster_of->resize(own.count);
   leader->resize(own.count);
   for (uint64_t i = 0; i < own.count; ++i) {
     const uint64_t doc = own.first + i;
+    const uint64_t first = first_copy[i];
+    if (first != doc) {
+      (*cluster_of)[i] = first >= own.first ? (*cluster_of)[first - own.first] : first;
+      (*leader)[i] = 0;
+      continue;
+    }
     uint64_t cluster = std::min(doc, smallest_leader[i]);
     for (uint64_t j = earlier.start[i]; j < earlier.start[i + 1]; ++j) {
       const uint64_t a = earlier.of[j];

@@ -7,7 +7,9 @@
 // given it its leader flags and, for each of r's documents that an earlier
 // rank's pairs name, the smallest leader among that document's neighbours
 // there (SmallestLeaders, one record per document, applied by
-// ApplySmallestLeaders). Thread-compatible.
+// ApplySmallestLeaders). Groups of SimHash copies (pairs at distance 0):
+// each later copy learns its first copy (TakeCopyPairs, ApplyCopyRecords)
+// before the scan, which leaves it out. Thread-compatible.
 #ifndef NEARDUP_APPS_MPI_LEADER_SCAN_H_
 #define NEARDUP_APPS_MPI_LEADER_SCAN_H_
 
@@ -42,6 +44,31 @@ Neighbours NeighboursByLater(const std::vector<SimilarPair>& pairs, OwnRange own
 // by a (as SmallestLeaders needs); `sorted_by_a`: whether *pairs already is.
 void KeepLaterPairs(OwnRange own, bool sorted_by_a, std::vector<SimilarPair>* pairs);
 
+// A later copy of a SimHash group and its group's first copy (smaller):
+// the wire record (16 bytes, copied as is) sent to the copy's owner.
+struct CopyRecord {
+  uint64_t doc = 0;
+  uint64_t first = 0;
+  friend bool operator==(const CopyRecord&, const CopyRecord&) = default;
+};
+
+// Takes the pairs at Hamming distance 0 out of *pairs (the others keep
+// their order) and returns (b, a) for each. Such a pair joins two copies of
+// one SimHash: one 64-bit value, so the same distance to every document,
+// which is ClusterDocumentGroups' promise (neardup/clustering.h); a later
+// copy's cluster is its first copy's. The SimHash grouped lists
+// (grouped_pairs.h) hold one such pair per later copy, the star (s, m);
+// every pair's list (format-4 and -5 checkpoints) one per earlier copy,
+// and the smallest is the first copy. MinHash pairs (distance -1) stay.
+std::vector<CopyRecord> TakeCopyPairs(std::vector<SimilarPair>* pairs);
+
+// Lowers first_copy[i] (own.count entries, each own document's first copy,
+// itself to begin with) to the smallest `first` of the records naming own
+// document own.first + i. Internal error for a record that names no own
+// document or a first copy not before it (the ranks are out of step).
+Status ApplyCopyRecords(const std::vector<CopyRecord>& records, OwnRange own,
+                        std::vector<uint64_t>* first_copy);
+
 // A later rank's document and its smallest earlier neighbour on this rank
 // that is a leader. The wire record (16 bytes, copied as is).
 struct SmallestLeader {
@@ -55,12 +82,18 @@ struct SmallestLeader {
 // `earlier`: NeighboursByLater of the rank's pairs; `external_leader`: the
 // flags of the documents before own.first (own.first of them);
 // `smallest_leader`: per own document, the smallest leader the earlier ranks'
-// pairs named (UINT64_MAX: none). Sets cluster_of and leader (1: leads) of
-// the own documents (own.count each).
+// pairs named (UINT64_MAX: none); `first_copy`: per own document, its
+// group's first copy (ApplyCopyRecords'; itself when it is one). Sets
+// cluster_of and leader (1: leads) of the own documents (own.count each).
+// A later copy is taken out of the scan (ClusterDocumentGroups): it never
+// leads, and takes its first copy's cluster when that is on this rank;
+// else its cluster_of is its first copy's number, which the caller
+// replaces by that copy's cluster once its owner has scanned.
 // REQUIRES: the pairs behind `earlier` have a < b < the corpus's documents
-// (LeaderClusters checks).
+// (LeaderClusters checks); first_copy[i] <= own.first + i.
 void ScanLeaders(OwnRange own, const Neighbours& earlier, const std::vector<bool>& external_leader,
-                 const std::vector<uint64_t>& smallest_leader, std::vector<uint64_t>* cluster_of,
+                 const std::vector<uint64_t>& smallest_leader,
+                 const std::vector<uint64_t>& first_copy, std::vector<uint64_t>* cluster_of,
                  std::vector<uint8_t>* leader);
 
 // The pairs `later` (KeepLaterPairs': a in `own`, b in [own end, total),

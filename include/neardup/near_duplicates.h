@@ -136,6 +136,24 @@ Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint>
                                                     const NearDuplicateOptions& options,
                                                     NearDuplicateReport* report = nullptr);
 
+// FindNearDuplicatePairs' pairs from its groups: `groups`
+// (FindNearDuplicateGroups of the same fingerprints) expanded to every pair
+// of two copies of one group (distance 0, similarity 1) and of copies of
+// two groups whose first copies are a pair (at that pair's distance and
+// similarity), sorted by (a, b): the same list as FindNearDuplicatePairs,
+// built from the groups instead of a search over every copy (for `pairs`,
+// whose output is every pair). Groups of one (MinHash, digest recipes):
+// the pairs as they are, moved.
+// Cost: O(documents + output pairs + documents x neighbour groups of
+// their group x log), plus a sort of a document's pairs where they come
+// from two or more groups, on all cores; memory: the output and
+// O(documents + group pairs).
+// REQUIRES: the pairs are unique (as FindNearDuplicateGroups gives them).
+// InvalidArgument when first_copy_of is not one entry per fingerprint of
+// ClusterDocumentGroups' form or a pair does not join two first copies.
+Result<std::vector<SimilarPair>> ExpandNearDuplicateGroups(
+    std::span<const Fingerprint> fingerprints, NearDuplicateGroups groups);
+
 }  // namespace neardup
 
 #endif  // NEARDUP_NEAR_DUPLICATES_H_

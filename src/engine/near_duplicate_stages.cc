@@ -346,20 +346,30 @@ void ReportCandidates(const NearDuplicateScheme& scheme, size_t num_candidates,
       scheme.method == NearDuplicateMethod::kSimHash ? scheme.hamming.num_blocks : 0;
 }
 
-}  // namespace
-
-Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> fingerprints,
-                                                  const NearDuplicateScheme& scheme,
-                                                  PartRange range, NearDuplicateReport* report) {
+// FindCandidates (first_copy_of empty: every document) and
+// FindFirstCopyCandidates (SimHash, the first copies only): the range's
+// check, the search and its report.
+Result<std::vector<CandidatePair>> CheckedCandidates(std::span<const Fingerprint> fingerprints,
+                                                     std::span<const uint64_t> first_copy_of,
+                                                     const NearDuplicateScheme& scheme,
+                                                     PartRange range, NearDuplicateReport* report) {
   NEARDUP_RETURN_IF_ERROR(CheckPartRange(scheme, range));
   NearDuplicateReport local_report;
   if (report == nullptr) report = &local_report;
   Result<std::vector<CandidatePair>> candidates =
       scheme.method == NearDuplicateMethod::kSimHash
-          ? SimHashCandidates(fingerprints, {}, scheme, range, report)
+          ? SimHashCandidates(fingerprints, first_copy_of, scheme, range, report)
           : MinHashCandidates(fingerprints, scheme, range);
   if (candidates.ok()) ReportCandidates(scheme, candidates->size(), report);
   return candidates;
+}
+
+}  // namespace
+
+Result<std::vector<CandidatePair>> FindCandidates(std::span<const Fingerprint> fingerprints,
+                                                  const NearDuplicateScheme& scheme,
+                                                  PartRange range, NearDuplicateReport* report) {
+  return CheckedCandidates(fingerprints, {}, scheme, range, report);
 }
 
 Result<std::vector<CandidatePair>> FindCandidatesFromBandKeys(
@@ -420,13 +430,7 @@ Result<std::vector<CandidatePair>> FindFirstCopyCandidates(
                                 ") must have one entry per document (" +
                                 std::to_string(fingerprints.size()) + ")");
   }
-  NEARDUP_RETURN_IF_ERROR(CheckPartRange(scheme, range));
-  NearDuplicateReport local_report;
-  if (report == nullptr) report = &local_report;
-  Result<std::vector<CandidatePair>> candidates =
-      SimHashCandidates(fingerprints, first_copy_of, scheme, range, report);
-  if (candidates.ok()) ReportCandidates(scheme, candidates->size(), report);
-  return candidates;
+  return CheckedCandidates(fingerprints, first_copy_of, scheme, range, report);
 }
 
 std::vector<CandidatePair> MergeCandidates(std::span<const std::vector<CandidatePair>> lists) {

@@ -1,8 +1,13 @@
 #include "neardup/near_duplicates.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
 #include <numeric>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -232,6 +237,120 @@ Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint>
   report->candidates = within + between_candidates;
   report->pairs = within + between_pairs;
   return groups;
+}
+
+Result<std::vector<SimilarPair>> ExpandNearDuplicateGroups(
+    std::span<const Fingerprint> fingerprints, NearDuplicateGroups groups) {
+  const uint64_t n = fingerprints.size();
+  const std::vector<uint64_t>& first_copy_of = groups.first_copy_of;
+  if (first_copy_of.size() != n) {
+    return InvalidArgumentError("first_copy_of (" + std::to_string(first_copy_of.size()) +
+                                ") must have one entry per document (" + std::to_string(n) + ")");
+  }
+  bool copies = false;
+  for (uint64_t doc = 0; doc < n; ++doc) {
+    const uint64_t first = first_copy_of[doc];
+    if (first > doc || first_copy_of[first] != first) {
+      return InvalidArgumentError("first_copy_of[" + std::to_string(doc) + "] (" +
+                                  std::to_string(first) +
+                                  ") must name its group's first member, at or before it");
+    }
+    copies = copies || first != doc;
+  }
+  for (const SimilarPair& pair : groups.pairs) {
+    if (!(pair.a < pair.b && pair.b < n) || first_copy_of[pair.a] != pair.a ||
+        first_copy_of[pair.b] != pair.b) {
+      return InvalidArgumentError("pair (" + std::to_string(pair.a) + ", " +
+                                  std::to_string(pair.b) +
+                                  ") must join the first members of two groups, a < b");
+    }
+  }
+  if (!copies) return std::move(groups.pairs);
+  // The members of each group (with features: a featureless document is
+  // in no pair), ascending: members[member_start[f] ..
+  // member_start[f + 1]) for the group whose first copy is f.
+  std::vector<uint64_t> member_start(n + 1, 0);
+  for (uint64_t doc = 0; doc < n; ++doc) {
+    if (fingerprints[doc].num_tokens != 0) ++member_start[first_copy_of[doc] + 1];
+  }
+  for (uint64_t f = 0; f < n; ++f) member_start[f + 1] += member_start[f];
+  std::vector<uint64_t> members(member_start[n]);
+  {
+    std::vector<uint64_t> next(member_start.begin(), member_start.end() - 1);
+    for (uint64_t doc = 0; doc < n; ++doc) {
+      if (fingerprints[doc].num_tokens != 0) members[next[first_copy_of[doc]]++] = doc;
+    }
+  }
+  // The group pairs of each first copy (both ends): indexes into
+  // groups.pairs, neighbour[neighbour_start[f] .. neighbour_start[f + 1]).
+  const std::vector<SimilarPair>& group_pairs = groups.pairs;
+  std::vector<uint64_t> neighbour_start(n + 1, 0);
+  for (const SimilarPair& pair : group_pairs) {
+    ++neighbour_start[pair.a + 1];
+    ++neighbour_start[pair.b + 1];
+  }
+  for (uint64_t f = 0; f < n; ++f) neighbour_start[f + 1] += neighbour_start[f];
+  std::vector<uint64_t> neighbour(neighbour_start[n]);
+  {
+    std::vector<uint64_t> next(neighbour_start.begin(), neighbour_start.end() - 1);
+    for (uint64_t k = 0; k < group_pairs.size(); ++k) {
+      neighbour[next[group_pairs[k].a]++] = k;
+      neighbour[next[group_pairs[k].b]++] = k;
+    }
+  }
+  // The members of group f after doc: [begin, end) of `members`.
+  const auto after = [&](uint64_t f, uint64_t doc) {
+    const auto end = members.begin() + static_cast<ptrdiff_t>(member_start[f + 1]);
+    return std::pair{
+        std::upper_bound(members.begin() + static_cast<ptrdiff_t>(member_start[f]), end, doc), end};
+  };
+  const auto other_end = [&](uint64_t k, uint64_t f) {
+    return group_pairs[k].a == f ? group_pairs[k].b : group_pairs[k].a;
+  };
+  // Each document's pairs with later documents: count, place, fill.
+  std::vector<uint64_t> start(n + 1, 0);
+  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n, 1 << 10),
+                    [&](const tbb::blocked_range<uint64_t>& range) {
+                      for (uint64_t doc = range.begin(); doc != range.end(); ++doc) {
+                        if (fingerprints[doc].num_tokens == 0) continue;
+                        const uint64_t f = first_copy_of[doc];
+                        auto [begin, end] = after(f, doc);
+                        uint64_t count = static_cast<uint64_t>(end - begin);
+                        for (uint64_t j = neighbour_start[f]; j < neighbour_start[f + 1]; ++j) {
+                          std::tie(begin, end) = after(other_end(neighbour[j], f), doc);
+                          count += static_cast<uint64_t>(end - begin);
+                        }
+                        start[doc + 1] = count;
+                      }
+                    });
+  for (uint64_t doc = 0; doc < n; ++doc) start[doc + 1] += start[doc];
+  std::vector<SimilarPair> pairs(start[n]);
+  tbb::parallel_for(
+      tbb::blocked_range<uint64_t>(0, n, 1 << 10), [&](const tbb::blocked_range<uint64_t>& range) {
+        for (uint64_t doc = range.begin(); doc != range.end(); ++doc) {
+          if (start[doc] == start[doc + 1]) continue;
+          const uint64_t f = first_copy_of[doc];
+          SimilarPair* out = pairs.data() + start[doc];
+          auto [begin, end] = after(f, doc);
+          for (auto b = begin; b != end; ++b) *out++ = SimilarPair{doc, *b, 1.0, 0};
+          uint64_t lists = begin != end;
+          for (uint64_t j = neighbour_start[f]; j < neighbour_start[f + 1]; ++j) {
+            const SimilarPair& group_pair = group_pairs[neighbour[j]];
+            std::tie(begin, end) = after(other_end(neighbour[j], f), doc);
+            for (auto b = begin; b != end; ++b) {
+              *out++ = SimilarPair{doc, *b, group_pair.similarity, group_pair.distance};
+            }
+            lists += begin != end;
+          }
+          // Each list is ascending and the groups are disjoint: one list
+          // is in order already.
+          if (lists > 1) {
+            std::sort(pairs.data() + start[doc], out,
+                      [](const SimilarPair& x, const SimilarPair& y) { return x.b < y.b; });
+          }
+        }
+      });
+  return pairs;
 }
 
 }  // namespace neardup

@@ -172,6 +172,10 @@ TEST(SimHashCopiesTest, GroupsExpandToEveryPairAndClusterTheSame) {
       EXPECT_EQ(groups->first_copy_of, CopiesByDefinition(fps));
       EXPECT_LT(groups->pairs.size(), all->size());
       EXPECT_EQ(Expand(*groups), *all);
+      // The library's expansion: the same list, in order.
+      Result<std::vector<SimilarPair>> expanded = ExpandNearDuplicateGroups(fps, *groups);
+      ASSERT_TRUE(expanded.ok()) << expanded.status();
+      EXPECT_EQ(*expanded, *all);
       EXPECT_EQ(report.documents, all_report.documents);
       EXPECT_EQ(report.empty_documents, all_report.empty_documents);
       EXPECT_EQ(report.candidates, all_report.candidates);
@@ -224,6 +228,7 @@ TEST(SimHashCopiesTest, MinHashAndDigestGroupsAreSingletons) {
     std::iota(singletons.begin(), singletons.end(), uint64_t{0});
     EXPECT_EQ(groups->first_copy_of, singletons);
     EXPECT_EQ(groups->pairs, *all);
+    EXPECT_EQ(*ExpandNearDuplicateGroups(fps, *groups), *all);
     EXPECT_EQ(report.candidates, all_report.candidates);
     EXPECT_EQ(report.pairs, all_report.pairs);
   }
@@ -259,6 +264,26 @@ TEST(SimHashCopiesTest, ClusterDocumentGroupsRejectsMalformedInput) {
   EXPECT_THAT(
       *ClusterDocumentGroups(std::vector<uint64_t>{0, 1, 1, 3}, leader, ClusterRule::kLeader),
       ::testing::ElementsAre(0, 0, 0, 3));
+}
+
+TEST(SimHashCopiesTest, ExpandNearDuplicateGroupsRejectsMalformedInput) {
+  std::vector<Fingerprint> fps(4);
+  for (Fingerprint& fp : fps) fp.num_tokens = 3;
+  const auto expand = [&](std::vector<uint64_t> first_copy_of, std::vector<SimilarPair> pairs) {
+    return ExpandNearDuplicateGroups(fps, {std::move(first_copy_of), std::move(pairs)});
+  };
+  EXPECT_FALSE(expand({0, 1, 2}, {}).ok());     // one entry short
+  EXPECT_FALSE(expand({0, 2, 2, 3}, {}).ok());  // a first member after its member
+  EXPECT_FALSE(expand({0, 0, 1, 3}, {}).ok());  // not its own first
+  Result<std::vector<SimilarPair>> bad = expand({0, 0, 2, 3}, {{1, 2, 0.9, 1}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("pair (1, 2)"));
+  EXPECT_FALSE(expand({0, 0, 2, 3}, {{2, 4, 0.9, 1}}).ok());  // out of range
+  // 1 is a copy of 0, 3 of 2, and the groups are a pair; 1 has no
+  // features (in no pair).
+  fps[1].num_tokens = 0;
+  EXPECT_EQ(*expand({0, 0, 2, 2}, {{0, 2, 0.9, 6}}),
+            (std::vector<SimilarPair>{{0, 2, 0.9, 6}, {0, 3, 0.9, 6}, {2, 3, 1.0, 0}}));
 }
 
 TEST(SimHashCopiesTest, FirstCopyCandidatesRejectsMalformedInput) {

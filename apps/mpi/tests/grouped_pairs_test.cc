@@ -1,8 +1,9 @@
-// SortCopiesKeepFirst and ListGroupedSimHashPairs (grouped_pairs.h) against
+// GroupCopies and ListGroupedSimHashPairs (grouped_pairs.h) against
 // ClusterDocuments over every pair, on random graphs of groups of copies:
 // up to 40 documents in up to 8 SimHash values, random adjacency between
-// the values. Leader and components with the (r, m) pairs, components
-// without them; the stars split between two "ranks" as well.
+// the values. Components through ClusterDocuments, leader through the
+// scan's grouped expansion (leader_scan.h, as LeaderClusters runs it at
+// one rank); the stars split between two "ranks" as well.
 #include "grouped_pairs.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "leader_scan.h"
 
 namespace neardup::mpi {
 namespace {
@@ -69,41 +72,62 @@ bool SortedUnique(const std::vector<SimilarPair>& pairs) {
   return true;
 }
 
-TEST(MpiGroupedPairsTest, SortCopiesKeepFirstKeepsEachValuesSmallestId) {
-  std::vector<HammingEntry> copies = {{5, 9}, {3, 4}, {5, 2}, {3, 1}, {8, 7}, {5, 6}};
-  const std::vector<HammingEntry> first = SortCopiesKeepFirst(&copies);
-  EXPECT_EQ(first, (std::vector<HammingEntry>{{3, 1}, {5, 2}, {8, 7}}));
-  EXPECT_TRUE(std::is_sorted(copies.begin(), copies.end()));
-  std::vector<HammingEntry> none;
-  EXPECT_TRUE(SortCopiesKeepFirst(&none).empty());
+TEST(MpiGroupedPairsTest, GroupCopiesFindsEachValuesRun) {
+  const CopyGroups groups = GroupCopies({{5, 9}, {3, 4}, {5, 2}, {3, 1}, {8, 7}, {5, 6}});
+  EXPECT_EQ(groups.copies,
+            (std::vector<HammingEntry>{{3, 1}, {3, 4}, {5, 2}, {5, 6}, {5, 9}, {8, 7}}));
+  EXPECT_EQ(groups.first, (std::vector<HammingEntry>{{3, 1}, {5, 2}, {8, 7}}));
+  EXPECT_EQ(groups.start, (std::vector<uint64_t>{0, 2, 5, 6}));
+  const CopyGroups none = GroupCopies({});
+  EXPECT_TRUE(none.copies.empty());
+  EXPECT_TRUE(none.first.empty());
+  EXPECT_EQ(none.start, (std::vector<uint64_t>{0}));
+}
+
+// What LeaderClusters does with a list at one rank: the copy pairs
+// (distance 0) name each later copy's first copy, which the scan leaves
+// out; components: ClusterDocuments of the list.
+std::vector<uint64_t> ClusterListed(uint64_t num_documents, std::vector<SimilarPair> pairs,
+                                    ClusterRule rule) {
+  if (rule == ClusterRule::kComponents) return *ClusterDocuments(num_documents, pairs, rule);
+  const OwnRange all{0, num_documents};
+  std::vector<uint64_t> first_copy(num_documents);
+  for (uint64_t d = 0; d < num_documents; ++d) first_copy[d] = d;
+  EXPECT_TRUE(ApplyCopyRecords(TakeCopyPairs(&pairs), all, &first_copy).ok());
+  std::vector<uint64_t> cluster_of;
+  std::vector<uint8_t> leader;
+  ScanLeaders(all, NeighboursByLater(pairs, all), {},
+              std::vector<uint64_t>(num_documents, UINT64_MAX), first_copy, &cluster_of, &leader);
+  return cluster_of;
 }
 
 TEST(MpiGroupedPairsTest, ListedPairsClusterAsEveryPair) {
   std::mt19937_64 rng(19);
-  int leader_needs_later_copies = 0;
+  int leader_needs_groups = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
-    Graph graph = RandomGraph(rng);
-    const std::vector<HammingEntry> first = SortCopiesKeepFirst(&graph.copies);
-    ASSERT_TRUE(std::is_sorted(first.begin(), first.end(), [](const auto& x, const auto& y) {
-      return x.fingerprint < y.fingerprint;
-    }));
+    const Graph graph = RandomGraph(rng);
+    const CopyGroups groups = GroupCopies(graph.copies);
+    ASSERT_TRUE(
+        std::is_sorted(groups.first.begin(), groups.first.end(),
+                       [](const auto& x, const auto& y) { return x.fingerprint < y.fingerprint; }));
     const auto all = [](uint64_t) { return true; };
-    for (const bool later : {true, false}) {
-      const GroupedPairs listed = ListGroupedSimHashPairs(graph.copies, graph.joined, later, all);
-      ASSERT_TRUE(SortedUnique(listed.pairs));
-      EXPECT_EQ(listed.expanded, graph.every.size());
-      EXPECT_LE(listed.pairs.size(), graph.every.size());
-      for (const ClusterRule rule : {ClusterRule::kLeader, ClusterRule::kComponents}) {
-        const std::vector<uint64_t> expected =
-            *ClusterDocuments(graph.num_documents, graph.every, rule);
-        const std::vector<uint64_t> got =
-            *ClusterDocuments(graph.num_documents, listed.pairs, rule);
-        if (later || rule == ClusterRule::kComponents) {
-          EXPECT_EQ(got, expected) << "later copies " << later << ", rule " << int(rule);
-        } else {
-          leader_needs_later_copies += got != expected;
-        }
+    const GroupedPairs listed = ListGroupedSimHashPairs(groups, graph.joined, all);
+    ASSERT_TRUE(SortedUnique(listed.pairs));
+    EXPECT_EQ(listed.expanded, graph.every.size());
+    EXPECT_LE(listed.pairs.size(), graph.every.size());
+    // O(g): the pairs of first copies and one star pair per later copy.
+    EXPECT_EQ(listed.pairs.size(), graph.joined.size() + graph.copies.size() - groups.first.size());
+    for (const ClusterRule rule : {ClusterRule::kLeader, ClusterRule::kComponents}) {
+      const std::vector<uint64_t> expected =
+          *ClusterDocuments(graph.num_documents, graph.every, rule);
+      EXPECT_EQ(ClusterListed(graph.num_documents, listed.pairs, rule), expected)
+          << "rule " << int(rule);
+      // A later copy whose first copy follows another leader must follow
+      // that leader (a wrong expansion, to the first copy or alone, fails).
+      if (rule == ClusterRule::kLeader) {
+        leader_needs_groups +=
+            *ClusterDocuments(graph.num_documents, listed.pairs, rule) != expected;
       }
     }
     // The stars split between two ranks (each listing its SimHashes'):
@@ -111,21 +135,22 @@ TEST(MpiGroupedPairsTest, ListedPairsClusterAsEveryPair) {
     const auto even = [](uint64_t fingerprint) { return fingerprint % 2 == 0; };
     const auto odd = [](uint64_t fingerprint) { return fingerprint % 2 == 1; };
     const auto none = [](uint64_t) { return false; };
-    const GroupedPairs joined_stars_even =
-        ListGroupedSimHashPairs(graph.copies, graph.joined, true, even);
-    const GroupedPairs stars_odd = ListGroupedSimHashPairs(graph.copies, {}, true, odd);
+    const GroupedPairs joined_stars_even = ListGroupedSimHashPairs(groups, graph.joined, even);
+    const GroupedPairs stars_odd = ListGroupedSimHashPairs(groups, {}, odd);
     std::vector<SimilarPair> both = joined_stars_even.pairs;
     both.insert(both.end(), stars_odd.pairs.begin(), stars_odd.pairs.end());
     std::sort(both.begin(), both.end(), [](const SimilarPair& x, const SimilarPair& y) {
       return x.a != y.a ? x.a < y.a : x.b < y.b;
     });
     EXPECT_EQ(joined_stars_even.expanded + stars_odd.expanded, graph.every.size());
-    EXPECT_EQ(*ClusterDocuments(graph.num_documents, both, ClusterRule::kLeader),
-              *ClusterDocuments(graph.num_documents, graph.every, ClusterRule::kLeader));
-    EXPECT_TRUE(ListGroupedSimHashPairs(graph.copies, {}, true, none).pairs.empty());
+    for (const ClusterRule rule : {ClusterRule::kLeader, ClusterRule::kComponents}) {
+      EXPECT_EQ(ClusterListed(graph.num_documents, both, rule),
+                *ClusterDocuments(graph.num_documents, graph.every, rule));
+    }
+    EXPECT_TRUE(ListGroupedSimHashPairs(groups, {}, none).pairs.empty());
   }
-  // The leader rule does need the (r, m) pairs (so the test sees them).
-  EXPECT_GT(leader_needs_later_copies, 0);
+  // The leader rule does need the groups (so the test sees them).
+  EXPECT_GT(leader_needs_groups, 0);
 }
 
 }  // namespace

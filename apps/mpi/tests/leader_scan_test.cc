@@ -5,8 +5,10 @@
 // own rank beside one elsewhere), ties (one document with leader
 // neighbours on several ranks, the smaller wins), documents with no pairs,
 // ranks with no documents, random graphs of cliques and random pairs with
-// random verifiers, each rank's pairs sorted or shuffled; and
-// ApplySmallestLeaders' refusal of records the ranks cannot have sent.
+// random verifiers, each rank's pairs sorted or shuffled; groups of SimHash
+// copies (pairs at distance 0) in each list a checkpoint may hold; and
+// ApplySmallestLeaders' and ApplyCopyRecords' refusals of records the ranks
+// cannot have sent.
 #include "leader_scan.h"
 
 #include <gtest/gtest.h>
@@ -71,6 +73,20 @@ std::vector<uint64_t> SimulatedRanks(const std::vector<uint64_t>& counts,
     });
     if (shuffle != nullptr) std::shuffle(list.begin(), list.end(), *shuffle);
   }
+  // FirstCopies: the copy pairs (distance 0) taken out, their records sent
+  // to the later copies' owners.
+  std::vector<std::vector<CopyRecord>> copy_records(ranks);
+  for (std::vector<SimilarPair>& list : pairs) {
+    for (const CopyRecord& record : TakeCopyPairs(&list)) {
+      copy_records[OwnerOf(ranges, record.doc)].push_back(record);
+    }
+  }
+  std::vector<std::vector<uint64_t>> first_copy(ranks);
+  for (size_t r = 0; r < ranks; ++r) {
+    for (uint64_t i = 0; i < ranges[r].count; ++i) first_copy[r].push_back(ranges[r].first + i);
+    const Status status = ApplyCopyRecords(copy_records[r], ranges[r], &first_copy[r]);
+    EXPECT_TRUE(status.ok()) << status.message();
+  }
   // received[to][from]: the records `from` sent to `to`.
   std::vector<std::vector<std::vector<SmallestLeader>>> received(
       ranks, std::vector<std::vector<SmallestLeader>>(ranks));
@@ -92,11 +108,20 @@ std::vector<uint64_t> SimulatedRanks(const std::vector<uint64_t>& counts,
     }
     std::vector<uint64_t> own_clusters;
     std::vector<uint8_t> leader;
-    ScanLeaders(own, earlier, external_leader, smallest_leader, &own_clusters, &leader);
+    ScanLeaders(own, earlier, external_leader, smallest_leader, first_copy[r], &own_clusters,
+                &leader);
     for (uint64_t i = 0; i < own.count; ++i) flags[own.first + i] = leader[i] != 0;
     cluster_of.insert(cluster_of.end(), own_clusters.begin(), own_clusters.end());
     for (const SmallestLeader& record : SmallestLeaders(later, leader, own, total)) {
       received[OwnerOf(ranges, record.doc)][r].push_back(record);
+    }
+  }
+  // The later copies whose first copy is on an earlier rank take its
+  // cluster (LeaderClusters asks the owner: LabelsOf).
+  for (size_t r = 0; r < ranks; ++r) {
+    for (uint64_t i = 0; i < ranges[r].count; ++i) {
+      const uint64_t first = first_copy[r][i];
+      if (first < ranges[r].first) cluster_of[ranges[r].first + i] = cluster_of[first];
     }
   }
   return cluster_of;
@@ -114,6 +139,11 @@ std::vector<uint64_t> Oracle(uint64_t total, const std::vector<PlacedPair>& plac
 }
 
 PlacedPair Pair(uint64_t a, uint64_t b, bool on_first) { return {{a, b, 0.9, -1}, on_first}; }
+// Two copies of one SimHash (distance 0) and a SimHash pair at distance 3.
+PlacedPair Copy(uint64_t a, uint64_t b, bool on_first) { return {{a, b, 1.0, 0}, on_first}; }
+PlacedPair Near(uint64_t a, uint64_t b, bool on_first) {
+  return {{a, b, 1.0 - 3.0 / 64, 3}, on_first};
+}
 
 TEST(MpiLeaderScanTest, LeaderOnAnEarlierRank) {
   // Ranks {0..3}, {4..7}, {8..11}. 1 leads; 5 pairs with 1 and joins it
@@ -210,6 +240,115 @@ TEST(MpiLeaderScanTest, RandomGraphsAgainstOneProcess) {
     EXPECT_EQ(SimulatedRanks(counts, placed, shuffled ? &rng : nullptr), Oracle(total, placed))
         << "trial " << trial << (shuffled ? ", shuffled" : "");
   }
+}
+
+TEST(MpiLeaderScanTest, ALaterCopyTakesItsFirstCopysCluster) {
+  // 0 (text A) leads; 1 (text B, near A) joins it; 2 and 3 are copies of
+  // 1. Grouped (stars only), they join 0, not 1, wherever 1 is: on their
+  // rank or an earlier one.
+  for (const std::vector<uint64_t>& counts :
+       {std::vector<uint64_t>{2, 2}, {3, 1}, {1, 1, 2}, {4}}) {
+    for (bool on_first : {true, false}) {
+      const std::vector<PlacedPair> grouped = {Near(0, 1, true), Copy(1, 2, on_first),
+                                               Copy(1, 3, !on_first)};
+      EXPECT_EQ(SimulatedRanks(counts, grouped), (std::vector<uint64_t>{0, 0, 0, 0}))
+          << counts.size() << " ranks";
+    }
+  }
+  // A later copy never leads: 3 (text C) is near B only (2 of B's copies);
+  // with every pair, 2's pair with 3 does not make 3 follow 2.
+  const std::vector<PlacedPair> every = {Near(0, 1, true), Near(0, 2, true), Copy(1, 2, true),
+                                         Near(1, 3, true), Near(2, 3, false)};
+  const std::vector<uint64_t> expected = Oracle(4, every);
+  EXPECT_EQ(expected, (std::vector<uint64_t>{0, 0, 0, 3}));
+  EXPECT_EQ(SimulatedRanks({2, 1, 1}, every), expected);
+  EXPECT_EQ(SimulatedRanks({1, 1, 1, 1}, every), expected);
+  // The first copy is the smallest copy named (every pair names m1 as a
+  // copy of both s and m0).
+  const std::vector<PlacedPair> three = {
+      Near(0, 2, true), Copy(1, 3, true), Copy(1, 4, true), Copy(3, 4, false), Near(1, 2, false),
+      Near(2, 3, true), Near(2, 4, true), Near(0, 1, true), Near(0, 3, true),  Near(0, 4, false)};
+  EXPECT_EQ(SimulatedRanks({1, 2, 2}, three), Oracle(5, three));
+}
+
+// Random groups of SimHash copies (up to 40 documents in up to 8 values,
+// random adjacency between the values), placed as SimHash places them
+// (each pair on its first document's owner) or anywhere: the grouped list
+// (pairs of first copies and the stars), session 19's list (with (r, m)
+// for each later copy m of s, format-5 checkpoints) and every pair
+// (format 4) all cluster as every pair does in one process.
+TEST(MpiLeaderScanTest, RandomGroupsOfCopiesAgainstOneProcess) {
+  std::mt19937_64 rng(20);
+  int stars_alone_differ = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    const size_t ranks = 1 + rng() % 5;
+    std::vector<uint64_t> counts(ranks);
+    uint64_t total = 0;
+    for (uint64_t& count : counts) {
+      count = rng() % 4 == 0 ? 0 : rng() % 12;
+      total += count;
+    }
+    if (total < 2) continue;
+    const uint64_t num_values = 1 + rng() % 8;
+    std::vector<std::vector<bool>> near(num_values, std::vector<bool>(num_values, false));
+    for (uint64_t x = 0; x < num_values; ++x) {
+      for (uint64_t y = x + 1; y < num_values; ++y) near[x][y] = near[y][x] = rng() % 5 < 2;
+    }
+    std::vector<uint64_t> value_of(total);
+    std::vector<uint64_t> first_of_value(num_values, total);
+    for (uint64_t d = 0; d < total; ++d) {
+      value_of[d] = rng() % num_values;
+      first_of_value[value_of[d]] = std::min(first_of_value[value_of[d]], d);
+    }
+    const bool anywhere = trial % 2 == 1;
+    const auto on_first = [&] { return !anywhere || rng() % 2 == 0; };
+    std::vector<PlacedPair> every;
+    std::vector<PlacedPair> grouped;
+    std::vector<PlacedPair> session19;
+    for (uint64_t a = 0; a < total; ++a) {
+      for (uint64_t b = a + 1; b < total; ++b) {
+        const uint64_t x = value_of[a];
+        const uint64_t y = value_of[b];
+        const bool a_first = first_of_value[x] == a;
+        if (x == y) {
+          every.push_back(Copy(a, b, on_first()));
+          if (a_first) {
+            grouped.push_back(Copy(a, b, on_first()));
+            session19.push_back(Copy(a, b, on_first()));
+          }
+        } else if (near[x][y]) {
+          every.push_back(Near(a, b, on_first()));
+          if (a_first && first_of_value[y] == b) grouped.push_back(Near(a, b, on_first()));
+          // (r, m) for each later copy m of s, r < s.
+          if (a_first && a < first_of_value[y]) session19.push_back(Near(a, b, on_first()));
+        }
+      }
+    }
+    const std::vector<uint64_t> expected = Oracle(total, every);
+    SCOPED_TRACE("trial " + std::to_string(trial) + (anywhere ? ", anywhere" : ""));
+    EXPECT_EQ(SimulatedRanks(counts, grouped), expected) << "grouped";
+    EXPECT_EQ(SimulatedRanks(counts, session19), expected) << "session 19's list";
+    EXPECT_EQ(SimulatedRanks(counts, every), expected) << "every pair";
+    // Without the groups (the stars as plain pairs) the list is wrong.
+    stars_alone_differ += Oracle(total, grouped) != expected;
+  }
+  EXPECT_GT(stars_alone_differ, 0);
+}
+
+TEST(MpiLeaderScanTest, CopyRecordsTheRanksCannotHaveSentAreRefused) {
+  const OwnRange own{4, 4};
+  std::vector<uint64_t> first_copy = {4, 5, 6, 7};
+  EXPECT_TRUE(ApplyCopyRecords({{6, 2}, {6, 1}, {7, 5}}, own, &first_copy).ok());
+  EXPECT_EQ(first_copy, (std::vector<uint64_t>{4, 5, 1, 5}));
+  for (const CopyRecord& bad : {CopyRecord{3, 1}, CopyRecord{8, 1}, CopyRecord{5, 5}}) {
+    const Status status = ApplyCopyRecords({bad}, own, &first_copy);
+    EXPECT_EQ(status.code(), StatusCode::kInternal) << bad.doc << " " << bad.first;
+  }
+  // TakeCopyPairs keeps the other pairs in order.
+  std::vector<SimilarPair> pairs = {
+      {0, 1, 0.9, -1}, {1, 2, 1.0, 0}, {0, 3, 0.95, 3}, {2, 5, 1.0, 0}};
+  EXPECT_EQ(TakeCopyPairs(&pairs), (std::vector<CopyRecord>{{2, 1}, {5, 2}}));
+  EXPECT_EQ(pairs, (std::vector<SimilarPair>{{0, 1, 0.9, -1}, {0, 3, 0.95, 3}}));
 }
 
 TEST(MpiLeaderScanTest, RecordsTheRanksCannotHaveSentAreRefused) {
