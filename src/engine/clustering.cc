@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "neardup/union_find.h"
+#include "util/fresh_pages.h"
 
 namespace neardup {
 namespace {
@@ -63,7 +64,9 @@ Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
   }
   // Leader: visit documents in order; each looks at its earlier neighbours
   // (sorted by b, then a) and joins the first one that is a leader.
-  std::vector<std::pair<uint64_t, uint64_t>> earlier(pairs.size());  // (b, a)
+  // (b, a), its pages faulted in on all cores (util/fresh_pages.h).
+  std::vector<std::pair<uint64_t, uint64_t>> earlier;
+  internal::GrowFaultingInParallel(&earlier, pairs.size());
   tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), kPairGrain),
                     [&](const tbb::blocked_range<size_t>& range) {
                       for (size_t i = range.begin(); i != range.end(); ++i) {

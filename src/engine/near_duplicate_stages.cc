@@ -20,6 +20,7 @@
 #include "neardup/near_duplicates.h"
 #include "neardup/simhash.h"
 #include "neardup/similarity.h"
+#include "util/fresh_pages.h"
 
 namespace neardup {
 namespace {
@@ -107,7 +108,9 @@ Result<std::vector<CandidatePair>> SimHashCandidates(std::span<const Fingerprint
 // cores; the index's order is kept).
 std::vector<CandidatePair> AllCandidatesOf(const LshIndex& index) {
   std::vector<std::pair<uint64_t, uint64_t>> pairs = index.AllPairCandidates();
-  std::vector<CandidatePair> candidates(pairs.size());
+  // Faulted in on all cores (util/fresh_pages.h): 16 bytes a candidate.
+  std::vector<CandidatePair> candidates;
+  internal::GrowFaultingInParallel(&candidates, pairs.size());
   tbb::parallel_for(tbb::blocked_range<size_t>(0, pairs.size(), 1 << 14),
                     [&](const tbb::blocked_range<size_t>& range) {
                       for (size_t i = range.begin(); i != range.end(); ++i) {

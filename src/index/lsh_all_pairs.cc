@@ -12,6 +12,7 @@
 
 #include "index/lsh_index_state.h"
 #include "neardup/lsh_index.h"
+#include "util/fresh_pages.h"
 
 namespace neardup {
 namespace {
@@ -115,29 +116,33 @@ std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands
     MarkChains(s.bands[task / chunks], begin, std::min(n, begin + slots_per_task),
                head_storage[task / chunks].get());
   });
-  // Groups per_pass bands at a time, each in slot ranges on all cores; the
-  // lists are disjoint, so the result is their concatenation, sorted.
-  std::vector<std::vector<Pair>> lists;
+  // Groups per_pass bands at a time, each in slot ranges on all cores. The
+  // lists are disjoint, so the result is their concatenation, sorted: one
+  // list of the total size, its pages faulted in on all cores, each task's
+  // list copied and freed on all cores (growing the result pass by pass
+  // reallocated it and value-initialised fresh pages on one thread).
+  std::vector<std::vector<Pair>> lists(static_cast<size_t>(num_bands) * chunks);
   for (int first = 0; first < num_bands; first += per_pass) {
     const int count = std::min(per_pass, num_bands - first);
-    lists.assign(static_cast<size_t>(count) * chunks, {});
-    tbb::parallel_for(size_t{0}, lists.size(), [&](size_t task) {
+    tbb::parallel_for(size_t{0}, static_cast<size_t>(count) * chunks, [&](size_t task) {
       const int band = first + static_cast<int>(task / chunks);
       const size_t begin = task % chunks * slots_per_task;
       GroupBand(s.bands[band], std::span<const uint32_t* const>(heads).first(band), s.doc_ids,
-                begin, std::min(n, begin + slots_per_task), lists[task]);
-    });
-    size_t total = result.size();
-    std::vector<size_t> offsets(lists.size());
-    for (size_t i = 0; i < lists.size(); ++i) {
-      offsets[i] = total;
-      total += lists[i].size();
-    }
-    result.resize(total);
-    tbb::parallel_for(size_t{0}, lists.size(), [&](size_t i) {
-      std::copy(lists[i].begin(), lists[i].end(), result.begin() + offsets[i]);
+                begin, std::min(n, begin + slots_per_task),
+                lists[static_cast<size_t>(first) * chunks + task]);
     });
   }
+  std::vector<size_t> offsets(lists.size());
+  size_t total = 0;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    offsets[i] = total;
+    total += lists[i].size();
+  }
+  internal::GrowFaultingInParallel(&result, total);
+  tbb::parallel_for(size_t{0}, lists.size(), [&](size_t i) {
+    std::copy(lists[i].begin(), lists[i].end(), result.begin() + offsets[i]);
+    std::vector<Pair>().swap(lists[i]);
+  });
   tbb::parallel_sort(result.begin(), result.end());
   return result;
 }
