@@ -159,7 +159,10 @@ class LshIndex {
   // disjoint and need one parallel sort, no merge. Scratch memory: 4 bytes
   // per document and band plus the pairs. bands_per_pass bands are grouped
   // at a time (values >= num_bands: all at once; below 1: 1); the result is
-  // the same for every value and thread count.
+  // the same for every value and thread count. Every pass's lists are kept
+  // until the result is allocated once and filled from them, so the peak
+  // is about twice the pairs whatever bands_per_pass is (it bounds the
+  // scratch of one pass only).
   std::vector<std::pair<uint64_t, uint64_t>> AllPairCandidates(int bands_per_pass = 4) const;
 
   size_t size() const;
