@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <link.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -676,6 +677,45 @@ TEST_F(CliSafetyTest, AnInputThatTurnsUnlocatableFallsBackToOnePass) {
   EXPECT_EQ(deferred.exit_code, 0) << deferred.err;
   EXPECT_THAT(deferred.err, HasSubstr("sketch ")) << deferred.err;
 #endif
+}
+
+// The path of this program's interpreter (PT_INTERP: the dynamic loader
+// that neardup, built alike, names too); empty when statically linked.
+std::string ProgramInterpreter() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          if (info->dlpi_phdr[i].p_type == PT_INTERP) {
+            *static_cast<std::string*>(out) =
+                reinterpret_cast<const char*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+          }
+        }
+        return 1;  // the first object is the program
+      },
+      &found);
+  return found;
+}
+
+// Started through the dynamic loader (`ld-linux-x86-64.so.2 ./neardup
+// dedup ...`), a corpus-wide command runs: /proc/self/exe is then the
+// loader, and the huge-page restart (docs/CLI.md) would start the loader
+// with `dedup` as its program (exit 127) where the kernel gives huge pages
+// on request. Without that restart it is skipped here too.
+TEST_F(CliSafetyTest, ACorpusCommandRunsThroughTheDynamicLoader) {
+  const std::string loader = ProgramInterpreter();
+  if (loader.empty()) GTEST_SKIP() << "statically linked: no dynamic loader";
+  const std::string direct = (dir_ / "direct.jsonl").string();
+  CommandResult plain = Neardup("dedup -q -o " + direct + " " + Example());
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const std::string through = (dir_ / "through.jsonl").string();
+  const std::string err = (dir_ / "through.err").string();
+  const int status = std::system(
+      (loader + " " + NEARDUP_CLI + " dedup -q -o " + through + " " + Example() + " 2>" + err)
+          .c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << Read(err);
+  EXPECT_EQ(Read(through), Read(direct));
 }
 
 }  // namespace

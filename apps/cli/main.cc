@@ -10,10 +10,10 @@
 
 #include "exit_codes.h"
 #include "fingerprint_command.h"
+#include "huge_pages.h"
 #include "index_command.h"
 #include "near_duplicate_commands.h"
 #include "neardup/cpu_dispatch.h"
-#include "neardup/malloc_tuning.h"
 #include "output.h"
 #include "query_command.h"
 #include "recipe_command.h"
@@ -60,10 +60,12 @@ int ParseAndRun(int argc, char** argv) {
 
   std::function<int()> run;
   neardup::cli::RegisterFingerprintCommand(&app, &run);
-  neardup::cli::RegisterNearDuplicateCommands(&app, &run);
+  // Set by the corpus-wide commands' callbacks (huge pages, below).
+  bool wants_huge_pages = false;
+  neardup::cli::RegisterNearDuplicateCommands(&app, &run, {}, &wants_huge_pages);
   neardup::cli::RegisterRecipeCommand(&app, &run);
   neardup::cli::RegisterIndexCommand(&app, &run);
-  neardup::cli::RegisterSimilarCommand(&app, &run);
+  neardup::cli::RegisterSimilarCommand(&app, &run, &wants_huge_pages);
   neardup::cli::RegisterQueryCommand(&app, &run);
   neardup::cli::RegisterReportCommand(&app, &run);
 #ifdef NEARDUP_HAVE_SERVER
@@ -84,19 +86,19 @@ int ParseAndRun(int argc, char** argv) {
     return neardup::cli::kExitUsage;
   }
   if (!run) return neardup::cli::kExitUsage;
-  // Transparent huge pages for malloc's blocks (neardup/malloc_tuning.h)
-  // for the corpus-wide commands, whose working sets are gigabytes
-  // (`dedup` of 1M documents: 1.76M minor faults with 4 KiB pages, 44-71K
-  // with huge pages, 13-24% less CPU). Not for the others: `fingerprint`
-  // streams in bounded memory and the restart's second start-up (a few
-  // ms) would be a share of a short command's time; `serve` is a
-  // long-running process of small requests with its own malloc settings.
-  // NEARDUP_HUGEPAGES=0 (or any value) turns it off.
-  bool corpus_wide = false;
-  for (const char* name : {"pairs", "clusters", "dedup", "similar"}) {
-    corpus_wide = corpus_wide || app.got_subcommand(name);
+  // Transparent huge pages for malloc's blocks (huge_pages.h) for the
+  // corpus-wide commands, whose working sets are gigabytes (`dedup` of 1M
+  // documents: 1.76M minor faults with 4 KiB pages, 44-71K with huge
+  // pages; CPU 13-24% lower in two loaded pairs of runs, unconfirmed).
+  // Not for the others: `fingerprint` streams in bounded memory and the
+  // restart's second start-up (a few ms) would be a share of a short
+  // command's time; `serve` is a long-running process of small requests
+  // with its own malloc settings. NEARDUP_HUGEPAGES=0 turns it off
+  // (docs/CLI.md).
+  if (wants_huge_pages) {
+    neardup::cli::RestartWithMallocHugePages(argv, "NEARDUP_HUGEPAGES",
+                                             "NEARDUP_HUGEPAGES_RESTARTED");
   }
-  if (corpus_wide) neardup::RestartWithMallocHugePages(argv, "NEARDUP_HUGEPAGES");
   return run();
 }
 

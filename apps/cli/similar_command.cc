@@ -116,7 +116,7 @@ int RunSimilar(const SimilarFlags& flags) {
 
 }  // namespace
 
-void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run) {
+void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run, bool* chosen) {
   auto flags = std::make_shared<SimilarFlags>();
   CLI::App* command = app->add_subcommand(
       "similar",
@@ -138,7 +138,8 @@ void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run) {
   flags->run.Register(command);
   flags->wait.Register(command);
   flags->sink.Register(command);
-  command->callback([flags, run, command] {
+  command->callback([flags, run, command, chosen] {
+    if (chosen != nullptr) *chosen = true;
     flags->sink.Parsed(*command);
     *run = [flags] { return RunSimilar(*flags); };
   });

@@ -8,8 +8,9 @@
 
 namespace neardup::cli {
 
-// Registers the subcommand; `*run` is set to its action when it is chosen.
-void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run);
+// Registers the subcommand; `*run` is set to its action, and `*chosen`
+// (where not null) to true, when it is chosen.
+void RegisterSimilarCommand(CLI::App* app, std::function<int()>* run, bool* chosen = nullptr);
 
 }  // namespace neardup::cli
 

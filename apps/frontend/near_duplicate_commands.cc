@@ -491,7 +491,7 @@ int RunNearDuplicateJob(const NearDuplicateJob& flags) {
 namespace {
 
 CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, Report kind,
-                     std::function<int()>* run, const NearDuplicateRunner& runner) {
+                     std::function<int()>* run, const NearDuplicateRunner& runner, bool* chosen) {
   auto flags = std::make_shared<NearDuplicateFlags>();
   CLI::App* command = app->add_subcommand(name, description);
   flags->recipe.Register(command);
@@ -550,7 +550,8 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
         ->check(CLI::IsMember({"first", "longest", "shortest"}))
         ->capture_default_str();
   }
-  command->callback([flags, run, kind, command, runner] {
+  command->callback([flags, run, kind, command, runner, chosen] {
+    if (chosen != nullptr) *chosen = true;
     for (const char* name : kMinHashOnlyOptions) {
       if (command->count(name) > 0) flags->minhash_only_given.push_back(name);
     }
@@ -570,18 +571,18 @@ CLI::App* AddCommand(CLI::App* app, const char* name, const char* description, R
 }  // namespace
 
 void RegisterNearDuplicateCommands(CLI::App* app, std::function<int()>* run,
-                                   NearDuplicateRunner runner) {
+                                   NearDuplicateRunner runner, bool* chosen) {
   AddCommand(app, "pairs",
              "Write each verified near-duplicate pair once, a before b in input order: "
              "{\"a\", \"b\", \"similarity\"} (simhash adds \"distance\")",
-             Report::kPairs, run, runner);
+             Report::kPairs, run, runner, chosen);
   AddCommand(app, "clusters",
              "Group near-duplicates: {\"cluster\": n, \"ids\": [...]} per cluster of two or more",
-             Report::kClusters, run, runner);
+             Report::kClusters, run, runner, chosen);
   AddCommand(app, "dedup",
              "Write the corpus without near-duplicates: JSONL records verbatim, or for file "
              "inputs one {\"id\", \"kept\", \"duplicate_of\"} line per document",
-             Report::kDedup, run, runner);
+             Report::kDedup, run, runner, chosen);
 }
 
 }  // namespace neardup::cli

@@ -45,10 +45,11 @@ struct NearDuplicateJob {
 // Runs a resolved job; returns the exit code.
 using NearDuplicateRunner = std::function<int(const NearDuplicateJob&)>;
 
-// Registers the three subcommands; `*run` is set to the chosen one's action.
-// An empty `runner` runs the job in this process (RunNearDuplicateJob).
+// Registers the three subcommands; `*run` is set to the chosen one's action,
+// and `*chosen` (where not null) to true when one of them is chosen. An
+// empty `runner` runs the job in this process (RunNearDuplicateJob).
 void RegisterNearDuplicateCommands(CLI::App* app, std::function<int()>* run,
-                                   NearDuplicateRunner runner = {});
+                                   NearDuplicateRunner runner = {}, bool* chosen = nullptr);
 
 // The single-process run of a job.
 int RunNearDuplicateJob(const NearDuplicateJob& job);

@@ -252,7 +252,11 @@ std::vector<std::vector<CandidatePair>> ExpandGroups(
     // This rank's own list is where the round's candidates are merged
     // (ShuffleBandRound): room for every rank's share for this rank (about
     // `total` when the ranks find alike) and a quarter more for the split
-    // by cost. Capacity never written is never faulted in.
+    // by cost. Capacity never written is never faulted in: under the
+    // default overcommit it costs address space, not memory; with
+    // vm.overcommit_memory=2 the own list commits ~1.4x this rank's
+    // expansion (~2.5x its share at 2 ranks), on top of MergeUnique's
+    // block where that is taken instead.
     found[r].reserve(r == static_cast<size_t>(rank) ? share * static_cast<size_t>(ranks) * 5 / 4
                                                     : share);
   }
@@ -342,7 +346,8 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   // each peer's): merged, not sorted again (a radix sort of them all was
   // a tenth of a rank's time, and two lists of fresh pages), into this
   // rank's own list where its capacity holds them all (ExpandGroups
-  // reserved it), else into a fresh block.
+  // reserved it) and, after the last round, a quarter more (below), else
+  // into a fresh block.
   std::vector<std::string_view> others;
   if (!mine->empty()) others.push_back(bytes_of(*mine));
   for (const std::string& message : incoming) {
@@ -351,27 +356,35 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
     }
     if (!message.empty()) others.push_back(message);
   }
-  NEARDUP_ASSIGN_OR_RETURN(const bool in_place,
-                           MergeUniqueInPlace(&found[me], others, layout.total));
-  if (in_place) {
-    *mine = std::move(found[me]);
-    return Status::Ok();
-  }
-  std::vector<std::string_view> runs = std::move(others);
-  runs.push_back(bytes_of(found[me]));
   // The last round's list is the one the split by cost (BalanceVerification,
   // distributed_pairs.cc) may hand more candidates to: room for a quarter
   // more, so that those merge into it in place when they fit (without room
   // the receiver copied its whole list into a fresh block: up to ~0.4 s of
-  // page zeroing and copying on the 1M corpus' receiving rank). Capacity
+  // page zeroing and copying on the 1M corpus' receiving rank). In place
+  // only where the capacity holds that quarter too: a skewed round (peers'
+  // pairs near this rank's own) can fill the own list's block. Capacity
   // never written is never faulted in: under the default overcommit it
   // costs address space, not memory; with vm.overcommit_memory=2 it counts
   // against the commit limit. Earlier rounds' lists are merged again, so
   // they get none.
   const bool last_round = bands.end == scheme.num_parts;
+  if (last_round) {
+    stats->band_merge_in = found[me].size();
+    for (std::string_view run : others) stats->band_merge_in += run.size() / kCandidateBytes;
+  }
+  NEARDUP_ASSIGN_OR_RETURN(const bool in_place,
+                           MergeUniqueInPlace(&found[me], others, layout.total, last_round));
+  if (in_place) {
+    *mine = std::move(found[me]);
+    if (last_round) stats->band_merge_out = mine->size();
+    return Status::Ok();
+  }
+  std::vector<std::string_view> runs = std::move(others);
+  runs.push_back(bytes_of(found[me]));
   Result<std::vector<CandidatePair>> merged = MergeUnique(runs, layout.total, last_round);
   if (!merged.ok()) return merged.status();
   *mine = std::move(merged).value();
+  if (last_round) stats->band_merge_out = mine->size();
   return Status::Ok();
 }
 

@@ -32,7 +32,7 @@ namespace neardup::mpi {
 // unique). `local` are this rank's documents, numbered from
 // `first_document`. Adds the bytes sent to stats->key_bytes and
 // candidate_bytes. After the last round (bands.end == scheme.num_parts),
-// *mine has spare capacity for about a quarter more pairs (the split by
+// *mine has spare capacity for at least a quarter more pairs (the split by
 // cost may hand this rank more; see band_groups.cc).
 Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         const std::vector<Fingerprint>& local, uint64_t first_document,

@@ -8,6 +8,11 @@
 #include <string>
 #include <utility>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 #include "radix_sort.h"
 
 namespace neardup::mpi {
@@ -67,6 +72,23 @@ CandidatePair PairAt(std::string_view run, size_t i) {
   return pair;
 }
 
+// Gives the whole pages of [begin, end) back to the kernel: the slots
+// past a merged list's end, written by the merge (the repeats it dropped:
+// pairs found by several key owners or rounds), would otherwise stay
+// resident through verification, where a rank's memory peaks. Read
+// again, they are zero pages; written, fresh ones.
+void ReleasePages(CandidatePair* begin, CandidatePair* end) {
+#if defined(__linux__)
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (reinterpret_cast<uintptr_t>(begin) + page - 1) / page * page;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(end) / page * page;
+  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+#else
+  (void)begin;
+  (void)end;
+#endif
+}
+
 }  // namespace
 
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
@@ -119,8 +141,14 @@ Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view>
   return merged;
 }
 
+// MergeUnique's heap merge and checks run backwards here, not through one
+// helper templated on the direction: the two differ in how run 0 is read
+// (from the output block), where pairs go (push_back against writes from
+// the back) and which neighbour a repeat or an out-of-order pair is
+// compared with; a helper taking all three would be longer than the loop.
 Result<bool> MergeUniqueInPlace(std::vector<CandidatePair>* list,
-                                std::span<const std::string_view> others, uint64_t num_documents) {
+                                std::span<const std::string_view> others, uint64_t num_documents,
+                                bool spare_quarter) {
   // Run 0 is *list (its first `own` slots), run r + 1 is others[r]; left[r]:
   // the pairs of run r not yet taken (each run is read from its back).
   const size_t own = list->size();
@@ -130,7 +158,7 @@ Result<bool> MergeUniqueInPlace(std::vector<CandidatePair>* list,
     left.push_back(run.size() / sizeof(CandidatePair));
     total += left.back();
   }
-  if (list->capacity() < total) return false;
+  if (list->capacity() < total + (spare_quarter ? total / 4 : 0)) return false;
   list->resize(total);  // within the capacity: the same block
   CandidatePair* const out = list->data();
   const auto at = [&](size_t run, size_t i) {
@@ -175,6 +203,7 @@ Result<bool> MergeUniqueInPlace(std::vector<CandidatePair>* list,
   const size_t merged = total - write;
   if (write != 0 && merged != 0) std::memmove(out, out + write, merged * sizeof(CandidatePair));
   list->resize(merged);
+  ReleasePages(out + merged, out + total);
   return true;
 }
 

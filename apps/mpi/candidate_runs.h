@@ -41,7 +41,6 @@ void SortUnique(std::vector<CandidatePair>* candidates, SortScratch* scratch);
 // other ranks; a later stage indexes by these ids). One output block of the
 // runs' total size, a quarter more with `spare_quarter`, for pairs the
 // caller will add to the list later.
-//
 Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view> runs,
                                                uint64_t num_documents, bool spare_quarter = false);
 
@@ -52,13 +51,18 @@ Result<std::vector<CandidatePair>> MergeUnique(std::span<const std::string_view>
 // slot of list size + the others' pairs, so no pair of *list is
 // overwritten before it is read), then moved to the front. Returns false,
 // *list untouched, when its capacity is below list size + the others'
-// pairs (the caller merges into a fresh block instead); DataLoss as
-// MergeUnique (on DataLoss *list holds an unspecified list). `others` must
-// not point into *list.
-//
-// All three are pure and thread-compatible.
+// pairs, a quarter more of them with `spare_quarter` (the caller merges
+// into a fresh block instead, MergeUnique's, whose spare is then sure);
+// DataLoss as MergeUnique (on DataLoss *list holds an unspecified list).
+// The block's whole pages past the union are given back to the kernel
+// (madvise): the repeats' slots, written by the merge, stay unresident.
+// REQUIRES: `others` do not point into *list.
 Result<bool> MergeUniqueInPlace(std::vector<CandidatePair>* list,
-                                std::span<const std::string_view> others, uint64_t num_documents);
+                                std::span<const std::string_view> others, uint64_t num_documents,
+                                bool spare_quarter = false);
+
+// SortUnique and MergeUnique are pure; MergeUniqueInPlace changes only
+// *list. All are thread-compatible.
 
 }  // namespace neardup::mpi
 

@@ -82,6 +82,12 @@ struct DistributedPairsStats {
   // MinHash: candidates it handed to another rank to verify (the split by
   // cost).
   uint64_t moved_candidates = 0;
+  // MinHash: the last band round's merge, the pairs taken in (this rank's
+  // own, earlier rounds' and its peers', a pair found by several key
+  // owners once each) and the union kept (for --profile; not saved by
+  // --checkpoint: 0 after a resume).
+  uint64_t band_merge_in = 0;
+  uint64_t band_merge_out = 0;
   // This rank's time in each stage, in order (for --profile; not saved by
   // --checkpoint).
   struct Stage {

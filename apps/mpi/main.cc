@@ -24,10 +24,10 @@
 
 #include "exit_codes.h"
 #include "fingerprint_command.h"
+#include "huge_pages.h"
 #include "launch_settings.h"
 #include "mpi_jobs.h"
 #include "near_duplicate_commands.h"
-#include "neardup/malloc_tuning.h"
 #include "output.h"
 #include "similar_command.h"
 
@@ -93,14 +93,15 @@ void PreferSingleHostPml() {
 
 int main(int argc, char** argv) {
   PreferSingleHostPml();
-  // Transparent huge pages for the heap (neardup/malloc_tuning.h). A
+  // Transparent huge pages for the heap (apps/frontend/huge_pages.h). A
   // rank's working set is gigabytes of vectors read at random (the
   // verification's sketches and chunk sets, the band-key records, the
   // pairs): with 4 KiB pages a third of its CPU went to TLB misses and
   // page faults in one loaded run (docs/DISTRIBUTED.md, "Measured, session
   // 10"). Before MPI_Init (the launcher's environment is kept);
-  // NEARDUP_MPI_HUGEPAGES=0 (or any value) turns it off.
-  neardup::RestartWithMallocHugePages(argv, "NEARDUP_MPI_HUGEPAGES");
+  // NEARDUP_MPI_HUGEPAGES=0 turns it off.
+  neardup::cli::RestartWithMallocHugePages(argv, "NEARDUP_MPI_HUGEPAGES",
+                                           "NEARDUP_MPI_HUGEPAGES_RESTARTED");
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "neardup-mpi: MPI_Init_thread failed\n");

@@ -72,6 +72,8 @@ void RankProfile::SetWork(const DistributedPairsStats& stats, const NearDuplicat
   exact_checks_ = report.exact_checks;
   pair_bytes_ = stats.pair_bytes;
   moved_ = stats.moved_candidates;
+  band_merge_in_ = stats.band_merge_in;
+  band_merge_out_ = stats.band_merge_out;
   handed_out_ = stats.handed_out_records;
   handed_out_back_ = stats.handed_out_back;
   handed_in_ = stats.handed_in_records;
@@ -103,6 +105,10 @@ void RankProfile::Print(Comm& comm, bool enabled) const {
                   static_cast<unsigned long long>(candidates_),
                   static_cast<unsigned long long>(exact_checks_),
                   static_cast<unsigned long long>(moved_), static_cast<double>(pair_bytes_) / 1e6);
+    line += buffer;
+    std::snprintf(buffer, sizeof(buffer), "; last band merge %llu -> %llu candidates",
+                  static_cast<unsigned long long>(band_merge_in_),
+                  static_cast<unsigned long long>(band_merge_out_));
     line += buffer;
   }
   std::snprintf(buffer, sizeof(buffer), "; peak RSS %.1f MB",

@@ -33,9 +33,9 @@ class RankProfile {
   // documents it fingerprinted again, its candidates after the split by
   // cost, those it handed to another rank) and the bytes of pairs it
   // placed (all saved by --checkpoint, so a resumed job prints them too),
-  // and the records of the deferred sketches' handover (not saved: 0 after
-  // a resume). Without it (`fingerprint`) the line ends after the total
-  // and the peak memory.
+  // and the records of the deferred sketches' handover and the last band
+  // round's merge (not saved: 0 after a resume). Without it (`fingerprint`)
+  // the line ends after the total and the peak memory.
   void SetWork(const DistributedPairsStats& stats, const NearDuplicateReport& report);
   // Collective: rank 0 prints every rank's line when `enabled`.
   void Print(Comm& comm, bool enabled) const;
@@ -61,6 +61,8 @@ class RankProfile {
   uint64_t candidates_ = 0;
   uint64_t exact_checks_ = 0;
   uint64_t moved_ = 0;
+  uint64_t band_merge_in_ = 0;
+  uint64_t band_merge_out_ = 0;
   std::vector<Stage> stages_;
 };
 

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
-#include <string_view>
 
 namespace neardup {
 namespace {
@@ -66,41 +65,6 @@ TEST(MallocTuningTest, AllocationsStillWork) {
   (void)TuneMallocForServer();
   std::string big(64 << 20, 'x');
   EXPECT_EQ(big[big.size() - 1], 'x');
-}
-
-TEST(MallocTuningTest, HugePagesAddedWhereTheKernelWaitsToBeAsked) {
-  const std::string_view madvise = "always [madvise] never\n";
-  EXPECT_EQ(TunablesWithMallocHugePages(nullptr, madvise), "glibc.malloc.hugetlb=1");
-  EXPECT_EQ(TunablesWithMallocHugePages("", madvise), "glibc.malloc.hugetlb=1");
-  // Other tunables are kept, before it.
-  EXPECT_EQ(TunablesWithMallocHugePages("glibc.malloc.top_pad=0", madvise),
-            "glibc.malloc.top_pad=0:glibc.malloc.hugetlb=1");
-}
-
-TEST(MallocTuningTest, HugePagesLeftAsTheyAre) {
-  // The kernel gives them without asking, or never.
-  for (const std::string_view enabled :
-       {"[always] madvise never\n", "always madvise [never]\n", "", "madvise"}) {
-    EXPECT_EQ(TunablesWithMallocHugePages(nullptr, enabled), std::nullopt) << enabled;
-  }
-  // The tunable named already, whatever its value.
-  for (const char* value : {"glibc.malloc.hugetlb=0", "glibc.malloc.hugetlb=1",
-                            "glibc.malloc.top_pad=0:glibc.malloc.hugetlb=2"}) {
-    EXPECT_EQ(TunablesWithMallocHugePages(value, "always [madvise] never"), std::nullopt) << value;
-  }
-}
-
-// With the off variable set the call returns, the environment unchanged
-// (without it the process would be replaced: not callable from a test).
-TEST(MallocTuningTest, RestartTurnedOffByTheVariable) {
-  ScopedTunables tunables("glibc.malloc.top_pad=0");
-  setenv("NEARDUP_TEST_HUGEPAGES_OFF", "0", 1);
-  char name[] = "malloc_tuning_test";
-  char* argv[] = {name, nullptr};
-  RestartWithMallocHugePages(argv, "NEARDUP_TEST_HUGEPAGES_OFF");
-  EXPECT_STREQ(std::getenv("GLIBC_TUNABLES"), "glibc.malloc.top_pad=0");
-  EXPECT_STREQ(std::getenv("NEARDUP_TEST_HUGEPAGES_OFF"), "0");
-  unsetenv("NEARDUP_TEST_HUGEPAGES_OFF");
 }
 
 }  // namespace

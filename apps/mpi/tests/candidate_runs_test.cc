@@ -14,6 +14,11 @@
 #include <string_view>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
 namespace neardup::mpi {
 namespace {
 
@@ -176,6 +181,71 @@ TEST(MpiCandidateRunsTest, MergeUniqueInPlaceMatchesSortAndUnique) {
     }
   }
 }
+
+// With spare_quarter (the last band round's list, which the split by cost
+// may add to) in place only where a quarter more than the pairs in hand
+// fits after the merge; else false, untouched, for MergeUnique's block.
+TEST(MpiCandidateRunsTest, MergeUniqueInPlaceKeepsAQuarterSpare) {
+  std::mt19937_64 rng(15);
+  const std::vector<CandidatePair> own = Oracle(RandomPairs(rng, 400, 1000));
+  const std::vector<CandidatePair> other = Oracle(RandomPairs(rng, 400, 1000));
+  const std::vector<std::string_view> others = {Bytes(other)};
+  const size_t pairs = own.size() + other.size();
+  const std::vector<CandidatePair> all = Oracle([&] {
+    std::vector<CandidatePair> both = own;
+    both.insert(both.end(), other.begin(), other.end());
+    return both;
+  }());
+  for (const size_t room : {pairs, pairs + pairs / 4 - 1, pairs + pairs / 4}) {
+    for (const bool spare_quarter : {false, true}) {
+      std::vector<CandidatePair> list = own;
+      list.shrink_to_fit();
+      list.reserve(room);
+      const size_t capacity = list.capacity();
+      Result<bool> merged = MergeUniqueInPlace(&list, others, 1000, spare_quarter);
+      ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+      const std::string where =
+          "room " + std::to_string(room) + ", spare_quarter " + std::to_string(spare_quarter);
+      const bool fits = capacity >= pairs + (spare_quarter ? pairs / 4 : 0);
+      EXPECT_EQ(*merged, fits) << where;
+      if (fits) {
+        EXPECT_EQ(list, all) << where;
+        if (spare_quarter) {
+          EXPECT_GE(list.capacity() - list.size(), list.size() / 4) << where;
+        }
+      } else {
+        EXPECT_EQ(list, own) << where;
+      }
+    }
+  }
+}
+
+#if defined(__linux__)
+// The repeats' slots past the union (written by the merge) are not left
+// resident: every whole page there is given back.
+TEST(MpiCandidateRunsTest, MergeUniqueInPlaceReleasesTheRepeatsPages) {
+  std::vector<CandidatePair> pairs;
+  for (uint64_t i = 0; i < 200'000; ++i) pairs.push_back({i, i + 1});
+  std::vector<CandidatePair> list = pairs;
+  list.shrink_to_fit();
+  list.reserve(2 * pairs.size());
+  const std::vector<std::string_view> others = {Bytes(pairs)};  // every pair a repeat
+  Result<bool> merged = MergeUniqueInPlace(&list, others, 300'000);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_TRUE(*merged);
+  EXPECT_EQ(list, pairs);
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t first =
+      (reinterpret_cast<uintptr_t>(list.data() + list.size()) + page - 1) / page * page;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(list.data() + 2 * pairs.size()) / page * page;
+  ASSERT_LT(first, last);
+  std::vector<unsigned char> resident((last - first) / page);
+  ASSERT_EQ(mincore(reinterpret_cast<void*>(first), last - first, resident.data()), 0);
+  size_t kept = 0;
+  for (unsigned char flags : resident) kept += flags & 1;
+  EXPECT_EQ(kept, 0u) << "of " << resident.size() << " pages";
+}
+#endif
 
 // Runs out of order and pairs outside the documents are DataLoss in place
 // too, in *list itself as in another run.
