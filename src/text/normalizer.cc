@@ -620,10 +620,12 @@ void NormalizeReference(std::string_view text, const NormalizationOptions& optio
 // form's size, instead of shrinking *out to it (the next text's resize would
 // zero-fill that room again). Else *out is the form and its size returned.
 // bits: null, or the token bits asked for (FormTokenBits).
+// kernels: TextKernelsFor(kernels.path), or another table the CPU runs (tests).
 size_t NormalizeInto(std::string_view text, const NormalizationOptions& options, std::string* out,
-                     NormalizeStats* stats, CpuPath path, bool keep_room, FormTokenBits* bits) {
+                     NormalizeStats* stats, const TextKernels& kernels, bool keep_room,
+                     FormTokenBits* bits) {
   if (bits != nullptr) bits->valid = false;
-  const TextKernels& kernels = TextKernelsFor(path);
+  const CpuPath path = kernels.path;
   const bool fold = options.case_fold;
   const bool drop = options.remove_punctuation;
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
@@ -737,12 +739,14 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
 
 void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
                NormalizeStats* stats, CpuPath path) {
-  NormalizeInto(text, options, out, stats, path, /*keep_room=*/false, /*bits=*/nullptr);
+  NormalizeInto(text, options, out, stats, TextKernelsFor(path), /*keep_room=*/false,
+                /*bits=*/nullptr);
 }
 
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
                             std::string* out, NormalizeStats* stats, CpuPath path) {
-  return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true, /*bits=*/nullptr);
+  return NormalizeInto(text, options, out, stats, TextKernelsFor(path), /*keep_room=*/true,
+                       /*bits=*/nullptr);
 }
 
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
@@ -750,7 +754,16 @@ size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& o
                             FormTokenBits* bits) {
   NEARDUP_DCHECK(bits == nullptr || bits->kind == TokenizerKind::kWord ||
                  bits->kind == TokenizerKind::kWhitespace);
-  return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true, bits);
+  return NormalizeInto(text, options, out, stats, TextKernelsFor(path), /*keep_room=*/true, bits);
+}
+
+size_t NormalizeKeepingRoomForTesting(std::string_view text, const NormalizationOptions& options,
+                                      std::string* out, const TextKernels& kernels,
+                                      FormTokenBits* bits) {
+  NEARDUP_CHECK(CpuSupports(kernels.path)) << "CPU path " << CpuPathName(kernels.path);
+  NEARDUP_DCHECK(bits == nullptr || bits->kind == TokenizerKind::kWord ||
+                 bits->kind == TokenizerKind::kWhitespace);
+  return NormalizeInto(text, options, out, nullptr, kernels, /*keep_room=*/true, bits);
 }
 
 }  // namespace neardup::internal

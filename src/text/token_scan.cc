@@ -224,6 +224,12 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
   avx512bw_ = path == CpuPath::kAvx512 && !compress_;
 }
 
+void TokenScanner::UseAvx512BwForTesting() {
+  NEARDUP_CHECK(compress_ || avx512bw_) << "UseAvx512BwForTesting: not the avx512 path";
+  compress_ = false;
+  avx512bw_ = true;
+}
+
 TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text,
                            const uint64_t* token_bits)
     : TokenScanner(kind, path, text) {
