@@ -251,8 +251,9 @@ TEST(NormalizerTest, KeepingRoomGivesTheSameFormAsAPrefix) {
 // testing::ScalarTokenBits. It checks the kernel of the CPU it runs on (the
 // VBMI one, AVX-512 VBMI and VBMI2, or the BW one, AVX-512 without them)
 // and, on any AVX-512 CPU, the BW one through NormalizeKeepingRoomForTesting
-// (its form against the reference path's); on a CPU without AVX-512, valid
-// is always false, so a run there checks the forms only.
+// (its form against the reference path's: remove_punctuation over texts of
+// up to 700 random ASCII bytes); on a CPU without AVX-512, valid is always
+// false, so a run there checks the forms only.
 TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
   SplitMix64 rng(1913);
   std::vector<std::string> texts = {"",
@@ -335,14 +336,15 @@ TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
 // VBMI or not: testing::Avx512BwTextKernels): (1) against the Reference;
 // (2) against Normalize's own utf8proc path, forced by a trailing "é",
 // which composes with nothing before it and which no option removes or
-// changes. Texts of one partial block.
+// changes. 3000 texts of one partial block, then 300 of up to 700 bytes
+// (the copies' whole blocks: punctuation removed across block edges).
 TEST(NormalizerTest, AsciiFastPathEqualsUtf8procPath) {
   SplitMix64 rng(99);
   const std::string e_acute = "\xC3\xA9";
   const std::optional<TextKernels> bw = testing::Avx512BwTextKernels();
   std::string room;
-  for (int i = 0; i < 3000; ++i) {
-    std::string s(rng.Next() % 64, '\0');
+  for (int i = 0; i < 3300; ++i) {
+    std::string s(rng.Next() % (i < 3000 ? 64 : 700), '\0');
     for (char& c : s) {
       uint64_t r = rng.Next();
       // Half printable, half any ASCII byte (controls and NUL included).
