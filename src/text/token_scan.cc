@@ -471,7 +471,9 @@ NEARDUP_AVX512BW_TARGET __attribute__((always_inline)) inline size_t EmitTokensA
   const size_t tokens = count / 2;
   // index[carry + i]: the i-th edge of the block (index[0] unused with a
   // token open); 64 edges, plus room for a whole store past the last and
-  // for the span steps' loads past it.
+  // for the span steps' loads past it. The entries past the edges are
+  // indeterminate: the spans made from them lie past `tokens` and are never
+  // counted (a memory checker may still flag their loads).
   alignas(64) uint32_t index[1 + 64 + 16 + 16];
   const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
   uint32_t* dst = index + carry;
