@@ -241,6 +241,15 @@ __attribute__((target("avx512f,avx512bw"))) size_t AppendAsciiAvx512Bw(std::stri
   return static_cast<size_t>(dst - begin);
 }
 NEARDUP_INTRINSICS_WARNINGS_ON
+
+// The VBMI ASCII copy (`vbmi`: TextKernels::ascii_normalizer_avx512) or the
+// BW one (ascii_copy_avx512bw); same contract.
+template <AsciiTokenBits kBits>
+size_t AppendAsciiAvx512Either(bool vbmi, std::string_view text, bool fold, bool drop_punctuation,
+                               char* dst, size_t* consumed, uint64_t* words = nullptr) {
+  return vbmi ? AppendAsciiAvx512<kBits>(text, fold, drop_punctuation, dst, consumed, words)
+              : AppendAsciiAvx512Bw<kBits>(text, fold, drop_punctuation, dst, consumed, words);
+}
 #endif
 
 // Appends the ASCII path's form of `text`: `fold` maps A-Z to a-z,
@@ -651,24 +660,17 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
     size_t written;
     if (bits == nullptr || drop) {
-      written =
-          avx512 ? AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos)
-                 : AppendAsciiAvx512Bw<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos);
+      written = AppendAsciiAvx512Either<AsciiTokenBits::kNone>(avx512, text, fold, drop,
+                                                               out->data(), &pos);
     } else {
       const size_t words = text.size() / 64 + 2;
       if (bits->words.size() < words) bits->words.resize(words);
       uint64_t* const w = bits->words.data();
-      if (bits->kind == TokenizerKind::kWhitespace) {
-        written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWhitespace>(text, fold, drop,
-                                                                          out->data(), &pos, w)
-                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWhitespace>(text, fold, drop,
-                                                                            out->data(), &pos, w);
-      } else {
-        written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(),
-                                                                    &pos, w)
-                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWord>(text, fold, drop, out->data(),
-                                                                      &pos, w);
-      }
+      written = bits->kind == TokenizerKind::kWhitespace
+                    ? AppendAsciiAvx512Either<AsciiTokenBits::kWhitespace>(avx512, text, fold, drop,
+                                                                           out->data(), &pos, w)
+                    : AppendAsciiAvx512Either<AsciiTokenBits::kWord>(avx512, text, fold, drop,
+                                                                     out->data(), &pos, w);
       bits->valid = pos == text.size();
     }
     if (pos == text.size()) {
