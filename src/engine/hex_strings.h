@@ -32,7 +32,7 @@ void WriteHex64Digits(char* out, uint64_t value);
 // VBMI, the AVX2 one on the other avx2 and avx512 paths.
 void AppendHexStringArray(std::string* out, std::span<const uint64_t> values);
 
-// The two implementations, for differential tests.
+// The three implementations, for differential tests.
 void AppendHexStringArrayPortable(std::string* out, std::span<const uint64_t> values);
 // REQUIRES: HexStringsAvx512Supported().
 void AppendHexStringArrayAvx512(std::string* out, std::span<const uint64_t> values);

@@ -241,6 +241,15 @@ __attribute__((target("avx512f,avx512bw"))) size_t AppendAsciiAvx512Bw(std::stri
   return static_cast<size_t>(dst - begin);
 }
 NEARDUP_INTRINSICS_WARNINGS_ON
+
+// The VBMI ASCII copy (`vbmi`: TextKernels::ascii_normalizer_avx512) or the
+// BW one (ascii_copy_avx512bw); same contract.
+template <AsciiTokenBits kBits>
+size_t AppendAsciiAvx512Either(bool vbmi, std::string_view text, bool fold, bool drop_punctuation,
+                               char* dst, size_t* consumed, uint64_t* words = nullptr) {
+  return vbmi ? AppendAsciiAvx512<kBits>(text, fold, drop_punctuation, dst, consumed, words)
+              : AppendAsciiAvx512Bw<kBits>(text, fold, drop_punctuation, dst, consumed, words);
+}
 #endif
 
 // Appends the ASCII path's form of `text`: `fold` maps A-Z to a-z,
@@ -620,10 +629,12 @@ void NormalizeReference(std::string_view text, const NormalizationOptions& optio
 // form's size, instead of shrinking *out to it (the next text's resize would
 // zero-fill that room again). Else *out is the form and its size returned.
 // bits: null, or the token bits asked for (FormTokenBits).
+// kernels: TextKernelsFor(kernels.path), or another table the CPU runs (tests).
 size_t NormalizeInto(std::string_view text, const NormalizationOptions& options, std::string* out,
-                     NormalizeStats* stats, CpuPath path, bool keep_room, FormTokenBits* bits) {
+                     NormalizeStats* stats, const TextKernels& kernels, bool keep_room,
+                     FormTokenBits* bits) {
   if (bits != nullptr) bits->valid = false;
-  const TextKernels& kernels = TextKernelsFor(path);
+  const CpuPath path = kernels.path;
   const bool fold = options.case_fold;
   const bool drop = options.remove_punctuation;
 #ifdef NEARDUP_HAVE_AVX512_NORMALIZE
@@ -649,24 +660,17 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
     if (out->size() < text.size() + 64) out->resize(text.size() + 64);
     size_t written;
     if (bits == nullptr || drop) {
-      written =
-          avx512 ? AppendAsciiAvx512<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos)
-                 : AppendAsciiAvx512Bw<AsciiTokenBits::kNone>(text, fold, drop, out->data(), &pos);
+      written = AppendAsciiAvx512Either<AsciiTokenBits::kNone>(avx512, text, fold, drop,
+                                                               out->data(), &pos);
     } else {
       const size_t words = text.size() / 64 + 2;
       if (bits->words.size() < words) bits->words.resize(words);
       uint64_t* const w = bits->words.data();
-      if (bits->kind == TokenizerKind::kWhitespace) {
-        written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWhitespace>(text, fold, drop,
-                                                                          out->data(), &pos, w)
-                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWhitespace>(text, fold, drop,
-                                                                            out->data(), &pos, w);
-      } else {
-        written = avx512 ? AppendAsciiAvx512<AsciiTokenBits::kWord>(text, fold, drop, out->data(),
-                                                                    &pos, w)
-                         : AppendAsciiAvx512Bw<AsciiTokenBits::kWord>(text, fold, drop, out->data(),
-                                                                      &pos, w);
-      }
+      written = bits->kind == TokenizerKind::kWhitespace
+                    ? AppendAsciiAvx512Either<AsciiTokenBits::kWhitespace>(avx512, text, fold, drop,
+                                                                           out->data(), &pos, w)
+                    : AppendAsciiAvx512Either<AsciiTokenBits::kWord>(avx512, text, fold, drop,
+                                                                     out->data(), &pos, w);
       bits->valid = pos == text.size();
     }
     if (pos == text.size()) {
@@ -737,12 +741,14 @@ size_t NormalizeInto(std::string_view text, const NormalizationOptions& options,
 
 void Normalize(std::string_view text, const NormalizationOptions& options, std::string* out,
                NormalizeStats* stats, CpuPath path) {
-  NormalizeInto(text, options, out, stats, path, /*keep_room=*/false, /*bits=*/nullptr);
+  NormalizeInto(text, options, out, stats, TextKernelsFor(path), /*keep_room=*/false,
+                /*bits=*/nullptr);
 }
 
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
                             std::string* out, NormalizeStats* stats, CpuPath path) {
-  return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true, /*bits=*/nullptr);
+  return NormalizeInto(text, options, out, stats, TextKernelsFor(path), /*keep_room=*/true,
+                       /*bits=*/nullptr);
 }
 
 size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& options,
@@ -750,7 +756,16 @@ size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& o
                             FormTokenBits* bits) {
   NEARDUP_DCHECK(bits == nullptr || bits->kind == TokenizerKind::kWord ||
                  bits->kind == TokenizerKind::kWhitespace);
-  return NormalizeInto(text, options, out, stats, path, /*keep_room=*/true, bits);
+  return NormalizeInto(text, options, out, stats, TextKernelsFor(path), /*keep_room=*/true, bits);
+}
+
+size_t NormalizeKeepingRoomForTesting(std::string_view text, const NormalizationOptions& options,
+                                      std::string* out, const TextKernels& kernels,
+                                      FormTokenBits* bits) {
+  NEARDUP_CHECK(CpuSupports(kernels.path)) << "CPU path " << CpuPathName(kernels.path);
+  NEARDUP_DCHECK(bits == nullptr || bits->kind == TokenizerKind::kWord ||
+                 bits->kind == TokenizerKind::kWhitespace);
+  return NormalizeInto(text, options, out, nullptr, kernels, /*keep_room=*/true, bits);
 }
 
 }  // namespace neardup::internal

@@ -119,6 +119,17 @@ size_t NormalizeKeepingRoom(std::string_view text, const NormalizationOptions& o
                             std::string* out, NormalizeStats* stats, CpuPath path,
                             FormTokenBits* bits);
 
+struct TextKernels;  // text/text_kernels.h
+
+// NormalizeKeepingRoom (no stats) with the kernels of `kernels` instead of
+// TextKernelsFor(kernels.path)'s, for tests: e.g. the AVX-512 BW ASCII copy
+// (ascii_copy_avx512bw) on a CPU that also has VBMI, whose own table never
+// picks it. REQUIRES: CpuSupports(kernels.path) and the CPU has the
+// features of every kernel `kernels` names.
+size_t NormalizeKeepingRoomForTesting(std::string_view text, const NormalizationOptions& options,
+                                      std::string* out, const TextKernels& kernels,
+                                      FormTokenBits* bits);
+
 }  // namespace neardup::internal
 
 #endif  // NEARDUP_TEXT_NORMALIZER_H_

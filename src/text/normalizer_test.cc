@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "text/text_kernels.h"
@@ -246,10 +248,12 @@ TEST(NormalizerTest, KeepingRoomGivesTheSameFormAsAPrefix) {
 // control bytes, and texts with a byte >= 0x80 (valid or not) after ASCII
 // blocks, one reused FormTokenBits throughout (a valid text after an
 // invalid one and the other way round). The bits are checked against
-// testing::ScalarTokenBits. It checks the kernel of the CPU it runs on: the
-// VBMI one (AVX-512 VBMI, VBMI2) or the BW one (AVX-512 without them); on a
-// CPU with neither, valid is always false, so a run there checks the forms
-// only.
+// testing::ScalarTokenBits. It checks the kernel of the CPU it runs on (the
+// VBMI one, AVX-512 VBMI and VBMI2, or the BW one, AVX-512 without them)
+// and, on any AVX-512 CPU, the BW one through NormalizeKeepingRoomForTesting
+// (its form against the reference path's: remove_punctuation over texts of
+// up to 700 random ASCII bytes); on a CPU without AVX-512, valid is always
+// false, so a run there checks the forms only.
 TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
   SplitMix64 rng(1913);
   std::vector<std::string> texts = {"",
@@ -279,7 +283,19 @@ TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
     texts.push_back(std::string(130, 'A') + tail);
     texts.push_back(tail);
   }
+  // Every CPU path's own table, and the AVX-512 BW copy on any AVX-512 CPU
+  // (its form checked against the reference path's).
+  std::vector<std::pair<std::string, TextKernels>> tables;
   for (CpuPath path : SupportedCpuPaths()) {
+    tables.emplace_back(std::string(CpuPathName(path)), TextKernelsFor(path));
+  }
+  if (const std::optional<TextKernels> bw = testing::Avx512BwTextKernels()) {
+    ASSERT_TRUE(bw->ascii_copy_avx512bw);
+    tables.emplace_back("avx512bw", *bw);
+  }
+  for (const auto& [name, kernels] : tables) {
+    const CpuPath path = kernels.path;
+    const bool forced = name == "avx512bw";
     for (const NormalizationOptions& options : AllNormalizationOptions()) {
       for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
         FormTokenBits bits;
@@ -287,26 +303,27 @@ TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
         std::string room;
         for (const std::string& text : texts) {
           std::string want;
-          Normalize(text, options, &want, nullptr, path);
+          Normalize(text, options, &want, nullptr, forced ? CpuPath::kReference : path);
           bits.valid = true;  // must be reset by the call
-          const size_t n = NormalizeKeepingRoom(text, options, &room, nullptr, path, &bits);
-          ASSERT_EQ(std::string_view(room.data(), n), want) << CpuPathName(path);
+          const size_t n =
+              forced ? NormalizeKeepingRoomForTesting(text, options, &room, kernels, &bits)
+                     : NormalizeKeepingRoom(text, options, &room, nullptr, path, &bits);
+          ASSERT_EQ(std::string_view(room.data(), n), want) << name;
           const bool ascii = std::all_of(text.begin(), text.end(), [](char c) {
             return static_cast<unsigned char>(c) < 0x80;
           });
-          const TextKernels& kernels = TextKernelsFor(path);
           ASSERT_EQ(bits.valid,
                     ascii && (kernels.ascii_normalizer_avx512 || kernels.ascii_copy_avx512bw) &&
                         !options.remove_punctuation)
-              << CpuPathName(path) << " text of " << text.size();
+              << name << " text of " << text.size();
           if (!bits.valid) continue;
           // The bits of words 0 .. n / 64, the bits past the form (zero) included.
           const std::vector<uint64_t> want_bits = testing::ScalarTokenBits(kind, want);
           ASSERT_GE(bits.words.size(), want_bits.size());
           for (size_t j = 0; j < want_bits.size(); ++j) {
             ASSERT_EQ(bits.words[j], want_bits[j])
-                << CpuPathName(path) << Describe(options) << " kind " << static_cast<int>(kind)
-                << " word " << j << " of " << n << " bytes: " << ::testing::PrintToString(text);
+                << name << Describe(options) << " kind " << static_cast<int>(kind) << " word " << j
+                << " of " << n << " bytes: " << ::testing::PrintToString(text);
           }
         }
       }
@@ -314,27 +331,41 @@ TEST(FormTokenBitsTest, BitsAreTheFormsClassesForAsciiTexts) {
   }
 }
 
-// The ASCII fast path against utf8proc, under all 8 option combinations:
-// (1) against the Reference; (2) against Normalize's own utf8proc path,
-// forced by a trailing "é", which composes with nothing before it and which no
-// option removes or changes.
+// The ASCII fast path against utf8proc, under all 8 option combinations, on
+// every CPU path and on the AVX-512 BW ASCII copy (run on any AVX-512 CPU,
+// VBMI or not: testing::Avx512BwTextKernels): (1) against the Reference;
+// (2) against Normalize's own utf8proc path, forced by a trailing "é",
+// which composes with nothing before it and which no option removes or
+// changes. 3000 texts of one partial block, then 300 of up to 700 bytes
+// (the copies' whole blocks: punctuation removed across block edges).
 TEST(NormalizerTest, AsciiFastPathEqualsUtf8procPath) {
   SplitMix64 rng(99);
   const std::string e_acute = "\xC3\xA9";
-  for (int i = 0; i < 3000; ++i) {
-    std::string s(rng.Next() % 64, '\0');
+  const std::optional<TextKernels> bw = testing::Avx512BwTextKernels();
+  std::string room;
+  for (int i = 0; i < 3300; ++i) {
+    std::string s(rng.Next() % (i < 3000 ? 64 : 700), '\0');
     for (char& c : s) {
       uint64_t r = rng.Next();
       // Half printable, half any ASCII byte (controls and NUL included).
       c = static_cast<char>(r % 2 ? 0x20 + (r >> 8) % 95 : (r >> 8) % 128);
     }
     for (const NormalizationOptions& options : AllNormalizationOptions()) {
-      const std::string fast = Norm(s, options);
-      ASSERT_EQ(fast, Reference(s, options)) << ::testing::PrintToString(s) << Describe(options);
+      const std::string want = Reference(s, options);
+      ASSERT_EQ(Norm(s, options), want) << ::testing::PrintToString(s) << Describe(options);
       for (CpuPath path : SupportedCpuPaths()) {
-        ASSERT_EQ(fast + e_acute, Norm(s + e_acute, options, nullptr, path))
+        ASSERT_EQ(Norm(s, options, nullptr, path), want)
+            << ::testing::PrintToString(s) << Describe(options) << CpuPathName(path);
+        ASSERT_EQ(want + e_acute, Norm(s + e_acute, options, nullptr, path))
             << ::testing::PrintToString(s) << Describe(options) << CpuPathName(path);
       }
+      if (!bw) continue;
+      size_t n = NormalizeKeepingRoomForTesting(s, options, &room, *bw, nullptr);
+      ASSERT_EQ(std::string_view(room.data(), n), want)
+          << ::testing::PrintToString(s) << Describe(options) << " avx512bw";
+      n = NormalizeKeepingRoomForTesting(s + e_acute, options, &room, *bw, nullptr);
+      ASSERT_EQ(std::string_view(room.data(), n), want + e_acute)
+          << ::testing::PrintToString(s) << Describe(options) << " avx512bw";
     }
   }
 }

@@ -44,7 +44,8 @@ struct TextKernels {
   // FormTokenBits). Never set with ascii_normalizer_avx512.
   bool ascii_copy_avx512bw = false;
   // normalizer_block.h, for text past the first non-ASCII byte (AVX-512 F,
-  // BW, VL, VBMI, VBMI2, BMI2, POPCNT); used only with the ASCII copy.
+  // BW, VL, VBMI, VBMI2, BMI2, POPCNT); used only with the VBMI ASCII copy
+  // (ascii_normalizer_avx512).
   bool block_normalizer = false;
   // Token spans by vpcompress (token_scan.cc; AVX-512 VBMI, VBMI2 on the
   // AVX-512 path), else one count-trailing-zeros per token edge.

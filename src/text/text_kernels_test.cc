@@ -62,6 +62,19 @@ TEST(TextKernelsTest, Vbmi2WithoutVbmiGetsNoKernelThatNeedsBoth) {
   EXPECT_FALSE(ChooseTextKernels(CpuPath::kAvx512, f).ascii_normalizer_avx512);
   EXPECT_TRUE(ChooseTextKernels(CpuPath::kAvx512, f).ascii_copy_avx512bw);
 }
+
+TEST(TextKernelsTest, TheBwAsciiCopyNeedsAvx512FBwAndDq) {
+  for (bool CpuFeatures::*missing :
+       {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq}) {
+    CpuFeatures f = CpuFeatures::All();
+    f.avx512vbmi = false;
+    f.avx512vbmi2 = false;
+    f.*missing = false;
+    const TextKernels k = ChooseTextKernels(CpuPath::kAvx512, f);
+    EXPECT_FALSE(k.ascii_copy_avx512bw) << f.ToString();
+    EXPECT_FALSE(k.ascii_normalizer_avx512) << f.ToString();
+  }
+}
 #endif
 
 TEST(TextKernelsTest, TheTablesOfThisCpuFollowItsFeatures) {

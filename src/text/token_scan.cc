@@ -224,6 +224,12 @@ TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view te
   avx512bw_ = path == CpuPath::kAvx512 && !compress_;
 }
 
+void TokenScanner::UseAvx512BwForTesting() {
+  NEARDUP_CHECK(compress_ || avx512bw_) << "UseAvx512BwForTesting: not the avx512 path";
+  compress_ = false;
+  avx512bw_ = true;
+}
+
 TokenScanner::TokenScanner(TokenizerKind kind, CpuPath path, std::string_view text,
                            const uint64_t* token_bits)
     : TokenScanner(kind, path, text) {
@@ -465,7 +471,9 @@ NEARDUP_AVX512BW_TARGET __attribute__((always_inline)) inline size_t EmitTokensA
   const size_t tokens = count / 2;
   // index[carry + i]: the i-th edge of the block (index[0] unused with a
   // token open); 64 edges, plus room for a whole store past the last and
-  // for the span steps' loads past it.
+  // for the span steps' loads past it. The entries past the edges are
+  // indeterminate: the spans made from them lie past `tokens` and are never
+  // counted (a memory checker may still flag their loads).
   alignas(64) uint32_t index[1 + 64 + 16 + 16];
   const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
   uint32_t* dst = index + carry;

@@ -60,6 +60,12 @@ class TokenScanner {
   // REQUIRES: capacity >= kMaxTokensPerBlock.
   size_t Next(TokenSpan* out, size_t capacity);
 
+  // For tests: Next takes the AVX-512 path's kernels for CPUs without VBMI2
+  // (NextAvx512Bw: the BW classifier, spans by vpcompressd) even on a CPU
+  // that has VBMI2, whose scanner never picks them. Call before Next.
+  // REQUIRES: the scanner was made for CpuPath::kAvx512.
+  void UseAvx512BwForTesting();
+
   // kWord: whether the tokens returned by the last Next call may hold a
   // lead byte of text/script_segments.h's IsSegmentLeadByte, the ones that
   // need script segmentation. False guarantees none does (every byte of

@@ -1,17 +1,22 @@
 // The differential check of the block tokenizer, shared by its tests
 // (token_hasher_test.cc, non_ascii_class_test.cc): every scanner path must
-// cut `text` into exactly the tokens of the reference ForEachToken.
+// cut `text` into exactly the tokens of the reference ForEachToken. Also
+// the text kernels for AVX-512 without VBMI on any AVX-512 CPU (tests of
+// the normalizer's BW ASCII copy).
 #ifndef NEARDUP_TEXT_TOKEN_SCAN_TEST_UTIL_H_
 #define NEARDUP_TEXT_TOKEN_SCAN_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "hash/cpu_features.h"
 #include "hash/cpu_path.h"
+#include "text/text_kernels.h"
 #include "text/token_scan.h"
 #include "text/tokenizer.h"
 
@@ -31,24 +36,60 @@ inline std::vector<uint64_t> ScalarTokenBits(TokenizerKind kind, std::string_vie
   return words;
 }
 
-// Asserts, for both tokenizers and every non-reference CPU path, that the
+// The avx512 path's text kernels for CPUs without VBMI and VBMI2 (the BW
+// ASCII copy, ascii_copy_avx512bw), runnable on this CPU whether it has
+// VBMI or not (its own table picks them only where it has not): the
+// host's AVX-512 features without the VBMI pair. nullopt where the CPU
+// lacks the avx512 path.
+inline std::optional<TextKernels> Avx512BwTextKernels() {
+  if (!CpuSupports(CpuPath::kAvx512)) return std::nullopt;
+  CpuFeatures features = FeaturesAt(CpuPath::kAvx512);
+  features.avx512vbmi = false;
+  features.avx512vbmi2 = false;
+  return ChooseTextKernels(CpuPath::kAvx512, features);
+}
+
+// The scanners ExpectSameTokens runs: every non-reference CPU path as
+// chosen, and on the avx512 path also the kernels for CPUs without VBMI2
+// (TokenScanner::UseAvx512BwForTesting), so that a CPU with VBMI2 runs
+// them too ("avx512bw" in the failure message).
+struct ScannerPathForTest {
+  CpuPath path;
+  bool force_avx512bw;
+};
+inline std::vector<ScannerPathForTest> ScannerPathsForTest() {
+  std::vector<ScannerPathForTest> paths;
+  for (CpuPath path : SupportedCpuPaths()) {
+    if (path == CpuPath::kReference) continue;
+    paths.push_back({path, false});
+    if (path == CpuPath::kAvx512) paths.push_back({path, true});
+  }
+  return paths;
+}
+inline std::string_view ScannerPathName(const ScannerPathForTest& p) {
+  return p.force_avx512bw ? std::string_view("avx512bw") : CpuPathName(p.path);
+}
+
+// Asserts, for both tokenizers and every scanner path (above), that the
 // scanner's spans (read at the smallest capacity Next accepts) equal
 // ForEachToken's tokens; `what` names the input in the failure message.
 // For an ASCII text, the scanner given the text's token bits too.
 inline void ExpectSameTokens(std::string_view text, const std::string& what) {
   bool ascii = true;
   for (char c : text) ascii &= static_cast<unsigned char>(c) < 0x80;
+  const std::vector<ScannerPathForTest> paths = ScannerPathsForTest();
   for (TokenizerKind kind : {TokenizerKind::kWord, TokenizerKind::kWhitespace}) {
     std::vector<std::string_view> want;
     ForEachToken(kind, text, [&](std::string_view t) { want.push_back(t); });
     const std::vector<uint64_t> bits =
         ascii ? ScalarTokenBits(kind, text) : std::vector<uint64_t>();
-    for (CpuPath path : SupportedCpuPaths()) {
-      if (path == CpuPath::kReference) continue;
+    for (const ScannerPathForTest& p : paths) {
+      const CpuPath path = p.path;
       for (bool with_bits : {false, true}) {
         if (with_bits && !ascii) continue;
         TokenScanner scanner = with_bits ? TokenScanner(kind, path, text, bits.data())
                                          : TokenScanner(kind, path, text);
+        if (p.force_avx512bw) scanner.UseAvx512BwForTesting();
         std::vector<std::string_view> got;
         TokenSpan spans[TokenScanner::kMaxTokensPerBlock];
         while (const size_t n = scanner.Next(spans, TokenScanner::kMaxTokensPerBlock)) {
@@ -59,7 +100,7 @@ inline void ExpectSameTokens(std::string_view text, const std::string& what) {
             ASSERT_FALSE(scanner.MayHoldSegmentLeads());
           }
         }
-        ASSERT_EQ(got, want) << what << " " << CpuPathName(path) << " kind "
+        ASSERT_EQ(got, want) << what << " " << ScannerPathName(p) << " kind "
                              << static_cast<int>(kind) << (with_bits ? " token bits" : "");
       }
     }
@@ -70,9 +111,9 @@ inline void ExpectSameTokens(std::string_view text, const std::string& what) {
   std::vector<std::string_view> want;
   ForEachToken(TokenizerKind::kWord, ScriptSegmentation::kCharacters, text,
                [&](std::string_view t) { want.push_back(t); });
-  for (CpuPath path : SupportedCpuPaths()) {
-    if (path == CpuPath::kReference) continue;
-    TokenScanner scanner(TokenizerKind::kWord, path, text);
+  for (const ScannerPathForTest& p : paths) {
+    TokenScanner scanner(TokenizerKind::kWord, p.path, text);
+    if (p.force_avx512bw) scanner.UseAvx512BwForTesting();
     std::vector<std::string_view> got;
     TokenSpan spans[TokenScanner::kMaxTokensPerBlock];
     while (const size_t n = scanner.Next(spans, TokenScanner::kMaxTokensPerBlock)) {
@@ -85,7 +126,7 @@ inline void ExpectSameTokens(std::string_view text, const std::string& what) {
         }
       }
     }
-    ASSERT_EQ(got, want) << what << " " << CpuPathName(path) << " segmented";
+    ASSERT_EQ(got, want) << what << " " << ScannerPathName(p) << " segmented";
   }
 }
 
