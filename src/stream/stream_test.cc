@@ -2,7 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -523,6 +526,81 @@ TEST(DurableStreamTest, WritersMakeTheNextLogAtAnEighthOfTheLogWhenTheThreadDoes
   auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
   EXPECT_EQ(reopened->Stats().added, added);
   EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+}
+
+// Whether a thread of this process may come back from SCHED_IDLE to normal
+// priority (root, or RLIMIT_NICE >= 20).
+bool ThisProcessMayLeaveSchedIdle() {
+#ifdef SCHED_IDLE
+  bool may = false;
+  std::thread([&may] {
+    sched_param param{};
+    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &param) != 0) return;
+    may = pthread_setschedparam(pthread_self(), SCHED_OTHER, &param) == 0;
+  }).join();
+  return may;
+#else
+  return true;
+#endif
+}
+
+// Session 20 review: the snapshot thread takes the writer lock at SCHED_IDLE
+// only for a snapshot's work, never for a spare (preempted at SCHED_IDLE
+// with the lock held, it would stall every writer while the requests keep
+// the core busy). Across rotations, whose snapshot work runs at SCHED_IDLE
+// between the spares, no spare is made at SCHED_IDLE: the thread comes back
+// to normal priority where the process may, and where it may not (forced
+// by `raise_fails`, as for a process neither root nor with RLIMIT_NICE >=
+// 20) the writers make every spare after the thread's first snapshot
+// work. Every acknowledged add reopens.
+void CheckNoSpareIsMadeAtIdlePriority(bool raise_fails) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(160, 59);
+  StreamOpenOptions options;
+  // More than eight records, so that the first add leaves the log below an
+  // eighth (past it, the writers make the spare).
+  options.snapshot_log_bytes = 32 << 10;
+  options.snapshot_grows_with_state = false;  // a rotation (snapshot) at each full log
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  impl.priority_raise_fails_for_tests_ = raise_fails;
+  std::vector<StreamAnswer> answers;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    answers.push_back(*stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i)));
+    // The thread's spare, or one the next add's writer makes.
+    ASSERT_TRUE(WaitFor([&impl] {
+      std::lock_guard<std::mutex> lock(impl.mutex_);
+      return impl.spare_generation_ == impl.generation_ + 1 || impl.spare_by_writers_.load();
+    })) << i;
+  }
+  const bool stays_idle = raise_fails || !ThisProcessMayLeaveSchedIdle();
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    EXPECT_GE(impl.snapshots_, 3u);
+    EXPECT_GT(impl.spares_made_.by_thread, 0u);  // log-1 and the first rotation's at least
+    EXPECT_EQ(impl.spares_made_.by_thread_at_idle, 0u);
+    EXPECT_EQ(impl.thread_stays_idle_, stays_idle);
+    if (stays_idle) {
+      EXPECT_GE(impl.spares_made_.by_writer, 2u);
+    } else {
+      EXPECT_EQ(impl.spares_made_.by_writer, 0u);
+    }
+  }
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  EXPECT_EQ(reopened->Stats().added, texts.size());
+  for (size_t i = 0; i < texts.size(); ++i)
+    EXPECT_EQ(*reopened->Get(PlantedId(i)), answers[i]) << i;
+}
+
+TEST(DurableStreamTest, TheSnapshotThreadMakesNoSpareAtIdlePriority) {
+  CheckNoSpareIsMadeAtIdlePriority(/*raise_fails=*/false);
+}
+
+TEST(DurableStreamTest, WritersMakeTheSparesOnceTheSnapshotThreadMayNotLeaveIdlePriority) {
+  CheckNoSpareIsMadeAtIdlePriority(/*raise_fails=*/true);
 }
 
 // Single adds of `texts` until one leaves a rolled log whose name is not
