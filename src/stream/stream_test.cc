@@ -603,6 +603,41 @@ TEST(DurableStreamTest, WritersMakeTheSparesOnceTheSnapshotThreadMayNotLeaveIdle
   CheckNoSpareIsMadeAtIdlePriority(/*raise_fails=*/true);
 }
 
+// A spare whose directory fsync fails on the snapshot thread stops every
+// later write, as a writer's (DirectorySyncFailedLocked): the next add is
+// refused, and the stream reopens with every acknowledged add.
+TEST(DurableStreamTest, AFailedDirectoryFsyncOfTheThreadsSpareStopsTheNextAdd) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(2, 61);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 1 << 20;  // far from an eighth: the thread makes the spare
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  const std::thread::id writer = std::this_thread::get_id();
+  std::atomic<bool> failed_on_the_thread{false};
+  impl.sync_directory_for_tests_ = [&]() -> Status {
+    if (std::this_thread::get_id() == writer) return SyncDirectory(path);
+    failed_on_the_thread = true;
+    return IoError("injected directory fsync failure");
+  };
+  const StreamAnswer first = *stream->Add(PlantedId(0), texts[0], 0);
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    return failed_on_the_thread.load() && !impl.failed_.ok();
+  }));
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    EXPECT_NE(impl.spare_generation_, impl.generation_ + 1);  // not recorded as the spare
+    EXPECT_EQ(impl.spares_made_.by_thread, 0u);
+  }
+  EXPECT_FALSE(stream->Add(PlantedId(1), texts[1], 1).ok());
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_EQ(reopened->Stats().added, 1u);
+  EXPECT_EQ(*reopened->Get(PlantedId(0)), first);
+}
+
 // Single adds of `texts` until one leaves a rolled log whose name is not
 // durable yet (RollLogAfterSync started it after the add's own sync);
 // returns how many were added. A failed add fails the test.
