@@ -163,9 +163,10 @@ class NearDuplicateStream::Impl {
   // Who makes the spare that spare_wanted_ asks for (session 20): the
   // snapshot thread (started here when background_snapshots and there is
   // none yet), or the writers after their sync (spare_by_writers_) when
-  // there is no thread or it has not made the spare by the time the log is
-  // an eighth of the way to snapshot_log_bytes (a core the requests saturate leaves a
-  // SCHED_IDLE thread no time). Called after each write operation.
+  // there is no thread, it stays at SCHED_IDLE (thread_stays_idle_), or it
+  // has not made the spare by the time the log is an eighth of the way to
+  // snapshot_log_bytes (a core the requests saturate). Called after each
+  // write operation.
   // REQUIRES: mutex_ held, log_ not null.
   void OfferSpareLocked();
   // The waiting roll-over, if the log is durable whole now and the names

@@ -169,8 +169,8 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
 // Session 20: the spare's creation and directory fsync (~1 ms and more on
 // the loaded VM, while the journal commits other writers' syncs) delayed
 // the answer of the one writer that made it; the snapshot thread makes it
-// now, in time nothing else wants. Under a load that leaves that thread no
-// CPU the writers take it back once the log is an eighth of the way to its
+// now. If that thread has not (a saturated core, or a thread that stays at
+// SCHED_IDLE), the writers take it back once the log is an eighth of the way to its
 // roll-over (before, they made it at its start), so a roll-over still finds
 // its spare; at worst it creates the file itself under the lock (as before
 // session 18). The thread makes it at normal priority, where the process
