@@ -469,7 +469,7 @@ TEST_F(CollectionMergeTest, SlowOrFailingMergesKeepTheTierCountBounded) {
   EXPECT_TRUE(opened);  // it returned only after the merge could finish
   EXPECT_LE(Tiers(*c), 3u);
   opener.join();
-  for (int i = 4; i < 16; ++i) {
+  for (int i = 3; i < 16; ++i) {
     Commit(c.get(), {Small(i)});
     EXPECT_LE(Tiers(*c), 3u) << i;
   }
