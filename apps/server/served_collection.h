@@ -34,8 +34,8 @@
 // takes the writer mutex only for the start and the installation (a rename,
 // an fsync, one transaction, a view's Refresh), and never when an add holds
 // it (try_lock). Readers never wait for the merge. A write waits for the
-// rest of a running merge in exactly three cases: an add or removal whose
-// commit would leave more than max_index_tiers tiers even after merging
+// rest of a running merge in exactly three cases: an add whose commit
+// (with any removals) would leave more than max_index_tiers tiers even after merging
 // the tiers committed since the merge started with its own (only when the
 // merge's own tiers reach the bound; since session 20 a burst of adds
 // right after an idle period otherwise merges its own tiers and goes on,

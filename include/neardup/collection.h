@@ -207,7 +207,9 @@ class Collection {
     // number of tiers. It leaves a running merge's tiers to it and merges
     // only those written since (session 20); it waits for the running merge
     // only when that cannot reach the bound (the merge's tiers end at the
-    // bound). Default 12 (the policy alone keeps about
+    // bound), and always without background_index_merges (its policy merge
+    // could rewrite the run). A commit that only removes adds no tier and
+    // does not wait. Default 12 (the policy alone keeps about
     // log4(archive / commit) tiers). At least 2.
     uint32_t max_index_tiers = 12;
   };

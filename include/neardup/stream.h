@@ -202,13 +202,17 @@ struct StreamOpenOptions {
   // deletes the older files, in the CPU time nothing else wants; the writers
   // take their share (above) only once the new log has grown past a quarter
   // of the log that started the snapshot (a busy core leaves that thread no
-  // time). The same thread makes the next log ahead of each roll-over (its
-  // creation and a directory fsync, off every writer since session 20); a
-  // writer makes it after its own sync if the thread has not by the time
-  // the log is an eighth of snapshot_log_bytes. A durable stream starts the
-  // thread at its first write. false: the writers write every piece and
-  // make the next log, and when a snapshot completes depends only on the
-  // operations (tests that reopen at given points).
+  // time). Since session 20 the same thread makes the next log ahead of
+  // each roll-over (its creation and a directory fsync), at normal priority:
+  // no writer waits for it unless the thread has not made it by the time
+  // the log is an eighth of snapshot_log_bytes (then a writer makes it
+  // after its own sync). Where the process may not return a thread from
+  // SCHED_IDLE to normal priority (neither root nor RLIMIT_NICE >= 20), the
+  // writers make every next log once the thread has done a snapshot's work.
+  // A durable stream starts the thread at its first write. false: the
+  // writers write every piece and make the next log, and when a snapshot
+  // completes depends only on the operations (tests that reopen at given
+  // points).
   bool background_snapshots = true;
 };
 

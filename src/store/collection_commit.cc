@@ -100,7 +100,8 @@ Result<CommitResult> Collection::Commit(std::span<const IncomingDocument> upsert
   // merge that failed is dropped here (redone later) and reported by
   // MaintainIndex.
   {
-    const bool over = index_.num_tiers() + 1 > impl.max_index_tiers;
+    // (A commit that only removes adds no tier.)
+    const bool over = index_.num_tiers() + (pending.empty() ? 0 : 1) > impl.max_index_tiers;
     // (Without background merges the commit merges by the policy alone, which
     // may rewrite the run: it waits, as before.)
     const bool wait =

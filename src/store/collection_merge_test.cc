@@ -469,7 +469,7 @@ TEST_F(CollectionMergeTest, SlowOrFailingMergesKeepTheTierCountBounded) {
   EXPECT_TRUE(opened);  // it returned only after the merge could finish
   EXPECT_LE(Tiers(*c), 3u);
   opener.join();
-  for (int i = 4; i < 16; ++i) {
+  for (int i = 3; i < 16; ++i) {
     Commit(c.get(), {Small(i)});
     EXPECT_LE(Tiers(*c), 3u) << i;
   }
@@ -555,6 +555,50 @@ TEST_F(CollectionMergeTest, ACommitAtTheBoundMergesOnlyTheTiersSinceTheRunningMe
   ExpectIndexEqualsRebuild(*c);
   ExpectReaderExact(*c);
   for (const std::string& f : DataFiles(Dir())) EXPECT_FALSE(f.starts_with("index-merge")) << f;
+}
+
+// A commit that only removes adds no tier, so at the bound (3), with the
+// running merge's run ending at it, it does not wait for that merge (it did:
+// the tier count was counted with a new tier).
+TEST_F(CollectionMergeTest, ARemovalAtTheBoundDoesNotWaitForTheRunningMerge) {
+  auto c = CreateAndOpen(/*max_tiers=*/3);
+  Commit(c.get(), Base());
+  env_.Close();
+  // The merge of tiers 1 and 2 starts with the third tier, held at the gate.
+  for (int i = 0; i < 2; ++i) Commit(c.get(), {Small(i)});
+  ASSERT_EQ(Tiers(*c), 3u);
+  ASSERT_TRUE(env_.WaitForMerges(1));
+  // The gate opens 20 s later at the earliest (a commit that waited for the
+  // merge would return only then).
+  std::atomic<bool> opened{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread opener([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(20), [&] { return done; });
+    opened = true;
+    env_.Open();
+  });
+  const CommitResult removed = Commit(c.get(), {}, {"base7", "one0"});
+  EXPECT_EQ(removed.removed, 2u);
+  EXPECT_FALSE(opened);  // returned while the merge is held
+  EXPECT_EQ(Tiers(*c), 3u);
+  EXPECT_TRUE(c->index_merge_pending());
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_all();
+  opener.join();
+  ASSERT_TRUE(c->MaintainIndex().ok());
+  EXPECT_LT(Tiers(*c), 3u);
+  ASSERT_TRUE(c->Verify().ok());
+  ExpectIndexEqualsRebuild(*c);
+  ExpectReaderExact(*c);
 }
 
 TEST_F(CollectionMergeTest, MaxIndexTiersBelowTwoIsRefusedAndReadersCannotMaintain) {

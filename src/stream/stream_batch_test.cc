@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -827,9 +829,14 @@ TEST(StreamBatchLogTest, AFailedBatchWriteKeepsTheWholeRecordsAndUndoesTheRest) 
       auto stream = std::move(NearDuplicateStream::Open(dir.path(), config)).value();
       ASSERT_TRUE(stream->AddBatch(first.documents).ok());
       ASSERT_EQ(stream->Stats().log_bytes, base);
-      // The next log, made ahead by the first batch's writer (session 18):
-      // the undo's reload reads up to the current log, not into it.
-      ASSERT_TRUE(std::filesystem::exists(dir.path() + "/log-00000000000000000001"));
+      // The next log, made ahead (session 18; by the snapshot thread since
+      // session 20, so waited for, at most 20 s): the undo's reload reads up
+      // to the current log, not into it.
+      const std::string spare = dir.path() + "/log-00000000000000000001";
+      for (int i = 0; i < 20000 && !std::filesystem::exists(spare); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      ASSERT_TRUE(std::filesystem::exists(spare));
       Result<std::vector<StreamAnswer>> full = InternalError("not run");
       {
         ScopedFileSizeLimit limit((fits == 0 ? base : ends[fits - 1]) + 10);

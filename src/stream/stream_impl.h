@@ -163,9 +163,10 @@ class NearDuplicateStream::Impl {
   // Who makes the spare that spare_wanted_ asks for (session 20): the
   // snapshot thread (started here when background_snapshots and there is
   // none yet), or the writers after their sync (spare_by_writers_) when
-  // there is no thread or it has not made the spare by the time the log is
-  // an eighth of the way to snapshot_log_bytes (a core the requests saturate leaves a
-  // SCHED_IDLE thread no time). Called after each write operation.
+  // there is no thread, it stays at SCHED_IDLE (thread_stays_idle_), or it
+  // has not made the spare by the time the log is an eighth of the way to
+  // snapshot_log_bytes (a core the requests saturate). Called after each
+  // write operation.
   // REQUIRES: mutex_ held, log_ not null.
   void OfferSpareLocked();
   // The waiting roll-over, if the log is durable whole now and the names
@@ -301,6 +302,7 @@ class NearDuplicateStream::Impl {
   struct SpareCounts {
     uint64_t by_thread = 0;
     uint64_t by_writer = 0;
+    uint64_t by_thread_at_idle = 0;  // of by_thread, made at SCHED_IDLE (none is)
   };
   SpareCounts spares_made_;
   // Tests only: false, no spare is made (tests of the roll-over's own file).
@@ -308,6 +310,13 @@ class NearDuplicateStream::Impl {
   // Tests only: false, the snapshot thread leaves the spare to the writers
   // (as if it got no CPU).
   std::atomic<bool> spares_by_thread_for_tests_{true};
+  // Tests only: true, the snapshot thread's return to normal priority fails
+  // (as for a process that is neither root nor has RLIMIT_NICE >= 20).
+  std::atomic<bool> priority_raise_fails_for_tests_{false};
+  // The snapshot thread is at SCHED_IDLE for good (its raise back to normal
+  // priority was refused after a snapshot's work): the writers make every
+  // spare, and a new log does not wake it. Guarded by mutex_.
+  bool thread_stays_idle_ = false;
   // Tests only: replaces the directory fsyncs of stream_rotation.cc
   // (SyncThisDirectory), to inject a failure or run a step in the middle of
   // one. Set before the stream is shared between threads.
@@ -330,9 +339,11 @@ class NearDuplicateStream::Impl {
 
  private:
   // The snapshot thread (StreamOpenOptions::background_snapshots): started
-  // at the first write (OfferSpareLocked) or rotation, at the lowest CPU
-  // priority (SCHED_IDLE), it makes the next log ahead of its roll-over,
-  // writes the pieces of a snapshot in progress and finishes it.
+  // at the first write (OfferSpareLocked) or rotation, it makes the next log
+  // ahead of its roll-over at normal priority, and writes the pieces of a
+  // snapshot in progress and finishes it at the lowest CPU priority
+  // (SCHED_IDLE). It takes mutex_ at SCHED_IDLE only for a snapshot's work
+  // (thread_stays_idle_).
   void StartSnapshotThreadLocked();
   void SnapshotThreadLoop();
   // Whether the snapshot thread should make the spare now. REQUIRES: mutex_ held.

@@ -60,6 +60,16 @@ bool RaiseThisThreadsPriority() {
   sched_param param{};
   return pthread_setschedparam(pthread_self(), SCHED_OTHER, &param) == 0;
 #else
+  return true;  // never lowered
+#endif
+}
+
+bool ThisThreadIsAtIdlePriority() {
+#ifdef SCHED_IDLE
+  int policy = 0;
+  sched_param param{};
+  return pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_IDLE;
+#else
   return false;
 #endif
 }
@@ -151,25 +161,29 @@ Status NearDuplicateStream::Impl::OpenNextLogLocked(LogNameSync name_sync) {
   // The next one: by the snapshot thread when there is one, else by the
   // writer whose sync took this roll-over (SyncAll) or the next one.
   spare_wanted_ = true;
-  spare_by_writers_ = !snapshot_thread_.joinable();
-  snapshot_work_.notify_one();
+  spare_by_writers_ = !snapshot_thread_.joinable() || thread_stays_idle_;
+  if (!spare_by_writers_.load()) snapshot_work_.notify_one();
   return Status::Ok();
 }
 
 // Session 20: the spare's creation and directory fsync (~1 ms and more on
 // the loaded VM, while the journal commits other writers' syncs) delayed
 // the answer of the one writer that made it; the snapshot thread makes it
-// now, in time nothing else wants. Under a load that leaves that thread no
-// CPU the writers take it back once the log is an eighth of the way to its
+// now. If that thread has not (a saturated core, or a thread that stays at
+// SCHED_IDLE), the writers take it back once the log is an eighth of the way to its
 // roll-over (before, they made it at its start), so a roll-over still finds
 // its spare; at worst it creates the file itself under the lock (as before
-// session 18). The thread makes it at normal priority once it runs.
+// session 18). The thread makes it at normal priority, where the process
+// may come back to it from SCHED_IDLE (root, or RLIMIT_NICE >= 20);
+// elsewhere the writers make every spare once the thread has done a
+// snapshot's work (SnapshotThreadLoop).
 void NearDuplicateStream::Impl::OfferSpareLocked() {
   if (!spare_wanted_.load() || spare_by_writers_.load()) return;
   if (options_.background_snapshots && !snapshot_thread_.joinable()) {
     StartSnapshotThreadLocked();  // it looks for work before it first waits
   }
-  if (!snapshot_thread_.joinable() || log_->size() >= options_.snapshot_log_bytes / 8) {
+  if (!snapshot_thread_.joinable() || thread_stays_idle_ ||
+      log_->size() >= options_.snapshot_log_bytes / 8) {
     spare_by_writers_ = true;
   }
 }
@@ -200,6 +214,7 @@ void NearDuplicateStream::Impl::PrepareSpareLog(bool by_thread) {
   spare_generation_ = next;
   spare_name_durable_ = options_.sync;
   ++(by_thread ? spares_made_.by_thread : spares_made_.by_writer);
+  if (by_thread && ThisThreadIsAtIdlePriority()) ++spares_made_.by_thread_at_idle;
 }
 
 Status NearDuplicateStream::Impl::SyncThisDirectory() {
@@ -483,9 +498,30 @@ void NearDuplicateStream::Impl::StartSnapshotThreadLocked() {
 }
 
 void NearDuplicateStream::Impl::SnapshotThreadLoop() {
-  LowerThisThreadsPriority();
+  // Started at its creator's priority (a writer's: normal). It takes mutex_
+  // at SCHED_IDLE only for a snapshot's work (as since session 9): a thread
+  // preempted at SCHED_IDLE while it holds mutex_ stalls every writer of the
+  // stream for as long as the requests keep the core busy, so it waits for
+  // work, and makes the spares, at normal priority (a file's creation and a
+  // directory fsync: mostly waiting, little CPU). Where it may not come back
+  // from SCHED_IDLE (neither root nor RLIMIT_NICE >= 20) it stays there, and
+  // from then on the writers make every spare and no new log wakes it
+  // (thread_stays_idle_).
+  bool idle = false;
+  const auto lower = [&idle] {
+    if (!idle) LowerThisThreadsPriority();
+    idle = true;
+  };
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
+    const bool snapshot_work = background_finish_ || (snapshot_ != nullptr && !snapshot_finishing_);
+    if (idle && !thread_stays_idle_ && (!snapshot_work || SpareForThreadLocked())) {
+      idle = priority_raise_fails_for_tests_.load() || !RaiseThisThreadsPriority();
+      if (idle) {
+        thread_stays_idle_ = true;
+        spare_by_writers_ = true;  // a spare wanted now is theirs too
+      }
+    }
     snapshot_work_.wait(lock, [this] {
       return stopping_ || background_finish_ || SpareForThreadLocked() ||
              (snapshot_ != nullptr && !snapshot_finishing_);
@@ -493,26 +529,24 @@ void NearDuplicateStream::Impl::SnapshotThreadLoop() {
     if (background_finish_) {
       background_finish_ = false;
       lock.unlock();
+      lower();
       FinishSnapshot().IgnoreError();
       lock.lock();
       continue;
     }
     if (stopping_) return;
     if (SpareForThreadLocked()) {
+      if (idle) {  // the raise at the top of the loop was refused
+        spare_by_writers_ = true;
+        continue;
+      }
       lock.unlock();
-      // At normal priority from here (the spare is taken from the writers
-      // below): preempted at SCHED_IDLE between taking it and making it,
-      // this thread could leave the roll-over without a spare for as long as
-      // the requests keep the core busy. It is a file's creation and a
-      // directory fsync: mostly waiting, little CPU.
-      const bool raised = RaiseThisThreadsPriority();
       bool out_of_memory = false;
       try {
         PrepareSpareLog(/*by_thread=*/true);
       } catch (const std::bad_alloc&) {
         out_of_memory = true;  // as a writer's (SyncAll): a file it made is not a spare
       }
-      if (raised) LowerThisThreadsPriority();
       lock.lock();
       if (out_of_memory) {
         // The writers retry it (this thread would only fail again now).
@@ -522,6 +556,7 @@ void NearDuplicateStream::Impl::SnapshotThreadLoop() {
       continue;
     }
     if (snapshot_ == nullptr || snapshot_finishing_) continue;  // woken for a spare taken meanwhile
+    lower();  // with mutex_ held: it was taken at normal priority
     StepSnapshotLocked(kBackgroundPieceBytes, true).IgnoreError();
     // Requests that queued on the lock meanwhile go first.
     lock.unlock();

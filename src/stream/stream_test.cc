@@ -2,7 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -414,54 +417,63 @@ TEST(DurableStreamTest, TheNextLogMadeAheadByTheSnapshotThreadIsUsedAndRecovered
 // thread does. The spare's directory fsync is held (up to 20 s) until the
 // add has returned: the add answers meanwhile, and the fsync ran on
 // another thread. (Before, the add's own SyncAll made the spare, so it
-// returned only once the held fsync let go.)
+// returned only once the held fsync let go.) The fsync must have begun
+// before the add returned for this to show anything; on a loaded machine
+// the thread may come later, so up to 5 streams are tried.
 TEST(DurableStreamTest, TheSnapshotThreadMakesTheNextLogWhileTheWriterAnswers) {
-  TempDir dir;
-  const std::string path = dir.Path("s");
-  const std::vector<std::string> texts = PlantedTexts(2, 71);
-  StreamOpenOptions options;
-  options.snapshot_log_bytes = 1 << 20;  // far from an eighth: no writer takes the spare back
-  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
-  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
-  std::mutex mu;
-  std::condition_variable cv;
-  bool add_returned = false;
-  bool held_while_the_add_returned = false;
-  std::thread::id synced_on;
-  const std::thread::id writer = std::this_thread::get_id();
-  impl.sync_directory_for_tests_ = [&]() -> Status {
+  bool shown = false;
+  for (int attempt = 0; attempt < 5 && !shown; ++attempt) {
+    TempDir dir;
+    const std::string path = dir.Path("s");
+    const std::vector<std::string> texts = PlantedTexts(2, 71);
+    StreamOpenOptions options;
+    options.snapshot_log_bytes = 1 << 20;  // far from an eighth: no writer takes the spare back
+    auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+    NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+    std::mutex mu;
+    std::condition_variable cv;
+    bool add_returned = false;
+    bool entered_before_the_add_returned = false;
+    bool held_while_the_add_returned = false;
+    std::thread::id synced_on;
+    const std::thread::id writer = std::this_thread::get_id();
+    impl.sync_directory_for_tests_ = [&]() -> Status {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        synced_on = std::this_thread::get_id();
+        entered_before_the_add_returned = !add_returned;
+        cv.wait_for(lock, std::chrono::seconds(20), [&] { return add_returned; });
+        held_while_the_add_returned = add_returned;
+      }
+      return SyncDirectory(path);
+    };
+    ASSERT_TRUE(stream->Add(PlantedId(0), texts[0], 0).ok());
     {
-      std::unique_lock<std::mutex> lock(mu);
-      synced_on = std::this_thread::get_id();
-      cv.wait_for(lock, std::chrono::seconds(20), [&] { return add_returned; });
-      held_while_the_add_returned = add_returned;
+      std::lock_guard<std::mutex> lock(mu);
+      add_returned = true;
     }
-    return SyncDirectory(path);
-  };
-  ASSERT_TRUE(stream->Add(PlantedId(0), texts[0], 0).ok());
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    add_returned = true;
+    cv.notify_all();
+    ASSERT_TRUE(WaitFor([&impl] { return SpareReady(impl); }));
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      shown = entered_before_the_add_returned;  // so the add answered while it was held
+      EXPECT_TRUE(held_while_the_add_returned);
+      EXPECT_NE(synced_on, writer);
+    }
+    {
+      std::lock_guard<std::mutex> lock(impl.mutex_);
+      EXPECT_TRUE(impl.spare_name_durable_);
+      EXPECT_EQ(impl.spares_made_.by_thread, 1u);
+      EXPECT_EQ(impl.spares_made_.by_writer, 0u);
+    }
+    impl.sync_directory_for_tests_ = nullptr;
+    ASSERT_TRUE(stream->Add(PlantedId(1), texts[1], 1).ok());
+    stream.reset();
+    auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+    EXPECT_EQ(reopened->Stats().added, 2u);
+    EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
   }
-  cv.notify_all();
-  ASSERT_TRUE(WaitFor([&impl] { return SpareReady(impl); }));
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    EXPECT_TRUE(held_while_the_add_returned);
-    EXPECT_NE(synced_on, writer);
-  }
-  {
-    std::lock_guard<std::mutex> lock(impl.mutex_);
-    EXPECT_TRUE(impl.spare_name_durable_);
-    EXPECT_EQ(impl.spares_made_.by_thread, 1u);
-    EXPECT_EQ(impl.spares_made_.by_writer, 0u);
-  }
-  impl.sync_directory_for_tests_ = nullptr;
-  ASSERT_TRUE(stream->Add(PlantedId(1), texts[1], 1).ok());
-  stream.reset();
-  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
-  EXPECT_EQ(reopened->Stats().added, 2u);
-  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  EXPECT_TRUE(shown);
 }
 
 // When the snapshot thread gets no CPU (here: told to leave spares alone),
@@ -523,6 +535,116 @@ TEST(DurableStreamTest, WritersMakeTheNextLogAtAnEighthOfTheLogWhenTheThreadDoes
   auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
   EXPECT_EQ(reopened->Stats().added, added);
   EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+}
+
+// Whether a thread of this process may come back from SCHED_IDLE to normal
+// priority (root, or RLIMIT_NICE >= 20).
+bool ThisProcessMayLeaveSchedIdle() {
+#ifdef SCHED_IDLE
+  bool may = false;
+  std::thread([&may] {
+    sched_param param{};
+    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &param) != 0) return;
+    may = pthread_setschedparam(pthread_self(), SCHED_OTHER, &param) == 0;
+  }).join();
+  return may;
+#else
+  return true;
+#endif
+}
+
+// Session 20 review: the snapshot thread takes the writer lock at SCHED_IDLE
+// only for a snapshot's work, never for a spare (preempted at SCHED_IDLE
+// with the lock held, it would stall every writer while the requests keep
+// the core busy). Across rotations, whose snapshot work runs at SCHED_IDLE
+// between the spares, no spare is made at SCHED_IDLE: the thread comes back
+// to normal priority where the process may, and where it may not (forced
+// by `raise_fails`, as for a process neither root nor with RLIMIT_NICE >=
+// 20) the writers make every spare after the thread's first snapshot
+// work. Every acknowledged add reopens.
+void CheckNoSpareIsMadeAtIdlePriority(bool raise_fails) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(160, 59);
+  StreamOpenOptions options;
+  // More than eight records, so that the first add leaves the log below an
+  // eighth (past it, the writers make the spare).
+  options.snapshot_log_bytes = 32 << 10;
+  options.snapshot_grows_with_state = false;  // a rotation (snapshot) at each full log
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  impl.priority_raise_fails_for_tests_ = raise_fails;
+  std::vector<StreamAnswer> answers;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    answers.push_back(*stream->Add(PlantedId(i), texts[i], static_cast<int64_t>(i)));
+    // The thread's spare, or one the next add's writer makes.
+    ASSERT_TRUE(WaitFor([&impl] {
+      std::lock_guard<std::mutex> lock(impl.mutex_);
+      return impl.spare_generation_ == impl.generation_ + 1 || impl.spare_by_writers_.load();
+    })) << i;
+  }
+  const bool stays_idle = raise_fails || !ThisProcessMayLeaveSchedIdle();
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    EXPECT_GE(impl.snapshots_, 3u);
+    EXPECT_GT(impl.spares_made_.by_thread, 0u);  // log-1 and the first rotation's at least
+    EXPECT_EQ(impl.spares_made_.by_thread_at_idle, 0u);
+    EXPECT_EQ(impl.thread_stays_idle_, stays_idle);
+    if (stays_idle) {
+      EXPECT_GE(impl.spares_made_.by_writer, 2u);
+    } else {
+      EXPECT_EQ(impl.spares_made_.by_writer, 0u);
+    }
+  }
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_EQ(reopened->recovery().truncated_bytes, 0u);
+  EXPECT_EQ(reopened->Stats().added, texts.size());
+  for (size_t i = 0; i < texts.size(); ++i)
+    EXPECT_EQ(*reopened->Get(PlantedId(i)), answers[i]) << i;
+}
+
+TEST(DurableStreamTest, TheSnapshotThreadMakesNoSpareAtIdlePriority) {
+  CheckNoSpareIsMadeAtIdlePriority(/*raise_fails=*/false);
+}
+
+TEST(DurableStreamTest, WritersMakeTheSparesOnceTheSnapshotThreadMayNotLeaveIdlePriority) {
+  CheckNoSpareIsMadeAtIdlePriority(/*raise_fails=*/true);
+}
+
+// A spare whose directory fsync fails on the snapshot thread stops every
+// later write, as a writer's (DirectorySyncFailedLocked): the next add is
+// refused, and the stream reopens with every acknowledged add.
+TEST(DurableStreamTest, AFailedDirectoryFsyncOfTheThreadsSpareStopsTheNextAdd) {
+  TempDir dir;
+  const std::string path = dir.Path("s");
+  const std::vector<std::string> texts = PlantedTexts(2, 61);
+  StreamOpenOptions options;
+  options.snapshot_log_bytes = 1 << 20;  // far from an eighth: the thread makes the spare
+  auto stream = std::move(NearDuplicateStream::Open(path, {}, options)).value();
+  NearDuplicateStream::Impl& impl = internal::StreamTestAccess::ImplOf(*stream);
+  const std::thread::id writer = std::this_thread::get_id();
+  std::atomic<bool> failed_on_the_thread{false};
+  impl.sync_directory_for_tests_ = [&]() -> Status {
+    if (std::this_thread::get_id() == writer) return SyncDirectory(path);
+    failed_on_the_thread = true;
+    return IoError("injected directory fsync failure");
+  };
+  const StreamAnswer first = *stream->Add(PlantedId(0), texts[0], 0);
+  ASSERT_TRUE(WaitFor([&] {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    return failed_on_the_thread.load() && !impl.failed_.ok();
+  }));
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex_);
+    EXPECT_NE(impl.spare_generation_, impl.generation_ + 1);  // not recorded as the spare
+    EXPECT_EQ(impl.spares_made_.by_thread, 0u);
+  }
+  EXPECT_FALSE(stream->Add(PlantedId(1), texts[1], 1).ok());
+  stream.reset();
+  auto reopened = std::move(NearDuplicateStream::OpenExisting(path, options)).value();
+  EXPECT_EQ(reopened->Stats().added, 1u);
+  EXPECT_EQ(*reopened->Get(PlantedId(0)), first);
 }
 
 // Single adds of `texts` until one leaves a rolled log whose name is not
