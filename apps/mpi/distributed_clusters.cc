@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -96,13 +97,15 @@ Result<std::vector<uint64_t>> LabelsOf(Comm& comm, const DocumentLayout& layout,
 // The first copy of each own document (itself unless a SimHash pair at
 // distance 0 names it as the later copy: leader_scan.h's TakeCopyPairs,
 // which takes those pairs out of *pairs). The records go to the later
-// copies' owners. Empty when no rank has such a pair (MinHash, or no
-// copies). Collective (a sum; an exchange and an agreement when any).
-Result<std::vector<uint64_t>> FirstCopies(Comm& comm, const DocumentLayout& layout,
-                                          std::vector<SimilarPair>* pairs) {
+// copies' owners. nullopt on every rank when no rank has such a pair
+// (MinHash, or no copies); otherwise a value on every rank, empty on a rank
+// without documents, so that every rank runs the same collectives after.
+// Collective (a sum; an exchange and an agreement when any).
+Result<std::optional<std::vector<uint64_t>>> FirstCopies(Comm& comm, const DocumentLayout& layout,
+                                                         std::vector<SimilarPair>* pairs) {
   const OwnRange own = OwnRangeOf(comm, layout);
   std::vector<CopyRecord> copies = TakeCopyPairs(pairs);
-  if (comm.Sum(copies.size()) == 0) return std::vector<uint64_t>{};
+  if (comm.Sum(copies.size()) == 0) return std::optional<std::vector<uint64_t>>();
   std::vector<std::string> send(static_cast<size_t>(comm.size()));
   for (const CopyRecord& record : copies) {
     ByteWriter(&send[static_cast<size_t>(layout.OwnerOf(record.doc))]).Put(record);
@@ -124,7 +127,7 @@ Result<std::vector<uint64_t>> FirstCopies(Comm& comm, const DocumentLayout& layo
     if (status.ok()) status = ApplyCopyRecords(records, own, &first_copy);
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  return first_copy;
+  return std::optional<std::vector<uint64_t>>(std::move(first_copy));
 }
 
 // The leader rule over ranks (ClusterDocuments' scan: in document order,
@@ -162,9 +165,14 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     if (i > 0 && pair.a < pairs[i - 1].a) sorted_by_a = false;
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  NEARDUP_ASSIGN_OR_RETURN(std::vector<uint64_t> first_copy, FirstCopies(comm, layout, &pairs));
-  const bool copies = !first_copy.empty();
-  if (!copies) {
+  NEARDUP_ASSIGN_OR_RETURN(std::optional<std::vector<uint64_t>> copy_of,
+                           FirstCopies(comm, layout, &pairs));
+  // The same on every rank (a rank without documents has an empty list).
+  const bool copies = copy_of.has_value();
+  std::vector<uint64_t> first_copy;
+  if (copies) {
+    first_copy = std::move(*copy_of);
+  } else {
     first_copy.resize(own.count);
     for (uint64_t i = 0; i < own.count; ++i) first_copy[i] = own.first + i;
   }

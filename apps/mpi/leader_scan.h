@@ -58,14 +58,17 @@ struct CopyRecord {
 // which is ClusterDocumentGroups' promise (neardup/clustering.h); a later
 // copy's cluster is its first copy's. The SimHash grouped lists
 // (grouped_pairs.h) hold one such pair per later copy, the star (s, m);
-// every pair's list (format-4 and -5 checkpoints) one per earlier copy,
-// and the smallest is the first copy. MinHash pairs (distance -1) stay.
+// every pair's list (format 4, and format 5 before session 19) one per
+// earlier copy, and the smallest is the first copy. MinHash pairs (distance -1) stay.
 std::vector<CopyRecord> TakeCopyPairs(std::vector<SimilarPair>* pairs);
 
 // Lowers first_copy[i] (own.count entries, each own document's first copy,
 // itself to begin with) to the smallest `first` of the records naming own
 // document own.first + i. Internal error for a record that names no own
 // document or a first copy not before it (the ranks are out of step).
+// REQUIRES (of all ranks' records together): every later copy gets a record
+// naming its group's first copy, so the smallest is that first copy, never
+// another later copy (TakeCopyPairs of the lists above gives that).
 Status ApplyCopyRecords(const std::vector<CopyRecord>& records, OwnRange own,
                         std::vector<uint64_t>* first_copy);
 
@@ -90,7 +93,10 @@ struct SmallestLeader {
 // else its cluster_of is its first copy's number, which the caller
 // replaces by that copy's cluster once its owner has scanned.
 // REQUIRES: the pairs behind `earlier` have a < b < the corpus's documents
-// (LeaderClusters checks); first_copy[i] <= own.first + i.
+// (LeaderClusters checks); first_copy[i] <= own.first + i, and is its
+// group's first copy, whose own first copy is itself (ApplyCopyRecords'
+// promise): only then is the cluster a later copy takes here final, and the
+// number it leaves otherwise one that LabelsOf can answer with a cluster.
 void ScanLeaders(OwnRange own, const Neighbours& earlier, const std::vector<bool>& external_leader,
                  const std::vector<uint64_t>& smallest_leader,
                  const std::vector<uint64_t>& first_copy, std::vector<uint64_t>* cluster_of,

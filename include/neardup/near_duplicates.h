@@ -111,7 +111,7 @@ Result<std::vector<SimilarPair>> FindNearDuplicatePairs(std::span<const Fingerpr
                                                         NearDuplicateReport* report = nullptr);
 
 // FindNearDuplicatePairs' pairs in a form that groups copies (session 19):
-// for `clusters` and `dedup`, which need the clusters, not every pair.
+// `clusters` and `dedup` cluster it, `pairs` expands it (below).
 struct NearDuplicateGroups {
   // Per document: the first copy of its group of copies (i itself for a
   // group of one). SimHash (64-bit): FindSimHashCopies' groups (features and
@@ -143,11 +143,11 @@ Result<NearDuplicateGroups> FindNearDuplicateGroups(std::span<const Fingerprint>
 // similarity), sorted by (a, b): the same list as FindNearDuplicatePairs,
 // built from the groups instead of a search over every copy (for `pairs`,
 // whose output is every pair). Groups of one (MinHash, digest recipes):
-// the pairs as they are, moved.
-// Cost: O(documents + output pairs + documents x neighbour groups of
-// their group x log), plus a sort of a document's pairs where they come
-// from two or more groups, on all cores; memory: the output and
-// O(documents + group pairs).
+// the pairs as they are, moved. A document without features (num_tokens 0)
+// is in no pair, whatever its group. Cost: O(documents + output pairs +
+// documents x neighbour groups of their group x log), plus a sort of a
+// document's pairs where they come from two or more groups, on all cores;
+// memory: the output and O(documents + group pairs).
 // REQUIRES: the pairs are unique (as FindNearDuplicateGroups gives them).
 // InvalidArgument when first_copy_of is not one entry per fingerprint of
 // ClusterDocumentGroups' form or a pair does not join two first copies.

@@ -13,6 +13,7 @@
 
 #include "engine/near_duplicate_search.h"
 #include "index/wide_hamming_join.h"
+#include "neardup/check.h"
 #include "neardup/near_duplicate_stages.h"
 
 namespace neardup {
@@ -307,19 +308,30 @@ Result<std::vector<SimilarPair>> ExpandNearDuplicateGroups(
   const auto other_end = [&](uint64_t k, uint64_t f) {
     return group_pairs[k].a == f ? group_pairs[k].b : group_pairs[k].a;
   };
-  // Each document's pairs with later documents: count, place, fill.
+  // Each document's pairs with later documents, as runs of members
+  // [begin, end) with one similarity and distance each: its own group's
+  // later members, then each neighbouring group's. The count and the fill
+  // walk the same runs (one visitor), so the slices they size and fill
+  // agree by construction.
+  const auto visit_runs = [&](uint64_t doc, const auto& run) {
+    const uint64_t f = first_copy_of[doc];
+    auto [begin, end] = after(f, doc);
+    run(begin, end, 1.0, 0);
+    for (uint64_t j = neighbour_start[f]; j < neighbour_start[f + 1]; ++j) {
+      const SimilarPair& group_pair = group_pairs[neighbour[j]];
+      std::tie(begin, end) = after(other_end(neighbour[j], f), doc);
+      run(begin, end, group_pair.similarity, group_pair.distance);
+    }
+  };
   std::vector<uint64_t> start(n + 1, 0);
   tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n, 1 << 10),
                     [&](const tbb::blocked_range<uint64_t>& range) {
                       for (uint64_t doc = range.begin(); doc != range.end(); ++doc) {
                         if (fingerprints[doc].num_tokens == 0) continue;
-                        const uint64_t f = first_copy_of[doc];
-                        auto [begin, end] = after(f, doc);
-                        uint64_t count = static_cast<uint64_t>(end - begin);
-                        for (uint64_t j = neighbour_start[f]; j < neighbour_start[f + 1]; ++j) {
-                          std::tie(begin, end) = after(other_end(neighbour[j], f), doc);
+                        uint64_t count = 0;
+                        visit_runs(doc, [&](auto begin, auto end, double, int) {
                           count += static_cast<uint64_t>(end - begin);
-                        }
+                        });
                         start[doc + 1] = count;
                       }
                     });
@@ -329,19 +341,13 @@ Result<std::vector<SimilarPair>> ExpandNearDuplicateGroups(
       tbb::blocked_range<uint64_t>(0, n, 1 << 10), [&](const tbb::blocked_range<uint64_t>& range) {
         for (uint64_t doc = range.begin(); doc != range.end(); ++doc) {
           if (start[doc] == start[doc + 1]) continue;
-          const uint64_t f = first_copy_of[doc];
           SimilarPair* out = pairs.data() + start[doc];
-          auto [begin, end] = after(f, doc);
-          for (auto b = begin; b != end; ++b) *out++ = SimilarPair{doc, *b, 1.0, 0};
-          uint64_t lists = begin != end;
-          for (uint64_t j = neighbour_start[f]; j < neighbour_start[f + 1]; ++j) {
-            const SimilarPair& group_pair = group_pairs[neighbour[j]];
-            std::tie(begin, end) = after(other_end(neighbour[j], f), doc);
-            for (auto b = begin; b != end; ++b) {
-              *out++ = SimilarPair{doc, *b, group_pair.similarity, group_pair.distance};
-            }
+          uint64_t lists = 0;
+          visit_runs(doc, [&](auto begin, auto end, double similarity, int distance) {
+            for (auto b = begin; b != end; ++b) *out++ = SimilarPair{doc, *b, similarity, distance};
             lists += begin != end;
-          }
+          });
+          NEARDUP_DCHECK(out == pairs.data() + start[doc + 1]);
           // Each list is ascending and the groups are disjoint: one list
           // is in order already.
           if (lists > 1) {

@@ -4,8 +4,8 @@
 # codes equal).
 #
 # Usage: compare_test.sh NEARDUP NEARDUP_MPI MPIEXEC WORKDIR SET RANKS...
-#   SET: one of the cases below (corpus, ranks, split, uneven, chains, lines, simhash, examples,
-#   errors)
+#   SET: one of the cases below (corpus, ranks, split, uneven, chains, lines, simhash, fewdocs,
+#   examples, errors)
 set -euo pipefail
 neardup=$1 neardup_mpi=$2 mpiexec=$3 work=$4 set=$5
 shift 5
@@ -19,6 +19,7 @@ cd "$work/in"
 extra=()
 no_fsync_ranks=none
 to_stdout=0
+run_timeout=120
 all=(
   "pairs"
   "pairs --verify sketch --threshold 0.7"
@@ -153,6 +154,18 @@ PY
                      "dedup --method simhash --max-distance 2 --blocks 3"
                      "pairs --method simhash --max-distance 1 --blocks 2"
                      "dedup --method simhash --max-distance 31 --blocks 32") ;;
+  # Three documents, two of them copies (one SimHash), on 4 ranks: a rank
+  # holds no document while the others hold a group of copies. The leader
+  # rule's copy step (FirstCopies) must still run every collective there
+  # (a hang or a wrong pairing of messages before).
+  fewdocs) printf '%s\n' '{"id": "a", "text": "one two three four five six seven eight nine ten eleven twelve"}' \
+             '{"id": "b", "text": "one two three four five six seven eight nine ten eleven twelve"}' \
+             '{"id": "c", "text": "one two three four five six seven eight nine ten eleven twelve thirteen"}' \
+             >few.jsonl
+           inputs=(few.jsonl); run_timeout=30
+           commands=("clusters --rule leader --method simhash --max-distance 6"
+                     "dedup --method simhash --max-distance 6"
+                     "clusters --rule components --method simhash --max-distance 6") ;;
   # A missing input: the same exit code and a message naming it.
   errors) inputs=(big.jsonl missing.jsonl); commands=("pairs") ;;
   *) echo "unknown set $set" >&2; exit 2 ;;
@@ -169,10 +182,10 @@ for i in "${!commands[@]}"; do
     flags=("${extra[@]}")
     [ "$n" != "$no_fsync_ranks" ] || flags+=(--no-fsync)
     if [ "$to_stdout" = 1 ]; then
-      timeout 120 "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "${command[@]}" --quiet \
+      timeout "$run_timeout" "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "${command[@]}" --quiet \
         "${flags[@]}" "${inputs[@]}" -o - >"$work/got.$i.$n" 2>"$work/got.$i.$n.err" || code=$?
     else
-      timeout 120 "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "${command[@]}" --quiet \
+      timeout "$run_timeout" "$mpiexec" -n "$n" --oversubscribe "$neardup_mpi" "${command[@]}" --quiet \
         "${flags[@]}" "${inputs[@]}" -o "$work/got.$i.$n" 2>"$work/got.$i.$n.err" || code=$?
     fi
     if [ "$code" != "$expected_code" ]; then
@@ -330,6 +343,17 @@ PY
       echo "ok [$set, $n ranks] byte order mark on line 2"
     fi
   done
+fi
+# The fewdocs case leaves a rank without documents, and groups copies.
+if [ "$set" = fewdocs ]; then
+  "$mpiexec" -n 4 --oversubscribe "$neardup_mpi" pairs "${inputs[@]}" -o /dev/null 2>"$work/summary"
+  if ! grep -qE "documents per rank: ([0-9]+/)*0(/|\))" "$work/summary"; then
+    fail "[$set]: no rank was left without documents:"
+    cat "$work/summary" >&2
+  fi
+  if [ "$(wc -l <"$work/expected.1")" -ge 3 ]; then
+    fail "[$set]: neardup dropped no copy; the input plants one"
+  fi
 fi
 # The uneven case does leave a rank without documents.
 if [ "$set" = uneven ]; then

@@ -117,11 +117,15 @@ std::vector<uint64_t> SimulatedRanks(const std::vector<uint64_t>& counts,
     }
   }
   // The later copies whose first copy is on an earlier rank take its
-  // cluster (LeaderClusters asks the owner: LabelsOf).
+  // cluster (LeaderClusters asks the owner: LabelsOf). LabelsOf answers
+  // from the labels the scan left, before any rank's fix-up: a snapshot,
+  // so a first copy that is not final there is caught, not resolved
+  // through another fix-up.
+  const std::vector<uint64_t> scanned = cluster_of;
   for (size_t r = 0; r < ranks; ++r) {
     for (uint64_t i = 0; i < ranges[r].count; ++i) {
       const uint64_t first = first_copy[r][i];
-      if (first < ranges[r].first) cluster_of[ranges[r].first + i] = cluster_of[first];
+      if (first < ranges[r].first) cluster_of[ranges[r].first + i] = scanned[first];
     }
   }
   return cluster_of;
