@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "engine/first_copies_check.h"
 #include "neardup/union_find.h"
 #include "util/fresh_pages.h"
 
@@ -92,14 +93,7 @@ Result<std::vector<uint64_t>> ClusterDocumentGroups(std::span<const uint64_t> fi
                                                     std::span<const SimilarPair> pairs,
                                                     ClusterRule rule) {
   const uint64_t n = first_copy_of.size();
-  for (uint64_t doc = 0; doc < n; ++doc) {
-    const uint64_t first = first_copy_of[doc];
-    if (first > doc || first_copy_of[first] != first) {
-      return InvalidArgumentError("first_copy_of[" + std::to_string(doc) + "] (" +
-                                  std::to_string(first) +
-                                  ") must name its group's first member, at or before it");
-    }
-  }
+  NEARDUP_RETURN_IF_ERROR(internal::CheckFirstCopies(first_copy_of).status());
   for (const SimilarPair& pair : pairs) {
     if (pair.a < n && pair.b < n &&
         (first_copy_of[pair.a] != pair.a || first_copy_of[pair.b] != pair.b)) {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/first_copies_check.h"
 #include "engine/near_duplicate_search.h"
 #include "index/wide_hamming_join.h"
 #include "neardup/check.h"
@@ -248,16 +249,7 @@ Result<std::vector<SimilarPair>> ExpandNearDuplicateGroups(
     return InvalidArgumentError("first_copy_of (" + std::to_string(first_copy_of.size()) +
                                 ") must have one entry per document (" + std::to_string(n) + ")");
   }
-  bool copies = false;
-  for (uint64_t doc = 0; doc < n; ++doc) {
-    const uint64_t first = first_copy_of[doc];
-    if (first > doc || first_copy_of[first] != first) {
-      return InvalidArgumentError("first_copy_of[" + std::to_string(doc) + "] (" +
-                                  std::to_string(first) +
-                                  ") must name its group's first member, at or before it");
-    }
-    copies = copies || first != doc;
-  }
+  NEARDUP_ASSIGN_OR_RETURN(const bool copies, internal::CheckFirstCopies(first_copy_of));
   for (const SimilarPair& pair : groups.pairs) {
     if (!(pair.a < pair.b && pair.b < n) || first_copy_of[pair.a] != pair.a ||
         first_copy_of[pair.b] != pair.b) {
