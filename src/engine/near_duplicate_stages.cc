@@ -25,18 +25,6 @@
 namespace neardup {
 namespace {
 
-// The lists one after another, in one allocation, copied on all cores.
-template <typename T>
-std::vector<T> Concatenate(std::span<const std::vector<T>> lists) {
-  std::vector<size_t> offsets(lists.size() + 1, 0);
-  for (size_t i = 0; i < lists.size(); ++i) offsets[i + 1] = offsets[i] + lists[i].size();
-  std::vector<T> all(offsets.back());
-  tbb::parallel_for(size_t{0}, lists.size(), [&](size_t i) {
-    std::copy(lists[i].begin(), lists[i].end(), all.begin() + offsets[i]);
-  });
-  return all;
-}
-
 // A list with room for `most` elements where the address space can be had
 // (pages are faulted in only as elements are appended), else an empty one
 // that grows as it is filled. RSS follows what is appended, but the whole
@@ -211,7 +199,7 @@ Result<std::vector<SimilarPair>> VerifySimHash(std::span<const Fingerprint> fing
                                 1.0 - static_cast<double>(distance) / bits, distance});
     }
   });
-  return Concatenate(std::span<const std::vector<SimilarPair>>(block_pairs));
+  return internal::ConcatenateInParallel(std::span<const std::vector<SimilarPair>>(block_pairs));
 }
 
 Result<std::vector<SimilarPair>> VerifyMinHash(std::span<const Fingerprint> fingerprints,
@@ -437,7 +425,7 @@ Result<std::vector<CandidatePair>> FindFirstCopyCandidates(
 }
 
 std::vector<CandidatePair> MergeCandidates(std::span<const std::vector<CandidatePair>> lists) {
-  std::vector<CandidatePair> merged = Concatenate(lists);
+  std::vector<CandidatePair> merged = internal::ConcatenateInParallel(lists);
   tbb::parallel_sort(merged.begin(), merged.end());
   merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
   return merged;
@@ -474,7 +462,7 @@ Result<std::vector<SimilarPair>> VerifyCandidates(std::span<const Fingerprint> f
 }
 
 std::vector<SimilarPair> MergePairs(std::span<const std::vector<SimilarPair>> lists) {
-  std::vector<SimilarPair> merged = Concatenate(lists);
+  std::vector<SimilarPair> merged = internal::ConcatenateInParallel(lists);
   tbb::parallel_sort(merged.begin(), merged.end(), [](const SimilarPair& x, const SimilarPair& y) {
     return x.a != y.a ? x.a < y.a : x.b < y.b;
   });

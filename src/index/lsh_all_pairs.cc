@@ -132,17 +132,7 @@ std::vector<std::pair<uint64_t, uint64_t>> LshIndex::AllPairCandidates(int bands
                 lists[static_cast<size_t>(first) * chunks + task]);
     });
   }
-  std::vector<size_t> offsets(lists.size());
-  size_t total = 0;
-  for (size_t i = 0; i < lists.size(); ++i) {
-    offsets[i] = total;
-    total += lists[i].size();
-  }
-  internal::GrowFaultingInParallel(&result, total);
-  tbb::parallel_for(size_t{0}, lists.size(), [&](size_t i) {
-    std::copy(lists[i].begin(), lists[i].end(), result.begin() + offsets[i]);
-    std::vector<Pair>().swap(lists[i]);
-  });
+  result = internal::ConcatenateInParallel(std::span<std::vector<Pair>>(lists));
   tbb::parallel_sort(result.begin(), result.end());
   return result;
 }

@@ -50,5 +50,26 @@ TEST(GrowFaultingInParallelTest, SmallGrowthsAndShrinksAreThoseOfResize) {
   EXPECT_EQ(list, (std::vector<uint32_t>{7, 8}));
 }
 
+TEST(ConcatenateInParallelTest, ListsInOrderAndNonConstListsFreed) {
+  // Large enough (> 16 MiB of uint64_t) for the faulting path, with empty
+  // lists between.
+  std::vector<std::vector<uint64_t>> lists(5);
+  lists[0] = {1, 2, 3};
+  lists[2].resize(3 << 20);
+  for (size_t i = 0; i < lists[2].size(); ++i) lists[2][i] = i * 7;
+  lists[4] = {9};
+  std::vector<uint64_t> expected;
+  for (const std::vector<uint64_t>& list : lists)
+    expected.insert(expected.end(), list.begin(), list.end());
+
+  const std::vector<std::vector<uint64_t>>& kept = lists;
+  EXPECT_EQ(ConcatenateInParallel(std::span<const std::vector<uint64_t>>(kept)), expected);
+  EXPECT_EQ(lists[2].size(), size_t{3} << 20);  // const lists are left as they were
+
+  EXPECT_EQ(ConcatenateInParallel(std::span<std::vector<uint64_t>>(lists)), expected);
+  for (const std::vector<uint64_t>& list : lists) EXPECT_EQ(list.capacity(), 0u);
+  EXPECT_TRUE(ConcatenateInParallel(std::span<std::vector<uint64_t>>(lists)).empty());
+}
+
 }  // namespace
 }  // namespace neardup::internal
