@@ -137,6 +137,63 @@ TEST(ClusteringTest, ManyPairsGiveTheSameClustersAtEveryThreadCount) {
   }
 }
 
+// The leader rule in the verification stage's order (sorted by a, then b),
+// sorted by a alone (ties shuffled) and shuffled: the same clusters.
+TEST(ClusteringTest, LeaderClustersDoNotDependOnTheOrderOfThePairs) {
+  const uint64_t n = 20000;
+  internal::SplitMix64 rng(11);
+  std::vector<std::pair<uint64_t, uint64_t>> seen;
+  while (seen.size() < 50000) {
+    const uint64_t a = rng.Next() % n;
+    const uint64_t b = a + 1 + rng.Next() % 30;
+    if (b < n) seen.emplace_back(a, b);
+  }
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  std::vector<SimilarPair> by_a_then_b;
+  for (const auto& [a, b] : seen) by_a_then_b.push_back(SimilarPair{a, b, 0.9, -1});
+  const std::vector<uint64_t> leaders = LeaderClustersByDefinition(n, by_a_then_b);
+  std::vector<SimilarPair> shuffled = by_a_then_b;
+  for (size_t i = shuffled.size() - 1; i > 0; --i) {
+    std::swap(shuffled[i], shuffled[rng.Next() % (i + 1)]);
+  }
+  std::vector<SimilarPair> by_a = shuffled;
+  std::stable_sort(by_a.begin(), by_a.end(),
+                   [](const SimilarPair& x, const SimilarPair& y) { return x.a < y.a; });
+  for (int threads : {1, 2, 3}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    for (const std::vector<SimilarPair>* pairs : {&by_a_then_b, &by_a, &shuffled}) {
+      EXPECT_EQ(*ClusterDocuments(n, *pairs, ClusterRule::kLeader), leaders) << threads;
+    }
+  }
+}
+
+// A chain 0-1-2-...: the leader rule alternates leaders and followers
+// (0 <- 1, 2 <- 3, ...). Two neighbouring pairs (i, i + 1), (i + 1, i + 2)
+// swapped, i a leader, leave the pairs unsorted by a; a pass that took them
+// as sorted would see (i + 1, i + 2) before i's claim on i + 1 and put
+// i + 2 under the follower i + 1. The scan's tasks split 50,004 pairs in
+// halves down to 12,501 (at most 2^14 a task), so swaps at 12,500 and
+// 37,502 put the descent across a task's edge.
+TEST(ClusteringTest, ALeaderChainWithTwoPairsOutOfOrderAnywhereKeepsItsClusters) {
+  const uint64_t n = 50005;
+  std::vector<SimilarPair> chain;
+  for (uint64_t i = 0; i + 1 < n; ++i) chain.push_back(SimilarPair{i, i + 1, 0.9, -1});
+  const std::vector<uint64_t> leaders = LeaderClustersByDefinition(n, chain);
+  ASSERT_EQ(leaders[2], 2u);
+  ASSERT_EQ(leaders[3], 2u);
+  for (size_t at : {size_t{0}, size_t{12500}, size_t{25000}, size_t{37502}, chain.size() - 2}) {
+    ASSERT_EQ(at % 2, 0u);
+    std::vector<SimilarPair> pairs = chain;
+    std::swap(pairs[at], pairs[at + 1]);
+    for (int threads : {1, 2}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      EXPECT_EQ(*ClusterDocuments(n, pairs, ClusterRule::kLeader), leaders)
+          << "swapped at " << at << ", " << threads << " threads";
+    }
+  }
+}
+
 TEST(ClusteringTest, ChooseKeptRejectsMalformedInput) {
   const std::vector<uint64_t> lengths = {1, 2, 3};
   EXPECT_FALSE(ChooseKept(std::vector<uint64_t>{0, 0}, lengths, KeepRule::kFirst).ok());
