@@ -41,6 +41,12 @@ if(NOT NEARDUP_TEST_FULL_UBSAN AND NEARDUP_SANITIZE MATCHES "undefined" AND NOT 
   target_compile_options(neardup_test_ubsan_light INTERFACE
     -fno-sanitize=vptr,null,alignment,pointer-overflow)
 endif()
+# - NEARDUP_SLOW_TESTS=OFF (the asan and tsan presets): the tests labelled
+#   `slow` are not registered, and the executables that only they run are not
+#   built (serve_crash_test, postgres_sink_test, neardup-mpi-testhooks). Those
+#   presets' test runs leave the label out anyway (the slow tests run in the
+#   Release build only), so a sanitizer build compiled them for nothing.
+option(NEARDUP_SLOW_TESTS "Build and register the tests labelled slow" ON)
 set(NEARDUP_TEST_PCH_HEADERS
   <gmock/gmock.h> <gtest/gtest.h>
   <algorithm> <atomic> <chrono> <cstdint> <cstdio> <cstdlib> <cstring> <filesystem> <fstream>

@@ -21,6 +21,20 @@ if(NEARDUP_UNITY_BUILD)
   set(CMAKE_UNITY_BUILD_BATCH_SIZE ${NEARDUP_UNITY_BATCH_SIZE})
 endif()
 
+# neardup_unity_whole_target(target ...): each target's sources in one unity
+# batch (up to 64 files) instead of batches of NEARDUP_UNITY_BATCH_SIZE. For
+# the front ends and the Python module, whose every file includes CLI11 or
+# pybind11 and much of the public API: that inline code is most of a batch's
+# compile, so a second batch of a few files cost nearly as much as the first
+# (the CLI's similar_command.cc alone: 25 CPU-s under ASan;
+# docs/ARCHITECTURE.md "Build"). The library modules keep batches of 8: most
+# of their compile is their own code.
+function(neardup_unity_whole_target)
+  if(NEARDUP_UNITY_BUILD)
+    set_target_properties(${ARGN} PROPERTIES UNITY_BUILD_BATCH_SIZE 64)
+  endif()
+endfunction()
+
 # Every build-system target declared in DIR and below it, into OUT.
 function(neardup_targets_below dir out)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)

@@ -71,7 +71,8 @@ fi
 # asan build; cmake/NeardupTest.cmake); NEARDUP_TEST_FULL_UBSAN=OFF: the
 # test sources without UBSan's vptr, null, alignment and pointer-overflow
 # checks (the asan build; the library keeps them); NEARDUP_UNITY_BUILD: the
-# library, front ends and the rest in batches of 8 files
+# library, front ends and the rest in batches of 8 files, the CLI, its
+# front-end library and the Python module in one batch each
 # (cmake/NeardupUnity.cmake).
 ci_options=(-DNEARDUP_UNITY_TESTS=ON -DNEARDUP_TEST_PCH=ON -DNEARDUP_TEST_DEBUG_INFO=OFF
             -DNEARDUP_TEST_FULL_UBSAN=OFF -DNEARDUP_UNITY_BUILD=ON)
