@@ -98,8 +98,13 @@ NEARDUP_UNESCAPE_BW_TARGET inline bool UnescapeWindowAvx512Bw(const char* window
       // chain from escape to escape).
       starts = _blsr_u64(starts);
     } else {
-      from = escape;
-      if (!DecodeJsonEscape(&from, &to)) return false;
+      // Through copies: `from` and `to` whose addresses were taken would
+      // live in memory for the whole loop (a store and a reload per escape).
+      const char* at = escape;
+      char* written = to;
+      if (!DecodeJsonEscape(&at, &written)) return false;
+      from = at;
+      to = written;
       // At most 12 bytes past the window's last byte: below 256 for bzhi.
       starts &= ~_bzhi_u64(~uint64_t{0}, static_cast<unsigned>(from - window_start));
     }
