@@ -6,7 +6,7 @@
 // streams are also decoded twice, split into members or frames (a file)
 // and by the streaming decoders (a source without an end): the bytes and
 // the error must be the same. Also decodes the
-// input as a JSON string body with UnescapeJsonString (both paths) and with
+// input as a JSON string body with UnescapeJsonString (every path) and with
 // simdjson's unescaper, which must agree byte for byte, and parses its
 // first line, and a line with the input as its text, by the flat-line
 // shortcut and by simdjson, which must give the same record or error.
@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hash/cpu_path.h"
 #include "io/byte_stream.h"
 #include "io/decompressing_stream.h"
 #include "io/json_unescape.h"
@@ -126,6 +127,9 @@ void CompareUnescapers(const uint8_t* data, size_t size) {
   if (neardup::internal::JsonUnescapeAvx512Supported()) {
     check(neardup::internal::UnescapeJsonStringAvx512(line, out.data()));
   }
+  if (neardup::internal::JsonUnescapeAvx512BwSupported()) {
+    check(neardup::internal::UnescapeJsonStringAvx512Bw(line, out.data()));
+  }
 }
 
 // One line parsed by a JsonlRecordParser: status, id, text, repair flag.
@@ -172,6 +176,17 @@ void CompareFlatRoutes(const uint8_t* data, size_t size) {
     if (took) {
       NEARDUP_CHECK(neardup::internal::FieldView(view, fast_arena, fast.text) ==
                     neardup::internal::FieldView(view, portable_arena, portable.text));
+    }
+    if (neardup::internal::DetectCpuPath() == neardup::internal::CpuPath::kAvx512) {
+      // The one-pass route of CPUs without VBMI/VBMI2.
+      neardup::internal::TextArena bw_arena;
+      neardup::internal::JsonlRecord bw;
+      NEARDUP_CHECK(took == neardup::internal::TryParseFlatRecordAvx512Bw(view, "text", "id",
+                                                                          &bw_arena, &bw));
+      if (took) {
+        NEARDUP_CHECK(neardup::internal::FieldView(view, bw_arena, bw.text) ==
+                      neardup::internal::FieldView(view, portable_arena, portable.text));
+      }
     }
   }
 }

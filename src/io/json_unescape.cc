@@ -9,6 +9,7 @@
 
 #include "hash/cpu_features.h"
 #include "hash/cpu_path.h"
+#include "io/json_unescape_avx512bw_inl.h"
 
 namespace neardup::internal {
 namespace {
@@ -184,11 +185,43 @@ NEARDUP_UNESCAPE_TARGET std::optional<size_t> UnescapeAvx512(std::string_view bo
   return static_cast<size_t>(out - dst);
 }
 
+// CPUs without VBMI/VBMI2 (json_unescape_avx512bw_inl.h): each window's
+// backslashes by one compare, its runs copied by one 64-byte load and store
+// each (masked: nothing past the body is read), its escapes decoded one at
+// a time.
+NEARDUP_UNESCAPE_BW_TARGET std::optional<size_t> UnescapeAvx512Bw(std::string_view body,
+                                                                  char* dst) {
+  const char* const begin = body.data();
+  const size_t size = body.size();
+  const __m512i backslash = _mm512_set1_epi8('\\');
+  const char* src = begin;
+  char* out = dst;
+  uint64_t next_is_escaped = 0;
+  for (size_t pos = 0; pos < size; pos += 64) {
+    const size_t length = size - pos < 64 ? size - pos : 64;
+    const char* const window_start = begin + pos;
+    const __m512i bytes = _mm512_maskz_loadu_epi8(LowBits(length), window_start);
+    const uint64_t backslashes = _mm512_cmpeq_epi8_mask(bytes, backslash);  // zeros past length
+    uint64_t starts = 0;
+    if ((backslashes | next_is_escaped) != 0) {
+      AllEscapedBytes(backslashes, &next_is_escaped, &starts);
+      // An escape that starts at the body's last byte would escape the closing quote.
+      if (pos + length == size && ((starts >> (length - 1)) & 1) != 0) return std::nullopt;
+    }
+    if (!UnescapeWindowAvx512Bw<false>(window_start, bytes, starts, length, kShortEscapes.data(),
+                                       &src, &out)) {
+      return std::nullopt;
+    }
+  }
+  return static_cast<size_t>(out - dst);
+}
+
 using UnescapeFunction = std::optional<size_t> (*)(std::string_view, char*);
 
 UnescapeFunction ChooseUnescape() {
-  if (DetectCpuPath() == CpuPath::kAvx512 && JsonUnescapeAvx512Supported()) {
-    return &UnescapeAvx512;
+  if (DetectCpuPath() == CpuPath::kAvx512) {
+    if (JsonUnescapeAvx512Supported()) return &UnescapeAvx512;
+    if (JsonUnescapeAvx512BwSupported()) return &UnescapeAvx512Bw;
   }
   return &UnescapeJsonStringPortable;
 }
@@ -214,6 +247,15 @@ std::optional<size_t> UnescapeJsonStringPortable(std::string_view body, char* ds
 
 std::optional<size_t> UnescapeJsonStringAvx512(std::string_view body, char* dst) {
   return UnescapeAvx512(body, dst);
+}
+
+std::optional<size_t> UnescapeJsonStringAvx512Bw(std::string_view body, char* dst) {
+  return UnescapeAvx512Bw(body, dst);
+}
+
+bool JsonUnescapeAvx512BwSupported() {
+  const CpuFeatures& features = HostCpuFeatures();
+  return features.avx512f && features.avx512bw && features.bmi2 && features.popcnt;
 }
 
 bool JsonUnescapeAvx512Supported() {

@@ -16,7 +16,9 @@
 // backslash mask by the odd-run carry trick of Langdale and Lemire, the
 // escaped bytes mapped by one table permute, the backslashes squeezed out
 // by one compress) and handles only `\u` escapes one at a time. The
-// portable path copies the runs between backslashes with memcpy.
+// AVX-512BW path (CPUs without VBMI) copies the runs between escapes 64
+// bytes a step and decodes each escape alone; the portable path copies the
+// runs with memcpy.
 //
 // Cost: one pass over the body, no allocation. Thread safety: pure function.
 #ifndef NEARDUP_IO_JSON_UNESCAPE_H_
@@ -42,13 +44,19 @@ inline constexpr size_t kUnescapeSlackBytes = 64;
 //   `dst` has room for body.size() + kUnescapeSlackBytes bytes.
 std::optional<size_t> UnescapeJsonString(std::string_view body, char* dst);
 
-// The two implementations, for differential tests. UnescapeJsonString runs
-// the AVX-512 one when the CPU path (hash/cpu_path.h, NEARDUP_CPU_PATH) is
-// avx512 and the CPU has VBMI and VBMI2.
+// The three implementations, for differential tests. UnescapeJsonString
+// runs the AVX-512 one when the CPU path (hash/cpu_path.h,
+// NEARDUP_CPU_PATH) is avx512 and the CPU has VBMI and VBMI2, the AVX-512BW
+// one on the avx512 path without them (Skylake-SP, Cascade Lake: the runs
+// between escapes copied 64 bytes a step, the escapes decoded one at a
+// time; json_unescape_avx512bw_inl.h), else the portable one.
 std::optional<size_t> UnescapeJsonStringPortable(std::string_view body, char* dst);
 // REQUIRES: JsonUnescapeAvx512Supported().
 std::optional<size_t> UnescapeJsonStringAvx512(std::string_view body, char* dst);
 bool JsonUnescapeAvx512Supported();
+// REQUIRES: JsonUnescapeAvx512BwSupported() (AVX-512 F/BW, BMI2, POPCNT).
+std::optional<size_t> UnescapeJsonStringAvx512Bw(std::string_view body, char* dst);
+bool JsonUnescapeAvx512BwSupported();
 
 // The pieces, for a scanner that unescapes in its own pass
 // (jsonl_flat_record.cc). DecodeJsonEscape: the escape whose backslash is

@@ -1,10 +1,12 @@
-// UnescapeJsonString (both paths) against simdjson's own unescaper
+// UnescapeJsonString (every path) against simdjson's own unescaper
 // (`ondemand::parser::unescape`, what the JSONL reader used before): the
 // same bytes, and a refusal exactly where simdjson refuses, on every short
 // escape, `\u` escapes of every length class, surrogate pairs (well formed,
 // lone, reversed, with a non-surrogate second half), invalid escapes, runs
 // of backslashes across the 64-byte windows, raw UTF-8, and 20,000 seeded
-// random strings built from those pieces.
+// random strings built from those pieces; runs of `\u` escapes across the
+// windows (JSON written with ensure_ascii); bodies whose 12 readable bytes
+// end at a page end (no path reads past them).
 #include "io/json_unescape.h"
 
 #include "io/jsonl_record_parser.h"
@@ -13,6 +15,10 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <random>
@@ -67,6 +73,10 @@ std::vector<std::pair<std::string, UnescapeFunction>> Paths() {
   std::vector<std::pair<std::string, UnescapeFunction>> paths = {
       {"portable", &UnescapeJsonStringPortable}, {"dispatched", &UnescapeJsonString}};
   if (JsonUnescapeAvx512Supported()) paths.emplace_back("avx512", &UnescapeJsonStringAvx512);
+  // The kernel of CPUs without VBMI, run on every AVX-512BW host.
+  if (JsonUnescapeAvx512BwSupported()) {
+    paths.emplace_back("avx512bw", &UnescapeJsonStringAvx512Bw);
+  }
   return paths;
 }
 
@@ -164,6 +174,63 @@ TEST(JsonUnescapeTest, RandomStringsAsSimdjson) {
   // Both outcomes were exercised.
   EXPECT_GT(refused, 1000u);
   EXPECT_LT(refused, 10000u);
+}
+
+TEST(JsonUnescapeTest, UnicodeEscapeRunsAcrossWindowsAsSimdjson) {
+  auto owned = NewParser();
+  simdjson::ondemand::parser& parser = *owned;
+  // Text as Python's json.dumps writes it by default: every non-ASCII code
+  // point a `\u` escape (6 or 12 bytes), so they straddle every window edge,
+  // with short escapes and plain bytes between.
+  const std::vector<std::string> runs = {
+      R"(\u4e2d\u6587\u7684\u6587\u672c)", R"(\u041f\u0440\u0438\u0432\u0435\u0442 )",
+      R"(\ud83d\ude00\ud83d\ude01)", R"(\u00e9\n\u00e8\t\u00ea)", R"(\u0041\\\u0042\")"};
+  for (size_t prefix = 0; prefix < 80; ++prefix) {
+    for (const std::string& run : runs) {
+      std::string body(prefix, 'a');
+      for (int i = 0; i < 6; ++i) body += run;
+      ExpectAsSimdjson(parser, body);
+      ExpectAsSimdjson(parser, body + R"(\u12)");  // refused after many windows
+      ExpectAsSimdjson(parser, body + R"(\ud83d)");
+    }
+  }
+}
+
+// Bodies whose closing quote and 11 more readable bytes end at a page end,
+// with nothing mapped after it: no path reads past what its REQUIRES grants
+// (the AVX-512 kernels load the last window masked).
+TEST(JsonUnescapeTest, BodiesEndingAtAPageEnd) {
+  auto owned = NewParser();
+  simdjson::ondemand::parser& parser = *owned;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* mapped =
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  char* const base = static_cast<char*>(mapped);
+  ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
+  const std::vector<std::string> tails = {
+      "",        R"(\n)",     R"(\\)",    R"(\")", R"(\u00e9)", R"(\ud83d\ude00)",
+      R"(\u12)", R"(\ud83d)", "\xC3\xA9", R"(\q)", R"(\\\\\n)", R"(x\u4e2d)"};
+  for (size_t length = 0; length < 200; ++length) {
+    for (const std::string& tail : tails) {
+      const std::string body = std::string(length, 'b') + tail;
+      const std::optional<std::string> expected = SimdjsonUnescape(parser, body);
+      // The body, its quote and 11 zero bytes, flush against the page end.
+      char* const start = base + page - 12 - body.size();
+      std::memcpy(start, body.data(), body.size());
+      start[body.size()] = '"';
+      std::memset(start + body.size() + 1, 0, 11);
+      std::string out(body.size() + kUnescapeSlackBytes, '\x5a');
+      for (const auto& [name, unescape] : Paths()) {
+        const std::optional<size_t> size =
+            unescape(std::string_view(start, body.size()), out.data());
+        const std::optional<std::string> got =
+            size.has_value() ? std::optional<std::string>(out.substr(0, *size)) : std::nullopt;
+        ASSERT_EQ(got, expected) << name << " on \"" << body << "\"";
+      }
+    }
+  }
+  munmap(mapped, 2 * page);
 }
 
 // Through the reader: the text and id ParseRecord returns (the body found

@@ -9,6 +9,7 @@
 
 #include "hash/cpu_path.h"
 #include "io/json_unescape.h"
+#include "io/json_unescape_avx512bw_inl.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -134,21 +135,6 @@ ValueScan ScanThenUnescape(const char* body, const char* end, TextArena* arena) 
 #define NEARDUP_FLAT_UNESCAPE_TARGET \
   __attribute__((target("avx512f,avx512bw,avx512vbmi,avx512vbmi2,bmi,bmi2,popcnt")))
 
-// Every byte of a window that an escape makes literal (a backslash escaped
-// inside a run too, unlike EscapedBytes), and in *escapes the backslashes
-// that start an escape: simdjson's json_escape_scanner (first stage).
-// *next_is_escaped: the previous window's last byte started an escape;
-// updated for the next window.
-inline uint64_t AllEscapedBytes(uint64_t backslash, uint64_t* next_is_escaped, uint64_t* escapes) {
-  constexpr uint64_t kOddBits = 0xAAAAAAAAAAAAAAAAULL;
-  const uint64_t potential = backslash & ~*next_is_escaped;
-  const uint64_t codes = (((potential << 1) | kOddBits) - potential) ^ kOddBits;
-  const uint64_t escaped = codes ^ (backslash | *next_is_escaped);
-  *escapes = codes & backslash;
-  *next_is_escaped = *escapes >> 63;
-  return escaped;
-}
-
 // ScanStringAvx512 that also unescapes, in the same pass over the body
 // (session 10: the separate unescaping pass was 7% of one thread of
 // `fingerprint` on mail, whose bodies have a `\n` every ~25 bytes). From
@@ -224,6 +210,67 @@ NEARDUP_FLAT_UNESCAPE_TARGET ValueScan ScanAndUnescapeAvx512(const char* body, c
       break;
     }
     w += 64;
+  }
+  value.scan.backslash = room != nullptr;
+  value.scan.high = high != 0;
+  value.unescaped_size = room == nullptr ? 0 : static_cast<size_t>(out - room);
+  return value;
+}
+
+// The same one pass for CPUs without VBMI/VBMI2 (Skylake-SP, Cascade Lake):
+// from the window of the first backslash on, UnescapeWindowAvx512Bw copies
+// each window's runs between escapes by one 64-byte load and store each and
+// decodes the escapes one at a time (json_unescape_avx512bw_inl.h). An escape
+// that ends in the next window (its backslash the window's last byte, or a
+// `\u` escape across the edge) needs no restart: the odd-run carry marks
+// the next window's first byte escaped, and the bytes it consumed are
+// skipped there. The two-pass route it replaces (the scan, then the
+// portable unescape's memchr and memcpy per run) read each body twice.
+NEARDUP_UNESCAPE_BW_TARGET ValueScan ScanAndUnescapeAvx512Bw(const char* body, const char* end,
+                                                             TextArena* arena) {
+  ValueScan value;
+  const uint8_t* const short_escapes = JsonShortEscapeTable();
+  uint64_t high = 0;
+  uint64_t odd_carry = 0;
+  char* room = nullptr;  // set at the first backslash
+  char* out = nullptr;
+  const char* src = body;  // the next byte to unescape, once room is set
+  for (const char* w = body; w < end; w += 64) {
+    const __m512i v = _mm512_loadu_si512(w);
+    const size_t left = static_cast<size_t>(end - w);
+    const uint64_t in = left >= 64 ? ~uint64_t{0} : (uint64_t{1} << left) - 1;
+    const uint64_t backslash = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\')) & in;
+    uint64_t escapes = 0;
+    const uint64_t escaped =
+        (backslash | odd_carry) == 0 ? 0 : AllEscapedBytes(backslash, &odd_carry, &escapes);
+    const uint64_t quote = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"')) & in & ~escaped;
+    const uint64_t before = quote == 0 ? in : _blsmsk_u64(quote) >> 1;
+    if ((_mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)) & before) != 0) return value;
+    high |= _mm512_movepi8_mask(v) & before;
+    if (room == nullptr) {
+      if ((backslash & before) == 0) {
+        if (quote != 0) {
+          value.scan.end = w + __builtin_ctzll(quote);
+          break;
+        }
+        continue;
+      }
+      // The room is the rest of the line: the value is never longer.
+      room = arena->Reserve(static_cast<size_t>(end - body) + kUnescapeSlackBytes);
+      std::memcpy(room, body, static_cast<size_t>(w - body));
+      out = room + (w - body);
+      src = w;
+    }
+    // `before` is the window's low `limit` bits.
+    const size_t limit =
+        quote != 0 ? static_cast<size_t>(__builtin_ctzll(quote)) : (left >= 64 ? 64 : left);
+    if (!UnescapeWindowAvx512Bw<true>(w, v, escapes & before, limit, short_escapes, &src, &out)) {
+      return value;
+    }
+    if (quote != 0) {
+      value.scan.end = w + __builtin_ctzll(quote);
+      break;
+    }
   }
   value.scan.backslash = room != nullptr;
   value.scan.high = high != 0;
@@ -321,28 +368,28 @@ bool TryParse(std::string_view line, std::string_view text_field, std::string_vi
 bool TryParseFlatRecord(std::string_view line, std::string_view text_field,
                         std::string_view id_field, TextArena* arena, JsonlRecord* record) {
 #ifdef NEARDUP_HAVE_FLAT_AVX512
-  enum class Route { kPortable, kAvx512, kAvx512Unescaping };
+  enum class Route { kPortable, kAvx512Bw, kAvx512Unescaping };
   static const Route route = [] {
     if (DetectCpuPath() != CpuPath::kAvx512) return Route::kPortable;
-    return JsonUnescapeAvx512Supported() ? Route::kAvx512Unescaping : Route::kAvx512;
+    if (JsonUnescapeAvx512Supported()) return Route::kAvx512Unescaping;
+    return JsonUnescapeAvx512BwSupported() ? Route::kAvx512Bw : Route::kPortable;
   }();
   if (route == Route::kAvx512Unescaping) {
     return TryParse<&ScanStringAvx512, &ScanAndUnescapeAvx512>(line, text_field, id_field, arena,
                                                                record);
   }
-  if (route == Route::kAvx512) {
-    return TryParseFlatRecordTwoPassAvx512(line, text_field, id_field, arena, record);
+  if (route == Route::kAvx512Bw) {
+    return TryParseFlatRecordAvx512Bw(line, text_field, id_field, arena, record);
   }
 #endif
   return TryParseFlatRecordPortable(line, text_field, id_field, arena, record);
 }
 
-bool TryParseFlatRecordTwoPassAvx512(std::string_view line, std::string_view text_field,
-                                     std::string_view id_field, TextArena* arena,
-                                     JsonlRecord* record) {
+bool TryParseFlatRecordAvx512Bw(std::string_view line, std::string_view text_field,
+                                std::string_view id_field, TextArena* arena, JsonlRecord* record) {
 #ifdef NEARDUP_HAVE_FLAT_AVX512
-  return TryParse<&ScanStringAvx512, &ScanThenUnescape<&ScanStringAvx512>>(line, text_field,
-                                                                           id_field, arena, record);
+  return TryParse<&ScanStringAvx512, &ScanAndUnescapeAvx512Bw>(line, text_field, id_field, arena,
+                                                               record);
 #else
   return TryParseFlatRecordPortable(line, text_field, id_field, arena, record);
 #endif

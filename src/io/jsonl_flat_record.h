@@ -21,8 +21,9 @@
 // and bytes >= 0x80 come from one 64-byte compare per window (AVX-512BW; a
 // byte loop elsewhere); only strings with bytes >= 0x80 are validated as
 // UTF-8 (simdjson::validate_utf8) and only those with backslashes unescaped
-// (io/json_unescape.h), with AVX-512 VBMI2 in the same pass as the scan
-// (session 10: the separate unescaping pass had been 6-7% of one thread).
+// (io/json_unescape.h), on AVX-512 in the same pass as the scan (session
+// 10: the separate unescaping pass had been 6-7% of one thread; session 21
+// gave CPUs without VBMI2 the same one pass).
 //
 // Cost: O(line) with no allocation; the arena grows by the unescaped
 // strings. Thread safety: pure function (the arena is the caller's).
@@ -45,13 +46,14 @@ bool TryParseFlatRecord(std::string_view line, std::string_view text_field,
 // The same with the byte-loop string scanner, for differential tests.
 bool TryParseFlatRecordPortable(std::string_view line, std::string_view text_field,
                                 std::string_view id_field, TextArena* arena, JsonlRecord* record);
-// The AVX-512BW route of CPUs without VBMI2: each string's end by the
-// 64-byte scan, then UnescapeJsonString over the body (a second pass). On
-// CPUs with VBMI2, TryParseFlatRecord unescapes in the scan's own pass.
-// For differential tests; REQUIRES: the CPU path is avx512.
-bool TryParseFlatRecordTwoPassAvx512(std::string_view line, std::string_view text_field,
-                                     std::string_view id_field, TextArena* arena,
-                                     JsonlRecord* record);
+// The AVX-512BW route of CPUs without VBMI/VBMI2 (Skylake-SP, Cascade
+// Lake), which TryParseFlatRecord takes there: each string's end found and
+// its escapes decoded in the same 64-byte pass, the runs between escapes
+// copied by vector loads and stores, each escape decoded alone (on CPUs
+// with VBMI2 the escapes of a window are decoded at once). For
+// differential tests; REQUIRES: the CPU path is avx512.
+bool TryParseFlatRecordAvx512Bw(std::string_view line, std::string_view text_field,
+                                std::string_view id_field, TextArena* arena, JsonlRecord* record);
 
 }  // namespace neardup::internal
 

@@ -1,7 +1,7 @@
 // TryParseFlatRecord (the shortcut) against JsonlRecordParser's simdjson
 // route: for every line, the parser with the shortcut gives the same status
 // (message included), id, text and repair flag as without it; the AVX-512
-// and byte-loop scanners (and, on AVX-512, the two-pass route of CPUs
+// and byte-loop scanners (and, on AVX-512, the one-pass BW route of CPUs
 // without VBMI2) agree; and the shortcut does take the common lines.
 #include "io/jsonl_flat_record.h"
 
@@ -65,14 +65,21 @@ bool ExpectScannersAgree(const std::string& line) {
   EXPECT_EQ(TryParseFlatRecordPortable(view, "text", "id", &portable_arena, &portable), took)
       << line;
   if (DetectCpuPath() == CpuPath::kAvx512) {
-    // The two-pass AVX-512 route of CPUs without VBMI2.
-    TextArena two_pass_arena;
-    JsonlRecord two_pass;
-    EXPECT_EQ(TryParseFlatRecordTwoPassAvx512(view, "text", "id", &two_pass_arena, &two_pass), took)
-        << line;
+    // The one-pass AVX-512BW route of CPUs without VBMI/VBMI2, on any
+    // AVX-512 host.
+    TextArena bw_arena;
+    JsonlRecord bw;
+    EXPECT_EQ(TryParseFlatRecordAvx512Bw(view, "text", "id", &bw_arena, &bw), took) << line;
     if (took) {
-      EXPECT_EQ(FieldView(view, two_pass_arena, two_pass.text),
-                FieldView(view, portable_arena, portable.text));
+      EXPECT_EQ(FieldView(view, bw_arena, bw.text), FieldView(view, portable_arena, portable.text))
+          << line;
+      EXPECT_EQ(bw.has_id, portable.has_id) << line;
+      if (bw.has_id) {
+        EXPECT_EQ(FieldView(view, bw_arena, bw.id), FieldView(view, portable_arena, portable.id))
+            << line;
+      }
+    } else {
+      EXPECT_EQ(bw_arena.size(), 0u) << "the arena is left as found: " << line;
     }
   }
   if (!took) {
@@ -186,6 +193,30 @@ TEST(JsonlFlatRecordTest, BackslashRunsAcrossWindowsAgreeWithTheByteLoop) {
     if (round % 16 == 0) routes.ExpectSame(line);
   }
   EXPECT_GT(taken, 500u);
+}
+
+// Bodies of `\u` escapes (JSON written with ensure_ascii) and runs of
+// short escapes, starting at every offset, so escapes of 2, 6 and 12 bytes
+// straddle every window edge, some with a refused escape after them.
+TEST(JsonlFlatRecordTest, EscapeRunsAcrossWindowsMatchBothRoutes) {
+  static const char* const kRuns[] = {"\\u4e2d\\u6587\\u7684", "\\ud83d\\ude00\\n",
+                                      "\\n\\n\\t\\\\\\\"", "\\u00e9a\\/"};
+  static const char* const kEnds[] = {"", "\\u12", "\\ud83d", "\\x", "\x01"};
+  Routes routes;
+  size_t taken = 0;
+  for (size_t at = 0; at < 80; ++at) {
+    for (const char* run : kRuns) {
+      for (const char* end : kEnds) {
+        std::string body(at, 'a');
+        for (int i = 0; i < 8; ++i) body += run;
+        const std::string line = "{\"id\": \"" + body + "\", \"text\": \"" + body + end + "\"}";
+        taken += ExpectScannersAgree(line) ? 1 : 0;
+        routes.ExpectSame(line);
+      }
+    }
+  }
+  EXPECT_GT(taken, 300u);
+  EXPECT_GT(routes.refused, 1000u);
 }
 
 // Escapes of every kind (short ones, runs of backslashes, `\u` and
