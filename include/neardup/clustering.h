@@ -12,8 +12,11 @@
 //    that keep a first-seen representative.)
 // Both are deterministic: they depend only on the pairs and document order.
 // Document numbers are 64-bit throughout.
-// Cost: O(documents + pairs log pairs) time; memory 8 bytes per document for
-// cluster_of, 16 per pair (the leader rule's sorted copy).
+// Cost: O(documents + pairs) time; memory 8 bytes per document for
+// cluster_of (components: 8 more for the union-find). The leader rule over
+// pairs sorted by a (verification's order) takes one pass and no copy; over
+// pairs in another order it groups them by b with a counting sort, 4 bytes
+// per pair and per document (8 past 2^32 of either).
 // Thread safety: pure functions.
 #ifndef NEARDUP_CLUSTERING_H_
 #define NEARDUP_CLUSTERING_H_

@@ -426,8 +426,8 @@ Result<std::vector<CandidatePair>> FindFirstCopyCandidates(
 }
 
 std::vector<CandidatePair> MergeCandidates(std::span<const std::vector<CandidatePair>> lists) {
-  std::vector<CandidatePair> merged = internal::SortedConcatenation(
-      lists, [](const CandidatePair& pair) { return pair.a; });
+  std::vector<CandidatePair> merged =
+      internal::SortedConcatenation(lists, [](const CandidatePair& pair) { return pair.a; });
   merged.erase(std::unique(merged.begin(), merged.end()), merged.end());
   return merged;
 }
@@ -465,7 +465,9 @@ Result<std::vector<SimilarPair>> VerifyCandidates(std::span<const Fingerprint> f
 std::vector<SimilarPair> MergePairs(std::span<const std::vector<SimilarPair>> lists) {
   return internal::SortedConcatenation(
       lists, [](const SimilarPair& pair) { return pair.a; },
-      [](const SimilarPair& x, const SimilarPair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
+      [](const SimilarPair& x, const SimilarPair& y) {
+        return x.a != y.a ? x.a < y.a : x.b < y.b;
+      });
 }
 
 Status ComputeBandKeys(const Fingerprint& fingerprint, const NearDuplicateScheme& scheme,

@@ -575,6 +575,12 @@ TEST(LshIndexTest, RemoveReportsPresence) {
   ASSERT_TRUE(index.Insert(0, Sketch{1, 2, 0, 0}).ok());
   EXPECT_THAT(*index.Query(Sketch{1, 2, 9, 9}), ElementsAre(0, ~uint64_t{0}));
   EXPECT_THAT(index.AllPairCandidates(), ElementsAre(Pair{0, ~uint64_t{0}}));
+  // Ids of 2^63 and above as the first of a pair too (one bucket of
+  // SortedConcatenation: no shift by 64).
+  const uint64_t high = uint64_t{1} << 63;
+  ASSERT_TRUE(index.Insert(high + 1, Sketch{7, 7, 1, 1}).ok());
+  ASSERT_TRUE(index.Insert(high, Sketch{7, 7, 2, 2}).ok());
+  EXPECT_THAT(index.AllPairCandidates(), ElementsAre(Pair{0, ~uint64_t{0}}, Pair{high, high + 1}));
 }
 
 TEST(LshIndexTest, MemoryGrowsWithDocuments) {

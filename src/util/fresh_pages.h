@@ -58,9 +58,10 @@ void GrowFaultingInParallel(std::vector<T>* list, size_t n) {
 }
 
 // The lists one after another in one allocation (its pages faulted in on
-// all cores as above), each list copied on all cores. With a span of
-// non-const lists each list is freed as soon as it is copied, so the peak
-// stays near the total once rather than twice it for the last lists.
+// all cores as above), each list copied on all cores. The result is
+// allocated before any list is freed (a peak of about twice the total at
+// the start); with a span of non-const lists each list is freed as soon as
+// it is copied.
 template <typename List>
 std::vector<std::remove_const_t<typename List::value_type>> ConcatenateInParallel(
     std::span<List> lists) {

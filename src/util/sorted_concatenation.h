@@ -4,27 +4,33 @@
 // Why: the candidate lists of a corpus are tens of millions of 16-byte
 // pairs; joining them and then sorting the whole (tbb::parallel_sort, a
 // quicksort) spent ~12% of a one-thread `dedup` on the 1M-document corpus
-// (23.5M pairs, ~25 levels of passes over memory). Here each element goes
-// straight from its list to a bucket of its key's high bits (one pass: the
-// concatenation's copy, so it costs no extra pass), then every bucket, a
-// few thousand elements that fit in a core's cache, is sorted on its own.
+// (23.5M pairs, ~25 levels of passes over memory). Here two read passes
+// over the lists (the largest key, then each list's count per bucket) size
+// the buckets of the key's high bits, each element goes straight from its
+// list to its bucket (the pass that replaces the concatenation's copy), and
+// every bucket, a few thousand elements that fit in a core's cache, is
+// sorted on its own. On the 1M corpus the candidates stage's CPU fell 8-10%
+// (two loaded pairs, session 21).
 //
 // key_of(x) must be monotone in the element order (`less`, operator< by
 // default): less(x, y) implies key_of(x) <= key_of(y) (for pairs ordered by
 // their first member, then their second: the first member), so that sorted
-// buckets in key order are the sorted list. Equal elements keep no
-// particular order among themselves (they are equal). A skewed key (most
+// buckets in key order are the sorted list. Elements equivalent under
+// `less` come out in an unspecified but deterministic order (the lists'
+// order and std::sort's). A skewed key (most
 // elements in one bucket) is still correct; such a bucket is sorted by
 // tbb::parallel_sort.
 //
 // Memory: the result (its pages faulted in on all cores, fresh_pages.h)
-// plus 8 bytes per list and bucket; with a span of non-const lists each
-// list is freed as soon as its elements are placed, so the peak stays near
-// the total once, as with ConcatenateInParallel.
+// plus 8 bytes per list and bucket. The result is allocated before any list
+// is freed, so the peak is about twice the total at the start (as joining
+// and sorting in place was); with a span of non-const lists each list is
+// freed as soon as its elements are placed.
 // Thread safety: the lists must not change during the call.
 #ifndef NEARDUP_UTIL_SORTED_CONCATENATION_H_
 #define NEARDUP_UTIL_SORTED_CONCATENATION_H_
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
@@ -42,8 +48,8 @@
 
 namespace neardup::internal {
 
-// Elements per bucket aimed at: 8K elements of 16 bytes are 128 KiB, well
-// inside a core's L2 while it is sorted.
+// Elements per bucket aimed at: 8K elements of 16 bytes (candidate pairs)
+// are 128 KiB, of 32 (SimilarPair) 256 KiB, inside a core's L2 while sorted.
 inline constexpr size_t kSortBucketElements = size_t{1} << 13;
 // At most this many buckets: each list writes to up to this many places at
 // once in the bucket pass, and each list keeps a count per bucket.
@@ -76,8 +82,12 @@ std::vector<std::remove_const_t<typename List::value_type>> SortedConcatenation(
   while (buckets > 1 && buckets * lists.size() > total / 2 + 1) buckets /= 2;
   const int key_bits = std::bit_width(max_key);
   const int bucket_bits = std::countr_zero(buckets);
+  // One bucket: every element in bucket 0 (a shift by key_bits could be a
+  // shift by 64, undefined, for keys of 2^63 and above).
   const int shift = std::max(0, key_bits - bucket_bits);
-  const auto bucket_of = [&](const T& x) { return static_cast<size_t>(key_of(x) >> shift); };
+  const auto bucket_of = [&](const T& x) {
+    return buckets == 1 ? size_t{0} : static_cast<size_t>(key_of(x) >> shift);
+  };
 
   // where[list * buckets + bucket]: first the list's count in the bucket,
   // then (prefix sums, bucket by bucket, list by list) where its next

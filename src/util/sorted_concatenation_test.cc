@@ -52,10 +52,11 @@ TEST(SortedConcatenationTest, EqualsTheJoinedListsSortedForAnyShapeAndThreadCoun
   };
   // Many elements over few lists (thousands of buckets), many small lists
   // (few buckets), keys of every width, all keys equal (one bucket: the
-  // skewed path), keys 0 and 1 only, and empty lists among full ones.
+  // skewed path), keys 0 and 1 only, empty lists among full ones, and one
+  // bucket for keys of any width (2^63 and above: no shift by 64).
   const Shape shapes[] = {{8, 60000, 1000000}, {500, 50, 100000}, {16, 20000, 0},
                           {6, 30000, 1},       {6, 30000, 2},     {40, 8000, uint64_t{1} << 40},
-                          {3, 0, 10},          {1, 1, 10}};
+                          {3, 0, 10},          {1, 1, 10},        {3, 100, 0}};
   uint64_t seed = 1;
   for (const Shape& shape : shapes) {
     const std::vector<std::vector<Pair>> lists =
@@ -82,6 +83,13 @@ TEST(SortedConcatenationTest, TheLargestKeysLandInTheLastBucket) {
             JoinedAndSorted(lists));
 }
 
+TEST(SortedConcatenationTest, OneBucketTakesKeysOfTwoToTheSixtyThreeAndAbove) {
+  const uint64_t high = uint64_t{1} << 63;
+  std::vector<std::vector<Pair>> lists = {{{high + 1, 0}, {high, 5}}, {{~uint64_t{0}, 1}, {3, 2}}};
+  EXPECT_EQ(SortedConcatenation(std::span<const std::vector<Pair>>(lists), FirstOf),
+            JoinedAndSorted(lists));
+}
+
 TEST(SortedConcatenationTest, AnOrderOtherThanOperatorLessIsKept) {
   // Ordered by the first member, then the second descending: the key stays
   // the first member.
@@ -90,7 +98,8 @@ TEST(SortedConcatenationTest, AnOrderOtherThanOperatorLessIsKept) {
     return x.first != y.first ? x.first < y.first : x.second > y.second;
   };
   std::vector<Pair> expected;
-  for (const std::vector<Pair>& list : lists) expected.insert(expected.end(), list.begin(), list.end());
+  for (const std::vector<Pair>& list : lists)
+    expected.insert(expected.end(), list.begin(), list.end());
   std::sort(expected.begin(), expected.end(), less);
   EXPECT_EQ(SortedConcatenation(std::span<const std::vector<Pair>>(lists), FirstOf, less),
             expected);
