@@ -80,7 +80,7 @@ void AppendPairLine(std::string* out, std::string_view a, std::string_view b,
     at = Put(at, ",\"similarity\":");
     at = internal::WriteJsonDouble(at, pair.similarity);
     at = Put(at, "}\n");
-    out->append(line, at);
+    out->append(line, static_cast<size_t>(at - line));  // a pointer pair would go by _M_replace
     return;
   }
   out->append("{\"a\":");

@@ -120,7 +120,8 @@ std::string Hex64(uint64_t value) {
 
 void AppendJsonDouble(std::string* out, double value) {
   char buffer[internal::kMaxJsonDoubleChars];
-  out->append(buffer, internal::WriteJsonDouble(buffer, value));
+  const char* end = internal::WriteJsonDouble(buffer, value);
+  out->append(buffer, static_cast<size_t>(end - buffer));
 }
 
 namespace internal {
