@@ -125,6 +125,8 @@ namespace {
 // Items per chunk of WriteInOrder: about 1-4 MB of text per chunk.
 constexpr size_t kPairsPerChunk = size_t{1} << 15;
 constexpr size_t kDocumentsPerChunk = size_t{1} << 14;
+// How far ahead WritePairs fetches ids.
+constexpr size_t kPrefetchPairs = 16;
 
 Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
                   std::optional<format::TableFormat> table, OutputFile* out,
@@ -137,13 +139,28 @@ Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPa
   return WriteInOrder(
       pairs.size(), kPairsPerChunk,
       [&](size_t begin, size_t end, std::string* text) {
+        // The ids of a pair kPrefetchPairs ahead are fetched while these are
+        // written (their strings, then a long id's bytes): pairs in order of
+        // a, then b, reach a different id's string for each pair, a cache
+        // miss that was ~20% of `pairs --method simhash`'s CPU on the 1M
+        // corpus (9,711 copies of one text).
         for (size_t i = begin; i < end; ++i) {
+          if (i + kPrefetchPairs < end) {
+            __builtin_prefetch(&corpus.ids[pairs[i + kPrefetchPairs].a]);
+            __builtin_prefetch(&corpus.ids[pairs[i + kPrefetchPairs].b]);
+          }
+          if (i + kPrefetchPairs / 2 < end) {
+            __builtin_prefetch(corpus.ids[pairs[i + kPrefetchPairs / 2].b].data());
+          }
           const std::string_view a = corpus.ids[pairs[i].a], b = corpus.ids[pairs[i].b];
           if (table) {
             format::AppendPairTableRow(text, a, b, pairs[i], *table);
           } else {
             format::AppendPairLine(text, a, b, pairs[i]);
           }
+          // The chunk's text at once, from its first line's length (+1/4),
+          // instead of ~20 doublings that copy it again.
+          if (i == begin) text->reserve(text->size() * (end - begin) * 5 / 4);
         }
       },
       out, serial_time);

@@ -1,6 +1,10 @@
 #include "neardup/format/wire_format.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cstring>
 #include <initializer_list>
+#include <limits>
 
 #include "engine/fingerprint_json.h"
 #include "util/json_writer.h"
@@ -40,13 +44,54 @@ void AppendFingerprintLine(std::string* out, std::string_view id,
   out->push_back('\n');
 }
 
+namespace {
+
+// Copies `text` to `at` and returns its end.
+char* Put(char* at, std::string_view text) {
+  std::memcpy(at, text.data(), text.size());
+  return at + text.size();
+}
+
+// The most characters of a pair line other than its ids: the keys, quotes,
+// an int and a score.
+constexpr size_t kMaxPairLineFrame =
+    64 + std::numeric_limits<int>::digits10 + 2 + internal::kMaxJsonDoubleChars;
+// A line whose ids fit here is built on the stack and appended at once.
+constexpr size_t kPairLineBuffer = 512;
+
+}  // namespace
+
 void AppendPairLine(std::string* out, std::string_view a, std::string_view b,
                     const SimilarPair& pair) {
+  // Plain ids (nothing to escape, the common case) are copied whole and the
+  // line is appended in one piece: no growth check per field, no temporary.
+  if (a.size() + b.size() <= kPairLineBuffer - kMaxPairLineFrame &&
+      internal::VerbatimJsonPrefix(a) == a.size() && internal::VerbatimJsonPrefix(b) == b.size()) {
+    char line[kPairLineBuffer];
+    char* at = Put(line, "{\"a\":\"");
+    at = Put(at, a);
+    at = Put(at, "\",\"b\":\"");
+    at = Put(at, b);
+    *at++ = '"';
+    if (pair.distance >= 0) {
+      at = Put(at, ",\"distance\":");
+      at = std::to_chars(at, line + kPairLineBuffer, pair.distance).ptr;
+    }
+    at = Put(at, ",\"similarity\":");
+    at = internal::WriteJsonDouble(at, pair.similarity);
+    at = Put(at, "}\n");
+    out->append(line, static_cast<size_t>(at - line));  // a pointer pair would go by _M_replace
+    return;
+  }
   out->append("{\"a\":");
   AppendJsonString(out, a);
   out->append(",\"b\":");
   AppendJsonString(out, b);
-  if (pair.distance >= 0) out->append(",\"distance\":" + std::to_string(pair.distance));
+  if (pair.distance >= 0) {
+    char distance[std::numeric_limits<int>::digits10 + 2];
+    out->append(",\"distance\":");
+    out->append(distance, std::to_chars(distance, distance + sizeof(distance), pair.distance).ptr);
+  }
   out->append(",\"similarity\":");
   AppendJsonScore(out, pair.similarity);
   out->append("}\n");
@@ -145,8 +190,12 @@ namespace {
 
 void AppendTableField(std::string* out, std::string_view value, TableFormat format) {
   if (format == TableFormat::kCsv) return AppendCsvField(out, value);
-  for (char c : value) {
-    switch (c) {
+  // Runs of plain bytes are copied whole (a field without a tab, line break
+  // or backslash in one append).
+  size_t plain = internal::VerbatimJsonPrefix(value);
+  out->append(value.data(), plain);
+  for (size_t i = plain; i < value.size(); ++i) {
+    switch (value[i]) {
       case '\t':
         out->append("\\t");
         break;
@@ -160,7 +209,7 @@ void AppendTableField(std::string* out, std::string_view value, TableFormat form
         out->append("\\\\");
         break;
       default:
-        out->push_back(c);
+        out->push_back(value[i]);
     }
   }
 }
@@ -177,11 +226,28 @@ void AppendTableRow(std::string* out, std::initializer_list<std::string_view> fi
   out->push_back('\n');
 }
 
-std::string Score(double value) {
-  std::string text;
-  AppendJsonScore(&text, value);
-  return text;
-}
+// A score or a count as text in place: no allocation per row.
+class Number {
+ public:
+  explicit Number(double score)
+      : size_(static_cast<size_t>(internal::WriteJsonDouble(text_, score) - text_)) {}
+  // Empty for a negative (absent) value.
+  static Number Count(int64_t value) {
+    Number number;
+    if (value >= 0) {
+      number.size_ = static_cast<size_t>(
+          std::to_chars(number.text_, number.text_ + kSize, value).ptr - number.text_);
+    }
+    return number;
+  }
+  operator std::string_view() const { return {text_, size_}; }
+
+ private:
+  static constexpr size_t kSize = std::max<size_t>(internal::kMaxJsonDoubleChars, 24);
+  Number() = default;
+  char text_[kSize];
+  size_t size_ = 0;
+};
 
 }  // namespace
 
@@ -191,8 +257,7 @@ void AppendPairTableHeader(std::string* out, TableFormat format) {
 
 void AppendPairTableRow(std::string* out, std::string_view a, std::string_view b,
                         const SimilarPair& pair, TableFormat format) {
-  const std::string distance = pair.distance >= 0 ? std::to_string(pair.distance) : "";
-  AppendTableRow(out, {a, b, Score(pair.similarity), distance}, format);
+  AppendTableRow(out, {a, b, Number(pair.similarity), Number::Count(pair.distance)}, format);
 }
 
 void AppendClusterTableHeader(std::string* out, TableFormat format) {
@@ -211,7 +276,7 @@ void AppendSimilarityTableHeader(std::string* out, TableFormat format) {
 
 void AppendSimilarityTableRow(std::string* out, std::string_view a, std::string_view b,
                               double a_in_b, double b_in_a, TableFormat format) {
-  AppendTableRow(out, {a, b, Score(a_in_b), Score(b_in_a)}, format);
+  AppendTableRow(out, {a, b, Number(a_in_b), Number(b_in_a)}, format);
 }
 
 void AppendQueryTableHeader(std::string* out, TableFormat format) {
@@ -231,7 +296,7 @@ void AppendQueryTableRows(std::string* out, std::string_view query_id, const Que
       passages += std::to_string(p.query_begin) + "-" + std::to_string(p.query_end) + ":" +
                   std::to_string(p.match_begin) + "-" + std::to_string(p.match_end);
     }
-    AppendTableRow(out, {query_id, chunks, m.id, Score(m.a_in_b), Score(m.b_in_a), passages},
+    AppendTableRow(out, {query_id, chunks, m.id, Number(m.a_in_b), Number(m.b_in_a), passages},
                    format);
   }
 }

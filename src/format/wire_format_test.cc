@@ -1,6 +1,8 @@
 #include "neardup/format/wire_format.h"
 
+#include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -160,6 +162,89 @@ TEST(WireFormatTest, TablesOfPairsClustersSimilarityAndQueries) {
             "q,7,doc-1,0.5,0.75,0-10:20-30 40-50:60-70\n"
             "q,7,doc-2,0.5,0.75,\n"
             "none,0,,,,\n");
+}
+
+// The pair line and rows as they were written before they were built in
+// place (session 21): field by field, the score by printf.
+std::string ReferenceScore(double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.6g", value);
+  return text;
+}
+
+std::string ReferencePairLine(std::string_view a, std::string_view b, const SimilarPair& pair) {
+  std::string out = "{\"a\":";
+  AppendJsonString(&out, a);
+  out += ",\"b\":";
+  AppendJsonString(&out, b);
+  if (pair.distance >= 0) out += ",\"distance\":" + std::to_string(pair.distance);
+  out += ",\"similarity\":" + ReferenceScore(pair.similarity) + "}\n";
+  return out;
+}
+
+std::string ReferenceTsvField(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string ReferencePairRow(std::string_view a, std::string_view b, const SimilarPair& pair,
+                             TableFormat format) {
+  const std::string distance = pair.distance >= 0 ? std::to_string(pair.distance) : "";
+  const std::string score = ReferenceScore(pair.similarity);
+  if (format == TableFormat::kTsv) {
+    return ReferenceTsvField(a) + "\t" + ReferenceTsvField(b) + "\t" + score + "\t" + distance +
+           "\n";
+  }
+  std::string out;
+  AppendCsvField(&out, a);
+  out += ",";
+  AppendCsvField(&out, b);
+  return out + "," + score + "," + distance + "\n";
+}
+
+// Every pair of ids (plain ones of lengths on both sides of where a line
+// stops fitting the stack buffer, ones to escape, UTF-8, invalid bytes)
+// with distances and scores at their edges, appended after other text:
+// the same bytes as the field-by-field writer.
+TEST(WireFormatTest, PairLinesAndRowsAreWrittenAsFieldByField) {
+  std::vector<std::string> ids = {
+      "",          "doc-1",       "a\"b",        "back\\slash",
+      "tab\there", "line\nbreak", "caf\xc3\xa9", std::string("\xff\x01", 2),
+      "a,b",       "x y"};
+  for (const size_t size : {7, 8, 9, 100, 200, 210, 211, 212, 213, 300, 420, 421, 422, 430, 600}) {
+    ids.push_back(std::string(size, static_cast<char>('a' + size % 26)));
+  }
+  ids.push_back(std::string(205, 'q') + "\"");
+  const std::vector<SimilarPair> pairs = {
+      {0, 1, 1.0, 0},      {0, 1, 0.0, -1},       {0, 1, 0.8208955, -1}, {0, 1, 105.0 / 128, -1},
+      {0, 1, 0.984375, 1}, {0, 1, 0.9999995, 64}, {0, 1, 1e-5, -1},      {0, 1, 0.5, 2147483647}};
+  for (const std::string& a : ids) {
+    for (const std::string& b : ids) {
+      for (const SimilarPair& pair : pairs) {
+        std::string out = "before\n";
+        AppendPairLine(&out, a, b, pair);
+        ASSERT_EQ(out, "before\n" + ReferencePairLine(a, b, pair)) << a.size() << " " << b.size();
+        for (const TableFormat format : {TableFormat::kCsv, TableFormat::kTsv}) {
+          std::string row = "x";
+          AppendPairTableRow(&row, a, b, pair, format);
+          ASSERT_EQ(row, "x" + ReferencePairRow(a, b, pair, format)) << a << " " << b;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "neardup/json_writer.h"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -118,19 +119,99 @@ std::string Hex64(uint64_t value) {
 }
 
 void AppendJsonDouble(std::string* out, double value) {
-  NEARDUP_CHECK(std::isfinite(value)) << "JSON cannot hold " << value;
-  // to_chars with a precision prints what printf("%.6g") prints (the
-  // standard defines it so), without printf's format parsing and locale
-  // (session 13: printf was ~1.7% of a batch POST's server CPU, one
-  // similarity an answer).
-  char buffer[32];
-  const std::to_chars_result end =
-      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::general, 6);
-  NEARDUP_CHECK(end.ec == std::errc()) << "cannot print " << value;
-  out->append(buffer, end.ptr);
+  char buffer[internal::kMaxJsonDoubleChars];
+  const char* end = internal::WriteJsonDouble(buffer, value);
+  out->append(buffer, static_cast<size_t>(end - buffer));
 }
 
 namespace internal {
+namespace {
+
+constexpr uint64_t kPowersOfFive[] = {1, 5, 25, 125, 625, 3125, 15625, 78125, 390625, 1953125};
+
+// printf("%.6g") of a value in [2^-13, 1]. value = mantissa * 2^exponent
+// exactly, so value * 10^power = mantissa * 5^power * 2^(exponent + power):
+// an integer product (< 2^53 * 5^9 < 2^74) shifted right by 47-56 bits, its
+// floor and remainder exact. %g writes 6 significant digits in fixed form
+// for a decimal exponent X (of the value rounded to 6 digits) in [-4, 6),
+// which every value here has: the digits after the point are 5 - X, the
+// trailing zeros dropped, and the point too when no digit follows it.
+char* WriteUnitScore(char* out, double value) {
+  const auto bits = std::bit_cast<uint64_t>(value);
+  const uint64_t mantissa = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+  const int exponent = static_cast<int>(bits >> 52) - 1075;
+  // A guess of X (the double constants are within an ulp of 10^-k), made
+  // exact by the digit count below.
+  int decimal_exponent = value >= 1.0     ? 0
+                         : value >= 0.1   ? -1
+                         : value >= 0.01  ? -2
+                         : value >= 0.001 ? -3
+                                          : -4;
+  unsigned __int128 scaled = 0;
+  uint64_t digits = 0;
+  int shift = 0;
+  for (;;) {
+    const int power = 5 - decimal_exponent;
+    NEARDUP_DCHECK(power >= 5 && power <= 9) << value;
+    scaled = static_cast<unsigned __int128>(mantissa) * kPowersOfFive[power];
+    shift = -(exponent + power);
+    digits = static_cast<uint64_t>(scaled >> shift);
+    if (digits < 100000) {
+      --decimal_exponent;
+    } else if (digits >= 1000000) {
+      ++decimal_exponent;
+    } else {
+      break;
+    }
+  }
+  // Round half to even on the exact remainder, as printf does.
+  const unsigned __int128 one = 1;
+  const unsigned __int128 rest = scaled & ((one << shift) - 1);
+  const unsigned __int128 half = one << (shift - 1);
+  if (rest > half || (rest == half && (digits & 1) != 0)) ++digits;
+  if (digits == 1000000) {  // 0.9999996 rounds up to 1.00000: the next decade
+    digits = 100000;
+    ++decimal_exponent;
+  }
+  char text[6];
+  for (int i = 5; i >= 0; --i) {
+    text[i] = static_cast<char>('0' + digits % 10);
+    digits /= 10;
+  }
+  int length = 6;
+  while (length > 1 && text[length - 1] == '0') --length;
+  if (decimal_exponent == 0) {
+    *out++ = text[0];
+    if (length > 1) {
+      *out++ = '.';
+      std::memcpy(out, text + 1, length - 1);
+      out += length - 1;
+    }
+    return out;
+  }
+  *out++ = '0';
+  *out++ = '.';
+  for (int i = 1; i < -decimal_exponent; ++i) *out++ = '0';
+  std::memcpy(out, text, length);
+  return out + length;
+}
+
+}  // namespace
+
+char* WriteJsonDouble(char* out, double value) {
+  if (value >= 0x1p-13 && value <= 1.0) return WriteUnitScore(out, value);
+  NEARDUP_CHECK(std::isfinite(value)) << "JSON cannot hold " << value;
+  if (value == 0 && !std::signbit(value)) {
+    *out = '0';
+    return out + 1;
+  }
+  // to_chars with a precision prints what printf("%.6g") prints (the
+  // standard defines it so), without printf's format parsing and locale.
+  const std::to_chars_result end =
+      std::to_chars(out, out + kMaxJsonDoubleChars, value, std::chars_format::general, 6);
+  NEARDUP_CHECK(end.ec == std::errc()) << "cannot print " << value;
+  return end.ptr;
+}
 
 size_t VerbatimJsonPrefix(std::string_view value) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;

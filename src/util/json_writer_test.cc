@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfloat>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace neardup::internal {
@@ -104,6 +108,107 @@ TEST(JsonWriterTest, DoublesArePrintedAsPercentPointSixG) {
     std::string out;
     AppendJsonDouble(&out, value);
     EXPECT_EQ(out, expected) << value;
+  }
+}
+
+// WriteJsonDouble's integer path for [2^-13, 1] against today's text (to_chars
+// general with precision 6, itself printf("%.6g")): every value a pair's
+// similarity takes from a sketch (MinHash k/128, SimHash 1 - d/64 and
+// 1 - d/128), every Jaccard i/j with j <= 1000, every k/2^n with n <= 14
+// (exact ties at the seventh digit, which round half to even), both sides of
+// every rounding midpoint of the 6-digit decimals in [0.1, 1] and a sample
+// below, the switches of decade, and random doubles and bit patterns.
+TEST(JsonWriterTest, UnitScoresAreWrittenAsToCharsWritesThem) {
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1.0,
+                                std::nextafter(1.0, 0.0),
+                                0x1p-13,
+                                std::nextafter(0x1p-13, 0.0),
+                                std::nextafter(0x1p-13, 1.0),
+                                1e-4,
+                                0.9999995,
+                                0.99999949999999,
+                                0.99999950000001,
+                                0.00099999949,
+                                0.0009999995,
+                                0.00099999951,
+                                0.000999999,
+                                0.0099999995,
+                                0.099999995,
+                                0.5};
+  for (const double power : {0.1, 0.01, 0.001, 0.0001}) {
+    double below = power, above = power;
+    for (int i = 0; i < 4; ++i) {
+      values.push_back(below);
+      values.push_back(above);
+      below = std::nextafter(below, 0.0);
+      above = std::nextafter(above, 1.0);
+    }
+  }
+  for (int k = 0; k <= 128; ++k) values.push_back(k / 128.0);
+  for (int d = 0; d <= 128; ++d) {
+    values.push_back(1.0 - d / 64.0);
+    values.push_back(1.0 - d / 128.0);
+  }
+  for (int j = 1; j <= 1000; ++j) {
+    for (int i = 0; i <= j; ++i) values.push_back(static_cast<double>(i) / j);
+  }
+  for (int n = 0; n <= 14; ++n) {
+    for (int k = 0; k <= (1 << n); ++k) values.push_back(std::ldexp(k, -n));
+  }
+  // Midpoints (q + 1/2) * 10^(decimal_exponent - 5) of 6-digit decimals q,
+  // correctly rounded by the division, and their neighbours: one lies on
+  // each side of the exact midpoint.
+  const auto add_midpoint = [&](int q, int decimal_exponent) {
+    const double midpoint = (2.0 * q + 1) / (2 * std::pow(10.0, 5 - decimal_exponent));
+    values.push_back(midpoint);
+    values.push_back(std::nextafter(midpoint, 0.0));
+    values.push_back(std::nextafter(midpoint, 2.0));
+  };
+  for (int q = 100000; q <= 999999; ++q) add_midpoint(q, -1);
+  std::mt19937_64 random(21);
+  for (int decimal_exponent = -4; decimal_exponent <= -2; ++decimal_exponent) {
+    std::uniform_int_distribution<int> digits(100000, 999999);
+    for (int i = 0; i < 20000; ++i) add_midpoint(digits(random), decimal_exponent);
+    add_midpoint(999999, decimal_exponent);
+    add_midpoint(100000, decimal_exponent);
+  }
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int i = 0; i < 100000; ++i) values.push_back(unit(random));
+  const uint64_t low = std::bit_cast<uint64_t>(0x1p-14), high = std::bit_cast<uint64_t>(1.0);
+  std::uniform_int_distribution<uint64_t> bits(low, high);
+  for (int i = 0; i < 100000; ++i) values.push_back(std::bit_cast<double>(bits(random)));
+  size_t mismatches = 0;
+  for (const double value : values) {
+    char expected[64];
+    const std::to_chars_result end =
+        std::to_chars(expected, expected + sizeof(expected), value, std::chars_format::general, 6);
+    char written[kMaxJsonDoubleChars];
+    const char* written_end = WriteJsonDouble(written, value);
+    const std::string_view want(expected, end.ptr - expected);
+    const std::string_view got(written, written_end - written);
+    if (got != want && ++mismatches <= 20) {
+      ADD_FAILURE() << std::hexfloat << value << std::defaultfloat << ": wrote " << got
+                    << ", to_chars " << want;
+    }
+  }
+  EXPECT_EQ(mismatches, 0u) << "of " << values.size();
+}
+
+// The same path by way of AppendJsonDouble, against printf itself.
+TEST(JsonWriterTest, UnitScoresMatchPrintf) {
+  std::vector<double> values;
+  for (int k = 0; k <= 128; ++k) values.push_back(k / 128.0);
+  for (int j = 1; j <= 300; ++j) {
+    for (int i = 0; i <= j; ++i) values.push_back(static_cast<double>(i) / j);
+  }
+  for (const double value : values) {
+    char expected[64];
+    std::snprintf(expected, sizeof(expected), "%.6g", value);
+    std::string out;
+    AppendJsonDouble(&out, value);
+    ASSERT_EQ(out, expected) << value;
   }
 }
 
