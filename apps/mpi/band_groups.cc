@@ -49,13 +49,14 @@ constexpr size_t kCandidateBytes = 8 + 8;
 // by a counting sort on the band and the key's top bits (the keys are
 // uniform hashes, so the buckets hold a few records each), then a sort of
 // each bucket: several times faster than sorting all records, and it reads
-// each message once, into place. DataLoss for a message that is not whole
-// records of bands `bands` of documents below `num_documents` (a peer out of
-// step).
-Result<std::vector<KeyedDocument>> SortRecords(const std::vector<std::string>& messages,
-                                               PartRange bands, uint64_t num_documents) {
+// each message once, into place. The records lie in *block (handed on from
+// the last round, not value-initialised: each is written before it is
+// read). DataLoss for a message that is not whole records of bands `bands`
+// of documents below `num_documents` (a peer out of step).
+Result<std::span<KeyedDocument>> SortRecords(const std::vector<Message>& messages, PartRange bands,
+                                             uint64_t num_documents, StageBlock* block) {
   size_t total = 0;
-  for (const std::string& message : messages) {
+  for (const Message& message : messages) {
     if (message.size() % kKeyRecordBytes != 0) {
       return DataLossError("a band key message of " + std::to_string(message.size()) +
                            " bytes is not whole records (ranks out of step)");
@@ -75,7 +76,7 @@ Result<std::vector<KeyedDocument>> SortRecords(const std::vector<std::string>& m
     return true;
   };
   std::vector<size_t> start((num_bands << bits) + 1, 0);
-  for (const std::string& message : messages) {
+  for (const Message& message : messages) {
     for (size_t at = 0; at < message.size(); at += kKeyRecordBytes) {
       size_t bucket = 0;
       if (!bucket_of(message.data() + at, &bucket)) {
@@ -93,8 +94,8 @@ Result<std::vector<KeyedDocument>> SortRecords(const std::vector<std::string>& m
   }
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   std::vector<size_t> next(start.begin(), start.end() - 1);
-  std::vector<KeyedDocument> records(total);
-  for (const std::string& message : messages) {
+  const std::span<KeyedDocument> records = block->Take<KeyedDocument>(total);
+  for (const Message& message : messages) {
     for (size_t at = 0; at < message.size(); at += kKeyRecordBytes) {
       size_t bucket = 0;
       bucket_of(message.data() + at, &bucket);
@@ -131,7 +132,7 @@ uint64_t MembersHash(std::span<const uint64_t> docs) {
   return hash;
 }
 
-std::vector<uint64_t> MembersOf(const std::vector<KeyedDocument>& records, Group group) {
+std::vector<uint64_t> MembersOf(std::span<const KeyedDocument> records, Group group) {
   std::vector<uint64_t> docs;
   docs.reserve(group.end - group.begin);
   for (size_t i = group.begin; i < group.end; ++i) docs.push_back(records[i].doc);
@@ -143,7 +144,7 @@ std::vector<uint64_t> MembersOf(const std::vector<KeyedDocument>& records, Group
 // no pair, and a large one (many copies of one text) would repeat its whole
 // clique in every band (the single-process index emits a pair from its
 // first band only, for the same reason). Members are compared exactly.
-std::vector<Group> DistinctGroups(const std::vector<KeyedDocument>& records) {
+std::vector<Group> DistinctGroups(std::span<const KeyedDocument> records) {
   std::vector<Group> groups;
   std::unordered_multimap<uint64_t, size_t> seen;  // members' hash -> index in groups
   std::vector<uint64_t> members;
@@ -177,8 +178,9 @@ constexpr size_t kSharedGroupSize = 16;
 // in every band, held by the owners of its band keys; shared, it is
 // expanded once for the whole job, each rank taking a share of its rows
 // (ExpandGroups), instead of once by every owner, whole.
-Result<std::vector<std::vector<uint64_t>>> ShareLargeGroups(
-    Comm& comm, const std::vector<KeyedDocument>& records, std::vector<Group>* groups) {
+Result<std::vector<std::vector<uint64_t>>> ShareLargeGroups(Comm& comm,
+                                                            std::span<const KeyedDocument> records,
+                                                            std::vector<Group>* groups) {
   std::vector<std::vector<uint64_t>> distinct;
   if (comm.size() == 1) return distinct;
   std::string mine;
@@ -189,7 +191,7 @@ Result<std::vector<std::vector<uint64_t>>> ShareLargeGroups(
     return true;
   });
   std::vector<std::string> send(static_cast<size_t>(comm.size()), mine);
-  std::vector<std::string> received;
+  std::vector<Message> received;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
   std::unordered_multimap<uint64_t, size_t> seen;  // members' hash -> index in distinct
   Status status;
@@ -230,7 +232,7 @@ int VerifierOf(const CandidatePair& pair, const DocumentLayout& layout) {
 // ones (the rows x = rank, rank + N, ... of each), per verifying rank
 // (VerifierOf): each group is a clique of candidates.
 std::vector<std::vector<CandidatePair>> ExpandGroups(
-    const std::vector<KeyedDocument>& records, const std::vector<Group>& groups,
+    std::span<const KeyedDocument> records, const std::vector<Group>& groups,
     const std::vector<std::vector<uint64_t>>& shared, const DocumentLayout& layout, int rank,
     int ranks) {
   std::vector<std::vector<CandidatePair>> found(static_cast<size_t>(ranks));
@@ -282,7 +284,7 @@ std::vector<std::vector<CandidatePair>> ExpandGroups(
 
 Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         const std::vector<Fingerprint>& local, uint64_t first_document,
-                        const NearDuplicateScheme& scheme, PartRange bands,
+                        const NearDuplicateScheme& scheme, PartRange bands, StageBlock* block,
                         std::vector<CandidatePair>* mine, DistributedPairsStats* stats) {
   const int ranks = comm.size();
   std::vector<std::string> outgoing(static_cast<size_t>(ranks));
@@ -307,19 +309,22 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   for (size_t r = 0; r < outgoing.size(); ++r) {
     if (r != static_cast<size_t>(comm.rank())) stats->key_bytes += outgoing[r].size();
   }
-  std::vector<std::string> incoming;
-  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &incoming));
+  std::vector<Message> keyed;
+  NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &keyed));
 
-  Result<std::vector<KeyedDocument>> sorted = SortRecords(incoming, bands, layout.total);
-  incoming.clear();
+  // *block serves, one after another, the sorted records, SortUnique's key
+  // lists and the candidates received (each dead before the next takes
+  // it): one block of fresh pages a job rather than three a round.
+  Result<std::span<KeyedDocument>> sorted = SortRecords(keyed, bands, layout.total, block);
+  keyed.clear();
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(sorted.status()));
-  std::vector<KeyedDocument> records = *std::move(sorted);
+  const std::span<const KeyedDocument> records = *sorted;
   std::vector<Group> groups = DistinctGroups(records);
   NEARDUP_ASSIGN_OR_RETURN(std::vector<std::vector<uint64_t>> shared,
                            ShareLargeGroups(comm, records, &groups));
   std::vector<std::vector<CandidatePair>> found =
       ExpandGroups(records, groups, shared, layout, comm.rank(), ranks);
-  records = {};
+  // The records are dead from here: the block is taken again below.
   // A message is the pairs' bytes (16 each), sent from the sorted list
   // itself (a copy into a string was ~180 MB of fresh pages a rank at 2
   // ranks on the 1M corpus); this rank's own pairs are not sent at all.
@@ -330,15 +335,15 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                             pairs.size() * sizeof(CandidatePair));
   };
   std::vector<std::string_view> messages(found.size());
-  SortScratch scratch;  // one pair of key lists for every verifier's list
   for (size_t r = 0; r < found.size(); ++r) {
-    SortUnique(&found[r], &scratch);
+    SortUnique(&found[r], block);  // its key lists in the records' block
     if (r == me) continue;
     messages[r] = bytes_of(found[r]);
     stats->candidate_bytes += messages[r].size();
   }
-  scratch = {};
-  NEARDUP_RETURN_IF_ERROR(comm.ExchangeViews(messages, &incoming));
+  // Received into the key lists' block (this rank's own message is empty).
+  std::vector<std::string_view> incoming;
+  NEARDUP_RETURN_IF_ERROR(comm.ExchangeViews(messages, block, &incoming));
   for (size_t r = 0; r < found.size(); ++r) {
     if (r != me) found[r] = {};
   }
@@ -350,7 +355,7 @@ Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
   // into a fresh block.
   std::vector<std::string_view> others;
   if (!mine->empty()) others.push_back(bytes_of(*mine));
-  for (const std::string& message : incoming) {
+  for (std::string_view message : incoming) {
     if (message.size() % kCandidateBytes != 0) {
       return DataLossError("a message of candidates is not whole pairs (ranks out of step)");
     }

@@ -10,7 +10,9 @@
 // the pair). docs/DISTRIBUTED.md, "MinHash: the band-key shuffle", says why.
 // Memory per rank: one round's records sent and received (20 bytes per
 // document and band of the round), its candidate pairs (16 bytes each),
-// merged into this rank's own list's block.
+// merged into this rank's own list's block; the sorted records (24 bytes
+// each), the sort's key lists (16 bytes a pair of the longest list) and the
+// received candidates in one StageBlock handed from stage to stage.
 #ifndef NEARDUP_APPS_MPI_BAND_GROUPS_H_
 #define NEARDUP_APPS_MPI_BAND_GROUPS_H_
 
@@ -24,19 +26,22 @@
 #include "neardup/fingerprinter.h"
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/status.h"
+#include "stage_block.h"
 
 namespace neardup::mpi {
 
 // Collective. The candidate pairs of bands [bands.begin, bands.end) whose
 // verifier is this rank, appended to *mine (which is then sorted and made
 // unique). `local` are this rank's documents, numbered from
-// `first_document`. Adds the bytes sent to stats->key_bytes and
+// `first_document`. *block is scratch handed from round to round (the
+// records, key lists and received candidates; its contents unspecified
+// after the call). Adds the bytes sent to stats->key_bytes and
 // candidate_bytes. After the last round (bands.end == scheme.num_parts),
 // *mine has spare capacity for at least a quarter more pairs (the split by
 // cost may hand this rank more; see band_groups.cc).
 Status ShuffleBandRound(Comm& comm, const DocumentLayout& layout,
                         const std::vector<Fingerprint>& local, uint64_t first_document,
-                        const NearDuplicateScheme& scheme, PartRange bands,
+                        const NearDuplicateScheme& scheme, PartRange bands, StageBlock* block,
                         std::vector<CandidatePair>* mine, DistributedPairsStats* stats);
 
 }  // namespace neardup::mpi

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -18,11 +19,11 @@
 namespace neardup::mpi {
 
 void SortUnique(std::vector<CandidatePair>* candidates) {
-  SortScratch scratch;
+  StageBlock scratch;
   SortUnique(candidates, &scratch);
 }
 
-void SortUnique(std::vector<CandidatePair>* candidates, SortScratch* scratch) {
+void SortUnique(std::vector<CandidatePair>* candidates, StageBlock* scratch) {
   uint64_t largest = 0;
   for (const CandidatePair& pair : *candidates) largest = std::max({largest, pair.a, pair.b});
   const int bits = std::bit_width(largest);
@@ -35,21 +36,21 @@ void SortUnique(std::vector<CandidatePair>* candidates, SortScratch* scratch) {
   // in the same order (radix_sort.h), in as few digits as the documents
   // need (1M documents: 40 bits, 4 digits; a << 32 took 5).
   const uint64_t low = (uint64_t{1} << bits) - 1;
-  std::vector<uint64_t>& keys = scratch->keys;
-  keys.resize(candidates->size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    keys[i] = (*candidates)[i].a << bits | (*candidates)[i].b;
-  }
+  const size_t n = candidates->size();
+  const std::span<uint64_t> lists = scratch->Take<uint64_t>(2 * n);
+  const std::span<uint64_t> keys = lists.first(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = (*candidates)[i].a << bits | (*candidates)[i].b;
   // The pairs are written back into their own block (no fresh one: a
   // list of fresh pages is zeroed by the kernel first). The list, the keys
   // and RadixSort's scratch are live at once: 32 B a pair at the peak
   // (freeing the list before the sort peaked at 24 B, but zeroed a fresh
   // 16 B a pair for the result).
-  RadixSort(&keys, &scratch->radix);
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  candidates->resize(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    (*candidates)[i] = {keys[i] >> bits, keys[i] & low};
+  const std::span<uint64_t> sorted = RadixSort(keys, lists.subspan(n));
+  const size_t unique =
+      static_cast<size_t>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+  candidates->resize(unique);  // shorter: nothing initialised
+  for (size_t i = 0; i < unique; ++i) {
+    (*candidates)[i] = {sorted[i] >> bits, sorted[i] & low};
   }
 }
 

@@ -13,6 +13,7 @@
 
 #include "neardup/near_duplicate_stages.h"
 #include "neardup/status.h"
+#include "stage_block.h"
 
 namespace neardup::mpi {
 
@@ -22,16 +23,11 @@ namespace neardup::mpi {
 // the list (16 B a pair): 32 B a pair at the peak; std::sort otherwise
 // (in place).
 void SortUnique(std::vector<CandidatePair>* candidates);
-
-// The radix path's two lists of keys, kept between calls: a rank sorts one
-// list per verifier in turn, and each call's fresh lists were pages the
-// kernel zeroed again (~180 MB a rank at 2 ranks on the 1M corpus).
-struct SortScratch {
-  std::vector<uint64_t> keys;
-  std::vector<uint64_t> radix;
-};
-// The same, with the key lists in *scratch (their capacity reused).
-void SortUnique(std::vector<CandidatePair>* candidates, SortScratch* scratch);
+// The same, the radix path's two key lists in *scratch: a block handed on
+// (a rank sorts one list per verifier in turn, in the block that held the
+// round's records), not fresh lists of pages the kernel zeroes (~180 MB a
+// rank at 2 ranks on the 1M corpus) and then value-initialised.
+void SortUnique(std::vector<CandidatePair>* candidates, StageBlock* scratch);
 
 // The sorted union of runs of candidate pairs (each the bytes of sorted,
 // unique CandidatePairs, as sent; a trailing partial pair is ignored),

@@ -63,12 +63,11 @@ std::vector<std::string> MembersToFirstOwners(const Comm& comm, const DocumentLa
 // given lengths): decoded, checked (the cluster is one of this rank's
 // first members, the member a later document) and sorted by cluster, then
 // member.
-Result<std::vector<MemberRecord>> ReceiveMembers(const std::vector<std::string>& received,
-                                                 OwnRange own,
+Result<std::vector<MemberRecord>> ReceiveMembers(const std::vector<Message>& received, OwnRange own,
                                                  const std::vector<uint64_t>& cluster_of,
                                                  bool with_lengths) {
   std::vector<MemberRecord> members;
-  for (const std::string& message : received) {
+  for (const Message& message : received) {
     ByteReader reader(message);
     while (!reader.done()) {
       MemberRecord record;
@@ -111,12 +110,12 @@ Result<std::optional<std::vector<uint64_t>>> FirstCopies(Comm& comm, const Docum
     ByteWriter(&send[static_cast<size_t>(layout.OwnerOf(record.doc))]).Put(record);
   }
   copies = {};
-  std::vector<std::string> received;
+  std::vector<Message> received;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
   std::vector<uint64_t> first_copy(own.count);
   for (uint64_t i = 0; i < own.count; ++i) first_copy[i] = own.first + i;
   Status status;
-  for (const std::string& message : received) {
+  for (const Message& message : received) {
     ByteReader reader(message);
     std::vector<CopyRecord> records;
     while (status.ok() && !reader.done()) {
@@ -206,7 +205,7 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
       pairs = {};
     }
     comm.Broadcast(&flags, static_cast<int>(round));
-    std::vector<std::string> received;
+    std::vector<Message> received;
     NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(smallest), &received));
     if (round >= me) continue;
     const uint64_t first = layout.first[round];
@@ -218,7 +217,7 @@ Result<std::vector<uint64_t>> LeaderClusters(Comm& comm, const DocumentLayout& l
     for (uint64_t i = 0; i < count; ++i) {
       external_leader[first + i] = ((static_cast<uint8_t>(flags[i / 8]) >> (i % 8)) & 1) != 0;
     }
-    const std::string& message = received[round];
+    const Message& message = received[round];
     if (message.size() % sizeof(SmallestLeader) != 0) {
       if (status.ok()) status = InternalError("a message of smallest leaders is not whole records");
       continue;
@@ -257,7 +256,7 @@ Result<std::vector<uint64_t>> LabelsOf(Comm& comm, const DocumentLayout& layout,
   const size_t ranks = static_cast<size_t>(comm.size());
   std::vector<std::string> ask(ranks);
   for (uint64_t doc : docs) ByteWriter(&ask[static_cast<size_t>(layout.OwnerOf(doc))]).Put(doc);
-  std::vector<std::string> asked;
+  std::vector<Message> asked;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(ask), &asked));
   std::vector<std::string> answer(ranks);
   Status status;
@@ -269,11 +268,11 @@ Result<std::vector<uint64_t>> LabelsOf(Comm& comm, const DocumentLayout& layout,
   }
   // A bad request leaves its asker short of answers: the one agreement
   // below fails every rank (no collective is skipped on the way).
-  std::vector<std::string> answered;
+  std::vector<Message> answered;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(answer), &answered));
   std::vector<ByteReader> readers;
   readers.reserve(ranks);
-  for (const std::string& message : answered) readers.emplace_back(message);
+  for (const Message& message : answered) readers.emplace_back(message);
   std::vector<uint64_t> labels(docs.size());
   for (size_t i = 0; i < docs.size() && status.ok(); ++i) {
     status = readers[static_cast<size_t>(layout.OwnerOf(docs[i]))].Get(&labels[i]);
@@ -327,8 +326,8 @@ Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout
   }
   // Applies the (document, label) records sent here: each own document
   // keeps the smallest. Returns how many labels fell.
-  auto apply = [&](const std::vector<std::string>& received, uint64_t* fell) -> Status {
-    for (const std::string& message : received) {
+  auto apply = [&](const std::vector<Message>& received, uint64_t* fell) -> Status {
+    for (const Message& message : received) {
       ByteReader reader(message);
       while (!reader.done()) {
         uint64_t doc = 0;
@@ -367,11 +366,11 @@ Result<std::vector<uint64_t>> ComponentClusters(Comm& comm, const DocumentLayout
       put(la == m ? pairs[i].b : pairs[i].a, m);
     }
     end_labels = {};
-    std::vector<std::string> received;
+    std::vector<Message> received;
     NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(tell), &received));
     uint64_t fell = 0;
     const Status applied = apply(received, &fell);
-    received = {};
+    received.clear();
     // Jump once.
     std::vector<uint64_t> pointing;  // own documents whose label is another's
     std::vector<uint64_t> targets;
@@ -414,7 +413,7 @@ Result<std::vector<bool>> KeepOnRanks(Comm& comm, const DocumentLayout& layout,
   // The first member is kept unless a later member is strictly longer
   // (shorter): only then does a cluster's choice need its members.
   if (rule == KeepRule::kFirst) return keep;
-  std::vector<std::string> received;
+  std::vector<Message> received;
   NEARDUP_RETURN_IF_ERROR(
       comm.Exchange(MembersToFirstOwners(comm, layout, cluster_of, &lengths), &received));
   Result<std::vector<MemberRecord>> sorted = ReceiveMembers(received, own, cluster_of, true);
@@ -454,7 +453,7 @@ Result<std::vector<bool>> KeepOnRanks(Comm& comm, const DocumentLayout& layout,
 Result<LocalClusters> GroupClustersOnRanks(Comm& comm, const DocumentLayout& layout,
                                            const std::vector<uint64_t>& cluster_of) {
   const OwnRange own = OwnRangeOf(comm, layout);
-  std::vector<std::string> received;
+  std::vector<Message> received;
   NEARDUP_RETURN_IF_ERROR(
       comm.Exchange(MembersToFirstOwners(comm, layout, cluster_of, nullptr), &received));
   Result<std::vector<MemberRecord>> members = ReceiveMembers(received, own, cluster_of, false);

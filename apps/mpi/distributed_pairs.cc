@@ -182,13 +182,13 @@ Result<std::vector<SimilarPair>> PlacePairs(Comm& comm, const DocumentLayout& la
   pairs.resize(kept);
   placed = std::move(pairs);
   pairs = {};
-  std::vector<std::string> received;
+  std::vector<Message> received;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
   Status status;
   size_t incoming = placed.size();
-  for (const std::string& message : received) incoming += message.size() / kPairRecordBytes;
+  for (const Message& message : received) incoming += message.size() / kPairRecordBytes;
   placed.reserve(incoming);
-  for (std::string& message : received) {
+  for (Message& message : received) {
     if (GetPairs(message, &placed) != message.size() && status.ok()) {
       status = DataLossError("a message of pairs is not whole records");
     }
@@ -215,13 +215,15 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   std::vector<CandidatePair> mine;
   Status status;
   StageTimer timer;
+  StageBlock scratch;  // the rounds' records, key lists and received candidates
   for (uint64_t begin = 0; begin < scheme.num_parts; begin += bands_per_round) {
     const PartRange bands{begin, std::min(scheme.num_parts, begin + bands_per_round)};
-    status = comm.AgreeOnStatus(
-        ShuffleBandRound(comm, layout, local, first_document, scheme, bands, &mine, stats));
+    status = comm.AgreeOnStatus(ShuffleBandRound(comm, layout, local, first_document, scheme, bands,
+                                                 &scratch, &mine, stats));
     NEARDUP_RETURN_IF_ERROR(status);
     ++stats->band_rounds;
   }
+  scratch.Release();
   report->candidates += mine.size();
   stats->stages.push_back({"band keys", timer.Lap(), comm.in_mpi()});
 
@@ -240,7 +242,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   const std::vector<uint64_t> remote = fetched.Finish();
   std::vector<std::string> requests(static_cast<size_t>(ranks));
   for (uint64_t doc : remote) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
-  std::vector<std::string> asked;
+  std::vector<Message> asked;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
   // The documents each rank asked for, in its order.
   std::vector<std::vector<uint64_t>> asked_docs(asked.size());
@@ -289,7 +291,7 @@ Result<std::vector<SimilarPair>> MinHashPairs(
     stats->sketch_bytes += replies[r].size();
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(local_status));
-  std::vector<std::string> sketches;
+  std::vector<Message> sketches;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &sketches));
   replies.clear();
 
@@ -466,15 +468,15 @@ Result<std::vector<SimilarPair>> SimHashPairs(Comm& comm, const DocumentLayout& 
   for (uint64_t r = 0; r < ranks; ++r) {
     if (r != me) stats->key_bytes += outgoing[r].size();
   }
-  std::vector<std::string> received;
+  std::vector<Message> received;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(outgoing), &received));
   std::vector<HammingEntry> entries;
   Status status;
   {
     size_t total = 0;
-    for (const std::string& message : received) total += message.size();
+    for (const Message& message : received) total += message.size();
     entries.reserve(total / 16);
-    for (std::string& message : received) {
+    for (Message& message : received) {
       ByteReader reader(message);
       while (status.ok() && !reader.done()) {
         HammingEntry entry;

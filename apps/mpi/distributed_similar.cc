@@ -117,7 +117,7 @@ Result<std::vector<SimilarityRow>> SimilarRowsOnRanks(Comm& comm, const Collecti
       }
       stats->count_bytes += send[owner].size();
     }
-    std::vector<std::string> received;
+    std::vector<Message> received;
     NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
 
     // This rank's slice: every rank's counts of each document, summed.
@@ -135,7 +135,7 @@ Result<std::vector<SimilarityRow>> SimilarRowsOnRanks(Comm& comm, const Collecti
                                std::to_string(mine.size()) + " documents");
       }
     }
-    received = {};
+    received.clear();
     std::vector<std::vector<ContainmentMatch>> matches(mine.size());
     if (status.ok()) {
       status = ParallelOverDocuments(

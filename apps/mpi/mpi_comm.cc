@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
+#include <span>
 #include <utility>
 
 namespace neardup::mpi {
@@ -84,35 +86,89 @@ Status Comm::AgreeOnStatus(const Status& local) {
   return Status(static_cast<StatusCode>(code), std::move(message));
 }
 
-Status Comm::Exchange(std::vector<std::string> send, std::vector<std::string>* received) {
+Message Message::ForOverwrite(size_t size) {
+  Message message;
+  if (size == 0) return message;
+  message.block_ = std::make_unique_for_overwrite<char[]>(size);
+  message.block_size_ = size;
+  return message;
+}
+
+Status Comm::Exchange(std::vector<std::string> send, std::vector<Message>* received) {
   const size_t n = static_cast<size_t>(size_);
   if (send.size() != n) return InternalError("Exchange needs one message per rank");
-  received->assign(n, std::string());
+  received->clear();
+  received->resize(n);
   // This rank's message to itself is moved, not sent: with one rank an
   // exchange copies nothing, with N it saves 1/N of the traffic and copies.
   const size_t me = static_cast<size_t>(rank_);
-  (*received)[me] = std::move(send[me]);
+  (*received)[me] = Message(std::move(send[me]));
   send[me].clear();
-  return ExchangeOthers(std::vector<std::string_view>(send.begin(), send.end()), received);
+  if (n == 1) return Status::Ok();
+  const std::vector<std::string_view> views(send.begin(), send.end());
+  const std::vector<uint64_t> incoming = IncomingSizes(views);
+  std::vector<char*> into(n, nullptr);
+  for (size_t r = 0; r < n; ++r) {
+    if (r == me) continue;
+    (*received)[r] = Message::ForOverwrite(incoming[r]);
+    into[r] = (*received)[r].data();
+  }
+  MoveMessages(views, incoming, into);
+  return Status::Ok();
 }
 
 Status Comm::ExchangeViews(const std::vector<std::string_view>& send,
-                           std::vector<std::string>* received) {
+                           std::vector<Message>* received) {
   const size_t n = static_cast<size_t>(size_);
   if (send.size() != n) return InternalError("Exchange needs one message per rank");
-  received->assign(n, std::string());
+  received->clear();
+  received->resize(n);
   const size_t me = static_cast<size_t>(rank_);
-  (*received)[me].assign(send[me]);
+  (*received)[me] = Message(std::string(send[me]));
+  if (n == 1) return Status::Ok();
   std::vector<std::string_view> others = send;
   others[me] = {};
-  return ExchangeOthers(others, received);
+  const std::vector<uint64_t> incoming = IncomingSizes(others);
+  std::vector<char*> into(n, nullptr);
+  for (size_t r = 0; r < n; ++r) {
+    if (r == me) continue;
+    (*received)[r] = Message::ForOverwrite(incoming[r]);
+    into[r] = (*received)[r].data();
+  }
+  MoveMessages(others, incoming, into);
+  return Status::Ok();
 }
 
-Status Comm::ExchangeOthers(const std::vector<std::string_view>& send,
-                            std::vector<std::string>* received) {
+Status Comm::ExchangeViews(const std::vector<std::string_view>& send, StageBlock* block,
+                           std::vector<std::string_view>* received) {
   const size_t n = static_cast<size_t>(size_);
+  if (send.size() != n) return InternalError("Exchange needs one message per rank");
   const size_t me = static_cast<size_t>(rank_);
+  std::vector<std::string_view> others = send;
+  others[me] = {};
+  std::vector<uint64_t> incoming = n == 1 ? std::vector<uint64_t>(1, 0) : IncomingSizes(others);
+  incoming[me] = send[me].size();
+  uint64_t total = 0;
+  for (uint64_t size : incoming) total += size;
+  const std::span<char> bytes = block->Take<char>(static_cast<size_t>(total));
+  std::vector<char*> into(n, nullptr);
+  received->assign(n, std::string_view());
+  uint64_t offset = 0;
+  for (size_t r = 0; r < n; ++r) {
+    into[r] = bytes.data() + offset;
+    (*received)[r] = std::string_view(bytes.data() + offset, incoming[r]);
+    offset += incoming[r];
+  }
+  // An empty message's data() may be null, which memcpy must not get.
+  if (!send[me].empty()) std::memcpy(into[me], send[me].data(), send[me].size());
   if (n == 1) return Status::Ok();
+  incoming[me] = 0;
+  MoveMessages(others, incoming, into);
+  return Status::Ok();
+}
+
+std::vector<uint64_t> Comm::IncomingSizes(const std::vector<std::string_view>& send) {
+  const size_t n = static_cast<size_t>(size_);
   // The sizes first, so each message is received straight into its place
   // (no staging buffer, no copy: the messages of one exchange were hundreds
   // of MB copied twice and their buffers' pages faulted in every time).
@@ -122,12 +178,19 @@ Status Comm::ExchangeOthers(const std::vector<std::string_view>& send,
     MpiClock clock(&in_mpi_);
     MPI_Alltoall(sizes.data(), 1, MPI_UINT64_T, incoming.data(), 1, MPI_UINT64_T, comm_);
   }
-  incoming[me] = 0;
+  incoming[static_cast<size_t>(rank_)] = 0;
+  return incoming;
+}
+
+void Comm::MoveMessages(const std::vector<std::string_view>& send,
+                        const std::vector<uint64_t>& incoming, const std::vector<char*>& into) {
+  const size_t n = static_cast<size_t>(size_);
+  const size_t me = static_cast<size_t>(rank_);
   const uint64_t per_destination = round_bytes_ / n;
   uint64_t num_rounds = 0;
   for (size_t r = 0; r < n; ++r) {
-    (*received)[r].resize(r == me ? (*received)[r].size() : incoming[r]);
-    num_rounds = std::max({num_rounds, (sizes[r] + per_destination - 1) / per_destination,
+    if (r == me) continue;
+    num_rounds = std::max({num_rounds, (send[r].size() + per_destination - 1) / per_destination,
                            (incoming[r] + per_destination - 1) / per_destination});
   }
   // In rounds of at most per_destination bytes per peer (an int count each,
@@ -148,14 +211,14 @@ Status Comm::ExchangeOthers(const std::vector<std::string_view>& send,
       if (offset < incoming[from]) {
         const uint64_t count = std::min(per_destination, incoming[from] - offset);
         MPI_Request& request = requests.emplace_back();
-        MPI_Irecv((*received)[from].data() + offset, static_cast<int>(count), MPI_BYTE,
-                  static_cast<int>(from), kTag, comm_, &request);
+        MPI_Irecv(into[from] + offset, static_cast<int>(count), MPI_BYTE, static_cast<int>(from),
+                  kTag, comm_, &request);
       }
     }
     for (size_t step = 1; step < n; ++step) {
       const size_t to = (me + step) % n;
-      if (offset < sizes[to]) {
-        const uint64_t count = std::min(per_destination, sizes[to] - offset);
+      if (offset < send[to].size()) {
+        const uint64_t count = std::min(per_destination, send[to].size() - offset);
         MPI_Request& request = requests.emplace_back();
         MPI_Isend(send[to].data() + offset, static_cast<int>(count), MPI_BYTE, static_cast<int>(to),
                   kTag, comm_, &request);
@@ -168,7 +231,6 @@ Status Comm::ExchangeOthers(const std::vector<std::string_view>& send,
     }
     ++rounds_;
   }
-  return Status::Ok();
 }
 
 Status Comm::GatherToRoot(std::string_view local,

@@ -7,7 +7,8 @@
 // no count can overflow). An exchange first swaps the messages' sizes
 // (MPI_Alltoall of 64-bit counts), then moves each message straight from
 // the sender's string into the receiver's (MPI_Isend/MPI_Irecv, one piece
-// per peer and round): no staging buffer and no copy on either side.
+// per peer and round): no staging buffer and no copy on either side, and
+// no value-initialisation of a receive block (Message, StageBlock).
 //
 // Errors: a Status on one rank becomes the job's error through AgreeOnStatus
 // (every rank learns the lowest failing rank's message and exit code), so
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -29,6 +31,7 @@
 
 #include "neardup/stage_time.h"
 #include "neardup/status.h"
+#include "stage_block.h"
 
 namespace neardup::mpi {
 
@@ -88,6 +91,32 @@ class ByteReader {
   std::string_view bytes_;
 };
 
+// A message an exchange received: its bytes in a block that MPI writes
+// before anything reads it, so not value-initialised (std::string::resize
+// zero-filled every received message first: user-space writes into pages
+// the kernel had just zeroed, tens of ms a rank at 2 ranks on the 1M
+// corpus), or this rank's own message, moved in as it was (no copy).
+// Reads as a std::string_view (ByteReader, the merges).
+class Message {
+ public:
+  Message() = default;
+  explicit Message(std::string own) : own_(std::move(own)) {}
+  // `size` bytes, not initialised. REQUIRES: written before they are read.
+  static Message ForOverwrite(size_t size);
+
+  const char* data() const { return block_ != nullptr ? block_.get() : own_.data(); }
+  char* data() { return block_ != nullptr ? block_.get() : own_.data(); }
+  size_t size() const { return block_ != nullptr ? block_size_ : own_.size(); }
+  bool empty() const { return size() == 0; }
+  std::string_view view() const { return {data(), size()}; }
+  operator std::string_view() const { return view(); }  // NOLINT: reads as bytes
+
+ private:
+  std::string own_;
+  std::unique_ptr<char[]> block_;
+  size_t block_size_ = 0;
+};
+
 class Comm {
  public:
   // `max_round_bytes`: the most bytes one rank sends or receives in one
@@ -115,15 +144,21 @@ class Comm {
   // (pass `send` with std::move to avoid a copy). Rounds and bytes_sent()
   // count what went between ranks (a rank's rounds: those its own messages
   // needed, sent or received).
-  Status Exchange(std::vector<std::string> send, std::vector<std::string>* received);
+  Status Exchange(std::vector<std::string> send, std::vector<Message>* received);
   // The same, sending each message from where it is (send[r] must stay valid
   // until the call returns): no copy of a list into a string first. The
   // message to this rank itself is copied (pass it empty where the caller
-  // keeps its own part). No view may point into *received's strings: they
+  // keeps its own part). No view may point into *received's messages: they
   // are reassigned before anything is sent (so never reuse one list as both
   // the views' owner and `received`).
-  Status ExchangeViews(const std::vector<std::string_view>& send,
-                       std::vector<std::string>* received);
+  Status ExchangeViews(const std::vector<std::string_view>& send, std::vector<Message>* received);
+  // The same, every received message (this rank's own copied too) laid end
+  // to end at the start of *block, in rank order: (*received)[r] views
+  // rank r's bytes there, valid until the block is taken again. The block
+  // is handed on from the stage before (no fresh pages where its capacity
+  // holds the messages). REQUIRES: no view of `send` points into *block.
+  Status ExchangeViews(const std::vector<std::string_view>& send, StageBlock* block,
+                       std::vector<std::string_view>* received);
 
   // Collective. Hands `local` of every rank, in rank order, to `sink` on
   // rank 0 (other ranks' sink is not called), in pieces of at most one
@@ -142,10 +177,13 @@ class Comm {
   void Broadcast(std::string* bytes, int root = 0);
 
  private:
-  // Exchange's sizes and rounds: send[r] to every other rank r, received
-  // into (*received)[r] (this rank's own entries are left as they are).
-  Status ExchangeOthers(const std::vector<std::string_view>& send,
-                        std::vector<std::string>* received);
+  // Exchange's first step: the sizes of the messages every other rank
+  // sends here (MPI_Alltoall), this rank's own entry 0.
+  std::vector<uint64_t> IncomingSizes(const std::vector<std::string_view>& send);
+  // Exchange's rounds: send[r] to every other rank r, rank r's `incoming[r]`
+  // bytes received at into[r] (this rank's own entry is not touched).
+  void MoveMessages(const std::vector<std::string_view>& send,
+                    const std::vector<uint64_t>& incoming, const std::vector<char*>& into);
 
   MPI_Comm comm_;
   int rank_ = 0;

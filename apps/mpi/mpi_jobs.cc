@@ -62,7 +62,7 @@ Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layo
                                           const std::vector<uint64_t>& docs) {
   std::vector<std::string> requests(static_cast<size_t>(comm.size()));
   for (uint64_t doc : docs) ByteWriter(&requests[layout.OwnerOf(doc)]).Put(doc);
-  std::vector<std::string> asked;
+  std::vector<Message> asked;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(requests), &asked));
   const uint64_t first = layout.first[static_cast<size_t>(comm.rank())];
   std::vector<std::string> replies(static_cast<size_t>(comm.size()));
@@ -81,10 +81,10 @@ Result<std::vector<std::string>> FetchIds(Comm& comm, const DocumentLayout& layo
     }
   }
   NEARDUP_RETURN_IF_ERROR(comm.AgreeOnStatus(status));
-  std::vector<std::string> answers;
+  std::vector<Message> answers;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(replies), &answers));
   std::vector<std::string> ids;
-  for (const std::string& answer : answers) {
+  for (const Message& answer : answers) {
     ByteReader reader(answer);
     while (!reader.done() && status.ok()) {
       ids.emplace_back();

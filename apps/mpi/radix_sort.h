@@ -8,33 +8,34 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
 namespace neardup::mpi {
 
-// Sorts *keys ascending, using *scratch (resized to their size; its
-// capacity is reused, and it ends holding an unspecified copy): 11-bit
-// digits, skipping each digit where every key is equal (packed document
-// numbers leave most high digits constant).
-inline void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* scratch_list) {
-  if (keys->size() < 2) return;
+// Sorts `keys` ascending, using `scratch` (as many values; its own values
+// are not read): 11-bit digits, skipping each digit where every key is
+// equal (packed document numbers leave most high digits constant). Returns
+// the one of the two that holds the sorted keys (the other holds an
+// unspecified copy).
+inline std::span<uint64_t> RadixSort(std::span<uint64_t> keys, std::span<uint64_t> scratch) {
+  if (keys.size() < 2) return keys;
   constexpr int kBits = 11;
   constexpr size_t kBuckets = size_t{1} << kBits;
   uint64_t varying = 0;  // the bits that differ between keys
-  for (uint64_t key : *keys) varying |= key ^ keys->front();
-  std::vector<uint64_t>& scratch = *scratch_list;
-  scratch.resize(keys->size());
+  for (uint64_t key : keys) varying |= key ^ keys.front();
   std::vector<size_t> count(kBuckets);
   for (int shift = 0; shift < 64; shift += kBits) {
     if (((varying >> shift) & (kBuckets - 1)) == 0) continue;
     std::fill(count.begin(), count.end(), 0);
-    for (uint64_t key : *keys) ++count[(key >> shift) & (kBuckets - 1)];
+    for (uint64_t key : keys) ++count[(key >> shift) & (kBuckets - 1)];
     size_t total = 0;
     for (size_t& c : count) total += std::exchange(c, total);
-    for (uint64_t key : *keys) scratch[count[(key >> shift) & (kBuckets - 1)]++] = key;
-    keys->swap(scratch);
+    for (uint64_t key : keys) scratch[count[(key >> shift) & (kBuckets - 1)]++] = key;
+    std::swap(keys, scratch);
   }
+  return keys;
 }
 
 }  // namespace neardup::mpi

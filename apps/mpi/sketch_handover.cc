@@ -114,7 +114,7 @@ Status HandOverSketching(Comm& comm, const DocumentLayout& layout, const Deferre
     }
     work->deferred.resize(kept);
   }
-  std::vector<std::string> received;
+  std::vector<Message> received;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
   // The records handed here, in rank order, each rank's ascending: global
   // document order. Each must be the sender's, and one this rank asked for

@@ -63,13 +63,13 @@ Status BalanceVerification(Comm& comm, const DocumentLayout& layout, uint64_t co
     send[receiver].resize(moved.size() * sizeof(CandidatePair));
     if (!moved.empty()) std::memcpy(send[receiver].data(), moved.data(), send[receiver].size());
   }
-  std::vector<std::string> received;
+  std::vector<Message> received;
   NEARDUP_RETURN_IF_ERROR(comm.Exchange(std::move(send), &received));
   // The received pairs in local numbers: each document this rank's or one
   // it fetched. At most one rank gives to this one, in sorted order.
   Status status;
   for (size_t r = 0; r < ranks && status.ok(); ++r) {
-    const std::string& message = received[r];
+    const Message& message = received[r];
     if (message.size() % sizeof(CandidatePair) != 0) {
       status = DataLossError("a message of moved candidates is not whole pairs");
       break;

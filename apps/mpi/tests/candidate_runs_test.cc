@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,11 +67,14 @@ TEST(MpiCandidateRunsTest, SortUniqueMatchesSortAndUnique) {
   }
 }
 
-// One SortScratch for lists of growing, shrinking and empty sizes, on both
-// paths: each list as sorted alone.
+// One StageBlock for lists of growing, shrinking and empty sizes, on both
+// paths: each list as sorted alone, whatever the block held before (here
+// first a stage's stale bytes, as band_groups.cc's records leave them).
 TEST(MpiCandidateRunsTest, SortUniqueWithKeptScratch) {
   std::mt19937_64 rng(19);
-  SortScratch scratch;
+  StageBlock scratch;
+  const std::span<uint64_t> stale = scratch.Take<uint64_t>(150000);
+  std::fill(stale.begin(), stale.end(), UINT64_MAX);
   for (size_t count : {size_t{50000}, size_t{70}, size_t{0}, size_t{90000}, size_t{1000}}) {
     for (uint64_t limit : {uint64_t{1} << 20, uint64_t{1} << 40, uint64_t{5000}}) {
       const std::vector<CandidatePair> pairs = RandomPairs(rng, count, limit);
