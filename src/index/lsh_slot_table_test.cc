@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <type_traits>
 #include <vector>
 
 #include "util/mix.h"
@@ -197,6 +198,153 @@ TEST(SlotTableTest, ReserveAndSetSlot) {
   EXPECT_EQ(table.Find(keys[7], [](uint32_t s) { return s == 7; }), SlotTable::kNotFound);
   EXPECT_EQ(table.SlotAt(table.Find(keys[7], [](uint32_t s) { return s == 12345; })), 12345u);
   EXPECT_GE(table.MemoryBytes(), capacity * sizeof(uint64_t));
+}
+
+// Incremental growth (session 21, LinearProbeTable's "Incremental
+// growth"): staggered inserts mixed with finds, slot updates and erasures
+// against a std::map, through several growths whose entries move a few
+// per insert. Every key is checked at moments when a growth is in progress
+// (entries in both tables; erasures and updates then hit either), and each
+// growth ends within capacity / 32 of the table's inserts (16 old positions
+// scanned per insert). Crowded keys (12 varying top bits, 24 for the 8
+// shards: few homes) make runs long and wrap, so the move's stops at empty
+// positions matter.
+template <typename Table>
+void ExpectMatchesMapThroughIncrementalGrowth(int operations, uint64_t crowded_bits) {
+  for (uint64_t key_bits : {crowded_bits, uint64_t{64}}) {
+    SCOPED_TRACE(key_bits);
+    SplitMix64 rng(key_bits + 7);
+    Table table;
+    std::map<uint64_t, uint32_t> oracle;
+    std::vector<uint64_t> key_of_slot;
+    const auto make_key = [&] {
+      const uint64_t x = rng.Next();
+      if (key_bits == 64) return x;
+      return (x >> (64 - key_bits) << (64 - key_bits)) | (x & 0xFFFFFFFFu);
+    };
+    const auto growing = [&] {
+      if constexpr (std::is_same_v<Table, SlotTable>) {
+        return table.GrowthInProgress();
+      } else {
+        return table.GrowthsInProgress() > 0;
+      }
+    };
+    const auto insert = [&](uint64_t key, uint32_t slot) {
+      const auto match = [&](uint32_t s) { return key_of_slot[s] == key; };
+      if constexpr (std::is_same_v<Table, SlotTable>) {
+        return table.FindOrInsertStaggered(key, slot, match, 3, 8);
+      } else {
+        return table.FindOrInsertStaggered(key, slot, match);
+      }
+    };
+    const auto find = [&](uint64_t key) {
+      return table.Find(key, [&](uint32_t s) { return key_of_slot[s] == key; });
+    };
+    const auto expect_all_found = [&] {
+      for (const auto& [key, slot] : oracle) {
+        const size_t pos = find(key);
+        ASSERT_NE(pos, SlotTable::kNotFound);
+        ASSERT_EQ(table.SlotAt(pos), slot);
+      }
+    };
+    int checks_in_growth = 0;
+    int growths = 0;
+    size_t inserts_in_growth = 0;
+    size_t capacity = table.capacity();
+    for (int step = 0; step < operations; ++step) {
+      const uint64_t choice = rng.Next() % 8;
+      if (oracle.empty() || choice < 5) {
+        const uint64_t key = make_key();
+        const auto slot = static_cast<uint32_t>(key_of_slot.size());
+        key_of_slot.push_back(key);
+        const auto [pos, inserted] = insert(key, slot);
+        ASSERT_EQ(inserted, !oracle.contains(key));
+        if (inserted) oracle[key] = slot;
+        ASSERT_EQ(table.SlotAt(pos), oracle[key]);
+        if (growing()) ++inserts_in_growth;
+      } else {
+        auto it = oracle.lower_bound(rng.Next());  // O(log n), about uniform
+        if (it == oracle.end()) it = oracle.begin();
+        const uint64_t key = it->first;
+        const size_t pos = find(key);
+        ASSERT_NE(pos, SlotTable::kNotFound);
+        ASSERT_EQ(table.SlotAt(pos), it->second);
+        if (choice < 7) {
+          table.EraseAt(pos);
+          oracle.erase(it);
+          ASSERT_EQ(find(key), SlotTable::kNotFound);
+        } else {  // the key moves to a new slot (as LshIndex::Remove's MoveSlot)
+          const auto slot = static_cast<uint32_t>(key_of_slot.size());
+          key_of_slot.push_back(key);
+          table.SetSlotAt(pos, slot);
+          it->second = slot;
+          ASSERT_EQ(table.SlotAt(find(key)), slot);
+        }
+      }
+      ASSERT_EQ(table.size(), oracle.size());
+      if (table.capacity() != capacity) ++growths;
+      capacity = table.capacity();
+      if (growing() && step % 64 == 0) {
+        ++checks_in_growth;
+        expect_all_found();
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+      if constexpr (std::is_same_v<Table, SlotTable>) {
+        if (!growing()) inserts_in_growth = 0;
+        ASSERT_LE(inserts_in_growth, table.capacity() / 32 + 1) << step;
+      }
+    }
+    expect_all_found();
+    EXPECT_GE(growths, 2);
+    EXPECT_GE(checks_in_growth, 4);
+  }
+}
+
+TEST(SlotTableTest, MatchesMapThroughIncrementalGrowth) {
+  ExpectMatchesMapThroughIncrementalGrowth<SlotTable>(60000, 12);
+}
+
+TEST(ShardedSlotTableTest, MatchesMapThroughIncrementalGrowth) {
+  ExpectMatchesMapThroughIncrementalGrowth<ShardedSlotTable>(100000, 24);
+}
+
+// A growth moves entries only at staggered inserts; Reserve and a plain
+// FindOrInsert that must grow end it first, with every key kept.
+TEST(SlotTableTest, ReserveAndPlainGrowthEndAnIncrementalGrowth) {
+  for (bool reserve : {true, false}) {
+    SlotTable table;
+    std::vector<uint64_t> keys;
+    const auto none = [](uint32_t) { return false; };
+    uint32_t i = 0;
+    for (; !table.GrowthInProgress(); ++i) {
+      keys.push_back(Mix64(i));
+      ASSERT_TRUE(table.FindOrInsertStaggered(keys[i], i, none, 0, 1).second);
+    }
+    ASSERT_EQ(table.capacity(), size_t{8192});
+    if (reserve) {
+      table.Reserve(5000);
+      EXPECT_FALSE(table.GrowthInProgress());
+      EXPECT_EQ(table.capacity(), size_t{16384});
+    } else {
+      // Plain inserts find and insert in both tables; the one that passes
+      // load 1/2 of the new table ends the growth and doubles it whole.
+      for (; table.size() < 4096; ++i) {
+        keys.push_back(Mix64(i));
+        ASSERT_TRUE(table.FindOrInsert(keys[i], i, none).second);
+      }
+      EXPECT_TRUE(table.GrowthInProgress());
+      keys.push_back(Mix64(i));
+      ASSERT_TRUE(table.FindOrInsert(keys[i], i, none).second);
+      ++i;
+      EXPECT_FALSE(table.GrowthInProgress());
+      EXPECT_EQ(table.capacity(), size_t{16384});
+    }
+    for (uint32_t k = 0; k < i; ++k) {
+      const size_t pos = table.Find(keys[k], [k](uint32_t s) { return s == k; });
+      ASSERT_NE(pos, SlotTable::kNotFound) << k;
+      EXPECT_EQ(table.SlotAt(pos), k);
+    }
+  }
 }
 
 }  // namespace
