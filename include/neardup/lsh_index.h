@@ -169,11 +169,6 @@ class LshIndex {
   // Bytes held by the index: the allocations of all its arrays and tables,
   // the huge pages of its band arrays whole (their offsets' slack included).
   size_t MemoryBytes() const;
-  // How many shards of the id table and band tables are between the two
-  // halves of a staggered growth (the doubled table allocated, entries still
-  // being moved into it a few per insert; src/index/lsh_probe_table.h). For
-  // tests and benchmarks: answers never depend on it.
-  size_t TableGrowthsInProgress() const;
 
  private:
   explicit LshIndex(std::unique_ptr<internal::LshIndexState> state);

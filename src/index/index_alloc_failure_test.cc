@@ -193,51 +193,6 @@ struct LshCase {
   LshIndex index;
 };
 
-// Session 21: inserts that run out of memory while the id table's shards
-// grow incrementally (from ~16,400 documents: the doubled table is
-// allocated at one insert, the entries move a few per insert after it,
-// lsh_probe_table.h), at the allocation of a doubled table or at a later
-// band's: the index answers as before, and afterwards as an index that
-// never failed.
-TEST(IndexAllocFailureTest, LshInsertDuringIncrementalGrowthLeavesTheIndexAsItWas) {
-  LshCase c;
-  LshIndex reference = LshIndex::Create(kParams, kNumHashes).value();
-  for (uint64_t id : c.More(16000)) {
-    ASSERT_TRUE(c.index.Insert(id, c.sketches[id]).ok());
-    ASSERT_TRUE(reference.Insert(id, c.sketches[id]).ok());
-  }
-  SplitMix64 pick(3);
-  int failures = 0;
-  int failed_inserts_in_growth = 0;
-  for (uint64_t id : c.More(2500)) {
-    ASSERT_TRUE(reference.Insert(id, c.sketches[id]).ok());
-    std::vector<uint64_t> sample{id};
-    // Odd ids: random sketches (short chains; the even ones' chains hold
-    // thousands of documents, too slow to query at every allocation).
-    for (int i = 0; i < 40; ++i) sample.push_back((pick.Next() % c.sketches.size()) | 1);
-    const auto answers = [&] {
-      std::vector<std::vector<uint64_t>> out{{c.index.size()}};
-      for (uint64_t s : sample) out.push_back(c.index.Query(c.sketches[s]).value());
-      return out;
-    };
-    const bool growing = c.index.TableGrowthsInProgress() > 0;
-    const int failed = FailEachAllocation([&] { return c.index.Insert(id, c.sketches[id]); },
-                                          answers, /*sticky=*/id % 5 == 0);
-    failures += failed;
-    failed_inserts_in_growth += growing && failed > 0;
-    ASSERT_FALSE(HasFailure()) << "document " << id;
-  }
-  EXPECT_GT(failures, 0);
-  EXPECT_GT(failed_inserts_in_growth, 5);
-  for (uint64_t id = 0; id < c.sketches.size(); id += 3) {
-    ASSERT_TRUE(c.index.Remove(id));
-    ASSERT_TRUE(reference.Remove(id));
-  }
-  for (uint64_t id = 0; id < c.sketches.size(); id += id % 2 == 1 ? 2 : 101) {
-    ASSERT_EQ(c.index.Query(c.sketches[id]).value(), reference.Query(c.sketches[id]).value());
-  }
-}
-
 TEST(IndexAllocFailureTest, LshInsertLeavesTheIndexAsItWas) {
   LshCase c;
   LshIndex reference = LshIndex::Create(kParams, kNumHashes).value();

@@ -66,9 +66,6 @@ class BandTableT : private LinearProbeTable {
   static uint32_t LowHalf(uint64_t key) { return static_cast<uint32_t>(key); }
 
   using LinearProbeTable::capacity;
-  using LinearProbeTable::GrowthInProgress;
-  using LinearProbeTable::kMovePositionsPerInsert;
-  using LinearProbeTable::kStaggerMinCapacity;
   using LinearProbeTable::MemoryBytes;
   using LinearProbeTable::SetSlotAt;
   using LinearProbeTable::size;
@@ -161,7 +158,6 @@ class BandTableT : private LinearProbeTable {
   template <typename SlotAt, typename KeyOf, typename OnInsert, typename OnMatch>
   void FindOrInsertEach(size_t count, uint32_t prefetch_distance, SlotAt&& slot_at, KeyOf&& key_of,
                         uint32_t* keys, OnInsert&& on_insert, OnMatch&& on_match) {
-    NEARDUP_DCHECK(!GrowthInProgress());  // (Reserve ends one)
     uint64_t* const entries = entries_.data();
     const size_t mask = entries_.size() - 1;
     const int shift = shift_;
@@ -225,9 +221,6 @@ class ShardedBandTable {
   size_t size() const { return shards_.TotalSize(); }
   size_t capacity() const { return shards_.TotalCapacity(); }
   size_t MemoryBytes() const { return shards_.TotalMemoryBytes(); }
-  // Shards whose staggered growth still moves entries (LinearProbeTable's
-  // "Incremental growth").
-  size_t GrowthsInProgress() const { return shards_.GrowthsInProgress(); }
 
   void Prefetch(uint64_t key) const { shards_[ShardOf(HighHalf(key))].Prefetch(key); }
 

@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <map>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -116,102 +115,6 @@ TYPED_TEST(BandTablesTest, MatchesMapUnderRandomOperations) {
         EXPECT_EQ(table.FindSlot(static_cast<uint32_t>(s), keys.data()), Table::kNotFound);
       }
     }
-  }
-}
-
-// Incremental growth (session 21): the oracle of MatchesMapUnderRandomOperations
-// through several growths made by staggered inserts, which move the old
-// table's entries a few per insert: finds, FindSlot, slot updates and
-// erasures while entries are in both tables, every key checked at moments
-// when a growth is in progress, and now and then a ranged insert (which
-// ends a growth in progress: Reserve).
-TYPED_TEST(BandTablesTest, MatchesMapThroughIncrementalGrowth) {
-  using Table = TypeParam;
-  constexpr bool kSharded = std::is_same_v<Table, ShardedBandTable>;
-  for (int distinct_halves : {5000, 1000000}) {
-    SCOPED_TRACE(distinct_halves);
-    SplitMix64 rng(distinct_halves + 1);
-    Table table;
-    std::map<uint64_t, uint32_t> oracle;
-    std::vector<uint64_t> key_of_slot;
-    std::vector<uint32_t> keys;
-    const auto add_slot = [&](uint64_t key) {
-      key_of_slot.push_back(key);
-      keys.push_back(Table::HighHalf(key));
-      return static_cast<uint32_t>(key_of_slot.size() - 1);
-    };
-    const auto growing = [&] {
-      if constexpr (kSharded) {
-        return table.GrowthsInProgress() > 0;
-      } else {
-        return table.GrowthInProgress();
-      }
-    };
-    const auto expect_all_found = [&] {
-      for (const auto& [key, slot] : oracle) {
-        const size_t pos = table.Find(key, keys.data());
-        ASSERT_NE(pos, Table::kNotFound);
-        ASSERT_EQ(table.SlotAt(pos), slot);
-        ASSERT_EQ(table.FindSlot(slot, keys.data()), pos);
-      }
-    };
-    int checks_in_growth = 0;
-    int ranges_in_growth = 0;
-    const int operations = kSharded ? 110000 : 50000;
-    for (int step = 0; step < operations; ++step) {
-      const uint64_t choice = rng.Next() % 16;
-      if (oracle.empty() || choice < 10) {
-        const uint64_t key = MakeKey(rng, distinct_halves);
-        const uint32_t slot = add_slot(key);
-        const auto [pos, inserted] = table.FindOrInsertStaggered(key, slot, keys.data(), 1, 3);
-        ASSERT_EQ(inserted, !oracle.contains(key));
-        if (inserted) oracle[key] = slot;
-        ASSERT_EQ(table.SlotAt(pos), oracle[key]);
-      } else if (choice == 10 && rng.Next() % 64 == 0) {
-        ranges_in_growth += growing();
-        const size_t count = rng.Next() % 40;
-        const auto first = static_cast<uint32_t>(key_of_slot.size());
-        for (size_t i = 0; i < count; ++i) add_slot(MakeKey(rng, distinct_halves));
-        table.FindOrInsertRange(
-            first, static_cast<uint32_t>(first + count), 3,
-            [&](uint32_t slot) { return key_of_slot[slot]; }, keys.data(),
-            [&](uint32_t slot) { oracle[key_of_slot[slot]] = slot; },
-            [&](uint32_t slot, uint32_t old) {
-              EXPECT_EQ(oracle.at(key_of_slot[slot]), old);
-              oracle[key_of_slot[slot]] = slot;
-              return slot;
-            });
-        ASSERT_FALSE(growing());
-      } else {
-        auto it = oracle.lower_bound(rng.Next());  // O(log n), about uniform
-        if (it == oracle.end()) it = oracle.begin();
-        const uint64_t key = it->first;
-        const size_t pos = table.Find(key, keys.data());
-        ASSERT_NE(pos, Table::kNotFound);
-        ASSERT_EQ(table.SlotAt(pos), it->second);
-        ASSERT_EQ(table.FindSlot(it->second, keys.data()), pos);
-        if (choice < 13) {
-          const uint32_t slot = add_slot(key);
-          table.SetSlotAt(pos, slot);
-          it->second = slot;
-        } else {
-          table.EraseAt(pos, keys.data());
-          oracle.erase(it);
-          ASSERT_EQ(table.Find(key, keys.data()), Table::kNotFound);
-        }
-      }
-      ASSERT_EQ(table.size(), oracle.size());
-      if (growing() && step % 64 == 0) {
-        ++checks_in_growth;
-        expect_all_found();
-        if (::testing::Test::HasFatalFailure()) return;
-      }
-    }
-    expect_all_found();
-    EXPECT_GE(checks_in_growth, 4);
-    EXPECT_GE(table.capacity(), (kSharded ? 8 : 1) * size_t{16384});
-    std::printf("[ incremental growth: %d checks, %d ranged inserts in a growth ]\n",
-                checks_in_growth, ranges_in_growth);
   }
 }
 

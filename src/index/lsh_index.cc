@@ -747,13 +747,6 @@ Result<std::vector<uint64_t>> LshIndex::QueryBandKeys(std::span<const uint64_t> 
   return QueryKeys(s, keys);
 }
 
-size_t LshIndex::TableGrowthsInProgress() const {
-  const LshIndexState& s = *state_;
-  size_t growths = s.id_table.GrowthsInProgress();
-  for (const LshBand& band : s.bands) growths += band.table.GrowthsInProgress();
-  return growths;
-}
-
 size_t LshIndex::MemoryBytes() const {
   const LshIndexState& s = *state_;
   size_t bytes = sizeof(LshIndexState) + s.doc_ids.MemoryBytes() + s.id_table.MemoryBytes() +

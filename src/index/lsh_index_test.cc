@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <span>
 #include <utility>
 #include <vector>
@@ -214,95 +213,6 @@ TEST(LshIndexTest, MixedInsertAndRemoveMatchBruteForce) {
     for (const auto& [id, sketch] : refill) ASSERT_TRUE(index.Insert(id, sketch).ok());
     ExpectMatchesBruteForce(index, refill, rng, alphabet);
   }
-}
-
-// Incremental growth (session 21): ~35,000 documents inserted one at a
-// time, so that the id table's and the band tables' shards grow past 2^12
-// entries, where a growth moves the old table's entries a few per insert
-// (lsh_probe_table.h), mixed with removes (any slot: Remove moves the last
-// document into the freed slot, whose table entry may be in either table)
-// and queries, against an oracle of (band, the band's values) -> ids;
-// checked at many moments when growths are in progress, and whole at the
-// end.
-TEST(LshIndexTest, InsertRemoveAndQueryMatchAnOracleThroughIncrementalGrowth) {
-  const LshParams params{4, 2};
-  constexpr int kHashes = 8;
-  LshIndex index = MakeIndex(params, kHashes);
-  SplitMix64 rng(21);
-  std::map<uint64_t, Sketch> stored;
-  std::vector<uint64_t> live;  // the stored ids, to draw from
-  std::map<std::pair<int, Sketch>, std::set<uint64_t>> groups;
-  const auto band_values = [&](const Sketch& sketch, int band) {
-    const auto first = sketch.begin() + band * params.rows_per_band;
-    return Sketch(first, first + params.rows_per_band);
-  };
-  const auto oracle_query = [&](const Sketch& query) {
-    std::set<uint64_t> ids;
-    for (int band = 0; band < params.num_bands; ++band) {
-      const auto it = groups.find({band, band_values(query, band)});
-      if (it != groups.end()) ids.insert(it->second.begin(), it->second.end());
-    }
-    return std::vector<uint64_t>(ids.begin(), ids.end());
-  };
-  const auto expect_queries = [&](size_t count) {
-    for (size_t i = 0; i < count && !live.empty(); ++i) {
-      const Sketch& sketch = stored.at(live[rng.Next() % live.size()]);
-      ASSERT_EQ(*index.Query(sketch), oracle_query(sketch));
-      const Sketch near = NearDuplicate(rng, sketch, 0.3);
-      ASSERT_EQ(*index.Query(near), oracle_query(near));
-    }
-  };
-  uint64_t next_id = 1;
-  int checks_in_growth = 0;
-  size_t most_growths = 0;
-  for (int step = 0; step < 70000; ++step) {
-    if (live.empty() || rng.Next() % 4 != 0) {
-      const uint64_t id = next_id++ * 0x9E3779B97F4A7C15ull;
-      const Sketch sketch = !live.empty() && rng.Next() % 2 == 0
-                                ? NearDuplicate(rng, stored.at(live[rng.Next() % live.size()]), 0.4)
-                                : RandomSketch(rng, kHashes, 0);
-      ASSERT_TRUE(index.Insert(id, sketch).ok());
-      EXPECT_EQ(index.Insert(id, sketch).code(), StatusCode::kInvalidArgument);
-      stored[id] = sketch;
-      live.push_back(id);
-      for (int band = 0; band < params.num_bands; ++band) {
-        groups[{band, band_values(sketch, band)}].insert(id);
-      }
-    } else {
-      const size_t at = rng.Next() % live.size();
-      const uint64_t id = live[at];
-      live[at] = live.back();
-      live.pop_back();
-      ASSERT_TRUE(index.Remove(id));
-      ASSERT_FALSE(index.Contains(id));
-      const Sketch& sketch = stored.at(id);
-      for (int band = 0; band < params.num_bands; ++band) {
-        const auto it = groups.find({band, band_values(sketch, band)});
-        it->second.erase(id);
-        if (it->second.empty()) groups.erase(it);
-      }
-      stored.erase(id);
-    }
-    const size_t growths = index.TableGrowthsInProgress();
-    most_growths = std::max(most_growths, growths);
-    if (growths > 0 && step % 512 == 0) {
-      ++checks_in_growth;
-      ASSERT_EQ(index.size(), stored.size());
-      for (uint64_t id : live) ASSERT_TRUE(index.Contains(id));
-      expect_queries(40);
-    }
-  }
-  EXPECT_GE(checks_in_growth, 10);
-  EXPECT_GE(most_growths, 2u);
-  ASSERT_EQ(index.size(), stored.size());
-  for (const auto& [id, sketch] : stored) {
-    ASSERT_TRUE(index.Contains(id));
-    ASSERT_EQ(*index.Query(sketch), oracle_query(sketch)) << id;
-  }
-  // A Reserve ends every growth in progress and keeps every answer.
-  ASSERT_TRUE(index.Reserve(index.size() + 1).ok());
-  EXPECT_EQ(index.TableGrowthsInProgress(), 0u);
-  expect_queries(200);
 }
 
 // Flattens a corpus for InsertBulk.

@@ -13,9 +13,6 @@
 // Cost: capacity is a power of two kept at least twice the size (load <= 1/2;
 // <= 9/16 for the staggered inserts), so 14 to 32 bytes per entry; expected
 // probes up to ~1.5 (hit) and ~2.5 (miss) at load 1/2, ~1.6 and ~3.1 at 9/16.
-// While a staggered growth moves entries (session 21: see "Incremental
-// growth" below) the old table is held too (1.5 times the memory of the new
-// one's entries) and a find that misses the new table probes the old one.
 // Thread safety: const methods may run concurrently; mutations need a lock.
 #ifndef NEARDUP_INDEX_LSH_PROBE_TABLE_H_
 #define NEARDUP_INDEX_LSH_PROBE_TABLE_H_
@@ -45,39 +42,18 @@ class LinearProbeTable {
       : entries_(kMinCapacity, kEmpty), shift_(32 - std::countr_zero(kMinCapacity)) {}
 
   size_t size() const { return size_; }
-  // The capacity of the (new) table, the one inserts go to.
   size_t capacity() const { return entries_.size(); }
-  size_t MemoryBytes() const { return ReservedBytes(entries_) + ReservedBytes(old_); }
+  size_t MemoryBytes() const { return ReservedBytes(entries_); }
 
-  // Positions from capacity() on name entries of the old table while a
-  // growth moves them (see "Incremental growth" below).
-  uint32_t SlotAt(size_t pos) const { return SlotOf(EntryAt(pos)); }
+  uint32_t SlotAt(size_t pos) const { return SlotOf(entries_[pos]); }
   void SetSlotAt(size_t pos, uint32_t slot) {
-    uint64_t& entry = EntryAt(pos);
-    entry = (entry & ~uint64_t{0xFFFFFFFFu}) | slot;
+    entries_[pos] = (entries_[pos] & ~uint64_t{0xFFFFFFFFu}) | slot;
   }
-
-  // Whether a staggered growth is still moving entries out of the old table.
-  bool GrowthInProgress() const { return !old_.empty(); }
-
-  // Below this capacity (32 KiB) a growth costs little: left at load 1/2,
-  // and done whole.
-  static constexpr size_t kStaggerMinCapacity = size_t{1} << 12;
-  // The old-table positions one staggered insert scans while a growth moves
-  // entries (about 9 entries at load 9/16; the scan ends at an empty
-  // position, so a little more). A growth then ends within capacity() / 32
-  // of the table's staggered inserts, long before the next one (capacity() /
-  // 2 - capacity() / 16 inserts later at the earliest).
-  static constexpr size_t kMovePositionsPerInsert = 16;
 
  protected:
   // An entry is never kEmpty: its slot is never kNoSlot.
   static constexpr uint64_t kEmpty = ~uint64_t{0};
   static constexpr size_t kMinCapacity = 16;
-  // The largest new capacity a growth moves incrementally: positions of the
-  // old table (capacity() + its position) then stay below 2^32 (the shard
-  // tables keep a position in 32 bits). Larger growths are done whole.
-  static constexpr size_t kMaxIncrementalCapacity = size_t{1} << 31;
 
   static uint32_t UpperOf(uint64_t entry) { return static_cast<uint32_t>(entry >> 32); }
   static uint32_t SlotOf(uint64_t entry) { return static_cast<uint32_t>(entry); }
@@ -85,28 +61,23 @@ class LinearProbeTable {
   // shift_ <= 28 (capacity >= 16), so the shift is defined.
   size_t Home(uint32_t home_bits) const { return size_t{home_bits} >> shift_; }
 
-  void PrefetchHome(uint32_t home_bits) const {
-    __builtin_prefetch(&entries_[Home(home_bits)]);
-    if (!old_.empty()) [[unlikely]] {
-      __builtin_prefetch(&old_[size_t{home_bits} >> (shift_ + 1)]);
-    }
-  }
+  void PrefetchHome(uint32_t home_bits) const { __builtin_prefetch(&entries_[Home(home_bits)]); }
 
   // The position of the first entry in the run from Home(home_bits) for which
-  // match(entry) is true, or kNotFound. While a growth moves entries, the
-  // new table first, then the old one.
+  // match(entry) is true, or kNotFound.
   template <typename Match>
   size_t FindEntry(uint32_t home_bits, Match&& match) const {
-    const size_t pos = FindIn(entries_, shift_, home_bits, match);
-    if (pos != kNotFound || old_.empty()) [[likely]] {
-      return pos;
+    const size_t mask = entries_.size() - 1;
+    for (size_t pos = Home(home_bits);; pos = (pos + 1) & mask) {
+      const uint64_t entry = entries_[pos];
+      if (entry == kEmpty) return kNotFound;
+      if (match(entry)) return pos;
     }
-    return OldPosition(FindIn(old_, shift_ + 1, home_bits, match));
   }
 
   // Like FindEntry, but when nothing matches, stores `new_entry` at the empty
-  // position that ends the run (in the new table) and returns {pos, true};
-  // on a match returns {pos, false} and changes nothing.
+  // position that ends the run and returns {pos, true}; on a match returns
+  // {pos, false} and changes nothing.
   // REQUIRES: size() + 1 < capacity() (GrowForOneMore or its staggered
   // form first);
   // new_entry is not kEmpty and lies in the run from Home(home_bits).
@@ -116,10 +87,6 @@ class LinearProbeTable {
     for (size_t pos = Home(home_bits);; pos = (pos + 1) & mask) {
       const uint64_t entry = entries_[pos];
       if (entry == kEmpty) {
-        if (!old_.empty()) [[unlikely]] {
-          const size_t old_pos = FindIn(old_, shift_ + 1, home_bits, match);
-          if (old_pos != kNotFound) return {OldPosition(old_pos), false};
-        }
         entries_[pos] = new_entry;
         ++size_;
         return {pos, true};
@@ -134,19 +101,27 @@ class LinearProbeTable {
   // that follow it in its run.
   template <typename HomeBitsOf>
   void EraseAt(size_t pos, HomeBitsOf&& home_bits_of) {
-    if (pos >= entries_.size()) {
-      EraseIn(old_, shift_ + 1, pos - entries_.size(), home_bits_of);
-    } else {
-      EraseIn(entries_, shift_, pos, home_bits_of);
+    const size_t mask = entries_.size() - 1;
+    size_t hole = pos;
+    for (size_t next = (hole + 1) & mask;; next = (next + 1) & mask) {
+      const uint64_t entry = entries_[next];
+      if (entry == kEmpty) break;
+      const size_t home = Home(home_bits_of(entry));
+      // The entry may move back into the hole unless its home lies cyclically
+      // in (hole, next].
+      const bool home_after_hole = ((next - home) & mask) < ((next - hole) & mask);
+      if (!home_after_hole) {
+        entries_[hole] = entry;
+        hole = next;
+      }
     }
+    entries_[hole] = kEmpty;
     --size_;
   }
 
-  // Makes room for `num_entries` entries without growing again (and ends a
-  // growth in progress: the bulk inserts work on one table).
+  // Makes room for `num_entries` entries without growing again.
   template <typename HomeBitsOf>
   void Reserve(size_t num_entries, HomeBitsOf&& home_bits_of) {
-    if (!old_.empty()) FinishGrowth(home_bits_of);
     size_t capacity = entries_.size();
     while (num_entries * 2 > capacity) capacity *= 2;
     if (capacity != entries_.size()) Grow(capacity, home_bits_of);
@@ -158,6 +133,9 @@ class LinearProbeTable {
     if ((size_ + 1) * 2 > entries_.size()) Grow(entries_.size() * 2, home_bits_of);
   }
 
+  // Below this capacity (32 KiB) a growth costs little: left at load 1/2.
+  static constexpr size_t kStaggerMinCapacity = size_t{1} << 12;
+
   // GrowForOneMore for tables that fill together (session 17): from
   // kStaggerMinCapacity entries on, doubles only when one more entry would
   // pass a load of 1/2 + step / (16 steps) (step < steps), not 1/2. A
@@ -167,14 +145,6 @@ class LinearProbeTable {
   // bigger than it would be without the stagger; a table between 1/2 and
   // 9/16 full probes a little longer (a miss ~3.1 entries expected, 2.5 at
   // 1/2).
-  // Incremental growth (session 21): from kStaggerMinCapacity on, a
-  // growth here allocates the doubled table and moves no entry; this call
-  // and the next ones each move the entries of the next
-  // kMovePositionsPerInsert positions of the old table (MoveSome), so no
-  // insert pays a whole rehash (~1-3 ms for a 1M-document index's shard on
-  // the loaded VM). Meanwhile both tables hold entries: finds look in the
-  // new table, then the old; inserts claim in the new table after finding
-  // the key in neither; erases work in the table that holds the entry.
   // REQUIRES: step < steps < 2^35 (ShardedBandTable's steps = 8 num_bands
   // < 2^34 for any int num_bands). The test has no product of size_ and
   // steps: capacity / 16 (exact from kStaggerMinCapacity on, at most 2^28)
@@ -183,89 +153,22 @@ class LinearProbeTable {
   template <typename HomeBitsOf>
   void GrowForOneMoreStaggered(size_t step, size_t steps, HomeBitsOf&& home_bits_of) {
     NEARDUP_DCHECK(step < steps);
-    if (!old_.empty()) [[unlikely]] {
-      MoveSome(kMovePositionsPerInsert, home_bits_of);
-    }
     const size_t capacity = entries_.size();
     if (capacity < kStaggerMinCapacity) {
       GrowForOneMore(home_bits_of);
     } else if (size_ + 1 > capacity / 2 + capacity / 16 * step / steps) {
-      if (capacity * 2 <= kMaxIncrementalCapacity) {
-        StartGrowth(capacity * 2, home_bits_of);
-      } else {
-        Grow(capacity * 2, home_bits_of);
-      }
+      Grow(capacity * 2, home_bits_of);
     }
-  }
-
-  // Moves every entry left in the old table (none when no growth is in
-  // progress).
-  template <typename HomeBitsOf>
-  void FinishGrowth(HomeBitsOf&& home_bits_of) {
-    if (!old_.empty()) MoveSome(~size_t{0}, home_bits_of);
   }
 
   // Invariant: entries_.size() is a power of two >= kMinCapacity and
   // >= 2 * size_ (> 16/9 size_ after GrowForOneMoreStaggered); every entry
-  // of a table lies in the unbroken run of that table starting at its home
-  // there. While a growth moves entries (old_ not empty): old_.size() ==
-  // entries_.size() / 2 (its home shift is shift_ + 1); a key is in at most
-  // one of the two tables; old_[move_start_] is empty, the move_scanned_
-  // positions after it are all empty and, when move_scanned_ > 0, the
-  // last of them was empty before the scan moved anything (MoveSome stops
-  // only after an empty position), so every run of old_ lies wholly in the
-  // positions not yet scanned, and a find from a home among the scanned
-  // positions correctly ends there. No insert goes to old_, so this holds
-  // until MoveSome has scanned all of old_ and frees it.
+  // lies in the unbroken run starting at its home.
   HugePageVector<uint64_t> entries_;
-  size_t size_ = 0;  // entries in both tables
-  int shift_;        // 32 - log2(capacity): home = home bits >> shift_
-  HugePageVector<uint64_t> old_;
-  size_t move_start_ = 0;
-  size_t move_scanned_ = 0;
+  size_t size_ = 0;
+  int shift_;  // 32 - log2(capacity): home = home bits >> shift_
 
  private:
-  const uint64_t& EntryAt(size_t pos) const {
-    return pos < entries_.size() ? entries_[pos] : old_[pos - entries_.size()];
-  }
-  uint64_t& EntryAt(size_t pos) {
-    return pos < entries_.size() ? entries_[pos] : old_[pos - entries_.size()];
-  }
-  size_t OldPosition(size_t old_pos) const {
-    return old_pos == kNotFound ? kNotFound : entries_.size() + old_pos;
-  }
-
-  template <typename Match>
-  static size_t FindIn(const HugePageVector<uint64_t>& table, int shift, uint32_t home_bits,
-                       Match& match) {
-    const size_t mask = table.size() - 1;
-    for (size_t pos = size_t{home_bits} >> shift;; pos = (pos + 1) & mask) {
-      const uint64_t entry = table[pos];
-      if (entry == kEmpty) return kNotFound;
-      if (match(entry)) return pos;
-    }
-  }
-
-  template <typename HomeBitsOf>
-  static void EraseIn(HugePageVector<uint64_t>& table, int shift, size_t pos,
-                      HomeBitsOf& home_bits_of) {
-    const size_t mask = table.size() - 1;
-    size_t hole = pos;
-    for (size_t next = (hole + 1) & mask;; next = (next + 1) & mask) {
-      const uint64_t entry = table[next];
-      if (entry == kEmpty) break;
-      const size_t home = size_t{home_bits_of(entry)} >> shift;
-      // The entry may move back into the hole unless its home lies cyclically
-      // in (hole, next].
-      const bool home_after_hole = ((next - home) & mask) < ((next - hole) & mask);
-      if (!home_after_hole) {
-        table[hole] = entry;
-        hole = next;
-      }
-    }
-    table[hole] = kEmpty;
-  }
-
   // Reinserts every entry at its home. Out of line: it runs once per doubling,
   // and inlined into the insert loops (GrowForOneMore) it made them bigger
   // and InsertBulk measurably slower.
@@ -273,7 +176,6 @@ class LinearProbeTable {
   [[gnu::noinline]] void Grow(size_t new_capacity, HomeBitsOf&& home_bits_of) {
     NEARDUP_CHECK(new_capacity <= (size_t{1} << 32))
         << "LinearProbeTable capacity " << new_capacity;
-    FinishGrowth(home_bits_of);
     HugePageVector<uint64_t> old(new_capacity, kEmpty);
     old.swap(entries_);
     shift_ = 32 - std::countr_zero(new_capacity);
@@ -284,49 +186,6 @@ class LinearProbeTable {
       while (entries_[pos] != kEmpty) pos = (pos + 1) & mask;
       entries_[pos] = entry;
     }
-  }
-
-  // Allocates the doubled table and makes the current one the old table, to
-  // be emptied by MoveSome. Throws bad_alloc with nothing changed.
-  template <typename HomeBitsOf>
-  [[gnu::noinline]] void StartGrowth(size_t new_capacity, HomeBitsOf&& home_bits_of) {
-    FinishGrowth(home_bits_of);  // (a growth ends long before the next one)
-    HugePageVector<uint64_t> fresh(new_capacity, kEmpty);
-    old_.swap(entries_);
-    entries_.swap(fresh);
-    shift_ = 32 - std::countr_zero(new_capacity);
-    // An empty position exists: the table was at most 9/16 full.
-    size_t start = 0;
-    while (old_[start] != kEmpty) ++start;
-    move_start_ = start;
-    move_scanned_ = 0;
-  }
-
-  // Scans old-table positions after move_start_ + move_scanned_, moving each
-  // entry found to the new table, until it has scanned at least
-  // `positions` and the last one scanned is empty, or it has scanned the
-  // whole old table, which it then frees.
-  template <typename HomeBitsOf>
-  [[gnu::noinline]] void MoveSome(size_t positions, HomeBitsOf&& home_bits_of) {
-    const size_t old_capacity = old_.size();
-    const size_t old_mask = old_capacity - 1;
-    const size_t mask = entries_.size() - 1;
-    size_t scanned = 0;
-    while (move_scanned_ < old_capacity) {
-      const size_t from = (move_start_ + 1 + move_scanned_) & old_mask;
-      ++move_scanned_;
-      ++scanned;
-      const uint64_t entry = old_[from];
-      if (entry == kEmpty) {
-        if (scanned >= positions && move_scanned_ < old_capacity) return;
-        continue;
-      }
-      old_[from] = kEmpty;
-      size_t to = Home(home_bits_of(entry));
-      while (entries_[to] != kEmpty) to = (to + 1) & mask;
-      entries_[to] = entry;
-    }
-    HugePageVector<uint64_t>().swap(old_);
   }
 };
 
@@ -358,11 +217,6 @@ class LshShards {
   size_t TotalCapacity() const {
     size_t total = 0;
     for (const Shard& shard : shards_) total += shard.capacity();
-    return total;
-  }
-  size_t GrowthsInProgress() const {
-    size_t total = 0;
-    for (const Shard& shard : shards_) total += shard.GrowthInProgress() ? 1 : 0;
     return total;
   }
   size_t TotalMemoryBytes() const {

@@ -41,9 +41,6 @@ class SlotTable : private LinearProbeTable {
   using LinearProbeTable::kNotFound;
 
   using LinearProbeTable::capacity;
-  using LinearProbeTable::GrowthInProgress;
-  using LinearProbeTable::kMovePositionsPerInsert;
-  using LinearProbeTable::kStaggerMinCapacity;
   using LinearProbeTable::MemoryBytes;
   using LinearProbeTable::SetSlotAt;
   using LinearProbeTable::size;
@@ -124,9 +121,6 @@ class ShardedSlotTable {
   size_t size() const { return shards_.TotalSize(); }
   size_t capacity() const { return shards_.TotalCapacity(); }
   size_t MemoryBytes() const { return shards_.TotalMemoryBytes(); }
-  // Shards whose staggered growth still moves entries (LinearProbeTable's
-  // "Incremental growth").
-  size_t GrowthsInProgress() const { return shards_.GrowthsInProgress(); }
 
   void Prefetch(uint64_t hash) const { shards_[ShardOf(hash)].Prefetch(InShard(hash)); }
 

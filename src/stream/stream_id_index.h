@@ -25,13 +25,6 @@
 // the process: nothing here is iterated or stored, so what a snapshot or
 // the write-ahead log holds, and what a restart rebuilds from them, does
 // not depend on it. Cost: bench/stream_id_index_bench.cc.
-// Why incremental growth (session 21): at a million ids a table's
-// doubling still moved ~12,000 entries at one add (~0.5-1 ms on the loaded
-// VM). From kMinIncrementalEntries on, a growth allocates the doubled table
-// and the inserts after it move the old table's entries, those of
-// kMovePositionsPerInsert positions each (as the LSH index's tables,
-// src/index/lsh_probe_table.h "Incremental growth"); lookups and erases
-// consult both tables until the old one is empty.
 // Thread safety: none; the stream serialises access.
 #ifndef NEARDUP_STREAM_STREAM_ID_INDEX_H_
 #define NEARDUP_STREAM_STREAM_ID_INDEX_H_
@@ -78,11 +71,8 @@ class StreamIdIndex {
   const uint64_t* FindHashed(std::string_view id, uint64_t hash) const {
     NEARDUP_DCHECK(hash == HashOf(id));
     const Shard& shard = shards_[ShardOf(hash)];
-    size_t pos = Shard::Find(shard.entries, hash, id);
-    if (pos != kNotFound) return &shard.entries[pos].seq;
-    if (shard.old.empty()) return nullptr;
-    pos = Shard::Find(shard.old, hash, id);
-    return pos == kNotFound ? nullptr : &shard.old[pos].seq;
+    const size_t pos = shard.Find(hash, id);
+    return pos == kNotFound ? nullptr : &shard.entries[pos].seq;
   }
 
   // False (and nothing changed) when `id` is present. Throws bad_alloc
@@ -92,13 +82,9 @@ class StreamIdIndex {
   bool InsertHashed(std::string_view id, uint64_t hash, uint64_t seq) {
     NEARDUP_DCHECK(hash == HashOf(id));
     Shard& shard = shards_[ShardOf(hash)];
-    if (Shard::Find(shard.entries, hash, id) != kNotFound) return false;
-    if (!shard.old.empty()) [[unlikely]] {
-      if (Shard::Find(shard.old, hash, id) != kNotFound) return false;
-      shard.MoveSome(kMovePositionsPerInsert);
-    }
+    if (shard.Find(hash, id) != kNotFound) return false;
     if ((shard.size + 1) * 4 > shard.entries.size() * 3) shard.Grow();
-    Entry& entry = shard.entries[Shard::EmptyPositionFor(shard.entries, hash)];
+    Entry& entry = shard.entries[shard.EmptyPositionFor(hash)];
     entry.id.assign(id);  // first: the entry stays empty if this throws
     entry.hash = hash;
     entry.seq = seq;
@@ -110,16 +96,9 @@ class StreamIdIndex {
   bool Erase(std::string_view id) {
     const uint64_t hash = HashOf(id);
     Shard& shard = shards_[ShardOf(hash)];
-    size_t pos = Shard::Find(shard.entries, hash, id);
-    if (pos != kNotFound) {
-      Shard::EraseAt(shard.entries, pos);
-    } else {
-      if (shard.old.empty()) return false;
-      pos = Shard::Find(shard.old, hash, id);
-      if (pos == kNotFound) return false;
-      Shard::EraseAt(shard.old, pos);
-    }
-    --shard.size;
+    const size_t pos = shard.Find(hash, id);
+    if (pos == kNotFound) return false;
+    shard.EraseAt(pos);
     return true;
   }
 
@@ -129,43 +108,25 @@ class StreamIdIndex {
     return n;
   }
 
-  // Tests only: how many tables are between the two halves of a growth
-  // (the doubled table allocated, entries still being moved into it).
-  size_t GrowthsInProgressForTest() const {
-    size_t n = 0;
-    for (const Shard& shard : shards_) n += shard.old.empty() ? 0 : 1;
-    return n;
-  }
-
   // Tests only: the longest run of adjacent occupied entries in any table
   // (the most entries a lookup can probe), to show that ids chosen to
   // collide under one key pile up under it and not under another.
   size_t LongestRunForTest() const {
     size_t longest = 0;
     for (const Shard& shard : shards_) {
-      for (const std::vector<Entry>* table : {&shard.entries, &shard.old}) {
-        const size_t n = table->size();
-        if (n == 0) continue;
-        size_t start = 0;  // an empty entry, so that no run wraps past it
-        while (start < n && (*table)[start].hash != 0) ++start;
-        if (start == n) return n;  // (never: a table is at most 3/4 full)
-        size_t run = 0;
-        for (size_t i = 1; i <= n; ++i) {
-          run = (*table)[(start + i) % n].hash != 0 ? run + 1 : 0;
-          longest = std::max(longest, run);
-        }
+      const size_t n = shard.entries.size();
+      if (n == 0) continue;
+      size_t start = 0;  // an empty entry, so that no run wraps past it
+      while (start < n && shard.entries[start].hash != 0) ++start;
+      if (start == n) return n;  // (never: a table is at most 3/4 full)
+      size_t run = 0;
+      for (size_t i = 1; i <= n; ++i) {
+        run = shard.entries[(start + i) % n].hash != 0 ? run + 1 : 0;
+        longest = std::max(longest, run);
       }
     }
     return longest;
   }
-
-  // From this many entries on, a table's growth moves its entries a few per
-  // insert (below, a growth moves at most 384 entries, a few us).
-  static constexpr size_t kMinIncrementalEntries = 512;
-  // The old table's positions each insert into a growing table scans; the
-  // growth ends within capacity / 32 of its inserts (capacity: the new
-  // table's), long before the next one (3/8 capacity inserts later).
-  static constexpr size_t kMovePositionsPerInsert = 16;
 
  private:
   static constexpr size_t kNotFound = static_cast<size_t>(-1);
@@ -181,94 +142,53 @@ class StreamIdIndex {
 
   struct Shard {
     std::vector<Entry> entries;  // a power of two of them, or none
-    size_t size = 0;             // ids in entries and old
-    // While a growth moves entries: the table before it, half the size of
-    // `entries`; empty otherwise. Invariant (as LinearProbeTable's, src/
-    // index/lsh_probe_table.h): a key is in at most one of the two tables;
-    // old[move_start] is empty, and so are the move_scanned positions after
-    // it, the last of which (when any) was empty before the scan moved
-    // anything, so every run of `old` lies in the positions not yet
-    // scanned; no insert goes to `old`.
-    std::vector<Entry> old;
-    size_t move_start = 0;
-    size_t move_scanned = 0;
+    size_t size = 0;
 
-    static size_t Find(const std::vector<Entry>& table, uint64_t hash, std::string_view id) {
-      if (table.empty()) return kNotFound;
-      const size_t mask = table.size() - 1;
+    size_t Mask() const { return entries.size() - 1; }
+
+    size_t Find(uint64_t hash, std::string_view id) const {
+      if (entries.empty()) return kNotFound;
+      const size_t mask = Mask();
       for (size_t pos = hash & mask;; pos = (pos + 1) & mask) {
-        const Entry& entry = table[pos];
+        const Entry& entry = entries[pos];
         if (entry.hash == 0) return kNotFound;
         if (entry.hash == hash && entry.id == id) return pos;
       }
     }
 
     // REQUIRES: an empty entry exists.
-    static size_t EmptyPositionFor(const std::vector<Entry>& table, uint64_t hash) {
-      const size_t mask = table.size() - 1;
+    size_t EmptyPositionFor(uint64_t hash) const {
+      const size_t mask = Mask();
       size_t pos = hash & mask;
-      while (table[pos].hash != 0) pos = (pos + 1) & mask;
+      while (entries[pos].hash != 0) pos = (pos + 1) & mask;
       return pos;
     }
 
-    // Doubles the entries (kMinEntries at first): whole below
-    // kMinIncrementalEntries, else by allocating the doubled table and
-    // leaving the entries to MoveSome. Throws bad_alloc with nothing changed.
+    // Doubles the entries (kMinEntries at first), moving every id.
     void Grow() {
-      if (!old.empty()) MoveSome(~size_t{0});  // (ends long before)
-      if (entries.size() < kMinIncrementalEntries) {
-        std::vector<Entry> previous = std::exchange(
-            entries, std::vector<Entry>(entries.empty() ? kMinEntries : 2 * entries.size()));
-        for (Entry& entry : previous) {
-          if (entry.hash != 0) entries[EmptyPositionFor(entries, entry.hash)] = std::move(entry);
-        }
-        return;
+      std::vector<Entry> old = std::exchange(
+          entries, std::vector<Entry>(entries.empty() ? kMinEntries : 2 * entries.size()));
+      for (Entry& entry : old) {
+        if (entry.hash != 0) entries[EmptyPositionFor(entry.hash)] = std::move(entry);
       }
-      std::vector<Entry> doubled(2 * entries.size());
-      old.swap(entries);
-      entries.swap(doubled);
-      size_t start = 0;  // an empty position exists: at most 3/4 full
-      while (old[start].hash != 0) ++start;
-      move_start = start;
-      move_scanned = 0;
-    }
-
-    // Scans old positions after move_start + move_scanned, moving the
-    // entries found into `entries`, until it has scanned at least
-    // `positions` and the last one scanned is empty, or all of `old`,
-    // which it then frees. Moves strings, allocates nothing.
-    [[gnu::noinline]] void MoveSome(size_t positions) {
-      const size_t old_mask = old.size() - 1;
-      size_t scanned = 0;
-      while (move_scanned < old.size()) {
-        Entry& entry = old[(move_start + 1 + move_scanned) & old_mask];
-        ++move_scanned;
-        ++scanned;
-        if (entry.hash == 0) {
-          if (scanned >= positions && move_scanned < old.size()) return;
-          continue;
-        }
-        entries[EmptyPositionFor(entries, entry.hash)] = std::move(entry);
-        entry.hash = 0;
-      }
-      std::vector<Entry>().swap(old);
     }
 
     // Backward-shift deletion: each later entry of the run that may move
     // into the hole (its home is not cyclically in (hole, its position])
     // does, so that every entry stays reachable from its home.
-    static void EraseAt(std::vector<Entry>& table, size_t hole) {
-      const size_t mask = table.size() - 1;
-      for (size_t pos = (hole + 1) & mask; table[pos].hash != 0; pos = (pos + 1) & mask) {
-        const size_t home = table[pos].hash & mask;
+    void EraseAt(size_t hole) {
+      const size_t mask = Mask();
+      for (size_t pos = (hole + 1) & mask; entries[pos].hash != 0; pos = (pos + 1) & mask) {
+        const size_t home = entries[pos].hash & mask;
         if (((pos - home) & mask) >= ((pos - hole) & mask)) {
-          table[hole] = std::move(table[pos]);
+          entries[hole] = std::move(entries[pos]);
           hole = pos;
         }
       }
-      table[hole].hash = 0;
-      table[hole].id.clear();
-      table[hole].id.shrink_to_fit();
+      entries[hole].hash = 0;
+      entries[hole].id.clear();
+      entries[hole].id.shrink_to_fit();
+      --size;
     }
   };
 

@@ -72,9 +72,6 @@ class StreamState {
   const StreamConfig& config() const { return config_; }
   const Recipe& recipe() const { return recipe_; }
   const NearDuplicateOptions& options() const { return options_; }
-  // Tests: the LSH index's table shards still moving entries after a growth
-  // (LshIndex::TableGrowthsInProgress; 0 for SimHash).
-  size_t IndexGrowthsInProgress() const { return lsh_ ? lsh_->TableGrowthsInProgress() : 0; }
 
   // The stored document `id`, or null.
   const StreamDoc* Find(std::string_view id) const;

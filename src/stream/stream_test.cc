@@ -1434,52 +1434,6 @@ TEST(StreamIdIndexTest, AgreesWithAnUnorderedMapThroughGrowthAndErases) {
   EXPECT_EQ(*index.Find(id_of(3)), 7u);
 }
 
-// Incremental growth (session 21): tables of 512 entries and more grow by
-// moving their entries a few per insert. ~90,000 live ids (tables to 2,048
-// and 4,096 entries) under random inserts, re-inserts and erases against
-// std::unordered_map; every id checked at moments when growths are in
-// progress (ids in both tables; erases and finds hit either).
-TEST(StreamIdIndexTest, AgreesWithAnUnorderedMapThroughIncrementalGrowth) {
-  StreamIdIndex index;
-  std::unordered_map<std::string, uint64_t> oracle;
-  std::mt19937_64 random(12);
-  auto id_of = [](uint64_t n) {
-    return n % 3 == 0 ? "a-long-document-identifier-" + std::to_string(n) : std::to_string(n);
-  };
-  const auto expect_all = [&] {
-    for (const auto& [id, seq] : oracle) {
-      const uint64_t* found = index.Find(id);
-      ASSERT_NE(found, nullptr) << id;
-      ASSERT_EQ(*found, seq) << id;
-    }
-  };
-  int checks_in_growth = 0;
-  size_t most_growths = 0;
-  for (uint64_t seq = 0; seq < 160000; ++seq) {
-    const std::string id = id_of(random() % 150000);
-    if (random() % 4 != 0) {
-      ASSERT_EQ(index.Insert(id, seq), oracle.emplace(id, seq).second) << id;
-    } else {
-      ASSERT_EQ(index.Erase(id), oracle.erase(id) == 1) << id;
-      ASSERT_EQ(index.Find(id), nullptr) << id;
-    }
-    ASSERT_EQ(index.size(), oracle.size());
-    const size_t growths = index.GrowthsInProgressForTest();
-    most_growths = std::max(most_growths, growths);
-    if (growths > 0 && seq % 1024 == 0) {
-      ++checks_in_growth;
-      expect_all();
-      if (HasFatalFailure()) return;
-    }
-  }
-  EXPECT_GE(checks_in_growth, 8);
-  EXPECT_GE(most_growths, 8u);
-  expect_all();
-  for (uint64_t n = 0; n < 150000; n += 7) {
-    EXPECT_EQ(index.Find(id_of(n)) != nullptr, oracle.contains(id_of(n))) << n;
-  }
-}
-
 // The add record's layout (stream_record.h) written field by field, a byte
 // at a time: the encoder of sessions 1-12, the oracle of the in-place one.
 std::string ReferenceAddRecord(const StreamDoc& doc) {
@@ -1625,86 +1579,6 @@ TEST(StreamRecordTest, AddRecordsMatchTheirFrozenBytes) {
     Result<StreamDoc> decoded = DecodeAdd(*record);
     ASSERT_TRUE(decoded.ok()) << decoded.status();
     EXPECT_EQ(EncodeAdd(*decoded), *record) << doc->id;
-  }
-}
-
-// Incremental growth of the LSH index's tables (session 21,
-// src/index/lsh_probe_table.h): in a MinHash stream the id table's and the
-// band tables' shards grow past 2^12 entries from ~16,400 kept documents on,
-// then move their entries a few per add. At moments when growths are in
-// progress: removes, a snapshot, and the stream restored from it, which
-// then answers every Get, Check and later Add as the live stream does.
-TEST(StreamTest, LshTableGrowthsInProgressKeepRemovesSnapshotsAndRestores) {
-  TempDir dir;
-  TempDir copy;
-  StreamOpenOptions options;
-  options.sync = false;
-  options.background_snapshots = false;
-  auto stream = std::move(NearDuplicateStream::Open(dir.path(), {}, options)).value();
-  NearDuplicateStream::Impl& impl = StreamTestAccess::ImplOf(*stream);
-  const auto growths = [&impl] {
-    std::lock_guard<std::mutex> lock(impl.mutex_);
-    return impl.state_.IndexGrowthsInProgress();
-  };
-  // Short distinct texts (every tenth a near copy of an earlier one).
-  std::mt19937_64 random(21);
-  std::vector<std::string> texts;
-  std::vector<std::string> ids;
-  const auto make_text = [&](size_t i) {
-    std::string text;
-    if (i % 10 == 9) {
-      text = texts[random() % texts.size()];
-      text.replace(random() % (text.size() / 2), 4, "edit");
-    } else {
-      for (int w = 0; w < 30; ++w) text += "w" + std::to_string(random() % 50000) + " ";
-    }
-    return text;
-  };
-  int checkpoints = 0;
-  size_t last_checkpoint = 0;
-  for (size_t i = 0; checkpoints < 2; ++i) {
-    ASSERT_LT(i, 40000u) << "no growth in progress found";
-    texts.push_back(make_text(i));
-    ids.push_back(PlantedId(i));
-    ASSERT_TRUE(stream->Add(ids[i], texts[i], static_cast<int64_t>(i)).ok());
-    if (growths() == 0 || i < last_checkpoint + 1000) continue;
-    ++checkpoints;
-    last_checkpoint = i;
-    // Removes while entries are in both tables (any slot: the index moves
-    // its last document into the freed one).
-    for (int r = 0; r < 20; ++r) {
-      const Status removed = stream->Remove(ids[random() % ids.size()]);
-      ASSERT_TRUE(removed.ok() || removed.code() == StatusCode::kNotFound) << removed;
-    }
-    ASSERT_GT(growths(), 0u);
-    ASSERT_TRUE(stream->Snapshot().ok());
-    std::filesystem::remove_all(copy.path());
-    std::filesystem::copy(dir.path(), copy.path(), std::filesystem::copy_options::recursive);
-    auto restored = std::move(NearDuplicateStream::OpenExisting(copy.path(), options)).value();
-    EXPECT_EQ(restored->Stats().documents, stream->Stats().documents);
-    for (size_t k = 0; k < ids.size(); ++k) {
-      const Result<StreamAnswer> a = stream->Get(ids[k]);
-      const Result<StreamAnswer> b = restored->Get(ids[k]);
-      ASSERT_EQ(a.ok(), b.ok()) << ids[k];
-      if (a.ok()) {
-        ASSERT_EQ(*a, *b) << ids[k];
-      }
-    }
-    const auto time = static_cast<int64_t>(i);
-    for (int c = 0; c < 200; ++c) {
-      // Stored texts (their own copies), and new ones.
-      const std::string text = c % 2 == 0 ? texts[random() % texts.size()] : make_text(1);
-      ASSERT_EQ(*stream->Check("probe", text, time), *restored->Check("probe", text, time));
-    }
-    // Both go on alike (the live one still in its growths, the restored one
-    // in its own).
-    for (int a = 0; a < 300; ++a) {
-      const std::string id = "more-" + std::to_string(i) + "-" + std::to_string(a);
-      const std::string text = make_text(a);
-      const auto answer = stream->Add(id, text, time);
-      ASSERT_TRUE(answer.ok());
-      ASSERT_EQ(*answer, *restored->Add(id, text, time));
-    }
   }
 }
 
