@@ -27,6 +27,11 @@
 //     --benchmark_filter=BM_StreamAddPause/1000000 (~4.3 GB, a minute or two).
 //     It lists its 8 slowest adds (add number: thread CPU ms) on stderr, to
 //     tell growth steps (at powers of two of the kept documents) from noise.
+//     Latency counters (session 21): the adds' wall p50/p99/p99.9 in ms, and
+//     the adds over 0.5 ms split by whether the stream's memory_bytes rose
+//     by 64 KiB or more across the add (an index table, band array or
+//     segment allocated: a growth step) or not (other causes: page
+//     faults, the host), with the wall ms each group took in all.
 //   BM_StreamRollOver/<log KiB>/<writers>: batch latency (p50/p99/max) of
 //     durable adds by concurrent writers with the log rolled over every
 //     <log KiB> (session 16; see the benchmark).
@@ -303,6 +308,15 @@ void BM_StreamAddPause(benchmark::State& state) {
   uint64_t resident_after = 0;
   // The slowest adds by thread CPU: (cpu seconds, add number), for the report.
   std::vector<std::pair<double, size_t>> slowest;
+  // Every add's wall seconds, for the percentiles.
+  std::vector<double> walls;
+  // Adds over 0.5 ms with and without a memory step (count, wall seconds).
+  constexpr double kSlowAdd = 0.5e-3;
+  constexpr uint64_t kGrowthBytes = uint64_t{64} << 10;
+  uint64_t slow_growth = 0;
+  uint64_t slow_other = 0;
+  double slow_growth_wall = 0;
+  double slow_other_wall = 0;
   for (auto _ : state) {
     state.PauseTiming();
     fs::remove_all(dir);
@@ -314,6 +328,9 @@ void BM_StreamAddPause(benchmark::State& state) {
     }
     SyntheticTexts texts;
     resident_before = ResidentBytes();
+    walls.clear();
+    walls.reserve(count);
+    uint64_t memory_before = (*stream)->Stats().memory_bytes;
     state.ResumeTiming();
     for (size_t i = 0; i < count; ++i) {
       const std::string id = "d" + std::to_string(i);
@@ -329,6 +346,18 @@ void BM_StreamAddPause(benchmark::State& state) {
       worst_wall = std::max(worst_wall, wall);
       worst_cpu = std::max(worst_cpu, cpu);
       over_1ms += wall > 1e-3;
+      walls.push_back(wall);
+      const uint64_t memory_after = (*stream)->Stats().memory_bytes;
+      if (wall > kSlowAdd) {
+        if (memory_after >= memory_before + kGrowthBytes) {
+          ++slow_growth;
+          slow_growth_wall += wall;
+        } else {
+          ++slow_other;
+          slow_other_wall += wall;
+        }
+      }
+      memory_before = memory_after;
       if (slowest.size() < kSlowestAdds || cpu > slowest.back().first) {
         if (slowest.size() == kSlowestAdds) slowest.pop_back();
         slowest.emplace_back(cpu, i);
@@ -343,6 +372,19 @@ void BM_StreamAddPause(benchmark::State& state) {
                durable ? 1 : 0);
   for (const auto& [cpu, i] : slowest) std::fprintf(stderr, " %zu:%.1f", i, cpu * 1e3);
   std::fprintf(stderr, "\n");
+  std::sort(walls.begin(), walls.end());
+  const auto percentile_ms = [&](double p) {
+    if (walls.empty()) return 0.0;
+    const auto at = static_cast<size_t>(p * static_cast<double>(walls.size() - 1));
+    return walls[at] * 1e3;
+  };
+  state.counters["p50_ms"] = percentile_ms(0.5);
+  state.counters["p99_ms"] = percentile_ms(0.99);
+  state.counters["p999_ms"] = percentile_ms(0.999);
+  state.counters["slow_growth"] = static_cast<double>(slow_growth);
+  state.counters["slow_growth_ms"] = slow_growth_wall * 1e3;
+  state.counters["slow_other"] = static_cast<double>(slow_other);
+  state.counters["slow_other_ms"] = slow_other_wall * 1e3;
   state.counters["worst_add_ms"] = worst_wall * 1e3;
   state.counters["worst_add_cpu_ms"] = worst_cpu * 1e3;
   state.counters["adds_over_1ms"] = static_cast<double>(over_1ms);
