@@ -215,15 +215,17 @@ Result<std::vector<SimilarPair>> MinHashPairs(
   std::vector<CandidatePair> mine;
   Status status;
   StageTimer timer;
-  StageBlock scratch;  // the rounds' records, key lists and received candidates
   for (uint64_t begin = 0; begin < scheme.num_parts; begin += bands_per_round) {
     const PartRange bands{begin, std::min(scheme.num_parts, begin + bands_per_round)};
+    // The round's records, key lists and received candidates, one after
+    // another; a block per round, so that none is held through the next
+    // round's key exchange (per_band above counts one round's lists only).
+    StageBlock scratch;
     status = comm.AgreeOnStatus(ShuffleBandRound(comm, layout, local, first_document, scheme, bands,
                                                  &scratch, &mine, stats));
     NEARDUP_RETURN_IF_ERROR(status);
     ++stats->band_rounds;
   }
-  scratch.Release();
   report->candidates += mine.size();
   stats->stages.push_back({"band keys", timer.Lap(), comm.in_mpi()});
 

@@ -27,8 +27,10 @@ namespace neardup::mpi {
 class StageBlock {
  public:
   StageBlock() = default;
-  StageBlock(StageBlock&&) = default;
-  StageBlock& operator=(StageBlock&&) = default;
+  // Not movable: a defaulted move would leave the source's capacity with no
+  // memory behind it, and a later Take() would write through null.
+  StageBlock(const StageBlock&) = delete;
+  StageBlock& operator=(const StageBlock&) = delete;
 
   // `count` T at the block's start, their values unspecified. Where the
   // capacity is short the block is freed, then a fresh one taken with a
