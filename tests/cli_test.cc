@@ -232,6 +232,29 @@ TEST_F(CliTest, HundredMegabyteSingleLine) {
   EXPECT_THAT(lines[0], MatchesRegex(".*\"tokens\":1[0-9]{7},.*"));
 }
 
+// `pairs` reserves each output chunk's text from its first line: a first
+// line with a 2 MB id (ids are the user's) before ~20,000 short lines must
+// not ask for 2 MB times the chunk (50 GB: out of memory, or an ASan
+// abort); the reservation is capped.
+TEST_F(CliTest, PairsWithOneLongIdBeforeManyShortLines) {
+  const std::string long_id(2u << 20, 'x');
+  const std::string a = "the quick brown fox jumps over the lazy dog near the river bank today";
+  const std::string b = "pack my box with five dozen liquor jugs and then sail across the bay";
+  std::string jsonl = "{\"id\": \"" + long_id + "\", \"text\": \"" + a + "\"}\n";
+  jsonl += "{\"id\": \"second\", \"text\": \"" + a + "\"}\n";
+  for (int i = 0; i < 200; ++i) {
+    jsonl += "{\"id\": \"g" + std::to_string(i) + "\", \"text\": \"" + b + "\"}\n";
+  }
+  const std::string path = Write("long_id.jsonl", jsonl);
+  CommandResult run = Neardup("pairs -q --threads 2 " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err.substr(0, 300);
+  const std::vector<std::string> lines = Lines(run.out);
+  ASSERT_EQ(lines.size(), 1u + 200u * 199u / 2u);
+  EXPECT_THAT(lines[0], HasSubstr(long_id));
+  EXPECT_THAT(lines[0], HasSubstr("\"second\""));
+  EXPECT_THAT(lines[1], HasSubstr("\"g0\""));
+}
+
 TEST_F(CliTest, ErrorsHaveClearMessagesAndExitCodes) {
   CommandResult missing = Neardup("fingerprint " + (dir_ / "nope.jsonl").string());
   EXPECT_EQ(missing.exit_code, 3);

@@ -1,5 +1,6 @@
 #include "near_duplicate_commands.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -127,6 +128,8 @@ constexpr size_t kPairsPerChunk = size_t{1} << 15;
 constexpr size_t kDocumentsPerChunk = size_t{1} << 14;
 // How far ahead WritePairs fetches ids.
 constexpr size_t kPrefetchPairs = 16;
+// The most WritePairs reserves for a chunk's text ahead of its lines.
+constexpr size_t kMaxReservedChunkBytes = size_t{8} << 20;
 
 Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPair>& pairs,
                   std::optional<format::TableFormat> table, OutputFile* out,
@@ -159,8 +162,12 @@ Status WritePairs(const FingerprintedCorpus& corpus, const std::vector<SimilarPa
             format::AppendPairLine(text, a, b, pairs[i]);
           }
           // The chunk's text at once, from its first line's length (+1/4),
-          // instead of ~20 doublings that copy it again.
-          if (i == begin) text->reserve(text->size() * (end - begin) * 5 / 4);
+          // instead of ~20 doublings that copy it again; at most 8 MiB, so
+          // that one long id (ids are the user's) does not ask for its
+          // length times the chunk's pairs.
+          if (i == begin) {
+            text->reserve(std::min(text->size() * (end - begin) * 5 / 4, kMaxReservedChunkBytes));
+          }
         }
       },
       out, serial_time);

@@ -30,8 +30,8 @@ inline constexpr size_t kMaxJsonDoubleChars = 16;
 // A value in [2^-13, 1] (every similarity above 0.000122) takes an exact
 // integer path: its 53-bit mantissa times 5^p, shifted, rounded half to even
 // on the exact remainder as printf rounds, then written as fixed digits with
-// the trailing zeros dropped (~10x faster than to_chars's general path, which
-// every other value takes). REQUIRES: finite; room for kMaxJsonDoubleChars.
+// the trailing zeros dropped (to_chars's general path takes every other
+// value). REQUIRES: finite; room for kMaxJsonDoubleChars.
 char* WriteJsonDouble(char* out, double value);
 
 }  // namespace neardup::internal
