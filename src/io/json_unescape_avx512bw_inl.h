@@ -26,7 +26,10 @@ NEARDUP_INTRINSICS_WARNINGS_OFF
 
 #include "io/json_unescape.h"
 
-#define NEARDUP_UNESCAPE_BW_TARGET __attribute__((target("avx512f,avx512bw,bmi,bmi2,popcnt")))
+// What JsonUnescapeAvx512BwSupported() checks, plus BMI1 (blsr, blsmsk,
+// tzcnt), which CpuFeatures does not probe: every AVX-512 CPU has it, as
+// the text kernels' "bmi" targets assume too.
+#define NEARDUP_UNESCAPE_BW_TARGET __attribute__((target("avx512f,avx512bw,bmi,bmi2")))
 
 namespace neardup::internal {
 
