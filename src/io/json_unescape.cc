@@ -205,7 +205,11 @@ NEARDUP_UNESCAPE_BW_TARGET std::optional<size_t> UnescapeAvx512Bw(std::string_vi
     uint64_t starts = 0;
     if ((backslashes | next_is_escaped) != 0) {
       AllEscapedBytes(backslashes, &next_is_escaped, &starts);
-      // An escape that starts at the body's last byte would escape the closing quote.
+      // An escape that starts at the body's last byte would escape the closing
+      // quote. A whole string body (REQUIRES) never ends so, since that quote
+      // would not have ended it; this mirrors the portable loop's
+      // `s + 1 == end` guard for a caller that breaks REQUIRES (no test can
+      // reach it through simdjson).
       if (pos + length == size && ((starts >> (length - 1)) & 1) != 0) return std::nullopt;
     }
     if (!UnescapeWindowAvx512Bw<false>(window_start, bytes, starts, length, kShortEscapes.data(),
