@@ -1,6 +1,7 @@
 // The pieces of JSON string unescaping shared by UnescapeJsonString's
 // AVX-512BW kernel (json_unescape.cc) and the flat-record scanner's
-// one-pass BW route (jsonl_flat_record.cc), for CPUs with AVX-512 F/BW but
+// one-pass BW route (jsonl_flat_record.cc; AllEscapedBytes also serves its
+// VBMI2 route, ScanAndUnescapeAvx512), for CPUs with AVX-512 F/BW but
 // without VBMI/VBMI2 (Skylake-SP, Cascade Lake): no byte permute to decode
 // the short escapes of a window at once and no `vpcompressb` to squeeze
 // out their backslashes. Each 64-byte window is found by one compare;
@@ -33,13 +34,14 @@ NEARDUP_INTRINSICS_WARNINGS_OFF
 
 namespace neardup::internal {
 
-// Every byte of a window that an escape makes literal (a backslash escaped
-// inside a run too), and in *escapes the backslashes that start an escape:
-// simdjson's json_escape_scanner (first stage). *next_is_escaped: the
-// previous window's last byte started an escape; updated for the next
-// window. Only `\` and its next byte are taken as the escape: a `\u`
-// escape's hex digits hold no backslash unless simdjson refuses it, so the
-// starts stay right past `\u` escapes too.
+// Used by the BW kernels and the flat-record scanner's VBMI2 route alike
+// (plain integer code, no target needed). Every byte of a window that an escape makes
+// literal (a backslash escaped inside a run too), and in *escapes the
+// backslashes that start an escape: simdjson's json_escape_scanner (first
+// stage). *next_is_escaped: the previous window's last byte started an
+// escape; updated for the next window. Only `\` and its next byte are
+// taken as the escape: a `\u` escape's hex digits hold no backslash unless
+// simdjson refuses it, so the starts stay right past `\u` escapes too.
 inline uint64_t AllEscapedBytes(uint64_t backslash, uint64_t* next_is_escaped, uint64_t* escapes) {
   constexpr uint64_t kOddBits = 0xAAAAAAAAAAAAAAAAULL;
   const uint64_t potential = backslash & ~*next_is_escaped;
