@@ -17,7 +17,6 @@
 #include "util/intrinsics_warnings.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define NEARDUP_HAVE_UNESCAPE_AVX512BW 1
 
 NEARDUP_INTRINSICS_WARNINGS_OFF
 #include <immintrin.h>
