@@ -129,10 +129,6 @@ inline uint64_t EscapedBytes(uint64_t backslash) {
   return (kEvenBits ^ invert) & follows_escape;
 }
 
-inline uint64_t LowBits(size_t count) {
-  return count >= 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
-}
-
 NEARDUP_UNESCAPE_TARGET std::optional<size_t> UnescapeAvx512(std::string_view body, char* dst) {
   const char* const src = body.data();
   const size_t size = body.size();

@@ -33,6 +33,14 @@ NEARDUP_INTRINSICS_WARNINGS_OFF
 
 namespace neardup::internal {
 
+// The low `count` bits of a mask, all 64 from 64 on (the window masks of
+// json_unescape.cc and jsonl_flat_record.cc). BMI2 code spells it
+// `_bzhi_u64(~uint64_t{0}, count)`, one instruction, the same for count <
+// 256 (the BW window code below).
+inline uint64_t LowBits(size_t count) {
+  return count >= 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
+}
+
 // Used by the BW kernels and the flat-record scanner's VBMI2 route alike
 // (plain integer code, no target needed). Every byte of a window that an escape makes
 // literal (a backslash escaped inside a run too), and in *escapes the
