@@ -22,7 +22,6 @@
 #include <string_view>
 #include <vector>
 
-#include "hash/cpu_path.h"
 #include "io/byte_stream.h"
 #include "io/decompressing_stream.h"
 #include "io/json_unescape.h"
@@ -177,7 +176,7 @@ void CompareFlatRoutes(const uint8_t* data, size_t size) {
       NEARDUP_CHECK(neardup::internal::FieldView(view, fast_arena, fast.text) ==
                     neardup::internal::FieldView(view, portable_arena, portable.text));
     }
-    if (neardup::internal::DetectCpuPath() == neardup::internal::CpuPath::kAvx512) {
+    if (neardup::internal::JsonUnescapeAvx512BwSupported()) {
       // The one-pass route of CPUs without VBMI/VBMI2.
       neardup::internal::TextArena bw_arena;
       neardup::internal::JsonlRecord bw;

@@ -129,10 +129,6 @@ inline uint64_t EscapedBytes(uint64_t backslash) {
   return (kEvenBits ^ invert) & follows_escape;
 }
 
-inline uint64_t LowBits(size_t count) {
-  return count >= 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
-}
-
 NEARDUP_UNESCAPE_TARGET std::optional<size_t> UnescapeAvx512(std::string_view body, char* dst) {
   const char* const src = body.data();
   const size_t size = body.size();
@@ -205,7 +201,11 @@ NEARDUP_UNESCAPE_BW_TARGET std::optional<size_t> UnescapeAvx512Bw(std::string_vi
     uint64_t starts = 0;
     if ((backslashes | next_is_escaped) != 0) {
       AllEscapedBytes(backslashes, &next_is_escaped, &starts);
-      // An escape that starts at the body's last byte would escape the closing quote.
+      // An escape that starts at the body's last byte would escape the closing
+      // quote. A whole string body (REQUIRES) never ends so, since that quote
+      // would not have ended it; this mirrors the portable loop's
+      // `s + 1 == end` guard for a caller that breaks REQUIRES (no test can
+      // reach it through simdjson).
       if (pos + length == size && ((starts >> (length - 1)) & 1) != 0) return std::nullopt;
     }
     if (!UnescapeWindowAvx512Bw<false>(window_start, bytes, starts, length, kShortEscapes.data(),
@@ -255,7 +255,8 @@ std::optional<size_t> UnescapeJsonStringAvx512Bw(std::string_view body, char* ds
 
 bool JsonUnescapeAvx512BwSupported() {
   const CpuFeatures& features = HostCpuFeatures();
-  return features.avx512f && features.avx512bw && features.bmi2 && features.popcnt;
+  // NEARDUP_UNESCAPE_BW_TARGET's extensions; its BMI1 comes with AVX-512F.
+  return features.avx512f && features.avx512bw && features.bmi2;
 }
 
 bool JsonUnescapeAvx512Supported() {

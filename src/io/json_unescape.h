@@ -54,7 +54,8 @@ std::optional<size_t> UnescapeJsonStringPortable(std::string_view body, char* ds
 // REQUIRES: JsonUnescapeAvx512Supported().
 std::optional<size_t> UnescapeJsonStringAvx512(std::string_view body, char* dst);
 bool JsonUnescapeAvx512Supported();
-// REQUIRES: JsonUnescapeAvx512BwSupported() (AVX-512 F/BW, BMI2, POPCNT).
+// REQUIRES: JsonUnescapeAvx512BwSupported() (AVX-512 F/BW and BMI2; BMI1,
+// which every AVX-512 CPU has, is not probed).
 std::optional<size_t> UnescapeJsonStringAvx512Bw(std::string_view body, char* dst);
 bool JsonUnescapeAvx512BwSupported();
 

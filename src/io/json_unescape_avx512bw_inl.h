@@ -1,6 +1,7 @@
 // The pieces of JSON string unescaping shared by UnescapeJsonString's
 // AVX-512BW kernel (json_unescape.cc) and the flat-record scanner's
-// one-pass BW route (jsonl_flat_record.cc), for CPUs with AVX-512 F/BW but
+// one-pass BW route (jsonl_flat_record.cc; AllEscapedBytes also serves its
+// VBMI2 route, ScanAndUnescapeAvx512), for CPUs with AVX-512 F/BW but
 // without VBMI/VBMI2 (Skylake-SP, Cascade Lake): no byte permute to decode
 // the short escapes of a window at once and no `vpcompressb` to squeeze
 // out their backslashes. Each 64-byte window is found by one compare;
@@ -16,7 +17,6 @@
 #include "util/intrinsics_warnings.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define NEARDUP_HAVE_UNESCAPE_AVX512BW 1
 
 NEARDUP_INTRINSICS_WARNINGS_OFF
 #include <immintrin.h>
@@ -26,17 +26,29 @@ NEARDUP_INTRINSICS_WARNINGS_OFF
 
 #include "io/json_unescape.h"
 
-#define NEARDUP_UNESCAPE_BW_TARGET __attribute__((target("avx512f,avx512bw,bmi,bmi2,popcnt")))
+// What JsonUnescapeAvx512BwSupported() checks, plus BMI1 (blsr, blsmsk,
+// tzcnt), which CpuFeatures does not probe: every AVX-512 CPU has it, as
+// the text kernels' "bmi" targets assume too.
+#define NEARDUP_UNESCAPE_BW_TARGET __attribute__((target("avx512f,avx512bw,bmi,bmi2")))
 
 namespace neardup::internal {
 
-// Every byte of a window that an escape makes literal (a backslash escaped
-// inside a run too), and in *escapes the backslashes that start an escape:
-// simdjson's json_escape_scanner (first stage). *next_is_escaped: the
-// previous window's last byte started an escape; updated for the next
-// window. Only `\` and its next byte are taken as the escape: a `\u`
-// escape's hex digits hold no backslash unless simdjson refuses it, so the
-// starts stay right past `\u` escapes too.
+// The low `count` bits of a mask, all 64 from 64 on (the window masks of
+// json_unescape.cc and jsonl_flat_record.cc). BMI2 code spells it
+// `_bzhi_u64(~uint64_t{0}, count)`, one instruction, the same for count <
+// 256 (the BW window code below).
+inline uint64_t LowBits(size_t count) {
+  return count >= 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
+}
+
+// Used by the BW kernels and the flat-record scanner's VBMI2 route alike
+// (plain integer code, no target needed). Every byte of a window that an escape makes
+// literal (a backslash escaped inside a run too), and in *escapes the
+// backslashes that start an escape: simdjson's json_escape_scanner (first
+// stage). *next_is_escaped: the previous window's last byte started an
+// escape; updated for the next window. Only `\` and its next byte are
+// taken as the escape: a `\u` escape's hex digits hold no backslash unless
+// simdjson refuses it, so the starts stay right past `\u` escapes too.
 inline uint64_t AllEscapedBytes(uint64_t backslash, uint64_t* next_is_escaped, uint64_t* escapes) {
   constexpr uint64_t kOddBits = 0xAAAAAAAAAAAAAAAAULL;
   const uint64_t potential = backslash & ~*next_is_escaped;

@@ -206,11 +206,15 @@ TEST(JsonUnescapeTest, BodiesEndingAtAPageEnd) {
   void* mapped =
       mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(mapped, MAP_FAILED);
-  char* const base = static_cast<char*>(mapped);
+  // Unmapped however the test returns (a failed ASSERT_EQ returns early).
+  auto unmap = [page](char* p) { munmap(p, 2 * page); };
+  const std::unique_ptr<char, decltype(unmap)> owned_pages(static_cast<char*>(mapped), unmap);
+  char* const base = owned_pages.get();
   ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
   const std::vector<std::string> tails = {
       "",        R"(\n)",     R"(\\)",    R"(\")", R"(\u00e9)", R"(\ud83d\ude00)",
       R"(\u12)", R"(\ud83d)", "\xC3\xA9", R"(\q)", R"(\\\\\n)", R"(x\u4e2d)"};
+  const std::vector<std::pair<std::string, UnescapeFunction>> paths = Paths();
   for (size_t length = 0; length < 200; ++length) {
     for (const std::string& tail : tails) {
       const std::string body = std::string(length, 'b') + tail;
@@ -221,7 +225,7 @@ TEST(JsonUnescapeTest, BodiesEndingAtAPageEnd) {
       start[body.size()] = '"';
       std::memset(start + body.size() + 1, 0, 11);
       std::string out(body.size() + kUnescapeSlackBytes, '\x5a');
-      for (const auto& [name, unescape] : Paths()) {
+      for (const auto& [name, unescape] : paths) {
         const std::optional<size_t> size =
             unescape(std::string_view(start, body.size()), out.data());
         const std::optional<std::string> got =
@@ -230,7 +234,6 @@ TEST(JsonUnescapeTest, BodiesEndingAtAPageEnd) {
       }
     }
   }
-  munmap(mapped, 2 * page);
 }
 
 // Through the reader: the text and id ParseRecord returns (the body found

@@ -87,7 +87,7 @@ __attribute__((target("avx512f,avx512bw,bmi"))) StringScan ScanStringAvx512(cons
   for (const char* w = p; w < end; w += 64) {
     const __m512i v = _mm512_loadu_si512(w);
     const size_t left = static_cast<size_t>(end - w);
-    const uint64_t in = left >= 64 ? ~uint64_t{0} : (uint64_t{1} << left) - 1;
+    const uint64_t in = LowBits(left);
     const uint64_t backslash = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\')) & in;
     const uint64_t escaped = (backslash | odd_carry) == 0 ? 0 : EscapedBytes(backslash, &odd_carry);
     const uint64_t quote = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"')) & in & ~escaped;
@@ -163,7 +163,7 @@ NEARDUP_FLAT_UNESCAPE_TARGET ValueScan ScanAndUnescapeAvx512(const char* body, c
   while (w < end) {
     const __m512i v = _mm512_loadu_si512(w);
     const size_t left = static_cast<size_t>(end - w);
-    const uint64_t in = left >= 64 ? ~uint64_t{0} : (uint64_t{1} << left) - 1;
+    const uint64_t in = LowBits(left);
     const uint64_t backslash = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\')) & in;
     uint64_t escapes = 0;
     const uint64_t escaped =
@@ -238,7 +238,7 @@ NEARDUP_UNESCAPE_BW_TARGET ValueScan ScanAndUnescapeAvx512Bw(const char* body, c
   for (const char* w = body; w < end; w += 64) {
     const __m512i v = _mm512_loadu_si512(w);
     const size_t left = static_cast<size_t>(end - w);
-    const uint64_t in = left >= 64 ? ~uint64_t{0} : (uint64_t{1} << left) - 1;
+    const uint64_t in = LowBits(left);
     const uint64_t backslash = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\\')) & in;
     uint64_t escapes = 0;
     const uint64_t escaped =

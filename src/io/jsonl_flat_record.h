@@ -51,7 +51,8 @@ bool TryParseFlatRecordPortable(std::string_view line, std::string_view text_fie
 // its escapes decoded in the same 64-byte pass, the runs between escapes
 // copied by vector loads and stores, each escape decoded alone (on CPUs
 // with VBMI2 the escapes of a window are decoded at once). For
-// differential tests; REQUIRES: the CPU path is avx512.
+// differential tests; REQUIRES: JsonUnescapeAvx512BwSupported()
+// (json_unescape.h), the check TryParseFlatRecord makes before taking it.
 bool TryParseFlatRecordAvx512Bw(std::string_view line, std::string_view text_field,
                                 std::string_view id_field, TextArena* arena, JsonlRecord* record);
 
