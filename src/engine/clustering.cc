@@ -12,15 +12,14 @@
 #include <utility>
 
 #include "engine/first_copies_check.h"
+#include "engine/pair_scan.h"
 #include "neardup/union_find.h"
 #include "util/fresh_pages.h"
 
 namespace neardup {
 namespace {
 
-// Pairs per task of the passes over all pairs (the check, the leader rule's
-// count and placement): large enough that a task is not all overhead.
-constexpr size_t kPairGrain = size_t{1} << 14;
+using internal::kClusterPairGrain;
 
 // The leader rule: visit documents in order; each joins its smallest
 // earlier neighbour that is a leader (a document that joined nobody, i.e.
@@ -60,7 +59,7 @@ void LeaderClustersOfPairsInAnyOrder(std::span<const SimilarPair> pairs,
   // b's run starts, then (after the placement moved it) where it ends.
   std::vector<Index> run_end(n, 0);
   tbb::parallel_for(
-      tbb::blocked_range<size_t>(0, pairs.size(), kPairGrain),
+      tbb::blocked_range<size_t>(0, pairs.size(), kClusterPairGrain),
       [&](const tbb::blocked_range<size_t>& range) {
         for (size_t i = range.begin(); i != range.end(); ++i) {
           std::atomic_ref<Index>(run_end[pairs[i].b]).fetch_add(1, std::memory_order_relaxed);
@@ -71,7 +70,7 @@ void LeaderClustersOfPairsInAnyOrder(std::span<const SimilarPair> pairs,
   std::vector<Index> earlier;
   internal::GrowFaultingInParallel(&earlier, pairs.size());
   tbb::parallel_for(
-      tbb::blocked_range<size_t>(0, pairs.size(), kPairGrain),
+      tbb::blocked_range<size_t>(0, pairs.size(), kClusterPairGrain),
       [&](const tbb::blocked_range<size_t>& range) {
         for (size_t i = range.begin(); i != range.end(); ++i) {
           const Index slot =
@@ -93,6 +92,29 @@ void LeaderClustersOfPairsInAnyOrder(std::span<const SimilarPair> pairs,
 
 }  // namespace
 
+namespace internal {
+
+PairScan ScanPairs(uint64_t num_documents, std::span<const SimilarPair> pairs) {
+  const auto join = [](PairScan x, PairScan y) {
+    return PairScan{std::min(x.first_bad, y.first_bad), x.sorted_by_a && y.sorted_by_a};
+  };
+  return tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, pairs.size(), kClusterPairGrain), PairScan{pairs.size(), true},
+      [&](const tbb::blocked_range<size_t>& range, PairScan found) {
+        bool sorted = range.begin() == 0 || pairs[range.begin() - 1].a <= pairs[range.begin()].a;
+        for (size_t i = range.begin(); i != range.end(); ++i) {
+          if (!(pairs[i].a < pairs[i].b && pairs[i].b < num_documents)) {
+            return join(found, PairScan{i, false});
+          }
+          if (i + 1 != range.end()) sorted = sorted && pairs[i].a <= pairs[i + 1].a;
+        }
+        return join(found, PairScan{pairs.size(), sorted});
+      },
+      join, tbb::simple_partitioner());
+}
+
+}  // namespace internal
+
 Result<ClusterRule> ParseClusterRule(std::string_view name) {
   if (name == "components") return ClusterRule::kComponents;
   if (name == "leader") return ClusterRule::kLeader;
@@ -111,31 +133,7 @@ Result<KeepRule> ParseKeepRule(std::string_view name) {
 Result<std::vector<uint64_t>> ClusterDocuments(uint64_t num_documents,
                                                std::span<const SimilarPair> pairs,
                                                ClusterRule rule) {
-  // The first malformed pair, and whether the pairs are sorted by a, found
-  // on all cores in one read of the pairs (tasks of at most kPairGrain
-  // pairs: their edges are where the test swaps pairs).
-  struct Scan {
-    size_t first_bad;
-    bool sorted_by_a;
-  };
-  const auto join = [](Scan x, Scan y) {
-    return Scan{std::min(x.first_bad, y.first_bad), x.sorted_by_a && y.sorted_by_a};
-  };
-  const Scan scan = tbb::parallel_reduce(
-      tbb::blocked_range<size_t>(0, pairs.size(), kPairGrain), Scan{pairs.size(), true},
-      [&](const tbb::blocked_range<size_t>& range, Scan found) {
-        // A range's first pair is compared with the pair before it too, so
-        // the ranges' answers join without knowing their bounds.
-        bool sorted = range.begin() == 0 || pairs[range.begin() - 1].a <= pairs[range.begin()].a;
-        for (size_t i = range.begin(); i != range.end(); ++i) {
-          if (!(pairs[i].a < pairs[i].b && pairs[i].b < num_documents)) {
-            return join(found, Scan{i, false});
-          }
-          if (i + 1 != range.end()) sorted = sorted && pairs[i].a <= pairs[i + 1].a;
-        }
-        return join(found, Scan{pairs.size(), sorted});
-      },
-      join, tbb::simple_partitioner());
+  const internal::PairScan scan = internal::ScanPairs(num_documents, pairs);
   const size_t bad = scan.first_bad;
   const bool sorted_by_a = scan.sorted_by_a;
   if (bad != pairs.size()) {

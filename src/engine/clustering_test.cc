@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/pair_scan.h"
 #include "util/mix.h"
 
 namespace neardup {
@@ -172,25 +173,52 @@ TEST(ClusteringTest, LeaderClustersDoNotDependOnTheOrderOfThePairs) {
 // (0 <- 1, 2 <- 3, ...). Two neighbouring pairs (i, i + 1), (i + 1, i + 2)
 // swapped, i a leader, leave the pairs unsorted by a; a pass that took them
 // as sorted would see (i + 1, i + 2) before i's claim on i + 1 and put
-// i + 2 under the follower i + 1. The scan's tasks split 50,004 pairs in
-// halves down to 12,501 (at most 2^14 a task), so swaps at 12,500 and
-// 37,502 put the descent across a task's edge.
+// i + 2 under the follower i + 1. ScanPairs halves 4K pairs down to tasks
+// of K = kClusterPairGrain - 1 (odd), so swaps at K - 1 and 3K - 1 put the
+// descent exactly across a task's edge, and 0 and 2K inside a task.
 TEST(ClusteringTest, ALeaderChainWithTwoPairsOutOfOrderAnywhereKeepsItsClusters) {
-  const uint64_t n = 50005;
+  const size_t k = internal::kClusterPairGrain - 1;
+  const uint64_t n = 4 * k + 1;
   std::vector<SimilarPair> chain;
   for (uint64_t i = 0; i + 1 < n; ++i) chain.push_back(SimilarPair{i, i + 1, 0.9, -1});
   const std::vector<uint64_t> leaders = LeaderClustersByDefinition(n, chain);
   ASSERT_EQ(leaders[2], 2u);
   ASSERT_EQ(leaders[3], 2u);
-  for (size_t at : {size_t{0}, size_t{12500}, size_t{25000}, size_t{37502}, chain.size() - 2}) {
+  EXPECT_TRUE(internal::ScanPairs(n, chain).sorted_by_a);
+  for (size_t at : {size_t{0}, k - 1, 2 * k, 3 * k - 1, chain.size() - 2}) {
     ASSERT_EQ(at % 2, 0u);
     std::vector<SimilarPair> pairs = chain;
     std::swap(pairs[at], pairs[at + 1]);
     for (int threads : {1, 2}) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      const internal::PairScan scan = internal::ScanPairs(n, pairs);
+      EXPECT_EQ(scan.first_bad, pairs.size());
+      EXPECT_FALSE(scan.sorted_by_a) << "swapped at " << at << ", " << threads << " threads";
       EXPECT_EQ(*ClusterDocuments(n, pairs, ClusterRule::kLeader), leaders)
           << "swapped at " << at << ", " << threads << " threads";
     }
+  }
+}
+
+// The one-pass form is taken where it applies: pairs sorted by a, with
+// ties in any order, scan as sorted (and a bad pair is found wherever it
+// lies).
+TEST(ClusteringTest, PairsSortedByAScanAsSortedWhateverTheOrderOfTies) {
+  std::vector<SimilarPair> pairs;
+  internal::SplitMix64 rng(3);
+  for (uint64_t a = 0; a < 20000; ++a) {
+    const int count = static_cast<int>(rng.Next() % 4);
+    for (int j = count; j > 0; --j) pairs.push_back(SimilarPair{a, a + 1 + j * 7, 0.9, -1});
+  }
+  const uint64_t n = 20000 + 40;
+  for (int threads : {1, 2, 3}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    const internal::PairScan scan = internal::ScanPairs(n, pairs);
+    EXPECT_EQ(scan.first_bad, pairs.size());
+    EXPECT_TRUE(scan.sorted_by_a) << threads << " threads";
+    std::vector<SimilarPair> bad = pairs;
+    bad[bad.size() / 3] = SimilarPair{5, 5, 0.9, -1};
+    EXPECT_EQ(internal::ScanPairs(n, bad).first_bad, bad.size() / 3);
   }
 }
 
