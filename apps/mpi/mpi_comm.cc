@@ -106,14 +106,7 @@ Status Comm::Exchange(std::vector<std::string> send, std::vector<Message>* recei
   send[me].clear();
   if (n == 1) return Status::Ok();
   const std::vector<std::string_view> views(send.begin(), send.end());
-  const std::vector<uint64_t> incoming = IncomingSizes(views);
-  std::vector<char*> into(n, nullptr);
-  for (size_t r = 0; r < n; ++r) {
-    if (r == me) continue;
-    (*received)[r] = Message::ForOverwrite(incoming[r]);
-    into[r] = (*received)[r].data();
-  }
-  MoveMessages(views, incoming, into);
+  ReceiveIntoMessages(views, received);
   return Status::Ok();
 }
 
@@ -128,14 +121,7 @@ Status Comm::ExchangeViews(const std::vector<std::string_view>& send,
   if (n == 1) return Status::Ok();
   std::vector<std::string_view> others = send;
   others[me] = {};
-  const std::vector<uint64_t> incoming = IncomingSizes(others);
-  std::vector<char*> into(n, nullptr);
-  for (size_t r = 0; r < n; ++r) {
-    if (r == me) continue;
-    (*received)[r] = Message::ForOverwrite(incoming[r]);
-    into[r] = (*received)[r].data();
-  }
-  MoveMessages(others, incoming, into);
+  ReceiveIntoMessages(others, received);
   return Status::Ok();
 }
 
@@ -165,6 +151,20 @@ Status Comm::ExchangeViews(const std::vector<std::string_view>& send, StageBlock
   incoming[me] = 0;
   MoveMessages(others, incoming, into);
   return Status::Ok();
+}
+
+void Comm::ReceiveIntoMessages(const std::vector<std::string_view>& send,
+                               std::vector<Message>* received) {
+  const size_t n = static_cast<size_t>(size_);
+  const size_t me = static_cast<size_t>(rank_);
+  const std::vector<uint64_t> incoming = IncomingSizes(send);
+  std::vector<char*> into(n, nullptr);
+  for (size_t r = 0; r < n; ++r) {
+    if (r == me) continue;
+    (*received)[r] = Message::ForOverwrite(incoming[r]);
+    into[r] = (*received)[r].data();
+  }
+  MoveMessages(send, incoming, into);
 }
 
 std::vector<uint64_t> Comm::IncomingSizes(const std::vector<std::string_view>& send) {

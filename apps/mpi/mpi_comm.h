@@ -179,6 +179,11 @@ class Comm {
  private:
   // Exchange's first step: the sizes of the messages every other rank
   // sends here (MPI_Alltoall), this rank's own entry 0.
+  // The exchange of `send` (this rank's own entry left out by the caller)
+  // into (*received)[r] for every other rank r, each a Message not
+  // value-initialised. REQUIRES: received->size() == size().
+  void ReceiveIntoMessages(const std::vector<std::string_view>& send,
+                           std::vector<Message>* received);
   std::vector<uint64_t> IncomingSizes(const std::vector<std::string_view>& send);
   // Exchange's rounds: send[r] to every other rank r, rank r's `incoming[r]`
   // bytes received at into[r] (this rank's own entry is not touched).
