@@ -22,6 +22,16 @@ std::string Quoted(std::string_view s) {
   return out;
 }
 
+// "" when AppendJsonDouble writes what printf("%.6g") prints for value;
+// otherwise both texts, for the failure message.
+std::string AppendedAndPrinted(double value) {
+  char expected[64];
+  std::snprintf(expected, sizeof(expected), "%.6g", value);
+  std::string out;
+  AppendJsonDouble(&out, value);
+  return out == expected ? "" : "AppendJsonDouble " + out + ", printf " + expected;
+}
+
 TEST(JsonWriterTest, EscapesSpecialCharacters) {
   EXPECT_EQ(Quoted("plain"), "\"plain\"");
   EXPECT_EQ(Quoted("a\"b\\c"), "\"a\\\"b\\\\c\"");
@@ -102,13 +112,7 @@ TEST(JsonWriterTest, DoublesArePrintedAsPercentPointSixG) {
     values.push_back(-std::ldexp(unit(random), e));
   }
   for (int i = 0; i <= 64; ++i) values.push_back(1.0 - static_cast<double>(i) / 64);
-  for (const double value : values) {
-    char expected[64];
-    std::snprintf(expected, sizeof(expected), "%.6g", value);
-    std::string out;
-    AppendJsonDouble(&out, value);
-    EXPECT_EQ(out, expected) << value;
-  }
+  for (const double value : values) EXPECT_EQ(AppendedAndPrinted(value), "") << value;
 }
 
 // WriteJsonDouble's integer path for [2^-13, 1] against today's text (to_chars
@@ -203,13 +207,7 @@ TEST(JsonWriterTest, UnitScoresMatchPrintf) {
   for (int j = 1; j <= 300; ++j) {
     for (int i = 0; i <= j; ++i) values.push_back(static_cast<double>(i) / j);
   }
-  for (const double value : values) {
-    char expected[64];
-    std::snprintf(expected, sizeof(expected), "%.6g", value);
-    std::string out;
-    AppendJsonDouble(&out, value);
-    ASSERT_EQ(out, expected) << value;
-  }
+  for (const double value : values) ASSERT_EQ(AppendedAndPrinted(value), "") << value;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
@@ -149,6 +150,13 @@ PlacedPair Near(uint64_t a, uint64_t b, bool on_first) {
   return {{a, b, 1.0 - 3.0 / 64, 3}, on_first};
 }
 
+// 1-5 ranks, each with no documents (one in four) or fewer than `below`.
+std::vector<uint64_t> RandomCounts(std::mt19937_64& rng, uint64_t below) {
+  std::vector<uint64_t> counts(1 + rng() % 5);
+  for (uint64_t& count : counts) count = rng() % 4 == 0 ? 0 : rng() % below;
+  return counts;
+}
+
 TEST(MpiLeaderScanTest, LeaderOnAnEarlierRank) {
   // Ranks {0..3}, {4..7}, {8..11}. 1 leads; 5 pairs with 1 and joins it
   // whether the pair is on rank 0 (a record) or on rank 1 (a flag lookup).
@@ -205,13 +213,8 @@ TEST(MpiLeaderScanTest, DocumentsWithoutPairsAndEmptyRanks) {
 TEST(MpiLeaderScanTest, RandomGraphsAgainstOneProcess) {
   std::mt19937_64 rng(15);
   for (int trial = 0; trial < 300; ++trial) {
-    const size_t ranks = 1 + rng() % 5;
-    std::vector<uint64_t> counts(ranks);
-    uint64_t total = 0;
-    for (uint64_t& count : counts) {
-      count = rng() % 4 == 0 ? 0 : rng() % 30;
-      total += count;
-    }
+    const std::vector<uint64_t> counts = RandomCounts(rng, 30);
+    const uint64_t total = std::accumulate(counts.begin(), counts.end(), uint64_t{0});
     if (total < 2) continue;
     // Copies of a few texts (1-3 cliques of 3-8 random documents, every
     // pair of each) and random pairs, each pair once.
@@ -285,13 +288,8 @@ TEST(MpiLeaderScanTest, RandomGroupsOfCopiesAgainstOneProcess) {
   std::mt19937_64 rng(20);
   int stars_alone_differ = 0;
   for (int trial = 0; trial < 1000; ++trial) {
-    const size_t ranks = 1 + rng() % 5;
-    std::vector<uint64_t> counts(ranks);
-    uint64_t total = 0;
-    for (uint64_t& count : counts) {
-      count = rng() % 4 == 0 ? 0 : rng() % 12;
-      total += count;
-    }
+    const std::vector<uint64_t> counts = RandomCounts(rng, 12);
+    const uint64_t total = std::accumulate(counts.begin(), counts.end(), uint64_t{0});
     if (total < 2) continue;
     const uint64_t num_values = 1 + rng() % 8;
     std::vector<std::vector<bool>> near(num_values, std::vector<bool>(num_values, false));
